@@ -1,0 +1,45 @@
+# The two commands of the quick start: `make serve` (the main job) and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STATE  ?= $(CURDIR)
+
+.PHONY: test serve lint typecheck unit bench docs clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# Reinstall whenever the project's dependencies change.
+$(VENV)/.installed-test: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+$(VENV)/.installed-serve: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+serve: $(VENV)/.installed-serve
+	$(VENV)/bin/recuerdo --state-dir "$(STATE)" --memory demo demo
+
+test: lint typecheck unit
+
+lint: $(VENV)/.installed-test
+	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m ruff format --check src tests benchmarks
+
+typecheck: $(VENV)/.installed-test
+	$(PY) -m mypy
+
+# pytest exits 5 when it collects nothing: make treats that as the failure it is.
+unit: $(VENV)/.installed-test
+	$(PY) -m pytest
+
+bench: $(VENV)/.installed-test
+	$(PY) benchmarks/entries.py
+
+docs: $(VENV)/.installed-test
+	$(PY) -m recuerdo.doors.reference
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

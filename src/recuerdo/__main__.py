@@ -1,0 +1,3 @@
+from .doors.cli import main
+
+main()

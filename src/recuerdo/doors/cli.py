@@ -1,0 +1,235 @@
+"""The command line, generated from the verb table.
+
+``recuerdo --memory NAME <verb> ...`` runs one verb; every verb of :data:`recuerdo.verbs.VERBS`
+becomes a command whose arguments and options come from the verb's typed parameters. This
+module only translates: arguments in, results and errors out.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import click
+
+from ..engine import Memory, open_memory
+from ..errors import InvalidInput, MemoryNotNamed, RecuerdoError
+from ..verbs import VERBS, Verb
+from . import render
+
+MEMORY_ENV = "RECUERDO_MEMORY"
+NO_MEMORY = (
+    "No memory named. Name one with --memory NAME (or set RECUERDO_MEMORY=NAME), "
+    "e.g. `recuerdo --memory support-agent recall`. Nothing was created."
+)
+
+
+class _State:
+    def __init__(
+        self, memory: str | None, state_dir: str | None, agent: str | None, as_json: bool
+    ) -> None:
+        self.memory_name = memory
+        self.state_dir = state_dir
+        self.agent = agent
+        self.as_json = as_json
+
+    def open(self) -> Memory:
+        if not self.memory_name:
+            raise MemoryNotNamed(NO_MEMORY)
+        memory = open_memory(self.memory_name, base_dir=self.state_dir)
+        return memory.agent(self.agent) if self.agent else memory
+
+
+def _kind(annotation: Any) -> str:
+    """How the CLI spells a parameter of this type: text, int, float, flag, list or json."""
+    options = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    origin = typing.get_origin(annotation)
+    if origin not in (typing.Union, types.UnionType):
+        options = [annotation]
+    if _is_text_list(options):
+        return "list"
+    if len(options) == 1:
+        only = options[0]
+        if only is str:
+            return "text"
+        if only is bool:
+            return "flag"
+        if only is int:
+            return "int"
+        if only is float:
+            return "float"
+    if set(options) == {int, str}:
+        return "text"  # the verb itself interprets the text (e.g. recall's lenient limit)
+    return "json"
+
+
+def _is_text_list(options: list[Any]) -> bool:
+    for option in options:
+        origin = typing.get_origin(option)
+        if (
+            origin is not None
+            and isinstance(origin, type)
+            and issubclass(origin, Sequence)
+            and typing.get_args(option) == (str,)
+        ):
+            return True
+    return False
+
+
+def _click_params(verb: Verb) -> list[click.Parameter]:
+    params: list[click.Parameter] = []
+    for name, info in verb.params.model_fields.items():
+        kind = _kind(info.annotation)
+        required = info.is_required()
+        help_text = info.description or ""
+        click_type: Any = {"int": click.INT, "float": click.FLOAT}.get(kind, click.STRING)
+        if name in verb.arguments:
+            params.append(click.Argument([name], required=required, type=click_type))
+            continue
+        flag = "--" + verb.cli_names.get(name, name.rstrip("_")).replace("_", "-")
+        if kind == "flag":
+            params.append(click.Option([flag, name], is_flag=True, default=None, help=help_text))
+        elif kind == "list":
+            params.append(
+                click.Option(
+                    [flag, name],
+                    multiple=True,
+                    type=click.STRING,
+                    help=help_text + " Repeat for several.",
+                )
+            )
+        else:
+            if kind == "json":
+                help_text += " (JSON; '-' reads it from standard input)"
+            params.append(
+                click.Option([flag, name], required=required, type=click_type, help=help_text)
+            )
+    params.append(
+        click.Option(
+            ["--json", "as_json"], is_flag=True, default=False, help="Print the result as JSON."
+        )
+    )
+    return params
+
+
+def _arguments(verb: Verb, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Click's values -> the verb's arguments, leaving out what the user did not give."""
+    arguments: dict[str, Any] = {}
+    for name, info in verb.params.model_fields.items():
+        value = values.get(name)
+        kind = _kind(info.annotation)
+        if value is None or (kind == "list" and value == ()):
+            continue
+        if kind == "list":
+            value = list(value)
+        elif kind == "json":
+            value = _parse_json(name, value)
+        arguments[name] = value
+    return arguments
+
+
+def _parse_json(name: str, text: str) -> Any:
+    if text == "-":
+        text = sys.stdin.read()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"--{name.replace('_', '-')} must be JSON: {exc.msg}") from exc
+
+
+def _emit_error(error: RecuerdoError, as_json: bool) -> typing.NoReturn:
+    if as_json:
+        click.echo(render.to_json(error.to_dict()))
+    else:
+        click.echo(f"error: {error.code}: {error.detail}", err=True)
+    sys.exit(2 if isinstance(error, MemoryNotNamed) else 1)
+
+
+def _verb_command(verb: Verb) -> click.Command:
+    def run(**values: Any) -> None:
+        state: _State = click.get_current_context().find_object(_State)  # type: ignore[assignment]
+        as_json = bool(values.pop("as_json")) or state.as_json
+        try:
+            arguments = _arguments(verb, values)
+            with state.open() as memory:
+                result = verb.call(memory, arguments)
+        except RecuerdoError as error:
+            _emit_error(error, as_json)
+        click.echo(render.to_json(result) if as_json else render.human(result))
+
+    return click.Command(
+        verb.name,
+        callback=run,
+        params=_click_params(verb),
+        help=verb.description,
+        short_help=verb.description.split(". ")[0].rstrip("."),
+    )
+
+
+class _VerbGroup(click.Group):
+    """Accepts ``create-progress`` for ``create_progress``: both spellings are common."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return super().get_command(ctx, cmd_name) or super().get_command(
+            ctx, cmd_name.replace("-", "_")
+        )
+
+
+@click.group(cls=_VerbGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option(
+    "--memory",
+    "-m",
+    envvar=MEMORY_ENV,
+    metavar="NAME",
+    help="The memory to use (default: $RECUERDO_MEMORY).",
+)
+@click.option(
+    "--state-dir",
+    envvar="RECUERDO_STATE_DIR",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Where .recuerdo/state lives (default: $RECUERDO_STATE_DIR, else the current directory).",
+)
+@click.option(
+    "--agent",
+    metavar="NAME",
+    help="Act as this agent: write under its name, read its entries by default.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@click.version_option(package_name="recuerdo")
+@click.pass_context
+def cli(
+    ctx: click.Context, memory: str | None, state_dir: str | None, agent: str | None, as_json: bool
+) -> None:
+    """recuerdo: persistent memory for AI agents.
+
+    Every command below is a verb of the memory named by --memory.
+    """
+    ctx.obj = _State(memory, state_dir, agent, as_json)
+
+
+for _verb in VERBS:
+    cli.add_command(_verb_command(_verb))
+
+
+@cli.command("demo")
+@click.pass_obj
+def demo(state: _State) -> None:
+    """An interactive tour: remember facts, recall them, see the summary."""
+    from .demo import run_demo
+
+    if not state.memory_name:
+        state.memory_name = "demo"
+    try:
+        with state.open() as memory:
+            run_demo(memory)
+    except RecuerdoError as error:
+        _emit_error(error, state.as_json)
+
+
+def main() -> None:
+    cli(prog_name="recuerdo")

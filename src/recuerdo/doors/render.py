@@ -1,0 +1,80 @@
+"""Human-readable rendering of verb results for the CLI (``--json`` prints them as they are)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+CELL_LIMIT = 80
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list | tuple):
+        return ", ".join(_cell(item) for item in value)
+    if isinstance(value, Mapping):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value).replace("\n", " ")
+
+
+def table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Rows as aligned columns; over-long cells are cut with '…' and the cut is announced."""
+    columns: list[str] = []
+    for row in rows:
+        columns.extend(key for key in row if key not in columns)
+    cut = False
+    grid = [columns]
+    for row in rows:
+        cells = []
+        for column in columns:
+            text = _cell(row.get(column))
+            if len(text) > CELL_LIMIT:
+                text, cut = text[: CELL_LIMIT - 1] + "…", True
+            cells.append(text)
+        grid.append(cells)
+    widths = [max(len(line[i]) for line in grid) for i in range(len(columns))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        for line in grid
+    ]
+    if cut:
+        lines.append(f"(cells cut at {CELL_LIMIT} characters; --json shows everything)")
+    return "\n".join(lines)
+
+
+def human(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    if isinstance(value, Mapping):
+        return _mapping(value)
+    if isinstance(value, Sequence):
+        if not value:
+            return "(no results)"
+        if all(isinstance(item, Mapping) for item in value):
+            return table(value)
+        return "\n".join(_cell(item) for item in value)
+    return str(value)
+
+
+def _mapping(value: Mapping[str, Any]) -> str:
+    lines = []
+    nested = []
+    for key, item in value.items():
+        if isinstance(item, list) and item and all(isinstance(x, Mapping) for x in item):
+            nested.append((key, item))
+        else:
+            lines.append(f"{key}: {_cell(item)}")
+    for key, rows in nested:
+        lines.append(f"{key}:")
+        lines.extend("  " + line for line in table(rows).splitlines())
+    return "\n".join(lines)

@@ -1,0 +1,242 @@
+"""Entries: quick facts with a fixed category, tags and the writer's namespace (Synsema family).
+
+Functions here take an open transaction and plain values; :class:`~recuerdo.engine.Memory`
+decides tenant, writer and defaults.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .clock import now_iso
+from .errors import InvalidBatch, InvalidCategory, InvalidInput, InvalidTags, RecuerdoError
+from .model import CATEGORIES, Entry, EntryIn
+from .store.base import Row, Tx
+from .text import checked_label, checked_text
+
+DEFAULT_LIMIT = 200
+MAX_ENTRY_BYTES = 65_536
+MAX_TAGS = 64
+MAX_TAG_CHARS = 100
+MAX_BATCH = 10_000
+ALL_SOURCES = "*"
+DEFAULT_SCOPE = "default"
+# The trigram index needs three characters; shorter needles are matched by a scan.
+_TRIGRAM = 3
+
+_COLUMNS = "id, category, content, source, tags, scope, created_at, updated_at"
+
+
+def check_category(category: object) -> str:
+    if not isinstance(category, str) or category not in CATEGORIES:
+        raise InvalidCategory(
+            f"Invalid memory category: {category!r}. Valid categories: {', '.join(CATEGORIES)}"
+        )
+    return category
+
+
+def check_tags(tags: object) -> list[str]:
+    """Tags as an ordered list without repeats; a single string is one tag."""
+    if tags is None:
+        return []
+    if isinstance(tags, str):
+        tags = [tags]
+    if not isinstance(tags, Iterable):
+        raise InvalidTags(f"tags must be a list of text labels, got {type(tags).__name__}")
+    result: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str) or not tag.strip():
+            raise InvalidTags(f"every tag must be non-empty text, got {tag!r}")
+        if len(tag) > MAX_TAG_CHARS or any(ch in tag for ch in "\x00\r\n"):
+            raise InvalidTags(f"a tag is one line of at most {MAX_TAG_CHARS} characters: {tag!r}")
+        cleaned = checked_text(tag, "tag", max_bytes=MAX_TAG_CHARS * 4)
+        if cleaned not in result:
+            result.append(cleaned)
+    if len(result) > MAX_TAGS:
+        raise InvalidTags(f"at most {MAX_TAGS} tags per entry, got {len(result)}")
+    return result
+
+
+def check_scope(scope: object) -> str:
+    if scope is None:
+        return DEFAULT_SCOPE
+    return checked_label(scope, "scope")
+
+
+def effective_limit(limit: object) -> int:
+    """The spec's limit rule: a missing, negative, zero or non-numeric limit means 200."""
+    if isinstance(limit, bool) or limit is None:
+        return DEFAULT_LIMIT
+    try:
+        value = int(str(limit).strip()) if not isinstance(limit, int | float) else int(limit)
+    except (TypeError, ValueError):
+        return DEFAULT_LIMIT
+    return value if value > 0 else DEFAULT_LIMIT
+
+
+class _Prepared:
+    __slots__ = ("category", "content", "scope", "tags")
+
+    def __init__(self, category: str, content: str, tags: list[str], scope: str) -> None:
+        self.category, self.content, self.tags, self.scope = category, content, tags, scope
+
+
+def prepare(category: object, content: object, tags: object, scope: object) -> _Prepared:
+    return _Prepared(
+        check_category(category),
+        checked_text(content, "content", max_bytes=MAX_ENTRY_BYTES),
+        check_tags(tags),
+        check_scope(scope),
+    )
+
+
+def prepare_batch(entries: object) -> list[_Prepared]:
+    """Validate a whole batch first, so a bad element refuses the batch and stores nothing."""
+    if not isinstance(entries, Sequence) or isinstance(entries, str | bytes):
+        raise InvalidBatch("entries must be a list of {category, content, tags} objects")
+    if len(entries) > MAX_BATCH:
+        raise InvalidBatch(f"at most {MAX_BATCH} entries per call, got {len(entries)}")
+    prepared = []
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise InvalidBatch(f"entry {index} is not an object", index=index)
+        unknown = set(entry) - set(EntryIn.__annotations__)
+        if unknown:
+            raise InvalidBatch(f"entry {index} has unknown fields: {sorted(unknown)}", index=index)
+        try:
+            prepared.append(
+                prepare(
+                    entry.get("category"),
+                    entry.get("content"),
+                    entry.get("tags"),
+                    entry.get("scope"),
+                )
+            )
+        except RecuerdoError as exc:
+            raise InvalidBatch(
+                f"entry {index} refused ({exc.code}): {exc.detail}", index=index, cause=exc.code
+            ) from exc
+    return prepared
+
+
+def insert(tx: Tx, tenant: str, source: str, entries: Sequence[_Prepared]) -> list[int]:
+    stamp = now_iso()
+    ids = []
+    for entry in entries:
+        new_id = tx.scalar(
+            "INSERT INTO items (tenant, scope, item_type, category, content, tags, source,"
+            " created_at, updated_at) VALUES (?, ?, 'entry', ?, ?, ?, ?, ?, ?) RETURNING id",
+            (
+                tenant,
+                entry.scope,
+                entry.category,
+                entry.content,
+                json.dumps(entry.tags, ensure_ascii=False),
+                source,
+                stamp,
+                stamp,
+            ),
+        )
+        if entry.tags:
+            tx.executemany(
+                "INSERT INTO item_tags (item_id, tag) VALUES (?, ?)",
+                [(new_id, tag) for tag in entry.tags],
+            )
+        ids.append(int(new_id))
+    return ids
+
+
+def recall(
+    tx: Tx,
+    tenant: str,
+    *,
+    category: object,
+    tags: object,
+    search: object,
+    mode: object,
+    limit: object,
+    source: str | None,
+    scope: object = None,
+) -> list[Entry]:
+    where = ["tenant = ?", "item_type = 'entry'"]
+    params: list[Any] = [tenant]
+    if category is not None:
+        where.append("category = ?")
+        params.append(check_category(category))
+    if source is not None:
+        where.append("source = ?")
+        params.append(source)
+    if scope is not None:
+        where.append("scope = ?")
+        params.append(checked_label(scope, "scope"))
+    wanted = check_tags(tags)
+    if wanted:
+        marks = ", ".join("?" * len(wanted))
+        if isinstance(mode, str) and mode.strip().lower() == "all":
+            where.append(
+                f"(SELECT count(*) FROM item_tags t WHERE t.item_id = items.id"
+                f" AND t.tag IN ({marks})) = ?"
+            )
+            params.extend([*wanted, len(wanted)])
+        else:
+            where.append(f"id IN (SELECT item_id FROM item_tags WHERE tag IN ({marks}))")
+            params.extend(wanted)
+    if search is not None:
+        if not isinstance(search, str):
+            raise InvalidInput(f"search must be text, got {type(search).__name__}")
+        if search:
+            where.append(_search_clause(search))
+            params.append(_search_param(search))
+    params.append(effective_limit(limit))
+    rows = tx.all(
+        f"SELECT {_COLUMNS} FROM items WHERE {' AND '.join(where)}"
+        " ORDER BY updated_at DESC, id DESC LIMIT ?",
+        params,
+    )
+    return [row_to_entry(row) for row in rows]
+
+
+def _search_clause(needle: str) -> str:
+    if len(needle) >= _TRIGRAM:
+        return "id IN (SELECT rowid FROM entry_trigrams WHERE entry_trigrams MATCH ?)"
+    return "instr(recuerdo_fold(content), ?) > 0"
+
+
+def _search_param(needle: str) -> str:
+    if len(needle) >= _TRIGRAM:
+        return '"' + needle.replace('"', '""') + '"'
+    return needle.casefold()
+
+
+def row_to_entry(row: Row) -> Entry:
+    return {
+        "id": row["id"],
+        "category": row["category"],
+        "content": row["content"],
+        "source": row["source"],
+        "tags": json.loads(row["tags"]),
+        "scope": row["scope"],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+    }
+
+
+def forget(tx: Tx, tenant: str, entry_id: object) -> bool:
+    if isinstance(entry_id, bool) or not isinstance(entry_id, int):
+        raise InvalidInput(f"an entry id is an integer, got {entry_id!r}")
+    deleted = tx.execute(
+        "DELETE FROM items WHERE id = ? AND tenant = ? AND item_type = 'entry'",
+        (entry_id, tenant),
+    )
+    return deleted > 0
+
+
+def counts_by_category(tx: Tx, tenant: str) -> dict[str, int]:
+    rows = tx.all(
+        "SELECT category, count(*) AS n FROM items WHERE tenant = ? AND item_type = 'entry'"
+        " GROUP BY category ORDER BY category",
+        (tenant,),
+    )
+    return {row["category"]: row["n"] for row in rows}

@@ -1,0 +1,158 @@
+"""The one exception tree of recuerdo.
+
+Every refusal is raised as a subclass of :class:`RecuerdoError`. Each class has a stable
+machine-readable ``code`` (what scripts and agents branch on) and the HTTP ``status`` the
+doors answer with. A refusal never leaves partial state behind: the store is unchanged.
+
+::
+
+    RecuerdoError                      internal            500
+    ├── InvalidInput                   invalid_input       400
+    │   ├── InvalidMemoryName          invalid_memory_name 400
+    │   ├── InvalidCategory            invalid_category    400
+    │   ├── InvalidRuleLevel           invalid_rule_level  400
+    │   ├── InvalidTags                invalid_tags        400
+    │   ├── EmptyContent               empty_content       400
+    │   └── InvalidBatch               invalid_batch       400
+    ├── ContentTooLarge                content_too_large   413
+    ├── NotFound                       not_found           404
+    │   ├── ItemNotFound               item_not_found      404
+    │   ├── TaskNotFound               task_not_found      404
+    │   └── StepNotFound               step_not_found      404
+    ├── CapabilityNotGranted           capability_not_granted       403
+    ├── MultipleMemoryDeclarations     multiple_memory_declarations 409
+    ├── MemoryNotNamed                 memory_not_named    400
+    └── StoreError                     store_unavailable   503
+
+The JSON shape of an error, used by every door, is ``error.to_dict()``:
+``{"ok": false, "error": <code>, "detail": <message>}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "CapabilityNotGranted",
+    "ContentTooLarge",
+    "EmptyContent",
+    "InvalidBatch",
+    "InvalidCategory",
+    "InvalidInput",
+    "InvalidMemoryName",
+    "InvalidRuleLevel",
+    "InvalidTags",
+    "ItemNotFound",
+    "MemoryNotNamed",
+    "MultipleMemoryDeclarations",
+    "NotFound",
+    "RecuerdoError",
+    "StepNotFound",
+    "StoreError",
+    "TaskNotFound",
+    "all_error_classes",
+]
+
+
+class RecuerdoError(Exception):
+    """Base of every error recuerdo raises on purpose."""
+
+    code: ClassVar[str] = "internal"
+    status: ClassVar[int] = 500
+
+    def __init__(self, detail: str, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.extra = extra
+
+    def to_dict(self) -> dict[str, Any]:
+        """The one JSON error shape of every door."""
+        shape: dict[str, Any] = {"ok": False, "error": self.code, "detail": self.detail}
+        shape.update(self.extra)
+        return shape
+
+
+class InvalidInput(RecuerdoError):
+    code = "invalid_input"
+    status = 400
+
+
+class InvalidMemoryName(InvalidInput):
+    code = "invalid_memory_name"
+
+
+class InvalidCategory(InvalidInput):
+    code = "invalid_category"
+
+
+class InvalidRuleLevel(InvalidInput):
+    code = "invalid_rule_level"
+
+
+class InvalidTags(InvalidInput):
+    code = "invalid_tags"
+
+
+class EmptyContent(InvalidInput):
+    code = "empty_content"
+
+
+class InvalidBatch(InvalidInput):
+    """A batch was refused as a whole; ``index`` names the first bad element."""
+
+    code = "invalid_batch"
+
+
+class ContentTooLarge(RecuerdoError):
+    code = "content_too_large"
+    status = 413
+
+
+class NotFound(RecuerdoError):
+    code = "not_found"
+    status = 404
+
+
+class ItemNotFound(NotFound):
+    code = "item_not_found"
+
+
+class TaskNotFound(NotFound):
+    code = "task_not_found"
+
+
+class StepNotFound(NotFound):
+    code = "step_not_found"
+
+
+class CapabilityNotGranted(RecuerdoError):
+    code = "capability_not_granted"
+    status = 403
+
+
+class MultipleMemoryDeclarations(RecuerdoError):
+    code = "multiple_memory_declarations"
+    status = 409
+
+
+class MemoryNotNamed(RecuerdoError):
+    code = "memory_not_named"
+    status = 400
+
+
+class StoreError(RecuerdoError):
+    """The database could not be reached or answered with an engine error."""
+
+    code = "store_unavailable"
+    status = 503
+
+
+def all_error_classes() -> list[type[RecuerdoError]]:
+    """Every error class, root first, in definition order (for docs and schema)."""
+    found: list[type[RecuerdoError]] = []
+    pending: list[type[RecuerdoError]] = [RecuerdoError]
+    while pending:
+        cls = pending.pop(0)
+        found.append(cls)
+        pending.extend(cls.__subclasses__())
+    return found

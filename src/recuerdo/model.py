@@ -1,0 +1,81 @@
+"""The shapes of records and results, shared by the engine and every door.
+
+Results are plain dicts (what scripts and agents consume); these ``TypedDict`` classes name their
+keys for type checkers and give the doors their JSON schemas.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired
+
+from typing_extensions import TypedDict
+
+CATEGORIES: tuple[str, ...] = ("preference", "rule", "learning", "decision", "context")
+RULE_LEVELS: tuple[str, ...] = ("must", "should", "avoid", "prefer")
+STEP_STATUSES: tuple[str, ...] = ("pending", "in_progress", "done", "failed", "skipped")
+
+StepStatus = Literal["pending", "in_progress", "done", "failed", "skipped"]
+
+
+class EntryIn(TypedDict):
+    """One entry of a ``remember_many`` batch."""
+
+    category: str
+    content: str
+    tags: NotRequired[list[str]]
+    scope: NotRequired[str]
+
+
+class Entry(TypedDict):
+    id: int
+    category: str
+    content: str
+    source: str
+    tags: list[str]
+    scope: str
+    created_at: str
+    updated_at: str
+
+
+class Step(TypedDict):
+    name: str
+    status: StepStatus
+    result: str | None
+    error: str | None
+    started_at: str | None
+    finished_at: str | None
+    duration_ms: int
+
+
+class Plan(TypedDict):
+    task: str
+    percent: int
+    resume_point: str | None
+    steps: list[Step]
+    created_at: str
+    updated_at: str
+
+
+class PlanSummary(TypedDict):
+    task: str
+    percent: int
+    resume_point: str | None
+    steps: int
+    updated_at: str
+
+
+class Rule(TypedDict):
+    name: str
+    level: str
+    description: str
+    category: str | None
+    condition: str | None
+
+
+class Violation(TypedDict):
+    rule: str
+    level: str
+    message: str
+
+
+JSONDict = dict[str, Any]

@@ -1,0 +1,1 @@
+"""Compatibility profiles: other systems' names and shapes over the same engine."""

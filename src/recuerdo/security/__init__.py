@@ -1,0 +1,1 @@
+"""Capability ceilings and the secret guard."""

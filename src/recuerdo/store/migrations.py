@@ -1,0 +1,176 @@
+"""Schema migrations: ordered, named functions, each recorded in ``_migrations`` once applied.
+
+A migration is never edited after it has shipped; a change to the schema is a new function
+appended to :data:`MIGRATIONS`. They run inside the opening write transaction, so two processes
+opening a new file at once cannot both apply them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .base import Tx
+
+Migration = Callable[[Tx], None]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def migration(fn: Migration) -> Migration:
+    """Register ``fn`` as the next migration, named after the function."""
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+def _run_script(tx: Tx, script: str) -> None:
+    # Statements are separated by a blank line (trigger bodies hold semicolons of their own).
+    for statement in script.split("\n\n"):
+        if statement.strip():
+            tx.execute(statement)
+
+
+@migration
+def m001_items(tx: Tx) -> None:
+    # One table holds every text record (entries now; notes, documents and messages later) so
+    # that search, citation and history work the same for all of them. AUTOINCREMENT keeps ids
+    # from ever being reused, even after the newest row is deleted.
+    _run_script(
+        tx,
+        """
+        CREATE TABLE items (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            item_type TEXT NOT NULL,
+            category TEXT,
+            title TEXT,
+            key TEXT,
+            content TEXT NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            source TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'active',
+            version INTEGER NOT NULL DEFAULT 1,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}'
+        );
+
+        CREATE INDEX items_recent ON items (tenant, item_type, updated_at, id);
+
+        CREATE INDEX items_by_category ON items (tenant, item_type, category, updated_at, id);
+
+        CREATE INDEX items_by_source ON items (tenant, item_type, source, updated_at, id);
+
+        CREATE TABLE item_tags (
+            item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            PRIMARY KEY (item_id, tag)
+        ) WITHOUT ROWID;
+
+        CREATE INDEX item_tags_by_tag ON item_tags (tag, item_id);
+        """,
+    )
+
+
+@migration
+def m002_entry_substring_index(tx: Tx) -> None:
+    # A trigram index answers "any substring, any case" without scanning every entry: a query
+    # of three or more characters is a phrase of trigrams. Shorter queries fall back to a scan.
+    _run_script(
+        tx,
+        """
+        CREATE VIRTUAL TABLE entry_trigrams USING fts5 (
+            content, content='items', content_rowid='id', tokenize='trigram'
+        );
+
+        CREATE TRIGGER entry_trigrams_insert AFTER INSERT ON items
+        WHEN new.item_type = 'entry' BEGIN
+            INSERT INTO entry_trigrams (rowid, content) VALUES (new.id, new.content);
+        END;
+
+        CREATE TRIGGER entry_trigrams_delete AFTER DELETE ON items
+        WHEN old.item_type = 'entry' BEGIN
+            INSERT INTO entry_trigrams (entry_trigrams, rowid, content)
+            VALUES ('delete', old.id, old.content);
+        END;
+
+        CREATE TRIGGER entry_trigrams_update AFTER UPDATE OF content ON items
+        WHEN old.item_type = 'entry' BEGIN
+            INSERT INTO entry_trigrams (entry_trigrams, rowid, content)
+            VALUES ('delete', old.id, old.content);
+            INSERT INTO entry_trigrams (rowid, content) VALUES (new.id, new.content);
+        END;
+        """,
+    )
+
+
+@migration
+def m003_plans_and_rules(tx: Tx) -> None:
+    # Plans and rules belong to the memory, not to a writer: one plan board, one rulebook.
+    _run_script(
+        tx,
+        """
+        CREATE TABLE plans (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            task TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (tenant, task)
+        );
+
+        CREATE TABLE plan_steps (
+            plan_id INTEGER NOT NULL REFERENCES plans (id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending',
+            result TEXT,
+            error TEXT,
+            started_at TEXT,
+            finished_at TEXT,
+            duration_ms INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (plan_id, position),
+            UNIQUE (plan_id, name)
+        );
+
+        CREATE TABLE rules (
+            tenant TEXT NOT NULL,
+            name TEXT NOT NULL,
+            level TEXT NOT NULL,
+            description TEXT NOT NULL,
+            category TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, name)
+        );
+
+        CREATE TABLE rule_violations (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            rule TEXT NOT NULL,
+            level TEXT NOT NULL,
+            message TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+
+        CREATE INDEX rule_violations_recent ON rule_violations (tenant, id);
+        """,
+    )
+
+
+def apply_migrations(tx: Tx) -> list[str]:
+    """Apply every migration not yet recorded; return the names applied now."""
+    tx.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {row["name"] for row in tx.all("SELECT name FROM _migrations")}
+    applied = []
+    for name, fn in MIGRATIONS:
+        if name in done:
+            continue
+        fn(tx)
+        tx.execute(
+            "INSERT INTO _migrations (name, applied_at) VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ'))",
+            (name,),
+        )
+        applied.append(name)
+    return applied

@@ -1,0 +1,124 @@
+"""Crash safety and concurrency with real processes on a real file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import recuerdo
+
+from .conftest import run_python
+
+WRITER = """
+import sys, recuerdo
+mem = recuerdo.open("crashy", base_dir=sys.argv[1])
+i = 0
+while True:
+    entry_id = mem.remember("context", f"entry {i}", ["crash"])
+    print(entry_id, flush=True)
+    i += 1
+"""
+
+
+@pytest.mark.slow
+def test_acknowledged_writes_survive_sigkill(base: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(base)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    acknowledged: list[int] = []
+    deadline = time.monotonic() + 60
+    while len(acknowledged) < 300 and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        acknowledged.append(int(line))
+    os.kill(proc.pid, signal.SIGKILL)
+    # whatever the pipe still holds was acknowledged too
+    acknowledged += [int(line) for line in proc.stdout.read().split()]
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    assert len(acknowledged) >= 300
+    path = base / ".recuerdo" / "state" / "crashy.db"
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+    with recuerdo.open("crashy", base_dir=base) as mem:
+        stored = {e["id"] for e in mem.recall(tags=["crash"], limit=1_000_000)}
+        assert set(acknowledged) <= stored
+        # and the memory keeps working after the crash
+        assert mem.remember("context", "after the crash") > max(acknowledged)
+
+
+CONCURRENT = """
+import sys, recuerdo
+worker = sys.argv[2]
+mem = recuerdo.open("busy", base_dir=sys.argv[1]).agent("w" + worker)
+for i in range(500):
+    mem.remember("context", f"w{worker}-{i}", ["load"])
+print("done")
+"""
+
+
+@pytest.mark.slow
+def test_four_processes_write_concurrently_without_loss(base: Path) -> None:
+    recuerdo.open("busy", base_dir=base).close()  # create the file first, as a host would
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CONCURRENT, str(base), str(n)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(4)
+    ]
+    outputs = [proc.communicate(timeout=300) for proc in procs]
+    for proc, (out, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err
+        assert out.strip() == "done"
+        assert err == ""
+    with recuerdo.open("busy", base_dir=base) as mem:
+        everything = mem.recall(tags=["load"], limit=10_000)
+    assert len(everything) == 2000
+    assert {e["content"] for e in everything} == {f"w{w}-{i}" for w in range(4) for i in range(500)}
+    assert len({e["id"] for e in everything}) == 2000
+
+
+def test_two_new_processes_opening_one_new_file(base: Path) -> None:
+    """Both create and migrate the same new file at once: neither fails, schema applied once."""
+    code = f"import recuerdo; recuerdo.open('race', base_dir={str(base)!r}).remember('rule', 'r')"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    with recuerdo.open("race", base_dir=base) as mem:
+        assert len(mem.recall()) == 3
+    conn = sqlite3.connect(base / ".recuerdo" / "state" / "race.db")
+    names = [r[0] for r in conn.execute("SELECT name FROM _migrations")]
+    conn.close()
+    assert len(names) == len(set(names))
+
+
+def test_opening_the_same_name_twice_in_one_process_shares_state(base: Path) -> None:
+    first = recuerdo.open("twice", base_dir=base)
+    second = recuerdo.open("twice", base_dir=base)
+    first.remember("learning", "from the first handle")
+    assert second.recall()[0]["content"] == "from the first handle"
+    first.close()
+    second.remember("learning", "second handle still works")
+    assert len(second.recall()) == 2
+    second.close()
+    done = run_python(
+        f"import recuerdo; print(len(recuerdo.open('twice', base_dir={str(base)!r}).recall()))"
+    )
+    assert done.stdout.strip() == "2", done.stderr

@@ -1,0 +1,246 @@
+"""Entries: categories, tags, search, limits, namespaces, forgetting, and every refusal."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import recuerdo
+
+from .conftest import db_dump, tree
+
+
+def test_results_carry_the_promised_fields(memory: recuerdo.Memory) -> None:
+    entry_id = memory.remember("decision", "Use SQLite by default", ["db", "arch"], scope="p:x")
+    [entry] = memory.recall()
+    assert entry["id"] == entry_id
+    assert entry["category"] == "decision"
+    assert entry["content"] == "Use SQLite by default"
+    assert entry["source"] == "main"
+    assert entry["tags"] == ["db", "arch"]
+    assert entry["scope"] == "p:x"
+    assert entry["created_at"] == entry["updated_at"]
+    assert entry["created_at"].endswith("Z")
+
+
+def test_tags_any_and_all(memory: recuerdo.Memory) -> None:
+    memory.remember("learning", "both", ["a", "b"])
+    memory.remember("learning", "only a", ["a"])
+    memory.remember("learning", "only b", ["b"])
+    memory.remember("learning", "none")
+    assert {e["content"] for e in memory.recall(tags=["a", "b"])} == {"both", "only a", "only b"}
+    assert [e["content"] for e in memory.recall(tags=["a", "b"], mode="all")] == ["both"]
+    assert [e["content"] for e in memory.recall(tags=["a", "b"], mode="ALL")] == ["both"]
+    assert len(memory.recall(tags=["a", "b"], mode="whatever")) == 3
+    assert memory.recall(tags=["A"]) == []  # tags are case-sensitive
+
+
+@pytest.mark.parametrize("needle", ["MONDAY", "monday", "on Mon", "s", "é", "ÉTÉ", "slow on"])
+def test_search_finds_any_substring_in_any_case(memory: recuerdo.Memory, needle: str) -> None:
+    memory.remember("learning", "API is slow on Mondays, été compris")
+    memory.remember("learning", "unrelated")
+    found = memory.recall(search=needle)
+    assert [e["content"] for e in found] == ["API is slow on Mondays, été compris"]
+
+
+def test_free_search_positionally(memory: recuerdo.Memory) -> None:
+    memory.remember("learning", "API lenta los lunes", ["api"])
+    assert memory.recall(None, None, "lunes")[0]["content"] == "API lenta los lunes"
+
+
+def test_search_treats_operators_as_text(memory: recuerdo.Memory) -> None:
+    memory.remember("learning", 'quote " and NEAR(a b) * - : ^ OR AND')
+    for needle in ['"', 'quote "', "NEAR(a", "* -", ": ^ OR"]:
+        assert len(memory.recall(search=needle)) == 1, needle
+
+
+@pytest.mark.parametrize(
+    ("limit", "expected"),
+    [
+        (None, 200),
+        (-1, 200),
+        (0, 200),
+        ("abc", 200),
+        ("5", 5),
+        (3, 3),
+        (2.7, 2),
+        (True, 200),
+        (500, 250),
+    ],
+)
+def test_limit_and_its_fallback(file_memory: recuerdo.Memory, limit: Any, expected: int) -> None:
+    file_memory.remember_many([{"category": "context", "content": f"n{i}"} for i in range(250)])
+    assert len(file_memory.recall(limit=limit)) == expected
+
+
+def test_newest_first_across_categories(memory: recuerdo.Memory) -> None:
+    ids = [memory.remember("context", f"n{i}") for i in range(5)]
+    assert [e["id"] for e in memory.recall()] == ids[::-1]
+
+
+def test_agent_views(memory: recuerdo.Memory) -> None:
+    writer = memory.agent("Writer")
+    writer.remember("context", "borrador listo")
+    analyzer = memory.agent("Analyzer")
+    analyzer.remember("context", "cifras revisadas")
+    memory.remember("context", "top level")
+    assert [e["content"] for e in analyzer.recall()] == ["cifras revisadas"]
+    assert [e["content"] for e in analyzer.recall(from_="Writer")] == ["borrador listo"]
+    assert len(analyzer.recall(from_="*")) == 3
+    assert len(memory.recall()) == 3
+    assert [e["content"] for e in memory.recall(from_="main")] == ["top level"]
+    assert memory.recall(from_="nobody") == []
+
+
+def test_forget_and_ids_never_reused(base: Path) -> None:
+    mem = recuerdo.open("ids", base_dir=base)
+    first = mem.remember("learning", "first")
+    newest = mem.remember("learning", "newest")
+    assert mem.forget(newest) is True
+    assert mem.forget(newest) is False
+    assert mem.forget(999_999) is False
+    mem.close()
+    mem = recuerdo.open("ids", base_dir=base)
+    again = mem.remember("learning", "after reopen")
+    assert again > newest > first
+    assert [e["id"] for e in mem.recall()] == [again, first]
+    mem.close()
+
+
+def test_forget_removes_from_search(memory: recuerdo.Memory) -> None:
+    entry_id = memory.remember("learning", "a unique marker zebra-42")
+    assert memory.recall(search="zebra-42")
+    memory.forget(entry_id)
+    assert memory.recall(search="zebra-42") == []
+    assert memory.recall(search="ze") == []
+
+
+def test_remember_many_is_one_transaction(memory: recuerdo.Memory) -> None:
+    ids = memory.remember_many(
+        [
+            {"category": "learning", "content": "a", "tags": ["t"]},
+            {"category": "rule", "content": "b"},
+        ]
+    )
+    assert len(ids) == 2 and ids[1] == ids[0] + 1
+    assert [e["content"] for e in memory.recall()] == ["b", "a"]
+
+
+def test_secrets_are_redacted_on_every_entry_path(memory: recuerdo.Memory) -> None:
+    key = "sk-" + "a1B2c3D4e5F6g7H8i9J0kLmN"
+    memory.remember("learning", f"the key is {key}", [f"token {key}"])
+    memory.remember_many([{"category": "context", "content": "password=hunter2 for the db"}])
+    text = repr(memory.recall())
+    assert key not in text and "hunter2" not in text
+    assert "secret(API)" in text and "secret(PASSWORD)" in text
+
+
+def test_secret_never_reaches_the_file(file_memory: recuerdo.Memory) -> None:
+    key = "ghp_" + "Z" * 36
+    file_memory.remember("learning", f"deploy with {key}")
+    raw = b"".join(p.read_bytes() for p in Path(file_memory.location).parent.iterdir())
+    assert key.encode() not in raw
+
+
+# -- refusals: named, with the exact message, and nothing stored ------------------------------
+
+REFUSALS: list[tuple[str, Callable[[recuerdo.Memory], Any], str, str]] = [
+    (
+        "bad category",
+        lambda m: m.remember("preferencia", "x"),
+        "invalid_category",
+        "Invalid memory category: 'preferencia'. Valid categories: preference, rule, learning, "
+        "decision, context",
+    ),
+    ("empty content", lambda m: m.remember("learning", "  "), "empty_content", "content is empty"),
+    (
+        "non-text content",
+        lambda m: m.remember("learning", 42),
+        "invalid_input",  # type: ignore[arg-type]
+        "content must be text",
+    ),
+    ("NUL in content", lambda m: m.remember("learning", "a\x00b"), "invalid_input", "NUL"),
+    ("lone surrogate", lambda m: m.remember("learning", "a\ud800b"), "invalid_input", "surrogate"),
+    (
+        "too large",
+        lambda m: m.remember("learning", "x" * 70_000),
+        "content_too_large",
+        "70000 bytes; the limit is 65536 bytes",
+    ),
+    (
+        "empty tag",
+        lambda m: m.remember("learning", "x", ["ok", ""]),
+        "invalid_tags",
+        "every tag must be non-empty",
+    ),
+    (
+        "tag not text",
+        lambda m: m.remember("learning", "x", [1]),
+        "invalid_tags",  # type: ignore[list-item]
+        "every tag must be non-empty",
+    ),
+    (
+        "batch with one bad entry",
+        lambda m: m.remember_many(
+            [{"category": "learning", "content": "fine"}, {"category": "nope", "content": "bad"}]
+        ),
+        "invalid_batch",
+        "entry 1 refused (invalid_category)",
+    ),
+    (
+        "batch not a list",
+        lambda m: m.remember_many("x"),
+        "invalid_batch",  # type: ignore[arg-type]
+        "entries must be a list",
+    ),
+    (
+        "batch unknown field",
+        lambda m: m.remember_many([{"category": "learning", "content": "a", "colour": "red"}]),
+        "invalid_batch",
+        "unknown fields: ['colour']",
+    ),
+    (
+        "forget non-integer",
+        lambda m: m.forget("1"),
+        "invalid_input",  # type: ignore[arg-type]
+        "an entry id is an integer",
+    ),
+    (
+        "recall bad category",
+        lambda m: m.recall("nope"),
+        "invalid_category",
+        "Invalid memory category: 'nope'",
+    ),
+    ("agent named star", lambda m: m.agent("*"), "invalid_input", "'*' means every writer"),
+    ("blank agent", lambda m: m.agent(" "), "invalid_input", "agent name must be"),
+]
+
+
+@pytest.mark.parametrize(
+    ("label", "call", "code", "message"), REFUSALS, ids=[r[0] for r in REFUSALS]
+)
+def test_refusals_are_named_and_store_nothing(
+    file_memory: recuerdo.Memory,
+    label: str,
+    call: Callable[[recuerdo.Memory], Any],
+    code: str,
+    message: str,
+) -> None:
+    file_memory.remember("learning", "already here", ["keep"])
+    before_rows = db_dump(file_memory.location)
+    before_files = tree(Path(file_memory.location).parent.parent)
+    with pytest.raises(recuerdo.RecuerdoError) as caught:
+        call(file_memory)
+    assert caught.value.code == code
+    assert message in caught.value.detail
+    assert caught.value.to_dict() == {
+        "ok": False,
+        "error": code,
+        "detail": caught.value.detail,
+        **caught.value.extra,
+    }
+    assert db_dump(file_memory.location) == before_rows
+    assert tree(Path(file_memory.location).parent.parent) == before_files

@@ -1,0 +1,100 @@
+"""Owner rules: levels, parsed conditions (never eval), categories, violations."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import recuerdo
+from recuerdo.rules import parse_condition
+
+
+@pytest.mark.parametrize(
+    ("description", "context", "violated"),
+    [
+        ("discount <= 0.20", {"discount": 0.25}, True),
+        ("discount <= 0.20", {"discount": 0.20}, False),
+        ("discount <= 0.20", {"discount": "0.9"}, False),  # only numbers are compared
+        ("discount <= 0.20", {}, False),  # a missing variable is not a violation
+        ("discount <= 0.20", {"discount": math.nan}, True),  # NaN fails closed
+        ("discount <= 0.20", {"discount": True}, False),
+        ("never exceed qty > 3 units", {"qty": 3}, True),
+        ("qty >= -2", {"qty": -5}, True),
+        ("rate != 1e3", {"rate": 1000}, True),
+        ("x == .5", {"x": 0.5}, False),
+        ("be polite", {"discount": 1}, False),  # no condition, nothing to violate
+        ("__import__('os').system('x') < 1", {"x": 5}, False),
+    ],
+)
+def test_conditions(
+    memory: recuerdo.Memory, description: str, context: dict, violated: bool
+) -> None:  # type: ignore[type-arg]
+    memory.add_rule("r", "must", description)
+    assert bool(memory.check_rules(None, context)) is violated
+
+
+def test_parse_takes_the_first_comparison() -> None:
+    parsed = parse_condition("keep a <= 1 and b > 2")
+    assert parsed is not None and (parsed.variable, parsed.op, parsed.bound) == ("a", "<=", 1.0)
+    assert parse_condition("no numbers here") is None
+
+
+def test_violation_message_and_level(memory: recuerdo.Memory) -> None:
+    memory.add_rule("max_discount", "must", "discount <= 0.20", "pricing")
+    [violation] = memory.check_rules("pricing", {"discount": 0.25})
+    assert violation == {
+        "rule": "max_discount",
+        "level": "must",
+        "message": "[MUST] Rule 'max_discount' violated: discount <= 0.20. "
+        'Context: {"discount": 0.25}',
+    }
+
+
+def test_categories_and_uncategorised_rules(memory: recuerdo.Memory) -> None:
+    memory.add_rule("max_discount", "must", "discount <= 0.20", "pricing")
+    memory.add_rule("global_cap", "should", "discount < 0.5")
+    memory.add_rule("shipping", "avoid", "discount <= 0.01", "shipping")
+    hits = memory.check_rules("pricing", {"discount": 0.6})
+    assert [v["rule"] for v in hits] == ["global_cap", "max_discount"]
+    assert [v["level"] for v in hits] == ["should", "must"]
+    assert [r["name"] for r in memory.get_rules("pricing")] == ["max_discount"]
+    assert len(memory.get_rules()) == 3
+
+
+def test_same_name_replaces(memory: recuerdo.Memory) -> None:
+    memory.add_rule("cap", "must", "x <= 1")
+    memory.add_rule("cap", "Prefer", "x <= 5", "c")
+    assert memory.get_rules() == [
+        {
+            "name": "cap",
+            "level": "prefer",
+            "description": "x <= 5",
+            "category": "c",
+            "condition": "x <= 5",
+        }
+    ]
+    assert memory.remove_rule("cap") is True
+    assert memory.remove_rule("cap") is False
+
+
+def test_invalid_level_is_refused_and_nothing_stored(memory: recuerdo.Memory) -> None:
+    with pytest.raises(recuerdo.InvalidRuleLevel) as caught:
+        memory.add_rule("r", "maybe", "x < 1")
+    assert caught.value.code == "invalid_rule_level"
+    assert str(caught.value).startswith("Invalid rule level: 'maybe'")
+    assert memory.get_rules() == []
+
+
+def test_violations_appear_in_the_summary(memory: recuerdo.Memory) -> None:
+    memory.add_rule("max_discount", "must", "discount <= 0.20", "pricing")
+    memory.check_rules("pricing", {"discount": 0.3})
+    summary = memory.summary().splitlines()
+    assert summary[0] == "Agent Memory: 0 entries, 1 rules"
+    assert "Recent violations:" in summary
+    assert summary[-1].startswith("  [MUST] Rule 'max_discount' violated")
+
+
+def test_context_must_be_a_mapping(memory: recuerdo.Memory) -> None:
+    with pytest.raises(recuerdo.InvalidInput):
+        memory.check_rules(None, [1, 2])  # type: ignore[arg-type]

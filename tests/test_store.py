@@ -1,0 +1,94 @@
+"""The SQLite store: migrations, pragmas, files, transactions."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import recuerdo
+from recuerdo.store import SQLiteStore
+from recuerdo.store.migrations import MIGRATIONS, apply_migrations
+
+
+def test_migrations_are_recorded_once_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    SQLiteStore(str(path)).close()
+    conn = sqlite3.connect(path)
+    names = [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
+    conn.close()
+    assert names == [name for name, _ in MIGRATIONS]
+    store = SQLiteStore(str(path))
+    with store.write() as tx:
+        assert apply_migrations(tx) == []
+    store.close()
+
+
+def test_pragmas_of_the_file_store(file_memory: recuerdo.Memory) -> None:
+    conn = sqlite3.connect(file_memory.location)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+    store = SQLiteStore(file_memory.location)
+    with store.read() as tx:
+        assert tx.scalar("PRAGMA foreign_keys") == 1
+        assert tx.scalar("PRAGMA secure_delete") == 1
+        assert tx.scalar("PRAGMA synchronous") == 2  # FULL
+    store.close()
+
+
+def test_write_rolls_back_on_error(tmp_path: Path) -> None:
+    store = SQLiteStore(str(tmp_path / "r.db"))
+    with pytest.raises(RuntimeError), store.write() as tx:
+        tx.execute(
+            "INSERT INTO rules (tenant, name, level, description, created_at, updated_at)"
+            " VALUES ('t', 'n', 'must', 'd', 'x', 'x')"
+        )
+        raise RuntimeError("boom")
+    with store.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM rules") == 0
+    store.close()
+
+
+def test_in_memory_store_touches_no_disk(tmp_path: Path) -> None:
+    with recuerdo.open("ram", base_dir=tmp_path, in_memory=True) as mem:
+        mem.remember("learning", "only in RAM")
+        assert mem.location == ":memory:"
+        assert len(mem.recall()) == 1
+    assert list(tmp_path.iterdir()) == []
+    with recuerdo.open("ram", base_dir=tmp_path, in_memory=True) as mem:
+        assert mem.recall() == []
+
+
+def test_state_location_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with recuerdo.open("here") as mem:
+        assert Path(mem.location) == tmp_path / ".recuerdo" / "state" / "here.db"
+    assert (tmp_path / ".recuerdo" / ".gitignore").read_text().splitlines()[-1] == "*"
+    monkeypatch.setenv("RECUERDO_STATE_DIR", str(tmp_path / "env"))
+    with recuerdo.open("there") as mem:
+        assert Path(mem.location) == tmp_path / "env" / ".recuerdo" / "state" / "there.db"
+    with recuerdo.open("explicit", base_dir=tmp_path / "arg") as mem:
+        assert Path(mem.location) == tmp_path / "arg" / ".recuerdo" / "state" / "explicit.db"
+
+
+def test_closed_memory_refuses_with_a_named_error(tmp_path: Path) -> None:
+    mem = recuerdo.open("closed", base_dir=tmp_path)
+    mem.close()
+    with pytest.raises(recuerdo.StoreError) as caught:
+        mem.recall()
+    assert caught.value.code == "store_unavailable" and caught.value.status == 503
+
+
+def test_unopenable_location_is_a_store_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(recuerdo.StoreError):
+        SQLiteStore(str(blocker / "x.db"))
+
+
+def test_not_a_database_is_a_store_error(tmp_path: Path) -> None:
+    state = tmp_path / ".recuerdo" / "state"
+    state.mkdir(parents=True)
+    (state / "junk.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(recuerdo.StoreError):
+        recuerdo.open("junk", base_dir=tmp_path)
