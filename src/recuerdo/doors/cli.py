@@ -179,7 +179,10 @@ class _VerbGroup(click.Group):
         )
 
 
-@click.group(cls=_VerbGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=_VerbGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option(
     "--memory",
     "-m",

@@ -23,8 +23,9 @@ def _help(path: list[str]) -> str:
         found = command.get_command(click.Context(command), name)
         assert found is not None
         command = found
-    with click.Context(command, info_name=" ".join(["recuerdo", *path]),
-                       max_content_width=100, terminal_width=100) as ctx:
+    with click.Context(
+        command, info_name=" ".join(["recuerdo", *path]), max_content_width=100, terminal_width=100
+    ) as ctx:
         return command.get_help(ctx)
 
 
@@ -46,8 +47,16 @@ def render() -> str:
         for name in names:
             verb = VERBS[name]
             errors = ", ".join(sorted({cls.code for cls in verb.errors}))
-            parts += ["", f"### {name} ({verb.mode})", "", "```text", _help([name]), "```",
-                      "", f"Errors: {errors}."]
+            parts += [
+                "",
+                f"### {name} ({verb.mode})",
+                "",
+                "```text",
+                _help([name]),
+                "```",
+                "",
+                f"Errors: {errors}.",
+            ]
     parts += ["", "## demo", "", "```text", _help(["demo"]), "```", ""]
     return "\n".join(parts)
 
