@@ -24,7 +24,11 @@ def _help(path: list[str]) -> str:
         assert found is not None
         command = found
     with click.Context(
-        command, info_name=" ".join(["recuerdo", *path]), max_content_width=100, terminal_width=100
+        command,
+        info_name=" ".join(["recuerdo", *path]),
+        max_content_width=100,
+        terminal_width=100,
+        help_option_names=["-h", "--help"],
     ) as ctx:
         return command.get_help(ctx)
 
