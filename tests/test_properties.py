@@ -13,13 +13,12 @@ import recuerdo
 from recuerdo.model import CATEGORIES
 from recuerdo.security.secrets import redact_text
 
-# Storable text: no NUL (refused by design), not blank; surrogates are excluded by st.text().
-content_text = st.text(st.characters(blacklist_characters="\x00"), min_size=1, max_size=300).filter(
-    lambda s: s.strip() != ""
-)
-tag_text = st.text(st.characters(blacklist_characters="\x00\r\n"), min_size=1, max_size=12).filter(
-    lambda s: s.strip() != ""
-)
+# Storable text: no NUL or lone surrogate (both refused by design), not blank.
+_chars = st.characters(exclude_categories=("Cs",), exclude_characters="\x00\r\n")
+content_text = st.text(
+    st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), min_size=1, max_size=300
+).filter(lambda s: s.strip() != "")
+tag_text = st.text(_chars, min_size=1, max_size=12).filter(lambda s: s.strip() != "")
 SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -23,6 +23,7 @@ from .security import caps
 from .store.base import Store
 from .store.sqlite import SQLiteStore
 from .text import checked_label
+from .upkeep import Upkeep
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -57,8 +58,10 @@ class Memory:
         source: str = MAIN_SOURCE,
         is_agent: bool = False,
         owns_store: bool = True,
+        upkeep: Upkeep | None = None,
     ) -> None:
         self._store = store
+        self._upkeep = upkeep or Upkeep(store, [entry_ops.index_backlog], entry_ops.unindexed)
         self.name = name
         self.tenant = tenant
         self.source = source
@@ -85,6 +88,7 @@ class Memory:
             source=agent_name,
             is_agent=True,
             owns_store=False,
+            upkeep=self._upkeep,
         )
 
     def for_tenant(self, tenant: str) -> Memory:
@@ -96,11 +100,16 @@ class Memory:
             source=self.source,
             is_agent=self.is_agent,
             owns_store=False,
+            upkeep=self._upkeep,
         )
 
     def close(self) -> None:
+        """Finish pending index upkeep and release the store (views leave it open)."""
         if self._owns_store:
-            self._store.close()
+            try:
+                self._upkeep.stop(drain=True)
+            finally:
+                self._store.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -121,14 +130,18 @@ class Memory:
         """Store one entry; return its id (never reused)."""
         prepared = entry_ops.prepare(category, content, tags, scope)
         with self._store.write() as tx:
-            return entry_ops.insert(tx, self.tenant, self.source, [prepared])[0]
+            [entry_id] = entry_ops.insert(tx, self.tenant, self.source, [prepared])
+        self._upkeep.poke()
+        return entry_id
 
     @_guarded
     def remember_many(self, entries: Sequence[EntryIn]) -> list[int]:
         """Store a batch of entries in one transaction: all of them, or none."""
         prepared = entry_ops.prepare_batch(entries)
         with self._store.write() as tx:
-            return entry_ops.insert(tx, self.tenant, self.source, prepared)
+            ids = entry_ops.insert(tx, self.tenant, self.source, prepared)
+        self._upkeep.poke(len(ids))
+        return ids
 
     @_guarded
     def recall(
@@ -305,4 +318,7 @@ def open_memory(
         return Memory(SQLiteStore(None), name=name)
     path = state_path(name, base_dir)
     prepare_state_dir(path)
-    return Memory(SQLiteStore(str(path)), name=name)
+    memory = Memory(SQLiteStore(str(path)), name=name)
+    if memory._upkeep.backlog():
+        memory._upkeep.poke()  # a process that ended early left rows to index
+    return memory

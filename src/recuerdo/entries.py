@@ -25,6 +25,8 @@ ALL_SOURCES = "*"
 DEFAULT_SCOPE = "default"
 # The trigram index needs three characters; shorter needles are matched by a scan.
 _TRIGRAM = 3
+INDEX_CHUNK = 500
+_INDEXED_UPTO = "SELECT upto FROM index_marks WHERE name = 'entry_trigrams'"
 
 _COLUMNS = "id, category, content, source, tags, scope, created_at, updated_at"
 
@@ -160,16 +162,32 @@ def recall(
     source: str | None,
     scope: object = None,
 ) -> list[Entry]:
-    where = ["tenant = ?", "item_type = 'entry'"]
-    params: list[Any] = [tenant]
+    if search is not None and not isinstance(search, str):
+        raise InvalidInput(f"search must be text, got {type(search).__name__}")
+    where: list[str] = []
+    params: list[Any] = []
+    indexed = len(search or "") >= _TRIGRAM
+    if indexed:
+        # The substring index drives (plus a scan of the rows not indexed yet); '+' keeps the
+        # planner off the filter indexes, which would walk every entry newest first and test
+        # each one against the matches.
+        where.append(
+            "id IN (SELECT rowid FROM entry_trigrams WHERE entry_trigrams MATCH ?"
+            f" UNION ALL SELECT tail.id FROM items AS tail WHERE tail.id > ({_INDEXED_UPTO})"
+            " AND instr(recuerdo_fold(tail.content), ?) > 0)"
+        )
+        params += ['"' + str(search).replace('"', '""') + '"', str(search).casefold()]
+    column = "+{}".format if indexed else "{}".format
+    where += [f"{column('tenant')} = ?", f"{column('item_type')} = 'entry'"]
+    params.append(tenant)
     if category is not None:
-        where.append("category = ?")
+        where.append(f"{column('category')} = ?")
         params.append(check_category(category))
     if source is not None:
-        where.append("source = ?")
+        where.append(f"{column('source')} = ?")
         params.append(source)
     if scope is not None:
-        where.append("scope = ?")
+        where.append(f"{column('scope')} = ?")
         params.append(checked_label(scope, "scope"))
     wanted = check_tags(tags)
     if wanted:
@@ -183,31 +201,15 @@ def recall(
         else:
             where.append(f"id IN (SELECT item_id FROM item_tags WHERE tag IN ({marks}))")
             params.extend(wanted)
-    if search is not None:
-        if not isinstance(search, str):
-            raise InvalidInput(f"search must be text, got {type(search).__name__}")
-        if search:
-            where.append(_search_clause(search))
-            params.append(_search_param(search))
+    if search and not indexed:
+        where.append("instr(recuerdo_fold(content), ?) > 0")  # too short for trigrams
+        params.append(search.casefold())
     params.append(effective_limit(limit))
     rows = tx.all(
-        f"SELECT {_COLUMNS} FROM items WHERE {' AND '.join(where)}"
-        " ORDER BY updated_at DESC, id DESC LIMIT ?",
+        f"SELECT {_COLUMNS} FROM items WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
         params,
     )
     return [row_to_entry(row) for row in rows]
-
-
-def _search_clause(needle: str) -> str:
-    if len(needle) >= _TRIGRAM:
-        return "id IN (SELECT rowid FROM entry_trigrams WHERE entry_trigrams MATCH ?)"
-    return "instr(recuerdo_fold(content), ?) > 0"
-
-
-def _search_param(needle: str) -> str:
-    if len(needle) >= _TRIGRAM:
-        return '"' + needle.replace('"', '""') + '"'
-    return needle.casefold()
 
 
 def row_to_entry(row: Row) -> Entry:
@@ -231,6 +233,30 @@ def forget(tx: Tx, tenant: str, entry_id: object) -> bool:
         (entry_id, tenant),
     )
     return deleted > 0
+
+
+def index_backlog(tx: Tx) -> int:
+    """Add the next rows above the watermark to the substring index; return how many items
+    the watermark moved over (0 when the index is complete)."""
+    upto = int(tx.scalar(_INDEXED_UPTO))
+    last = tx.scalar(
+        "SELECT max(id) FROM (SELECT id FROM items WHERE id > ? ORDER BY id LIMIT ?)",
+        (upto, INDEX_CHUNK),
+    )
+    if last is None:
+        return 0
+    tx.execute(
+        "INSERT INTO entry_trigrams (rowid, content) SELECT id, content FROM items"
+        " WHERE id > ? AND id <= ? AND item_type = 'entry'",
+        (upto, last),
+    )
+    tx.execute("UPDATE index_marks SET upto = ? WHERE name = 'entry_trigrams'", (last,))
+    return int(last) - upto
+
+
+def unindexed(tx: Tx) -> int:
+    """How many items wait above the substring index's watermark."""
+    return int(tx.scalar(f"SELECT count(*) FROM items WHERE id > ({_INDEXED_UPTO})"))
 
 
 def counts_by_category(tx: Tx, tenant: str) -> dict[str, int]:

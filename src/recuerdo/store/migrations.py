@@ -32,7 +32,8 @@ def _run_script(tx: Tx, script: str) -> None:
 def m001_items(tx: Tx) -> None:
     # One table holds every text record (entries now; notes, documents and messages later) so
     # that search, citation and history work the same for all of them. AUTOINCREMENT keeps ids
-    # from ever being reused, even after the newest row is deleted.
+    # from ever being reused, even after the newest row is deleted. Every index ends in the
+    # rowid, so "newest first" within a filter is an index walk, not a sort.
     _run_script(
         tx,
         """
@@ -54,11 +55,11 @@ def m001_items(tx: Tx) -> None:
             meta TEXT NOT NULL DEFAULT '{}'
         );
 
-        CREATE INDEX items_recent ON items (tenant, item_type, updated_at, id);
+        CREATE INDEX items_recent ON items (tenant, item_type, updated_at);
 
-        CREATE INDEX items_by_category ON items (tenant, item_type, category, updated_at, id);
+        CREATE INDEX items_by_category ON items (tenant, item_type, category);
 
-        CREATE INDEX items_by_source ON items (tenant, item_type, source, updated_at, id);
+        CREATE INDEX items_by_source ON items (tenant, item_type, source);
 
         CREATE TABLE item_tags (
             item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
@@ -74,7 +75,9 @@ def m001_items(tx: Tx) -> None:
 @migration
 def m002_entry_substring_index(tx: Tx) -> None:
     # A trigram index answers "any substring, any case" without scanning every entry: a query
-    # of three or more characters is a phrase of trigrams. Shorter queries fall back to a scan.
+    # of three or more characters is a phrase of trigrams. Building it costs more than the
+    # write itself (docs/decisions/0002-entry-search.md), so it is filled off the write path:
+    # rows up to `index_marks.upto` are indexed; searches scan the few rows above it.
     _run_script(
         tx,
         """
@@ -82,19 +85,22 @@ def m002_entry_substring_index(tx: Tx) -> None:
             content, content='items', content_rowid='id', tokenize='trigram'
         );
 
-        CREATE TRIGGER entry_trigrams_insert AFTER INSERT ON items
-        WHEN new.item_type = 'entry' BEGIN
-            INSERT INTO entry_trigrams (rowid, content) VALUES (new.id, new.content);
-        END;
+        CREATE TABLE index_marks (name TEXT PRIMARY KEY, upto INTEGER NOT NULL);
+
+        INSERT INTO index_marks (name, upto) VALUES ('entry_trigrams', 0);
 
         CREATE TRIGGER entry_trigrams_delete AFTER DELETE ON items
-        WHEN old.item_type = 'entry' BEGIN
+        WHEN old.item_type = 'entry'
+            AND old.id <= (SELECT upto FROM index_marks WHERE name = 'entry_trigrams')
+        BEGIN
             INSERT INTO entry_trigrams (entry_trigrams, rowid, content)
             VALUES ('delete', old.id, old.content);
         END;
 
         CREATE TRIGGER entry_trigrams_update AFTER UPDATE OF content ON items
-        WHEN old.item_type = 'entry' BEGIN
+        WHEN old.item_type = 'entry'
+            AND old.id <= (SELECT upto FROM index_marks WHERE name = 'entry_trigrams')
+        BEGIN
             INSERT INTO entry_trigrams (entry_trigrams, rowid, content)
             VALUES ('delete', old.id, old.content);
             INSERT INTO entry_trigrams (rowid, content) VALUES (new.id, new.content);

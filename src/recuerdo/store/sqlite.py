@@ -55,6 +55,8 @@ def _connect(path: str, *, read_only: bool = False) -> sqlite3.Connection:
     conn.execute("PRAGMA secure_delete=ON")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute("PRAGMA cache_size=-32000")
+    # After a checkpoint, give the WAL's space back beyond 64 MiB (bulk loads grow it a lot).
+    conn.execute("PRAGMA journal_size_limit=67108864")
     if path != ":memory:":
         _set_wal(conn)
     conn.execute(f"PRAGMA synchronous={_sync_mode()}")

@@ -1,0 +1,121 @@
+"""Index upkeep off the write path.
+
+Some indexes cost more to build than the write they follow (the trigram index behind entry
+search costs about three times the insert). A write is acknowledged as soon as its row is
+durable; an :class:`Upkeep` thread then brings such indexes up to date in batches, and readers
+cover the not-yet-indexed rows themselves, so nothing written is ever missed by a read.
+
+The thread starts on the first write, gathers writes for a moment so one transaction indexes
+many rows, and ends when idle. ``drain()`` finishes the work synchronously (``close()`` uses it,
+so short-lived processes such as CLI calls leave a complete index behind).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from .errors import StoreError
+from .store.base import Store, Tx
+
+Task = Callable[[Tx], int]
+"""One step of upkeep: does a bounded amount of work in ``tx``; returns 0 when nothing is left."""
+
+GATHER_SECONDS = 0.2
+IDLE_SECONDS = 2.0
+DRAIN_ON_CLOSE = 20_000
+# Past this many unindexed rows, readers' scans of the tail get slow: index even while writes
+# keep coming instead of waiting for a quiet moment.
+FORCE_BACKLOG = 100_000
+
+
+class Upkeep:
+    def __init__(self, store: Store, tasks: Sequence[Task], backlog: Callable[[Tx], int]) -> None:
+        self._store = store
+        self._tasks = tuple(tasks)
+        self._backlog = backlog
+        self._wake = threading.Event()
+        self._guard = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self._stopped = threading.Event()
+        self._last_poke = 0.0
+        self._pending = 0
+
+    def poke(self, rows: int = 1) -> None:
+        """Note that ``rows`` rows were written; make sure a worker will index them."""
+        with self._guard:
+            if self._stopping:
+                return
+            self._last_poke = time.monotonic()
+            self._pending += rows
+            self._wake.set()
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="recuerdo-upkeep", daemon=True
+                )
+                self._thread.start()
+
+    def step(self) -> int:
+        """One transaction of upkeep; how much work it did."""
+        with self._store.write() as tx:
+            return sum(task(tx) for task in self._tasks)
+
+    def backlog(self) -> int:
+        with self._store.read() as tx:
+            return self._backlog(tx)
+
+    def drain(self, limit: int | None = None) -> int:
+        """Do the pending work now (at most about ``limit`` rows); return the work done."""
+        done = 0
+        while limit is None or done < limit:
+            work = self.step()
+            if work == 0:
+                break
+            done += work
+        return done
+
+    def _run(self) -> None:
+        while True:
+            if not self._wake.wait(IDLE_SECONDS):
+                with self._guard:
+                    if not self._wake.is_set():
+                        self._thread = None
+                        return
+            self._wake.clear()
+            if not self._quiet_moment():
+                return
+            try:
+                while not self._stopping and (work := self.step()):
+                    with self._guard:
+                        self._pending = max(0, self._pending - work)
+                        busy = time.monotonic() - self._last_poke < GATHER_SECONDS
+                    if busy:  # writes are coming in again: let them have the store
+                        self._wake.set()
+                        break
+            except StoreError:
+                pass  # the store is closing or busy; the next write or open retries
+
+    def _quiet_moment(self) -> bool:
+        """Wait until writes pause (or the backlog grows too large); False when stopping."""
+        while True:
+            with self._guard:
+                quiet_for = time.monotonic() - self._last_poke
+                urgent = self._pending >= FORCE_BACKLOG
+            if quiet_for >= GATHER_SECONDS or urgent:
+                return not self._stopping
+            if self._stopped.wait(GATHER_SECONDS - quiet_for):
+                return False
+
+    def stop(self, *, drain: bool = True) -> None:
+        """End the worker; with ``drain``, finish a small backlog before returning."""
+        with self._guard:
+            self._stopping = True
+            self._stopped.set()
+            thread = self._thread
+            self._wake.set()
+        if thread is not None:
+            thread.join()
+        if drain and self.backlog() <= DRAIN_ON_CLOSE:
+            self.drain()

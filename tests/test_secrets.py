@@ -1,0 +1,70 @@
+"""The secret guard: what it catches, that it is idempotent, and that every path uses it."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import recuerdo
+from recuerdo.security.secrets import apply_rules, redact, redact_text
+
+OPENAI = "sk-proj-" + "Ab3" * 10
+CASES = [
+    (f"use {OPENAI} for prod", "use secret(API) for prod", "API"),
+    ("aws AKIA" + "ABCDEFGHIJKLMNOP" + " key", "aws secret(API) key", "API"),
+    ("gh token ghp_" + "x" * 36, "gh token secret(API)", "API"),
+    ("Authorization: Bearer abc.def-ghi_jkl012", "Authorization: Bearer secret(TOKEN)", "TOKEN"),
+    ("password=hunter2 ok", "password=secret(PASSWORD) ok", "PASSWORD"),
+    ('api_key: "s3cr3t value"', "api_key: secret(PASSWORD)", "PASSWORD"),
+    (
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY----- tail",
+        "secret(PRIVATE_KEY) tail",
+        "PRIVATE_KEY",
+    ),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\ncut off", "secret(PRIVATE_KEY)", "PRIVATE_KEY"),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected", "kind"), CASES)
+def test_known_credentials_are_redacted(raw: str, expected: str, kind: str) -> None:
+    result = redact(raw)
+    assert result.text == expected
+    assert kind in result.found
+    assert redact_text(result.text) == result.text  # idempotent
+
+
+@pytest.mark.parametrize(
+    "harmless",
+    ["The API is slow on Mondays", "sketch-book", "a passage about keys", "token economy"],
+)
+def test_ordinary_text_is_untouched(harmless: str) -> None:
+    assert redact(harmless) == (harmless, ())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("sk-_AKIaghp=:\"' Bearerpasswordtokn0123456789x\n"))))
+def test_the_quick_check_never_changes_the_result(text: str) -> None:
+    assert redact(text).text == apply_rules(text).text
+    assert redact_text(redact_text(text)) == redact_text(text)
+
+
+def test_every_write_path_redacts(memory: recuerdo.Memory) -> None:
+    memory.remember("learning", f"key {OPENAI}", [OPENAI])
+    memory.remember_many([{"category": "rule", "content": f"also {OPENAI}"}])
+    memory.create_progress("deploy", ["push"])
+    memory.complete_step("deploy", "push", f"pushed with {OPENAI}")
+    memory.create_progress("rotate", ["old"])
+    memory.fail_step("rotate", "old", f"rejected password=hunter2 and {OPENAI}")
+    memory.add_rule("no_keys", "must", f"never paste {OPENAI}; limit <= 3")
+    everything = repr(
+        [
+            memory.recall(),
+            memory.get_progress("deploy"),
+            memory.get_progress("rotate"),
+            memory.get_rules(),
+            memory.summary(),
+        ]
+    )
+    assert OPENAI not in everything and "hunter2" not in everything
+    assert everything.count("secret(API)") >= 6
