@@ -225,14 +225,22 @@ def row_to_entry(row: Row) -> Entry:
     }
 
 
-def forget(tx: Tx, tenant: str, entry_id: object) -> bool:
+def forget(tx: Tx, tenant: str, principal: str, entry_id: object) -> bool:
     if isinstance(entry_id, bool) or not isinstance(entry_id, int):
         raise InvalidInput(f"an entry id is an integer, got {entry_id!r}")
-    deleted = tx.execute(
-        "DELETE FROM items WHERE id = ? AND tenant = ? AND item_type = 'entry'",
+    row = tx.one(
+        "DELETE FROM items WHERE id = ? AND tenant = ? AND item_type = 'entry'"
+        " RETURNING scope, length(content) AS size",
         (entry_id, tenant),
     )
-    return deleted > 0
+    if row is None:
+        return False
+    tx.execute(
+        "INSERT INTO journal (tenant, scope, item_id, item_type, operation, principal, version,"
+        " chars_removed, created_at) VALUES (?, ?, ?, 'entry', 'delete', ?, 1, ?, ?)",
+        (tenant, row["scope"], entry_id, principal, row["size"], now_iso()),
+    )
+    return True
 
 
 def index_backlog(tx: Tx) -> int:

@@ -13,12 +13,23 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── InvalidRuleLevel           invalid_rule_level  400
     │   ├── InvalidTags                invalid_tags        400
     │   ├── EmptyContent               empty_content       400
-    │   └── InvalidBatch               invalid_batch       400
+    │   ├── EmptyTitle                 empty_title         400
+    │   ├── InvalidBatch               invalid_batch       400
+    │   ├── InvalidLabel               invalid_label       400
+    │   ├── InvalidOperation           invalid_operation   400
+    │   └── OperationContentMismatch   operation_content_mismatch 400
+    ├── EditRefused                    edit_refused        422
+    │   ├── SectionNotFound            section_not_found   422
+    │   ├── SectionAmbiguous           section_ambiguous   422
+    │   ├── FindNotFound               find_not_found      422
+    │   └── FindAmbiguous              find_ambiguous      422
     ├── ContentTooLarge                content_too_large   413
     ├── NotFound                       not_found           404
     │   ├── ItemNotFound               item_not_found      404
     │   ├── TaskNotFound               task_not_found      404
     │   └── StepNotFound               step_not_found      404
+    ├── Conflict                       conflict            409
+    │   └── VersionConflict            version_conflict    409
     ├── CapabilityNotGranted           capability_not_granted       403
     ├── MultipleMemoryDeclarations     multiple_memory_declarations 409
     ├── MemoryNotNamed                 memory_not_named    400
@@ -34,22 +45,33 @@ from typing import Any, ClassVar
 
 __all__ = [
     "CapabilityNotGranted",
+    "Conflict",
     "ContentTooLarge",
+    "EditRefused",
     "EmptyContent",
+    "EmptyTitle",
+    "FindAmbiguous",
+    "FindNotFound",
     "InvalidBatch",
     "InvalidCategory",
     "InvalidInput",
+    "InvalidLabel",
     "InvalidMemoryName",
+    "InvalidOperation",
     "InvalidRuleLevel",
     "InvalidTags",
     "ItemNotFound",
     "MemoryNotNamed",
     "MultipleMemoryDeclarations",
     "NotFound",
+    "OperationContentMismatch",
     "RecuerdoError",
+    "SectionAmbiguous",
+    "SectionNotFound",
     "StepNotFound",
     "StoreError",
     "TaskNotFound",
+    "VersionConflict",
     "all_error_classes",
 ]
 
@@ -101,6 +123,60 @@ class InvalidBatch(InvalidInput):
     """A batch was refused as a whole; ``index`` names the first bad element."""
 
     code = "invalid_batch"
+
+
+class EmptyTitle(InvalidInput):
+    code = "empty_title"
+
+
+class InvalidLabel(InvalidInput):
+    """A category label that is blank or holds characters that would make it a path or link."""
+
+    code = "invalid_label"
+
+
+class InvalidOperation(InvalidInput):
+    code = "invalid_operation"
+
+
+class OperationContentMismatch(InvalidInput):
+    """An edit's operation and its content/section/find arguments do not go together."""
+
+    code = "operation_content_mismatch"
+
+
+class EditRefused(RecuerdoError):
+    """An edit that cannot be applied to the note as it is now."""
+
+    code = "edit_refused"
+    status = 422
+
+
+class SectionNotFound(EditRefused):
+    code = "section_not_found"
+
+
+class SectionAmbiguous(EditRefused):
+    code = "section_ambiguous"
+
+
+class FindNotFound(EditRefused):
+    code = "find_not_found"
+
+
+class FindAmbiguous(EditRefused):
+    code = "find_ambiguous"
+
+
+class Conflict(RecuerdoError):
+    """A write based on a version that is no longer current; nothing was overwritten."""
+
+    code = "conflict"
+    status = 409
+
+
+class VersionConflict(Conflict):
+    code = "version_conflict"
 
 
 class ContentTooLarge(RecuerdoError):

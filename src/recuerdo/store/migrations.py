@@ -163,6 +163,111 @@ def m003_plans_and_rules(tx: Tx) -> None:
     )
 
 
+@migration
+def m004_notes_history_journal(tx: Tx) -> None:
+    # Notes are items too. `revisions` keeps every version of a note whole (history is read far
+    # less often than the current text, so the current text stays on the item row); a conflict
+    # revision has no version number because it never became current. `journal` records every
+    # change to any item without its text, so erasing an item erases its words everywhere.
+    _run_script(
+        tx,
+        """
+        ALTER TABLE items ADD COLUMN session TEXT;
+
+        ALTER TABLE items ADD COLUMN content_hash TEXT;
+
+        ALTER TABLE items ADD COLUMN duplicates INTEGER NOT NULL DEFAULT 0;
+
+        ALTER TABLE items ADD COLUMN review_at TEXT;
+
+        ALTER TABLE items ADD COLUMN summary TEXT;
+
+        ALTER TABLE items ADD COLUMN muted INTEGER NOT NULL DEFAULT 0;
+
+        CREATE UNIQUE INDEX items_current_key ON items (tenant, scope, key)
+        WHERE key IS NOT NULL AND status <> 'deleted';
+
+        CREATE INDEX items_by_hash ON items (tenant, scope, content_hash)
+        WHERE content_hash IS NOT NULL;
+
+        CREATE INDEX items_by_session ON items (tenant, session, created_at)
+        WHERE session IS NOT NULL;
+
+        CREATE INDEX items_due_review ON items (tenant, review_at) WHERE review_at IS NOT NULL;
+
+        CREATE INDEX items_scope_recent ON items (tenant, scope, item_type, updated_at);
+
+        CREATE TABLE revisions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+            version INTEGER,
+            based_on INTEGER,
+            operation TEXT NOT NULL,
+            principal TEXT NOT NULL,
+            title TEXT,
+            kind TEXT,
+            content TEXT NOT NULL,
+            chars_added INTEGER NOT NULL,
+            chars_removed INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+
+        CREATE UNIQUE INDEX revisions_by_version ON revisions (item_id, version)
+        WHERE version IS NOT NULL;
+
+        CREATE INDEX revisions_by_item ON revisions (item_id, id);
+
+        CREATE TABLE journal (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            item_id INTEGER NOT NULL,
+            item_type TEXT NOT NULL,
+            operation TEXT NOT NULL,
+            principal TEXT NOT NULL,
+            version INTEGER,
+            chars_added INTEGER NOT NULL DEFAULT 0,
+            chars_removed INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL
+        );
+
+        CREATE INDEX journal_by_scope ON journal (tenant, scope, id);
+
+        CREATE INDEX journal_by_item ON journal (item_id);
+
+        CREATE TABLE sessions (
+            tenant TEXT NOT NULL,
+            id TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            directory TEXT,
+            started_at TEXT NOT NULL,
+            ended_at TEXT,
+            summary TEXT,
+            PRIMARY KEY (tenant, id)
+        );
+
+        CREATE TABLE idempotency (
+            tenant TEXT NOT NULL,
+            principal TEXT NOT NULL,
+            verb TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            key TEXT NOT NULL,
+            reply TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, principal, verb, scope, key)
+        );
+
+        CREATE TABLE settings (
+            tenant TEXT NOT NULL,
+            name TEXT NOT NULL,
+            value TEXT NOT NULL,
+            PRIMARY KEY (tenant, name)
+        );
+        """,
+    )
+
+
 def apply_migrations(tx: Tx) -> list[str]:
     """Apply every migration not yet recorded; return the names applied now."""
     tx.execute(

@@ -1,0 +1,43 @@
+"""What every family's verbs rely on: the store, the caller's identity, the sandbox guard."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+from ..errors import CapabilityNotGranted
+from ..security import caps
+from ..store.base import Store
+from ..upkeep import Upkeep
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def guarded(method: Callable[P, R]) -> Callable[P, R]:
+    """Refuse every verb inside :func:`recuerdo.sandbox`."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        if caps.in_sandbox():
+            raise CapabilityNotGranted(
+                "Capability not granted: memory (code inside sandbox() may not reach memory)"
+            )
+        return method(*args, **kwargs)
+
+    return wrapper
+
+
+class MemoryBase:
+    _store: Store
+    _upkeep: Upkeep
+    name: str
+    tenant: str
+    source: str
+    is_agent: bool
+
+    @property
+    def principal(self) -> str:
+        """Who the journal names for this handle's changes (the writer)."""
+        return self.source

@@ -1,0 +1,1 @@
+"""The verb definitions, one module per family; :mod:`recuerdo.verbs` registers them."""
