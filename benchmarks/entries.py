@@ -18,11 +18,7 @@ It prints a table and writes ``entries.json`` to ``--out`` (default ``benchmarks
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import resource
-import sqlite3
-import statistics
 import sys
 import tempfile
 import time
@@ -30,6 +26,17 @@ from pathlib import Path
 from typing import Any
 
 import recuerdo
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import (
+    RESULTS,
+    durable_rates,
+    folder_mib,
+    peak_rss_mib,
+    print_table,
+    time_calls,
+    write_json,
+)
 
 CATEGORIES = recuerdo.CATEGORIES
 TAGS = [f"tag{i:02d}" for i in range(60)]
@@ -64,55 +71,6 @@ def make_entries(rng: random.Random, n: int, words: list[str]) -> list[tuple[str
     return rows
 
 
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    p50 = statistics.median(ordered)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return p50 * 1000, p95 * 1000
-
-
-def time_calls(call: Any, arguments: list[dict[str, Any]]) -> tuple[float, float]:
-    """p50/p95 in ms of ``call(**args)`` over the argument sets."""
-    samples = []
-    for args in arguments:
-        start = time.perf_counter()
-        call(**args)
-        samples.append(time.perf_counter() - start)
-    return percentiles(samples)
-
-
-def raw_connection(folder: Path) -> sqlite3.Connection:
-    """A bare sqlite3 connection with the store's pragmas, on the same disk."""
-    conn = sqlite3.connect(folder / "raw.db", isolation_level=None)
-    for pragma in ("journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON", "secure_delete=ON"):
-        conn.execute(f"PRAGMA {pragma}")
-    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, content TEXT NOT NULL)")
-    return conn
-
-
-def durable_rates(
-    mem: recuerdo.Memory, folder: Path, n: int, rounds: int = 8
-) -> tuple[float, float]:
-    """Median rates of single durable remembers and of raw insert+commit, measured in
-    alternating rounds so that disk noise hits both alike."""
-    conn = raw_connection(folder)
-    ours, raw = [], []
-    per_round = max(1, n // rounds)
-    for r in range(rounds):
-        start = time.perf_counter()
-        for i in range(per_round):
-            mem.remember("context", f"single durable write {r}-{i}", ["single"])
-        ours.append(per_round / (time.perf_counter() - start))
-        start = time.perf_counter()
-        for i in range(per_round):
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute("INSERT INTO t (content) VALUES (?)", (f"raw write {r}-{i}",))
-            conn.execute("COMMIT")
-        raw.append(per_round / (time.perf_counter() - start))
-    conn.close()
-    return statistics.median(ours), statistics.median(raw)
-
-
 def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     words = vocabulary(rng)
@@ -138,7 +96,11 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         mem._upkeep.drain()
         catch_up = time.perf_counter() - loaded
 
-        single_rate, raw_rate = durable_rates(mem, folder, SINGLE_WRITES)
+        single_rate, raw_rate = durable_rates(
+            lambda r, i: mem.remember("context", f"single durable write {r}-{i}", ["single"]),
+            folder,
+            SINGLE_WRITES,
+        )
 
         filt = time_calls(
             mem.recall,
@@ -149,7 +111,7 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         )
         search = time_calls(mem.recall, [{"search": rng.choice(mid_words)} for _ in range(queries)])
         agent = time_calls(mem.recall, [{"from_": rng.choice(AGENTS)} for _ in range(queries)])
-        db_bytes = sum(p.stat().st_size for p in Path(mem.location).parent.glob(f"bench-{size}*"))
+        db_mib = folder_mib(Path(mem.location).parent, f"bench-{size}*")
         mem.close()
     return {
         "size": size,
@@ -166,8 +128,8 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         "recall_search_p95_ms": round(search[1], 2),
         "recall_agent_p50_ms": round(agent[0], 2),
         "recall_agent_p95_ms": round(agent[1], 2),
-        "db_mib": round(db_bytes / 2**20, 1),
-        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "db_mib": db_mib,
+        "peak_rss_mib": peak_rss_mib(),
     }
 
 
@@ -179,39 +141,17 @@ TARGETS = {
 }
 
 
-def print_table(results: list[dict[str, Any]]) -> None:
-    keys = list(results[0])
-    width = max(len(k) for k in keys)
-    print(
-        f"{'metric':<{width}}  "
-        + "  ".join(f"{r['size']:>10,}" for r in results)
-        + "  target (largest size)"
-    )
-    for key in keys[1:]:
-        target = TARGETS.get(key)
-        note = f"{target[0]} {target[1]}" if target else ""
-        if target:
-            value = results[-1][key]
-            ok = value <= target[1] if target[0] == "<=" else value >= target[1]
-            note += "  met" if ok else "  MISSED"
-        print(f"{key:<{width}}  " + "  ".join(f"{r[key]:>10}" for r in results) + f"  {note}")
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     results = [run_size(size, args.queries, args.seed) for size in sizes]
-    print_table(results)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "entries.json").write_text(
-        json.dumps({"results": results, "targets": TARGETS}, indent=2)
-    )
+    print_table(results, TARGETS)
+    write_json("entries", args.out, results, TARGETS)
     return 0
 
 

@@ -199,3 +199,24 @@ def test_demo_runs_a_scripted_session(tmp_path: Path) -> None:
 def test_dashed_verb_names_are_accepted(runner: CliRunner) -> None:
     assert runner.invoke(cli, ["create-progress", "job", "--step", "a"]).exit_code == 0
     assert runner.invoke(cli, ["resume-point", "job"]).output.strip() == "a"
+
+
+def test_note_verbs_through_the_cli(runner: CliRunner) -> None:
+    saved = json.loads(
+        runner.invoke(
+            cli,
+            ["--json", "save", "--kind", "decision", "--key", "plan", "--", "Plan", "- one\n- two"],
+        ).output
+    )
+    assert saved["outcome"] == "created"
+    note_id = str(saved["id"])
+    edited = runner.invoke(cli, ["--json", "edit", note_id, "find_replace", "", "--find=- two"])
+    assert json.loads(edited.output)["outcome"] == "edited"
+    shown = json.loads(runner.invoke(cli, ["--json", "get", note_id]).output)
+    assert shown["content"] == "- one"
+    history = runner.invoke(cli, ["history", note_id]).output.splitlines()
+    assert history[0].split()[:3] == ["revision_id", "version", "operation"]
+    refused = runner.invoke(cli, ["edit", note_id, "replace_section", "x", "--section", "Nope"])
+    assert refused.exit_code == 1 and "section_not_found" in refused.output
+    assert runner.invoke(cli, ["delete", note_id, "--hard"]).exit_code == 0
+    assert "item_not_found" in runner.invoke(cli, ["get", note_id]).output

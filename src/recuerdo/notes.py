@@ -180,7 +180,7 @@ def create(
                 stamp,
                 stamp,
                 session,
-                history.normalized_hash(content),
+                None if key is not None else history.normalized_hash(content),
                 review_date(tx, tenant, kind),
                 summary,
             ),
@@ -234,25 +234,27 @@ def write_version(
     added, removed = history.change_size(row["content"], content)
     new_title = row["title"] if title is None else title
     new_kind = row["category"] if kind is None else kind
-    tx.execute(
-        "UPDATE items SET content = ?, title = ?, category = ?, version = ?, updated_at = ?,"
-        " content_hash = ?, summary = coalesce(?, summary), session = coalesce(?, session),"
-        " tags = coalesce(?, tags) WHERE id = ?",
-        (
-            content,
-            new_title,
-            new_kind,
-            version,
-            now_iso(),
-            history.normalized_hash(content),
-            summary,
-            session,
-            None if tags is None else json.dumps(tags, ensure_ascii=False),
-            row["id"],
-        ),
-    )
-    if tags is not None:
-        _set_tags(tx, row["id"], tags)
+    # Only columns that change are written: SQLite rewrites an index entry whenever its
+    # column appears in the SET list, changed or not.
+    changes: dict[str, Any] = {"content": content, "version": version, "updated_at": now_iso()}
+    if row["key"] is None:
+        # Repeats are found by this hash only for notes without a key; a keyed note is
+        # compared with its current text, and skipping the hash spares an index write.
+        changes["content_hash"] = history.normalized_hash(content)
+    candidates = {
+        "title": new_title,
+        "category": new_kind,
+        "summary": summary,
+        "session": session,
+        "tags": None if tags is None else json.dumps(tags, ensure_ascii=False),
+    }
+    for column, value in candidates.items():
+        if value is not None and value != row[column]:
+            changes[column] = value
+    assignments = ", ".join(f"{column} = ?" for column in changes)
+    tx.execute(f"UPDATE items SET {assignments} WHERE id = ?", (*changes.values(), row["id"]))
+    if "tags" in changes:
+        _set_tags(tx, row["id"], tags or [])
     history.record_revision(
         tx,
         item_id=row["id"],

@@ -33,7 +33,8 @@ def m001_items(tx: Tx) -> None:
     # One table holds every text record (entries now; notes, documents and messages later) so
     # that search, citation and history work the same for all of them. AUTOINCREMENT keeps ids
     # from ever being reused, even after the newest row is deleted. Every index ends in the
-    # rowid, so "newest first" within a filter is an index walk, not a sort.
+    # rowid, so "newest first" within a filter is an index walk, not a sort; indexes are partial
+    # per item type so that a write only touches the indexes its kind of item is read by.
     _run_script(
         tx,
         """
@@ -55,11 +56,11 @@ def m001_items(tx: Tx) -> None:
             meta TEXT NOT NULL DEFAULT '{}'
         );
 
-        CREATE INDEX items_recent ON items (tenant, item_type, updated_at);
+        CREATE INDEX items_entries ON items (tenant) WHERE item_type = 'entry';
 
-        CREATE INDEX items_by_category ON items (tenant, item_type, category);
+        CREATE INDEX items_by_category ON items (tenant, category) WHERE item_type = 'entry';
 
-        CREATE INDEX items_by_source ON items (tenant, item_type, source);
+        CREATE INDEX items_by_source ON items (tenant, source) WHERE item_type = 'entry';
 
         CREATE TABLE item_tags (
             item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
@@ -167,8 +168,10 @@ def m003_plans_and_rules(tx: Tx) -> None:
 def m004_notes_history_journal(tx: Tx) -> None:
     # Notes are items too. `revisions` keeps every version of a note whole (history is read far
     # less often than the current text, so the current text stays on the item row); a conflict
-    # revision has no version number because it never became current. `journal` records every
-    # change to any item without its text, so erasing an item erases its words everywhere.
+    # revision has no version number because it never became current (NULLs do not collide in
+    # the unique index). `journal` records every change to any item without its text, so
+    # erasing an item erases its words everywhere. Each index here is one more page written by
+    # every note update (17 pages per update before trimming, 9 after): keep them few.
     _run_script(
         tx,
         """
@@ -195,10 +198,13 @@ def m004_notes_history_journal(tx: Tx) -> None:
 
         CREATE INDEX items_due_review ON items (tenant, review_at) WHERE review_at IS NOT NULL;
 
-        CREATE INDEX items_scope_recent ON items (tenant, scope, item_type, updated_at);
+        CREATE INDEX items_recent ON items (tenant, updated_at) WHERE item_type = 'note';
+
+        CREATE INDEX items_scope_recent ON items (tenant, scope, updated_at)
+        WHERE item_type = 'note';
 
         CREATE TABLE revisions (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            id INTEGER PRIMARY KEY,
             item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
             version INTEGER,
             based_on INTEGER,
@@ -213,13 +219,10 @@ def m004_notes_history_journal(tx: Tx) -> None:
             created_at TEXT NOT NULL
         );
 
-        CREATE UNIQUE INDEX revisions_by_version ON revisions (item_id, version)
-        WHERE version IS NOT NULL;
-
-        CREATE INDEX revisions_by_item ON revisions (item_id, id);
+        CREATE UNIQUE INDEX revisions_by_version ON revisions (item_id, version);
 
         CREATE TABLE journal (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            id INTEGER PRIMARY KEY,
             tenant TEXT NOT NULL,
             scope TEXT NOT NULL,
             item_id INTEGER NOT NULL,
@@ -232,9 +235,7 @@ def m004_notes_history_journal(tx: Tx) -> None:
             created_at TEXT NOT NULL
         );
 
-        CREATE INDEX journal_by_scope ON journal (tenant, scope, id);
-
-        CREATE INDEX journal_by_item ON journal (item_id);
+        CREATE INDEX journal_by_scope ON journal (tenant, scope);
 
         CREATE TABLE sessions (
             tenant TEXT NOT NULL,

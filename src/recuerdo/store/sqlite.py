@@ -87,26 +87,39 @@ class _SQLiteTx:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
+    def _run(self, sql: str, params: Params) -> sqlite3.Cursor:
+        try:
+            return self._conn.execute(sql, params)
+        except sqlite3.IntegrityError:
+            raise  # a broken invariant is a bug to surface, not an outage
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"the database refused the operation: {exc}") from exc
+
     def execute(self, sql: str, params: Params = ()) -> int:
-        return self._conn.execute(sql, params).rowcount
+        return self._run(sql, params).rowcount
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
-        return self._conn.executemany(sql, rows).rowcount
+        try:
+            return self._conn.executemany(sql, rows).rowcount
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"the database refused the operation: {exc}") from exc
 
     def one(self, sql: str, params: Params = ()) -> Row | None:
-        row: Row | None = self._conn.execute(sql, params).fetchone()
+        row: Row | None = self._run(sql, params).fetchone()
         return row
 
     def all(self, sql: str, params: Params = ()) -> list[Row]:
-        rows: list[Row] = self._conn.execute(sql, params).fetchall()
+        rows: list[Row] = self._run(sql, params).fetchall()
         return rows
 
     def scalar(self, sql: str, params: Params = ()) -> Any:
-        row = self._conn.execute(sql, params).fetchone()
+        row = self._run(sql, params).fetchone()
         return None if row is None else row[0]
 
     def iterate(self, sql: str, params: Params = ()) -> Iterator[Row]:
-        yield from self._conn.execute(sql, params)
+        yield from self._run(sql, params)
 
 
 @dataclass

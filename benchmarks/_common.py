@@ -1,0 +1,97 @@
+"""Helpers shared by the benchmark scripts: timing, the raw sqlite3 baseline, tables, JSON."""
+
+from __future__ import annotations
+
+import json
+import resource
+import sqlite3
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    """(p50, p95) in milliseconds of samples in seconds."""
+    ordered = sorted(samples)
+    p50 = statistics.median(ordered)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return p50 * 1000, p95 * 1000
+
+
+def time_calls(call: Callable[..., Any], arguments: list[dict[str, Any]]) -> tuple[float, float]:
+    """p50/p95 in ms of ``call(**args)`` over the argument sets."""
+    samples = []
+    for args in arguments:
+        start = time.perf_counter()
+        call(**args)
+        samples.append(time.perf_counter() - start)
+    return percentiles(samples)
+
+
+def raw_connection(folder: Path) -> sqlite3.Connection:
+    """A bare sqlite3 connection with the store's pragmas, on the same disk."""
+    conn = sqlite3.connect(folder / "raw.db", isolation_level=None)
+    for pragma in ("journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON", "secure_delete=ON"):
+        conn.execute(f"PRAGMA {pragma}")
+    conn.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, content TEXT NOT NULL)")
+    return conn
+
+
+def durable_rates(
+    write: Callable[[int, int], Any], folder: Path, n: int, rounds: int = 8
+) -> tuple[float, float]:
+    """Median rates of ``write(round, i)`` (one durable write each) and of a raw sqlite3
+    insert+commit loop, in alternating rounds so that disk noise hits both alike."""
+    conn = raw_connection(folder)
+    ours, raw = [], []
+    per_round = max(1, n // rounds)
+    for r in range(rounds):
+        start = time.perf_counter()
+        for i in range(per_round):
+            write(r, i)
+        ours.append(per_round / (time.perf_counter() - start))
+        start = time.perf_counter()
+        for i in range(per_round):
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO t (content) VALUES (?)", (f"raw write {r}-{i}",))
+            conn.execute("COMMIT")
+        raw.append(per_round / (time.perf_counter() - start))
+    conn.close()
+    return statistics.median(ours), statistics.median(raw)
+
+
+def peak_rss_mib() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def folder_mib(folder: Path, pattern: str) -> float:
+    return round(sum(p.stat().st_size for p in folder.glob(pattern)) / 2**20, 1)
+
+
+def print_table(results: list[dict[str, Any]], targets: dict[str, tuple[str, float]]) -> None:
+    keys = list(results[0])
+    width = max(len(k) for k in keys)
+    header = f"{'metric':<{width}}  " + "  ".join(f"{r['size']:>10,}" for r in results)
+    print(header + "  target (largest size)")
+    for key in keys[1:]:
+        target = targets.get(key)
+        note = ""
+        if target:
+            value = results[-1][key]
+            ok = value <= target[1] if target[0] == "<=" else value >= target[1]
+            note = f"{target[0]} {target[1]}  " + ("met" if ok else "MISSED")
+        print(f"{key:<{width}}  " + "  ".join(f"{r[key]:>10}" for r in results) + f"  {note}")
+
+
+def write_json(
+    name: str, out: str | Path, results: list[dict[str, Any]], targets: dict[str, tuple[str, float]]
+) -> Path:
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps({"results": results, "targets": targets}, indent=2))
+    return path

@@ -1,0 +1,187 @@
+"""The five edit operations, their refusals, and what an edit records."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import recuerdo
+from recuerdo.note_text import apply_edit, check_edit, headings
+
+from .conftest import db_dump
+
+DOC = "# Plan\n\nIntro line.\n\n## Tasks\n\n- one\n- two\n\n## Notes\n\nSome notes.\n"
+
+
+@pytest.mark.parametrize(
+    ("operation", "content", "section", "find", "expected"),
+    [
+        ("append", "Tail.", None, None, DOC.rstrip() + "\n\nTail."),
+        ("prepend", "Head.", None, None, "Head.\n\n" + DOC.rstrip()),
+        ("replace", "All new.", None, None, "All new."),
+        (
+            "replace_section",
+            "- three",
+            "Tasks",
+            None,
+            "# Plan\n\nIntro line.\n\n## Tasks\n\n- three\n\n## Notes\n\nSome notes.\n",
+        ),
+        (
+            "replace_section",
+            "Fresh.",
+            "## notes",
+            None,
+            "# Plan\n\nIntro line.\n\n## Tasks\n\n- one\n- two\n\n## Notes\n\nFresh.\n",
+        ),
+        ("find_replace", "- uno", None, "- one", DOC.replace("- one", "- uno")),
+        (
+            "find_replace",
+            "",
+            None,
+            "Intro line.\n\n",
+            "# Plan\n\n## Tasks\n\n- one\n- two\n\n## Notes\n\nSome notes.\n",
+        ),
+        ("find_replace", "", None, "- one\n", DOC.replace("- one\n", "")),
+    ],
+)
+def test_operations(
+    operation: str, content: str, section: str | None, find: str | None, expected: str
+) -> None:
+    check_edit(operation, content, section, find)
+    assert apply_edit(DOC, operation, content, section=section, find=find) == expected
+
+
+def test_deleting_rejoins_with_the_larger_break_run() -> None:
+    text = "alpha\n\nREMOVE\nbeta"
+    assert apply_edit(text, "find_replace", "", find="REMOVE") == "alpha\n\nbeta"
+    assert apply_edit("a bad b", "find_replace", "", find="bad") == "a b"
+    assert apply_edit("x\n\n\n\nDROP\n\n\n\ny", "find_replace", "", find="DROP") == "x\n\ny"
+
+
+def test_headings_inside_code_fences_are_not_sections() -> None:
+    text = "## Real\n\n```\n## Fake\n```\n"
+    assert [h.title for h in headings(text)] == ["Real"]
+
+
+@pytest.mark.parametrize(
+    ("operation", "content", "section", "find", "error", "message"),
+    [
+        ("rewrite", "x", None, None, recuerdo.InvalidOperation, "Unknown edit operation"),
+        ("append", None, None, None, recuerdo.OperationContentMismatch, "append needs content"),
+        ("append", "  ", None, None, recuerdo.OperationContentMismatch, "non-empty content"),
+        (
+            "replace_section",
+            "x",
+            None,
+            None,
+            recuerdo.OperationContentMismatch,
+            "needs the heading",
+        ),
+        (
+            "find_replace",
+            "x",
+            None,
+            None,
+            recuerdo.OperationContentMismatch,
+            "needs the text to find",
+        ),
+        (
+            "append",
+            "x",
+            "Tasks",
+            None,
+            recuerdo.OperationContentMismatch,
+            "section is only used by replace_section",
+        ),
+        (
+            "replace",
+            "x",
+            None,
+            "y",
+            recuerdo.OperationContentMismatch,
+            "find is only used by find_replace",
+        ),
+        (
+            "replace_section",
+            "x",
+            "Missing",
+            None,
+            recuerdo.SectionNotFound,
+            'No section titled "Missing". Headings present: "Plan", "Tasks", "Notes"',
+        ),
+        ("find_replace", "x", None, "absent", recuerdo.FindNotFound, "does not occur"),
+        ("find_replace", "x", None, "- ", recuerdo.FindAmbiguous, "occurs 2 times"),
+    ],
+)
+def test_edit_refusals_change_nothing(
+    file_memory: recuerdo.Memory,
+    operation: str,
+    content: str | None,
+    section: str | None,
+    find: str | None,
+    error: type[recuerdo.RecuerdoError],
+    message: str,
+) -> None:
+    note = file_memory.save("Plan", DOC)
+    before = db_dump(file_memory.location)
+    with pytest.raises(error) as caught:
+        file_memory.edit(note["id"], operation, content, section=section, find=find)  # type: ignore[arg-type]
+    assert message in caught.value.detail
+    assert db_dump(file_memory.location) == before
+
+
+def test_section_not_found_lists_headings(memory: recuerdo.Memory) -> None:
+    note = memory.save("Plan", DOC)
+    with pytest.raises(recuerdo.SectionNotFound) as caught:
+        memory.edit(note["id"], "replace_section", "x", section="Nope")
+    assert caught.value.code == "section_not_found" and caught.value.status == 422
+    assert caught.value.extra["headings"] == ["Plan", "Tasks", "Notes"]
+
+
+def test_edit_records_a_revision_unless_nothing_changes(memory: recuerdo.Memory) -> None:
+    note = memory.save("Plan", DOC)
+    same = memory.edit(note["id"], "find_replace", "- one", find="- one")
+    assert same["outcome"] == "unchanged" and same["version"] == 1
+    assert len(memory.history(note["id"])) == 1
+    changed = memory.agent("Editor").edit(note["id"], "find_replace", "- ONE", find="- one")
+    assert changed["outcome"] == "edited" and changed["version"] == 2
+    assert (changed["chars_added"], changed["chars_removed"]) == (3, 3)
+    last = memory.history(note["id"])[-1]
+    assert (last["operation"], last["principal"], last["version"]) == ("edit", "Editor", 2)
+
+
+def test_stale_version_token_is_refused(file_memory: recuerdo.Memory) -> None:
+    note = file_memory.save("Plan", DOC)
+    token = note["version_token"]
+    file_memory.edit(note["id"], "append", "first", version_token=token)
+    before = db_dump(file_memory.location)
+    with pytest.raises(recuerdo.VersionConflict) as caught:
+        file_memory.edit(note["id"], "append", "second", version_token=token)
+    assert caught.value.code == "version_conflict"
+    assert caught.value.extra["current_version_token"] == f"{note['id']}:2"
+    assert db_dump(file_memory.location) == before
+
+
+def test_edit_over_the_limit_is_refused(memory: recuerdo.Memory) -> None:
+    memory.configure(note_limit_bytes=1024)
+    note = memory.save("Small", "start")
+    with pytest.raises(recuerdo.ContentTooLarge):
+        memory.edit(note["id"], "append", "y" * 2000)
+    assert memory.get(note["id"])["content"] == "start"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    before=st.text(alphabet="ab \n", max_size=30),
+    middle=st.text(alphabet="XYZ", min_size=1, max_size=5),
+    after=st.text(alphabet="ab \n", max_size=30),
+)
+def test_deleting_a_unique_passage_leaves_the_rest(before: str, middle: str, after: str) -> None:
+    text = before + middle + after
+    result = apply_edit(text, "find_replace", "", find=middle)
+    assert middle not in result
+    assert result.replace("\n", "").replace(" ", "") == (before + after).replace("\n", "").replace(
+        " ", ""
+    )
+    assert "\n\n\n" not in result or "\n\n\n" in before or "\n\n\n" in after
