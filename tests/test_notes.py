@@ -241,6 +241,13 @@ NOTE_REFUSALS: list[tuple[str, Callable[[recuerdo.Memory], Any], str]] = [
     ("journal bad since", lambda m: m.journal(since="yesterday"), "invalid_input"),
     ("configure bad limit", lambda m: m.configure(note_limit_bytes=5), "invalid_input"),
     ("recent bad size", lambda m: m.recent(max_bytes=0), "invalid_input"),
+    ("empty observation", lambda m: m.remember_about("user", "   "), "empty_content"),
+    ("profile bad axis", lambda m: m.profile("team"), "invalid_input"),
+    ("blank session id", lambda m: m.session_start(" "), "invalid_input"),
+    ("passive not text", lambda m: m.capture_passive(42), "invalid_input"),
+    ("unmute unknown", lambda m: m.unmute("nothing"), "item_not_found"),
+    ("edit unknown note", lambda m: m.edit(99_999, "append", "x"), "item_not_found"),
+    ("get bad id", lambda m: m.get("1"), "invalid_input"),
 ]
 
 

@@ -54,7 +54,8 @@ def _connect(path: str, *, read_only: bool = False) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA secure_delete=ON")
     conn.execute("PRAGMA temp_store=MEMORY")
-    conn.execute("PRAGMA cache_size=-32000")
+    conn.execute("PRAGMA cache_size=-65536")  # 64 MiB of pages per connection
+    conn.execute("PRAGMA mmap_size=268435456")  # reads of a large memory skip a copy
     # After a checkpoint, give the WAL's space back beyond 64 MiB (bulk loads grow it a lot).
     conn.execute("PRAGMA journal_size_limit=67108864")
     if path != ":memory:":
