@@ -16,7 +16,7 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 	touch $@
 
 $(VENV)/.installed-serve: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet -e '.[embed]'
 	touch $@
 
 serve: $(VENV)/.installed-serve

@@ -13,9 +13,12 @@ import os
 from . import entries as entry_ops
 from .api.entries import EntryVerbs
 from .api.notes import NoteVerbs
+from .api.retrieval import RetrievalVerbs
 from .api.work import WorkVerbs
 from .declare import prepare_state_dir, state_path, validate_name
 from .errors import InvalidInput
+from .maintenance import upkeep_for
+from .retrieval.audit import AuditLog
 from .security import caps
 from .store.base import Store
 from .store.sqlite import SQLiteStore
@@ -26,7 +29,7 @@ LOCAL_TENANT = "local"
 MAIN_SOURCE = "main"
 
 
-class Memory(EntryVerbs, NoteVerbs, WorkVerbs):
+class Memory(EntryVerbs, NoteVerbs, RetrievalVerbs, WorkVerbs):
     """One declared memory, as seen by one writer (``main`` or an agent)."""
 
     def __init__(
@@ -39,9 +42,11 @@ class Memory(EntryVerbs, NoteVerbs, WorkVerbs):
         is_agent: bool = False,
         owns_store: bool = True,
         upkeep: Upkeep | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self._store = store
-        self._upkeep = upkeep or Upkeep(store, [entry_ops.index_backlog], entry_ops.unindexed)
+        self._audit = audit or AuditLog()
+        self._upkeep = upkeep or upkeep_for(store, self._audit)
         self.name = name
         self.tenant = tenant
         self.source = source
@@ -69,6 +74,7 @@ class Memory(EntryVerbs, NoteVerbs, WorkVerbs):
             is_agent=True,
             owns_store=False,
             upkeep=self._upkeep,
+            audit=self._audit,
         )
 
     def for_tenant(self, tenant: str) -> Memory:
@@ -81,6 +87,7 @@ class Memory(EntryVerbs, NoteVerbs, WorkVerbs):
             is_agent=self.is_agent,
             owns_store=False,
             upkeep=self._upkeep,
+            audit=self._audit,
         )
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from . import history
+from . import history, links
 from .clock import now, now_iso, to_iso
 from .entries import check_tags
 from .errors import (
@@ -25,6 +25,7 @@ from .errors import (
     VersionConflict,
 )
 from .note_text import cap_utf8, redact_private
+from .retrieval import index as chunk_index
 from .settings import note_limit_bytes, review_months
 from .store.base import Row, Tx
 from .text import checked_label, checked_text
@@ -118,6 +119,12 @@ def note_dict(row: Row, at: str | None = None) -> dict[str, Any]:
     }
 
 
+def _row(tx: Tx, item_id: int) -> Row:
+    row = tx.one("SELECT * FROM items WHERE id = ?", (item_id,))
+    assert row is not None
+    return row
+
+
 def load_note(tx: Tx, tenant: str, item_id: object, *, deleted: bool = False) -> Row:
     if isinstance(item_id, bool) or not isinstance(item_id, int):
         raise InvalidInput(f"a note id is an integer, got {item_id!r}")
@@ -189,6 +196,8 @@ def create(
     _set_tags(tx, item_id, tags)
     if session is not None:
         ensure_session(tx, tenant, session, scope)
+    if "[[" in content:
+        links.sync_wikilinks(tx, _row(tx, item_id))
     history.record_revision(
         tx,
         item_id=item_id,
@@ -255,6 +264,9 @@ def write_version(
     tx.execute(f"UPDATE items SET {assignments} WHERE id = ?", (*changes.values(), row["id"]))
     if "tags" in changes:
         _set_tags(tx, row["id"], tags or [])
+    if "[[" in content or "[[" in row["content"]:
+        links.sync_wikilinks(tx, _row(tx, row["id"]))
+    chunk_index.rechunk(tx, row["id"])
     history.record_revision(
         tx,
         item_id=row["id"],

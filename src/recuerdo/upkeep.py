@@ -17,10 +17,10 @@ import time
 from collections.abc import Callable, Sequence
 
 from .errors import StoreError
-from .store.base import Store, Tx
 
-Task = Callable[[Tx], int]
-"""One step of upkeep: does a bounded amount of work in ``tx``; returns 0 when nothing is left."""
+Task = Callable[[], int]
+"""One step of upkeep: does a bounded amount of work in its own transactions; returns 0 when
+nothing is left."""
 
 GATHER_SECONDS = 0.2
 IDLE_SECONDS = 2.0
@@ -31,9 +31,11 @@ FORCE_BACKLOG = 100_000
 
 
 class Upkeep:
-    def __init__(self, store: Store, tasks: Sequence[Task], backlog: Callable[[Tx], int]) -> None:
-        self._store = store
+    def __init__(
+        self, tasks: Sequence[Task], backlog: Callable[[], int], on_close: Sequence[Task] = ()
+    ) -> None:
         self._tasks = tuple(tasks)
+        self._on_close = tuple(on_close)
         self._backlog = backlog
         self._wake = threading.Event()
         self._guard = threading.Lock()
@@ -58,19 +60,18 @@ class Upkeep:
                 self._thread.start()
 
     def step(self) -> int:
-        """One transaction of upkeep; how much work it did."""
-        with self._store.write() as tx:
-            return sum(task(tx) for task in self._tasks)
+        """One round of every task; how much work they did."""
+        return sum(task() for task in self._tasks)
 
     def backlog(self) -> int:
-        with self._store.read() as tx:
-            return self._backlog(tx)
+        return self._backlog()
 
-    def drain(self, limit: int | None = None) -> int:
+    def drain(self, limit: int | None = None, tasks: Sequence[Task] | None = None) -> int:
         """Do the pending work now (at most about ``limit`` rows); return the work done."""
+        chosen = self._tasks if tasks is None else tuple(tasks)
         done = 0
         while limit is None or done < limit:
-            work = self.step()
+            work = sum(task() for task in chosen)
             if work == 0:
                 break
             done += work
@@ -118,4 +119,4 @@ class Upkeep:
         if thread is not None:
             thread.join()
         if drain and self.backlog() <= DRAIN_ON_CLOSE:
-            self.drain()
+            self.drain(tasks=self._on_close)

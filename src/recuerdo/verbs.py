@@ -146,9 +146,9 @@ VERBS = VerbTable()
 
 
 def _register_families() -> None:
-    from .verbdefs import entries, notes, work
+    from .verbdefs import entries, notes, retrieval, work
 
-    for family in (entries, work, notes):
+    for family in (entries, work, notes, retrieval):
         family.register(VERBS)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
 from ..errors import CapabilityNotGranted
+from ..retrieval.audit import AuditLog
 from ..security import caps
 from ..store.base import Store
 from ..upkeep import Upkeep
@@ -32,6 +33,7 @@ def guarded(method: Callable[P, R]) -> Callable[P, R]:
 class MemoryBase:
     _store: Store
     _upkeep: Upkeep
+    _audit: AuditLog
     name: str
     tenant: str
     source: str

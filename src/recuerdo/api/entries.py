@@ -54,7 +54,7 @@ class EntryVerbs(MemoryBase):
         else:
             source = checked_label(from_, "from", max_chars=100)
         with self._store.read() as tx:
-            return entry_ops.recall(
+            found = entry_ops.recall(
                 tx,
                 self.tenant,
                 category=category,
@@ -65,6 +65,24 @@ class EntryVerbs(MemoryBase):
                 source=source,
                 scope=scope,
             )
+        filters = {
+            "category": category,
+            "tags": tags,
+            "mode": mode,
+            "limit": limit,
+            "from": from_,
+            "scope": scope,
+        }
+        self._audit.record(
+            tenant=self.tenant,
+            principal=self.principal,
+            verb="recall",
+            query=search,
+            filters={k: v for k, v in filters.items() if v},
+            returned=[entry["id"] for entry in found],
+        )
+        self._upkeep.poke(0)
+        return found
 
     @guarded
     def forget(self, id: int) -> bool:

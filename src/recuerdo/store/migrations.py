@@ -269,6 +269,96 @@ def m004_notes_history_journal(tx: Tx) -> None:
     )
 
 
+@migration
+def m005_retrieval(tx: Tx) -> None:
+    # Chunks are the unit of search and citation: spans of an item's text, with the words that
+    # describe them (title; speaker, date and neighbouring turns as `context`). They are built
+    # off the write path like the entry trigrams: items above `index_marks.chunks` are not
+    # chunked yet and searches read them directly. Embeddings are keyed by (model, text hash)
+    # so unchanged text is never embedded twice, whichever chunk carries it.
+    _run_script(
+        tx,
+        """
+        ALTER TABLE items ADD COLUMN occurred_at TEXT;
+
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            start INTEGER NOT NULL,
+            stop INTEGER NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            body TEXT NOT NULL,
+            context TEXT NOT NULL DEFAULT '',
+            hash TEXT NOT NULL
+        );
+
+        CREATE INDEX chunks_by_item ON chunks (item_id, ordinal);
+
+        CREATE INDEX chunks_by_hash ON chunks (hash);
+
+        CREATE VIRTUAL TABLE chunk_fts USING fts5 (
+            title, body, context, content='chunks', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+
+        CREATE TRIGGER chunk_fts_insert AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunk_fts (rowid, title, body, context)
+            VALUES (new.id, new.title, new.body, new.context);
+        END;
+
+        CREATE TRIGGER chunk_fts_delete AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunk_fts (chunk_fts, rowid, title, body, context)
+            VALUES ('delete', old.id, old.title, old.body, old.context);
+        END;
+
+        INSERT INTO index_marks (name, upto) VALUES ('chunks', 0);
+
+        INSERT INTO index_marks (name, upto) VALUES ('chunk_deletions', 0);
+
+        INSERT INTO index_marks (name, upto) VALUES ('chunk_deletions_collected', 0);
+
+        CREATE TRIGGER chunk_deletions_count AFTER DELETE ON chunks BEGIN
+            UPDATE index_marks SET upto = upto + 1 WHERE name = 'chunk_deletions';
+        END;
+
+        CREATE TABLE embeddings (
+            id INTEGER PRIMARY KEY,
+            model TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            UNIQUE (model, hash)
+        );
+
+        CREATE TABLE links (
+            from_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+            to_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+            type TEXT NOT NULL,
+            origin TEXT NOT NULL DEFAULT 'explicit',
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (from_id, to_id, type)
+        ) WITHOUT ROWID;
+
+        CREATE INDEX links_to ON links (to_id);
+
+        CREATE TABLE retrieval_audit (
+            id INTEGER PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            principal TEXT NOT NULL,
+            verb TEXT NOT NULL,
+            scope TEXT,
+            query TEXT,
+            filters TEXT NOT NULL,
+            returned TEXT NOT NULL,
+            found INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        );
+
+        CREATE INDEX retrieval_audit_by_time ON retrieval_audit (tenant, created_at);
+        """,
+    )
+
+
 def apply_migrations(tx: Tx) -> list[str]:
     """Apply every migration not yet recorded; return the names applied now."""
     tx.execute(

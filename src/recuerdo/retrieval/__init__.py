@@ -1,0 +1,1 @@
+"""Retrieval: chunks, the lexical and meaning stages, fusion and context packing."""

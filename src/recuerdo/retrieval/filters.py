@@ -1,0 +1,132 @@
+"""Search filters, applied inside every candidate query (never after a top-k cut)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..clock import now_iso, parse_time
+from ..entries import check_tags
+from ..errors import InvalidInput
+from ..text import checked_label
+
+ITEM_TYPES = ("entry", "note", "document", "message")
+STATUSES = ("active", "needs_review", "archived")
+
+
+def _labels(value: object, field_name: str) -> list[str] | None:
+    if value is None:
+        return None
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list | tuple) or not values:
+        raise InvalidInput(f"{field_name} must be a label or a non-empty list of labels")
+    return [checked_label(v, field_name) for v in values]
+
+
+@dataclass(frozen=True)
+class Filters:
+    tenant: str
+    scope: str | None = None
+    kinds: list[str] | None = None
+    types: list[str] | None = None
+    tags: list[str] = field(default_factory=list)
+    tags_all: bool = False
+    source: str | None = None
+    status: str | None = None
+    since: str | None = None
+    until: str | None = None
+    skip_muted: bool = False
+
+    @classmethod
+    def build(
+        cls,
+        tenant: str,
+        *,
+        scope: object = None,
+        kind: object = None,
+        types: object = None,
+        tags: object = None,
+        tags_mode: object = None,
+        source: object = None,
+        status: object = None,
+        since: object = None,
+        until: object = None,
+        skip_muted: bool = False,
+    ) -> Filters:
+        item_types = _labels(types, "types")
+        if item_types and not set(item_types) <= set(ITEM_TYPES):
+            raise InvalidInput(f"types are among {', '.join(ITEM_TYPES)}, got {item_types}")
+        if status is not None and status not in STATUSES:
+            raise InvalidInput(f"status is one of {', '.join(STATUSES)}, got {status!r}")
+        if tags_mode is not None and tags_mode not in ("any", "all"):
+            raise InvalidInput(f"tags_mode is 'any' or 'all', got {tags_mode!r}")
+        return cls(
+            tenant=tenant,
+            scope=None if scope is None else checked_label(scope, "scope"),
+            kinds=_labels(kind, "kind"),
+            types=item_types,
+            tags=check_tags(tags),
+            tags_all=tags_mode == "all",
+            source=None if source is None else checked_label(source, "source"),
+            status=status if isinstance(status, str) else None,
+            since=None if since is None else parse_time(since, "since"),
+            until=None if until is None else parse_time(until, "until"),
+            skip_muted=skip_muted,
+        )
+
+    def sql(self, alias: str = "i") -> tuple[str, list[Any]]:
+        """A WHERE fragment over the items table aliased ``alias``, and its parameters."""
+        a = alias
+        clauses = [f"{a}.tenant = ?", f"{a}.status <> 'deleted'"]
+        params: list[Any] = [self.tenant]
+        if self.scope is not None:
+            clauses.append(f"{a}.scope = ?")
+            params.append(self.scope)
+        for column, values in ((f"{a}.category", self.kinds), (f"{a}.item_type", self.types)):
+            if values:
+                clauses.append(f"{column} IN ({', '.join('?' * len(values))})")
+                params.extend(values)
+        if self.source is not None:
+            clauses.append(f"{a}.source = ?")
+            params.append(self.source)
+        if self.status == "needs_review":
+            clauses.append(f"{a}.status = 'active' AND {a}.review_at <= ?")
+            params.append(now_iso())
+        elif self.status == "active":
+            clauses.append(
+                f"{a}.status = 'active' AND ({a}.review_at IS NULL OR {a}.review_at > ?)"
+            )
+            params.append(now_iso())
+        elif self.status is not None:
+            clauses.append(f"{a}.status = ?")
+            params.append(self.status)
+        moment = f"coalesce({a}.occurred_at, {a}.updated_at)"
+        if self.since is not None:
+            clauses.append(f"{moment} >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            clauses.append(f"{moment} <= ?")
+            params.append(self.until)
+        if self.skip_muted:
+            clauses.append(f"{a}.muted = 0")
+        if self.tags:
+            marks = ", ".join("?" * len(self.tags))
+            if self.tags_all:
+                clauses.append(
+                    f"(SELECT count(*) FROM item_tags t WHERE t.item_id = {a}.id"
+                    f" AND t.tag IN ({marks})) = ?"
+                )
+                params.extend([*self.tags, len(self.tags)])
+            else:
+                clauses.append(
+                    f"EXISTS (SELECT 1 FROM item_tags t WHERE t.item_id = {a}.id"
+                    f" AND t.tag IN ({marks}))"
+                )
+                params.extend(self.tags)
+        return " AND ".join(clauses), params
+
+    def describe(self) -> dict[str, Any]:
+        """The filters as given, for the audit."""
+        shown = {k: v for k, v in self.__dict__.items() if v not in (None, [], False)}
+        shown.pop("tenant", None)
+        return shown

@@ -1,0 +1,118 @@
+"""Context packs: ranked blocks of memory within a token budget (the Notarium recall rules).
+
+1. Seeds come from hybrid search, with their fused scores.
+2. A breadth-first walk follows item links both ways up to ``depth`` hops (links to missing or
+   deleted items are skipped).
+3. Blocks rank by ``score - 1000 * hop`` (a seed always outranks a neighbour), plus a small bonus
+   for neighbours linked to more than one seed; ties by id.
+4. The budget in characters is ``budget_tokens * 4``; each block is capped at
+   ``max_per_source`` tokens (default ``max(500, ceil(budget / 2))``) and cut with ``...``.
+5. A block is ``## {title} ({scope label})`` then its text.
+6. Whole blocks are added in rank order, counting separators; the first block that does not fit
+   stops the pack and sets ``truncated``. If the very first block is too big it is cut to the
+   budget, so a pack is never empty when something matched.
+7. Muted categories and deleted items are left out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..store.base import Row, Tx
+
+CHARS_PER_TOKEN = 4
+SEPARATOR = "\n\n"
+ELLIPSIS = "..."
+HOP_PENALTY = 1000.0
+CLUSTER_BONUS = 0.001
+
+
+def tokens(text: str) -> int:
+    """The documented estimate: four characters a token."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def scope_label(scope: str) -> str:
+    if scope == "user":
+        return "personal"
+    if scope.startswith("project:"):
+        return f"project: {scope[len('project:') :]}"
+    return scope
+
+
+def title_of(row: Row) -> str:
+    if row["title"]:
+        return str(row["title"])
+    if row["item_type"] == "message":
+        meta = json.loads(row["meta"])
+        when = f", {row['occurred_at'][:10]}" if row["occurred_at"] else ""
+        return f"{meta.get('speaker', 'message')}{when}"
+    return f"{row['category']} {row['item_type']}"
+
+
+def walk(tx: Tx, seeds: Sequence[int], depth: int) -> dict[int, tuple[int, int]]:
+    """item id -> (hop, number of distinct seeds it is linked to), breadth first."""
+    reached: dict[int, tuple[int, int]] = {seed: (0, 1) for seed in seeds}
+    frontier = list(seeds)
+    touches: dict[int, set[int]] = {}
+    origin: dict[int, int] = {seed: seed for seed in seeds}
+    for hop in range(1, depth + 1):
+        if not frontier:
+            break
+        marks = ",".join("?" * len(frontier))
+        rows = tx.all(
+            f"SELECT from_id AS a, to_id AS b FROM links WHERE from_id IN ({marks})"
+            f" UNION ALL SELECT to_id AS a, from_id AS b FROM links WHERE to_id IN ({marks})",
+            [*frontier, *frontier],
+        )
+        nxt = []
+        for row in rows:
+            neighbour, via = int(row["b"]), int(row["a"])
+            seed = origin.get(via, via)
+            touches.setdefault(neighbour, set()).add(seed)
+            if neighbour not in reached:
+                reached[neighbour] = (hop, 1)
+                origin[neighbour] = seed
+                nxt.append(neighbour)
+        frontier = nxt
+    return {
+        item: (hop, max(count, len(touches.get(item, ()))))
+        for item, (hop, count) in reached.items()
+    }
+
+
+def pack(
+    blocks: list[dict[str, Any]], budget_tokens: int, max_per_source: int | None
+) -> tuple[str, list[dict[str, Any]], bool]:
+    """Join ranked blocks (each with ``header`` and ``text``) within the budget."""
+    budget = budget_tokens * CHARS_PER_TOKEN
+    cap = (
+        max_per_source if max_per_source is not None else max(500, math.ceil(budget_tokens / 2))
+    ) * CHARS_PER_TOKEN
+    parts: list[str] = []
+    used = 0
+    kept: list[dict[str, Any]] = []
+    truncated = False
+    for block in blocks:
+        body = block["text"]
+        cut = False
+        if len(block["header"]) + 1 + len(body) > cap:
+            room = max(0, cap - len(block["header"]) - 1 - len(ELLIPSIS))
+            body, cut = body[:room] + ELLIPSIS, True
+        text = f"{block['header']}\n{body}"
+        cost = len(text) + (len(SEPARATOR) if parts else 0)
+        if used + cost > budget:
+            if not parts:  # never empty: the first block is cut to the budget
+                text = text[: max(0, budget - len(ELLIPSIS))] + ELLIPSIS
+                text = text[:budget]
+                parts.append(text)
+                kept.append({**block["source"], "cut": True, "tokens": tokens(text)})
+            truncated = True
+            break
+        parts.append(text)
+        used += cost
+        kept.append({**block["source"], "cut": cut, "tokens": tokens(text)})
+    return SEPARATOR.join(parts), kept, truncated

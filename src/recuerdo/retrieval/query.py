@@ -1,0 +1,188 @@
+"""Turning user text into a safe full-text query.
+
+User text never reaches the FTS query language raw: it is split into word tokens, each token is
+quoted, and the tokens are joined with OR (``mode="any"``) or AND (``mode="all"``). Operators such
+as ``- " : * ( ) NEAR AND OR ^`` are therefore just text, and no input can raise.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import InvalidInput
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+MAX_TERMS = 32
+
+# Common English function words: alone they match nearly every passage, so they are dropped
+# from queries unless nothing else is left.
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "s",
+        "t",
+        "d",
+        "ll",
+        "m",
+        "o",
+        "re",
+        "ve",
+        "y",
+        "did",
+        "does",
+        "also",
+        "get",
+        "got",
+    ]
+)
+
+
+def terms(text: str) -> list[str]:
+    """Lower-cased word tokens of ``text`` without stop words (all of them if only stop words
+    remain), in order, without repeats, at most MAX_TERMS."""
+    tokens = [token.lower() for token in _TOKEN.findall(text)]
+    kept = [t for t in tokens if t not in STOP_WORDS] or tokens
+    unique: list[str] = []
+    for token in kept:
+        if token not in unique:
+            unique.append(token)
+    return unique[:MAX_TERMS]
+
+
+def match_expression(words: list[str], mode: str = "any") -> str:
+    """An FTS5 MATCH expression of quoted terms; empty when there are no terms."""
+    joiner = " AND " if mode == "all" else " OR "
+    return joiner.join('"' + word.replace('"', '""') + '"' for word in words)
+
+
+def check_mode(mode: object) -> str:
+    if mode is None:
+        return "any"
+    if isinstance(mode, str) and mode.strip().lower() in ("any", "all"):
+        return mode.strip().lower()
+    raise InvalidInput(f"mode must be 'any' or 'all', got {mode!r}")

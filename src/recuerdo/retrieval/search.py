@@ -1,0 +1,240 @@
+"""Hybrid search: the lexical and meaning stages, fused, with previews and explicit states.
+
+Each stage proposes candidates *inside* the filters; weighted reciprocal rank fusion (k=60)
+merges them. The lexical stage is BM25 over chunks (title above body above context words);
+items written in the last moments, not chunked yet, are matched directly. The meaning stage is
+cosine similarity over chunk vectors (see ``vectors.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..notes import status_of
+from ..store.base import Row, Tx
+from .filters import Filters
+from .index import chunk_mark
+from .query import match_expression, terms
+from .vectors import meaning_candidates, pending, vector_set
+
+if TYPE_CHECKING:
+    from .embed import Embedder
+
+RRF_K = 60
+# Stage weights for fusion. Lexical evidence (names, numbers, exact words) is the more precise
+# on conversational memory; meaning adds what the words miss (docs/decisions/0004-fusion.md).
+WEIGHTS = {"lexical": 1.0, "meaning": 0.6, "graph": 0.8}
+BM25_WEIGHTS = (3.0, 1.0, 0.4)  # title, body, context
+CANDIDATES = 100
+TAIL_LIMIT = 5000
+DEFAULT_PREVIEW = 300
+
+
+@dataclass
+class Candidate:
+    item_id: int
+    chunk_id: int | None
+    score: float = 0.0
+    stages: dict[str, int] = field(default_factory=dict)  # stage -> rank (1 = best)
+
+
+def lexical_stage(
+    tx: Tx, filters: Filters, words: list[str], mode: str, k: int
+) -> list[tuple[int | None, int]]:
+    """(chunk id, item id) best first, one per item: BM25 over chunks, then the items too new
+    to be chunked, matched word by word."""
+    if not words:
+        return []
+    where, params = filters.sql("i")
+    rows = tx.all(
+        f"SELECT c.id AS chunk_id, c.item_id FROM chunk_fts JOIN chunks c ON c.id = chunk_fts.rowid"
+        f" JOIN items i ON i.id = c.item_id WHERE chunk_fts MATCH ? AND {where}"
+        f" ORDER BY bm25(chunk_fts, {', '.join(map(str, BM25_WEIGHTS))}) LIMIT ?",
+        [match_expression(words, mode), *params, k * 4],
+    )
+    found: list[tuple[int | None, int]] = []
+    seen: set[int] = set()
+    for row in rows:
+        if row["item_id"] not in seen:
+            seen.add(row["item_id"])
+            found.append((row["chunk_id"], row["item_id"]))
+    return _merge_tail(found, _tail(tx, filters, words, mode), k)
+
+
+def _tail(tx: Tx, filters: Filters, words: list[str], mode: str) -> list[int]:
+    """Items above the chunk watermark that contain the words (prefix match per word)."""
+    where, params = filters.sql("i")
+    rows = tx.all(
+        f"SELECT i.id, i.title, i.content FROM items i WHERE i.id > ? AND {where}"
+        " ORDER BY i.id DESC LIMIT ?",
+        [chunk_mark(tx), *params, TAIL_LIMIT],
+    )
+    scored = []
+    for row in rows:
+        text_words = set(re.findall(r"[^\W_]+", f"{row['title'] or ''} {row['content']}".lower()))
+        hits = sum(1 for word in words if any(w.startswith(word[:5]) for w in text_words))
+        if hits and (mode != "all" or hits == len(words)):
+            scored.append((hits, row["id"]))
+    scored.sort(key=lambda pair: (-pair[0], -pair[1]))
+    return [item_id for _, item_id in scored]
+
+
+def _merge_tail(
+    found: list[tuple[int | None, int]], tail: list[int], k: int
+) -> list[tuple[int | None, int]]:
+    if not tail:
+        return found[:k]
+    merged: list[tuple[int | None, int]] = []
+    for index in range(max(len(found), len(tail))):  # alternate: neither list starves
+        if index < len(tail):
+            merged.append((None, tail[index]))
+        if index < len(found):
+            merged.append(found[index])
+    return merged[:k]
+
+
+def meaning_stage(
+    tx: Tx, location: str, embedder: Embedder, filters: Filters, query: str, k: int
+) -> list[tuple[int | None, int]]:
+    query_vector = embedder.embed([query], query=True)[0]
+    where, params = filters.sql("i")
+    vectors = vector_set(location, embedder.name, embedder.dim)
+
+    def allowed(embedding_ids: list[int]) -> list[tuple[int, int, int]]:
+        marks = ",".join("?" * len(embedding_ids))
+        rows = tx.all(
+            f"SELECT e.id AS eid, c.id AS cid, c.item_id FROM embeddings e"
+            f" JOIN chunks c ON c.hash = e.hash JOIN items i ON i.id = c.item_id"
+            f" WHERE e.id IN ({marks}) AND {where}",
+            [*embedding_ids, *params],
+        )
+        return [(r["eid"], r["cid"], r["item_id"]) for r in rows]
+
+    return [
+        (chunk, item)
+        for chunk, item, _ in meaning_candidates(tx, vectors, query_vector, allowed, k)
+    ]
+
+
+def fuse(stages: dict[str, list[tuple[int | None, int]]]) -> list[Candidate]:
+    """Weighted reciprocal rank fusion, one candidate per item (its best-ranked chunk)."""
+    by_item: dict[int, Candidate] = {}
+    for stage, ranked in stages.items():
+        weight = WEIGHTS.get(stage, 1.0)
+        for rank, (chunk_id, item_id) in enumerate(ranked, start=1):
+            candidate = by_item.setdefault(item_id, Candidate(item_id, chunk_id))
+            if candidate.chunk_id is None:
+                candidate.chunk_id = chunk_id
+            candidate.stages[stage] = rank
+            candidate.score += weight / (RRF_K + rank)
+    return sorted(by_item.values(), key=lambda c: (-c.score, -c.item_id))
+
+
+def meaning_state(tx: Tx, embedder: Embedder | None) -> str:
+    if embedder is None:
+        return "not_armed"
+    return "queued" if pending(tx, embedder.name) else "armed"
+
+
+def _chunk_rows(tx: Tx, ids: Sequence[int]) -> dict[int, Row]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    return {
+        r["id"]: r
+        for r in tx.all(
+            f"SELECT id, item_id, start, stop, body FROM chunks WHERE id IN ({marks})", list(ids)
+        )
+    }
+
+
+def _item_rows(tx: Tx, ids: Sequence[int]) -> dict[int, Row]:
+    marks = ",".join("?" * len(ids))
+    return {r["id"]: r for r in tx.all(f"SELECT * FROM items WHERE id IN ({marks})", list(ids))}
+
+
+def fragment(
+    item: Row, chunk: Row | None, candidate: Candidate, preview_chars: int, at: str
+) -> dict[str, Any]:
+    text = item["content"]
+    start, stop = (chunk["start"], chunk["stop"]) if chunk is not None else (0, len(text))
+    piece = text[start:stop]
+    preview = piece[:preview_chars]
+    hit: dict[str, Any] = {
+        "id": item["id"],
+        "item_type": item["item_type"],
+        "title": item["title"],
+        "kind": item["category"],
+        "scope": item["scope"],
+        "source": item["source"],
+        "status": status_of(item, at),
+        "score": round(candidate.score, 6),
+        "found_by": sorted(candidate.stages),
+        "ranks": dict(candidate.stages),
+        "preview": preview,
+        "truncated": len(preview) < len(text),
+        "item_chars": len(text),
+        "item_bytes": len(text.encode("utf-8")),
+        "span": {"start": start, "end": stop, "chunk_id": candidate.chunk_id},
+        "updated_at": item["updated_at"],
+    }
+    if item["item_type"] == "message":
+        meta = json.loads(item["meta"])
+        hit.update(
+            conversation=item["session"],
+            speaker=meta.get("speaker"),
+            date=item["occurred_at"],
+            ref=meta.get("ref"),
+        )
+    elif item["item_type"] == "entry":
+        hit["tags"] = json.loads(item["tags"])
+    return hit
+
+
+def assemble(
+    tx: Tx, candidates: list[Candidate], preview_chars: int, at: str
+) -> list[dict[str, Any]]:
+    if not candidates:
+        return []
+    items = _item_rows(tx, [c.item_id for c in candidates])
+    chunks = _chunk_rows(tx, [c.chunk_id for c in candidates if c.chunk_id is not None])
+    hits = []
+    for candidate in candidates:
+        item = items.get(candidate.item_id)
+        if item is None:
+            continue
+        chunk = chunks.get(candidate.chunk_id) if candidate.chunk_id is not None else None
+        hits.append(fragment(item, chunk, candidate, preview_chars, at))
+    return hits
+
+
+def run_stages(
+    tx: Tx,
+    location: str,
+    embedder: Embedder | None,
+    filters: Filters,
+    query: str,
+    mode: str,
+    k: int,
+    extra: dict[str, list[tuple[int | None, int]]] | None = None,
+) -> tuple[list[Candidate], str, list[str]]:
+    """Fused candidates, the meaning state, and the stages that failed."""
+    words = terms(query)
+    stages: dict[str, list[tuple[int | None, int]]] = {
+        "lexical": lexical_stage(tx, filters, words, mode, k)
+    }
+    failed: list[str] = []
+    state = meaning_state(tx, embedder)
+    if embedder is not None and query.strip():
+        try:
+            stages["meaning"] = meaning_stage(tx, location, embedder, filters, query, k)
+        except Exception:  # a broken model must not take words-only search down with it
+            failed.append("meaning")
+            state = "failed"
+    if extra:
+        stages.update(extra)
+    return fuse(stages), state, failed

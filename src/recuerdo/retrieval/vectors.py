@@ -1,0 +1,289 @@
+"""Stored vectors and the meaning stage's search.
+
+Vectors are stored once per (model, chunk text hash) as int8 with one float32 scale (388 bytes
+for 384 dimensions: a million chunks take about 370 MiB). Each process keeps the vectors of the
+current model in memory and searches them exactly up to ``EXACT_LIMIT`` rows; above that an HNSW
+index (usearch, int8) answers first and is checked exactly. Filters are applied before the top-k
+cut: candidates are walked in score order and kept only if they pass the filters, widening until
+``k`` pass or every vector has been considered.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..store.base import Store, Tx
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .embed import Embedder
+
+EMBED_BATCH = 64
+EXACT_LIMIT = 50_000
+_SCALE_BYTES = 4
+
+
+def mark_name(model: str) -> str:
+    return f"embed:{model}"
+
+
+def _mark(tx: Tx, model: str) -> int:
+    value = tx.scalar("SELECT upto FROM index_marks WHERE name = ?", (mark_name(model),))
+    return 0 if value is None else int(value)
+
+
+def encode(vector: np.ndarray) -> bytes:
+    import numpy as np
+
+    scale = float(np.max(np.abs(vector))) / 127 or 1.0
+    quantized = np.clip(np.rint(vector / scale), -127, 127).astype(np.int8)
+    return bytes(np.float32(scale).tobytes()) + bytes(quantized.tobytes())
+
+
+def decode(blob: bytes) -> tuple[float, np.ndarray]:
+    import numpy as np
+
+    scale = float(np.frombuffer(blob[:_SCALE_BYTES], dtype=np.float32)[0])
+    return scale, np.frombuffer(blob[_SCALE_BYTES:], dtype=np.int8)
+
+
+def _text_of(title: str, body: str) -> str:
+    return f"{title}\n{body}" if title else body
+
+
+def embed_backlog(store: Store, embedder: Embedder) -> int:
+    """Embed the next chunks above this model's watermark (outside any write lock); return
+    how many chunks it moved over."""
+    with store.read() as tx:
+        upto = _mark(tx, embedder.name)
+        rows = tx.all(
+            "SELECT c.id, c.hash, c.title, c.body FROM chunks c WHERE c.id > ? ORDER BY c.id"
+            " LIMIT ?",
+            (upto, EMBED_BATCH),
+        )
+        if not rows:
+            return 0
+        marks = ",".join("?" * len(rows))
+        known = {
+            r["hash"]
+            for r in tx.all(
+                f"SELECT hash FROM embeddings WHERE model = ? AND hash IN ({marks})",
+                [embedder.name, *[row["hash"] for row in rows]],
+            )
+        }
+    todo: dict[str, str] = {}
+    for row in rows:
+        if row["hash"] not in known:
+            todo.setdefault(row["hash"], _text_of(row["title"], row["body"]))
+    vectors = embedder.embed(list(todo.values())) if todo else None
+    with store.write() as tx:
+        if vectors is not None:
+            tx.executemany(
+                "INSERT INTO embeddings (model, hash, vector) VALUES (?, ?, ?)"
+                " ON CONFLICT (model, hash) DO NOTHING",
+                [
+                    (embedder.name, digest, encode(vector))
+                    for digest, vector in zip(todo, vectors, strict=True)
+                ],
+            )
+        tx.execute(
+            "INSERT INTO index_marks (name, upto) VALUES (?, ?) ON CONFLICT (name) DO UPDATE"
+            " SET upto = max(upto, excluded.upto)",
+            (mark_name(embedder.name), rows[-1]["id"]),
+        )
+    return int(rows[-1]["id"]) - upto
+
+
+def pending(tx: Tx, model: str) -> int:
+    """Chunks (and unchunked items) still waiting for a vector of ``model``."""
+    waiting = tx.scalar("SELECT count(*) FROM chunks WHERE id > ?", (_mark(tx, model),))
+    unchunked = tx.scalar(
+        "SELECT count(*) FROM items WHERE id > (SELECT upto FROM index_marks WHERE name = 'chunks')"
+    )
+    return int(waiting) + int(unchunked)
+
+
+def collect_orphans(tx: Tx) -> int:
+    """Delete vectors whose text no chunk carries any more (after edits and deletes), and
+    tell every process's in-memory copy to start over. Runs only when chunks were deleted
+    since the last collection; returns 1 when it ran (work for the upkeep loop), else 0."""
+    deletions = tx.scalar("SELECT upto FROM index_marks WHERE name = 'chunk_deletions'")
+    collected = tx.scalar("SELECT upto FROM index_marks WHERE name = 'chunk_deletions_collected'")
+    if deletions == collected:
+        return 0
+    tx.execute(
+        "UPDATE index_marks SET upto = ? WHERE name = 'chunk_deletions_collected'", (deletions,)
+    )
+    removed = tx.execute(
+        "DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM chunks c"
+        " WHERE c.hash = embeddings.hash)"
+    )
+    if removed:
+        tx.execute(
+            "INSERT INTO index_marks (name, upto) VALUES ('embeddings_deleted', 1)"
+            " ON CONFLICT (name) DO UPDATE SET upto = upto + 1"
+        )
+    return 1
+
+
+class VectorSet:
+    """The current model's vectors, in memory, refreshed from the store as they arrive."""
+
+    def __init__(self, model: str, dim: int) -> None:
+        self.model = model
+        self.dim = dim
+        self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        import numpy as np
+
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._matrix = np.zeros((0, self.dim), dtype=np.int8)
+        self._scales = np.zeros(0, dtype=np.float32)
+        self._last_id = 0
+        self._deletions = -1
+        self._ann: Any = None
+        self._ann_size = 0
+
+    def refresh(self, tx: Tx) -> None:
+        """Load vectors added since the last call; start over when any were deleted."""
+        import numpy as np
+
+        deletions = int(
+            tx.scalar(
+                "SELECT coalesce((SELECT upto FROM index_marks"
+                " WHERE name = 'embeddings_deleted'), 0)"
+            )
+        )
+        with self._lock:
+            if deletions != self._deletions:
+                self._reset()
+                self._deletions = deletions
+            rows = tx.all(
+                "SELECT id, vector FROM embeddings WHERE id > ? AND model = ? ORDER BY id",
+                (self._last_id, self.model),
+            )
+            if not rows:
+                return
+            scales = np.empty(len(rows), dtype=np.float32)
+            matrix = np.empty((len(rows), self.dim), dtype=np.int8)
+            for i, row in enumerate(rows):
+                scales[i], matrix[i] = decode(row["vector"])
+            self._ids = np.concatenate([self._ids, np.array([r["id"] for r in rows])])
+            self._matrix = np.concatenate([self._matrix, matrix])
+            self._scales = np.concatenate([self._scales, scales])
+            self._last_id = int(rows[-1]["id"])
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def _scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        import numpy as np
+
+        out = np.empty(len(rows), dtype=np.float32)
+        for first in range(0, len(rows), 65_536):  # bounded temporary memory
+            block = self._matrix[rows[first : first + 65_536]].astype(np.float32)
+            out[first : first + len(block)] = block @ query
+        scored: np.ndarray = out * self._scales[rows]
+        return scored
+
+    def _ann_rows(self, query: np.ndarray, count: int) -> np.ndarray:
+        import numpy as np
+        from usearch.index import Index
+
+        if self._ann is None:
+            self._ann = Index(
+                ndim=self.dim,
+                metric="ip",
+                dtype="i8",
+                connectivity=16,
+                expansion_add=64,
+                expansion_search=max(64, count),
+            )
+        if self._ann_size < len(self._ids):
+            fresh = np.arange(self._ann_size, len(self._ids))
+            self._ann.add(fresh, self._matrix[fresh].astype(np.float32) / 127.0, threads=2)
+            self._ann_size = len(self._ids)
+        found = self._ann.search(query, count)
+        return np.asarray(found.keys, dtype=np.int64)
+
+    def ranked(self, query: np.ndarray, k: int) -> Iterator[list[tuple[int, float]]]:
+        """Tiers of (embedding id, cosine), best first: the HNSW's answer checked exactly when
+        the set is large, then ever larger exact tiers until every vector was offered."""
+        import numpy as np
+
+        with self._lock:
+            total = len(self._ids)
+            if total == 0:
+                return
+            offered = np.zeros(total, dtype=bool)
+            if total > EXACT_LIMIT:
+                try:
+                    rows = self._ann_rows(query, max(k * 20, 200))
+                except ImportError:
+                    rows = np.zeros(0, dtype=np.int64)
+                rows = rows[(rows >= 0) & (rows < total)]
+                if len(rows):
+                    offered[rows] = True
+                    scores = self._scores(query, rows)
+                    order = np.argsort(-scores)
+                    yield [(int(self._ids[rows[i]]), float(scores[i])) for i in order]
+            rest = np.nonzero(~offered)[0]
+            scores = self._scores(query, rest)
+            tier = max(k * 8, 256)
+            done = 0
+            while done < len(rest):
+                size = min(tier, len(rest) - done)
+                if size < len(rest) - done:
+                    part = np.argpartition(-scores, size - 1)[:size]
+                else:
+                    part = np.nonzero(np.isfinite(scores))[0]
+                part = part[np.argsort(-scores[part])]
+                yield [(int(self._ids[rest[i]]), float(scores[i])) for i in part]
+                scores[part] = -np.inf
+                done += size
+                tier *= 8
+
+
+_sets: dict[tuple[str, str], VectorSet] = {}
+_sets_lock = threading.Lock()
+
+
+def vector_set(location: str, model: str, dim: int) -> VectorSet:
+    with _sets_lock:
+        key = (location, model)
+        if key not in _sets:
+            _sets[key] = VectorSet(model, dim)
+        return _sets[key]
+
+
+def meaning_candidates(
+    tx: Tx,
+    vectors: VectorSet,
+    query_vector: np.ndarray,
+    allowed: Callable[[list[int]], list[tuple[int, int, int]]],
+    k: int,
+) -> list[tuple[int, int, float]]:
+    """The k best (chunk id, item id, cosine), one per item, among those that pass
+    ``allowed`` (the filters, over embedding ids; returns (embedding, chunk, item) rows)."""
+    vectors.refresh(tx)
+    found: list[tuple[int, int, float]] = []
+    seen_items: set[int] = set()
+    for tier in vectors.ranked(query_vector, k):
+        for first in range(0, len(tier), 500):
+            part = tier[first : first + 500]
+            scores = dict(part)
+            for embedding_id, chunk_id, item_id in allowed([e for e, _ in part]):
+                if item_id not in seen_items:
+                    seen_items.add(item_id)
+                    found.append((chunk_id, item_id, scores[embedding_id]))
+            if len(found) >= k:
+                break
+        if len(found) >= k:
+            break
+    found.sort(key=lambda row: -row[2])
+    return found[:k]
