@@ -45,8 +45,8 @@ class Memory(EntryVerbs, NoteVerbs, RetrievalVerbs, WorkVerbs):
         audit: AuditLog | None = None,
     ) -> None:
         self._store = store
-        self._audit = audit or AuditLog()
-        self._upkeep = upkeep or upkeep_for(store, self._audit)
+        self._audit = audit if audit is not None else AuditLog()
+        self._upkeep = upkeep if upkeep is not None else upkeep_for(store, self._audit)
         self.name = name
         self.tenant = tenant
         self.source = source

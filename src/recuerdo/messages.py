@@ -8,6 +8,7 @@ from typing import Any
 
 from .clock import now_iso, parse_time
 from .errors import InvalidBatch, RecuerdoError
+from .retrieval.index import rechunk
 from .store.base import Tx
 from .text import checked_label, checked_text
 
@@ -45,6 +46,10 @@ def add(
     turns = [_turn(index, message) for index, message in enumerate(messages)]
     label = f"conversation:{conversation_id}" if scope is None else checked_label(scope, "scope")
     stamp = now_iso()
+    previous_last = tx.scalar(
+        "SELECT max(id) FROM items WHERE tenant = ? AND session = ? AND item_type = 'message'",
+        (tenant, conversation_id),
+    )
     ids = []
     for speaker, text, date, ref in turns:
         meta = json.dumps(
@@ -79,4 +84,6 @@ def add(
             for item_id, turn in zip(ids, turns, strict=True)
         ],
     )
+    if previous_last is not None:
+        rechunk(tx, int(previous_last))  # its reply has arrived: its vector text changes
     return {"conversation": conversation_id, "scope": label, "ids": ids, "count": len(ids)}

@@ -42,6 +42,7 @@ class Upkeep:
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._stopped = threading.Event()
+        self._working = threading.Lock()  # one round of tasks at a time (worker or drain)
         self._last_poke = 0.0
         self._pending = 0
 
@@ -61,7 +62,8 @@ class Upkeep:
 
     def step(self) -> int:
         """One round of every task; how much work they did."""
-        return sum(task() for task in self._tasks)
+        with self._working:
+            return sum(task() for task in self._tasks)
 
     def backlog(self) -> int:
         return self._backlog()
@@ -71,7 +73,8 @@ class Upkeep:
         chosen = self._tasks if tasks is None else tuple(tasks)
         done = 0
         while limit is None or done < limit:
-            work = sum(task() for task in chosen)
+            with self._working:
+                work = sum(task() for task in chosen)
             if work == 0:
                 break
             done += work

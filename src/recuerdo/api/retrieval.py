@@ -77,11 +77,13 @@ class RetrievalVerbs(MemoryBase):
         since: str | None = None,
         until: str | None = None,
         preview_chars: int = search_ops.DEFAULT_PREVIEW,
+        stages: Sequence[str] | None = None,
     ) -> dict[str, Any]:
         """Ranked fragments for a query: words and meaning fused, each a preview (marked
         truncated when the item holds more) with its span; get(id) returns the whole item."""
         text = _query_text(query)
         words_mode = check_mode(mode)
+        wanted = search_ops.check_stages(stages)
         count = _bounded(limit, "limit", 1, 100)
         preview = _bounded(preview_chars, "preview_chars", 20, 4000)
         filters = Filters.build(
@@ -96,7 +98,8 @@ class RetrievalVerbs(MemoryBase):
             since=since,
             until=until,
         )
-        embedder = self._embedder() if text.strip() else configured_embedder()
+        use_meaning = "meaning" in wanted
+        embedder = self._embedder() if text.strip() and use_meaning else configured_embedder()
         with self._store.read() as tx:
             if not text.strip():
                 hits: list[dict[str, Any]] = []
@@ -104,7 +107,14 @@ class RetrievalVerbs(MemoryBase):
                 meaning = search_ops.meaning_state(tx, embedder)
             else:
                 candidates, meaning, failed = search_ops.run_stages(
-                    tx, self._store.location, embedder, filters, text, words_mode, count
+                    tx,
+                    self._store.location,
+                    embedder,
+                    filters,
+                    text,
+                    words_mode,
+                    count,
+                    stages=wanted,
                 )
                 hits = search_ops.assemble(tx, candidates[:count], preview, now_iso())
         state = "answered" if hits else ("could_not_judge" if failed else "nothing_stored")
@@ -182,17 +192,14 @@ class RetrievalVerbs(MemoryBase):
                 [*reached, self.tenant],
             )
         }
-        allowed = (
-            {
-                r["id"]
-                for r in tx.all(
-                    f"SELECT i.id FROM items i WHERE i.id IN ({marks}) AND {where}",
-                    [*seeds, *params],
-                )
-            }
-            if seeds
-            else set()
-        )
+        seed_marks = ",".join("?" * len(seeds)) or "NULL"
+        allowed = {
+            r["id"]
+            for r in tx.all(
+                f"SELECT i.id FROM items i WHERE i.id IN ({seed_marks}) AND {where}",
+                [*seeds, *params],
+            )
+        }
         chunk_ids = [c.chunk_id for c in seeds.values() if c.chunk_id is not None]
         spans = {
             r["item_id"]: r

@@ -44,22 +44,20 @@ class AuditLog:
     def __len__(self) -> int:
         return len(self._pending)
 
-    def flush_into(self, tx: Tx) -> int:
-        with self._lock:
-            rows, self._pending = self._pending, []
-        if rows:
-            tx.executemany(
-                "INSERT INTO retrieval_audit (tenant, principal, verb, scope, query, filters,"
-                " returned, found, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-        return len(rows)
-
     def flush(self, store: Store) -> int:
-        if not self._pending:
-            return 0
-        with store.write() as tx:
-            return self.flush_into(tx)
+        """Write the buffered records. The lock is held until they are committed, so a reader
+        that flushes first always sees every record taken before it."""
+        with self._lock:
+            if not self._pending:
+                return 0
+            with store.write() as tx:
+                tx.executemany(
+                    "INSERT INTO retrieval_audit (tenant, principal, verb, scope, query, filters,"
+                    " returned, found, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    self._pending,
+                )
+            written, self._pending = len(self._pending), []
+            return written
 
 
 def read(

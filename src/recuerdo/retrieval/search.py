@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InvalidInput
 from ..notes import status_of
 from ..store.base import Row, Tx
 from .filters import Filters
@@ -116,7 +117,9 @@ def meaning_stage(
 
     return [
         (chunk, item)
-        for chunk, item, _ in meaning_candidates(tx, vectors, query_vector, allowed, k)
+        for chunk, item, _ in meaning_candidates(
+            tx, vectors, query_vector, allowed, k, embedder.min_similarity
+        )
     ]
 
 
@@ -212,6 +215,18 @@ def assemble(
     return hits
 
 
+STAGES = ("lexical", "meaning")
+
+
+def check_stages(stages: object) -> tuple[str, ...]:
+    if stages is None:
+        return STAGES
+    chosen = [stages] if isinstance(stages, str) else stages
+    if not isinstance(chosen, list | tuple) or not chosen or not set(chosen) <= set(STAGES):
+        raise InvalidInput(f"stages are among {', '.join(STAGES)}, got {stages!r}")
+    return tuple(chosen)
+
+
 def run_stages(
     tx: Tx,
     location: str,
@@ -221,20 +236,20 @@ def run_stages(
     mode: str,
     k: int,
     extra: dict[str, list[tuple[int | None, int]]] | None = None,
+    stages: tuple[str, ...] = STAGES,
 ) -> tuple[list[Candidate], str, list[str]]:
     """Fused candidates, the meaning state, and the stages that failed."""
-    words = terms(query)
-    stages: dict[str, list[tuple[int | None, int]]] = {
-        "lexical": lexical_stage(tx, filters, words, mode, k)
-    }
+    found: dict[str, list[tuple[int | None, int]]] = {}
+    if "lexical" in stages:
+        found["lexical"] = lexical_stage(tx, filters, terms(query), mode, k)
     failed: list[str] = []
     state = meaning_state(tx, embedder)
-    if embedder is not None and query.strip():
+    if embedder is not None and query.strip() and "meaning" in stages:
         try:
-            stages["meaning"] = meaning_stage(tx, location, embedder, filters, query, k)
+            found["meaning"] = meaning_stage(tx, location, embedder, filters, query, k)
         except Exception:  # a broken model must not take words-only search down with it
             failed.append("meaning")
             state = "failed"
     if extra:
-        stages.update(extra)
-    return fuse(stages), state, failed
+        found.update(extra)
+    return fuse(found), state, failed

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..store.base import Store, Tx
+from ..store.base import Row, Store, Tx
 
 if TYPE_CHECKING:
     import numpy as np
@@ -50,8 +50,12 @@ def decode(blob: bytes) -> tuple[float, np.ndarray]:
     return scale, np.frombuffer(blob[_SCALE_BYTES:], dtype=np.int8)
 
 
-def _text_of(title: str, body: str) -> str:
-    return f"{title}\n{body}" if title else body
+def embedding_text(row: Row) -> str:
+    """What a chunk's vector means (see ``index.index_item``): its own vector text when it has
+    one (messages), else the title and the body."""
+    if row["embed_text"]:
+        return str(row["embed_text"])
+    return f"{row['title']}\n{row['body']}" if row["title"] else str(row["body"])
 
 
 def embed_backlog(store: Store, embedder: Embedder) -> int:
@@ -60,8 +64,7 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
     with store.read() as tx:
         upto = _mark(tx, embedder.name)
         rows = tx.all(
-            "SELECT c.id, c.hash, c.title, c.body FROM chunks c WHERE c.id > ? ORDER BY c.id"
-            " LIMIT ?",
+            "SELECT id, hash, title, body, embed_text FROM chunks WHERE id > ? ORDER BY id LIMIT ?",
             (upto, EMBED_BATCH),
         )
         if not rows:
@@ -77,7 +80,7 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
     todo: dict[str, str] = {}
     for row in rows:
         if row["hash"] not in known:
-            todo.setdefault(row["hash"], _text_of(row["title"], row["body"]))
+            todo.setdefault(row["hash"], embedding_text(row))
     vectors = embedder.embed(list(todo.values())) if todo else None
     with store.write() as tx:
         if vectors is not None:
@@ -267,6 +270,7 @@ def meaning_candidates(
     query_vector: np.ndarray,
     allowed: Callable[[list[int]], list[tuple[int, int, int]]],
     k: int,
+    min_similarity: float = -1.0,
 ) -> list[tuple[int, int, float]]:
     """The k best (chunk id, item id, cosine), one per item, among those that pass
     ``allowed`` (the filters, over embedding ids; returns (embedding, chunk, item) rows)."""
@@ -274,6 +278,9 @@ def meaning_candidates(
     found: list[tuple[int, int, float]] = []
     seen_items: set[int] = set()
     for tier in vectors.ranked(query_vector, k):
+        tier = [pair for pair in tier if pair[1] >= min_similarity]
+        if not tier:
+            break  # tiers come best first: nothing further can pass
         for first in range(0, len(tier), 500):
             part = tier[first : first + 500]
             scores = dict(part)

@@ -290,6 +290,7 @@ def m005_retrieval(tx: Tx) -> None:
             title TEXT NOT NULL DEFAULT '',
             body TEXT NOT NULL,
             context TEXT NOT NULL DEFAULT '',
+            embed_text TEXT,
             hash TEXT NOT NULL
         );
 

@@ -1,0 +1,115 @@
+"""Context packs: the budget, the packing rules, links and wikilinks, muted categories."""
+
+from __future__ import annotations
+
+import pytest
+
+import recuerdo
+from recuerdo.retrieval.pack import CHARS_PER_TOKEN, pack
+
+
+def block(item_id: int, text: str, header: str = "## T (personal)") -> dict:  # type: ignore[type-arg]
+    return {"header": header, "text": text, "source": {"id": item_id}}
+
+
+def test_whole_blocks_until_the_first_misfit() -> None:
+    blocks = [block(1, "a" * 100), block(2, "b" * 300), block(3, "c" * 10)]
+    text, kept, truncated = pack(blocks, budget_tokens=60, max_per_source=None)  # 240 chars
+    assert [k["id"] for k in kept] == [1] and truncated is True
+    assert len(text) <= 60 * CHARS_PER_TOKEN
+    # the small third block would fit, but packing stops at the first block that does not
+    assert "c" * 10 not in text
+
+
+def test_budget_is_respected_exactly() -> None:
+    first = block(1, "a" * 100)
+    second = block(2, "b" * 100)
+    one = len(first["header"]) + 1 + 100
+    exact_tokens = (2 * one + 2) / CHARS_PER_TOKEN
+    text, kept, truncated = pack(
+        [first, second], budget_tokens=int(exact_tokens) + 1, max_per_source=None
+    )
+    assert [k["id"] for k in kept] == [1, 2] and truncated is False
+    assert len(text) == 2 * one + 2
+    text, kept, truncated = pack(
+        [first, second], budget_tokens=(2 * one + 1) // 4, max_per_source=None
+    )
+    assert [k["id"] for k in kept] == [1] and truncated is True
+
+
+def test_a_first_block_too_big_is_cut_never_empty() -> None:
+    text, kept, truncated = pack([block(1, "x" * 5000)], budget_tokens=10, max_per_source=None)
+    assert truncated is True and kept[0]["cut"] is True
+    assert 0 < len(text) <= 40 and text.endswith("...")
+
+
+def test_per_source_cap_cuts_a_block_with_an_ellipsis() -> None:
+    text, kept, truncated = pack(
+        [block(1, "y" * 4000), block(2, "z" * 20)], budget_tokens=2000, max_per_source=100
+    )
+    first = text.split("\n\n")[0]
+    assert len(first) <= 100 * CHARS_PER_TOKEN and first.endswith("...")
+    assert kept[0]["cut"] is True and [k["id"] for k in kept] == [1, 2]
+    assert truncated is False
+
+
+def test_default_cap_is_half_the_budget_or_500_tokens() -> None:
+    text, kept, _ = pack([block(1, "w" * 20_000)], budget_tokens=4000, max_per_source=None)
+    assert len(text) <= 2000 * CHARS_PER_TOKEN and kept[0]["cut"] is True
+
+
+def test_context_follows_links_and_cites(memory: recuerdo.Memory) -> None:
+    auth_text = "We use signed session cookies. See [[Cookie keys]]."
+    auth = memory.save("Auth design", auth_text, scope="project:shop")["id"]
+    keys = memory.save(
+        "Cookie keys", "Keys rotate monthly via the vault job.", scope="project:shop"
+    )["id"]
+    far = memory.save("Vault job", "The vault job runs at 02:00 UTC.", scope="project:shop")["id"]
+    memory.link(keys, far)
+    memory._upkeep.drain()
+    shallow = memory.context("signed session cookies", depth=0)
+    assert [s["id"] for s in shallow["sources"]][:1] == [auth]
+    assert keys not in [s["id"] for s in shallow["sources"] if s["hop"] > 0]
+    deep = memory.context("signed session cookies", depth=2)
+    hops = {s["id"]: s["hop"] for s in deep["sources"]}
+    assert hops[auth] == 0 and hops.get(far, 0) <= 2
+    first = deep["sources"][0]
+    assert first["writer"] == "main" and first["span"] == {"start": 0, "end": len(auth_text)}
+    assert deep["context"].startswith("## Auth design (project: shop)\n")
+    assert deep["state"] == "answered" and deep["used_tokens"] <= deep["budget_tokens"]
+
+
+def test_neighbours_rank_below_every_seed(memory: recuerdo.Memory) -> None:
+    a = memory.save("Alpha topic", "alpha alpha details")["id"]
+    b = memory.save("Other", "unrelated words entirely")["id"]
+    memory.link(a, b)
+    memory._upkeep.drain()
+    sources = memory.context("alpha", depth=1)["sources"]
+    assert [s["id"] for s in sources] == [a, b]
+    assert sources[1]["hop"] == 1 and sources[1]["score"] < sources[0]["score"]
+
+
+def test_muted_categories_and_deleted_notes_stay_out(memory: recuerdo.Memory) -> None:
+    memory.remember_about("user", "plays chess on weekends", category="hobbies")
+    gone = memory.save("Chess club", "The chess club meets Tuesdays.")["id"]
+    memory.mute("hobbies")
+    memory.delete(gone)
+    memory._upkeep.drain()
+    reply = memory.context("chess")
+    assert reply["sources"] == [] and reply["state"] == "nothing_stored"
+    assert memory.search("chess")["results"][0]["title"] == "hobbies"  # search still finds it
+
+
+@pytest.mark.parametrize("kwargs", [{"budget_tokens": 0}, {"depth": 4}, {"max_per_source": 0}])
+def test_context_refusals(memory: recuerdo.Memory, kwargs: dict) -> None:  # type: ignore[type-arg]
+    with pytest.raises(recuerdo.InvalidInput):
+        memory.context("x", **kwargs)
+
+
+def test_link_refusals(memory: recuerdo.Memory) -> None:
+    note = memory.save("N", "n")["id"]
+    with pytest.raises(recuerdo.ItemNotFound):
+        memory.link(note, 99_999)
+    with pytest.raises(recuerdo.InvalidInput):
+        memory.link(note, note)
+    assert memory.link(note, memory.remember("rule", "r"))["outcome"] == "created"

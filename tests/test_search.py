@@ -1,0 +1,287 @@
+"""Search: safe queries, exact filters, previews, states, chunks that follow edits, meaning."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import recuerdo
+from recuerdo.retrieval.query import match_expression, terms
+
+SETTINGS = settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+def indexed(memory: recuerdo.Memory) -> recuerdo.Memory:
+    """Finish the deferred indexes (chunks, vectors) the worker would build in a moment."""
+    memory._upkeep.drain()
+    return memory
+
+
+@pytest.fixture
+def words_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECUERDO_EMBEDDER", "none")
+
+
+@SETTINGS
+@given(query=st.text(max_size=80))
+def test_any_query_text_is_safe(file_memory: recuerdo.Memory, query: str) -> None:
+    file_memory.save("Operators", 'quote " and NEAR(a b) * - : ^ OR AND () "unbalanced')
+    for mode in ("any", "all"):
+        reply = file_memory.search(query, mode=mode, stages=["lexical"])
+        assert isinstance(reply["results"], list)
+        assert reply["state"] in ("answered", "nothing_stored")
+
+
+@pytest.mark.parametrize(
+    "query", ['"', "-", ":", "*", "(", ")", "NEAR", "AND OR", "^x", 'a"b', "💥", "  ", ""]
+)
+def test_operator_characters_never_raise(memory: recuerdo.Memory, query: str) -> None:
+    memory.save("Syntax", "NEAR AND OR: the words of a query language")
+    reply = memory.search(query, stages=["lexical"])
+    assert reply["results"] == [] or reply["state"] == "answered"
+
+
+def test_blank_query_is_an_empty_list(memory: recuerdo.Memory) -> None:
+    memory.save("Something", "stored")
+    reply = memory.search("   ")
+    assert reply["results"] == [] and reply["count"] == 0
+    assert reply["state"] == "nothing_stored"
+
+
+def test_terms_drop_stop_words_and_quote() -> None:
+    assert terms("When did Caroline go to the support-group?") == [
+        "caroline",
+        "go",
+        "support",
+        "group",
+    ]
+    assert terms("the and of") == ["the", "and", "of"]  # nothing but stop words: keep them
+    assert match_expression(["a", "b"], "all") == '"a" AND "b"'
+
+
+def test_modes_any_and_all(memory: recuerdo.Memory) -> None:
+    both = memory.save("Redis cache", "The session cache uses Redis.")["id"]
+    one = memory.save("Postgres", "Reports come from Postgres.")["id"]
+    indexed(memory)
+    any_ids = {h["id"] for h in memory.search("redis postgres", stages=["lexical"])["results"]}
+    assert any_ids == {both, one}
+    all_ids = [
+        h["id"] for h in memory.search("redis cache", mode="all", stages=["lexical"])["results"]
+    ]
+    assert all_ids == [both]
+
+
+def test_preview_says_when_it_is_cut_and_get_is_whole(memory: recuerdo.Memory) -> None:
+    body = "Alpha beta gamma. " * 400
+    note = memory.save("Long", body)["id"]
+    indexed(memory)
+    [hit] = memory.search("gamma", preview_chars=50)["results"]
+    assert hit["id"] == note and len(hit["preview"]) == 50 and hit["truncated"] is True
+    assert hit["item_chars"] == len(body.strip()) or hit["item_chars"] == len(body)
+    assert body[hit["span"]["start"] : hit["span"]["end"]].startswith(hit["preview"])
+    assert memory.get(note)["content"] == memory.get(note)["content"]
+    assert len(memory.get(note)["content"]) == hit["item_chars"]
+
+
+def test_found_right_after_writing_before_indexing(memory: recuerdo.Memory) -> None:
+    memory._upkeep.stop(drain=False)
+    entry = memory.remember("learning", "The deploy key rotates every ninety days")
+    reply = memory.search("rotates ninety", stages=["lexical"])
+    assert [h["id"] for h in reply["results"]] == [entry]
+
+
+def test_chunks_follow_edits_and_deletes(memory: recuerdo.Memory) -> None:
+    note = memory.save("Cache", "We cache sessions in memcached for speed.", key="cache")["id"]
+    indexed(memory)
+    assert [h["id"] for h in memory.search("memcached")["results"]] == [note]
+    memory.save("Cache", "We cache sessions in Redis now.", key="cache")
+    indexed(memory)
+    assert memory.search("memcached", stages=["lexical"])["results"] == []
+    assert [h["id"] for h in memory.search("redis")["results"]] == [note]
+    memory.edit(note, "find_replace", "Valkey", find="Redis")
+    indexed(memory)
+    assert memory.search("redis", stages=["lexical"])["results"] == []
+    memory.delete(note)
+    assert memory.search("valkey")["results"] == []
+    entry = memory.remember("learning", "zanzibar quokka")
+    indexed(memory)
+    memory.forget(entry)
+    assert memory.search("zanzibar quokka")["results"] == []
+
+
+def test_deleted_text_is_not_found_by_its_vector(memory: recuerdo.Memory) -> None:
+    note = memory.save("Pets", "My dog loves long walks on the beach.", key="pets")["id"]
+    memory.save("Weather", "Rain is expected all week in Lisbon.")
+    indexed(memory)
+    hits = memory.search("puppy enjoys strolling by the sea", stages=["meaning"])["results"]
+    assert hits and hits[0]["id"] == note
+    memory.save("Pets", "I keep tropical fish in an aquarium.", key="pets")
+    indexed(memory)
+    [top, *_] = memory.search("puppy enjoys strolling by the sea", stages=["meaning"])["results"]
+    assert top["preview"] != "My dog loves long walks on the beach."
+    with memory._store.read() as tx:
+        hashes = {r["hash"] for r in tx.all("SELECT hash FROM chunks")}
+        orphans = tx.scalar(
+            f"SELECT count(*) FROM embeddings WHERE hash NOT IN ({','.join('?' * len(hashes))})",
+            list(hashes),
+        )
+    assert orphans == 0
+
+
+def test_paraphrase_with_no_shared_word(memory: recuerdo.Memory) -> None:
+    distractors = [
+        ("Invoices", "Billing runs on the first day of every month."),
+        ("Office", "The office plants are watered on Fridays."),
+        ("Build", "Continuous integration uses two runners."),
+        ("Lunch", "The team orders pizza on Thursdays."),
+    ]
+    for title, text in distractors:
+        memory.save(title, text)
+    target = memory.save("Car", "My automobile broke down on the highway.")["id"]
+    indexed(memory)
+    query = "vehicle failure during a road trip"
+    assert not set(terms(query)) & set(terms("Car My automobile broke down on the highway."))
+    reply = memory.search(query)
+    assert reply["meaning"] == "armed"
+    assert reply["results"][0]["id"] == target
+    assert reply["results"][0]["found_by"] == ["meaning"]
+
+
+def test_meaning_states(memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    memory._upkeep.stop(drain=False)
+    memory.save("One", "first note")
+    assert memory.search("zzz", stages=["lexical"])["meaning"] == "queued"
+    memory._upkeep.drain()
+    assert memory.search("first")["meaning"] == "armed"
+    monkeypatch.setenv("RECUERDO_EMBEDDER", "none")
+    reply = memory.search("first")
+    assert reply["meaning"] == "not_armed" and reply["results"][0]["found_by"] == ["lexical"]
+
+
+filter_items = st.lists(
+    st.tuples(
+        st.sampled_from(["user", "project:a", "project:b"]),
+        st.sampled_from(["decision", "bugfix", "manual"]),
+        st.lists(st.sampled_from(["x", "y", "z"]), max_size=2, unique=True),
+        st.sampled_from(["main", "agent1"]),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    items=filter_items,
+    scope=st.none() | st.sampled_from(["user", "project:a"]),
+    kind=st.none() | st.sampled_from(["decision", "bugfix"]),
+    tags=st.none()
+    | st.lists(st.sampled_from(["x", "y", "z"]), min_size=1, max_size=2, unique=True),
+    tags_mode=st.sampled_from(["any", "all"]),
+    source=st.none() | st.sampled_from(["main", "agent1"]),
+)
+def test_filters_are_exact(
+    items: list[tuple[str, str, list[str], str]],
+    scope: str | None,
+    kind: str | None,
+    tags: list[str] | None,
+    tags_mode: str,
+    source: str | None,
+) -> None:
+    with recuerdo.open("filters", in_memory=True) as mem:
+        stored = []
+        for number, (item_scope, item_kind, item_tags, writer) in enumerate(items):
+            view = mem if writer == "main" else mem.agent(writer)
+            saved = view.save(
+                f"Note {number}",
+                f"shared searchable words {number}",
+                kind=item_kind,
+                scope=item_scope,
+                tags=item_tags,
+            )
+            stored.append((saved["id"], item_scope, item_kind, set(item_tags), writer))
+        mem._upkeep.drain()
+        reply = mem.search(
+            "shared searchable words",
+            scope=scope,
+            kind=kind,
+            tags=tags,
+            tags_mode=tags_mode,
+            source=source,
+            limit=100,
+        )
+
+    def keep(row: tuple[int, str, str, set[str], str]) -> bool:
+        _, item_scope, item_kind, item_tags, writer = row
+        if scope is not None and item_scope != scope:
+            return False
+        if kind is not None and item_kind != kind:
+            return False
+        if tags:
+            wanted = set(tags)
+            if (tags_mode == "all" and not wanted <= item_tags) or (
+                tags_mode == "any" and not wanted & item_tags
+            ):
+                return False
+        return source is None or writer == source
+
+    assert {h["id"] for h in reply["results"]} == {row[0] for row in stored if keep(row)}
+
+
+def test_message_hits_carry_their_conversation(memory: recuerdo.Memory) -> None:
+    reply = memory.add_messages(
+        "c7",
+        [
+            {
+                "speaker": "Caroline",
+                "text": "I went to the LGBTQ support group yesterday.",
+                "date": "2023-05-08T13:56:00",
+                "ref": "D1:3",
+            },
+            {"speaker": "Melanie", "text": "That sounds wonderful!", "ref": "D1:4"},
+        ],
+    )
+    assert reply["count"] == 2 and reply["scope"] == "conversation:c7"
+    indexed(memory)
+    [hit, *_] = memory.search("When did Caroline go to the support group?")["results"]
+    assert (hit["conversation"], hit["speaker"], hit["ref"]) == ("c7", "Caroline", "D1:3")
+    assert hit["date"].startswith("2023-05-08")
+    with pytest.raises(recuerdo.InvalidBatch):
+        memory.add_messages("c7", [{"speaker": "x", "text": "ok"}, {"text": "no speaker"}])
+    assert len(memory.search("speaker", types="message", limit=100)["results"]) <= 2
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"limit": 0}, "limit"),
+        ({"limit": 101}, "limit"),
+        ({"mode": "some"}, "mode"),
+        ({"types": "file"}, "types"),
+        ({"status": "gone"}, "status"),
+        ({"since": "yesterday"}, "since"),
+        ({"stages": ["graph"]}, "stages"),
+        ({"preview_chars": 5}, "preview_chars"),
+    ],
+)
+def test_search_refusals(memory: recuerdo.Memory, kwargs: dict, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(recuerdo.InvalidInput) as caught:
+        memory.search("x", **kwargs)
+    assert message in caught.value.detail
+
+
+def test_audit_records_search_context_and_recall(memory: recuerdo.Memory) -> None:
+    memory.remember("learning", "audit me")
+    memory.agent("Scout").search("audit", scope="user")
+    memory.context("nothing like this")
+    memory.recall(search="audit")
+    log = memory.audit()
+    assert [r["verb"] for r in log] == ["recall", "context", "search"]
+    assert log[0]["found"] is True and log[0]["returned"]
+    assert log[1]["found"] is False and log[1]["returned"] == []
+    assert log[2]["principal"] == "Scout" and log[2]["filters"] == {"scope": "user"}
+    assert [r["verb"] for r in memory.audit(scope="user")] == ["search"]
+    assert [r["verb"] for r in memory.audit(principal="Scout")] == ["search"]
