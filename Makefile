@@ -35,8 +35,11 @@ typecheck: $(VENV)/.installed-test
 unit: $(VENV)/.installed-test
 	$(PY) -m pytest
 
+# The quick benchmarks; the LoCoMo and 1M-chunk runs are started by hand (see README).
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/entries.py
+	$(PY) benchmarks/notes.py --sizes 10000
+	$(PY) benchmarks/search_latency.py --sizes 10000
 
 docs: $(VENV)/.installed-test
 	$(PY) -m recuerdo.doors.reference

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from hypothesis import strategies as st
 
 import recuerdo
 from recuerdo.note_text import cap_utf8
+from recuerdo.store.engine import sqlite3
 
 from .conftest import db_dump
 

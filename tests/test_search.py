@@ -285,3 +285,16 @@ def test_audit_records_search_context_and_recall(memory: recuerdo.Memory) -> Non
     assert log[2]["principal"] == "Scout" and log[2]["filters"] == {"scope": "user"}
     assert [r["verb"] for r in memory.audit(scope="user")] == ["search"]
     assert [r["verb"] for r in memory.audit(principal="Scout")] == ["search"]
+
+
+def test_index_status_reports_progress(memory: recuerdo.Memory) -> None:
+    memory._upkeep.stop(drain=False)
+    memory.save("A", "alpha")
+    memory.save("B", "beta")
+    before = memory.index_status()
+    assert before["items_waiting"] == 2 and before["meaning"] == "queued"
+    memory._upkeep.drain()
+    after = memory.index_status()
+    assert after["items_waiting"] == 0 and after["chunks"] == 2
+    assert after["chunks_waiting_for_vectors"] == 0 and after["embedded_percent"] == 100
+    assert after["meaning"] == "armed" and after["model"] == "all-minilm-l6-v2-int8"

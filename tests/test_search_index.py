@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from pathlib import Path
 
 import recuerdo
 from recuerdo import entries
+from recuerdo.store.engine import sqlite3
 
 
 def _integrity(path: str) -> None:

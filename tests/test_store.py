@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 import recuerdo
 from recuerdo.store import SQLiteStore
+from recuerdo.store.engine import sqlite3
 from recuerdo.store.migrations import MIGRATIONS, apply_migrations
 
 

@@ -24,10 +24,19 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── FindNotFound               find_not_found      422
     │   └── FindAmbiguous              find_ambiguous      422
     ├── ContentTooLarge                content_too_large   413
+    │   ├── LimitExceeded              limit_exceeded      413
+    │   └── PayloadTooLarge            payload_too_large   413
+    ├── UnsupportedMediaType           unsupported_media_type 415
+    ├── Unprocessable                  unprocessable       422
+    │   ├── FactsShape                 facts_shape         422
+    │   ├── MentionNotInPassage        mention_not_in_passage 422
+    │   ├── DocumentCorrupt            document_corrupt    422
+    │   └── DocumentNotReadable        document_not_readable 422
     ├── NotFound                       not_found           404
     │   ├── ItemNotFound               item_not_found      404
     │   ├── TaskNotFound               task_not_found      404
-    │   └── StepNotFound               step_not_found      404
+    │   ├── StepNotFound               step_not_found      404
+    │   └── UnknownName                unknown_name        404
     ├── Conflict                       conflict            409
     │   └── VersionConflict            version_conflict    409
     ├── CapabilityNotGranted           capability_not_granted       403
@@ -47,9 +56,12 @@ __all__ = [
     "CapabilityNotGranted",
     "Conflict",
     "ContentTooLarge",
+    "DocumentCorrupt",
+    "DocumentNotReadable",
     "EditRefused",
     "EmptyContent",
     "EmptyTitle",
+    "FactsShape",
     "FindAmbiguous",
     "FindNotFound",
     "InvalidBatch",
@@ -61,16 +73,22 @@ __all__ = [
     "InvalidRuleLevel",
     "InvalidTags",
     "ItemNotFound",
+    "LimitExceeded",
     "MemoryNotNamed",
+    "MentionNotInPassage",
     "MultipleMemoryDeclarations",
     "NotFound",
     "OperationContentMismatch",
+    "PayloadTooLarge",
     "RecuerdoError",
     "SectionAmbiguous",
     "SectionNotFound",
     "StepNotFound",
     "StoreError",
     "TaskNotFound",
+    "UnknownName",
+    "Unprocessable",
+    "UnsupportedMediaType",
     "VersionConflict",
     "all_error_classes",
 ]
@@ -184,6 +202,46 @@ class ContentTooLarge(RecuerdoError):
     status = 413
 
 
+class LimitExceeded(ContentTooLarge):
+    """A per-call limit (entities, relations, passages, bytes) was passed; ``limit`` names it."""
+
+    code = "limit_exceeded"
+
+
+class PayloadTooLarge(ContentTooLarge):
+    code = "payload_too_large"
+
+
+class UnsupportedMediaType(RecuerdoError):
+    """The bytes are not a document kind recuerdo reads (read from the bytes, not the name)."""
+
+    code = "unsupported_media_type"
+    status = 415
+
+
+class Unprocessable(RecuerdoError):
+    code = "unprocessable"
+    status = 422
+
+
+class FactsShape(Unprocessable):
+    code = "facts_shape"
+
+
+class MentionNotInPassage(Unprocessable):
+    code = "mention_not_in_passage"
+
+
+class DocumentCorrupt(Unprocessable):
+    code = "document_corrupt"
+
+
+class DocumentNotReadable(Unprocessable):
+    """Encrypted, or only images: no text to read."""
+
+    code = "document_not_readable"
+
+
 class NotFound(RecuerdoError):
     code = "not_found"
     status = 404
@@ -199,6 +257,12 @@ class TaskNotFound(NotFound):
 
 class StepNotFound(NotFound):
     code = "step_not_found"
+
+
+class UnknownName(NotFound):
+    """No entity of that name; ``suggestions`` lists up to three close names (never a guess)."""
+
+    code = "unknown_name"
 
 
 class CapabilityNotGranted(RecuerdoError):

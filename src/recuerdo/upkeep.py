@@ -12,8 +12,10 @@ so short-lived processes such as CLI calls leave a complete index behind).
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 
 from .errors import StoreError
@@ -30,12 +32,24 @@ DRAIN_ON_CLOSE = 20_000
 FORCE_BACKLOG = 100_000
 
 
+_live: weakref.WeakSet[Upkeep] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_workers() -> None:
+    # A worker killed inside native code (an embedding model) at interpreter exit aborts the
+    # process; stop them first. Work left over is picked up by the next process.
+    for upkeep in list(_live):
+        upkeep.stop(drain=False)
+
+
 class Upkeep:
     def __init__(
         self, tasks: Sequence[Task], backlog: Callable[[], int], on_close: Sequence[Task] = ()
     ) -> None:
         self._tasks = tuple(tasks)
         self._on_close = tuple(on_close)
+        _live.add(self)
         self._backlog = backlog
         self._wake = threading.Event()
         self._guard = threading.Lock()

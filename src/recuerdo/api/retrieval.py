@@ -11,7 +11,7 @@ from .. import messages as message_ops
 from ..clock import now_iso, parse_time
 from ..errors import InvalidInput
 from ..retrieval import audit as audit_log
-from ..retrieval import pack, vectors
+from ..retrieval import index, pack, vectors
 from ..retrieval import search as search_ops
 from ..retrieval.embed import Embedder, configured_embedder
 from ..retrieval.filters import Filters
@@ -266,6 +266,34 @@ class RetrievalVerbs(MemoryBase):
         """Link two items; context follows links (both ways) to bring related memory along."""
         with self._store.write() as tx:
             return links.link(tx, self.tenant, from_id, to_id, type)
+
+    @guarded
+    def index_status(self) -> dict[str, Any]:
+        """How far the deferred indexes are: items waiting to be chunked, chunks waiting for
+        a vector of the current model (progress of a re-embedding after a model change)."""
+        embedder = configured_embedder()
+        with self._store.read() as tx:
+            chunks = int(tx.scalar("SELECT count(*) FROM chunks"))
+            unchunked = index.unchunked(tx)
+            reply: dict[str, Any] = {
+                "chunks": chunks,
+                "items_waiting": unchunked,
+                "model": None if embedder is None else embedder.name,
+                "meaning": search_ops.meaning_state(tx, embedder),
+            }
+            if embedder is not None:
+                waiting = int(
+                    tx.scalar(
+                        "SELECT count(*) FROM chunks WHERE id > coalesce((SELECT"
+                        " upto FROM index_marks WHERE name = ?), 0)",
+                        (vectors.mark_name(embedder.name),),
+                    )
+                )
+                reply["chunks_waiting_for_vectors"] = waiting
+                reply["embedded_percent"] = (
+                    100 if chunks == 0 else round(100 * (chunks - waiting) / chunks, 1)
+                )
+        return reply
 
     @guarded
     def audit(

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ..clock import parse_time
 from ..store.base import Row, Tx
-from .chunk import chunk_spans
+from .chunk import Span, chunk_spans
 
 CHUNK_BATCH = 400
 _MARK = "SELECT upto FROM index_marks WHERE name = 'chunks'"
@@ -126,6 +126,26 @@ def index_item(tx: Tx, row: Row) -> int:
     return len(rows)
 
 
+def insert_chunks(
+    tx: Tx, item_id: int, text: str, spans: Sequence[Span], *, title: str = ""
+) -> list[int]:
+    """Chunks at given spans (documents and passages cut by their writer); their ids."""
+    ids = []
+    for ordinal, span in enumerate(spans):
+        body = text[span.start : span.end]
+        vector_text = f"{title}\n{body}" if title else body
+        ids.append(
+            int(
+                tx.scalar(
+                    "INSERT INTO chunks (item_id, ordinal, start, stop, title, body, context, hash)"
+                    " VALUES (?, ?, ?, ?, ?, ?, '', ?) RETURNING id",
+                    (item_id, ordinal, span.start, span.end, title, body, chunk_hash(vector_text)),
+                )
+            )
+        )
+    return ids
+
+
 def rechunk(tx: Tx, item_id: int) -> None:
     """Re-cut an item whose text or title changed (only once the worker has chunked it)."""
     if item_id > int(tx.scalar(_MARK)):
@@ -142,8 +162,16 @@ def chunk_backlog(tx: Tx) -> int:
     rows = tx.all("SELECT * FROM items WHERE id > ? ORDER BY id LIMIT ?", (upto, CHUNK_BATCH))
     if not rows:
         return 0
+    done = {
+        r["item_id"]
+        for r in tx.all(  # documents are cut when they are stored
+            "SELECT DISTINCT item_id FROM chunks WHERE item_id > ? AND item_id <= ?",
+            (upto, rows[-1]["id"]),
+        )
+    }
     for row in rows:
-        index_item(tx, row)
+        if row["id"] not in done:
+            index_item(tx, row)
     tx.execute("UPDATE index_marks SET upto = ? WHERE name = 'chunks'", (rows[-1]["id"],))
     return int(rows[-1]["id"]) - upto
 
@@ -154,13 +182,3 @@ def unchunked(tx: Tx) -> int:
 
 def chunk_mark(tx: Tx) -> int:
     return int(tx.scalar(_MARK))
-
-
-def item_ids_with_chunks(tx: Tx, ids: Sequence[int]) -> set[int]:
-    marks = ",".join("?" * len(ids))
-    return {
-        r["item_id"]
-        for r in tx.all(
-            f"SELECT DISTINCT item_id FROM chunks WHERE item_id IN ({marks})", list(ids)
-        )
-    }

@@ -277,10 +277,9 @@ def meaning_candidates(
     vectors.refresh(tx)
     found: list[tuple[int, int, float]] = []
     seen_items: set[int] = set()
-    for tier in vectors.ranked(query_vector, k):
-        tier = [pair for pair in tier if pair[1] >= min_similarity]
-        if not tier:
-            break  # tiers come best first: nothing further can pass
+    for offered in vectors.ranked(query_vector, k):
+        tier = [pair for pair in offered if pair[1] >= min_similarity]
+        last = len(tier) < len(offered)  # tiers come best first: nothing further can pass
         for first in range(0, len(tier), 500):
             part = tier[first : first + 500]
             scores = dict(part)
@@ -290,7 +289,7 @@ def meaning_candidates(
                     found.append((chunk_id, item_id, scores[embedding_id]))
             if len(found) >= k:
                 break
-        if len(found) >= k:
+        if len(found) >= k or last:
             break
     found.sort(key=lambda row: -row[2])
     return found[:k]

@@ -360,7 +360,117 @@ def m005_retrieval(tx: Tx) -> None:
     )
 
 
-def apply_migrations(tx: Tx) -> list[str]:
+@migration
+def m006_graph(tx: Tx) -> None:
+    # The knowledge graph of a scope. Facts are bitemporal: valid_from/valid_to say when a fact
+    # was true in the world, recorded_at/ended_at when we held it; a replaced fact keeps its row
+    # (history) with replaced_by pointing at its successor. A fact's sources are spans of stored
+    # documents, kept as offsets plus a hash of the quoted text, so a citation is re-checked
+    # against the document before it is served and no quote outlives a forgotten document.
+    _run_script(
+        tx,
+        """
+        CREATE TABLE entities (
+            id INTEGER PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            name TEXT NOT NULL,
+            folded TEXT NOT NULL,
+            source TEXT,
+            recorded_at TEXT NOT NULL,
+            UNIQUE (tenant, scope, folded)
+        );
+
+        CREATE TABLE entity_types (
+            entity_id INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+            type TEXT NOT NULL,
+            PRIMARY KEY (entity_id, type)
+        ) WITHOUT ROWID;
+
+        CREATE INDEX entity_types_by_type ON entity_types (type, entity_id);
+
+        CREATE TABLE entity_words (
+            word TEXT NOT NULL,
+            entity_id INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+            PRIMARY KEY (word, entity_id)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE attributes (
+            id INTEGER PRIMARY KEY,
+            entity_id INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            valid_from TEXT,
+            recorded_at TEXT NOT NULL,
+            ended_at TEXT
+        );
+
+        CREATE INDEX attributes_by_entity ON attributes (entity_id, key);
+
+        CREATE TABLE facts (
+            id INTEGER PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            subject_id INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+            relation TEXT NOT NULL,
+            object_id INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+            attributes TEXT NOT NULL DEFAULT '{}',
+            valid_from TEXT,
+            valid_to TEXT,
+            recorded_at TEXT NOT NULL,
+            ended_at TEXT,
+            replaced_by INTEGER,
+            source TEXT
+        );
+
+        CREATE INDEX facts_by_subject ON facts (subject_id, relation);
+
+        CREATE INDEX facts_by_object ON facts (object_id, relation);
+
+        CREATE INDEX facts_by_scope ON facts (tenant, scope);
+
+        CREATE TABLE fact_sources (
+            fact_id INTEGER NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
+            item_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+            start INTEGER NOT NULL,
+            stop INTEGER NOT NULL,
+            quote_hash TEXT NOT NULL,
+            PRIMARY KEY (fact_id, item_id)
+        ) WITHOUT ROWID;
+
+        CREATE INDEX fact_sources_by_item ON fact_sources (item_id);
+
+        CREATE TABLE mentions (
+            chunk_id INTEGER NOT NULL REFERENCES chunks (id) ON DELETE CASCADE,
+            entity_id INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+            PRIMARY KEY (chunk_id, entity_id)
+        ) WITHOUT ROWID;
+
+        CREATE INDEX mentions_by_entity ON mentions (entity_id);
+
+        CREATE TABLE knowledge_calls (
+            tenant TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            reply TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, scope, fingerprint)
+        );
+        """,
+    )
+
+
+def _fts_secure_delete(tx: Tx) -> None:
+    # Not a migration: it depends on the SQLite library opening the file, not on the schema.
+    # With it, a row deleted from a full-text index is removed from the index's pages at once
+    # (so a forgotten word leaves the file), instead of waiting for a merge.
+    for table in ("chunk_fts", "entry_trigrams"):
+        configured = tx.scalar(f"SELECT v FROM {table}_config WHERE k = 'secure-delete'")
+        if configured != 1:
+            tx.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('secure-delete', 1)")
+
+
+def apply_migrations(tx: Tx, *, fts_secure_delete: bool = False) -> list[str]:
     """Apply every migration not yet recorded; return the names applied now."""
     tx.execute(
         "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
@@ -376,4 +486,6 @@ def apply_migrations(tx: Tx) -> list[str]:
             (name,),
         )
         applied.append(name)
+    if fts_secure_delete:
+        _fts_secure_delete(tx)
     return applied

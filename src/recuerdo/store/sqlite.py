@@ -15,7 +15,6 @@ Durability and concurrency choices (see ``docs/decisions/0001-sqlite-durability.
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from typing import Any
 
 from ..errors import StoreError
 from .base import Params, Row
+from .engine import FTS5_SECURE_DELETE, sqlite3
 from .migrations import apply_migrations
 
 BUSY_TIMEOUT_MS = 30_000
@@ -97,11 +97,11 @@ class _SQLiteTx:
             raise StoreError(f"the database refused the operation: {exc}") from exc
 
     def execute(self, sql: str, params: Params = ()) -> int:
-        return self._run(sql, params).rowcount
+        return int(self._run(sql, params).rowcount)
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
         try:
-            return self._conn.executemany(sql, rows).rowcount
+            return int(self._conn.executemany(sql, rows).rowcount)
         except sqlite3.IntegrityError:
             raise
         except sqlite3.DatabaseError as exc:
@@ -163,7 +163,7 @@ class SQLiteStore:
             self._shared = self._attach(self.location)
         try:
             with self.write() as tx:
-                apply_migrations(tx)
+                apply_migrations(tx, fts_secure_delete=FTS5_SECURE_DELETE)
         except BaseException:
             self.close()
             raise

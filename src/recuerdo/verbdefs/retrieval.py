@@ -95,6 +95,13 @@ def register(table: VerbTable) -> None:
         arguments=("from_id", "to_id"),
     )
     table.add(
+        "index_status",
+        family="retrieval",
+        mode="read",
+        description="How far the background indexes are: items not yet chunked, chunks not yet "
+        "embedded by the current model (the progress of a re-embedding), and the meaning state.",
+    )
+    table.add(
         "audit",
         family="retrieval",
         mode="read",

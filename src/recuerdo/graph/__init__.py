@@ -1,0 +1,1 @@
+"""Knowledge: entities, typed attributes, temporal facts with citations, derived facts."""

@@ -1,0 +1,373 @@
+"""about: what memory holds about an entity, walked through the graph, with citations.
+
+Each item is an entity, a fact (stored or derived, in either direction) or a passage, and
+carries the seed that found it and a citation whose span is re-checked against the stored
+document text before it is served: a mismatch gives ``span: null`` and ``span_state``, never a
+wrong quote.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..store.base import Row, Tx
+from . import derive, store
+from .match import seed
+
+DEFAULT_K = 20
+MAX_K = 100
+
+
+def _document_rows(tx: Tx, ids: set[int]) -> dict[int, Row]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    return {
+        r["id"]: r
+        for r in tx.all(
+            "SELECT id, title, content, created_at, meta, item_type FROM items"
+            f" WHERE id IN ({marks})"
+            " AND status <> 'deleted'",
+            list(ids),
+        )
+    }
+
+
+def _source(doc: Row | None, fallback_name: str | None, recorded_at: str) -> dict[str, Any]:
+    if doc is None:
+        return {
+            "kind": "asserted",
+            "doc_id": None,
+            "name": fallback_name,
+            "ingested_at": recorded_at,
+        }
+    return {
+        "kind": "document",
+        "doc_id": doc["id"],
+        "name": doc["title"],
+        "ingested_at": doc["created_at"],
+    }
+
+
+def verified_span(
+    doc: Row | None, start: int, stop: int, expected_hash: str
+) -> tuple[dict[str, Any] | None, str]:
+    """The quoted span if the stored text still says it, else None and why."""
+    if doc is None:
+        return None, "source_missing"
+    quote = doc["content"][start:stop]
+    if store.quote_hash(quote) != expected_hash:
+        return None, "mismatch"
+    return {"text": quote, "start": start, "end": stop}, "verified"
+
+
+def fact_citations(tx: Tx, fact_rows: list[Row]) -> dict[int, dict[str, Any]]:
+    """fact id -> citation (source and verified span)."""
+    if not fact_rows:
+        return {}
+    ids = [row["id"] for row in fact_rows]
+    marks = ",".join("?" * len(ids))
+    sources = {
+        r["fact_id"]: r
+        for r in tx.all(
+            f"SELECT fact_id, item_id, start, stop, quote_hash FROM fact_sources WHERE fact_id IN"
+            f" ({marks}) ORDER BY item_id",
+            ids,
+        )
+    }
+    docs = _document_rows(tx, {r["item_id"] for r in sources.values()})
+    citations = {}
+    for row in fact_rows:
+        cited = sources.get(row["id"])
+        if cited is None:
+            citations[row["id"]] = {
+                "source": _source(None, row["source"], row["recorded_at"]),
+                "span": None,
+                "span_state": "asserted",
+            }
+            continue
+        doc = docs.get(cited["item_id"])
+        span, state = verified_span(doc, cited["start"], cited["stop"], cited["quote_hash"])
+        citations[row["id"]] = {
+            "source": _source(doc, row["source"], row["recorded_at"]),
+            "span": span,
+            "span_state": state,
+        }
+    return citations
+
+
+def passage_citation(chunk: Row, doc: Row | None) -> dict[str, Any]:
+    source = _source(doc, None, "" if doc is None else doc["created_at"])
+    if doc is None:
+        return {"source": source, "span": None, "span_state": "source_missing"}
+    if doc["content"][chunk["start"] : chunk["stop"]] != chunk["body"]:
+        return {"source": source, "span": None, "span_state": "mismatch"}
+    return {
+        "source": source,
+        "span": {"text": chunk["body"], "start": chunk["start"], "end": chunk["stop"]},
+        "span_state": "verified",
+    }
+
+
+def _walk(
+    tx: Tx, seeds: dict[int, str], hops: int, view: store.View
+) -> list[tuple[Row, int, int, str]]:
+    """(fact row, hop, the entity it was reached from, seed name), breadth first."""
+    where, params = view.sql("f")
+    frontier = dict(seeds)  # entity id -> seed name
+    visited = set(frontier)
+    found: list[tuple[Row, int, int, str]] = []
+    seen_facts: set[int] = set()
+    for hop in range(1, hops + 1):
+        if not frontier:
+            break
+        ids = list(frontier)
+        marks = ",".join("?" * len(ids))
+        rows = tx.all(
+            f"SELECT f.* FROM facts f WHERE (f.subject_id IN ({marks}) OR f.object_id IN"
+            f" ({marks})) AND {where} ORDER BY f.id",
+            [*ids, *ids, *params],
+        )
+        nxt: dict[int, str] = {}
+        for row in rows:
+            if row["id"] in seen_facts:
+                continue
+            seen_facts.add(row["id"])
+            via = row["subject_id"] if row["subject_id"] in frontier else row["object_id"]
+            found.append((row, hop, via, frontier[via]))
+            other = row["object_id"] if via == row["subject_id"] else row["subject_id"]
+            if other not in visited:
+                visited.add(other)
+                nxt[other] = frontier[via]
+        frontier = nxt
+    return found
+
+
+def _transitive(tx: Tx, seeds: dict[int, str], view: store.View) -> list[dict[str, Any]]:
+    where, params = view.sql("f")
+    derived = []
+    for relation in sorted(derive.TRANSITIVE):
+        for forward in (True, False):
+            edges: dict[int, list[tuple[int, int]]] = {}
+            frontier = set(seeds)
+            seen = set(frontier)
+            for _ in range(derive.MAX_LINKS):
+                if not frontier:
+                    break
+                marks = ",".join("?" * len(frontier))
+                near, far = ("subject_id", "object_id") if forward else ("object_id", "subject_id")
+                rows = tx.all(
+                    f"SELECT f.id, f.{near} AS a, f.{far} AS b FROM facts f WHERE"
+                    f" f.{near} IN ({marks}) AND f.relation = ? AND {where}",
+                    [*frontier, relation, *params],
+                )
+                frontier = set()
+                for row in rows:
+                    edges.setdefault(row["a"], []).append((row["b"], row["id"]))
+                    if row["b"] not in seen:
+                        seen.add(row["b"])
+                        frontier.add(row["b"])
+            for start, name in seeds.items():
+                for item in derive.chains(start, relation, edges, forward=forward):
+                    derived.append({**item, "seed": name})
+    return derived
+
+
+def about(
+    tx: Tx,
+    *,
+    tenant: str,
+    scope: str,
+    subject: str,
+    hops: int,
+    k: int,
+    view: store.View,
+    compact: bool,
+) -> dict[str, Any]:
+    matches = seed(tx, tenant, scope, subject, whole_only=True)
+    seeding = [{"name": m["name"], "how": m["how"], "matched": m["matched"]} for m in matches]
+    if not matches:
+        return {"state": "nothing_stored", "items": [], "seeding": seeding}
+    seeds = {m["entity_id"]: m["name"] for m in matches}
+    walked = _walk(tx, seeds, hops, view)
+    stored_keys = {(r["subject_id"], r["relation"], r["object_id"]) for r, *_ in walked}
+    derived = [
+        dict(d, seed=seeds.get(r["subject_id"]) or name, hop=hop)
+        for r, hop, _, name in walked
+        for d in derive.mirrors(dict(r))
+    ]
+    derived += [dict(d, hop=1) for d in _transitive(tx, seeds, view)]
+    unique: dict[tuple[int, str, int], dict[str, Any]] = {}
+    for item in derived:
+        key = (item["subject_id"], item["relation"], item["object_id"])
+        if key not in stored_keys and key not in unique:
+            unique[key] = item
+    entity_ids = set(seeds)
+    for row, *_ in walked:
+        entity_ids |= {row["subject_id"], row["object_id"]}
+    for item in unique.values():
+        entity_ids |= {item["subject_id"], item["object_id"]}
+    names = {i: r["name"] for i, r in store.entity_rows(tx, sorted(entity_ids)).items()}
+    types = store.types_of(tx, list(seeds))
+    citations = fact_citations(tx, [r for r, *_ in walked])
+    by_id = {r["id"]: r for r, *_ in walked}
+    items: list[dict[str, Any]] = []
+    for entity_id, name in seeds.items():
+        items.append(
+            {
+                "kind": "entity",
+                "id": entity_id,
+                "name": name,
+                "types": types.get(entity_id, []),
+                "attributes": store.attributes_of(tx, entity_id, view),
+                "seed": name,
+            }
+        )
+    facts: list[dict[str, Any]] = []
+    for row, hop, via, name in walked:
+        facts.append(_fact_item(row, names, hop, via, name, citations[row["id"]]))
+    for item in unique.values():
+        rests = [by_id[i] for i in item["rests_on"] if i in by_id]
+        facts.append(
+            {
+                "kind": "fact",
+                "id": None,
+                "subject": names.get(item["subject_id"]),
+                "relation": item["relation"],
+                "object": names.get(item["object_id"]),
+                "direction": "outbound" if item["subject_id"] in seeds else "inbound",
+                "derived": True,
+                "rule": item["rule"],
+                "rests_on": item["rests_on"],
+                "hop": item["hop"],
+                "seed": item["seed"],
+                "citation": {
+                    "source": {"kind": "derived"},
+                    "span": None,
+                    "span_state": "derived",
+                    "found_by": {
+                        "stage": "graph",
+                        "rule": item["rule"],
+                        "rests_on": [citations[r["id"]] for r in rests if r["id"] in citations],
+                    },
+                },
+            }
+        )
+    facts.sort(key=lambda f: (f["hop"], f["derived"]))
+    items += facts[:k]
+    items += _passages(tx, seeds, max(0, k - len(facts[:k])))
+    if compact:
+        items = [_compact(item) for item in items]
+    return {"state": "answered", "items": items, "seeding": seeding}
+
+
+def _fact_item(
+    row: Row, names: dict[int, str], hop: int, via: int, seed_name: str, citation: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "kind": "fact",
+        "id": row["id"],
+        "subject": names.get(row["subject_id"]),
+        "relation": row["relation"],
+        "object": names.get(row["object_id"]),
+        "attributes": json.loads(row["attributes"]),
+        "direction": "outbound" if via == row["subject_id"] else "inbound",
+        "derived": False,
+        "hop": hop,
+        "seed": seed_name,
+        "valid_from": row["valid_from"],
+        "valid_to": row["valid_to"],
+        "recorded_at": row["recorded_at"],
+        "ended_at": row["ended_at"],
+        "replaced_by": row["replaced_by"],
+        "state": "current" if row["ended_at"] is None else "ended",
+        "citation": {**citation, "found_by": {"stage": "graph", "seed": seed_name, "hop": hop}},
+    }
+
+
+def _passages(tx: Tx, seeds: dict[int, str], limit: int) -> list[dict[str, Any]]:
+    if limit <= 0:
+        return []
+    marks = ",".join("?" * len(seeds))
+    rows = tx.all(
+        f"SELECT m.entity_id, c.id, c.item_id, c.start, c.stop, c.body FROM mentions m"
+        f" JOIN chunks c ON c.id = m.chunk_id WHERE m.entity_id IN ({marks})"
+        " ORDER BY c.item_id DESC, c.ordinal LIMIT ?",
+        [*seeds, limit],
+    )
+    docs = _document_rows(tx, {r["item_id"] for r in rows})
+    items = []
+    for row in rows:
+        doc = docs.get(row["item_id"])
+        if doc is None:
+            continue
+        citation = passage_citation(row, doc)
+        citation["found_by"] = {"stage": "graph", "seed": seeds[row["entity_id"]], "mention": True}
+        items.append(
+            {
+                "kind": "passage",
+                "id": row["id"],
+                "doc_id": row["item_id"],
+                "text": row["body"],
+                "direction": "mentions",
+                "derived": False,
+                "seed": seeds[row["entity_id"]],
+                "citation": citation,
+            }
+        )
+    return items
+
+
+def _compact(item: dict[str, Any]) -> dict[str, Any]:
+    citation = item.get("citation") or {}
+    span = citation.get("span")
+    short = {"kind": item["kind"], "id": item.get("id")}
+    if item["kind"] == "fact":
+        short["fact"] = f"{item['subject']} {item['relation']} {item['object']}"
+        short["derived"] = item["derived"]
+    elif item["kind"] == "entity":
+        short["name"] = item["name"]
+        short["types"] = item["types"]
+    else:
+        short["text"] = item["text"]
+    if span is not None:
+        short["cite"] = {
+            "doc_id": citation["source"].get("doc_id"),
+            "start": span["start"],
+            "end": span["end"],
+        }
+    return short
+
+
+def graph_candidates(
+    tx: Tx, tenant: str, scope: str | None, query: str, limit: int
+) -> tuple[list[tuple[int | None, int]], list[dict[str, Any]]]:
+    """For context: passages that mention the entities a question names, best first, and
+    the seeding. Without a scope, every scope of the tenant is considered."""
+    scopes = (
+        [scope]
+        if scope is not None
+        else [
+            r["scope"]
+            for r in tx.all("SELECT DISTINCT scope FROM entities WHERE tenant = ?", (tenant,))
+        ]
+    )
+    matches = [m for s in scopes for m in seed(tx, tenant, s, query)]
+    if not matches:
+        return [], []
+    ids = [m["entity_id"] for m in matches]
+    marks = ",".join("?" * len(ids))
+    rows = tx.all(
+        f"SELECT c.id, c.item_id, count(*) AS hits FROM mentions m JOIN chunks c"
+        f" ON c.id = m.chunk_id WHERE m.entity_id IN ({marks}) GROUP BY c.id"
+        " ORDER BY hits DESC, c.item_id DESC LIMIT ?",
+        [*ids, limit],
+    )
+    seen: set[int] = set()
+    ranked: list[tuple[int | None, int]] = []
+    for row in rows:
+        if row["item_id"] not in seen:
+            seen.add(row["item_id"])
+            ranked.append((row["id"], row["item_id"]))
+    return ranked, [{"name": m["name"], "how": m["how"], "matched": m["matched"]} for m in matches]

@@ -1,0 +1,86 @@
+"""Derived facts: never stored, always shown with the rule and the stored facts they rest on.
+
+* symmetric: ``married_to, spouse_of, sibling_of`` (A r B gives B r A);
+* inverse pairs: ``parent_of/child_of, owns/owned_by, employs/employed_by,
+  manages/managed_by`` (A parent_of B gives B child_of A);
+* transitive, up to 6 links: ``part_of, located_in, contained_in`` (A r B, B r C gives A r C).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SYMMETRIC = frozenset({"married_to", "spouse_of", "sibling_of"})
+_PAIRS = [
+    ("parent_of", "child_of"),
+    ("owns", "owned_by"),
+    ("employs", "employed_by"),
+    ("manages", "managed_by"),
+]
+INVERSE = {a: b for a, b in _PAIRS} | {b: a for a, b in _PAIRS}
+TRANSITIVE = frozenset({"part_of", "located_in", "contained_in"})
+MAX_LINKS = 6
+
+
+def normalise_relation(name: str) -> str:
+    return "_".join(name.strip().lower().replace("-", " ").split())
+
+
+def mirrors(fact: dict[str, Any]) -> list[dict[str, Any]]:
+    """The symmetric or inverse counterpart of one stored fact."""
+    relation = fact["relation"]
+    if relation in SYMMETRIC:
+        return [
+            _derived(fact["object_id"], relation, fact["subject_id"], "symmetric", [fact["id"]])
+        ]
+    if relation in INVERSE:
+        return [
+            _derived(
+                fact["object_id"],
+                INVERSE[relation],
+                fact["subject_id"],
+                f"inverse of {relation}",
+                [fact["id"]],
+            )
+        ]
+    return []
+
+
+def _derived(
+    subject: int, relation: str, obj: int, rule: str, rests_on: list[int]
+) -> dict[str, Any]:
+    return {
+        "subject_id": subject,
+        "relation": relation,
+        "object_id": obj,
+        "rule": rule,
+        "rests_on": rests_on,
+    }
+
+
+def chains(
+    start: int, relation: str, edges: dict[int, list[tuple[int, int]]], *, forward: bool
+) -> list[dict[str, Any]]:
+    """Transitive facts from ``start`` along ``relation`` (``edges``: entity -> [(next entity,
+    fact id)] in the walking direction), two to MAX_LINKS links long, shortest first."""
+    found = []
+    frontier: list[tuple[int, list[int]]] = [(start, [])]
+    seen = {start}
+    for _ in range(MAX_LINKS):
+        nxt = []
+        for node, path in frontier:
+            for other, fact_id in edges.get(node, []):
+                if other in seen:
+                    continue
+                seen.add(other)
+                chain = [*path, fact_id]
+                nxt.append((other, chain))
+                if len(chain) >= 2:
+                    subject, obj = (start, other) if forward else (other, start)
+                    found.append(
+                        _derived(subject, relation, obj, f"transitive ({len(chain)} links)", chain)
+                    )
+        frontier = nxt
+        if not frontier:
+            break
+    return found

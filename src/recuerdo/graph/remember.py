@@ -1,0 +1,355 @@
+"""remember_knowledge: text (content, messages or passages) and facts an agent already has.
+
+No model runs on this path: the caller's entities and relations are stored at once, with
+typed attributes and temporal facts; the text becomes a document cut into passages (chunks);
+passages are linked to the entity names they mention (the caller's explicit mentions, and
+every name already known in the scope). The same call with the same date answers ``already``
+and stores nothing. Every refusal stores nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from ..clock import now_iso, parse_time
+from ..errors import FactsShape, InvalidInput, LimitExceeded, MentionNotInPassage
+from ..retrieval.chunk import Span, chunk_spans
+from ..retrieval.index import insert_chunks
+from ..retrieval.query import STOP_WORDS
+from ..store.base import Tx
+from ..text import checked_label, checked_text
+from . import derive, store
+
+LIMITS = {
+    "entities": 1000,
+    "relations": 5000,
+    "content_bytes": 1_048_576,
+    "passages": 1000,
+    "passage_bytes": 65_536,
+}
+
+
+def _limit(name: str, size: int) -> None:
+    if size > LIMITS[name]:
+        raise LimitExceeded(
+            f"{name}: {size} is over the limit of {LIMITS[name]} per call (nothing was stored)",
+            limit=name,
+            size=size,
+            maximum=LIMITS[name],
+        )
+
+
+def _facts(facts: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    if facts is None:
+        return [], []
+    if not isinstance(facts, dict) or not set(facts) <= {"entities", "relations"}:
+        raise FactsShape("facts is an object with 'entities' and/or 'relations' lists")
+    entities, relations = facts.get("entities") or [], facts.get("relations") or []
+    if not isinstance(entities, list) or not isinstance(relations, list):
+        raise FactsShape("facts.entities and facts.relations must be lists")
+    _limit("entities", len(entities))
+    _limit("relations", len(relations))
+    clean_entities = []
+    for index, item in enumerate(entities):
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("name"), str)
+            or not item["name"].strip()
+            or not set(item) <= {"name", "type", "attributes"}
+        ):
+            raise FactsShape(f"entities[{index}] needs a name (and may have type, attributes)")
+        attributes = item.get("attributes") or {}
+        if not isinstance(attributes, dict):
+            raise FactsShape(f"entities[{index}].attributes must be an object")
+        kind = item.get("type")
+        if kind is not None and (not isinstance(kind, str) or not kind.strip()):
+            raise FactsShape(f"entities[{index}].type must be a non-empty word")
+        clean_entities.append(
+            {"name": store.check_name(item["name"]), "type": kind, "attributes": attributes}
+        )
+    clean_relations = []
+    for index, item in enumerate(relations):
+        if not isinstance(item, dict) or not set(item) <= {
+            "source",
+            "target",
+            "type",
+            "replaces",
+            "attributes",
+        }:
+            raise FactsShape(f"relations[{index}] is {{source, target, type, replaces}}")
+        ends = [item.get("source"), item.get("target"), item.get("type")]
+        if not all(isinstance(end, str) and end.strip() for end in ends):
+            raise FactsShape(f"relations[{index}] needs both ends (source, target) and a type")
+        clean_relations.append(
+            {
+                "source": store.check_name(item["source"], "source"),
+                "target": store.check_name(item["target"], "target"),
+                "type": derive.normalise_relation(item["type"]),
+                "replaces": bool(item.get("replaces", False)),
+                "attributes": item.get("attributes") or {},
+            }
+        )
+    return clean_entities, clean_relations
+
+
+def _document(
+    content: object,
+    messages: object,
+    passages: object,
+) -> tuple[str | None, list[Span], list[list[str]]]:
+    """(text, passage spans, explicit mentions per passage) of the call's text, if any."""
+    given = [
+        name
+        for name, value in (("content", content), ("messages", messages), ("passages", passages))
+        if value is not None
+    ]
+    if len(given) > 1:
+        raise InvalidInput(f"give one of content, messages or passages, not {' and '.join(given)}")
+    if content is not None:
+        text = checked_text(content, "content", max_bytes=LIMITS["content_bytes"])
+        return text, chunk_spans(text), []
+    if messages is not None:
+        if not isinstance(messages, list) or not messages:
+            raise InvalidInput("messages is a non-empty list of {role, content}")
+        lines = []
+        for index, message in enumerate(messages):
+            if not isinstance(message, dict) or not isinstance(message.get("content"), str):
+                raise InvalidInput(f"messages[{index}] is {{role, content}}")
+            role = checked_label(message.get("role", "user"), "role")
+            lines.append(f"{role}: {' '.join(message['content'].split())}")
+        text = checked_text("\n".join(lines), "messages", max_bytes=LIMITS["content_bytes"])
+        return text, _line_spans(text), []
+    if passages is not None:
+        if not isinstance(passages, list) or not passages:
+            raise InvalidInput("passages is a non-empty list of {text, mentions}")
+        _limit("passages", len(passages))
+        texts, mentions = [], []
+        for index, passage in enumerate(passages):
+            if not isinstance(passage, dict) or not isinstance(passage.get("text"), str):
+                raise InvalidInput(f"passages[{index}] is {{text, mentions, key}}")
+            body = checked_text(
+                passage["text"], f"passages[{index}].text", max_bytes=LIMITS["passage_bytes"]
+            ).strip()
+            named = passage.get("mentions") or []
+            if not isinstance(named, list):
+                raise InvalidInput(f"passages[{index}].mentions is a list of names")
+            for name in named:
+                if not isinstance(name, str) or store.fold(name) not in store.fold(body):
+                    raise MentionNotInPassage(
+                        f"passages[{index}] mentions {name!r}, which does not appear in its "
+                        "text (nothing was stored)",
+                        passage=index,
+                        mention=name,
+                    )
+            texts.append(body)
+            mentions.append([store.check_name(name) for name in named])
+        text = "\n\n".join(texts)
+        spans, position = [], 0
+        for body in texts:
+            spans.append(Span(position, position + len(body)))
+            position += len(body) + 2
+        return text, spans, mentions
+    return None, [], []
+
+
+def _line_spans(text: str) -> list[Span]:
+    spans, position = [], 0
+    for line in text.split("\n"):
+        if line.strip():
+            spans.append(Span(position, position + len(line)))
+        position += len(line) + 1
+    return spans
+
+
+def _fingerprint(parts: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def remember(
+    tx: Tx,
+    *,
+    tenant: str,
+    principal: str,
+    scope: object,
+    content: object,
+    messages: object,
+    passages: object,
+    facts: object,
+    date: object,
+    source: object,
+) -> dict[str, Any]:
+    label = checked_label(scope, "scope") if scope is not None else "user"
+    entities, relations = _facts(facts)
+    text, spans, explicit = _document(content, messages, passages)
+    if text is None and not entities and not relations:
+        raise InvalidInput("nothing to remember: give content, messages, passages or facts")
+    when = None if date is None else parse_time(date, "date")
+    origin = None if source is None else checked_label(source, "source")
+    fingerprint = _fingerprint(
+        {
+            "text": text,
+            "spans": spans,
+            "mentions": explicit,
+            "entities": entities,
+            "relations": relations,
+            "date": when,
+            "source": origin,
+        }
+    )
+    earlier = tx.one(
+        "SELECT reply FROM knowledge_calls WHERE tenant = ? AND scope = ? AND fingerprint = ?",
+        (tenant, label, fingerprint),
+    )
+    if earlier is not None:
+        return {**json.loads(earlier["reply"]), "outcome": "already"}
+    stamp = now_iso()
+    doc_id, chunk_ids = None, []
+    if text is not None:
+        doc_id = int(
+            tx.scalar(
+                "INSERT INTO items (tenant, scope, item_type, title, content, source, occurred_at,"
+                " meta, created_at, updated_at) VALUES (?, ?, 'document', ?, ?, ?, ?, ?, ?, ?)"
+                " RETURNING id",
+                (
+                    tenant,
+                    label,
+                    origin or "remembered text",
+                    text,
+                    principal,
+                    when,
+                    json.dumps({"kind": "text", "source": origin}),
+                    stamp,
+                    stamp,
+                ),
+            )
+        )
+        chunk_ids = insert_chunks(tx, doc_id, text, spans, title=origin or "")
+    counts = {
+        "entities_created": 0,
+        "facts_created": 0,
+        "facts_existing": 0,
+        "facts_replaced": 0,
+        "attributes_changed": 0,
+    }
+    for item in entities:
+        entity_id, created = _ensure(tx, tenant, label, item["name"], origin)
+        counts["entities_created"] += created
+        if item["type"]:
+            store.add_type(tx, entity_id, item["type"])
+        for key, value in item["attributes"].items():
+            counts["attributes_changed"] += store.set_attribute(
+                tx, entity_id, str(key), value, when, stamp
+            )
+    for relation in relations:
+        subject, created_s = _ensure(tx, tenant, label, relation["source"], origin)
+        obj, created_o = _ensure(tx, tenant, label, relation["target"], origin)
+        counts["entities_created"] += created_s + created_o
+        fact_id, created, replaced = store.add_fact(
+            tx,
+            tenant=tenant,
+            scope=label,
+            subject=subject,
+            relation=relation["type"],
+            obj=obj,
+            attributes=relation["attributes"],
+            valid_from=when,
+            source=origin,
+            replaces=relation["replaces"],
+            recorded_at=stamp,
+        )
+        counts["facts_created" if created else "facts_existing"] += 1
+        counts["facts_replaced"] += replaced
+        if doc_id is not None:
+            _cite(tx, fact_id, doc_id, text or "", spans, relation["source"], relation["target"])
+    unlinked = 0
+    if doc_id is not None:
+        unlinked = _link_mentions(tx, tenant, label, text or "", spans, chunk_ids, explicit, origin)
+    reply = {
+        "outcome": "stored",
+        "scope": label,
+        "doc_id": doc_id,
+        "passages": len(chunk_ids),
+        **counts,
+        "extraction": "agent_facts" if entities or relations else "known_names_only",
+        "model_extraction": "not_installed",
+        "unlinked_passages": unlinked,
+        "date": when,
+    }
+    tx.execute(
+        "INSERT INTO knowledge_calls (tenant, scope, fingerprint, reply, created_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (tenant, label, fingerprint, json.dumps(reply), stamp),
+    )
+    return reply
+
+
+def _ensure(tx: Tx, tenant: str, scope: str, name: str, origin: str | None) -> tuple[int, int]:
+    found = store.entity(tx, tenant, scope, name, source=origin)
+    assert found is not None
+    return found[0], int(found[1])
+
+
+def _cite(
+    tx: Tx, fact_id: int, doc_id: int, text: str, spans: list[Span], source: str, target: str
+) -> None:
+    """Cite the passage that names both ends (else one end, else the first passage)."""
+    wanted = (store.fold(source), store.fold(target))
+
+    def names(span: Span) -> int:
+        body = store.fold(text[span.start : span.end])
+        return sum(1 for name in wanted if name in body)
+
+    if not spans:
+        return
+    best = max(spans, key=lambda span: (names(span), -span.start))
+    store.cite(tx, fact_id, doc_id, best.start, best.end, text[best.start : best.end])
+
+
+def _link_mentions(
+    tx: Tx,
+    tenant: str,
+    scope: str,
+    text: str,
+    spans: list[Span],
+    chunk_ids: list[int],
+    explicit: list[list[str]],
+    origin: str | None,
+) -> int:
+    """Link each passage to the entities it names; return how many passages no entity
+    reaches."""
+    unlinked = 0
+    for index, (span, chunk_id) in enumerate(zip(spans, chunk_ids, strict=True)):
+        linked: set[int] = set()
+        for name in explicit[index] if index < len(explicit) else []:
+            linked.add(_ensure(tx, tenant, scope, name, origin)[0])
+        linked |= known_names_in(tx, tenant, scope, text[span.start : span.end])
+        tx.executemany(
+            "INSERT INTO mentions (chunk_id, entity_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            [(chunk_id, e) for e in linked],
+        )
+        unlinked += not linked
+    return unlinked
+
+
+def known_names_in(tx: Tx, tenant: str, scope: str, passage: str) -> set[int]:
+    """Entities of the scope whose whole name appears in the passage. Candidates come from the
+    word index (so the cost does not grow with the number of entities), then each candidate's
+    full name is checked word-bounded in the passage."""
+    folded = store.fold(passage)
+    tokens = sorted({t for t in store.words(folded) if t not in STOP_WORDS})
+    found: set[int] = set()
+    for first in range(0, len(tokens), 400):
+        part = tokens[first : first + 400]
+        marks = ",".join("?" * len(part))
+        for row in tx.all(
+            "SELECT DISTINCT e.id, e.folded FROM entity_words w JOIN entities e"
+            f" ON e.id = w.entity_id WHERE w.word IN ({marks}) AND e.tenant = ?"
+            " AND e.scope = ? LIMIT 5000",
+            [*part, tenant, scope],
+        ):
+            if re.search(rf"(?<!\w){re.escape(row['folded'])}(?!\w)", folded):
+                found.add(row["id"])
+    return found

@@ -1,0 +1,214 @@
+"""Entities, attributes and facts in the store, and the three ways of looking at them in time.
+
+* the present (default): facts not ended (``ended_at IS NULL``);
+* ``as_of`` t: what was *known* at t (recorded at or before t, not ended by then);
+* ``valid_at`` t: what was *true* at t (valid_from <= t < valid_to), whatever we know now.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..clock import now_iso
+from ..errors import InvalidInput
+from ..store.base import Row, Tx
+from . import values
+
+MAX_NAME_BYTES = 1024
+
+
+def fold(name: str) -> str:
+    return " ".join(name.casefold().split())
+
+
+def words(text: str) -> list[str]:
+    """The words of a (folded) name or query, for whole-word and prefix matching."""
+    return re.findall(r"[^\W_]+", text.casefold())
+
+
+def check_name(name: object, field: str = "name") -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInput(f"{field} must be a non-empty name")
+    cleaned = " ".join(name.split())
+    if len(cleaned.encode("utf-8")) > MAX_NAME_BYTES:
+        raise InvalidInput(f"{field} is longer than {MAX_NAME_BYTES} bytes")
+    return cleaned
+
+
+@dataclass(frozen=True)
+class View:
+    """Which facts a read sees (see the module docstring)."""
+
+    as_of: str | None = None
+    valid_at: str | None = None
+
+    def sql(self, alias: str = "f") -> tuple[str, list[Any]]:
+        if self.as_of is not None:
+            return (
+                f"{alias}.recorded_at <= ? AND ({alias}.ended_at IS NULL OR {alias}.ended_at > ?)",
+                [self.as_of, self.as_of],
+            )
+        if self.valid_at is not None:
+            return (
+                f"({alias}.valid_from IS NULL OR {alias}.valid_from <= ?) AND "
+                f"({alias}.valid_to IS NULL OR {alias}.valid_to > ?)",
+                [self.valid_at, self.valid_at],
+            )
+        return f"{alias}.ended_at IS NULL", []
+
+
+def entity(
+    tx: Tx, tenant: str, scope: str, name: str, *, source: str | None = None, create: bool = True
+) -> tuple[int, bool] | None:
+    """(entity id, created) for a name in a scope; None when absent and not created."""
+    folded = fold(name)
+    found = tx.scalar(
+        "SELECT id FROM entities WHERE tenant = ? AND scope = ? AND folded = ?",
+        (tenant, scope, folded),
+    )
+    if found is not None:
+        return int(found), False
+    if not create:
+        return None
+    new_id = int(
+        tx.scalar(
+            "INSERT INTO entities (tenant, scope, name, folded, source, recorded_at)"
+            " VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+            (tenant, scope, name, folded, source, now_iso()),
+        )
+    )
+    tx.executemany(
+        "INSERT INTO entity_words (word, entity_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        [(word, new_id) for word in set(words(folded))],
+    )
+    return new_id, True
+
+
+def add_type(tx: Tx, entity_id: int, kind: str) -> None:
+    tx.execute(
+        "INSERT INTO entity_types (entity_id, type) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        (entity_id, kind.strip().lower()),
+    )
+
+
+def set_attribute(
+    tx: Tx, entity_id: int, key: str, value: object, valid_from: str | None, recorded_at: str
+) -> bool:
+    """Make ``value`` the current value of ``key``; the older value stays as history.
+    Returns whether anything changed."""
+    kind, canonical = values.typed(value, f"attribute {key!r}")
+    encoded = values.encode(kind, canonical)
+    current = tx.one(
+        "SELECT id, value FROM attributes WHERE entity_id = ? AND key = ? AND ended_at IS NULL",
+        (entity_id, key),
+    )
+    if current is not None and current["value"] == encoded:
+        return False
+    if current is not None:
+        tx.execute("UPDATE attributes SET ended_at = ? WHERE id = ?", (recorded_at, current["id"]))
+    tx.execute(
+        "INSERT INTO attributes (entity_id, key, value, valid_from, recorded_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (entity_id, key, encoded, valid_from, recorded_at),
+    )
+    return True
+
+
+def attributes_of(tx: Tx, entity_id: int, view: View) -> dict[str, Any]:
+    if view.as_of is not None:
+        where, params = (
+            "recorded_at <= ? AND (ended_at IS NULL OR ended_at > ?)",
+            [view.as_of, view.as_of],
+        )
+    else:
+        where, params = "ended_at IS NULL", []
+    rows = tx.all(
+        f"SELECT key, value FROM attributes WHERE entity_id = ? AND {where}", [entity_id, *params]
+    )
+    return {row["key"]: values.decode(row["value"]) for row in rows}
+
+
+def add_fact(
+    tx: Tx,
+    *,
+    tenant: str,
+    scope: str,
+    subject: int,
+    relation: str,
+    obj: int,
+    attributes: dict[str, Any],
+    valid_from: str | None,
+    source: str | None,
+    replaces: bool,
+    recorded_at: str,
+) -> tuple[int, bool, int]:
+    """(fact id, created, facts replaced). The same current fact is not stored twice."""
+    existing = tx.scalar(
+        "SELECT id FROM facts WHERE subject_id = ? AND relation = ? AND object_id = ?"
+        " AND ended_at IS NULL",
+        (subject, relation, obj),
+    )
+    replaced = 0
+    if existing is not None:
+        fact_id, created = int(existing), False
+    else:
+        fact_id = int(
+            tx.scalar(
+                "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
+                " valid_from, recorded_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (
+                    tenant,
+                    scope,
+                    subject,
+                    relation,
+                    obj,
+                    json.dumps(attributes, sort_keys=True, default=str),
+                    valid_from,
+                    recorded_at,
+                    source,
+                ),
+            )
+        )
+        created = True
+    if replaces:
+        replaced = tx.execute(
+            "UPDATE facts SET valid_to = coalesce(?, ?), ended_at = ?, replaced_by = ?"
+            " WHERE subject_id = ? AND relation = ? AND object_id <> ? AND ended_at IS NULL",
+            (valid_from, recorded_at, recorded_at, fact_id, subject, relation, obj),
+        )
+    return fact_id, created, replaced
+
+
+def quote_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def cite(tx: Tx, fact_id: int, item_id: int, start: int, stop: int, quote: str) -> None:
+    tx.execute(
+        "INSERT INTO fact_sources (fact_id, item_id, start, stop, quote_hash)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        (fact_id, item_id, start, stop, quote_hash(quote)),
+    )
+
+
+def entity_rows(tx: Tx, ids: list[int]) -> dict[int, Row]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    return {r["id"]: r for r in tx.all(f"SELECT * FROM entities WHERE id IN ({marks})", ids)}
+
+
+def types_of(tx: Tx, ids: list[int]) -> dict[int, list[str]]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    found: dict[int, list[str]] = {}
+    for row in tx.all(
+        f"SELECT entity_id, type FROM entity_types WHERE entity_id IN ({marks}) ORDER BY type", ids
+    ):
+        found.setdefault(row["entity_id"], []).append(row["type"])
+    return found
