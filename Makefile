@@ -16,7 +16,7 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 	touch $@
 
 $(VENV)/.installed-serve: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[embed]'
+	$(PY) -m pip install --quiet -e '.[embed,docs]'
 	touch $@
 
 serve: $(VENV)/.installed-serve

@@ -263,7 +263,7 @@ def test_message_hits_carry_their_conversation(memory: recuerdo.Memory) -> None:
         ({"types": "file"}, "types"),
         ({"status": "gone"}, "status"),
         ({"since": "yesterday"}, "since"),
-        ({"stages": ["graph"]}, "stages"),
+        ({"stages": ["vision"]}, "stages"),
         ({"preview_chars": 5}, "preview_chars"),
     ],
 )

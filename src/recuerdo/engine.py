@@ -12,6 +12,7 @@ import os
 
 from . import entries as entry_ops
 from .api.entries import EntryVerbs
+from .api.knowledge import KnowledgeVerbs
 from .api.notes import NoteVerbs
 from .api.retrieval import RetrievalVerbs
 from .api.work import WorkVerbs
@@ -29,7 +30,7 @@ LOCAL_TENANT = "local"
 MAIN_SOURCE = "main"
 
 
-class Memory(EntryVerbs, NoteVerbs, RetrievalVerbs, WorkVerbs):
+class Memory(EntryVerbs, NoteVerbs, RetrievalVerbs, KnowledgeVerbs, WorkVerbs):
     """One declared memory, as seen by one writer (``main`` or an agent)."""
 
     def __init__(

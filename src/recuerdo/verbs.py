@@ -43,6 +43,8 @@ class Verb:
     """CLI option spellings that differ from the parameter name (``tags`` -> ``--tag``)."""
     destructive: bool = False
     method: str = ""
+    cli_batch: str | None = None
+    """A parameter the CLI accepts many times, calling the verb once for each (with progress)."""
 
     def call(self, memory: Memory, arguments: Mapping[str, Any]) -> Any:
         """Validate door arguments (JSON names, e.g. ``from``) and run the verb."""
@@ -104,6 +106,7 @@ class VerbTable:
         enums: Mapping[str, tuple[str, ...]] | None = None,
         destructive: bool = False,
         method: str | None = None,
+        cli_batch: str | None = None,
     ) -> None:
         if name in self._verbs:
             raise ValueError(f"verb {name!r} is defined twice")
@@ -124,6 +127,7 @@ class VerbTable:
             cli_names=dict(cli_names or {}),
             destructive=destructive,
             method=method or name,
+            cli_batch=cli_batch,
         )
 
     def __getitem__(self, name: str) -> Verb:
@@ -146,9 +150,9 @@ VERBS = VerbTable()
 
 
 def _register_families() -> None:
-    from .verbdefs import entries, notes, retrieval, work
+    from .verbdefs import entries, knowledge, notes, retrieval, work
 
-    for family in (entries, work, notes, retrieval):
+    for family in (entries, work, notes, retrieval, knowledge):
         family.register(VERBS)
 
 

@@ -165,6 +165,10 @@ class RetrievalVerbs(MemoryBase):
             blocks = self._blocks(tx, candidates, filters, hops)
         body, sources, truncated = pack.pack(blocks, budget, cap)
         state = "answered" if sources else ("could_not_judge" if failed else "nothing_stored")
+        by_meaning = any(
+            c.stages.get("meaning") and not c.stages.get("lexical") for c in candidates[:3]
+        )
+        grounding = pack.grounding(text, body, state, by_meaning)
         self._record("context", text, filters.describe(), [s["id"] for s in sources])
         return {
             "query": text,
@@ -173,6 +177,7 @@ class RetrievalVerbs(MemoryBase):
             "context": body,
             "sources": sources,
             "truncated": truncated,
+            "grounding": grounding,
             "budget_tokens": budget,
             "used_tokens": pack.tokens(body),
         }

@@ -87,6 +87,9 @@ def _click_params(verb: Verb) -> list[click.Parameter]:
         required = info.is_required()
         help_text = info.description or ""
         click_type: Any = {"int": click.INT, "float": click.FLOAT}.get(kind, click.STRING)
+        if name == verb.cli_batch:
+            params.append(click.Argument([name], nargs=-1, type=click_type))
+            continue
         if name in verb.arguments:
             params.append(click.Argument([name], required=required, type=click_type))
             continue
@@ -153,6 +156,10 @@ def _verb_command(verb: Verb) -> click.Command:
     def run(**values: Any) -> None:
         state: _State = click.get_current_context().find_object(_State)  # type: ignore[assignment]
         as_json = bool(values.pop("as_json")) or state.as_json
+        batch = list(values.pop(verb.cli_batch, ()) or ()) if verb.cli_batch else []
+        if verb.cli_batch and batch:
+            _run_batch(verb, state, values, batch, as_json)
+            return
         try:
             arguments = _arguments(verb, values)
             with state.open() as memory:
@@ -168,6 +175,54 @@ def _verb_command(verb: Verb) -> click.Command:
         help=verb.description,
         short_help=verb.description.split(". ")[0].rstrip("."),
     )
+
+
+def _run_batch(
+    verb: Verb, state: _State, values: dict[str, Any], batch: list[str], as_json: bool
+) -> None:
+    """The verb once per value of its batch parameter (``recuerdo ingest a.pdf b.docx``),
+    with a progress bar on the terminal; one failure does not stop the others."""
+    assert verb.cli_batch is not None
+    results: list[dict[str, Any]] = []
+    failed = 0
+    try:
+        arguments = _arguments(verb, values)
+        with (
+            state.open() as memory,
+            click.progressbar(
+                batch,
+                label=verb.name,
+                file=sys.stderr,
+                show_pos=True,
+                hidden=len(batch) < 2 or not sys.stderr.isatty(),
+            ) as values_bar,
+        ):
+            for value in values_bar:
+                try:
+                    outcome = verb.call(memory, {**arguments, verb.cli_batch: value})
+                    results.append({verb.cli_batch: value, "ok": True, "result": outcome})
+                except RecuerdoError as error:
+                    failed += 1
+                    results.append({verb.cli_batch: value, **error.to_dict()})
+    except RecuerdoError as error:
+        _emit_error(error, as_json)
+    if as_json:
+        click.echo(render.to_json(results))
+    else:
+        click.echo(
+            render.table(
+                [
+                    {
+                        verb.cli_batch: r[verb.cli_batch],
+                        "outcome": "ok" if r["ok"] else r["error"],
+                        "detail": r.get("detail", ""),
+                    }
+                    for r in results
+                ]
+            )
+        )
+    if failed:
+        sys.exit(1)
 
 
 class _VerbGroup(click.Group):

@@ -29,7 +29,7 @@ SEED_STOP = STOP_WORDS | {
     "everything",
     "something",
 }
-CLOSE_SCORE = 80.0
+CLOSE_SCORE = 75.0  # one letter wrong in a four-letter name
 MIN_PREFIX = 3
 MAX_SEEDS = 25
 

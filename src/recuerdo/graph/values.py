@@ -34,7 +34,7 @@ def typed(value: object, field: str = "attribute") -> tuple[str, Any]:
     if isinstance(value, float):
         return "decimal", _decimal_text(Decimal(repr(value)), field)
     if isinstance(value, list | tuple | set | frozenset):
-        items = [typed(item, field) for item in value]
+        items = [dict(zip(("type", "value"), typed(item, field), strict=True)) for item in value]
         canonical = sorted({json.dumps(item, sort_keys=True) for item in items})
         return "list", [json.loads(item) for item in canonical]
     if isinstance(value, str):

@@ -116,3 +116,23 @@ def pack(
         used += cost
         kept.append({**block["source"], "cut": cut, "tokens": tokens(text)})
     return SEPARATOR.join(parts), kept, truncated
+
+
+def grounding(query: str, body: str, state: str, by_meaning: bool) -> dict[str, Any]:
+    """How well the pack answers the question's words: grounded (every content word of the
+    question is in it), grounded_by_meaning (found by meaning, not by its words), related
+    (some words; ``uncovered`` lists the others), uncited, nothing_stored, could_not_judge."""
+    if state != "answered":
+        return {"state": state}
+    from .query import terms
+
+    words = terms(query)
+    text = body.lower()
+    uncovered = [w for w in words if w[:5] not in text]
+    if not uncovered:
+        return {"state": "grounded"}
+    if by_meaning:
+        return {"state": "grounded_by_meaning", "uncovered": uncovered}
+    if len(uncovered) < len(words):
+        return {"state": "related", "uncovered": uncovered}
+    return {"state": "uncited", "uncovered": uncovered}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
+from ..graph.about import graph_candidates
 from ..notes import status_of
 from ..store.base import Row, Tx
 from .filters import Filters
@@ -220,7 +221,7 @@ def assemble(
     return hits
 
 
-STAGES = ("lexical", "meaning")
+STAGES = ("lexical", "meaning", "graph")
 
 
 def check_stages(stages: object) -> tuple[str, ...]:
@@ -257,6 +258,26 @@ def run_stages(
         except Exception:  # a broken model must not take words-only search down with it
             failed.append("meaning")
             state = "failed"
+    if "graph" in stages and query.strip():
+        ranked, _ = graph_candidates(tx, filters.tenant, filters.scope, query, max(k, CANDIDATES))
+        if ranked:
+            found["graph"] = _filter_items(tx, filters, ranked)
     if extra:
         found.update(extra)
     return fuse(found), state, failed
+
+
+def _filter_items(
+    tx: Tx, filters: Filters, ranked: list[tuple[int | None, int]]
+) -> list[tuple[int | None, int]]:
+    """Keep the graph's candidates that pass the filters (the graph knows no filters)."""
+    where, params = filters.sql("i")
+    ids = [item for _, item in ranked]
+    marks = ",".join("?" * len(ids))
+    allowed = {
+        r["id"]
+        for r in tx.all(
+            f"SELECT i.id FROM items i WHERE i.id IN ({marks}) AND {where}", [*ids, *params]
+        )
+    }
+    return [pair for pair in ranked if pair[1] in allowed]

@@ -54,5 +54,9 @@ class Store(Protocol):
         """A write transaction: committed (durably) when the block exits normally, rolled back
         when it raises. Nested calls in one thread join the outer transaction."""
 
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the main file and truncate it (after a forget, so
+        no old page image keeps forgotten words)."""
+
     def close(self) -> None:
         """Release connections; the state stays on disk."""

@@ -448,6 +448,22 @@ def m006_graph(tx: Tx) -> None:
 
         CREATE INDEX mentions_by_entity ON mentions (entity_id);
 
+        CREATE TABLE import_keys (
+            tenant TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            key TEXT NOT NULL,
+            PRIMARY KEY (tenant, scope, key)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE import_facts (
+            tenant TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            key TEXT NOT NULL,
+            fact_id INTEGER NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
+            replaced_by_key TEXT,
+            PRIMARY KEY (tenant, scope, key)
+        ) WITHOUT ROWID;
+
         CREATE TABLE knowledge_calls (
             tenant TEXT NOT NULL,
             scope TEXT NOT NULL,

@@ -54,8 +54,7 @@ def _connect(path: str, *, read_only: bool = False) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA secure_delete=ON")
     conn.execute("PRAGMA temp_store=MEMORY")
-    conn.execute("PRAGMA cache_size=-65536")  # 64 MiB of pages per connection
-    conn.execute("PRAGMA mmap_size=268435456")  # reads of a large memory skip a copy
+    conn.execute("PRAGMA cache_size=-32768")  # 32 MiB of pages per connection
     # After a checkpoint, give the WAL's space back beyond 64 MiB (bulk loads grow it a lot).
     conn.execute("PRAGMA journal_size_limit=67108864")
     if path != ":memory:":
@@ -247,10 +246,18 @@ class SQLiteStore:
         return self._shared
 
     def checkpoint(self) -> None:
-        """Fold the WAL back into the main file and truncate it."""
+        """Fold the WAL back into the main file and truncate it. A reader in another thread
+        or process can hold the log for a moment, so ask a few times."""
         shared = self._live()
-        with shared.lock:
-            shared.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if self._in_memory:
+            return
+        for _ in range(50):
+            with shared.lock:
+                busy = shared.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            if not busy:
+                return
+            threading.Event().wait(0.02)
+        raise StoreError("the write-ahead log could not be folded in: a reader holds it")
 
     def close(self) -> None:
         if self._closed:

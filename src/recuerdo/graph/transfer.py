@@ -1,0 +1,421 @@
+"""export and import: a scope's records, page by page, into any scope.
+
+Records: an ``export`` header, then ``document`` (text once, live passages in order with the
+entities they mention), ``entity`` (types, attribute values with history), ``fact`` (state,
+validity, ended_at, replaced_by, dated sources), ``note`` (every revision) and ``entry``.
+Forgotten data is gone and so never exported. Importing is idempotent: every record carries a
+stable ``key`` and a record already present is skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from .. import entries, history, notes
+from ..clock import now_iso
+from ..errors import InvalidInput
+from ..retrieval.chunk import Span
+from ..retrieval.index import insert_chunks
+from ..store.base import Row, Tx
+from . import store, values
+
+PHASES = ("document", "entity", "fact", "note", "entry")
+MAX_IMPORT = 4096
+NOT_REPRODUCED = [
+    "ids: imported items, entities and facts get new ids",
+    "vectors: imported text is embedded again by this memory's model",
+    "the revision journal and the retrieval audit of the source",
+]
+
+
+def _key(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
+
+
+def _cursor(value: object) -> tuple[int, int]:
+    if value is None or value == "":
+        return 0, 0
+    try:
+        phase, last = str(value).split(":")
+        return PHASES.index(phase), int(last)
+    except ValueError as exc:
+        raise InvalidInput(f"cursor {value!r} is not one this export gave out") from exc
+
+
+def export(tx: Tx, tenant: str, scope: str, cursor: object, limit: int) -> dict[str, Any]:
+    phase, last = _cursor(cursor)
+    records: list[dict[str, Any]] = []
+    if phase == 0 and last == 0:
+        records.append({"record": "export", "version": 1, "scope": scope, "exported_at": now_iso()})
+    while phase < len(PHASES) and len(records) < limit:
+        rows, render = _page(tx, tenant, scope, PHASES[phase], last, limit - len(records))
+        records += [render(tx, row) for row in rows]
+        if rows:
+            last = int(rows[-1]["id"])
+        if len(records) < limit:
+            phase, last = phase + 1, 0
+    following = None if phase >= len(PHASES) else f"{PHASES[phase]}:{last}"
+    return {"records": records, "next": following, "count": len(records)}
+
+
+def _page(tx: Tx, tenant: str, scope: str, phase: str, last: int, limit: int):  # type: ignore[no-untyped-def]
+    if phase == "entity":
+        return tx.all(
+            "SELECT * FROM entities WHERE tenant = ? AND scope = ? AND id > ? ORDER BY id LIMIT ?",
+            (tenant, scope, last, limit),
+        ), _entity
+    if phase == "fact":
+        return tx.all(
+            "SELECT * FROM facts WHERE tenant = ? AND scope = ? AND id > ? ORDER BY id LIMIT ?",
+            (tenant, scope, last, limit),
+        ), _fact
+    kind = {"document": "document", "note": "note", "entry": "entry"}[phase]
+    return tx.all(
+        "SELECT * FROM items WHERE tenant = ? AND scope = ? AND item_type = ?"
+        " AND status <> 'deleted' AND id > ? ORDER BY id LIMIT ?",
+        (tenant, scope, kind, last, limit),
+    ), {"document": _document, "note": _note, "entry": _entry}[kind]
+
+
+def _document(tx: Tx, row: Row) -> dict[str, Any]:
+    passages = []
+    for chunk in tx.all(
+        "SELECT id, start, stop FROM chunks WHERE item_id = ? ORDER BY ordinal", (row["id"],)
+    ):
+        names = [
+            r["name"]
+            for r in tx.all(
+                "SELECT e.name FROM mentions m JOIN entities e ON e.id = m.entity_id"
+                " WHERE m.chunk_id = ? ORDER BY e.name",
+                (chunk["id"],),
+            )
+        ]
+        passages.append({"start": chunk["start"], "end": chunk["stop"], "mentions": names})
+    meta = json.loads(row["meta"])
+    return {
+        "record": "document",
+        "key": _key("document", row["content"], row["title"]),
+        "name": row["title"],
+        "text": row["content"],
+        "passages": passages,
+        "source": meta.get("source"),
+        "kind": meta.get("kind", "text"),
+        "date": row["occurred_at"],
+        "ingested_at": row["created_at"],
+    }
+
+
+def _entity(tx: Tx, row: Row) -> dict[str, Any]:
+    attributes = [
+        {
+            "key": r["key"],
+            "value": values.decode(r["value"]),
+            "valid_from": r["valid_from"],
+            "recorded_at": r["recorded_at"],
+            "ended_at": r["ended_at"],
+        }
+        for r in tx.all("SELECT * FROM attributes WHERE entity_id = ? ORDER BY id", (row["id"],))
+    ]
+    return {
+        "record": "entity",
+        "key": _key("entity", row["folded"]),
+        "name": row["name"],
+        "types": store.types_of(tx, [row["id"]]).get(row["id"], []),
+        "attributes": attributes,
+        "recorded_at": row["recorded_at"],
+    }
+
+
+def _fact_key(tx: Tx, fact_id: int | None) -> str | None:
+    if fact_id is None:
+        return None
+    row = tx.one(
+        "SELECT f.*, s.folded AS s, o.folded AS o FROM facts f JOIN entities s ON"
+        " s.id = f.subject_id JOIN entities o ON o.id = f.object_id WHERE f.id = ?",
+        (fact_id,),
+    )
+    return (
+        None
+        if row is None
+        else _key(
+            "fact", row["s"], row["relation"], row["o"], row["valid_from"], row["recorded_at"]
+        )
+    )
+
+
+def _fact(tx: Tx, row: Row) -> dict[str, Any]:
+    names = {
+        r["id"]: r["name"]
+        for r in store.entity_rows(tx, [row["subject_id"], row["object_id"]]).values()
+    }
+    sources = [
+        {
+            "document_key": _key("document", r["content"], r["title"]),
+            "start": r["start"],
+            "end": r["stop"],
+            "date": r["occurred_at"],
+        }
+        for r in tx.all(
+            "SELECT fs.start, fs.stop, i.content, i.title, i.occurred_at FROM"
+            " fact_sources fs JOIN items i ON i.id = fs.item_id WHERE"
+            " fs.fact_id = ?",
+            (row["id"],),
+        )
+    ]
+    return {
+        "record": "fact",
+        "key": _fact_key(tx, row["id"]),
+        "subject": names[row["subject_id"]],
+        "relation": row["relation"],
+        "object": names[row["object_id"]],
+        "attributes": json.loads(row["attributes"]),
+        "state": "current" if row["ended_at"] is None else "ended",
+        "valid_from": row["valid_from"],
+        "valid_to": row["valid_to"],
+        "recorded_at": row["recorded_at"],
+        "ended_at": row["ended_at"],
+        "replaced_by": _fact_key(tx, row["replaced_by"]),
+        "source": row["source"],
+        "sources": sources,
+    }
+
+
+def _note(tx: Tx, row: Row) -> dict[str, Any]:
+    revisions = [
+        {
+            "version": r["version"],
+            "title": r["title"],
+            "kind": r["kind"],
+            "content": r["content"],
+            "operation": r["operation"],
+            "principal": r["principal"],
+            "created_at": r["created_at"],
+        }
+        for r in tx.all(
+            "SELECT * FROM revisions WHERE item_id = ? AND version IS NOT NULL ORDER BY version",
+            (row["id"],),
+        )
+    ]
+    return {
+        "record": "note",
+        "key": _key("note", row["key"] or row["title"], row["created_at"]),
+        "title": row["title"],
+        "kind": row["category"],
+        "note_key": row["key"],
+        "tags": json.loads(row["tags"]),
+        "created_at": row["created_at"],
+        "revisions": revisions,
+    }
+
+
+def _entry(tx: Tx, row: Row) -> dict[str, Any]:
+    return {
+        "record": "entry",
+        "key": _key("entry", row["category"], row["content"], row["created_at"]),
+        "category": row["category"],
+        "content": row["content"],
+        "tags": json.loads(row["tags"]),
+        "source": row["source"],
+        "created_at": row["created_at"],
+    }
+
+
+def import_records(
+    tx: Tx, *, tenant: str, principal: str, scope: str, records: object
+) -> dict[str, Any]:
+    if not isinstance(records, list):
+        raise InvalidInput("records is a list of exported records")
+    if len(records) > MAX_IMPORT:
+        raise InvalidInput(f"at most {MAX_IMPORT} records per call, got {len(records)}")
+    imported, skipped = 0, []
+    for index, record in enumerate(records):
+        if not isinstance(record, dict) or record.get("record") not in (*PHASES, "export"):
+            skipped.append({"index": index, "why": "not an exported record"})
+            continue
+        kind = record["record"]
+        if kind == "export":
+            continue
+        key = record.get("key")
+        if not isinstance(key, str) or tx.scalar(
+            "SELECT 1 FROM import_keys WHERE tenant = ? AND scope = ? AND key = ?",
+            (tenant, scope, key),
+        ):
+            skipped.append(
+                {"index": index, "why": "already imported" if isinstance(key, str) else "no key"}
+            )
+            continue
+        try:
+            _IMPORTERS[kind](tx, tenant, principal, scope, record)
+        except (KeyError, TypeError, ValueError) as exc:
+            skipped.append({"index": index, "why": f"malformed {kind}: {exc}"})
+            continue
+        tx.execute(
+            "INSERT INTO import_keys (tenant, scope, key) VALUES (?, ?, ?)", (tenant, scope, key)
+        )
+        imported += 1
+    return {"imported": imported, "skipped": skipped, "not_reproduced": NOT_REPRODUCED}
+
+
+def _import_document(
+    tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
+) -> None:
+    text = str(record["text"])
+    doc_id = int(
+        tx.scalar(
+            "INSERT INTO items (tenant, scope, item_type, title, content, source, occurred_at,"
+            " meta, created_at, updated_at) VALUES (?, ?, 'document', ?, ?, ?, ?, ?, ?, ?)"
+            " RETURNING id",
+            (
+                tenant,
+                scope,
+                record.get("name"),
+                text,
+                principal,
+                record.get("date"),
+                json.dumps(
+                    {
+                        "kind": record.get("kind", "text"),
+                        "source": record.get("source"),
+                        "import_key": record["key"],
+                    }
+                ),
+                record.get("ingested_at") or now_iso(),
+                now_iso(),
+            ),
+        )
+    )
+    spans = [Span(int(p["start"]), int(p["end"])) for p in record.get("passages", [])]
+    chunk_ids = insert_chunks(tx, doc_id, text, spans, title=record.get("name") or "")
+    for passage, chunk_id in zip(record.get("passages", []), chunk_ids, strict=True):
+        for name in passage.get("mentions", []):
+            found = store.entity(tx, tenant, scope, store.check_name(name))
+            assert found is not None
+            tx.execute(
+                "INSERT INTO mentions (chunk_id, entity_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                (chunk_id, found[0]),
+            )
+
+
+def _import_entity(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
+    found = store.entity(tx, tenant, scope, store.check_name(record["name"]))
+    assert found is not None
+    for kind in record.get("types", []):
+        store.add_type(tx, found[0], kind)
+    for attribute in record.get("attributes", []):
+        value = attribute["value"]
+        tx.execute(
+            "INSERT INTO attributes (entity_id, key, value, valid_from, recorded_at,"
+            " ended_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                found[0],
+                attribute["key"],
+                values.encode(value["type"], value["value"]),
+                attribute.get("valid_from"),
+                attribute["recorded_at"],
+                attribute.get("ended_at"),
+            ),
+        )
+
+
+def _import_fact(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
+    subject = store.entity(tx, tenant, scope, store.check_name(record["subject"]))
+    obj = store.entity(tx, tenant, scope, store.check_name(record["object"]))
+    assert subject is not None and obj is not None
+    fact_id = int(
+        tx.scalar(
+            "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
+            " valid_from, valid_to, recorded_at, ended_at, source) VALUES"
+            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (
+                tenant,
+                scope,
+                subject[0],
+                record["relation"],
+                obj[0],
+                json.dumps(record.get("attributes") or {}, sort_keys=True),
+                record.get("valid_from"),
+                record.get("valid_to"),
+                record["recorded_at"],
+                record.get("ended_at"),
+                record.get("source"),
+            ),
+        )
+    )
+    tx.execute(
+        "INSERT INTO import_facts (tenant, scope, key, fact_id, replaced_by_key)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (tenant, scope, record["key"], fact_id, record.get("replaced_by")),
+    )
+    tx.execute(
+        "UPDATE facts SET replaced_by = (SELECT fact_id FROM import_facts WHERE"
+        " tenant = ? AND scope = ? AND key = ?) WHERE id = ?",
+        (tenant, scope, record.get("replaced_by"), fact_id),
+    )
+    tx.execute(
+        "UPDATE facts SET replaced_by = ? WHERE id IN (SELECT fact_id FROM import_facts"
+        " WHERE tenant = ? AND scope = ? AND replaced_by_key = ?)",
+        (fact_id, tenant, scope, record["key"]),
+    )
+    for source in record.get("sources", []):
+        doc = tx.one(
+            "SELECT id, content FROM items WHERE tenant = ? AND scope = ? AND"
+            " item_type = 'document' AND json_extract(meta, '$.import_key') = ?",
+            (tenant, scope, source["document_key"]),
+        )
+        if doc is not None:
+            start, stop = int(source["start"]), int(source["end"])
+            store.cite(tx, fact_id, doc["id"], start, stop, doc["content"][start:stop])
+
+
+def _import_note(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
+    revisions = record["revisions"]
+    first = revisions[0]
+    item_id = notes.create(
+        tx,
+        tenant=tenant,
+        principal=first.get("principal") or principal,
+        title=first["title"],
+        content=first["content"],
+        kind=first.get("kind") or "manual",
+        scope=scope,
+        key=record.get("note_key"),
+        tags=list(record.get("tags") or []),
+    )
+    for revision in revisions[1:]:
+        row = tx.one("SELECT * FROM items WHERE id = ?", (item_id,))
+        assert row is not None
+        notes.write_version(
+            tx,
+            row,
+            principal=revision.get("principal") or principal,
+            operation=revision.get("operation") or "import",
+            content=revision["content"],
+            title=revision["title"],
+            kind=revision.get("kind"),
+        )
+    history.journal(
+        tx,
+        tenant=tenant,
+        scope=scope,
+        item_id=item_id,
+        item_type="note",
+        operation="import",
+        principal=principal,
+        version=len(revisions),
+    )
+
+
+def _import_entry(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
+    prepared = entries.prepare(record["category"], record["content"], record.get("tags"), scope)
+    entries.insert(tx, tenant, record.get("source") or principal, [prepared])
+
+
+_IMPORTERS = {
+    "document": _import_document,
+    "entity": _import_entity,
+    "fact": _import_fact,
+    "note": _import_note,
+    "entry": _import_entry,
+}

@@ -1,0 +1,191 @@
+"""Document ingestion from real files built here with the parsers' own libraries."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import recuerdo
+from recuerdo.doors.cli import cli
+
+from .conftest import db_dump
+
+PARAGRAPH_1 = (
+    "The billing service sends invoices on the first day of every month and keeps "
+    "a copy of each one for seven years."
+)
+PARAGRAPH_2 = "Refunds are approved by the finance team within five working days."
+
+
+def make_pdf(paragraphs: list[str]) -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    for text in paragraphs:
+        pdf.multi_cell(120, 6, text)  # narrow column: each paragraph spans several lines
+        pdf.ln(8)
+    return bytes(pdf.output())
+
+
+def make_image_pdf() -> bytes:
+    from fpdf import FPDF
+
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    )
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.image(io.BytesIO(png), x=10, y=10, w=50)
+    return bytes(pdf.output())
+
+
+def make_encrypted_pdf() -> bytes:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    for page in PdfReader(io.BytesIO(make_pdf([PARAGRAPH_1]))).pages:
+        writer.add_page(page)
+    writer.encrypt("secret-password")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def make_docx() -> bytes:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Billing handbook", level=1)
+    document.add_paragraph(PARAGRAPH_1)
+    document.add_paragraph("Send reminders after ten days", style="List Bullet")
+    document.add_paragraph(PARAGRAPH_2)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+HTML = (
+    f"<!DOCTYPE html><html><head><title>x</title><style>p {{}}</style></head><body>"
+    f"<h1>Billing handbook</h1><p>{PARAGRAPH_1}</p><ul><li>Send reminders after ten days"
+    f"</li></ul><script>alert('no')</script><p>{PARAGRAPH_2}</p></body></html>"
+).encode()
+MARKDOWN = (
+    f"# Billing handbook\n\n{PARAGRAPH_1}\n\n- Send reminders after ten days\n\n{PARAGRAPH_2}\n"
+).encode()
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def test_pdf_paragraphs_are_rebuilt_from_layout(memory: recuerdo.Memory) -> None:
+    reply = memory.ingest(b64(make_pdf([PARAGRAPH_1, PARAGRAPH_2])), name="billing.pdf")
+    assert reply["kind"] == "pdf"
+    texts = [reply["text"][b["start"] : b["end"]] for b in reply["blocks"]]
+    assert texts == [PARAGRAPH_1, PARAGRAPH_2]
+    assert [b["page"] for b in reply["blocks"]] == [1, 1]
+    first = reply["blocks"][0]
+    assert reply["text"].encode()[first["byte_start"] : first["byte_end"]].decode() == PARAGRAPH_1
+
+
+@pytest.mark.parametrize(
+    ("data", "kind"), [(make_docx(), "docx"), (HTML, "html"), (MARKDOWN, "markdown")]
+)
+def test_structured_kinds_keep_blocks_in_order(
+    memory: recuerdo.Memory, data: bytes, kind: str
+) -> None:
+    reply = memory.ingest(b64(data), name="handbook")
+    assert reply["kind"] == kind
+    blocks = [(b["kind"], reply["text"][b["start"] : b["end"]]) for b in reply["blocks"]]
+    assert blocks == [
+        ("heading", "Billing handbook"),
+        ("paragraph", PARAGRAPH_1),
+        ("list_item", "Send reminders after ten days"),
+        ("paragraph", PARAGRAPH_2),
+    ]
+
+
+def test_kind_comes_from_the_bytes_not_the_name(memory: recuerdo.Memory, tmp_path: Path) -> None:
+    misleading = tmp_path / "notes.pdf"
+    misleading.write_bytes(b"Plain words in a file whose name says PDF.")
+    assert memory.ingest(path=str(misleading))["kind"] == "text"
+    word = tmp_path / "report.txt"
+    word.write_bytes(make_docx())
+    reply = memory.ingest(path=str(word))
+    assert reply["kind"] == "docx" and reply["name"] == "report.txt"
+
+
+def test_large_text_answers_sizes(memory: recuerdo.Memory) -> None:
+    reply = memory.ingest(b64(("A long sentence of words. " * 2000).encode()), name="big")
+    assert "text" not in reply and reply["text_bytes"] > 16_384 and reply["passages"] > 1
+
+
+def test_ingested_passages_are_searchable_and_cited(memory: recuerdo.Memory) -> None:
+    memory.remember_knowledge(facts={"entities": [{"name": "finance team", "type": "team"}]})
+    reply = memory.ingest(b64(MARKDOWN), name="handbook", source="wiki")
+    memory._upkeep.drain()
+    [hit] = memory.search("refunds approved", types="document")["results"]
+    assert hit["id"] == reply["doc_id"]
+    passages = [i for i in memory.about("finance team")["items"] if i["kind"] == "passage"]
+    assert passages[0]["citation"]["source"]["name"] == "handbook"
+    assert passages[0]["citation"]["span_state"] == "verified"
+
+
+def _truncated_zip() -> bytes:
+    data = make_docx()
+    return data[: len(data) // 2]
+
+
+def _zip_not_word() -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("hello.txt", "not word")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("data", "error", "status"),
+    [
+        (make_encrypted_pdf(), recuerdo.DocumentNotReadable, 422),
+        (make_image_pdf(), recuerdo.DocumentNotReadable, 422),
+        (make_pdf([PARAGRAPH_1])[:300], recuerdo.DocumentCorrupt, 422),
+        (_truncated_zip(), recuerdo.DocumentCorrupt, 422),
+        (_zip_not_word(), recuerdo.UnsupportedMediaType, 415),
+        (bytes(range(256)) * 4, recuerdo.UnsupportedMediaType, 415),
+        (b"\xff\xfe\xfa not utf-8", recuerdo.UnsupportedMediaType, 415),
+        (b"x" * 5_000_001, recuerdo.PayloadTooLarge, 413),
+    ],
+    ids=["encrypted", "image-only", "cut-pdf", "cut-docx", "zip", "binary", "latin", "too-big"],
+)
+def test_refusals_store_nothing(
+    file_memory: recuerdo.Memory, data: bytes, error: type[recuerdo.RecuerdoError], status: int
+) -> None:
+    before = db_dump(file_memory.location)
+    with pytest.raises(error) as caught:
+        file_memory.ingest(b64(data), name="bad")
+    assert caught.value.status == status
+    assert db_dump(file_memory.location) == before
+
+
+def test_cli_ingests_many_files_and_reports_each(tmp_path: Path) -> None:
+    good = tmp_path / "a.md"
+    good.write_bytes(MARKDOWN)
+    pdf = tmp_path / "b.pdf"
+    pdf.write_bytes(make_pdf([PARAGRAPH_2]))
+    bad = tmp_path / "c.bin"
+    bad.write_bytes(bytes(range(256)))
+    runner = CliRunner(env={"RECUERDO_STATE_DIR": str(tmp_path), "RECUERDO_MEMORY": "docs"})
+    result = runner.invoke(cli, ["--json", "ingest", str(good), str(pdf), str(bad)])
+    assert result.exit_code == 1
+    reports = json.loads(result.output)
+    assert [r["ok"] for r in reports] == [True, True, False]
+    assert reports[2]["error"] == "unsupported_media_type"
+    assert reports[1]["result"]["kind"] == "pdf"

@@ -1,0 +1,132 @@
+"""Forgetting: every form, its idempotency, 'did you mean', and erasure from the file's bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import recuerdo
+
+from .conftest import db_dump
+
+
+def graph(memory: recuerdo.Memory, scope: str = "user") -> dict:  # type: ignore[type-arg]
+    return memory.remember_knowledge(
+        "Zorbulax Quentaris leads the Vexmoor project. The Vexmoor project ships in June.",
+        scope=scope,
+        source="planning",
+        facts={
+            "entities": [
+                {"name": "Zorbulax Quentaris", "type": "person", "attributes": {"level": 7}},
+                {"name": "Vexmoor", "type": "project"},
+            ],
+            "relations": [{"source": "Zorbulax Quentaris", "target": "Vexmoor", "type": "leads"}],
+        },
+    )
+
+
+def test_forget_subject_hides_its_passages_and_facts(memory: recuerdo.Memory) -> None:
+    graph(memory)
+    other = memory.remember_knowledge("Vexmoor needs a new logo.", source="design")
+    reply = memory.forget_knowledge(subject="Zorbulax Quentaris")
+    assert reply["facts_removed"] == 1 and reply["passages_hidden"] == 1
+    assert reply["already_forgotten"] is False
+    assert memory.about("Zorbulax")["state"] == "nothing_stored"
+    vex = memory.about("Vexmoor")
+    assert [i for i in vex["items"] if i["kind"] == "fact"] == []
+    assert any(i.get("doc_id") == other["doc_id"] for i in vex["items"])
+    with pytest.raises(recuerdo.UnknownName):
+        memory.forget_knowledge(subject="Zorbulax Quentaris")
+
+
+def test_unknown_name_offers_close_names_never_guesses(file_memory: recuerdo.Memory) -> None:
+    graph(file_memory)
+    before = db_dump(file_memory.location)
+    with pytest.raises(recuerdo.UnknownName) as caught:
+        file_memory.forget_knowledge(subject="Zorbulax Quentari")
+    assert caught.value.status == 404
+    assert caught.value.extra["suggestions"][0] == "Zorbulax Quentaris"
+    assert "Did you mean: Zorbulax Quentaris" in caught.value.detail
+    assert db_dump(file_memory.location) == before
+
+
+def test_forget_fact_then_again(memory: recuerdo.Memory) -> None:
+    graph(memory)
+    fact = {"from": "Zorbulax Quentaris", "to": "Vexmoor", "type": "leads"}
+    assert memory.forget_knowledge(fact=fact)["facts_removed"] == 1
+    again = memory.forget_knowledge(fact=fact)
+    assert again["already_forgotten"] is True and again["facts_removed"] == 0
+
+
+def test_forget_passage_keeps_facts(memory: recuerdo.Memory) -> None:
+    reply = graph(memory)
+    gone = memory.forget_knowledge(passage=reply["doc_id"])
+    assert gone["documents_removed"] == 1 and gone["facts_kept"] == 1
+    [fact] = [i for i in memory.about("Vexmoor")["items"] if i["kind"] == "fact"]
+    assert fact["citation"]["source"]["kind"] == "asserted"
+    assert memory.forget_knowledge(passage=reply["doc_id"])["already_forgotten"] is True
+
+
+def test_forget_source_and_attribute_and_all(memory: recuerdo.Memory) -> None:
+    graph(memory)
+    memory.remember_knowledge("More planning notes about Vexmoor.", source="planning")
+    memory.remember_knowledge("Design notes.", source="design")
+    by_source = memory.forget_knowledge(source="planning")
+    assert by_source["documents_removed"] == 2
+    assert memory.forget_knowledge(source="planning")["already_forgotten"] is True
+    attribute = {"subject": "Zorbulax Quentaris", "key": "level"}
+    assert memory.forget_knowledge(attribute=attribute)["attribute_values_removed"] == 1
+    assert memory.about("Zorbulax Quentaris")["items"][0]["attributes"] == {}
+    assert memory.forget_knowledge(attribute=attribute)["already_forgotten"] is True
+    everything = memory.forget_knowledge(all=True)
+    assert everything["entities_removed"] == 2 and everything["items_removed"] >= 1
+    assert memory.forget_knowledge(all=True)["already_forgotten"] is True
+    assert memory.status("user")["ontology"]["entities"] == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"subject": "a", "all": True}, {"all": False}, {"fact": {"from": "a"}}, {"passage": "x"}],
+)
+def test_forget_needs_exactly_one_well_formed_form(memory: recuerdo.Memory, kwargs: dict) -> None:  # type: ignore[type-arg]
+    graph(memory)
+    with pytest.raises(recuerdo.InvalidInput):
+        memory.forget_knowledge(**kwargs)
+
+
+def _store_bytes(folder: Path) -> bytes:
+    return b"".join(path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file())
+
+
+@pytest.mark.parametrize("form", ["subject", "passage", "all"])
+def test_forgotten_words_leave_every_file(base: Path, form: str) -> None:
+    marker = "Qwyxzzelmarker"
+    mem = recuerdo.open("erase", base_dir=base)
+    for number in range(30):  # enough pages that deleted rows would linger if not erased
+        mem.remember_knowledge(
+            f"Background passage number {number} about ordinary things.", source="noise"
+        )
+    reply = mem.remember_knowledge(
+        f"{marker} Vantheris is the secret codename of project {marker}.",
+        facts={"entities": [{"name": f"{marker} Vantheris", "type": "codename"}]},
+        source="secrets",
+    )
+    mem._upkeep.drain()  # chunks, full-text entries and vectors all hold the marker now
+    state = base / ".recuerdo" / "state"
+    assert marker.encode() in _store_bytes(state) or marker.lower().encode() in _store_bytes(state)
+    if form == "subject":
+        mem.forget_knowledge(subject=f"{marker} Vantheris")
+        mem.forget_knowledge(passage=reply["doc_id"])
+    elif form == "passage":
+        mem.forget_knowledge(passage=reply["doc_id"])
+        mem.forget_knowledge(subject=f"{marker} Vantheris")
+    else:
+        mem.forget_knowledge(all=True)
+    open_files = _store_bytes(state)  # while the memory is open: the WAL is still there
+    mem.close()
+    for raw in (open_files, _store_bytes(state)):
+        for needle in (marker, marker.lower(), "vantheris"):
+            assert needle.encode() not in raw, needle
+    with recuerdo.open("erase", base_dir=base) as again:
+        assert again.search(marker)["results"] == []

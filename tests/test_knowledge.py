@@ -1,0 +1,291 @@
+"""Knowledge: facts without a model, seeding, derived facts, time travel, citations."""
+
+from __future__ import annotations
+
+import itertools
+from decimal import Decimal
+
+import pytest
+
+import recuerdo
+from recuerdo.store.engine import sqlite3
+
+from .conftest import db_dump
+
+TEXT = (
+    "Priya Raman joined Acme Corp in March 2021. She works with Dana on the billing team. "
+    "Acme Corp is located in Lisbon."
+)
+
+
+def people(memory: recuerdo.Memory, scope: str = "user") -> dict:  # type: ignore[type-arg]
+    return memory.remember_knowledge(
+        TEXT,
+        scope=scope,
+        date="2021-03-01",
+        source="hr-notes",
+        facts={
+            "entities": [
+                {
+                    "name": "Priya Raman",
+                    "type": "person",
+                    "attributes": {
+                        "salary": Decimal("120000.50"),
+                        "start": "2021-03-01",
+                        "skills": ["sql", "go", "sql"],
+                    },
+                },
+                {"name": "Dana", "type": "person"},
+                {"name": "Acme Corp", "type": "company"},
+                {"name": "Globex", "type": "company"},
+            ],
+            "relations": [
+                {"source": "Priya Raman", "target": "Acme Corp", "type": "works_at"},
+                {"source": "Dana", "target": "Priya Raman", "type": "manages"},
+            ],
+        },
+    )
+
+
+def test_remember_reports_what_it_stored(memory: recuerdo.Memory) -> None:
+    reply = people(memory)
+    assert reply["outcome"] == "stored" and reply["extraction"] == "agent_facts"
+    assert (reply["entities_created"], reply["facts_created"]) == (4, 2)
+    assert reply["model_extraction"] == "not_installed" and reply["unlinked_passages"] == 0
+    again = people(memory)
+    assert again["outcome"] == "already"
+    assert memory.status("user")["ontology"]["facts"] == 2
+
+
+@pytest.mark.parametrize(
+    ("asked", "found", "how"),
+    [
+        ("Priya", "Priya Raman", "word"),
+        ("priya raman", "Priya Raman", "case"),
+        ("Priya Raman", "Priya Raman", "exact"),
+        ("Pri", "Priya Raman", "prefix"),
+        ("Dan", "Dana", "prefix"),
+        ("Dsna", "Dana", "close"),
+    ],
+)
+def test_seeding_by_name(memory: recuerdo.Memory, asked: str, found: str, how: str) -> None:
+    people(memory)
+    reply = memory.about(asked)
+    assert reply["state"] == "answered"
+    assert {(s["name"], s["how"]) for s in reply["seeding"]} >= {(found, how)}
+
+
+def test_type_words_and_stop_words(memory: recuerdo.Memory) -> None:
+    people(memory)
+    seeded = {s["name"] for s in memory.about("which companies")["seeding"]}
+    assert seeded == {"Acme Corp", "Globex"}
+    assert memory.about("tell me about")["state"] == "nothing_stored"
+
+
+def test_facts_both_directions_with_citations(memory: recuerdo.Memory) -> None:
+    people(memory)
+    items = memory.about("Priya Raman")["items"]
+    facts = {(i["subject"], i["relation"], i["object"]): i for i in items if i["kind"] == "fact"}
+    works = facts[("Priya Raman", "works_at", "Acme Corp")]
+    assert works["direction"] == "outbound" and works["derived"] is False
+    managed = facts[("Dana", "manages", "Priya Raman")]
+    assert managed["direction"] == "inbound"
+    citation = works["citation"]
+    assert citation["source"]["kind"] == "document" and citation["source"]["name"] == "hr-notes"
+    assert citation["span_state"] == "verified"
+    span = citation["span"]
+    assert TEXT[span["start"] : span["end"]] == span["text"] and "Acme Corp" in span["text"]
+    assert citation["found_by"] == {"stage": "graph", "seed": "Priya Raman", "hop": 1}
+    [entity] = [i for i in items if i["kind"] == "entity"]
+    assert entity["types"] == ["person"]
+    assert entity["attributes"]["salary"] == {"type": "decimal", "value": "120000.50"}
+    assert entity["attributes"]["start"] == {"type": "date", "value": "2021-03-01"}
+    assert entity["attributes"]["skills"] == {
+        "type": "list",
+        "value": [{"type": "string", "value": "go"}, {"type": "string", "value": "sql"}],
+    }
+
+
+def test_tampered_text_gives_no_quote(file_memory: recuerdo.Memory) -> None:
+    reply = people(file_memory)
+    conn = sqlite3.connect(file_memory.location)
+    conn.execute(
+        "UPDATE items SET content = replace(content, 'Acme', 'Acne') WHERE id = ?",
+        (reply["doc_id"],),
+    )
+    conn.commit()
+    conn.close()
+    items = file_memory.about("Priya Raman")["items"]
+    works = next(i for i in items if i.get("relation") == "works_at")
+    assert works["citation"]["span"] is None and works["citation"]["span_state"] == "mismatch"
+    passages = [i for i in items if i["kind"] == "passage"]
+    assert passages and all(p["citation"]["span"] is None for p in passages)
+
+
+@pytest.mark.parametrize(
+    ("relation", "stored", "asked", "expected", "rule"),
+    [
+        ("married_to", ("Ann", "Bob"), "Bob", ("Bob", "married_to", "Ann"), "symmetric"),
+        ("sibling_of", ("Ann", "Cid"), "Cid", ("Cid", "sibling_of", "Ann"), "symmetric"),
+        ("spouse_of", ("Ann", "Bob"), "Bob", ("Bob", "spouse_of", "Ann"), "symmetric"),
+        ("parent_of", ("Ann", "Cid"), "Cid", ("Cid", "child_of", "Ann"), "inverse of parent_of"),
+        ("child_of", ("Cid", "Ann"), "Ann", ("Ann", "parent_of", "Cid"), "inverse of child_of"),
+        ("owns", ("Ann", "Boat"), "Boat", ("Boat", "owned_by", "Ann"), "inverse of owns"),
+        ("employs", ("Acme", "Ann"), "Ann", ("Ann", "employed_by", "Acme"), "inverse of employs"),
+        ("manages", ("Ann", "Bob"), "Bob", ("Bob", "managed_by", "Ann"), "inverse of manages"),
+    ],
+)
+def test_symmetric_and_inverse_rules(
+    memory: recuerdo.Memory,
+    relation: str,
+    stored: tuple[str, str],
+    asked: str,
+    expected: tuple[str, str, str],
+    rule: str,
+) -> None:
+    memory.relate(stored[0], stored[1], relation)
+    items = memory.about(asked)["items"]
+    [derived] = [i for i in items if i["kind"] == "fact" and i["derived"]]
+    assert (derived["subject"], derived["relation"], derived["object"]) == expected
+    assert derived["rule"] == rule and len(derived["rests_on"]) == 1
+    stored_fact = next(i for i in items if i["kind"] == "fact" and not i["derived"])
+    assert derived["rests_on"] == [stored_fact["id"]]
+
+
+@pytest.mark.parametrize("relation", ["part_of", "located_in", "contained_in"])
+def test_transitive_rules_up_to_six_links(memory: recuerdo.Memory, relation: str) -> None:
+    chain = ["Room", "Floor", "Building", "Street", "District", "City", "Country", "Continent"]
+    for a, b in itertools.pairwise(chain):
+        memory.relate(a, b, relation)
+    items = memory.about("Room", hops=1, k=100)["items"]
+    derived = {i["object"]: i for i in items if i["kind"] == "fact" and i["derived"]}
+    assert set(derived) == {"Building", "Street", "District", "City", "Country"}
+    assert derived["Country"]["rule"] == "transitive (6 links)"
+    assert len(derived["Country"]["rests_on"]) == 6
+    assert "Continent" not in derived  # seven links is beyond the rule
+    around_city = [
+        i
+        for i in memory.about("City", hops=1, k=100)["items"]
+        if i["kind"] == "fact" and i["derived"]
+    ]
+    assert {i["subject"] for i in around_city if i["direction"] == "inbound"} == {
+        "Room",
+        "Floor",
+        "Building",
+        "Street",
+    }
+    assert {i["object"] for i in around_city if i["direction"] == "outbound"} == {"Continent"}
+
+
+def test_replaces_and_time_travel(memory: recuerdo.Memory) -> None:
+    memory.relate("Priya", "Acme", "works_at", date="2020-01-01")
+    before_move = memory.about("Priya")["items"][1]["recorded_at"]
+    memory.relate("Priya", "Globex", "works_at", replaces=True, date="2023-06-01")
+    now = [(i["object"], i["state"]) for i in memory.about("Priya")["items"] if i["kind"] == "fact"]
+    assert now == [("Globex", "current")]
+    then_true = [
+        i["object"]
+        for i in memory.about("Priya", valid_at="2022-01-01")["items"]
+        if i["kind"] == "fact"
+    ]
+    assert then_true == ["Acme"]
+    later_true = [
+        i["object"]
+        for i in memory.about("Priya", valid_at="2024-01-01")["items"]
+        if i["kind"] == "fact"
+    ]
+    assert later_true == ["Globex"]
+    known_then = [
+        i["object"]
+        for i in memory.about("Priya", as_of=before_move)["items"]
+        if i["kind"] == "fact"
+    ]
+    assert known_then == ["Acme"]
+    ended = next(
+        i for i in memory.about("Priya", valid_at="2022-01-01")["items"] if i["kind"] == "fact"
+    )
+    assert ended["state"] == "ended" and ended["valid_to"].startswith("2023-06-01")
+    assert ended["replaced_by"] is not None
+
+
+def test_attribute_history_with_as_of(memory: recuerdo.Memory) -> None:
+    memory.remember_knowledge(facts={"entities": [{"name": "Acme", "attributes": {"size": 10}}]})
+    first = memory.about("Acme")["items"][0]["attributes"]["size"]
+    stamp = memory.status()["scopes"]  # any read between the writes
+    assert stamp
+    memory.remember_knowledge(facts={"entities": [{"name": "Acme", "attributes": {"size": 12}}]})
+    assert first == {"type": "integer", "value": 10}
+    assert memory.about("Acme")["items"][0]["attributes"]["size"]["value"] == 12
+
+
+def test_passages_link_known_names_without_facts(memory: recuerdo.Memory) -> None:
+    people(memory)
+    reply = memory.remember_knowledge(
+        "Dana shipped the invoice service. Nothing else here.", date="2021-04-01"
+    )
+    assert reply["extraction"] == "known_names_only" and reply["unlinked_passages"] == 0
+    passages = [i for i in memory.about("Dana")["items"] if i["kind"] == "passage"]
+    assert any("invoice service" in p["text"] for p in passages)
+    lonely = memory.remember_knowledge("The weather was nice.")
+    assert lonely["unlinked_passages"] == 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "code"),
+    [
+        (
+            {"facts": {"relations": [{"source": "A", "type": "knows"}]}},
+            recuerdo.FactsShape,
+            "facts_shape",
+        ),
+        ({"facts": {"entities": [{"type": "x"}]}}, recuerdo.FactsShape, "facts_shape"),
+        ({"facts": {"people": []}}, recuerdo.FactsShape, "facts_shape"),
+        (
+            {"passages": [{"text": "Ann met Bob.", "mentions": ["Carl"]}]},
+            recuerdo.MentionNotInPassage,
+            "mention_not_in_passage",
+        ),
+        ({"content": "a", "passages": [{"text": "b"}]}, recuerdo.InvalidInput, "invalid_input"),
+        (
+            {"facts": {"entities": [{"name": f"e{i}"} for i in range(1001)]}},
+            recuerdo.LimitExceeded,
+            "limit_exceeded",
+        ),
+        ({}, recuerdo.InvalidInput, "invalid_input"),
+    ],
+)
+def test_refusals_store_nothing(
+    file_memory: recuerdo.Memory,
+    kwargs: dict,  # type: ignore[type-arg]
+    error: type[recuerdo.RecuerdoError],
+    code: str,
+) -> None:
+    people(file_memory)
+    before = db_dump(file_memory.location)
+    with pytest.raises(error) as caught:
+        file_memory.remember_knowledge(**kwargs)
+    assert caught.value.code == code
+    assert db_dump(file_memory.location) == before
+
+
+def test_context_is_seeded_by_the_graph_and_grounded(memory: recuerdo.Memory) -> None:
+    people(memory)
+    memory._upkeep.drain()
+    reply = memory.context("What does Priya do at Acme?")
+    assert reply["state"] == "answered" and "Priya Raman joined Acme Corp" in reply["context"]
+    assert reply["grounding"]["state"] in ("grounded", "related")
+    hits = memory.search("Priya")["results"]
+    assert "graph" in hits[0]["found_by"]
+
+
+def test_scopes_never_meet(memory: recuerdo.Memory) -> None:
+    people(memory, scope="team-a")
+    memory._upkeep.drain()
+    assert memory.about("Priya", scope="team-b")["state"] == "nothing_stored"
+    assert memory.search("Priya", scope="team-b")["results"] == []
+    assert memory.context("Priya Raman", scope="team-b")["sources"] == []
+    assert memory.export(scope="team-b")["records"][1:] == []
+    assert memory.status("team-b")["ontology"]["entities"] == 0
+    with pytest.raises(recuerdo.UnknownName):
+        memory.forget_knowledge("team-b", subject="Priya Raman")
+    assert memory.about("Priya", scope="team-a")["state"] == "answered"
