@@ -49,20 +49,27 @@ def vocabulary(rng: random.Random, size: int = 20_000) -> list[str]:
     return sorted(words)
 
 
-def fill(mem: Any, size: int, rng: random.Random, words: list[str]) -> None:
-    weights = [1 / (rank + 1) ** 1.05 for rank in range(len(words))]
+def texts(size: int, rng: random.Random, words: list[str]) -> list[dict[str, Any]]:
+    import itertools
+
+    cumulative = list(itertools.accumulate(1 / (rank + 1) ** 1.05 for rank in range(len(words))))
     categories = ["learning", "decision", "context", "preference", "rule"]
-    batch = []
-    for n in range(size):
-        text = " ".join(rng.choices(words, weights, k=rng.randint(40, 120))).capitalize() + "."
-        batch.append(
-            {"category": categories[n % 5], "content": text, "scope": f"project:p{n % 20}"}
-        )
-        if len(batch) == 5000:
-            mem.remember_many(batch)
-            batch = []
-    if batch:
-        mem.remember_many(batch)
+    return [
+        {
+            "category": categories[n % 5],
+            "content": " ".join(
+                rng.choices(words, cum_weights=cumulative, k=rng.randint(40, 120))
+            ).capitalize()
+            + ".",
+            "scope": f"project:p{n % 20}",
+        }
+        for n in range(size)
+    ]
+
+
+def fill(mem: Any, batch: list[dict[str, Any]]) -> None:
+    for first in range(0, len(batch), 5000):
+        mem.remember_many(batch[first : first + 5000])
 
 
 def index_without_vectors(mem: Any) -> float:
@@ -145,9 +152,11 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
         mem = recuerdo.open(f"latency-{size}", base_dir=tmp)
         mem._upkeep.stop(drain=False)  # each index is built and timed below, not in the back
+        batch = texts(size, rng, words)
         start = time.perf_counter()
-        fill(mem, size, rng, words)
+        fill(mem, batch)
         write_rate = size / (time.perf_counter() - start)
+        del batch
         chunk_rate = index_without_vectors(mem)
         embed_rate = add_vectors(mem, rng)
         mid = words[100:3000]

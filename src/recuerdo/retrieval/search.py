@@ -53,22 +53,42 @@ def lexical_stage(
     tx: Tx, filters: Filters, words: list[str], mode: str, k: int
 ) -> list[tuple[int | None, int]]:
     """(chunk id, item id) best first, one per item: BM25 over chunks, then the items too new
-    to be chunked, matched word by word."""
+    to be chunked, matched word by word.
+
+    The full-text index ranks first, alone (a join per match would cost far more than the
+    ranking); its best chunks are then checked against the filters, and the ranked window
+    widens until ``k`` items pass or every match was seen, so filtering happens before the
+    cut, never after it."""
     if not words:
         return []
     where, params = filters.sql("i")
-    rows = tx.all(
-        f"SELECT c.id AS chunk_id, c.item_id FROM chunk_fts JOIN chunks c ON c.id = chunk_fts.rowid"
-        f" JOIN items i ON i.id = c.item_id WHERE chunk_fts MATCH ? AND {where}"
-        f" ORDER BY bm25(chunk_fts, {', '.join(map(str, BM25_WEIGHTS))}) LIMIT ?",
-        [match_expression(words, mode), *params, k * 4],
-    )
+    expression = match_expression(words, mode)
+    weights = ", ".join(map(str, BM25_WEIGHTS))
     found: list[tuple[int | None, int]] = []
     seen: set[int] = set()
-    for row in rows:
-        if row["item_id"] not in seen:
-            seen.add(row["item_id"])
-            found.append((row["chunk_id"], row["item_id"]))
+    window, offset = max(k * 8, 200), 0
+    while len(found) < k:
+        ranked = tx.all(
+            f"SELECT rowid AS chunk_id, bm25(chunk_fts, {weights}) AS score FROM chunk_fts"
+            " WHERE chunk_fts MATCH ? ORDER BY score LIMIT ? OFFSET ?",
+            (expression, window, offset),
+        )
+        if not ranked:
+            break
+        ids = [row["chunk_id"] for row in ranked]
+        marks = ",".join("?" * len(ids))
+        passing = {row["id"]: row["item_id"] for row in tx.all(
+            f"SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.id = c.item_id"
+            f" WHERE c.id IN ({marks}) AND {where}", [*ids, *params])}
+        for chunk_id in ids:
+            item_id = passing.get(chunk_id)
+            if item_id is not None and item_id not in seen:
+                seen.add(item_id)
+                found.append((chunk_id, item_id))
+        if len(ranked) < window:
+            break
+        offset += window
+        window *= 4
     return _merge_tail(found, _tail(tx, filters, words, mode), k)
 
 

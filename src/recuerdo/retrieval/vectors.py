@@ -151,6 +151,7 @@ class VectorSet:
         self._deletions = -1
         self._ann: Any = None
         self._ann_size = 0
+        self._dense: np.ndarray | None = None
 
     def refresh(self, tx: Tx) -> None:
         """Load vectors added since the last call; start over when any were deleted."""
@@ -184,14 +185,23 @@ class VectorSet:
     def __len__(self) -> int:
         return len(self._ids)
 
-    def _scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    def _scores(self, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Cosines of the query with the given rows (all when None)."""
         import numpy as np
 
+        if len(self._ids) <= EXACT_LIMIT:
+            # Small sets keep a float32 copy (at most 75 MiB): one BLAS product per query.
+            if self._dense is None or len(self._dense) != len(self._ids):
+                self._dense = self._matrix.astype(np.float32) * self._scales[:, None]
+            dense = self._dense if rows is None else self._dense[rows]
+            scored: np.ndarray = dense @ query
+            return scored
+        rows = np.arange(len(self._ids)) if rows is None else rows
         out = np.empty(len(rows), dtype=np.float32)
         for first in range(0, len(rows), 65_536):  # bounded temporary memory
             block = self._matrix[rows[first : first + 65_536]].astype(np.float32)
             out[first : first + len(block)] = block @ query
-        scored: np.ndarray = out * self._scales[rows]
+        scored = out * self._scales[rows]
         return scored
 
     def _ann_rows(self, query: np.ndarray, count: int) -> np.ndarray:
@@ -235,18 +245,19 @@ class VectorSet:
                     scores = self._scores(query, rows)
                     order = np.argsort(-scores)
                     yield [(int(self._ids[rows[i]]), float(scores[i])) for i in order]
-            rest = np.nonzero(~offered)[0]
+            rest = None if not offered.any() else np.nonzero(~offered)[0]
             scores = self._scores(query, rest)
+            positions = np.arange(total) if rest is None else rest
             tier = max(k * 8, 256)
             done = 0
-            while done < len(rest):
-                size = min(tier, len(rest) - done)
-                if size < len(rest) - done:
+            while done < len(positions):
+                size = min(tier, len(positions) - done)
+                if size < len(positions) - done:
                     part = np.argpartition(-scores, size - 1)[:size]
                 else:
                     part = np.nonzero(np.isfinite(scores))[0]
                 part = part[np.argsort(-scores[part])]
-                yield [(int(self._ids[rest[i]]), float(scores[i])) for i in part]
+                yield [(int(self._ids[positions[i]]), float(scores[i])) for i in part]
                 scores[part] = -np.inf
                 done += size
                 tier *= 8
@@ -280,8 +291,9 @@ def meaning_candidates(
     for offered in vectors.ranked(query_vector, k):
         tier = [pair for pair in offered if pair[1] >= min_similarity]
         last = len(tier) < len(offered)  # tiers come best first: nothing further can pass
-        for first in range(0, len(tier), 500):
-            part = tier[first : first + 500]
+        step = max(2 * k, 64)
+        for first in range(0, len(tier), step):
+            part = tier[first : first + step]
             scores = dict(part)
             for embedding_id, chunk_id, item_id in allowed([e for e, _ in part]):
                 if item_id not in seen_items:
