@@ -16,11 +16,11 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 	touch $@
 
 $(VENV)/.installed-serve: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[embed,docs]'
+	$(PY) -m pip install --quiet -e '.[embed,docs,serve]'
 	touch $@
 
 serve: $(VENV)/.installed-serve
-	$(VENV)/bin/recuerdo --state-dir "$(STATE)" --memory demo demo
+	$(VENV)/bin/recuerdo --state-dir "$(STATE)" --memory demo serve
 
 test: lint typecheck unit
 

@@ -91,6 +91,19 @@ class Memory(EntryVerbs, NoteVerbs, RetrievalVerbs, KnowledgeVerbs, WorkVerbs):
             audit=self._audit,
         )
 
+    def for_principal(self, principal: str, tenant: str) -> Memory:
+        """A view for a caller of the network doors: it writes as ``principal`` and reads and
+        writes only ``tenant``'s memory (reads are not limited to its own entries)."""
+        return Memory(
+            self._store,
+            name=self.name,
+            tenant=checked_label(tenant, "tenant", max_chars=600),
+            source=checked_label(principal, "principal", max_chars=200),
+            owns_store=False,
+            upkeep=self._upkeep,
+            audit=self._audit,
+        )
+
     def close(self) -> None:
         """Finish pending index upkeep and release the store (views leave it open)."""
         if self._owns_store:

@@ -7,11 +7,12 @@ module only translates: arguments in, results and errors out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import click
@@ -20,6 +21,8 @@ from ..engine import Memory, open_memory
 from ..errors import InvalidInput, MemoryNotNamed, RecuerdoError
 from ..verbs import VERBS, Verb
 from . import render
+from .client import remote_call
+from .commands import register as register_door_commands
 
 MEMORY_ENV = "RECUERDO_MEMORY"
 NO_MEMORY = (
@@ -30,18 +33,38 @@ NO_MEMORY = (
 
 class _State:
     def __init__(
-        self, memory: str | None, state_dir: str | None, agent: str | None, as_json: bool
+        self,
+        memory: str | None,
+        state_dir: str | None,
+        agent: str | None,
+        as_json: bool,
+        server: str | None = None,
+        token: str | None = None,
     ) -> None:
         self.memory_name = memory
         self.state_dir = state_dir
         self.agent = agent
         self.as_json = as_json
+        self.server = server
+        self.token = token
 
-    def open(self) -> Memory:
+    @contextlib.contextmanager
+    def open(self) -> Iterator[Memory]:
+        """The named memory (as the agent, if one is given); closed (and its indexes brought
+        up to date) when the command ends."""
         if not self.memory_name:
             raise MemoryNotNamed(NO_MEMORY)
         memory = open_memory(self.memory_name, base_dir=self.state_dir)
-        return memory.agent(self.agent) if self.agent else memory
+        try:
+            yield memory.agent(self.agent) if self.agent else memory
+        finally:
+            memory.close()
+
+    def call(self, verb: Verb, arguments: dict[str, Any]) -> Any:
+        if self.server:
+            return remote_call(self.server, self.token, self.memory_name, verb, arguments)
+        with self.open() as memory:
+            return verb.call(memory, arguments)
 
 
 def _kind(annotation: Any) -> str:
@@ -161,9 +184,7 @@ def _verb_command(verb: Verb) -> click.Command:
             _run_batch(verb, state, values, batch, as_json)
             return
         try:
-            arguments = _arguments(verb, values)
-            with state.open() as memory:
-                result = verb.call(memory, arguments)
+            result = state.call(verb, _arguments(verb, values))
         except RecuerdoError as error:
             _emit_error(error, as_json)
         click.echo(render.to_json(result) if as_json else render.human(result))
@@ -258,16 +279,32 @@ class _VerbGroup(click.Group):
     help="Act as this agent: write under its name, read its entries by default.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
+@click.option(
+    "--server",
+    envvar="RECUERDO_SERVER",
+    metavar="URL",
+    help="Run the verb on a recuerdo server instead of a local file.",
+)
+@click.option(
+    "--token", envvar="RECUERDO_TOKEN", metavar="TOKEN", help="The bearer token for --server."
+)
 @click.version_option(package_name="recuerdo")
 @click.pass_context
 def cli(
-    ctx: click.Context, memory: str | None, state_dir: str | None, agent: str | None, as_json: bool
+    ctx: click.Context,
+    memory: str | None,
+    state_dir: str | None,
+    agent: str | None,
+    as_json: bool,
+    server: str | None,
+    token: str | None,
 ) -> None:
     """recuerdo: persistent memory for AI agents.
 
-    Every command below is a verb of the memory named by --memory.
+    Every command below is a verb of the memory named by --memory (on this machine, or on a
+    server with --server); serve, mcp and token run the doors.
     """
-    ctx.obj = _State(memory, state_dir, agent, as_json)
+    ctx.obj = _State(memory, state_dir, agent, as_json, server, token)
 
 
 for _verb in VERBS:
@@ -287,6 +324,9 @@ def demo(state: _State) -> None:
             run_demo(memory)
     except RecuerdoError as error:
         _emit_error(error, state.as_json)
+
+
+register_door_commands(cli, _State, _emit_error)
 
 
 def main() -> None:

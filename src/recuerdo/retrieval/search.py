@@ -77,9 +77,14 @@ def lexical_stage(
             break
         ids = [row["chunk_id"] for row in ranked]
         marks = ",".join("?" * len(ids))
-        passing = {row["id"]: row["item_id"] for row in tx.all(
-            f"SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.id = c.item_id"
-            f" WHERE c.id IN ({marks}) AND {where}", [*ids, *params])}
+        passing = {
+            row["id"]: row["item_id"]
+            for row in tx.all(
+                f"SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.id = c.item_id"
+                f" WHERE c.id IN ({marks}) AND {where}",
+                [*ids, *params],
+            )
+        }
         for chunk_id in ids:
             item_id = passing.get(chunk_id)
             if item_id is not None and item_id not in seen:

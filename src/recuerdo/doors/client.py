@@ -1,0 +1,66 @@
+"""The CLI's remote mode: ``recuerdo --server URL --token T <verb> ...`` runs a verb through the
+HTTP API, so scripts work the same against a local file and a shared server."""
+
+from __future__ import annotations
+
+import base64
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput, RecuerdoError, StoreError
+from ..verbs import Verb
+
+
+class RemoteError(RecuerdoError):
+    """An error the server answered with; ``code`` and ``status`` are the server's."""
+
+    def __init__(self, code: str, status: int, detail: str, extra: dict[str, Any]) -> None:
+        super().__init__(detail, **extra)
+        self.code = code  # type: ignore[misc]
+        self.status = status  # type: ignore[misc]
+
+
+def remote_call(
+    server: str,
+    token: str | None,
+    memory: str | None,
+    verb: Verb,
+    arguments: dict[str, Any],
+    timeout: float = 120,
+) -> Any:
+    if verb.name == "ingest" and "path" in arguments:
+        # The file is on this machine, not the server's: send its bytes.
+        path = Path(str(arguments.pop("path")))
+        if not path.is_file():
+            raise InvalidInput(f"no file at {str(path)!r}")
+        arguments["content_base64"] = base64.b64encode(path.read_bytes()).decode()
+        arguments.setdefault("name", path.name)
+    body = verb.params.model_validate(arguments).model_dump(by_alias=True, exclude_unset=True)
+    query = "" if not memory else "?" + urllib.parse.urlencode({"memory": memory})
+    request = urllib.request.Request(
+        f"{server.rstrip('/')}/v1/{verb.name}{query}",
+        method="POST",
+        data=json.dumps(body, default=str).encode(),
+        headers={
+            "Content-Type": "application/json",
+            **({"Authorization": f"Bearer {token}"} if token else {}),
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        try:
+            shape = json.loads(error.read())
+        except ValueError:
+            shape = {"error": "internal", "detail": f"HTTP {error.code}"}
+        extra = {k: v for k, v in shape.items() if k not in ("ok", "error", "detail")}
+        raise RemoteError(
+            shape.get("error", "internal"), error.code, shape.get("detail", ""), extra
+        ) from error
+    except (urllib.error.URLError, OSError) as error:
+        raise StoreError(f"cannot reach the server at {server}: {error}") from error

@@ -1,0 +1,165 @@
+"""The commands that run doors rather than verbs: ``serve``, ``mcp`` and ``token``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from ..errors import RecuerdoError
+from ..security.tokens import TokenStore
+
+DEFAULT_PORT = 7700
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+PROFILE_NAMES = ("native", "engram", "semurg", "notarium")
+
+
+def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
+    @cli.command("serve")
+    @click.option("--host", default="127.0.0.1", show_default=True)
+    @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int)
+    @click.option(
+        "--profile",
+        type=click.Choice(PROFILE_NAMES),
+        default="native",
+        show_default=True,
+        help="Which tool names MCP clients see.",
+    )
+    @click.pass_obj
+    def serve(state: Any, host: str, port: int, profile: str) -> None:
+        """Serve every memory under the state directory: HTTP API at /v1, MCP at /mcp."""
+        try:
+            import uvicorn
+
+            from .http import ServerConfig, create_app, wrap
+        except ImportError:
+            raise click.ClickException(
+                "the server needs the serve extra: pip install 'recuerdo[serve]'"
+            ) from None
+        tokens = TokenStore(state.state_dir)
+        if host not in LOOPBACK and not tokens.any_active():
+            click.echo(
+                f"error: refusing to serve on {host} with no tokens: anyone who reaches "
+                "it would read every memory. Create one first (recuerdo token create "
+                "--principal NAME --tenant T), or bind 127.0.0.1.",
+                err=True,
+            )
+            sys.exit(2)
+        config = ServerConfig(
+            base_dir=state.state_dir, default_memory=state.memory_name, profile=profile, host=host
+        )
+        _announce(host, port, state.memory_name, profile, tokens.any_active())
+        uvicorn.run(
+            wrap(create_app(config), config),
+            host=host,
+            port=port,
+            log_level="warning",
+            timeout_graceful_shutdown=10,
+        )
+
+    @cli.command("mcp")
+    @click.option(
+        "--profile",
+        type=click.Choice(PROFILE_NAMES),
+        default="native",
+        show_default=True,
+        help="Which tool names the client sees.",
+    )
+    @click.pass_obj
+    def mcp(state: Any, profile: str) -> None:
+        """Serve one memory over MCP on stdin/stdout (what agents launch)."""
+        import anyio
+
+        from .gateway import MemoryPool
+        from .mcp import serve_stdio
+
+        pool = MemoryPool(state.state_dir, state.memory_name)
+        try:
+            if state.memory_name:
+                pool.get(state.memory_name)  # a bad name fails now, not at the first call
+            anyio.run(serve_stdio, pool, profile)
+        except RecuerdoError as error:
+            emit_error(error, state.as_json)
+        finally:
+            pool.close()
+
+    @cli.group("token")
+    def token() -> None:
+        """Create, list and revoke the tokens that let principals reach the server."""
+
+    @token.command("create")
+    @click.option("--principal", required=True, help="Who holds it (a person or an agent).")
+    @click.option("--tenant", required=True, help="Whose memory it reaches (an end user).")
+    @click.option("--caps", default=None, help="Memory names it may reach, e.g. memory=shop-*.")
+    @click.option("--read-only", is_flag=True, help="It cannot call a verb that writes.")
+    @click.option("--scopes", multiple=True, help="Only these scopes. Repeat for several.")
+    @click.pass_obj
+    def create(
+        state: Any,
+        principal: str,
+        tenant: str,
+        caps: str | None,
+        read_only: bool,
+        scopes: tuple[str, ...],
+    ) -> None:
+        """Create a token; it is shown once, alone on the last line."""
+        try:
+            token_id, secret = TokenStore(state.state_dir).create(
+                principal=principal,
+                tenant=tenant,
+                caps=caps,
+                read_only=read_only,
+                scopes=list(scopes) or None,
+            )
+        except RecuerdoError as error:
+            emit_error(error, state.as_json)
+        click.echo(
+            f"token {token_id} for {principal} (tenant {tenant}"
+            f"{', read-only' if read_only else ''}); it is not stored, copy it now:"
+        )
+        click.echo(secret)
+
+    @token.command("list")
+    @click.pass_obj
+    def listing(state: Any) -> None:
+        """The tokens (never their secrets)."""
+        from . import render
+
+        rows = TokenStore(state.state_dir).list()
+        click.echo(render.to_json(rows) if state.as_json else render.human(rows))
+
+    @token.command("revoke")
+    @click.argument("token_id")
+    @click.pass_obj
+    def revoke(state: Any, token_id: str) -> None:
+        """Revoke a token: it stops working at once."""
+        try:
+            TokenStore(state.state_dir).revoke(token_id)
+        except RecuerdoError as error:
+            emit_error(error, state.as_json)
+        click.echo(f"revoked {token_id}")
+
+
+def _announce(host: str, port: int, memory: str | None, profile: str, tokens: bool) -> None:
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{port}"
+    name = memory or "NAME"
+    click.echo(
+        f"recuerdo serving on {base}  (profile {profile}; "
+        f"{'tokens required' if tokens else 'single-user loopback mode, no tokens'})"
+    )
+    click.echo(f"  HTTP API  {base}/v1/<verb>?memory={name}   (OpenAPI: {base}/openapi.json)")
+    click.echo(f"  MCP       {base}/mcp?memory={name}")
+    stdio = {"mcpServers": {"recuerdo": {"command": "recuerdo", "args": ["mcp", "--memory", name]}}}
+    http: dict[str, Any] = {
+        "mcpServers": {"recuerdo": {"type": "http", "url": f"{base}/mcp?memory={name}"}}
+    }
+    if tokens:
+        http["mcpServers"]["recuerdo"]["headers"] = {"Authorization": "Bearer <token>"}
+    click.echo("MCP client configuration (stdio):")
+    click.echo(json.dumps(stdio, indent=2))
+    click.echo("MCP client configuration (streamable HTTP):")
+    click.echo(json.dumps(http, indent=2))
+    click.echo("Ctrl-C stops the server; acknowledged writes are already on disk.", nl=True)

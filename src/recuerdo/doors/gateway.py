@@ -1,0 +1,114 @@
+"""What the network doors share: one open memory per name (one writer), and who may call what.
+
+A request names its memory; the caller is a :class:`~recuerdo.security.tokens.Principal`. Its
+tenant is applied to every read and write (a memory view bound to that tenant), its memory
+patterns and the host ceiling decide which memories it reaches, a read-only principal cannot
+call a write verb, and a principal limited to scopes must name one of them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from ..declare import validate_name
+from ..engine import Memory, open_memory
+from ..errors import CapabilityNotGranted, InvalidInput, MemoryNotNamed, RecuerdoError
+from ..security.caps import check_memory_allowed
+from ..security.tokens import Principal
+from ..verbs import VERBS
+from .profiles import ToolMap
+
+
+class Unauthorized(RecuerdoError):
+    """No valid bearer token (a missing and a wrong token answer the same)."""
+
+    code = "unauthorized"
+    status = 401
+
+
+class Timeout(RecuerdoError):
+    code = "timeout"
+    status = 504
+
+
+class MemoryPool:
+    """Open memories by name, once per process: every request to a name shares its writer."""
+
+    def __init__(self, base_dir: str | os.PathLike[str] | None, default: str | None) -> None:
+        self.base_dir = base_dir
+        self.default = default
+        self._open: dict[str, Memory] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str | None) -> Memory:
+        chosen = name or self.default
+        if not chosen:
+            raise MemoryNotNamed(
+                "name the memory (?memory=NAME, or start the server with --memory NAME)"
+            )
+        validate_name(chosen)
+        with self._lock:
+            memory = self._open.get(chosen)
+            if memory is None:
+                memory = open_memory(chosen, base_dir=self.base_dir)
+                self._open[chosen] = memory
+            return memory
+
+    def close(self) -> None:
+        with self._lock:
+            for memory in self._open.values():
+                memory.close()  # finishes index upkeep; every acknowledged write is on disk
+            self._open.clear()
+
+
+def tenant_for(principal: Principal, user_id: object) -> str:
+    if user_id is None:
+        return principal.tenant
+    if not isinstance(user_id, str) or not user_id or ":" in user_id or len(user_id.encode()) > 256:
+        raise InvalidInput("user_id is non-empty text without ':' of at most 256 bytes")
+    return f"{principal.tenant}:{user_id}"
+
+
+def authorize(
+    principal: Principal, memory_name: str, tool: ToolMap, arguments: Mapping[str, Any]
+) -> None:
+    check_memory_allowed(memory_name)
+    if not any(fnmatch.fnmatchcase(memory_name, p) for p in principal.memory_patterns):
+        raise CapabilityNotGranted(
+            f"Capability not granted: this token does not reach memory {memory_name!r}"
+        )
+    verb = VERBS[tool.verb]
+    if principal.read_only and verb.mode == "write":
+        raise CapabilityNotGranted(
+            f"Capability not granted: this token is read-only and {tool.name} writes"
+        )
+    if principal.scopes is not None:
+        scope = arguments.get("scope")
+        if "scope" not in verb.params.model_fields or scope not in principal.scopes:
+            raise CapabilityNotGranted(
+                f"Capability not granted: this token is limited to scopes "
+                f"{', '.join(principal.scopes)}; name one of them (scope=...)"
+            )
+
+
+def call(
+    pool: MemoryPool,
+    principal: Principal,
+    memory_name: str | None,
+    tool: ToolMap,
+    arguments: Mapping[str, Any],
+) -> Any:
+    """Run one tool call for a principal; every refusal is a named RecuerdoError."""
+    given = dict(arguments)
+    user_id = given.pop("user_id", None)
+    native = tool.translate(given)
+    memory = pool.get(memory_name)
+    authorize(principal, memory.name, tool, native)
+    view = memory.for_principal(
+        principal.name if not principal.local else "main", tenant_for(principal, user_id)
+    )
+    return VERBS[tool.verb].call(view, native)

@@ -1,0 +1,251 @@
+"""The Engram profile: mem_* tools with Engram's parameters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import ToolMap, drop_none, prop, schema
+
+_PROJECT = prop("string", "The project (default 'default').")
+_SCOPE = prop("string", "'project' (default) or 'personal'.", enum=["project", "personal"])
+
+
+def scope_of(args: dict[str, Any]) -> str:
+    if args.get("scope") == "personal":
+        return "user"
+    return f"project:{args.get('project') or 'default'}"
+
+
+def tools() -> list[ToolMap]:
+    return [
+        ToolMap(
+            "mem_save",
+            "save",
+            "Save an observation. With topic_key it updates that topic's observation; "
+            "the earlier text stays as a revision.",
+            schema(
+                {
+                    "title": prop("string", "A short, specific title."),
+                    "content": prop("string", "The whole observation."),
+                    "type": prop(
+                        "string",
+                        "decision, architecture, bugfix, pattern, config,"
+                        " discovery, learning, preference, manual, ...",
+                    ),
+                    "scope": _SCOPE,
+                    "topic_key": prop("string", "A stable topic key."),
+                    "project": _PROJECT,
+                    "session_id": prop("string", "The session."),
+                    "capture_prompt": prop("boolean", "Accepted for compatibility."),
+                },
+                ["title", "content"],
+            ),
+            lambda a: drop_none(
+                {
+                    "title": a.get("title"),
+                    "content": a.get("content"),
+                    "kind": a.get("type"),
+                    "scope": scope_of(a),
+                    "key": a.get("topic_key"),
+                    "session": a.get("session_id"),
+                }
+            ),
+        ),
+        ToolMap(
+            "mem_update",
+            "edit",
+            "Replace an observation's content by id (kept as a revision).",
+            schema(
+                {
+                    "id": prop("integer", "The observation id."),
+                    "content": prop("string", "The new content."),
+                },
+                ["id", "content"],
+            ),
+            lambda a: {"id": a["id"], "operation": "replace", "content": a["content"]},
+        ),
+        ToolMap(
+            "mem_delete",
+            "delete",
+            "Delete an observation (soft unless hard_delete).",
+            schema(
+                {
+                    "id": prop("integer", "The observation id."),
+                    "hard_delete": prop("boolean", "Remove for good."),
+                },
+                ["id"],
+            ),
+            lambda a: {"id": a["id"], "hard": bool(a.get("hard_delete", False))},
+            destructive=True,
+        ),
+        ToolMap(
+            "mem_search",
+            "search",
+            "Search observations: previews marked truncated; use "
+            "mem_get_observation for the whole text.",
+            schema(
+                {
+                    "query": prop("string", "What to look for."),
+                    "type": prop("string", "Only this type."),
+                    "project": _PROJECT,
+                    "scope": _SCOPE,
+                    "limit": prop("integer", "At most 20.", minimum=1, maximum=20),
+                    "match_mode": prop("string", "'any' or 'all'.", enum=["any", "all"]),
+                },
+                ["query"],
+            ),
+            lambda a: drop_none(
+                {
+                    "query": a.get("query"),
+                    "kind": a.get("type"),
+                    "scope": scope_of(a) if a.get("project") or a.get("scope") else None,
+                    "limit": min(int(a.get("limit") or 10), 20),
+                    "mode": a.get("match_mode"),
+                }
+            ),
+            read_only=True,
+        ),
+        ToolMap(
+            "mem_get_observation",
+            "get",
+            "The whole observation, never truncated.",
+            schema({"id": prop("integer", "The observation id.")}, ["id"]),
+            lambda a: {"id": a["id"]},
+            read_only=True,
+        ),
+        ToolMap(
+            "mem_context",
+            "recent",
+            "Recent context for a session start.",
+            schema(
+                {
+                    "project": _PROJECT,
+                    "scope": _SCOPE,
+                    "max_bytes": prop("integer", "Size limit (cap 65536)."),
+                }
+            ),
+            lambda a: drop_none({"scope": scope_of(a), "max_bytes": a.get("max_bytes")}),
+            read_only=True,
+        ),
+        ToolMap(
+            "mem_timeline",
+            "timeline",
+            "Neighbours of an observation in its session.",
+            schema(
+                {
+                    "observation_id": prop("integer", "The observation id."),
+                    "before": prop("integer", "How many before."),
+                    "after": prop("integer", "How many after."),
+                },
+                ["observation_id"],
+            ),
+            lambda a: drop_none(
+                {"id": a["observation_id"], "before": a.get("before"), "after": a.get("after")}
+            ),
+            read_only=True,
+        ),
+        ToolMap(
+            "mem_session_start",
+            "session_start",
+            "Start a session.",
+            schema(
+                {
+                    "id": prop("string", "The session id."),
+                    "project": _PROJECT,
+                    "directory": prop("string", "The working directory."),
+                },
+                ["id"],
+            ),
+            lambda a: drop_none(
+                {"id": a["id"], "project": a.get("project"), "directory": a.get("directory")}
+            ),
+        ),
+        ToolMap(
+            "mem_session_end",
+            "session_end",
+            "End a session with its summary.",
+            schema(
+                {
+                    "id": prop("string", "The session id."),
+                    "summary": prop("string", "What happened."),
+                },
+                ["id"],
+            ),
+            lambda a: drop_none({"id": a["id"], "summary": a.get("summary")}),
+        ),
+        ToolMap(
+            "mem_session_summary",
+            "session_end",
+            "Record a session's summary.",
+            schema(
+                {
+                    "session_id": prop("string", "The session id."),
+                    "content": prop("string", "The summary."),
+                },
+                ["session_id", "content"],
+            ),
+            lambda a: {"id": a["session_id"], "summary": a["content"]},
+        ),
+        ToolMap(
+            "mem_capture_passive",
+            "capture_passive",
+            "Save the learnings of a text's last 'Key Learnings' section.",
+            schema(
+                {
+                    "content": prop("string", "The text."),
+                    "session_id": prop("string", "The session."),
+                    "source": prop("string", "Who wrote it."),
+                    "project": _PROJECT,
+                },
+                ["content"],
+            ),
+            lambda a: drop_none(
+                {
+                    "text": a["content"],
+                    "session": a.get("session_id"),
+                    "source": a.get("source"),
+                    "scope": scope_of(a),
+                }
+            ),
+        ),
+        ToolMap(
+            "mem_suggest_topic_key",
+            "suggest_key",
+            "Suggest a stable topic key.",
+            schema(
+                {
+                    "type": prop("string", "The type."),
+                    "title": prop("string", "Title."),
+                    "content": prop("string", "Content."),
+                },
+                ["type", "title"],
+            ),
+            lambda a: drop_none(
+                {"kind": a["type"], "title": a["title"], "content": a.get("content")}
+            ),
+            read_only=True,
+        ),
+        ToolMap(
+            "mem_review",
+            "review",
+            "List observations due for review, or mark one reviewed.",
+            schema(
+                {
+                    "action": prop(
+                        "string", "list or mark_reviewed.", enum=["list", "mark_reviewed"]
+                    ),
+                    "observation_id": prop("integer", "For mark_reviewed."),
+                    "project": _PROJECT,
+                    "limit": prop("integer", "At most this many."),
+                }
+            ),
+            lambda a: drop_none(
+                {
+                    "action": a.get("action", "list"),
+                    "id": a.get("observation_id"),
+                    "scope": scope_of(a) if a.get("project") else None,
+                    "limit": a.get("limit"),
+                }
+            ),
+        ),
+    ]

@@ -1,0 +1,186 @@
+"""The Semurg profile: memory_* tools with Semurg's parameter names (the comms_* and code_*
+families are not built, so their tools are absent)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import ToolMap, drop_none, prop, schema
+
+_SCOPE = prop("string", "The scope; agents using the same scope share it.")
+_USER = prop("string", "An end user inside this key (no ':', at most 256 bytes).", maxLength=256)
+
+
+def _keep(*names: str):  # type: ignore[no-untyped-def]
+    def pick(args: dict[str, Any]) -> dict[str, Any]:
+        return drop_none({name.rstrip("_"): args.get(name.rstrip("_")) for name in names})
+
+    return pick
+
+
+def tools() -> list[ToolMap]:
+    return [
+        ToolMap(
+            "memory_status",
+            "status",
+            "Whether memory is on, which scopes hold data, and one scope's ontology.",
+            schema({"scope": _SCOPE, "user_id": _USER}),
+            _keep("scope"),
+            read_only=True,
+            http_path="status",
+        ),
+        ToolMap(
+            "memory_remember",
+            "remember_knowledge",
+            "Store text and the facts you already know (no model runs).",
+            schema(
+                {
+                    "content": prop("string", "Raw text."),
+                    "messages": prop("array", "[{role, content}]", items={"type": "object"}),
+                    "passages": prop("array", "[{text, mentions, key}]", items={"type": "object"}),
+                    "facts": prop("object", "{entities, relations}"),
+                    "date": prop("string", "ISO 8601."),
+                    "source": prop("string", "Label."),
+                    "scope": _SCOPE,
+                    "user_id": _USER,
+                }
+            ),
+            _keep("content", "messages", "passages", "facts", "date", "source", "scope"),
+            http_path="remember",
+        ),
+        ToolMap(
+            "memory_recall",
+            "about",
+            "What memory holds about one entity, cited.",
+            schema(
+                {
+                    "subject": prop("string", "The entity."),
+                    "k": prop("integer", "Cap."),
+                    "as_of": prop("string", "Known at."),
+                    "valid_at": prop("string", "True at."),
+                    "compact": prop("boolean", "Compact items."),
+                    "attribute": prop("object", "Accepted for compatibility."),
+                    "scope": _SCOPE,
+                    "user_id": _USER,
+                },
+                ["subject"],
+            ),
+            _keep("subject", "k", "as_of", "valid_at", "compact", "scope"),
+            read_only=True,
+            http_path="recall",
+        ),
+        ToolMap(
+            "memory_context",
+            "context",
+            "Context for a question: ranked, cited blocks within a budget.",
+            schema(
+                {
+                    "query": prop("string", "The question."),
+                    "hops": prop("integer", "Link hops (0-3)."),
+                    "k": prop("integer", "Accepted for compatibility."),
+                    "as_of": prop("string", "Accepted for compatibility."),
+                    "valid_at": prop("string", "Accepted for compatibility."),
+                    "compact": prop("boolean", "Accepted for compatibility."),
+                    "scope": _SCOPE,
+                    "user_id": _USER,
+                },
+                ["query"],
+            ),
+            lambda a: drop_none(
+                {
+                    "query": a["query"],
+                    "scope": a.get("scope"),
+                    "depth": min(int(a["hops"]), 3) if a.get("hops") is not None else None,
+                }
+            ),
+            read_only=True,
+            http_path="context",
+        ),
+        ToolMap(
+            "memory_relate",
+            "relate",
+            "Add one typed fact between two entities.",
+            schema(
+                {
+                    "from": prop("string", "Subject."),
+                    "to": prop("string", "Object."),
+                    "type": prop("string", "Relation."),
+                    "attributes": prop("object", "Fact properties."),
+                    "replaces": prop("boolean", "End earlier targets of this type."),
+                    "scope": _SCOPE,
+                    "user_id": _USER,
+                },
+                ["from", "to", "type"],
+            ),
+            _keep("from", "to", "type", "attributes", "replaces", "scope"),
+            http_path="relate",
+        ),
+        ToolMap(
+            "memory_forget",
+            "forget_knowledge",
+            "Forget exactly one thing, erased for real.",
+            schema(
+                {
+                    "subject": prop("string", "An entity."),
+                    "fact": prop("object", "Fact."),
+                    "passage": prop("string", "A document id."),
+                    "source": prop("string", "A source label."),
+                    "all": prop("boolean", "The whole scope."),
+                    "attribute": prop("object", "{subject, key}"),
+                    "reason": prop("string", "Why (accepted for compatibility)."),
+                    "scope": _SCOPE,
+                    "user_id": _USER,
+                }
+            ),
+            _keep("subject", "fact", "passage", "source", "all", "attribute", "scope"),
+            destructive=True,
+            http_path="forget",
+        ),
+        ToolMap(
+            "memory_document",
+            "ingest",
+            "Store a document (PDF, Word, HTML, text).",
+            schema(
+                {
+                    "content_base64": prop("string", "The bytes, base64."),
+                    "name": prop("string", "Its name."),
+                    "scope": _SCOPE,
+                    "user_id": _USER,
+                },
+                ["content_base64"],
+            ),
+            _keep("content_base64", "name", "scope"),
+            http_path="document",
+        ),
+        ToolMap(
+            "memory_export",
+            "export",
+            "One page of a scope's records.",
+            schema(
+                {
+                    "cursor": prop("string", "From the last page."),
+                    "limit": prop("integer", "1-1024."),
+                    "scope": _SCOPE,
+                    "user_id": _USER,
+                }
+            ),
+            _keep("cursor", "limit", "scope"),
+            read_only=True,
+            http_path="export",
+        ),
+        ToolMap(
+            "memory_import",
+            "import",
+            "Import exported records (idempotent).",
+            schema(
+                {
+                    "records": prop("array", "Exported records.", items={"type": "object"}),
+                    "scope": _SCOPE,
+                    "user_id": _USER,
+                },
+                ["records"],
+            ),
+            _keep("records", "scope"),
+            http_path="import",
+        ),
+    ]

@@ -1,0 +1,188 @@
+"""Principals and their tokens.
+
+A token stands for a principal (a person or an agent) acting for one tenant (the end user whose
+memory it reaches). Tokens are random, shown once when created, and stored only as SHA-256
+hashes in ``<base>/.recuerdo/tokens.db``. A token's capabilities can only narrow what the host
+allows: memory-name patterns (``memory=shop-*``), read-only, and allowed scopes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..clock import now_iso
+from ..declare import state_root
+from ..errors import InvalidInput, NotFound
+from ..store.engine import sqlite3
+from ..text import checked_label
+from .caps import memory_patterns
+
+PREFIX = "rcd_"
+_DUMMY = hashlib.sha256(b"recuerdo: no token").hexdigest()
+
+
+@dataclass(frozen=True)
+class Principal:
+    name: str
+    tenant: str
+    memory_patterns: tuple[str, ...] = ("*",)
+    read_only: bool = False
+    scopes: tuple[str, ...] | None = None
+    token_id: str | None = None
+    local: bool = field(default=False, compare=False)
+
+
+LOCAL = Principal("local", "local", local=True)
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+class TokenStore:
+    """The host's tokens, in a small SQLite file beside the memories."""
+
+    def __init__(self, base_dir: str | os.PathLike[str] | None = None) -> None:
+        self.path = state_root(base_dir).parent / "tokens.db"
+
+    def _connect(self, create: bool) -> sqlite3.Connection | None:
+        if not create and not self.path.exists():
+            return None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(self.path), isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS tokens (id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE,"
+            " principal TEXT NOT NULL, tenant TEXT NOT NULL, caps TEXT NOT NULL,"
+            " read_only INTEGER NOT NULL, scopes TEXT, created_at TEXT NOT NULL,"
+            " revoked_at TEXT)"
+        )
+        return conn
+
+    def any_active(self) -> bool:
+        conn = self._connect(create=False)
+        if conn is None:
+            return False
+        try:
+            return (
+                conn.execute("SELECT 1 FROM tokens WHERE revoked_at IS NULL LIMIT 1").fetchone()
+                is not None
+            )
+        finally:
+            conn.close()
+
+    def create(
+        self,
+        *,
+        principal: str,
+        tenant: str,
+        caps: str | None = None,
+        read_only: bool = False,
+        scopes: list[str] | None = None,
+    ) -> tuple[str, str]:
+        """(token id, secret). The secret is returned here once and never stored."""
+        name = checked_label(principal, "principal", max_chars=200)
+        tenant_name = checked_label(tenant, "tenant", max_chars=200)
+        if ":" in tenant_name:
+            raise InvalidInput("a tenant name has no ':'")
+        patterns = memory_patterns(caps) if caps else ["*"]
+        if not patterns:
+            raise InvalidInput("--caps must allow at least one memory (e.g. memory=shop-*)")
+        allowed = None if not scopes else [checked_label(s, "scope") for s in scopes]
+        token_id = secrets.token_hex(6)
+        secret = PREFIX + secrets.token_urlsafe(32)
+        conn = self._connect(create=True)
+        assert conn is not None
+        try:
+            conn.execute(
+                "INSERT INTO tokens (id, hash, principal, tenant, caps, read_only, scopes,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    token_id,
+                    _hash(secret),
+                    name,
+                    tenant_name,
+                    json.dumps(patterns),
+                    int(read_only),
+                    None if allowed is None else json.dumps(allowed),
+                    now_iso(),
+                ),
+            )
+        finally:
+            conn.close()
+        return token_id, secret
+
+    def list(self) -> list[dict[str, Any]]:
+        conn = self._connect(create=False)
+        if conn is None:
+            return []
+        try:
+            rows = conn.execute("SELECT * FROM tokens ORDER BY created_at").fetchall()
+        finally:
+            conn.close()
+        return [
+            {
+                "id": r["id"],
+                "principal": r["principal"],
+                "tenant": r["tenant"],
+                "caps": json.loads(r["caps"]),
+                "read_only": bool(r["read_only"]),
+                "scopes": None if r["scopes"] is None else json.loads(r["scopes"]),
+                "created_at": r["created_at"],
+                "revoked_at": r["revoked_at"],
+            }
+            for r in rows
+        ]
+
+    def revoke(self, token_id: str) -> dict[str, Any]:
+        conn = self._connect(create=False)
+        changed = 0
+        if conn is not None:
+            try:
+                changed = conn.execute(
+                    "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                    (now_iso(), token_id),
+                ).rowcount
+            finally:
+                conn.close()
+        if not changed:
+            raise NotFound(f"no active token with id {token_id!r}")
+        return {"id": token_id, "revoked": True}
+
+    def verify(self, secret: str | None) -> Principal | None:
+        """The principal of a token, or None. A missing token costs the same as a wrong one:
+        a hash and a lookup either way."""
+        digest = _hash(secret) if secret else _DUMMY
+        conn = self._connect(create=False)
+        if conn is None:
+            hmac.compare_digest(digest, _DUMMY)
+            return None
+        try:
+            row = conn.execute(
+                "SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL", (digest,)
+            ).fetchone()
+        finally:
+            conn.close()
+        if row is None or not secret or not hmac.compare_digest(row["hash"], digest):
+            return None
+        return Principal(
+            name=row["principal"],
+            tenant=row["tenant"],
+            memory_patterns=tuple(json.loads(row["caps"])),
+            read_only=bool(row["read_only"]),
+            scopes=None if row["scopes"] is None else tuple(json.loads(row["scopes"])),
+            token_id=row["id"],
+        )
+
+
+def token_file(base_dir: str | os.PathLike[str] | None) -> Path:
+    return TokenStore(base_dir).path
