@@ -7,7 +7,17 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "recuerdo"
-DOOR_ALLOWED = {"engine", "verbs", "model", "errors", "declare", "security", "doors", "profiles"}
+DOOR_ALLOWED = {
+    "engine",
+    "verbs",
+    "model",
+    "errors",
+    "declare",
+    "security",
+    "doors",
+    "__version__",
+    "profiles",
+}
 
 
 def _imports(path: Path) -> set[str]:
