@@ -16,7 +16,8 @@ def test_every_public_memory_method_is_a_verb() -> None:
     methods = {
         name
         for name, member in inspect.getmembers(Memory, inspect.isfunction)
-        if not name.startswith("_") and name not in {"agent", "for_tenant", "close"}
+        if not name.startswith("_")
+        and name not in {"agent", "for_tenant", "for_principal", "close"}
     }
     assert methods == {verb.method for verb in VERBS}
 

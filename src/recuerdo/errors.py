@@ -39,10 +39,12 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   └── UnknownName                unknown_name        404
     ├── Conflict                       conflict            409
     │   └── VersionConflict            version_conflict    409
+    ├── Unauthorized                   unauthorized        401
     ├── CapabilityNotGranted           capability_not_granted       403
     ├── MultipleMemoryDeclarations     multiple_memory_declarations 409
     ├── MemoryNotNamed                 memory_not_named    400
-    └── StoreError                     store_unavailable   503
+    ├── StoreError                     store_unavailable   503
+    └── Timeout                        timeout             504
 
 The JSON shape of an error, used by every door, is ``error.to_dict()``:
 ``{"ok": false, "error": <code>, "detail": <message>}``.
@@ -86,6 +88,8 @@ __all__ = [
     "StepNotFound",
     "StoreError",
     "TaskNotFound",
+    "Timeout",
+    "Unauthorized",
     "UnknownName",
     "Unprocessable",
     "UnsupportedMediaType",
@@ -265,6 +269,13 @@ class UnknownName(NotFound):
     code = "unknown_name"
 
 
+class Unauthorized(RecuerdoError):
+    """No valid bearer token (a missing and a wrong token answer alike)."""
+
+    code = "unauthorized"
+    status = 401
+
+
 class CapabilityNotGranted(RecuerdoError):
     code = "capability_not_granted"
     status = 403
@@ -287,12 +298,20 @@ class StoreError(RecuerdoError):
     status = 503
 
 
+class Timeout(RecuerdoError):
+    """No answer in time; a write may still complete, so read before retrying."""
+
+    code = "timeout"
+    status = 504
+
+
 def all_error_classes() -> list[type[RecuerdoError]]:
     """Every error class, root first, in definition order (for docs and schema)."""
     found: list[type[RecuerdoError]] = []
     pending: list[type[RecuerdoError]] = [RecuerdoError]
     while pending:
         cls = pending.pop(0)
-        found.append(cls)
+        if not getattr(cls, "carries_remote_code", False):
+            found.append(cls)
         pending.extend(cls.__subclasses__())
     return found

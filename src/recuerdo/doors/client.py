@@ -18,6 +18,8 @@ from ..verbs import Verb
 class RemoteError(RecuerdoError):
     """An error the server answered with; ``code`` and ``status`` are the server's."""
 
+    carries_remote_code = True
+
     def __init__(self, code: str, status: int, detail: str, extra: dict[str, Any]) -> None:
         super().__init__(detail, **extra)
         self.code = code  # type: ignore[misc]

@@ -16,23 +16,15 @@ from typing import Any
 
 from ..declare import validate_name
 from ..engine import Memory, open_memory
-from ..errors import CapabilityNotGranted, InvalidInput, MemoryNotNamed, RecuerdoError
+from ..errors import (
+    CapabilityNotGranted,
+    InvalidInput,
+    MemoryNotNamed,
+)
 from ..security.caps import check_memory_allowed
 from ..security.tokens import Principal
 from ..verbs import VERBS
 from .profiles import ToolMap
-
-
-class Unauthorized(RecuerdoError):
-    """No valid bearer token (a missing and a wrong token answer the same)."""
-
-    code = "unauthorized"
-    status = 401
-
-
-class Timeout(RecuerdoError):
-    code = "timeout"
-    status = 504
 
 
 class MemoryPool:

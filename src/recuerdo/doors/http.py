@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from starlette.routing import Route
 
 from .. import __version__
-from ..errors import InvalidInput, PayloadTooLarge, RecuerdoError
+from ..errors import InvalidInput, PayloadTooLarge, RecuerdoError, Timeout, Unauthorized
 from ..security.tokens import LOCAL, Principal, TokenStore
 from ..verbs import VERBS, Verb
 from . import gateway
@@ -113,7 +113,7 @@ class Guard:
         if principal is None:
             await _send(
                 send,
-                gateway.Unauthorized("a valid token is required: Authorization: Bearer <token>"),
+                Unauthorized("a valid token is required: Authorization: Bearer <token>"),
             )
             return
         scope.setdefault("state", {})["principal"] = principal
@@ -218,7 +218,7 @@ async def _invoke(config: ServerConfig, call: Callable[[], Any]) -> Any:
         with anyio.fail_after(config.timeout_seconds):
             return await anyio.to_thread.run_sync(call)
     except TimeoutError as exc:
-        raise gateway.Timeout(
+        raise Timeout(
             f"no answer within {config.timeout_seconds:g} s; a write may still complete, so "
             "read before retrying"
         ) from exc
@@ -295,7 +295,7 @@ def _mcp_manager(pool: gateway.MemoryPool, config: ServerConfig) -> Any:
         request = ctx.request
         principal = getattr(getattr(request, "state", None), "principal", None)
         if principal is None:
-            raise gateway.Unauthorized("a valid token is required")
+            raise Unauthorized("a valid token is required")
         return principal  # type: ignore[no-any-return]
 
     def memory_of(ctx: Any) -> str | None:
