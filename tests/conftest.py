@@ -85,3 +85,116 @@ def run_python(
         timeout=timeout,
         check=False,
     )
+
+
+class Server:
+    """A real ``recuerdo serve`` process on a free port, stopped at the end of the test."""
+
+    def __init__(
+        self,
+        base: Path,
+        *,
+        memory: str = "shared",
+        profile: str = "native",
+        host: str = "127.0.0.1",
+    ) -> None:
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind((host, 0))
+            self.port = probe.getsockname()[1]
+        self.base = base
+        self.url = f"http://{host}:{self.port}"
+        env = {**os.environ, "RECUERDO_STATE_DIR": str(base)}
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "recuerdo",
+                "--memory",
+                memory,
+                "serve",
+                "--host",
+                host,
+                "--port",
+                str(self.port),
+                "--profile",
+                profile,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        self._wait()
+
+    def _wait(self) -> None:
+        import time
+        import urllib.request
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited: {self.process.stderr.read()}")  # type: ignore[union-attr]
+            try:
+                with urllib.request.urlopen(f"{self.url}/health", timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("server did not start")
+
+    def post(
+        self,
+        path: str,
+        body: object = None,
+        *,
+        token: str | None = None,
+        memory: str | None = None,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, object]:
+        import json
+        import urllib.error
+        import urllib.request
+
+        query = f"?memory={memory}" if memory else ""
+        data = raw if raw is not None else json.dumps(body if body is not None else {}).encode()
+        request = urllib.request.Request(
+            f"{self.url}{path}{query}",
+            data=data,
+            method="POST",
+            headers={
+                "Content-Type": "application/json",
+                **({"Authorization": f"Bearer {token}"} if token else {}),
+                **(headers or {}),
+            },
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    def stop(self) -> str:
+        import signal
+
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            _, err = self.process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, err = self.process.communicate()
+        return err
+
+
+def create_token(base: Path, *args: str) -> tuple[str, str]:
+    """(token id, secret) through the real CLI; the secret is the last line of its output."""
+    done = subprocess.run(
+        [sys.executable, "-m", "recuerdo", "--state-dir", str(base), "token", "create", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    lines = done.stdout.strip().splitlines()
+    return lines[0].split()[1], lines[-1]

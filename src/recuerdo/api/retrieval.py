@@ -278,7 +278,13 @@ class RetrievalVerbs(MemoryBase):
         a vector of the current model (progress of a re-embedding after a model change)."""
         embedder = configured_embedder()
         with self._store.read() as tx:
-            chunks = int(tx.scalar("SELECT count(*) FROM chunks"))
+            chunks = int(
+                tx.scalar(
+                    "SELECT count(*) FROM chunks c JOIN items i ON"
+                    " i.id = c.item_id WHERE i.tenant = ?",
+                    (self.tenant,),
+                )
+            )
             unchunked = index.unchunked(tx)
             reply: dict[str, Any] = {
                 "chunks": chunks,
@@ -289,9 +295,10 @@ class RetrievalVerbs(MemoryBase):
             if embedder is not None:
                 waiting = int(
                     tx.scalar(
-                        "SELECT count(*) FROM chunks WHERE id > coalesce((SELECT"
-                        " upto FROM index_marks WHERE name = ?), 0)",
-                        (vectors.mark_name(embedder.name),),
+                        "SELECT count(*) FROM chunks c JOIN items i ON i.id = c.item_id"
+                        " WHERE i.tenant = ? AND c.id > coalesce((SELECT upto FROM"
+                        " index_marks WHERE name = ?), 0)",
+                        (self.tenant, vectors.mark_name(embedder.name)),
                     )
                 )
                 reply["chunks_waiting_for_vectors"] = waiting

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import StoreError
+from ..errors import InvalidInput, StoreError
 from .base import Params, Row
 from .engine import FTS5_SECURE_DELETE, sqlite3
 from .migrations import apply_migrations
@@ -90,6 +90,8 @@ class _SQLiteTx:
     def _run(self, sql: str, params: Params) -> sqlite3.Cursor:
         try:
             return self._conn.execute(sql, params)
+        except OverflowError as exc:
+            raise InvalidInput("a number is out of range (at most 64 bits)") from exc
         except sqlite3.IntegrityError:
             raise  # a broken invariant is a bug to surface, not an outage
         except sqlite3.DatabaseError as exc:

@@ -1,0 +1,255 @@
+"""The HTTP API on a real server process: every verb, every error status, one error shape."""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recuerdo.verbs import VERBS
+
+from .conftest import Server, create_token
+
+NOTE_TEXT = "## Tasks\n\n- one\n- two\n\n## Notes\n\nSome notes."
+
+# One valid call of every verb, in an order where each finds what it needs.
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    (
+        "remember",
+        {"category": "learning", "content": "The API is slow on Mondays", "tags": ["api"]},
+    ),
+    ("remember_many", {"entries": [{"category": "rule", "content": "Ship on Tuesdays"}]}),
+    ("recall", {"from": "*", "limit": 5}),
+    ("summary", {}),
+    ("create_progress", {"task": "import", "steps": ["ingest", "load"]}),
+    ("start_step", {"task": "import", "step": "ingest"}),
+    ("complete_step", {"task": "import", "step": "ingest", "result": "ok"}),
+    ("fail_step", {"task": "import", "step": "load", "error": "bad row"}),
+    ("skip_step", {"task": "import", "step": "load"}),
+    ("resume_point", {"task": "import"}),
+    ("progress_percent", {"task": "import"}),
+    ("progress_display", {"task": "import"}),
+    ("get_progress", {"task": "import"}),
+    ("list_progress", {}),
+    ("add_rule", {"name": "cap", "level": "must", "description": "discount <= 0.2"}),
+    ("check_rules", {"context": {"discount": 0.5}}),
+    ("get_rules", {}),
+    ("remove_rule", {"name": "cap"}),
+    (
+        "save",
+        {"title": "Plan", "content": NOTE_TEXT, "key": "plan", "kind": "decision", "session": "s1"},
+    ),
+    ("get", {"id": 3}),
+    ("history", {"id": 3}),
+    ("revision", {"id": 3, "version": 1}),
+    ("timeline", {"id": 3}),
+    ("edit", {"id": 3, "operation": "append", "content": "More."}),
+    ("remember_about", {"axis": "user", "observation": "Prefers tea", "category": "taste"}),
+    ("profile", {"axis": "user"}),
+    ("mute", {"category": "taste"}),
+    ("unmute", {"category": "taste"}),
+    ("review", {"action": "list"}),
+    ("mark_reviewed", {"id": 3}),
+    ("capture_passive", {"text": "## Key Learnings\n1. Always run migrations before tests."}),
+    ("suggest_key", {"kind": "decision", "title": "Use Postgres"}),
+    ("session_start", {"id": "s2", "project": "shop"}),
+    ("session_end", {"id": "s2", "summary": "Done."}),
+    ("recent", {"max_bytes": 2000}),
+    ("journal", {"limit": 5}),
+    ("configure", {"note_limit_bytes": 60000}),
+    ("search", {"query": "slow api"}),
+    ("context", {"query": "tasks", "budget_tokens": 500}),
+    ("add_messages", {"conversation": "c1", "messages": [{"speaker": "Ann", "text": "Hi"}]}),
+    ("link", {"from_id": 3, "to_id": 1}),
+    ("index_status", {}),
+    ("audit", {"limit": 5}),
+    (
+        "remember_knowledge",
+        {
+            "content": "Ann works at Acme.",
+            "facts": {"relations": [{"source": "Ann", "target": "Acme", "type": "works_at"}]},
+        },
+    ),
+    ("relate", {"from": "Ann", "to": "Bob", "type": "knows"}),
+    ("about", {"subject": "Ann"}),
+    (
+        "ingest",
+        {"content_base64": base64.b64encode(b"# Title\n\nSome text.").decode(), "name": "t.md"},
+    ),
+    ("export", {"limit": 10}),
+    ("import", {"records": [{"record": "entity", "key": "k-zed", "name": "Zed"}], "scope": "copy"}),
+    ("status", {"scope": "user"}),
+    ("forget_knowledge", {"subject": "Bob"}),
+    ("delete", {"id": 3}),
+    ("restore", {"id": 3}),
+    ("forget", {"id": 1}),
+]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    running = Server(tmp_path_factory.mktemp("http"))
+    yield running
+    running.stop()
+
+
+def test_every_verb_is_callable_over_http(server: Server) -> None:
+    assert {name for name, _ in CALLS} == set(VERBS.names())
+    for name, body in CALLS:
+        status, reply = server.post(f"/v1/{name}", body)
+        assert status == 200, (name, reply)
+    status, reply = server.post("/v1/get", {"id": 3})
+    assert status == 200 and reply["content"].startswith("## Tasks")  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "code"),
+    [
+        ("/v1/remember", {"category": "nope", "content": "x"}, 400, "invalid_category"),
+        ("/v1/remember", {"content": 5}, 400, "invalid_input"),
+        ("/v1/get", {"id": 999_999}, 404, "item_not_found"),
+        ("/v1/remember_knowledge", {"facts": {"relations": [{"source": "A"}]}}, 422, "facts_shape"),
+        (
+            "/v1/ingest",
+            {"content_base64": base64.b64encode(bytes(range(256))).decode()},
+            415,
+            "unsupported_media_type",
+        ),
+        (
+            "/v1/edit",
+            {"id": 999_999, "operation": "rewrite", "content": "x"},
+            400,
+            "invalid_operation",
+        ),
+    ],
+)
+def test_error_statuses_and_shape(
+    server: Server, path: str, body: dict[str, Any], status: int, code: str
+) -> None:
+    got, reply = server.post(path, body)
+    assert got == status
+    assert isinstance(reply, dict) and reply["ok"] is False and reply["error"] == code
+    assert isinstance(reply["detail"], str) and reply["detail"]
+
+
+def test_conflict_is_409_with_both_versions(server: Server) -> None:
+    server.post("/v1/save", {"title": "K", "content": "v1", "key": "conflicted"})
+    server.post("/v1/save", {"title": "K", "content": "v2", "key": "conflicted"})
+    status, reply = server.post(
+        "/v1/save", {"title": "K", "content": "v3", "key": "conflicted", "expected_version": 1}
+    )
+    assert status == 409 and reply["error"] == "conflict"  # type: ignore[index]
+    assert reply["conflict_revision_id"] != reply["current_revision_id"]  # type: ignore[index]
+
+
+def test_oversized_request_is_413(server: Server) -> None:
+    import http.client
+    import json
+
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    connection.putrequest("POST", "/v1/remember")
+    connection.putheader("Content-Type", "application/json")
+    connection.putheader("Content-Length", str(9_000_000))
+    connection.endheaders()  # the body never comes: the size alone is refused
+    response = connection.getresponse()
+    reply = json.loads(response.read())
+    connection.close()
+    assert response.status == 413 and reply["error"] == "payload_too_large"
+
+
+def test_unknown_memory_name_is_refused(server: Server) -> None:
+    status, reply = server.post("/v1/recall", {}, memory="../etc")
+    assert status == 400 and reply["error"] == "invalid_memory_name"  # type: ignore[index]
+
+
+def test_tokens_401_and_403(tmp_path: Path) -> None:
+    _, writer = create_token(tmp_path, "--principal", "bot", "--tenant", "acme")
+    _, reader = create_token(tmp_path, "--principal", "viewer", "--tenant", "acme", "--read-only")
+    _, narrow = create_token(
+        tmp_path, "--principal", "shop-bot", "--tenant", "acme", "--caps", "memory=shop-*"
+    )
+    server = Server(tmp_path)
+    try:
+        body = {"category": "learning", "content": "x"}
+        assert server.post("/v1/remember", body)[0] == 401
+        status, reply = server.post("/v1/remember", body, token="rcd_wrong")
+        assert status == 401 and reply["error"] == "unauthorized"  # type: ignore[index]
+        assert server.post("/v1/remember", body, token=writer)[0] == 200
+        status, reply = server.post("/v1/remember", body, token=reader)
+        assert status == 403 and reply["error"] == "capability_not_granted"  # type: ignore[index]
+        assert server.post("/v1/recall", {}, token=reader)[0] == 200
+        assert server.post("/v1/recall", {}, token=narrow)[0] == 403
+        assert server.post("/v1/recall", {}, token=narrow, memory="shop-eu")[0] == 200
+    finally:
+        server.stop()
+
+
+def test_serving_beyond_loopback_without_tokens_is_refused(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recuerdo",
+            "--state-dir",
+            str(tmp_path),
+            "serve",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "7799",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2 and "refusing to serve" in done.stderr
+
+
+def test_the_cli_runs_verbs_on_a_server(server: Server, tmp_path: Path) -> None:
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "recuerdo",
+                "--server",
+                server.url,
+                "--memory",
+                "remote",
+                "--json",
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            cwd=tmp_path,
+        )
+
+    assert cli("remember", "decision", "Decided remotely").returncode == 0
+    done = cli("recall", "--from", "*")
+    assert done.returncode == 0 and "Decided remotely" in done.stdout
+    refused = cli("remember", "nope", "x")
+    assert refused.returncode == 1 and '"invalid_category"' in refused.stdout
+    assert list(tmp_path.iterdir()) == []  # nothing was written on this side
+
+
+def test_graceful_shutdown_keeps_acknowledged_writes(tmp_path: Path) -> None:
+    server = Server(tmp_path, memory="durable")
+    ids = [
+        server.post("/v1/remember", {"category": "context", "content": f"n{i}"})[1]
+        for i in range(50)
+    ]
+    err = server.stop()
+    # uvicorn shuts down gracefully, then re-raises SIGTERM so the exit status tells why
+    assert server.process.returncode in (0, -15) and "Traceback" not in err, err
+    import recuerdo
+
+    with recuerdo.open("durable", base_dir=tmp_path) as mem:
+        assert {e["id"] for e in mem.recall(limit=100)} == set(ids)  # type: ignore[arg-type]

@@ -1,0 +1,205 @@
+"""Two tenants with the same scope names: nothing of one reaches the other through any door."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from recuerdo.verbs import VERBS
+
+from .conftest import Server, create_token
+from .test_mcp import http_session
+
+MARK = "Zqxivorn"  # the name both tenants use (B asks for it)
+SECRET = "Wuvtrexl"  # a word only tenant A ever writes; B's answers must never hold it
+
+
+def write_everything(server: Server, token: str) -> dict[str, int]:
+    def post(verb: str, body: dict[str, Any]) -> Any:
+        status, reply = server.post(f"/v1/{verb}", body, token=token)
+        assert status == 200, (verb, reply)
+        return reply
+
+    ids = {
+        "entry": post(
+            "remember",
+            {
+                "category": "learning",
+                "content": f"{MARK} {SECRET} entry",
+                "tags": ["t"],
+                "scope": "shared",
+            },
+        )
+    }
+    ids["note"] = post(
+        "save",
+        {
+            "title": f"{MARK} {SECRET} note",
+            "content": f"{MARK} {SECRET} body",
+            "key": "k",
+            "scope": "shared",
+            "session": "s1",
+        },
+    )["id"]
+    post(
+        "remember_about", {"axis": "user", "observation": f"{MARK} {SECRET} likes", "category": "c"}
+    )
+    post(
+        "add_messages",
+        {
+            "conversation": "c1",
+            "scope": "shared",
+            "messages": [{"speaker": "Ann", "text": f"{MARK} {SECRET} said hi"}],
+        },
+    )
+    post(
+        "remember_knowledge",
+        {
+            "content": f"{MARK} Ann works at Acme with {SECRET}.",
+            "scope": "shared",
+            "facts": {
+                "relations": [{"source": f"{MARK} Ann", "target": "Acme", "type": "works_at"}]
+            },
+        },
+    )
+    ids["doc"] = post(
+        "ingest",
+        {
+            "content_base64": base64.b64encode(f"{MARK} {SECRET} handbook text".encode()).decode(),
+            "name": f"{MARK}.md",
+            "scope": "shared",
+        },
+    )["doc_id"]
+    post("create_progress", {"task": f"{MARK}-task", "steps": [f"{SECRET}-step"]})
+    post("add_rule", {"name": f"{MARK}-rule", "level": "must", "description": f"x <= 1 {SECRET}"})
+    post("session_start", {"id": "s1", "project": "shared"})
+    return ids
+
+
+READ_ARGS: dict[str, dict[str, Any]] = {
+    "recall": {"from": "*"},
+    "summary": {},
+    "resume_point": {"task": f"{MARK}-task"},
+    "progress_percent": {"task": f"{MARK}-task"},
+    "progress_display": {"task": f"{MARK}-task"},
+    "get_progress": {"task": f"{MARK}-task"},
+    "list_progress": {},
+    "check_rules": {"context": {"x": 5}},
+    "get_rules": {},
+    "get": {"id": 0},
+    "history": {"id": 0},
+    "revision": {"id": 0, "version": 1},
+    "timeline": {"id": 0},
+    "profile": {"axis": "user"},
+    "suggest_key": {"kind": "k", "title": "t"},
+    "recent": {},
+    "journal": {},
+    "search": {"query": MARK},
+    "context": {"query": MARK},
+    "audit": {},
+    "index_status": {},
+    "about": {"subject": f"{MARK} Ann", "scope": "shared"},
+    "export": {"scope": "shared"},
+    "status": {"scope": "shared"},
+}
+
+
+def test_every_read_verb_is_blind_to_the_other_tenant(tmp_path: Path) -> None:
+    _, alice = create_token(tmp_path, "--principal", "alice-bot", "--tenant", "alice")
+    _, bob = create_token(tmp_path, "--principal", "bob-bot", "--tenant", "bob")
+    server = Server(tmp_path)
+    try:
+        ids = write_everything(server, alice)
+        read_verbs = {v.name for v in VERBS if v.mode == "read"}
+        assert read_verbs == set(READ_ARGS), read_verbs ^ set(READ_ARGS)
+        for verb, args in READ_ARGS.items():
+            for key in ("id",):
+                if key in args:
+                    args = {**args, key: ids["note"]}
+            status, reply = server.post(f"/v1/{verb}", args, token=bob)
+            assert SECRET not in json.dumps(reply), verb
+            assert status in (200, 404), (verb, status, reply)
+        for item in ids.values():
+            assert server.post("/v1/get", {"id": item}, token=bob)[0] == 404
+            assert server.post("/v1/get", {"id": item}, token=alice)[0] == 200
+        assert SECRET in json.dumps(server.post("/v1/search", {"query": MARK}, token=alice)[1])
+
+        async def over_mcp() -> list[str]:
+            seen = []
+            async with http_session(
+                server, memory="shared", headers={"Authorization": f"Bearer {bob}"}
+            ) as session:
+                for verb, args in READ_ARGS.items():
+                    result = await session.call_tool(
+                        verb, {**args, **({"id": ids["note"]} if "id" in args else {})}
+                    )
+                    seen.append(json.dumps(result.structured_content))
+            return seen
+
+        assert all(SECRET not in text for text in anyio.run(over_mcp))
+    finally:
+        server.stop()
+
+
+def test_revoked_tokens_stop_working_at_once(tmp_path: Path) -> None:
+    token_id, secret = create_token(tmp_path, "--principal", "temp", "--tenant", "t")
+    server = Server(tmp_path)
+    try:
+        assert server.post("/v1/recall", {}, token=secret)[0] == 200
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "recuerdo",
+                "--state-dir",
+                str(tmp_path),
+                "token",
+                "revoke",
+                token_id,
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        status, reply = server.post("/v1/recall", {}, token=secret)
+        assert status == 401 and reply["error"] == "unauthorized"  # type: ignore[index]
+    finally:
+        server.stop()
+
+
+def test_tokens_are_stored_as_hashes_and_listed_without_secrets(tmp_path: Path) -> None:
+    token_id, secret = create_token(
+        tmp_path, "--principal", "p", "--tenant", "t", "--scopes", "project:a"
+    )
+    raw = b"".join(p.read_bytes() for p in (tmp_path / ".recuerdo").glob("tokens.db*"))
+    assert secret.encode() not in raw
+    listed = subprocess.run(
+        [sys.executable, "-m", "recuerdo", "--state-dir", str(tmp_path), "--json", "token", "list"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    rows = json.loads(listed)
+    assert rows[0]["id"] == token_id and secret not in listed
+    assert rows[0]["scopes"] == ["project:a"]
+
+
+@pytest.mark.parametrize(("scope", "status"), [("project:a", 200), ("project:b", 403), (None, 403)])
+def test_scope_limited_tokens(tmp_path: Path, scope: str | None, status: int) -> None:
+    _, secret = create_token(tmp_path, "--principal", "p", "--tenant", "t", "--scopes", "project:a")
+    server = Server(tmp_path)
+    try:
+        body: dict[str, Any] = {"title": "T", "content": "c"}
+        if scope:
+            body["scope"] = scope
+        assert server.post("/v1/save", body, token=secret)[0] == status
+    finally:
+        server.stop()
