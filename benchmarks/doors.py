@@ -1,0 +1,242 @@
+"""Doors benchmark: HTTP and MCP overhead over in-process calls, and a mixed concurrent load.
+
+    python benchmarks/doors.py [--calls 300] [--clients 16] [--seconds 60]
+
+Starts a real ``recuerdo serve`` (single-user loopback mode) and measures:
+
+* p50/p95 of ``search`` and ``remember`` in-process, over HTTP (one keep-alive connection) and
+  over MCP (streamable HTTP, one session), and the HTTP and MCP overhead over in-process;
+* ``--clients`` concurrent HTTP clients for ``--seconds`` seconds, 80% reads (search, recall,
+  get) and 20% writes (remember): requests per second, p95, errors, and whether every
+  acknowledged write is found afterwards.
+
+Prints a table and writes ``doors.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import RESULTS, percentiles, print_table, write_json
+
+TARGETS = {
+    "http_overhead_p50_ms": ("<=", 2.0),
+    "mixed_requests_per_s": (">=", 500.0),
+    "mixed_p95_ms": ("<=", 50.0),
+    "mixed_errors": ("<=", 0.0),
+    "writes_lost": ("<=", 0.0),
+}
+
+
+class Client:
+    """One keep-alive HTTP connection."""
+
+    def __init__(self, port: int) -> None:
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def post(self, verb: str, body: dict[str, Any]) -> tuple[int, Any]:
+        self.connection.request(
+            "POST",
+            f"/v1/{verb}?memory=bench",
+            json.dumps(body),
+            {"Content-Type": "application/json"},
+        )
+        response = self.connection.getresponse()
+        return response.status, json.loads(response.read())
+
+
+def start_server(base: str) -> tuple[subprocess.Popen[str], int]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "RECUERDO_STATE_DIR": base}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "recuerdo", "--memory", "bench", "serve", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
+            return process, port
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("the server did not start")
+
+
+def timed(call: Any, count: int) -> tuple[float, float]:
+    samples = []
+    for i in range(count):
+        start = time.perf_counter()
+        call(i)
+        samples.append(time.perf_counter() - start)
+    return percentiles(samples)
+
+
+def mcp_timings(port: int, count: int) -> dict[str, tuple[float, float]]:
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def run() -> dict[str, tuple[float, float]]:
+        out = {}
+        async with (
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp?memory=bench") as s,
+            ClientSession(s[0], s[1]) as session,
+        ):
+            await session.initialize()
+            for name, tool, make in (
+                ("search", "search", lambda i: {"query": f"word{i % 50} topic"}),
+                (
+                    "remember",
+                    "remember",
+                    lambda i: {"category": "context", "content": f"mcp write {i}"},
+                ),
+            ):
+                samples = []
+                for i in range(count):
+                    start = time.perf_counter()
+                    await session.call_tool(tool, make(i))
+                    samples.append(time.perf_counter() - start)
+                out[name] = percentiles(samples)
+        return out
+
+    return anyio.run(run)
+
+
+def mixed_load(port: int, clients: int, seconds: float) -> dict[str, Any]:
+    stop_at = time.monotonic() + seconds
+    latencies: list[float] = []
+    errors = 0
+    acknowledged: list[int] = []
+    lock = threading.Lock()
+
+    def worker(seed: int) -> None:
+        nonlocal errors
+        rng = random.Random(seed)
+        client = Client(port)
+        mine, times, failed = [], [], 0
+        while time.monotonic() < stop_at:
+            roll = rng.random()
+            start = time.perf_counter()
+            if roll < 0.2:
+                status, reply = client.post(
+                    "remember", {"category": "context", "content": f"load {seed} {rng.random()}"}
+                )
+                if status == 200:
+                    mine.append(reply)
+            elif roll < 0.6:
+                status, _ = client.post("search", {"query": f"word{rng.randrange(50)} topic"})
+            elif roll < 0.9:
+                status, _ = client.post("recall", {"limit": 20, "from": "*"})
+            else:
+                status, _ = client.post("get", {"id": rng.randrange(1, 500)})
+                status = 200 if status in (200, 404) else status
+            times.append(time.perf_counter() - start)
+            failed += status != 200
+        with lock:
+            latencies.extend(times)
+            errors += failed
+            acknowledged.extend(mine)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
+    began = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - began
+    return {
+        "latencies": latencies,
+        "errors": errors,
+        "acknowledged": acknowledged,
+        "elapsed": elapsed,
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--out", default=str(RESULTS))
+    args = parser.parse_args(argv)
+    import recuerdo
+
+    with tempfile.TemporaryDirectory(dir=Path.cwd()) as base:
+        with recuerdo.open("bench", base_dir=base) as mem:  # a small realistic memory first
+            mem.remember_many(
+                [
+                    {"category": "learning", "content": f"note about word{i % 50} topic number {i}"}
+                    for i in range(2000)
+                ]
+            )
+            mem._upkeep.drain()
+            local_search = timed(lambda i: mem.search(f"word{i % 50} topic"), args.calls)
+            local_write = timed(lambda i: mem.remember("context", f"local write {i}"), args.calls)
+        process, port = start_server(base)
+        try:
+            client = Client(port)
+            http_search = timed(
+                lambda i: client.post("search", {"query": f"word{i % 50} topic"}), args.calls
+            )
+            http_write = timed(
+                lambda i: client.post(
+                    "remember", {"category": "context", "content": f"http write {i}"}
+                ),
+                args.calls,
+            )
+            mcp = mcp_timings(port, args.calls)
+            load = mixed_load(port, args.clients, args.seconds)
+            found = set()
+            check = Client(port)
+            for entry_id in load["acknowledged"]:
+                if check.post("get", {"id": entry_id})[0] == 200:
+                    found.add(entry_id)
+        finally:
+            process.terminate()
+            process.wait(timeout=60)
+    p50, p95 = percentiles(load["latencies"])
+    result = {
+        "size": args.clients,
+        "inproc_search_p50_ms": round(local_search[0], 2),
+        "inproc_search_p95_ms": round(local_search[1], 2),
+        "http_search_p50_ms": round(http_search[0], 2),
+        "http_search_p95_ms": round(http_search[1], 2),
+        "mcp_search_p50_ms": round(mcp["search"][0], 2),
+        "mcp_search_p95_ms": round(mcp["search"][1], 2),
+        "inproc_remember_p50_ms": round(local_write[0], 2),
+        "http_remember_p50_ms": round(http_write[0], 2),
+        "mcp_remember_p50_ms": round(mcp["remember"][0], 2),
+        "http_overhead_p50_ms": round(http_search[0] - local_search[0], 2),
+        "mcp_overhead_p50_ms": round(mcp["search"][0] - local_search[0], 2),
+        "mixed_requests_per_s": round(len(load["latencies"]) / load["elapsed"]),
+        "mixed_p50_ms": round(p50, 2),
+        "mixed_p95_ms": round(p95, 2),
+        "mixed_errors": load["errors"],
+        "writes_acknowledged": len(load["acknowledged"]),
+        "writes_lost": len(load["acknowledged"]) - len(found),
+    }
+    print_table([result], TARGETS)
+    write_json("doors", args.out, [result], TARGETS)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
