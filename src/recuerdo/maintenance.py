@@ -38,4 +38,4 @@ def upkeep_for(store: Store, audit: AuditLog) -> Upkeep:
         _in_write(store, vectors.collect_orphans),
         lambda: audit.flush(store),
     ]
-    return Upkeep([*cheap[:2], embed, *cheap[2:]], backlog, on_close=cheap)
+    return Upkeep(cheap, backlog, on_close=cheap, idle_tasks=[embed])

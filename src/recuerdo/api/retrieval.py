@@ -43,7 +43,9 @@ class RetrievalVerbs(MemoryBase):
             return None
         with self._store.read() as tx:
             waiting = vectors.pending(tx, embedder.name)
-        if 0 < waiting <= SYNC_EMBED_LIMIT:
+        if 0 < waiting <= SYNC_EMBED_LIMIT and not self._upkeep.running:
+            # No worker here (a short CLI process): finish the few vectors missing now. With
+            # a worker, the answer says queued rather than making every reader wait on it.
             self._upkeep.drain(limit=SYNC_EMBED_LIMIT * 2)
         return embedder
 

@@ -27,8 +27,15 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         show_default=True,
         help="Which tool names MCP clients see.",
     )
+    @click.option(
+        "--workers",
+        default=1,
+        show_default=True,
+        type=click.IntRange(1, 64),
+        help="Server processes (each keeps one writer per memory; SQLite orders their writes).",
+    )
     @click.pass_obj
-    def serve(state: Any, host: str, port: int, profile: str) -> None:
+    def serve(state: Any, host: str, port: int, profile: str, workers: int) -> None:
         """Serve every memory under the state directory: HTTP API at /v1, MCP at /mcp."""
         try:
             import uvicorn
@@ -51,6 +58,23 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
             base_dir=state.state_dir, default_memory=state.memory_name, profile=profile, host=host
         )
         _announce(host, port, state.memory_name, profile, tokens.any_active())
+        if workers > 1:
+            import os
+            from dataclasses import asdict
+
+            from .http import CONFIG_ENV
+
+            os.environ[CONFIG_ENV] = json.dumps(asdict(config), default=str)
+            uvicorn.run(
+                "recuerdo.doors.http:app_from_env",
+                factory=True,
+                workers=workers,
+                host=host,
+                port=port,
+                log_level="warning",
+                timeout_graceful_shutdown=10,
+            )
+            return
         uvicorn.run(
             wrap(create_app(config), config),
             host=host,

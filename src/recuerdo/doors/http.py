@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 from fastapi import Body, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 from starlette.routing import Route
 
@@ -227,6 +227,13 @@ async def _invoke(config: ServerConfig, call: Callable[[], Any]) -> Any:
 _NO_BODY = Body(default=None)
 
 
+def _json(value: Any) -> Response:
+    """Results are plain JSON values already: serialise them directly (FastAPI's generic
+    encoder costs more than the verb on small memories)."""
+    body = json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
+    return Response(body.encode("utf-8"), media_type="application/json")
+
+
 def _memory_name(request: Request) -> str | None:
     return request.query_params.get("memory") or request.headers.get("x-recuerdo-memory")
 
@@ -247,11 +254,13 @@ def _native_route(app: FastAPI, verb: Verb, pool: gateway.MemoryPool, config: Se
             {} if body is None else body.model_dump(by_alias=True, exclude_unset=True)
         )
         principal: Principal = request.state.principal
-        return await _invoke(
-            config,
-            functools.partial(
-                gateway.call, pool, principal, _memory_name(request), entry, arguments
-            ),
+        return _json(
+            await _invoke(
+                config,
+                functools.partial(
+                    gateway.call, pool, principal, _memory_name(request), entry, arguments
+                ),
+            )
         )
 
     app.post(
@@ -269,11 +278,13 @@ def _profile_route(
 ) -> None:
     async def endpoint(request: Request, body: dict[str, Any] = Body(default=None)) -> Any:  # noqa: B008
         principal: Principal = request.state.principal
-        return await _invoke(
-            config,
-            functools.partial(
-                gateway.call, pool, principal, _memory_name(request), entry, body or {}
-            ),
+        return _json(
+            await _invoke(
+                config,
+                functools.partial(
+                    gateway.call, pool, principal, _memory_name(request), entry, body or {}
+                ),
+            )
         )
 
     app.post(
@@ -322,3 +333,14 @@ class _MCPEndpoint:
 def wrap(app: FastAPI, config: ServerConfig) -> Guard:
     """The application as served: the guard in front of FastAPI."""
     return Guard(app, config, TokenStore(config.base_dir))
+
+
+CONFIG_ENV = "RECUERDO_SERVER_CONFIG"
+
+
+def app_from_env() -> Guard:
+    """The application of one worker process when ``serve --workers N`` starts several: the
+    configuration travels in the environment."""
+    raw = json.loads(os.environ[CONFIG_ENV])
+    config = ServerConfig(**raw)
+    return wrap(create_app(config), config)

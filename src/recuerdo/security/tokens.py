@@ -13,6 +13,7 @@ import hmac
 import json
 import os
 import secrets
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,19 @@ class TokenStore:
 
     def __init__(self, base_dir: str | os.PathLike[str] | None = None) -> None:
         self.path = state_root(base_dir).parent / "tokens.db"
+        self._reader: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        """One row from a connection kept open for the checks every request makes (a new
+        connection per request would cost more than the request)."""
+        with self._lock:
+            if self._reader is None:
+                if not self.path.exists():
+                    return None
+                self._reader = sqlite3.connect(str(self.path), check_same_thread=False)
+                self._reader.row_factory = sqlite3.Row
+            return self._reader.execute(sql, params).fetchone()
 
     def _connect(self, create: bool) -> sqlite3.Connection | None:
         if not create and not self.path.exists():
@@ -69,16 +83,7 @@ class TokenStore:
         return conn
 
     def any_active(self) -> bool:
-        conn = self._connect(create=False)
-        if conn is None:
-            return False
-        try:
-            return (
-                conn.execute("SELECT 1 FROM tokens WHERE revoked_at IS NULL LIMIT 1").fetchone()
-                is not None
-            )
-        finally:
-            conn.close()
+        return self._read("SELECT 1 FROM tokens WHERE revoked_at IS NULL LIMIT 1") is not None
 
     def create(
         self,
@@ -162,16 +167,7 @@ class TokenStore:
         """The principal of a token, or None. A missing token costs the same as a wrong one:
         a hash and a lookup either way."""
         digest = _hash(secret) if secret else _DUMMY
-        conn = self._connect(create=False)
-        if conn is None:
-            hmac.compare_digest(digest, _DUMMY)
-            return None
-        try:
-            row = conn.execute(
-                "SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL", (digest,)
-            ).fetchone()
-        finally:
-            conn.close()
+        row = self._read("SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL", (digest,))
         if row is None or not secret or not hmac.compare_digest(row["hash"], digest):
             return None
         return Principal(
