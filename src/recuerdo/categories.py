@@ -230,14 +230,5 @@ def set_muted(
     if row is None:
         raise ItemNotFound(f"no category {label!r} on the {axis} axis ({scope})")
     tx.execute("UPDATE items SET muted = ? WHERE id = ?", (int(muted), row["id"]))
-    history.journal(
-        tx,
-        tenant=tenant,
-        scope=scope,
-        item_id=row["id"],
-        item_type="note",
-        operation="edit",
-        principal=principal,
-        version=row["version"],
-    )
+    history.journal_row(tx, row, "edit", principal)
     return {"category": label, "note_id": row["id"], "scope": scope, "muted": muted}

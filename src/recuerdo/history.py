@@ -115,6 +115,31 @@ def journal(
     )
 
 
+def journal_row(
+    tx: Tx,
+    row: Row,
+    operation: str,
+    principal: str,
+    *,
+    version: int | None = None,
+    added: int = 0,
+    removed: int = 0,
+) -> None:
+    """A journal line for a change to the item in ``row`` (its tenant, scope, id and type)."""
+    journal(
+        tx,
+        tenant=row["tenant"],
+        scope=row["scope"],
+        item_id=row["id"],
+        item_type=row["item_type"],
+        operation=operation,
+        principal=principal,
+        version=row["version"] if version is None else version,
+        added=added,
+        removed=removed,
+    )
+
+
 def _revision_summary(row: Row) -> dict[str, Any]:
     return {
         "revision_id": row["id"],

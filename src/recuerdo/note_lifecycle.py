@@ -42,17 +42,7 @@ def delete(tx: Tx, tenant: str, principal: str, item_id: object, hard: bool) -> 
             "UPDATE items SET status = 'deleted', updated_at = ? WHERE id = ?",
             (now_iso(), row["id"]),
         )
-    history.journal(
-        tx,
-        tenant=tenant,
-        scope=row["scope"],
-        item_id=row["id"],
-        item_type="note",
-        operation="delete",
-        principal=principal,
-        version=row["version"],
-        removed=len(row["content"]),
-    )
+    history.journal_row(tx, row, "delete", principal, removed=len(row["content"]))
     return {"id": row["id"], "deleted": "hard" if hard else "soft"}
 
 
@@ -69,17 +59,7 @@ def restore(tx: Tx, tenant: str, principal: str, item_id: object) -> dict[str, A
     tx.execute(
         "UPDATE items SET status = 'active', updated_at = ? WHERE id = ?", (now_iso(), row["id"])
     )
-    history.journal(
-        tx,
-        tenant=tenant,
-        scope=row["scope"],
-        item_id=row["id"],
-        item_type="note",
-        operation="restore",
-        principal=principal,
-        version=row["version"],
-        added=len(row["content"]),
-    )
+    history.journal_row(tx, row, "restore", principal, added=len(row["content"]))
     return note_dict(load_note(tx, tenant, row["id"]))
 
 
@@ -87,16 +67,7 @@ def mark_reviewed(tx: Tx, tenant: str, principal: str, item_id: object) -> dict[
     row = load_note(tx, tenant, item_id)
     due = review_date(tx, tenant, row["category"])
     tx.execute("UPDATE items SET review_at = ? WHERE id = ?", (due, row["id"]))
-    history.journal(
-        tx,
-        tenant=tenant,
-        scope=row["scope"],
-        item_id=row["id"],
-        item_type="note",
-        operation="review",
-        principal=principal,
-        version=row["version"],
-    )
+    history.journal_row(tx, row, "review", principal)
     return {"id": row["id"], "review_at": due, "status": "active"}
 
 
