@@ -18,6 +18,7 @@ It prints a table and writes ``entries.json`` to ``--out`` (default ``benchmarks
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import tempfile
@@ -28,6 +29,9 @@ from typing import Any
 import recuerdo
 
 sys.path.insert(0, str(Path(__file__).parent))
+# The meaning model is measured in search_latency.py and locomo.py; here it would only
+# compete with the writes being measured.
+os.environ.setdefault("RECUERDO_EMBEDDER", "none")
 from _common import (
     RESULTS,
     durable_rates,

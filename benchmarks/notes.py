@@ -18,6 +18,7 @@ Prints a table and writes ``notes.json`` to ``--out``.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import tempfile
@@ -29,6 +30,9 @@ import recuerdo
 from recuerdo import notes
 
 sys.path.insert(0, str(Path(__file__).parent))
+# The meaning model is measured in search_latency.py and locomo.py; here it would only
+# compete with the writes being measured.
+os.environ.setdefault("RECUERDO_EMBEDDER", "none")
 from _common import (
     RESULTS,
     durable_rates,

@@ -144,7 +144,11 @@ def _walk(
     return found
 
 
-def _transitive(tx: Tx, seeds: dict[int, str], view: store.View) -> list[dict[str, Any]]:
+def _transitive(
+    tx: Tx, seeds: dict[int, str], view: store.View, limit: int
+) -> list[dict[str, Any]]:
+    """Transitive facts from the seeds, shortest chains first; the walk stops once it has
+    reached ``limit`` entities two or more links away (no answer shows more than k)."""
     where, params = view.sql("f")
     derived = []
     for relation in sorted(derive.TRANSITIVE):
@@ -152,8 +156,8 @@ def _transitive(tx: Tx, seeds: dict[int, str], view: store.View) -> list[dict[st
             edges: dict[int, list[tuple[int, int]]] = {}
             frontier = set(seeds)
             seen = set(frontier)
-            for _ in range(derive.MAX_LINKS):
-                if not frontier:
+            for depth in range(derive.MAX_LINKS):
+                if not frontier or (depth >= 2 and len(seen) - len(seeds) >= limit):
                     break
                 marks = ",".join("?" * len(frontier))
                 near, far = ("subject_id", "object_id") if forward else ("object_id", "subject_id")
@@ -197,7 +201,7 @@ def about(
         for r, hop, _, name in walked
         for d in derive.mirrors(dict(r))
     ]
-    derived += [dict(d, hop=1) for d in _transitive(tx, seeds, view)]
+    derived += [dict(d, hop=1) for d in _transitive(tx, seeds, view, k)]
     unique: dict[tuple[int, str, int], dict[str, Any]] = {}
     for item in derived:
         key = (item["subject_id"], item["relation"], item["object_id"])

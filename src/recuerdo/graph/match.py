@@ -73,13 +73,10 @@ def seed(
                     "matched": matched,
                 }
 
-    exact = _rows(tx, f"SELECT e.id, e.name {base} AND e.name = ?", [tenant, scope, text.strip()])
-    add(exact, "exact", text.strip())
-    add(
-        _rows(tx, f"SELECT e.id, e.name {base} AND e.folded = ?", [tenant, scope, folded]),
-        "case",
-        text.strip(),
-    )
+    # One indexed lookup by the folded name answers both the exact and the other-case match.
+    same = _rows(tx, f"SELECT e.id, e.name {base} AND e.folded = ?", [tenant, scope, folded])
+    add([r for r in same if r["name"] == " ".join(text.split())], "exact", text.strip())
+    add(same, "case", text.strip())
     if found and whole_only:
         return list(found.values())
     tokens = [w for w in words(folded) if w not in SEED_STOP]

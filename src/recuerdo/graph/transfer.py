@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .. import entries, history, notes
@@ -51,7 +52,7 @@ def export(tx: Tx, tenant: str, scope: str, cursor: object, limit: int) -> dict[
         records.append({"record": "export", "version": 1, "scope": scope, "exported_at": now_iso()})
     while phase < len(PHASES) and len(records) < limit:
         rows, render = _page(tx, tenant, scope, PHASES[phase], last, limit - len(records))
-        records += [render(tx, row) for row in rows]
+        records += render(tx, rows)
         if rows:
             last = int(rows[-1]["id"])
         if len(records) < limit:
@@ -60,23 +61,39 @@ def export(tx: Tx, tenant: str, scope: str, cursor: object, limit: int) -> dict[
     return {"records": records, "next": following, "count": len(records)}
 
 
-def _page(tx: Tx, tenant: str, scope: str, phase: str, last: int, limit: int):  # type: ignore[no-untyped-def]
+Render = Callable[[Tx, list[Row]], list[dict[str, Any]]]
+
+
+def _each(render: Callable[[Tx, Row], dict[str, Any]]) -> Render:
+    return lambda tx, rows: [render(tx, row) for row in rows]
+
+
+def _page(
+    tx: Tx, tenant: str, scope: str, phase: str, last: int, limit: int
+) -> tuple[list[Row], Render]:
     if phase == "entity":
         return tx.all(
             "SELECT * FROM entities WHERE tenant = ? AND scope = ? AND id > ? ORDER BY id LIMIT ?",
             (tenant, scope, last, limit),
-        ), _entity
+        ), _entities
     if phase == "fact":
         return tx.all(
-            "SELECT * FROM facts WHERE tenant = ? AND scope = ? AND id > ? ORDER BY id LIMIT ?",
+            "SELECT f.*, s.name AS s_name, s.folded AS s_fold, o.name AS o_name,"
+            " o.folded AS o_fold, r.relation AS r_relation, r.valid_from AS r_from,"
+            " r.recorded_at AS r_recorded, rs.folded AS r_s, ro.folded AS r_o FROM facts f"
+            " JOIN entities s ON s.id = f.subject_id JOIN entities o ON o.id = f.object_id"
+            " LEFT JOIN facts r ON r.id = f.replaced_by"
+            " LEFT JOIN entities rs ON rs.id = r.subject_id"
+            " LEFT JOIN entities ro ON ro.id = r.object_id"
+            " WHERE f.tenant = ? AND f.scope = ? AND f.id > ? ORDER BY f.id LIMIT ?",
             (tenant, scope, last, limit),
-        ), _fact
+        ), _facts
     kind = {"document": "document", "note": "note", "entry": "entry"}[phase]
     return tx.all(
         "SELECT * FROM items WHERE tenant = ? AND scope = ? AND item_type = ?"
         " AND status <> 'deleted' AND id > ? ORDER BY id LIMIT ?",
         (tenant, scope, kind, last, limit),
-    ), {"document": _document, "note": _note, "entry": _entry}[kind]
+    ), _each({"document": _document, "note": _note, "entry": _entry}[kind])
 
 
 def _document(tx: Tx, row: Row) -> dict[str, Any]:
@@ -107,79 +124,89 @@ def _document(tx: Tx, row: Row) -> dict[str, Any]:
     }
 
 
-def _entity(tx: Tx, row: Row) -> dict[str, Any]:
-    attributes = [
-        {
-            "key": r["key"],
-            "value": values.decode(r["value"]),
-            "valid_from": r["valid_from"],
-            "recorded_at": r["recorded_at"],
-            "ended_at": r["ended_at"],
-        }
-        for r in tx.all("SELECT * FROM attributes WHERE entity_id = ? ORDER BY id", (row["id"],))
-    ]
-    return {
-        "record": "entity",
-        "key": _key("entity", row["folded"]),
-        "name": row["name"],
-        "types": store.types_of(tx, [row["id"]]).get(row["id"], []),
-        "attributes": attributes,
-        "recorded_at": row["recorded_at"],
-    }
-
-
-def _fact_key(tx: Tx, fact_id: int | None) -> str | None:
-    if fact_id is None:
-        return None
-    row = tx.one(
-        "SELECT f.*, s.folded AS s, o.folded AS o FROM facts f JOIN entities s ON"
-        " s.id = f.subject_id JOIN entities o ON o.id = f.object_id WHERE f.id = ?",
-        (fact_id,),
-    )
-    return (
-        None
-        if row is None
-        else _key(
-            "fact", row["s"], row["relation"], row["o"], row["valid_from"], row["recorded_at"]
+def _entities(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
+    ids = [row["id"] for row in rows]
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    types = store.types_of(tx, ids)
+    attributes: dict[int, list[dict[str, Any]]] = {}
+    for r in tx.all(f"SELECT * FROM attributes WHERE entity_id IN ({marks}) ORDER BY id", ids):
+        attributes.setdefault(r["entity_id"], []).append(
+            {
+                "key": r["key"],
+                "value": values.decode(r["value"]),
+                "valid_from": r["valid_from"],
+                "recorded_at": r["recorded_at"],
+                "ended_at": r["ended_at"],
+            }
         )
-    )
-
-
-def _fact(tx: Tx, row: Row) -> dict[str, Any]:
-    names = {
-        r["id"]: r["name"]
-        for r in store.entity_rows(tx, [row["subject_id"], row["object_id"]]).values()
-    }
-    sources = [
+    return [
         {
-            "document_key": _key("document", r["content"], r["title"]),
-            "start": r["start"],
-            "end": r["stop"],
-            "date": r["occurred_at"],
+            "record": "entity",
+            "key": _key("entity", row["folded"]),
+            "name": row["name"],
+            "types": types.get(row["id"], []),
+            "attributes": attributes.get(row["id"], []),
+            "recorded_at": row["recorded_at"],
         }
-        for r in tx.all(
-            "SELECT fs.start, fs.stop, i.content, i.title, i.occurred_at FROM"
-            " fact_sources fs JOIN items i ON i.id = fs.item_id WHERE"
-            " fs.fact_id = ?",
-            (row["id"],),
-        )
+        for row in rows
     ]
-    return {
-        "record": "fact",
-        "key": _fact_key(tx, row["id"]),
-        "subject": names[row["subject_id"]],
-        "relation": row["relation"],
-        "object": names[row["object_id"]],
-        "attributes": json.loads(row["attributes"]),
-        "state": "current" if row["ended_at"] is None else "ended",
-        "valid_from": row["valid_from"],
-        "valid_to": row["valid_to"],
-        "recorded_at": row["recorded_at"],
-        "ended_at": row["ended_at"],
-        "replaced_by": _fact_key(tx, row["replaced_by"]),
-        "source": row["source"],
-        "sources": sources,
-    }
+
+
+def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
+    ids = [row["id"] for row in rows]
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    sources: dict[int, list[dict[str, Any]]] = {}
+    document_keys: dict[int, str] = {}
+    for r in tx.all(
+        "SELECT fs.fact_id, fs.item_id, fs.start, fs.stop, i.content, i.title,"
+        " i.occurred_at FROM fact_sources fs JOIN items i ON i.id = fs.item_id"
+        f" WHERE fs.fact_id IN ({marks})",
+        ids,
+    ):
+        if r["item_id"] not in document_keys:
+            document_keys[r["item_id"]] = _key("document", r["content"], r["title"])
+        sources.setdefault(r["fact_id"], []).append(
+            {
+                "document_key": document_keys[r["item_id"]],
+                "start": r["start"],
+                "end": r["stop"],
+                "date": r["occurred_at"],
+            }
+        )
+    return [
+        {
+            "record": "fact",
+            "key": _key(
+                "fact",
+                row["s_fold"],
+                row["relation"],
+                row["o_fold"],
+                row["valid_from"],
+                row["recorded_at"],
+            ),
+            "subject": row["s_name"],
+            "relation": row["relation"],
+            "object": row["o_name"],
+            "attributes": json.loads(row["attributes"]),
+            "state": "current" if row["ended_at"] is None else "ended",
+            "valid_from": row["valid_from"],
+            "valid_to": row["valid_to"],
+            "recorded_at": row["recorded_at"],
+            "ended_at": row["ended_at"],
+            "replaced_by": None
+            if row["r_relation"] is None
+            else _key(
+                "fact", row["r_s"], row["r_relation"], row["r_o"], row["r_from"], row["r_recorded"]
+            ),
+            "source": row["source"],
+            "sources": sources.get(row["id"], []),
+        }
+        for row in rows
+    ]
 
 
 def _note(tx: Tx, row: Row) -> dict[str, Any]:
