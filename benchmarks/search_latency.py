@@ -26,6 +26,7 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,27 +50,24 @@ def vocabulary(rng: random.Random, size: int = 20_000) -> list[str]:
     return sorted(words)
 
 
-def texts(size: int, rng: random.Random, words: list[str]) -> list[dict[str, Any]]:
+def batches(size: int, rng: random.Random, words: list[str]) -> Iterator[list[dict[str, Any]]]:
+    """The notes, 5,000 at a time: a million at once would weigh on the peak RSS measured."""
     import itertools
 
     cumulative = list(itertools.accumulate(1 / (rank + 1) ** 1.05 for rank in range(len(words))))
     categories = ["learning", "decision", "context", "preference", "rule"]
-    return [
-        {
-            "category": categories[n % 5],
-            "content": " ".join(
-                rng.choices(words, cum_weights=cumulative, k=rng.randint(40, 120))
-            ).capitalize()
-            + ".",
-            "scope": f"project:p{n % 20}",
-        }
-        for n in range(size)
-    ]
-
-
-def fill(mem: Any, batch: list[dict[str, Any]]) -> None:
-    for first in range(0, len(batch), 5000):
-        mem.remember_many(batch[first : first + 5000])
+    for first in range(0, size, 5000):
+        yield [
+            {
+                "category": categories[n % 5],
+                "content": " ".join(
+                    rng.choices(words, cum_weights=cumulative, k=rng.randint(40, 120))
+                ).capitalize()
+                + ".",
+                "scope": f"project:p{n % 20}",
+            }
+            for n in range(first, min(first + 5000, size))
+        ]
 
 
 def index_without_vectors(mem: Any) -> float:
@@ -108,7 +106,6 @@ def add_vectors(mem: Any, rng: random.Random) -> float:
             "SELECT id, hash, title, body, embed_text FROM chunks ORDER BY id LIMIT ?",
             (EMBED_SAMPLE,),
         )
-        rest = tx.all("SELECT hash FROM chunks WHERE id > ? ORDER BY id", (sample[-1]["id"],))
     texts = [vectors.embedding_text(row) for row in sample]
     start = time.perf_counter()
     base = embedder.embed(texts)
@@ -122,8 +119,14 @@ def add_vectors(mem: Any, rng: random.Random) -> float:
                 for row, vector in zip(sample, base, strict=True)
             ],
         )
-        for first in range(0, len(rest), 50_000):
-            part = rest[first : first + 50_000]
+        after = sample[-1]["id"]
+        while True:
+            part = tx.all(
+                "SELECT id, hash FROM chunks WHERE id > ? ORDER BY id LIMIT 50000", (after,)
+            )
+            if not part:
+                break
+            after = part[-1]["id"]
             picks = base[noise.integers(0, len(base), len(part))]
             picks = picks + noise.normal(0, 0.03, picks.shape).astype(np.float32)
             picks /= np.linalg.norm(picks, axis=1, keepdims=True)
@@ -152,11 +155,12 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
         mem = recuerdo.open(f"latency-{size}", base_dir=tmp)
         mem._upkeep.stop(drain=False)  # each index is built and timed below, not in the back
-        batch = texts(size, rng, words)
-        start = time.perf_counter()
-        fill(mem, batch)
-        write_rate = size / (time.perf_counter() - start)
-        del batch
+        elapsed = 0.0
+        for batch in batches(size, rng, words):
+            start = time.perf_counter()
+            mem.remember_many(batch)
+            elapsed += time.perf_counter() - start
+        write_rate = size / elapsed
         chunk_rate = index_without_vectors(mem)
         embed_rate = add_vectors(mem, rng)
         mid = words[100:3000]

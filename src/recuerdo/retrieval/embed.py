@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 EMBEDDER_ENV = "RECUERDO_EMBEDDER"
 MAX_TOKENS = 256
+_MAX_BATCH = 64
+_TOKENS_PER_BATCH = 512
 
 
 class Embedder(Protocol):
@@ -89,12 +91,25 @@ class MiniLM:
         # Sorting by length keeps padding small inside each batch (about twice as fast).
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for first in range(0, len(order), 32):
-            batch = order[first : first + 32]
+        first = 0
+        while first < len(order):
+            batch = order[first : first + _MAX_BATCH]
             with self._lock:
                 encoded = self._tokenizer.encode_batch([texts[i] for i in batch])
-            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            # Memory grows with texts x width^2 (attention): long texts go a few at a time,
+            # short ones many at a time, at the same speed per text.
+            fit, width = 0, 1
+            for e in encoded:
+                width = max(width, sum(e.attention_mask))
+                if fit and (fit + 1) * width > _TOKENS_PER_BATCH:
+                    break
+                fit += 1
+            batch, encoded = batch[:fit], encoded[:fit]
+            first += len(batch)
             mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            width = int(mask.sum(axis=1).max())
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)[:, :width]
+            mask = mask[:, :width]
             runner = self._session if query else self._batch_session
             hidden = runner.run(
                 None,

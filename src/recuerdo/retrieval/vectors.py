@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 EMBED_BATCH = 64
 EXACT_LIMIT = 50_000
 _SCALE_BYTES = 4
+_BLOCK = 65_536  # rows handled at once when loading or scoring: bounds temporary memory
 
 
 def mark_name(model: str) -> str:
@@ -49,6 +50,36 @@ def decode(blob: bytes) -> tuple[float, np.ndarray]:
 
     scale = float(np.frombuffer(blob[:_SCALE_BYTES], dtype=np.float32)[0])
     return scale, np.frombuffer(blob[_SCALE_BYTES:], dtype=np.int8)
+
+
+def _load(tx: Tx, model: str, dim: int, after: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ids, int8 matrix and scales of the model's vectors stored after embedding id ``after``,
+    read a block at a time into arrays sized up front (no list of a million rows)."""
+    import numpy as np
+
+    count = int(
+        tx.scalar("SELECT count(*) FROM embeddings WHERE id > ? AND model = ?", (after, model))
+    )
+    ids = np.empty(count, dtype=np.int64)
+    matrix = np.empty((count, dim), dtype=np.int8)
+    scales = np.empty(count, dtype=np.float32)
+    width = _SCALE_BYTES + dim
+    filled = 0
+    while filled < count:
+        rows = tx.all(
+            "SELECT id, vector FROM embeddings WHERE id > ? AND model = ? ORDER BY id LIMIT ?",
+            (after, model, min(_BLOCK, count - filled)),
+        )
+        if not rows:
+            break  # fewer than counted: another writer cannot delete inside our snapshot
+        raw = np.frombuffer(b"".join(row["vector"] for row in rows), dtype=np.uint8)
+        block = raw.reshape(len(rows), width)
+        end = filled + len(rows)
+        ids[filled:end] = [row["id"] for row in rows]
+        scales[filled:end] = block[:, :_SCALE_BYTES].copy().view(np.float32).ravel()
+        matrix[filled:end] = block[:, _SCALE_BYTES:].view(np.int8)
+        filled, after = end, int(rows[-1]["id"])
+    return ids[:filled], matrix[:filled], scales[:filled]
 
 
 def embedding_text(row: Row) -> str:
@@ -194,19 +225,15 @@ class VectorSet:
                 )
                 with self._ann_lock:
                     self._ann, self._ann_size = None, 0
-            rows = tx.all(
-                "SELECT id, vector FROM embeddings WHERE id > ? AND model = ? ORDER BY id",
-                (snap.last_id, self.model),
-            )
-            if not rows and snap is self._snap:
+            ids, matrix, scales = _load(tx, self.model, self.dim, snap.last_id)
+            if not len(ids) and snap is self._snap:
                 return
-            scales = np.empty(len(rows), dtype=np.float32)
-            matrix = np.empty((len(rows), self.dim), dtype=np.int8)
-            for i, row in enumerate(rows):
-                scales[i], matrix[i] = decode(row["vector"])
-            all_ids = np.concatenate([snap.ids, np.array([r["id"] for r in rows], dtype=np.int64)])
-            all_matrix = np.concatenate([snap.matrix, matrix])
-            all_scales = np.concatenate([snap.scales, scales])
+            if len(snap.ids):
+                all_ids = np.concatenate([snap.ids, ids])
+                all_matrix = np.concatenate([snap.matrix, matrix])
+                all_scales = np.concatenate([snap.scales, scales])
+            else:  # the first load: no copy of a million vectors
+                all_ids, all_matrix, all_scales = ids, matrix, scales
             dense = None
             if len(all_ids) <= EXACT_LIMIT:
                 # Small sets keep a float32 copy (at most 75 MiB): one BLAS product a query.
@@ -228,7 +255,7 @@ class VectorSet:
                 all_matrix,
                 all_scales,
                 dense,
-                int(rows[-1]["id"]) if rows else snap.last_id,
+                int(ids[-1]) if len(ids) else snap.last_id,
                 deletions,
             )
 
@@ -246,8 +273,8 @@ class VectorSet:
             return scored
         rows = np.arange(len(snap.ids)) if rows is None else rows
         out = np.empty(len(rows), dtype=np.float32)
-        for first in range(0, len(rows), 65_536):  # bounded temporary memory
-            block = snap.matrix[rows[first : first + 65_536]].astype(np.float32)
+        for first in range(0, len(rows), _BLOCK):  # bounded temporary memory
+            block = snap.matrix[rows[first : first + _BLOCK]].astype(np.float32)
             out[first : first + len(block)] = block @ query
         scored = out * snap.scales[rows]
         return scored
@@ -267,9 +294,11 @@ class VectorSet:
                     expansion_search=max(64, count),
                 )
             if self._ann_size < len(snap.ids):
-                fresh = np.arange(self._ann_size, len(snap.ids))
-                self._ann.add(fresh, snap.matrix[fresh].astype(np.float32) / 127.0, threads=2)
-                self._ann_size = len(snap.ids)
+                for first in range(self._ann_size, len(snap.ids), _BLOCK):
+                    fresh = np.arange(first, min(first + _BLOCK, len(snap.ids)))
+                    # In blocks: a million float32 copies at once would take 1.5 GiB.
+                    self._ann.add(fresh, snap.matrix[fresh].astype(np.float32) / 127.0, threads=2)
+                    self._ann_size = int(fresh[-1]) + 1
             found = self._ann.search(query, count)
         return np.asarray(found.keys, dtype=np.int64)
 

@@ -1,0 +1,94 @@
+"""The in-memory vector set: stored int8 vectors load in blocks, exactly as stored, and the
+meaning stage's tiers (HNSW first when the set is large) offer every vector once, best first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from recuerdo.retrieval import vectors
+from recuerdo.store.sqlite import SQLiteStore
+
+DIM = 16
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    opened = SQLiteStore(str(tmp_path / "v.db"))  # migrated on open
+    yield opened
+    opened.close()
+
+
+def _unit(rng: np.random.Generator, count: int) -> np.ndarray:
+    raw = rng.normal(size=(count, DIM)).astype(np.float32)
+    return raw / np.linalg.norm(raw, axis=1, keepdims=True)  # type: ignore[no-any-return]
+
+
+def _add(store: SQLiteStore, first: int, rows: np.ndarray, model: str = "m") -> None:
+    with store.write() as tx:
+        tx.executemany(
+            "INSERT INTO embeddings (model, hash, vector) VALUES (?, ?, ?)",
+            [(model, f"h{first + n}", vectors.encode(v)) for n, v in enumerate(rows)],
+        )
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.float32, DIM, elements=st.floats(-4, 4, width=32)))
+def test_encoding_keeps_every_component_within_half_a_step(vector: np.ndarray) -> None:
+    scale, quantized = vectors.decode(vectors.encode(vector))
+    assert len(quantized) == DIM
+    assert np.all(np.abs(quantized.astype(np.float32) * scale - vector) <= scale / 2 + 1e-6)
+
+
+@pytest.mark.parametrize(("block", "exact_limit"), [(7, 10**6), (7, 20), (1000, 20)])
+def test_loading_in_blocks_matches_what_is_stored(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch, block: int, exact_limit: int
+) -> None:
+    monkeypatch.setattr(vectors, "_BLOCK", block)
+    monkeypatch.setattr(vectors, "EXACT_LIMIT", exact_limit)
+    rng = np.random.default_rng(3)
+    rows = _unit(rng, 45)
+    _add(store, 0, rows[:30])
+    _add(store, 1000, _unit(rng, 5), model="other")  # another model's vectors stay out
+    vset = vectors.VectorSet("m", DIM)
+    with store.read() as tx:
+        vset.refresh(tx)
+    assert len(vset) == 30
+    _add(store, 30, rows[30:])
+    with store.read() as tx:
+        vset.refresh(tx)
+    assert len(vset) == 45
+    snap = vset._snap
+    for position, vector in enumerate(rows):
+        scale, quantized = vectors.decode(vectors.encode(vector))
+        assert snap.scales[position] == pytest.approx(scale)
+        assert np.array_equal(snap.matrix[position], quantized)
+    assert list(snap.ids) == sorted(snap.ids)
+
+
+@pytest.mark.parametrize("exact_limit", [10**6, 20])
+def test_tiers_offer_every_vector_once_with_the_nearest_first(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch, exact_limit: int
+) -> None:
+    monkeypatch.setattr(vectors, "EXACT_LIMIT", exact_limit)
+    monkeypatch.setattr(vectors, "_BLOCK", 16)
+    rows = _unit(np.random.default_rng(9), 300)
+    _add(store, 0, rows)
+    vset = vectors.VectorSet("m", DIM)
+    with store.read() as tx:
+        vset.refresh(tx)
+        ids = [int(r["id"]) for r in tx.all("SELECT id FROM embeddings ORDER BY id")]
+    for target in (0, 137, 299):
+        tiers = list(vset.ranked(rows[target], k=5))
+        offered = [embedding for tier in tiers for embedding, _ in tier]
+        assert sorted(offered) == ids  # every vector exactly once
+        assert offered[0] == ids[target]
+        for tier in tiers:
+            scores = [score for _, score in tier]
+            assert scores == sorted(scores, reverse=True)
