@@ -57,6 +57,27 @@ def test_remember_reports_what_it_stored(memory: recuerdo.Memory) -> None:
     assert memory.status("user")["ontology"]["facts"] == 2
 
 
+def test_relation_ends_resolve_once_per_name_in_a_batch(memory: recuerdo.Memory) -> None:
+    """Names are matched folded (case, spacing): a batch that names one new entity several
+    ways creates it once, and a name stored earlier is reused, not duplicated."""
+    memory.remember_knowledge(facts={"entities": [{"name": "Acme Corp"}]}, scope="s")
+    reply = memory.remember_knowledge(
+        facts={
+            "relations": [
+                {"source": "Nadia Okafor", "target": "acme corp", "type": "works_at"},
+                {"source": "NADIA  okafor", "target": "Lisbon", "type": "located_in"},
+                {"source": "Lisbon", "target": "Acme  Corp", "type": "knows"},
+            ]
+        },
+        scope="s",
+    )
+    assert (reply["entities_created"], reply["facts_created"]) == (2, 3)
+    status = memory.status("s")["ontology"]
+    assert (status["entities"], status["facts"]) == (3, 3)
+    items = memory.about("Nadia Okafor", scope="s", hops=1)["items"]
+    assert {i["object"] for i in items if i["kind"] == "fact"} == {"Acme Corp", "Lisbon"}
+
+
 @pytest.mark.parametrize(
     ("asked", "found", "how"),
     [

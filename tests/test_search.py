@@ -112,6 +112,30 @@ def test_chunks_follow_edits_and_deletes(memory: recuerdo.Memory) -> None:
     assert memory.search("zanzibar quokka")["results"] == []
 
 
+def test_an_edit_waiting_to_be_recut_is_found_by_its_new_words_only(
+    memory: recuerdo.Memory,
+) -> None:
+    """Between an edit and the worker re-cutting the note, its stale chunks are skipped (by
+    words and by meaning) and the note itself is read instead."""
+    note = memory.save("Pets", "My dog loves long walks on the beach.", key="pets")["id"]
+    memory.save("Weather", "Rain is expected all week in Lisbon.")
+    indexed(memory)
+    memory._upkeep.stop(drain=False)  # hold the worker back: the edit stays queued
+    memory.save("Pets", "I keep tropical fish in an aquarium.", key="pets")
+    assert memory.index_status()["items_waiting"] == 1
+    assert memory.search("beach walks", stages=["lexical"])["results"] == []
+    by_meaning = memory.search("puppy enjoys strolling by the sea", stages=["meaning"])
+    assert note not in [h["id"] for h in by_meaning["results"]]
+    [waiting] = memory.search("aquarium", stages=["lexical"])["results"]
+    assert waiting["id"] == note and waiting["preview"].startswith("I keep tropical fish")
+    assert waiting["span"]["chunk_id"] is None
+    indexed(memory)
+    assert memory.index_status()["items_waiting"] == 0
+    [recut] = memory.search("aquarium", stages=["lexical"])["results"]
+    assert recut["id"] == note and recut["span"]["chunk_id"] is not None
+    assert (recut["span"]["start"], recut["span"]["end"]) == (0, 36)
+
+
 def test_deleted_text_is_not_found_by_its_vector(memory: recuerdo.Memory) -> None:
     note = memory.save("Pets", "My dog loves long walks on the beach.", key="pets")["id"]
     memory.save("Weather", "Rain is expected all week in Lisbon.")

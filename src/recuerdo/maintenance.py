@@ -35,6 +35,7 @@ def upkeep_for(store: Store, audit: AuditLog) -> Upkeep:
     cheap = [
         _in_write(store, entries.index_backlog),
         _in_write(store, index.chunk_backlog),
+        _in_write(store, index.rechunk_backlog),
         _in_write(store, vectors.collect_orphans),
         lambda: audit.flush(store),
     ]

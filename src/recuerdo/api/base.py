@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import ParamSpec, TypeVar
 
 from ..errors import CapabilityNotGranted
 from ..retrieval.audit import AuditLog
 from ..security import caps
-from ..store.base import Store
+from ..store.base import Store, Tx
 from ..upkeep import Upkeep
 
 P = ParamSpec("P")
@@ -43,3 +44,11 @@ class MemoryBase:
     def principal(self) -> str:
         """Who the journal names for this handle's changes (the writer)."""
         return self.source
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[Tx]:
+        """A write transaction whose changes may leave items to (re-)chunk: the upkeep worker
+        is told once it commits."""
+        with self._store.write() as tx:
+            yield tx
+        self._upkeep.poke(1)

@@ -32,7 +32,7 @@ class NoteVerbs(MemoryBase):
     ) -> dict[str, Any]:
         """Save a note. With a key, update the scope's current note of that key (the previous
         text stays as a revision); an exact repeat within 15 minutes is counted, not stored."""
-        with self._store.write() as tx:
+        with self._write() as tx:
             reply = notes.save(
                 tx,
                 tenant=self.tenant,
@@ -100,7 +100,7 @@ class NoteVerbs(MemoryBase):
         version_token: str | None = None,
     ) -> dict[str, Any]:
         """Edit a note: append, prepend, replace, replace_section or find_replace."""
-        with self._store.write() as tx:
+        with self._write() as tx:
             return note_lifecycle.edit(
                 tx,
                 tenant=self.tenant,
@@ -117,13 +117,13 @@ class NoteVerbs(MemoryBase):
     def delete(self, id: int, hard: bool = False) -> dict[str, Any]:
         """Delete a note: soft (hidden everywhere, restorable) or hard (gone with its
         revisions)."""
-        with self._store.write() as tx:
+        with self._write() as tx:
             return note_lifecycle.delete(tx, self.tenant, self.principal, id, hard)
 
     @guarded
     def restore(self, id: int) -> dict[str, Any]:
         """Bring back a soft-deleted note."""
-        with self._store.write() as tx:
+        with self._write() as tx:
             return note_lifecycle.restore(tx, self.tenant, self.principal, id)
 
     @guarded
@@ -140,7 +140,7 @@ class NoteVerbs(MemoryBase):
     ) -> dict[str, Any]:
         """Append an observation to the category note of the user axis (the same in every
         project) or of one project."""
-        with self._store.write() as tx:
+        with self._write() as tx:
             return categories.remember_about(
                 tx,
                 tenant=self.tenant,
@@ -168,7 +168,7 @@ class NoteVerbs(MemoryBase):
     ) -> dict[str, Any]:
         """Keep a category out of recall, recent context and the profile (search still
         finds it)."""
-        with self._store.write() as tx:
+        with self._write() as tx:
             return categories.set_muted(
                 tx, self.tenant, self.principal, category, axis, project, True
             )
@@ -178,7 +178,7 @@ class NoteVerbs(MemoryBase):
         self, category: str, *, axis: str = "user", project: str | None = None
     ) -> dict[str, Any]:
         """Bring a muted category back."""
-        with self._store.write() as tx:
+        with self._write() as tx:
             return categories.set_muted(
                 tx, self.tenant, self.principal, category, axis, project, False
             )
@@ -207,7 +207,7 @@ class NoteVerbs(MemoryBase):
     @guarded
     def mark_reviewed(self, id: int) -> dict[str, Any]:
         """Reset a note's review date (only this call ever does)."""
-        with self._store.write() as tx:
+        with self._write() as tx:
             return note_lifecycle.mark_reviewed(tx, self.tenant, self.principal, id)
 
     @guarded
@@ -221,7 +221,7 @@ class NoteVerbs(MemoryBase):
     ) -> dict[str, Any]:
         """Save the items of the last 'Key Learnings' section of a text as passive notes."""
         principal = self.principal if source is None else checked_label(source, "source")
-        with self._store.write() as tx:
+        with self._write() as tx:
             return passive.capture(
                 tx, tenant=self.tenant, principal=principal, text=text, scope=scope, session=session
             )
@@ -236,13 +236,13 @@ class NoteVerbs(MemoryBase):
         self, id: str, project: str | None = None, directory: str | None = None
     ) -> dict[str, Any]:
         """Open (or reopen) a working session."""
-        with self._store.write() as tx:
+        with self._write() as tx:
             return sessions.start(tx, self.tenant, id, project, directory)
 
     @guarded
     def session_end(self, id: str, summary: str | None = None) -> dict[str, Any]:
         """Close a session; its summary is saved as a note that recent context shows."""
-        with self._store.write() as tx:
+        with self._write() as tx:
             return sessions.end(tx, self.tenant, self.principal, id, summary)
 
     @guarded
@@ -284,7 +284,7 @@ class NoteVerbs(MemoryBase):
     ) -> dict[str, Any]:
         """Read or change this memory's settings: review interval per kind (months; null
         removes it) and the note size limit."""
-        with self._store.write() as tx:
+        with self._write() as tx:
             return settings.configure(
                 tx, self.tenant, review_months_by_kind=review_months, limit_bytes=note_limit_bytes
             )

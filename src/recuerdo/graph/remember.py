@@ -243,10 +243,19 @@ def remember(
             counts["attributes_changed"] += store.set_attribute(
                 tx, entity_id, str(key), value, when, stamp
             )
+    known = store.known_entities(
+        tx, tenant, label, [end for r in relations for end in (r["source"], r["target"])]
+    )
+
+    def end(name: str) -> int:
+        folded = store.fold(name)
+        if folded not in known:
+            known[folded], created = _ensure(tx, tenant, label, name, origin)
+            counts["entities_created"] += created
+        return known[folded]
+
     for relation in relations:
-        subject, created_s = _ensure(tx, tenant, label, relation["source"], origin)
-        obj, created_o = _ensure(tx, tenant, label, relation["target"], origin)
-        counts["entities_created"] += created_s + created_o
+        subject, obj = end(relation["source"]), end(relation["target"])
         fact_id, created, replaced = store.add_fact(
             tx,
             tenant=tenant,

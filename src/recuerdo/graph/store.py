@@ -61,6 +61,26 @@ class View:
         return f"{alias}.ended_at IS NULL", []
 
 
+_LOOKUP_CHUNK = 500  # bound parameters per query, far below SQLite's limit
+
+
+def known_entities(tx: Tx, tenant: str, scope: str, names: list[str]) -> dict[str, int]:
+    """Folded name -> entity id for those of ``names`` that exist: a batch of facts resolves
+    its ends in a few queries instead of two per fact."""
+    folded = sorted({fold(name) for name in names})
+    found: dict[str, int] = {}
+    for first in range(0, len(folded), _LOOKUP_CHUNK):
+        part = folded[first : first + _LOOKUP_CHUNK]
+        marks = ", ".join("?" * len(part))
+        for row in tx.all(
+            "SELECT folded, id FROM entities WHERE tenant = ? AND scope = ?"
+            f" AND folded IN ({marks})",
+            (tenant, scope, *part),
+        ):
+            found[row["folded"]] = int(row["id"])
+    return found
+
+
 def entity(
     tx: Tx, tenant: str, scope: str, name: str, *, source: str | None = None, create: bool = True
 ) -> tuple[int, bool] | None:
@@ -166,7 +186,7 @@ def add_fact(
                     subject,
                     relation,
                     obj,
-                    json.dumps(attributes, sort_keys=True, default=str),
+                    json.dumps(attributes, sort_keys=True, default=str) if attributes else "{}",
                     valid_from,
                     recorded_at,
                     source,

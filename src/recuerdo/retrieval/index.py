@@ -1,9 +1,12 @@
 """Keeping chunks (and so the lexical index) in step with items.
 
 New items are chunked off the write path by the upkeep worker (items above the ``chunks``
-watermark are read directly by searches until then). An item that is already chunked is
-re-chunked inside the transaction that changes its text, and its chunks go with it when it is
-deleted (a cascade that also removes them from the full-text index).
+watermark are read directly by searches until then). An item that is already chunked and whose
+text changes is queued (``rechunk_queue``): searches skip its stale chunks and read the item
+itself, as they do for new items, until the worker re-cuts it. Re-indexing inside the edit
+would make every edit pay for rewriting full-text pages (about 8 ms a note update at 100k notes,
+against well under 1 ms for the edit itself). Chunks go with their item when it is deleted (a
+cascade that also removes them from the full-text index).
 """
 
 from __future__ import annotations
@@ -147,13 +150,31 @@ def insert_chunks(
 
 
 def rechunk(tx: Tx, item_id: int) -> None:
-    """Re-cut an item whose text or title changed (only once the worker has chunked it)."""
-    if item_id > int(tx.scalar(_MARK)):
-        return  # the worker has not reached it yet and will read the current text
-    tx.execute("DELETE FROM chunks WHERE item_id = ?", (item_id,))
-    row = tx.one("SELECT * FROM items WHERE id = ?", (item_id,))
-    if row is not None:
-        index_item(tx, row)
+    """Queue an item whose text or title changed for re-cutting (once the worker has chunked
+    it at all; before that, the worker will read the current text anyway)."""
+    if item_id <= int(tx.scalar(_MARK)):
+        tx.execute("INSERT OR IGNORE INTO rechunk_queue (item_id) VALUES (?)", (item_id,))
+
+
+STALE = "SELECT item_id FROM rechunk_queue"
+"""Items whose chunks are stale: readers exclude their chunks and read the items directly."""
+
+
+def rechunk_backlog(tx: Tx) -> int:
+    """Re-cut the next queued items; return how many."""
+    queued = [
+        int(row["item_id"])
+        for row in tx.all(
+            "SELECT item_id FROM rechunk_queue ORDER BY item_id LIMIT ?", (CHUNK_BATCH,)
+        )
+    ]
+    for item_id in queued:
+        tx.execute("DELETE FROM chunks WHERE item_id = ?", (item_id,))
+        row = tx.one("SELECT * FROM items WHERE id = ?", (item_id,))
+        if row is not None:
+            index_item(tx, row)
+        tx.execute("DELETE FROM rechunk_queue WHERE item_id = ?", (item_id,))
+    return len(queued)
 
 
 def chunk_backlog(tx: Tx) -> int:
@@ -177,7 +198,9 @@ def chunk_backlog(tx: Tx) -> int:
 
 
 def unchunked(tx: Tx) -> int:
-    return int(tx.scalar(f"SELECT count(*) FROM items WHERE id > ({_MARK})"))
+    """Items not (or no longer) chunked: new ones and those waiting to be re-cut."""
+    fresh = int(tx.scalar(f"SELECT count(*) FROM items WHERE id > ({_MARK})"))
+    return fresh + int(tx.scalar("SELECT count(*) FROM rechunk_queue"))
 
 
 def chunk_mark(tx: Tx) -> int:

@@ -21,7 +21,7 @@ from ..graph.about import graph_candidates
 from ..notes import status_of
 from ..store.base import Row, Tx
 from .filters import Filters
-from .index import chunk_mark
+from .index import STALE, chunk_mark
 from .query import match_expression, terms
 from .vectors import meaning_candidates, pending, vector_set
 
@@ -85,7 +85,7 @@ def lexical_stage(
             row["id"]: row["item_id"]
             for row in tx.all(
                 f"SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.id = c.item_id"
-                f" WHERE c.id IN ({marks}) AND {where}",
+                f" WHERE c.id IN ({marks}) AND {where} AND c.item_id NOT IN ({STALE})",
                 [*ids, *params],
             )
         }
@@ -102,10 +102,12 @@ def lexical_stage(
 
 
 def _tail(tx: Tx, filters: Filters, words: list[str], mode: str) -> list[int]:
-    """Items above the chunk watermark that contain the words (prefix match per word)."""
+    """Items not chunked yet (above the watermark, or queued to be re-cut) that contain the
+    words (prefix match per word)."""
     where, params = filters.sql("i")
     rows = tx.all(
-        f"SELECT i.id, i.title, i.content FROM items i WHERE i.id > ? AND {where}"
+        f"SELECT i.id, i.title, i.content FROM items i WHERE i.id IN"
+        f" (SELECT id FROM items WHERE id > ? UNION ALL {STALE}) AND {where}"
         " ORDER BY i.id DESC LIMIT ?",
         [chunk_mark(tx), *params, TAIL_LIMIT],
     )
@@ -167,7 +169,7 @@ def meaning_stage(
         rows = tx.all(
             f"SELECT e.id AS eid, c.id AS cid, c.item_id FROM embeddings e"
             f" JOIN chunks c ON c.hash = e.hash JOIN items i ON i.id = c.item_id"
-            f" WHERE e.id IN ({marks}) AND {where}",
+            f" WHERE e.id IN ({marks}) AND {where} AND c.item_id NOT IN ({STALE})",
             [*embedding_ids, *params],
         )
         return [(r["eid"], r["cid"], r["item_id"]) for r in rows]
