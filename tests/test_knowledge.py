@@ -6,6 +6,8 @@ import itertools
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import recuerdo
 from recuerdo.store.engine import sqlite3
@@ -76,6 +78,56 @@ def test_relation_ends_resolve_once_per_name_in_a_batch(memory: recuerdo.Memory)
     assert (status["entities"], status["facts"]) == (3, 3)
     items = memory.about("Nadia Okafor", scope="s", hops=1)["items"]
     assert {i["object"] for i in items if i["kind"] == "fact"} == {"Acme Corp", "Lisbon"}
+
+
+relation_batches = st.lists(
+    st.tuples(
+        st.sampled_from(["Ana", "ana", "Bo", "Cy Ng", "cy  ng", "Dee"]),
+        st.sampled_from(["Ana", "Bo", "BO", "Cy Ng", "Dee"]),
+        st.sampled_from(["knows", "works_at", "Knows"]),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(first=relation_batches, second=relation_batches)
+def test_batches_of_facts_match_a_naive_model(
+    first: list[tuple[str, str, str]], second: list[tuple[str, str, str]]
+) -> None:
+    """Names fold (case, spacing), relation spellings normalise, a fact current already or
+    repeated within the batch is stored once, and the counts say so."""
+
+    def fold(name: str) -> str:
+        return " ".join(name.casefold().split())
+
+    names: set[str] = set()
+    stored: set[tuple[str, str, str]] = set()
+    with recuerdo.open("bulk", in_memory=True) as mem:
+        for batch in (first, second):
+            reply = mem.remember_knowledge(
+                facts={"relations": [{"source": a, "target": b, "type": t} for a, b, t in batch]}
+            )
+            if batch is second and second == first:
+                assert reply["outcome"] == "already"
+                continue
+            ends = {fold(n) for a, b, _ in batch for n in (a, b)}
+            triples = [(fold(a), t.lower(), fold(b)) for a, b, t in batch]
+            new = set(triples) - stored
+            assert reply["entities_created"] == len(ends - names)
+            assert (reply["facts_created"], reply["facts_existing"]) == (
+                len(new),
+                len(triples) - len(new),
+            )
+            names |= ends
+            stored |= new
+        with mem._store.read() as tx:
+            rows = tx.all(
+                "SELECT s.folded AS s, f.relation AS r, o.folded AS o FROM facts f"
+                " JOIN entities s ON s.id = f.subject_id JOIN entities o ON o.id = f.object_id"
+            )
+        assert sorted((r["s"], r["r"], r["o"]) for r in rows) == sorted(stored)
 
 
 @pytest.mark.parametrize(

@@ -254,6 +254,22 @@ def remember(
             counts["entities_created"] += created
         return known[folded]
 
+    if doc_id is None and not any(r["replaces"] for r in relations):
+        # Nothing to cite or end: the whole batch in a few statements (the usual bulk load).
+        created = store.add_plain_facts(
+            tx,
+            tenant=tenant,
+            scope=label,
+            facts=[
+                (end(r["source"]), r["type"], end(r["target"]), r["attributes"]) for r in relations
+            ],
+            valid_from=when,
+            source=origin,
+            recorded_at=stamp,
+        )
+        counts["facts_created"] += created
+        counts["facts_existing"] += len(relations) - created
+        relations = []
     for relation in relations:
         subject, obj = end(relation["source"]), end(relation["target"])
         fact_id, created, replaced = store.add_fact(

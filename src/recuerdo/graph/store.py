@@ -203,6 +203,51 @@ def add_fact(
     return fact_id, created, replaced
 
 
+_TRIPLES_PER_QUERY = 300  # three parameters each
+
+
+def add_plain_facts(
+    tx: Tx,
+    *,
+    tenant: str,
+    scope: str,
+    facts: list[tuple[int, str, int, dict[str, Any]]],
+    valid_from: str | None,
+    source: str | None,
+    recorded_at: str,
+) -> int:
+    """Store many (subject, relation, object, attributes) facts that replace nothing and cite
+    nothing, in order, as :func:`add_fact` would one by one (a fact already current, or
+    repeated in the batch, is not stored twice), in a few statements; return how many were
+    created."""
+    current: set[tuple[int, str, int]] = set()
+    for first in range(0, len(facts), _TRIPLES_PER_QUERY):
+        part = facts[first : first + _TRIPLES_PER_QUERY]
+        rows = ", ".join("(?, ?, ?)" for _ in part)
+        for row in tx.all(
+            f"WITH wanted (s, r, o) AS (VALUES {rows})"
+            " SELECT DISTINCT s, r, o FROM wanted JOIN facts f ON f.subject_id = s"
+            " AND f.relation = r AND f.object_id = o AND f.ended_at IS NULL",
+            [value for subject, relation, obj, _ in part for value in (subject, relation, obj)],
+        ):
+            current.add((int(row["s"]), str(row["r"]), int(row["o"])))
+    new = []
+    for subject, relation, obj, attributes in facts:
+        if (subject, relation, obj) in current:
+            continue
+        current.add((subject, relation, obj))
+        encoded = json.dumps(attributes, sort_keys=True, default=str) if attributes else "{}"
+        new.append(
+            (tenant, scope, subject, relation, obj, encoded, valid_from, recorded_at, source)
+        )
+    tx.executemany(
+        "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
+        " valid_from, recorded_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        new,
+    )
+    return len(new)
+
+
 def quote_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
