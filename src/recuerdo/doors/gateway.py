@@ -8,11 +8,16 @@ call a write verb, and a principal limited to scopes must name one of them.
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
+import functools
 import os
 import threading
+import weakref
 from collections.abc import Mapping
 from typing import Any
+
+import anyio
 
 from ..declare import validate_name
 from ..engine import Memory, open_memory
@@ -104,3 +109,31 @@ def call(
         principal.name if not principal.local else "main", tenant_for(principal, user_id)
     )
     return VERBS[tool.verb].call(view, native)
+
+
+# Per event loop: a limiter belongs to the loop it was first used in.
+_lanes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[bool, anyio.CapacityLimiter]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def run(
+    pool: MemoryPool,
+    principal: Principal,
+    memory_name: str | None,
+    tool: ToolMap,
+    arguments: Mapping[str, Any],
+) -> Any:
+    """:func:`call` in a worker thread, in one of two lanes (reads, writes) of one thread each.
+
+    The verbs are Python holding the GIL most of the time: more threads only make them take
+    turns at a higher cost (16 clients, 80% reads on 2 cores: 40 threads 289 requests/s, p95
+    190 ms; one per lane about 400 requests/s, p95 80 ms). Writes queue on the store's one
+    writer anyway, and their own lane keeps a slow one (a large document) from holding up
+    reads."""
+    lanes = _lanes.setdefault(asyncio.get_running_loop(), {})
+    lane = lanes.get(tool.read_only)
+    if lane is None:
+        lane = lanes.setdefault(tool.read_only, anyio.CapacityLimiter(1))
+    work = functools.partial(call, pool, principal, memory_name, tool, arguments)
+    return await anyio.to_thread.run_sync(work, limiter=lane)

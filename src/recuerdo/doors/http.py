@@ -213,10 +213,10 @@ def create_app(config: ServerConfig) -> FastAPI:
     return app
 
 
-async def _invoke(config: ServerConfig, call: Callable[[], Any]) -> Any:
+async def _invoke(config: ServerConfig, call: Callable[[], Awaitable[Any]]) -> Any:
     try:
         with anyio.fail_after(config.timeout_seconds):
-            return await anyio.to_thread.run_sync(call)
+            return await call()
     except TimeoutError as exc:
         raise Timeout(
             f"no answer within {config.timeout_seconds:g} s; a write may still complete, so "
@@ -258,7 +258,7 @@ def _native_route(app: FastAPI, verb: Verb, pool: gateway.MemoryPool, config: Se
             await _invoke(
                 config,
                 functools.partial(
-                    gateway.call, pool, principal, _memory_name(request), entry, arguments
+                    gateway.run, pool, principal, _memory_name(request), entry, arguments
                 ),
             )
         )
@@ -282,7 +282,7 @@ def _profile_route(
             await _invoke(
                 config,
                 functools.partial(
-                    gateway.call, pool, principal, _memory_name(request), entry, body or {}
+                    gateway.run, pool, principal, _memory_name(request), entry, body or {}
                 ),
             )
         )

@@ -8,12 +8,10 @@ content is the one error shape ``{ok: false, error, detail}``.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 from mcp.server.lowlevel import Server
 from mcp_types import (
     CallToolRequestParams,
@@ -99,10 +97,9 @@ def build_server(
             )
         try:
             principal = principal_of(ctx)
-            run = functools.partial(
-                gateway.call, pool, principal, memory_of(ctx), entry, params.arguments or {}
+            return _result(
+                await gateway.run(pool, principal, memory_of(ctx), entry, params.arguments or {})
             )
-            return _result(await anyio.to_thread.run_sync(run))
         except RecuerdoError as error:
             return _error(error)
         except (KeyError, TypeError, ValueError) as error:
