@@ -370,7 +370,7 @@ def known_names_in(tx: Tx, tenant: str, scope: str, passage: str) -> set[int]:
         part = tokens[first : first + 400]
         marks = ",".join("?" * len(part))
         for row in tx.all(
-            "SELECT DISTINCT e.id, e.folded FROM entity_words w JOIN entities e"
+            "SELECT DISTINCT e.id, e.folded FROM entity_words w CROSS JOIN entities e"
             f" ON e.id = w.entity_id WHERE w.word IN ({marks}) AND e.tenant = ?"
             " AND e.scope = ? LIMIT 5000",
             [*part, tenant, scope],
