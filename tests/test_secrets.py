@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -68,3 +70,15 @@ def test_every_write_path_redacts(memory: recuerdo.Memory) -> None:
     )
     assert OPENAI not in everything and "hunter2" not in everything
     assert everything.count("secret(API)") >= 6
+
+
+def test_the_retrieval_audit_keeps_queries_redacted(file_memory: recuerdo.Memory) -> None:
+    file_memory.remember("learning", "rotate the deploy key")
+    file_memory.search(f"deploy key {OPENAI}")
+    file_memory.recall(search=f"password=hunter2 {OPENAI}")
+    file_memory.context(f"what about {OPENAI}")
+    log = file_memory.audit()  # flushes the buffered records to disk
+    assert len(log) == 3 and all("secret(" in repr(r) for r in log)
+    # the database, its WAL and shared memory: wherever the flushed records may sit
+    on_disk = b"".join(p.read_bytes() for p in Path(file_memory.location).parent.glob("*"))
+    assert OPENAI.encode() not in on_disk and b"hunter2" not in on_disk

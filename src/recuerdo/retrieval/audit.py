@@ -9,6 +9,7 @@ import threading
 from typing import Any
 
 from ..clock import now_iso
+from ..security.secrets import redact
 from ..store.base import Store, Tx
 
 
@@ -27,13 +28,14 @@ class AuditLog:
         filters: dict[str, Any],
         returned: list[int],
     ) -> None:
+        # Queries are written to disk too: a credential pasted into one is kept only redacted.
         row = (
             tenant,
             principal,
             verb,
             filters.get("scope"),
-            query,
-            json.dumps(filters, default=str),
+            None if query is None else redact(query).text,
+            redact(json.dumps(filters, default=str)).text,
             json.dumps(returned),
             int(bool(returned)),
             now_iso(),
