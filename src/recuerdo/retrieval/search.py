@@ -70,11 +70,14 @@ def lexical_stage(
     weights = ", ".join(map(str, BM25_WEIGHTS))
     found: list[tuple[int | None, int]] = []
     seen: set[int] = set()
-    window, offset = max(k * 8, 200), 0
+    # Ranking every match is the cost; each row fetched and checked is more. Twice the items
+    # wanted is enough when filters keep most rows, and the window grows fourfold otherwise
+    # (rowid breaks ties so that pages never overlap).
+    window, offset = max(k * 2, 50), 0
     while len(found) < k:
         ranked = tx.all(
             f"SELECT rowid AS chunk_id, bm25(chunk_fts, {weights}) AS score FROM chunk_fts"
-            " WHERE chunk_fts MATCH ? ORDER BY score LIMIT ? OFFSET ?",
+            " WHERE chunk_fts MATCH ? ORDER BY score, chunk_id LIMIT ? OFFSET ?",
             (expression, window, offset),
         )
         if not ranked:
