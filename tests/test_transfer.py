@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import recuerdo
@@ -85,6 +85,19 @@ graphs = st.fixed_dictionaries(
 
 @settings(max_examples=25, deadline=None)
 @given(calls=st.lists(graphs, min_size=1, max_size=3), with_text=st.booleans())
+@example(  # one call stores a fact, ends it by a `replaces`, then states it again: two facts
+    calls=[
+        {
+            "entities": [],
+            "relations": [
+                {"source": "Ann Lee", "target": "Ann Lee", "type": "works_at", "replaces": False},
+                {"source": "Ann Lee", "target": "Bob", "type": "works_at", "replaces": True},
+                {"source": "Ann Lee", "target": "Ann Lee", "type": "works_at", "replaces": False},
+            ],
+        }
+    ],
+    with_text=False,
+)
 def test_export_import_round_trips(calls: list[dict[str, Any]], with_text: bool) -> None:
     with recuerdo.open("transfer", in_memory=True) as memory:
         for number, facts in enumerate(calls):

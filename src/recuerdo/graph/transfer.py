@@ -35,6 +35,23 @@ def _key(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
 
 
+# Facts alike in subject, relation, object and dates, stored before this one: one call can
+# store the same fact twice (ended by a `replaces`, then stated again). Their keys take this
+# ordinal, so each keeps its own; a fact without such a twin keeps the plain key.
+_TWIN = (
+    "(SELECT count(*) FROM facts d WHERE d.subject_id = {f}.subject_id"
+    " AND d.relation = {f}.relation AND d.object_id = {f}.object_id"
+    " AND d.recorded_at = {f}.recorded_at AND d.valid_from IS {f}.valid_from AND d.id < {f}.id)"
+)
+
+
+def _fact_key(
+    subject: str, relation: str, obj: str, valid_from: Any, recorded_at: Any, twin: int
+) -> str:
+    parts = ["fact", subject, relation, obj, valid_from, recorded_at]
+    return _key(*parts, twin) if twin else _key(*parts)
+
+
 def _cursor(value: object) -> tuple[int, int]:
     if value is None or value == "":
         return 0, 0
@@ -80,7 +97,8 @@ def _page(
         return tx.all(
             "SELECT f.*, s.name AS s_name, s.folded AS s_fold, o.name AS o_name,"
             " o.folded AS o_fold, r.relation AS r_relation, r.valid_from AS r_from,"
-            " r.recorded_at AS r_recorded, rs.folded AS r_s, ro.folded AS r_o FROM facts f"
+            " r.recorded_at AS r_recorded, rs.folded AS r_s, ro.folded AS r_o,"
+            f" {_TWIN.format(f='f')} AS twin, {_TWIN.format(f='r')} AS r_twin FROM facts f"
             " JOIN entities s ON s.id = f.subject_id JOIN entities o ON o.id = f.object_id"
             " LEFT JOIN facts r ON r.id = f.replaced_by"
             " LEFT JOIN entities rs ON rs.id = r.subject_id"
@@ -180,13 +198,13 @@ def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
     return [
         {
             "record": "fact",
-            "key": _key(
-                "fact",
+            "key": _fact_key(
                 row["s_fold"],
                 row["relation"],
                 row["o_fold"],
                 row["valid_from"],
                 row["recorded_at"],
+                row["twin"],
             ),
             "subject": row["s_name"],
             "relation": row["relation"],
@@ -199,8 +217,13 @@ def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
             "ended_at": row["ended_at"],
             "replaced_by": None
             if row["r_relation"] is None
-            else _key(
-                "fact", row["r_s"], row["r_relation"], row["r_o"], row["r_from"], row["r_recorded"]
+            else _fact_key(
+                row["r_s"],
+                row["r_relation"],
+                row["r_o"],
+                row["r_from"],
+                row["r_recorded"],
+                row["r_twin"],
             ),
             "source": row["source"],
             "sources": sources.get(row["id"], []),
