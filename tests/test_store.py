@@ -92,3 +92,40 @@ def test_not_a_database_is_a_store_error(tmp_path: Path) -> None:
     (state / "junk.db").write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(recuerdo.StoreError):
         recuerdo.open("junk", base_dir=tmp_path)
+
+
+def test_m008_numbers_facts_stated_twice_in_one_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store written before m008: two alike facts of one call (the first ended by a replace)
+    get twins 0 and 1, so that their export keys differ."""
+    from recuerdo.store import migrations
+
+    path = tmp_path / ".recuerdo" / "state" / "old.db"
+    path.parent.mkdir(parents=True)
+    before = [m for m in MIGRATIONS if m[0] != "m008_fact_twins"]
+    monkeypatch.setattr(migrations, "MIGRATIONS", before)
+    SQLiteStore(str(path)).close()
+    conn = sqlite3.connect(path)
+    stamp = "2026-01-01T00:00:00.000000Z"
+    for name in ("Ann", "Bob"):
+        conn.execute(
+            "INSERT INTO entities (tenant, scope, name, folded, recorded_at)"
+            " VALUES ('local', 'user', ?, ?, ?)",
+            (name, name.lower(), stamp),
+        )
+    for obj, ended, replaced_by in ((1, stamp, 2), (2, None, None), (1, None, None)):
+        conn.execute(
+            "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, recorded_at,"
+            " ended_at, replaced_by) VALUES ('local', 'user', 1, 'knows', ?, ?, ?, ?)",
+            (obj, stamp, ended, replaced_by),
+        )
+    conn.commit()
+    conn.close()
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
+    with recuerdo.open("old", base_dir=tmp_path) as memory:
+        with memory._store.read() as tx:
+            twins = [r["twin"] for r in tx.all("SELECT twin FROM facts ORDER BY id")]
+        keys = [r["key"] for r in memory.export(scope="user")["records"] if r["record"] == "fact"]
+    assert twins == [0, 0, 1]
+    assert len(set(keys)) == 3

@@ -152,6 +152,15 @@ def attributes_of(tx: Tx, entity_id: int, view: View) -> dict[str, Any]:
     return {row["key"]: values.decode(row["value"]) for row in rows}
 
 
+NEXT_TWIN = (
+    "(SELECT count(*) FROM facts d WHERE d.subject_id = ? AND d.relation = ? AND d.object_id = ?"
+    " AND d.recorded_at = ? AND d.valid_from IS ?)"
+)
+"""The ``twin`` of a fact about to be stored (bind subject, relation, object, recorded_at,
+valid_from): how many alike facts came before it in the same call (see migration m008).
+Facts stored by :func:`add_plain_facts` have none: no fact ends within such a call."""
+
+
 def add_fact(
     tx: Tx,
     *,
@@ -179,7 +188,8 @@ def add_fact(
         fact_id = int(
             tx.scalar(
                 "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
-                " valid_from, recorded_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                f" valid_from, recorded_at, source, twin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                f" {NEXT_TWIN}) RETURNING id",
                 (
                     tenant,
                     scope,
@@ -190,6 +200,7 @@ def add_fact(
                     valid_from,
                     recorded_at,
                     source,
+                    *(subject, relation, obj, recorded_at, valid_from),
                 ),
             )
         )

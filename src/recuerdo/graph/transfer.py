@@ -35,16 +35,7 @@ def _key(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
 
 
-# Facts alike in subject, relation, object and dates, stored before this one: one call can
-# store the same fact twice (ended by a `replaces`, then stated again). Their keys take this
-# ordinal, so each keeps its own; a fact without such a twin keeps the plain key.
-_TWIN = (
-    "(SELECT count(*) FROM facts d WHERE d.subject_id = {f}.subject_id"
-    " AND d.relation = {f}.relation AND d.object_id = {f}.object_id"
-    " AND d.recorded_at = {f}.recorded_at AND d.valid_from IS {f}.valid_from AND d.id < {f}.id)"
-)
-
-
+# A fact's `twin` (see migration m008) tells apart facts alike in every field of the key.
 def _fact_key(
     subject: str, relation: str, obj: str, valid_from: Any, recorded_at: Any, twin: int
 ) -> str:
@@ -98,7 +89,7 @@ def _page(
             "SELECT f.*, s.name AS s_name, s.folded AS s_fold, o.name AS o_name,"
             " o.folded AS o_fold, r.relation AS r_relation, r.valid_from AS r_from,"
             " r.recorded_at AS r_recorded, rs.folded AS r_s, ro.folded AS r_o,"
-            f" {_TWIN.format(f='f')} AS twin, {_TWIN.format(f='r')} AS r_twin FROM facts f"
+            " r.twin AS r_twin FROM facts f"
             " JOIN entities s ON s.id = f.subject_id JOIN entities o ON o.id = f.object_id"
             " LEFT JOIN facts r ON r.id = f.replaced_by"
             " LEFT JOIN entities rs ON rs.id = r.subject_id"
@@ -376,8 +367,8 @@ def _import_fact(tx: Tx, tenant: str, principal: str, scope: str, record: dict[s
     fact_id = int(
         tx.scalar(
             "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
-            " valid_from, valid_to, recorded_at, ended_at, source) VALUES"
-            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            " valid_from, valid_to, recorded_at, ended_at, source, twin) VALUES"
+            f" (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {store.NEXT_TWIN}) RETURNING id",
             (
                 tenant,
                 scope,
@@ -390,6 +381,8 @@ def _import_fact(tx: Tx, tenant: str, principal: str, scope: str, record: dict[s
                 record["recorded_at"],
                 record.get("ended_at"),
                 record.get("source"),
+                *(subject[0], record["relation"], obj[0], record["recorded_at"]),
+                record.get("valid_from"),
             ),
         )
     )

@@ -491,6 +491,20 @@ def m007_rechunk_queue(tx: Tx) -> None:
     )
 
 
+@migration
+def m008_fact_twins(tx: Tx) -> None:
+    # One call can state a fact, end it by a `replaces`, and state it again: two facts alike in
+    # subject, relation, object and dates. `twin` numbers them in order, so that export keys
+    # (built from those fields) tell them apart; it is set when a fact is stored.
+    tx.execute("ALTER TABLE facts ADD COLUMN twin INTEGER NOT NULL DEFAULT 0")
+    alike = (
+        "FROM facts d WHERE d.subject_id = facts.subject_id AND d.relation = facts.relation"
+        " AND d.object_id = facts.object_id AND d.recorded_at = facts.recorded_at"
+        " AND d.valid_from IS facts.valid_from AND d.id < facts.id"
+    )
+    tx.execute(f"UPDATE facts SET twin = (SELECT count(*) {alike}) WHERE EXISTS (SELECT 1 {alike})")
+
+
 def _fts_secure_delete(tx: Tx) -> None:
     # Not a migration: it depends on the SQLite library opening the file, not on the schema.
     # With it, a row deleted from a full-text index is removed from the index's pages at once
