@@ -107,6 +107,17 @@ def test_every_verb_is_callable_over_http(server: Server) -> None:
     assert status == 200 and reply["content"].startswith("## Tasks")  # type: ignore[index]
 
 
+def stored(server: Server, token: str | None = None) -> list[Any]:
+    """Everything the memory holds, as its export and its entries show it (timestamps of the
+    export itself left out)."""
+    status, page = server.post("/v1/export", {"limit": 1024}, token=token)
+    assert status == 200 and page["next"] is None  # type: ignore[index]
+    records = [r for r in page["records"] if r["record"] != "export"]  # type: ignore[index]
+    status, entries = server.post("/v1/recall", {"from": "*", "limit": 100_000}, token=token)
+    assert status == 200
+    return [records, entries]
+
+
 @pytest.mark.parametrize(
     ("path", "body", "status", "code"),
     [
@@ -131,10 +142,12 @@ def test_every_verb_is_callable_over_http(server: Server) -> None:
 def test_error_statuses_and_shape(
     server: Server, path: str, body: dict[str, Any], status: int, code: str
 ) -> None:
+    before = stored(server)
     got, reply = server.post(path, body)
     assert got == status
     assert isinstance(reply, dict) and reply["ok"] is False and reply["error"] == code
     assert isinstance(reply["detail"], str) and reply["detail"]
+    assert stored(server) == before
 
 
 def test_conflict_is_409_with_both_versions(server: Server) -> None:
@@ -185,6 +198,9 @@ def test_tokens_401_and_403(tmp_path: Path) -> None:
         assert server.post("/v1/recall", {}, token=reader)[0] == 200
         assert server.post("/v1/recall", {}, token=narrow)[0] == 403
         assert server.post("/v1/recall", {}, token=narrow, memory="shop-eu")[0] == 200
+        # only the writer's call stored anything
+        [_, entries] = stored(server, token=writer)
+        assert [e["content"] for e in entries] == ["x"]
     finally:
         server.stop()
 
