@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..store.base import Row, Tx
+from ..store.base import Row, Tx, rows_by_id
 from . import derive, store
 from .match import seed
 
@@ -20,18 +20,12 @@ MAX_K = 100
 
 
 def _document_rows(tx: Tx, ids: set[int]) -> dict[int, Row]:
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    return {
-        r["id"]: r
-        for r in tx.all(
-            "SELECT id, title, content, created_at, meta, item_type FROM items"
-            f" WHERE id IN ({marks})"
-            " AND status <> 'deleted'",
-            list(ids),
-        )
-    }
+    return rows_by_id(
+        tx,
+        "SELECT id, title, content, created_at, meta, item_type FROM items",
+        ids,
+        where="status <> 'deleted'",
+    )
 
 
 def _source(doc: Row | None, fallback_name: str | None, recorded_at: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..clock import now_iso
 from ..errors import InvalidInput
-from ..store.base import Row, Tx
+from ..store.base import Row, Tx, rows_by_id
 from . import values
 
 MAX_NAME_BYTES = 1024
@@ -272,10 +272,7 @@ def cite(tx: Tx, fact_id: int, item_id: int, start: int, stop: int, quote: str) 
 
 
 def entity_rows(tx: Tx, ids: list[int]) -> dict[int, Row]:
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    return {r["id"]: r for r in tx.all(f"SELECT * FROM entities WHERE id IN ({marks})", ids)}
+    return rows_by_id(tx, "SELECT * FROM entities", ids)
 
 
 def types_of(tx: Tx, ids: list[int]) -> dict[int, list[str]]:

@@ -12,14 +12,13 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..graph.about import graph_candidates
 from ..notes import status_of
-from ..store.base import Row, Tx
+from ..store.base import Row, Tx, rows_by_id
 from .filters import Filters
 from .index import STALE, chunk_mark
 from .query import match_expression, terms
@@ -205,23 +204,6 @@ def meaning_state(tx: Tx, embedder: Embedder | None) -> str:
     return "queued" if pending(tx, embedder.name) else "armed"
 
 
-def _chunk_rows(tx: Tx, ids: Sequence[int]) -> dict[int, Row]:
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    return {
-        r["id"]: r
-        for r in tx.all(
-            f"SELECT id, item_id, start, stop, body FROM chunks WHERE id IN ({marks})", list(ids)
-        )
-    }
-
-
-def _item_rows(tx: Tx, ids: Sequence[int]) -> dict[int, Row]:
-    marks = ",".join("?" * len(ids))
-    return {r["id"]: r for r in tx.all(f"SELECT * FROM items WHERE id IN ({marks})", list(ids))}
-
-
 def fragment(
     item: Row, chunk: Row | None, candidate: Candidate, preview_chars: int, at: str
 ) -> dict[str, Any]:
@@ -265,8 +247,12 @@ def assemble(
 ) -> list[dict[str, Any]]:
     if not candidates:
         return []
-    items = _item_rows(tx, [c.item_id for c in candidates])
-    chunks = _chunk_rows(tx, [c.chunk_id for c in candidates if c.chunk_id is not None])
+    items = rows_by_id(tx, "SELECT * FROM items", [c.item_id for c in candidates])
+    chunks = rows_by_id(
+        tx,
+        "SELECT id, item_id, start, stop, body FROM chunks",
+        [c.chunk_id for c in candidates if c.chunk_id is not None],
+    )
     hits = []
     for candidate in candidates:
         item = items.get(candidate.item_id)

@@ -8,7 +8,7 @@ store, or a fake, stand in for the embedded SQLite one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -60,3 +60,22 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release connections; the state stays on disk."""
+
+
+_IDS_PER_QUERY = 10_000  # bound parameters, well under SQLite's limit
+
+
+def rows_by_id(
+    tx: Tx, select: str, ids: Iterable[int], *, where: str = "", params: Params = ()
+) -> dict[int, Row]:
+    """``{id: row}`` for ``select`` (``SELECT ... FROM table``, whose rows have an ``id``)
+    restricted to ``ids`` and to the extra condition ``where`` (with ``params``)."""
+    wanted = sorted(set(ids))
+    found: dict[int, Row] = {}
+    for first in range(0, len(wanted), _IDS_PER_QUERY):
+        part = wanted[first : first + _IDS_PER_QUERY]
+        marks = ",".join("?" * len(part))
+        condition = f" AND ({where})" if where else ""
+        for row in tx.all(f"{select} WHERE id IN ({marks}){condition}", [*part, *params]):
+            found[row["id"]] = row
+    return found
