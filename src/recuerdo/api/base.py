@@ -46,9 +46,9 @@ class MemoryBase:
         return self.source
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[Tx]:
-        """A write transaction whose changes may leave items to (re-)chunk: the upkeep worker
-        is told once it commits."""
+    def _write(self, rows: int = 1) -> Iterator[Tx]:
+        """A write transaction that adds or changes about ``rows`` items: once it commits, the
+        upkeep worker is told there is indexing to do (nothing is told if it fails)."""
         with self._store.write() as tx:
             yield tx
-        self._upkeep.poke(1)
+        self._upkeep.poke(rows)

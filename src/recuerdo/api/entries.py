@@ -18,18 +18,16 @@ class EntryVerbs(MemoryBase):
     ) -> int:
         """Store one entry; return its id (never reused)."""
         prepared = entry_ops.prepare(category, content, tags, scope)
-        with self._store.write() as tx:
+        with self._write() as tx:
             [entry_id] = entry_ops.insert(tx, self.tenant, self.source, [prepared])
-        self._upkeep.poke()
         return entry_id
 
     @guarded
     def remember_many(self, entries: Sequence[EntryIn]) -> list[int]:
         """Store a batch of entries in one transaction: all of them, or none."""
         prepared = entry_ops.prepare_batch(entries)
-        with self._store.write() as tx:
+        with self._write(len(prepared)) as tx:
             ids = entry_ops.insert(tx, self.tenant, self.source, prepared)
-        self._upkeep.poke(len(ids))
         return ids
 
     @guarded

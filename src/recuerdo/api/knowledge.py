@@ -52,7 +52,7 @@ class KnowledgeVerbs(MemoryBase):
         extracted (entities with types and attributes; relations, optionally replacing the
         subject's earlier targets). No model runs; the same call with the same date answers
         already."""
-        with self._store.write() as tx:
+        with self._write() as tx:
             reply = remember_ops.remember(
                 tx,
                 tenant=self.tenant,
@@ -65,7 +65,6 @@ class KnowledgeVerbs(MemoryBase):
                 date=date,
                 source=source,
             )
-        self._upkeep.poke(1)
         return {**reply, "meaning": self._meaning()}
 
     @guarded
@@ -192,7 +191,7 @@ class KnowledgeVerbs(MemoryBase):
         """Store a document (PDF, Word .docx, HTML, Markdown or text; at most 5,000,000 bytes;
         the kind is read from the bytes) as passages that answers can cite."""
         data, file_name = document.read_input(content_base64, path)
-        with self._store.write() as tx:
+        with self._write() as tx:
             reply = document.ingest(
                 tx,
                 tenant=self.tenant,
@@ -202,7 +201,6 @@ class KnowledgeVerbs(MemoryBase):
                 scope=_scope(scope),
                 source=None if source is None else checked_label(source, "source"),
             )
-        self._upkeep.poke(1)
         return reply
 
     @guarded
@@ -230,7 +228,7 @@ class KnowledgeVerbs(MemoryBase):
                 scope=_scope(scope),
                 records=[dict(r) for r in records],
             )
-        self._upkeep.poke(reply["imported"])
+        self._upkeep.poke(reply["imported"])  # counted once validated
         return reply
 
     @guarded
