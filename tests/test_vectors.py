@@ -3,6 +3,8 @@ meaning stage's tiers (HNSW first when the set is large) offer every vector once
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -92,3 +94,53 @@ def test_tiers_offer_every_vector_once_with_the_nearest_first(
         for tier in tiers:
             scores = [score for _, score in tier]
             assert scores == sorted(scores, reverse=True)
+
+
+def test_batching_does_not_change_a_texts_vector(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Texts are sorted, batched by tokens and cut to each batch's width: every text still
+    gets the vector it gets alone (same model, no padding)."""
+    from recuerdo.retrieval import embed
+
+    model = embed.MiniLM()
+    monkeypatch.setattr(embed, "_TOKENS_PER_BATCH", 64)  # several batches of mixed widths
+    texts = [
+        "short",
+        "a somewhat longer sentence about memory and recall",
+        " ".join(["long"] * 120),
+        "ok",
+        "the deploy key rotates every ninety days, says the runbook",
+    ]
+    together = model.embed(texts)
+    alone = np.vstack([model.embed([text]) for text in texts])
+    assert together.shape == (len(texts), model.dim)
+    assert np.allclose(together, alone, atol=1e-4)
+
+
+def test_a_model_loads_after_the_hnsw_was_built(tmp_path: Path) -> None:
+    """A large memory can build its HNSW before loading a model; with usearch's native module
+    loaded first, importing onnxruntime crashed the process. A fresh process, in that order."""
+    script = f"""
+import numpy as np
+from recuerdo.retrieval import vectors
+from recuerdo.retrieval.embed import MiniLM
+from recuerdo.store.sqlite import SQLiteStore
+
+vectors.EXACT_LIMIT = 10
+store = SQLiteStore({str(tmp_path / "h.db")!r})
+rows = np.random.default_rng(1).normal(size=(40, 8)).astype(np.float32)
+with store.write() as tx:
+    tx.executemany(
+        "INSERT INTO embeddings (model, hash, vector) VALUES ('m', ?, ?)",
+        [(f"h{{n}}", vectors.encode(v / np.linalg.norm(v))) for n, v in enumerate(rows)],
+    )
+vset = vectors.VectorSet("m", 8)
+with store.read() as tx:
+    vset.refresh(tx)
+assert next(iter(vset.ranked(rows[0] / np.linalg.norm(rows[0]), k=3)))
+print(MiniLM().embed(["loaded"]).shape)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "(1, 384)"

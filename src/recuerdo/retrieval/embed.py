@@ -98,18 +98,16 @@ class MiniLM:
                 encoded = self._tokenizer.encode_batch([texts[i] for i in batch])
             # Memory grows with texts x width^2 (attention): long texts go a few at a time,
             # short ones many at a time, at the same speed per text.
-            fit, width = 0, 1
-            for e in encoded:
-                width = max(width, sum(e.attention_mask))
-                if fit and (fit + 1) * width > _TOKENS_PER_BATCH:
-                    break
+            lengths = [sum(e.attention_mask) for e in encoded]
+            fit, width = 1, lengths[0]
+            while fit < len(encoded) and (fit + 1) * max(width, lengths[fit]) <= _TOKENS_PER_BATCH:
+                width = max(width, lengths[fit])
                 fit += 1
             batch, encoded = batch[:fit], encoded[:fit]
-            first += len(batch)
-            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-            width = int(mask.sum(axis=1).max())
-            ids = np.array([e.ids for e in encoded], dtype=np.int64)[:, :width]
-            mask = mask[:, :width]
+            first += fit
+            # The tokenizer padded to the longest of all it was given: cut to this batch's.
+            ids = np.array([e.ids[:width] for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask[:width] for e in encoded], dtype=np.int64)
             runner = self._session if query else self._batch_session
             hidden = runner.run(
                 None,

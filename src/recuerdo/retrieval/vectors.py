@@ -10,6 +10,7 @@ cut: candidates are walked in score order and kept only if they pass the filters
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -177,6 +178,18 @@ class _Snapshot:
     deletions: int
 
 
+def _usearch_index() -> Any:
+    """usearch's ``Index``, loaded after onnxruntime when that is installed: with usearch's
+    native module loaded first, importing onnxruntime later kills the process (segmentation
+    fault; usearch 2.26, onnxruntime 1.32), and a memory can build its HNSW before it loads a
+    model (a large memory's first search by a query vector it was given)."""
+    with contextlib.suppress(ImportError):
+        import onnxruntime  # noqa: F401
+    from usearch.index import Index
+
+    return Index
+
+
 class VectorSet:
     """The current model's vectors, in memory, refreshed from the store as they arrive."""
 
@@ -281,7 +294,8 @@ class VectorSet:
 
     def _ann_rows(self, snap: _Snapshot, query: np.ndarray, count: int) -> np.ndarray:
         import numpy as np
-        from usearch.index import Index
+
+        Index = _usearch_index()
 
         with self._ann_lock:
             if self._ann is None:
