@@ -16,17 +16,20 @@ LOOPBACK = ("127.0.0.1", "::1", "localhost")
 PROFILE_NAMES = ("native", "engram", "semurg", "notarium")
 
 
+PROFILE_OPTION = click.option(
+    "--profile",
+    type=click.Choice(PROFILE_NAMES),
+    default="native",
+    show_default=True,
+    help="Which tool names MCP clients see.",
+)
+
+
 def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
     @cli.command("serve")
     @click.option("--host", default="127.0.0.1", show_default=True)
     @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int)
-    @click.option(
-        "--profile",
-        type=click.Choice(PROFILE_NAMES),
-        default="native",
-        show_default=True,
-        help="Which tool names MCP clients see.",
-    )
+    @PROFILE_OPTION
     @click.option(
         "--workers",
         default=1,
@@ -84,13 +87,7 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         )
 
     @cli.command("mcp")
-    @click.option(
-        "--profile",
-        type=click.Choice(PROFILE_NAMES),
-        default="native",
-        show_default=True,
-        help="Which tool names the client sees.",
-    )
+    @PROFILE_OPTION
     @click.pass_obj
     def mcp(state: Any, profile: str) -> None:
         """Serve one memory over MCP on stdin/stdout (what agents launch)."""
