@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import recuerdo
-from recuerdo import notes
+from recuerdo.notes import operations as notes
 
 sys.path.insert(0, str(Path(__file__).parent))
 # The meaning model is measured in search_latency.py and locomo.py; here it would only

@@ -72,8 +72,8 @@ def batches(size: int, rng: random.Random, words: list[str]) -> Iterator[list[di
 
 def index_without_vectors(mem: Any) -> float:
     """Chunk and full-text index everything; chunks/s."""
-    from recuerdo import entries
-    from recuerdo.retrieval import index
+    from recuerdo.entries import operations as entries
+    from recuerdo.index import chunks as index
 
     start = time.perf_counter()
     done = 0
@@ -96,8 +96,8 @@ def add_vectors(mem: Any, rng: random.Random) -> float:
     copy of a sample vector."""
     import numpy as np
 
-    from recuerdo.retrieval import vectors
-    from recuerdo.retrieval.embed import configured_embedder
+    from recuerdo.index import vectors
+    from recuerdo.index.embed import configured_embedder
 
     embedder = configured_embedder()
     assert embedder is not None, "install recuerdo[embed] to run this benchmark"

@@ -1,27 +1,26 @@
-"""The layering rule: doors and profiles use only the engine's public faces; the store and the
-families never import a door."""
+"""The layering rules of DESIGN.md, read from the code's own imports.
+
+Packages stand in layers: the doors use only the engine's public faces; the families use the
+shared layers below them (core, index, store) and each other without cycles; the store imports
+no family and no door; core imports only the store's protocol and the errors.
+"""
 
 from __future__ import annotations
 
 import ast
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "recuerdo"
-DOOR_ALLOWED = {
-    "engine",
-    "verbs",
-    "model",
-    "errors",
-    "declare",
-    "security",
-    "doors",
-    "__version__",
-    "profiles",
-}
+DOORS = {"doors", "profiles"}
+DOOR_ALLOWED = {"engine", "verbs", "model", "errors", "security", "__version__"} | DOORS
+FAMILIES = {"entries", "notes", "work", "comms", "graph", "ingest", "retrieval"}
 
 
 def _imports(path: Path) -> set[str]:
-    """Top-level recuerdo modules imported by a file (relative imports resolved)."""
+    """Top-level recuerdo modules or packages imported by a file (relative imports resolved)."""
     parts = path.relative_to(PACKAGE).parts
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -30,7 +29,7 @@ def _imports(path: Path) -> set[str]:
                 base = list(parts[: len(parts) - node.level])
                 target = base + (node.module.split(".") if node.module else [])
                 if target:
-                    found.add(target[0])
+                    found.add(target[0].removesuffix(".py"))
                 else:
                     found.update(alias.name for alias in node.names)
             elif node.module and node.module.startswith("recuerdo."):
@@ -42,19 +41,54 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
+def _top(path: Path) -> str:
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+
+
+def _package_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        top = _top(path)
+        graph.setdefault(top, set()).update(_imports(path) - {top})
+    return graph
+
+
+def test_no_import_cycles_between_packages() -> None:
+    try:
+        list(TopologicalSorter(_package_graph()).static_order())
+    except CycleError as cycle:  # pragma: no cover - the message is the point
+        pytest.fail(f"import cycle between packages: {' -> '.join(cycle.args[1])}")
+
+
 def test_doors_and_profiles_use_only_public_faces() -> None:
-    for folder in ("doors", "profiles"):
+    for folder in DOORS:
         for path in (PACKAGE / folder).rglob("*.py"):
             bad = _imports(path) - DOOR_ALLOWED
-            assert not bad, f"{path.name} imports {bad}"
+            assert not bad, f"{path.relative_to(PACKAGE)} imports {bad}"
 
 
-def test_store_and_families_import_no_door() -> None:
+@pytest.mark.parametrize(
+    ("package", "allowed"),
+    [
+        ("store", {"errors"}),
+        ("core", {"errors", "store"}),
+        ("security", {"errors", "store", "core"}),
+        ("index", {"errors", "store", "core"}),
+        ("facade", {"errors", "store", "core", "security", "index"}),
+    ],
+)
+def test_lower_layers_import_only_what_is_below_them(package: str, allowed: set[str]) -> None:
     for path in PACKAGE.rglob("*.py"):
-        top = path.relative_to(PACKAGE).parts[0]
-        if top in ("doors", "profiles", "__init__.py", "__main__.py", "docs_gen.py"):
-            continue
-        assert not _imports(path) & {"doors", "profiles"}, path
+        if _top(path) == package:
+            bad = _imports(path) - allowed - {package}
+            assert not bad, f"{path.relative_to(PACKAGE)} imports {bad}"
+
+
+def test_families_import_no_engine_verbs_or_doors() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        if _top(path) in FAMILIES:
+            bad = _imports(path) & ({"engine", "verbs"} | DOORS)
+            assert not bad, f"{path.relative_to(PACKAGE)} imports {bad}"
 
 
 def test_modules_stay_small() -> None:

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recuerdo
-from recuerdo.note_text import apply_edit, check_edit, headings
+from recuerdo.notes.text import apply_edit, check_edit, headings
 
 from .conftest import db_dump
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recuerdo
-from recuerdo.note_text import cap_utf8
+from recuerdo.notes.text import cap_utf8
 from recuerdo.store.engine import sqlite3
 
 from .conftest import db_dump

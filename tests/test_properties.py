@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recuerdo
+from recuerdo.core.secrets import redact_text
 from recuerdo.model import CATEGORIES
-from recuerdo.security.secrets import redact_text
 
 # Storable text: no NUL or lone surrogate (both refused by design), not blank.
 _chars = st.characters(exclude_categories=("Cs",), exclude_characters="\x00\r\n")

@@ -7,7 +7,7 @@ import math
 import pytest
 
 import recuerdo
-from recuerdo.rules import parse_condition
+from recuerdo.work.rules import parse_condition
 
 
 @pytest.mark.parametrize(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recuerdo
-from recuerdo.retrieval.query import match_expression, terms
+from recuerdo.index.words import match_expression, terms
 
 SETTINGS = settings(
     max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -174,15 +176,40 @@ def test_paraphrase_with_no_shared_word(memory: recuerdo.Memory) -> None:
     assert reply["results"][0]["found_by"] == ["meaning"]
 
 
-def test_meaning_states(memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_meaning_states(memory: recuerdo.Memory, base: Path) -> None:
     memory._upkeep.stop(drain=False)
     memory.save("One", "first note")
     assert memory.search("zzz", stages=["lexical"])["meaning"] == "queued"
     memory._upkeep.drain()
     assert memory.search("first")["meaning"] == "armed"
-    monkeypatch.setenv("RECUERDO_EMBEDDER", "none")
-    reply = memory.search("first")
+    store = memory._store if memory.location == ":memory:" else None
+    with recuerdo.open("test-memory", base_dir=base, store=store, embedder="none") as without_model:
+        reply = without_model.search("first")
     assert reply["meaning"] == "not_armed" and reply["results"][0]["found_by"] == ["lexical"]
+
+
+def test_an_embedder_name_is_checked_before_anything_is_created(base: Path) -> None:
+    with pytest.raises(recuerdo.InvalidInput, match="embedder"):
+        recuerdo.open("named", base_dir=base, embedder="word2vec")
+    assert not (base / ".recuerdo").exists()
+
+
+def test_in_memory_memories_never_see_each_others_vectors() -> None:
+    """Regression: every in-memory memory of a process shared one vector set (keyed by
+    ':memory:'), so a meaning search in one ranked the texts of another, even closed."""
+    first = recuerdo.open("first", in_memory=True)
+    first.save("Cars", "My automobile broke down on the highway.")
+    first._upkeep.drain()
+    assert first.search("vehicle trouble", stages=["meaning"])["results"]
+    first.close()
+    second = recuerdo.open("second", in_memory=True)
+    second.save("Garden", "Tomatoes need sun and water.")
+    second.save("Engine", "The car engine failed on the motorway.")
+    second._upkeep.drain()
+    reply = second.search("vehicle trouble", stages=["meaning"])
+    assert reply["meaning"] == "armed"
+    assert [hit["title"] for hit in reply["results"]] == ["Engine"]
+    second.close()
 
 
 filter_items = st.lists(

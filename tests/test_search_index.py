@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import recuerdo
-from recuerdo import entries
+from recuerdo.entries import operations as entries
 from recuerdo.store.engine import sqlite3
 
 

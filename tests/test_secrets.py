@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recuerdo
-from recuerdo.security.secrets import apply_rules, redact, redact_text
+from recuerdo.core.secrets import apply_rules, redact, redact_text
 
 OPENAI = "sk-proj-" + "Ab3" * 10
 CASES = [

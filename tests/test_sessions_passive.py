@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import recuerdo
-from recuerdo.passive import extract_learnings, strip_markdown
+from recuerdo.notes.passive import extract_learnings, strip_markdown
 
 
 def test_timeline_lists_neighbours_in_the_same_session(memory: recuerdo.Memory) -> None:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from recuerdo.retrieval import vectors
+from recuerdo.index import vectors
 from recuerdo.store.sqlite import SQLiteStore
 
 DIM = 16
@@ -99,7 +99,7 @@ def test_tiers_offer_every_vector_once_with_the_nearest_first(
 def test_batching_does_not_change_a_texts_vector(monkeypatch: pytest.MonkeyPatch) -> None:
     """Texts are sorted, batched by tokens and cut to each batch's width: every text still
     gets the vector it gets alone (same model, no padding)."""
-    from recuerdo.retrieval import embed
+    from recuerdo.index import embed
 
     model = embed.MiniLM()
     monkeypatch.setattr(embed, "_TOKENS_PER_BATCH", 64)  # several batches of mixed widths
@@ -121,8 +121,8 @@ def test_a_model_loads_after_the_hnsw_was_built(tmp_path: Path) -> None:
     loaded first, importing onnxruntime crashed the process. A fresh process, in that order."""
     script = f"""
 import numpy as np
-from recuerdo.retrieval import vectors
-from recuerdo.retrieval.embed import MiniLM
+from recuerdo.index import vectors
+from recuerdo.index.embed import MiniLM
 from recuerdo.store.sqlite import SQLiteStore
 
 vectors.EXACT_LIMIT = 10

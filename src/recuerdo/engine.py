@@ -1,36 +1,90 @@
 """The :class:`Memory` facade: the only object the doors (CLI, MCP, HTTP, profiles) use.
 
 A memory is opened by name with :func:`open_memory` (``recuerdo.open``). Its methods are the
-verbs of :mod:`recuerdo.verbs`; each call is one transaction, committed durably before it
-returns. ``memory.agent(name)`` is a view that writes under the agent's name and reads its own
-entries by default, as agents sharing one memory expect.
+verbs of :mod:`recuerdo.verbs`, defined once in each family's facade mixin; each call is one
+transaction, committed durably before it returns. ``memory.agent(name)`` is a view that writes
+under the agent's name and reads its own entries by default, as agents sharing one memory expect.
+
+An open memory owns its state: the store, the background upkeep, the retrieval audit buffer and
+the meaning stage (embedder, vectors in memory, query cache). Views share their memory's state;
+two memories never share any (a model's read-only weights aside).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from . import entries as entry_ops
-from .api.entries import EntryVerbs
-from .api.knowledge import KnowledgeVerbs
-from .api.notes import NoteVerbs
-from .api.retrieval import RetrievalVerbs
-from .api.work import WorkVerbs
-from .declare import prepare_state_dir, state_path, validate_name
+from .comms.facade import CommsVerbs
+from .core.audit import AuditLog
+from .core.declare import prepare_state_dir, sanitize_name, state_path, validate_name
+from .core.text import checked_label
+from .core.upkeep import Upkeep
+from .entries import operations as entry_ops
+from .entries.facade import EntryVerbs
 from .errors import InvalidInput
-from .maintenance import upkeep_for
-from .retrieval.audit import AuditLog
+from .graph.facade import KnowledgeVerbs
+from .index import chunks, vectors
+from .index.meaning import EmbedderChoice, Meaning
+from .ingest.facade import IngestVerbs
+from .notes.facade import NoteVerbs
+from .retrieval.facade import RetrievalVerbs
 from .security import caps
-from .store.base import Store
+from .store.base import Store, Tx
 from .store.sqlite import SQLiteStore
-from .text import checked_label
-from .upkeep import Upkeep
+from .work.facade import WorkVerbs
+
+__all__ = ["LOCAL_TENANT", "MAIN_SOURCE", "Memory", "open_memory", "sanitize_name", "validate_name"]
 
 LOCAL_TENANT = "local"
 MAIN_SOURCE = "main"
 
 
-class Memory(EntryVerbs, NoteVerbs, RetrievalVerbs, KnowledgeVerbs, WorkVerbs):
+@dataclass
+class _Owned:
+    """What one open memory owns, shared by every view of it."""
+
+    store: Store
+    audit: AuditLog
+    meaning: Meaning
+    upkeep: Upkeep
+    owner_closes_store: bool
+
+
+def _in_write(store: Store, step: Callable[[Tx], int]) -> Callable[[], int]:
+    def run() -> int:
+        with store.write() as tx:
+            return step(tx)
+
+    return run
+
+
+def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
+    """Trigram and chunk indexes, vectors (when a model is installed), orphaned vectors and
+    the audit buffer. On close, everything but the model is finished in place."""
+
+    def embed() -> int:
+        embedder = meaning.embedder
+        return 0 if embedder is None else vectors.embed_backlog(store, embedder)
+
+    def backlog() -> int:
+        with store.read() as tx:
+            return entry_ops.unindexed(tx) + chunks.unchunked(tx)
+
+    cheap = [
+        _in_write(store, entry_ops.index_backlog),
+        _in_write(store, chunks.chunk_backlog),
+        _in_write(store, chunks.rechunk_backlog),
+        _in_write(store, vectors.collect_orphans),
+        lambda: audit.flush(store),
+    ]
+    return Upkeep(cheap, backlog, on_close=cheap, idle_tasks=[embed])
+
+
+class Memory(
+    EntryVerbs, WorkVerbs, NoteVerbs, RetrievalVerbs, CommsVerbs, KnowledgeVerbs, IngestVerbs
+):
     """One declared memory, as seen by one writer (``main`` or an agent)."""
 
     def __init__(
@@ -38,21 +92,27 @@ class Memory(EntryVerbs, NoteVerbs, RetrievalVerbs, KnowledgeVerbs, WorkVerbs):
         store: Store,
         *,
         name: str,
+        embedder: EmbedderChoice = None,
         tenant: str = LOCAL_TENANT,
         source: str = MAIN_SOURCE,
         is_agent: bool = False,
-        owns_store: bool = True,
-        upkeep: Upkeep | None = None,
-        audit: AuditLog | None = None,
+        closes_store: bool = True,
+        _owned: _Owned | None = None,
     ) -> None:
-        self._store = store
-        self._audit = audit if audit is not None else AuditLog()
-        self._upkeep = upkeep if upkeep is not None else upkeep_for(store, self._audit)
+        self._is_view = _owned is not None
+        if _owned is None:
+            audit = AuditLog()
+            meaning = Meaning(embedder)
+            _owned = _Owned(store, audit, meaning, _upkeep(store, audit, meaning), closes_store)
+        self._owned = _owned
+        self._store = _owned.store
+        self._audit = _owned.audit
+        self._meaning = _owned.meaning
+        self._upkeep = _owned.upkeep
         self.name = name
         self.tenant = tenant
         self.source = source
         self.is_agent = is_agent
-        self._owns_store = owns_store
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -61,55 +121,49 @@ class Memory(EntryVerbs, NoteVerbs, RetrievalVerbs, KnowledgeVerbs, WorkVerbs):
         """Where the state lives: the database file, or ``:memory:``."""
         return self._store.location
 
+    def _view(self, *, tenant: str, source: str, is_agent: bool) -> Memory:
+        return Memory(
+            self._store,
+            name=self.name,
+            tenant=tenant,
+            source=source,
+            is_agent=is_agent,
+            _owned=self._owned,
+        )
+
     def agent(self, name: str) -> Memory:
         """A view of this memory for agent ``name``: it writes entries with ``source=name``
         and its ``recall`` reads the agent's own entries unless ``from_`` says otherwise."""
         agent_name = checked_label(name, "agent name", max_chars=100)
         if agent_name == entry_ops.ALL_SOURCES:
             raise InvalidInput("'*' means every writer and cannot name an agent")
-        return Memory(
-            self._store,
-            name=self.name,
-            tenant=self.tenant,
-            source=agent_name,
-            is_agent=True,
-            owns_store=False,
-            upkeep=self._upkeep,
-            audit=self._audit,
-        )
+        return self._view(tenant=self.tenant, source=agent_name, is_agent=True)
 
     def for_tenant(self, tenant: str) -> Memory:
         """A view of this memory for another tenant (the doors use it for token holders)."""
-        return Memory(
-            self._store,
-            name=self.name,
+        return self._view(
             tenant=checked_label(tenant, "tenant", max_chars=200),
             source=self.source,
             is_agent=self.is_agent,
-            owns_store=False,
-            upkeep=self._upkeep,
-            audit=self._audit,
         )
 
     def for_principal(self, principal: str, tenant: str) -> Memory:
         """A view for a caller of the network doors: it writes as ``principal`` and reads and
         writes only ``tenant``'s memory (reads are not limited to its own entries)."""
-        return Memory(
-            self._store,
-            name=self.name,
+        return self._view(
             tenant=checked_label(tenant, "tenant", max_chars=600),
             source=checked_label(principal, "principal", max_chars=200),
-            owns_store=False,
-            upkeep=self._upkeep,
-            audit=self._audit,
+            is_agent=False,
         )
 
     def close(self) -> None:
         """Finish pending index upkeep and release the store (views leave it open)."""
-        if self._owns_store:
-            try:
-                self._upkeep.stop(drain=True)
-            finally:
+        if self._is_view:
+            return
+        try:
+            self._upkeep.stop(drain=True)
+        finally:
+            if self._owned.owner_closes_store:
                 self._store.close()
 
     def __enter__(self) -> Memory:
@@ -128,21 +182,29 @@ def open_memory(
     *,
     base_dir: str | os.PathLike[str] | None = None,
     in_memory: bool = False,
+    store: Store | None = None,
+    embedder: EmbedderChoice = None,
 ) -> Memory:
     """Open (creating on first use) the memory declared as ``name``.
 
     State lives at ``<base>/.recuerdo/state/<name>.db`` where ``<base>`` is ``base_dir``, else
     ``$RECUERDO_STATE_DIR``, else the current directory. ``in_memory=True`` keeps it in RAM for
-    this process only. The name and the host ceiling (``RECUERDO_CAPS``) are checked before
-    anything is created.
+    this process only. ``store`` runs it on a store you opened (any :class:`Store`; it is not
+    closed with the memory). ``embedder`` is an embedder object, or the name of a configured one
+    (``none``, ``minilm``, ``e5``, ``http``, ``auto``); by default ``RECUERDO_EMBEDDER`` decides.
+    The name and the host ceiling (``RECUERDO_CAPS``) are checked before anything is created.
     """
     validate_name(name)
     caps.check_memory_allowed(name)
-    if in_memory:
-        return Memory(SQLiteStore(None), name=name)
-    path = state_path(name, base_dir)
-    prepare_state_dir(path)
-    memory = Memory(SQLiteStore(str(path)), name=name)
+    meaning = Meaning(embedder)  # a bad embedder name is refused before anything is created
+    if store is not None:
+        memory = Memory(store, name=name, embedder=meaning.choice, closes_store=False)
+    elif in_memory:
+        memory = Memory(SQLiteStore(None), name=name, embedder=meaning.choice)
+    else:
+        path = state_path(name, base_dir)
+        prepare_state_dir(path)
+        memory = Memory(SQLiteStore(str(path)), name=name, embedder=meaning.choice)
     if memory._upkeep.backlog():
         memory._upkeep.poke()  # a process that ended early left rows to index
     return memory

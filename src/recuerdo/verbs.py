@@ -1,29 +1,28 @@
-"""The verb table: every operation of recuerdo, defined once.
+"""The verb table: every operation of recuerdo, collected from the facade's methods.
 
-A :class:`Verb` names a :class:`~recuerdo.engine.Memory` method and adds what the doors need:
-read or write, a description written for a model choosing a tool, the errors it may raise, and
-how the CLI spells its parameters. Typed parameters (a pydantic model) and the typed result are
-derived from the method's signature, so the Python API and every door cannot disagree.
+A verb is written once: a method of a family's facade mixin, declared with ``@verb``
+(:mod:`recuerdo.facade`). This module reads each such method of :class:`~recuerdo.engine.Memory`
+and derives what the doors need: the typed parameters (a pydantic model from the signature), the
+typed result (from the return annotation), the description and parameter docs (from the
+docstring), and the family (from the package the method lives in). The CLI, HTTP and MCP doors
+are generated from this table, so the Python API and every door cannot disagree.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_type_hints
+from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .engine import Memory
-from .errors import (
-    CapabilityNotGranted,
-    InvalidInput,
-    RecuerdoError,
-    StoreError,
-)
+from .errors import CapabilityNotGranted, InvalidInput, RecuerdoError, StoreError
+from .facade import Mode, VerbSpec
 
-Mode = Literal["read", "write"]
 # Every verb may meet these: bad arguments, a denied capability, an unreachable store.
 COMMON_ERRORS: tuple[type[RecuerdoError], ...] = (InvalidInput, CapabilityNotGranted, StoreError)
 
@@ -67,6 +66,30 @@ def _describe(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+_ARG_LINE = re.compile(r"^(\w+):\s*(.*)$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """(description, {parameter: doc}) from a docstring: the text before ``Args:``, its
+    paragraphs' lines joined; then one ``name: text`` entry a parameter, continued on deeper
+    indented lines."""
+    text = inspect.cleandoc(doc or "")
+    head, _, args = text.partition("\nArgs:\n")
+    paragraphs = [" ".join(part.split()) for part in re.split(r"\n\s*\n", head.strip())]
+    description = "\n\n".join(p for p in paragraphs if p)
+    docs: dict[str, str] = {}
+    current: str | None = None
+    for line in args.splitlines():
+        entry = line.startswith("    ") and not line.startswith("     ")
+        found = _ARG_LINE.match(line.strip()) if entry else None
+        if found:
+            current = found.group(1)
+            docs[current] = found.group(2).strip()
+        elif current is not None and line.strip():
+            docs[current] += " " + line.strip()
+    return description, docs
+
+
 def _params_model(
     verb_name: str, method: Any, docs: Mapping[str, str], enums: Mapping[str, tuple[str, ...]]
 ) -> tuple[type[BaseModel], Any]:
@@ -88,46 +111,43 @@ def _params_model(
     return model, hints.get("return")
 
 
+def _family(method: Any) -> str:
+    """A facade module may name its family (``FAMILY``); else its package names it."""
+    module = sys.modules[method.__module__]
+    return str(getattr(module, "FAMILY", method.__module__.split(".")[-2]))
+
+
 class VerbTable:
     def __init__(self) -> None:
         self._verbs: dict[str, Verb] = {}
 
-    def add(
-        self,
-        name: str,
-        *,
-        family: str,
-        mode: Mode,
-        description: str,
-        docs: Mapping[str, str] | None = None,
-        errors: tuple[type[RecuerdoError], ...] = (),
-        arguments: tuple[str, ...] = (),
-        cli_names: Mapping[str, str] | None = None,
-        enums: Mapping[str, tuple[str, ...]] | None = None,
-        destructive: bool = False,
-        method: str | None = None,
-        cli_batch: str | None = None,
-    ) -> None:
+    def add_method(self, method_name: str, method: Any, spec: VerbSpec) -> None:
+        name = spec.name or method_name
         if name in self._verbs:
             raise ValueError(f"verb {name!r} is defined twice")
-        target = getattr(Memory, method or name)
-        params, result = _params_model(name, target, docs or {}, enums or {})
-        missing = [arg for arg in arguments if arg not in params.model_fields]
+        description, docs = parse_docstring(method.__doc__)
+        if not description:
+            raise ValueError(f"verb {name!r} has no description (its method's docstring)")
+        params, result = _params_model(name, inspect.unwrap(method), docs, spec.enums)
+        undocumented = [p for p in params.model_fields if p not in docs]
+        if undocumented:
+            raise ValueError(f"verb {name!r}: parameters {undocumented} are not documented")
+        missing = [arg for arg in spec.arguments if arg not in params.model_fields]
         if missing:
             raise ValueError(f"verb {name!r}: CLI arguments {missing} are not parameters")
         self._verbs[name] = Verb(
             name=name,
-            family=family,
-            mode=mode,
+            family=_family(method),
+            mode=spec.mode,
             description=description,
             params=params,
             result=result,
-            errors=COMMON_ERRORS + errors,
-            arguments=arguments,
-            cli_names=dict(cli_names or {}),
-            destructive=destructive,
-            method=method or name,
-            cli_batch=cli_batch,
+            errors=COMMON_ERRORS + spec.errors,
+            arguments=spec.arguments,
+            cli_names=dict(spec.cli_names),
+            destructive=spec.destructive,
+            method=method_name,
+            cli_batch=spec.cli_batch,
         )
 
     def __getitem__(self, name: str) -> Verb:
@@ -146,14 +166,15 @@ class VerbTable:
         return list(self._verbs)
 
 
-VERBS = VerbTable()
+def collect(cls: type) -> VerbTable:
+    """Every ``@verb`` method of ``cls``, in the order of its mixins and their definitions."""
+    table = VerbTable()
+    for base in cls.__mro__:  # cls first, then its mixins in order
+        for method_name, member in vars(base).items():
+            spec = getattr(member, "__verb__", None)
+            if isinstance(spec, VerbSpec) and (spec.name or method_name) not in table:
+                table.add_method(method_name, member, spec)
+    return table
 
 
-def _register_families() -> None:
-    from .verbdefs import entries, knowledge, notes, retrieval, work
-
-    for family in (entries, work, notes, retrieval, knowledge):
-        family.register(VERBS)
-
-
-_register_families()
+VERBS = collect(Memory)

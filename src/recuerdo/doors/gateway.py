@@ -19,13 +19,8 @@ from typing import Any
 
 import anyio
 
-from ..declare import validate_name
-from ..engine import Memory, open_memory
-from ..errors import (
-    CapabilityNotGranted,
-    InvalidInput,
-    MemoryNotNamed,
-)
+from ..engine import Memory, open_memory, validate_name
+from ..errors import CapabilityNotGranted, InvalidInput, MemoryNotNamed
 from ..security.caps import check_memory_allowed
 from ..security.tokens import Principal
 from ..verbs import VERBS

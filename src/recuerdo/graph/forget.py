@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InvalidInput, UnknownName
-from ..retrieval.vectors import collect_orphans
+from ..index.vectors import collect_orphans
 from ..store.base import Tx
 from ..store.engine import FTS5_SECURE_DELETE
 from . import derive, store

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..retrieval.query import STOP_WORDS
+from ..index.words import STOP_WORDS
 from ..store.base import Tx
 from .store import fold, words
 

@@ -14,13 +14,13 @@ import json
 import re
 from typing import Any
 
-from ..clock import now_iso, parse_time
+from ..core.clock import now_iso, parse_time
+from ..core.text import checked_label, checked_text
 from ..errors import FactsShape, InvalidInput, LimitExceeded, MentionNotInPassage
-from ..retrieval.chunk import Span, chunk_spans
-from ..retrieval.index import insert_chunks
-from ..retrieval.query import STOP_WORDS
+from ..index.chunk import Span, chunk_spans
+from ..index.chunks import insert_chunks
+from ..index.words import STOP_WORDS
 from ..store.base import Tx
-from ..text import checked_label, checked_text
 from . import derive, store
 
 LIMITS = {

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..clock import now_iso
+from ..core.clock import now_iso
 from ..errors import InvalidInput
 from ..store.base import Row, Tx, rows_by_id
 from . import values

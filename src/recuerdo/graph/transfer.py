@@ -14,11 +14,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .. import entries, history, notes
-from ..clock import now_iso
+from ..core.clock import now_iso
+from ..entries import operations as entries
 from ..errors import InvalidInput
-from ..retrieval.chunk import Span
-from ..retrieval.index import insert_chunks
+from ..index.chunk import Span
+from ..index.chunks import insert_chunks
+from ..notes import history
+from ..notes import operations as notes
 from ..store.base import Row, Tx
 from . import store, values
 

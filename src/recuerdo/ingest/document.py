@@ -15,14 +15,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..clock import now_iso
+from ..core.clock import now_iso
+from ..core.secrets import redact_text
+from ..core.text import checked_label
 from ..errors import EmptyContent, InvalidInput, PayloadTooLarge, StoreError
 from ..graph.remember import known_names_in
-from ..retrieval.chunk import chunk_spans
-from ..retrieval.index import insert_chunks
-from ..security.secrets import redact_text
+from ..index.chunk import chunk_spans
+from ..index.chunks import insert_chunks
 from ..store.base import Tx
-from ..text import checked_label
 from . import parse
 from .sniff import sniff
 

@@ -26,8 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..declare import sanitize_name, validate_name
-from ..engine import Memory, open_memory
+from ..engine import Memory, open_memory, sanitize_name, validate_name
 from ..errors import CapabilityNotGranted, MultipleMemoryDeclarations
 from ..model import Entry, Plan, Rule, Step, Violation
 from ..security.caps import check_memory_allowed, sandbox

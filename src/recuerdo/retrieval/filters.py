@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..clock import now_iso, parse_time
-from ..entries import check_tags
+from ..core.clock import now_iso, parse_time
+from ..core.text import check_tags, checked_label
 from ..errors import InvalidInput
-from ..text import checked_label
 
 ITEM_TYPES = ("entry", "note", "document", "message")
 STATUSES = ("active", "needs_review", "archived")

@@ -124,7 +124,7 @@ def grounding(query: str, body: str, state: str, by_meaning: bool) -> dict[str, 
     (some words; ``uncovered`` lists the others), uncited, nothing_stored, could_not_judge."""
     if state != "answered":
         return {"state": state}
-    from .query import terms
+    from ..index.words import terms
 
     words = terms(query)
     text = body.lower()

@@ -10,24 +10,21 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.items import status_of
 from ..errors import InvalidInput
-from ..graph.about import graph_candidates
-from ..notes import status_of
+from ..index.chunks import STALE, chunk_mark
+from ..index.meaning import Meaning
+from ..index.vectors import meaning_candidates
+from ..index.words import match_expression, terms
 from ..store.base import Row, Tx, rows_by_id
 from .filters import Filters
-from .index import STALE, chunk_mark
-from .query import match_expression, terms
-from .vectors import meaning_candidates, pending, vector_set
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from .embed import Embedder
+    from ..index.embed import Embedder
 
 RRF_K = 60
 # Weighted reciprocal rank fusion: each stage adds weight / (k + rank). Meaning (and the graph)
@@ -137,34 +134,11 @@ def _merge_tail(
     return merged[:k]
 
 
-_QUERY_CACHE_SIZE = 2048
-_query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-_query_lock = threading.Lock()
-
-
-def query_embedding(embedder: Embedder, query: str) -> np.ndarray:
-    """The query's vector; agents ask the same things again and again, so recent queries'
-    vectors are kept (a query costs 4-10 ms of model time, a cache hit microseconds)."""
-    key = (embedder.name, query)
-    with _query_lock:
-        cached = _query_cache.get(key)
-        if cached is not None:
-            _query_cache.move_to_end(key)
-            return cached
-    vector: np.ndarray = embedder.embed([query], query=True)[0]
-    with _query_lock:
-        _query_cache[key] = vector
-        while len(_query_cache) > _QUERY_CACHE_SIZE:
-            _query_cache.popitem(last=False)
-    return vector
-
-
 def meaning_stage(
-    tx: Tx, location: str, embedder: Embedder, filters: Filters, query: str, k: int
+    tx: Tx, meaning: Meaning, embedder: Embedder, filters: Filters, query: str, k: int
 ) -> list[tuple[int | None, int]]:
-    query_vector = query_embedding(embedder, query)
+    query_vector = meaning.query_vector(embedder, query)
     where, params = filters.sql("i")
-    vectors = vector_set(location, embedder.name, embedder.dim)
 
     def allowed(embedding_ids: list[int]) -> list[tuple[int, int, int]]:
         marks = ",".join("?" * len(embedding_ids))
@@ -179,7 +153,7 @@ def meaning_stage(
     return [
         (chunk, item)
         for chunk, item, _ in meaning_candidates(
-            tx, vectors, query_vector, allowed, k, embedder.min_similarity
+            tx, meaning.vectors(embedder), query_vector, allowed, k, embedder.min_similarity
         )
     ]
 
@@ -196,12 +170,6 @@ def fuse(stages: dict[str, list[tuple[int | None, int]]]) -> list[Candidate]:
             candidate.stages[stage] = rank
             candidate.score += weight / (k + rank)
     return sorted(by_item.values(), key=lambda c: (-c.score, -c.item_id))
-
-
-def meaning_state(tx: Tx, embedder: Embedder | None) -> str:
-    if embedder is None:
-        return "not_armed"
-    return "queued" if pending(tx, embedder.name) else "armed"
 
 
 def fragment(
@@ -275,15 +243,20 @@ def check_stages(stages: object) -> tuple[str, ...]:
     return tuple(chosen)
 
 
+GraphStage = Callable[[Tx, str, int], list[tuple[int | None, int]]]
+"""Graph candidates for a query: (chunk id, item id) best first. The facade passes it in, so
+retrieval does not depend on the graph family (the graph depends on the index below both)."""
+
+
 def run_stages(
     tx: Tx,
-    location: str,
-    embedder: Embedder | None,
+    meaning: Meaning,
     filters: Filters,
     query: str,
     mode: str,
     k: int,
-    extra: dict[str, list[tuple[int | None, int]]] | None = None,
+    *,
+    graph: GraphStage | None = None,
     stages: tuple[str, ...] = STAGES,
 ) -> tuple[list[Candidate], str, list[str]]:
     """Fused candidates, the meaning state, and the stages that failed."""
@@ -291,21 +264,20 @@ def run_stages(
     if "lexical" in stages:
         found["lexical"] = lexical_stage(tx, filters, terms(query), mode, max(k, CANDIDATES))
     failed: list[str] = []
-    state = meaning_state(tx, embedder)
+    embedder = meaning.embedder
+    state = meaning.state(tx)
     if embedder is not None and query.strip() and "meaning" in stages:
         try:
             found["meaning"] = meaning_stage(
-                tx, location, embedder, filters, query, max(k, CANDIDATES)
+                tx, meaning, embedder, filters, query, max(k, CANDIDATES)
             )
         except Exception:  # a broken model must not take words-only search down with it
             failed.append("meaning")
             state = "failed"
-    if "graph" in stages and query.strip():
-        ranked, _ = graph_candidates(tx, filters.tenant, filters.scope, query, max(k, CANDIDATES))
+    if graph is not None and "graph" in stages and query.strip():
+        ranked = graph(tx, query, max(k, CANDIDATES))
         if ranked:
             found["graph"] = _filter_items(tx, filters, ranked)
-    if extra:
-        found.update(extra)
     return fuse(found), state, failed
 
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..clock import now_iso
-from ..declare import state_root
+from ..core.clock import now_iso
+from ..core.declare import state_root
+from ..core.text import checked_label
 from ..errors import InvalidInput, NotFound
 from ..store.engine import sqlite3
-from ..text import checked_label
 from .caps import memory_patterns
 
 PREFIX = "rcd_"

@@ -1,0 +1,89 @@
+"""Conversations: each message turn is an item, stored in order, many turns per transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.clock import now_iso, parse_time
+from ..core.text import checked_label, checked_text
+from ..errors import InvalidBatch, RecuerdoError
+from ..index.chunks import rechunk
+from ..store.base import Tx
+
+MAX_TURNS = 10_000
+MAX_TURN_BYTES = 65_536
+_FIELDS = {"speaker", "text", "date", "ref"}
+
+
+def _turn(index: int, message: object) -> tuple[str, str, str | None, str | None]:
+    if not isinstance(message, dict):
+        raise InvalidBatch(f"message {index} is not an object", index=index)
+    unknown = set(message) - _FIELDS
+    if unknown:
+        raise InvalidBatch(f"message {index} has unknown fields: {sorted(unknown)}", index=index)
+    try:
+        speaker = checked_label(message.get("speaker"), "speaker")
+        text = checked_text(message.get("text"), "text", max_bytes=MAX_TURN_BYTES)
+        date = None if message.get("date") is None else parse_time(message["date"], "date")
+        ref = None if message.get("ref") is None else checked_label(str(message["ref"]), "ref")
+    except RecuerdoError as exc:
+        raise InvalidBatch(
+            f"message {index} refused ({exc.code}): {exc.detail}", index=index, cause=exc.code
+        ) from exc
+    return speaker, text, date, ref
+
+
+def add(
+    tx: Tx, *, tenant: str, principal: str, conversation: object, messages: object, scope: object
+) -> dict[str, Any]:
+    conversation_id = checked_label(conversation, "conversation")
+    if not isinstance(messages, Sequence) or isinstance(messages, str) or not messages:
+        raise InvalidBatch("messages must be a non-empty list of {speaker, text, date, ref}")
+    if len(messages) > MAX_TURNS:
+        raise InvalidBatch(f"at most {MAX_TURNS} messages per call, got {len(messages)}")
+    turns = [_turn(index, message) for index, message in enumerate(messages)]
+    label = f"conversation:{conversation_id}" if scope is None else checked_label(scope, "scope")
+    stamp = now_iso()
+    previous_last = tx.scalar(
+        "SELECT max(id) FROM items WHERE tenant = ? AND session = ? AND item_type = 'message'",
+        (tenant, conversation_id),
+    )
+    ids = []
+    for speaker, text, date, ref in turns:
+        meta = json.dumps(
+            {"speaker": speaker, "ref": ref, "conversation": conversation_id}, ensure_ascii=False
+        )
+        ids.append(
+            int(
+                tx.scalar(
+                    "INSERT INTO items (tenant, scope, item_type, category, content, source,"
+                    " session, occurred_at, meta, created_at, updated_at)"
+                    " VALUES (?, ?, 'message', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    (
+                        tenant,
+                        label,
+                        speaker,
+                        text,
+                        principal,
+                        conversation_id,
+                        date,
+                        meta,
+                        stamp,
+                        stamp,
+                    ),
+                )
+            )
+        )
+    tx.executemany(
+        "INSERT INTO journal (tenant, scope, item_id, item_type, operation, principal, version,"
+        " chars_added, created_at) VALUES (?, ?, ?, 'message', 'write', ?, 1, ?, ?)",
+        [
+            (tenant, label, item_id, principal, len(turn[1]), stamp)
+            for item_id, turn in zip(ids, turns, strict=True)
+        ],
+    )
+    if previous_last is not None:
+        rechunk(tx, int(previous_last))  # its reply has arrived: its vector text changes
+    return {"conversation": conversation_id, "scope": label, "ids": ids, "count": len(ids)}

@@ -1,0 +1,38 @@
+"""Timestamps: UTC, ISO 8601 with microseconds, so text order is time order."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from ..errors import InvalidInput
+
+_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def to_iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime(_FORMAT)
+
+
+def now_iso() -> str:
+    return to_iso(now())
+
+
+def parse_iso(value: str) -> datetime:
+    return datetime.strptime(value, _FORMAT).replace(tzinfo=UTC)
+
+
+def parse_time(value: object, field: str) -> str:
+    """Any ISO 8601 instant from a caller, in the store's text form (naive means UTC)."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be an ISO 8601 time, got {value!r}")
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidInput(f"{field} must be an ISO 8601 time, got {value!r}") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return to_iso(moment)

@@ -1,0 +1,289 @@
+"""The secret guard: credentials never reach the disk in clear.
+
+Every write verb's string arguments pass through :func:`redact_call` (the ``@verb`` decorator
+applies it, so no family can forget it); text that enters the store by another road (a parsed
+document, a retrieval query kept in the audit) passes through :func:`redact`. A credential is
+replaced by a marker naming its kind (``secret(API)``, ``secret(TOKEN)``,
+``secret(PRIVATE_KEY)``, ``secret(PASSWORD)``), so the memory still says *that* a key was there
+without keeping it. Redaction is idempotent: redacting redacted text changes nothing.
+
+What counts as a credential, and what must stay (``docs/decisions/0008-secret-guard.md``):
+provider key formats; ``Bearer``/``Basic`` headers; a password inside a URL; an assignment whose
+name ends in a secret word (``X_PASSWORD=``, ``aws_secret_access_key =``, ``AccountKey=``)
+unless its value is code (``form.get("password")``, ``self.token``, ``$VAR``); an assignment to
+any ``*_KEY`` name whose value looks random (a UUID, a long mix of letters and digits), so
+``topic_key = auth/design`` stays; netrc lines; private key blocks, also cut into pieces: a
+block's body lines are redacted wherever its markers appear in the same call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+
+class _Rule(NamedTuple):
+    kind: str
+    pattern: re.Pattern[str]
+    replace: Callable[[re.Match[str]], str]
+
+
+_PEM_MARK = r"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
+    re.DOTALL,
+)
+# The tail of a block whose beginning went elsewhere: body lines, then the END marker.
+_PRIVATE_KEY_TAIL = re.compile(
+    r"(?:[A-Za-z0-9+/=]{16,}[ \t]*\r?\n)*[A-Za-z0-9+/=]*[ \t]*\r?\n?"
+    r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+)
+# A key block's body line: 40 to 76 characters of base64 with both letter cases and a digit
+# (a hex digest or a word never has all three). Runs of them are redacted when the call holds
+# a private-key marker, or when three or more stand together.
+_BODY_LINE = (
+    r"(?=[A-Za-z0-9+/=]*[a-z])(?=[A-Za-z0-9+/=]*[A-Z])(?=[A-Za-z0-9+/=]*[0-9])[A-Za-z0-9+/=]{40,76}"
+)
+_BODY_RUN = re.compile(rf"(?m)^[ \t]*{_BODY_LINE}[ \t]*$(?:\r?\n^[ \t]*{_BODY_LINE}[ \t]*$)*")
+_BODY_RUN_OF_THREE = re.compile(
+    rf"(?m)^[ \t]*{_BODY_LINE}[ \t]*$(?:\r?\n^[ \t]*{_BODY_LINE}[ \t]*$){{2,}}"
+)
+
+# Provider key formats (prefixes and lengths as the providers publish them).
+_API_KEYS = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:"
+    r"sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"  # OpenAI, Anthropic
+    r"|(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}"  # AWS key ids
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}"  # GitHub
+    r"|glpat-[A-Za-z0-9_-]{20,}"  # GitLab
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}"  # Slack
+    r"|AIza[0-9A-Za-z_-]{33,}"  # Google
+    r"|(?:sk|rk|pk|whsec)_(?:live|test)_[0-9A-Za-z]{10,}"  # Stripe
+    r"|hf_[A-Za-z0-9]{30,}"  # Hugging Face
+    r"|npm_[A-Za-z0-9]{36}"  # npm
+    r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"  # SendGrid
+    r"|rcd_[A-Za-z0-9_-]{20,}"  # recuerdo's own tokens
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # JWT
+    r")"
+)
+
+_BEARER = re.compile(r"(\b(?:Bearer|Basic|Token)\s+)(?!secret\()[A-Za-z0-9._~+/=-]{12,}")
+
+# scheme://user:password@host (also redis://:password@host).
+_URL_PASSWORD = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@?#]*:)(?!secret\()([^\s@/?#]+)(@)")
+
+_NETRC = re.compile(
+    r"(\blogin\s+\S+\s+password\s+)(?!secret\()(\S+)"
+    r"|(^[ \t]*password[ \t]+)(?!secret\()(\S+)[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+# Names that end in a secret word: whatever (non-code) value they are given is a secret.
+_STRONG_NAME = (
+    r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key"
+    r"|secret[_-]?key|private[_-]?key|account[_-]?key|signing[_-]?key|encryption[_-]?key"
+    r"|master[_-]?key|client[_-]?secret|credentials?)"
+)
+_VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'()\[\]{}<>]+)"
+_SEPARATOR = r"[\"']?\s*(?:[:=]|=>|:=)\s*"
+_STRONG_ASSIGNMENT = re.compile(
+    rf"((?<![A-Za-z0-9])[A-Za-z0-9_.-]*?{_STRONG_NAME}{_SEPARATOR})(?!secret\(){_VALUE}",
+    re.IGNORECASE,
+)
+# Any other *key name: only a value that looks random is a secret.
+_KEY_ASSIGNMENT = re.compile(
+    rf"((?<![A-Za-z0-9])[A-Za-z0-9_.-]*key{_SEPARATOR})(?!secret\(){_VALUE}", re.IGNORECASE
+)
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_CODE_VALUE = re.compile(
+    r"(?:[A-Za-z_][A-Za-z0-9_]*\.)+[A-Za-z_][A-Za-z0-9_]*"  # form.get, self.token
+    r"|[$%&]\S*"  # $VAR, ${VAR}, %(name)s
+    r"|\*+|x{3,}|X{3,}|\.{3}|<[^>]*>"  # placeholders
+    r"|none|null|nil|true|false|undefined|empty|required|optional|str|string|int|bytes"
+    r"|secret\(.*",
+    re.IGNORECASE,
+)
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def _looks_like_code(match: re.Match[str]) -> bool:
+    value = _unquote(match.group(2))
+    if not value.strip():
+        return True
+    following = match.string[match.end() : match.end() + 1]
+    return following in ("(", "[", ".") or bool(_CODE_VALUE.fullmatch(value))
+
+
+_RANDOM_CHARS = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
+
+
+def _looks_random(value: str) -> bool:
+    """A UUID, or 20+ characters of a key alphabet with letters and at least three digits
+    (``cache_key = user_profile_v2`` is a name, not a key)."""
+    value = _unquote(value)
+    if _UUID.fullmatch(value):
+        return True
+    digits = sum(ch.isdigit() for ch in value)
+    return bool(_RANDOM_CHARS.fullmatch(value)) and digits >= 3 and digits < len(value)
+
+
+def _strong(match: re.Match[str]) -> str:
+    if _looks_like_code(match):
+        return match.group(0)
+    return match.group(1) + "secret(PASSWORD)"
+
+
+def _weak(match: re.Match[str]) -> str:
+    if _looks_like_code(match) or not _looks_random(match.group(2)):
+        return match.group(0)
+    return match.group(1) + "secret(API)"
+
+
+_RULES = (
+    _Rule("PRIVATE_KEY", _PRIVATE_KEY, lambda m: "secret(PRIVATE_KEY)"),
+    _Rule("PRIVATE_KEY", _PRIVATE_KEY_TAIL, lambda m: "secret(PRIVATE_KEY)"),
+    _Rule("PRIVATE_KEY", _BODY_RUN_OF_THREE, lambda m: "secret(PRIVATE_KEY)"),
+    _Rule("API", _API_KEYS, lambda m: "secret(API)"),
+    _Rule("TOKEN", _BEARER, lambda m: m.group(1) + "secret(TOKEN)"),
+    _Rule("PASSWORD", _URL_PASSWORD, lambda m: m.group(1) + "secret(PASSWORD)" + m.group(3)),
+    _Rule("PASSWORD", _NETRC, lambda m: (m.group(1) or m.group(3)) + "secret(PASSWORD)"),
+    _Rule("PASSWORD", _STRONG_ASSIGNMENT, _strong),
+    _Rule("API", _KEY_ASSIGNMENT, _weak),
+)
+
+# Every rule needs one of these fragments (lower-cased); text with none of them skips the rules.
+_TRIGGERS = re.compile(
+    "|".join(
+        re.escape(fragment)
+        for fragment in (
+            "private key",
+            "sk-",
+            "_live_",
+            "_test_",
+            "akia",
+            "asia",
+            "agpa",
+            "aida",
+            "aroa",
+            "anpa",
+            "anva",
+            "aipa",
+            "ghp_",
+            "gho_",
+            "ghu_",
+            "ghs_",
+            "ghr_",
+            "github_pat_",
+            "glpat-",
+            "xox",
+            "xapp-",
+            "aiza",
+            "hf_",
+            "npm_",
+            "sg.",
+            "rcd_",
+            "eyj",
+            "bearer",
+            "basic",
+            "token",
+            "pass",
+            "pwd",
+            "secret",
+            "key",
+            "credential",
+            "://",
+            "login",
+        )
+    )
+)
+
+
+class Redaction(NamedTuple):
+    text: str
+    found: tuple[str, ...]  # the kinds of secret replaced, in order of the rules
+
+
+def redact(text: str) -> Redaction:
+    """Replace every credential in ``text`` with a ``secret(KIND)`` marker."""
+    lowered = text.lower()
+    if _TRIGGERS.search(lowered) is None and not _might_hold_key_body(text):
+        return Redaction(text, ())
+    return apply_rules(text)
+
+
+def _might_hold_key_body(text: str) -> bool:
+    return "\n" in text and _BODY_RUN_OF_THREE.search(text) is not None
+
+
+def apply_rules(text: str) -> Redaction:
+    """Every rule, without the quick pre-check (what :func:`redact` must always agree with)."""
+    found: list[str] = []
+    for rule in _RULES:
+        changed = rule.pattern.sub(rule.replace, text)
+        if changed != text:
+            text = changed
+            if rule.kind not in found:
+                found.append(rule.kind)
+    return Redaction(text, tuple(found))
+
+
+def redact_text(text: str) -> str:
+    return redact(text).text
+
+
+def holds_secret(text: str) -> bool:
+    """Whether ``text`` holds anything the guard would redact."""
+    return bool(redact(text).found)
+
+
+_MARKER = re.compile(_PEM_MARK)
+
+
+def redact_call(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """Every string in a call's arguments (recursively, keys too) with credentials redacted.
+
+    A private key can arrive in pieces (one message of a batch holds the BEGIN line, the next
+    the body, the last the END line): when any string of the call holds a key marker, the body
+    lines in every string of the call are redacted too."""
+    strings: list[str] = []
+    _collect(arguments, strings)
+    in_pieces = any(_MARKER.search(text) for text in strings)
+
+    def clean(text: str) -> str:
+        cleaned = redact(text).text
+        if in_pieces:
+            cleaned = _BODY_RUN.sub("secret(PRIVATE_KEY)", cleaned)
+        return cleaned
+
+    return {name: _map(value, clean) for name, value in arguments.items()}
+
+
+def _collect(value: Any, into: list[str]) -> None:
+    if isinstance(value, str):
+        into.append(value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _collect(key, into)
+            _collect(item, into)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            _collect(item, into)
+
+
+def _map(value: Any, clean: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, Mapping):
+        return {_map(key, clean): _map(item, clean) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_map(item, clean) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_map(item, clean) for item in value)
+    return value

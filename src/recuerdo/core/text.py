@@ -1,0 +1,71 @@
+"""Checks every piece of user text passes before it is stored."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..errors import ContentTooLarge, EmptyContent, InvalidInput, InvalidTags
+
+
+def checked_text(value: object, field: str, *, max_bytes: int, allow_blank: bool = False) -> str:
+    """Validate ``value`` as storable text and return it (the secret guard ran before, at the
+    verb's door: ``recuerdo.facade.verb``).
+
+    Refuses non-strings, NUL characters and lone surrogates (which no UTF-8 store can keep
+    faithfully), blank text unless ``allow_blank``, and text over ``max_bytes`` (never cut).
+    """
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be text, got {type(value).__name__}")
+    if not allow_blank and not value.strip():
+        raise EmptyContent(f"{field} is empty: there is nothing to store")
+    if "\x00" in value:
+        raise InvalidInput(f"{field} contains a NUL character, which cannot be stored as text")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"{field} is not valid Unicode text (lone surrogate)") from exc
+    if size > max_bytes:
+        raise ContentTooLarge(
+            f"{field} is {size} bytes; the limit is {max_bytes} bytes (nothing was stored)",
+            original_bytes=size,
+            limit_bytes=max_bytes,
+        )
+    return value
+
+
+def checked_label(value: object, field: str, *, max_chars: int = 200) -> str:
+    """A short identifier-like label (task, step, rule, agent name): trimmed, one line."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{field} must be a non-empty text label")
+    label = value.strip()
+    if len(label) > max_chars:
+        raise InvalidInput(f"{field} is longer than {max_chars} characters")
+    if any(ch in label for ch in "\x00\r\n"):
+        raise InvalidInput(f"{field} must be a single line without NUL characters")
+    return label
+
+
+MAX_TAGS = 64
+MAX_TAG_CHARS = 100
+
+
+def check_tags(tags: object) -> list[str]:
+    """Tags as an ordered list without repeats; a single string is one tag."""
+    if tags is None:
+        return []
+    if isinstance(tags, str):
+        tags = [tags]
+    if not isinstance(tags, Iterable):
+        raise InvalidTags(f"tags must be a list of text labels, got {type(tags).__name__}")
+    result: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str) or not tag.strip():
+            raise InvalidTags(f"every tag must be non-empty text, got {tag!r}")
+        if len(tag) > MAX_TAG_CHARS or any(ch in tag for ch in "\x00\r\n"):
+            raise InvalidTags(f"a tag is one line of at most {MAX_TAG_CHARS} characters: {tag!r}")
+        cleaned = checked_text(tag, "tag", max_bytes=MAX_TAG_CHARS * 4)
+        if cleaned not in result:
+            result.append(cleaned)
+    if len(result) > MAX_TAGS:
+        raise InvalidTags(f"at most {MAX_TAGS} tags per entry, got {len(result)}")
+    return result

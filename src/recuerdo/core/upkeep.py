@@ -1,0 +1,189 @@
+"""Index upkeep off the write path.
+
+Some indexes cost more to build than the write they follow (the trigram index behind entry
+search costs about three times the insert). A write is acknowledged as soon as its row is
+durable; an :class:`Upkeep` thread then brings such indexes up to date in batches, and readers
+cover the not-yet-indexed rows themselves, so nothing written is ever missed by a read.
+
+The thread starts on the first write, gathers writes for a moment so one transaction indexes
+many rows, and ends when idle. ``drain()`` finishes the work synchronously (``close()`` uses it,
+so short-lived processes such as CLI calls leave a complete index behind).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+
+from ..errors import StoreError
+
+Task = Callable[[], int]
+"""One step of upkeep: does a bounded amount of work in its own transactions; returns 0 when
+nothing is left."""
+
+GATHER_SECONDS = 0.2
+IDLE_SECONDS = 2.0
+DRAIN_ON_CLOSE = 20_000
+# Past this many unindexed rows, readers' scans of the tail get slow: index even while writes
+# keep coming instead of waiting for a quiet moment.
+FORCE_BACKLOG = 100_000
+# Under a steady stream of writes there is never a quiet moment: index at least this often.
+MAX_DELAY_SECONDS = 1.0
+WORKER_NICE = 15
+
+
+_live: weakref.WeakSet[Upkeep] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_workers() -> None:
+    # A worker killed inside native code (an embedding model) at interpreter exit aborts the
+    # process; stop them first. Work left over is picked up by the next process.
+    for upkeep in list(_live):
+        upkeep.stop(drain=False)
+
+
+def _lower_priority() -> None:
+    """Index work yields the CPU to requests: on Linux a thread has its own nice value."""
+    with contextlib.suppress(AttributeError, OSError):  # elsewhere: normal priority
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICE)
+
+
+class Upkeep:
+    def __init__(
+        self,
+        tasks: Sequence[Task],
+        backlog: Callable[[], int],
+        on_close: Sequence[Task] = (),
+        idle_tasks: Sequence[Task] = (),
+    ) -> None:
+        self._tasks = tuple(tasks)
+        self._idle_tasks = tuple(idle_tasks)
+        self._on_close = tuple(on_close)
+        self._deferred = 0
+        _live.add(self)
+        self._backlog = backlog
+        self._wake = threading.Event()
+        self._guard = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self._stopped = threading.Event()
+        self._working = threading.Lock()  # one round of tasks at a time (worker or drain)
+        self._last_poke = 0.0
+        self._first_pending = 0.0
+        self._pending = 0
+
+    def poke(self, rows: int = 1) -> None:
+        """Note that ``rows`` rows were written; make sure a worker will index them."""
+        with self._guard:
+            if self._stopping:
+                return
+            self._last_poke = time.monotonic()
+            if self._pending == 0 and rows:
+                self._first_pending = self._last_poke
+            self._pending += rows
+            self._deferred += rows
+            self._wake.set()
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="recuerdo-upkeep", daemon=True
+                )
+                self._thread.start()
+
+    def step(self, *, quiet: bool = True) -> int:
+        """One round of the tasks; how much work they did. The costly idle tasks (embedding)
+        run only in a quiet moment, or when their backlog has grown large, so a steady
+        stream of requests is never starved of CPU by them."""
+        with self._working:
+            work = sum(task() for task in self._tasks)
+            if quiet or self._deferred >= FORCE_BACKLOG // 20:
+                idle = sum(task() for task in self._idle_tasks)
+                with self._guard:
+                    self._deferred = max(0, self._deferred - idle) if idle else 0
+                work += idle
+            return work
+
+    def backlog(self) -> int:
+        return self._backlog()
+
+    @property
+    def running(self) -> bool:
+        """Whether a worker is keeping the indexes up to date in this process."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def drain(
+        self,
+        limit: int | None = None,
+        tasks: Sequence[Task] | None = None,
+        *,
+        seconds: float | None = None,
+    ) -> int:
+        """Do the pending work now (at most about ``limit`` rows, and no new round after
+        ``seconds``); return the work done."""
+        chosen = (*self._tasks, *self._idle_tasks) if tasks is None else tuple(tasks)
+        done = 0
+        deadline = None if seconds is None else time.monotonic() + seconds
+        while (limit is None or done < limit) and (deadline is None or time.monotonic() < deadline):
+            with self._working:
+                work = sum(task() for task in chosen)
+            if work == 0:
+                break
+            done += work
+        return done
+
+    def _run(self) -> None:
+        _lower_priority()
+        while True:
+            if not self._wake.wait(IDLE_SECONDS):
+                with self._guard:
+                    if not self._wake.is_set():
+                        self._thread = None
+                        return
+            self._wake.clear()
+            if not self._quiet_moment():
+                return
+            try:
+                while not self._stopping:
+                    with self._guard:
+                        quiet = time.monotonic() - self._last_poke >= GATHER_SECONDS
+                    work = self.step(quiet=quiet)
+                    with self._guard:
+                        self._pending = max(0, self._pending - work)
+                        self._first_pending = time.monotonic()
+                        busy = time.monotonic() - self._last_poke < GATHER_SECONDS
+                    if busy or not work:
+                        if busy:  # writes are coming in again: let them have the store
+                            self._wake.set()
+                        break
+            except StoreError:
+                pass  # the store is closing or busy; the next write or open retries
+
+    def _quiet_moment(self) -> bool:
+        """Wait until writes pause (or the backlog grows too large); False when stopping."""
+        while True:
+            with self._guard:
+                moment = time.monotonic()
+                quiet_for = moment - self._last_poke
+                overdue = self._pending > 0 and moment - self._first_pending >= MAX_DELAY_SECONDS
+                urgent = self._pending >= FORCE_BACKLOG or overdue
+            if quiet_for >= GATHER_SECONDS or urgent:
+                return not self._stopping
+            if self._stopped.wait(GATHER_SECONDS - quiet_for):
+                return False
+
+    def stop(self, *, drain: bool = True) -> None:
+        """End the worker; with ``drain``, finish a small backlog before returning."""
+        with self._guard:
+            self._stopping = True
+            self._stopped.set()
+            thread = self._thread
+            self._wake.set()
+        if thread is not None:
+            thread.join()
+        if drain and self.backlog() <= DRAIN_ON_CLOSE:
+            self.drain(tasks=self._on_close)

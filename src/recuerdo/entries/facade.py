@@ -1,0 +1,150 @@
+"""Entry verbs: quick facts with categories, tags and writer namespaces."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..core.text import checked_label
+from ..errors import (
+    ContentTooLarge,
+    EmptyContent,
+    InvalidBatch,
+    InvalidCategory,
+    InvalidTags,
+)
+from ..facade import MemoryBase, verb
+from ..model import CATEGORIES, Entry, EntryIn
+from ..work import rules as rule_ops
+from . import operations as entry_ops
+
+
+class EntryVerbs(MemoryBase):
+    @verb(
+        "write",
+        errors=(InvalidCategory, InvalidTags, EmptyContent, ContentTooLarge),
+        arguments=("category", "content"),
+        cli_names={"tags": "tag"},
+        enums={"category": CATEGORIES},
+    )
+    def remember(
+        self, category: str, content: str, tags: Sequence[str] = (), *, scope: str | None = None
+    ) -> int:
+        """Store one short fact (an entry) under a fixed category, with optional tags. Returns the
+        new entry's id. Credentials in the text are stored redacted.
+
+        Args:
+            category: One of: preference, rule, learning, decision, context.
+            content: The fact to keep, as plain text.
+            tags: Labels to find it by later (exact, case-sensitive).
+            scope: Optional label grouping related entries, e.g. 'project:shop'.
+        """
+        prepared = entry_ops.prepare(category, content, tags, scope)
+        with self._write() as tx:
+            [entry_id] = entry_ops.insert(tx, self.tenant, self.source, [prepared])
+        return entry_id
+
+    @verb("write", errors=(InvalidBatch, ContentTooLarge))
+    def remember_many(self, entries: Sequence[EntryIn]) -> list[int]:
+        """Store several entries in one transaction: all are stored or, if any is refused, none.
+        Returns their ids in order.
+
+        Args:
+            entries: A list of {category, content, tags, scope} objects.
+        """
+        prepared = entry_ops.prepare_batch(entries)
+        with self._write(len(prepared)) as tx:
+            ids = entry_ops.insert(tx, self.tenant, self.source, prepared)
+        return ids
+
+    @verb("read", errors=(InvalidCategory, InvalidTags), cli_names={"tags": "tag", "from_": "from"})
+    def recall(
+        self,
+        category: str | None = None,
+        tags: Sequence[str] | str | None = None,
+        search: str | None = None,
+        mode: str | None = None,
+        limit: int | str | None = None,
+        from_: str | None = None,
+        *,
+        scope: str | None = None,
+    ) -> list[Entry]:
+        """List entries newest first, filtered by category, tags, a case-insensitive text search and
+        writer. Every filter is optional; at most `limit` (default 200).
+
+        Args:
+            category: Only this category (preference, rule, learning, decision, context).
+            tags: Only entries with any of these tags (all of them with mode='all').
+            search: Only entries whose content contains this text (any case).
+            mode: 'all' to require every tag; anything else means any tag.
+            limit: How many entries at most; missing, zero, negative or not a number means 200.
+            from_: Whose entries: 'main', an agent's name, or '*' for every writer.
+            scope: Only entries of this scope.
+        """
+        if from_ is None:
+            source = self.source if self.is_agent else None
+        elif from_ == entry_ops.ALL_SOURCES:
+            source = None
+        else:
+            source = checked_label(from_, "from", max_chars=100)
+        with self._store.read() as tx:
+            found = entry_ops.recall(
+                tx,
+                self.tenant,
+                category=category,
+                tags=tags,
+                search=search,
+                mode=mode,
+                limit=limit,
+                source=source,
+                scope=scope,
+            )
+        filters = {
+            "category": category,
+            "tags": tags,
+            "mode": mode,
+            "limit": limit,
+            "from": from_,
+            "scope": scope,
+        }
+        self._audit.record(
+            tenant=self.tenant,
+            principal=self.principal,
+            verb="recall",
+            query=search,
+            filters={k: v for k, v in filters.items() if v},
+            returned=[entry["id"] for entry in found],
+        )
+        self._upkeep.poke(0)
+        return found
+
+    @verb("write", arguments=("id",), destructive=True)
+    def forget(self, id: int) -> bool:
+        """Delete one entry by id. Returns true if it existed. Ids are never reused.
+
+        Args:
+            id: The entry's id, as returned by remember.
+        """
+        with self._write(0) as tx:
+            return entry_ops.forget(tx, self.tenant, self.principal, id)
+
+    @verb("read")
+    def summary(self) -> str:
+        """A short human-readable overview: entry counts by category, the owner rules and recent
+        rule violations.
+        """
+        with self._store.read() as tx:
+            counts = entry_ops.counts_by_category(tx, self.tenant)
+            rule_list = rule_ops.get(tx, self.tenant)
+            violations = rule_ops.recent_violations(tx, self.tenant)
+        lines = [f"Agent Memory: {sum(counts.values())} entries, {len(rule_list)} rules"]
+        lines += [f"  {category}: {count}" for category, count in counts.items()]
+        if rule_list:
+            lines.append("Rules:")
+            lines += [
+                f"  [{rule['level']:<6}] {rule['name']}: {rule['description']}"
+                for rule in rule_list
+            ]
+        if violations:
+            lines.append("Recent violations:")
+            lines += [f"  {message}" for message in violations]
+        return "\n".join(lines)

@@ -1,0 +1,133 @@
+"""What every family's facade builds on: :class:`MemoryBase` and the :func:`verb` decorator.
+
+A verb is written once, as a method of a family's facade mixin. ``@verb`` records what the doors
+need beside the signature (read or write, the errors it may raise, how the CLI spells it); the
+description and the parameter docs are the method's docstring (a first part for a model choosing
+the tool, then an ``Args:`` section). :mod:`recuerdo.verbs` collects the decorated methods into
+the verb table.
+
+Every call through ``@verb`` passes two guards in one place: code inside :func:`recuerdo.sandbox`
+is refused, and every string argument of a write verb (recursively, inside lists and objects)
+goes through the secret guard before the method sees it, so no family can forget it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
+
+from .core.secrets import redact_call
+from .errors import CapabilityNotGranted, RecuerdoError
+from .security import caps
+
+if TYPE_CHECKING:
+    from .core.audit import AuditLog
+    from .core.upkeep import Upkeep
+    from .index.meaning import Meaning
+    from .store.base import Store, Tx
+
+P = ParamSpec("P")
+R = TypeVar("R")
+Mode = Literal["read", "write"]
+
+
+@dataclass(frozen=True)
+class VerbSpec:
+    """What ``@verb`` records on a method (the table adds the name, family and types)."""
+
+    mode: Mode
+    errors: tuple[type[RecuerdoError], ...] = ()
+    arguments: tuple[str, ...] = ()
+    """Parameters the CLI takes positionally, in order."""
+    cli_names: Mapping[str, str] = field(default_factory=dict)
+    """CLI option spellings that differ from the parameter name (``tags`` -> ``--tag``)."""
+    enums: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    destructive: bool = False
+    cli_batch: str | None = None
+    """A parameter the CLI accepts many times, calling the verb once for each (with progress)."""
+    name: str | None = None
+    """The verb's name when it differs from the method's (``import`` is a Python keyword)."""
+    raw: tuple[str, ...] = ()
+    """Arguments the secret guard leaves as they are (bytes in base64, paths, ids)."""
+
+
+def verb(
+    mode: Mode,
+    *,
+    errors: tuple[type[RecuerdoError], ...] = (),
+    arguments: tuple[str, ...] = (),
+    cli_names: Mapping[str, str] | None = None,
+    enums: Mapping[str, tuple[str, ...]] | None = None,
+    destructive: bool = False,
+    cli_batch: str | None = None,
+    name: str | None = None,
+    raw: tuple[str, ...] = (),
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Declare a facade method as a verb (see the module docstring)."""
+    spec = VerbSpec(
+        mode=mode,
+        errors=errors,
+        arguments=arguments,
+        cli_names=dict(cli_names or {}),
+        enums=dict(enums or {}),
+        destructive=destructive,
+        cli_batch=cli_batch,
+        name=name,
+        raw=raw,
+    )
+
+    def decorate(method: Callable[P, R]) -> Callable[P, R]:
+        signature = inspect.signature(method)
+        guard_secrets = mode == "write"
+
+        @functools.wraps(method)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            if caps.in_sandbox():
+                raise CapabilityNotGranted(
+                    "Capability not granted: memory (code inside sandbox() may not reach memory)"
+                )
+            if guard_secrets:
+                bound = signature.bind(*args, **kwargs)
+                cleaned = redact_call(
+                    {k: v for k, v in bound.arguments.items() if k != "self" and k not in raw}
+                )
+                bound.arguments.update(cleaned)
+                return method(*bound.args, **bound.kwargs)
+            return method(*args, **kwargs)
+
+        wrapper.__verb__ = spec  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+class MemoryBase:
+    """The state every facade mixin reads: the store and what each open memory owns."""
+
+    _store: Store
+    _upkeep: Upkeep
+    _audit: AuditLog
+    _meaning: Meaning
+    name: str
+    tenant: str
+    source: str
+    is_agent: bool
+
+    @property
+    def principal(self) -> str:
+        """Who the journal names for this handle's changes (the writer)."""
+        return self.source
+
+    @contextlib.contextmanager
+    def _write(self, rows: int = 1) -> Iterator[Tx]:
+        """The one write path: a write transaction that adds or changes about ``rows`` items
+        (0 for writes no index follows: plans, rules, forgetting). Once it commits, the upkeep
+        worker is told there is indexing to do (nothing is told if it fails)."""
+        with self._store.write() as tx:
+            yield tx
+        if rows:
+            self._upkeep.poke(rows)

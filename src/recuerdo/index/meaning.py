@@ -1,0 +1,87 @@
+"""One memory's meaning stage: its embedder, that model's vectors held in memory, and the
+vectors of recent queries.
+
+Everything here belongs to one open memory (and the views of it), never to the process: two
+memories of one process, in memory or on disk, never see each other's vectors. Only a model's
+weights are shared between memories that use the same model (``embed.load_embedder``): they are
+read-only and cost ~100 MiB to load.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from ..errors import InvalidInput
+from ..store.base import Tx
+from .embed import CHOICES, Embedder, load_embedder
+from .vectors import VectorSet, pending
+
+if TYPE_CHECKING:
+    import numpy as np
+
+QUERY_CACHE_SIZE = 2048
+
+EmbedderChoice = Embedder | str | None
+"""An embedder object, the name of a configured one (``none``, ``minilm``, ``e5``, ``http``,
+``auto``), or None for the process's configuration (``RECUERDO_EMBEDDER``)."""
+
+
+class Meaning:
+    def __init__(self, embedder: EmbedderChoice = None) -> None:
+        if isinstance(embedder, str) and embedder.strip().lower() not in CHOICES:
+            raise InvalidInput(f"embedder is one of {', '.join(CHOICES)}, got {embedder!r}")
+        self._choice = embedder
+        self._embedder: Embedder | None = None
+        self._resolved = False
+        self._vectors: VectorSet | None = None
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def choice(self) -> EmbedderChoice:
+        return self._choice
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The model, loaded at first use (a memory that never searches by meaning never
+        loads one)."""
+        if not self._resolved:
+            chosen = self._choice
+            model = chosen if chosen is not None and not isinstance(chosen, str) else None
+            if model is None:
+                model = load_embedder(chosen if isinstance(chosen, str) else None)
+            with self._lock:
+                if not self._resolved:
+                    self._embedder, self._resolved = model, True
+        return self._embedder
+
+    def state(self, tx: Tx) -> str:
+        """``not_armed`` (no model), ``queued`` (texts wait for their vectors) or ``armed``."""
+        embedder = self.embedder
+        if embedder is None:
+            return "not_armed"
+        return "queued" if pending(tx, embedder.name) else "armed"
+
+    def vectors(self, embedder: Embedder) -> VectorSet:
+        """This memory's vectors of ``embedder``'s model, kept up to date from the store."""
+        with self._lock:
+            if self._vectors is None or self._vectors.model != embedder.name:
+                self._vectors = VectorSet(embedder.name, embedder.dim)
+            return self._vectors
+
+    def query_vector(self, embedder: Embedder, query: str) -> np.ndarray:
+        """The query's vector; agents ask the same things again and again, so recent queries'
+        vectors are kept (a query costs 4-10 ms of model time, a cache hit microseconds)."""
+        with self._lock:
+            cached = self._queries.get(query)
+            if cached is not None:
+                self._queries.move_to_end(query)
+                return cached
+        vector: np.ndarray = embedder.embed([query], query=True)[0]
+        with self._lock:
+            self._queries[query] = vector
+            while len(self._queries) > QUERY_CACHE_SIZE:
+                self._queries.popitem(last=False)
+        return vector

@@ -1,0 +1,57 @@
+"""The ingest verb: documents in, citable passages out (family: knowledge)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.text import checked_label
+from ..errors import DocumentCorrupt, DocumentNotReadable, PayloadTooLarge, UnsupportedMediaType
+from ..facade import MemoryBase, verb
+from . import document
+
+FAMILY = "knowledge"
+DEFAULT_SCOPE = "user"
+
+
+def _scope(scope: object) -> str:
+    return DEFAULT_SCOPE if scope is None else checked_label(scope, "scope")
+
+
+class IngestVerbs(MemoryBase):
+    @verb(
+        "write",
+        errors=(PayloadTooLarge, UnsupportedMediaType, DocumentCorrupt, DocumentNotReadable),
+        cli_batch="path",
+        raw=("content_base64", "path"),
+    )
+    def ingest(
+        self,
+        content_base64: str | None = None,
+        *,
+        path: str | None = None,
+        name: str | None = None,
+        source: str | None = None,
+        scope: str | None = None,
+    ) -> dict[str, Any]:
+        """Store a document (PDF, Word .docx, HTML, Markdown or UTF-8 text, at most 5,000,000 bytes;
+        the kind is read from the bytes) as citable passages.
+
+        Args:
+            content_base64: The document's bytes, base64.
+            path: A file to read instead (local use).
+            name: The document's name in citations.
+            source: A provenance label (forget by source removes it).
+            scope: The scope (default 'user'); another scope never sees this one.
+        """
+        data, file_name = document.read_input(content_base64, path)
+        with self._write() as tx:
+            reply = document.ingest(
+                tx,
+                tenant=self.tenant,
+                principal=self.principal,
+                data=data,
+                name=name or file_name or "document",
+                scope=_scope(scope),
+                source=None if source is None else checked_label(source, "source"),
+            )
+        return reply

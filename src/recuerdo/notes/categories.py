@@ -1,0 +1,235 @@
+"""Category notes on two axes (Notarium family): one note per category, observations appended.
+
+The ``user`` axis is the same whatever project the agent works in; the ``project`` axis is
+tied to one project. The tool, not the agent, decides where memory lives: the note's scope,
+key, kind and title all follow from (axis, project, category).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from datetime import timedelta
+from typing import Any
+
+from ..core.clock import now, now_iso, to_iso
+from ..core.settings import note_limit_bytes
+from ..core.text import checked_label
+from ..errors import ContentTooLarge, EmptyContent, InvalidInput, InvalidLabel, ItemNotFound
+from ..store.base import Row, Tx
+from . import history
+from . import operations as notes
+from .text import join_blocks
+
+KIND = "memory"
+AXES = ("user", "project")
+IDEMPOTENCY_WINDOW = timedelta(hours=24)
+SNIPPET_CHARS = 160
+_FORBIDDEN = set("[]|#\r\n")
+
+
+def scope_for(axis: object, project: object) -> str:
+    if axis == "user":
+        return "user"
+    if axis == "project":
+        if project is None:
+            raise InvalidInput("the project axis needs a project name (project=...)")
+        return f"project:{checked_label(project, 'project')}"
+    raise InvalidInput(f"axis must be one of {', '.join(AXES)}, got {axis!r}")
+
+
+def check_category(label: object) -> str:
+    if not isinstance(label, str) or not label.strip():
+        raise InvalidLabel("a category label must be non-empty text, e.g. 'preferences'")
+    bad = sorted(_FORBIDDEN & set(label))
+    if bad:
+        shown = ", ".join(repr(ch) for ch in bad)
+        raise InvalidLabel(
+            f"category {label!r} holds {shown}: a category is a label, not a path or a link"
+        )
+    if len(label) > 200:
+        raise InvalidLabel("a category label has at most 200 characters")
+    return " ".join(label.split())
+
+
+def category_key(label: str) -> str:
+    """The note key of a category. Labels that differ only in case, spacing or punctuation
+    share a note; any non-ASCII character adds a hash of the whole label, so labels in other
+    scripts never collapse into one another (or into an empty slug)."""
+    folded = label.casefold()
+    slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
+    if folded.isascii() and slug:
+        return f"memory/{slug}"
+    digest = hashlib.sha256(folded.encode("utf-8")).hexdigest()[:16]
+    return f"memory/{slug}-{digest}" if slug else f"memory/u-{digest}"
+
+
+def _category_note(tx: Tx, tenant: str, scope: str, label: str) -> Row | None:
+    return tx.one(
+        "SELECT * FROM items WHERE tenant = ? AND scope = ? AND key = ? AND item_type = 'note'"
+        " AND status <> 'deleted'",
+        (tenant, scope, category_key(label)),
+    )
+
+
+def _reply(
+    row_id: int,
+    version: int,
+    body: str,
+    outcome: str,
+    summary_updated: bool,
+    label: str,
+    scope: str,
+) -> dict[str, Any]:
+    return {
+        "note_id": row_id,
+        "version_token": notes.version_token(row_id, version),
+        "outcome": outcome,
+        "body_bytes": len(body.encode("utf-8")),
+        "body_hash": history.content_hash(body),
+        "summary_updated": summary_updated,
+        "category": label,
+        "scope": scope,
+    }
+
+
+def _idempotent_reply(
+    tx: Tx, tenant: str, principal: str, scope: str, key: str
+) -> dict[str, Any] | None:
+    row = tx.one(
+        "SELECT reply, created_at FROM idempotency WHERE tenant = ? AND principal = ?"
+        " AND verb = 'remember_about' AND scope = ? AND key = ?",
+        (tenant, principal, scope, key),
+    )
+    if row is None:
+        return None
+    if row["created_at"] < to_iso(now() - IDEMPOTENCY_WINDOW):
+        tx.execute(
+            "DELETE FROM idempotency WHERE tenant = ? AND principal = ?"
+            " AND verb = 'remember_about' AND scope = ? AND key = ?",
+            (tenant, principal, scope, key),
+        )
+        return None
+    return {**json.loads(row["reply"]), "outcome": "skipped"}
+
+
+def remember_about(
+    tx: Tx,
+    *,
+    tenant: str,
+    principal: str,
+    axis: object,
+    observation: object,
+    category: object,
+    project: object,
+    summary: object,
+    idempotency_key: object,
+    version_token: object,
+) -> dict[str, Any]:
+    scope = scope_for(axis, project)
+    label = check_category(category)
+    key = None if idempotency_key is None else checked_label(idempotency_key, "idempotency_key")
+    if key is not None and (earlier := _idempotent_reply(tx, tenant, principal, scope, key)):
+        return earlier
+    text = notes.check_body(observation, "observation").strip()
+    if not text:
+        raise EmptyContent("observation is empty: there is nothing to remember")
+    line = None if summary is None else " ".join(notes.check_body(summary, "summary").split())
+    limit = note_limit_bytes(tx, tenant)
+    row = _category_note(tx, tenant, scope, label)
+    if row is None:
+        body, outcome = text, "created"
+        _check_size(body, limit)
+        note_id = notes.create(
+            tx,
+            tenant=tenant,
+            principal=principal,
+            title=label,
+            content=body,
+            kind=KIND,
+            scope=scope,
+            key=category_key(label),
+            summary=line,
+        )
+        version = 1
+    else:
+        notes.check_token(row, version_token)
+        body, outcome = join_blocks(row["content"], text), "appended"
+        _check_size(body, limit)
+        version, _, _ = notes.write_version(
+            tx, row, principal=principal, operation="write", content=body, summary=line
+        )
+        note_id = row["id"]
+    reply = _reply(note_id, version, body, outcome, line is not None, label, scope)
+    if key is not None:
+        tx.execute(
+            "INSERT INTO idempotency (tenant, principal, verb, scope, key, reply, created_at)"
+            " VALUES (?, ?, 'remember_about', ?, ?, ?, ?)",
+            (tenant, principal, scope, key, json.dumps(reply), now_iso()),
+        )
+    return reply
+
+
+def _check_size(body: str, limit: int) -> None:
+    size = len(body.encode("utf-8"))
+    if size > limit:
+        raise ContentTooLarge(
+            f"the category note would be {size} bytes; the limit is {limit} bytes (nothing was "
+            "appended: edit the note to condense it, or start another category)",
+            original_bytes=size,
+            limit_bytes=limit,
+        )
+
+
+def profile(
+    tx: Tx, tenant: str, axis: object, project: object, include_muted: bool
+) -> list[dict[str, Any]]:
+    """The derived index of one axis: per category its summary (or a snippet), size in tokens,
+    muted flag and modified time. Muted categories are left out unless asked for."""
+    scope = scope_for(axis, project)
+    muted_clause = "" if include_muted else " AND muted = 0"
+    rows = tx.all(
+        "SELECT id, title, content, summary, muted, updated_at FROM items WHERE tenant = ?"
+        " AND scope = ? AND item_type = 'note' AND category = ? AND status <> 'deleted'"
+        f"{muted_clause} ORDER BY title",
+        (tenant, scope, KIND),
+    )
+    entries = []
+    for row in rows:
+        text = row["content"]
+        snippet = " ".join(text.split())
+        if len(snippet) > SNIPPET_CHARS:
+            snippet = snippet[: SNIPPET_CHARS - 1] + "…"
+        entries.append(
+            {
+                "category": row["title"],
+                "note_id": row["id"],
+                "summary": row["summary"] or snippet,
+                "from_summary": row["summary"] is not None,
+                "tokens": math.ceil(len(text) / 4),
+                "muted": bool(row["muted"]),
+                "modified": row["updated_at"],
+            }
+        )
+    return entries
+
+
+def set_muted(
+    tx: Tx,
+    tenant: str,
+    principal: str,
+    category: object,
+    axis: object,
+    project: object,
+    muted: bool,
+) -> dict[str, Any]:
+    scope = scope_for(axis, project)
+    label = check_category(category)
+    row = _category_note(tx, tenant, scope, label)
+    if row is None:
+        raise ItemNotFound(f"no category {label!r} on the {axis} axis ({scope})")
+    tx.execute("UPDATE items SET muted = ? WHERE id = ?", (int(muted), row["id"]))
+    history.journal_row(tx, row, "edit", principal)
+    return {"category": label, "note_id": row["id"], "scope": scope, "muted": muted}

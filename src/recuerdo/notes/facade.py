@@ -1,0 +1,503 @@
+"""Note verbs: living documents with history, category notes, sessions and the journal."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..core import settings
+from ..core.clock import parse_time
+from ..core.text import checked_label
+from ..entries import operations as entry_ops
+from ..errors import (
+    Conflict,
+    ContentTooLarge,
+    EditRefused,
+    EmptyContent,
+    EmptyTitle,
+    FindAmbiguous,
+    FindNotFound,
+    InvalidInput,
+    InvalidLabel,
+    InvalidOperation,
+    ItemNotFound,
+    OperationContentMismatch,
+    SectionAmbiguous,
+    SectionNotFound,
+    VersionConflict,
+)
+from ..facade import MemoryBase, verb
+from . import categories, history, links, passive, sessions
+from . import lifecycle as note_lifecycle
+from . import operations as notes
+from .text import OPERATIONS
+
+REVIEW_ACTIONS = ("list", "mark_reviewed")
+
+
+class NoteVerbs(MemoryBase):
+    @verb(
+        "write",
+        errors=(EmptyTitle, EmptyContent, ContentTooLarge, Conflict),
+        arguments=("title", "content"),
+        cli_names={"tags": "tag"},
+    )
+    def save(
+        self,
+        title: str,
+        content: str,
+        *,
+        kind: str = notes.DEFAULT_KIND,
+        scope: str | None = None,
+        key: str | None = None,
+        session: str | None = None,
+        expected_version: int | None = None,
+        tags: Sequence[str] = (),
+        strict: bool = False,
+    ) -> dict[str, Any]:
+        """Save a titled note. With a key, update the current note of that key in the scope (earlier
+        text is kept as a revision); an exact repeat within 15 minutes is counted, not stored again.
+        Over-long content is cut and reported (truncated), or refused in strict mode.
+
+        Args:
+            title: A short, specific title.
+            content: The whole note (markdown welcome). <private>...</private> is redacted.
+            kind: decision, architecture, bugfix, pattern, config, discovery, learning, preference,
+                manual, ...
+            scope: 'user' or 'project:<name>' (default 'user').
+            key: A topic key (see suggest_key): saving the same key again updates that note.
+            session: The working session this note belongs to.
+            expected_version: The version you last read; if the note has moved on, nothing is
+                overwritten and a conflict is reported.
+            tags: Labels for the note.
+            strict: Refuse over-long content instead of cutting it.
+        """
+        with self._write() as tx:
+            reply = notes.save(
+                tx,
+                tenant=self.tenant,
+                principal=self.principal,
+                title=title,
+                content=content,
+                kind=kind,
+                scope=scope,
+                key=key,
+                session=session,
+                expected_version=expected_version,
+                tags=tags,
+                strict=strict,
+            )
+        if reply.get("conflict"):
+            notes.raise_conflict(reply)  # raised after the conflict revision is committed
+        return reply
+
+    @verb("read", errors=(ItemNotFound,), arguments=("id",))
+    def get(self, id: int) -> dict[str, Any]:
+        """Read one item (note or entry) whole by id: search results are previews, get is the full
+        text.
+
+        Args:
+            id: The item's id.
+        """
+        if isinstance(id, bool) or not isinstance(id, int):
+            raise InvalidInput(f"an id is an integer, got {id!r}")
+        with self._store.read() as tx:
+            row = tx.one(
+                "SELECT * FROM items WHERE id = ? AND tenant = ? AND status <> 'deleted'",
+                (id, self.tenant),
+            )
+        if row is None:
+            raise ItemNotFound(f"no item with id {id}")
+        if row["item_type"] == "entry":
+            return {**entry_ops.row_to_entry(row), "item_type": "entry"}
+        return notes.note_dict(row)
+
+    @verb("read", errors=(ItemNotFound,), arguments=("id",))
+    def history(self, id: int) -> list[dict[str, Any]]:
+        """List a note's revisions: version, time, principal, operation, characters added and
+        removed, content hash.
+
+        Args:
+            id: The note's id.
+        """
+        with self._store.read() as tx:
+            row = notes.load_note(tx, self.tenant, id)
+            return history.history(tx, row["id"])
+
+    @verb("read", errors=(ItemNotFound,), arguments=("id", "version"))
+    def revision(self, id: int, version: int) -> dict[str, Any]:
+        """Read one earlier version of a note, whole.
+
+        Args:
+            id: The note's id.
+            version: The version number (from history).
+        """
+        with self._store.read() as tx:
+            row = notes.load_note(tx, self.tenant, id)
+            return history.revision(tx, row["id"], version)
+
+    @verb("read", errors=(ItemNotFound,), arguments=("id",))
+    def timeline(self, id: int, before: int = 3, after: int = 3) -> dict[str, Any]:
+        """The notes saved just before and after a note in the same session.
+
+        Args:
+            id: The note's id.
+            before: How many earlier notes (0-50).
+            after: How many later notes (0-50).
+        """
+        with self._store.read() as tx:
+            return sessions.timeline(tx, self.tenant, id, before, after)
+
+    @verb(
+        "write",
+        errors=(
+            ItemNotFound,
+            InvalidOperation,
+            OperationContentMismatch,
+            EditRefused,
+            SectionNotFound,
+            SectionAmbiguous,
+            FindNotFound,
+            FindAmbiguous,
+            VersionConflict,
+            ContentTooLarge,
+        ),
+        arguments=("id", "operation", "content"),
+        enums={"operation": OPERATIONS},
+    )
+    def edit(
+        self,
+        id: int,
+        operation: str,
+        content: str,
+        *,
+        section: str | None = None,
+        find: str | None = None,
+        version_token: str | None = None,
+    ) -> dict[str, Any]:
+        """Edit a note in place: append, prepend, replace (whole note), replace_section (by heading)
+        or find_replace (unique text; empty content deletes it). An edit that changes nothing writes
+        no revision.
+
+        Args:
+            id: The note's id.
+            operation: One of: append, prepend, replace, replace_section, find_replace.
+            content: The new text (empty only with find_replace, to delete).
+            section: The heading whose section replace_section rewrites.
+            find: The exact text find_replace replaces; it must occur once.
+            version_token: The token you last read; a stale one is refused (version_conflict).
+        """
+        with self._write() as tx:
+            return note_lifecycle.edit(
+                tx,
+                tenant=self.tenant,
+                principal=self.principal,
+                item_id=id,
+                operation=operation,
+                content=content,
+                section=section,
+                find=find,
+                token=version_token,
+            )
+
+    @verb("write", errors=(ItemNotFound,), arguments=("id",), destructive=True)
+    def delete(self, id: int, hard: bool = False) -> dict[str, Any]:
+        """Delete a note: soft by default (hidden from every read, restorable), or hard (removed
+        with all its revisions).
+
+        Args:
+            id: The note's id.
+            hard: Remove for good, with every revision.
+        """
+        with self._write() as tx:
+            return note_lifecycle.delete(tx, self.tenant, self.principal, id, hard)
+
+    @verb("write", errors=(ItemNotFound, Conflict), arguments=("id",))
+    def restore(self, id: int) -> dict[str, Any]:
+        """Bring back a soft-deleted note.
+
+        Args:
+            id: The note's id.
+        """
+        with self._write() as tx:
+            return note_lifecycle.restore(tx, self.tenant, self.principal, id)
+
+    @verb(
+        "write",
+        errors=(InvalidLabel, EmptyContent, ContentTooLarge, VersionConflict),
+        arguments=("axis", "observation"),
+        enums={"axis": ("user", "project")},
+    )
+    def remember_about(
+        self,
+        axis: str,
+        observation: str,
+        *,
+        category: str = "general",
+        project: str | None = None,
+        summary: str | None = None,
+        idempotency_key: str | None = None,
+        version_token: str | None = None,
+    ) -> dict[str, Any]:
+        """Remember an observation about the user (the same in every project) or about a project: it
+        is appended to that category's note, created on first use. Search first and reuse an
+        existing category rather than inventing a synonym.
+
+        Args:
+            axis: 'user' or 'project'.
+            observation: The fact to append.
+            category: A label such as 'preferences' (no [ ] | # or line breaks).
+            project: The project, for the project axis.
+            summary: A one-line summary of the whole category (kept when omitted).
+            idempotency_key: Retries with the same key within 24 h are skipped.
+            version_token: The token you last read; a stale one is refused.
+        """
+        with self._write() as tx:
+            return categories.remember_about(
+                tx,
+                tenant=self.tenant,
+                principal=self.principal,
+                axis=axis,
+                observation=observation,
+                category=category,
+                project=project,
+                summary=summary,
+                idempotency_key=idempotency_key,
+                version_token=version_token,
+            )
+
+    @verb("read", arguments=("axis",), enums={"axis": ("user", "project")})
+    def profile(
+        self, axis: str, project: str | None = None, include_muted: bool = False
+    ) -> list[dict[str, Any]]:
+        """The categories of an axis: per category its summary (or a 160-character snippet), token
+        estimate, muted flag and modified time.
+
+        Args:
+            axis: 'user' or 'project'.
+            project: The project, for the project axis.
+            include_muted: Also list muted categories.
+        """
+        with self._store.read() as tx:
+            return categories.profile(tx, self.tenant, axis, project, include_muted)
+
+    @verb(
+        "write",
+        errors=(ItemNotFound, InvalidLabel),
+        arguments=("category",),
+        enums={"axis": ("user", "project")},
+    )
+    def mute(
+        self, category: str, *, axis: str = "user", project: str | None = None
+    ) -> dict[str, Any]:
+        """Keep a category out of context and the profile (search still finds it).
+
+        Args:
+            category: The category label.
+            axis: 'user' or 'project'.
+            project: The project, for the project axis.
+        """
+        with self._write() as tx:
+            return categories.set_muted(
+                tx, self.tenant, self.principal, category, axis, project, True
+            )
+
+    @verb(
+        "write",
+        errors=(ItemNotFound, InvalidLabel),
+        arguments=("category",),
+        enums={"axis": ("user", "project")},
+    )
+    def unmute(
+        self, category: str, *, axis: str = "user", project: str | None = None
+    ) -> dict[str, Any]:
+        """Bring a muted category back into context and the profile.
+
+        Args:
+            category: The category label.
+            axis: 'user' or 'project'.
+            project: The project, for the project axis.
+        """
+        with self._write() as tx:
+            return categories.set_muted(
+                tx, self.tenant, self.principal, category, axis, project, False
+            )
+
+    @verb(
+        "write",
+        errors=(ItemNotFound,),
+        arguments=("action",),
+        enums={"action": ("list", "mark_reviewed")},
+    )
+    def review(
+        self,
+        action: str = "list",
+        *,
+        id: int | None = None,
+        scope: str | None = None,
+        limit: int = 20,
+    ) -> list[dict[str, Any]] | dict[str, Any]:
+        """List notes past their review date (stale context to re-check, not trusted facts), or mark
+        one reviewed.
+
+        Args:
+            action: 'list' or 'mark_reviewed'.
+            id: The note, for mark_reviewed.
+            scope: Only this scope.
+            limit: At most this many (1-1000).
+        """
+        if action == "mark_reviewed":
+            if id is None:
+                raise InvalidInput("mark_reviewed needs the note's id")
+            return self.mark_reviewed(id)
+        if action != "list":
+            raise InvalidInput(f"action must be one of {', '.join(REVIEW_ACTIONS)}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidInput("limit must be an integer from 1 to 1000")
+        with self._store.read() as tx:
+            return note_lifecycle.due_for_review(tx, self.tenant, scope, limit)
+
+    @verb("write", errors=(ItemNotFound,), arguments=("id",))
+    def mark_reviewed(self, id: int) -> dict[str, Any]:
+        """Confirm a note is still true: its review date moves forward by its kind's interval.
+        Nothing else ever moves it.
+
+        Args:
+            id: The note's id.
+        """
+        with self._write() as tx:
+            return note_lifecycle.mark_reviewed(tx, self.tenant, self.principal, id)
+
+    @verb("write", arguments=("text",))
+    def capture_passive(
+        self,
+        text: str,
+        *,
+        scope: str | None = None,
+        session: str | None = None,
+        source: str | None = None,
+    ) -> dict[str, Any]:
+        """Save the items of the last 'Key Learnings' section of a text (numbered, else bulleted; at
+        least 20 characters and 4 words) as passive notes, skipping ones already known.
+
+        Args:
+            text: The text to read (an agent's final answer, say).
+            scope: 'user' or 'project:<name>' (default 'user').
+            session: The session to file them under.
+            source: Who wrote the text.
+        """
+        principal = self.principal if source is None else checked_label(source, "source")
+        with self._write() as tx:
+            return passive.capture(
+                tx, tenant=self.tenant, principal=principal, text=text, scope=scope, session=session
+            )
+
+    @verb("read", arguments=("kind", "title"))
+    def suggest_key(self, kind: str, title: str, content: str = "") -> dict[str, Any]:
+        """Suggest a stable family/slug topic key for a note, to update it later.
+
+        Args:
+            kind: The note's kind.
+            title: The note's title.
+            content: The note's content (used when the title gives no words).
+        """
+        return passive.suggest_key(kind, title, content)
+
+    @verb("write", arguments=("id",))
+    def session_start(
+        self, id: str, project: str | None = None, directory: str | None = None
+    ) -> dict[str, Any]:
+        """Open a working session (notes saved with it form its timeline).
+
+        Args:
+            id: The session id.
+            project: The project it works on.
+            directory: The working directory.
+        """
+        with self._write() as tx:
+            return sessions.start(tx, self.tenant, id, project, directory)
+
+    @verb("write", errors=(ItemNotFound,), arguments=("id",))
+    def session_end(self, id: str, summary: str | None = None) -> dict[str, Any]:
+        """Close a session; its summary is saved as a note that recent context shows.
+
+        Args:
+            id: The session id.
+            summary: What happened in the session.
+        """
+        with self._write() as tx:
+            return sessions.end(tx, self.tenant, self.principal, id, summary)
+
+    @verb("read")
+    def recent(
+        self, scope: str | None = None, max_bytes: int = sessions.DEFAULT_RECENT_BYTES
+    ) -> dict[str, Any]:
+        """The latest notes and session summaries as one text for a session start, at most max_bytes
+        of UTF-8, flagged truncated when cut.
+
+        Args:
+            scope: Only this scope.
+            max_bytes: Size limit (default 16384, cap 65536).
+        """
+        with self._store.read() as tx:
+            return sessions.recent(tx, self.tenant, scope, max_bytes)
+
+    @verb("read")
+    def journal(
+        self,
+        scope: str | None = None,
+        since: str | None = None,
+        principal: str | None = None,
+        limit: int = 100,
+    ) -> list[dict[str, Any]]:
+        """The revision journal: every change to any item, newest first, with its operation,
+        principal and characters added and removed.
+
+        Args:
+            scope: Only this scope.
+            since: Only changes at or after this ISO 8601 time.
+            principal: Only changes by this writer.
+            limit: At most this many (1-1000).
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise InvalidInput("limit must be an integer")
+        with self._store.read() as tx:
+            return history.read_journal(
+                tx,
+                self.tenant,
+                scope=None if scope is None else checked_label(scope, "scope"),
+                since=None if since is None else parse_time(since, "since"),
+                principal=None if principal is None else checked_label(principal, "principal"),
+                limit=limit,
+            )
+
+    @verb("write")
+    def configure(
+        self,
+        review_months: Mapping[str, int | None] | None = None,
+        note_limit_bytes: int | None = None,
+    ) -> dict[str, Any]:
+        """Read or change this memory's settings: the review interval per note kind and the note
+        size limit.
+
+        Args:
+            review_months: Months per kind, e.g. {"decision": 6}; null removes a kind's review date.
+            note_limit_bytes: The note size limit in bytes.
+        """
+        with self._write() as tx:
+            return settings.configure(
+                tx, self.tenant, review_months_by_kind=review_months, limit_bytes=note_limit_bytes
+            )
+
+    @verb("write", errors=(ItemNotFound,), arguments=("from_id", "to_id"))
+    def link(self, from_id: int, to_id: int, type: str = "related") -> dict[str, Any]:
+        """Link two items (context follows links both ways). Notes also link by writing [[Title]] in
+        their text.
+
+        Args:
+            from_id: The item the link starts from.
+            to_id: The item it points to.
+            type: The kind of link (default 'related').
+        """
+        with self._write(0) as tx:
+            return links.link(tx, self.tenant, from_id, to_id, type)

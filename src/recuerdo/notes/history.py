@@ -1,0 +1,205 @@
+"""Revisions and the journal: who changed what, how much, and when.
+
+Every version of a note is kept whole in ``revisions``; every change to any item (entries too)
+is a ``journal`` row without text, so the owner can see exactly what an agent wrote and the
+journal never holds words that a forget must also erase.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from ..core.clock import now_iso
+from ..errors import InvalidInput, ItemNotFound
+from ..store.base import Row, Tx
+
+JOURNAL_OPERATIONS = ("write", "edit", "restore", "delete", "merge", "import", "review", "conflict")
+MAX_JOURNAL_LIMIT = 1000
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def normalized_hash(text: str) -> str:
+    """The hash of the text lower-cased with whitespace collapsed: what counts as a repeat."""
+    return content_hash(" ".join(text.lower().split()))
+
+
+def _common_prefix(a: str, b: str) -> int:
+    # Binary search over slice comparisons: C-speed even for 50 KB notes.
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def change_size(old: str, new: str) -> tuple[int, int]:
+    """(characters added, characters removed): the changed middle once the common start and
+    end are set aside. Exact for one contiguous change; an upper bound for scattered ones."""
+    prefix = _common_prefix(old, new)
+    suffix = _common_prefix(old[prefix:][::-1], new[prefix:][::-1])
+    return len(new) - prefix - suffix, len(old) - prefix - suffix
+
+
+def record_revision(
+    tx: Tx,
+    *,
+    item_id: int,
+    version: int | None,
+    operation: str,
+    principal: str,
+    title: str | None,
+    kind: str | None,
+    content: str,
+    added: int,
+    removed: int,
+    based_on: int | None = None,
+) -> int:
+    return int(
+        tx.scalar(
+            "INSERT INTO revisions (item_id, version, based_on, operation, principal, title, kind,"
+            " content, chars_added, chars_removed, content_hash, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (
+                item_id,
+                version,
+                based_on,
+                operation,
+                principal,
+                title,
+                kind,
+                content,
+                added,
+                removed,
+                content_hash(content),
+                now_iso(),
+            ),
+        )
+    )
+
+
+def journal(
+    tx: Tx,
+    *,
+    tenant: str,
+    scope: str,
+    item_id: int,
+    item_type: str,
+    operation: str,
+    principal: str,
+    version: int | None = None,
+    added: int = 0,
+    removed: int = 0,
+) -> None:
+    tx.execute(
+        "INSERT INTO journal (tenant, scope, item_id, item_type, operation, principal, version,"
+        " chars_added, chars_removed, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            tenant,
+            scope,
+            item_id,
+            item_type,
+            operation,
+            principal,
+            version,
+            added,
+            removed,
+            now_iso(),
+        ),
+    )
+
+
+def journal_row(
+    tx: Tx,
+    row: Row,
+    operation: str,
+    principal: str,
+    *,
+    version: int | None = None,
+    added: int = 0,
+    removed: int = 0,
+) -> None:
+    """A journal line for a change to the item in ``row`` (its tenant, scope, id and type)."""
+    journal(
+        tx,
+        tenant=row["tenant"],
+        scope=row["scope"],
+        item_id=row["id"],
+        item_type=row["item_type"],
+        operation=operation,
+        principal=principal,
+        version=row["version"] if version is None else version,
+        added=added,
+        removed=removed,
+    )
+
+
+def _revision_summary(row: Row) -> dict[str, Any]:
+    return {
+        "revision_id": row["id"],
+        "version": row["version"],
+        "operation": row["operation"],
+        "principal": row["principal"],
+        "created_at": row["created_at"],
+        "chars_added": row["chars_added"],
+        "chars_removed": row["chars_removed"],
+        "content_hash": row["content_hash"],
+        "based_on": row["based_on"],
+    }
+
+
+def history(tx: Tx, item_id: int) -> list[dict[str, Any]]:
+    rows = tx.all(
+        "SELECT id, version, based_on, operation, principal, created_at, chars_added,"
+        " chars_removed, content_hash FROM revisions WHERE item_id = ? ORDER BY id",
+        (item_id,),
+    )
+    return [_revision_summary(row) for row in rows]
+
+
+def revision(tx: Tx, item_id: int, version: object) -> dict[str, Any]:
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise InvalidInput(f"a version is an integer, got {version!r}")
+    row = tx.one("SELECT * FROM revisions WHERE item_id = ? AND version = ?", (item_id, version))
+    if row is None:
+        raise ItemNotFound(f"note {item_id} has no version {version}")
+    return {
+        **_revision_summary(row),
+        "title": row["title"],
+        "kind": row["kind"],
+        "content": row["content"],
+    }
+
+
+def read_journal(
+    tx: Tx,
+    tenant: str,
+    *,
+    scope: str | None,
+    since: str | None,
+    principal: str | None,
+    limit: int,
+) -> list[dict[str, Any]]:
+    where = ["tenant = ?"]
+    params: list[Any] = [tenant]
+    for column, value in (("scope", scope), ("principal", principal)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if since is not None:
+        where.append("created_at >= ?")
+        params.append(since)
+    params.append(max(1, min(limit, MAX_JOURNAL_LIMIT)))
+    rows = tx.all(
+        "SELECT id, scope, item_id, item_type, operation, principal, version, chars_added,"
+        f" chars_removed, created_at FROM journal WHERE {' AND '.join(where)}"
+        " ORDER BY id DESC LIMIT ?",
+        params,
+    )
+    return [dict(row) for row in rows]

@@ -1,0 +1,62 @@
+"""Links between items: explicit ones, and ``[[wikilinks]]`` written in note text."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..core.clock import now_iso
+from ..core.text import checked_label
+from ..errors import InvalidInput, ItemNotFound
+from ..store.base import Row, Tx
+
+_WIKILINK = re.compile(r"\[\[([^\[\]|\n]{1,200})(?:\|[^\[\]\n]*)?\]\]")
+
+
+def _live_item(tx: Tx, tenant: str, item_id: object) -> Row:
+    if isinstance(item_id, bool) or not isinstance(item_id, int):
+        raise InvalidInput(f"an item id is an integer, got {item_id!r}")
+    row = tx.one(
+        "SELECT id, scope FROM items WHERE id = ? AND tenant = ? AND status <> 'deleted'",
+        (item_id, tenant),
+    )
+    if row is None:
+        raise ItemNotFound(f"no item with id {item_id}")
+    return row
+
+
+def link(tx: Tx, tenant: str, from_id: object, to_id: object, kind: object) -> dict[str, Any]:
+    source, target = _live_item(tx, tenant, from_id), _live_item(tx, tenant, to_id)
+    if source["id"] == target["id"]:
+        raise InvalidInput("an item cannot link to itself")
+    label = checked_label(kind, "type", max_chars=64)
+    created = tx.execute(
+        "INSERT INTO links (from_id, to_id, type, origin, created_at) VALUES (?, ?, ?, 'explicit',"
+        " ?) ON CONFLICT (from_id, to_id, type) DO NOTHING",
+        (source["id"], target["id"], label, now_iso()),
+    )
+    return {
+        "from_id": source["id"],
+        "to_id": target["id"],
+        "type": label,
+        "outcome": "created" if created else "exists",
+    }
+
+
+def sync_wikilinks(tx: Tx, row: Row) -> None:
+    """Make the note's wikilinks match its text: ``[[Title]]`` links to the note of that title
+    (in the same scope if there is one, else in any scope of the tenant)."""
+    titles = {match.group(1).strip() for match in _WIKILINK.finditer(row["content"])}
+    tx.execute("DELETE FROM links WHERE from_id = ? AND origin = 'wikilink'", (row["id"],))
+    for title in titles:
+        target = tx.one(
+            "SELECT id FROM items WHERE tenant = ? AND item_type = 'note' AND title = ?"
+            " AND status <> 'deleted' AND id <> ? ORDER BY (scope = ?) DESC, id DESC LIMIT 1",
+            (row["tenant"], title, row["id"], row["scope"]),
+        )
+        if target is not None:
+            tx.execute(
+                "INSERT INTO links (from_id, to_id, type, origin, created_at) VALUES"
+                " (?, ?, 'wikilink', 'wikilink', ?) ON CONFLICT (from_id, to_id, type) DO NOTHING",
+                (row["id"], target["id"], now_iso()),
+            )

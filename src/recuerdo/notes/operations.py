@@ -1,0 +1,488 @@
+"""Notes: titled living documents with a kind, a scope, an optional key, and full history.
+
+A save with a key updates the current note of that (tenant, scope, key) and keeps the previous
+version as a revision; a stale ``expected_version`` keeps the incoming text as a conflict
+revision and changes nothing else. Soft-deleted notes are hidden from every read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..core.clock import now, now_iso, to_iso
+from ..core.items import status_of
+from ..core.settings import note_limit_bytes, review_months
+from ..core.text import check_tags, checked_label, checked_text
+from ..errors import (
+    Conflict,
+    ContentTooLarge,
+    EmptyContent,
+    EmptyTitle,
+    InvalidInput,
+    ItemNotFound,
+    VersionConflict,
+)
+from ..index import chunks as chunk_index
+from ..store.base import Row, Tx
+from . import history, links
+from .text import cap_utf8, redact_private
+
+DEFAULT_SCOPE = "user"
+DEFAULT_KIND = "manual"
+DUPLICATE_WINDOW = timedelta(minutes=15)
+MAX_INPUT_BYTES = 5_000_000
+MAX_TITLE_BYTES = 1_000
+_KIND = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+def check_kind(kind: object) -> str:
+    if kind is None:
+        return DEFAULT_KIND
+    if not isinstance(kind, str) or not _KIND.fullmatch(kind.strip().lower()):
+        raise InvalidInput(
+            f"kind must be a short lower-case word such as decision or bugfix, got {kind!r}"
+        )
+    return kind.strip().lower()
+
+
+def check_scope(scope: object) -> str:
+    return DEFAULT_SCOPE if scope is None else checked_label(scope, "scope")
+
+
+def check_title(title: object) -> str:
+    if isinstance(title, str) and not title.strip():
+        raise EmptyTitle("title is empty: a note needs a title (nothing was stored)")
+    text = checked_text(title, "title", max_bytes=MAX_TITLE_BYTES)
+    return " ".join(text.split())
+
+
+def check_body(content: object, field: str = "content") -> str:
+    """User text for a note body: validated, secrets and private spans redacted."""
+    return redact_private(checked_text(content, field, max_bytes=MAX_INPUT_BYTES))
+
+
+def version_token(item_id: int, version: int) -> str:
+    return f"{item_id}:{version}"
+
+
+def plus_months(moment: datetime, months: int) -> datetime:
+    month_index = moment.month - 1 + months
+    year, month = moment.year + month_index // 12, month_index % 12 + 1
+    for day in (moment.day, 30, 29, 28):  # clamp 31 March + 1 month to 30 April
+        try:
+            return moment.replace(year=year, month=month, day=day)
+        except ValueError:
+            continue
+    raise AssertionError("unreachable")
+
+
+def review_date(tx: Tx, tenant: str, kind: str) -> str | None:
+    months = review_months(tx, tenant).get(kind)
+    if not months:
+        return None
+    return to_iso(plus_months(now(), months))
+
+
+def note_dict(row: Row, at: str | None = None) -> dict[str, Any]:
+    at = at or now_iso()
+    return {
+        "id": row["id"],
+        "item_type": row["item_type"],
+        "title": row["title"],
+        "content": row["content"],
+        "kind": row["category"],
+        "scope": row["scope"],
+        "key": row["key"],
+        "tags": json.loads(row["tags"]),
+        "source": row["source"],
+        "status": status_of(row, at),
+        "version": row["version"],
+        "version_token": version_token(row["id"], row["version"]),
+        "session": row["session"],
+        "summary": row["summary"],
+        "muted": bool(row["muted"]),
+        "duplicates": row["duplicates"],
+        "review_at": row["review_at"],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+        "bytes": len(row["content"].encode("utf-8")),
+    }
+
+
+def _row(tx: Tx, item_id: int) -> Row:
+    row = tx.one("SELECT * FROM items WHERE id = ?", (item_id,))
+    assert row is not None
+    return row
+
+
+def load_note(tx: Tx, tenant: str, item_id: object, *, deleted: bool = False) -> Row:
+    if isinstance(item_id, bool) or not isinstance(item_id, int):
+        raise InvalidInput(f"a note id is an integer, got {item_id!r}")
+    row = tx.one(
+        "SELECT * FROM items WHERE id = ? AND tenant = ? AND item_type = 'note'",
+        (item_id, tenant),
+    )
+    if row is None or (row["status"] == "deleted") != deleted:
+        state = "deleted note" if deleted else "note"
+        raise ItemNotFound(f"no {state} with id {item_id}")
+    return row
+
+
+def _set_tags(tx: Tx, item_id: int, tags: list[str]) -> None:
+    tx.execute("DELETE FROM item_tags WHERE item_id = ?", (item_id,))
+    if tags:
+        tx.executemany(
+            "INSERT INTO item_tags (item_id, tag) VALUES (?, ?)", [(item_id, t) for t in tags]
+        )
+
+
+def ensure_session(tx: Tx, tenant: str, session: str, scope: str) -> None:
+    tx.execute(
+        "INSERT INTO sessions (tenant, id, scope, started_at) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (tenant, id) DO NOTHING",
+        (tenant, session, scope, now_iso()),
+    )
+
+
+def create(
+    tx: Tx,
+    *,
+    tenant: str,
+    principal: str,
+    title: str,
+    content: str,
+    kind: str,
+    scope: str,
+    key: str | None = None,
+    tags: list[str] | None = None,
+    session: str | None = None,
+    summary: str | None = None,
+) -> int:
+    stamp = now_iso()
+    tags = tags or []
+    item_id = int(
+        tx.scalar(
+            "INSERT INTO items (tenant, scope, item_type, category, title, key, content, tags,"
+            " source, version, created_at, updated_at, session, content_hash, review_at, summary)"
+            " VALUES (?, ?, 'note', ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (
+                tenant,
+                scope,
+                kind,
+                title,
+                key,
+                content,
+                json.dumps(tags, ensure_ascii=False),
+                principal,
+                stamp,
+                stamp,
+                session,
+                None if key is not None else history.normalized_hash(content),
+                review_date(tx, tenant, kind),
+                summary,
+            ),
+        )
+    )
+    _set_tags(tx, item_id, tags)
+    if session is not None:
+        ensure_session(tx, tenant, session, scope)
+    if "[[" in content:
+        links.sync_wikilinks(tx, _row(tx, item_id))
+    history.record_revision(
+        tx,
+        item_id=item_id,
+        version=1,
+        operation="write",
+        principal=principal,
+        title=title,
+        kind=kind,
+        content=content,
+        added=len(content),
+        removed=0,
+    )
+    history.journal(
+        tx,
+        tenant=tenant,
+        scope=scope,
+        item_id=item_id,
+        item_type="note",
+        operation="write",
+        principal=principal,
+        version=1,
+        added=len(content),
+    )
+    return item_id
+
+
+def write_version(
+    tx: Tx,
+    row: Row,
+    *,
+    principal: str,
+    operation: str,
+    content: str,
+    title: str | None = None,
+    kind: str | None = None,
+    tags: list[str] | None = None,
+    summary: str | None = None,
+    session: str | None = None,
+) -> tuple[int, int, int]:
+    """Make ``content`` the current version of the note in ``row``; keep the revision.
+    Returns (new version, characters added, characters removed)."""
+    version = int(row["version"]) + 1
+    added, removed = history.change_size(row["content"], content)
+    new_title = row["title"] if title is None else title
+    new_kind = row["category"] if kind is None else kind
+    # Only columns that change are written: SQLite rewrites an index entry whenever its
+    # column appears in the SET list, changed or not.
+    changes: dict[str, Any] = {"content": content, "version": version, "updated_at": now_iso()}
+    if row["key"] is None:
+        # Repeats are found by this hash only for notes without a key; a keyed note is
+        # compared with its current text, and skipping the hash spares an index write.
+        changes["content_hash"] = history.normalized_hash(content)
+    candidates = {
+        "title": new_title,
+        "category": new_kind,
+        "summary": summary,
+        "session": session,
+        "tags": None if tags is None else json.dumps(tags, ensure_ascii=False),
+    }
+    for column, value in candidates.items():
+        if value is not None and value != row[column]:
+            changes[column] = value
+    assignments = ", ".join(f"{column} = ?" for column in changes)
+    tx.execute(f"UPDATE items SET {assignments} WHERE id = ?", (*changes.values(), row["id"]))
+    if "tags" in changes:
+        _set_tags(tx, row["id"], tags or [])
+    if "[[" in content or "[[" in row["content"]:
+        links.sync_wikilinks(tx, _row(tx, row["id"]))
+    chunk_index.rechunk(tx, row["id"])
+    history.record_revision(
+        tx,
+        item_id=row["id"],
+        version=version,
+        operation=operation,
+        principal=principal,
+        title=new_title,
+        kind=new_kind,
+        content=content,
+        added=added,
+        removed=removed,
+    )
+    history.journal(
+        tx,
+        tenant=row["tenant"],
+        scope=row["scope"],
+        item_id=row["id"],
+        item_type="note",
+        operation=operation,
+        principal=principal,
+        version=version,
+        added=added,
+        removed=removed,
+    )
+    return version, added, removed
+
+
+def check_token(row: Row, token: object) -> None:
+    if token is None:
+        return
+    current = version_token(row["id"], row["version"])
+    if token != current:
+        raise VersionConflict(
+            f"version token {token!r} is stale: the note is now at {current!r}; re-read it "
+            "and retry (nothing was changed)",
+            current_version_token=current,
+            current_version=row["version"],
+        )
+
+
+def _duplicate_of(
+    tx: Tx, tenant: str, scope: str, kind: str, title: str, content: str
+) -> Row | None:
+    since = to_iso(now() - DUPLICATE_WINDOW)
+    return tx.one(
+        "SELECT * FROM items WHERE tenant = ? AND scope = ? AND content_hash = ?"
+        " AND item_type = 'note' AND status <> 'deleted' AND category = ? AND title = ?"
+        " AND updated_at >= ? ORDER BY id DESC LIMIT 1",
+        (tenant, scope, history.normalized_hash(content), kind, title, since),
+    )
+
+
+def _count_duplicate(tx: Tx, row: Row) -> dict[str, Any]:
+    tx.execute("UPDATE items SET duplicates = duplicates + 1 WHERE id = ?", (row["id"],))
+    return {
+        "id": row["id"],
+        "version": row["version"],
+        "outcome": "duplicate",
+        "duplicates": row["duplicates"] + 1,
+    }
+
+
+def save(
+    tx: Tx,
+    *,
+    tenant: str,
+    principal: str,
+    title: object,
+    content: object,
+    kind: object,
+    scope: object,
+    key: object,
+    session: object,
+    expected_version: object,
+    tags: object,
+    strict: bool,
+) -> dict[str, Any]:
+    """The save rules of the module docstring. A conflict is *returned* (with the conflict
+    revision already written) so the caller can commit it before raising."""
+    note_title = check_title(title)
+    note_kind = check_kind(kind)
+    note_scope = check_scope(scope)
+    note_key = None if key is None else checked_label(key, "key")
+    note_session = None if session is None else checked_label(session, "session")
+    note_tags = check_tags(tags)
+    if expected_version is not None and (
+        isinstance(expected_version, bool) or not isinstance(expected_version, int)
+    ):
+        raise InvalidInput(f"expected_version is an integer, got {expected_version!r}")
+    body = check_body(content)
+    if not body.strip():
+        raise EmptyContent("content is empty: there is nothing to store")
+    limit = note_limit_bytes(tx, tenant)
+    capped = cap_utf8(body, limit)
+    if capped.truncated and strict:
+        raise ContentTooLarge(
+            f"content is {capped.original_bytes} bytes; the limit is {limit} bytes "
+            "(strict mode: nothing was stored)",
+            original_bytes=capped.original_bytes,
+            limit_bytes=limit,
+        )
+    size = {
+        "truncated": capped.truncated,
+        "original_bytes": capped.original_bytes,
+        "stored_bytes": capped.stored_bytes,
+        "limit_bytes": limit,
+    }
+    body = capped.text
+    base = {"key": note_key, "scope": note_scope, "kind": note_kind, **size}
+
+    current = None
+    if note_key is not None:
+        current = tx.one(
+            "SELECT * FROM items WHERE tenant = ? AND scope = ? AND key = ?"
+            " AND item_type = 'note' AND status <> 'deleted'",
+            (tenant, note_scope, note_key),
+        )
+    if current is not None:
+        if expected_version is not None and expected_version != current["version"]:
+            conflict_id = history.record_revision(
+                tx,
+                item_id=current["id"],
+                version=None,
+                operation="conflict",
+                principal=principal,
+                title=note_title,
+                kind=note_kind,
+                content=body,
+                added=0,
+                removed=0,
+                based_on=expected_version,
+            )
+            history.journal(
+                tx,
+                tenant=tenant,
+                scope=note_scope,
+                item_id=current["id"],
+                item_type="note",
+                operation="conflict",
+                principal=principal,
+                version=current["version"],
+            )
+            current_revision = tx.scalar(
+                "SELECT id FROM revisions WHERE item_id = ? AND version = ?",
+                (current["id"], current["version"]),
+            )
+            return {
+                "conflict": True,
+                "id": current["id"],
+                "current_version": current["version"],
+                "current_revision_id": current_revision,
+                "conflict_revision_id": conflict_id,
+                "expected_version": expected_version,
+            }
+        same = (current["content"], current["title"], current["category"]) == (
+            body,
+            note_title,
+            note_kind,
+        )
+        if same:
+            return {
+                **base,
+                **_count_duplicate(tx, current),
+                "version_token": version_token(current["id"], current["version"]),
+            }
+        version, added, removed = write_version(
+            tx,
+            current,
+            principal=principal,
+            operation="write",
+            content=body,
+            title=note_title,
+            kind=note_kind,
+            tags=note_tags or None,
+            session=note_session,
+        )
+        return {
+            **base,
+            "id": current["id"],
+            "version": version,
+            "outcome": "updated",
+            "duplicates": current["duplicates"],
+            "chars_added": added,
+            "chars_removed": removed,
+            "version_token": version_token(current["id"], version),
+        }
+    if note_key is None:
+        repeat = _duplicate_of(tx, tenant, note_scope, note_kind, note_title, body)
+        if repeat is not None:
+            return {
+                **base,
+                **_count_duplicate(tx, repeat),
+                "version_token": version_token(repeat["id"], repeat["version"]),
+            }
+    item_id = create(
+        tx,
+        tenant=tenant,
+        principal=principal,
+        title=note_title,
+        content=body,
+        kind=note_kind,
+        scope=note_scope,
+        key=note_key,
+        tags=note_tags,
+        session=note_session,
+    )
+    return {
+        **base,
+        "id": item_id,
+        "version": 1,
+        "outcome": "created",
+        "duplicates": 0,
+        "chars_added": len(body),
+        "chars_removed": 0,
+        "version_token": version_token(item_id, 1),
+    }
+
+
+def raise_conflict(reply: dict[str, Any]) -> None:
+    raise Conflict(
+        f"note {reply['id']} is at version {reply['current_version']}, not "
+        f"{reply['expected_version']}: nothing was overwritten; the incoming text is kept as "
+        f"conflict revision {reply['conflict_revision_id']} beside current revision "
+        f"{reply['current_revision_id']}",
+        **{k: v for k, v in reply.items() if k != "conflict"},
+    )

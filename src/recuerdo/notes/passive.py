@@ -1,0 +1,185 @@
+"""Passive capture of learnings from an agent's own text, and stable topic keys.
+
+``capture_passive`` reads the *last* section headed ``Key Learnings``, ``Learnings`` or
+``Aprendizajes Clave``, takes its numbered items (or, when there are none, its bullets), strips
+the markdown, keeps items of at least 20 characters and 4 words, and saves each one not already
+known in the scope as a ``passive`` note.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from ..core.text import checked_label
+from ..store.base import Tx
+from . import history
+from . import operations as notes
+
+HEADINGS = ("key learnings", "learnings", "aprendizajes clave")
+MIN_CHARS = 20
+MIN_WORDS = 4
+MAX_ITEMS = 100
+PASSIVE_KIND = "passive"
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
+_NUMBERED = re.compile(r"^\s{0,3}\d{1,3}[.)]\s+(.*)$")
+_BULLET = re.compile(r"^\s{0,3}[-*+•]\s+(.*)$")
+_CONTINUATION = re.compile(r"^\s{2,}\S")
+_FAMILIES = {
+    "decision": "decision",
+    "architecture": "architecture",
+    "bugfix": "bug",
+    "bug": "bug",
+    "pattern": "pattern",
+    "config": "config",
+    "discovery": "discovery",
+    "learning": "learning",
+    "preference": "preference",
+    "policy": "policy",
+    "passive": "learning",
+    "manual": "note",
+}
+_STOP = {
+    "a",
+    "an",
+    "the",
+    "of",
+    "to",
+    "in",
+    "on",
+    "for",
+    "and",
+    "or",
+    "with",
+    "is",
+    "are",
+    "el",
+    "la",
+    "los",
+    "las",
+    "de",
+    "del",
+    "y",
+    "en",
+    "un",
+    "una",
+    "para",
+    "por",
+}
+
+
+def strip_markdown(text: str) -> str:
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links and images keep their text
+    text = re.sub(r"`([^`]*)`", r"\1", text)
+    text = re.sub(r"(\*\*|__)(.+?)\1", r"\2", text)
+    text = re.sub(r"(?<![\w*])([*_])(?!\s)(.+?)(?<!\s)\1(?![\w*])", r"\2", text)
+    text = re.sub(r"~~(.+?)~~", r"\1", text)
+    return " ".join(text.split())
+
+
+def _last_learnings_section(text: str) -> list[str] | None:
+    lines = text.splitlines()
+    start = level = None
+    for number, line in enumerate(lines):
+        match = _HEADING.match(line)
+        if match and strip_markdown(match.group(2)).rstrip(":").strip().casefold() in HEADINGS:
+            start, level = number, len(match.group(1))
+    if start is None or level is None:
+        return None
+    body = []
+    for line in lines[start + 1 :]:
+        match = _HEADING.match(line)
+        if match and len(match.group(1)) <= level:
+            break
+        body.append(line)
+    return body
+
+
+def _items(lines: list[str], pattern: re.Pattern[str]) -> list[str]:
+    """Items that start with ``pattern``; indented lines continue the item above them."""
+    found: list[list[str]] = []
+    open_item = False
+    for line in lines:
+        match = pattern.match(line)
+        if match:
+            found.append([match.group(1)])
+            open_item = True
+        elif open_item and _CONTINUATION.match(line):
+            found[-1].append(line.strip())
+        elif not line.strip():
+            open_item = False
+    return [" ".join(parts) for parts in found]
+
+
+def extract_learnings(text: str) -> list[str]:
+    section = _last_learnings_section(text)
+    if section is None:
+        return []
+    raw = _items(section, _NUMBERED) or _items(section, _BULLET)
+    kept = []
+    for item in raw:
+        clean = strip_markdown(item)
+        if len(clean) >= MIN_CHARS and len(clean.split()) >= MIN_WORDS:
+            kept.append(clean)
+    return kept[:MAX_ITEMS]
+
+
+def _title(item: str) -> str:
+    return item if len(item) <= 80 else item[:79].rstrip() + "…"
+
+
+def capture(
+    tx: Tx, *, tenant: str, principal: str, text: object, scope: object, session: object
+) -> dict[str, Any]:
+    body = notes.check_body(text, "text")
+    note_scope = notes.check_scope(scope)
+    learnings = extract_learnings(body)
+    saved: list[int] = []
+    duplicates = 0
+    seen: set[str] = set()
+    for item in learnings:
+        digest = history.normalized_hash(item)
+        known = digest in seen or tx.scalar(
+            "SELECT 1 FROM items WHERE tenant = ? AND scope = ? AND content_hash = ?"
+            " AND item_type = 'note' AND category = ? AND status <> 'deleted' LIMIT 1",
+            (tenant, note_scope, digest, PASSIVE_KIND),
+        )
+        seen.add(digest)
+        if known:
+            duplicates += 1
+            continue
+        saved.append(
+            notes.create(
+                tx,
+                tenant=tenant,
+                principal=principal,
+                title=_title(item),
+                content=item,
+                kind=PASSIVE_KIND,
+                scope=note_scope,
+                session=None if session is None else checked_label(session, "session"),
+            )
+        )
+    return {
+        "extracted": len(learnings),
+        "saved": len(saved),
+        "duplicates": duplicates,
+        "ids": saved,
+        "scope": note_scope,
+    }
+
+
+def _slug(text: str, words: int = 6) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    tokens = [t for t in re.findall(r"[a-z0-9]+", ascii_text) if t not in _STOP]
+    return "-".join(tokens[:words])[:60].strip("-")
+
+
+def suggest_key(kind: object, title: object, content: object) -> dict[str, Any]:
+    """A stable ``family/slug`` topic key: the same inputs always give the same key."""
+    family = _FAMILIES.get(str(kind or "").strip().lower(), "topic")
+    slug = _slug(str(title or "")) or _slug(str(content or ""))
+    if not slug:
+        slug = "n-" + history.content_hash(f"{title}\n{content}")[:10]
+    return {"key": f"{family}/{slug}", "family": family}

@@ -1,0 +1,194 @@
+"""Sessions, timelines and recent context (Engram family).
+
+A session groups the notes saved during one working session; its summary becomes a note so
+that ``recent`` (the context an agent reads when it starts) shows it beside the latest notes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.clock import now_iso
+from ..core.items import status_of
+from ..core.text import checked_label
+from ..errors import InvalidInput, ItemNotFound
+from ..store.base import Row, Tx
+from . import operations as notes
+from .text import cap_utf8
+
+SUMMARY_KIND = "session_summary"
+DEFAULT_RECENT_BYTES = 16_384
+MAX_RECENT_BYTES = 65_536
+MAX_NEIGHBOURS = 50
+_PAGE = 64
+
+
+def start(
+    tx: Tx, tenant: str, session: object, project: object, directory: object
+) -> dict[str, Any]:
+    session_id = checked_label(session, "session")
+    scope = "user" if project is None else f"project:{checked_label(project, 'project')}"
+    folder = None if directory is None else checked_label(directory, "directory", max_chars=4096)
+    stamp = now_iso()
+    tx.execute(
+        "INSERT INTO sessions (tenant, id, scope, directory, started_at) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (tenant, id) DO UPDATE SET scope = excluded.scope,"
+        " directory = coalesce(excluded.directory, sessions.directory)",
+        (tenant, session_id, scope, folder, stamp),
+    )
+    return _session(tx, tenant, session_id)
+
+
+def _session(tx: Tx, tenant: str, session_id: str) -> dict[str, Any]:
+    row = tx.one("SELECT * FROM sessions WHERE tenant = ? AND id = ?", (tenant, session_id))
+    if row is None:
+        raise ItemNotFound(f"no session {session_id!r}")
+    return {
+        "session": row["id"],
+        "scope": row["scope"],
+        "directory": row["directory"],
+        "started_at": row["started_at"],
+        "ended_at": row["ended_at"],
+        "summary": row["summary"],
+    }
+
+
+def end(tx: Tx, tenant: str, principal: str, session: object, summary: object) -> dict[str, Any]:
+    session_id = checked_label(session, "session")
+    current = _session(tx, tenant, session_id)
+    text = None if summary is None else notes.check_body(summary, "summary").strip() or None
+    tx.execute(
+        "UPDATE sessions SET ended_at = ?, summary = coalesce(?, summary)"
+        " WHERE tenant = ? AND id = ?",
+        (now_iso(), text, tenant, session_id),
+    )
+    note_id = None
+    if text is not None:
+        reply = notes.save(
+            tx,
+            tenant=tenant,
+            principal=principal,
+            title=f"Session {session_id} summary",
+            content=text,
+            kind=SUMMARY_KIND,
+            scope=current["scope"],
+            key=f"session/{session_id}/summary",
+            session=session_id,
+            expected_version=None,
+            tags=None,
+            strict=False,
+        )
+        note_id = reply["id"]
+    return {**_session(tx, tenant, session_id), "summary_note_id": note_id}
+
+
+def _brief(row: Row, at: str) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "title": row["title"],
+        "kind": row["category"],
+        "created_at": row["created_at"],
+        "status": status_of(row, at),
+    }
+
+
+def _count(value: object, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_NEIGHBOURS:
+        raise InvalidInput(f"{field} must be an integer from 0 to {MAX_NEIGHBOURS}")
+    return value
+
+
+def timeline(tx: Tx, tenant: str, item_id: object, before: object, after: object) -> dict[str, Any]:
+    row = notes.load_note(tx, tenant, item_id)
+    wanted_before, wanted_after = _count(before, "before"), _count(after, "after")
+    at = now_iso()
+    if row["session"] is None:
+        return {
+            "id": row["id"],
+            "session": None,
+            "before": [],
+            "item": _brief(row, at),
+            "after": [],
+        }
+    common = (
+        "SELECT * FROM items WHERE tenant = ? AND session = ? AND item_type = 'note'"
+        " AND status <> 'deleted'"
+    )
+    earlier = tx.all(
+        f"{common} AND (created_at < ? OR (created_at = ? AND id < ?))"
+        " ORDER BY created_at DESC, id DESC LIMIT ?",
+        (tenant, row["session"], row["created_at"], row["created_at"], row["id"], wanted_before),
+    )
+    later = tx.all(
+        f"{common} AND (created_at > ? OR (created_at = ? AND id > ?))"
+        " ORDER BY created_at, id LIMIT ?",
+        (tenant, row["session"], row["created_at"], row["created_at"], row["id"], wanted_after),
+    )
+    return {
+        "id": row["id"],
+        "session": row["session"],
+        "before": [_brief(r, at) for r in reversed(earlier)],
+        "item": _brief(row, at),
+        "after": [_brief(r, at) for r in later],
+    }
+
+
+def _block(row: Row, at: str) -> str:
+    status = status_of(row, at)
+    flag = f", {status}" if status != "active" else ""
+    return (
+        f"## {row['title']} [{row['category']}] ({row['scope']}, updated "
+        f"{row['updated_at']}, #{row['id']}{flag})\n{row['content']}"
+    )
+
+
+def recent(tx: Tx, tenant: str, scope: object, max_bytes: object) -> dict[str, Any]:
+    """The latest notes and session summaries of a scope (or all) as one text of at most
+    ``max_bytes`` bytes of UTF-8, cut on a character boundary and flagged when cut."""
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise InvalidInput(f"max_bytes must be a positive integer (at most {MAX_RECENT_BYTES})")
+    limit = min(max_bytes, MAX_RECENT_BYTES)
+    where, params = (
+        "tenant = ? AND item_type = 'note' AND status <> 'deleted' AND muted = 0",
+        [tenant],
+    )
+    if scope is not None:
+        where += " AND scope = ?"
+        params.append(notes.check_scope(scope))
+    at = now_iso()
+    blocks: list[str] = []
+    ids: list[int] = []
+    used = 0
+    truncated = False
+    offset = 0
+    while not truncated:
+        rows = tx.all(
+            f"SELECT * FROM items WHERE {where} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?",
+            (*params, _PAGE, offset),
+        )
+        for row in rows:
+            block = _block(row, at)
+            cost = len(block.encode("utf-8")) + (2 if blocks else 0)
+            if used + cost > limit:
+                room = limit - used - (2 if blocks else 0)
+                if room > 0:
+                    blocks.append(cap_utf8(block, room).text)
+                    ids.append(row["id"])
+                truncated = True
+                break
+            blocks.append(block)
+            ids.append(row["id"])
+            used += cost
+        if len(rows) < _PAGE:
+            break
+        offset += _PAGE
+    text = "\n\n".join(blocks)
+    return {
+        "text": text,
+        "truncated": truncated,
+        "returned_bytes": len(text.encode("utf-8")),
+        "limit_bytes": limit,
+        "requested_bytes": max_bytes,
+        "ids": ids,
+        "state": "answered" if ids else "nothing_stored",
+    }

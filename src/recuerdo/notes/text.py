@@ -1,0 +1,175 @@
+"""Pure text operations on note bodies: byte caps, private spans, and the five edit operations.
+
+Nothing here touches the store, so every rule can be tested (and fuzzed) on plain strings.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from ..errors import (
+    FindAmbiguous,
+    FindNotFound,
+    InvalidOperation,
+    OperationContentMismatch,
+    SectionAmbiguous,
+    SectionNotFound,
+)
+
+OPERATIONS = ("append", "prepend", "replace", "replace_section", "find_replace")
+_PRIVATE = re.compile(r"<private>.*?</private>", re.DOTALL | re.IGNORECASE)
+PRIVATE_MARK = "[private]"
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+class Capped(NamedTuple):
+    text: str
+    truncated: bool
+    original_bytes: int
+    stored_bytes: int
+
+
+def cap_utf8(text: str, limit_bytes: int) -> Capped:
+    """Cut ``text`` to at most ``limit_bytes`` of UTF-8 without splitting a character."""
+    raw = text.encode("utf-8")
+    if len(raw) <= limit_bytes:
+        return Capped(text, False, len(raw), len(raw))
+    kept = raw[:limit_bytes].decode("utf-8", errors="ignore")
+    return Capped(kept, True, len(raw), len(kept.encode("utf-8")))
+
+
+def redact_private(text: str) -> str:
+    """``<private>...</private>`` spans never reach the store."""
+    return _PRIVATE.sub(PRIVATE_MARK, text)
+
+
+def join_blocks(first: str, second: str) -> str:
+    """Two blocks of text separated by one blank line (the append rule)."""
+    first, second = first.rstrip(), second.strip()
+    if not first:
+        return second
+    if not second:
+        return first
+    return f"{first}\n\n{second}"
+
+
+class Heading(NamedTuple):
+    line: int
+    level: int
+    title: str
+
+
+def headings(text: str) -> list[Heading]:
+    """Markdown ATX headings outside code fences."""
+    found = []
+    fenced = False
+    for number, line in enumerate(text.split("\n")):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced and (match := _HEADING.match(line)):
+            found.append(Heading(number, len(match.group(1)), match.group(2).strip()))
+    return found
+
+
+def _replace_section(text: str, section: str, body: str) -> str:
+    wanted = section.strip().lstrip("#").strip().casefold()
+    found = headings(text)
+    matches = [h for h in found if h.title.casefold() == wanted]
+    if not matches:
+        present = ", ".join(f'"{h.title}"' for h in found) or "none"
+        raise SectionNotFound(
+            f'No section titled "{section}". Headings present: {present}',
+            headings=[h.title for h in found],
+        )
+    if len(matches) > 1:
+        raise SectionAmbiguous(
+            f'{len(matches)} sections are titled "{section}"; edit the note with find_replace '
+            "or rename one of them first"
+        )
+    target = matches[0]
+    lines = text.split("\n")
+    end = len(lines)
+    for heading in found:
+        if heading.line > target.line and heading.level <= target.level:
+            end = heading.line
+            break
+    head = "\n".join(lines[: target.line + 1])
+    rest = "\n".join(lines[end:])
+    middle = body.strip("\n")
+    parts = [head, middle] if middle else [head]
+    result = "\n\n".join(parts)
+    return f"{result}\n\n{rest}" if rest.strip() else result + ("\n" if text.endswith("\n") else "")
+
+
+def _find_replace(text: str, find: str, replacement: str) -> str:
+    count = text.count(find)
+    if count == 0:
+        raise FindNotFound("The text to find does not occur in the note (nothing was changed)")
+    if count > 1:
+        raise FindAmbiguous(
+            f"The text to find occurs {count} times; give a longer, unique passage",
+            occurrences=count,
+        )
+    start = text.index(find)
+    before, after = text[:start], text[start + len(find) :]
+    if replacement:
+        return before + replacement + after
+    # Deleting: close the gap with the larger of the two surrounding runs of line breaks
+    # (at most two, i.e. one blank line), so paragraphs neither merge nor drift apart.
+    kept_before = before.rstrip("\n")
+    kept_after = after.lstrip("\n")
+    breaks = min(2, max(len(before) - len(kept_before), len(after) - len(kept_after)))
+    if not kept_before or not kept_after:
+        return kept_before + kept_after
+    if breaks == 0 and kept_before.endswith(" ") and kept_after.startswith(" "):
+        kept_after = kept_after[1:]  # "a bad b" minus "bad" is "a b", not "a  b"
+    return kept_before + "\n" * breaks + kept_after
+
+
+def check_edit(
+    operation: object, content: object, section: object, find: object
+) -> tuple[str, str]:
+    """Refuse an operation whose arguments do not go together; return (operation, content)."""
+    if operation not in OPERATIONS:
+        raise InvalidOperation(
+            f"Unknown edit operation {operation!r}. Operations: {', '.join(OPERATIONS)}"
+        )
+    assert isinstance(operation, str)
+    if not isinstance(content, str):
+        raise OperationContentMismatch(f"{operation} needs content (text)")
+    if operation == "find_replace":
+        if not isinstance(find, str) or not find:
+            raise OperationContentMismatch("find_replace needs the text to find (find=...)")
+    elif find is not None:
+        raise OperationContentMismatch(f"find is only used by find_replace, not {operation}")
+    if operation == "replace_section":
+        if not isinstance(section, str) or not section.strip():
+            raise OperationContentMismatch("replace_section needs the heading (section=...)")
+    elif section is not None:
+        raise OperationContentMismatch(f"section is only used by replace_section, not {operation}")
+    if operation in ("append", "prepend", "replace") and not content.strip():
+        raise OperationContentMismatch(
+            f"{operation} needs non-empty content (to remove text use find_replace with empty "
+            "content, or delete the note)"
+        )
+    return operation, content
+
+
+def apply_edit(
+    text: str, operation: str, content: str, *, section: str | None = None, find: str | None = None
+) -> str:
+    """The note body after one edit (arguments already checked by :func:`check_edit`)."""
+    if operation == "append":
+        return join_blocks(text, content)
+    if operation == "prepend":
+        return join_blocks(content, text)
+    if operation == "replace":
+        return content
+    if operation == "replace_section":
+        assert section is not None
+        return _replace_section(text, section, content)
+    assert find is not None
+    return _find_replace(text, find, content)

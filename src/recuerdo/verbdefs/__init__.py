@@ -1,1 +1,0 @@
-"""The verb definitions, one module per family; :mod:`recuerdo.verbs` registers them."""

@@ -1,0 +1,215 @@
+"""Progress plans: named tasks of ordered steps that a restarted program resumes from.
+
+Plans belong to the memory as a whole (one plan board), not to a writer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..core.clock import now_iso, parse_iso
+from ..core.text import checked_label, checked_text
+from ..errors import InvalidInput, StepNotFound, TaskNotFound
+from ..model import Plan, PlanSummary, Step
+from ..store.base import Row, Tx
+
+MAX_STEPS = 1000
+MAX_NOTE_BYTES = 16_384
+_FINISHED = ("done", "skipped")
+_MARKS = {"done": "OK", "in_progress": ">>", "failed": "XX", "skipped": "--", "pending": "  "}
+
+
+def _check_steps(steps: object) -> list[str]:
+    if steps is None:
+        return []
+    if isinstance(steps, str) or not isinstance(steps, Sequence):
+        raise InvalidInput("steps must be a list of step names")
+    names = [checked_label(step, "step name") for step in steps]
+    if len(names) > MAX_STEPS:
+        raise InvalidInput(f"a task has at most {MAX_STEPS} steps, got {len(names)}")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise InvalidInput(f"step names must be unique within a task; repeated: {repeated}")
+    return names
+
+
+def _plan_id(tx: Tx, tenant: str, task: str) -> int | None:
+    found = tx.scalar("SELECT id FROM plans WHERE tenant = ? AND task = ?", (tenant, task))
+    return None if found is None else int(found)
+
+
+def _require_plan(tx: Tx, tenant: str, task: object) -> tuple[int, str]:
+    name = checked_label(task, "task")
+    plan_id = _plan_id(tx, tenant, name)
+    if plan_id is None:
+        raise TaskNotFound(f"No task {name!r} tracked")
+    return plan_id, name
+
+
+def _steps(tx: Tx, plan_id: int) -> list[Step]:
+    rows = tx.all(
+        "SELECT name, status, result, error, started_at, finished_at, duration_ms"
+        " FROM plan_steps WHERE plan_id = ? ORDER BY position",
+        (plan_id,),
+    )
+    return [_row_to_step(row) for row in rows]
+
+
+def _row_to_step(row: Row) -> Step:
+    return {
+        "name": row["name"],
+        "status": row["status"],
+        "result": row["result"],
+        "error": row["error"],
+        "started_at": row["started_at"],
+        "finished_at": row["finished_at"],
+        "duration_ms": row["duration_ms"],
+    }
+
+
+def percent_of(steps: Sequence[Step]) -> int:
+    if not steps:
+        return 100
+    finished = sum(1 for step in steps if step["status"] in _FINISHED)
+    return finished * 100 // len(steps)
+
+
+def resume_of(steps: Sequence[Step]) -> str | None:
+    for step in steps:
+        if step["status"] in ("in_progress", "failed"):
+            return step["name"]
+    for step in steps:
+        if step["status"] == "pending":
+            return step["name"]
+    return None
+
+
+def create(tx: Tx, tenant: str, task: object, steps: object) -> Plan:
+    name = checked_label(task, "task")
+    names = _check_steps(steps)
+    plan_id = _plan_id(tx, tenant, name)
+    if plan_id is not None:
+        if percent_of(_steps(tx, plan_id)) < 100:
+            return get(tx, tenant, name)  # an unfinished plan is resumed, never reset
+        tx.execute("DELETE FROM plans WHERE id = ?", (plan_id,))
+    stamp = now_iso()
+    plan_id = int(
+        tx.scalar(
+            "INSERT INTO plans (tenant, task, created_at, updated_at) VALUES (?, ?, ?, ?)"
+            " RETURNING id",
+            (tenant, name, stamp, stamp),
+        )
+    )
+    tx.executemany(
+        "INSERT INTO plan_steps (plan_id, position, name) VALUES (?, ?, ?)",
+        [(plan_id, position, step) for position, step in enumerate(names)],
+    )
+    return get(tx, tenant, name)
+
+
+def get(tx: Tx, tenant: str, task: object) -> Plan:
+    plan_id, name = _require_plan(tx, tenant, task)
+    row = tx.one("SELECT created_at, updated_at FROM plans WHERE id = ?", (plan_id,))
+    assert row is not None
+    steps = _steps(tx, plan_id)
+    return {
+        "task": name,
+        "percent": percent_of(steps),
+        "resume_point": resume_of(steps),
+        "steps": steps,
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+    }
+
+
+def list_all(tx: Tx, tenant: str) -> list[PlanSummary]:
+    summaries: list[PlanSummary] = []
+    for row in tx.all(
+        "SELECT id, task, updated_at FROM plans WHERE tenant = ? ORDER BY updated_at DESC, id DESC",
+        (tenant,),
+    ):
+        steps = _steps(tx, row["id"])
+        summaries.append(
+            {
+                "task": row["task"],
+                "percent": percent_of(steps),
+                "resume_point": resume_of(steps),
+                "steps": len(steps),
+                "updated_at": row["updated_at"],
+            }
+        )
+    return summaries
+
+
+def move(tx: Tx, tenant: str, task: object, step: object, status: str, note: object = None) -> Step:
+    """Move one step to ``status`` (in_progress, done, failed or skipped)."""
+    plan_id, task_name = _require_plan(tx, tenant, task)
+    step_name = checked_label(step, "step")
+    row = tx.one(
+        "SELECT position, started_at FROM plan_steps WHERE plan_id = ? AND name = ?",
+        (plan_id, step_name),
+    )
+    if row is None:
+        raise StepNotFound(f"No step {step_name!r} in task {task_name!r}")
+    text = (
+        None
+        if note is None
+        else checked_text(
+            str(note),
+            "result" if status != "failed" else "error",
+            max_bytes=MAX_NOTE_BYTES,
+            allow_blank=True,
+        )
+    )
+    stamp = now_iso()
+    if status == "in_progress":
+        tx.execute(
+            "UPDATE plan_steps SET status = ?, started_at = ?, finished_at = NULL, error = NULL,"
+            " duration_ms = 0 WHERE plan_id = ? AND position = ?",
+            (status, stamp, plan_id, row["position"]),
+        )
+    else:
+        started = row["started_at"]
+        duration = 0
+        if started is not None:
+            delta = parse_iso(stamp) - parse_iso(started)
+            duration = max(0, int(delta.total_seconds() * 1000))
+        tx.execute(
+            "UPDATE plan_steps SET status = ?, finished_at = ?, duration_ms = ?,"
+            " result = CASE WHEN ? = 'failed' THEN result ELSE ? END,"
+            " error = CASE WHEN ? = 'failed' THEN ? ELSE NULL END"
+            " WHERE plan_id = ? AND position = ?",
+            (status, stamp, duration, status, text, status, text, plan_id, row["position"]),
+        )
+    tx.execute("UPDATE plans SET updated_at = ? WHERE id = ?", (stamp, plan_id))
+    fresh = tx.one(
+        "SELECT name, status, result, error, started_at, finished_at, duration_ms"
+        " FROM plan_steps WHERE plan_id = ? AND position = ?",
+        (plan_id, row["position"]),
+    )
+    assert fresh is not None
+    return _row_to_step(fresh)
+
+
+def resume_point(tx: Tx, tenant: str, task: object) -> str | None:
+    plan_id = _plan_id(tx, tenant, checked_label(task, "task"))
+    return None if plan_id is None else resume_of(_steps(tx, plan_id))
+
+
+def percent(tx: Tx, tenant: str, task: object) -> int:
+    plan_id = _plan_id(tx, tenant, checked_label(task, "task"))
+    return 0 if plan_id is None else percent_of(_steps(tx, plan_id))
+
+
+def display(plan: Plan) -> str:
+    lines = [f"Task: {plan['task']} ({plan['percent']}%)"]
+    for step in plan["steps"]:
+        line = f"  [{_MARKS[step['status']]}] {step['name']}"
+        if step["duration_ms"]:
+            line += f" ({step['duration_ms']}ms)"
+        if step["result"] and step["status"] != "failed":
+            line += f" -> {step['result']}"
+        if step["status"] == "failed":
+            line += f" ERROR: {step['error'] or 'failed'}"
+        lines.append(line)
+    return "\n".join(lines)

@@ -1,0 +1,166 @@
+"""Owner rules: named constraints with a level, checked against a context of numbers.
+
+A rule's condition is the first ``variable op number`` in its description (``discount <= 0.20``).
+It states what must hold; a violation is a context where it does not. Conditions are parsed
+into a comparison, never evaluated as code.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import re
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
+
+from ..core.clock import now_iso
+from ..core.text import checked_label, checked_text
+from ..errors import InvalidInput, InvalidRuleLevel
+from ..model import RULE_LEVELS, Rule, Violation
+from ..store.base import Row, Tx
+
+MAX_DESCRIPTION_BYTES = 4096
+RECENT_VIOLATIONS = 5
+
+_CONDITION = re.compile(
+    r"(?<![\w.])([A-Za-z_][A-Za-z0-9_.]*)\s*(<=|>=|==|!=|<|>)\s*"
+    r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+)
+_OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    "<=": operator.le,
+    ">=": operator.ge,
+    "<": operator.lt,
+    ">": operator.gt,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+
+
+class Condition(NamedTuple):
+    variable: str
+    op: str
+    bound: float
+    text: str
+
+    def holds(self, value: float) -> bool:
+        if math.isnan(value):
+            return False  # fail closed: NaN satisfies no bound
+        return _OPERATORS[self.op](value, self.bound)
+
+
+def parse_condition(description: str) -> Condition | None:
+    """The first ``variable op number`` in ``description``, or ``None`` when there is none."""
+    match = _CONDITION.search(description)
+    if match is None:
+        return None
+    variable, op, number = match.groups()
+    return Condition(variable, op, float(number), match.group(0))
+
+
+def check_level(level: object) -> str:
+    if isinstance(level, str) and level.strip().lower() in RULE_LEVELS:
+        return level.strip().lower()
+    raise InvalidRuleLevel(f"Invalid rule level: {level!r}. Valid levels: {', '.join(RULE_LEVELS)}")
+
+
+def _rule(name: str, level: str, description: str, category: str | None) -> Rule:
+    condition = parse_condition(description)
+    return {
+        "name": name,
+        "level": level,
+        "description": description,
+        "category": category,
+        "condition": None if condition is None else condition.text,
+    }
+
+
+def _row_to_rule(row: Row) -> Rule:
+    return _rule(row["name"], row["level"], row["description"], row["category"])
+
+
+def add(
+    tx: Tx, tenant: str, name: object, level: object, description: object, category: object
+) -> Rule:
+    rule_name = checked_label(name, "rule name")
+    rule_level = check_level(level)
+    text = checked_text(description, "description", max_bytes=MAX_DESCRIPTION_BYTES)
+    rule_category = None if category is None else checked_label(category, "category")
+    stamp = now_iso()
+    tx.execute(
+        "INSERT INTO rules (tenant, name, level, description, category, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, name) DO UPDATE SET"
+        " level = excluded.level, description = excluded.description,"
+        " category = excluded.category, updated_at = excluded.updated_at",
+        (tenant, rule_name, rule_level, text, rule_category, stamp, stamp),
+    )
+    return _rule(rule_name, rule_level, text, rule_category)
+
+
+def get(tx: Tx, tenant: str, category: object = None) -> list[Rule]:
+    if category is None:
+        rows = tx.all("SELECT * FROM rules WHERE tenant = ? ORDER BY name", (tenant,))
+    else:
+        rows = tx.all(
+            "SELECT * FROM rules WHERE tenant = ? AND category = ? ORDER BY name",
+            (tenant, checked_label(category, "category")),
+        )
+    return [_row_to_rule(row) for row in rows]
+
+
+def remove(tx: Tx, tenant: str, name: object) -> bool:
+    rule_name = checked_label(name, "rule name")
+    return tx.execute("DELETE FROM rules WHERE tenant = ? AND name = ?", (tenant, rule_name)) > 0
+
+
+def _numeric(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def check(tx: Tx, tenant: str, category: object, context: object) -> list[Violation]:
+    """Violations of the rules that apply to ``category`` (and of uncategorised rules)."""
+    if not isinstance(context, Mapping):
+        raise InvalidInput("context must be an object mapping variable names to numbers")
+    if category is None:
+        rows = tx.all("SELECT * FROM rules WHERE tenant = ? ORDER BY name", (tenant,))
+    else:
+        rows = tx.all(
+            "SELECT * FROM rules WHERE tenant = ? AND (category = ? OR category IS NULL)"
+            " ORDER BY name",
+            (tenant, checked_label(category, "category")),
+        )
+    shown = json.dumps(context, sort_keys=True, default=str, ensure_ascii=False)
+    violations: list[Violation] = []
+    for row in rows:
+        condition = parse_condition(row["description"])
+        if condition is None:
+            continue
+        value = _numeric(context.get(condition.variable))
+        if value is None or condition.holds(value):
+            continue
+        violations.append(
+            {
+                "rule": row["name"],
+                "level": row["level"],
+                "message": f"[{row['level'].upper()}] Rule {row['name']!r} violated: "
+                f"{condition.text}. Context: {shown}",
+            }
+        )
+    if violations:
+        stamp = now_iso()
+        tx.executemany(
+            "INSERT INTO rule_violations (tenant, rule, level, message, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [(tenant, v["rule"], v["level"], v["message"], stamp) for v in violations],
+        )
+    return violations
+
+
+def recent_violations(tx: Tx, tenant: str, limit: int = RECENT_VIOLATIONS) -> list[str]:
+    rows = tx.all(
+        "SELECT message FROM rule_violations WHERE tenant = ? ORDER BY id DESC LIMIT ?",
+        (tenant, limit),
+    )
+    return [row["message"] for row in rows]
