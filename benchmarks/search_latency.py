@@ -97,9 +97,9 @@ def add_vectors(mem: Any, rng: random.Random) -> float:
     import numpy as np
 
     from recuerdo.index import vectors
-    from recuerdo.index.embed import configured_embedder
+    from recuerdo.index.embed import load_embedder
 
-    embedder = configured_embedder()
+    embedder = load_embedder()
     assert embedder is not None, "install recuerdo[embed] to run this benchmark"
     with mem._store.read() as tx:
         sample = tx.all(

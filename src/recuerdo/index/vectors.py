@@ -355,18 +355,6 @@ class VectorSet:
             tier *= 8
 
 
-_sets: dict[tuple[str, str], VectorSet] = {}
-_sets_lock = threading.Lock()
-
-
-def vector_set(location: str, model: str, dim: int) -> VectorSet:
-    with _sets_lock:
-        key = (location, model)
-        if key not in _sets:
-            _sets[key] = VectorSet(model, dim)
-        return _sets[key]
-
-
 def meaning_candidates(
     tx: Tx,
     vectors: VectorSet,
