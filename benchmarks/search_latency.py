@@ -72,7 +72,6 @@ def batches(size: int, rng: random.Random, words: list[str]) -> Iterator[list[di
 
 def index_without_vectors(mem: Any) -> float:
     """Chunk and full-text index everything; chunks/s."""
-    from recuerdo.entries import operations as entries
     from recuerdo.index import chunks as index
 
     start = time.perf_counter()
@@ -86,7 +85,7 @@ def index_without_vectors(mem: Any) -> float:
     rate = done / (time.perf_counter() - start)
     while True:
         with mem._store.write() as tx:
-            if not entries.index_backlog(tx):
+            if not tx.substrings.catch_up():
                 break
     return rate
 

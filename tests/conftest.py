@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import recuerdo
-from recuerdo.store.engine import sqlite3
+from recuerdo.store.sqlite import sqlite3
 
 ROOT = Path(__file__).resolve().parent.parent
 

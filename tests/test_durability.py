@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import recuerdo
-from recuerdo.store.engine import sqlite3
+from recuerdo.store.sqlite import sqlite3
 
 from .conftest import run_python
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recuerdo
-from recuerdo.store.engine import sqlite3
+from recuerdo.store.sqlite import sqlite3
 
 from .conftest import db_dump
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import recuerdo
 from recuerdo.notes.text import cap_utf8
-from recuerdo.store.engine import sqlite3
+from recuerdo.store.sqlite import sqlite3
 
 from .conftest import db_dump
 

@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recuerdo
-from recuerdo.index.words import match_expression, terms
+from recuerdo.index.words import terms
+from recuerdo.store.sqlite.search import match_expression
 
 SETTINGS = settings(
     max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

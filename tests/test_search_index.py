@@ -6,8 +6,7 @@ import time
 from pathlib import Path
 
 import recuerdo
-from recuerdo.entries import operations as entries
-from recuerdo.store.engine import sqlite3
+from recuerdo.store.sqlite import sqlite3
 
 
 def _integrity(path: str) -> None:
@@ -19,7 +18,7 @@ def _integrity(path: str) -> None:
 
 def _trigram_backlog(memory: recuerdo.Memory) -> int:
     with memory._store.read() as tx:
-        return entries.unindexed(tx)
+        return tx.substrings.waiting()
 
 
 def test_found_before_and_after_indexing(file_memory: recuerdo.Memory) -> None:

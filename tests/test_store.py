@@ -8,8 +8,8 @@ import pytest
 
 import recuerdo
 from recuerdo.store import SQLiteStore
-from recuerdo.store.engine import sqlite3
-from recuerdo.store.migrations import MIGRATIONS, apply_migrations
+from recuerdo.store.sqlite import sqlite3
+from recuerdo.store.sqlite.schema import SCHEMA
 
 
 def test_migrations_are_recorded_once_in_order(tmp_path: Path) -> None:
@@ -17,12 +17,12 @@ def test_migrations_are_recorded_once_in_order(tmp_path: Path) -> None:
     SQLiteStore(str(path)).close()
     conn = sqlite3.connect(path)
     names = [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
+    assert names == SCHEMA.names()
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA.version
     conn.close()
-    assert names == [name for name, _ in MIGRATIONS]
-    store = SQLiteStore(str(path))
-    with store.write() as tx:
-        assert apply_migrations(tx) == []
-    store.close()
+    before = path.read_bytes()
+    SQLiteStore(str(path)).close()  # nothing left to apply: nothing written
+    assert path.read_bytes() == before
 
 
 def test_pragmas_of_the_file_store(file_memory: recuerdo.Memory) -> None:
@@ -99,12 +99,10 @@ def test_m008_numbers_facts_stated_twice_in_one_call(
 ) -> None:
     """A store written before m008: two alike facts of one call (the first ended by a replace)
     get twins 0 and 1, so that their export keys differ."""
-    from recuerdo.store import migrations
-
     path = tmp_path / ".recuerdo" / "state" / "old.db"
     path.parent.mkdir(parents=True)
-    before = [m for m in MIGRATIONS if m[0] != "m008_fact_twins"]
-    monkeypatch.setattr(migrations, "MIGRATIONS", before)
+    steps = list(SCHEMA.steps)
+    monkeypatch.setattr(SCHEMA, "steps", [m for m in steps if m[0] != "m008_fact_twins"])
     SQLiteStore(str(path)).close()
     conn = sqlite3.connect(path)
     stamp = "2026-01-01T00:00:00.000000Z"
@@ -122,7 +120,7 @@ def test_m008_numbers_facts_stated_twice_in_one_call(
         )
     conn.commit()
     conn.close()
-    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
+    monkeypatch.setattr(SCHEMA, "steps", steps)
     with recuerdo.open("old", base_dir=tmp_path) as memory:
         with memory._store.read() as tx:
             twins = [r["twin"] for r in tx.all("SELECT twin FROM facts ORDER BY id")]

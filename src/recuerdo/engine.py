@@ -70,10 +70,10 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
 
     def backlog() -> int:
         with store.read() as tx:
-            return entry_ops.unindexed(tx) + chunks.unchunked(tx)
+            return tx.substrings.waiting() + chunks.unchunked(tx)
 
     cheap = [
-        _in_write(store, entry_ops.index_backlog),
+        _in_write(store, lambda tx: tx.substrings.catch_up()),
         _in_write(store, chunks.chunk_backlog),
         _in_write(store, chunks.rechunk_backlog),
         _in_write(store, vectors.collect_orphans),

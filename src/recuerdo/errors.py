@@ -44,6 +44,9 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     ├── MultipleMemoryDeclarations     multiple_memory_declarations 409
     ├── MemoryNotNamed                 memory_not_named    400
     ├── StoreError                     store_unavailable   503
+    │   ├── StoreDamaged               store_damaged       503
+    │   ├── StoreTooNew                store_too_new       503
+    │   └── StorageFull                storage_full        507
     └── Timeout                        timeout             504
 
 The JSON shape of an error, used by every door, is ``error.to_dict()``:
@@ -86,7 +89,10 @@ __all__ = [
     "SectionAmbiguous",
     "SectionNotFound",
     "StepNotFound",
+    "StorageFull",
+    "StoreDamaged",
     "StoreError",
+    "StoreTooNew",
     "TaskNotFound",
     "Timeout",
     "Unauthorized",
@@ -296,6 +302,27 @@ class StoreError(RecuerdoError):
 
     code = "store_unavailable"
     status = 503
+
+
+class StoreDamaged(StoreError):
+    """The database file is damaged: nothing is read from it or written to it until it is
+    recovered (``recuerdo check`` reports, ``recuerdo recover`` salvages)."""
+
+    code = "store_damaged"
+
+
+class StoreTooNew(StoreError):
+    """The store was written by a newer recuerdo (its schema has steps this one does not
+    know); it is never written by this one."""
+
+    code = "store_too_new"
+
+
+class StorageFull(StoreError):
+    """The disk is full: nothing was written, the store is as it was."""
+
+    code = "storage_full"
+    status = 507
 
 
 class Timeout(RecuerdoError):

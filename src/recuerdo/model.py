@@ -37,6 +37,17 @@ class Entry(TypedDict):
     updated_at: str
 
 
+class EntryList(list[Entry]):
+    """Entries newest first, as a plain list; ``more`` counts the matching entries beyond the
+    limit (the doors say it: a cut is never silent)."""
+
+    more: int = 0
+
+    def __init__(self, entries: list[Entry] = (), more: int = 0) -> None:  # type: ignore[assignment]
+        super().__init__(entries)
+        self.more = more
+
+
 class Step(TypedDict):
     name: str
     status: StepStatus

@@ -6,11 +6,12 @@ checked before anything touches the disk, so a refused name never leaves a file 
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
 
-from ..errors import InvalidMemoryName
+from ..errors import InvalidMemoryName, StorageFull, StoreError
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]+")
 MAX_NAME_LENGTH = 128
@@ -42,11 +43,22 @@ def state_path(name: str, base_dir: str | os.PathLike[str] | None = None) -> Pat
 
 
 def prepare_state_dir(path: Path) -> None:
-    """Create the state folder, with a ``.gitignore`` so memories are not committed by mistake."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ignore = path.parent.parent / ".gitignore"
+    """Create the state folders (``.recuerdo`` and its ``state``, private to their owner), with
+    a ``.gitignore`` so memories are not committed by mistake."""
+    from ..store.sqlite.files import secure_folder
+
+    root = path.parent.parent
+    secure_folder(root)
+    secure_folder(path.parent)
+    ignore = root / ".gitignore"
     if not ignore.exists():
-        ignore.write_text("# recuerdo state: memories are data, not source\n*\n")
+        try:
+            ignore.write_text("# recuerdo state: memories are data, not source\n*\n")
+        except OSError as exc:
+            ignore.unlink(missing_ok=True)
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise StorageFull(f"the disk is full: cannot write {ignore}") from exc
+            raise StoreError(f"cannot write {ignore}: {exc}") from exc
 
 
 def sanitize_name(text: str, fallback: str = "memory") -> str:

@@ -13,7 +13,7 @@ from ..errors import (
     InvalidTags,
 )
 from ..facade import MemoryBase, verb
-from ..model import CATEGORIES, Entry, EntryIn
+from ..model import CATEGORIES, EntryIn, EntryList
 from ..work import rules as rule_ops
 from . import operations as entry_ops
 
@@ -67,9 +67,10 @@ class EntryVerbs(MemoryBase):
         from_: str | None = None,
         *,
         scope: str | None = None,
-    ) -> list[Entry]:
+    ) -> EntryList:
         """List entries newest first, filtered by category, tags, a case-insensitive text search and
-        writer. Every filter is optional; at most `limit` (default 200).
+        writer. Every filter is optional; at most `limit` (default 200); `more` says how many more
+        match.
 
         Args:
             category: Only this category (preference, rule, learning, decision, context).
@@ -87,7 +88,7 @@ class EntryVerbs(MemoryBase):
         else:
             source = checked_label(from_, "from", max_chars=100)
         with self._store.read() as tx:
-            found = entry_ops.recall(
+            found, more = entry_ops.recall(
                 tx,
                 self.tenant,
                 category=category,
@@ -115,7 +116,7 @@ class EntryVerbs(MemoryBase):
             returned=[entry["id"] for entry in found],
         )
         self._upkeep.poke(0)
-        return found
+        return EntryList(found, more)
 
     @verb("write", arguments=("id",), destructive=True)
     def forget(self, id: int) -> bool:

@@ -21,12 +21,12 @@ MAX_ENTRY_BYTES = 65_536
 MAX_BATCH = 10_000
 ALL_SOURCES = "*"
 DEFAULT_SCOPE = "default"
-# The trigram index needs three characters; shorter needles are matched by a scan.
-_TRIGRAM = 3
-INDEX_CHUNK = 500
-_INDEXED_UPTO = "SELECT upto FROM index_marks WHERE name = 'entry_trigrams'"
 
-_COLUMNS = "id, category, content, source, tags, scope, created_at, updated_at"
+_COLUMNS = (
+    "items.id, items.category, items.content, items.source, items.tags, items.scope,"
+    " items.created_at, items.updated_at"
+)
+MORE_COUNT_LIMIT = 100_000
 
 
 def check_category(category: object) -> str:
@@ -137,33 +137,34 @@ def recall(
     limit: object,
     source: str | None,
     scope: object = None,
-) -> list[Entry]:
+) -> tuple[list[Entry], int]:
+    """Entries newest first, and how many more match beyond ``limit`` (counted up to
+    MORE_COUNT_LIMIT)."""
     if search is not None and not isinstance(search, str):
         raise InvalidInput(f"search must be text, got {type(search).__name__}")
-    where: list[str] = []
-    params: list[Any] = []
-    indexed = len(search or "") >= _TRIGRAM
-    if indexed:
-        # The substring index drives (plus a scan of the rows not indexed yet); '+' keeps the
-        # planner off the filter indexes, which would walk every entry newest first and test
-        # each one against the matches.
-        where.append(
-            "id IN (SELECT rowid FROM entry_trigrams WHERE entry_trigrams MATCH ?"
-            f" UNION ALL SELECT tail.id FROM items AS tail WHERE tail.id > ({_INDEXED_UPTO})"
-            " AND instr(recuerdo_fold(tail.content), ?) > 0)"
-        )
-        params += ['"' + str(search).replace('"', '""') + '"', str(search).casefold()]
-    column = "+{}".format if indexed else "{}".format
-    where += [f"{column('tenant')} = ?", f"{column('item_type')} = 'entry'"]
-    params.append(tenant)
+    where: list[str] = ["items.tenant = ?", "items.item_type = 'entry'"]
+    params: list[Any] = [tenant]
+    source_rows = "items"
+    found = tx.substrings.candidates(search) if search else None
+    if found is not None:
+        # The substring index drives: the matches are read first, then checked against the
+        # filters (walking the filter indexes newest first would test every entry).
+        found_sql, found_params = found
+        source_rows = f"({found_sql}) AS found CROSS JOIN items"
+        where.insert(0, "items.id = found.id")
+        params = [*found_params, *params]
+    elif search:
+        condition, condition_params = tx.substrings.condition(search, "items")
+        where.append(condition)
+        params.extend(condition_params)
     if category is not None:
-        where.append(f"{column('category')} = ?")
+        where.append("items.category = ?")
         params.append(check_category(category))
     if source is not None:
-        where.append(f"{column('source')} = ?")
+        where.append("items.source = ?")
         params.append(source)
     if scope is not None:
-        where.append(f"{column('scope')} = ?")
+        where.append("items.scope = ?")
         params.append(checked_label(scope, "scope"))
     wanted = check_tags(tags)
     if wanted:
@@ -175,17 +176,22 @@ def recall(
             )
             params.extend([*wanted, len(wanted)])
         else:
-            where.append(f"id IN (SELECT item_id FROM item_tags WHERE tag IN ({marks}))")
+            where.append(f"items.id IN (SELECT item_id FROM item_tags WHERE tag IN ({marks}))")
             params.extend(wanted)
-    if search and not indexed:
-        where.append("instr(recuerdo_fold(content), ?) > 0")  # too short for trigrams
-        params.append(search.casefold())
-    params.append(effective_limit(limit))
-    rows = tx.all(
-        f"SELECT {_COLUMNS} FROM items WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
-        params,
-    )
-    return [row_to_entry(row) for row in rows]
+    count = effective_limit(limit)
+    matching = f"FROM {source_rows} WHERE {' AND '.join(where)}"
+    rows = tx.all(f"SELECT {_COLUMNS} {matching} ORDER BY items.id DESC LIMIT ?", [*params, count])
+    more = 0
+    if len(rows) == count:
+        # How many more there are, counted up to a bound (a cut is never silent).
+        more = int(
+            tx.scalar(
+                f"SELECT count(*) FROM (SELECT 1 {matching} ORDER BY items.id DESC"
+                " LIMIT ? OFFSET ?) AS beyond",
+                [*params, MORE_COUNT_LIMIT, count],
+            )
+        )
+    return [row_to_entry(row) for row in rows], more
 
 
 def row_to_entry(row: Row) -> Entry:
@@ -217,30 +223,6 @@ def forget(tx: Tx, tenant: str, principal: str, entry_id: object) -> bool:
         (tenant, row["scope"], entry_id, principal, row["size"], now_iso()),
     )
     return True
-
-
-def index_backlog(tx: Tx) -> int:
-    """Add the next rows above the watermark to the substring index; return how many items
-    the watermark moved over (0 when the index is complete)."""
-    upto = int(tx.scalar(_INDEXED_UPTO))
-    last = tx.scalar(
-        "SELECT max(id) FROM (SELECT id FROM items WHERE id > ? ORDER BY id LIMIT ?)",
-        (upto, INDEX_CHUNK),
-    )
-    if last is None:
-        return 0
-    tx.execute(
-        "INSERT INTO entry_trigrams (rowid, content) SELECT id, content FROM items"
-        " WHERE id > ? AND id <= ? AND item_type = 'entry'",
-        (upto, last),
-    )
-    tx.execute("UPDATE index_marks SET upto = ? WHERE name = 'entry_trigrams'", (last,))
-    return int(last) - upto
-
-
-def unindexed(tx: Tx) -> int:
-    """How many items wait above the substring index's watermark."""
-    return int(tx.scalar(f"SELECT count(*) FROM items WHERE id > ({_INDEXED_UPTO})"))
 
 
 def counts_by_category(tx: Tx, tenant: str) -> dict[str, int]:

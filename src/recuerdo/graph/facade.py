@@ -221,7 +221,7 @@ class KnowledgeVerbs(MemoryBase):
                 value=dict(value) if isinstance(value, Mapping) else value,
             )
         if not reply["already_forgotten"]:
-            self._store.checkpoint()  # the WAL still holds the old pages: fold and truncate it
+            self._store.reclaim()  # the WAL still holds the old pages: fold and truncate it
         return reply
 
     @verb("read")

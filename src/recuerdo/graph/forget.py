@@ -19,8 +19,7 @@ from typing import Any
 
 from ..errors import InvalidInput, UnknownName
 from ..index.vectors import collect_orphans
-from ..store.base import Tx
-from ..store.engine import FTS5_SECURE_DELETE
+from ..store.base import Tx, like_pattern
 from . import derive, store
 from .match import suggestions
 
@@ -112,7 +111,7 @@ def forget(tx: Tx, *, tenant: str, scope: str, form: str, value: Any) -> dict[st
             r["id"]
             for r in tx.all(
                 "SELECT id FROM items WHERE tenant = ? AND scope = ? AND item_type = 'document'"
-                " AND json_extract(meta, '$.source') = ?",
+                f" AND {tx.json_text('meta', 'source')} = ?",
                 (tenant, scope, str(value)),
             )
         ]
@@ -171,15 +170,13 @@ def _detach_facts(tx: Tx, doc_ids: list[int]) -> int:
 def _scrub_audit(tx: Tx, tenant: str, name: str) -> None:
     """Queries that named the forgotten subject leave the retrieval audit too."""
     tx.execute(
-        "DELETE FROM retrieval_audit WHERE tenant = ? AND instr(lower(query), lower(?))",
-        (tenant, name),
+        "DELETE FROM retrieval_audit WHERE tenant = ? AND lower(query) LIKE ? ESCAPE '\\'",
+        (tenant, like_pattern(name.lower())),
     )
 
 
 def erase_index_remains(tx: Tx) -> None:
-    """What deleting rows leaves behind: vectors of vanished text, and (with an SQLite whose
-    FTS5 cannot delete in place) index segments that still hold the deleted words."""
+    """What deleting rows leaves behind: vectors of vanished text, and (where the full-text
+    index does not remove deleted words at once) the words in the index's pages."""
     collect_orphans(tx)
-    if not FTS5_SECURE_DELETE:
-        for table in ("chunk_fts", "entry_trigrams"):
-            tx.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+    tx.purge_deleted_text()

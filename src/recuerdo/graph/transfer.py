@@ -406,7 +406,7 @@ def _import_fact(tx: Tx, tenant: str, principal: str, scope: str, record: dict[s
     for source in record.get("sources", []):
         doc = tx.one(
             "SELECT id, content FROM items WHERE tenant = ? AND scope = ? AND"
-            " item_type = 'document' AND json_extract(meta, '$.import_key') = ?",
+            f" item_type = 'document' AND {tx.json_text('meta', 'import_key')} = ?",
             (tenant, scope, source["document_key"]),
         )
         if doc is not None:

@@ -153,7 +153,9 @@ def rechunk(tx: Tx, item_id: int) -> None:
     """Queue an item whose text or title changed for re-cutting (once the worker has chunked
     it at all; before that, the worker will read the current text anyway)."""
     if item_id <= int(tx.scalar(_MARK)):
-        tx.execute("INSERT OR IGNORE INTO rechunk_queue (item_id) VALUES (?)", (item_id,))
+        tx.execute(
+            "INSERT INTO rechunk_queue (item_id) VALUES (?) ON CONFLICT DO NOTHING", (item_id,)
+        )
 
 
 STALE = "SELECT item_id FROM rechunk_queue"

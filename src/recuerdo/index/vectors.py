@@ -127,7 +127,8 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
             )
         tx.execute(
             "INSERT INTO index_marks (name, upto) VALUES (?, ?) ON CONFLICT (name) DO UPDATE"
-            " SET upto = max(upto, excluded.upto)",
+            " SET upto = CASE WHEN excluded.upto > index_marks.upto THEN excluded.upto"
+            " ELSE index_marks.upto END",
             (mark_name(embedder.name), rows[-1]["id"]),
         )
     return int(rows[-1]["id"]) - upto

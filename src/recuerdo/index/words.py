@@ -174,12 +174,6 @@ def terms(text: str) -> list[str]:
     return unique[:MAX_TERMS]
 
 
-def match_expression(words: list[str], mode: str = "any") -> str:
-    """An FTS5 MATCH expression of quoted terms; empty when there are no terms."""
-    joiner = " AND " if mode == "all" else " OR "
-    return joiner.join('"' + word.replace('"', '""') + '"' for word in words)
-
-
 def check_mode(mode: object) -> str:
     if mode is None:
         return "any"

@@ -19,7 +19,7 @@ from ..errors import InvalidInput
 from ..index.chunks import STALE, chunk_mark
 from ..index.meaning import Meaning
 from ..index.vectors import meaning_candidates
-from ..index.words import match_expression, terms
+from ..index.words import terms
 from ..store.base import Row, Tx, rows_by_id
 from .filters import Filters
 
@@ -35,7 +35,6 @@ RRF_K = 60
 # docs/decisions/0004-fusion.md).
 STAGE_K = {"lexical": 5, "meaning": RRF_K, "graph": RRF_K}
 WEIGHTS = {"lexical": 1.0, "meaning": 1.0, "graph": 0.8}
-BM25_WEIGHTS = (3.0, 1.0, 0.4)  # title, body, context
 CANDIDATES = 50  # per stage, before fusion
 TAIL_LIMIT = 5000
 DEFAULT_PREVIEW = 300
@@ -62,23 +61,17 @@ def lexical_stage(
     if not words:
         return []
     where, params = filters.sql("i")
-    expression = match_expression(words, mode)
-    weights = ", ".join(map(str, BM25_WEIGHTS))
     found: list[tuple[int | None, int]] = []
     seen: set[int] = set()
     # Ranking every match is the cost; each row fetched and checked is more. Twice the items
     # wanted is enough when filters keep most rows, and the window grows fourfold otherwise
-    # (rowid breaks ties so that pages never overlap).
+    # (the chunk id breaks ties so that pages never overlap).
     window, offset = max(k * 2, 50), 0
     while len(found) < k:
-        ranked = tx.all(
-            f"SELECT rowid AS chunk_id, bm25(chunk_fts, {weights}) AS score FROM chunk_fts"
-            " WHERE chunk_fts MATCH ? ORDER BY score, chunk_id LIMIT ? OFFSET ?",
-            (expression, window, offset),
-        )
+        ranked = tx.text.rank(words, mode, window, offset)
         if not ranked:
             break
-        ids = [row["chunk_id"] for row in ranked]
+        ids = [chunk_id for chunk_id, _ in ranked]
         marks = ",".join("?" * len(ids))
         passing = {
             row["id"]: row["item_id"]

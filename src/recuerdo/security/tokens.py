@@ -21,9 +21,12 @@ from typing import Any
 
 from ..core.clock import now_iso
 from ..core.declare import state_root
+from ..core.secrets import redact_text
 from ..core.text import checked_label
 from ..errors import InvalidInput, NotFound
-from ..store.engine import sqlite3
+from ..store.base import Tx
+from ..store.migrations import Schema
+from ..store.sqlite import SQLiteStore
 from .caps import memory_patterns
 
 PREFIX = "rcd_"
@@ -51,48 +54,57 @@ def _hash(secret: str) -> str:
 ABSENT_RECHECK_SECONDS = 1.0
 
 
+TOKEN_SCHEMA = Schema()
+
+
+@TOKEN_SCHEMA.step
+def t001_tokens(tx: Tx) -> None:
+    tx.execute(
+        "CREATE TABLE IF NOT EXISTS tokens (id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE,"
+        " principal TEXT NOT NULL, tenant TEXT NOT NULL, caps TEXT NOT NULL,"
+        " read_only INTEGER NOT NULL, scopes TEXT, created_at TEXT NOT NULL,"
+        " revoked_at TEXT)"
+    )
+
+
 class TokenStore:
-    """The host's tokens, in a small SQLite file beside the memories."""
+    """The host's tokens, in a small store beside the memories (its own SQLite file, 0600)."""
 
     def __init__(self, base_dir: str | os.PathLike[str] | None = None) -> None:
         self.path = state_root(base_dir).parent / "tokens.db"
-        self._reader: sqlite3.Connection | None = None
+        self._store: SQLiteStore | None = None
         self._lock = threading.Lock()
         self._absent_until = 0.0
 
-    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
-        """One row from a connection kept open for the checks every request makes (a new
-        connection per request would cost more than the request)."""
+    def _opened(self, create: bool) -> SQLiteStore | None:
+        """The token store; None while no token was ever created (reads never create it)."""
         with self._lock:
-            if self._reader is None:
+            if self._store is None:
                 # Until the first token is created, every request would look for the file. A
                 # server notices a new token file within a second (a look per request cost a
                 # system call on the event loop: 3-4% of a loaded server's time).
-                moment = time.monotonic()
-                if moment < self._absent_until:
-                    return None
-                if not self.path.exists():
-                    self._absent_until = moment + ABSENT_RECHECK_SECONDS
-                    return None
-                self._reader = sqlite3.connect(str(self.path), check_same_thread=False)
-                self._reader.row_factory = sqlite3.Row
-            return self._reader.execute(sql, params).fetchone()
+                if not create:
+                    moment = time.monotonic()
+                    if moment < self._absent_until:
+                        return None
+                    if not self.path.exists():
+                        self._absent_until = moment + ABSENT_RECHECK_SECONDS
+                        return None
+                self._store = SQLiteStore(str(self.path), schema=TOKEN_SCHEMA)
+            return self._store
 
-    def _connect(self, create: bool) -> sqlite3.Connection | None:
-        if not create and not self.path.exists():
+    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        store = self._opened(create=False)
+        if store is None:
             return None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(self.path), isolation_level=None)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS tokens (id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE,"
-            " principal TEXT NOT NULL, tenant TEXT NOT NULL, caps TEXT NOT NULL,"
-            " read_only INTEGER NOT NULL, scopes TEXT, created_at TEXT NOT NULL,"
-            " revoked_at TEXT)"
-        )
-        return conn
+        with store.read() as tx:
+            return tx.one(sql, params)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
 
     def any_active(self) -> bool:
         return self._read("SELECT 1 FROM tokens WHERE revoked_at IS NULL LIMIT 1") is not None
@@ -107,8 +119,8 @@ class TokenStore:
         scopes: list[str] | None = None,
     ) -> tuple[str, str]:
         """(token id, secret). The secret is returned here once and never stored."""
-        name = checked_label(principal, "principal", max_chars=200)
-        tenant_name = checked_label(tenant, "tenant", max_chars=200)
+        name = redact_text(checked_label(principal, "principal", max_chars=200))
+        tenant_name = redact_text(checked_label(tenant, "tenant", max_chars=200))
         if ":" in tenant_name:
             raise InvalidInput("a tenant name has no ':'")
         patterns = memory_patterns(caps) if caps else ["*"]
@@ -117,11 +129,10 @@ class TokenStore:
         allowed = None if not scopes else [checked_label(s, "scope") for s in scopes]
         token_id = secrets.token_hex(6)
         secret = PREFIX + secrets.token_urlsafe(32)
-        conn = self._connect(create=True)
-        self._absent_until = 0.0  # the file exists now
-        assert conn is not None
-        try:
-            conn.execute(
+        store = self._opened(create=True)
+        assert store is not None
+        with store.write() as tx:
+            tx.execute(
                 "INSERT INTO tokens (id, hash, principal, tenant, caps, read_only, scopes,"
                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -135,18 +146,14 @@ class TokenStore:
                     now_iso(),
                 ),
             )
-        finally:
-            conn.close()
         return token_id, secret
 
     def list(self) -> list[dict[str, Any]]:
-        conn = self._connect(create=False)
-        if conn is None:
+        store = self._opened(create=False)
+        if store is None:
             return []
-        try:
-            rows = conn.execute("SELECT * FROM tokens ORDER BY created_at").fetchall()
-        finally:
-            conn.close()
+        with store.read() as tx:
+            rows = tx.all("SELECT * FROM tokens ORDER BY created_at")
         return [
             {
                 "id": r["id"],
@@ -162,16 +169,14 @@ class TokenStore:
         ]
 
     def revoke(self, token_id: str) -> dict[str, Any]:
-        conn = self._connect(create=False)
+        store = self._opened(create=False)
         changed = 0
-        if conn is not None:
-            try:
-                changed = conn.execute(
+        if store is not None:
+            with store.write() as tx:
+                changed = tx.execute(
                     "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
                     (now_iso(), token_id),
-                ).rowcount
-            finally:
-                conn.close()
+                )
         if not changed:
             raise NotFound(f"no active token with id {token_id!r}")
         return {"id": token_id, "revoked": True}

@@ -1,23 +1,67 @@
-"""The narrow storage protocol every backend implements.
+"""The narrow storage protocols every backend implements.
 
-The families (entries, plans, rules, ...) speak portable SQL through a :class:`Tx`; a backend
-supplies transactions, the dialect name (for the few statements that differ, such as the
-substring index) and its migrations. Keeping the surface this small is what lets a PostgreSQL
-store, or a fake, stand in for the embedded SQLite one.
+The families speak portable SQL through a :class:`Tx` (``?`` placeholders; ``ON CONFLICT``,
+``RETURNING``, ``coalesce``, ``CASE``: what SQLite and PostgreSQL both understand). What differs
+between backends sits behind small protocols a backend attaches to its transactions:
+
+* :class:`TextSearch`: ranked word search over chunks (SQLite FTS5 BM25, PostgreSQL tsvector);
+* :class:`SubstringSearch`: any substring, any case, over entries (a trigram index, pg_trgm);
+* erasure: :meth:`Tx.purge_deleted_text` inside a forgetting transaction and
+  :meth:`Store.reclaim` after it commits (a WAL checkpoint, a VACUUM);
+* maintenance: :meth:`Store.check` and :meth:`Store.optimize`.
+
+:class:`Capabilities` says what a backend does natively, so answers can state their limits
+(``index_status``). Keeping this surface small is what lets a PostgreSQL store, or a fake, stand
+in for the embedded SQLite one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 Row = Mapping[str, Any]
 Params = Sequence[Any]
 
 
+class TextSearch(Protocol):
+    """Ranked word search over the chunks' title, body and context (title weighs most)."""
+
+    def rank(
+        self, words: Sequence[str], mode: str, limit: int, offset: int
+    ) -> list[tuple[int, float]]:
+        """``(chunk id, score)`` best first (higher is better): chunks holding any word
+        (``mode="any"``) or every word (``"all"``); ties broken by chunk id, so pages taken
+        with ``offset`` never overlap. Words are plain tokens: never query syntax."""
+
+
+class SubstringSearch(Protocol):
+    """Any substring, in any case, of an entry's content."""
+
+    def candidates(self, needle: str) -> tuple[str, list[Any]] | None:
+        """A query (and its parameters) of the ids (column ``id``) of items whose content may
+        contain ``needle``, answered from an index; None when no index can answer it (the
+        caller then tests every row with :meth:`condition`)."""
+
+    def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
+        """A SQL condition (and its parameters) true for the rows of the items table aliased
+        ``alias`` whose content contains ``needle``, ignoring case."""
+
+    def catch_up(self) -> int:
+        """Index the next rows the index does not hold yet; how many (0 when complete)."""
+
+    def waiting(self) -> int:
+        """How many rows wait to be indexed (readers cover them by scanning)."""
+
+
 class Tx(Protocol):
     """One open transaction. Statements use ``?`` placeholders."""
+
+    dialect: str
+    text: TextSearch
+    substrings: SubstringSearch
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run a statement; return the number of rows it changed."""
@@ -37,15 +81,40 @@ class Tx(Protocol):
     def iterate(self, sql: str, params: Params = ()) -> Iterator[Row]:
         """Rows one at a time, for large reads."""
 
+    def json_text(self, column: str, key: str) -> str:
+        """An SQL expression: the text value of ``key`` in the JSON object of ``column``."""
+
+    def purge_deleted_text(self) -> None:
+        """Inside a forgetting transaction: make the words of deleted rows leave the full-text
+        indexes now (where the index does not remove them on delete)."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend does natively (reported by ``index_status``)."""
+
+    text_search: str
+    """``fts5`` or ``tsvector``."""
+    substring_search: str
+    """``trigram`` (an index), or ``scan`` (every row read: the stated fallback)."""
+    vector_search: str
+    """``memory`` (vectors held by each process: exact, then HNSW above 50k) or ``pgvector``."""
+    secure_delete: bool
+    """Whether deleted text leaves the index pages at once."""
+    erasure: str
+    """What forgetting guarantees about old bytes, in one sentence."""
+
 
 class Store(Protocol):
     """A memory's durable state: one per declared name."""
 
     dialect: str
-    """``"sqlite"`` or ``"postgres"``: which SQL variant the few non-portable statements use."""
+    """``"sqlite"`` or ``"postgres"``."""
 
     location: str
     """Where the state lives (a file path, ``:memory:`` or a connection URL without secrets)."""
+
+    capabilities: Capabilities
 
     def read(self) -> AbstractContextManager[Tx]:
         """A consistent snapshot for reading."""
@@ -54,9 +123,15 @@ class Store(Protocol):
         """A write transaction: committed (durably) when the block exits normally, rolled back
         when it raises. Nested calls in one thread join the outer transaction."""
 
-    def checkpoint(self) -> None:
-        """Fold the write-ahead log into the main file and truncate it (after a forget, so
-        no old page image keeps forgotten words)."""
+    def reclaim(self) -> None:
+        """After a forgetting transaction committed: give the old pages back so no copy of the
+        forgotten text stays (fold and truncate the WAL; vacuum)."""
+
+    def optimize(self) -> None:
+        """Refresh the planner's statistics (after bulk loads, and now and then)."""
+
+    def check(self) -> dict[str, Any]:
+        """Integrity of the store and consistency of its indexes: ``{ok, problems, ...}``."""
 
     def close(self) -> None:
         """Release connections; the state stays on disk."""
@@ -79,3 +154,9 @@ def rows_by_id(
         for row in tx.all(f"{select} WHERE id IN ({marks}){condition}", [*part, *params]):
             found[row["id"]] = row
     return found
+
+
+def like_pattern(text: str) -> str:
+    """``%text%`` for ``LIKE ? ESCAPE '\\'``, with LIKE's own characters escaped."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"

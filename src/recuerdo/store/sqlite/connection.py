@@ -1,0 +1,366 @@
+"""The embedded store: one SQLite file per declared memory (or one in-memory database).
+
+Durability and concurrency choices (see ``docs/decisions/0001-sqlite-durability.md``):
+
+* WAL journal with ``synchronous=FULL``: a commit returns only after the WAL is on disk, so an
+  acknowledged write survives ``kill -9`` and power loss alike.
+* Writes start with ``BEGIN IMMEDIATE`` so two processes never deadlock upgrading a read lock;
+  a generous busy timeout makes concurrent writers queue instead of failing.
+* One write connection per file per process (shared by every :class:`SQLiteStore` handle of that
+  file, guarded by a lock), and one read connection per thread, so readers never wait on the
+  writer inside a process.
+* ``secure_delete`` so deleted rows are overwritten on disk, not merely unlinked.
+
+Trust (``docs/decisions/0009-damaged-and-newer-stores.md``): a store written by a newer
+recuerdo is refused before anything is written to it; a damaged one (found by the check on
+open, the check in the background for large files, or any statement that meets a damaged page)
+is refused from then on by every handle, with ``store_damaged``; a full disk is
+``storage_full`` and leaves the store as it was. Files are created 0600 in folders of 0700.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...errors import InvalidInput, StorageFull, StoreDamaged, StoreError
+from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch
+from . import files, health
+from .driver import FTS5_SECURE_DELETE, sqlite3
+from .search import FTS5Text, TrigramSubstrings
+
+BUSY_TIMEOUT_MS = 30_000
+CAPABILITIES = Capabilities(
+    text_search="fts5",
+    substring_search="trigram",
+    vector_search="memory",
+    secure_delete=FTS5_SECURE_DELETE,
+    erasure="rows are deleted with secure_delete (their bytes zeroed), full-text entries "
+    "leave the index pages"
+    + (" at once" if FTS5_SECURE_DELETE else " by a rebuild")
+    + ", and the write-ahead log is checkpointed and truncated",
+)
+
+
+class SQLiteTx:
+    """A :class:`~recuerdo.store.base.Tx` over one sqlite3 connection."""
+
+    __slots__ = ("_conn", "_on_damage", "substrings", "text")
+    dialect = "sqlite"
+    text: TextSearch
+    substrings: SubstringSearch
+
+    def __init__(self, conn: sqlite3.Connection, on_damage: Callable[[str], None]) -> None:
+        self._conn = conn
+        self._on_damage = on_damage
+        self.text = FTS5Text(self)
+        self.substrings = TrigramSubstrings(self)
+
+    def _run(self, sql: str, params: Params) -> sqlite3.Cursor:
+        try:
+            return self._conn.execute(sql, params)
+        except OverflowError as exc:
+            raise InvalidInput("a number is out of range (at most 64 bits)") from exc
+        except sqlite3.IntegrityError:
+            raise  # a broken invariant is a bug to surface, not an outage
+        except sqlite3.DatabaseError as exc:
+            raise convert(exc, self._on_damage) from exc
+
+    def execute(self, sql: str, params: Params = ()) -> int:
+        return int(self._run(sql, params).rowcount)
+
+    def executemany(self, sql: str, rows: Sequence[Params]) -> int:
+        try:
+            return int(self._conn.executemany(sql, rows).rowcount)
+        except OverflowError as exc:
+            raise InvalidInput("a number is out of range (at most 64 bits)") from exc
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise convert(exc, self._on_damage) from exc
+
+    def one(self, sql: str, params: Params = ()) -> Row | None:
+        row: Row | None = self._run(sql, params).fetchone()
+        return row
+
+    def all(self, sql: str, params: Params = ()) -> list[Row]:
+        try:
+            rows: list[Row] = self._run(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:  # a damaged page can surface while fetching
+            raise convert(exc, self._on_damage) from exc
+        return rows
+
+    def scalar(self, sql: str, params: Params = ()) -> Any:
+        row = self._run(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    def iterate(self, sql: str, params: Params = ()) -> Iterator[Row]:
+        cursor = self._run(sql, params)
+        try:
+            yield from cursor
+        except sqlite3.DatabaseError as exc:
+            raise convert(exc, self._on_damage) from exc
+
+    def json_text(self, column: str, key: str) -> str:
+        if not key.isidentifier():
+            raise ValueError(f"not a JSON key name: {key!r}")
+        return f"json_extract({column}, '$.{key}')"
+
+    def purge_deleted_text(self) -> None:
+        if not FTS5_SECURE_DELETE:  # this library leaves deleted terms in index segments
+            for table in ("chunk_fts", "entry_trigrams"):
+                self.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+
+
+def convert(exc: sqlite3.DatabaseError, on_damage: Callable[[str], None]) -> StoreError:
+    """The named error for an engine error; damage is reported to the store (sticky)."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    message = str(exc)
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or "malformed" in message:
+        detail = f"the database file is damaged ({message})"
+        on_damage(detail)
+        return StoreDamaged(damaged_detail(detail))
+    if code == sqlite3.SQLITE_FULL or "database or disk is full" in message:
+        return StorageFull(
+            "the disk is full: nothing was written, and the memory is as it was before this "
+            "call. Free some space and try again."
+        )
+    return StoreError(f"the database refused the operation: {exc}")
+
+
+def damaged_detail(detail: str) -> str:
+    return (
+        f"{detail}. Nothing is read from it or written to it. Run `recuerdo --memory NAME "
+        "check` for a report and `recuerdo --memory NAME recover OUT.db` to salvage what is "
+        "readable."
+    )
+
+
+@dataclass
+class _SharedFile:
+    """What one process holds for one database file: the writer and its bookkeeping."""
+
+    path: str
+    writer: sqlite3.Connection
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    depth: int = 0
+    owner: int | None = None
+    handles: int = 0
+    readers: threading.local = field(default_factory=threading.local)
+    reader_conns: list[sqlite3.Connection] = field(default_factory=list)
+    damaged: str | None = None
+    background: health.BackgroundCheck | None = None
+
+    def mark_damaged(self, detail: str) -> None:
+        if self.damaged is None:
+            self.damaged = detail
+            if self.path != ":memory:":
+                files.write_damage_mark(self.path, detail)
+
+
+_registry: dict[str, _SharedFile] = {}
+_registry_lock = threading.Lock()
+
+
+class SQLiteStore:
+    """The embedded :class:`~recuerdo.store.base.Store`.
+
+    ``SQLiteStore(path)`` opens (creating when missing) the file and brings its schema up to
+    date; ``SQLiteStore(None)`` is a private in-memory database. Handles on the same file in
+    one process share one writer connection. ``schema`` and ``prepare`` choose what the file
+    holds (a memory by default; the token database has a schema of its own).
+    """
+
+    dialect = "sqlite"
+    capabilities = CAPABILITIES
+
+    def __init__(
+        self,
+        path: str | None,
+        *,
+        schema: Any = None,
+        prepare: Callable[[SQLiteTx], None] | None = None,
+    ) -> None:
+        from .schema import SCHEMA, configure_secure_delete
+
+        self._schema = SCHEMA if schema is None else schema
+        self._prepare = configure_secure_delete if schema is None else prepare
+        self.location = ":memory:" if path is None else files.absolute(path)
+        self._closed = False
+        if path is None:
+            self._shared = _SharedFile(":memory:", files.connect(":memory:"))
+            self._shared.handles = 1
+            self._in_memory = True
+        else:
+            self._in_memory = False
+            self._shared = self._attach(self.location)
+        try:
+            self._open_schema()
+        except BaseException:
+            self.close()
+            raise
+
+    def _attach(self, path: str) -> _SharedFile:
+        with _registry_lock:
+            shared = _registry.get(path)
+            if shared is None:
+                writer = files.open_checked(path, self._schema)
+                shared = _SharedFile(path, writer)
+                _registry[path] = shared
+                shared.background = health.check_in_background(path, shared.mark_damaged)
+            elif shared.damaged:
+                raise StoreDamaged(damaged_detail(shared.damaged))
+            shared.handles += 1
+            return shared
+
+    def _open_schema(self) -> None:
+        from ..migrations import apply, check_not_newer, stamp
+
+        with self.write() as tx:
+            tx.execute(
+                "CREATE TABLE IF NOT EXISTS _migrations"
+                " (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
+            applied = [row["name"] for row in tx.all("SELECT name FROM _migrations")]
+            version = int(tx.scalar("PRAGMA user_version"))
+            check_not_newer(self._schema, applied, version, self.location)
+            if apply(tx, self._schema, applied, stamp()) or version != self._schema.version:
+                tx.execute(f"PRAGMA user_version = {self._schema.version}")
+            if self._prepare is not None:
+                self._prepare(tx)
+
+    def _tx(self, conn: sqlite3.Connection) -> SQLiteTx:
+        return SQLiteTx(conn, self._shared.mark_damaged)
+
+    @contextmanager
+    def write(self) -> Iterator[SQLiteTx]:
+        shared = self._live()
+        with shared.lock:
+            if shared.depth:
+                shared.depth += 1
+                try:
+                    yield self._tx(shared.writer)
+                finally:
+                    shared.depth -= 1
+                return
+            conn = shared.writer
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.DatabaseError as exc:
+                error = convert(exc, shared.mark_damaged)
+                if type(error) is StoreError:
+                    error = StoreError(f"the memory is busy or unavailable: {exc}")
+                raise error from exc
+            shared.depth = 1
+            shared.owner = threading.get_ident()
+            try:
+                yield self._tx(conn)
+            except BaseException:
+                _rollback(conn)
+                raise
+            else:
+                try:
+                    conn.execute("COMMIT")
+                except sqlite3.DatabaseError as exc:
+                    _rollback(conn)
+                    error = convert(exc, shared.mark_damaged)
+                    if type(error) is StoreError:
+                        error = StoreError(f"the write could not be committed: {exc}")
+                    raise error from exc
+            finally:
+                shared.depth = 0
+                shared.owner = None
+
+    @contextmanager
+    def read(self) -> Iterator[SQLiteTx]:
+        shared = self._live()
+        if shared.owner == threading.get_ident():
+            # A read inside this thread's own write must see that write's uncommitted rows.
+            yield self._tx(shared.writer)
+            return
+        if self._in_memory:
+            with shared.lock:  # an in-memory database has a single connection
+                yield from self._snapshot(shared.writer)
+            return
+        conn = getattr(shared.readers, "conn", None)
+        if conn is None:
+            conn = files.connect(shared.path, read_only=True)
+            shared.readers.conn = conn
+            with _registry_lock:
+                shared.reader_conns.append(conn)
+        yield from self._snapshot(conn)
+
+    def _snapshot(self, conn: sqlite3.Connection) -> Iterator[SQLiteTx]:
+        try:
+            conn.execute("BEGIN")
+        except sqlite3.DatabaseError as exc:
+            raise convert(exc, self._shared.mark_damaged) from exc
+        try:
+            yield self._tx(conn)
+        finally:
+            # Ending a read never replaces the error that ended it.
+            _rollback(conn)
+
+    def _live(self) -> _SharedFile:
+        if self._closed:
+            raise StoreError("this memory has been closed")
+        if self._shared.damaged:
+            raise StoreDamaged(damaged_detail(self._shared.damaged))
+        return self._shared
+
+    def reclaim(self) -> None:
+        """Fold the WAL back into the main file and truncate it. A reader in another thread
+        or process can hold the log for a moment, so ask a few times."""
+        shared = self._live()
+        if self._in_memory:
+            return
+        if shared.background is not None:
+            shared.background.pause()  # a long check must not hold the log
+        for _ in range(50):
+            with shared.lock:
+                busy = shared.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            if not busy:
+                return
+            threading.Event().wait(0.02)
+        raise StoreError("the write-ahead log could not be folded in: a reader holds it")
+
+    def optimize(self) -> None:
+        shared = self._live()
+        with shared.lock:
+            shared.writer.execute("PRAGMA optimize")
+
+    def check(self) -> dict[str, Any]:
+        shared = self._live()
+        with shared.lock:
+            return health.report(shared.writer)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        shared = self._shared
+        if self._in_memory:
+            shared.writer.close()
+            return
+        with _registry_lock:
+            shared.handles -= 1
+            if shared.handles > 0:
+                return
+            _registry.pop(shared.path, None)
+            if shared.background is not None:
+                shared.background.stop()
+            for conn in shared.reader_conns:
+                conn.close()
+        with shared.lock:
+            shared.writer.close()
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back what is open; SQLite may already have (after a full disk, a damaged page)."""
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.DatabaseError):  # gone either way
+            conn.execute("ROLLBACK")

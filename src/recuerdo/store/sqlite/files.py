@@ -1,0 +1,229 @@
+"""Opening a SQLite file safely: modes, a version check before any write, damage on record.
+
+A new file is created 0600 (SQLite gives its ``-wal`` and ``-shm`` the database file's mode);
+a looser mode found on open is tightened, with a warning. A file is checked before anything is
+written to it: a newer schema is refused (``store_too_new``), a damage mark left by an earlier
+process is honoured, and a small file is checked whole (``PRAGMA quick_check``; large ones are
+checked in the background, see :mod:`.health`). A file this call created is removed again when
+opening fails (a full disk leaves no empty file behind).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import logging
+import os
+import stat
+import threading
+from pathlib import Path
+from typing import Any
+
+from ...errors import StorageFull, StoreDamaged, StoreError
+from .driver import sqlite3
+
+log = logging.getLogger("recuerdo.store")
+
+BUSY_TIMEOUT_MS = 30_000
+FILE_MODE = 0o600
+FOLDER_MODE = 0o700
+DAMAGE_SUFFIX = "-damaged"
+_SYNC_MODES = {"full": "FULL", "normal": "NORMAL", "extra": "EXTRA"}
+
+
+def absolute(path: str) -> str:
+    return os.path.abspath(path)
+
+
+def _sync_mode() -> str:
+    """``RECUERDO_SYNC`` may relax durability (``normal``) for throwaway stores; FULL otherwise."""
+    return _SYNC_MODES.get(os.environ.get("RECUERDO_SYNC", "full").lower(), "FULL")
+
+
+def _fold(text: str | None) -> str | None:
+    return None if text is None else text.casefold()
+
+
+def raw_connection(path: str, *, read_only: bool = False) -> sqlite3.Connection:
+    """A connection with the per-connection settings only (nothing written to the file)."""
+    try:
+        conn = sqlite3.connect(
+            path,
+            isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+            check_same_thread=False,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            uri=path.startswith("file:"),
+        )
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open the memory at {path}: {exc}") from exc
+    conn.row_factory = sqlite3.Row
+    # Unicode-aware case folding for substring matches the trigram index cannot answer.
+    conn.create_function("recuerdo_fold", 1, _fold, deterministic=True)
+    try:
+        _configure(conn, read_only)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StoreError(f"cannot open the memory at {path}: {exc}") from exc
+    return conn
+
+
+def _configure(conn: sqlite3.Connection, read_only: bool) -> None:
+    for pragma in (
+        f"busy_timeout={BUSY_TIMEOUT_MS}",
+        "foreign_keys=ON",
+        "secure_delete=ON",
+        "temp_store=MEMORY",
+        "cache_size=-32768",  # 32 MiB of pages per connection
+        # After a checkpoint, give the WAL's space back beyond 64 MiB (bulk loads grow it).
+        "journal_size_limit=67108864",
+        f"synchronous={_sync_mode()}",
+    ):
+        conn.execute(f"PRAGMA {pragma}")
+    if read_only:
+        conn.execute("PRAGMA query_only=ON")
+
+
+def connect(path: str, *, read_only: bool = False) -> sqlite3.Connection:
+    """A connection to a file already checked (or ``:memory:``), in WAL mode."""
+    conn = raw_connection(path, read_only=read_only)
+    if path != ":memory:":
+        try:
+            _set_wal(conn)
+        except BaseException:
+            conn.close()
+            raise
+    return conn
+
+
+def _set_wal(conn: sqlite3.Connection) -> None:
+    # Switching to WAL needs a moment of exclusive access; another process opening the same
+    # new file at the same instant can make it report busy once, so ask again.
+    for _ in range(50):
+        try:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            if "full" in str(exc):
+                raise StorageFull(f"the disk is full: the memory cannot be opened ({exc})") from exc
+            mode = ""
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open the memory: {exc}") from exc
+        if str(mode).lower() == "wal":
+            return
+        threading.Event().wait(0.05)
+    raise StoreError("could not switch the database to WAL mode (is the file on a network share?)")
+
+
+def _companions(path: str) -> list[Path]:
+    return [Path(path + suffix) for suffix in ("", "-wal", "-shm")]
+
+
+def secure_folder(folder: Path) -> None:
+    """Make ``folder`` (and create it) private to its owner; tighten a looser one, saying so."""
+    if not folder.exists():
+        try:
+            folder.mkdir(parents=True, mode=FOLDER_MODE)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise _os_error(exc, f"cannot create {folder}") from exc
+    _tighten(folder, FOLDER_MODE)
+
+
+def _tighten(path: Path, mode: int) -> None:
+    try:
+        current = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return
+    if current & ~mode:
+        try:
+            path.chmod(mode)
+        except OSError as exc:  # not ours to change: say so, and go on
+            log.warning(
+                "recuerdo: %s is mode %o and could not be made %o: %s", path, current, mode, exc
+            )
+            return
+        log.warning(
+            "recuerdo: %s was mode %o, readable by others; it is now %o", path, current, mode
+        )
+
+
+def _os_error(exc: OSError, what: str) -> StoreError:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StorageFull(f"the disk is full: {what} ({exc.strerror})")
+    return StoreError(f"{what}: {exc}")
+
+
+def damage_mark(path: str) -> Path:
+    return Path(path + DAMAGE_SUFFIX)
+
+
+def write_damage_mark(path: str, detail: str) -> None:
+    """Record damage beside the file, so every later process refuses it at once."""
+    with contextlib.suppress(OSError):  # the mark is a shortcut; each open checks anyway
+        mark = damage_mark(path)
+        fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        with os.fdopen(fd, "w") as out:
+            json.dump({"detail": detail}, out)
+
+
+def clear_damage_mark(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        damage_mark(path).unlink()
+
+
+def recorded_damage(path: str) -> str | None:
+    mark = damage_mark(path)
+    if not mark.exists():
+        return None
+    try:
+        return str(json.loads(mark.read_text())["detail"])
+    except (OSError, ValueError, KeyError):
+        return "the database file was found damaged earlier"
+
+
+def open_checked(path: str, schema: Any) -> sqlite3.Connection:
+    """The writer connection of a file: created 0600 when new; refused when damaged or
+    written by a newer recuerdo, before anything is written to it."""
+    from . import health
+    from .connection import damaged_detail
+
+    secure_folder(Path(path).parent)
+    created = _create(path)
+    try:
+        for companion in _companions(path):
+            _tighten(companion, FILE_MODE)
+        damage = recorded_damage(path)
+        if damage is not None:
+            raise StoreDamaged(damaged_detail(damage))
+        conn = raw_connection(path)
+        try:
+            health.check_before_use(conn, path, schema)
+            _set_wal(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+    except BaseException:
+        if created:
+            for companion in _companions(path):
+                with contextlib.suppress(FileNotFoundError):
+                    companion.unlink()
+        raise
+
+
+def _create(path: str) -> bool:
+    """Create the file 0600 if it does not exist; whether this call created it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise _os_error(exc, f"cannot create the memory at {path}") from exc
+    os.close(fd)
+    return True
+
+
+def secure_file(path: Path) -> None:
+    """A file of ours beside the memories (the token database): private to its owner."""
+    _tighten(path, FILE_MODE)

@@ -1,0 +1,91 @@
+"""SQLite's search indexes: FTS5 BM25 over chunks, and the trigram index over entries.
+
+The trigram index is filled off the write path: rows up to ``index_marks.upto`` are indexed,
+and readers scan the few rows above it (``docs/decisions/0002-entry-search.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .connection import SQLiteTx
+
+BM25_WEIGHTS = (3.0, 1.0, 0.4)  # title, body, context
+# The trigram index needs three characters; shorter needles are matched by a scan.
+TRIGRAM = 3
+INDEX_CHUNK = 500
+_INDEXED_UPTO = "SELECT upto FROM index_marks WHERE name = 'entry_trigrams'"
+
+
+def match_expression(words: Sequence[str], mode: str = "any") -> str:
+    """An FTS5 MATCH expression of quoted terms (user text never reaches FTS5's syntax)."""
+    joiner = " AND " if mode == "all" else " OR "
+    return joiner.join('"' + word.replace('"', '""') + '"' for word in words)
+
+
+class FTS5Text:
+    """:class:`~recuerdo.store.base.TextSearch` over the ``chunk_fts`` table."""
+
+    __slots__ = ("_tx",)
+
+    def __init__(self, tx: SQLiteTx) -> None:
+        self._tx = tx
+
+    def rank(
+        self, words: Sequence[str], mode: str, limit: int, offset: int
+    ) -> list[tuple[int, float]]:
+        if not words:
+            return []
+        weights = ", ".join(map(str, BM25_WEIGHTS))
+        rows = self._tx.all(
+            f"SELECT rowid AS chunk_id, bm25(chunk_fts, {weights}) AS score FROM chunk_fts"
+            " WHERE chunk_fts MATCH ? ORDER BY score, chunk_id LIMIT ? OFFSET ?",
+            (match_expression(words, mode), limit, offset),
+        )
+        # bm25() is lower for better matches; the protocol's scores are higher for better.
+        return [(int(row["chunk_id"]), -float(row["score"])) for row in rows]
+
+
+class TrigramSubstrings:
+    """:class:`~recuerdo.store.base.SubstringSearch` with FTS5's trigram tokenizer."""
+
+    __slots__ = ("_tx",)
+
+    def __init__(self, tx: SQLiteTx) -> None:
+        self._tx = tx
+
+    def candidates(self, needle: str) -> tuple[str, list[Any]] | None:
+        if len(needle) < TRIGRAM:
+            return None
+        # The index answers for the rows it holds; the few rows above its mark are scanned.
+        return (
+            "SELECT rowid AS id FROM entry_trigrams WHERE entry_trigrams MATCH ?"
+            f" UNION ALL SELECT tail.id FROM items AS tail WHERE tail.id > ({_INDEXED_UPTO})"
+            " AND instr(recuerdo_fold(tail.content), ?) > 0",
+            ['"' + needle.replace('"', '""') + '"', needle.casefold()],
+        )
+
+    def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
+        return f"instr(recuerdo_fold({alias}.content), ?) > 0", [needle.casefold()]
+
+    def catch_up(self) -> int:
+        tx = self._tx
+        upto = int(tx.scalar(_INDEXED_UPTO))
+        last = tx.scalar(
+            "SELECT max(id) FROM (SELECT id FROM items WHERE id > ? ORDER BY id LIMIT ?)",
+            (upto, INDEX_CHUNK),
+        )
+        if last is None:
+            return 0
+        tx.execute(
+            "INSERT INTO entry_trigrams (rowid, content) SELECT id, content FROM items"
+            " WHERE id > ? AND id <= ? AND item_type = 'entry'",
+            (upto, last),
+        )
+        tx.execute("UPDATE index_marks SET upto = ? WHERE name = 'entry_trigrams'", (last,))
+        return int(last) - upto
+
+    def waiting(self) -> int:
+        return int(self._tx.scalar(f"SELECT count(*) FROM items WHERE id > ({_INDEXED_UPTO})"))
