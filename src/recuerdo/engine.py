@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from . import entries as entry_ops
+from .api.code import CodeSources, CodeVerbs
 from .api.entries import EntryVerbs
 from .api.knowledge import KnowledgeVerbs
 from .api.notes import NoteVerbs
@@ -30,7 +31,7 @@ LOCAL_TENANT = "local"
 MAIN_SOURCE = "main"
 
 
-class Memory(EntryVerbs, NoteVerbs, RetrievalVerbs, KnowledgeVerbs, WorkVerbs):
+class Memory(EntryVerbs, NoteVerbs, RetrievalVerbs, KnowledgeVerbs, WorkVerbs, CodeVerbs):
     """One declared memory, as seen by one writer (``main`` or an agent)."""
 
     def __init__(
@@ -44,10 +45,12 @@ class Memory(EntryVerbs, NoteVerbs, RetrievalVerbs, KnowledgeVerbs, WorkVerbs):
         owns_store: bool = True,
         upkeep: Upkeep | None = None,
         audit: AuditLog | None = None,
+        code: CodeSources | None = None,
     ) -> None:
         self._store = store
         self._audit = audit if audit is not None else AuditLog()
         self._upkeep = upkeep if upkeep is not None else upkeep_for(store, self._audit)
+        self._code = code if code is not None else CodeSources()
         self.name = name
         self.tenant = tenant
         self.source = source
@@ -76,6 +79,7 @@ class Memory(EntryVerbs, NoteVerbs, RetrievalVerbs, KnowledgeVerbs, WorkVerbs):
             owns_store=False,
             upkeep=self._upkeep,
             audit=self._audit,
+            code=self._code,
         )
 
     def for_tenant(self, tenant: str) -> Memory:
@@ -89,6 +93,7 @@ class Memory(EntryVerbs, NoteVerbs, RetrievalVerbs, KnowledgeVerbs, WorkVerbs):
             owns_store=False,
             upkeep=self._upkeep,
             audit=self._audit,
+            code=self._code,
         )
 
     def for_principal(self, principal: str, tenant: str) -> Memory:
@@ -102,6 +107,7 @@ class Memory(EntryVerbs, NoteVerbs, RetrievalVerbs, KnowledgeVerbs, WorkVerbs):
             owns_store=False,
             upkeep=self._upkeep,
             audit=self._audit,
+            code=self._code,
         )
 
     def close(self) -> None:

@@ -150,9 +150,9 @@ VERBS = VerbTable()
 
 
 def _register_families() -> None:
-    from .verbdefs import entries, knowledge, notes, retrieval, work
+    from .verbdefs import code, entries, knowledge, notes, retrieval, work
 
-    for family in (entries, work, notes, retrieval, knowledge):
+    for family in (entries, work, notes, retrieval, knowledge, code):
         family.register(VERBS)
 
 
