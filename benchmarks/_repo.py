@@ -156,9 +156,7 @@ def generate(path: Path, commits: int, files: int, *, seed: int = 7, merge_every
             merge_ops: list[str | tuple[str, str]] = [
                 (p, c) if p in model.tree else f"D {p}" for p, c in changed.items()
             ]
-            tip = stream.commit(
-                "refs/heads/main", f"Merge side {step}", merge_ops, tip, merge=side
-            )
+            tip = stream.commit("refs/heads/main", f"Merge side {step}", merge_ops, tip, merge=side)
             made += 3
             continue
         ops = model.change(rng.randrange(1, 4))
@@ -180,8 +178,18 @@ def extend(path: Path, commits: int, *, seed: int = 11) -> None:
         target.write_text(target.read_text() + f"\n# extended {k} {rng.randrange(10**6)}\n")
         subprocess.run(["git", "-C", str(path), "add", "-A"], check=True)
         subprocess.run(
-            ["git", "-C", str(path), "-c", "user.name=B", "-c", "user.email=b@x", "commit", "-qm",
-             f"Extend {k}"],
+            [
+                "git",
+                "-C",
+                str(path),
+                "-c",
+                "user.name=B",
+                "-c",
+                "user.email=b@x",
+                "commit",
+                "-qm",
+                f"Extend {k}",
+            ],
             check=True,
         )
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -69,10 +68,10 @@ def with_dulwich(path: Path) -> Work:
         for change in tree_changes(store, parent_tree, commit.tree, rename_detector=detector):
             changes += 1
             new = change.new
-            if new is not None and new.sha is not None and new.mode != 0o160000:
-                if new.sha not in seen:
-                    seen.add(new.sha)
-                    size += len(store[new.sha].data)
+            wanted = new is not None and new.sha is not None and new.mode != 0o160000
+            if wanted and new.sha not in seen:
+                seen.add(new.sha)
+                size += len(store[new.sha].data)
     return commits, changes, size
 
 

@@ -6,12 +6,13 @@ import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..code import changes as change_ops
 from ..code import ingest as ingest_ops
 from ..code import read as read_ops
 from ..code.git import GitRepo
-from ..code.lookup import check_repo, ingested_repo
+from ..code.lookup import check_repo, ingested_repo, tenants_holding
 from ..code.model import (
     CodeAt,
     CodeBlame,
@@ -87,6 +88,24 @@ class CodeVerbs(MemoryBase):
                 "a server ingests only the repositories it was started with (--code-repo)"
             )
         return self.code_ingest_path(path, name, branch)
+
+    def code_refresh(self, repo: str, *, include_own: bool = False) -> list[dict[str, Any]]:
+        """Bring a served repository up to date for every tenant of this memory that holds
+        it (and for this handle's tenant with ``include_own``): what the server's schedule
+        runs. One outcome per tenant; a failure is reported, not raised."""
+        name = check_repo(repo)
+        with self._store.read() as tx:
+            tenants = tenants_holding(tx, name)
+        if include_own and self.tenant not in tenants:
+            tenants.append(self.tenant)
+        outcomes: list[dict[str, Any]] = []
+        for tenant in tenants:
+            try:
+                done = self.for_tenant(tenant).code_ingest(name)  # type: ignore[attr-defined]
+                outcomes.append({"tenant": tenant, **done})
+            except RecuerdoError as error:
+                outcomes.append({"tenant": tenant, **error.to_dict()})
+        return outcomes
 
     @guarded
     def code_status(
@@ -192,4 +211,3 @@ class CodeVerbs(MemoryBase):
         """Re-hash every kept blob; a blob that does not hash to its address is listed."""
         with self._store.read() as tx:
             return read_ops.verify(tx, self.tenant, repo)
-

@@ -80,6 +80,8 @@ class RetrievalVerbs(MemoryBase):
         until: str | None = None,
         preview_chars: int = search_ops.DEFAULT_PREVIEW,
         stages: Sequence[str] | None = None,
+        repo: str | None = None,
+        path_prefix: str | None = None,
     ) -> dict[str, Any]:
         """Ranked fragments for a query: words and meaning fused, each a preview (marked
         truncated when the item holds more) with its span; get(id) returns the whole item."""
@@ -99,6 +101,8 @@ class RetrievalVerbs(MemoryBase):
             status=status,
             since=since,
             until=until,
+            repo=repo,
+            path_prefix=path_prefix,
         )
         use_meaning = "meaning" in wanted
         embedder = self._embedder() if text.strip() and use_meaning else configured_embedder()

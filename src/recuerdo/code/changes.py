@@ -72,7 +72,7 @@ def changes_since(
         (*key, start, MAX_SCAN),
     )
     if not window:
-        reply.update(state="answered", commits=[], scanned=0, next_after=None)
+        reply.update({"state": "answered", "commits": [], "scanned": 0, "next_after": None})
         return reply
     end = int(window[-1]["ordinal"])
     clause, params = _prefix_clause(prefix)
@@ -97,7 +97,9 @@ def changes_since(
         scanned = len(window)
         at_tip = end >= int(row["tip_ordinal"])
         next_after = None if at_tip else end
-    reply.update(state="answered", commits=commits, scanned=scanned, next_after=next_after)
+    reply.update(
+        {"state": "answered", "commits": commits, "scanned": scanned, "next_after": next_after}
+    )
     return reply
 
 
@@ -241,9 +243,11 @@ def diff(
             item["renamed_from"] = after["other_path"]
         paths.append(item)
     reply.update(
-        state="answered" if paths or patch_path else "nothing_stored",
-        paths=paths,
-        paths_more=max(0, len(touched) - count),
+        {
+            "state": "answered" if paths or patch_path else "nothing_stored",
+            "paths": paths,
+            "paths_more": max(0, len(touched) - count),
+        }
     )
     return reply
 
@@ -309,7 +313,12 @@ def _block(tx: Tx, tenant: str, state: Row | None, path: str) -> PatchBlock | No
             f"{path} has {lines} lines at one end (a patch side is at most {MAX_PATCH_LINES}); "
             "read it with code_at"
         )
-    block: PatchBlock = {"kind": "file", "sha256": blob["sha256"], "size": len(data), "lines": lines}
+    block: PatchBlock = {
+        "kind": "file",
+        "sha256": blob["sha256"],
+        "size": len(data),
+        "lines": lines,
+    }
     if blob["encoding"] == "utf-8":
         block["content"] = data.decode("utf-8")
     else:

@@ -31,6 +31,11 @@ from .lookup import ingested_through, live_line, repo_row, state_at
 from .model import CodeIngest
 
 BATCH = 500
+SYNC_BATCH = 1000
+_CHANGE_COLUMNS = (
+    *("ordinal", "path", "status", "kind", "other_path"),
+    *("mode", "sha256", "git_blob", "size", "reason"),
+)
 Progress = Callable[[int, int], None]
 STATUS_WORDS = {"A": "added", "M": "modified", "D": "deleted", "T": "type_changed", "R": "renamed"}
 
@@ -116,7 +121,8 @@ def _change_rows(
             if credential:
                 row["reason"] = "credential"
             else:
-                row.update(sha256=blob.sha256, git_blob=change.blob, size=_size(blob))
+                digest = blob.sha256 if isinstance(blob, Blob) else blob["sha256"]
+                row.update(sha256=digest, git_blob=change.blob, size=_size(blob))
             rows[change.path] = row
     return rows
 
@@ -159,6 +165,7 @@ class _Batch:
         self.repo = repo
         self.commits = commits
         self.first_ordinal = first_ordinal
+        self.touched: set[str] = set()
 
     def write(
         self,
@@ -166,8 +173,6 @@ class _Batch:
         plan: _Plan,
         fresh: dict[str, Blob],
         kept: dict[str, Row | Blob],
-        principal: str,
-        at: str,
         extra_paths: set[str],
     ) -> tuple[int, int]:
         """Commits, changes, blobs, the tip's tree and its items; (refused, blob bytes)."""
@@ -183,9 +188,7 @@ class _Batch:
             refused += sum(1 for r in rows.values() if r["kind"] == "refused")
             final.update(rows)
             change_rows += [
-                (tenant, repo, r["ordinal"], r["path"], r["status"], r["kind"], r["other_path"])
-                + (r["mode"], r["sha256"], r["git_blob"], r["size"], r["reason"])
-                for r in rows.values()
+                (tenant, repo, *(r[column] for column in _CHANGE_COLUMNS)) for r in rows.values()
             ]
             commit_rows.append(_commit_row(tenant, repo, commit, ordinal, None, len(rows)))
             for side in plan.merged_by.get(commit.id, []):
@@ -207,7 +210,8 @@ class _Batch:
         for path in extra_paths - set(final):
             final[path] = dict(state_at(tx, tenant, repo, path, last) or {"path": path})
         for path, state in final.items():
-            _sync_tree(tx, tenant, repo, path, state, fresh, principal, at, self.commits)
+            _sync_tree(tx, tenant, repo, path, state)
+        self.touched = set(final)
         return refused, sum(b.size for b in fresh.values() if not b.credential)
 
 
@@ -231,58 +235,20 @@ def _commit_row(
     )
 
 
-def _sync_tree(
-    tx: Tx,
-    tenant: str,
-    repo: str,
-    path: str,
-    state: dict[str, Any],
-    fresh: dict[str, Blob],
-    principal: str,
-    at: str,
-    commits: list[Commit],
-) -> None:
-    """Make the tip's tree entry and searchable item of ``path`` match ``state``."""
-    current = tx.one(
-        "SELECT item_id FROM code_tree WHERE tenant = ? AND repo = ? AND path = ?",
-        (tenant, repo, path),
-    )
-    item_id = None if current is None else current["item_id"]
+def _sync_tree(tx: Tx, tenant: str, repo: str, path: str, state: dict[str, Any]) -> None:
+    """Make the tip's tree entry of ``path`` match ``state`` (its last change, or none)."""
     kind = state.get("kind")
     if kind is None or kind == "deleted":
-        if current is not None:
-            tx.execute(
-                "DELETE FROM code_tree WHERE tenant = ? AND repo = ? AND path = ?",
-                (tenant, repo, path),
-            )
-        if item_id is not None:
-            searchable.drop(tx, item_id)
-        return
-    text = _text_of(tx, tenant, state, fresh) if kind == "file" else None
-    if text is not None:
-        commit = tx.one(
-            "SELECT commit_id, authored_at FROM code_commits WHERE tenant = ? AND repo = ?"
-            " AND ordinal = ?",
-            (tenant, repo, state["ordinal"]),
+        tx.execute(
+            "DELETE FROM code_tree WHERE tenant = ? AND repo = ? AND path = ?",
+            (tenant, repo, path),
         )
-        meta = {
-            "repo": repo,
-            "path": path,
-            "ordinal": state["ordinal"],
-            "commit": None if commit is None else commit["commit_id"],
-            "time": None if commit is None else commit["authored_at"],
-            "sha256": state["sha256"],
-        }
-        item_id = searchable.put(tx, tenant, repo, path, text, meta, item_id, principal, at)
-    elif item_id is not None:
-        searchable.drop(tx, item_id)
-        item_id = None
+        return
     tx.execute(
-        "INSERT INTO code_tree (tenant, repo, path, ordinal, kind, mode, sha256, git_blob, size,"
-        " item_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, repo, path) DO"
+        "INSERT INTO code_tree (tenant, repo, path, ordinal, kind, mode, sha256, git_blob, size)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, repo, path) DO"
         " UPDATE SET ordinal = excluded.ordinal, kind = excluded.kind, mode = excluded.mode,"
-        " sha256 = excluded.sha256, git_blob = excluded.git_blob, size = excluded.size,"
-        " item_id = excluded.item_id",
+        " sha256 = excluded.sha256, git_blob = excluded.git_blob, size = excluded.size",
         (
             tenant,
             repo,
@@ -293,23 +259,8 @@ def _sync_tree(
             state.get("sha256"),
             state.get("git_blob"),
             state.get("size"),
-            item_id,
         ),
     )
-
-
-def _text_of(tx: Tx, tenant: str, state: dict[str, Any], fresh: dict[str, Blob]) -> str | None:
-    blob = fresh.get(state.get("git_blob") or "")
-    if blob is not None:
-        return blob.text if searchable.searchable(blob.size, blob.encoding) else None
-    row = tx.one(
-        "SELECT encoding, size FROM code_blobs WHERE tenant = ? AND sha256 = ?",
-        (tenant, state["sha256"]),
-    )
-    if row is None or not searchable.searchable(row["size"], row["encoding"]):
-        return None
-    _, data = blob_ops.read(tx, tenant, state["sha256"])
-    return None if data is None else data.decode("utf-8")
 
 
 def ingest(
@@ -357,6 +308,7 @@ def ingest(
     totals = {"blobs": 0, "bytes": 0, "refused": 0}
     batches = [plan.line[i : i + BATCH] for i in range(0, len(plan.line), BATCH)] or [[]]
     done = 0
+    changed_paths: set[str] = set()
     for number, commits in enumerate(batches):
         wanted = _wanted(commits)
         with store.read() as tx:
@@ -374,24 +326,28 @@ def ingest(
             if number == 0 and moved:
                 touched = _drop_after(tx, tenant, repo, plan.base_ordinal)
             batch = _Batch(tenant, repo, commits, next_ordinal)
-            refused, added_bytes = batch.write(tx, plan, fresh, kept, principal, at, touched)
+            refused, added_bytes = batch.write(tx, plan, fresh, kept, touched)
             next_ordinal += len(commits)
-            if commits:
-                tip_id, tip_ordinal = commits[-1].id, next_ordinal - 1
-            else:
-                tip_id, tip_ordinal = plan.base, plan.base_ordinal
+            tip_id: str | None = commits[-1].id if commits else plan.base
+            tip_ordinal = next_ordinal - 1 if commits else plan.base_ordinal
             tx.execute(
                 "UPDATE code_repos SET tip = ?, tip_ordinal = ?, next_ordinal = ?,"
                 " ingested_at = ? WHERE tenant = ? AND repo = ?",
                 (tip_id, tip_ordinal, next_ordinal, at, tenant, repo),
             )
             expected = tip_id
+        changed_paths |= batch.touched
         totals["blobs"] += sum(1 for b in fresh.values() if not b.credential)
         totals["bytes"] += added_bytes
         totals["refused"] += refused
         done += len(commits)
         if progress is not None:
             progress(done, len(plan.line))
+    # The searchable text follows the tip once the history is in: each file written once.
+    ordered = sorted(changed_paths)
+    for first in range(0, len(ordered), SYNC_BATCH):
+        with store.write() as tx:
+            searchable.sync(tx, tenant, repo, ordered[first : first + SYNC_BATCH], principal, at)
     seconds = time.perf_counter() - started
     with store.read() as tx:
         through = ingested_through(tx, tenant, repo)

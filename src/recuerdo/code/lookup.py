@@ -79,6 +79,11 @@ def ingested_repo(tx: Tx, tenant: str, repo: object, branch: object = None) -> R
     return row
 
 
+def tenants_holding(tx: Tx, repo: str) -> list[str]:
+    """Every tenant of this memory that has ingested ``repo`` (for the server's schedule)."""
+    return [r["tenant"] for r in tx.all("SELECT tenant FROM code_repos WHERE repo = ?", (repo,))]
+
+
 def ingested_through(tx: Tx, tenant: str, repo: str) -> IngestedThrough:
     row = tx.one(
         "SELECT r.tip, r.tip_ordinal, r.ingested_at, c.committed_at FROM code_repos r"

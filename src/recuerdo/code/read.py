@@ -121,7 +121,14 @@ def at(
         return reply
     rests_on = commit_at(tx, tenant, name, int(state["ordinal"]))
     assert rests_on is not None
-    reply.update(state="answered", kind=state["kind"], mode=state["mode"], rests_on=ref(rests_on))
+    reply.update(
+        {
+            "state": "answered",
+            "kind": state["kind"],
+            "mode": state["mode"],
+            "rests_on": ref(rests_on),
+        }
+    )
     if state["kind"] == "refused":
         reply["reason"] = state["reason"]
         return reply
@@ -133,19 +140,23 @@ def at(
     blob, data = blob_ops.read(tx, tenant, state["sha256"])
     size = int(blob["size"])
     reply.update(
-        size=size,
-        sha256=blob["sha256"],
-        git_blob=blob["git_blob"],
-        binary=blob["encoding"] == "binary",
-        encoding=blob["encoding"],
+        {
+            "size": size,
+            "sha256": blob["sha256"],
+            "git_blob": blob["git_blob"],
+            "binary": blob["encoding"] == "binary",
+            "encoding": blob["encoding"],
+        }
     )
     if data is None:  # binary or oversize: only the hash and the size are kept
         reply.update(
-            offset=start_at,
-            returned_bytes=0,
-            next_offset=None,
-            truncated=size > 0,
-            read_amplification=None,
+            {
+                "offset": start_at,
+                "returned_bytes": 0,
+                "next_offset": None,
+                "truncated": size > 0,
+                "read_amplification": None,
+            }
         )
         return reply
     utf8 = blob["encoding"] == "utf-8"
@@ -156,11 +167,13 @@ def at(
     else:
         reply["content_base64"] = base64.b64encode(piece).decode("ascii")
     reply.update(
-        offset=first,
-        returned_bytes=len(piece),
-        next_offset=last if last < size else None,
-        truncated=first > 0 or last < size,
-        read_amplification=round(size / len(piece), 2) if piece else None,
+        {
+            "offset": first,
+            "returned_bytes": len(piece),
+            "next_offset": last if last < size else None,
+            "truncated": first > 0 or last < size,
+            "read_amplification": round(size / len(piece), 2) if piece else None,
+        }
     )
     return reply
 
@@ -203,9 +216,11 @@ def blame(
         reply["state"] = "nothing_stored"
         return reply
     reply.update(
-        state="answered",
-        kind=state["kind"],
-        produced_by=_change_ref(tx, tenant, name, state),
+        {
+            "state": "answered",
+            "kind": state["kind"],
+            "produced_by": _change_ref(tx, tenant, name, state),
+        }
     )
     earlier: list[BlameCommit] = []
     before = int(state["ordinal"])
@@ -256,7 +271,7 @@ def history(
         "ingested_through": ingested_through(tx, tenant, name),
     }
     if not rows and before is None:
-        reply.update(state="nothing_stored", history=[], next_before=None)
+        reply.update({"state": "nothing_stored", "history": [], "next_before": None})
         return reply
     entries: list[Any] = []
     for r in rows[:count]:
@@ -277,9 +292,11 @@ def history(
         entries.append(entry)
     more = len(rows) > count
     reply.update(
-        state="answered",
-        history=entries,
-        next_before=entries[-1]["ordinal"] if more else None,
+        {
+            "state": "answered",
+            "history": entries,
+            "next_before": entries[-1]["ordinal"] if more else None,
+        }
     )
     return reply
 
@@ -287,8 +304,10 @@ def history(
 def verify(tx: Tx, tenant: str, repo: str | None) -> CodeVerify:
     """Re-hash every kept blob (of one repository, or of the whole memory)."""
     name = None if repo is None else ingested_repo(tx, tenant, check_repo(repo))["repo"]
-    scope = "" if name is None else (
-        " AND sha256 IN (SELECT sha256 FROM code_changes WHERE tenant = ? AND repo = ?)"
+    scope = (
+        ""
+        if name is None
+        else (" AND sha256 IN (SELECT sha256 FROM code_changes WHERE tenant = ? AND repo = ?)")
     )
     extra: tuple[str, ...] = () if name is None else (tenant, name)
     checked = not_kept = total = 0
@@ -318,7 +337,9 @@ def verify(tx: Tx, tenant: str, repo: str | None) -> CodeVerify:
                         (tenant, row["sha256"]),
                     )
                 ]
-                corrupt.append({"sha256": row["sha256"], "git_blob": row["git_blob"], "paths": paths})
+                corrupt.append(
+                    {"sha256": row["sha256"], "git_blob": row["git_blob"], "paths": paths}
+                )
     return {
         "repo": name,
         "ok": not corrupt,

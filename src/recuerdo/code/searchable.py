@@ -1,10 +1,11 @@
 """The text of the tip's files as searchable items (``item_type = 'code'``).
 
 Each UTF-8 file at the tip of an ingested branch is one item (scope ``code:<repo>``, key and
-title = its path) cut into chunks of whole lines, so search, its filters and its indexes serve
-code like any other text. The items follow the tip: a file changed by an ingest is re-cut, a
-deleted, refused or binary one loses its item. Chunks are cut here, when the item is written,
-so the background indexer leaves them as they are.
+title = its path), so search, its filters and its indexes serve code like any other text. The
+items follow the tip: after an ingest, a file it changed is rewritten, and a deleted, refused
+or binary one loses its item. Cutting items into chunks of whole lines is left to the background
+indexer, like every other edit (docs/decisions/0007-edits-re-cut-later.md): cutting them inside
+the ingest made a first ingest five times slower (full-text deletes rewrite index pages).
 """
 
 from __future__ import annotations
@@ -12,61 +13,73 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..retrieval.chunk import Span
-from ..retrieval.index import insert_chunks
 from ..store.base import Tx
+from . import blobs as blob_ops
 
-MAX_LINES = 60
-MIN_LINES = 20
-MAX_CHARS = 4000
 MAX_SEARCHABLE_BYTES = 2**20
+_MARK = "SELECT upto FROM index_marks WHERE name = 'chunks'"
 
 
 def scope_of(repo: str) -> str:
     return f"code:{repo}"
 
 
-def line_spans(text: str) -> list[Span]:
-    """Chunks of whole lines: at most MAX_LINES lines and about MAX_CHARS characters, ended
-    after a blank line when one falls in the second part of the window (code reads in
-    blocks); a single longer line is cut by characters."""
-    starts = [0]
-    for index, char in enumerate(text):
-        if char == "\n" and index + 1 < len(text):
-            starts.append(index + 1)
-    ends = [*starts[1:], len(text)]
-    spans: list[Span] = []
-    first = 0
-    while first < len(starts):
-        last = first
-        while (
-            last + 1 < len(starts)
-            and last + 1 - first < MAX_LINES
-            and ends[last + 1] - starts[first] <= MAX_CHARS
+def searchable(size: int | None, encoding: str | None) -> bool:
+    return encoding == "utf-8" and size is not None and size <= MAX_SEARCHABLE_BYTES
+
+
+def sync(tx: Tx, tenant: str, repo: str, paths: list[str], source: str, at: str) -> None:
+    """Make the items of ``paths`` match the tip's tree."""
+    for path in paths:
+        entry = tx.one(
+            "SELECT t.ordinal, t.kind, t.sha256, t.item_id, b.size, b.encoding, c.commit_id,"
+            " c.authored_at FROM code_tree t"
+            " LEFT JOIN code_blobs b ON b.tenant = t.tenant AND b.sha256 = t.sha256"
+            " LEFT JOIN code_commits c ON c.tenant = t.tenant AND c.repo = t.repo"
+            " AND c.ordinal = t.ordinal WHERE t.tenant = ? AND t.repo = ? AND t.path = ?",
+            (tenant, repo, path),
+        )
+        old = _item_of(tx, tenant, repo, path)
+        if (
+            entry is None
+            or entry["kind"] != "file"
+            or not searchable(entry["size"], entry["encoding"])
         ):
-            last += 1
-        if last + 1 < len(starts):
-            for candidate in range(last, first + MIN_LINES - 1, -1):
-                if not text[starts[candidate] : ends[candidate]].strip():
-                    last = candidate
-                    break
-        start, stop = starts[first], ends[last]
-        while stop - start > MAX_CHARS and last == first:  # one very long line
-            spans.append(Span(start, start + MAX_CHARS))
-            start += MAX_CHARS
-        if text[start:stop].strip():
-            spans.append(Span(start, stop))
-        first = last + 1
-    return spans
+            if old is not None:
+                tx.execute("DELETE FROM items WHERE id = ?", (old,))
+            if entry is not None:
+                _link(tx, tenant, repo, path, None)
+            continue
+        _, data = blob_ops.read(tx, tenant, entry["sha256"])
+        assert data is not None
+        meta = {
+            "repo": repo,
+            "path": path,
+            "ordinal": entry["ordinal"],
+            "commit": entry["commit_id"],
+            "sha256": entry["sha256"],
+        }
+        item = _put(tx, tenant, repo, path, data.decode("utf-8"), meta, old, source, at,
+                    entry["authored_at"])  # fmt: skip
+        _link(tx, tenant, repo, path, item)
 
 
-def line_range(text: str, start: int, stop: int) -> tuple[int, int]:
-    """1-based first and last line of ``text[start:stop]``."""
-    first = text.count("\n", 0, start) + 1
-    return first, first + text.count("\n", start, max(start, stop - 1))
+def _item_of(tx: Tx, tenant: str, repo: str, path: str) -> int | None:
+    value = tx.scalar(
+        "SELECT id FROM items WHERE tenant = ? AND scope = ? AND key = ? AND item_type = 'code'",
+        (tenant, scope_of(repo), path),
+    )
+    return None if value is None else int(value)
 
 
-def put(
+def _link(tx: Tx, tenant: str, repo: str, path: str, item_id: int | None) -> None:
+    tx.execute(
+        "UPDATE code_tree SET item_id = ? WHERE tenant = ? AND repo = ? AND path = ?",
+        (item_id, tenant, repo, path),
+    )
+
+
+def _put(
     tx: Tx,
     tenant: str,
     repo: str,
@@ -76,36 +89,28 @@ def put(
     item_id: int | None,
     source: str,
     at: str,
+    occurred: str | None,
 ) -> int:
-    """Write (or rewrite) a file's item and its chunks; the item's id."""
-    scope = scope_of(repo)
     encoded = json.dumps(meta, sort_keys=True)
-    if item_id is not None:
-        tx.execute("DELETE FROM chunks WHERE item_id = ?", (item_id,))
-        tx.execute(
-            "UPDATE items SET content = ?, meta = ?, updated_at = ?, occurred_at = ?,"
-            " version = version + 1 WHERE id = ?",
-            (text, encoded, at, meta["time"], item_id),
-        )
-        # An item the indexer has not reached yet would be chunked twice; the queue that
-        # re-cuts edited items must not re-cut this one by sentences either.
-        tx.execute("DELETE FROM rechunk_queue WHERE item_id = ?", (item_id,))
-    else:
-        item_id = int(
+    if item_id is None:
+        return int(
             tx.scalar(
                 "INSERT INTO items (tenant, scope, item_type, title, key, content, source,"
                 " meta, created_at, updated_at, occurred_at)"
                 " VALUES (?, ?, 'code', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (tenant, scope, path, path, text, source, encoded, at, at, meta["time"]),
+                (tenant, scope_of(repo), path, path, text, source, encoded, at, at, occurred),
             )
         )
-    insert_chunks(tx, item_id, text, line_spans(text), title=path)
+    tx.execute(
+        "UPDATE items SET content = ?, meta = ?, updated_at = ?, occurred_at = ?,"
+        " version = version + 1 WHERE id = ?",
+        (text, encoded, at, occurred, item_id),
+    )
+    # Chunked already: its chunks are stale until the indexer re-cuts it (readers read the
+    # item itself meanwhile). Not chunked yet: the indexer reads the new text anyway.
+    if item_id <= int(tx.scalar(_MARK)):
+        tx.execute(
+            "INSERT INTO rechunk_queue (item_id) VALUES (?) ON CONFLICT (item_id) DO NOTHING",
+            (item_id,),
+        )
     return item_id
-
-
-def drop(tx: Tx, item_id: int) -> None:
-    tx.execute("DELETE FROM items WHERE id = ?", (item_id,))
-
-
-def searchable(size: int | None, encoding: str | None) -> bool:
-    return encoding == "utf-8" and size is not None and size <= MAX_SEARCHABLE_BYTES

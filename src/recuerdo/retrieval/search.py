@@ -19,6 +19,7 @@ from ..errors import InvalidInput
 from ..graph.about import graph_candidates
 from ..notes import status_of
 from ..store.base import Row, Tx, rows_by_id
+from .chunk import line_range
 from .filters import Filters
 from .index import STALE, chunk_mark
 from .query import match_expression, terms
@@ -239,6 +240,16 @@ def fragment(
         )
     elif item["item_type"] == "entry":
         hit["tags"] = json.loads(item["tags"])
+    elif item["item_type"] == "code":
+        meta = json.loads(item["meta"])
+        first, last = line_range(text, start, stop)
+        hit.update(
+            repo=meta.get("repo"),
+            path=meta.get("path"),
+            lines={"start": first, "end": last},
+            commit=meta.get("commit"),
+            ordinal=meta.get("ordinal"),
+        )
     return hit
 
 

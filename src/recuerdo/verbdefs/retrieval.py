@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 _FILTERS = {
     "scope": "Only this scope, e.g. 'user' or 'project:shop'.",
     "kind": "Only these kinds (note kinds, entry categories, message speakers).",
-    "types": "Only these item types: entry, note, document, message.",
+    "types": "Only these item types: entry, note, document, message, code (stored code is "
+    "searched only when asked for).",
 }
 
 
@@ -37,6 +38,9 @@ def register(table: VerbTable) -> None:
             "since": "Only items from this ISO 8601 time on.",
             "until": "Only items up to this ISO 8601 time.",
             "preview_chars": "Preview length in characters (20-4000, default 300).",
+            "repo": "Only the stored code of this ingested repository (hits carry path, line "
+            "span and commit).",
+            "path_prefix": "Only stored code under this path, e.g. 'src/'.",
         },
         enums={
             "mode": ("any", "all"),
