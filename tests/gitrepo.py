@@ -70,7 +70,7 @@ class Repo:
             body = f"line {k}\n".encode()
             message = f"step {k}".encode()
             parts.append(
-                f"commit refs/heads/main\ncommitter {who}\nauthor {who}\n".encode()
+                f"commit refs/heads/main\nauthor {who}\ncommitter {who}\n".encode()
                 + b"data %d\n%s\n" % (len(message), message)
                 + (f"from {self.head()}\n".encode() if k == 0 else b"")
                 + f"M 100644 inline {name}\n".encode()
