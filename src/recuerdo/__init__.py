@@ -10,6 +10,15 @@
 from .engine import Memory
 from .engine import open_memory as open
 from .errors import (
+    BlobCorrupt,
+    DiffBinary,
+    DiffTooLarge,
+    GitUnreadable,
+    LineBlameNotBuilt,
+    RangeTooLarge,
+    RepoNotIngested,
+    RepoNotServed,
+    RevisionNotFound,
     CapabilityNotGranted,
     Conflict,
     ContentTooLarge,
@@ -56,6 +65,15 @@ from .security.caps import sandbox
 __version__ = "0.1.0"
 
 __all__ = [
+    "BlobCorrupt",
+    "DiffBinary",
+    "DiffTooLarge",
+    "GitUnreadable",
+    "LineBlameNotBuilt",
+    "RangeTooLarge",
+    "RepoNotIngested",
+    "RepoNotServed",
+    "RevisionNotFound",
     "CATEGORIES",
     "RULE_LEVELS",
     "CapabilityNotGranted",

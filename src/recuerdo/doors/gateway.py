@@ -85,7 +85,7 @@ class CodeSchedule:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        if not self.pool.code_repos or not self.pool.default:
+        if not self.pool.code_repos or not self.pool.default or self.interval <= 0:
             return
         self._thread = threading.Thread(target=self._run, name="recuerdo-code", daemon=True)
         self._thread.start()
@@ -104,8 +104,6 @@ class CodeSchedule:
                 for outcome in memory.code_refresh(repo, include_own=self.single_user):
                     if "error" in outcome:
                         log.warning("scheduled ingest of %s: %s", repo, outcome["detail"])
-            if self.interval <= 0:
-                return
             self._stop.wait(self.interval)
 
 
