@@ -2,8 +2,8 @@
 
 The reader was chosen by measurement (docs/decisions/0008-git-reader.md): two processes per
 ingest (``git log --raw`` for the first-parent line with its changes, ``git cat-file --batch``
-for the blobs) read a 10,000-commit history several times faster than dulwich and on par with
-pygit2, with no compiled dependency. Nothing here runs code from the repository: no hooks run
+for the blobs) read a 10,000-commit history 2.7 times faster than pygit2 and 10 times faster
+than dulwich, with no compiled dependency. Nothing here runs code from the repository: no hooks run
 for these read commands, external diff and text conversion drivers are switched off, and so is
 the file-system monitor.
 """
