@@ -117,7 +117,7 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         start = time.perf_counter()
         mem._upkeep.drain()
         index_seconds = time.perf_counter() - start
-        mem._store.checkpoint()  # type: ignore[attr-defined]
+        mem._store.reclaim()  # type: ignore[attr-defined]
         db = folder_mib(Path(mem.location).parent, f"notes-{size}*")
 
         def update(r: int, i: int) -> None:

@@ -97,6 +97,7 @@ class Server:
         memory: str = "shared",
         profile: str = "native",
         host: str = "127.0.0.1",
+        args: tuple[str, ...] = (),
     ) -> None:
         import socket
 
@@ -120,6 +121,7 @@ class Server:
                 str(self.port),
                 "--profile",
                 profile,
+                *args,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

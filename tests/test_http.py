@@ -14,6 +14,7 @@ import pytest
 from recuerdo.verbs import VERBS
 
 from .conftest import Server, create_token
+from .gitrepo import Repo
 
 NOTE_TEXT = "## Tasks\n\n- one\n- two\n\n## Notes\n\nSome notes."
 
@@ -88,12 +89,24 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("delete", {"id": 3}),
     ("restore", {"id": 3}),
     ("forget", {"id": 1}),
+    ("code_ingest", {"repo": "app"}),
+    ("code_status", {"repo": "app"}),
+    ("code_at", {"repo": "app", "path": "README.md"}),
+    ("code_blame", {"repo": "app", "path": "README.md"}),
+    ("code_history", {"repo": "app", "path": "README.md"}),
+    ("code_changes_since", {"repo": "app", "rev": "HEAD~1"}),
+    ("code_diff", {"repo": "app", "from": "HEAD~1", "patch": "README.md"}),
+    ("code_verify", {"repo": "app"}),
 ]
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = Server(tmp_path_factory.mktemp("http"))
+    folder = tmp_path_factory.mktemp("http")
+    repo = Repo(folder / "app")
+    repo.commit("one", {"README.md": "one\n"})
+    repo.commit("two", {"README.md": "two\n"})
+    running = Server(folder, args=("--code-repo", f"app={repo.path}", "--code-interval", "0"))
     yield running
     running.stop()
 

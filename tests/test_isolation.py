@@ -15,6 +15,7 @@ import pytest
 from recuerdo.verbs import VERBS
 
 from .conftest import Server, create_token
+from .gitrepo import Repo
 from .test_mcp import http_session
 
 MARK = "Zqxivorn"  # the name both tenants use (B asks for it)
@@ -80,6 +81,7 @@ def write_everything(server: Server, token: str) -> dict[str, int]:
     post("create_progress", {"task": f"{MARK}-task", "steps": [f"{SECRET}-step"]})
     post("add_rule", {"name": f"{MARK}-rule", "level": "must", "description": f"x <= 1 {SECRET}"})
     post("session_start", {"id": "s1", "project": "shared"})
+    post("code_ingest", {"repo": "app"})
     return ids
 
 
@@ -108,13 +110,22 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "about": {"subject": f"{MARK} Ann", "scope": "shared"},
     "export": {"scope": "shared"},
     "status": {"scope": "shared"},
+    "code_status": {"repo": "app"},
+    "code_at": {"repo": "app", "path": f"{MARK}.txt"},
+    "code_blame": {"repo": "app", "path": f"{MARK}.txt"},
+    "code_history": {"repo": "app", "path": f"{MARK}.txt"},
+    "code_changes_since": {"repo": "app", "rev": "HEAD"},
+    "code_diff": {"repo": "app", "from": "HEAD"},
+    "code_verify": {},
 }
 
 
 def test_every_read_verb_is_blind_to_the_other_tenant(tmp_path: Path) -> None:
     _, alice = create_token(tmp_path, "--principal", "alice-bot", "--tenant", "alice")
     _, bob = create_token(tmp_path, "--principal", "bob-bot", "--tenant", "bob")
-    server = Server(tmp_path)
+    repo = Repo(tmp_path / "app")
+    repo.commit(SECRET, {f"{MARK}.txt": f"{MARK} {SECRET} code\n"})
+    server = Server(tmp_path, args=("--code-repo", f"app={repo.path}", "--code-interval", "0"))
     try:
         ids = write_everything(server, alice)
         read_verbs = {v.name for v in VERBS if v.mode == "read"}

@@ -16,6 +16,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .code.facade import CodeSources, CodeVerbs
 from .comms.facade import CommsVerbs
 from .core.audit import AuditLog
 from .core.declare import prepare_state_dir, sanitize_name, state_path, validate_name
@@ -50,6 +51,7 @@ class _Owned:
     meaning: Meaning
     upkeep: Upkeep
     owner_closes_store: bool
+    code: CodeSources
 
 
 def _in_write(store: Store, step: Callable[[Tx], int]) -> Callable[[], int]:
@@ -83,7 +85,14 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
 
 
 class Memory(
-    EntryVerbs, WorkVerbs, NoteVerbs, RetrievalVerbs, CommsVerbs, KnowledgeVerbs, IngestVerbs
+    EntryVerbs,
+    WorkVerbs,
+    NoteVerbs,
+    RetrievalVerbs,
+    CommsVerbs,
+    KnowledgeVerbs,
+    IngestVerbs,
+    CodeVerbs,
 ):
     """One declared memory, as seen by one writer (``main`` or an agent)."""
 
@@ -103,12 +112,15 @@ class Memory(
         if _owned is None:
             audit = AuditLog()
             meaning = Meaning(embedder)
-            _owned = _Owned(store, audit, meaning, _upkeep(store, audit, meaning), closes_store)
+            _owned = _Owned(
+                store, audit, meaning, _upkeep(store, audit, meaning), closes_store, CodeSources()
+            )
         self._owned = _owned
         self._store = _owned.store
         self._audit = _owned.audit
         self._meaning = _owned.meaning
         self._upkeep = _owned.upkeep
+        self._code = _owned.code
         self.name = name
         self.tenant = tenant
         self.source = source

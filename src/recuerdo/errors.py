@@ -31,18 +31,27 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── FactsShape                 facts_shape         422
     │   ├── MentionNotInPassage        mention_not_in_passage 422
     │   ├── DocumentCorrupt            document_corrupt    422
-    │   └── DocumentNotReadable        document_not_readable 422
+    │   ├── DocumentNotReadable        document_not_readable 422
+    │   ├── LineBlameNotBuilt          line_blame_not_built 422
+    │   ├── DiffTooLarge               diff_too_large      422
+    │   ├── DiffBinary                 diff_binary         422
+    │   ├── RangeTooLarge              range_too_large     422
+    │   └── GitUnreadable              git_unreadable      422
     ├── NotFound                       not_found           404
     │   ├── ItemNotFound               item_not_found      404
     │   ├── TaskNotFound               task_not_found      404
     │   ├── StepNotFound               step_not_found      404
-    │   └── UnknownName                unknown_name        404
+    │   ├── UnknownName                unknown_name        404
+    │   ├── RepoNotIngested            repo_not_ingested   404
+    │   ├── RepoNotServed              repo_not_served     404
+    │   └── RevisionNotFound           revision_not_found  404
     ├── Conflict                       conflict            409
     │   └── VersionConflict            version_conflict    409
     ├── Unauthorized                   unauthorized        401
     ├── CapabilityNotGranted           capability_not_granted       403
     ├── MultipleMemoryDeclarations     multiple_memory_declarations 409
     ├── MemoryNotNamed                 memory_not_named    400
+    ├── BlobCorrupt                    blob_corrupt        500
     ├── StoreError                     store_unavailable   503
     │   ├── StoreDamaged               store_damaged       503
     │   ├── StoreTooNew                store_too_new       503
@@ -58,9 +67,12 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 __all__ = [
+    "BlobCorrupt",
     "CapabilityNotGranted",
     "Conflict",
     "ContentTooLarge",
+    "DiffBinary",
+    "DiffTooLarge",
     "DocumentCorrupt",
     "DocumentNotReadable",
     "EditRefused",
@@ -69,6 +81,7 @@ __all__ = [
     "FactsShape",
     "FindAmbiguous",
     "FindNotFound",
+    "GitUnreadable",
     "InvalidBatch",
     "InvalidCategory",
     "InvalidInput",
@@ -79,13 +92,18 @@ __all__ = [
     "InvalidTags",
     "ItemNotFound",
     "LimitExceeded",
+    "LineBlameNotBuilt",
     "MemoryNotNamed",
     "MentionNotInPassage",
     "MultipleMemoryDeclarations",
     "NotFound",
     "OperationContentMismatch",
     "PayloadTooLarge",
+    "RangeTooLarge",
     "RecuerdoError",
+    "RepoNotIngested",
+    "RepoNotServed",
+    "RevisionNotFound",
     "SectionAmbiguous",
     "SectionNotFound",
     "StepNotFound",
@@ -252,6 +270,35 @@ class DocumentNotReadable(Unprocessable):
     code = "document_not_readable"
 
 
+class LineBlameNotBuilt(Unprocessable):
+    """Blame is kept per file (the commit that produced it and those before); a line-level
+    blame is not built."""
+
+    code = "line_blame_not_built"
+
+
+class DiffTooLarge(Unprocessable):
+    """A patch side is over 256 KiB or 5,000 lines; ask for the paths, or read with code_at."""
+
+    code = "diff_too_large"
+
+
+class DiffBinary(Unprocessable):
+    code = "diff_binary"
+
+
+class RangeTooLarge(Unprocessable):
+    """More than 2,000 commits between the two revisions of a diff."""
+
+    code = "range_too_large"
+
+
+class GitUnreadable(Unprocessable):
+    """The path is not a git repository git can read (or git is not installed)."""
+
+    code = "git_unreadable"
+
+
 class NotFound(RecuerdoError):
     code = "not_found"
     status = 404
@@ -273,6 +320,33 @@ class UnknownName(NotFound):
     """No entity of that name; ``suggestions`` lists up to three close names (never a guess)."""
 
     code = "unknown_name"
+
+
+class RepoNotIngested(NotFound):
+    """No repository of that name has been ingested into this memory (nothing was created)."""
+
+    code = "repo_not_ingested"
+
+
+class RepoNotServed(NotFound):
+    """``code_ingest`` named a repository this server was not started with (--code-repo)."""
+
+    code = "repo_not_served"
+
+
+class RevisionNotFound(NotFound):
+    """A revision that names no commit of the ingested branch (or one the branch dropped)."""
+
+    code = "revision_not_found"
+
+
+class BlobCorrupt(RecuerdoError):
+    """A stored blob no longer hashes to its sha256: it is never served. The request was
+    fine and retrying cannot help; the store itself is damaged (run ``code verify``), so this
+    is a server-side failure (500), not a refusal of the caller's input."""
+
+    code = "blob_corrupt"
+    status = 500
 
 
 class Unauthorized(RecuerdoError):

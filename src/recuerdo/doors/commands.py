@@ -1,9 +1,11 @@
-"""The commands that run doors rather than verbs: ``serve``, ``mcp`` and ``token``."""
+"""The commands that run doors rather than verbs: ``serve``, ``mcp``, ``token`` and ``code``."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from typing import Any
 
 import click
@@ -37,8 +39,32 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         type=click.IntRange(1, 64),
         help="Server processes (each keeps one writer per memory; SQLite orders their writes).",
     )
+    @click.option(
+        "--code-repo",
+        "code_repos",
+        multiple=True,
+        metavar="NAME=PATH",
+        help="A git repository this server ingests (into --memory, on a schedule, and when a "
+        "caller names it to code_ingest). Repeat for several.",
+    )
+    @click.option(
+        "--code-interval",
+        default=300.0,
+        show_default=True,
+        type=click.FloatRange(0),
+        help="Seconds between scheduled ingests of the --code-repo repositories (0: only "
+        "through code_ingest).",
+    )
     @click.pass_obj
-    def serve(state: Any, host: str, port: int, profile: str, workers: int) -> None:
+    def serve(
+        state: Any,
+        host: str,
+        port: int,
+        profile: str,
+        workers: int,
+        code_repos: tuple[str, ...],
+        code_interval: float,
+    ) -> None:
         """Serve every memory under the state directory: HTTP API at /v1, MCP at /mcp."""
         try:
             import uvicorn
@@ -57,8 +83,16 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
                 err=True,
             )
             sys.exit(2)
+        repos = _code_repos(code_repos)
+        if repos and not state.memory_name:
+            raise click.UsageError("--code-repo needs --memory: the memory the repositories go to")
         config = ServerConfig(
-            base_dir=state.state_dir, default_memory=state.memory_name, profile=profile, host=host
+            base_dir=state.state_dir,
+            default_memory=state.memory_name,
+            profile=profile,
+            host=host,
+            code_repos=repos,
+            code_interval=code_interval,
         )
         _announce(host, port, state.memory_name, profile, tokens.any_active())
         if workers > 1:
@@ -105,6 +139,8 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
             emit_error(error, state.as_json)
         finally:
             pool.close()
+
+    _register_code(cli, emit_error)
 
     @cli.group("token")
     def token() -> None:
@@ -161,6 +197,87 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         except RecuerdoError as error:
             emit_error(error, state.as_json)
         click.echo(f"revoked {token_id}")
+
+
+def _code_repos(values: tuple[str, ...]) -> dict[str, str]:
+    repos: dict[str, str] = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise click.BadParameter(f"{value!r} is not NAME=PATH", param_hint="--code-repo")
+        if not os.path.isdir(path):
+            raise click.BadParameter(f"{path!r} is not a directory", param_hint="--code-repo")
+        if name in repos:
+            raise click.BadParameter(f"{name!r} is given twice", param_hint="--code-repo")
+        repos[name] = os.path.abspath(path)
+    return repos
+
+
+def _register_code(cli: click.Group, emit_error: Any) -> None:
+    @cli.group("code")
+    def code() -> None:
+        """Ingest git repositories into a memory, and check what is stored."""
+
+    @code.command("ingest")
+    @click.argument("path", type=click.Path(exists=True, file_okay=False))
+    @click.option("--repo", required=True, help="The name callers will use for it.")
+    @click.option("--branch", default=None, help="The branch to follow (default: HEAD's).")
+    @click.pass_obj
+    def ingest(state: Any, path: str, repo: str, branch: str | None) -> None:
+        """Ingest the git repository at PATH (only commits new since the last ingest)."""
+        from . import render
+
+        report = _Progress(repo) if sys.stderr.isatty() else None
+        try:
+            with state.open() as memory:
+                result = memory.code_ingest_path(path, repo, branch, progress=report)
+        except RecuerdoError as error:
+            emit_error(error, state.as_json)
+        finally:
+            if report is not None:
+                report.done()
+        click.echo(render.to_json(result) if state.as_json else render.human(result))
+
+    @code.command("verify")
+    @click.option("--repo", default=None, help="Only this repository (default: all).")
+    @click.pass_obj
+    def verify(state: Any, repo: str | None) -> None:
+        """Re-hash every stored blob; exit 1 if any no longer matches its sha256."""
+        from . import render
+
+        try:
+            with state.open() as memory:
+                result = memory.code_verify(repo)
+        except RecuerdoError as error:
+            emit_error(error, state.as_json)
+        click.echo(render.to_json(result) if state.as_json else render.human(result))
+        if not result["ok"]:
+            sys.exit(1)
+
+
+class _Progress:
+    """Commits per second and the time left, on one terminal line."""
+
+    def __init__(self, repo: str) -> None:
+        self.repo = repo
+        self.started = time.monotonic()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        seconds = max(time.monotonic() - self.started, 1e-6)
+        rate = done / seconds
+        left = (total - done) / rate if rate else 0.0
+        click.echo(
+            f"\r{self.repo}: {done:,}/{total:,} commits, {rate:,.0f} commits/s, "
+            f"about {left:,.0f} s left   ",
+            nl=False,
+            err=True,
+        )
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            click.echo("", err=True)
 
 
 def _announce(host: str, port: int, memory: str | None, profile: str, tokens: bool) -> None:

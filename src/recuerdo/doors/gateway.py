@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import functools
+import logging
 import os
 import threading
 import weakref
@@ -26,13 +27,21 @@ from ..security.tokens import Principal
 from ..verbs import VERBS
 from .profiles import ToolMap
 
+log = logging.getLogger("recuerdo.code")
+
 
 class MemoryPool:
     """Open memories by name, once per process: every request to a name shares its writer."""
 
-    def __init__(self, base_dir: str | os.PathLike[str] | None, default: str | None) -> None:
+    def __init__(
+        self,
+        base_dir: str | os.PathLike[str] | None,
+        default: str | None,
+        code_repos: Mapping[str, str] | None = None,
+    ) -> None:
         self.base_dir = base_dir
         self.default = default
+        self.code_repos = dict(code_repos or {})
         self._open: dict[str, Memory] = {}
         self._lock = threading.Lock()
 
@@ -47,6 +56,7 @@ class MemoryPool:
             memory = self._open.get(chosen)
             if memory is None:
                 memory = open_memory(chosen, base_dir=self.base_dir)
+                memory.serve_code(self.code_repos)
                 self._open[chosen] = memory
             return memory
 
@@ -55,6 +65,41 @@ class MemoryPool:
             for memory in self._open.values():
                 memory.close()  # finishes index upkeep; every acknowledged write is on disk
             self._open.clear()
+
+
+class CodeSchedule:
+    """Keeps the served repositories up to date in the default memory: at start and every
+    ``interval`` seconds, for every tenant that holds one (and, in single-user mode, for the
+    local tenant, which then gets its first ingest without asking)."""
+
+    def __init__(self, pool: MemoryPool, interval: float, single_user: bool) -> None:
+        self.pool = pool
+        self.interval = interval
+        self.single_user = single_user
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if not self.pool.code_repos or not self.pool.default or self.interval <= 0:
+            return
+        self._thread = threading.Thread(target=self._run, name="recuerdo-code", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            memory = self.pool.get(self.pool.default)
+            for repo in self.pool.code_repos:
+                if self._stop.is_set():
+                    return
+                for outcome in memory.code_refresh(repo, include_own=self.single_user):
+                    if "error" in outcome:
+                        log.warning("scheduled ingest of %s: %s", repo, outcome["detail"])
+            self._stop.wait(self.interval)
 
 
 def tenant_for(principal: Principal, user_id: object) -> str:

@@ -18,7 +18,7 @@ import json
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -76,6 +76,11 @@ class ServerConfig:
     host: str = "127.0.0.1"
     max_body_bytes: int = 8 * 1024 * 1024
     timeout_seconds: float = 60.0
+    code_repos: dict[str, str] = field(default_factory=dict)
+    """Repositories this server may ingest (name -> local path): on a schedule, and when a
+    caller names one to ``code_ingest``."""
+    code_interval: float = 300.0
+    """Seconds between scheduled ingests of ``code_repos`` (0: only through code_ingest)."""
 
 
 def error_response(error: RecuerdoError) -> JSONResponse:
@@ -160,13 +165,18 @@ async def _send(send: Any, error: RecuerdoError) -> None:
 
 
 def create_app(config: ServerConfig) -> FastAPI:
-    pool = gateway.MemoryPool(config.base_dir, config.default_memory)
+    pool = gateway.MemoryPool(config.base_dir, config.default_memory, config.code_repos)
     mcp_manager = _mcp_manager(pool, config)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with mcp_manager.run():
-            yield
+        schedule = gateway.CodeSchedule(pool, config.code_interval, _single_user(config))
+        schedule.start()
+        try:
+            async with mcp_manager.run():
+                yield
+        finally:
+            schedule.stop()
         pool.close()  # graceful shutdown: upkeep finished, every acknowledged write on disk
 
     app = FastAPI(
@@ -211,6 +221,10 @@ def create_app(config: ServerConfig) -> FastAPI:
         Route("/mcp", endpoint=_MCPEndpoint(mcp_manager), methods=["GET", "POST", "DELETE"])
     )
     return app
+
+
+def _single_user(config: ServerConfig) -> bool:
+    return config.host in LOOPBACK and not TokenStore(config.base_dir).any_active()
 
 
 async def _invoke(config: ServerConfig, call: Callable[[], Awaitable[Any]]) -> Any:

@@ -76,3 +76,50 @@ def chunk_spans(text: str, *, whole: bool = False) -> list[Span]:
         else:
             chunks.append(current)
     return chunks
+
+
+# Stored code is cut into whole lines: a hit then names a line span an editor can open.
+CODE_MAX_LINES = 60
+CODE_MIN_LINES = 20
+CODE_MAX_CHARS = 4000
+
+
+def code_spans(text: str) -> list[Span]:
+    """Chunks of whole lines: at most CODE_MAX_LINES lines and about CODE_MAX_CHARS
+    characters, ended after a blank line when one falls in the second part of the window
+    (code reads in blocks); a single longer line is cut by characters."""
+    starts = [0]
+    at = text.find("\n")
+    while at != -1 and at + 1 < len(text):
+        starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    ends = [*starts[1:], len(text)]
+    spans: list[Span] = []
+    first = 0
+    while first < len(starts):
+        last = first
+        while (
+            last + 1 < len(starts)
+            and last + 1 - first < CODE_MAX_LINES
+            and ends[last + 1] - starts[first] <= CODE_MAX_CHARS
+        ):
+            last += 1
+        if last + 1 < len(starts):
+            for candidate in range(last, first + CODE_MIN_LINES - 1, -1):
+                if not text[starts[candidate] : ends[candidate]].strip():
+                    last = candidate
+                    break
+        start, stop = starts[first], ends[last]
+        while stop - start > CODE_MAX_CHARS and last == first:  # one very long line
+            spans.append(Span(start, start + CODE_MAX_CHARS))
+            start += CODE_MAX_CHARS
+        if text[start:stop].strip():
+            spans.append(Span(start, stop))
+        first = last + 1
+    return spans
+
+
+def line_range(text: str, start: int, stop: int) -> tuple[int, int]:
+    """1-based first and last line of ``text[start:stop]``."""
+    first = text.count("\n", 0, start) + 1
+    return first, first + text.count("\n", start, max(start, stop - 1))

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from ..core.clock import parse_time
 from ..store.base import Row, Tx
-from .chunk import Span, chunk_spans
+from .chunk import Span, chunk_spans, code_spans
 
 CHUNK_BATCH = 400
 _MARK = "SELECT upto FROM index_marks WHERE name = 'chunks'"
@@ -96,11 +96,14 @@ def index_item(tx: Tx, row: Row) -> int:
         whole = True
     elif row["item_type"] == "entry":
         context = f"{row['category']} {tags}".strip()
+    elif row["item_type"] == "code":
+        title, context = row["title"] or "", row["scope"]
     else:
         title = row["title"] or ""
         context = f"{row['category'] or ''} {tags}".strip()
     rows = []
-    for ordinal, span in enumerate(chunk_spans(text, whole=whole)):
+    spans = code_spans(text) if row["item_type"] == "code" else chunk_spans(text, whole=whole)
+    for ordinal, span in enumerate(spans):
         body = text[span.start : span.end]
         embed_text = None
         if row["item_type"] == "message":

@@ -103,6 +103,8 @@ class RetrievalVerbs(MemoryBase):
         until: str | None = None,
         preview_chars: int = search_ops.DEFAULT_PREVIEW,
         stages: Sequence[str] | None = None,
+        repo: str | None = None,
+        path_prefix: str | None = None,
     ) -> dict[str, Any]:
         """Find memory by words and meaning: ranked previews (cut, and marked truncated, when the
         item holds more) with score, the stages that found each, and its span. Use get(id) for the
@@ -112,7 +114,8 @@ class RetrievalVerbs(MemoryBase):
             query: What to look for, in plain words (operators are treated as text).
             scope: Only this scope, e.g. 'user' or 'project:shop'.
             kind: Only these kinds (note kinds, entry categories, message speakers).
-            types: Only these item types: entry, note, document, message.
+            types: Only these item types: entry, note, document, message, code (stored code is
+                searched only when asked for).
             tags: Only items with these tags.
             tags_mode: 'any' (default) or 'all' of the tags.
             mode: 'any' word may match (default) or 'all' must.
@@ -123,6 +126,9 @@ class RetrievalVerbs(MemoryBase):
             until: Only items up to this ISO 8601 time.
             preview_chars: Preview length in characters (20-4000, default 300).
             stages: Which stages run, among lexical, meaning and graph (default: all).
+            repo: Only the stored code of this ingested repository (hits carry path, line span
+                and commit).
+            path_prefix: Only stored code under this path, e.g. 'src/'.
         """
         text = _query_text(query)
         words_mode = check_mode(mode)
@@ -140,6 +146,8 @@ class RetrievalVerbs(MemoryBase):
             status=status,
             since=since,
             until=until,
+            repo=repo,
+            path_prefix=path_prefix,
         )
         use_meaning = "meaning" in wanted
         if text.strip() and use_meaning:
@@ -197,7 +205,7 @@ class RetrievalVerbs(MemoryBase):
             depth: How many link hops to follow from the matches (0-3, default 1).
             max_per_source: Cap per item, in tokens (default: max(500, budget / 2)).
             kind: Only these kinds (note kinds, entry categories, message speakers).
-            types: Only these item types: entry, note, document, message.
+            types: Only these item types: entry, note, document, message, code.
         """
         text = _query_text(query)
         budget = _bounded(budget_tokens, "budget_tokens", 1, MAX_BUDGET_TOKENS)

@@ -5,11 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..code.lookup import check_prefix, check_repo
 from ..core.clock import now_iso, parse_time
 from ..core.text import check_tags, checked_label
 from ..errors import InvalidInput
 
-ITEM_TYPES = ("entry", "note", "document", "message")
+ITEM_TYPES = ("entry", "note", "document", "message", "code")
+# Stored code (the text of ingested repositories) is searched only when asked for by type or
+# repository: it would otherwise crowd out what agents remembered.
+ASKED_ONLY = "code"
 STATUSES = ("active", "needs_review", "archived")
 
 
@@ -35,6 +39,8 @@ class Filters:
     since: str | None = None
     until: str | None = None
     skip_muted: bool = False
+    repo: str | None = None
+    path_prefix: str | None = None
 
     @classmethod
     def build(
@@ -51,10 +57,18 @@ class Filters:
         since: object = None,
         until: object = None,
         skip_muted: bool = False,
+        repo: object = None,
+        path_prefix: object = None,
     ) -> Filters:
         item_types = _labels(types, "types")
         if item_types and not set(item_types) <= set(ITEM_TYPES):
             raise InvalidInput(f"types are among {', '.join(ITEM_TYPES)}, got {item_types}")
+        if repo is not None or path_prefix is not None:
+            if item_types not in (None, [ASKED_ONLY]):
+                raise InvalidInput(
+                    "repo and path_prefix narrow stored code: types must be ['code']"
+                )
+            item_types = [ASKED_ONLY]
         if status is not None and status not in STATUSES:
             raise InvalidInput(f"status is one of {', '.join(STATUSES)}, got {status!r}")
         if tags_mode is not None and tags_mode not in ("any", "all"):
@@ -71,6 +85,8 @@ class Filters:
             since=None if since is None else parse_time(since, "since"),
             until=None if until is None else parse_time(until, "until"),
             skip_muted=skip_muted,
+            repo=None if repo is None else check_repo(repo),
+            path_prefix=check_prefix(path_prefix),
         )
 
     def sql(self, alias: str = "i") -> tuple[str, list[Any]]:
@@ -85,6 +101,14 @@ class Filters:
             if values:
                 clauses.append(f"{column} IN ({', '.join('?' * len(values))})")
                 params.extend(values)
+        if not self.types:
+            clauses.append(f"{a}.item_type <> '{ASKED_ONLY}'")
+        if self.repo is not None:
+            clauses.append(f"{a}.scope = ?")
+            params.append(f"code:{self.repo}")
+        if self.path_prefix is not None:
+            clauses.append(f"substr({a}.key, 1, ?) = ?")
+            params.extend([len(self.path_prefix), self.path_prefix])
         if self.source is not None:
             clauses.append(f"{a}.source = ?")
             params.append(self.source)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.items import status_of
 from ..errors import InvalidInput
+from ..index.chunk import line_range
 from ..index.chunks import STALE, chunk_mark
 from ..index.meaning import Meaning
 from ..index.vectors import meaning_candidates
@@ -200,6 +201,16 @@ def fragment(
         )
     elif item["item_type"] == "entry":
         hit["tags"] = json.loads(item["tags"])
+    elif item["item_type"] == "code":
+        meta = json.loads(item["meta"])
+        first, last = line_range(text, start, stop)
+        hit.update(
+            repo=meta.get("repo"),
+            path=meta.get("path"),
+            lines={"start": first, "end": last},
+            commit=meta.get("commit"),
+            ordinal=meta.get("ordinal"),
+        )
     return hit
 
 

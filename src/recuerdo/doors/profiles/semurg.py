@@ -1,5 +1,5 @@
-"""The Semurg profile: memory_* tools with Semurg's parameter names (the comms_* and code_*
-families are not built, so their tools are absent)."""
+"""The Semurg profile: memory_* and code_* tools with Semurg's parameter names (the comms_*
+family is not built, so its tools are absent)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,99 @@ def _keep(*names: str):  # type: ignore[no-untyped-def]
         return drop_none({name.rstrip("_"): args.get(name.rstrip("_")) for name in names})
 
     return pick
+
+
+_REPO = prop("string", "The ingested repository.", maxLength=63)
+_BRANCH = prop("string", "The branch it follows.", maxLength=255)
+_REV = prop("string", "HEAD, HEAD~N or a commit id.", maxLength=255)
+_PATH = prop("string", "A file path in the repository.", maxLength=4096)
+_PREFIX = prop("string", "Only paths under this prefix.", maxLength=4096)
+
+
+def _code(name: str, description: str, properties: dict[str, Any], required: list[str]) -> ToolMap:
+    """A code_* tool: the native verb of the same name, arguments passed as they are."""
+    return ToolMap(
+        name,
+        name,
+        description,
+        schema(properties, required),
+        lambda args: drop_none(dict(args)),
+        read_only=True,
+        http_path=name,
+    )
+
+
+def code_tools() -> list[ToolMap]:
+    return [
+        _code(
+            "code_status",
+            "Start here: what of a repository is stored, the tip it answers as of, lag, fresh.",
+            {
+                "repo": _REPO,
+                "branch": _BRANCH,
+                "stale_after": prop("integer", "Seconds until an ingest is stale.", minimum=1),
+            },
+            ["repo"],
+        ),
+        _code(
+            "code_at",
+            "A file at a revision: a window of its bytes with hashes, mode and rests_on.",
+            {
+                "repo": _REPO,
+                "path": _PATH,
+                "rev": _REV,
+                "offset": prop("integer", "First byte.", minimum=0),
+                "max_bytes": prop("integer", "Window size.", minimum=1, maximum=262144),
+                "branch": _BRANCH,
+            },
+            ["repo", "path"],
+        ),
+        _code(
+            "code_blame",
+            "Which commit produced a file (file level), and the five changes before it.",
+            {"repo": _REPO, "path": _PATH, "rev": _REV, "branch": _BRANCH},
+            ["repo", "path"],
+        ),
+        _code(
+            "code_changes_since",
+            "Commits after a revision, oldest first, with their changed files; pages.",
+            {
+                "repo": _REPO,
+                "rev": _REV,
+                "limit": prop("integer", "Commits per page.", minimum=1, maximum=500),
+                "path_prefix": _PREFIX,
+                "after": prop("integer", "next_after of the last page.", minimum=0),
+                "branch": _BRANCH,
+            },
+            ["repo", "rev"],
+        ),
+        _code(
+            "code_diff",
+            "Paths changed between two revisions, per path; one file's two sides with patch.",
+            {
+                "repo": _REPO,
+                "from": _REV,
+                "to": _REV,
+                "limit": prop("integer", "Paths listed.", minimum=1, maximum=2000),
+                "path_prefix": _PREFIX,
+                "patch": prop("string", "The path to return both sides of.", maxLength=4096),
+                "branch": _BRANCH,
+            },
+            ["repo", "from"],
+        ),
+        _code(
+            "code_history",
+            "The commits that changed a path, newest first.",
+            {
+                "repo": _REPO,
+                "path": _PATH,
+                "limit": prop("integer", "How many.", minimum=1, maximum=200),
+                "before": prop("integer", "next_before of the last page.", minimum=0),
+                "branch": _BRANCH,
+            },
+            ["repo", "path"],
+        ),
+    ]
 
 
 def tools() -> list[ToolMap]:
@@ -183,4 +276,5 @@ def tools() -> list[ToolMap]:
             _keep("records", "scope"),
             http_path="import",
         ),
+        *code_tools(),
     ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..base import Tx
 from ..migrations import Schema
+from .code_schema import CODE_STORE
 
 SCHEMA = Schema()
 migration = SCHEMA.step
@@ -505,3 +506,10 @@ def configure_secure_delete(tx: Tx) -> None:
         configured = tx.scalar(f"SELECT v FROM {table}_config WHERE k = 'secure-delete'")
         if configured != 1:
             tx.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('secure-delete', 1)")
+
+
+@migration
+def m009_code_store(tx: Tx) -> None:
+    # Read-only views of ingested git repositories; the tables and why they are shaped so are
+    # in code_schema.py.
+    _run_script(tx, CODE_STORE)

@@ -1,0 +1,1 @@
+"""The code store: read-only views of ingested git repositories (see ``ingest.py``)."""
