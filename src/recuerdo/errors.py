@@ -17,7 +17,10 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── InvalidBatch               invalid_batch       400
     │   ├── InvalidLabel               invalid_label       400
     │   ├── InvalidOperation           invalid_operation   400
-    │   └── OperationContentMismatch   operation_content_mismatch 400
+    │   ├── OperationContentMismatch   operation_content_mismatch 400
+    │   ├── UnknownArgument            unknown_argument    400
+    │   ├── InvalidJSON                invalid_json        400
+    │   └── InvalidHeader              invalid_header      400
     ├── EditRefused                    edit_refused        422
     │   ├── SectionNotFound            section_not_found   422
     │   ├── SectionAmbiguous           section_ambiguous   422
@@ -44,11 +47,18 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── UnknownName                unknown_name        404
     │   ├── RepoNotIngested            repo_not_ingested   404
     │   ├── RepoNotServed              repo_not_served     404
-    │   └── RevisionNotFound           revision_not_found  404
+    │   ├── RevisionNotFound           revision_not_found  404
+    │   ├── MemoryNotFound             memory_not_found    404
+    │   ├── UnknownTool                unknown_tool        404
+    │   └── UnknownRoute               unknown_route       404
+    ├── MethodNotAllowed               method_not_allowed  405
     ├── Conflict                       conflict            409
     │   └── VersionConflict            version_conflict    409
     ├── Unauthorized                   unauthorized        401
     ├── CapabilityNotGranted           capability_not_granted       403
+    │   ├── PathNotAllowed             path_not_allowed    403
+    │   └── OriginNotAllowed           origin_not_allowed  403
+    ├── HostNotAllowed                 host_not_allowed    421
     ├── MultipleMemoryDeclarations     multiple_memory_declarations 409
     ├── MemoryNotNamed                 memory_not_named    400
     ├── BlobCorrupt                    blob_corrupt        500
@@ -82,9 +92,12 @@ __all__ = [
     "FindAmbiguous",
     "FindNotFound",
     "GitUnreadable",
+    "HostNotAllowed",
     "InvalidBatch",
     "InvalidCategory",
+    "InvalidHeader",
     "InvalidInput",
+    "InvalidJSON",
     "InvalidLabel",
     "InvalidMemoryName",
     "InvalidOperation",
@@ -93,11 +106,15 @@ __all__ = [
     "ItemNotFound",
     "LimitExceeded",
     "LineBlameNotBuilt",
+    "MemoryNotFound",
     "MemoryNotNamed",
     "MentionNotInPassage",
+    "MethodNotAllowed",
     "MultipleMemoryDeclarations",
     "NotFound",
     "OperationContentMismatch",
+    "OriginNotAllowed",
+    "PathNotAllowed",
     "PayloadTooLarge",
     "RangeTooLarge",
     "RecuerdoError",
@@ -114,7 +131,10 @@ __all__ = [
     "TaskNotFound",
     "Timeout",
     "Unauthorized",
+    "UnknownArgument",
     "UnknownName",
+    "UnknownRoute",
+    "UnknownTool",
     "Unprocessable",
     "UnsupportedMediaType",
     "VersionConflict",
@@ -189,6 +209,26 @@ class OperationContentMismatch(InvalidInput):
     """An edit's operation and its content/section/find arguments do not go together."""
 
     code = "operation_content_mismatch"
+
+
+class UnknownArgument(InvalidInput):
+    """An argument the verb (or the profile's tool) does not take; ``argument`` names it.
+    Nothing is dropped silently."""
+
+    code = "unknown_argument"
+
+
+class InvalidJSON(InvalidInput):
+    """The request body is not JSON this server can read (not UTF-8, nested too deep, a
+    number too long)."""
+
+    code = "invalid_json"
+
+
+class InvalidHeader(InvalidInput):
+    """A request header holds bytes that are not UTF-8 text."""
+
+    code = "invalid_header"
 
 
 class EditRefused(RecuerdoError):
@@ -340,6 +380,26 @@ class RevisionNotFound(NotFound):
     code = "revision_not_found"
 
 
+class MemoryNotFound(NotFound):
+    """A read named a memory that does not exist (reads never create one);
+    ``suggestions`` lists close existing names."""
+
+    code = "memory_not_found"
+
+
+class UnknownTool(NotFound):
+    code = "unknown_tool"
+
+
+class UnknownRoute(NotFound):
+    code = "unknown_route"
+
+
+class MethodNotAllowed(RecuerdoError):
+    code = "method_not_allowed"
+    status = 405
+
+
 class BlobCorrupt(RecuerdoError):
     """A stored blob no longer hashes to its sha256: it is never served. The request was
     fine and retrying cannot help; the store itself is damaged (run ``code verify``), so this
@@ -359,6 +419,26 @@ class Unauthorized(RecuerdoError):
 class CapabilityNotGranted(RecuerdoError):
     code = "capability_not_granted"
     status = 403
+
+
+class PathNotAllowed(CapabilityNotGranted):
+    """A remote caller named a file on the server (remote doors take bytes, not paths), or a
+    path outside the server's ``--ingest-root``."""
+
+    code = "path_not_allowed"
+
+
+class OriginNotAllowed(CapabilityNotGranted):
+    """A request from a web page of another origin (cross-site requests are refused)."""
+
+    code = "origin_not_allowed"
+
+
+class HostNotAllowed(RecuerdoError):
+    """A request whose Host header does not name this server (DNS rebinding is refused)."""
+
+    code = "host_not_allowed"
+    status = 421
 
 
 class MultipleMemoryDeclarations(RecuerdoError):

@@ -18,10 +18,10 @@ import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 from .core.secrets import redact_call
-from .errors import CapabilityNotGranted, RecuerdoError
+from .errors import CapabilityNotGranted, InvalidInput, RecuerdoError
 from .security import caps
 
 if TYPE_CHECKING:
@@ -53,6 +53,9 @@ class VerbSpec:
     """The verb's name when it differs from the method's (``import`` is a Python keyword)."""
     raw: tuple[str, ...] = ()
     """Arguments the secret guard leaves as they are (bytes in base64, paths, ids)."""
+    paths: Mapping[str, str] = field(default_factory=dict)
+    """Parameters naming a file on the machine that runs the verb, each with the parameter that
+    carries the file's bytes (base64) instead: remote doors never take the path."""
 
 
 def verb(
@@ -66,6 +69,7 @@ def verb(
     cli_batch: str | None = None,
     name: str | None = None,
     raw: tuple[str, ...] = (),
+    paths: Mapping[str, str] | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Declare a facade method as a verb (see the module docstring)."""
     spec = VerbSpec(
@@ -78,6 +82,7 @@ def verb(
         cli_batch=cli_batch,
         name=name,
         raw=raw,
+        paths=dict(paths or {}),
     )
 
     def decorate(method: Callable[P, R]) -> Callable[P, R]:
@@ -90,12 +95,13 @@ def verb(
                 raise CapabilityNotGranted(
                     "Capability not granted: memory (code inside sandbox() may not reach memory)"
                 )
+            bound = signature.bind(*args, **kwargs)
+            given = {k: v for k, v in bound.arguments.items() if k != "self"}
+            check_text(given)
             if guard_secrets:
-                bound = signature.bind(*args, **kwargs)
-                cleaned = redact_call(
-                    {k: v for k, v in bound.arguments.items() if k != "self" and k not in raw}
+                bound.arguments.update(
+                    redact_call({k: v for k, v in given.items() if k not in raw})
                 )
-                bound.arguments.update(cleaned)
                 return method(*bound.args, **bound.kwargs)
             return method(*args, **kwargs)
 
@@ -103,6 +109,29 @@ def verb(
         return wrapper
 
     return decorate
+
+
+def check_text(arguments: Mapping[str, Any]) -> None:
+    """Refuse text no store can keep faithfully (a lone surrogate), naming the argument."""
+    for name, value in arguments.items():
+        if _has_lone_surrogate(value):
+            raise InvalidInput(
+                f"{name.rstrip('_')} holds text that is not valid Unicode (a lone surrogate)"
+            )
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, Mapping):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return any(_has_lone_surrogate(item) for item in value)
+    return False
 
 
 class MemoryBase:

@@ -44,6 +44,8 @@ class Verb:
     method: str = ""
     cli_batch: str | None = None
     """A parameter the CLI accepts many times, calling the verb once for each (with progress)."""
+    paths: Mapping[str, str] = field(default_factory=dict)
+    """Parameters naming a local file -> the parameter carrying its bytes (base64) instead."""
 
     def call(self, memory: Memory, arguments: Mapping[str, Any]) -> Any:
         """Validate door arguments (JSON names, e.g. ``from``) and run the verb."""
@@ -106,7 +108,10 @@ def _params_model(
             Field(default, alias=alias, description=docs.get(name), json_schema_extra=extra),
         )
     title = "".join(part.capitalize() for part in verb_name.split("_")) + "Params"
-    config = ConfigDict(extra="forbid", populate_by_name=True, arbitrary_types_allowed=True)
+    # Strict: a door's JSON is taken as it is typed (true is not the id 1, "5" is not 5).
+    config = ConfigDict(
+        extra="forbid", populate_by_name=True, arbitrary_types_allowed=True, strict=True
+    )
     model = create_model(title, __config__=config, **fields)
     return model, hints.get("return")
 
@@ -148,6 +153,7 @@ class VerbTable:
             destructive=spec.destructive,
             method=method_name,
             cli_batch=spec.cli_batch,
+            paths=dict(spec.paths),
         )
 
     def __getitem__(self, name: str) -> Verb:

@@ -23,6 +23,7 @@ from ..verbs import VERBS, Verb
 from . import render
 from .client import remote_call
 from .commands import register as register_door_commands
+from .store_commands import register as register_store_commands
 
 MEMORY_ENV = "RECUERDO_MEMORY"
 NO_MEMORY = (
@@ -327,6 +328,7 @@ def demo(state: _State) -> None:
 
 
 register_door_commands(cli, _State, _emit_error)
+register_store_commands(cli, _emit_error)
 
 
 def main() -> None:

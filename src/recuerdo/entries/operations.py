@@ -10,6 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..core import audit
 from ..core.clock import now_iso
 from ..core.text import check_tags, checked_label, checked_text
 from ..errors import InvalidBatch, InvalidCategory, InvalidInput, RecuerdoError
@@ -217,6 +218,7 @@ def forget(tx: Tx, tenant: str, principal: str, entry_id: object) -> bool:
     )
     if row is None:
         return False
+    audit.scrub(tx, tenant, items=[entry_id])  # what the audit kept of it goes too
     tx.execute(
         "INSERT INTO journal (tenant, scope, item_id, item_type, operation, principal, version,"
         " chars_removed, created_at) VALUES (?, ?, ?, 'entry', 'delete', ?, 1, ?, ?)",

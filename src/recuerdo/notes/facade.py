@@ -210,7 +210,10 @@ class NoteVerbs(MemoryBase):
             hard: Remove for good, with every revision.
         """
         with self._write() as tx:
-            return note_lifecycle.delete(tx, self.tenant, self.principal, id, hard)
+            reply = note_lifecycle.delete(tx, self.tenant, self.principal, id, hard)
+        if hard:
+            self._store.reclaim()  # no copy of the text stays in the write-ahead log
+        return reply
 
     @verb("write", errors=(ItemNotFound, Conflict), arguments=("id",))
     def restore(self, id: int) -> dict[str, Any]:
@@ -476,17 +479,23 @@ class NoteVerbs(MemoryBase):
         self,
         review_months: Mapping[str, int | None] | None = None,
         note_limit_bytes: int | None = None,
+        audit_retention_days: int | None = None,
     ) -> dict[str, Any]:
-        """Read or change this memory's settings: the review interval per note kind and the note
-        size limit.
+        """Read or change this memory's settings: the review interval per note kind, the note
+        size limit, and how long the retrieval audit keeps its records.
 
         Args:
             review_months: Months per kind, e.g. {"decision": 6}; null removes a kind's review date.
             note_limit_bytes: The note size limit in bytes.
+            audit_retention_days: Days the retrieval audit keeps a record (1-36500, default 90).
         """
-        with self._write() as tx:
+        with self._write(0) as tx:
             return settings.configure(
-                tx, self.tenant, review_months_by_kind=review_months, limit_bytes=note_limit_bytes
+                tx,
+                self.tenant,
+                review_months_by_kind=review_months,
+                limit_bytes=note_limit_bytes,
+                audit_retention_days=audit_retention_days,
             )
 
     @verb("write", errors=(ItemNotFound,), arguments=("from_id", "to_id"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import audit
 from ..core.clock import now_iso
 from ..core.settings import note_limit_bytes
 from ..errors import Conflict, ContentTooLarge, EmptyContent
@@ -36,6 +37,7 @@ def delete(tx: Tx, tenant: str, principal: str, item_id: object, hard: bool) -> 
             load_note(tx, tenant, item_id)  # raises the right error
             raise AssertionError("unreachable")
         tx.execute("DELETE FROM items WHERE id = ?", (row["id"],))
+        audit.scrub(tx, tenant, items=[row["id"]], texts=[row["key"] or ""])
     else:
         row = load_note(tx, tenant, item_id)
         tx.execute(

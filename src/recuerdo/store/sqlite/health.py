@@ -204,3 +204,21 @@ _CONSISTENCY = (
         " AND upto > coalesce((SELECT max(id) FROM items), 0)",
     ),
 )
+
+
+def examine(path: str) -> dict[str, Any]:
+    """:func:`report` for a file, on a read-only connection of its own; the damage mark beside
+    the file follows the verdict."""
+    from .files import clear_damage_mark, raw_connection, write_damage_mark
+
+    conn = raw_connection(f"file:{path}?mode=ro", read_only=True)
+    try:
+        result = report(conn)
+    finally:
+        conn.close()
+    result["path"] = path
+    if result["ok"]:
+        clear_damage_mark(path)
+    elif result["integrity"] != ["ok"]:
+        write_damage_mark(path, f"the database file is damaged ({result['integrity'][0]})")
+    return result
