@@ -196,6 +196,27 @@ def assert_error(reply: Reply, status: int, code: str) -> dict[str, Any]:
     return shape
 
 
+def shape_problem(reply: Reply, status: int, code: str) -> str | None:
+    """What is wrong with a refusal (status, media type, shape, code), or None when it is
+    exactly ``status`` with ``{ok: false, error: code, detail: text}``."""
+    media = reply.headers.get("content-type", "").split(";")[0].strip()
+    try:
+        shape = json.loads(reply.body)
+    except ValueError:
+        shape = None
+    if (
+        reply.status == status
+        and media == "application/json"
+        and isinstance(shape, dict)
+        and shape.get("ok") is False
+        and shape.get("error") == code
+        and isinstance(shape.get("detail"), str)
+        and shape["detail"]
+    ):
+        return None
+    return f"{reply.status} {media} {reply.body[:160]!r}"
+
+
 def assert_shape(reply: Reply) -> dict[str, Any]:
     """Any non-2xx answer: JSON ``{ok: false, error: <str>, detail: <str>}``."""
     media = reply.headers.get("content-type", "").split(";")[0].strip()

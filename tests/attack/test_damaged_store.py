@@ -69,7 +69,7 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@dataclass
+@dataclass(repr=False)  # a failure report shows the test's own message, not every reply
 class Damaged:
     base: Path
     db: Path

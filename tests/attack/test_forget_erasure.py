@@ -35,7 +35,7 @@ def needles(marker: str) -> list[str]:
     return [marker, marker[3:-2]]
 
 
-@dataclass
+@dataclass(repr=False)  # a failure report shows the test's own message, not every reply
 class Trace:
     forgot: dict[str, Reply] = field(default_factory=dict)
     before: dict[str, list[str]] = field(default_factory=dict)  # found on disk before forgetting

@@ -48,7 +48,7 @@ def small_disk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
-@dataclass
+@dataclass(repr=False)  # a failure report shows the test's own message, not every reply
 class Filled:
     state: Path
     acknowledged: list[int] = field(default_factory=list)

@@ -55,7 +55,7 @@ def files(state: Path, name: str) -> dict[str, str]:
     }
 
 
-@dataclass
+@dataclass(repr=False)  # a failure report shows the test's own message, not every reply
 class Future:
     base: Path
     current: int  # the user_version this version writes

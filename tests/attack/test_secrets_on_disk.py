@@ -168,7 +168,7 @@ class Planted:
     values: list[str]
 
 
-@dataclass
+@dataclass(repr=False)  # a failure report shows the test's own message, not every reply
 class Harvest:
     planted: list[Planted] = field(default_factory=list)
     served: str = ""  # every read answer after the writes
