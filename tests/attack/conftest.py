@@ -71,6 +71,7 @@ class AttackServer(Server):
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         umask: int | None = None,
+        wait: bool = True,
     ) -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
@@ -78,6 +79,7 @@ class AttackServer(Server):
         self.base = base
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = base.parent / f"{base.name}.serve-{self.port}.log"
+        self.failure: RuntimeError | None = None
         command = [sys.executable, "-m", "recuerdo", "--memory", memory, "serve"]
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--profile", profile, *args]
         full_env = {**os.environ, **FAST_ENV, "RECUERDO_STATE_DIR": str(base), **(env or {})}
@@ -89,7 +91,20 @@ class AttackServer(Server):
                 env=full_env,
                 preexec_fn=_with_umask(umask),
             )
-        self._wait()
+        if wait:
+            self._wait()
+
+    def ready(self) -> AttackServer:
+        """Wait for a server started with ``wait=False`` (several start at once that way);
+        a server that could not start raises its error each time it is asked for."""
+        if self.failure is None:
+            try:
+                self._wait()
+            except RuntimeError as error:
+                self.failure = error
+        if self.failure is not None:
+            raise self.failure
+        return self
 
     def _wait(self) -> None:
         deadline = time.monotonic() + 60
@@ -302,6 +317,27 @@ def cli(
     )
 
 
+def tokens_at_once(base: Path, *principals: Sequence[str]) -> list[str]:
+    """Several ``recuerdo token create`` at once (each pays the interpreter's start); the
+    secrets, in order."""
+    running = [
+        subprocess.Popen(
+            [sys.executable, "-m", "recuerdo", "--state-dir", str(base), "token", "create", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **FAST_ENV},
+        )
+        for args in principals
+    ]
+    secrets = []
+    for process in running:
+        out, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err
+        secrets.append(out.strip().splitlines()[-1])
+    return secrets
+
+
 def mcp_call(
     server: Server,
     tool: str,
@@ -321,16 +357,35 @@ def mcp_call(
     return anyio.run(scenario)
 
 
-@pytest.fixture(scope="module")
-def launch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., AttackServer]]:
-    """Start servers for a module (``launch(base=None, **options)``); all stopped at its end."""
-    started: list[AttackServer] = []
+class Launcher:
+    """Starts servers for one module and stops them all at its end."""
 
-    def start(base: Path | None = None, **options: Any) -> AttackServer:
-        server = AttackServer(base or tmp_path_factory.mktemp("attack"), **options)
-        started.append(server)
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self.factory = factory
+        self.started: list[AttackServer] = []
+
+    def __call__(self, base: Path | None = None, **options: Any) -> AttackServer:
+        server = AttackServer(base or self.factory.mktemp("attack"), **options)
+        self.started.append(server)
         return server
 
-    yield start
-    for server in started:
-        server.stop()
+    def many(self, *configs: dict[str, Any]) -> list[AttackServer]:
+        """Several servers started at once (their start-up costs overlap). Each is ready, or
+        raises its own start-up error from ``ready()`` in the test that uses it."""
+        servers = [self(**{**config, "wait": False}) for config in configs]
+        for server in servers:
+            with contextlib.suppress(RuntimeError):
+                server.ready()
+        return servers
+
+    def stop_all(self) -> None:
+        for server in self.started:
+            server.stop()
+
+
+@pytest.fixture(scope="module")
+def launch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
+    """``launch(base=None, **options)`` or ``launch.many(options, ...)``: servers of a module."""
+    launcher = Launcher(tmp_path_factory)
+    yield launcher
+    launcher.stop_all()

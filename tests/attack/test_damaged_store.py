@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ import pytest
 from recuerdo.store.engine import sqlite3
 
 from ..test_http import CALLS
-from .conftest import FAST_ENV, AttackServer, Reply, assert_error
+from .conftest import FAST_ENV, Launcher, Reply, assert_error
 
 ENTRIES = 3000
 PAGE = 4096
@@ -117,7 +116,7 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> Damaged:
 
 
 @pytest.fixture(scope="module")
-def over_http(damaged: Damaged, launch: Callable[..., AttackServer]) -> Damaged:
+def over_http(damaged: Damaged, launch: Launcher) -> Damaged:
     """Every verb once against the damaged memory, the healthy one beside it, then the server
     stopped."""
     server = launch(damaged.base, memory="dmg")

@@ -22,7 +22,7 @@ from recuerdo.doors.profiles import profile
 from recuerdo.verbs import VERBS
 
 from ..test_http import CALLS
-from .conftest import AttackServer, Reply, shape_problem, snapshot
+from .conftest import AttackServer, Launcher, Reply, shape_problem, snapshot
 
 ROUTES = (
     [f"/v1/{name}" for name in VERBS.names()]
@@ -157,7 +157,7 @@ def _json_body(body: dict[str, Any]) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def server(launch: Callable[..., AttackServer]) -> AttackServer:
+def server(launch: Launcher) -> AttackServer:
     """A semurg-profile server: it serves /v1/<verb>, /v1/memory/* and /mcp."""
     return launch(profile="semurg")
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import AttackServer, Reply, hits
+from .conftest import AttackServer, Launcher, Reply, hits
 
 # One marker per form; rare, distinct first letters and no stemmable ending.
 MARKERS = {
@@ -144,7 +144,7 @@ def _plant(server: AttackServer) -> dict[str, Callable[[], Reply]]:
 
 
 @pytest.fixture(scope="module")
-def trace(launch: Callable[..., AttackServer]) -> Trace:
+def trace(launch: Launcher) -> Trace:
     server = launch()
     seen = Trace()
     forgetters = _plant(server)

@@ -13,7 +13,7 @@ import random
 import shutil
 import string
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +21,7 @@ import pytest
 
 from recuerdo.store.engine import sqlite3
 
-from .conftest import AttackServer, Reply, assert_error
+from .conftest import Launcher, Reply, assert_error
 
 MAX_WRITES = 3000  # far more than 2 MB can hold: the loop always ends on a refusal
 
@@ -71,7 +71,7 @@ def _text(rng: random.Random) -> str:
 
 
 @pytest.fixture(scope="module")
-def filled(small_disk: Path, launch: Callable[..., AttackServer]) -> Filled:
+def filled(small_disk: Path, launch: Launcher) -> Filled:
     base = small_disk / "base"
     base.mkdir()
     server = launch(base)

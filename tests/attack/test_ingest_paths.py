@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import create_token
-from .conftest import AttackServer, assert_error, cli, mcp_call, snapshot
+from .conftest import AttackServer, Launcher, assert_error, cli, mcp_call, snapshot, tokens_at_once
 
 MARK_SECRET = "Yxqoperthfile"  # in the file that holds tenant acme's token
 MARK_INSIDE = "Wizzlequarinside"  # in a file inside the ingest root
@@ -31,17 +30,56 @@ class Tenants:
     secret_file: Path
 
 
+@dataclass
+class Rooted:
+    server: AttackServer
+    root: Path
+    inside: Path
+    outside: Path
+
+
 @pytest.fixture(scope="module")
-def tenants(
-    launch: Callable[..., AttackServer], tmp_path_factory: pytest.TempPathFactory
-) -> Tenants:
-    """A server with tokens for two tenants; acme's token sits in a file on the server's disk."""
+def servers(launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> tuple[Tenants, Rooted]:
+    """Two servers started at once. One with tokens for two tenants, acme's token sitting in a
+    file on the server's disk. One single-user, started with --ingest-root: beside the root,
+    files it must not read, and inside it symlinks that point out."""
     base = tmp_path_factory.mktemp("ingest")
-    _, acme = create_token(base, "--principal", "acme-bot", "--tenant", "acme")
-    _, globex = create_token(base, "--principal", "globex-bot", "--tenant", "globex")
+    acme, globex = tokens_at_once(
+        base,
+        ["--principal", "acme-bot", "--tenant", "acme"],
+        ["--principal", "globex-bot", "--tenant", "globex"],
+    )
     secret_file = tmp_path_factory.mktemp("acme-config") / "acme.env"
     secret_file.write_text(f"# {MARK_SECRET}\nRECUERDO_TOKEN={acme}\n")
-    return Tenants(launch(base), acme, globex, secret_file)
+    area = tmp_path_factory.mktemp("rooted")
+    root = area / "docs"
+    (root / "sub").mkdir(parents=True)
+    inside = root / "sub" / "inside.md"
+    inside.write_text(f"# Inside\n\n{MARK_INSIDE} may be read.\n")
+    outside = area / "private" / "outside.md"
+    outside.parent.mkdir()
+    outside.write_text(f"# Outside\n\n{MARK_OUTSIDE} must never be read.\n")
+    twin = area / "docs-evil"  # shares the root's name as a prefix
+    twin.mkdir()
+    (twin / "evil.md").write_text(f"# Twin\n\n{MARK_OUTSIDE} through a prefix.\n")
+    os.symlink(outside, root / "link.md")
+    os.symlink(outside.parent, root / "linkdir")
+    plain, with_root = launch.many(
+        {"base": base}, {"base": area / "state", "args": ["--ingest-root", str(root)]}
+    )
+    return Tenants(plain, acme, globex, secret_file), Rooted(with_root, root, inside, outside)
+
+
+@pytest.fixture(scope="module")
+def tenants(servers: tuple[Tenants, Rooted]) -> Tenants:
+    servers[0].server.ready()
+    return servers[0]
+
+
+@pytest.fixture(scope="module")
+def rooted(servers: tuple[Tenants, Rooted]) -> Rooted:
+    servers[1].server.ready()
+    return servers[1]
 
 
 def _b64(text: str) -> str:
@@ -140,35 +178,6 @@ def test_the_cli_sends_the_bytes_to_the_server(tenants: Tenants, tmp_path: Path)
 
 
 # -- serve --ingest-root DIR ---------------------------------------------------------------------
-
-
-@dataclass
-class Rooted:
-    server: AttackServer
-    root: Path
-    inside: Path
-    outside: Path
-
-
-@pytest.fixture(scope="module")
-def rooted(launch: Callable[..., AttackServer], tmp_path_factory: pytest.TempPathFactory) -> Rooted:
-    """A single-user server started with --ingest-root; beside the root, files it must not
-    read, and inside it symlinks that point out."""
-    area = tmp_path_factory.mktemp("rooted")
-    root = area / "docs"
-    (root / "sub").mkdir(parents=True)
-    inside = root / "sub" / "inside.md"
-    inside.write_text(f"# Inside\n\n{MARK_INSIDE} may be read.\n")
-    outside = area / "private" / "outside.md"
-    outside.parent.mkdir()
-    outside.write_text(f"# Outside\n\n{MARK_OUTSIDE} must never be read.\n")
-    twin = area / "docs-evil"  # shares the root's name as a prefix
-    twin.mkdir()
-    (twin / "evil.md").write_text(f"# Twin\n\n{MARK_OUTSIDE} through a prefix.\n")
-    os.symlink(outside, root / "link.md")
-    os.symlink(outside.parent, root / "linkdir")
-    server = launch(area / "state", args=["--ingest-root", str(root)])
-    return Rooted(server, root, inside, outside)
 
 
 def test_ingest_root_reads_a_file_inside(rooted: Rooted) -> None:

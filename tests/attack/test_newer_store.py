@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import recuerdo
 from recuerdo.store.engine import sqlite3
 from recuerdo.store.migrations import MIGRATIONS
 
-from .conftest import FAST_ENV, AttackServer, Reply, assert_error
+from .conftest import FAST_ENV, Launcher, Reply, assert_error
 
 FUTURE_STEP = "m999_from_the_future"
 BUILD = """
@@ -72,7 +71,7 @@ NAMES = ("future-step", "future-version")
 
 
 @pytest.fixture(scope="module")
-def future(launch: Callable[..., AttackServer], tmp_path_factory: pytest.TempPathFactory) -> Future:
+def future(launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> Future:
     base = tmp_path_factory.mktemp("newer")
     env = {**os.environ, **FAST_ENV}
     subprocess.run([sys.executable, "-c", BUILD, str(base)], check=True, timeout=120, env=env)

@@ -10,11 +10,10 @@ and nothing is stored or revealed.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 import pytest
 
-from .conftest import AttackServer, HeaderItems, Reply, assert_error, snapshot
+from .conftest import AttackServer, HeaderItems, Launcher, Reply, assert_error, snapshot
 
 MARK = "Plexorvinrebind"  # stored through an allowed Host; never in a refused answer
 INITIALIZE = {
@@ -30,20 +29,28 @@ INITIALIZE = {
 
 
 @pytest.fixture(scope="module")
-def server(launch: Callable[..., AttackServer]) -> AttackServer:
-    """A loopback server with the semurg profile: it serves /v1/<verb>, /v1/memory/* and /mcp."""
-    running = launch(profile="semurg")
-    running.ok("remember", {"category": "learning", "content": f"{MARK} stored by the owner"})
-    return running
+def servers(launch: Launcher) -> list[AttackServer]:
+    """Two loopback servers with the semurg profile (they serve /v1/<verb>, /v1/memory/* and
+    /mcp), started at once: one as is, one widened with --allowed-host (twice)."""
+    widened = ["--allowed-host", "evil.example", "--allowed-host", "b.example"]
+    return launch.many({"profile": "semurg"}, {"profile": "semurg", "args": widened})
+
+
+def _with_data(server: AttackServer) -> AttackServer:
+    server.ready()
+    if not server.ok("recall", {"search": MARK, "from": "*"}):
+        server.ok("remember", {"category": "learning", "content": f"{MARK} stored by the owner"})
+    return server
 
 
 @pytest.fixture(scope="module")
-def widened(launch: Callable[..., AttackServer]) -> AttackServer:
-    running = launch(
-        profile="semurg", args=["--allowed-host", "evil.example", "--allowed-host", "b.example"]
-    )
-    running.ok("remember", {"category": "learning", "content": f"{MARK} stored by the owner"})
-    return running
+def server(servers: list[AttackServer]) -> AttackServer:
+    return _with_data(servers[0])
+
+
+@pytest.fixture(scope="module")
+def widened(servers: list[AttackServer]) -> AttackServer:
+    return _with_data(servers[1])
 
 
 def route(server: AttackServer, path: str, headers: HeaderItems) -> Reply:

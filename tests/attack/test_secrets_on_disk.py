@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from ..conftest import create_token
-from .conftest import AttackServer, hits
+from .conftest import AttackServer, Launcher, hits
 
 rng = random.Random(20_100)  # one fixed sequence: a failure replays with the same values
 
@@ -486,9 +486,7 @@ READS: list[tuple[str, dict[str, Any]]] = [
 
 
 @pytest.fixture(scope="module")
-def harvest(
-    launch: Callable[..., AttackServer], tmp_path_factory: pytest.TempPathFactory
-) -> Harvest:
+def harvest(launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> Harvest:
     """Every shape through every field of a real server (authenticated with a token made by
     ``recuerdo token create``), every read answer kept, the server stopped, every file scanned."""
     base = tmp_path_factory.mktemp("secrets")
