@@ -1,0 +1,145 @@
+"""Attack 9: another user of the machine reading (or replacing) a memory's files.
+
+Whatever the umask (000 and 022 here), once the server and the CLI have created a memory and a
+token: the state folders are 0700 and every memory file (``.db``, ``-wal``, ``-shm``) and the
+token database are 0600. A file found with a looser mode is tightened on open, with a warning on
+stderr that names it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from .conftest import FAST_ENV, AttackServer, Launcher
+
+MASKS = (0o000, 0o022)
+LOOSE = """
+import sys, recuerdo
+for name in ("loose-served", "loose-cli"):
+    with recuerdo.open(name, base_dir=sys.argv[1]) as mem:
+        mem.remember("learning", "made before the modes were loosened")
+"""
+
+
+def _modes(base: Path) -> dict[str, int]:
+    """The permission bits of every folder and file under ``<base>/.recuerdo``."""
+    root = base / ".recuerdo"
+    found = {".recuerdo": stat.S_IMODE(root.stat().st_mode)} if root.exists() else {}
+    for path in root.rglob("*") if root.exists() else []:
+        found[str(path.relative_to(base))] = stat.S_IMODE(path.stat().st_mode)
+    return found
+
+
+def _run(base: Path, mask: int, *args: str) -> subprocess.Popen[str]:
+    def apply() -> None:
+        os.umask(mask)
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "recuerdo", "--state-dir", str(base), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **FAST_ENV},
+        preexec_fn=apply,
+    )
+
+
+@dataclass(repr=False)
+class Seen:
+    modes: dict[int, dict[str, int]] = field(default_factory=dict)  # umask -> path -> mode
+    loose_before: dict[str, int] = field(default_factory=dict)
+    loose_after: dict[str, int] = field(default_factory=dict)
+    served_stderr: str = ""
+    cli_stderr: str = ""
+    cli_code: int = -1
+
+
+@pytest.fixture(scope="module")
+def seen(launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> Seen:
+    """Per umask: a token and a memory made by the CLI, a memory written through the server
+    (modes read while it runs, so -wal and -shm exist). Then memories whose files were
+    loosened to 0644 (folder 0755), opened by the server and by the CLI."""
+    result = Seen()
+    bases = {mask: tmp_path_factory.mktemp(f"umask{mask:03o}") for mask in MASKS}
+    made = [
+        _run(base, mask, "token", "create", "--principal", "p", "--tenant", "t")
+        for mask, base in bases.items()
+    ] + [
+        _run(base, mask, "--memory", "cli-made", "remember", "learning", "made by the CLI")
+        for mask, base in bases.items()
+    ]
+    loose_base = tmp_path_factory.mktemp("loose")
+    made.append(
+        subprocess.Popen(
+            [sys.executable, "-c", LOOSE, str(loose_base)], env={**os.environ, **FAST_ENV}
+        )
+    )
+    outputs = [process.communicate(timeout=120) for process in made]
+    assert all(process.returncode == 0 for process in made), outputs
+    tokens = {mask: outputs[i][0].strip().splitlines()[-1] for i, mask in enumerate(MASKS)}
+    state = loose_base / ".recuerdo" / "state"
+    for name in ("loose-served.db", "loose-cli.db"):
+        (state / name).chmod(0o644)
+    state.chmod(0o755)
+    result.loose_before = _modes(loose_base)
+    servers = launch.many(
+        *({"base": bases[mask], "umask": mask} for mask in MASKS),
+        {"base": loose_base, "umask": 0o022},
+    )
+    cli = _run(loose_base, 0o022, "--memory", "loose-cli", "summary")
+    for mask, server in zip(MASKS, servers, strict=False):
+        server.ok("remember", {"category": "learning", "content": "served"}, token=tokens[mask])
+        result.modes[mask] = _modes(bases[mask])
+    loose_server: AttackServer = servers[-1]
+    loose_server.ok("recall", {}, memory="loose-served")
+    _, result.cli_stderr = cli.communicate(timeout=120)
+    result.cli_code = cli.returncode
+    result.loose_after = _modes(loose_base)
+    result.served_stderr = loose_server.stop()
+    return result
+
+
+@pytest.mark.parametrize("mask", MASKS, ids=[f"umask {m:03o}" for m in MASKS])
+def test_state_folders_are_private(seen: Seen, mask: int) -> None:
+    """``.recuerdo`` (which holds tokens.db) and ``.recuerdo/state`` are 0700: no one else
+    lists, reads or replaces what is inside."""
+    modes = seen.modes[mask]
+    folders = {path: oct(mode) for path, mode in modes.items() if path in (".recuerdo",
+               ".recuerdo/state")}  # fmt: skip
+    assert folders == {".recuerdo": "0o700", ".recuerdo/state": "0o700"}
+
+
+@pytest.mark.parametrize("mask", MASKS, ids=[f"umask {m:03o}" for m in MASKS])
+def test_memory_files_and_tokens_are_0600(seen: Seen, mask: int) -> None:
+    """Every memory file (.db, -wal, -shm, by the CLI and by the server) and tokens.db: 0600."""
+    modes = seen.modes[mask]
+    expected = {
+        ".recuerdo/tokens.db",
+        ".recuerdo/state/cli-made.db",
+        ".recuerdo/state/m.db",
+        ".recuerdo/state/m.db-wal",
+        ".recuerdo/state/m.db-shm",
+    }
+    assert expected <= set(modes), sorted(modes)
+    stored = {path: oct(mode) for path, mode in modes.items() if ".db" in path}
+    assert stored == {path: "0o600" for path in stored}
+
+
+def test_a_loose_mode_is_fixed_on_open_with_a_warning(seen: Seen) -> None:
+    """Files loosened to 0644 (folder to 0755) are 0600 (0700) once the server and the CLI
+    have opened them, and each says so on stderr, naming the file."""
+    assert seen.loose_before[".recuerdo/state/loose-served.db"] == 0o644  # control
+    after = seen.loose_after
+    assert oct(after[".recuerdo/state"]) == "0o700"
+    assert oct(after[".recuerdo/state/loose-served.db"]) == "0o600"
+    assert oct(after[".recuerdo/state/loose-cli.db"]) == "0o600"
+    assert "loose-served.db" in seen.served_stderr, seen.served_stderr[-2000:]
+    assert seen.cli_code == 0, seen.cli_stderr[-2000:]
+    assert "loose-cli.db" in seen.cli_stderr, seen.cli_stderr[-2000:]
