@@ -21,6 +21,8 @@ from typing import Any
 import anyio
 import pytest
 
+import recuerdo
+
 from ..conftest import Server
 from ..test_mcp import http_session
 
@@ -317,6 +319,18 @@ def cli(
     )
 
 
+@contextlib.contextmanager
+def local_memory(base: Path, name: str) -> Iterator[recuerdo.Memory]:
+    """A memory opened in this process (no interpreter to start), without the meaning model."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RECUERDO_EMBEDDER", "none")
+        memory = recuerdo.open(name, base_dir=base)
+        try:
+            yield memory
+        finally:
+            memory.close()
+
+
 def tokens_at_once(base: Path, *principals: Sequence[str]) -> list[str]:
     """Several ``recuerdo token create`` at once (each pays the interpreter's start); the
     secrets, in order."""
@@ -389,3 +403,12 @@ def launch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
     launcher = Launcher(tmp_path_factory)
     yield launcher
     launcher.stop_all()
+
+
+@pytest.fixture(scope="session")
+def semurg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AttackServer]:
+    """One loopback server with the semurg profile (it serves /v1/<verb>, /v1/memory/* and
+    /mcp), shared by the modules that only send it requests."""
+    server = AttackServer(tmp_path_factory.mktemp("semurg"), profile="semurg")
+    yield server
+    server.stop()

@@ -24,22 +24,14 @@ import pytest
 from recuerdo.store.engine import sqlite3
 
 from ..test_http import CALLS
-from .conftest import FAST_ENV, Launcher, Reply, assert_error
+from .conftest import FAST_ENV, Launcher, Reply, assert_error, local_memory
 
 ENTRIES = 3000
 PAGE = 4096
-BUILD = f"""
-import sys, recuerdo
-mem = recuerdo.open("dmg", base_dir=sys.argv[1])
-for start in range(0, {ENTRIES}, 500):
-    mem.remember_many([
-        {{"category": "learning", "content": f"Damaged-store entry number {{i:05d}} " + "x" * 90}}
-        for i in range(start, start + 500)
-    ])
-mem.save("A note", "Note body that lives beside the entries.")
-mem.remember_knowledge("Ann works at Acme.", source="hr")
-mem.close()
-"""
+
+
+def _entry(number: int) -> str:
+    return f"Damaged-store entry number {number:05d} " + "x" * 90
 
 
 def integrity(path: Path) -> str:
@@ -86,12 +78,16 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> Damaged:
     ``healthy``; one entry page in the middle of ``dmg.db`` zeroed, chosen among those
     integrity_check reports."""
     base = tmp_path_factory.mktemp("damaged")
-    subprocess.run(
-        [sys.executable, "-c", BUILD, str(base)],
-        check=True,
-        timeout=120,
-        env={**os.environ, **FAST_ENV},
-    )
+    with local_memory(base, "dmg") as memory:
+        for start in range(0, ENTRIES, 500):
+            memory.remember_many(
+                [
+                    {"category": "learning", "content": _entry(number)}
+                    for number in range(start, start + 500)
+                ]
+            )
+        memory.save("A note", "Note body that lives beside the entries.")
+        memory.remember_knowledge("Ann works at Acme.", source="hr")
     state = base / ".recuerdo" / "state"
     db = state / "dmg.db"
     assert not (state / "dmg.db-wal").exists() or (state / "dmg.db-wal").stat().st_size == 0
@@ -238,6 +234,6 @@ def test_recover_salvages_what_is_readable(by_cli: dict[str, Ran]) -> None:
     recall = by_cli["rescued recall"]
     assert recall.code == 0, recall
     contents = [e["content"] for e in recall.json()]
-    written = {f"Damaged-store entry number {i:05d} " + "x" * 90 for i in range(ENTRIES)}
+    written = {_entry(number) for number in range(ENTRIES)}
     assert 0 < len(contents) < ENTRIES
     assert set(contents) <= written

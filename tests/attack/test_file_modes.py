@@ -17,15 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FAST_ENV, AttackServer, Launcher
+from .conftest import FAST_ENV, AttackServer, Launcher, local_memory
 
 MASKS = (0o000, 0o022)
-LOOSE = """
-import sys, recuerdo
-for name in ("loose-served", "loose-cli"):
-    with recuerdo.open(name, base_dir=sys.argv[1]) as mem:
-        mem.remember("learning", "made before the modes were loosened")
-"""
 
 
 def _modes(base: Path) -> dict[str, int]:
@@ -76,11 +70,9 @@ def seen(launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> Seen:
         for mask, base in bases.items()
     ]
     loose_base = tmp_path_factory.mktemp("loose")
-    made.append(
-        subprocess.Popen(
-            [sys.executable, "-c", LOOSE, str(loose_base)], env={**os.environ, **FAST_ENV}
-        )
-    )
+    for name in ("loose-served", "loose-cli"):
+        with local_memory(loose_base, name) as memory:
+            memory.remember("learning", "made before the modes were loosened")
     outputs = [process.communicate(timeout=120) for process in made]
     assert all(process.returncode == 0 for process in made), outputs
     tokens = {mask: outputs[i][0].strip().splitlines()[-1] for i, mask in enumerate(MASKS)}

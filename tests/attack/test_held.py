@@ -1,6 +1,6 @@
 """The attacks that already held, kept short so the whole list stays replayable.
 
-* ``kill -9`` of a server under several writing clients loses no acknowledged write;
+* ``kill -9`` of a server under several writing clients loses no acknowledged write (last);
 * a token of tenant B reads nothing of tenant A, over HTTP and MCP;
 * missing, wrong, revoked, read-only and other-memory tokens are refused in the error shape;
 * SQL, FTS, markdown and prompt-injection text is stored and returned verbatim as data and
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,9 +46,8 @@ class Tokens:
 
 
 @pytest.fixture(scope="module")
-def world(
-    launch: Launcher, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[Path, Tokens]]:
+def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Tokens]:
+    """Tokens of two tenants, a read-only one, one for shop-* memories, a revoked one."""
     base = tmp_path_factory.mktemp("held")
     store = TokenStore(base)
     secrets = {
@@ -60,66 +58,13 @@ def world(
     }
     revoked_id, secrets["revoked"] = store.create(principal="gone", tenant="alice")
     store.revoke(revoked_id)
-    yield base, Tokens(**secrets)
+    return base, Tokens(**secrets)
 
 
 @pytest.fixture(scope="module")
-def crash(world: tuple[Path, Tokens], launch: Launcher) -> Crash:
-    """Six clients write as fast as they can; the server is killed with SIGKILL mid-stream;
-    the file is checked, then read back through a new server."""
-    base, tokens = world
-    server = launch(base)
-    seen = Crash()
-    lock = threading.Lock()
-    stop = threading.Event()
-
-    def writer(number: int) -> None:
-        while not stop.is_set():
-            try:
-                reply = server.call(
-                    "remember",
-                    {"category": "context", "content": f"writer {number}", "tags": ["crash"]},
-                    token=tokens.alice,
-                )
-            except OSError:
-                return  # the server is gone
-            if reply.status == 200:
-                with lock:
-                    seen.acknowledged.append(reply.json())
-
-    threads = [threading.Thread(target=writer, args=(n,)) for n in range(WRITERS)]
-    for thread in threads:
-        thread.start()
-    while True:
-        with lock:
-            if len(seen.acknowledged) >= 150:
-                break
-        threading.Event().wait(0.02)
-    server.kill9()
-    stop.set()
-    for thread in threads:
-        thread.join(timeout=30)
-    conn = sqlite3.connect(base / ".recuerdo" / "state" / "m.db")
-    seen.integrity = str(conn.execute("PRAGMA integrity_check").fetchone()[0])
-    conn.close()
-    return seen
-
-
-@pytest.fixture(scope="module")
-def after(world: tuple[Path, Tokens], crash: Crash, launch: Launcher) -> AttackServer:
-    """The server restarted on the same state after the crash."""
-    base, tokens = world
-    server = launch(base)
-    entries = server.ok("recall", {"tags": ["crash"], "limit": 100_000}, token=tokens.alice)
-    crash.stored = {entry["id"] for entry in entries}
-    return server
-
-
-def test_acknowledged_writes_survive_kill_9(crash: Crash, after: AttackServer) -> None:
-    """Every write a client got an id for is there after SIGKILL, and the file is sound."""
-    assert len(crash.acknowledged) >= 150
-    assert crash.integrity == "ok"
-    assert set(crash.acknowledged) <= crash.stored
+def after(world: tuple[Path, Tokens], launch: Launcher) -> AttackServer:
+    """The module's server (its tokens made before it started); the crash test kills it."""
+    return launch(world[0])
 
 
 def _alice_writes(server: AttackServer, alice: str) -> dict[str, int]:
@@ -263,3 +208,56 @@ def test_injection_text_is_data(after: AttackServer, world: tuple[Path, Tokens],
         reply = after.call(verb, body, token=alice)
         assert reply.status == 200, (verb, reply)
     assert after.ok("summary", {}, token=alice)
+
+
+@pytest.fixture(scope="module")
+def crash(world: tuple[Path, Tokens], after: AttackServer) -> Crash:
+    """Six clients write as fast as they can; the server is killed with SIGKILL mid-stream;
+    then the file itself is checked and read (no server in between to smooth anything)."""
+    base, tokens = world
+    seen = Crash()
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def writer(number: int) -> None:
+        while not stop.is_set():
+            try:
+                reply = after.call(
+                    "remember",
+                    {"category": "context", "content": f"writer {number}", "tags": ["crash"]},
+                    token=tokens.alice,
+                )
+            except OSError:
+                return  # the server is gone
+            if reply.status == 200:
+                with lock:
+                    seen.acknowledged.append(reply.json())
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    while True:
+        with lock:
+            if len(seen.acknowledged) >= 150:
+                break
+        threading.Event().wait(0.02)
+    after.kill9()
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=30)
+    conn = sqlite3.connect(base / ".recuerdo" / "state" / "m.db")
+    try:
+        seen.integrity = str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+        rows = conn.execute("SELECT id FROM items WHERE item_type = 'entry'").fetchall()
+        seen.stored = {int(row[0]) for row in rows}
+    finally:
+        conn.close()
+    return seen
+
+
+def test_acknowledged_writes_survive_kill_9(crash: Crash) -> None:
+    """Every write a client got an id for is in the file after SIGKILL, and the file is
+    sound. (Last in this module: it kills the server the tests above use.)"""
+    assert len(crash.acknowledged) >= 150
+    assert crash.integrity == "ok"
+    assert set(crash.acknowledged) <= crash.stored

@@ -21,15 +21,9 @@ import recuerdo
 from recuerdo.store.engine import sqlite3
 from recuerdo.store.migrations import MIGRATIONS
 
-from .conftest import FAST_ENV, Launcher, Reply, assert_error
+from .conftest import FAST_ENV, Launcher, Reply, assert_error, local_memory
 
 FUTURE_STEP = "m999_from_the_future"
-BUILD = """
-import sys, recuerdo
-for name in ("future-step", "future-version", "fresh"):
-    with recuerdo.open(name, base_dir=sys.argv[1]) as mem:
-        mem.remember("learning", "written by this version")
-"""
 OPEN = """
 import json, sys, recuerdo
 seen = {}
@@ -74,7 +68,9 @@ NAMES = ("future-step", "future-version")
 def future(launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> Future:
     base = tmp_path_factory.mktemp("newer")
     env = {**os.environ, **FAST_ENV}
-    subprocess.run([sys.executable, "-c", BUILD, str(base)], check=True, timeout=120, env=env)
+    for name in ("future-step", "future-version", "fresh"):
+        with local_memory(base, name) as memory:
+            memory.remember("learning", "written by this version")
     state = base / ".recuerdo" / "state"
     conn = sqlite3.connect(state / "fresh.db")
     current = int(conn.execute("PRAGMA user_version").fetchone()[0])

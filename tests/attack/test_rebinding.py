@@ -29,11 +29,11 @@ INITIALIZE = {
 
 
 @pytest.fixture(scope="module")
-def servers(launch: Launcher) -> list[AttackServer]:
+def servers(launch: Launcher, semurg_server: AttackServer) -> list[AttackServer]:
     """Two loopback servers with the semurg profile (they serve /v1/<verb>, /v1/memory/* and
-    /mcp), started at once: one as is, one widened with --allowed-host (twice)."""
+    /mcp): the shared one, and one widened with --allowed-host (twice)."""
     widened = ["--allowed-host", "evil.example", "--allowed-host", "b.example"]
-    return launch.many({"profile": "semurg"}, {"profile": "semurg", "args": widened})
+    return [semurg_server, *launch.many({"profile": "semurg", "args": widened})]
 
 
 def _with_data(server: AttackServer) -> AttackServer:

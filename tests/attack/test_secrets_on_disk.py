@@ -21,8 +21,7 @@ from typing import Any
 
 import pytest
 
-from ..conftest import create_token
-from .conftest import AttackServer, Launcher, hits
+from .conftest import AttackServer, Launcher, hits, tokens_at_once
 
 rng = random.Random(20_100)  # one fixed sequence: a failure replays with the same values
 
@@ -490,8 +489,10 @@ def harvest(launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> Harve
     """Every shape through every field of a real server (authenticated with a token made by
     ``recuerdo token create``), every read answer kept, the server stopped, every file scanned."""
     base = tmp_path_factory.mktemp("secrets")
-    _, token = create_token(base, "--principal", "writer", "--tenant", "acme")
-    server = launch(base)
+    # The server starts while the token is made: it looks tokens up at its first request.
+    server = launch(base, wait=False)
+    (token,) = tokens_at_once(base, ["--principal", "writer", "--tenant", "acme"])
+    server.ready()
     crop = Harvest(real_token=token)
     writer = Writer(server, token, crop)
     for index, shape in enumerate(SHAPES):
