@@ -90,6 +90,7 @@ class AttackServer(Server):
                 command,
                 stdout=subprocess.DEVNULL,
                 stderr=err,
+                text=True,
                 env=full_env,
                 preexec_fn=_with_umask(umask),
             )

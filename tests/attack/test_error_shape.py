@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pytest
@@ -83,7 +84,7 @@ def _surrogate_cases() -> list[tuple[str, str, dict[str, Any]]]:
     cases = []
     bodies = dict(CALLS)
     for verb in VERBS:
-        base = bodies[verb.name]
+        base: dict[str, Any] = bodies[verb.name]
         for name, is_list in _string_fields(verb.params.model_json_schema(by_alias=True)):
             body = {**base, name: [SURROGATE] if is_list else SURROGATE}
             cases.append((f"{verb.name}.{name}", f"/v1/{verb.name}", body))
@@ -138,7 +139,7 @@ ID_VERBS = [
 @dataclass(repr=False)  # a failure report shows the test's own message, not every reply
 class Fuzzed:
     routes: list[str] = field(default_factory=list)
-    by_route: dict[tuple[str, str], Reply] = field(default_factory=dict)
+    by_route: dict[str, Reply] = field(default_factory=dict)
     unknown: dict[str, Reply] = field(default_factory=dict)
     surrogates: dict[str, Reply] = field(default_factory=dict)
     ids: dict[str, Reply] = field(default_factory=dict)
@@ -180,23 +181,21 @@ def fuzzed(server: AttackServer) -> Fuzzed:
     jobs: dict[tuple[str, str], Callable[[], Reply]] = {}
     for route in ROUTES:
         for case in ROUTE_CASES:
-            jobs[("route", f"{route} {case[0]}")] = lambda r=route, c=case: _route_request(
-                server, r, c
-            )
+            jobs[("route", f"{route} {case[0]}")] = partial(_route_request, server, route, case)
     for route in UNKNOWN_ROUTES:
-        jobs[("unknown", route)] = lambda r=route: server.send(
-            "POST", f"{r}?memory=m", b"{}", JSON_HEADERS
+        jobs[("unknown", route)] = partial(
+            server.send, "POST", f"{route}?memory=m", b"{}", JSON_HEADERS
         )
-    for case_id, route, body in SURROGATE_CASES:
-        jobs[("surrogate", case_id)] = lambda r=route, b=body: server.send(
-            "POST", f"{r}?memory=m", _json_body(b), JSON_HEADERS
+    for case_id, route, surrogate in SURROGATE_CASES:
+        jobs[("surrogate", case_id)] = partial(
+            server.send, "POST", f"{route}?memory=m", _json_body(surrogate), JSON_HEADERS
         )
     bodies = dict(CALLS)
     for verb, name in ID_VERBS:
         for value in (True, False):
-            body = json.dumps({**bodies[verb], name: value}).encode()
-            jobs[("id", f"{verb}.{name}={value}")] = lambda v=verb, b=body: server.send(
-                "POST", f"/v1/{v}?memory=m", b, JSON_HEADERS
+            raw = json.dumps({**bodies[verb], name: value}).encode()
+            jobs[("id", f"{verb}.{name}={value}")] = partial(
+                server.send, "POST", f"/v1/{verb}?memory=m", raw, JSON_HEADERS
             )
     # Schemathesis generates its cases here while the server answers the table: two cores.
     negative = threading.Thread(target=_schemathesis, args=(server, seen))
@@ -204,14 +203,14 @@ def fuzzed(server: AttackServer) -> Fuzzed:
     with ThreadPoolExecutor(4) as pool:
         replies = dict(zip(jobs, pool.map(lambda job: job(), jobs.values()), strict=True))
     negative.join()
+    targets = {
+        "route": seen.by_route,
+        "unknown": seen.unknown,
+        "surrogate": seen.surrogates,
+        "id": seen.ids,
+    }
     for (kind, key), reply in replies.items():
-        target = {
-            "route": seen.by_route,
-            "unknown": seen.unknown,
-            "surrogate": seen.surrogates,
-            "id": seen.ids,
-        }[kind]
-        target[key] = reply  # type: ignore[index]
+        targets[kind][key] = reply
     try:
         seen.after = snapshot(server, scopes=("user", "copy"))
     except AssertionError as error:  # a half-stored value can break the reads themselves
@@ -316,7 +315,7 @@ def _negative(operation: Any, failures: list[str]) -> Callable[[], None]:
         if problem:
             failures.append(f"{operation.label}: {problem} <- {case.body!r:.200}")
 
-    return check  # type: ignore[no-any-return]
+    return check
 
 
 def _schemathesis(server: AttackServer, seen: Fuzzed) -> None:

@@ -212,8 +212,8 @@ def test_audit_retention_is_a_setting(trace: Trace) -> None:
     """configure shows audit_retention_days (default 90), accepts a new value and refuses a
     negative or non-number one with invalid_input."""
     default, changed, shown, negative, word = trace.configure
-    assert default.status == 200 and default.json()["audit_retention_days"] == 90, default
-    assert changed.status == 200 and changed.json()["audit_retention_days"] == 30, changed
-    assert shown.json()["audit_retention_days"] == 30, shown
+    assert default.status == 200 and default.json().get("audit_retention_days") == 90, default
+    assert changed.status == 200 and changed.json().get("audit_retention_days") == 30, changed
+    assert shown.json().get("audit_retention_days") == 30, shown
     for refused in (negative, word):
         assert refused.status == 400 and refused.json()["error"] == "invalid_input", refused

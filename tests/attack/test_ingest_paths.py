@@ -125,12 +125,17 @@ def test_mcp_ingest_never_reads_a_server_path(tenants: Tenants) -> None:
 
 
 def test_path_and_bytes_together_are_refused(tenants: Tenants) -> None:
-    """A path smuggled beside valid content_base64 is still a server path: refused, nothing
-    stored (never the bytes read while the path is ignored, nor the other way round)."""
+    """A path smuggled beside valid content_base64: refused (path_not_allowed, or
+    invalid_input for giving both), the file not read, nothing stored."""
     server, token = tenants.server, tenants.globex
     before = snapshot(server, token=token, queries=[MARK_SECRET])
     body = {"path": str(tenants.secret_file), "content_base64": _b64("# Harmless\n\nText.")}
-    assert_error(server.call("ingest", body, token=token), 403, "path_not_allowed")
+    reply = server.call("ingest", body, token=token)
+    if reply.status == 403:
+        assert_error(reply, 403, "path_not_allowed")
+    else:
+        assert_error(reply, 400, "invalid_input")
+    assert tenants.acme.encode() not in reply.body and MARK_SECRET.encode() not in reply.body
     assert snapshot(server, token=token, queries=[MARK_SECRET]) == before
 
 

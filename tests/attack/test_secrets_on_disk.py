@@ -154,7 +154,7 @@ HARMLESS = [
     "fixed in commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904",
     "the token economy of the game rewards patience",
     "the key is under the mat",
-    "the db is postgres://app@db.internal:5432/shop (no password in the URL)",
+    "the db is postgres://app@db.internal:5432/shop (the URL carries no credentials)",
     "AccountKey rotation happens monthly",
     "a passwordless login flow via email links",
 ]
@@ -223,9 +223,11 @@ class Writer:
             "remember",
             {"category": "learning", "content": "tagged", "tags": self.labels("remember.tags")},
         )
-        tags = self.labels("remember_many.tags")
-        entries = [{"category": "context", "content": t} for t in texts["remember_many.content"]]
-        for entry, tag in zip(entries, tags, strict=False):  # one tag for each but the last
+        batch_tags = self.labels("remember_many.tags")
+        entries: list[dict[str, Any]] = [
+            {"category": "context", "content": t} for t in texts["remember_many.content"]
+        ]
+        for entry, tag in zip(entries, batch_tags, strict=False):  # a tag each but the last
             entry["tags"] = [tag]
         self.ok("remember_many", {"entries": entries})
         self.ok(
