@@ -195,10 +195,10 @@ class Writer:
         self.harvest.planted.append(Planted(shape, where, cred.values))
         return f"Note {index}: {cred.text} (end of note {index})"
 
-    def label(self, shape: str, where: str) -> str | None:
+    def label(self, shape: str, where: str, max_chars: int = 100) -> str | None:
         cred = SHAPES[shape]()
-        if cred.label is None:
-            return None
+        if cred.label is None or len(cred.label) > max_chars:
+            return None  # a field this shape cannot fit: not planted
         assert len(cred.label) <= 100 and "\n" not in cred.label, cred.label
         self.harvest.planted.append(Planted(shape, where, cred.values))
         return cred.label
@@ -279,7 +279,7 @@ class Writer:
         def labelled(**fields: str | None) -> dict[str, Any]:
             return {name: value for name, value in fields.items() if value is not None}
 
-        self.ok(
+        entry = self.ok(
             "remember",
             {
                 "category": "learning",
@@ -300,6 +300,9 @@ class Writer:
             },
         )
         self.ok("edit", {"id": note["id"], "operation": "append", "content": text("edit.content")})
+        link_type = self.label(shape, "link.type", max_chars=64)  # link types are short
+        if link_type is not None:
+            self.ok("link", {"from_id": note["id"], "to_id": entry, "type": link_type})
         self.ok(
             "remember_about",
             {
