@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FAST_ENV, AttackServer, Launcher, local_memory
+from .conftest import FAST_ENV, Launcher, local_memory
 
 MASKS = (0o000, 0o022)
 
@@ -58,10 +58,20 @@ class Seen:
 @pytest.fixture(scope="module")
 def seen(launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> Seen:
     """Per umask: a token and a memory made by the CLI, a memory written through the server
-    (modes read while it runs, so -wal and -shm exist). Then memories whose files were
-    loosened to 0644 (folder 0755), opened by the server and by the CLI."""
+    (modes read while it runs, so -wal and -shm exist). Beside them (umask 022), two memories
+    whose files were loosened to 0644 (their folder to 0755) before anything ran: one opened
+    by the server, one by the CLI."""
     result = Seen()
     bases = {mask: tmp_path_factory.mktemp(f"umask{mask:03o}") for mask in MASKS}
+    loose_base = bases[0o022]
+    for name in ("loose-served", "loose-cli"):
+        with local_memory(loose_base, name) as memory:
+            memory.remember("learning", "made before the modes were loosened")
+    state = loose_base / ".recuerdo" / "state"
+    for name in ("loose-served.db", "loose-cli.db"):
+        (state / name).chmod(0o644)
+    state.chmod(0o755)
+    result.loose_before = _modes(loose_base)
     made = [
         _run(base, mask, "token", "create", "--principal", "p", "--tenant", "t")
         for mask, base in bases.items()
@@ -69,32 +79,20 @@ def seen(launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> Seen:
         _run(base, mask, "--memory", "cli-made", "remember", "learning", "made by the CLI")
         for mask, base in bases.items()
     ]
-    loose_base = tmp_path_factory.mktemp("loose")
-    for name in ("loose-served", "loose-cli"):
-        with local_memory(loose_base, name) as memory:
-            memory.remember("learning", "made before the modes were loosened")
+    loose_cli = _run(loose_base, 0o022, "--memory", "loose-cli", "summary")
+    servers = launch.many(*({"base": bases[mask], "umask": mask} for mask in MASKS))
     outputs = [process.communicate(timeout=120) for process in made]
     assert all(process.returncode == 0 for process in made), outputs
+    _, result.cli_stderr = loose_cli.communicate(timeout=120)
+    result.cli_code = loose_cli.returncode
     tokens = {mask: outputs[i][0].strip().splitlines()[-1] for i, mask in enumerate(MASKS)}
-    state = loose_base / ".recuerdo" / "state"
-    for name in ("loose-served.db", "loose-cli.db"):
-        (state / name).chmod(0o644)
-    state.chmod(0o755)
-    result.loose_before = _modes(loose_base)
-    servers = launch.many(
-        *({"base": bases[mask], "umask": mask} for mask in MASKS),
-        {"base": loose_base, "umask": 0o022},
-    )
-    cli = _run(loose_base, 0o022, "--memory", "loose-cli", "summary")
-    for mask, server in zip(MASKS, servers, strict=False):
+    for mask, server in zip(MASKS, servers, strict=True):
+        if mask == 0o022:
+            server.ok("recall", {}, memory="loose-served", token=tokens[mask])
         server.ok("remember", {"category": "learning", "content": "served"}, token=tokens[mask])
         result.modes[mask] = _modes(bases[mask])
-    loose_server: AttackServer = servers[-1]
-    loose_server.ok("recall", {}, memory="loose-served")
-    _, result.cli_stderr = cli.communicate(timeout=120)
-    result.cli_code = cli.returncode
-    result.loose_after = _modes(loose_base)
-    result.served_stderr = loose_server.stop()
+    result.loose_after = result.modes[0o022]
+    result.served_stderr = servers[-1].stderr()
     return result
 
 
@@ -110,7 +108,8 @@ def test_state_folders_are_private(seen: Seen, mask: int) -> None:
 
 @pytest.mark.parametrize("mask", MASKS, ids=[f"umask {m:03o}" for m in MASKS])
 def test_memory_files_and_tokens_are_0600(seen: Seen, mask: int) -> None:
-    """Every memory file (.db, -wal, -shm, by the CLI and by the server) and tokens.db: 0600."""
+    """Every memory file (.db, -wal, -shm, made by the CLI, by the server, or found loose)
+    and tokens.db: 0600."""
     modes = seen.modes[mask]
     expected = {
         ".recuerdo/tokens.db",

@@ -8,7 +8,6 @@ A store whose ``_migrations`` holds a step this version does not know, or whose
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -24,19 +23,20 @@ from recuerdo.store.migrations import MIGRATIONS
 from .conftest import FAST_ENV, Launcher, Reply, assert_error, local_memory
 
 FUTURE_STEP = "m999_from_the_future"
-OPEN = """
-import json, sys, recuerdo
-seen = {}
-for name in ("future-step", "future-version"):
+
+
+def _open_here(base: Path, name: str) -> dict[str, object]:
+    """``recuerdo.open(name)`` in this process: what it raised (or that it opened)."""
     try:
-        recuerdo.open(name, base_dir=sys.argv[1]).close()
-        seen[name] = {"opened": True}
+        with local_memory(base, name):
+            return {"opened": True}
     except Exception as error:
-        seen[name] = {"code": getattr(error, "code", None),
-                      "status": getattr(error, "status", None),
-                      "detail": str(error), "type": type(error).__name__}
-print(json.dumps(seen))
-"""
+        return {
+            "code": getattr(error, "code", None),
+            "status": getattr(error, "status", None),
+            "detail": str(error),
+            "type": type(error).__name__,
+        }
 
 
 def files(state: Path, name: str) -> dict[str, str]:
@@ -103,19 +103,11 @@ def future(launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> Future
         )
         for name in NAMES
     }  # fmt: skip
-    opener = subprocess.run(
-        [sys.executable, "-c", OPEN, str(base)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+    for name in NAMES:
+        seen.opened[name] = _open_here(base, name)
     for name, process in started.items():
         out, err = process.communicate(timeout=120)
         seen.cli[name] = subprocess.CompletedProcess(process.args, process.returncode, out, err)
-    assert opener.returncode == 0, opener.stderr
-    seen.opened = json.loads(opener.stdout)
     seen.after_all = {name: files(state, name) for name in NAMES}
     return seen
 
