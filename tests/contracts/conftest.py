@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -249,6 +250,28 @@ def run_async(function: Callable[[], Awaitable[T]]) -> T:
 @pytest.fixture
 def mcp(server: Server, name: str, seen: Seen) -> Mcp:
     return Mcp(server, name, seen)
+
+
+# -- programs --------------------------------------------------------------------------------
+
+
+def run_program(folder: Path, source: str, *, env: dict[str, str] | None = None) -> Any:
+    """Run ``source`` as the program ``folder/shop_bot.py`` from its own folder, in a clean
+    environment plus ``env``; it prints one JSON value last, returned here."""
+    script = folder / "shop_bot.py"
+    script.write_text(source)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("RECUERDO_", "SYNSEMA_"))}
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        env={**clean, **(env or {})},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 # -- reading replies ---------------------------------------------------------------------------
