@@ -4,10 +4,11 @@ checks of every reply against the schemas the server publishes.
 Promise ids: E Engram, N Notarium, S Semurg, Y Synsema (../shared/spec/<seed>.md), and X for a
 native promise every profile relies on, proven through a profile's door.
 
-A module starts one server process per profile it needs (``servers.get(profile)``); each test
-works in a memory of its own (a fresh name in ``?memory=``), so tests stay independent without
-paying for a process each. Every successful reply a test sees is recorded, so the module's last
-test can check it against the tool's ``outputSchema`` and the route's OpenAPI 200 schema.
+One server process per profile serves every suite (``servers.get(profile)``, started on first
+use); each test works in a memory of its own (a fresh name in ``?memory=``), so tests stay
+independent without paying for a process each. Every successful reply a test sees is recorded
+per server, so a suite's last test can check them against the tool's ``outputSchema`` and the
+route's OpenAPI 200 schema.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ _HOST_VARIABLES = ("RECUERDO_STATE_DIR", "RECUERDO_MEMORY", "RECUERDO_CAPS")
 
 
 class Servers:
-    """Server processes of one test module, one per profile, started on first use."""
+    """Server processes, one per profile, started on first use."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -65,7 +66,7 @@ class Servers:
         self._started.clear()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     registry = Servers(tmp_path_factory.mktemp("contracts"))
     yield registry
@@ -80,15 +81,21 @@ def name() -> str:
 
 @dataclass
 class Seen:
-    """The successful replies of one module, for the typed-results checks."""
+    """The successful replies of one profile, for the typed-results checks."""
 
     tools: list[tuple[str, Json]] = field(default_factory=list)
     routes: list[tuple[str, Any]] = field(default_factory=list)
 
 
+@pytest.fixture(scope="session")
+def recorders() -> dict[str, Seen]:
+    return {}
+
+
 @pytest.fixture(scope="module")
-def seen() -> Seen:
-    return Seen()
+def seen(server: Server, recorders: dict[str, Seen]) -> Seen:
+    """What this profile's server has answered so far, in every suite."""
+    return recorders.setdefault(server.url, Seen())
 
 
 # -- HTTP --------------------------------------------------------------------------------------
@@ -304,6 +311,11 @@ def find_key(value: Any, key: str) -> list[Any]:
     return found
 
 
+def report(found: Any) -> str:
+    """A failure list in full (pytest shortens a dict or list given as the message)."""
+    return json.dumps(found, indent=1, default=str, ensure_ascii=False)
+
+
 def names_argument(reply: Json, argument: str) -> bool:
     return reply.get("error") == "unknown_argument" and argument in str(reply.get("detail"))
 
@@ -347,7 +359,7 @@ async def check_output_schemas(tools: Tools, seen: Seen) -> None:
         problems = schema_problems(listed[tool].output_schema, content)
         if problems:
             failures.append(f"{tool}: {problems}")
-    assert not failures, failures
+    assert not failures, report(failures)
 
 
 def check_route_schemas(server: Server, seen: Seen, prefix: str) -> None:
@@ -364,4 +376,4 @@ def check_route_schemas(server: Server, seen: Seen, prefix: str) -> None:
             problems = schema_problems(response_schema(document, path), body, document)
             if problems:
                 failures.append(f"{path}: {problems}")
-    assert not failures, failures
+    assert not failures, report(failures)

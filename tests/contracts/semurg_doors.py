@@ -10,8 +10,10 @@ from .conftest import Http, Json, Mcp, Tools, run_async
 
 T = TypeVar("T")
 SCOPE = "team"
-VERBS = ("remember", "recall", "context", "relate", "forget", "document", "export", "import")
-VERBS += ("status",)
+VERBS = (
+    *("remember", "recall", "context", "relate", "forget"),
+    *("document", "export", "import", "status"),
+)
 PRIYA_TEXT = "Priya Raman joined Acme Corp in March 2021. She leads the billing team."
 
 
@@ -67,11 +69,12 @@ class Door:
         return self.mcp(lambda tools: scenario(Via(tools=tools)))
 
 
-async def priya(via: Via, *, moved: bool = True) -> Json:
+async def priya(via: Via, *, moved: bool = True, scope: str = SCOPE) -> Json:
     """The spec's example: Priya works at Acme (from a dated note), later at Globex."""
     stored = await via.ok(
         "remember",
         {
+            "scope": scope,
             "content": PRIYA_TEXT,
             "date": "2021-03-01",
             "source": "hr-notes",
@@ -86,7 +89,7 @@ async def priya(via: Via, *, moved: bool = True) -> Json:
     )
     if moved:
         relation = {"from": "Priya Raman", "to": "Globex", "type": "works_at", "replaces": True}
-        await via.ok("relate", {**relation, "date": "2023-06-01"})
+        await via.ok("relate", {**relation, "date": "2023-06-01", "scope": scope})
     return stored
 
 
