@@ -439,24 +439,58 @@ def test_S55_pdf_paragraphs_are_rebuilt_from_the_layout(api: Door, line_height: 
     api(scenario)
 
 
+def scanned_pdf() -> bytes:
+    """A PDF whose only page is an image: nothing to read."""
+    import io
+
+    from fpdf import FPDF
+
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5E"
+        "rkJggg=="
+    )
+    document = FPDF()
+    document.add_page()
+    document.image(io.BytesIO(png), x=10, y=10, w=50)
+    return bytes(document.output())
+
+
 @pytest.mark.parametrize(
     ("data", "code", "status"),
     [
         (b"\x00\x01\x02binary\xff\xfe", "unsupported_media_type", 415),
         (b"%PDF-1.4 truncated", "document_corrupt", 422),
+        (scanned_pdf(), "document_not_readable", 422),
     ],
-    ids=["not-a-document", "corrupt"],
+    ids=["not-a-document", "corrupt", "scanned"],
 )
 def test_S56_a_bad_document_is_refused_by_name(
     api: Door, data: bytes, code: str, status: int
 ) -> None:
-    """S56 not a document: 415; truncated or corrupt: document_corrupt (422); nothing stored."""
+    """S56 not a document: 415; truncated or corrupt: document_corrupt (422); a scanned PDF:
+    document_not_readable (422); nothing is stored."""
 
     async def scenario(via: Via) -> None:
         await via.refused(
             "document", {"content_base64": b64(data), "name": "x.pdf"}, code, status=status
         )
         assert await everything(via) == []
+
+    api(scenario)
+
+
+def test_S63_a_large_document_answers_sizes_not_text(api: Door) -> None:
+    """S63 a document whose text is over 16 KiB answers text_bytes and block_count instead of its
+    text and blocks (it is stored whole and found by recall and context)."""
+    text = ("Invoices are sent on the first day of the month. " * 20 + "\n\n") * 30
+
+    async def scenario(via: Via) -> None:
+        reply = await via.ok("document", {"content_base64": b64(text.encode()), "name": "big.txt"})
+        assert "text" not in reply and "blocks" not in reply
+        assert reply["text_bytes"] > 16384
+        assert reply["block_count"] == 30
+        [document] = await via.records("document")
+        assert document["text"].split() == text.split()
 
     api(scenario)
 

@@ -399,6 +399,24 @@ def test_S36_an_attribute_lookup_finds_its_entity(door: Door) -> None:
     door(scenario)
 
 
+def test_S62_context_walks_hops_steps(api: Door) -> None:
+    """S62 memory_context walks the graph `hops` steps out from the seeds (0..3, default 2)."""
+
+    async def scenario(via: Via) -> None:
+        for a, b in (("Ann", "Bo"), ("Bo", "Cy"), ("Cy", "Di")):
+            await via.ok("relate", {"from": a, "to": b, "type": "mentors"})
+
+        async def reached(**extra: int) -> set[str]:
+            answer = await via.ok("context", {"query": "Ann", **extra})
+            return {f"{f['subject']}>{f['object']}" for f in facts(answer) if not f["derived"]}
+
+        assert await reached(hops=1) == {"Ann>Bo"}
+        assert await reached() == {"Ann>Bo", "Bo>Cy"}
+        assert await reached(hops=3) == {"Ann>Bo", "Bo>Cy", "Cy>Di"}
+
+    api(scenario)
+
+
 def test_X5_semurg_replies_are_typed(mcp: Mcp, server: Server, seen: Seen) -> None:
     """X5 typed results: every memory_* tool publishes an outputSchema and every /v1/memory/<verb>
     route a 200 response schema; every reply this module saw validates against them."""

@@ -1,8 +1,7 @@
 """Synsema's promises about a whole program (../shared/spec/synsema.md): the seed's acceptance
 example, what its environment and the files beside it say, and "never truncate silently"
 through every door (the CLI, and the native HTTP and MCP doors of a real ``recuerdo serve``).
-The native profile's typed results are checked here too (X7). See test_synsema.py for the
-functions themselves."""
+See test_synsema.py for the functions themselves."""
 
 from __future__ import annotations
 
@@ -20,11 +19,8 @@ from ..conftest import Server
 from .conftest import (
     Http,
     Mcp,
-    Seen,
     Servers,
     Tools,
-    check_output_schemas,
-    check_route_schemas,
     rows,
     run_program,
 )
@@ -158,17 +154,3 @@ def test_Y41_the_mcp_recall_tool_says_how_many_more_exist(mcp: Mcp, http: Http) 
         assert whole.get("more", 0) == 0
 
     mcp(scenario)
-
-
-def test_X7_native_replies_are_typed(server: Server, mcp: Mcp, http: Http, seen: Seen) -> None:
-    """X7 typed results: every native tool publishes an outputSchema and every /v1/<verb> route
-    a 200 response schema; the replies this module saw validate against them."""
-    http.post("/v1/remember", {"category": "learning", "content": "typed"})
-    http.post("/v1/recall", {})
-
-    async def scenario(tools: Tools) -> None:
-        await tools.ok("summary", {})
-        await check_output_schemas(tools, seen)
-
-    mcp(scenario)
-    check_route_schemas(server, seen, "/v1/")
