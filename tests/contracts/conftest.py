@@ -49,6 +49,7 @@ class Servers:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._started: dict[str, Server] = {}
+        self.banners: dict[str, str] = {}
 
     def get(self, profile: str) -> Server:
         if profile not in self._started:
@@ -57,13 +58,32 @@ class Servers:
             with pytest.MonkeyPatch.context() as patch:
                 for variable in _HOST_VARIABLES:
                     patch.delenv(variable, raising=False)
-                self._started[profile] = Server(base, memory="unused", profile=profile)
+                server = Server(base, memory="default", profile=profile)
+            self._started[profile] = server
+            self.banners[profile] = _printed_so_far(server)
         return self._started[profile]
 
     def stop(self) -> None:
         for server in self._started.values():
             server.stop()
         self._started.clear()
+
+
+def _printed_so_far(server: Server) -> str:
+    """What the server printed on start (its banner and client configuration): it is on the pipe
+    already, flushed before the server answered /health."""
+    assert server.process.stdout is not None
+    fd = server.process.stdout.fileno()
+    os.set_blocking(fd, False)
+    chunks = []
+    try:
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    except BlockingIOError:
+        pass
+    finally:
+        os.set_blocking(fd, True)
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 @pytest.fixture(scope="session")

@@ -293,7 +293,7 @@ def test_S12_text_without_facts_links_known_names(api: Door) -> None:
     api(scenario)
 
 
-def test_S13_the_same_call_with_the_same_date_stores_nothing(door: Door) -> None:
+def test_S13_the_same_call_with_the_same_date_stores_nothing(api: Door) -> None:
     """S13 storing the same thing with the same date again answers `already`, stores nothing
     and says so (entities_created 0, facts_created 0)."""
 
@@ -304,7 +304,7 @@ def test_S13_the_same_call_with_the_same_date_stores_nothing(door: Door) -> None
         assert (again["entities_created"], again["facts_created"]) == (0, 0)
         assert len(facts(await via.ok("recall", {"subject": "Priya"}))) == 1
 
-    door(scenario)
+    api(scenario)
 
 
 def test_S14_the_source_label_comes_back_in_citations(api: Door) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -111,7 +110,7 @@ def test_S39_forgetting_a_fact_keeps_both_entities(api: Door) -> None:
     api(scenario)
 
 
-def test_S40_forgetting_a_passage_removes_its_whole_document(door: Door) -> None:
+def test_S40_forgetting_a_passage_removes_its_whole_document(api: Door) -> None:
     """S40 forget `passage` (a doc id): that stored document whole; the facts and entities it
     named stay."""
 
@@ -122,7 +121,7 @@ def test_S40_forgetting_a_passage_removes_its_whole_document(door: Door) -> None
         assert passages(about) == [] and len(facts(about)) == 1
         assert await via.records("document") == []
 
-    door(scenario)
+    api(scenario)
 
 
 def test_S41_forgetting_a_source_keeps_its_facts(api: Door) -> None:
@@ -184,7 +183,7 @@ def test_S44_forget_takes_exactly_one_form(api: Door, body: Json) -> None:
     api(scenario)
 
 
-def test_S45_an_unknown_name_is_refused_with_close_names(door: Door) -> None:
+def test_S45_an_unknown_name_is_refused_with_close_names(api: Door) -> None:
     """S45 an unknown name is 404 with up to three "did you mean" names; a close match is only
     suggested, never forgotten."""
 
@@ -196,7 +195,7 @@ def test_S45_an_unknown_name_is_refused_with_close_names(door: Door) -> None:
         assert set(refused["suggestions"]) <= {"Dana", "Dina", "Dona", "Dena"}
         assert len(await via.records("entity")) == 5
 
-    door(scenario)
+    api(scenario)
 
 
 FORMS: dict[str, Json] = {
@@ -331,7 +330,7 @@ def test_S50_exported_documents_hold_their_text_once(api: Door) -> None:
     api(scenario)
 
 
-def test_S51_import_reproduces_a_scope_and_a_page_twice_stores_nothing_twice(door: Door) -> None:
+def test_S51_import_reproduces_a_scope_and_a_page_twice_stores_nothing_twice(api: Door) -> None:
     """S51 import takes exported records into any scope; a page sent twice stores nothing twice;
     the reply counts what was imported, names what was skipped and why, and lists what an import
     does not reproduce."""
@@ -350,10 +349,10 @@ def test_S51_import_reproduces_a_scope_and_a_page_twice_stores_nothing_twice(doo
         copy = await via.ok("recall", {"subject": "Priya", "scope": "copy"})
         assert [f["object"] for f in facts(copy) if f["state"] == "current"] == ["Globex"]
 
-    door(scenario)
+    api(scenario)
 
 
-def test_S52_status_describes_memory_and_a_scopes_ontology(door: Door) -> None:
+def test_S52_status_describes_memory_and_a_scopes_ontology(api: Door) -> None:
     """S52 status says memory is on, which scopes hold data and, for one scope, its ontology:
     types and relations with counts, the biggest classes with exact member counts, relation
     spellings to reuse."""
@@ -368,7 +367,7 @@ def test_S52_status_describes_memory_and_a_scopes_ontology(door: Door) -> None:
         assert classes == {"person": 1, "company": 1}
         assert ontology["relation_spellings"] == ["works_at"]
 
-    door(scenario)
+    api(scenario)
 
 
 def test_S53_status_says_member_counts_are_exact(api: Door) -> None:
@@ -407,7 +406,7 @@ def pdf(line_height: float) -> bytes:
     return bytes(document.output())
 
 
-def test_S54_the_kind_is_read_from_the_bytes_not_the_name(door: Door) -> None:
+def test_S54_the_kind_is_read_from_the_bytes_not_the_name(api: Door) -> None:
     """S54 a document's kind is read from its bytes, never its name; headings, paragraphs and list
     items come back in order; the reply has doc_id, text and blocks."""
     html = b"<html><body><h1>Billing</h1><p>Invoices go out monthly.</p><ul><li>Remind</li></ul>"
@@ -419,7 +418,7 @@ def test_S54_the_kind_is_read_from_the_bytes_not_the_name(door: Door) -> None:
         assert [block["kind"] for block in reply["blocks"]] == ["heading", "paragraph", "list_item"]
         assert str(reply["doc_id"]).isdecimal()
 
-    door(scenario)
+    api(scenario)
 
 
 @pytest.mark.parametrize("line_height", [5, 8], ids=["single-spaced", "double-spaced"])
@@ -543,18 +542,15 @@ def test_S58_an_unknown_tool_is_refused_by_name(mcp: Mcp) -> None:
 # -- the doors ---------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def printed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Json]:
-    """What `recuerdo serve --profile semurg` prints for a client to paste (stdio part)."""
-    base = tmp_path_factory.mktemp("printed")
-    server = Server(base, memory="pasted", profile="semurg")
-    server.process.send_signal(signal.SIGTERM)
-    out, _ = server.process.communicate(timeout=30)
+@pytest.fixture
+def printed(server: Server, servers: Servers) -> tuple[Path, Json]:
+    """The stdio client configuration `recuerdo serve --profile semurg` printed on start."""
+    out = servers.banners["semurg"]
     head = "MCP client configuration (stdio):"
     assert head in out, out
     config, _ = json.JSONDecoder().raw_decode(out[out.index(head) + len(head) :].lstrip())
     [entry] = config["mcpServers"].values()
-    return base, entry
+    return server.base, entry
 
 
 def test_S59_the_printed_client_config_names_the_profile(printed: tuple[Path, Json]) -> None:

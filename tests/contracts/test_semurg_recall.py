@@ -151,7 +151,7 @@ def test_S22_transitive_relations_derive_up_to_six_links(api: Door) -> None:
     api(scenario)
 
 
-def test_S23_derived_facts_say_why(door: Door) -> None:
+def test_S23_derived_facts_say_why(api: Door) -> None:
     """S23 a derived fact has direction `derived` and citation.found_by.reasoning naming the rule
     and the stored facts it rests on."""
 
@@ -163,7 +163,7 @@ def test_S23_derived_facts_say_why(door: Door) -> None:
         reasoning = found_by(derived[0]).get("reasoning")
         assert reasoning and "owns" in json.dumps(reasoning), derived[0]
 
-    door(scenario)
+    api(scenario)
 
 
 # -- citations ---------------------------------------------------------------------------------
@@ -190,7 +190,7 @@ def test_S24_a_citation_names_its_document_and_span(api: Door) -> None:
     api(scenario)
 
 
-def test_S25_a_span_quotes_the_supporting_sentence(door: Door) -> None:
+def test_S25_a_span_quotes_the_supporting_sentence(api: Door) -> None:
     """S25 citation.span.text is the sentence that supports the fact, not the whole passage."""
 
     async def scenario(via: Via) -> None:
@@ -199,13 +199,13 @@ def test_S25_a_span_quotes_the_supporting_sentence(door: Door) -> None:
         assert span["text"] == "Priya Raman joined Acme Corp in March 2021."
         assert PRIYA_TEXT[span["start"] : span["end"]] == span["text"]
 
-    door(scenario)
+    api(scenario)
 
 
 # -- time --------------------------------------------------------------------------------------
 
 
-def test_S26_as_of_hides_what_was_stored_later(door: Door) -> None:
+def test_S26_as_of_hides_what_was_stored_later(api: Door) -> None:
     """S26 as_of = what was KNOWN at an instant: facts, passages and entities stored later are
     invisible."""
 
@@ -222,10 +222,10 @@ def test_S26_as_of_hides_what_was_stored_later(door: Door) -> None:
         before = await via.ok("context", {"query": "Priya Raman", "as_of": "2020-01-01"})
         assert before["state"] == "nothing_stored", before
 
-    door(scenario)
+    api(scenario)
 
 
-def test_S27_valid_at_shows_what_was_true_then(door: Door) -> None:
+def test_S27_valid_at_shows_what_was_true_then(api: Door) -> None:
     """S27 valid_at = what was TRUE at an instant: with relate's date, 2022 shows one employer
     (Acme) and 2024 the other (Globex)."""
 
@@ -236,7 +236,7 @@ def test_S27_valid_at_shows_what_was_true_then(door: Door) -> None:
         assert employers(in_2022) == ["Acme Corp"]
         assert employers(in_2024) == ["Globex"]
 
-    door(scenario)
+    api(scenario)
 
 
 def test_S28_replaces_ends_the_other_targets_kept_in_history(api: Door) -> None:
@@ -365,7 +365,7 @@ def test_S34_compact_returns_each_item_once_in_fewer_bytes(api: Door, verb: str)
     api(scenario)
 
 
-def test_S35_relate_creates_new_entities(door: Door) -> None:
+def test_S35_relate_creates_new_entities(api: Door) -> None:
     """S35 memory_relate adds one typed edge; entities that are new are created."""
 
     async def scenario(via: Via) -> None:
@@ -378,7 +378,7 @@ def test_S35_relate_creates_new_entities(door: Door) -> None:
             "Cy",
         ]
 
-    door(scenario)
+    api(scenario)
 
 
 def test_S36_an_attribute_lookup_finds_its_entity(door: Door) -> None:
