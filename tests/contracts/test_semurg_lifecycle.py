@@ -376,7 +376,8 @@ def test_S53_status_says_member_counts_are_exact(api: Door) -> None:
     async def scenario(via: Via) -> None:
         await priya(via)
         status = await via.ok("status", {})
-        assert find_key(status, "members_bound") == ["exact"], status
+        bound = find_key(status, "members_bound")
+        assert bound and all(value == "exact" for value in bound), status
         await via.ok("forget", {"subject": "Priya Raman"})
         classes = (await via.ok("status", {}))["ontology"]["biggest_classes"]
         assert {c["type"]: c["members"] for c in classes} == {"company": 1}
