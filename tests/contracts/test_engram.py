@@ -1,7 +1,9 @@
-"""Engram's promises (../shared/spec/engram.md), kept by ``--profile engram`` over MCP.
+"""Engram's promises (../shared/spec/engram.md), first part: saving, finding, context,
+sessions, passive capture, review and what is stored, kept by ``--profile engram`` over MCP.
 
-Driven as Engram's users drive it: the official MCP client calling mem_* tools, over streamable
-HTTP (``recuerdo serve --profile engram``, /mcp) and once over stdio (``recuerdo mcp``).
+Driven as Engram's users drive it: the official MCP client calling mem_* tools over streamable
+HTTP (``recuerdo serve --profile engram``, /mcp); test_engram_workflow.py has versions and
+conflicts, refusals and the stdio door.
 """
 
 from __future__ import annotations
@@ -493,10 +495,10 @@ def test_E25_over_long_content_is_cut_and_reported(mcp: Mcp) -> None:
     mcp(scenario)
 
 
-def test_E26_private_spans_and_credentials_never_reach_the_store(mcp: Mcp, http: Http) -> None:
+def test_E26_private_spans_and_credentials_never_reach_the_store(mcp: Mcp) -> None:
     """E26 <private>...</private> is redacted before storage, and so are credentials."""
 
-    async def scenario(tools: Tools) -> int:
+    async def scenario(tools: Tools) -> None:
         text = (
             "Login with <private>hunter2</private>; "
             "key sk-abcdefghijklmnopqrstuvwxyz123456 for the zebra API"
@@ -507,6 +509,5 @@ def test_E26_private_spans_and_credentials_never_reach_the_store(mcp: Mcp, http:
         assert "sk-abcdefghijklmnopqrstuvwxyz123456" not in whole["content"]
         assert "zebra API" in whole["content"]
         assert await search(tools, query="hunter2", project="shop") == []
-        return int(saved["id"])
 
     mcp(scenario)

@@ -1,4 +1,6 @@
-"""Notarium's promises (../shared/spec/notarium.md), kept by ``--profile notarium`` over MCP.
+"""Notarium's promises (../shared/spec/notarium.md), first part: the two axes, one note per
+category, editing and search, kept by ``--profile notarium`` over MCP (test_notarium_recall.py
+has recall, documents, the log, the audit, refusals and the stdio door).
 
 Driven as Notarium's agents drive it: the official MCP client calling remember_about_user,
 remember_about_project, search, recall, edit_note, get_note, create_note, link and
