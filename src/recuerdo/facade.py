@@ -18,10 +18,11 @@ import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 
 from .core.secrets import redact_call
-from .errors import CapabilityNotGranted, InvalidInput, RecuerdoError
+from .core.text import check_text
+from .errors import CapabilityNotGranted, RecuerdoError
 from .security import caps
 
 if TYPE_CHECKING:
@@ -109,29 +110,6 @@ def verb(
         return wrapper
 
     return decorate
-
-
-def check_text(arguments: Mapping[str, Any]) -> None:
-    """Refuse text no store can keep faithfully (a lone surrogate), naming the argument."""
-    for name, value in arguments.items():
-        if _has_lone_surrogate(value):
-            raise InvalidInput(
-                f"{name.rstrip('_')} holds text that is not valid Unicode (a lone surrogate)"
-            )
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, Mapping):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
-    if isinstance(value, list | tuple | set | frozenset):
-        return any(_has_lone_surrogate(item) for item in value)
-    return False
 
 
 class MemoryBase:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from recuerdo.store.engine import sqlite3
+from recuerdo.store.sqlite import sqlite3
 
 from ..test_http import CALLS
 from .conftest import FAST_ENV, Launcher, Reply, assert_error, local_memory

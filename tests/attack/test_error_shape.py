@@ -171,7 +171,8 @@ def fuzzed(server: AttackServer) -> Fuzzed:
     """Memory m holding one of everything; every hostile request sent (four at a time); what
     the memory holds compared before and after."""
     for verb, body in CALLS:
-        server.ok(verb, body)
+        if not verb.startswith("code_"):  # the code verbs need a served repository
+            server.ok(verb, body)
     seen = Fuzzed()
     spec = json.loads(server.send("GET", "/openapi.json").body)
     seen.routes = sorted(

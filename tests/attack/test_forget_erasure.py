@@ -159,11 +159,6 @@ def trace(launch: Launcher) -> Trace:
     for form, forget in forgetters.items():
         seen.forgot[form] = forget()
     seen.message_forget = server.call("forget_knowledge", {"passage": added["ids"][0]})
-    for form, marker in MARKERS.items():
-        seen.found_after[form] = server.ok("search", {"query": marker})["results"]
-    seen.message_found_after = server.ok(
-        "search", {"query": MESSAGE_MARKER, "scope": "conversation:c1"}
-    )["results"]
     seen.configure = [
         server.call("configure", {}),
         server.call("configure", {"audit_retention_days": 30}),
@@ -174,6 +169,14 @@ def trace(launch: Launcher) -> Trace:
     server.stop()
     on_disk = hits(server.base, [n for m in everything for n in needles(m)], fold=True)
     seen.after = {m: [n for n in needles(m) if n in on_disk] for m in everything}
+    # Searching for a marker again records it again (a new query): only after the scan.
+    again = launch(server.base)
+    for form, marker in MARKERS.items():
+        seen.found_after[form] = again.ok("search", {"query": marker})["results"]
+    seen.message_found_after = again.ok(
+        "search", {"query": MESSAGE_MARKER, "scope": "conversation:c1"}
+    )["results"]
+    again.stop()
     return seen
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from recuerdo.store.engine import sqlite3
+from recuerdo.store.sqlite import sqlite3
 
 from .conftest import Launcher, Reply, assert_error
 

@@ -19,7 +19,7 @@ import anyio
 import pytest
 
 from recuerdo.security.tokens import TokenStore
-from recuerdo.store.engine import sqlite3
+from recuerdo.store.sqlite import sqlite3
 
 from ..test_mcp import http_session
 from .conftest import AttackServer, Launcher, assert_error, snapshot

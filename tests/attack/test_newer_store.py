@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import recuerdo
-from recuerdo.store.engine import sqlite3
-from recuerdo.store.migrations import MIGRATIONS
+from recuerdo.store.sqlite import sqlite3
+from recuerdo.store.sqlite.schema import SCHEMA
 
 from .conftest import FAST_ENV, Launcher, Reply, assert_error, local_memory
 
@@ -115,7 +115,7 @@ def future(launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> Future
 def _names_both_versions(future: Future, name: str, detail: str) -> bool:
     if name == "future-version":
         return str(future.future) in detail and str(future.current) in detail
-    known = (MIGRATIONS[-1][0], str(future.current), recuerdo.__version__)
+    known = (SCHEMA.names()[-1], str(future.current), recuerdo.__version__)
     return FUTURE_STEP in detail and any(version in detail for version in known)
 
 

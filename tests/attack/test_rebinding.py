@@ -65,6 +65,8 @@ def route(server: AttackServer, path: str, headers: HeaderItems) -> Reply:
         body = json.dumps({"category": "learning", "content": "written by the page"}).encode()
     elif path == "/v1/memory/recall":
         body = json.dumps({"subject": MARK}).encode()
+    elif path == "/v1/memory/status":
+        body = b"{}"
     else:
         body = json.dumps({"from": "*"}).encode()
     return server.send("POST", f"{path}?memory=m", body, [json_type, *headers])

@@ -204,9 +204,13 @@ class Writer:
         return cred.label
 
     def labels(self, where: str) -> list[str]:
-        """One label of every shape that has one (a list field: tags, steps)."""
-        found = [self.label(shape, where) for shape in SHAPES]
-        return [value for value in found if value is not None]
+        """One label of every shape that has one (a list field: tags, steps). Each names its
+        shape too: once redacted, bare credentials of one kind are alike (``secret(API)``),
+        and a list that must hold distinct values (a plan's steps) would refuse them."""
+        found = [
+            (shape, self.label(shape, where, max_chars=100 - len(shape) - 2)) for shape in SHAPES
+        ]
+        return [f"{shape}: {value}" for shape, value in found if value is not None]
 
     def write_batches(self) -> None:
         """Fields that take a list or a free query: every shape in one call."""
@@ -406,7 +410,9 @@ class Writer:
                 **labelled(category=label("add_rule.category")),
             },
         )
-        plan = label("create_progress.task") or f"plan-{index}"
+        # Labels that differ only by a credential become alike once redacted: the index keeps
+        # each plan its own (its name still carries the credential).
+        plan = f"{label('create_progress.task') or 'plan'} #{index}"
         self.ok("create_progress", {"task": plan, "steps": [f"a{index}", f"b{index}", f"c{index}"]})
         step = {"task": plan}
         self.ok("complete_step", {**step, "step": f"a{index}", "result": text("complete_step")})

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from recuerdo.retrieval.embed import configured_embedder
-from recuerdo.store.engine import sqlite3
+from recuerdo.index.embed import load_embedder
+from recuerdo.store.sqlite import sqlite3
 
 from ..conftest import Server
 from .conftest import (
@@ -269,7 +269,7 @@ def test_E14_match_mode_all_needs_every_word(mcp: Mcp) -> None:
     mcp(scenario)
 
 
-@pytest.mark.skipif(configured_embedder() is None, reason="no embedding model installed")
+@pytest.mark.skipif(load_embedder() is None, reason="no embedding model installed")
 def test_E15_X2_a_paraphrase_finds_a_note_right_after_it_is_saved(mcp: Mcp) -> None:
     """E15 X2 search is words and meaning: a paraphrase right after mem_save finds the note by
     meaning (the reader waits for a small backlog instead of answering `queued`)."""

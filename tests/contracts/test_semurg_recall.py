@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from recuerdo.retrieval.embed import configured_embedder
+from recuerdo.index.embed import load_embedder
 
 from ..conftest import Server
 from .conftest import (
@@ -335,7 +335,7 @@ def test_S32_context_says_how_grounded_it_is(
     api(scenario)
 
 
-@pytest.mark.skipif(configured_embedder() is None, reason="no embedding model installed")
+@pytest.mark.skipif(load_embedder() is None, reason="no embedding model installed")
 def test_S33_context_grounded_by_meaning(api: Door) -> None:
     """S33 a question that shares no word with memory but its meaning is grounded_by_meaning."""
 

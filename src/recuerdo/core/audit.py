@@ -5,6 +5,7 @@ take the write lock; ``flush`` writes them at once (close and the ``audit`` verb
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterable
@@ -112,10 +113,18 @@ def prune_expired(tx: Tx, now: datetime | None = None) -> int:
     return removed
 
 
-def scrub(tx: Tx, tenant: str, *, items: Iterable[int] = (), texts: Iterable[str] = ()) -> int:
-    """Forgetting: drop the audit records that returned any of ``items``, or whose query or
-    filters hold any of ``texts`` (the forgotten names and values, any case); how many."""
-    removed = 0
+def scrub(
+    tx: Tx,
+    tenant: str,
+    *,
+    items: Iterable[int] = (),
+    texts: Iterable[str] = (),
+    forgotten: Iterable[str] = (),
+) -> int:
+    """Forgetting: drop the audit records that returned any of ``items``, whose query or
+    filters hold any of ``texts`` (the forgotten names and values, any case), or that ask for
+    a word of the ``forgotten`` text that memory no longer holds anywhere; how many."""
+    removed = _scrub_words(tx, tenant, vanished_words(tx, forgotten))
     wanted = sorted(set(items))
     for first in range(0, len(wanted), 500):
         part = wanted[first : first + 500]
@@ -133,6 +142,37 @@ def scrub(tx: Tx, tenant: str, *, items: Iterable[int] = (), texts: Iterable[str
             (tenant, pattern, pattern),
         )
     return removed
+
+
+_WORD = re.compile(r"[^\W_]{4,}")
+MAX_WORDS = 2000
+
+
+def vanished_words(tx: Tx, texts: Iterable[str]) -> set[str]:
+    """The words of forgotten text (four letters or more) that no stored passage holds any
+    more: a query naming one of them was a query about what was forgotten."""
+    words: set[str] = set()
+    for text in texts:
+        words.update(w.lower() for w in _WORD.findall(text or ""))
+        if len(words) >= MAX_WORDS:
+            break
+    return {word for word in words if not tx.text.rank([word], "any", 1, 0)}
+
+
+def _scrub_words(tx: Tx, tenant: str, words: set[str]) -> int:
+    if not words:
+        return 0
+    doomed = [
+        row["id"]
+        for row in tx.iterate(
+            "SELECT id, query, filters FROM retrieval_audit WHERE tenant = ?", (tenant,)
+        )
+        if words & {w.lower() for w in _WORD.findall(f"{row['query'] or ''} {row['filters']}")}
+    ]
+    for first in range(0, len(doomed), 500):
+        part = doomed[first : first + 500]
+        tx.execute(f"DELETE FROM retrieval_audit WHERE id IN ({','.join('?' * len(part))})", part)
+    return len(doomed)
 
 
 def read(

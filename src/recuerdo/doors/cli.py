@@ -210,7 +210,7 @@ def _run_batch(
     try:
         arguments = _arguments(verb, values)
         with (
-            state.open() as memory,
+            _one_memory(state) as memory,
             click.progressbar(
                 batch,
                 label=verb.name,
@@ -220,8 +220,9 @@ def _run_batch(
             ) as values_bar,
         ):
             for value in values_bar:
+                call = {**arguments, verb.cli_batch: value}
                 try:
-                    outcome = verb.call(memory, {**arguments, verb.cli_batch: value})
+                    outcome = state.call(verb, call) if memory is None else verb.call(memory, call)
                     results.append({verb.cli_batch: value, "ok": True, "result": outcome})
                 except RecuerdoError as error:
                     failed += 1
@@ -245,6 +246,16 @@ def _run_batch(
         )
     if failed:
         sys.exit(1)
+
+
+@contextlib.contextmanager
+def _one_memory(state: _State) -> Iterator[Memory | None]:
+    """The local memory a batch runs on, opened once; None when the verbs go to a server."""
+    if state.server:
+        yield None
+        return
+    with state.open() as memory:
+        yield memory
 
 
 class _VerbGroup(click.Group):

@@ -12,6 +12,7 @@ import asyncio
 import base64
 import fnmatch
 import functools
+import json
 import logging
 import os
 import threading
@@ -28,10 +29,11 @@ from ..errors import (
     MemoryNotNamed,
     PathNotAllowed,
     PayloadTooLarge,
+    UnknownArgument,
 )
 from ..security.caps import check_memory_allowed
 from ..security.tokens import Principal
-from ..verbs import VERBS
+from ..verbs import VERBS, check_door_text
 from .profiles import ToolMap
 
 log = logging.getLogger("recuerdo.code")
@@ -155,6 +157,9 @@ def call(
     arguments: Mapping[str, Any],
 ) -> Any:
     """Run one tool call for a principal; every refusal is a named RecuerdoError."""
+    check_door_text(arguments)
+    if not tool.native:
+        check_schema(tool, arguments)
     given = dict(arguments)
     user_id = given.pop("user_id", None)
     native = tool.translate(given)
@@ -166,6 +171,30 @@ def call(
         principal.name if not principal.local else "main", tenant_for(principal, user_id)
     )
     return VERBS[tool.verb].call(view, native)
+
+
+def check_schema(tool: ToolMap, arguments: Mapping[str, Any]) -> None:
+    """A profile tool's arguments against its published schema: an unknown argument is refused
+    by name (nothing is ever dropped), a wrong type or value by what was expected."""
+    validator = _validator(tool.name, json.dumps(tool.schema, sort_keys=True))
+    for error in sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path)):
+        if error.validator == "additionalProperties":
+            allowed = set(tool.schema.get("properties", {}))
+            unknown = sorted(set(arguments) - allowed)
+            name = unknown[0] if unknown else "?"
+            raise UnknownArgument(
+                f"{tool.name} takes no argument {name!r}; it takes: {', '.join(sorted(allowed))}",
+                argument=name,
+            )
+        where = ".".join(str(part) for part in error.path) or "arguments"
+        raise InvalidInput(f"{tool.name}: {where}: {error.message}")
+
+
+@functools.cache
+def _validator(name: str, schema: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(json.loads(schema))
 
 
 def server_files(

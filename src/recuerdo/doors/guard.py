@@ -51,14 +51,19 @@ class HostPolicy:
             return False
         return _hostname(host_header) in self.names
 
-    def origin_allowed(self, origin: str | None) -> bool:
-        """Absent (not a browser, or same-origin GET) or naming one of our hosts."""
+    def origin_allowed(self, origin: str | None, host_header: str | None) -> bool:
+        """Absent (not a browser, or a same-origin GET) or the same origin as the request:
+        a page of this very server (host and port as the request's Host names them)."""
         if origin is None:
             return True
         parts = urlsplit(origin)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        if parts.scheme not in ("http", "https") or not parts.hostname or not host_header:
             return False  # "null" (a sandboxed page, a file), or anything else
-        return parts.hostname.lower() in self.names
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            return False
+        return (parts.hostname.lower(), port) == _host_and_port(host_header, parts.scheme)
 
     def sdk_hosts(self) -> list[str]:
         """The same list in the MCP SDK's form (``name`` and ``name:*``)."""
@@ -77,6 +82,15 @@ class HostPolicy:
 
 def _plain(host: str) -> str:
     return host.strip().strip("[]").lower()
+
+
+def _host_and_port(host_header: str, scheme: str) -> tuple[str, int]:
+    value = host_header.strip().lower()
+    name = _hostname(value)
+    rest = value[value.find("]") + 1 :] if value.startswith("[") else value[len(name) :]
+    port = rest[1:] if rest.startswith(":") else ""
+    default = 443 if scheme == "https" else 80
+    return name, int(port) if port.isdigit() else default
 
 
 def _hostname(host_header: str) -> str:
@@ -121,7 +135,7 @@ class Guard:
                     f"this server does not answer to host {headers.get('host')!r}; start it "
                     "with --allowed-host NAME to accept that name"
                 )
-            if not self.hosts.origin_allowed(headers.get("origin")):
+            if not self.hosts.origin_allowed(headers.get("origin"), headers.get("host")):
                 raise OriginNotAllowed(
                     f"requests from pages of {headers.get('origin')!r} are refused "
                     "(only this server's own pages may call it)"

@@ -23,6 +23,7 @@ import hashlib
 import hmac
 import json
 import secrets
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import audit
@@ -50,20 +51,30 @@ def forget(tx: Tx, *, tenant: str, scope: str, form: str, value: Any) -> dict[st
             return {**reply, **_NOTHING_REMOVED[form], "already_forgotten": True}
         _never_stored(tx, tenant, scope, form, value)
     assert done is not None
-    counts, items, texts, also = done
-    reply.update(counts)
-    for other_form, other_key in [(form, key), *also]:
+    reply.update(done.counts)
+    for other_form, other_key in [(form, key), *done.also]:
         _remember_forgotten(tx, tenant, scope, other_form, other_key)
-    audit.scrub(tx, tenant, items=items, texts=texts)
+    audit.scrub(tx, tenant, items=done.items, texts=done.names, forgotten=done.text)
     tx.execute("DELETE FROM knowledge_calls WHERE tenant = ? AND scope = ?", (tenant, scope))
     erase_index_remains(tx)
     return reply
 
 
-Done = tuple[dict[str, Any], list[int], list[str], list[tuple[str, str]]]
-"""What a form removed: its counts for the reply, the items gone, the texts gone, and the
-other things it forgot on the way (form, key): a document emptied by a subject's forget is
-forgotten as a passage too."""
+@dataclass
+class Done:
+    """What a form removed."""
+
+    counts: dict[str, Any]
+    """For the reply."""
+    items: list[int] = field(default_factory=list)
+    """Items gone or changed."""
+    names: list[str] = field(default_factory=list)
+    """Names and values gone: an audit record quoting one goes too."""
+    text: list[str] = field(default_factory=list)
+    """Text gone: an audit record asking for a word no passage holds any more goes too."""
+    also: list[tuple[str, str]] = field(default_factory=list)
+    """Other things forgotten on the way (form, key): a document emptied by a subject's
+    forget is forgotten as a passage too."""
 
 
 def _subject(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
@@ -83,7 +94,7 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
         )
     )
     tx.execute("DELETE FROM entities WHERE id = ?", (entity_id,))
-    hidden, touched = _blank_passages(tx, chunks)
+    hidden, touched, passages = _blank_passages(tx, chunks)
     retained = _passages_naming(tx, tenant, scope, name)
     counts = {
         **hidden,
@@ -92,7 +103,7 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
         "documents_retained": sorted({item for item, _ in retained}),
     }
     gone = [("passage", str(doc)) for doc in hidden["documents_emptied"]]
-    return counts, touched, [name], gone
+    return Done(counts, touched, [name], passages, gone)
 
 
 def _fact(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
@@ -110,13 +121,14 @@ def _fact(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     )
     if not rows:
         return None
-    return {"facts_removed": len(rows)}, [], _values(rows, "attributes"), []
+    values = _values(rows, "attributes")
+    return Done({"facts_removed": len(rows)}, names=values, text=values)
 
 
 def _passage(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     item_id = _item_id(value)
     row = tx.one(
-        "SELECT id, scope, item_type, title FROM items WHERE id = ? AND tenant = ?",
+        "SELECT id, scope, item_type, title, content FROM items WHERE id = ? AND tenant = ?",
         (item_id, tenant),
     )
     if row is None:
@@ -135,34 +147,38 @@ def _passage(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     kept = _detach_facts(tx, [item_id])
     tx.execute("DELETE FROM items WHERE id = ?", (item_id,))
     kind = "documents_removed" if row["item_type"] == "document" else "messages_removed"
-    return {kind: 1, "facts_kept": kept}, [item_id], [row["title"] or ""], []
+    return Done(
+        {kind: 1, "facts_kept": kept},
+        [item_id],
+        [row["title"] or ""],
+        [row["title"] or "", row["content"]],
+    )
 
 
 def _source(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     label = str(value)
-    ids = [
-        r["id"]
-        for r in tx.all(
-            "SELECT id FROM items WHERE tenant = ? AND scope = ? AND item_type = 'document'"
-            f" AND {tx.json_text('meta', 'source')} = ?",
-            (tenant, scope, label),
-        )
-    ]
-    if not ids:
+    docs = tx.all(
+        "SELECT id, title, content FROM items WHERE tenant = ? AND scope = ?"
+        f" AND item_type = 'document' AND {tx.json_text('meta', 'source')} = ?",
+        (tenant, scope, label),
+    )
+    if not docs:
         return None
+    ids = [doc["id"] for doc in docs]
     kept = _detach_facts(tx, ids)
     tx.executemany("DELETE FROM items WHERE id = ?", [(i,) for i in ids])
     gone = [("passage", str(doc)) for doc in ids]
-    return {"documents_removed": len(ids), "facts_kept": kept}, ids, [label], gone
+    text = [f"{doc['title'] or ''} {doc['content']}" for doc in docs]
+    return Done({"documents_removed": len(ids), "facts_kept": kept}, ids, [label], text, gone)
 
 
 def _all(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     if value is not True:
         raise InvalidInput("all must be true")
-    ids = [
-        r["id"]
-        for r in tx.all("SELECT id FROM items WHERE tenant = ? AND scope = ?", (tenant, scope))
-    ]
+    rows = tx.all(
+        "SELECT id, title, content FROM items WHERE tenant = ? AND scope = ?", (tenant, scope)
+    )
+    ids = [row["id"] for row in rows]
     names = [
         r["folded"]
         for r in tx.all(
@@ -176,7 +192,8 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     for table in ("retrieval_audit", "import_keys", "import_facts"):
         tx.execute(f"DELETE FROM {table} WHERE tenant = ? AND scope = ?", (tenant, scope))
     gone = [("passage", str(i)) for i in ids] + [("subject", name) for name in names]
-    return {"items_removed": items, "entities_removed": entities}, ids, [], gone
+    text = [f"{row['title'] or ''} {row['content']}" for row in rows] + names
+    return Done({"items_removed": items, "entities_removed": entities}, ids, [], text, gone)
 
 
 def _attribute(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
@@ -193,7 +210,8 @@ def _attribute(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     )
     if not rows:
         return None
-    return {"attribute_values_removed": len(rows)}, [], _values(rows, "value"), []
+    values = _values(rows, "value")
+    return Done({"attribute_values_removed": len(rows)}, names=values, text=values)
 
 
 _NOTHING_REMOVED: dict[str, dict[str, Any]] = {
@@ -324,13 +342,16 @@ def _values(rows: list[Any], column: str) -> list[str]:
     return texts
 
 
-def _blank_passages(tx: Tx, chunk_ids: list[int]) -> tuple[dict[str, Any], list[int]]:
+def _blank_passages(tx: Tx, chunk_ids: list[int]) -> tuple[dict[str, Any], list[int], list[str]]:
     """Remove passages: their chunks go, and their text is blanked inside documents that keep
-    other passages (a document left with none is deleted whole). The counts, and the items."""
+    other passages (a document left with none is deleted whole). The counts, the items, and
+    the passages' text."""
     if not chunk_ids:
-        return {"passages_hidden": 0, "documents_emptied": []}, []
+        return {"passages_hidden": 0, "documents_emptied": []}, [], []
     marks = ",".join("?" * len(chunk_ids))
-    rows = tx.all(f"SELECT id, item_id, start, stop FROM chunks WHERE id IN ({marks})", chunk_ids)
+    rows = tx.all(
+        f"SELECT id, item_id, start, stop, body FROM chunks WHERE id IN ({marks})", chunk_ids
+    )
     by_doc: dict[int, list[tuple[int, int]]] = {}
     for row in rows:
         by_doc.setdefault(row["item_id"], []).append((row["start"], row["stop"]))
@@ -346,7 +367,8 @@ def _blank_passages(tx: Tx, chunk_ids: list[int]) -> tuple[dict[str, Any], list[
         for start, stop in spans:
             text = text[:start] + " " * (stop - start) + text[stop:]
         tx.execute("UPDATE items SET content = ? WHERE id = ?", (text, doc_id))
-    return {"passages_hidden": len(rows), "documents_emptied": sorted(emptied)}, sorted(by_doc)
+    counts = {"passages_hidden": len(rows), "documents_emptied": sorted(emptied)}
+    return counts, sorted(by_doc), [row["body"] for row in rows]
 
 
 def _passages_naming(tx: Tx, tenant: str, scope: str, name: str) -> list[tuple[int, int]]:
