@@ -51,14 +51,16 @@ class HostPolicy:
             return False
         return _hostname(host_header) in self.names
 
-    def origin_allowed(self, origin: str | None, host_header: str | None) -> bool:
+    def origin_allowed(
+        self, origin: str | None, host_header: str | None, scheme: str = "http"
+    ) -> bool:
         """Absent (not a browser, or a same-origin GET) or the same origin as the request:
         a page of this very server (host and port as the request's Host names them)."""
         if origin is None:
             return True
         parts = urlsplit(origin)
-        if parts.scheme not in ("http", "https") or not parts.hostname or not host_header:
-            return False  # "null" (a sandboxed page, a file), or anything else
+        if parts.scheme != scheme or not parts.hostname or not host_header:
+            return False  # "null" (a sandboxed page, a file), another scheme, anything else
         try:
             port = parts.port or (443 if parts.scheme == "https" else 80)
         except ValueError:
@@ -135,7 +137,8 @@ class Guard:
                     f"this server does not answer to host {headers.get('host')!r}; start it "
                     "with --allowed-host NAME to accept that name"
                 )
-            if not self.hosts.origin_allowed(headers.get("origin"), headers.get("host")):
+            origin, host = headers.get("origin"), headers.get("host")
+            if not self.hosts.origin_allowed(origin, host, scope.get("scheme", "http")):
                 raise OriginNotAllowed(
                     f"requests from pages of {headers.get('origin')!r} are refused "
                     "(only this server's own pages may call it)"
