@@ -288,12 +288,12 @@ def test_N34_the_retrieval_audit_shows_what_the_agent_looked_for(mcp: Mcp, http:
     async def scenario(tools: Tools) -> None:
         await user(tools, "Likes chess", "games")
         await tools.ok("search", {"query": "chess"})
-        await recall(tools, "backgammon")
+        await recall(tools, "quarterly invoice deadlines")  # nothing near it is stored
 
     mcp(scenario)
     audit = rows(http.native("audit", {}))
     assert [(row["query"], row["found"]) for row in audit][:2] == [
-        ("backgammon", False),
+        ("quarterly invoice deadlines", False),
         ("chess", True),
     ]
 
