@@ -189,6 +189,10 @@ def _verb_command(verb: Verb) -> click.Command:
         except RecuerdoError as error:
             _emit_error(error, as_json)
         click.echo(render.to_json(result) if as_json else render.human(result))
+        more = getattr(result, "more", None)
+        if isinstance(result, list) and isinstance(more, int) and more:
+            # A cut list says so (on stderr: stdout stays the result, JSON or table).
+            click.echo(f"({more} more match; raise --limit to see them)", err=True)
 
     return click.Command(
         verb.name,

@@ -24,7 +24,7 @@ from mcp_types import (
 )
 
 from .. import __version__
-from ..errors import RecuerdoError
+from ..errors import RecuerdoError, UnknownTool
 from ..security.tokens import LOCAL, Principal
 from . import gateway
 from .profiles import ToolMap, profile
@@ -60,6 +60,9 @@ def _tool(entry: ToolMap) -> Tool:
 def _result(value: Any) -> CallToolResult:
     text = json.dumps(value, ensure_ascii=False, default=str)
     structured = value if isinstance(value, dict) else {"result": value}
+    more = getattr(value, "more", None)
+    if isinstance(value, list) and isinstance(more, int):
+        structured["more"] = more  # a cut list says how many more there are
     return CallToolResult(
         content=[TextContent(text=text)],
         structured_content=json.loads(json.dumps(structured, default=str)),
@@ -93,7 +96,10 @@ def build_server(
         entry = tools.get(params.name)
         if entry is None:
             return _error(
-                RecuerdoError(f"no tool named {params.name!r} in the {profile_name} profile")
+                UnknownTool(
+                    f"no tool named {params.name!r} in the {profile_name} profile; its tools: "
+                    f"{', '.join(sorted(tools))}"
+                )
             )
         try:
             principal = principal_of(ctx)
