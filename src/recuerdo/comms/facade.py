@@ -8,13 +8,14 @@ from typing import Any
 from ..errors import InvalidBatch
 from ..facade import MemoryBase, verb
 from . import transcripts
+from .results import AddedMessages
 
 
 class CommsVerbs(MemoryBase):
     @verb("write", errors=(InvalidBatch,), arguments=("conversation",))
     def add_messages(
         self, conversation: str, messages: Sequence[dict[str, Any]], *, scope: str | None = None
-    ) -> dict[str, Any]:
+    ) -> AddedMessages:
         """Store the turns of a conversation in order, in one transaction; each message is {speaker,
         text, date (ISO 8601), ref (your id for the turn)}.
 

@@ -15,6 +15,7 @@ from typing import Any
 from ..core.clock import now_iso
 from ..store.base import Store, Tx, like_pattern
 from .clock import to_iso
+from .results import AuditRecord
 from .secrets import redact
 
 DEFAULT_RETENTION_DAYS = 90
@@ -177,7 +178,7 @@ def _scrub_words(tx: Tx, tenant: str, words: set[str]) -> int:
 
 def read(
     tx: Tx, tenant: str, *, scope: str | None, since: str | None, principal: str | None, limit: int
-) -> list[dict[str, Any]]:
+) -> list[AuditRecord]:
     where, params = ["tenant = ?"], [tenant]
     if scope is not None:
         where.append("scope = ?")

@@ -49,6 +49,7 @@ def _tool(entry: ToolMap) -> Tool:
         name=entry.name,
         description=entry.description,
         input_schema=entry.schema,
+        output_schema=entry.output_schema,
         annotations=ToolAnnotations(
             read_only_hint=entry.read_only,
             destructive_hint=entry.destructive,

@@ -3,11 +3,13 @@ indexes and the retrieval audit."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 from ..core import audit as audit_log
 from ..core.clock import now_iso, parse_time
+from ..core.results import AuditRecord
 from ..core.text import checked_label
 from ..errors import (
     InvalidInput,
@@ -22,6 +24,7 @@ from ..store.base import Tx
 from . import pack
 from . import search as search_ops
 from .filters import Filters
+from .results import IndexStatus
 
 SYNC_EMBED_LIMIT = 256
 SYNC_EMBED_SECONDS = 0.3
@@ -313,7 +316,7 @@ class RetrievalVerbs(MemoryBase):
         return blocks
 
     @verb("read")
-    def index_status(self) -> dict[str, Any]:
+    def index_status(self) -> IndexStatus:
         """How far the background indexes are: items not yet chunked, chunks not yet embedded by the
         current model (the progress of a re-embedding), and the meaning state.
         """
@@ -327,11 +330,15 @@ class RetrievalVerbs(MemoryBase):
                 )
             )
             unchunked = index.unchunked(tx)
-            reply: dict[str, Any] = {
+            reply: IndexStatus = {
                 "chunks": chunks,
                 "items_waiting": unchunked,
                 "model": None if embedder is None else embedder.name,
-                "meaning": self._meaning.state(tx),
+                "meaning": self._meaning.state(tx),  # type: ignore[typeddict-item]
+                "backend": {
+                    "dialect": self._store.dialect,
+                    **dataclasses.asdict(self._store.capabilities),
+                },
             }
             if embedder is not None:
                 waiting = int(
@@ -355,7 +362,7 @@ class RetrievalVerbs(MemoryBase):
         since: str | None = None,
         principal: str | None = None,
         limit: int = 100,
-    ) -> list[dict[str, Any]]:
+    ) -> list[AuditRecord]:
         """The retrieval audit, newest first: who searched, recalled or built context, with which
         filters, what came back and whether anything was found.
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...verbs import VERBS
+from ..schemas import output_schema
 
 Translate = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -26,6 +27,9 @@ class ToolMap:
     read_only: bool = False
     destructive: bool = False
     http_path: str | None = None
+    output_schema: dict[str, Any] | None = None
+    """The reply's JSON schema (MCP ``outputSchema``): the verb's result type, or the
+    profile's own reply type when it reshapes replies."""
     native: bool = False
     """A native verb as it is (its arguments are checked by the verb table); a profile's tool
     is checked against its own schema first, then translated."""
@@ -62,6 +66,7 @@ def native() -> list[ToolMap]:
             schema=verb.params.model_json_schema(by_alias=True),
             read_only=verb.mode == "read",
             destructive=verb.destructive,
+            output_schema=output_schema(verb),
             native=True,
         )
         for verb in VERBS
