@@ -17,7 +17,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "recuerdo"
 DOORS = {"doors", "profiles"}
 DOOR_ALLOWED = {"engine", "verbs", "model", "errors", "security", "__version__"} | DOORS
-FAMILIES = {"entries", "notes", "work", "comms", "graph", "ingest", "retrieval"}
+FAMILIES = {"entries", "notes", "work", "comms", "graph", "ingest", "retrieval", "code", "mirror"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -126,9 +126,9 @@ def _sql_strings(path: Path) -> list[tuple[int, str]]:
     """The string literals of a file that look like SQL (f-strings' literal parts included)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if SQL_START.search(node.value):
-                found.append((node.lineno, node.value))
+        text = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(text, str) and SQL_START.search(text):
+            found.append((node.lineno, text))
     return found
 
 

@@ -31,6 +31,7 @@ from .graph.facade import KnowledgeVerbs
 from .index import chunks, vectors
 from .index.meaning import EmbedderChoice, Meaning
 from .ingest.facade import IngestVerbs
+from .mirror.facade import MirrorVerbs
 from .notes.facade import NoteVerbs
 from .retrieval.facade import RetrievalVerbs
 from .security import caps
@@ -106,6 +107,7 @@ class Memory(
     KnowledgeVerbs,
     IngestVerbs,
     CodeVerbs,
+    MirrorVerbs,
 ):
     """One declared memory, as seen by one writer (``main`` or an agent)."""
 

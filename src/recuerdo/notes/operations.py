@@ -486,3 +486,12 @@ def raise_conflict(reply: dict[str, Any]) -> None:
         f"{reply['current_revision_id']}",
         **{k: v for k, v in reply.items() if k != "conflict"},
     )
+
+
+def by_key(tx: Tx, tenant: str, scope: str, key: str) -> Row | None:
+    """The current note of a topic key in a scope (none when the key is free)."""
+    return tx.one(
+        "SELECT * FROM items WHERE tenant = ? AND scope = ? AND key = ?"
+        " AND item_type = 'note' AND status <> 'deleted'",
+        (tenant, scope, key),
+    )
