@@ -53,7 +53,8 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   └── UnknownRoute               unknown_route       404
     ├── MethodNotAllowed               method_not_allowed  405
     ├── Conflict                       conflict            409
-    │   └── VersionConflict            version_conflict    409
+    │   ├── VersionConflict            version_conflict    409
+    │   └── TitleTaken                 title_taken         409
     ├── Unauthorized                   unauthorized        401
     ├── CapabilityNotGranted           capability_not_granted       403
     │   ├── PathNotAllowed             path_not_allowed    403
@@ -263,6 +264,12 @@ class Conflict(RecuerdoError):
 
 class VersionConflict(Conflict):
     code = "version_conflict"
+
+
+class TitleTaken(Conflict):
+    """A document's title is already used in its scope (a name, like a file's in a folder)."""
+
+    code = "title_taken"
 
 
 class ContentTooLarge(RecuerdoError):

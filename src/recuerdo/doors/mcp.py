@@ -26,8 +26,8 @@ from mcp_types import (
 from .. import __version__
 from ..errors import RecuerdoError, UnknownTool
 from ..security.tokens import LOCAL, Principal
-from . import gateway
-from .profiles import ToolMap, profile
+from . import gateway, schemas
+from .profiles import ToolMap, instructions, profile
 
 INSTRUCTIONS = """\
 recuerdo is this agent's persistent memory. Use it well:
@@ -49,7 +49,7 @@ def _tool(entry: ToolMap) -> Tool:
         name=entry.name,
         description=entry.description,
         input_schema=entry.schema,
-        output_schema=entry.output_schema,
+        output_schema=schemas.reply_output_schema(entry.name, entry.result),
         annotations=ToolAnnotations(
             read_only_hint=entry.read_only,
             destructive_hint=entry.destructive,
@@ -118,7 +118,7 @@ def build_server(
         "recuerdo",
         version=__version__,
         title=f"recuerdo ({profile_name} profile)",
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS + instructions(profile_name),
         get_tool_input_schema=lambda name: tools[name].schema if name in tools else None,
         on_list_tools=list_tools,
         on_call_tool=call_tool,

@@ -1,8 +1,10 @@
 """Compatibility profiles: another system's tool names and argument shapes over the same verbs.
 
 A profile is a thin mapping: for each of its tools, the native verb it calls, its parameters
-(JSON schema) and a function that renames and defaults arguments. No behaviour lives here;
-verbs of families not built yet are absent, not stubs.
+(JSON schema), a function that renames and defaults arguments and, when the system's replies
+differ from ours, one that reshapes the reply (with the reply's type, published as the tool's
+output schema). No behaviour lives here; verbs of families not built yet are absent, not stubs.
+A profile module's ``INSTRUCTIONS`` are added to the MCP server's instructions.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...verbs import VERBS
-from ..schemas import output_schema
 
 Translate = Callable[[dict[str, Any]], dict[str, Any]]
+Reshape = Callable[[Any], Any]
 
 
 @dataclass(frozen=True)
@@ -27,12 +29,19 @@ class ToolMap:
     read_only: bool = False
     destructive: bool = False
     http_path: str | None = None
-    output_schema: dict[str, Any] | None = None
-    """The reply's JSON schema (MCP ``outputSchema``): the verb's result type, or the
-    profile's own reply type when it reshapes replies."""
     native: bool = False
     """A native verb as it is (its arguments are checked by the verb table); a profile's tool
     is checked against its own schema first, then translated."""
+    reply: Reshape | None = None
+    """Reshapes the verb's result into this tool's reply."""
+    output: Any = None
+    """The reply's type when ``reply`` changes it beyond the verb's result type (a TypedDict
+    declared beside the tool map); by default the verb's."""
+
+    @property
+    def result(self) -> Any:
+        """The type of this tool's reply (published as its output schema)."""
+        return self.output if self.output is not None else VERBS[self.verb].result
 
 
 def prop(kind: str, description: str, **extra: Any) -> dict[str, Any]:
@@ -66,7 +75,6 @@ def native() -> list[ToolMap]:
             schema=verb.params.model_json_schema(by_alias=True),
             read_only=verb.mode == "read",
             destructive=verb.destructive,
-            output_schema=output_schema(verb),
             native=True,
         )
         for verb in VERBS
@@ -85,6 +93,14 @@ def profile(name: str) -> list[ToolMap]:
     if name not in tables:
         raise ValueError(f"unknown profile {name!r}; profiles: {', '.join(tables)}")
     return tables[name]()
+
+
+def instructions(name: str) -> str:
+    """What a profile adds to the server's instructions (its extensions), or nothing."""
+    from . import engram, notarium, semurg
+
+    modules = {"engram": engram, "semurg": semurg, "notarium": notarium}
+    return str(getattr(modules.get(name), "INSTRUCTIONS", ""))
 
 
 PROFILES = ("native", "engram", "semurg", "notarium")
