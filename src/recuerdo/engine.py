@@ -30,6 +30,7 @@ from .graph.facade import KnowledgeVerbs
 from .index import chunks, vectors
 from .index.meaning import EmbedderChoice, Meaning
 from .ingest.facade import IngestVerbs
+from .notes.browsing import NoteBrowsingVerbs
 from .notes.facade import NoteVerbs
 from .retrieval.facade import RetrievalVerbs
 from .security import caps
@@ -98,6 +99,7 @@ class Memory(
     EntryVerbs,
     WorkVerbs,
     NoteVerbs,
+    NoteBrowsingVerbs,
     RetrievalVerbs,
     CommsVerbs,
     KnowledgeVerbs,
