@@ -19,7 +19,12 @@ _MARKDOWN.enable("table").enable("strikethrough")
 
 
 def markdown(text: str) -> Markup:
-    return Markup(_MARKDOWN.render(text))
+    """A note's Markdown as HTML; its headings sit one level below the page's title."""
+    tokens = _MARKDOWN.parse(text)
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close"):
+            token.tag = f"h{min(6, int(token.tag[1:]) + 1)}"
+    return Markup(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}))
 
 
 @dataclass(frozen=True)
