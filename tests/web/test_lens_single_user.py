@@ -278,7 +278,7 @@ def test_a_form_post_without_its_csrf_token_is_refused(
     form = {"action": "delete", "id": str(note), "confirmed": "yes"}
     if csrf is not None:
         form["csrf"] = csrf
-    reply = page.request.post(f"/lens/do?memory=demo", form=form)
+    reply = page.request.post("/lens/do?memory=demo", form=form)
     assert reply.status == 403
     assert "csrf_refused" in reply.text()
     assert api(server, "get", {"id": note}) == before
