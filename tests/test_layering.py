@@ -126,9 +126,9 @@ def _sql_strings(path: Path) -> list[tuple[int, str]]:
     """The string literals of a file that look like SQL (f-strings' literal parts included)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if SQL_START.search(node.value):
-                found.append((node.lineno, node.value))
+        is_text = isinstance(node, ast.Constant) and isinstance(node.value, str)
+        if is_text and SQL_START.search(node.value):
+            found.append((node.lineno, node.value))
     return found
 
 
