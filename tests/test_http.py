@@ -49,6 +49,10 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("history", {"id": 3}),
     ("revision", {"id": 3, "version": 1}),
     ("timeline", {"id": 3}),
+    ("links", {"id": 3}),
+    ("conflicts", {"id": 3}),
+    ("list_notes", {"sort": "created"}),
+    ("overview", {}),
     ("edit", {"id": 3, "operation": "append", "content": "More."}),
     ("remember_about", {"axis": "user", "observation": "Prefers tea", "category": "taste"}),
     ("profile", {"axis": "user"}),
@@ -97,6 +101,8 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("code_changes_since", {"repo": "app", "rev": "HEAD~1"}),
     ("code_diff", {"repo": "app", "from": "HEAD~1", "patch": "README.md"}),
     ("code_verify", {"repo": "app"}),
+    ("mirror_push", {"key": "odd/auth/tasks", "content": "- [ ] one", "locator": "odd/auth.md"}),
+    ("mirror_get", {"key": "odd/auth/tasks"}),
 ]
 
 

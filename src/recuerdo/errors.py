@@ -58,7 +58,8 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     ├── Unauthorized                   unauthorized        401
     ├── CapabilityNotGranted           capability_not_granted       403
     │   ├── PathNotAllowed             path_not_allowed    403
-    │   └── OriginNotAllowed           origin_not_allowed  403
+    │   ├── OriginNotAllowed           origin_not_allowed  403
+    │   └── CsrfRefused                csrf_refused        403
     ├── HostNotAllowed                 host_not_allowed    421
     ├── MultipleMemoryDeclarations     multiple_memory_declarations 409
     ├── MemoryNotNamed                 memory_not_named    400
@@ -82,6 +83,7 @@ __all__ = [
     "CapabilityNotGranted",
     "Conflict",
     "ContentTooLarge",
+    "CsrfRefused",
     "DiffBinary",
     "DiffTooLarge",
     "DocumentCorrupt",
@@ -439,6 +441,13 @@ class OriginNotAllowed(CapabilityNotGranted):
     """A request from a web page of another origin (cross-site requests are refused)."""
 
     code = "origin_not_allowed"
+
+
+class CsrfRefused(CapabilityNotGranted):
+    """A form of the memory lens posted without its session's CSRF token (or with another
+    session's): nothing is changed."""
+
+    code = "csrf_refused"
 
 
 class HostNotAllowed(RecuerdoError):

@@ -3,7 +3,8 @@
 * ``POST /v1/{verb}?memory=NAME``: every verb, its JSON body the verb's parameters;
 * ``POST /v1/memory/{verb}``: the Semurg routes, when the server runs that profile;
 * ``/mcp``: MCP over streamable HTTP, with the server's profile;
-* ``GET /health`` and ``GET /openapi.json`` (request and response schemas of every verb).
+* ``GET /health`` and ``GET /openapi.json`` (request and response schemas of every verb);
+* the memory lens (web pages) at ``/``: :mod:`.web`.
 
 Every non-success is ``{ok: false, error, detail}`` with the status of its RecuerdoError:
 bodies are read and parsed here (never by the framework), so no input reaches another shape.
@@ -171,6 +172,9 @@ def create_app(config: ServerConfig) -> FastAPI:
             methods=["GET", "POST", "DELETE"],
         )
     )
+    from .web import mount  # the memory lens: pages at /, on the same verbs
+
+    mount(app, pool, config.base_dir, config.timeout_seconds)
     _publish_components(app, components)
     return app
 
@@ -337,12 +341,15 @@ def _profile_route(
 
 def wrap(app: FastAPI, config: ServerConfig) -> Guard:
     """The application as served: the guard in front of FastAPI."""
+    from .web import LensAuth
+
     return Guard(
         app,
         hosts=config.hosts(),
         tokens=TokenStore(config.base_dir),
         loopback=_loopback(config),
         max_body_bytes=config.max_body_bytes,
+        pages=LensAuth(config.base_dir),
     )
 
 

@@ -24,7 +24,8 @@ from ..store.base import Tx
 from . import pack
 from . import search as search_ops
 from .filters import Filters
-from .results import AnswerState, Found, Hit, IndexStatus, MeaningState, Pack
+from .overview import overview as count_memory
+from .results import AnswerState, Found, Hit, IndexStatus, MeaningState, Overview, Pack
 
 SYNC_EMBED_LIMIT = 256
 SYNC_EMBED_SECONDS = 0.3
@@ -370,6 +371,15 @@ class RetrievalVerbs(MemoryBase):
                     100 if chunks == 0 else round(100 * (chunks - waiting) / chunks, 1)
                 )
         return reply
+
+    @verb("read")
+    def overview(self) -> Overview:
+        """What this memory holds, counted: items by type, characters stored, entries by category
+        and writer, notes by scope and kind (with how many need review or are muted), soft-deleted
+        notes, plans and rules.
+        """
+        with self._store.read() as tx:
+            return count_memory(tx, self.tenant)
 
     @verb("read")
     def audit(
