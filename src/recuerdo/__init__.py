@@ -26,6 +26,8 @@ from .errors import (
     FindNotFound,
     GitUnreadable,
     HostNotAllowed,
+    ImportSourceInvalid,
+    ImportSourceNotFound,
     InvalidBatch,
     InvalidCategory,
     InvalidHeader,
@@ -65,6 +67,7 @@ from .errors import (
     Timeout,
     Unauthorized,
     UnknownArgument,
+    UnknownImportKind,
     UnknownName,
     UnknownRoute,
     UnknownTool,
@@ -72,6 +75,7 @@ from .errors import (
     UnsupportedMediaType,
     VersionConflict,
 )
+from .importers import import_from
 from .model import CATEGORIES, RULE_LEVELS
 from .security.caps import sandbox
 
@@ -96,6 +100,8 @@ __all__ = [
     "FindNotFound",
     "GitUnreadable",
     "HostNotAllowed",
+    "ImportSourceInvalid",
+    "ImportSourceNotFound",
     "InvalidBatch",
     "InvalidCategory",
     "InvalidHeader",
@@ -136,6 +142,7 @@ __all__ = [
     "Timeout",
     "Unauthorized",
     "UnknownArgument",
+    "UnknownImportKind",
     "UnknownName",
     "UnknownRoute",
     "UnknownTool",
@@ -143,6 +150,7 @@ __all__ = [
     "UnsupportedMediaType",
     "VersionConflict",
     "__version__",
+    "import_from",
     "open",
     "sandbox",
 ]
