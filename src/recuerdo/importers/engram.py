@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ImportSourceInvalid
+from ..errors import CapabilityNotGranted, ImportSourceInvalid, RecuerdoError, StoreError
 from .common import Outcome, Tally, holds, iso_time, remember, save_note, tag
 
 if TYPE_CHECKING:
@@ -71,11 +71,15 @@ def run(memory: Memory, path: Path, *, origin: str | None) -> Tally:
     tally = Tally(KIND, str(path), label, memory.name)
     tally.expect(*_SECTIONS)
     writer = memory.agent(f"import:{KIND}")
-    for session in sections["sessions"]:
-        _session(writer, tally, session)
+    # Sessions open first and close last, as they did: a session's summary note follows the
+    # observations saved during it in the session's timeline.
+    opened = [_start_session(writer, tally, session) for session in sections["sessions"]]
     _observations(writer, tally, sections["observations"], label)
     for prompt in sorted(sections["prompts"], key=_id_order):
         _prompt(writer, tally, prompt, label)
+    for started in opened:
+        if started is not None:
+            _end_session(writer, tally, *started)
     _describe_fields(tally, label)
     return tally
 
@@ -102,26 +106,45 @@ def _project_scope(project: object) -> str:
     return "project:default"
 
 
-def _session(writer: Memory, tally: Tally, record: object) -> None:
+def _start_session(
+    writer: Memory, tally: Tally, record: object
+) -> tuple[dict[str, Any], dict[str, Any], bool] | None:
+    """Open the session; (record, recuerdo's session, whether it existed before), or None
+    when it is skipped (and reported)."""
     if not isinstance(record, dict) or _text(record, "id") is None:
         tally.skip("sessions", _ref(record), "a session needs a text id")
-        return
+        return None
     session_id = str(record["id"])
+    before = _now()
+    try:
+        reply = writer.session_start(
+            session_id,
+            project=_text(record, "project") or "default",
+            directory=_text(record, "directory"),
+        )
+    except (StoreError, CapabilityNotGranted):
+        raise
+    except RecuerdoError as error:
+        tally.skip("sessions", f"session {session_id}", f"refused ({error.code}): {error.detail}")
+        return None
+    return record, reply, reply["started_at"] < before
+
+
+def _end_session(
+    writer: Memory, tally: Tally, record: dict[str, Any], current: dict[str, Any], existed: bool
+) -> None:
+    """Close an ended session with its summary (a session already closed with the same
+    summary by an earlier import is left alone)."""
+    session_id = str(record["id"])
+    summary = _text(record, "summary")
 
     def write() -> Outcome:
-        project = _text(record, "project") or "default"
-        before = _now()
-        reply = writer.session_start(
-            session_id, project=project, directory=_text(record, "directory")
-        )
-        existed = reply["started_at"] < before
-        summary = _text(record, "summary")
         if record.get("ended_at") is None and summary is None:
             return "unchanged" if existed else "imported"
         if (
             existed
-            and reply["ended_at"] is not None
-            and (summary is None or reply["summary"] == summary.strip())
+            and current["ended_at"] is not None
+            and (summary is None or current["summary"] == summary.strip())
         ):
             return "unchanged"
         writer.session_end(session_id, summary=summary)

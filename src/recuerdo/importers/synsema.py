@@ -105,10 +105,11 @@ def run(memory: Memory, path: Path, *, origin: str | None, scope: str | None) ->
             if name in tables:
                 chosen[thing] = tables[name]
                 break
-    if not chosen:
+    if "entries" not in chosen and "plans" not in chosen:
+        # rules and decisions alone are names too common to tell a Synsema state by.
         raise ImportSourceInvalid(
-            f"{str(path)!r} has no Synsema table (memory, rules, progress, decisions); it has: "
-            f"{', '.join(sorted(tables)) or 'no tables'}"
+            f"{str(path)!r} is not a Synsema state: it has no memory or progress table (its "
+            f"tables: {', '.join(sorted(tables)) or 'none'})"
         )
     tally = Tally(KIND, str(path), label, memory.name)
     tally.expect(*TABLES)
