@@ -378,3 +378,33 @@ def test_markdown_reports_what_it_leaves_out(base: Path, tmp_path: Path) -> None
         "unchanged": 0,
         "skipped": 1,
     }
+
+
+def test_synsema_records_memory_refuses_are_skipped_with_the_refusal(
+    base: Path, tmp_path: Path, opened: Any
+) -> None:
+    """An entry of a category recuerdo does not have, and a task memory already tracks with
+    other steps, are skipped with the refusal's code; everything else is imported."""
+    path = copy_of("synsema", tmp_path)
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "INSERT INTO memory VALUES ('mem_9', 'insight', 'odd one', '{}', '[]', 'main',"
+            " 1.0, 1, 1740900000.0, 1740900000.0)"
+        )
+    db.close()
+    with recuerdo.open("target", base_dir=base, embedder="none") as memory:
+        memory.create_progress("import", ["download", "unpack"])
+    report = run_import(base, "synsema", path)
+    reasons = {s["ref"]: s["reason"] for s in report["skipped"]}
+    assert reasons["memory mem_9"].startswith("refused (invalid_category)")
+    assert reasons["task import"].startswith("refused (conflict)")
+    assert report["counts"]["entries"]["imported"] == 4
+    assert report["counts"]["plans"] == {
+        "read": 3,
+        "imported": 2,
+        "updated": 0,
+        "unchanged": 0,
+        "skipped": 1,
+    }
+    memory = opened()
+    assert [s["name"] for s in memory.get_progress("import")["steps"]] == ["download", "unpack"]
