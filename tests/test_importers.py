@@ -104,6 +104,40 @@ def test_importing_again_writes_nothing(base: Path, fixture: str) -> None:
     assert second["skipped"] == first["skipped"]
 
 
+def _with_a_credential_in_engram(path: Path) -> None:
+    export = json.loads(path.read_text())
+    export["observations"][1]["content"] += " The test key was AKIAIOSFODNN7EXAMPLE."
+    path.write_text(json.dumps(export))
+
+
+def _with_a_credential_in_synsema(path: Path) -> None:
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "UPDATE memory SET content = content || ' (key AKIAIOSFODNN7EXAMPLE)'"
+            " WHERE id = 'mem_1'"
+        )
+    db.close()
+
+
+@pytest.mark.parametrize(
+    ("fixture", "change"),
+    [("engram", _with_a_credential_in_engram), ("synsema", _with_a_credential_in_synsema)],
+)
+def test_a_record_stored_redacted_is_still_found_again(
+    base: Path, tmp_path: Path, fixture: str, change: Any
+) -> None:
+    """A credential in a source record is stored redacted, so the stored text differs from the
+    source: a re-import still recognises the record (by its fingerprint) and writes nothing."""
+    path = copy_of(fixture, tmp_path)
+    change(path)
+    run_import(base, kind_of(fixture), path)
+    before = stored(base)
+    assert not any("AKIAIOSFODNN7EXAMPLE" in line for line in before)
+    again = run_import(base, kind_of(fixture), path)
+    assert totals(again)["imported"] == totals(again)["updated"] == 0
+    assert stored(base) == before
+
+
 def test_an_origin_tells_two_sources_of_one_kind_apart(base: Path) -> None:
     """The same Synsema file under another origin is another source: its entries are imported
     beside the first ones, each tagged with its origin."""

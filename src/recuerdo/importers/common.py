@@ -10,6 +10,8 @@ kept somewhere else (a tag, an attribute, the text) or named as skipped: never d
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -193,16 +195,24 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def fingerprint(*parts: object) -> str:
+    """A tag naming what a record said in its source. The memory may store the text otherwise
+    (credentials and private spans are redacted, whitespace trimmed), so a re-import compares
+    this tag, not the stored text."""
+    digest = hashlib.sha256(json.dumps(parts, ensure_ascii=False, default=str).encode())
+    return f"sha256:{digest.hexdigest()[:16]}"
+
+
 def holds(writer: Memory, *, key: str, scope: str, title: str, content: str, kind: str) -> bool:
-    """Whether the note at ``key`` in ``scope`` already has this title, content and kind."""
+    """Whether the note at ``key`` in ``scope`` already holds this title, content and kind."""
     found = writer.mirror_get(key, scope=scope)
     if found["state"] != "answered" or "id" not in found:
         return False
     current = writer.get(found["id"])
+    if current["title"] != one_line(title) or current["kind"] != kind:
+        return False
     return bool(
-        current["content"] == content
-        and current["title"] == one_line(title)
-        and current["kind"] == kind
+        current["content"] == content or fingerprint(title, content, kind) in current["tags"]
     )
 
 
@@ -227,7 +237,7 @@ def save_note(
         kind=kind,
         scope=scope,
         key=key,
-        tags=list(tags),
+        tags=[*tags, fingerprint(title, content, kind)],
         session=session,
         strict=True,
     )

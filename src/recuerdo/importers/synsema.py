@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Conflict, ImportSourceInvalid, InvalidInput, TaskNotFound
 from ..model import STEP_STATUSES
-from .common import Outcome, Tally, iso_time, one_line, save_note, tag
+from .common import Outcome, Tally, fingerprint, iso_time, one_line, save_note, tag
 from .synsema_db import Table, read_tables
 
 if TYPE_CHECKING:
@@ -215,12 +215,15 @@ def _entry_record(
     if isinstance(confidence, int | float) and confidence != 1:
         tags.append(tag("confidence", confidence))
     source = row.get(columns.get("source", ""))
+    category = str(row.get(columns["category"]) or "").strip().lower()
+    said = fingerprint(category, text, tags)
     return {
         "writer": one_line(source) if isinstance(source, str) and source.strip() else "main",
-        "category": str(row.get(columns["category"]) or "").strip().lower(),
+        "category": category,
         "text": text,
         "marker": marker,
-        "tags": tags,
+        "said": said,
+        "tags": [*tags, said],
     }
 
 
@@ -244,9 +247,7 @@ def _entry(memory: Memory, record: dict[str, Any], scope: str | None) -> Outcome
     earlier = writer.recall(tags=[record["marker"]], from_="*", limit=1000)
     for entry in earlier:
         if (
-            entry["content"] == text
-            and entry["category"] == category
-            and set(entry["tags"]) == set(tags)
+            record["said"] in entry["tags"]
             and entry["source"] == writer.source
             and (scope is None or entry["scope"] == scope)
         ):
