@@ -27,6 +27,8 @@ from .errors import (
     FindNotFound,
     GitUnreadable,
     HostNotAllowed,
+    ImportSourceInvalid,
+    ImportSourceNotFound,
     InvalidBatch,
     InvalidCategory,
     InvalidHeader,
@@ -67,6 +69,7 @@ from .errors import (
     TitleTaken,
     Unauthorized,
     UnknownArgument,
+    UnknownImportKind,
     UnknownName,
     UnknownRoute,
     UnknownTool,
@@ -74,6 +77,7 @@ from .errors import (
     UnsupportedMediaType,
     VersionConflict,
 )
+from .importers import import_from
 from .model import CATEGORIES, RULE_LEVELS
 from .security.caps import sandbox
 
@@ -99,6 +103,8 @@ __all__ = [
     "FindNotFound",
     "GitUnreadable",
     "HostNotAllowed",
+    "ImportSourceInvalid",
+    "ImportSourceNotFound",
     "InvalidBatch",
     "InvalidCategory",
     "InvalidHeader",
@@ -140,6 +146,7 @@ __all__ = [
     "TitleTaken",
     "Unauthorized",
     "UnknownArgument",
+    "UnknownImportKind",
     "UnknownName",
     "UnknownRoute",
     "UnknownTool",
@@ -147,6 +154,7 @@ __all__ = [
     "UnsupportedMediaType",
     "VersionConflict",
     "__version__",
+    "import_from",
     "open",
     "sandbox",
 ]

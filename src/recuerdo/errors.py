@@ -20,7 +20,8 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── OperationContentMismatch   operation_content_mismatch 400
     │   ├── UnknownArgument            unknown_argument    400
     │   ├── InvalidJSON                invalid_json        400
-    │   └── InvalidHeader              invalid_header      400
+    │   ├── InvalidHeader              invalid_header      400
+    │   └── UnknownImportKind          unknown_import_kind 400
     ├── EditRefused                    edit_refused        422
     │   ├── SectionNotFound            section_not_found   422
     │   ├── SectionAmbiguous           section_ambiguous   422
@@ -39,7 +40,8 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── DiffTooLarge               diff_too_large      422
     │   ├── DiffBinary                 diff_binary         422
     │   ├── RangeTooLarge              range_too_large     422
-    │   └── GitUnreadable              git_unreadable      422
+    │   ├── GitUnreadable              git_unreadable      422
+    │   └── ImportSourceInvalid        import_source_invalid 422
     ├── NotFound                       not_found           404
     │   ├── ItemNotFound               item_not_found      404
     │   ├── TaskNotFound               task_not_found      404
@@ -50,7 +52,8 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── RevisionNotFound           revision_not_found  404
     │   ├── MemoryNotFound             memory_not_found    404
     │   ├── UnknownTool                unknown_tool        404
-    │   └── UnknownRoute               unknown_route       404
+    │   ├── UnknownRoute               unknown_route       404
+    │   └── ImportSourceNotFound       import_source_not_found 404
     ├── MethodNotAllowed               method_not_allowed  405
     ├── Conflict                       conflict            409
     │   ├── VersionConflict            version_conflict    409
@@ -96,6 +99,8 @@ __all__ = [
     "FindNotFound",
     "GitUnreadable",
     "HostNotAllowed",
+    "ImportSourceInvalid",
+    "ImportSourceNotFound",
     "InvalidBatch",
     "InvalidCategory",
     "InvalidHeader",
@@ -135,6 +140,7 @@ __all__ = [
     "Timeout",
     "Unauthorized",
     "UnknownArgument",
+    "UnknownImportKind",
     "UnknownName",
     "UnknownRoute",
     "UnknownTool",
@@ -232,6 +238,12 @@ class InvalidHeader(InvalidInput):
     """A request header holds bytes that are not UTF-8 text."""
 
     code = "invalid_header"
+
+
+class UnknownImportKind(InvalidInput):
+    """import-from names a kind of source no importer reads."""
+
+    code = "unknown_import_kind"
 
 
 class EditRefused(RecuerdoError):
@@ -348,6 +360,13 @@ class GitUnreadable(Unprocessable):
     code = "git_unreadable"
 
 
+class ImportSourceInvalid(Unprocessable):
+    """An import source is not what its kind expects (not an Engram export, not a Synsema
+    state file, ...); nothing was imported."""
+
+    code = "import_source_invalid"
+
+
 class NotFound(RecuerdoError):
     code = "not_found"
     status = 404
@@ -402,6 +421,12 @@ class UnknownTool(NotFound):
 
 class UnknownRoute(NotFound):
     code = "unknown_route"
+
+
+class ImportSourceNotFound(NotFound):
+    """The file or folder an import reads does not exist."""
+
+    code = "import_source_not_found"
 
 
 class MethodNotAllowed(RecuerdoError):
