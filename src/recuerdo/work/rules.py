@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import operator
 import re
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from typing import NamedTuple
 
 from ..core.clock import now_iso
@@ -114,7 +116,8 @@ def remove(tx: Tx, tenant: str, name: object) -> bool:
 
 
 def _numeric(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    # A decimal is a number too: the HTTP door reads JSON fractions as exact decimals.
+    if isinstance(value, bool) or not isinstance(value, numbers.Real | Decimal):
         return None
     return float(value)
 
