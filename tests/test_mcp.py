@@ -294,3 +294,27 @@ def test_tool_results_are_json_text_too(tmp_path: Path) -> None:
             return json.loads(result.content[0].text)
 
     assert anyio.run(scenario).startswith("Agent Memory: 0 entries")
+
+
+def test_the_memory_may_follow_the_mcp_command(tmp_path: Path) -> None:
+    """`recuerdo mcp --memory NAME` serves the same memory as `recuerdo --memory NAME mcp`."""
+    import recuerdo
+
+    with recuerdo.open("desk", base_dir=tmp_path) as memory:
+        memory.relate("Ann", "Acme", "works_at")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            *("-m", "recuerdo", "--state-dir", str(tmp_path)),
+            *("mcp", "--memory", "desk", "--profile", "semurg"),
+        ],
+    )
+
+    async def scenario() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            failed, about = await call(session, "memory_recall", {"subject": "Ann"})
+            assert failed is False and about["state"] == "answered"
+            assert about["items"][0]["id"].isdecimal()  # ids are decimal strings in this profile
+
+    anyio.run(scenario)

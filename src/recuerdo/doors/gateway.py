@@ -170,7 +170,8 @@ def call(
     view = memory.for_principal(
         principal.name if not principal.local else "main", tenant_for(principal, user_id)
     )
-    return VERBS[tool.verb].call(view, native)
+    reply = VERBS[tool.verb].call(view, native)
+    return reply if tool.present is None else tool.present(reply, view)
 
 
 def check_schema(tool: ToolMap, arguments: Mapping[str, Any]) -> None:

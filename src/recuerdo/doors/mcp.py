@@ -26,7 +26,7 @@ from mcp_types import (
 from .. import __version__
 from ..errors import RecuerdoError
 from ..security.tokens import LOCAL, Principal
-from . import gateway
+from . import gateway, schemas
 from .profiles import ToolMap, profile
 
 INSTRUCTIONS = """\
@@ -49,6 +49,7 @@ def _tool(entry: ToolMap) -> Tool:
         name=entry.name,
         description=entry.description,
         input_schema=entry.schema,
+        output_schema=schemas.tool_output_schema(entry),
         annotations=ToolAnnotations(
             read_only_hint=entry.read_only,
             destructive_hint=entry.destructive,

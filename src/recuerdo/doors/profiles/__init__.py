@@ -1,19 +1,25 @@
 """Compatibility profiles: another system's tool names and argument shapes over the same verbs.
 
 A profile is a thin mapping: for each of its tools, the native verb it calls, its parameters
-(JSON schema) and a function that renames and defaults arguments. No behaviour lives here;
-verbs of families not built yet are absent, not stubs.
+(JSON schema), a function that renames and defaults arguments and, when the profile shows
+replies in its own shape, a ``present`` step with the schema of what it presents. No behaviour
+lives here; verbs of families not built yet are absent, not stubs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...verbs import VERBS
 
+if TYPE_CHECKING:
+    from ...engine import Memory
+
 Translate = Callable[[dict[str, Any]], dict[str, Any]]
+Present = Callable[[Any, "Memory"], Any]
+"""A verb's reply, and the memory (view) that gave it -> the reply as the profile shows it."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,10 @@ class ToolMap:
     native: bool = False
     """A native verb as it is (its arguments are checked by the verb table); a profile's tool
     is checked against its own schema first, then translated."""
+    present: Present | None = None
+    """Reshapes the verb's reply for this profile (the gateway applies it); None: as it is."""
+    reply_schema: Callable[[], dict[str, Any]] | None = None
+    """The JSON schema of the reply as ``present`` shows it (None: the verb's typed result)."""
 
 
 def prop(kind: str, description: str, **extra: Any) -> dict[str, Any]:
