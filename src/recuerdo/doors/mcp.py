@@ -58,9 +58,9 @@ def _tool(entry: ToolMap) -> Tool:
     )
 
 
-def _result(value: Any) -> CallToolResult:
+def _result(value: Any, wrapped: bool) -> CallToolResult:
     text = json.dumps(value, ensure_ascii=False, default=str)
-    structured = value if isinstance(value, dict) else {"result": value}
+    structured = value if isinstance(value, dict) and not wrapped else {"result": value}
     return CallToolResult(
         content=[TextContent(text=text)],
         structured_content=json.loads(json.dumps(structured, default=str)),
@@ -86,6 +86,7 @@ def build_server(
     """An MCP server over ``pool`` presenting one profile's tools."""
     tools = {entry.name: entry for entry in profile(profile_name)}
     listed = ListToolsResult(tools=[_tool(entry) for entry in tools.values()])
+    wrapped = {name: schemas.wraps_result(entry) for name, entry in tools.items()}
 
     async def list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
         return listed
@@ -99,7 +100,8 @@ def build_server(
         try:
             principal = principal_of(ctx)
             return _result(
-                await gateway.run(pool, principal, memory_of(ctx), entry, params.arguments or {})
+                await gateway.run(pool, principal, memory_of(ctx), entry, params.arguments or {}),
+                wrapped[entry.name],
             )
         except RecuerdoError as error:
             return _error(error)

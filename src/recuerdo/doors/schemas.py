@@ -66,8 +66,12 @@ def output_schema(verb: Verb) -> dict[str, Any]:
     return _as_object(copy.deepcopy(result_schema(verb)), counts_more=_counts_more(verb.result))
 
 
+def _is_object(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "object" and "anyOf" not in schema
+
+
 def _as_object(schema: dict[str, Any], *, counts_more: bool = False) -> dict[str, Any]:
-    if schema.get("type") == "object" and "anyOf" not in schema:
+    if _is_object(schema):
         return schema
     defs = schema.pop("$defs", None)
     wrapped: dict[str, Any] = {
@@ -91,6 +95,14 @@ def tool_reply_schema(entry: ToolMap, components: dict[str, Any] | None = None) 
     if components is None:
         return schema
     return hoist_defs(schema, components)
+
+
+def wraps_result(entry: ToolMap) -> bool:
+    """Whether the MCP door sends this tool's reply as ``{result: ...}``: always when its
+    schema is not one object (a list, or a list or an object), so the reply fits the schema."""
+    if entry.reply_schema is not None:
+        return not _is_object(entry.reply_schema())
+    return not _is_object(result_schema(VERBS[entry.verb]))
 
 
 def tool_output_schema(entry: ToolMap) -> dict[str, Any]:
