@@ -113,6 +113,7 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "audit": {},
     "index_status": {},
     "about": {"subject": f"{MARK} Ann", "scope": "shared"},
+    "ask": {"query": f"who is {MARK} Ann?", "scope": "shared"},
     "export": {"scope": "shared"},
     "status": {"scope": "shared"},
     "code_status": {"repo": "app"},

@@ -14,6 +14,7 @@ bodies are read and parsed here (never by the framework), so no input reaches an
 # No `from __future__ import annotations` here: FastAPI reads the endpoints' annotations at run
 # time.
 import contextlib
+import decimal
 import functools
 import json
 import logging
@@ -164,7 +165,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         _native_route(app, verb, pool, config, components)
     if config.profile == "semurg":
         for entry in profile("semurg"):
-            _profile_route(app, entry, pool, config)
+            _profile_route(app, entry, pool, config, components)
     app.router.routes.append(
         Route(
             "/mcp",
@@ -229,11 +230,12 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def parse_object(raw: bytes) -> dict[str, Any]:
-    """A JSON object from request bytes; anything else is refused by name."""
+    """A JSON object from request bytes; anything else is refused by name. Fractions are read
+    as exact decimals (``12345678901234567.89`` keeps every digit); verbs take them as numbers."""
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_float=decimal.Decimal)
     except RecursionError:
         raise InvalidJSON("the body is nested too deeply to read") from None
     except ValueError as exc:  # not UTF-8, not JSON, a number of thousands of digits
@@ -314,7 +316,11 @@ def _native_route(
 
 
 def _profile_route(
-    app: FastAPI, entry: ToolMap, pool: gateway.MemoryPool, config: ServerConfig
+    app: FastAPI,
+    entry: ToolMap,
+    pool: gateway.MemoryPool,
+    config: ServerConfig,
+    components: dict[str, Any],
 ) -> None:
     async def endpoint(request: Request) -> Response:
         principal: Principal = request.state.principal
@@ -324,11 +330,16 @@ def _profile_route(
         )
         return _json(await _invoke(config, call))
 
+    responses = _error_responses()
+    responses[200] = {
+        "description": "The tool's reply",
+        "content": {"application/json": {"schema": schemas.tool_reply_schema(entry, components)}},
+    }
     app.post(
         f"/v1/memory/{entry.http_path}",
         name=entry.name,
         summary=entry.description,
-        responses=_error_responses(),
+        responses=responses,
         tags=["semurg"],
         openapi_extra={
             "requestBody": {

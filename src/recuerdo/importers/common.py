@@ -208,7 +208,7 @@ def holds(writer: Memory, *, key: str, scope: str, title: str, content: str, kin
     found = writer.mirror_get(key, scope=scope)
     if found["state"] != "answered" or "id" not in found:
         return False
-    current = writer.get(found["id"])
+    current: dict[str, Any] = dict(writer.get(found["id"]))
     if current["title"] != one_line(title) or current["kind"] != kind:
         return False
     return bool(

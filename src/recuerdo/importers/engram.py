@@ -127,7 +127,7 @@ def _start_session(
     except RecuerdoError as error:
         tally.skip("sessions", f"session {session_id}", f"refused ({error.code}): {error.detail}")
         return None
-    return record, reply, reply["started_at"] < before
+    return record, dict(reply), reply["started_at"] < before
 
 
 def _end_session(
