@@ -207,7 +207,8 @@ def run_size(size: int, seed: int) -> dict[str, Any]:
         files = sorted(p for p in index.iterdir() if p.suffix == ".hnsw")
         index_mib = round(sum(p.stat().st_size for p in files) / 2**20, 1)
         after = run_child(base, made["query"], made["words"], extras=True)
-        assert not after["stats"].get("built") and after["stats"].get("opened") == 1, after
+        # Opened at the first search, and again after the forget rewrote the file.
+        assert not after["stats"].get("built") and after["stats"].get("opened"), after
         db_mib = round((state / "reopen.db").stat().st_size / 2**20, 1)
     print(json.dumps({"size": size, "build": made | {"words": None}, "before": before}))
     print(json.dumps({"size": size, "after": after}))

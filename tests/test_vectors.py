@@ -95,6 +95,11 @@ def test_tiers_offer_every_vector_once_with_the_nearest_first(
         for tier in tiers:
             scores = [score for _, score in tier]
             assert scores == sorted(scores, reverse=True)
+        # Cosines estimated from the HNSW's distances (past its nearest candidates) stay
+        # close to the true ones.
+        position = {embedding: at for at, embedding in enumerate(ids)}
+        for embedding, score in (pair for tier in tiers for pair in tier):
+            assert abs(score - float(rows[position[embedding]] @ rows[target])) < 0.05
 
 
 def test_batching_does_not_change_a_texts_vector(monkeypatch: pytest.MonkeyPatch) -> None:

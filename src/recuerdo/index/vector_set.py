@@ -278,21 +278,32 @@ class VectorSet:
     def ranked(
         self, query: np.ndarray, k: int, tx: Tx | None = None
     ) -> Iterator[list[tuple[int, float]]]:
-        """Tiers of (embedding id, cosine), best first: the HNSW's candidates scored exactly
-        when the set is large, then ever larger exact tiers until every vector was offered.
-        ``tx`` (the search's transaction) reads the stored vectors of a large set."""
+        """Tiers of (embedding id, cosine), best first. A large set first offers the HNSW's
+        candidates: the nearest ``max(2k, 64)`` (and as many of the best extra vectors) scored
+        exactly on their stored vectors, read through ``tx`` (the search's transaction); then
+        the other candidates, with cosines estimated from the HNSW's distances; then ever
+        larger exact tiers until every vector was offered."""
         import numpy as np
 
         ann = self._ann
         offered = None
         if ann is not None:
-            candidates = self._candidates(ann, query, max(k * 20, 200))
-            if len(candidates):
-                found, scores = self._stored_scores(candidates, query, tx)
-                offered = candidates
-                order = np.argsort(-scores)
-                if len(order):
-                    yield [(int(found[i]), float(scores[i])) for i in order]
+            size = max(2 * k, 64)
+            keys, distances = self._search(ann, query, max(k * 20, 200))
+            extra_ids, extra_scores = self._extra_best(ann, query, max(k * 20, 200))
+            offered = np.concatenate([keys, extra_ids])
+            found, scores = self._stored_scores(
+                np.concatenate([keys[:size], extra_ids[:size]]), query, tx
+            )
+            best = np.argsort(-scores)
+            if len(best):
+                yield [(int(found[i]), float(scores[i])) for i in best]
+            rough = _estimated(distances[:size], keys[:size], found, scores, distances[size:])
+            tail_ids = np.concatenate([keys[size:], extra_ids[size:]])
+            tail_scores = np.concatenate([rough, extra_scores[size:]])
+            order = np.argsort(-tail_scores, kind="stable")
+            if len(order):
+                yield [(int(tail_ids[i]), float(tail_scores[i])) for i in order]
             snap = self._everything(tx)
         else:
             snap = self._snap
@@ -315,8 +326,8 @@ class VectorSet:
             done += size
             tier *= 8
 
-    def _candidates(self, ann: _Ann, query: np.ndarray, count: int) -> np.ndarray:
-        """Embedding ids near the query: the HNSW's, and the best of the extra vectors."""
+    def _search(self, ann: _Ann, query: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """Embedding ids the HNSW finds near the query, nearest first, and their distances."""
         import numpy as np
 
         with self._ann_lock:
@@ -324,13 +335,21 @@ class VectorSet:
                 ann.index.expansion_search = count
             found = ann.index.search(np.asarray(query, dtype=np.float32), count)
         keys = np.asarray(found.keys, dtype=np.uint64).ravel()
-        ids = keys[keys < PLACEHOLDER_KEY].astype(np.int64)
+        distances = np.asarray(found.distances, dtype=np.float64).ravel()
+        real = keys < PLACEHOLDER_KEY
+        return keys[real].astype(np.int64), distances[real]
+
+    @staticmethod
+    def _extra_best(ann: _Ann, query: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The best of the vectors stored after the mapped file, with their exact cosines."""
+        import numpy as np
+
         extra = ann.extra
-        if len(extra.ids):
-            scores = vectors._scores(extra, query)
-            best = np.argsort(-scores)[:count]
-            ids = np.concatenate([ids, extra.ids[best]])
-        return np.unique(ids)
+        if not len(extra.ids):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        scores = vectors._scores(extra, query)
+        best = np.argsort(-scores)[:count]
+        return extra.ids[best], scores[best]
 
     def _stored_scores(
         self, ids: np.ndarray, query: np.ndarray, tx: Tx | None
@@ -483,6 +502,37 @@ class VectorSet:
         worker = self._worker
         if worker is not None and worker is not threading.current_thread():
             worker.join(timeout)
+
+
+def _estimated(
+    distances: np.ndarray,
+    keys: np.ndarray,
+    found: np.ndarray,
+    scores: np.ndarray,
+    wanted: np.ndarray,
+) -> np.ndarray:
+    """Cosines for the HNSW distances ``wanted``, from a straight line fitted through the
+    nearest candidates' (distance, exact cosine) pairs (the distance is an affine function of
+    the int8 dot product; its constants are usearch's business), never above the lowest exact
+    cosine so that tiers stay best first. Reading thousands of stored vectors back to score
+    them exactly would cost more than the search."""
+    import numpy as np
+
+    if not len(wanted):
+        return np.zeros(0, dtype=np.float32)
+    exact = dict(zip(found.tolist(), scores.tolist(), strict=True))
+    pairs = [
+        (d, exact[key])
+        for d, key in zip(distances.tolist(), keys.tolist(), strict=True)
+        if key in exact
+    ]
+    floor = min(exact.values(), default=1.0)
+    if len({d for d, _ in pairs}) < 2:
+        return np.full(len(wanted), floor, dtype=np.float32)
+    x, y = np.asarray(pairs, dtype=np.float64).T
+    slope, intercept = np.polyfit(x, y, 1)
+    estimate: np.ndarray = np.minimum(slope * wanted + intercept, floor).astype(np.float32)
+    return estimate
 
 
 _live: weakref.WeakSet[VectorSet] = weakref.WeakSet()

@@ -309,9 +309,11 @@ def stored(
     for first in range(0, len(ids), _FETCH):
         part = [int(i) for i in ids[first : first + _FETCH]]
         marks = ",".join("?" * len(part))
+        # `model || ''`: looked up by id (with the (model, hash) index, SQLite read every
+        # vector of the model for each query: 270 ms a search at 20,000 vectors).
         for row in tx.all(
-            f"SELECT id, vector FROM embeddings WHERE model = ? AND id IN ({marks})",
-            [model, *part],
+            f"SELECT id, vector FROM embeddings WHERE id IN ({marks}) AND model || '' = ?",
+            [*part, model],
         ):
             found.append(int(row["id"]))
             blobs.append(row["vector"])
@@ -328,8 +330,8 @@ def _digests_in(tx: Tx, model: str, ids: Sequence[int]) -> list[tuple[int, str]]
         part = list(ids[first : first + _FETCH])
         marks = ",".join("?" * len(part))
         rows = tx.all(
-            f"SELECT id, hash, vector FROM embeddings WHERE model = ? AND id IN ({marks})",
-            [model, *part],
+            f"SELECT id, hash, vector FROM embeddings WHERE id IN ({marks}) AND model || '' = ?",
+            [*part, model],
         )
         found += [
             (int(r["id"]), vector_file.row_digest(model, r["hash"], bytes(r["vector"])))
