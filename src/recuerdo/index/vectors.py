@@ -155,7 +155,7 @@ def collect_orphans(tx: Tx) -> int:
         "UPDATE index_marks SET upto = ? WHERE name = 'chunk_deletions_collected'", (deletions,)
     )
     removed = tx.execute(
-        "DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM chunks c"
+        "DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM chunks c /* every tenant */"
         " WHERE c.hash = embeddings.hash)"
     )
     if removed:
