@@ -410,8 +410,8 @@ class RetrievalVerbs(MemoryBase):
             if embedder is not None:
                 waiting = int(
                     tx.scalar(
-                        "SELECT count(*) FROM chunks c JOIN items i ON i.id = c.item_id"
-                        " WHERE i.tenant = ? AND c.id > coalesce((SELECT upto FROM"
+                        "SELECT count(*) FROM chunks c WHERE c.tenant = ?"
+                        " AND c.id > coalesce((SELECT upto FROM"
                         " index_marks WHERE name = ?), 0)",
                         (self.tenant, vectors.mark_name(embedder.name)),
                     )

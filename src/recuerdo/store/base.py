@@ -118,7 +118,9 @@ class Store(Protocol):
     location: str
     """Where the state lives (a file path, ``:memory:`` or a connection URL without secrets)."""
 
-    capabilities: Capabilities
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this backend does natively (``index_status`` reports it)."""
 
     @property
     def archive(self) -> Any:
