@@ -263,8 +263,9 @@ def open_memory(
     ``$RECUERDO_DATABASE_URL``), a ``postgresql://`` URL, keeps it in that database instead, as
     the schema ``recuerdo_<name>``, shared by every process given the same URL (the
     ``postgres`` extra). ``in_memory=True`` keeps it in RAM for this process only. ``store``
-    runs it on a store you opened (any :class:`Store`; it is not closed with the memory). ``embedder`` is an embedder object, or the name of a configured one
-    (``none``, ``minilm``, ``e5``, ``http``, ``auto``); by default ``RECUERDO_EMBEDDER`` decides.
+    runs it on a store you opened (any :class:`Store`; it is not closed with the memory).
+    ``embedder`` is an embedder object, or the name of a configured one (``none``, ``minilm``,
+    ``e5``, ``http``, ``auto``); by default ``RECUERDO_EMBEDDER`` decides.
     The name and the host ceiling (``RECUERDO_CAPS``) are checked before anything is created.
     """
     validate_name(name)
