@@ -1,5 +1,5 @@
 """The PostgreSQL store: each declared memory is one schema of a database that any number of
-``recuerdo serve`` processes share (``docs/decisions/0012-postgresql.md``).
+``recuerdo serve`` processes share (``docs/decisions/0013-postgresql.md``).
 
 * Connections come from a pool per (database, memory); statements keep the families' ``?``
   placeholders, rewritten once per statement text.
@@ -324,7 +324,7 @@ class PostgresStore:
             secure_delete=False,
             erasure="rows are deleted and the tables they were in are vacuumed; old row "
             "versions can stay in unused pages, the write-ahead log and replicas until "
-            "PostgreSQL reuses or recycles them (docs/decisions/0012-postgresql.md)",
+            "PostgreSQL reuses or recycles them (docs/decisions/0013-postgresql.md)",
         )
 
     def _attach(self, url: str, schema: str) -> _Shared:
