@@ -165,7 +165,7 @@ def collect_orphans(tx: Tx) -> int:
     if removed:
         tx.execute(
             "INSERT INTO index_marks (name, upto) VALUES ('embeddings_deleted', 1)"
-            " ON CONFLICT (name) DO UPDATE SET upto = upto + 1"
+            " ON CONFLICT (name) DO UPDATE SET upto = index_marks.upto + 1"
         )
     return 1
 
