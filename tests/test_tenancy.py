@@ -268,3 +268,45 @@ def test_every_sqlite_table_of_tenants_rows_carries_its_tenant(tmp_path: Path) -
         store.close()
     assert not missing
     assert not wrong
+
+
+def test_an_older_sqlite_memory_gives_its_children_their_parents_tenant(tmp_path: Path) -> None:
+    """A file made before ``m014_tenant_children`` keeps every child row, each now carrying
+    the tenant of its parent (tags, links, chunks, revisions, plan steps, graph rows)."""
+    path = str(tmp_path / "old.db")
+    names = SQLiteStore(None).schema_steps
+    older = SQLiteStore(path, steps=names.index("m014_tenant_children"))
+    with older.write() as tx:
+        for tenant in ("ann", "bob"):
+            item = tx.scalar(
+                "INSERT INTO items (tenant, scope, item_type, content, source, created_at,"
+                " updated_at) VALUES (?, 'user', 'note', 'text', 'main', 'x', 'x') RETURNING id",
+                (tenant,),
+            )
+            tx.execute("INSERT INTO item_tags (item_id, tag) VALUES (?, 't')", (item,))
+            tx.execute(
+                "INSERT INTO links (from_id, to_id, type, created_at) VALUES (?, ?, 'r', 'x')",
+                (item, item),
+            )
+            tx.execute(
+                "INSERT INTO chunks (item_id, ordinal, start, stop, body, hash)"
+                " VALUES (?, 0, 0, 4, 'text', 'h')",
+                (item,),
+            )
+            plan = tx.scalar(
+                "INSERT INTO plans (tenant, task, created_at, updated_at) VALUES (?, 'p', 'x', 'x')"
+                " RETURNING id",
+                (tenant,),
+            )
+            tx.execute(
+                "INSERT INTO plan_steps (plan_id, position, name) VALUES (?, 0, 's')", (plan,)
+            )
+    older.close()
+    store = SQLiteStore(path)
+    try:
+        with store.read() as tx:
+            for table in ("item_tags", "links", "chunks", "plan_steps"):
+                rows = tx.all(f"SELECT tenant FROM {table} ORDER BY tenant")
+                assert [row["tenant"] for row in rows] == ["ann", "bob"], table
+    finally:
+        store.close()
