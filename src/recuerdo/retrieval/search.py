@@ -141,9 +141,10 @@ def meaning_stage(
         marks = ",".join("?" * len(embedding_ids))
         rows = tx.all(
             f"SELECT e.id AS eid, c.id AS cid, c.item_id FROM embeddings e"
-            " JOIN chunks c ON c.hash = e.hash JOIN items i ON i.tenant = c.tenant"
-            f" AND i.id = c.item_id WHERE e.id IN ({marks}) AND {where} AND NOT {stale('c')}",
-            [*embedding_ids, *params],
+            " JOIN chunks c ON c.tenant = ? AND c.hash = e.hash JOIN items i"
+            f" ON i.tenant = c.tenant AND i.id = c.item_id WHERE e.id IN ({marks}) AND {where}"
+            f" AND NOT {stale('c')}",
+            [filters.tenant, *embedding_ids, *params],
         )
         return [(r["eid"], r["cid"], r["item_id"]) for r in rows]
 
