@@ -11,13 +11,19 @@ import pytest
 import recuerdo
 from recuerdo.store.sqlite import sqlite3
 
+from .postgres import contract_store, drop_contract_store
+
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    drop_contract_store()
 
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test sees the developer's environment or writes outside its own folder."""
-    for name in ("RECUERDO_STATE_DIR", "RECUERDO_MEMORY", "RECUERDO_CAPS"):
+    for name in ("RECUERDO_STATE_DIR", "RECUERDO_MEMORY", "RECUERDO_CAPS", "RECUERDO_DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
 
@@ -29,10 +35,17 @@ def base(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture(params=["file", "in_memory"])
+@pytest.fixture(params=["file", "in_memory", "postgres"])
 def memory(request: pytest.FixtureRequest, base: Path) -> Iterator[recuerdo.Memory]:
-    """The same behaviour is expected of the file store and the in-memory store."""
-    mem = recuerdo.open("test-memory", base_dir=base, in_memory=request.param == "in_memory")
+    """The same behaviour is expected of the file store, the in-memory store and PostgreSQL
+    (a test that holds for SQLite only is marked ``sqlite_only`` with its reason)."""
+    if request.param == "postgres":
+        only = request.node.get_closest_marker("sqlite_only")
+        if only is not None:
+            pytest.skip(f"SQLite only: {only.args[0]}")
+        mem = recuerdo.open("test-memory", store=contract_store())
+    else:
+        mem = recuerdo.open("test-memory", base_dir=base, in_memory=request.param == "in_memory")
     yield mem
     mem.close()
 

@@ -55,3 +55,54 @@ def url_for(server: str) -> str:
 def unique_memory(prefix: str = "t") -> str:
     """A memory name no other test uses (each memory is a schema of the shared database)."""
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+_contract: dict[str, Any] = {}
+# The watermarks a new memory starts with (the schema's own rows of index_marks).
+_FIRST_MARKS = ("entry_trigrams", "chunks", "chunk_deletions", "chunk_deletions_collected")
+
+
+def contract_url() -> str:
+    """The server the contract suites run on: the system one when named, else the embedded
+    one; neither (and not required by CI) is a skip."""
+    url = os.environ.get("RECUERDO_TEST_DATABASE_URL")
+    if url:
+        return url
+    try:
+        return embedded_url()
+    except Exception as exc:  # no embedded server on this machine
+        if os.environ.get("RECUERDO_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"RECUERDO_REQUIRE_POSTGRES=1 but no PostgreSQL could be started: {exc}")
+        pytest.skip(f"no PostgreSQL for the contract suites ({exc})")
+
+
+def contract_store() -> Any:
+    """One PostgreSQL memory for the session's contract tests, emptied for each test (a
+    TRUNCATE of every table, ids restarted: as new, without building the schema each time)."""
+    from recuerdo.store.postgres import PostgresStore
+
+    store = _contract.get("store")
+    if store is None:
+        store = PostgresStore(contract_url(), unique_memory("contract"))
+        _contract["store"] = store
+        return store
+    with store.write() as tx:
+        tables = [
+            row["name"]
+            for row in tx.all(
+                "SELECT c.relname AS name FROM pg_class c"
+                " WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'"
+                " AND c.relname NOT IN ('_migrations', 'index_marks')"
+            )
+        ]
+        tx.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE")
+        marks = ", ".join(f"'{name}'" for name in _FIRST_MARKS)
+        tx.execute(f"DELETE FROM index_marks WHERE name NOT IN ({marks})")
+        tx.execute("UPDATE index_marks SET upto = 0")
+    return store
+
+
+def drop_contract_store() -> None:
+    store = _contract.pop("store", None)
+    if store is not None:
+        store.drop()

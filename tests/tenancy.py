@@ -32,8 +32,12 @@ def problems(sql: str, tenant_tables: Iterable[str]) -> list[str]:
     holding = set(tenant_tables) - SHARED_TABLES
     try:
         statements = sqlglot.parse(sql, read="sqlite")
-    except sqlglot.errors.ParseError as exc:
-        return [f"unreadable statement ({exc.errors[0]['description'] if exc.errors else exc})"]
+    except sqlglot.errors.ParseError:
+        try:  # PostgreSQL's own operators (the words index's @@)
+            statements = sqlglot.parse(sql, read="postgres")
+        except sqlglot.errors.ParseError as exc:
+            described = exc.errors[0]["description"] if exc.errors else exc
+            return [f"unreadable statement ({described})"]
     found: list[str] = []
     for statement in statements:
         if statement is not None:

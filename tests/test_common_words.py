@@ -45,8 +45,8 @@ def _chunk_items(memory: recuerdo.Memory, ranked: list[tuple[int, float]]) -> li
 
 def test_rare_matches_rank_first_then_common_ones_newest_first(memory: recuerdo.Memory) -> None:
     with memory._store.read() as tx:
-        ranked = tx.text.rank(["the", "quokka"], "any", 10, 0)
-        rare_only = tx.text.rank(["quokka"], "any", 10, 0)
+        ranked = tx.text.rank("local", ["the", "quokka"], "any", 10, 0)
+        rare_only = tx.text.rank("local", ["quokka"], "any", 10, 0)
     assert [chunk for chunk, _ in ranked[:3]] == [chunk for chunk, _ in rare_only]
     tail = [chunk for chunk, _ in ranked[3:]]
     assert len(tail) == 7 and tail == sorted(tail, reverse=True)
@@ -58,7 +58,7 @@ def test_rare_matches_rank_first_then_common_ones_newest_first(memory: recuerdo.
 def test_pages_cover_every_match_once(memory: recuerdo.Memory, window: int) -> None:
     seen: list[int] = []
     with memory._store.read() as tx:
-        while page := tx.text.rank(["quokka", "the"], "any", window, len(seen)):
+        while page := tx.text.rank("local", ["quokka", "the"], "any", window, len(seen)):
             seen += [chunk for chunk, _ in page]
         total = tx.scalar("SELECT count(*) FROM chunks WHERE item_id IS NOT NULL")
     assert len(seen) == len(set(seen)) == total
@@ -71,7 +71,7 @@ def test_queries_without_a_rare_and_a_common_word_rank_by_bm25_alone(
     """One word, only common words, or no common word (``middling`` is in one chunk of 8):
     the plain BM25 ranking."""
     with memory._store.read() as tx:
-        ranked = tx.text.rank(words, "any", 20, 0)
+        ranked = tx.text.rank("local", words, "any", 20, 0)
         exact = tx.text._ranked(search.match_expression(words), 20, 0)  # type: ignore[attr-defined]
     assert ranked == exact
 
@@ -85,7 +85,7 @@ def test_search_finds_the_rare_items_first(memory: recuerdo.Memory) -> None:
 
 def _rare_chunks(memory: recuerdo.Memory) -> list[tuple[int, float]]:
     with memory._store.read() as tx:
-        return tx.text.rank(["quokka"], "any", 10, 0)
+        return tx.text.rank("local", ["quokka"], "any", 10, 0)
 
 
 def test_leaving_the_common_word_out_keeps_the_order_of_the_other_words_hits(
@@ -94,7 +94,7 @@ def test_leaving_the_common_word_out_keeps_the_order_of_the_other_words_hits(
     """A word in every chunk weighs nothing in BM25 (FTS5 clamps its IDF), so the chunks that
     hold ``middling`` come in the order the full ranking gives them."""
     with memory._store.read() as tx:
-        pruned = [chunk for chunk, _ in tx.text.rank(["middling", "the"], "any", 200, 0)]
+        pruned = [chunk for chunk, _ in tx.text.rank("local", ["middling", "the"], "any", 200, 0)]
         exact = [
             chunk
             for chunk, _ in tx.text._ranked(  # type: ignore[attr-defined]

@@ -143,3 +143,35 @@ def test_a_failed_write_leaves_nothing(store: PostgresStore) -> None:
 def test_the_location_never_shows_the_password() -> None:
     assert redact("postgresql://ann:s3cret@db:5432/x") == "postgresql://ann:***@db:5432/x"
     assert "s3cret" not in redact("postgresql://ann:s3cret@db/x?sslmode=require")
+
+
+def test_a_forget_vacuums_the_memory_s_tables(store: PostgresStore) -> None:
+    """After a forget commits, the memory's tables are vacuumed (their dead row versions'
+    space freed): PostgreSQL's statistics record a vacuum of ``items`` done after the forget."""
+    import time
+
+    import recuerdo
+
+    memory = recuerdo.open("vacuumed", store=store, embedder="none")
+    try:
+        entry = memory.remember("learning", "Qorvantix is a word to forget")
+        memory._upkeep.drain()
+        before = _vacuums(store)
+        assert memory.forget(entry)
+        assert memory.recall(search="Qorvantix") == []
+        deadline = time.monotonic() + 30  # statistics reach the view asynchronously
+        while _vacuums(store) <= before and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _vacuums(store) > before
+    finally:
+        memory.close()
+
+
+def _vacuums(store: PostgresStore) -> int:
+    with store.read() as tx:
+        tx.execute("SELECT pg_stat_clear_snapshot()")
+        count = tx.scalar(
+            "SELECT vacuum_count FROM pg_stat_user_tables"
+            " WHERE schemaname = current_schema() AND relname = 'items'"
+        )
+    return int(count or 0)

@@ -65,6 +65,8 @@ __all__ = [
 
 LOCAL_TENANT = "local"
 MAIN_SOURCE = "main"
+DATABASE_URL_ENV = "RECUERDO_DATABASE_URL"
+"""A PostgreSQL URL: memories live in that database (one schema each) instead of files."""
 
 
 @dataclass
@@ -257,21 +259,28 @@ def open_memory(
     in_memory: bool = False,
     store: Store | None = None,
     embedder: EmbedderChoice = None,
+    url: str | None = None,
 ) -> Memory:
     """Open (creating on first use) the memory declared as ``name``.
 
     State lives at ``<base>/.recuerdo/state/<name>.db`` where ``<base>`` is ``base_dir``, else
-    ``$RECUERDO_STATE_DIR``, else the current directory. ``in_memory=True`` keeps it in RAM for
-    this process only. ``store`` runs it on a store you opened (any :class:`Store`; it is not
-    closed with the memory). ``embedder`` is an embedder object, or the name of a configured one
-    (``none``, ``minilm``, ``e5``, ``http``, ``auto``); by default ``RECUERDO_EMBEDDER`` decides.
+    ``$RECUERDO_STATE_DIR``, else the current directory. ``url`` (else
+    ``$RECUERDO_DATABASE_URL``), a ``postgresql://`` URL, keeps it in that database instead, as
+    the schema ``recuerdo_<name>``, shared by every process given the same URL (the
+    ``postgres`` extra). ``in_memory=True`` keeps it in RAM for this process only. ``store``
+    runs it on a store you opened (any :class:`Store`; it is not closed with the memory).
+    ``embedder`` is an embedder object, or the name of a configured one (``none``, ``minilm``,
+    ``e5``, ``http``, ``auto``); by default ``RECUERDO_EMBEDDER`` decides.
     The name and the host ceiling (``RECUERDO_CAPS``) are checked before anything is created.
     """
     validate_name(name)
     caps.check_memory_allowed(name)
     meaning = Meaning(embedder)  # a bad embedder name is refused before anything is created
+    database = database_url(url) if store is None and not in_memory else None
     if store is not None:
         memory = Memory(store, name=name, embedder=meaning.choice, closes_store=False)
+    elif database is not None:
+        memory = Memory(_postgres(database, name), name=name, embedder=meaning.choice)
     elif in_memory:
         memory = Memory(SQLiteStore(None), name=name, embedder=meaning.choice)
     else:
@@ -281,6 +290,30 @@ def open_memory(
     if memory._upkeep.backlog():
         memory._upkeep.poke()  # a process that ended early left rows to index
     return memory
+
+
+def database_url(url: str | None = None) -> str | None:
+    """The database memories live in: ``url``, else ``$RECUERDO_DATABASE_URL``; None for files.
+    Only PostgreSQL URLs are understood."""
+    chosen = url if url is not None else os.environ.get(DATABASE_URL_ENV) or None
+    if chosen is None:
+        return None
+    if not chosen.startswith(("postgresql://", "postgres://")):
+        raise InvalidInput(
+            "a database URL starts with postgresql:// (PostgreSQL is the shared backend); "
+            "leave it unset to keep memories in files"
+        )
+    return chosen
+
+
+def _postgres(url: str, name: str) -> Store:
+    try:
+        from .store.postgres import PostgresStore
+    except ImportError as exc:  # pragma: no cover - the extra is in every test install
+        raise InvalidInput(
+            "PostgreSQL needs the postgres extra: pip install 'recuerdo[postgres]'"
+        ) from exc
+    return PostgresStore(url, name)
 
 
 def restore_memory(

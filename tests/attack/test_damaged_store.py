@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -46,12 +47,17 @@ def integrity(path: Path) -> str:
 
 
 def entry_pages(path: Path) -> list[int]:
-    """Numbers (from 1) of the table-leaf pages that hold entry texts."""
+    """Numbers (from 1) of the table-leaf pages that hold entry rows: their texts with their
+    times (the chunks' pages hold the same texts, without times)."""
     data = path.read_bytes()
     pages = []
     for number in range(2, len(data) // PAGE + 1):
         page = data[(number - 1) * PAGE : number * PAGE]
-        if page[0] == 0x0D and page.count(b"Damaged-store entry number") >= 5:
+        if (
+            page[0] == 0x0D
+            and page.count(b"Damaged-store entry number") >= 5
+            and len(re.findall(rb"\d{4}-\d\d-\d\dT\d\d:\d\d", page)) >= 5
+        ):
             pages.append(number)
     return pages
 

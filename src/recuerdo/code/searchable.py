@@ -46,7 +46,7 @@ def sync(tx: Tx, tenant: str, repo: str, paths: list[str], source: str, at: str)
             or not searchable(entry["size"], entry["encoding"])
         ):
             if old is not None:
-                tx.execute("DELETE FROM items WHERE id = ?", (old,))
+                tx.execute("DELETE FROM items WHERE tenant = ? AND id = ?", (tenant, old))
             if entry is not None:
                 _link(tx, tenant, repo, path, None)
             continue
@@ -103,14 +103,15 @@ def _put(
         )
     tx.execute(
         "UPDATE items SET content = ?, meta = ?, updated_at = ?, occurred_at = ?,"
-        " version = version + 1 WHERE id = ?",
-        (text, encoded, at, occurred, item_id),
+        " version = version + 1 WHERE tenant = ? AND id = ?",
+        (text, encoded, at, occurred, tenant, item_id),
     )
     # Chunked already: its chunks are stale until the indexer re-cuts it (readers read the
     # item itself meanwhile). Not chunked yet: the indexer reads the new text anyway.
     if item_id <= int(tx.scalar(_MARK)):
         tx.execute(
-            "INSERT INTO rechunk_queue (item_id) VALUES (?) ON CONFLICT (item_id) DO NOTHING",
-            (item_id,),
+            "INSERT INTO rechunk_queue (tenant, item_id) VALUES (?, ?)"
+            " ON CONFLICT (tenant, item_id) DO NOTHING",
+            (tenant, item_id),
         )
     return item_id

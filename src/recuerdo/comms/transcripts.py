@@ -85,5 +85,5 @@ def add(
         ],
     )
     if previous_last is not None:
-        rechunk(tx, int(previous_last))  # its reply has arrived: its vector text changes
+        rechunk(tx, tenant, int(previous_last))  # its reply has arrived: its vector text changes
     return {"conversation": conversation_id, "scope": label, "ids": ids, "count": len(ids)}

@@ -94,7 +94,10 @@ def prune_expired(tx: Tx, now: datetime | None = None) -> int:
     moment = now or datetime.now(UTC)
     custom = {
         row["tenant"]: int(json.loads(row["value"]))
-        for row in tx.all("SELECT tenant, value FROM settings WHERE name = 'audit_retention_days'")
+        for row in tx.all(
+            "SELECT tenant, value FROM settings /* every tenant */"
+            " WHERE name = 'audit_retention_days'"
+        )
     }
     removed = 0
     for tenant, days in custom.items():
@@ -137,15 +140,15 @@ def scrub(
     """Forgetting: drop the audit records that returned any of ``items``, whose query or
     filters hold any of ``texts`` (the forgotten names and values, any case), or that ask for
     a word of the ``forgotten`` text that memory no longer holds anywhere; how many."""
-    removed = _scrub_words(tx, tenant, vanished_words(tx, forgotten))
+    removed = _scrub_words(tx, tenant, vanished_words(tx, tenant, forgotten))
     wanted = sorted(set(items))
     for first in range(0, len(wanted), 500):
         part = wanted[first : first + 500]
         marks = ",".join("?" * len(part))
         removed += tx.execute(
-            "DELETE FROM retrieval_audit WHERE id IN (SELECT audit_id FROM retrieval_audit_items"
-            f" WHERE tenant = ? AND item_id IN ({marks}))",
-            (tenant, *part),
+            "DELETE FROM retrieval_audit WHERE tenant = ? AND id IN (SELECT audit_id"
+            f" FROM retrieval_audit_items WHERE tenant = ? AND item_id IN ({marks}))",
+            (tenant, tenant, *part),
         )
     for text in {t.strip().lower() for t in texts if t and len(t.strip()) >= MIN_SCRUB_CHARS}:
         pattern = like_pattern(text)
@@ -161,7 +164,7 @@ _WORD = re.compile(r"[^\W_]{4,}")
 MAX_WORDS = 2000
 
 
-def vanished_words(tx: Tx, texts: Iterable[str]) -> set[str]:
+def vanished_words(tx: Tx, tenant: str, texts: Iterable[str]) -> set[str]:
     """The words of forgotten text (four letters or more) that no stored passage holds any
     more: a query naming one of them was a query about what was forgotten."""
     words: set[str] = set()
@@ -169,7 +172,7 @@ def vanished_words(tx: Tx, texts: Iterable[str]) -> set[str]:
         words.update(w.lower() for w in _WORD.findall(text or ""))
         if len(words) >= MAX_WORDS:
             break
-    return {word for word in words if not tx.text.rank([word], "any", 1, 0)}
+    return {word for word in words if not tx.text.rank(tenant, [word], "any", 1, 0)}
 
 
 def _scrub_words(tx: Tx, tenant: str, words: set[str]) -> int:
@@ -184,7 +187,10 @@ def _scrub_words(tx: Tx, tenant: str, words: set[str]) -> int:
     ]
     for first in range(0, len(doomed), 500):
         part = doomed[first : first + 500]
-        tx.execute(f"DELETE FROM retrieval_audit WHERE id IN ({','.join('?' * len(part))})", part)
+        tx.execute(
+            f"DELETE FROM retrieval_audit WHERE tenant = ? AND id IN ({','.join('?' * len(part))})",
+            [tenant, *part],
+        )
     return len(doomed)
 
 

@@ -43,7 +43,9 @@ class _State:
         as_json: bool,
         server: str | None = None,
         token: str | None = None,
+        database_url: str | None = None,
     ) -> None:
+        self.database_url = database_url
         self.memory_name = memory
         self.state_dir = state_dir
         self.agent = agent
@@ -57,7 +59,7 @@ class _State:
         up to date) when the command ends."""
         if not self.memory_name:
             raise MemoryNotNamed(NO_MEMORY)
-        memory = open_memory(self.memory_name, base_dir=self.state_dir)
+        memory = open_memory(self.memory_name, base_dir=self.state_dir, url=self.database_url)
         try:
             yield memory.agent(self.agent) if self.agent else memory
         finally:
@@ -306,6 +308,12 @@ class _VerbGroup(click.Group):
 @click.option(
     "--token", envvar="RECUERDO_TOKEN", metavar="TOKEN", help="The bearer token for --server."
 )
+@click.option(
+    "--database-url",
+    envvar="RECUERDO_DATABASE_URL",
+    metavar="URL",
+    help="Keep memories in this PostgreSQL database (postgresql://...) instead of files.",
+)
 @click.version_option(package_name="recuerdo")
 @click.pass_context
 def cli(
@@ -316,13 +324,14 @@ def cli(
     as_json: bool,
     server: str | None,
     token: str | None,
+    database_url: str | None,
 ) -> None:
     """recuerdo: persistent memory for AI agents.
 
     Every command below is a verb of the memory named by --memory (on this machine, or on a
     server with --server); serve, mcp and token run the doors.
     """
-    ctx.obj = _State(memory, state_dir, agent, as_json, server, token)
+    ctx.obj = _State(memory, state_dir, agent, as_json, server, token, database_url)
 
 
 for _verb in VERBS:

@@ -75,6 +75,13 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         "(requests naming any other Host are refused). Repeat for several.",
     )
     @click.option(
+        "--database-url",
+        default=None,
+        metavar="URL",
+        help="Open memories in this PostgreSQL database (postgresql://...); any number of "
+        "servers may share it. Default: the global --database-url ($RECUERDO_DATABASE_URL).",
+    )
+    @click.option(
         "--ingest-root",
         type=click.Path(exists=True, file_okay=False, resolve_path=True),
         default=None,
@@ -91,6 +98,7 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         code_repos: tuple[str, ...],
         code_interval: float,
         allowed_hosts: tuple[str, ...],
+        database_url: str | None,
         ingest_root: str | None,
     ) -> None:
         """Serve every memory under the state directory: HTTP API at /v1, MCP at /mcp."""
@@ -125,6 +133,7 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
             code_interval=code_interval,
             allowed_hosts=list(allowed_hosts),
             ingest_root=ingest_root,
+            database_url=database_url or state.database_url,
         )
         _announce(host, port, state, profile, tokens.any_active())
         if workers > 1:
@@ -165,7 +174,7 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         from .gateway import MemoryPool
         from .mcp import serve_stdio
 
-        pool = MemoryPool(state.state_dir, state.memory_name)
+        pool = MemoryPool(state.state_dir, state.memory_name, database_url=state.database_url)
         try:
             if state.memory_name:
                 pool.get(state.memory_name)  # a bad name fails now, not at the first call

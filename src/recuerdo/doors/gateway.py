@@ -51,6 +51,7 @@ class MemoryPool:
         *,
         remote: bool = False,
         ingest_root: str | os.PathLike[str] | None = None,
+        database_url: str | None = None,
     ) -> None:
         self.base_dir = base_dir
         self.default = default
@@ -59,6 +60,9 @@ class MemoryPool:
         """Callers are on another machine, as far as we know (HTTP, MCP over HTTP): they never
         name a file of this machine, unless it is under ``ingest_root``."""
         self.ingest_root = None if ingest_root is None else os.path.realpath(ingest_root)
+        self.database_url = database_url
+        """Memories are opened in this PostgreSQL database (any number of servers may share
+        it), else as files under ``base_dir``."""
         self._open: dict[str, Memory] = {}
         self._lock = threading.Lock()
 
@@ -72,7 +76,7 @@ class MemoryPool:
         with self._lock:
             memory = self._open.get(chosen)
             if memory is None:
-                memory = open_memory(chosen, base_dir=self.base_dir)
+                memory = open_memory(chosen, base_dir=self.base_dir, url=self.database_url)
                 memory.serve_code(self.code_repos)
                 self._open[chosen] = memory
             return memory

@@ -92,6 +92,8 @@ class ServerConfig:
     """Host names this server answers to besides the address it is bound to."""
     ingest_root: str | None = None
     """The folder whose files remote callers may name to ``ingest`` (off: they send bytes)."""
+    database_url: str | None = None
+    """The PostgreSQL database memories live in (None: files under ``base_dir``)."""
 
     def hosts(self) -> HostPolicy:
         return HostPolicy.for_binding(self.host, self.allowed_hosts)
@@ -108,6 +110,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         config.code_repos,
         remote=True,
         ingest_root=config.ingest_root,
+        database_url=config.database_url,
     )
     from .mcp_http import mcp_manager
 

@@ -25,10 +25,19 @@ _REF = "#/components/schemas/{model}"
 
 def _hoist(schema: dict[str, Any], into: dict[str, Any]) -> dict[str, Any]:
     """Move ``$defs`` into ``into`` (refs already point at components) and return the rest."""
-    defs = schema.pop("$defs", {})
-    for name, definition in defs.items():
-        into.setdefault(name, definition)
+    for name, definition in schema.pop("$defs", {}).items():
+        _add_component(into, name, definition)
     return schema
+
+
+def _add_component(components: dict[str, Any], name: str, definition: Any) -> None:
+    """One named schema in the shared components. Two different types of one name would make
+    one silently describe the other's replies, so a clash stops the door from starting."""
+    known = components.setdefault(name, definition)
+    if known != definition:
+        raise TypeError(
+            f"two reply types are both named {name!r} with different shapes: rename one"
+        )
 
 
 @cache
@@ -165,5 +174,5 @@ def hoist_defs(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, 
         return node
 
     for name, definition in defs.items():
-        components.setdefault(name, point(definition))
+        _add_component(components, name, point(definition))
     return point(schema)  # type: ignore[no-any-return]

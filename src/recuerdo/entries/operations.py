@@ -120,8 +120,8 @@ def insert(tx: Tx, tenant: str, source: str, entries: Sequence[_Prepared]) -> li
         )
         if entry.tags:
             tx.executemany(
-                "INSERT INTO item_tags (item_id, tag) VALUES (?, ?)",
-                [(new_id, tag) for tag in entry.tags],
+                "INSERT INTO item_tags (tenant, item_id, tag) VALUES (?, ?, ?)",
+                [(tenant, new_id, tag) for tag in entry.tags],
             )
         ids.append(int(new_id))
     return ids
@@ -146,7 +146,7 @@ def recall(
     where: list[str] = ["items.tenant = ?", "items.item_type = 'entry'"]
     params: list[Any] = [tenant]
     source_rows = "items"
-    found = tx.substrings.candidates(search) if search else None
+    found = tx.substrings.candidates(tenant, search) if search else None
     if found is not None:
         # The substring index drives: the matches are read first, then checked against the
         # filters (walking the filter indexes newest first would test every entry).
@@ -172,13 +172,17 @@ def recall(
         marks = ", ".join("?" * len(wanted))
         if isinstance(mode, str) and mode.strip().lower() == "all":
             where.append(
-                f"(SELECT count(*) FROM item_tags t WHERE t.item_id = items.id"
+                "(SELECT count(*) FROM item_tags t WHERE t.tenant = items.tenant"
+                f" AND t.item_id = items.id"
                 f" AND t.tag IN ({marks})) = ?"
             )
             params.extend([*wanted, len(wanted)])
         else:
-            where.append(f"items.id IN (SELECT item_id FROM item_tags WHERE tag IN ({marks}))")
-            params.extend(wanted)
+            where.append(
+                "items.id IN (SELECT t.item_id FROM item_tags t WHERE t.tenant = ?"
+                f" AND t.tag IN ({marks}))"
+            )
+            params.extend([tenant, *wanted])
     count = effective_limit(limit)
     matching = f"FROM {source_rows} WHERE {' AND '.join(where)}"
     rows = tx.all(f"SELECT {_COLUMNS} {matching} ORDER BY items.id DESC LIMIT ?", [*params, count])

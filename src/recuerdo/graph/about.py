@@ -20,12 +20,13 @@ DEFAULT_K = 20
 MAX_K = 1000
 
 
-def _document_rows(tx: Tx, ids: set[int]) -> dict[int, Row]:
+def _document_rows(tx: Tx, tenant: str, ids: set[int]) -> dict[int, Row]:
     return rows_by_id(
         tx,
         "SELECT id, title, content, created_at, meta, item_type FROM items",
         ids,
-        where="status <> 'deleted'",
+        where="tenant = ? AND status <> 'deleted'",
+        params=(tenant,),
     )
 
 
@@ -57,7 +58,7 @@ def verified_span(
     return {"text": quote, "start": start, "end": stop}, "verified"
 
 
-def fact_citations(tx: Tx, fact_rows: list[Row]) -> dict[int, dict[str, Any]]:
+def fact_citations(tx: Tx, tenant: str, fact_rows: list[Row]) -> dict[int, dict[str, Any]]:
     """fact id -> citation (source and verified span)."""
     if not fact_rows:
         return {}
@@ -66,12 +67,12 @@ def fact_citations(tx: Tx, fact_rows: list[Row]) -> dict[int, dict[str, Any]]:
     sources = {
         r["fact_id"]: r
         for r in tx.all(
-            f"SELECT fact_id, item_id, start, stop, quote_hash FROM fact_sources WHERE fact_id IN"
-            f" ({marks}) ORDER BY item_id",
-            ids,
+            "SELECT fact_id, item_id, start, stop, quote_hash FROM fact_sources WHERE tenant = ?"
+            f" AND fact_id IN ({marks}) ORDER BY item_id",
+            [tenant, *ids],
         )
     }
-    docs = _document_rows(tx, {r["item_id"] for r in sources.values()})
+    docs = _document_rows(tx, tenant, {r["item_id"] for r in sources.values()})
     citations = {}
     for row in fact_rows:
         cited = sources.get(row["id"])
@@ -106,7 +107,7 @@ def passage_citation(chunk: Row, doc: Row | None) -> dict[str, Any]:
 
 
 def _walk(
-    tx: Tx, seeds: dict[int, str], hops: int, view: store.View
+    tx: Tx, tenant: str, seeds: dict[int, str], hops: int, view: store.View
 ) -> list[tuple[Row, int, int, str]]:
     """(fact row, hop, the entity it was reached from, seed name), breadth first."""
     where, params = view.sql("f")
@@ -120,9 +121,9 @@ def _walk(
         ids = list(frontier)
         marks = ",".join("?" * len(ids))
         rows = tx.all(
-            f"SELECT f.* FROM facts f WHERE (f.subject_id IN ({marks}) OR f.object_id IN"
-            f" ({marks})) AND {where} ORDER BY f.id",
-            [*ids, *ids, *params],
+            f"SELECT f.* FROM facts f WHERE f.tenant = ? AND (f.subject_id IN ({marks})"
+            f" OR f.object_id IN ({marks})) AND {where} ORDER BY f.id",
+            [tenant, *ids, *ids, *params],
         )
         nxt: dict[int, str] = {}
         for row in rows:
@@ -140,7 +141,7 @@ def _walk(
 
 
 def _transitive(
-    tx: Tx, seeds: dict[int, str], view: store.View, limit: int
+    tx: Tx, tenant: str, seeds: dict[int, str], view: store.View, limit: int
 ) -> list[dict[str, Any]]:
     """Transitive facts from the seeds, shortest chains first; the walk stops once it has
     reached ``limit`` entities two or more links away (no answer shows more than k)."""
@@ -157,9 +158,9 @@ def _transitive(
                 marks = ",".join("?" * len(frontier))
                 near, far = ("subject_id", "object_id") if forward else ("object_id", "subject_id")
                 rows = tx.all(
-                    f"SELECT f.id, f.{near} AS a, f.{far} AS b FROM facts f WHERE"
-                    f" f.{near} IN ({marks}) AND f.relation = ? AND {where}",
-                    [*frontier, relation, *params],
+                    f"SELECT f.id, f.{near} AS a, f.{far} AS b FROM facts f WHERE f.tenant = ?"
+                    f" AND f.{near} IN ({marks}) AND f.relation = ? AND {where}",
+                    [tenant, *frontier, relation, *params],
                 )
                 frontier = set()
                 for row in rows:
@@ -173,11 +174,13 @@ def _transitive(
     return derived
 
 
-def visible_seeds(tx: Tx, matches: list[dict[str, Any]], view: store.View) -> list[dict[str, Any]]:
+def visible_seeds(
+    tx: Tx, tenant: str, matches: list[dict[str, Any]], view: store.View
+) -> list[dict[str, Any]]:
     """The matches the view may see (``as_of`` hides entities recorded later)."""
     if view.as_of is None or not matches:
         return matches
-    rows = store.entity_rows(tx, [m["entity_id"] for m in matches])
+    rows = store.entity_rows(tx, tenant, [m["entity_id"] for m in matches])
     return [
         m
         for m in matches
@@ -226,12 +229,12 @@ def about(
         matches = attribute_seeds(tx, tenant, scope, attribute, view)
     else:
         assert subject is not None
-        matches = visible_seeds(tx, seed(tx, tenant, scope, subject, whole_only=True), view)
+        matches = visible_seeds(tx, tenant, seed(tx, tenant, scope, subject, whole_only=True), view)
     seeding = [{"name": m["name"], "how": m["how"], "matched": m["matched"]} for m in matches]
     if not matches:
         return {"state": "nothing_stored", "items": [], "seeding": seeding}
     seeds = {m["entity_id"]: m["name"] for m in matches}
-    types = store.types_of(tx, list(seeds))
+    types = store.types_of(tx, tenant, list(seeds))
     items: list[dict[str, Any]] = []
     for entity_id, name in seeds.items():
         items.append(
@@ -240,32 +243,32 @@ def about(
                 "id": entity_id,
                 "name": name,
                 "types": types.get(entity_id, []),
-                "attributes": store.attributes_of(tx, entity_id, view),
+                "attributes": store.attributes_of(tx, tenant, entity_id, view),
                 "seed": name,
             }
         )
-    facts = graph_facts(tx, seeds, hops, view, k)
+    facts = graph_facts(tx, tenant, seeds, hops, view, k)
     items += facts[:k]
-    items += _passages(tx, seeds, max(0, k - len(facts[:k])), view)
+    items += _passages(tx, tenant, seeds, max(0, k - len(facts[:k])), view)
     if compact:
         items = [compact_item(item) for item in items]
     return {"state": "answered", "items": items, "seeding": seeding}
 
 
 def graph_facts(
-    tx: Tx, seeds: dict[int, str], hops: int, view: store.View, k: int
+    tx: Tx, tenant: str, seeds: dict[int, str], hops: int, view: store.View, k: int
 ) -> list[dict[str, Any]]:
     """The facts around the seeds, as the view sees them: stored ones walked ``hops`` steps in
     both directions, then the ones derived from them (``k`` bounds the transitive walk), each
     with its citation; nearest first, stored before derived."""
-    walked = _walk(tx, seeds, hops, view)
+    walked = _walk(tx, tenant, seeds, hops, view)
     stored_keys = {(r["subject_id"], r["relation"], r["object_id"]) for r, *_ in walked}
     derived = [
         dict(d, seed=seeds.get(r["subject_id"]) or name, hop=hop)
         for r, hop, _, name in walked
         for d in derive.mirrors(dict(r))
     ]
-    derived += [dict(d, hop=1) for d in _transitive(tx, seeds, view, k)]
+    derived += [dict(d, hop=1) for d in _transitive(tx, tenant, seeds, view, k)]
     unique: dict[tuple[int, str, int], dict[str, Any]] = {}
     for item in derived:
         key = (item["subject_id"], item["relation"], item["object_id"])
@@ -273,12 +276,14 @@ def graph_facts(
             unique[key] = item
     by_id = {r["id"]: r for r, *_ in walked}
     missing = {i for item in unique.values() for i in item["rests_on"]} - set(by_id)
-    by_id.update(rows_by_id(tx, "SELECT * FROM facts", sorted(missing)))
+    by_id.update(
+        rows_by_id(tx, "SELECT * FROM facts", sorted(missing), where="tenant = ?", params=(tenant,))
+    )
     entity_ids = set(seeds)
     for row in by_id.values():
         entity_ids |= {row["subject_id"], row["object_id"]}
-    names = {i: r["name"] for i, r in store.entity_rows(tx, sorted(entity_ids)).items()}
-    citations = fact_citations(tx, list(by_id.values()))
+    names = {i: r["name"] for i, r in store.entity_rows(tx, tenant, sorted(entity_ids)).items()}
+    citations = fact_citations(tx, tenant, list(by_id.values()))
     facts: list[dict[str, Any]] = []
     for row, hop, via, name in walked:
         facts.append(_fact_item(row, names, hop, via, name, citations[row["id"]]))
@@ -355,19 +360,22 @@ def _fact_item(
     }
 
 
-def _passages(tx: Tx, seeds: dict[int, str], limit: int, view: store.View) -> list[dict[str, Any]]:
+def _passages(
+    tx: Tx, tenant: str, seeds: dict[int, str], limit: int, view: store.View
+) -> list[dict[str, Any]]:
     if limit <= 0:
         return []
     marks = ",".join("?" * len(seeds))
     seen, params = view.items_sql("i")
     rows = tx.all(
-        f"SELECT m.entity_id, c.id, c.item_id, c.start, c.stop, c.body FROM mentions m"
-        f" JOIN chunks c ON c.id = m.chunk_id JOIN items i ON i.id = c.item_id"
-        f" WHERE m.entity_id IN ({marks}) AND {seen}"
+        "SELECT m.entity_id, c.id, c.item_id, c.start, c.stop, c.body FROM mentions m"
+        " JOIN chunks c ON c.tenant = m.tenant AND c.id = m.chunk_id"
+        " JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
+        f" WHERE m.tenant = ? AND m.entity_id IN ({marks}) AND {seen}"
         " ORDER BY c.item_id DESC, c.ordinal LIMIT ?",
-        [*seeds, *params, limit],
+        [tenant, *seeds, *params, limit],
     )
-    docs = _document_rows(tx, {r["item_id"] for r in rows})
+    docs = _document_rows(tx, tenant, {r["item_id"] for r in rows})
     items = []
     for row in rows:
         doc = docs.get(row["item_id"])
@@ -431,10 +439,11 @@ def graph_candidates(
     ids = [m["entity_id"] for m in matches]
     marks = ",".join("?" * len(ids))
     rows = tx.all(
-        f"SELECT c.id, c.item_id, count(*) AS hits FROM mentions m JOIN chunks c"
-        f" ON c.id = m.chunk_id WHERE m.entity_id IN ({marks}) GROUP BY c.id"
+        "SELECT c.id, c.item_id, count(*) AS hits FROM mentions m JOIN chunks c"
+        f" ON c.tenant = m.tenant AND c.id = m.chunk_id WHERE m.tenant = ?"
+        f" AND m.entity_id IN ({marks}) GROUP BY c.id, c.item_id"
         " ORDER BY hits DESC, c.item_id DESC LIMIT ?",
-        [*ids, limit],
+        [tenant, *ids, limit],
     )
     seen: set[int] = set()
     ranked: list[tuple[int | None, int]] = []

@@ -19,7 +19,7 @@ from ..facade import MemoryBase, verb
 from . import about as about_ops
 from . import derive, forget, status, store, transfer
 from . import remember as remember_ops
-from .results import About, Exported, Forgot, Imported, Remembered, Status
+from .results import About, Exported, Forgot, Imported, KnowledgeRemembered, Status
 
 FAMILY = "knowledge"
 DEFAULT_SCOPE = "user"
@@ -47,7 +47,7 @@ class KnowledgeVerbs(MemoryBase):
         date: str | None = None,
         source: str | None = None,
         scope: str | None = None,
-    ) -> Remembered:
+    ) -> KnowledgeRemembered:
         """Store what you know without any model: text (content, or messages, or passages with the
         names they mention) and/or facts you extracted ({entities: [{name, type, attributes}],
         relations: [{source, target, type, replaces}]}). The same call with the same date answers
@@ -75,7 +75,7 @@ class KnowledgeVerbs(MemoryBase):
                 date=date,
                 source=source,
             )
-        return cast(Remembered, {**reply, "meaning": self.meaning_state(settle=False)})
+        return cast(KnowledgeRemembered, {**reply, "meaning": self.meaning_state(settle=False)})
 
     @verb("write", errors=(FactsShape,), arguments=("from_", "to", "type"))
     def relate(
@@ -88,7 +88,7 @@ class KnowledgeVerbs(MemoryBase):
         replaces: bool = False,
         date: str | None = None,
         scope: str | None = None,
-    ) -> Remembered:
+    ) -> KnowledgeRemembered:
         """Add one typed fact between two entities (created if new); replaces=true ends the
         subject's other targets of that type (kept in history).
 
@@ -114,7 +114,7 @@ class KnowledgeVerbs(MemoryBase):
         }
         reply = self.remember_knowledge(facts=facts, date=date, scope=scope)
         # No text of its own waits for vectors: say what a read would say now.
-        return cast(Remembered, {**reply, "meaning": self.meaning_state()})
+        return cast(KnowledgeRemembered, {**reply, "meaning": self.meaning_state()})
 
     @verb("read", arguments=("subject",))
     def about(

@@ -85,16 +85,18 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     entity_id = found[0]
     chunks = [
         r["chunk_id"]
-        for r in tx.all("SELECT chunk_id FROM mentions WHERE entity_id = ?", (entity_id,))
+        for r in tx.all(
+            "SELECT chunk_id FROM mentions WHERE tenant = ? AND entity_id = ?", (tenant, entity_id)
+        )
     ]
     facts = int(
         tx.scalar(
-            "SELECT count(*) FROM facts WHERE subject_id = ? OR object_id = ?",
-            (entity_id, entity_id),
+            "SELECT count(*) FROM facts WHERE tenant = ? AND (subject_id = ? OR object_id = ?)",
+            (tenant, entity_id, entity_id),
         )
     )
-    tx.execute("DELETE FROM entities WHERE id = ?", (entity_id,))
-    hidden, touched, passages = _blank_passages(tx, chunks)
+    tx.execute("DELETE FROM entities WHERE tenant = ? AND id = ?", (tenant, entity_id))
+    hidden, touched, passages = _blank_passages(tx, tenant, chunks)
     retained = _passages_naming(tx, tenant, scope, name)
     counts = {
         **hidden,
@@ -115,9 +117,9 @@ def _fact(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
         return None
     relation = derive.normalise_relation(str(value["type"]))
     rows = tx.all(
-        "DELETE FROM facts WHERE subject_id = ? AND object_id = ? AND relation = ?"
+        "DELETE FROM facts WHERE tenant = ? AND subject_id = ? AND object_id = ? AND relation = ?"
         " RETURNING attributes",
-        (subject[0], obj[0], relation),
+        (tenant, subject[0], obj[0], relation),
     )
     if not rows:
         return None
@@ -144,8 +146,8 @@ def _passage(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
             "that scope to forget it",
             scope=row["scope"],
         )
-    kept = _detach_facts(tx, [item_id])
-    tx.execute("DELETE FROM items WHERE id = ?", (item_id,))
+    kept = _detach_facts(tx, tenant, [item_id])
+    tx.execute("DELETE FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
     kind = "documents_removed" if row["item_type"] == "document" else "messages_removed"
     return Done(
         {kind: 1, "facts_kept": kept},
@@ -165,8 +167,8 @@ def _source(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     if not docs:
         return None
     ids = [doc["id"] for doc in docs]
-    kept = _detach_facts(tx, ids)
-    tx.executemany("DELETE FROM items WHERE id = ?", [(i,) for i in ids])
+    kept = _detach_facts(tx, tenant, ids)
+    tx.executemany("DELETE FROM items WHERE tenant = ? AND id = ?", [(tenant, i) for i in ids])
     gone = [("passage", str(doc)) for doc in ids]
     text = [f"{doc['title'] or ''} {doc['content']}" for doc in docs]
     return Done({"documents_removed": len(ids), "facts_kept": kept}, ids, [label], text, gone)
@@ -205,8 +207,8 @@ def _attribute(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     if subject is None:
         return None
     rows = tx.all(
-        "DELETE FROM attributes WHERE entity_id = ? AND key = ? RETURNING value",
-        (subject[0], str(value["key"])),
+        "DELETE FROM attributes WHERE tenant = ? AND entity_id = ? AND key = ? RETURNING value",
+        (tenant, subject[0], str(value["key"])),
     )
     if not rows:
         return None
@@ -342,7 +344,9 @@ def _values(rows: list[Any], column: str) -> list[str]:
     return texts
 
 
-def _blank_passages(tx: Tx, chunk_ids: list[int]) -> tuple[dict[str, Any], list[int], list[str]]:
+def _blank_passages(
+    tx: Tx, tenant: str, chunk_ids: list[int]
+) -> tuple[dict[str, Any], list[int], list[str]]:
     """Remove passages: their chunks go, and their text is blanked inside documents that keep
     other passages (a document left with none is deleted whole). The counts, the items, and
     the passages' text."""
@@ -350,23 +354,32 @@ def _blank_passages(tx: Tx, chunk_ids: list[int]) -> tuple[dict[str, Any], list[
         return {"passages_hidden": 0, "documents_emptied": []}, [], []
     marks = ",".join("?" * len(chunk_ids))
     rows = tx.all(
-        f"SELECT id, item_id, start, stop, body FROM chunks WHERE id IN ({marks})", chunk_ids
+        f"SELECT id, item_id, start, stop, body FROM chunks WHERE tenant = ? AND id IN ({marks})",
+        [tenant, *chunk_ids],
     )
     by_doc: dict[int, list[tuple[int, int]]] = {}
     for row in rows:
         by_doc.setdefault(row["item_id"], []).append((row["start"], row["stop"]))
-    tx.execute(f"DELETE FROM chunks WHERE id IN ({marks})", chunk_ids)
+    tx.execute(f"DELETE FROM chunks WHERE tenant = ? AND id IN ({marks})", [tenant, *chunk_ids])
     emptied = []
     for doc_id, spans in by_doc.items():
-        left = int(tx.scalar("SELECT count(*) FROM chunks WHERE item_id = ?", (doc_id,)))
+        left = int(
+            tx.scalar(
+                "SELECT count(*) FROM chunks WHERE tenant = ? AND item_id = ?", (tenant, doc_id)
+            )
+        )
         if left == 0:
-            tx.execute("DELETE FROM items WHERE id = ?", (doc_id,))
+            tx.execute("DELETE FROM items WHERE tenant = ? AND id = ?", (tenant, doc_id))
             emptied.append(doc_id)
             continue
-        text = str(tx.scalar("SELECT content FROM items WHERE id = ?", (doc_id,)))
+        text = str(
+            tx.scalar("SELECT content FROM items WHERE tenant = ? AND id = ?", (tenant, doc_id))
+        )
         for start, stop in spans:
             text = text[:start] + " " * (stop - start) + text[stop:]
-        tx.execute("UPDATE items SET content = ? WHERE id = ?", (text, doc_id))
+        tx.execute(
+            "UPDATE items SET content = ? WHERE tenant = ? AND id = ?", (text, tenant, doc_id)
+        )
     counts = {"passages_hidden": len(rows), "documents_emptied": sorted(emptied)}
     return counts, sorted(by_doc), [row["body"] for row in rows]
 
@@ -377,7 +390,7 @@ def _passages_naming(tx: Tx, tenant: str, scope: str, name: str) -> list[tuple[i
     words = [w for w in store.words(name) if len(w) >= 3 and w not in STOP_WORDS]
     if not words:
         return []
-    ranked = tx.text.rank(words, "any", _RETAINED_WINDOW, 0)
+    ranked = tx.text.rank(tenant, words, "any", _RETAINED_WINDOW, 0)
     if not ranked:
         return []
     ids = [chunk_id for chunk_id, _ in ranked]
@@ -388,22 +401,24 @@ def _passages_naming(tx: Tx, tenant: str, scope: str, name: str) -> list[tuple[i
         found += [
             (row["item_id"], row["id"])
             for row in tx.all(
-                f"SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.id = c.item_id"
-                f" WHERE c.id IN ({marks}) AND i.tenant = ? AND i.scope = ?",
+                "SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.tenant = c.tenant"
+                f" AND i.id = c.item_id WHERE c.id IN ({marks}) AND i.tenant = ? AND i.scope = ?",
                 [*part, tenant, scope],
             )
         ]
     return found
 
 
-def _detach_facts(tx: Tx, doc_ids: list[int]) -> int:
+def _detach_facts(tx: Tx, tenant: str, doc_ids: list[int]) -> int:
     """Facts cited only by these documents stay, as asserted facts; how many."""
     if not doc_ids:
         return 0
     marks = ",".join("?" * len(doc_ids))
     return int(
         tx.scalar(
-            f"SELECT count(DISTINCT fact_id) FROM fact_sources WHERE item_id IN ({marks})", doc_ids
+            "SELECT count(DISTINCT fact_id) FROM fact_sources WHERE tenant = ?"
+            f" AND item_id IN ({marks})",
+            [tenant, *doc_ids],
         )
     )
 

@@ -96,9 +96,10 @@ def seed(
             _rows(
                 tx,
                 "SELECT e.id, e.name FROM entity_words w CROSS JOIN entities e"
-                " ON e.id = w.entity_id WHERE w.word = ? AND e.tenant = ? AND e.scope = ?"
+                " WHERE e.tenant = w.tenant AND e.id = w.entity_id AND w.tenant = ?"
+                " AND w.word = ? AND e.scope = ?"
                 " LIMIT ?",  # enough to fill the seeds past those already found
-                [word, tenant, scope, MAX_SEEDS + len(found)],
+                [tenant, word, scope, MAX_SEEDS + len(found)],
             ),
             "word",
             word,
@@ -109,9 +110,9 @@ def seed(
                 _rows(
                     tx,
                     "SELECT e.id, e.name FROM entity_words w CROSS JOIN entities e"
-                    " ON e.id = w.entity_id WHERE w.word > ? AND w.word < ? AND e.tenant = ?"
-                    " AND e.scope = ? LIMIT 50",
-                    [word, word + "\U0010ffff", tenant, scope],
+                    " WHERE e.tenant = w.tenant AND e.id = w.entity_id AND w.tenant = ?"
+                    " AND w.word > ? AND w.word < ? AND e.scope = ? LIMIT 50",
+                    [tenant, word, word + "\U0010ffff", scope],
                 ),
                 "prefix",
                 word,
@@ -125,9 +126,9 @@ def seed(
                 _rows(
                     tx,
                     "SELECT e.id, e.name FROM entity_types t CROSS JOIN entities e"
-                    " ON e.id = t.entity_id WHERE t.type = ? AND e.tenant = ? AND e.scope = ?"
-                    " LIMIT ?",
-                    [form, tenant, scope, MAX_SEEDS],
+                    " WHERE e.tenant = t.tenant AND e.id = t.entity_id AND t.tenant = ?"
+                    " AND t.type = ? AND e.scope = ? LIMIT ?",
+                    [tenant, form, scope, MAX_SEEDS],
                 ),
                 "type",
                 form,

@@ -235,7 +235,7 @@ def remember(
                 ),
             )
         )
-        chunk_ids = insert_chunks(tx, doc_id, text, spans, title=origin or "")
+        chunk_ids = insert_chunks(tx, tenant, doc_id, text, spans, title=origin or "")
     counts = {
         "entities_created": 0,
         "facts_created": 0,
@@ -247,10 +247,10 @@ def remember(
         entity_id, created = _ensure(tx, tenant, label, item["name"], origin, stamp)
         counts["entities_created"] += created
         if item["type"]:
-            store.add_type(tx, entity_id, item["type"])
+            store.add_type(tx, tenant, entity_id, item["type"])
         for key, value in item["attributes"].items():
             counts["attributes_changed"] += store.set_attribute(
-                tx, entity_id, str(key), value, when, stamp
+                tx, tenant, entity_id, str(key), value, when, stamp
             )
     known = store.known_entities(
         tx, tenant, label, [end for r in relations for end in (r["source"], r["target"])]
@@ -297,7 +297,16 @@ def remember(
         counts["facts_created" if created else "facts_existing"] += 1
         counts["facts_replaced"] += replaced
         if doc_id is not None:
-            _cite(tx, fact_id, doc_id, text or "", spans, relation["source"], relation["target"])
+            _cite(
+                tx,
+                tenant,
+                fact_id,
+                doc_id,
+                text or "",
+                spans,
+                relation["source"],
+                relation["target"],
+            )
     unlinked = 0
     if doc_id is not None:
         unlinked = _link_mentions(
@@ -331,7 +340,14 @@ def _ensure(
 
 
 def _cite(
-    tx: Tx, fact_id: int, doc_id: int, text: str, spans: list[Span], source: str, target: str
+    tx: Tx,
+    tenant: str,
+    fact_id: int,
+    doc_id: int,
+    text: str,
+    spans: list[Span],
+    source: str,
+    target: str,
 ) -> None:
     """Cite the sentence that supports the fact: the first naming both ends (else one end);
     without one, the passage that names most of them (else the first passage)."""
@@ -347,7 +363,7 @@ def _cite(
     best = max(sentences, key=lambda span: (names(span), -span.start), default=None)
     if best is None or names(best) == 0:
         best = max(spans, key=lambda span: (names(span), -span.start))
-    store.cite(tx, fact_id, doc_id, best.start, best.end, text[best.start : best.end])
+    store.cite(tx, tenant, fact_id, doc_id, best.start, best.end, text[best.start : best.end])
 
 
 def _link_mentions(
@@ -370,8 +386,9 @@ def _link_mentions(
             linked.add(_ensure(tx, tenant, scope, name, origin, stamp)[0])
         linked |= known_names_in(tx, tenant, scope, text[span.start : span.end])
         tx.executemany(
-            "INSERT INTO mentions (chunk_id, entity_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            [(chunk_id, e) for e in linked],
+            "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
+            " ON CONFLICT DO NOTHING",
+            [(tenant, chunk_id, e) for e in linked],
         )
         unlinked += not linked
     return unlinked
@@ -389,9 +406,9 @@ def known_names_in(tx: Tx, tenant: str, scope: str, passage: str) -> set[int]:
         marks = ",".join("?" * len(part))
         for row in tx.all(
             "SELECT DISTINCT e.id, e.folded FROM entity_words w CROSS JOIN entities e"
-            f" ON e.id = w.entity_id WHERE w.word IN ({marks}) AND e.tenant = ?"
-            " AND e.scope = ? LIMIT 5000",
-            [*part, tenant, scope],
+            " WHERE e.tenant = w.tenant AND e.id = w.entity_id AND w.tenant = ?"
+            f" AND w.word IN ({marks}) AND e.scope = ? LIMIT 5000",
+            [tenant, *part, scope],
         ):
             if re.search(rf"(?<!\w){re.escape(row['folded'])}(?!\w)", folded):
                 found.add(row["id"])

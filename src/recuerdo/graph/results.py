@@ -196,7 +196,7 @@ class About(TypedDict):
 
 
 @with_config(_EXACT)
-class Remembered(TypedDict):
+class KnowledgeRemembered(TypedDict):
     """What a remember (or relate) call stored; ``already``: the same call was stored before,
     and this one created nothing."""
 

@@ -124,51 +124,64 @@ def entity(
         )
     )
     tx.executemany(
-        "INSERT INTO entity_words (word, entity_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
-        [(word, new_id) for word in set(words(folded))],
+        "INSERT INTO entity_words (tenant, word, entity_id) VALUES (?, ?, ?)"
+        " ON CONFLICT DO NOTHING",
+        [(tenant, word, new_id) for word in set(words(folded))],
     )
     return new_id, True
 
 
-def add_type(tx: Tx, entity_id: int, kind: str) -> None:
+def add_type(tx: Tx, tenant: str, entity_id: int, kind: str) -> None:
     tx.execute(
-        "INSERT INTO entity_types (entity_id, type) VALUES (?, ?) ON CONFLICT DO NOTHING",
-        (entity_id, kind.strip().lower()),
+        "INSERT INTO entity_types (tenant, entity_id, type) VALUES (?, ?, ?)"
+        " ON CONFLICT DO NOTHING",
+        (tenant, entity_id, kind.strip().lower()),
     )
 
 
 def set_attribute(
-    tx: Tx, entity_id: int, key: str, value: object, valid_from: str | None, recorded_at: str
+    tx: Tx,
+    tenant: str,
+    entity_id: int,
+    key: str,
+    value: object,
+    valid_from: str | None,
+    recorded_at: str,
 ) -> bool:
     """Make ``value`` the current value of ``key``; the older value stays as history.
     Returns whether anything changed."""
     kind, canonical = values.typed(value, f"attribute {key!r}")
     encoded = values.encode(kind, canonical)
     current = tx.one(
-        "SELECT id, value FROM attributes WHERE entity_id = ? AND key = ? AND ended_at IS NULL",
-        (entity_id, key),
+        "SELECT id, value FROM attributes WHERE tenant = ? AND entity_id = ? AND key = ?"
+        " AND ended_at IS NULL",
+        (tenant, entity_id, key),
     )
     if current is not None and current["value"] == encoded:
         return False
     if current is not None:
-        tx.execute("UPDATE attributes SET ended_at = ? WHERE id = ?", (recorded_at, current["id"]))
+        tx.execute(
+            "UPDATE attributes SET ended_at = ? WHERE tenant = ? AND id = ?",
+            (recorded_at, tenant, current["id"]),
+        )
     tx.execute(
-        "INSERT INTO attributes (entity_id, key, value, valid_from, recorded_at)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (entity_id, key, encoded, valid_from, recorded_at),
+        "INSERT INTO attributes (tenant, entity_id, key, value, valid_from, recorded_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (tenant, entity_id, key, encoded, valid_from, recorded_at),
     )
     return True
 
 
-def attributes_of(tx: Tx, entity_id: int, view: View) -> dict[str, Any]:
+def attributes_of(tx: Tx, tenant: str, entity_id: int, view: View) -> dict[str, Any]:
     """The attribute values the view sees: current ones; those known at ``as_of``; or at
     ``valid_at``, for each key the value that took effect last by then (its date, else when it
     was recorded)."""
     if view.valid_at is not None and view.as_of is None:
         rows = tx.all(
             "SELECT key, value, coalesce(valid_from, recorded_at) AS since FROM attributes"
-            " WHERE entity_id = ? AND coalesce(valid_from, recorded_at) <= ? ORDER BY since, id",
-            (entity_id, view.valid_at),
+            " WHERE tenant = ? AND entity_id = ? AND coalesce(valid_from, recorded_at) <= ?"
+            " ORDER BY since, id",
+            (tenant, entity_id, view.valid_at),
         )
         return {row["key"]: values.decode(row["value"]) for row in rows}  # the last one wins
     if view.as_of is not None:
@@ -179,7 +192,8 @@ def attributes_of(tx: Tx, entity_id: int, view: View) -> dict[str, Any]:
     else:
         where, params = "ended_at IS NULL", []
     rows = tx.all(
-        f"SELECT key, value FROM attributes WHERE entity_id = ? AND {where}", [entity_id, *params]
+        f"SELECT key, value FROM attributes WHERE tenant = ? AND entity_id = ? AND {where}",
+        [tenant, entity_id, *params],
     )
     return {row["key"]: values.decode(row["value"]) for row in rows}
 
@@ -193,7 +207,8 @@ def with_attribute(
     wanted = values.encode(kind, canonical)
     rows = tx.all(
         "SELECT DISTINCT e.id, e.name, e.recorded_at FROM attributes a JOIN entities e"
-        " ON e.id = a.entity_id WHERE e.tenant = ? AND e.scope = ? AND a.key = ? AND a.value = ?"
+        " ON e.tenant = a.tenant AND e.id = a.entity_id WHERE e.tenant = ? AND e.scope = ?"
+        " AND a.key = ? AND a.value = ?"
         " ORDER BY e.id",
         (tenant, scope, key, wanted),
     )
@@ -201,16 +216,16 @@ def with_attribute(
         row
         for row in rows
         if view.knows(row["recorded_at"])
-        and attributes_of(tx, row["id"], view).get(key) == values.decode(wanted)
+        and attributes_of(tx, tenant, row["id"], view).get(key) == values.decode(wanted)
     ]
 
 
 NEXT_TWIN = (
-    "(SELECT count(*) FROM facts d WHERE d.subject_id = ? AND d.relation = ? AND d.object_id = ?"
-    " AND d.recorded_at = ? AND d.valid_from IS ?)"
+    "(SELECT count(*) FROM facts d WHERE d.tenant = ? AND d.subject_id = ? AND d.relation = ?"
+    " AND d.object_id = ? AND d.recorded_at = ? AND d.valid_from IS NOT DISTINCT FROM ?)"
 )
-"""The ``twin`` of a fact about to be stored (bind subject, relation, object, recorded_at,
-valid_from): how many alike facts came before it in the same call (see migration m008).
+"""The ``twin`` of a fact about to be stored (bind tenant, subject, relation, object,
+recorded_at, valid_from): how many alike facts came before it in the same call (see migration m008).
 Facts stored by :func:`add_plain_facts` have none: no fact ends within such a call."""
 
 
@@ -230,9 +245,9 @@ def add_fact(
 ) -> tuple[int, bool, int]:
     """(fact id, created, facts replaced). The same current fact is not stored twice."""
     existing = tx.scalar(
-        "SELECT id FROM facts WHERE subject_id = ? AND relation = ? AND object_id = ?"
-        " AND ended_at IS NULL",
-        (subject, relation, obj),
+        "SELECT id FROM facts WHERE tenant = ? AND subject_id = ? AND relation = ?"
+        " AND object_id = ? AND ended_at IS NULL",
+        (tenant, subject, relation, obj),
     )
     replaced = 0
     if existing is not None:
@@ -253,7 +268,7 @@ def add_fact(
                     valid_from,
                     recorded_at,
                     source,
-                    *(subject, relation, obj, recorded_at, valid_from),
+                    *(tenant, subject, relation, obj, recorded_at, valid_from),
                 ),
             )
         )
@@ -261,8 +276,9 @@ def add_fact(
     if replaces:
         replaced = tx.execute(
             "UPDATE facts SET valid_to = coalesce(?, ?), ended_at = ?, replaced_by = ?"
-            " WHERE subject_id = ? AND relation = ? AND object_id <> ? AND ended_at IS NULL",
-            (valid_from, recorded_at, recorded_at, fact_id, subject, relation, obj),
+            " WHERE tenant = ? AND subject_id = ? AND relation = ? AND object_id <> ?"
+            " AND ended_at IS NULL",
+            (valid_from, recorded_at, recorded_at, fact_id, tenant, subject, relation, obj),
         )
     return fact_id, created, replaced
 
@@ -290,9 +306,16 @@ def add_plain_facts(
         rows = ", ".join("(?, ?, ?)" for _ in part)
         for row in tx.all(
             f"WITH wanted (s, r, o) AS (VALUES {rows})"
-            " SELECT DISTINCT s, r, o FROM wanted JOIN facts f ON f.subject_id = s"
-            " AND f.relation = r AND f.object_id = o AND f.ended_at IS NULL",
-            [value for subject, relation, obj, _ in part for value in (subject, relation, obj)],
+            " SELECT DISTINCT s, r, o FROM wanted JOIN facts f ON f.tenant = ?"
+            " AND f.subject_id = s AND f.relation = r AND f.object_id = o AND f.ended_at IS NULL",
+            [
+                *(
+                    value
+                    for subject, relation, obj, _ in part
+                    for value in (subject, relation, obj)
+                ),
+                tenant,
+            ],
         ):
             current.add((int(row["s"]), str(row["r"]), int(row["o"])))
     new = []
@@ -316,25 +339,29 @@ def quote_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def cite(tx: Tx, fact_id: int, item_id: int, start: int, stop: int, quote: str) -> None:
+def cite(
+    tx: Tx, tenant: str, fact_id: int, item_id: int, start: int, stop: int, quote: str
+) -> None:
     tx.execute(
-        "INSERT INTO fact_sources (fact_id, item_id, start, stop, quote_hash)"
-        " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        (fact_id, item_id, start, stop, quote_hash(quote)),
+        "INSERT INTO fact_sources (tenant, fact_id, item_id, start, stop, quote_hash)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        (tenant, fact_id, item_id, start, stop, quote_hash(quote)),
     )
 
 
-def entity_rows(tx: Tx, ids: list[int]) -> dict[int, Row]:
-    return rows_by_id(tx, "SELECT * FROM entities", ids)
+def entity_rows(tx: Tx, tenant: str, ids: list[int]) -> dict[int, Row]:
+    return rows_by_id(tx, "SELECT * FROM entities", ids, where="tenant = ?", params=(tenant,))
 
 
-def types_of(tx: Tx, ids: list[int]) -> dict[int, list[str]]:
+def types_of(tx: Tx, tenant: str, ids: list[int]) -> dict[int, list[str]]:
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
     found: dict[int, list[str]] = {}
     for row in tx.all(
-        f"SELECT entity_id, type FROM entity_types WHERE entity_id IN ({marks}) ORDER BY type", ids
+        f"SELECT entity_id, type FROM entity_types WHERE tenant = ? AND entity_id IN ({marks})"
+        " ORDER BY type",
+        [tenant, *ids],
     ):
         found.setdefault(row["entity_id"], []).append(row["type"])
     return found

@@ -92,10 +92,11 @@ def _page(
             " o.folded AS o_fold, r.relation AS r_relation, r.valid_from AS r_from,"
             " r.recorded_at AS r_recorded, rs.folded AS r_s, ro.folded AS r_o,"
             " r.twin AS r_twin FROM facts f"
-            " JOIN entities s ON s.id = f.subject_id JOIN entities o ON o.id = f.object_id"
-            " LEFT JOIN facts r ON r.id = f.replaced_by"
-            " LEFT JOIN entities rs ON rs.id = r.subject_id"
-            " LEFT JOIN entities ro ON ro.id = r.object_id"
+            " JOIN entities s ON s.tenant = f.tenant AND s.id = f.subject_id"
+            " JOIN entities o ON o.tenant = f.tenant AND o.id = f.object_id"
+            " LEFT JOIN facts r ON r.tenant = f.tenant AND r.id = f.replaced_by"
+            " LEFT JOIN entities rs ON rs.tenant = r.tenant AND rs.id = r.subject_id"
+            " LEFT JOIN entities ro ON ro.tenant = r.tenant AND ro.id = r.object_id"
             " WHERE f.tenant = ? AND f.scope = ? AND f.id > ? ORDER BY f.id LIMIT ?",
             (tenant, scope, last, limit),
         ), _facts
@@ -109,15 +110,17 @@ def _page(
 
 def _document(tx: Tx, row: Row) -> dict[str, Any]:
     passages = []
+    tenant = row["tenant"]
     for chunk in tx.all(
-        "SELECT id, start, stop FROM chunks WHERE item_id = ? ORDER BY ordinal", (row["id"],)
+        "SELECT id, start, stop FROM chunks WHERE tenant = ? AND item_id = ? ORDER BY ordinal",
+        (tenant, row["id"]),
     ):
         names = [
             r["name"]
             for r in tx.all(
-                "SELECT e.name FROM mentions m JOIN entities e ON e.id = m.entity_id"
-                " WHERE m.chunk_id = ? ORDER BY e.name",
-                (chunk["id"],),
+                "SELECT e.name FROM mentions m JOIN entities e ON e.tenant = m.tenant"
+                " AND e.id = m.entity_id WHERE m.tenant = ? AND m.chunk_id = ? ORDER BY e.name",
+                (tenant, chunk["id"]),
             )
         ]
         passages.append({"start": chunk["start"], "end": chunk["stop"], "mentions": names})
@@ -140,9 +143,13 @@ def _entities(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
-    types = store.types_of(tx, ids)
+    tenant = rows[0]["tenant"]
+    types = store.types_of(tx, tenant, ids)
     attributes: dict[int, list[dict[str, Any]]] = {}
-    for r in tx.all(f"SELECT * FROM attributes WHERE entity_id IN ({marks}) ORDER BY id", ids):
+    for r in tx.all(
+        f"SELECT * FROM attributes WHERE tenant = ? AND entity_id IN ({marks}) ORDER BY id",
+        [tenant, *ids],
+    ):
         attributes.setdefault(r["entity_id"], []).append(
             {
                 "key": r["key"],
@@ -170,13 +177,14 @@ def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
+    tenant = rows[0]["tenant"]
     sources: dict[int, list[dict[str, Any]]] = {}
     document_keys: dict[int, str] = {}
     for r in tx.all(
         "SELECT fs.fact_id, fs.item_id, fs.start, fs.stop, i.content, i.title,"
-        " i.occurred_at FROM fact_sources fs JOIN items i ON i.id = fs.item_id"
-        f" WHERE fs.fact_id IN ({marks})",
-        ids,
+        " i.occurred_at FROM fact_sources fs JOIN items i ON i.tenant = fs.tenant"
+        f" AND i.id = fs.item_id WHERE fs.tenant = ? AND fs.fact_id IN ({marks})",
+        [tenant, *ids],
     ):
         if r["item_id"] not in document_keys:
             document_keys[r["item_id"]] = _key("document", r["content"], r["title"])
@@ -189,7 +197,7 @@ def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
             }
         )
     types = store.types_of(
-        tx, sorted({row[end] for row in rows for end in ("subject_id", "object_id")})
+        tx, tenant, sorted({row[end] for row in rows for end in ("subject_id", "object_id")})
     )
     return [
         {
@@ -242,8 +250,9 @@ def _note(tx: Tx, row: Row) -> dict[str, Any]:
             "created_at": r["created_at"],
         }
         for r in tx.all(
-            "SELECT * FROM revisions WHERE item_id = ? AND version IS NOT NULL ORDER BY version",
-            (row["id"],),
+            "SELECT * FROM revisions WHERE tenant = ? AND item_id = ? AND version IS NOT NULL"
+            " ORDER BY version",
+            (row["tenant"], row["id"]),
         )
     ]
     return {
@@ -335,7 +344,7 @@ def _import_document(
         )
     )
     spans = [Span(int(p["start"]), int(p["end"])) for p in record.get("passages", [])]
-    chunk_ids = insert_chunks(tx, doc_id, text, spans, title=record.get("name") or "")
+    chunk_ids = insert_chunks(tx, tenant, doc_id, text, spans, title=record.get("name") or "")
     for passage, chunk_id in zip(record.get("passages", []), chunk_ids, strict=True):
         for name in passage.get("mentions", []):
             found = store.entity(
@@ -343,8 +352,9 @@ def _import_document(
             )
             assert found is not None
             tx.execute(
-                "INSERT INTO mentions (chunk_id, entity_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                (chunk_id, found[0]),
+                "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
+                (tenant, chunk_id, found[0]),
             )
 
 
@@ -354,13 +364,14 @@ def _import_entity(tx: Tx, tenant: str, principal: str, scope: str, record: dict
     )
     assert found is not None
     for kind in record.get("types", []):
-        store.add_type(tx, found[0], kind)
+        store.add_type(tx, tenant, found[0], kind)
     for attribute in record.get("attributes", []):
         value = attribute["value"]
         tx.execute(
-            "INSERT INTO attributes (entity_id, key, value, valid_from, recorded_at,"
-            " ended_at) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO attributes (tenant, entity_id, key, value, valid_from, recorded_at,"
+            " ended_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
+                tenant,
                 found[0],
                 attribute["key"],
                 values.encode(value["type"], value["value"]),
@@ -378,7 +389,7 @@ def _import_fact(tx: Tx, tenant: str, principal: str, scope: str, record: dict[s
     assert subject is not None and obj is not None
     for end, kinds in ((subject, "subject_types"), (obj, "object_types")):
         for kind in record.get(kinds) or []:
-            store.add_type(tx, end[0], str(kind))
+            store.add_type(tx, tenant, end[0], str(kind))
     fact_id = int(
         tx.scalar(
             "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
@@ -396,7 +407,7 @@ def _import_fact(tx: Tx, tenant: str, principal: str, scope: str, record: dict[s
                 record["recorded_at"],
                 record.get("ended_at"),
                 record.get("source"),
-                *(subject[0], record["relation"], obj[0], record["recorded_at"]),
+                *(tenant, subject[0], record["relation"], obj[0], record["recorded_at"]),
                 record.get("valid_from"),
             ),
         )
@@ -408,13 +419,13 @@ def _import_fact(tx: Tx, tenant: str, principal: str, scope: str, record: dict[s
     )
     tx.execute(
         "UPDATE facts SET replaced_by = (SELECT fact_id FROM import_facts WHERE"
-        " tenant = ? AND scope = ? AND key = ?) WHERE id = ?",
-        (tenant, scope, record.get("replaced_by"), fact_id),
+        " tenant = ? AND scope = ? AND key = ?) WHERE tenant = ? AND id = ?",
+        (tenant, scope, record.get("replaced_by"), tenant, fact_id),
     )
     tx.execute(
-        "UPDATE facts SET replaced_by = ? WHERE id IN (SELECT fact_id FROM import_facts"
-        " WHERE tenant = ? AND scope = ? AND replaced_by_key = ?)",
-        (fact_id, tenant, scope, record["key"]),
+        "UPDATE facts SET replaced_by = ? WHERE tenant = ? AND id IN (SELECT fact_id"
+        " FROM import_facts WHERE tenant = ? AND scope = ? AND replaced_by_key = ?)",
+        (fact_id, tenant, tenant, scope, record["key"]),
     )
     for source in record.get("sources", []):
         doc = tx.one(
@@ -424,7 +435,7 @@ def _import_fact(tx: Tx, tenant: str, principal: str, scope: str, record: dict[s
         )
         if doc is not None:
             start, stop = int(source["start"]), int(source["end"])
-            store.cite(tx, fact_id, doc["id"], start, stop, doc["content"][start:stop])
+            store.cite(tx, tenant, fact_id, doc["id"], start, stop, doc["content"][start:stop])
 
 
 def _import_note(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
@@ -442,7 +453,7 @@ def _import_note(tx: Tx, tenant: str, principal: str, scope: str, record: dict[s
         tags=list(record.get("tags") or []),
     )
     for revision in revisions[1:]:
-        row = tx.one("SELECT * FROM items WHERE id = ?", (item_id,))
+        row = tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
         assert row is not None
         notes.write_version(
             tx,

@@ -113,6 +113,7 @@ def index_item(tx: Tx, row: Row) -> int:
         vector_text = embed_text or (f"{title}\n{body}" if title else body)
         rows.append(
             (
+                row["tenant"],
                 row["id"],
                 ordinal,
                 span.start,
@@ -125,15 +126,15 @@ def index_item(tx: Tx, row: Row) -> int:
             )
         )
     tx.executemany(
-        "INSERT INTO chunks (item_id, ordinal, start, stop, title, body, context, embed_text,"
-        " hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO chunks (tenant, item_id, ordinal, start, stop, title, body, context,"
+        " embed_text, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows,
     )
     return len(rows)
 
 
 def insert_chunks(
-    tx: Tx, item_id: int, text: str, spans: Sequence[Span], *, title: str = ""
+    tx: Tx, tenant: str, item_id: int, text: str, spans: Sequence[Span], *, title: str = ""
 ) -> list[int]:
     """Chunks at given spans (documents and passages cut by their writer); their ids."""
     ids = []
@@ -143,55 +144,76 @@ def insert_chunks(
         ids.append(
             int(
                 tx.scalar(
-                    "INSERT INTO chunks (item_id, ordinal, start, stop, title, body, context, hash)"
-                    " VALUES (?, ?, ?, ?, ?, ?, '', ?) RETURNING id",
-                    (item_id, ordinal, span.start, span.end, title, body, chunk_hash(vector_text)),
+                    "INSERT INTO chunks (tenant, item_id, ordinal, start, stop, title, body,"
+                    " context, hash) VALUES (?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id",
+                    (
+                        tenant,
+                        item_id,
+                        ordinal,
+                        span.start,
+                        span.end,
+                        title,
+                        body,
+                        chunk_hash(vector_text),
+                    ),
                 )
             )
         )
     return ids
 
 
-def rechunk(tx: Tx, item_id: int) -> None:
+def rechunk(tx: Tx, tenant: str, item_id: int) -> None:
     """Queue an item whose text or title changed for re-cutting (once the worker has chunked
     it at all; before that, the worker will read the current text anyway)."""
     if item_id <= int(tx.scalar(_MARK)):
         tx.execute(
-            "INSERT INTO rechunk_queue (item_id) VALUES (?) ON CONFLICT DO NOTHING", (item_id,)
+            "INSERT INTO rechunk_queue (tenant, item_id) VALUES (?, ?)"
+            " ON CONFLICT (tenant, item_id) DO NOTHING",
+            (tenant, item_id),
         )
 
 
-STALE = "SELECT item_id FROM rechunk_queue"
-"""Items whose chunks are stale: readers exclude their chunks and read the items directly."""
+def stale(alias: str, column: str = "item_id") -> str:
+    """A condition true when the item ``alias.column`` (of the tenant ``alias.tenant``) has
+    stale chunks: readers exclude its chunks and read the item directly."""
+    return (
+        f"EXISTS (SELECT 1 FROM rechunk_queue q WHERE q.tenant = {alias}.tenant"
+        f" AND q.item_id = {alias}.{column})"
+    )
 
 
 def rechunk_backlog(tx: Tx) -> int:
     """Re-cut the next queued items; return how many."""
     queued = [
-        int(row["item_id"])
+        (str(row["tenant"]), int(row["item_id"]))
         for row in tx.all(
-            "SELECT item_id FROM rechunk_queue ORDER BY item_id LIMIT ?", (CHUNK_BATCH,)
+            "SELECT tenant, item_id FROM rechunk_queue /* every tenant */ ORDER BY item_id LIMIT ?",
+            (CHUNK_BATCH,),
         )
     ]
-    for item_id in queued:
-        tx.execute("DELETE FROM chunks WHERE item_id = ?", (item_id,))
-        row = tx.one("SELECT * FROM items WHERE id = ?", (item_id,))
+    for tenant, item_id in queued:
+        tx.execute("DELETE FROM chunks WHERE tenant = ? AND item_id = ?", (tenant, item_id))
+        row = tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
         if row is not None:
             index_item(tx, row)
-        tx.execute("DELETE FROM rechunk_queue WHERE item_id = ?", (item_id,))
+        tx.execute("DELETE FROM rechunk_queue WHERE tenant = ? AND item_id = ?", (tenant, item_id))
     return len(queued)
 
 
 def chunk_backlog(tx: Tx) -> int:
     """Chunk the next items above the watermark; return how many items it moved over."""
     upto = int(tx.scalar(_MARK))
-    rows = tx.all("SELECT * FROM items WHERE id > ? ORDER BY id LIMIT ?", (upto, CHUNK_BATCH))
+    rows = tx.all(
+        "SELECT * FROM items /* every tenant */ WHERE id > ? ORDER BY id LIMIT ?",
+        (upto, CHUNK_BATCH),
+    )
     if not rows:
         return 0
     done = {
         r["item_id"]
         for r in tx.all(  # documents are cut when they are stored
-            "SELECT DISTINCT item_id FROM chunks WHERE item_id > ? AND item_id <= ?",
+            "SELECT DISTINCT item_id FROM chunks /* every tenant */"
+            " WHERE item_id > ? AND item_id <= ?",
             (upto, rows[-1]["id"]),
         )
     }
@@ -204,8 +226,8 @@ def chunk_backlog(tx: Tx) -> int:
 
 def unchunked(tx: Tx) -> int:
     """Items not (or no longer) chunked: new ones and those waiting to be re-cut."""
-    fresh = int(tx.scalar(f"SELECT count(*) FROM items WHERE id > ({_MARK})"))
-    return fresh + int(tx.scalar("SELECT count(*) FROM rechunk_queue"))
+    fresh = int(tx.scalar(f"SELECT count(*) FROM items /* every tenant */ WHERE id > ({_MARK})"))
+    return fresh + int(tx.scalar("SELECT count(*) FROM rechunk_queue /* every tenant */"))
 
 
 def chunk_mark(tx: Tx) -> int:

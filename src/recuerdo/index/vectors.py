@@ -139,7 +139,8 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
     with store.read() as tx:
         upto = _mark(tx, embedder.name)
         rows = tx.all(
-            "SELECT id, hash, title, body, embed_text FROM chunks WHERE id > ? ORDER BY id LIMIT ?",
+            "SELECT id, hash, title, body, embed_text FROM chunks /* every tenant */"
+            " WHERE id > ? ORDER BY id LIMIT ?",
             (upto, EMBED_BATCH),
         )
         if not rows:
@@ -178,9 +179,12 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
 
 def pending(tx: Tx, model: str) -> int:
     """Chunks (and unchunked items) still waiting for a vector of ``model``."""
-    waiting = tx.scalar("SELECT count(*) FROM chunks WHERE id > ?", (_mark(tx, model),))
+    waiting = tx.scalar(
+        "SELECT count(*) FROM chunks /* every tenant */ WHERE id > ?", (_mark(tx, model),)
+    )
     unchunked = tx.scalar(
-        "SELECT count(*) FROM items WHERE id > (SELECT upto FROM index_marks WHERE name = 'chunks')"
+        "SELECT count(*) FROM items /* every tenant */"
+        " WHERE id > (SELECT upto FROM index_marks WHERE name = 'chunks')"
     )
     return int(waiting) + int(unchunked)
 
@@ -248,7 +252,7 @@ def collect_orphans(tx: Tx) -> int:
         "UPDATE index_marks SET upto = ? WHERE name = 'chunk_deletions_collected'", (deletions,)
     )
     removed = tx.all(
-        "DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM chunks c"
+        "DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM chunks c /* every tenant */"
         " WHERE c.hash = embeddings.hash) RETURNING id, model"
     )
     if removed:

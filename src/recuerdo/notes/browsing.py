@@ -96,13 +96,15 @@ def note_links(tx: Tx, tenant: str, item_id: object) -> NoteLinks:
     live = "i.tenant = ? AND i.status <> 'deleted'"
     outgoing = tx.all(
         "SELECT i.id, i.title, i.item_type, l.type, l.origin FROM links l JOIN items i"
-        f" ON i.id = l.to_id WHERE l.from_id = ? AND {live} ORDER BY i.id, l.type",
-        (row["id"], tenant),
+        f" ON i.tenant = l.tenant AND i.id = l.to_id WHERE l.tenant = ? AND l.from_id = ?"
+        f" AND {live} ORDER BY i.id, l.type",
+        (tenant, row["id"], tenant),
     )
     incoming = tx.all(
         "SELECT i.id, i.title, i.item_type, l.type, l.origin FROM links l JOIN items i"
-        f" ON i.id = l.from_id WHERE l.to_id = ? AND {live} ORDER BY i.id, l.type",
-        (row["id"], tenant),
+        f" ON i.tenant = l.tenant AND i.id = l.from_id WHERE l.tenant = ? AND l.to_id = ?"
+        f" AND {live} ORDER BY i.id, l.type",
+        (tenant, row["id"], tenant),
     )
     return {
         "id": row["id"],
@@ -115,8 +117,8 @@ def conflict_revisions(tx: Tx, tenant: str, item_id: object) -> list[ConflictRev
     row = load_note(tx, tenant, item_id)
     rows = tx.all(
         "SELECT id, based_on, principal, created_at, title, kind, content FROM revisions"
-        " WHERE item_id = ? AND operation = 'conflict' ORDER BY id",
-        (row["id"],),
+        " WHERE tenant = ? AND item_id = ? AND operation = 'conflict' ORDER BY id",
+        (tenant, row["id"]),
     )
     return [
         {

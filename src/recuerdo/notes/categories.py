@@ -233,6 +233,9 @@ def set_muted(
     row = _category_note(tx, tenant, scope, label)
     if row is None:
         raise ItemNotFound(f"no category {label!r} on the {axis} axis ({scope})")
-    tx.execute("UPDATE items SET muted = ? WHERE id = ?", (int(muted), row["id"]))
+    tx.execute(
+        "UPDATE items SET muted = ? WHERE tenant = ? AND id = ?",
+        (int(muted), row["tenant"], row["id"]),
+    )
     history.journal_row(tx, row, "edit", principal)
     return {"category": label, "note_id": row["id"], "scope": scope, "muted": muted}

@@ -150,7 +150,7 @@ class NoteVerbs(MemoryBase):
         """
         with self._store.read() as tx:
             row = notes.load_note(tx, self.tenant, id)
-            return history.history(tx, row["id"])
+            return history.history(tx, self.tenant, row["id"])
 
     @verb("read", errors=(ItemNotFound,), arguments=("id", "version"))
     def revision(
@@ -166,7 +166,7 @@ class NoteVerbs(MemoryBase):
         """
         with self._store.read() as tx:
             row = notes.load_note(tx, self.tenant, id)
-            return history.revision(tx, row["id"], version, revision_id)
+            return history.revision(tx, self.tenant, row["id"], version, revision_id)
 
     @verb("read", errors=(ItemNotFound,), arguments=("id",))
     def timeline(self, id: int, before: int = 3, after: int = 3) -> Timeline:

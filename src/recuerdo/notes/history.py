@@ -51,6 +51,7 @@ def change_size(old: str, new: str) -> tuple[int, int]:
 def record_revision(
     tx: Tx,
     *,
+    tenant: str,
     item_id: int,
     version: int | None,
     operation: str,
@@ -64,10 +65,11 @@ def record_revision(
 ) -> int:
     return int(
         tx.scalar(
-            "INSERT INTO revisions (item_id, version, based_on, operation, principal, title, kind,"
-            " content, chars_added, chars_removed, content_hash, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO revisions (tenant, item_id, version, based_on, operation, principal,"
+            " title, kind, content, chars_added, chars_removed, content_hash, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
+                tenant,
                 item_id,
                 version,
                 based_on,
@@ -155,13 +157,14 @@ def _revision_summary(row: Row) -> RevisionSummary:
     }
 
 
-def history(tx: Tx, item_id: int) -> list[RevisionSummary]:
+def history(tx: Tx, tenant: str, item_id: int) -> list[RevisionSummary]:
     """Every revision, oldest first: the versions, and beside them (``version`` null, named by
     ``revision_id``) conflicts kept aside, deletions and restores."""
     rows = tx.all(
         "SELECT id, version, based_on, operation, principal, created_at, chars_added,"
-        " chars_removed, content_hash FROM revisions WHERE item_id = ? ORDER BY id",
-        (item_id,),
+        " chars_removed, content_hash FROM revisions WHERE tenant = ? AND item_id = ?"
+        " ORDER BY id",
+        (tenant, item_id),
     )
     return [_revision_summary(row) for row in rows]
 
@@ -174,7 +177,7 @@ def _id_or_none(value: object, field: str) -> int | None:
     return value
 
 
-def revision(tx: Tx, item_id: int, version: object, revision_id: object) -> Revision:
+def revision(tx: Tx, tenant: str, item_id: int, version: object, revision_id: object) -> Revision:
     """One revision whole, by its version or by its ``revision_id`` (exactly one of them)."""
     number = _id_or_none(version, "version")
     named = _id_or_none(revision_id, "revision_id")
@@ -184,10 +187,16 @@ def revision(tx: Tx, item_id: int, version: object, revision_id: object) -> Revi
             "conflicts, deletions and restores have no version)"
         )
     if named is not None:
-        row = tx.one("SELECT * FROM revisions WHERE item_id = ? AND id = ?", (item_id, named))
+        row = tx.one(
+            "SELECT * FROM revisions WHERE tenant = ? AND item_id = ? AND id = ?",
+            (tenant, item_id, named),
+        )
         missing = f"note {item_id} has no revision {named}"
     else:
-        row = tx.one("SELECT * FROM revisions WHERE item_id = ? AND version = ?", (item_id, number))
+        row = tx.one(
+            "SELECT * FROM revisions WHERE tenant = ? AND item_id = ? AND version = ?",
+            (tenant, item_id, number),
+        )
         missing = f"note {item_id} has no version {number}"
     if row is None:
         raise ItemNotFound(missing)

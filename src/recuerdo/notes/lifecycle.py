@@ -31,6 +31,7 @@ def _mark(tx: Tx, row: Row, operation: str, principal: str) -> None:
     size = len(row["content"])
     history.record_revision(
         tx,
+        tenant=row["tenant"],
         item_id=row["id"],
         version=None,
         operation=operation,
@@ -59,9 +60,12 @@ def delete(tx: Tx, tenant: str, principal: str, item_id: object, hard: bool) -> 
             raise AssertionError("unreachable")
         revisions = [
             f"{r['title'] or ''} {r['content']}"
-            for r in tx.all("SELECT title, content FROM revisions WHERE item_id = ?", (row["id"],))
+            for r in tx.all(
+                "SELECT title, content FROM revisions WHERE tenant = ? AND item_id = ?",
+                (tenant, row["id"]),
+            )
         ]
-        tx.execute("DELETE FROM items WHERE id = ?", (row["id"],))
+        tx.execute("DELETE FROM items WHERE tenant = ? AND id = ?", (tenant, row["id"]))
         audit.scrub(
             tx,
             tenant,
@@ -72,8 +76,8 @@ def delete(tx: Tx, tenant: str, principal: str, item_id: object, hard: bool) -> 
     else:
         row = load_note(tx, tenant, item_id)
         tx.execute(
-            "UPDATE items SET status = 'deleted', updated_at = ? WHERE id = ?",
-            (now_iso(), row["id"]),
+            "UPDATE items SET status = 'deleted', updated_at = ? WHERE tenant = ? AND id = ?",
+            (now_iso(), tenant, row["id"]),
         )
         _mark(tx, row, "delete", principal)
     history.journal_row(tx, row, "delete", principal, removed=len(row["content"]))
@@ -91,7 +95,8 @@ def restore(tx: Tx, tenant: str, principal: str, item_id: object) -> Note:
             "delete or re-key it before restoring this one"
         )
     tx.execute(
-        "UPDATE items SET status = 'active', updated_at = ? WHERE id = ?", (now_iso(), row["id"])
+        "UPDATE items SET status = 'active', updated_at = ? WHERE tenant = ? AND id = ?",
+        (now_iso(), tenant, row["id"]),
     )
     _mark(tx, row, "restore", principal)
     history.journal_row(tx, row, "restore", principal, added=len(row["content"]))
@@ -101,7 +106,10 @@ def restore(tx: Tx, tenant: str, principal: str, item_id: object) -> Note:
 def mark_reviewed(tx: Tx, tenant: str, principal: str, item_id: object) -> Reviewed:
     row = load_note(tx, tenant, item_id)
     due = review_date(tx, tenant, row["category"])
-    tx.execute("UPDATE items SET review_at = ? WHERE id = ?", (due, row["id"]))
+    tx.execute(
+        "UPDATE items SET review_at = ? WHERE tenant = ? AND id = ?",
+        (due, row["tenant"], row["id"]),
+    )
     history.journal_row(tx, row, "review", principal)
     return {"id": row["id"], "review_at": due, "status": "active"}
 

@@ -31,9 +31,9 @@ def link(tx: Tx, tenant: str, from_id: object, to_id: object, kind: object) -> L
         raise InvalidInput("an item cannot link to itself")
     label = checked_label(kind, "type", max_chars=64)
     created = tx.execute(
-        "INSERT INTO links (from_id, to_id, type, origin, created_at) VALUES (?, ?, ?, 'explicit',"
-        " ?) ON CONFLICT (from_id, to_id, type) DO NOTHING",
-        (source["id"], target["id"], label, now_iso()),
+        "INSERT INTO links (tenant, from_id, to_id, type, origin, created_at) VALUES"
+        " (?, ?, ?, ?, 'explicit', ?) ON CONFLICT (tenant, from_id, to_id, type) DO NOTHING",
+        (tenant, source["id"], target["id"], label, now_iso()),
     )
     return {
         "from_id": source["id"],
@@ -54,8 +54,14 @@ def sync_wikilinks(tx: Tx, row: Row) -> None:
     so the order in which notes are written does not matter."""
     titles = {_link_title(match.group(1)) for match in _WIKILINK.finditer(row["content"])}
     titles.discard("")
-    tx.execute("DELETE FROM links WHERE from_id = ? AND origin = 'wikilink'", (row["id"],))
-    tx.execute("DELETE FROM wikilinks_pending WHERE from_id = ?", (row["id"],))
+    tenant = row["tenant"]
+    tx.execute(
+        "DELETE FROM links WHERE tenant = ? AND from_id = ? AND origin = 'wikilink'",
+        (tenant, row["id"]),
+    )
+    tx.execute(
+        "DELETE FROM wikilinks_pending WHERE tenant = ? AND from_id = ?", (tenant, row["id"])
+    )
     for title in sorted(titles):
         target = tx.one(
             "SELECT id FROM items WHERE tenant = ? AND item_type = 'note' AND title = ?"
@@ -70,9 +76,10 @@ def sync_wikilinks(tx: Tx, row: Row) -> None:
             )
             continue
         tx.execute(
-            "INSERT INTO links (from_id, to_id, type, origin, created_at) VALUES"
-            " (?, ?, 'wikilink', 'wikilink', ?) ON CONFLICT (from_id, to_id, type) DO NOTHING",
-            (row["id"], target["id"], now_iso()),
+            "INSERT INTO links (tenant, from_id, to_id, type, origin, created_at) VALUES"
+            " (?, ?, ?, 'wikilink', 'wikilink', ?)"
+            " ON CONFLICT (tenant, from_id, to_id, type) DO NOTHING",
+            (tenant, row["id"], target["id"], now_iso()),
         )
 
 
@@ -88,9 +95,10 @@ def resolve_pending(tx: Tx, tenant: str, title: str | None, item_id: int) -> Non
         return
     stamp = now_iso()
     tx.executemany(
-        "INSERT INTO links (from_id, to_id, type, origin, created_at) VALUES"
-        " (?, ?, 'wikilink', 'wikilink', ?) ON CONFLICT (from_id, to_id, type) DO NOTHING",
-        [(row["from_id"], item_id, stamp) for row in waiting],
+        "INSERT INTO links (tenant, from_id, to_id, type, origin, created_at) VALUES"
+        " (?, ?, ?, 'wikilink', 'wikilink', ?) ON CONFLICT (tenant, from_id, to_id, type)"
+        " DO NOTHING",
+        [(tenant, row["from_id"], item_id, stamp) for row in waiting],
     )
     tx.execute(
         "DELETE FROM wikilinks_pending WHERE tenant = ? AND title = ? AND from_id <> ?",

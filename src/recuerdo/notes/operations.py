@@ -117,8 +117,8 @@ def note_dict(row: Row, at: str | None = None) -> Note:
     }
 
 
-def _row(tx: Tx, item_id: int) -> Row:
-    row = tx.one("SELECT * FROM items WHERE id = ?", (item_id,))
+def _row(tx: Tx, tenant: str, item_id: int) -> Row:
+    row = tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
     assert row is not None
     return row
 
@@ -136,11 +136,12 @@ def load_note(tx: Tx, tenant: str, item_id: object, *, deleted: bool = False) ->
     return row
 
 
-def _set_tags(tx: Tx, item_id: int, tags: list[str]) -> None:
-    tx.execute("DELETE FROM item_tags WHERE item_id = ?", (item_id,))
+def _set_tags(tx: Tx, tenant: str, item_id: int, tags: list[str]) -> None:
+    tx.execute("DELETE FROM item_tags WHERE tenant = ? AND item_id = ?", (tenant, item_id))
     if tags:
         tx.executemany(
-            "INSERT INTO item_tags (item_id, tag) VALUES (?, ?)", [(item_id, t) for t in tags]
+            "INSERT INTO item_tags (tenant, item_id, tag) VALUES (?, ?, ?)",
+            [(tenant, item_id, t) for t in tags],
         )
 
 
@@ -191,14 +192,15 @@ def create(
             ),
         )
     )
-    _set_tags(tx, item_id, tags)
+    _set_tags(tx, tenant, item_id, tags)
     if session is not None:
         ensure_session(tx, tenant, session, scope)
     if "[[" in content:
-        links.sync_wikilinks(tx, _row(tx, item_id))
+        links.sync_wikilinks(tx, _row(tx, tenant, item_id))
     links.resolve_pending(tx, tenant, title, item_id)
     history.record_revision(
         tx,
+        tenant=tenant,
         item_id=item_id,
         version=1,
         operation="write",
@@ -260,16 +262,20 @@ def write_version(
         if value is not None and value != row[column]:
             changes[column] = value
     assignments = ", ".join(f"{column} = ?" for column in changes)
-    tx.execute(f"UPDATE items SET {assignments} WHERE id = ?", (*changes.values(), row["id"]))
+    tx.execute(
+        f"UPDATE items SET {assignments} WHERE tenant = ? AND id = ?",
+        (*changes.values(), row["tenant"], row["id"]),
+    )
     if "tags" in changes:
-        _set_tags(tx, row["id"], tags or [])
+        _set_tags(tx, row["tenant"], row["id"], tags or [])
     if "[[" in content or "[[" in row["content"]:
-        links.sync_wikilinks(tx, _row(tx, row["id"]))
+        links.sync_wikilinks(tx, _row(tx, row["tenant"], row["id"]))
     if "title" in changes:
         links.resolve_pending(tx, row["tenant"], new_title, row["id"])
-    chunk_index.rechunk(tx, row["id"])
+    chunk_index.rechunk(tx, row["tenant"], row["id"])
     history.record_revision(
         tx,
+        tenant=row["tenant"],
         item_id=row["id"],
         version=version,
         operation=operation,
@@ -321,7 +327,10 @@ def _duplicate_of(
 
 
 def _count_duplicate(tx: Tx, row: Row) -> int:
-    tx.execute("UPDATE items SET duplicates = duplicates + 1 WHERE id = ?", (row["id"],))
+    tx.execute(
+        "UPDATE items SET duplicates = duplicates + 1 WHERE tenant = ? AND id = ?",
+        (row["tenant"], row["id"]),
+    )
     return int(row["duplicates"]) + 1
 
 
@@ -379,6 +388,7 @@ def _keep_conflict(
 ) -> ConflictKept:
     conflict_id = history.record_revision(
         tx,
+        tenant=current["tenant"],
         item_id=current["id"],
         version=None,
         operation="conflict",
@@ -392,8 +402,8 @@ def _keep_conflict(
     )
     history.journal_row(tx, current, "conflict", principal)
     current_revision = tx.scalar(
-        "SELECT id FROM revisions WHERE item_id = ? AND version = ?",
-        (current["id"], current["version"]),
+        "SELECT id FROM revisions WHERE tenant = ? AND item_id = ? AND version = ?",
+        (current["tenant"], current["id"], current["version"]),
     )
     return ConflictKept(
         id=current["id"],

@@ -46,10 +46,12 @@ def answer(
     failed: list[str],
 ) -> tuple[dict[str, Any], list[int]]:
     """The answer, and the items it returns (for the retrieval audit)."""
-    matches = visible_seeds(tx, seed(tx, tenant, scope, query), view) if query.strip() else []
+    matches = (
+        visible_seeds(tx, tenant, seed(tx, tenant, scope, query), view) if query.strip() else []
+    )
     seeds = {m["entity_id"]: m["name"] for m in matches}
-    facts = _ranked(graph_facts(tx, seeds, hops, view, k), query)[:k] if seeds else []
-    passages = _passages(tx, candidates, k - len(facts))
+    facts = _ranked(graph_facts(tx, tenant, seeds, hops, view, k), query)[:k] if seeds else []
+    passages = _passages(tx, tenant, candidates, k - len(facts))
     state: AnswerState = (
         "answered" if facts or passages else ("could_not_judge" if failed else "nothing_stored")
     )
@@ -95,7 +97,7 @@ def _ranked(facts: list[dict[str, Any]], query: str) -> list[dict[str, Any]]:
     )
 
 
-def _passages(tx: Tx, candidates: list[Candidate], limit: int) -> list[dict[str, Any]]:
+def _passages(tx: Tx, tenant: str, candidates: list[Candidate], limit: int) -> list[dict[str, Any]]:
     """The best ``limit`` passages of the fused candidates, each with its citation."""
     chosen = candidates[: max(0, limit)]
     if not chosen:
@@ -104,12 +106,15 @@ def _passages(tx: Tx, candidates: list[Candidate], limit: int) -> list[dict[str,
         tx,
         "SELECT id, title, content, created_at FROM items",
         [c.item_id for c in chosen],
-        where="status <> 'deleted'",
+        where="tenant = ? AND status <> 'deleted'",
+        params=(tenant,),
     )
     chunks = rows_by_id(
         tx,
         "SELECT id, item_id, start, stop, body FROM chunks",
         [c.chunk_id for c in chosen if c.chunk_id is not None],
+        where="tenant = ?",
+        params=(tenant,),
     )
     found = []
     for candidate in chosen:

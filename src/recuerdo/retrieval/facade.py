@@ -172,7 +172,7 @@ class RetrievalVerbs(MemoryBase):
                     graph=self._graph_stage(filters),
                     stages=wanted,
                 )
-                hits = search_ops.assemble(tx, candidates[:count], preview, now_iso())
+                hits = search_ops.assemble(tx, self.tenant, candidates[:count], preview, now_iso())
         state: AnswerState = (
             "answered" if hits else ("could_not_judge" if failed else "nothing_stored")
         )
@@ -320,7 +320,7 @@ class RetrievalVerbs(MemoryBase):
         self, tx: Any, candidates: list[search_ops.Candidate], filters: Filters, hops: int
     ) -> list[pack.Block]:
         seeds = {c.item_id: c for c in candidates}
-        reached = pack.walk(tx, list(seeds), hops)
+        reached = pack.walk(tx, self.tenant, list(seeds), hops)
         where, params = filters.sql("i")
         marks = ",".join("?" * len(reached)) or "NULL"
         rows = {
@@ -343,9 +343,9 @@ class RetrievalVerbs(MemoryBase):
         spans = {
             r["item_id"]: r
             for r in tx.all(
-                f"SELECT item_id, start, stop FROM chunks WHERE id IN "
+                "SELECT item_id, start, stop FROM chunks WHERE tenant = ? AND id IN "
                 f"({','.join('?' * len(chunk_ids)) or 'NULL'})",
-                chunk_ids,
+                [self.tenant, *chunk_ids],
             )
         }
         ranked = []
@@ -391,8 +391,8 @@ class RetrievalVerbs(MemoryBase):
         with self._store.read() as tx:
             chunks = int(
                 tx.scalar(
-                    "SELECT count(*) FROM chunks c JOIN items i ON"
-                    " i.id = c.item_id WHERE i.tenant = ?",
+                    "SELECT count(*) FROM chunks c JOIN items i ON i.tenant = c.tenant"
+                    " AND i.id = c.item_id WHERE i.tenant = ?",
                     (self.tenant,),
                 )
             )
@@ -410,8 +410,8 @@ class RetrievalVerbs(MemoryBase):
             if embedder is not None:
                 waiting = int(
                     tx.scalar(
-                        "SELECT count(*) FROM chunks c JOIN items i ON i.id = c.item_id"
-                        " WHERE i.tenant = ? AND c.id > coalesce((SELECT upto FROM"
+                        "SELECT count(*) FROM chunks c WHERE c.tenant = ?"
+                        " AND c.id > coalesce((SELECT upto FROM"
                         " index_marks WHERE name = ?), 0)",
                         (self.tenant, vectors.mark_name(embedder.name)),
                     )

@@ -145,13 +145,15 @@ class Filters:
             marks = ", ".join("?" * len(self.tags))
             if self.tags_all:
                 clauses.append(
-                    f"(SELECT count(*) FROM item_tags t WHERE t.item_id = {a}.id"
+                    f"(SELECT count(*) FROM item_tags t WHERE t.tenant = {a}.tenant"
+                    f" AND t.item_id = {a}.id"
                     f" AND t.tag IN ({marks})) = ?"
                 )
                 params.extend([*self.tags, len(self.tags)])
             else:
                 clauses.append(
-                    f"EXISTS (SELECT 1 FROM item_tags t WHERE t.item_id = {a}.id"
+                    f"EXISTS (SELECT 1 FROM item_tags t WHERE t.tenant = {a}.tenant"
+                    f" AND t.item_id = {a}.id"
                     f" AND t.tag IN ({marks}))"
                 )
                 params.extend(self.tags)

@@ -55,7 +55,7 @@ def title_of(row: Row) -> str:
     return f"{row['category']} {row['item_type']}"
 
 
-def walk(tx: Tx, seeds: Sequence[int], depth: int) -> dict[int, tuple[int, int]]:
+def walk(tx: Tx, tenant: str, seeds: Sequence[int], depth: int) -> dict[int, tuple[int, int]]:
     """item id -> (hop, number of distinct seeds it is linked to), breadth first."""
     reached: dict[int, tuple[int, int]] = {seed: (0, 1) for seed in seeds}
     frontier = list(seeds)
@@ -66,9 +66,10 @@ def walk(tx: Tx, seeds: Sequence[int], depth: int) -> dict[int, tuple[int, int]]
             break
         marks = ",".join("?" * len(frontier))
         rows = tx.all(
-            f"SELECT from_id AS a, to_id AS b FROM links WHERE from_id IN ({marks})"
-            f" UNION ALL SELECT to_id AS a, from_id AS b FROM links WHERE to_id IN ({marks})",
-            [*frontier, *frontier],
+            f"SELECT from_id AS a, to_id AS b FROM links WHERE tenant = ? AND from_id IN ({marks})"
+            " UNION ALL SELECT to_id AS a, from_id AS b FROM links WHERE tenant = ?"
+            f" AND to_id IN ({marks})",
+            [tenant, *frontier, tenant, *frontier],
         )
         nxt = []
         for row in rows:

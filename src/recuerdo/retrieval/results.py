@@ -17,7 +17,7 @@ AnswerState = Literal["answered", "nothing_stored", "could_not_judge"]
 
 
 @with_config(FORBID)
-class Span(TypedDict):
+class HitSpan(TypedDict):
     start: int
     end: int
     chunk_id: int | None
@@ -49,7 +49,7 @@ class Hit(TypedDict):
     truncated: bool
     item_chars: int
     item_bytes: int
-    span: Span
+    span: HitSpan
     updated_at: str
     conversation: NotRequired[str | None]
     speaker: NotRequired[str | None]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..core.items import status_of
 from ..errors import InvalidInput
 from ..index.chunk import line_range
-from ..index.chunks import STALE, chunk_mark
+from ..index.chunks import chunk_mark, stale
 from ..index.meaning import Meaning
 from ..index.vectors import meaning_candidates
 from ..index.words import terms
@@ -70,7 +70,7 @@ def lexical_stage(
     # (the chunk id breaks ties so that pages never overlap).
     window, offset = max(k * 2, 50), 0
     while len(found) < k:
-        ranked = tx.text.rank(words, mode, window, offset)
+        ranked = tx.text.rank(filters.tenant, words, mode, window, offset)
         if not ranked:
             break
         ids = [chunk_id for chunk_id, _ in ranked]
@@ -78,8 +78,9 @@ def lexical_stage(
         passing = {
             row["id"]: row["item_id"]
             for row in tx.all(
-                f"SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.id = c.item_id"
-                f" WHERE c.id IN ({marks}) AND {where} AND c.item_id NOT IN ({STALE})",
+                "SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.tenant = c.tenant"
+                f" AND i.id = c.item_id WHERE c.id IN ({marks}) AND {where}"
+                f" AND NOT {stale('c')}",
                 [*ids, *params],
             )
         }
@@ -100,10 +101,11 @@ def _tail(tx: Tx, filters: Filters, words: list[str], mode: str) -> list[int]:
     words (prefix match per word)."""
     where, params = filters.sql("i")
     rows = tx.all(
-        f"SELECT i.id, i.title, i.content FROM items i WHERE i.id IN"
-        f" (SELECT id FROM items WHERE id > ? UNION ALL {STALE}) AND {where}"
-        " ORDER BY i.id DESC LIMIT ?",
-        [chunk_mark(tx), *params, TAIL_LIMIT],
+        "SELECT i.id, i.title, i.content FROM items i WHERE i.id IN"
+        " (SELECT n.id FROM items n WHERE n.tenant = ? AND n.id > ?"
+        " UNION ALL SELECT q.item_id FROM rechunk_queue q WHERE q.tenant = ?)"
+        f" AND {where} ORDER BY i.id DESC LIMIT ?",
+        [filters.tenant, chunk_mark(tx), filters.tenant, *params, TAIL_LIMIT],
     )
     scored = []
     for row in rows:
@@ -139,9 +141,10 @@ def meaning_stage(
         marks = ",".join("?" * len(embedding_ids))
         rows = tx.all(
             f"SELECT e.id AS eid, c.id AS cid, c.item_id FROM embeddings e"
-            f" JOIN chunks c ON c.hash = e.hash JOIN items i ON i.id = c.item_id"
-            f" WHERE e.id IN ({marks}) AND {where} AND c.item_id NOT IN ({STALE})",
-            [*embedding_ids, *params],
+            " JOIN chunks c ON c.tenant = ? AND c.hash = e.hash JOIN items i"
+            f" ON i.tenant = c.tenant AND i.id = c.item_id WHERE e.id IN ({marks}) AND {where}"
+            f" AND NOT {stale('c')}",
+            [filters.tenant, *embedding_ids, *params],
         )
         return [(r["eid"], r["cid"], r["item_id"]) for r in rows]
 
@@ -211,14 +214,24 @@ def fragment(
     return hit
 
 
-def assemble(tx: Tx, candidates: list[Candidate], preview_chars: int, at: str) -> list[Hit]:
+def assemble(
+    tx: Tx, tenant: str, candidates: list[Candidate], preview_chars: int, at: str
+) -> list[Hit]:
     if not candidates:
         return []
-    items = rows_by_id(tx, "SELECT * FROM items", [c.item_id for c in candidates])
+    items = rows_by_id(
+        tx,
+        "SELECT * FROM items",
+        [c.item_id for c in candidates],
+        where="tenant = ?",
+        params=(tenant,),
+    )
     chunks = rows_by_id(
         tx,
         "SELECT id, item_id, start, stop, body FROM chunks",
         [c.chunk_id for c in candidates if c.chunk_id is not None],
+        where="tenant = ?",
+        params=(tenant,),
     )
     hits = []
     for candidate in candidates:

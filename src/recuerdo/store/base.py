@@ -30,19 +30,23 @@ class TextSearch(Protocol):
     """Ranked word search over the chunks' title, body and context (title weighs most)."""
 
     def rank(
-        self, words: Sequence[str], mode: str, limit: int, offset: int
+        self, tenant: str, words: Sequence[str], mode: str, limit: int, offset: int
     ) -> list[tuple[int, float]]:
         """``(chunk id, score)`` best first (higher is better): chunks holding any word
         (``mode="any"``) or every word (``"all"``); ties broken by chunk id, so pages taken
-        with ``offset`` never overlap. Words are plain tokens: never query syntax."""
+        with ``offset`` never overlap. Words are plain tokens: never query syntax.
+
+        A backend may rank ``tenant``'s chunks only (PostgreSQL) or every chunk of the memory
+        (SQLite's one full-text index): callers keep the tenant's chunks among those ranked."""
 
 
 class SubstringSearch(Protocol):
     """Any substring, in any case, of an entry's content."""
 
-    def candidates(self, needle: str) -> tuple[str, list[Any]] | None:
-        """A query (and its parameters) of the ids (column ``id``) of items whose content may
-        contain ``needle``, answered from an index; None when no index can answer it (the
+    def candidates(self, tenant: str, needle: str) -> tuple[str, list[Any]] | None:
+        """A query (and its parameters) of the ids (column ``id``) of ``tenant``'s items (or,
+        where the index is the memory's, of any tenant's) whose content may contain ``needle``,
+        answered from an index; None when no index can answer it (the
         caller then tests every row with :meth:`condition`)."""
 
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
@@ -114,7 +118,9 @@ class Store(Protocol):
     location: str
     """Where the state lives (a file path, ``:memory:`` or a connection URL without secrets)."""
 
-    capabilities: Capabilities
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this backend does natively (``index_status`` reports it)."""
 
     @property
     def archive(self) -> Any:

@@ -46,11 +46,11 @@ def _require_plan(tx: Tx, tenant: str, task: object) -> tuple[int, str]:
     return plan_id, name
 
 
-def _steps(tx: Tx, plan_id: int) -> list[Step]:
+def _steps(tx: Tx, tenant: str, plan_id: int) -> list[Step]:
     rows = tx.all(
         "SELECT name, status, result, error, started_at, finished_at, duration_ms"
-        " FROM plan_steps WHERE plan_id = ? ORDER BY position",
-        (plan_id,),
+        " FROM plan_steps WHERE tenant = ? AND plan_id = ? ORDER BY position",
+        (tenant, plan_id),
     )
     return [_row_to_step(row) for row in rows]
 
@@ -89,9 +89,9 @@ def create(tx: Tx, tenant: str, task: object, steps: object) -> Plan:
     names = _check_steps(steps)
     plan_id = _plan_id(tx, tenant, name)
     if plan_id is not None:
-        if percent_of(_steps(tx, plan_id)) < 100:
+        if percent_of(_steps(tx, tenant, plan_id)) < 100:
             return get(tx, tenant, name)  # an unfinished plan is resumed, never reset
-        tx.execute("DELETE FROM plans WHERE id = ?", (plan_id,))
+        tx.execute("DELETE FROM plans WHERE tenant = ? AND id = ?", (tenant, plan_id))
     stamp = now_iso()
     plan_id = int(
         tx.scalar(
@@ -101,17 +101,19 @@ def create(tx: Tx, tenant: str, task: object, steps: object) -> Plan:
         )
     )
     tx.executemany(
-        "INSERT INTO plan_steps (plan_id, position, name) VALUES (?, ?, ?)",
-        [(plan_id, position, step) for position, step in enumerate(names)],
+        "INSERT INTO plan_steps (tenant, plan_id, position, name) VALUES (?, ?, ?, ?)",
+        [(tenant, plan_id, position, step) for position, step in enumerate(names)],
     )
     return get(tx, tenant, name)
 
 
 def get(tx: Tx, tenant: str, task: object) -> Plan:
     plan_id, name = _require_plan(tx, tenant, task)
-    row = tx.one("SELECT created_at, updated_at FROM plans WHERE id = ?", (plan_id,))
+    row = tx.one(
+        "SELECT created_at, updated_at FROM plans WHERE tenant = ? AND id = ?", (tenant, plan_id)
+    )
     assert row is not None
-    steps = _steps(tx, plan_id)
+    steps = _steps(tx, tenant, plan_id)
     return {
         "task": name,
         "percent": percent_of(steps),
@@ -128,7 +130,7 @@ def list_all(tx: Tx, tenant: str) -> list[PlanSummary]:
         "SELECT id, task, updated_at FROM plans WHERE tenant = ? ORDER BY updated_at DESC, id DESC",
         (tenant,),
     ):
-        steps = _steps(tx, row["id"])
+        steps = _steps(tx, tenant, row["id"])
         summaries.append(
             {
                 "task": row["task"],
@@ -146,8 +148,8 @@ def move(tx: Tx, tenant: str, task: object, step: object, status: str, note: obj
     plan_id, task_name = _require_plan(tx, tenant, task)
     step_name = checked_label(step, "step")
     row = tx.one(
-        "SELECT position, started_at FROM plan_steps WHERE plan_id = ? AND name = ?",
-        (plan_id, step_name),
+        "SELECT position, started_at FROM plan_steps WHERE tenant = ? AND plan_id = ? AND name = ?",
+        (tenant, plan_id, step_name),
     )
     if row is None:
         raise StepNotFound(f"No step {step_name!r} in task {task_name!r}")
@@ -165,8 +167,8 @@ def move(tx: Tx, tenant: str, task: object, step: object, status: str, note: obj
     if status == "in_progress":
         tx.execute(
             "UPDATE plan_steps SET status = ?, started_at = ?, finished_at = NULL, error = NULL,"
-            " duration_ms = 0 WHERE plan_id = ? AND position = ?",
-            (status, stamp, plan_id, row["position"]),
+            " duration_ms = 0 WHERE tenant = ? AND plan_id = ? AND position = ?",
+            (status, stamp, tenant, plan_id, row["position"]),
         )
     else:
         started = row["started_at"]
@@ -178,14 +180,27 @@ def move(tx: Tx, tenant: str, task: object, step: object, status: str, note: obj
             "UPDATE plan_steps SET status = ?, finished_at = ?, duration_ms = ?,"
             " result = CASE WHEN ? = 'failed' THEN result ELSE ? END,"
             " error = CASE WHEN ? = 'failed' THEN ? ELSE NULL END"
-            " WHERE plan_id = ? AND position = ?",
-            (status, stamp, duration, status, text, status, text, plan_id, row["position"]),
+            " WHERE tenant = ? AND plan_id = ? AND position = ?",
+            (
+                status,
+                stamp,
+                duration,
+                status,
+                text,
+                status,
+                text,
+                tenant,
+                plan_id,
+                row["position"],
+            ),
         )
-    tx.execute("UPDATE plans SET updated_at = ? WHERE id = ?", (stamp, plan_id))
+    tx.execute(
+        "UPDATE plans SET updated_at = ? WHERE tenant = ? AND id = ?", (stamp, tenant, plan_id)
+    )
     fresh = tx.one(
         "SELECT name, status, result, error, started_at, finished_at, duration_ms"
-        " FROM plan_steps WHERE plan_id = ? AND position = ?",
-        (plan_id, row["position"]),
+        " FROM plan_steps WHERE tenant = ? AND plan_id = ? AND position = ?",
+        (tenant, plan_id, row["position"]),
     )
     assert fresh is not None
     return _row_to_step(fresh)
@@ -193,12 +208,12 @@ def move(tx: Tx, tenant: str, task: object, step: object, status: str, note: obj
 
 def resume_point(tx: Tx, tenant: str, task: object) -> str | None:
     plan_id = _plan_id(tx, tenant, checked_label(task, "task"))
-    return None if plan_id is None else resume_of(_steps(tx, plan_id))
+    return None if plan_id is None else resume_of(_steps(tx, tenant, plan_id))
 
 
 def percent(tx: Tx, tenant: str, task: object) -> int:
     plan_id = _plan_id(tx, tenant, checked_label(task, "task"))
-    return 0 if plan_id is None else percent_of(_steps(tx, plan_id))
+    return 0 if plan_id is None else percent_of(_steps(tx, tenant, plan_id))
 
 
 def display(plan: Plan) -> str:

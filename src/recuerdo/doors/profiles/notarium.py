@@ -31,7 +31,7 @@ MEMORY_KIND = "memory"  # the kind remember_about gives category notes
 
 
 @with_config(ConfigDict(extra="forbid"))
-class Remembered(TypedDict):
+class NotariumRemembered(TypedDict):
     """remember_about_*'s reply: where the observation went (the tool chose it)."""
 
     note_id: int
@@ -88,7 +88,7 @@ def _remember(axis: str):  # type: ignore[no-untyped-def]
     return translate
 
 
-def _remembered(reply: dict[str, Any], memory: Any = None) -> Remembered:
+def _remembered(reply: dict[str, Any], memory: Any = None) -> NotariumRemembered:
     return {**reply, "path": path_of(reply["note_id"])}  # type: ignore[typeddict-item]
 
 
@@ -130,7 +130,7 @@ def tools() -> list[ToolMap]:
             _remember_schema(project=False),
             _remember("user"),
             present=_remembered,
-            output=Remembered,
+            output=NotariumRemembered,
         ),
         ToolMap(
             "remember_about_project",
@@ -139,7 +139,7 @@ def tools() -> list[ToolMap]:
             _remember_schema(project=True),
             _remember("project"),
             present=_remembered,
-            output=Remembered,
+            output=NotariumRemembered,
         ),
         ToolMap(
             "search",

@@ -1,5 +1,5 @@
 """The PostgreSQL store: each declared memory is one schema of a database that any number of
-``recuerdo serve`` processes share (``docs/decisions/0012-postgresql.md``).
+``recuerdo serve`` processes share (``docs/decisions/0013-postgresql.md``).
 
 * Connections come from a pool per (database, memory); statements keep the families' ``?``
   placeholders, rewritten once per statement text.
@@ -238,6 +238,11 @@ def schema_name(memory: str) -> str:
     return f"recuerdo_{memory}"
 
 
+def lock_key(schema: str) -> str:
+    """The advisory lock that serializes a memory's writers (and its creation)."""
+    return f"recuerdo:{schema}"
+
+
 def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
@@ -262,7 +267,12 @@ def _open_pool(url: str, schema: str) -> Any:
     from psycopg_pool import ConnectionPool
 
     try:
-        with psycopg.connect(url, autocommit=True) as conn:
+        with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+            # Two servers opening a new memory at once: IF NOT EXISTS alone can still collide
+            # in the catalog, so the memory's write lock orders them.
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [lock_key(schema)]
+            )
             conn.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(schema)}")
     except psycopg.Error as exc:
         raise StoreError(f"cannot reach the database at {redact(url)}: {exc}") from exc
@@ -324,7 +334,7 @@ class PostgresStore:
             secure_delete=False,
             erasure="rows are deleted and the tables they were in are vacuumed; old row "
             "versions can stay in unused pages, the write-ahead log and replicas until "
-            "PostgreSQL reuses or recycles them (docs/decisions/0012-postgresql.md)",
+            "PostgreSQL reuses or recycles them (docs/decisions/0013-postgresql.md)",
         )
 
     def _attach(self, url: str, schema: str) -> _Shared:
@@ -332,7 +342,7 @@ class PostgresStore:
         with _registry_lock:
             shared = _registry.get(key)
             if shared is None:
-                shared = _Shared(_open_pool(url, schema), schema, f"recuerdo:{schema}")
+                shared = _Shared(_open_pool(url, schema), schema, lock_key(schema))
                 _registry[key] = shared
             shared.handles += 1
             return shared

@@ -558,3 +558,26 @@ def m011_forgotten(tx: Tx) -> None:
         )
         """,
     )
+
+
+@migration
+def m013_pending_wikilinks(tx: Tx) -> None:
+    _run_script(
+        tx,
+        """
+        CREATE TABLE wikilinks_pending (
+            tenant TEXT NOT NULL,
+            title TEXT NOT NULL,
+            from_id BIGINT NOT NULL,
+            PRIMARY KEY (tenant, title, from_id),
+            FOREIGN KEY (tenant, from_id) REFERENCES items (tenant, id) ON DELETE CASCADE
+        )
+
+        CREATE INDEX wikilinks_pending_from ON wikilinks_pending (tenant, from_id)
+        """,
+    )
+
+
+@migration
+def m014_tenant_children(tx: Tx) -> None:
+    return None  # child tables were created with their tenant, keyed by it first

@@ -41,16 +41,16 @@ class TsvectorText:
         self._tx = tx
 
     def rank(
-        self, words: Sequence[str], mode: str, limit: int, offset: int
+        self, tenant: str, words: Sequence[str], mode: str, limit: int, offset: int
     ) -> list[tuple[int, float]]:
         if not words:
             return []
         query = query_expression(len(words), mode)
         rows = self._tx.all(
             f"SELECT c.id AS chunk_id, ts_rank('{RANK_WEIGHTS}', c.words, q.query, 1) AS score"
-            f" FROM chunks c, (SELECT {query} AS query) q WHERE c.words @@ q.query"
-            " ORDER BY score DESC, c.id LIMIT ? OFFSET ?",
-            [*words, limit, offset],
+            f" FROM chunks c, (SELECT {query} AS query) q WHERE c.tenant = ?"
+            " AND c.words @@ q.query ORDER BY score DESC, c.id LIMIT ? OFFSET ?",
+            [*words, tenant, limit, offset],
         )
         return [(int(row["chunk_id"]), float(row["score"])) for row in rows]
 
@@ -63,12 +63,13 @@ class TrigramSubstrings:
     def __init__(self, tx: PostgresTx) -> None:
         self._tx = tx
 
-    def candidates(self, needle: str) -> tuple[str, list[Any]] | None:
+    def candidates(self, tenant: str, needle: str) -> tuple[str, list[Any]] | None:
         if len(needle) < TRIGRAM:
             return None
         return (
-            "SELECT id FROM items WHERE item_type = 'entry' AND lower(content) LIKE ? ESCAPE '\\'",
-            [like_pattern(needle.lower())],
+            "SELECT id FROM items WHERE tenant = ? AND item_type = 'entry'"
+            " AND lower(content) LIKE ? ESCAPE '\\'",
+            [tenant, like_pattern(needle.lower())],
         )
 
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
@@ -86,5 +87,5 @@ class ScanSubstrings(TrigramSubstrings):
 
     __slots__ = ()
 
-    def candidates(self, needle: str) -> tuple[str, list[Any]] | None:
+    def candidates(self, tenant: str, needle: str) -> tuple[str, list[Any]] | None:
         return None

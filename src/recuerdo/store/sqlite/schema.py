@@ -11,6 +11,7 @@ import re
 from ..base import Tx
 from ..migrations import Schema
 from .code_schema import CODE_STORE
+from .tenant_schema import tenant_children
 
 SCHEMA = Schema()
 migration = SCHEMA.step
@@ -587,3 +588,9 @@ def m013_pending_wikilinks(tx: Tx) -> None:
                 " l.from_id = ? AND l.origin = 'wikilink' AND i.title = ?) ON CONFLICT DO NOTHING",
                 (row["tenant"], title, row["id"], row["id"], title),
             )
+
+
+@migration
+def m014_tenant_children(tx: Tx) -> None:
+    # Child tables carry their parent's tenant, keyed and indexed by it first (tenant_schema.py).
+    tenant_children(tx)

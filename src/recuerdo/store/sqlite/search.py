@@ -42,8 +42,10 @@ class FTS5Text:
         self._tx = tx
 
     def rank(
-        self, words: Sequence[str], mode: str, limit: int, offset: int
+        self, tenant: str, words: Sequence[str], mode: str, limit: int, offset: int
     ) -> list[tuple[int, float]]:
+        # One index for the memory: the tenant is checked by the caller's join on chunks (a
+        # join inside the ranking would read a chunk row per match).
         if not words:
             return []
         if mode == "any" and len(words) > 1:
@@ -75,7 +77,8 @@ class FTS5Text:
     def _common(self, words: Sequence[str]) -> list[str]:
         """The words to leave out of the ranking: those in half of the chunks or more, when
         another word of the query is not."""
-        chunks = int(self._tx.scalar("SELECT coalesce(max(id), 0) FROM chunks"))
+        # BM25's statistics are those of the whole full-text index, every tenant's chunks.
+        chunks = int(self._tx.scalar("/* every tenant */ SELECT coalesce(max(id), 0) FROM chunks"))
         # max(id) is at least the number of chunks, so a word counted common surely is.
         threshold = max(COMMON_AT, (chunks + 1) // 2)
         counts = {word: self._count(match_expression([word]), threshold) for word in words}
@@ -108,15 +111,15 @@ class TrigramSubstrings:
     def __init__(self, tx: SQLiteTx) -> None:
         self._tx = tx
 
-    def candidates(self, needle: str) -> tuple[str, list[Any]] | None:
+    def candidates(self, tenant: str, needle: str) -> tuple[str, list[Any]] | None:
         if len(needle) < TRIGRAM:
             return None
         # The index answers for the rows it holds; the few rows above its mark are scanned.
         return (
             "SELECT rowid AS id FROM entry_trigrams WHERE entry_trigrams MATCH ?"
             f" UNION ALL SELECT tail.id FROM items AS tail WHERE tail.id > ({_INDEXED_UPTO})"
-            " AND instr(recuerdo_fold(tail.content), ?) > 0",
-            ['"' + needle.replace('"', '""') + '"', needle.casefold()],
+            " AND tail.tenant = ? AND instr(recuerdo_fold(tail.content), ?) > 0",
+            ['"' + needle.replace('"', '""') + '"', tenant, needle.casefold()],
         )
 
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
@@ -126,18 +129,23 @@ class TrigramSubstrings:
         tx = self._tx
         upto = int(tx.scalar(_INDEXED_UPTO))
         last = tx.scalar(
-            "SELECT max(id) FROM (SELECT id FROM items WHERE id > ? ORDER BY id LIMIT ?)",
+            "SELECT max(id) FROM (SELECT id FROM items /* every tenant */ WHERE id > ?"
+            " ORDER BY id LIMIT ?)",
             (upto, INDEX_CHUNK),
         )
         if last is None:
             return 0
         tx.execute(
             "INSERT INTO entry_trigrams (rowid, content) SELECT id, content FROM items"
-            " WHERE id > ? AND id <= ? AND item_type = 'entry'",
+            " /* every tenant */ WHERE id > ? AND id <= ? AND item_type = 'entry'",
             (upto, last),
         )
         tx.execute("UPDATE index_marks SET upto = ? WHERE name = 'entry_trigrams'", (last,))
         return int(last) - upto
 
     def waiting(self) -> int:
-        return int(self._tx.scalar(f"SELECT count(*) FROM items WHERE id > ({_INDEXED_UPTO})"))
+        return int(
+            self._tx.scalar(
+                f"SELECT count(*) FROM items /* every tenant */ WHERE id > ({_INDEXED_UPTO})"
+            )
+        )
