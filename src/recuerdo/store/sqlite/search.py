@@ -13,6 +13,14 @@ if TYPE_CHECKING:
     from .connection import SQLiteTx
 
 BM25_WEIGHTS = (3.0, 1.0, 0.4)  # title, body, context
+# A word in at least this many chunks is "common" (counting stops there, so the count is cheap)
+# and, in an any-word query that also holds a word at least RARER times rarer, it is left out of
+# the ranking: BM25 must read every chunk a word is in, so one near-universal word made a
+# two-word search cost as much as listing the whole memory, for a word whose weight (IDF) is
+# near nothing beside the rare one's. Chunks with only common words follow the ranked ones,
+# newest first (docs/decisions/0016-common-words.md).
+COMMON_AT = 1000
+RARER = 10
 # The trigram index needs three characters; shorter needles are matched by a scan.
 TRIGRAM = 3
 INDEX_CHUNK = 500
@@ -38,14 +46,57 @@ class FTS5Text:
     ) -> list[tuple[int, float]]:
         if not words:
             return []
+        if mode == "any" and len(words) > 1:
+            common = self._common(words)
+            if common:
+                return self._rank_without(words, common, limit, offset)
+        return self._ranked(match_expression(words, mode), limit, offset)
+
+    def _ranked(self, expression: str, limit: int, offset: int) -> list[tuple[int, float]]:
         weights = ", ".join(map(str, BM25_WEIGHTS))
         rows = self._tx.all(
             f"SELECT rowid AS chunk_id, bm25(chunk_fts, {weights}) AS score FROM chunk_fts"
             " WHERE chunk_fts MATCH ? ORDER BY score, chunk_id LIMIT ? OFFSET ?",
-            (match_expression(words, mode), limit, offset),
+            (expression, limit, offset),
         )
         # bm25() is lower for better matches; the protocol's scores are higher for better.
         return [(int(row["chunk_id"]), -float(row["score"])) for row in rows]
+
+    def _count(self, expression: str, upto: int | None = None) -> int:
+        bound = "" if upto is None else f" LIMIT {int(upto)}"
+        return int(
+            self._tx.scalar(
+                "SELECT count(*) FROM"
+                f" (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?{bound})",
+                (expression,),
+            )
+        )
+
+    def _common(self, words: Sequence[str]) -> list[str]:
+        """The words to leave out of the ranking: common ones, when a much rarer word is there."""
+        counts = {word: self._count(match_expression([word]), COMMON_AT) for word in words}
+        common = [word for word, n in counts.items() if n >= COMMON_AT]
+        rarest = min(counts.values())
+        if not common or rarest * RARER > COMMON_AT:
+            return []
+        return common
+
+    def _rank_without(
+        self, words: Sequence[str], common: list[str], limit: int, offset: int
+    ) -> list[tuple[int, float]]:
+        rare = match_expression([word for word in words if word not in common])
+        ranked = self._ranked(rare, limit, offset)
+        if len(ranked) == limit:
+            return ranked
+        # The rare words' matches ran out in this page: the chunks holding only common words
+        # follow, newest first, below every ranked one.
+        past = max(0, offset - self._count(rare)) if not ranked else 0
+        rows = self._tx.all(
+            "SELECT rowid AS chunk_id FROM chunk_fts WHERE chunk_fts MATCH ?"
+            " ORDER BY rowid DESC LIMIT ? OFFSET ?",
+            (f"({match_expression(common)}) NOT ({rare})", limit - len(ranked), past),
+        )
+        return ranked + [(int(row["chunk_id"]), 0.0) for row in rows]
 
 
 class TrigramSubstrings:
