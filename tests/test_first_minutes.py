@@ -222,31 +222,35 @@ def test_check_rules_exits_1_on_a_violated_must_rule(
         assert "cap" in done.stdout  # the violation is printed before the exit
 
 
-# A CLI process that cannot open a memory itself: an embedder name it refuses. Its verbs work only
-# when a running server answers them.
-CANNOT_OPEN_LOCALLY = {"RECUERDO_EMBEDDER": "no-such-embedder"}
-
-
-def test_the_cli_runs_verbs_on_the_running_server(served: Server, base: Path) -> None:
+def test_the_cli_runs_verbs_on_the_running_server(
+    served: Server, base: Path, tmp_path: Path
+) -> None:
+    """While `serve` runs, its marker names it; a CLI whose state dir holds that marker answers
+    from the server's memory. Proof that the server answered: the CLI's own state dir holds
+    the marker only (a copy), no memory, and none is created there."""
     marker = base / ".recuerdo" / "state" / "server.json"
     assert json.loads(marker.read_text())["url"] == served.url
-    wrote = recuerdo_cli(
-        base, "-m", "shop", "remember", "decision", "Ship on Tuesdays", env=CANNOT_OPEN_LOCALLY
-    )
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / ".recuerdo" / "state").mkdir(parents=True)
+    (elsewhere / ".recuerdo" / "state" / "server.json").write_text(marker.read_text())
+    wrote = recuerdo_cli(elsewhere, "-m", "shop", "remember", "decision", "Ship on Tuesdays")
     assert wrote.returncode == 0, wrote.stderr
-    found = recuerdo_cli(base, "-m", "shop", "--json", "recall", env=CANNOT_OPEN_LOCALLY)
+    found = recuerdo_cli(elsewhere, "-m", "shop", "--json", "recall")
     assert found.returncode == 0, found.stderr
     assert {e["content"] for e in json.loads(found.stdout)} == {
         "API is slow on Mondays",
         "Ship on Tuesdays",
     }
-    missing = recuerdo_cli(base, "-m", "shpo", "recall", env=CANNOT_OPEN_LOCALLY)
-    assert missing.returncode == 1 and "memory_not_found" in missing.stderr
+    assert not list((elsewhere / ".recuerdo" / "state").glob("*.db"))
     served.process.send_signal(signal.SIGTERM)  # as Server.stop does, with time to finish
     served.process.wait(timeout=300)
     assert not marker.exists()  # removed on exit
-    alone = recuerdo_cli(base, "-m", "shop", "recall", env=CANNOT_OPEN_LOCALLY)
-    assert alone.returncode != 0  # no server now: the CLI opens the memory itself, and cannot
+
+
+def test_the_host_ceiling_holds_through_a_running_server(served: Server, base: Path) -> None:
+    """RECUERDO_CAPS limits a CLI process going through a server as it does locally."""
+    done = recuerdo_cli(base, "-m", "shop", "recall", env={"RECUERDO_CAPS": "memory=other-*"})
+    assert done.returncode == 1 and "capability_not_granted" in done.stderr
 
 
 def test_a_stale_marker_is_ignored_and_removed(base: Path) -> None:

@@ -18,14 +18,15 @@ from typing import Any
 import click
 
 from ..engine import Memory, open_memory
-from ..errors import InvalidInput, MemoryNotNamed, RecuerdoError
+from ..errors import InvalidInput, MemoryNotNamed, RecuerdoError, StoreError
+from ..security.caps import check_memory_allowed
 from ..verbs import VERBS, Verb
 from . import render
 from .client import RemoteError, remote_call
 from .commands import register as register_door_commands
 from .import_commands import register as register_import_commands
 from .mirror import register as register_mirror
-from .running import running_server
+from .running import refused, running_server
 from .store_commands import register as register_store_commands
 
 MEMORY_ENV = "RECUERDO_MEMORY"
@@ -51,6 +52,8 @@ class _State:
         self.as_json = as_json
         self.server = server
         self.token = token
+        self.declared = False
+        """The command declares its memory (a read of it opens it even when new)."""
 
     @contextlib.contextmanager
     def open(self, *, create: bool = True) -> Iterator[Memory]:
@@ -73,6 +76,7 @@ class _State:
             return self.server
         if self.agent or verb.paths or not self.memory_name:
             return None
+        check_memory_allowed(self.memory_name)  # the host ceiling holds through a server too
         return running_server(self.state_dir, have_token=bool(self.token))
 
     def call(self, verb: Verb, arguments: dict[str, Any]) -> Any:
@@ -85,7 +89,10 @@ class _State:
                 # since it started: this command then opens the memory itself.
                 if self.server or error.status != 401:
                     raise
-        with self.open(create=verb.mode == "write") as memory:
+            except StoreError as error:
+                if self.server or not refused(error):
+                    raise  # only a call that reached nobody may be run again here
+        with self.open(create=self.declared or verb.mode == "write") as memory:
             return verb.call(memory, arguments)
 
 

@@ -17,12 +17,12 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
 
-from ..engine import Memory, memory_exists, missing_memory, open_memory, validate_name
+from ..engine import Memory, open_memory, validate_name
 from ..errors import (
     CapabilityNotGranted,
     InvalidInput,
@@ -62,33 +62,16 @@ class MemoryPool:
         self._open: dict[str, Memory] = {}
         self._lock = threading.Lock()
 
-    def name(self, name: str | None) -> str:
-        """The memory a request names, else the server's default; refused when neither."""
+    def get(self, name: str | None) -> Memory:
         chosen = name or self.default
         if not chosen:
             raise MemoryNotNamed(
                 "name the memory (?memory=NAME, or start the server with --memory NAME)"
             )
-        return validate_name(chosen)
-
-    def get(
-        self,
-        name: str | None,
-        *,
-        create: bool = True,
-        reachable: Callable[[str], bool] | None = None,
-    ) -> Memory:
-        """The open memory ``name``; one that does not exist yet is created only when
-        ``create`` (a write), else refused as ``memory_not_found`` with the close names
-        ``reachable`` lets the caller see. The server's own memory (``--memory``, named by
-        whoever started it) is declared as ``recuerdo.open`` declares one: any call opens it."""
-        chosen = self.name(name)
+        validate_name(chosen)
         with self._lock:
             memory = self._open.get(chosen)
             if memory is None:
-                declared = create or chosen == self.default
-                if not declared and not memory_exists(chosen, self.base_dir):
-                    raise missing_memory(chosen, self.base_dir, reachable=reachable)
                 memory = open_memory(chosen, base_dir=self.base_dir)
                 memory.serve_code(self.code_repos)
                 self._open[chosen] = memory
@@ -144,15 +127,6 @@ def tenant_for(principal: Principal, user_id: object) -> str:
     return f"{principal.tenant}:{user_id}"
 
 
-def reaches(principal: Principal, memory_name: str) -> bool:
-    """Whether the principal's memory patterns and the host ceiling let it reach a memory."""
-    try:
-        check_memory_allowed(memory_name)
-    except CapabilityNotGranted:
-        return False
-    return any(fnmatch.fnmatchcase(memory_name, p) for p in principal.memory_patterns)
-
-
 def authorize(
     principal: Principal, memory_name: str, tool: ToolMap, arguments: Mapping[str, Any]
 ) -> None:
@@ -192,15 +166,8 @@ def call(
     native = tool.translate(given)
     if pool.remote:
         native = server_files(pool.ingest_root, VERBS[tool.verb].paths, native)
-    # Who may reach the memory is decided before whether it exists: a caller never learns
-    # which names exist beyond its own.
-    name = pool.name(memory_name)
-    authorize(principal, name, tool, native)
-    memory = pool.get(
-        name,
-        create=VERBS[tool.verb].mode == "write",
-        reachable=functools.partial(reaches, principal),
-    )
+    memory = pool.get(memory_name)
+    authorize(principal, memory.name, tool, native)
     view = memory.for_principal(
         principal.name if not principal.local else "main", tenant_for(principal, user_id)
     )

@@ -3,8 +3,8 @@
 Loading the meaning model takes seconds; a server has it loaded. While it runs, a loopback
 server leaves a marker in the state dir (``.recuerdo/state/server.json``: its URL, its process id
 and whether it asks for tokens), removed when it stops. A CLI verb then goes to that server over
-the HTTP door instead of opening the memory itself. A marker whose process is gone, or whose
-server does not answer, is ignored (and a stale one removed).
+the HTTP door instead of opening the memory itself. A marker whose process is gone is ignored
+(and removed), and so is a server that refuses the connection (nothing reached it).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import json
 import os
 import signal
 import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
@@ -23,7 +22,6 @@ from ..engine import state_root
 
 MARKER = "server.json"
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
-PROBE_SECONDS = 2.0
 
 
 def marker_path(state_dir: str | None) -> Path:
@@ -92,8 +90,12 @@ def running_server(state_dir: str | None, *, have_token: bool) -> str | None:
         return None
     if not single_user and not have_token:
         return None  # it asks for a token this command does not have
-    try:
-        with urllib.request.urlopen(f"{url}/health", timeout=PROBE_SECONDS):
-            return url
-    except OSError:
-        return None
+    return url
+
+
+def refused(error: BaseException) -> bool:
+    """Whether a call failed because nothing listens at the server's address (it is starting
+    or gone): nothing reached it, so the command may run locally instead."""
+    cause = error.__cause__
+    reason = getattr(cause, "reason", cause)
+    return isinstance(reason, ConnectionRefusedError)
