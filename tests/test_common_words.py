@@ -64,12 +64,12 @@ def test_pages_cover_every_match_once(memory: recuerdo.Memory, window: int) -> N
     assert len(seen) == len(set(seen)) == total
 
 
-@pytest.mark.parametrize("words", [["the"], ["the", "note"], ["middling", "the"]])
+@pytest.mark.parametrize("words", [["the"], ["the", "note"], ["quokka", "middling"]])
 def test_queries_without_a_rare_and_a_common_word_rank_by_bm25_alone(
     memory: recuerdo.Memory, words: list[str]
 ) -> None:
-    """One word, only common words, or none rare enough beside the common one (``middling`` is
-    in one chunk of 8): the plain BM25 ranking."""
+    """One word, only common words, or no common word (``middling`` is in one chunk of 8):
+    the plain BM25 ranking."""
     with memory._store.read() as tx:
         ranked = tx.text.rank(words, "any", 20, 0)
         exact = tx.text._ranked(search.match_expression(words), 20, 0)  # type: ignore[attr-defined]
@@ -86,3 +86,20 @@ def test_search_finds_the_rare_items_first(memory: recuerdo.Memory) -> None:
 def _rare_chunks(memory: recuerdo.Memory) -> list[tuple[int, float]]:
     with memory._store.read() as tx:
         return tx.text.rank(["quokka"], "any", 10, 0)
+
+
+def test_leaving_the_common_word_out_keeps_the_order_of_the_other_words_hits(
+    memory: recuerdo.Memory,
+) -> None:
+    """A word in every chunk weighs nothing in BM25 (FTS5 clamps its IDF), so the chunks that
+    hold ``middling`` come in the order the full ranking gives them."""
+    with memory._store.read() as tx:
+        pruned = [chunk for chunk, _ in tx.text.rank(["middling", "the"], "any", 200, 0)]
+        exact = [
+            chunk
+            for chunk, _ in tx.text._ranked(  # type: ignore[attr-defined]
+                search.match_expression(["middling", "the"]), 200, 0
+            )
+        ]
+    holding = SIZE // 8 + 1
+    assert pruned[:holding] == exact[:holding]

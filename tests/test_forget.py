@@ -98,7 +98,8 @@ def test_forget_needs_exactly_one_well_formed_form(memory: recuerdo.Memory, kwar
 
 
 def _store_bytes(folder: Path) -> bytes:
-    return b"".join(path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file())
+    """Every file under the state folder: the store, its WAL, and the saved vector index."""
+    return b"".join(path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file())
 
 
 @pytest.mark.parametrize("form", ["subject", "passage", "all"])
@@ -132,3 +133,55 @@ def test_forgotten_words_leave_every_file(base: Path, form: str) -> None:
             assert needle.encode() not in raw, needle
     with recuerdo.open("erase", base_dir=base) as again:
         assert again.search(marker)["results"] == []
+
+
+@pytest.mark.parametrize("form", ["passage", "entry", "note"])
+def test_forgotten_vectors_leave_the_saved_index(
+    base: Path, monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    """A memory large enough to search through an HNSW index saved beside its file: once a
+    passage, an entry or a note is forgotten (and its orphaned vector collected), its vector is
+    in no file of the state folder, neither as stored nor as the index holds it."""
+    import numpy as np
+
+    from recuerdo.index import vectors
+
+    from .test_vector_index_file import HashEmbedder, as_indexed
+
+    monkeypatch.setattr(vectors, "EXACT_LIMIT", 20)
+    marker = "Plorvintex vector marker"
+    state = base / ".recuerdo" / "state"
+    mem = recuerdo.open("erase", base_dir=base, embedder=HashEmbedder())
+    mem.remember_many([{"category": "learning", "content": f"filler {n}"} for n in range(40)])
+    if form == "passage":
+        doc = mem.remember_knowledge(marker, source="secrets")["doc_id"]
+    elif form == "entry":
+        entry = mem.remember("learning", marker)
+    else:
+        note = mem.save("Secret plan", marker)["id"]
+    mem._upkeep.drain()
+    with mem._store.read() as tx:
+        row = tx.one(
+            "SELECT e.id, e.vector FROM embeddings e JOIN chunks c ON c.hash = e.hash"
+            " WHERE c.body LIKE ?",
+            (f"%{marker}%",),
+        )
+    assert row is not None
+    mem.search(marker, stages=["meaning"])
+    assert mem._meaning.vectors(HashEmbedder()).write_generation()
+    folder = state / "erase.db-vectors"
+    needles = [bytes(row["vector"])[4:], as_indexed(folder, int(row["id"]))]
+    assert needles[1] in _store_bytes(folder)  # control: the saved index holds it
+    if form == "passage":
+        mem.forget_knowledge(passage=doc)
+    elif form == "entry":
+        assert mem.forget(entry)
+    else:
+        mem.delete(note, hard=True)
+    mem._upkeep.drain()  # the orphaned vector is collected, and erased from the index
+    index_files = _store_bytes(folder)  # while open: the index is rewritten already
+    mem.close()
+    for raw in (index_files, _store_bytes(state)):
+        for needle in needles:
+            assert needle not in raw
+    assert np.frombuffer(needles[1], dtype=np.int8).any()  # a real vector was looked for

@@ -103,11 +103,15 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
         with store.read() as tx:
             return tx.substrings.waiting() + chunks.unchunked(tx)
 
+    def collect_orphans() -> int:
+        with meaning.erasing():  # the vectors also leave the saved index once this commits
+            return _in_write(store, vectors.collect_orphans)()
+
     cheap = [
         _in_write(store, lambda tx: tx.substrings.catch_up()),
         _in_write(store, chunks.chunk_backlog),
         _in_write(store, chunks.rechunk_backlog),
-        _in_write(store, vectors.collect_orphans),
+        collect_orphans,
         lambda: audit.flush(store),
     ]
     return Upkeep(cheap, backlog, on_close=cheap, idle_tasks=[embed])
@@ -142,7 +146,7 @@ class Memory(
         self._is_view = _owned is not None
         if _owned is None:
             audit = AuditLog()
-            meaning = Meaning(embedder)
+            meaning = Meaning(embedder, store)
             _owned = _Owned(
                 store, audit, meaning, _upkeep(store, audit, meaning), closes_store, CodeSources()
             )
@@ -205,6 +209,7 @@ class Memory(
             return
         try:
             self._upkeep.stop(drain=True)
+            self._meaning.close()
         finally:
             if self._owned.owner_closes_store:
                 self._store.close()

@@ -142,8 +142,9 @@ class MemoryBase:
     def _write(self, rows: int = 1) -> Iterator[Tx]:
         """The one write path: a write transaction that adds or changes about ``rows`` items
         (0 for writes no index follows: plans, rules, forgetting). Once it commits, the upkeep
-        worker is told there is indexing to do (nothing is told if it fails)."""
-        with self._store.write() as tx:
+        worker is told there is indexing to do (nothing is told if it fails). Vectors it
+        deleted leave the saved vector index once it commits."""
+        with self._meaning.erasing(), self._store.write() as tx:
             yield tx
         if rows:
             self._upkeep.poke(rows)

@@ -1,5 +1,5 @@
-"""One memory's meaning stage: its embedder, that model's vectors held in memory, and the
-vectors of recent queries.
+"""One memory's meaning stage: its embedder, that model's vectors (held in memory, or through
+the HNSW index saved beside the store), and the vectors of recent queries.
 
 Everything here belongs to one open memory (and the views of it), never to the process: two
 memories of one process, in memory or on disk, never see each other's vectors. Only a model's
@@ -9,14 +9,17 @@ read-only and cost ~100 MiB to load.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
-from ..store.base import Tx
+from ..store.base import Store, Tx
 from .embed import CHOICES, Embedder, load_embedder
-from .vectors import VectorSet, pending
+from .vector_set import VectorSet
+from .vectors import Erased, erasing, pending, settle_erasures
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,10 +32,13 @@ EmbedderChoice = Embedder | str | None
 
 
 class Meaning:
-    def __init__(self, embedder: EmbedderChoice = None) -> None:
+    def __init__(self, embedder: EmbedderChoice = None, store: Store | None = None) -> None:
+        """``store``: the memory's store, where the vectors are read and beside which their
+        HNSW index is saved (without it, vectors are held in memory only)."""
         if isinstance(embedder, str) and embedder.strip().lower() not in CHOICES:
             raise InvalidInput(f"embedder is one of {', '.join(CHOICES)}, got {embedder!r}")
         self._choice = embedder
+        self._store = store
         self._embedder: Embedder | None = None
         self._resolved = False
         self._vectors: VectorSet | None = None
@@ -68,8 +74,24 @@ class Meaning:
         """This memory's vectors of ``embedder``'s model, kept up to date from the store."""
         with self._lock:
             if self._vectors is None or self._vectors.model != embedder.name:
-                self._vectors = VectorSet(embedder.name, embedder.dim)
+                self._vectors = VectorSet(embedder.name, embedder.dim, self._store)
             return self._vectors
+
+    @contextlib.contextmanager
+    def erasing(self) -> Iterator[None]:
+        """Around a write transaction: the vectors it deletes leave this memory's index, in
+        memory and on disk, as soon as it commits (before the verb that wrote returns)."""
+        with erasing(self._settle):
+            yield
+
+    def _settle(self, events: list[Erased]) -> None:
+        if self._store is not None:
+            settle_erasures(self._store, events, self._vectors)
+
+    def close(self) -> None:
+        """Wait for an index generation being written."""
+        if self._vectors is not None:
+            self._vectors.close()
 
     def query_vector(self, embedder: Embedder, query: str) -> np.ndarray:
         """The query's vector; agents ask the same things again and again, so recent queries'

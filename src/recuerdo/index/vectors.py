@@ -1,32 +1,51 @@
 """Stored vectors and the meaning stage's search.
 
 Vectors are stored once per (model, chunk text hash) as int8 with one float32 scale (388 bytes
-for 384 dimensions: a million chunks take about 370 MiB). Each process keeps the vectors of the
-current model in memory and searches them exactly up to ``EXACT_LIMIT`` rows; above that an HNSW
-index (usearch, int8) answers first and is checked exactly. Filters are applied before the top-k
-cut: candidates are walked in score order and kept only if they pass the filters, widening until
-``k`` pass or every vector has been considered.
+for 384 dimensions: a million chunks take about 370 MiB). Up to ``EXACT_LIMIT`` vectors, each
+process keeps the current model's vectors in memory and searches them exactly. Above that an
+HNSW index (usearch, int8) answers first and its candidates are scored exactly on their stored
+vectors; the HNSW is kept on disk beside the store (:mod:`.vector_file`), so a reopened memory
+maps it and reads only the vectors stored since, instead of rebuilding it. Filters are applied
+before the top-k cut: candidates are walked in score order and kept only if they pass the
+filters, widening until ``k`` pass or every vector has been considered.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..store.base import Row, Store, Tx
+from . import vector_file
+from .vector_file import IndexFiles
 
 if TYPE_CHECKING:
     import numpy as np
 
     from .embed import Embedder
+    from .vector_set import VectorSet
 
 EMBED_BATCH = 64
 EXACT_LIMIT = 50_000
+DELTA_LIMIT = 20_000
+"""Vectors stored after a mapped index's coverage are scored exactly; at this many, a new
+generation of the index is written in the background (``docs/decisions/0015``)."""
+ERASURE_WAIT = 1.0
+"""Seconds a process waits for a forgetting process to rewrite the index before it decides the
+index is stale (a forget rewrites it right after its commit)."""
+RETRY_AFTER_FAILURE = 60.0
 _SCALE_BYTES = 4
 _BLOCK = 65_536  # rows handled at once when loading or scoring: bounds temporary memory
+_FETCH = 500  # ids per query when reading stored vectors back
+
+STATS: Counter[str] = Counter()
+"""What the vector sets of this process did: ``built`` (an HNSW from every vector), ``opened``
+(a saved one), ``saved``, ``discarded`` (a saved one not trusted), and ``erase_<outcome>`` for
+each deletion applied to saved files (see ``vector_file.erase``)."""
 
 
 def mark_name(model: str) -> str:
@@ -36,6 +55,19 @@ def mark_name(model: str) -> str:
 def _mark(tx: Tx, model: str) -> int:
     value = tx.scalar("SELECT upto FROM index_marks WHERE name = ?", (mark_name(model),))
     return 0 if value is None else int(value)
+
+
+def deletion_mark(tx: Tx) -> int:
+    """Changes whenever vectors are deleted (see :func:`vector_file.next_mark`)."""
+    return int(
+        tx.scalar(
+            "SELECT coalesce((SELECT upto FROM index_marks WHERE name = 'embeddings_deleted'), 0)"
+        )
+    )
+
+
+def _top(tx: Tx) -> int:
+    return int(tx.scalar("SELECT coalesce(max(id), 0) FROM embeddings"))
 
 
 def encode(vector: np.ndarray) -> bytes:
@@ -53,32 +85,42 @@ def decode(blob: bytes) -> tuple[float, np.ndarray]:
     return scale, np.frombuffer(blob[_SCALE_BYTES:], dtype=np.int8)
 
 
+def _unpack(blobs: Sequence[bytes], dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """The int8 matrix and the scales of stored vectors."""
+    import numpy as np
+
+    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), _SCALE_BYTES + dim)
+    scales = raw[:, :_SCALE_BYTES].copy().view(np.float32).ravel()
+    return raw[:, _SCALE_BYTES:].view(np.int8), scales
+
+
 def _load(tx: Tx, model: str, dim: int, after: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Ids, int8 matrix and scales of the model's vectors stored after embedding id ``after``,
     read a block at a time into arrays sized up front (no list of a million rows)."""
     import numpy as np
 
+    # `model || ''` keeps the planner on the id range: with the (model, hash) index it read
+    # every vector of the model, sorted, for each block.
     count = int(
-        tx.scalar("SELECT count(*) FROM embeddings WHERE id > ? AND model = ?", (after, model))
+        tx.scalar(
+            "SELECT count(*) FROM embeddings WHERE id > ? AND model || '' = ?", (after, model)
+        )
     )
     ids = np.empty(count, dtype=np.int64)
     matrix = np.empty((count, dim), dtype=np.int8)
     scales = np.empty(count, dtype=np.float32)
-    width = _SCALE_BYTES + dim
     filled = 0
     while filled < count:
         rows = tx.all(
-            "SELECT id, vector FROM embeddings WHERE id > ? AND model = ? ORDER BY id LIMIT ?",
+            "SELECT id, vector FROM embeddings WHERE id > ? AND model || '' = ? ORDER BY id"
+            " LIMIT ?",
             (after, model, min(_BLOCK, count - filled)),
         )
         if not rows:
             break  # fewer than counted: another writer cannot delete inside our snapshot
-        raw = np.frombuffer(b"".join(row["vector"] for row in rows), dtype=np.uint8)
-        block = raw.reshape(len(rows), width)
         end = filled + len(rows)
         ids[filled:end] = [row["id"] for row in rows]
-        scales[filled:end] = block[:, :_SCALE_BYTES].copy().view(np.float32).ravel()
-        matrix[filled:end] = block[:, _SCALE_BYTES:].view(np.int8)
+        matrix[filled:end], scales[filled:end] = _unpack([row["vector"] for row in rows], dim)
         filled, after = end, int(rows[-1]["id"])
     return ids[:filled], matrix[:filled], scales[:filled]
 
@@ -143,6 +185,57 @@ def pending(tx: Tx, model: str) -> int:
     return int(waiting) + int(unchunked)
 
 
+@dataclass(frozen=True)
+class Erased:
+    """Vectors one transaction deleted: their ids by model, the deletion mark before and after,
+    and the highest embedding id left (new vectors get higher ids)."""
+
+    removed: dict[str, list[int]]
+    before: int
+    after: int
+    top: int
+
+
+Settle = Callable[[list[Erased]], None]
+
+
+@dataclass
+class _Frame:
+    settle: Settle
+    events: list[Erased]
+
+
+_erasing = threading.local()
+
+
+def _frames() -> list[_Frame]:
+    frames: list[_Frame] | None = getattr(_erasing, "frames", None)
+    if frames is None:
+        frames = _erasing.frames = []
+    return frames
+
+
+@contextlib.contextmanager
+def erasing(settle: Settle) -> Iterator[None]:
+    """Around a write transaction of one memory (``settle`` is that memory's): once it
+    commits, ``settle`` gets what :func:`collect_orphans` deleted inside it (so the vectors can
+    leave the persisted index before the caller returns). Nested uses for the same memory
+    settle once, when the outermost ends; a write of another memory inside gets a frame of its
+    own, so each memory hears only of its own deletions. A failed write settles nothing."""
+    frames = _frames()
+    if frames and frames[-1].settle == settle:
+        yield  # the enclosing write of this memory settles
+        return
+    frame = _Frame(settle, [])
+    frames.append(frame)
+    try:
+        yield
+    finally:
+        frames.remove(frame)
+    if frame.events:
+        settle(frame.events)
+
+
 def collect_orphans(tx: Tx) -> int:
     """Delete vectors whose text no chunk carries any more (after edits and deletes), and
     tell every process's in-memory copy to start over. Runs only when chunks were deleted
@@ -154,16 +247,97 @@ def collect_orphans(tx: Tx) -> int:
     tx.execute(
         "UPDATE index_marks SET upto = ? WHERE name = 'chunk_deletions_collected'", (deletions,)
     )
-    removed = tx.execute(
+    removed = tx.all(
         "DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM chunks c"
-        " WHERE c.hash = embeddings.hash)"
+        " WHERE c.hash = embeddings.hash) RETURNING id, model"
     )
     if removed:
+        before = deletion_mark(tx)
+        after = vector_file.next_mark(before)
         tx.execute(
-            "INSERT INTO index_marks (name, upto) VALUES ('embeddings_deleted', 1)"
-            " ON CONFLICT (name) DO UPDATE SET upto = upto + 1"
+            "INSERT INTO index_marks (name, upto) VALUES ('embeddings_deleted', ?)"
+            " ON CONFLICT (name) DO UPDATE SET upto = excluded.upto",
+            (after,),
         )
+        frames = _frames()
+        if frames:  # the innermost write is the one this transaction belongs to
+            by_model: dict[str, list[int]] = defaultdict(list)
+            for row in removed:
+                by_model[str(row["model"])].append(int(row["id"]))
+            frames[-1].events.append(Erased(dict(by_model), before, after, _top(tx)))
     return 1
+
+
+def settle_erasures(store: Store, events: list[Erased], current: VectorSet | None) -> None:
+    """Apply committed deletions: to the persisted index files of ``store`` (rewritten without
+    the vectors, or removed) and to ``current``, the memory's vector set, when it holds them in
+    memory only."""
+    home = vector_file.index_home(store.location)
+    for model in sorted({model for event in events for model in event.removed}):
+        files = None if home is None else IndexFiles(home, model, store.location)
+
+        def sample(ids: Sequence[int], model: str = model) -> list[tuple[int, str]]:
+            with store.read() as tx:
+                return _digests_in(tx, model, ids)
+
+        for event in events:
+            ids = event.removed.get(model, [])
+            if current is not None and current.model == model:
+                current.forget(ids, event.before, event.after, event.top)
+            if files is not None and files.folder.exists():
+                try:
+                    done = vector_file.erase(
+                        files, ids, event.before, event.after, event.top, sample
+                    )
+                except Exception:
+                    # The deletion is committed: whatever kept the files from being rewritten,
+                    # they must not outlive it (if even this fails, the caller hears of it).
+                    with files.locked():
+                        files.discard()
+                    done = "discarded"
+                STATS[f"erase_{done}"] += 1
+
+
+def stored(
+    tx: Tx, model: str, dim: int, ids: Sequence[int] | np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ids, int8 matrix and scales of those of the given embeddings the store holds."""
+    import numpy as np
+
+    found: list[int] = []
+    blobs: list[bytes] = []
+    for first in range(0, len(ids), _FETCH):
+        part = [int(i) for i in ids[first : first + _FETCH]]
+        marks = ",".join("?" * len(part))
+        # `model || ''`: looked up by id (with the (model, hash) index, SQLite read every
+        # vector of the model for each query: 270 ms a search at 20,000 vectors).
+        for row in tx.all(
+            f"SELECT id, vector FROM embeddings WHERE id IN ({marks}) AND model || '' = ?",
+            [*part, model],
+        ):
+            found.append(int(row["id"]))
+            blobs.append(row["vector"])
+    if not found:
+        return np.zeros(0, np.int64), np.zeros((0, dim), np.int8), np.zeros(0, np.float32)
+    matrix, scales = _unpack(blobs, dim)
+    return np.asarray(found, dtype=np.int64), matrix, scales
+
+
+def _digests_in(tx: Tx, model: str, ids: Sequence[int]) -> list[tuple[int, str]]:
+    """(id, digest) of the given embeddings the store holds (see ``vector_file.row_digest``)."""
+    found: list[tuple[int, str]] = []
+    for first in range(0, len(ids), _FETCH):
+        part = list(ids[first : first + _FETCH])
+        marks = ",".join("?" * len(part))
+        rows = tx.all(
+            f"SELECT id, hash, vector FROM embeddings WHERE id IN ({marks}) AND model || '' = ?",
+            [*part, model],
+        )
+        found += [
+            (int(r["id"]), vector_file.row_digest(model, r["hash"], bytes(r["vector"])))
+            for r in rows
+        ]
+    return sorted(found)
 
 
 @dataclass(frozen=True)
@@ -179,181 +353,61 @@ class _Snapshot:
     deletions: int
 
 
-def _usearch_index() -> Any:
-    """usearch's ``Index``, loaded after onnxruntime when that is installed: with usearch's
-    native module loaded first, importing onnxruntime later kills the process (segmentation
-    fault; usearch 2.26, onnxruntime 1.32), and a memory can build its HNSW before it loads a
-    model (a large memory's first search by a query vector it was given)."""
-    with contextlib.suppress(ImportError):
-        import onnxruntime  # noqa: F401
-    from usearch.index import Index
+def _empty(dim: int, deletions: int = -1, last_id: int = 0) -> _Snapshot:
+    import numpy as np
 
-    return Index
+    return _Snapshot(
+        np.zeros(0, dtype=np.int64),
+        np.zeros((0, dim), dtype=np.int8),
+        np.zeros(0, dtype=np.float32),
+        None,
+        last_id,
+        deletions,
+    )
 
 
-class VectorSet:
-    """The current model's vectors, in memory, refreshed from the store as they arrive."""
+def _extended(snap: _Snapshot, tx: Tx, model: str, dim: int, deletions: int) -> _Snapshot:
+    """``snap`` with the vectors stored since; read again from the start when any were
+    deleted."""
+    import numpy as np
 
-    def __init__(self, model: str, dim: int) -> None:
-        import numpy as np
+    if deletions != snap.deletions:
+        snap = _empty(dim, deletions)
+    ids, matrix, scales = _load(tx, model, dim, snap.last_id)
+    if not len(ids):
+        return snap
+    if len(snap.ids):
+        all_ids = np.concatenate([snap.ids, ids])
+        all_matrix = np.concatenate([snap.matrix, matrix])
+        all_scales = np.concatenate([snap.scales, scales])
+    else:  # the first load: no copy of a million vectors
+        all_ids, all_matrix, all_scales = ids, matrix, scales
+    dense = None
+    if len(all_ids) <= EXACT_LIMIT:
+        # Small sets keep a float32 copy (at most 75 MiB): one BLAS product a query.
+        fresh = matrix.astype(np.float32) * scales[:, None]
+        old = snap.dense
+        if old is None and len(snap.ids):
+            old = snap.matrix.astype(np.float32) * snap.scales[:, None]
+        dense = fresh if old is None else np.concatenate([old, fresh])
+    return _Snapshot(all_ids, all_matrix, all_scales, dense, int(ids[-1]), deletions)
 
-        self.model = model
-        self.dim = dim
-        self._lock = threading.Lock()
-        self._ann_lock = threading.Lock()
-        self._ann: Any = None
-        self._ann_size = 0
-        self._snap = _Snapshot(
-            np.zeros(0, dtype=np.int64),
-            np.zeros((0, dim), dtype=np.int8),
-            np.zeros(0, dtype=np.float32),
-            None,
-            0,
-            -1,
-        )
 
-    def refresh(self, tx: Tx) -> None:
-        """Load vectors added since the last call; start over when any were deleted."""
-        import numpy as np
+def _scores(snap: _Snapshot, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """Cosines of the query with the given rows (all when None)."""
+    import numpy as np
 
-        deletions = int(
-            tx.scalar(
-                "SELECT coalesce((SELECT upto FROM index_marks WHERE name = 'embeddings_deleted'),"
-                " 0)"
-            )
-        )
-        top = int(tx.scalar("SELECT coalesce(max(id), 0) FROM embeddings"))
-        snap = self._snap
-        if deletions == snap.deletions and top <= snap.last_id:
-            return
-        with self._lock:
-            snap = self._snap
-            if deletions != snap.deletions:
-                snap = _Snapshot(
-                    np.zeros(0, dtype=np.int64),
-                    np.zeros((0, self.dim), dtype=np.int8),
-                    np.zeros(0, dtype=np.float32),
-                    None,
-                    0,
-                    deletions,
-                )
-                with self._ann_lock:
-                    self._ann, self._ann_size = None, 0
-            ids, matrix, scales = _load(tx, self.model, self.dim, snap.last_id)
-            if not len(ids) and snap is self._snap:
-                return
-            if len(snap.ids):
-                all_ids = np.concatenate([snap.ids, ids])
-                all_matrix = np.concatenate([snap.matrix, matrix])
-                all_scales = np.concatenate([snap.scales, scales])
-            else:  # the first load: no copy of a million vectors
-                all_ids, all_matrix, all_scales = ids, matrix, scales
-            dense = None
-            if len(all_ids) <= EXACT_LIMIT:
-                # Small sets keep a float32 copy (at most 75 MiB): one BLAS product a query.
-                fresh = matrix.astype(np.float32) * scales[:, None]
-                dense = (
-                    fresh
-                    if snap.dense is None and not len(snap.ids)
-                    else np.concatenate(
-                        [
-                            snap.dense
-                            if snap.dense is not None
-                            else snap.matrix.astype(np.float32) * snap.scales[:, None],
-                            fresh,
-                        ]
-                    )
-                )
-            self._snap = _Snapshot(
-                all_ids,
-                all_matrix,
-                all_scales,
-                dense,
-                int(ids[-1]) if len(ids) else snap.last_id,
-                deletions,
-            )
-
-    def __len__(self) -> int:
-        return len(self._snap.ids)
-
-    @staticmethod
-    def _scores(snap: _Snapshot, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        """Cosines of the query with the given rows (all when None)."""
-        import numpy as np
-
-        if snap.dense is not None:
-            dense = snap.dense if rows is None else snap.dense[rows]
-            scored: np.ndarray = dense @ query
-            return scored
-        rows = np.arange(len(snap.ids)) if rows is None else rows
-        out = np.empty(len(rows), dtype=np.float32)
-        for first in range(0, len(rows), _BLOCK):  # bounded temporary memory
-            block = snap.matrix[rows[first : first + _BLOCK]].astype(np.float32)
-            out[first : first + len(block)] = block @ query
-        scored = out * snap.scales[rows]
+    if snap.dense is not None:
+        dense = snap.dense if rows is None else snap.dense[rows]
+        scored: np.ndarray = dense @ query
         return scored
-
-    def _ann_rows(self, snap: _Snapshot, query: np.ndarray, count: int) -> np.ndarray:
-        import numpy as np
-
-        Index = _usearch_index()
-
-        with self._ann_lock:
-            if self._ann is None:
-                self._ann = Index(
-                    ndim=self.dim,
-                    metric="ip",
-                    dtype="i8",
-                    connectivity=16,
-                    expansion_add=64,
-                    expansion_search=max(64, count),
-                )
-            if self._ann_size < len(snap.ids):
-                for first in range(self._ann_size, len(snap.ids), _BLOCK):
-                    fresh = np.arange(first, min(first + _BLOCK, len(snap.ids)))
-                    # In blocks: a million float32 copies at once would take 1.5 GiB.
-                    self._ann.add(fresh, snap.matrix[fresh].astype(np.float32) / 127.0, threads=2)
-                    self._ann_size = int(fresh[-1]) + 1
-            found = self._ann.search(query, count)
-        return np.asarray(found.keys, dtype=np.int64)
-
-    def ranked(self, query: np.ndarray, k: int) -> Iterator[list[tuple[int, float]]]:
-        """Tiers of (embedding id, cosine), best first: the HNSW's answer checked exactly when
-        the set is large, then ever larger exact tiers until every vector was offered."""
-        import numpy as np
-
-        snap = self._snap
-        total = len(snap.ids)
-        if total == 0:
-            return
-        offered = np.zeros(total, dtype=bool)
-        if total > EXACT_LIMIT:
-            try:
-                rows = self._ann_rows(snap, query, max(k * 20, 200))
-            except ImportError:
-                rows = np.zeros(0, dtype=np.int64)
-            rows = rows[(rows >= 0) & (rows < total)]
-            if len(rows):
-                offered[rows] = True
-                scores = self._scores(snap, query, rows)
-                order = np.argsort(-scores)
-                yield [(int(snap.ids[rows[i]]), float(scores[i])) for i in order]
-        rest = None if not offered.any() else np.nonzero(~offered)[0]
-        scores = self._scores(snap, query, rest)
-        positions = np.arange(total) if rest is None else rest
-        tier = max(k * 8, 256)
-        done = 0
-        while done < len(positions):
-            size = min(tier, len(positions) - done)
-            if size < len(positions) - done:
-                part = np.argpartition(-scores, size - 1)[:size]
-            else:
-                part = np.nonzero(np.isfinite(scores))[0]
-            part = part[np.argsort(-scores[part])]
-            yield [(int(snap.ids[positions[i]]), float(scores[i])) for i in part]
-            scores[part] = -np.inf
-            done += size
-            tier *= 8
+    rows = np.arange(len(snap.ids)) if rows is None else rows
+    out = np.empty(len(rows), dtype=np.float32)
+    for first in range(0, len(rows), _BLOCK):  # bounded temporary memory
+        block = snap.matrix[rows[first : first + _BLOCK]].astype(np.float32)
+        out[first : first + len(block)] = block @ query
+    scored = out * snap.scales[rows]
+    return scored
 
 
 def meaning_candidates(
@@ -369,7 +423,7 @@ def meaning_candidates(
     vectors.refresh(tx)
     found: list[tuple[int, int, float]] = []
     seen_items: set[int] = set()
-    for offered in vectors.ranked(query_vector, k):
+    for offered in vectors.ranked(query_vector, k, tx):
         tier = [pair for pair in offered if pair[1] >= min_similarity]
         last = len(tier) < len(offered)  # tiers come best first: nothing further can pass
         step = max(2 * k, 64)

@@ -13,14 +13,14 @@ if TYPE_CHECKING:
     from .connection import SQLiteTx
 
 BM25_WEIGHTS = (3.0, 1.0, 0.4)  # title, body, context
-# A word in at least this many chunks is "common" (counting stops there, so the count is cheap)
-# and, in an any-word query that also holds a word at least RARER times rarer, it is left out of
-# the ranking: BM25 must read every chunk a word is in, so one near-universal word made a
-# two-word search cost as much as listing the whole memory, for a word whose weight (IDF) is
-# near nothing beside the rare one's. Chunks with only common words follow the ranked ones,
-# newest first (docs/decisions/0016-common-words.md).
+# A word in at least half of the chunks is "common": FTS5 clamps the weight (IDF) of such a word
+# to 1e-6, so it cannot change the order of the chunks that hold another word, yet BM25 would
+# read every chunk it is in, and one near-universal word made a two-word search cost as much as
+# listing the whole memory. In an any-word query that also holds a word that is not common, the
+# common words are left out of the ranking; chunks holding only common words follow the ranked
+# ones, newest first (docs/decisions/0016-common-words.md). Counting a word's chunks stops at
+# the threshold, and small memories (under COMMON_AT chunks per common word) are never pruned.
 COMMON_AT = 1000
-RARER = 10
 # The trigram index needs three characters; shorter needles are matched by a scan.
 TRIGRAM = 3
 INDEX_CHUNK = 500
@@ -73,13 +73,14 @@ class FTS5Text:
         )
 
     def _common(self, words: Sequence[str]) -> list[str]:
-        """The words to leave out of the ranking: common ones, when a much rarer word is there."""
-        counts = {word: self._count(match_expression([word]), COMMON_AT) for word in words}
-        common = [word for word, n in counts.items() if n >= COMMON_AT]
-        rarest = min(counts.values())
-        if not common or rarest * RARER > COMMON_AT:
-            return []
-        return common
+        """The words to leave out of the ranking: those in half of the chunks or more, when
+        another word of the query is not."""
+        chunks = int(self._tx.scalar("SELECT coalesce(max(id), 0) FROM chunks"))
+        # max(id) is at least the number of chunks, so a word counted common surely is.
+        threshold = max(COMMON_AT, (chunks + 1) // 2)
+        counts = {word: self._count(match_expression([word]), threshold) for word in words}
+        common = [word for word, n in counts.items() if n >= threshold]
+        return common if len(common) < len(words) else []
 
     def _rank_without(
         self, words: Sequence[str], common: list[str], limit: int, offset: int
