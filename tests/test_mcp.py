@@ -293,7 +293,7 @@ def test_tool_results_are_json_text_too(tmp_path: Path) -> None:
             result = await session.call_tool("summary", {})
             return json.loads(result.content[0].text)
 
-    assert anyio.run(scenario).startswith("Agent Memory: 0 entries")
+    assert anyio.run(scenario)["text"].startswith("Agent Memory: 0 entries")
 
 
 @pytest.mark.parametrize("name", ["native", "engram", "semurg", "notarium"])

@@ -89,7 +89,7 @@ def test_invalid_level_is_refused_and_nothing_stored(memory: recuerdo.Memory) ->
 def test_violations_appear_in_the_summary(memory: recuerdo.Memory) -> None:
     memory.add_rule("max_discount", "must", "discount <= 0.20", "pricing")
     memory.check_rules("pricing", {"discount": 0.3})
-    summary = memory.summary().splitlines()
+    summary = memory.summary()["text"].splitlines()
     assert summary[0] == "Agent Memory: 0 entries, 1 rules"
     assert "Recent violations:" in summary
     assert summary[-1].startswith("  [MUST] Rule 'max_discount' violated")

@@ -54,16 +54,20 @@ __all__ = [
     "MAIN_SOURCE",
     "Memory",
     "check_memory",
+    "memory_exists",
     "memory_names",
+    "missing_memory",
     "open_memory",
     "recover_memory",
     "restore_memory",
     "sanitize_name",
+    "state_root",
     "state_size",
     "validate_name",
 ]
 
 LOCAL_TENANT = "local"
+SIMILAR = 60  # rapidfuzz ratio (0-100) from which a memory name is offered for a typo
 MAIN_SOURCE = "main"
 DATABASE_URL_ENV = "RECUERDO_DATABASE_URL"
 """A PostgreSQL URL: memories live in that database (one schema each) instead of files."""
@@ -260,6 +264,7 @@ def open_memory(
     store: Store | None = None,
     embedder: EmbedderChoice = None,
     url: str | None = None,
+    create: bool = True,
 ) -> Memory:
     """Open (creating on first use) the memory declared as ``name``.
 
@@ -272,6 +277,8 @@ def open_memory(
     ``embedder`` is an embedder object, or the name of a configured one (``none``, ``minilm``,
     ``e5``, ``http``, ``auto``); by default ``RECUERDO_EMBEDDER`` decides.
     The name and the host ceiling (``RECUERDO_CAPS``) are checked before anything is created.
+    With ``create=False`` (what the doors pass for a read) a memory that does not exist is
+    :class:`MemoryNotFound`, naming the close names that do, and nothing is created.
     """
     validate_name(name)
     caps.check_memory_allowed(name)
@@ -285,6 +292,8 @@ def open_memory(
         memory = Memory(SQLiteStore(None), name=name, embedder=meaning.choice)
     else:
         path = state_path(name, base_dir)
+        if not create and not path.exists():
+            raise missing_memory(name, base_dir)
         prepare_state_dir(path)
         memory = Memory(SQLiteStore(str(path)), name=name, embedder=meaning.choice)
     if memory._upkeep.backlog():
@@ -363,6 +372,35 @@ def memory_names(base_dir: str | os.PathLike[str] | None = None) -> list[str]:
         path.stem
         for path in root.glob("*.db")
         if path.is_file() and NAME_PATTERN.fullmatch(path.stem)
+    )
+
+
+def memory_exists(name: str, base_dir: str | os.PathLike[str] | None = None) -> bool:
+    """Whether the memory ``name`` has a file in the state dir."""
+    return state_path(name, base_dir).exists()
+
+
+def missing_memory(
+    name: str,
+    base_dir: str | os.PathLike[str] | None = None,
+    *,
+    reachable: Callable[[str], bool] | None = None,
+) -> MemoryNotFound:
+    """The refusal of a read on a memory that does not exist: it names the existing memories
+    closest to ``name`` (a typo is the usual cause), only among those the caller may reach."""
+    from rapidfuzz import fuzz, process
+
+    names = [n for n in memory_names(base_dir) if reachable is None or reachable(n)]
+    close = [
+        found
+        for found, _, _ in process.extract(
+            name, names, scorer=fuzz.ratio, limit=3, score_cutoff=SIMILAR
+        )
+    ]
+    hint = f" Did you mean {' or '.join(repr(n) for n in close)}?" if close else ""
+    return MemoryNotFound(
+        f"no memory named {name!r}: a read never creates one (a write does).{hint}",
+        suggestions=close,
     )
 
 

@@ -18,7 +18,7 @@ import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 from .core.secrets import redact_call
 from .core.text import check_text
@@ -61,6 +61,9 @@ class VerbSpec:
     paths: Mapping[str, str] = field(default_factory=dict)
     """Parameters naming a file on the machine that runs the verb, each with the parameter that
     carries the file's bytes (base64) instead: remote doors never take the path."""
+    fails: Callable[[Any], bool] | None = None
+    """Says of a result that the command failed: the CLI prints it, then exits 1 (a must-rule
+    violated, for a script's ``&&``)."""
 
 
 def verb(
@@ -75,6 +78,7 @@ def verb(
     name: str | None = None,
     raw: tuple[str, ...] = (),
     paths: Mapping[str, str] | None = None,
+    fails: Callable[[Any], bool] | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Declare a facade method as a verb (see the module docstring)."""
     spec = VerbSpec(
@@ -88,6 +92,7 @@ def verb(
         name=name,
         raw=raw,
         paths=dict(paths or {}),
+        fails=fails,
     )
 
     def decorate(method: Callable[P, R]) -> Callable[P, R]:

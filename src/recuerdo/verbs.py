@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
@@ -24,6 +24,7 @@ from .engine import Memory
 from .errors import (
     CapabilityNotGranted,
     InvalidInput,
+    MemoryNotFound,
     RecuerdoError,
     StoreError,
     UnknownArgument,
@@ -32,6 +33,8 @@ from .facade import Mode, VerbSpec
 
 # Every verb may meet these: bad arguments, a denied capability, an unreachable store.
 COMMON_ERRORS: tuple[type[RecuerdoError], ...] = (InvalidInput, CapabilityNotGranted, StoreError)
+# A read names a memory that must exist (the doors never create one to read it).
+READ_ERRORS: tuple[type[RecuerdoError], ...] = (MemoryNotFound,)
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class Verb:
     """A parameter the CLI accepts many times, calling the verb once for each (with progress)."""
     paths: Mapping[str, str] = field(default_factory=dict)
     """Parameters naming a local file -> the parameter carrying its bytes (base64) instead."""
+    fails: Callable[[Any], bool] | None = None
+    """Says of a result that the command failed (the CLI then exits 1)."""
 
     def call(self, memory: Memory, arguments: Mapping[str, Any]) -> Any:
         """Validate door arguments (JSON names, e.g. ``from``) and run the verb."""
@@ -172,13 +177,14 @@ class VerbTable:
             description=description,
             params=params,
             result=result,
-            errors=COMMON_ERRORS + spec.errors,
+            errors=COMMON_ERRORS + (READ_ERRORS if spec.mode == "read" else ()) + spec.errors,
             arguments=spec.arguments,
             cli_names=dict(spec.cli_names),
             destructive=spec.destructive,
             method=method_name,
             cli_batch=spec.cli_batch,
             paths=dict(spec.paths),
+            fails=spec.fails,
         )
 
     def __getitem__(self, name: str) -> Verb:

@@ -18,13 +18,15 @@ from typing import Any
 import click
 
 from ..engine import Memory, open_memory
-from ..errors import InvalidInput, MemoryNotNamed, RecuerdoError
+from ..errors import InvalidInput, MemoryNotNamed, RecuerdoError, StoreError
+from ..security.caps import check_memory_allowed
 from ..verbs import VERBS, Verb
 from . import render
-from .client import remote_call
+from .client import RemoteError, remote_call
 from .commands import register as register_door_commands
 from .import_commands import register as register_import_commands
 from .mirror import register as register_mirror
+from .running import refused, running_server
 from .store_commands import register as register_store_commands
 
 MEMORY_ENV = "RECUERDO_MEMORY"
@@ -52,23 +54,49 @@ class _State:
         self.as_json = as_json
         self.server = server
         self.token = token
+        self.declared = False
+        """The command declares its memory (a read of it opens it even when new)."""
 
     @contextlib.contextmanager
-    def open(self) -> Iterator[Memory]:
+    def open(self, *, create: bool = True) -> Iterator[Memory]:
         """The named memory (as the agent, if one is given); closed (and its indexes brought
-        up to date) when the command ends."""
+        up to date) when the command ends. A read (``create=False``) of a memory that does not
+        exist is ``memory_not_found``: nothing is created."""
         if not self.memory_name:
             raise MemoryNotNamed(NO_MEMORY)
-        memory = open_memory(self.memory_name, base_dir=self.state_dir, url=self.database_url)
+        memory = open_memory(
+            self.memory_name, base_dir=self.state_dir, url=self.database_url, create=create
+        )
         try:
             yield memory.agent(self.agent) if self.agent else memory
         finally:
             memory.close()
 
-    def call(self, verb: Verb, arguments: dict[str, Any]) -> Any:
+    def server_for(self, verb: Verb) -> str | None:
+        """Where the verb runs: the --server given, else a ``recuerdo serve`` running for this
+        state dir (it has the model loaded: no seconds spent loading it here), else None
+        (locally). An agent's view and a local file path are this machine's business."""
         if self.server:
-            return remote_call(self.server, self.token, self.memory_name, verb, arguments)
-        with self.open() as memory:
+            return self.server
+        if self.agent or verb.paths or not self.memory_name:
+            return None
+        check_memory_allowed(self.memory_name)  # the host ceiling holds through a server too
+        return running_server(self.state_dir, have_token=bool(self.token))
+
+    def call(self, verb: Verb, arguments: dict[str, Any]) -> Any:
+        server = self.server_for(verb)
+        if server:
+            try:
+                return remote_call(server, self.token, self.memory_name, verb, arguments)
+            except RemoteError as error:
+                # A server found running (not one named by --server) that has asked for tokens
+                # since it started: this command then opens the memory itself.
+                if self.server or error.status != 401:
+                    raise
+            except StoreError as error:
+                if self.server or not refused(error):
+                    raise  # only a call that reached nobody may be run again here
+        with self.open(create=self.declared or verb.mode == "write") as memory:
             return verb.call(memory, arguments)
 
 
@@ -197,6 +225,8 @@ def _verb_command(verb: Verb) -> click.Command:
         if isinstance(result, list) and isinstance(more, int) and more:
             # A cut list says so (on stderr: stdout stays the result, JSON or table).
             click.echo(f"({more} more match; raise --limit to see them)", err=True)
+        if verb.fails is not None and verb.fails(result):
+            sys.exit(1)
 
     return click.Command(
         verb.name,
@@ -218,7 +248,7 @@ def _run_batch(
     try:
         arguments = _arguments(verb, values)
         with (
-            _one_memory(state) as memory,
+            _one_memory(state, create=verb.mode == "write") as memory,
             click.progressbar(
                 batch,
                 label=verb.name,
@@ -257,12 +287,12 @@ def _run_batch(
 
 
 @contextlib.contextmanager
-def _one_memory(state: _State) -> Iterator[Memory | None]:
+def _one_memory(state: _State, *, create: bool) -> Iterator[Memory | None]:
     """The local memory a batch runs on, opened once; None when the verbs go to a server."""
     if state.server:
         yield None
         return
-    with state.open() as memory:
+    with state.open(create=create) as memory:
         yield memory
 
 

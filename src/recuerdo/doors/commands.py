@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import socket
 import sys
 import time
 from pathlib import Path
@@ -13,6 +16,7 @@ import click
 
 from ..errors import RecuerdoError
 from ..security.tokens import TokenStore
+from . import running
 
 DEFAULT_PORT = 7700
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -40,7 +44,14 @@ MEMORY_OPTION = click.option(
 def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
     @cli.command("serve")
     @click.option("--host", default="127.0.0.1", show_default=True)
-    @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int)
+    @click.option(
+        "--port",
+        default=DEFAULT_PORT,
+        show_default=True,
+        type=int,
+        envvar="RECUERDO_PORT",
+        help="The port (default: $RECUERDO_PORT, else 7700).",
+    )
     @PROFILE_OPTION
     @MEMORY_OPTION
     @click.option(
@@ -135,31 +146,39 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
             ingest_root=ingest_root,
             database_url=database_url or state.database_url,
         )
+        _check_port(host, port)
         _announce(host, port, state, profile, tokens.any_active())
-        if workers > 1:
-            import os
-            from dataclasses import asdict
+        marker = (
+            running.announced(
+                state.state_dir, _base_url(host, port), single_user=not tokens.any_active()
+            )
+            if host in LOOPBACK
+            else contextlib.nullcontext()
+        )
+        with marker:
+            if workers > 1:
+                from dataclasses import asdict
 
-            from .http import CONFIG_ENV
+                from .http import CONFIG_ENV
 
-            os.environ[CONFIG_ENV] = json.dumps(asdict(config), default=str)
+                os.environ[CONFIG_ENV] = json.dumps(asdict(config), default=str)
+                uvicorn.run(
+                    "recuerdo.doors.http:app_from_env",
+                    factory=True,
+                    workers=workers,
+                    host=host,
+                    port=port,
+                    log_level="warning",
+                    timeout_graceful_shutdown=10,
+                )
+                return
             uvicorn.run(
-                "recuerdo.doors.http:app_from_env",
-                factory=True,
-                workers=workers,
+                wrap(create_app(config), config),
                 host=host,
                 port=port,
                 log_level="warning",
                 timeout_graceful_shutdown=10,
             )
-            return
-        uvicorn.run(
-            wrap(create_app(config), config),
-            host=host,
-            port=port,
-            log_level="warning",
-            timeout_graceful_shutdown=10,
-        )
 
     @cli.command("mcp")
     @PROFILE_OPTION
@@ -290,7 +309,7 @@ def _register_code(cli: click.Group, emit_error: Any) -> None:
         from . import render
 
         try:
-            with state.open() as memory:
+            with state.open(create=False) as memory:
                 result = memory.code_verify(repo)
         except RecuerdoError as error:
             emit_error(error, state.as_json)
@@ -333,9 +352,32 @@ def _launcher() -> tuple[str, list[str]]:
     return sys.executable, ["-m", "recuerdo"]
 
 
-def _announce(host: str, port: int, state: Any, profile: str, tokens: bool) -> None:
+def _base_url(host: str, port: int) -> str:
     shown = f"[{host}]" if ":" in host else host
-    base = f"http://{shown}:{port}"
+    return f"http://{shown}:{port}"
+
+
+def _check_port(host: str, port: int) -> None:
+    """Refuse a port something else listens on, in one line and before the banner (uvicorn
+    would print the banner's promise, then a traceback)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            # As uvicorn binds: a port left in TIME_WAIT by an earlier server is free.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        reason = "it is in use" if exc.errno == errno.EADDRINUSE else exc.strerror
+        click.echo(
+            f"error: cannot serve on {_base_url(host, port)}: {reason} "
+            "(choose another with --port, or make serve PORT=...)",
+            err=True,
+        )
+        sys.exit(1)
+
+
+def _announce(host: str, port: int, state: Any, profile: str, tokens: bool) -> None:
+    base = _base_url(host, port)
     name = state.memory_name or "NAME"
     click.echo(
         f"recuerdo serving on {base}  (profile {profile}; "

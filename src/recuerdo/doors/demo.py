@@ -78,7 +78,7 @@ def run_demo(memory: Memory) -> None:
             break
         try:
             if command == "summary":
-                click.echo(memory.summary())
+                click.echo(memory.summary()["text"])
             elif command.startswith("?"):
                 _recall(memory, command[1:])
             elif (match := _FACT.match(command)) is not None:
@@ -87,4 +87,4 @@ def run_demo(memory: Memory) -> None:
                 click.echo(HELP)
         except RecuerdoError as error:
             click.echo(f"refused ({error.code}): {error.detail}")
-    click.echo(memory.summary())
+    click.echo(memory.summary()["text"])

@@ -214,8 +214,12 @@ def _next_task(text: str) -> str | None:
 
 def register(cli: click.Group, emit_error: Any) -> None:
     @cli.group("mirror")
-    def mirror() -> None:
+    @click.pass_obj
+    def mirror(state: Any) -> None:
         """Keep a local document and its whole copy in memory reconciled (Engram's mirror)."""
+        # A workflow over its memory, which it declares (as recuerdo.open does): its reads
+        # (the version before a push, the copy to compare) open the memory even when new.
+        state.declared = True
 
     def finish(state: Any, report: dict[str, Any]) -> None:
         click.echo(render.to_json(report) if state.as_json else render.human(report))

@@ -69,12 +69,18 @@ def human(value: Any) -> str:
 def _mapping(value: Mapping[str, Any]) -> str:
     lines = []
     nested = []
+    blocks = []
     for key, item in value.items():
         if isinstance(item, list) and item and all(isinstance(x, Mapping) for x in item):
             nested.append((key, item))
+        elif isinstance(item, str) and "\n" in item:
+            blocks.append((key, item))  # text for a person keeps its lines (summary's text)
         else:
             lines.append(f"{key}: {_cell(item)}")
     for key, rows in nested:
         lines.append(f"{key}:")
         lines.extend("  " + line for line in table(rows).splitlines())
+    for key, text in blocks:
+        lines.append(f"{key}:")
+        lines.extend("  " + line for line in text.splitlines())
     return "\n".join(lines)

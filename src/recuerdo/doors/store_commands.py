@@ -1,6 +1,6 @@
-"""Commands that look after a memory as a whole rather than run a verb: ``backup``,
-``restore``, ``check`` and ``recover`` (the last two work on a damaged memory too, which every
-verb refuses with ``store_damaged``)."""
+"""Commands that look after a memory as a whole rather than run a verb: ``memories``,
+``backup``, ``restore``, ``check`` and ``recover`` (the last two work on a damaged memory too,
+which every verb refuses with ``store_damaged``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,14 @@ from typing import Any
 
 import click
 
-from ..engine import check_memory, recover_memory, restore_memory
+from ..engine import (
+    check_memory,
+    memory_names,
+    open_memory,
+    recover_memory,
+    restore_memory,
+    state_size,
+)
 from ..errors import MemoryNotNamed, RecuerdoError
 from . import render
 
@@ -34,7 +41,42 @@ class _Bar:
             self.bar.__exit__(None, None, None)
 
 
+_COUNTED = ("entries", "notes", "messages", "entities", "facts", "documents", "plans", "rules")
+
+
+def memory_rows(state_dir: str | None) -> list[dict[str, Any]]:
+    """One row per memory of the state dir: what its summary counts, and its bytes on disk.
+    Each is opened only to be read (no model is loaded, nothing is created); a memory that
+    cannot be read says why in its row."""
+    rows: list[dict[str, Any]] = []
+    for name in memory_names(state_dir):
+        row: dict[str, Any] = {"memory": name}
+        try:
+            with open_memory(name, base_dir=state_dir, create=False, embedder="none") as memory:
+                counts = memory.summary()
+            row.update({key: counts[key] for key in _COUNTED})  # type: ignore[literal-required]
+        except RecuerdoError as error:
+            row["error"] = error.code
+        row["bytes"] = state_size(name, state_dir)
+        rows.append(row)
+    return rows
+
+
 def register(cli: click.Group, emit_error: Any) -> None:
+    @cli.command("memories")
+    @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+    @click.pass_obj
+    def memories(state: Any, as_json: bool) -> None:
+        """List the memories of the state dir, with what each holds and its size on disk."""
+        rows = memory_rows(state.state_dir)
+        if as_json or state.as_json:
+            click.echo(render.to_json(rows))
+        elif rows:
+            click.echo(render.table(rows))
+        else:
+            where = state.state_dir or "the current directory"
+            click.echo(f"(no memories under {where}; a first write creates one)")
+
     @cli.command("backup")
     @click.argument("out", type=click.Path(dir_okay=False))
     @click.option(
@@ -50,7 +92,7 @@ def register(cli: click.Group, emit_error: Any) -> None:
         on any backend with `restore`."""
         bar = _Bar("backup")
         try:
-            with state.open() as memory:
+            with state.open(create=False) as memory:
                 report = memory.backup(out, raw=raw, progress=bar)
         except RecuerdoError as error:
             emit_error(error, state.as_json)

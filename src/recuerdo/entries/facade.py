@@ -14,7 +14,6 @@ from ..errors import (
 )
 from ..facade import MemoryBase, verb
 from ..model import CATEGORIES, EntryIn, EntryList
-from ..work import rules as rule_ops
 from . import operations as entry_ops
 
 
@@ -130,25 +129,3 @@ class EntryVerbs(MemoryBase):
         if forgotten:
             self._store.reclaim()  # no copy of the text stays in the write-ahead log
         return forgotten
-
-    @verb("read")
-    def summary(self) -> str:
-        """A short human-readable overview: entry counts by category, the owner rules and recent
-        rule violations.
-        """
-        with self._store.read() as tx:
-            counts = entry_ops.counts_by_category(tx, self.tenant)
-            rule_list = rule_ops.get(tx, self.tenant)
-            violations = rule_ops.recent_violations(tx, self.tenant)
-        lines = [f"Agent Memory: {sum(counts.values())} entries, {len(rule_list)} rules"]
-        lines += [f"  {category}: {count}" for category, count in counts.items()]
-        if rule_list:
-            lines.append("Rules:")
-            lines += [
-                f"  [{rule['level']:<6}] {rule['name']}: {rule['description']}"
-                for rule in rule_list
-            ]
-        if violations:
-            lines.append("Recent violations:")
-            lines += [f"  {message}" for message in violations]
-        return "\n".join(lines)

@@ -172,7 +172,7 @@ class Program:
         return self._current().forget(entry_id)
 
     def memory_summary(self, *, echo: bool = True) -> str:
-        text = self._current().summary()
+        text = self._current().summary()["text"]
         if echo:
             print(text)
         return text

@@ -27,7 +27,18 @@ from . import pack
 from . import search as search_ops
 from .filters import Filters
 from .overview import overview as count_memory
-from .results import Answer, AnswerState, Found, Hit, IndexStatus, MeaningState, Overview, Pack
+from .overview import summary as summarize
+from .results import (
+    Answer,
+    AnswerState,
+    Found,
+    Hit,
+    IndexStatus,
+    MeaningState,
+    Overview,
+    Pack,
+    Summary,
+)
 
 MAX_BUDGET_TOKENS = 200_000
 
@@ -430,6 +441,14 @@ class RetrievalVerbs(MemoryBase):
         """
         with self._store.read() as tx:
             return count_memory(tx, self.tenant)
+
+    @verb("read")
+    def summary(self) -> Summary:
+        """A memory in brief: ``text`` for a person (entries by category, notes, conversations,
+        knowledge, plans, the owner rules and recent rule violations), and the same counts.
+        """
+        with self._store.read() as tx:
+            return summarize(tx, self.tenant)
 
     @verb("read")
     def audit(

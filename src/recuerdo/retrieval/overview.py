@@ -1,10 +1,13 @@
-"""What one tenant's memory holds, counted: the overview the memory lens shows first."""
+"""What one tenant's memory holds, counted: the overview the memory lens shows first, and the
+summary a person reads first."""
 
 from __future__ import annotations
 
 from ..core.clock import now_iso
+from ..entries.operations import counts_by_category
 from ..store.base import Tx
-from .results import EntryCount, NoteCount, Overview
+from ..work import rules as rule_ops
+from .results import EntryCount, NoteCount, Overview, Summary
 
 _LIVE = "tenant = ? AND status <> 'deleted'"
 # The overview counts everything a tenant holds, so it reads every row of the tenant: the plan
@@ -71,3 +74,74 @@ def overview(tx: Tx, tenant: str) -> Overview:
         "plans": int(plans),
         "rules": int(rules),
     }
+
+
+def _count(tx: Tx, sql: str, *params: object) -> int:
+    """A count over everything a tenant holds of one kind (marked as such for the plan check)."""
+    return int(tx.scalar(_WHOLE + sql, params) or 0)
+
+
+def summary(tx: Tx, tenant: str) -> Summary:
+    by_category = counts_by_category(tx, tenant)
+    rule_list = rule_ops.get(tx, tenant)
+    violations = rule_ops.recent_violations(tx, tenant)
+    live_items = f"SELECT count(*) FROM items WHERE {_LIVE} AND item_type = ?"
+    reply: Summary = {
+        "text": "",
+        "entries": sum(by_category.values()),
+        "entries_by_category": by_category,
+        "rules": len(rule_list),
+        "recent_violations": violations,
+        "notes": _count(tx, live_items, tenant, "note"),
+        "notes_needing_review": _count(
+            tx,
+            f"SELECT count(*) FROM items WHERE {_LIVE} AND item_type = 'note'"
+            " AND status = 'active' AND review_at IS NOT NULL AND review_at <= ?",
+            tenant,
+            now_iso(),
+        ),
+        "conversations": _count(
+            tx,
+            f"SELECT count(DISTINCT session) FROM items WHERE {_LIVE} AND item_type = 'message'",
+            tenant,
+        ),
+        "messages": _count(tx, live_items, tenant, "message"),
+        "entities": _count(tx, "SELECT count(*) FROM entities WHERE tenant = ?", tenant),
+        "facts": _count(
+            tx, "SELECT count(*) FROM facts WHERE tenant = ? AND ended_at IS NULL", tenant
+        ),
+        "documents": _count(tx, live_items, tenant, "document"),
+        "plans": _count(tx, "SELECT count(*) FROM plans WHERE tenant = ?", tenant),
+        "plans_finished": _count(
+            tx,
+            "SELECT count(*) FROM plans p WHERE tenant = ? AND NOT EXISTS (SELECT 1 FROM"
+            " plan_steps s WHERE s.plan_id = p.id AND s.status NOT IN ('done', 'skipped'))",
+            tenant,
+        ),
+    }
+    lines = [f"Agent Memory: {reply['entries']} entries, {reply['rules']} rules"]
+    lines += [f"  {category}: {count}" for category, count in by_category.items()]
+    # The other families, each on one line once it holds something (a Synsema-only memory
+    # reads exactly as Synsema's summary did).
+    if reply["notes"]:
+        due = reply["notes_needing_review"]
+        lines.append(f"Notes: {reply['notes']}" + (f" ({due} need review)" if due else ""))
+    if reply["messages"]:
+        lines.append(f"Conversations: {reply['conversations']} ({reply['messages']} messages)")
+    if reply["entities"] or reply["documents"]:
+        lines.append(
+            f"Knowledge: {reply['entities']} entities, {reply['facts']} current facts, "
+            f"{reply['documents']} documents"
+        )
+    if reply["plans"]:
+        lines.append(f"Plans: {reply['plans']} ({reply['plans_finished']} finished)")
+    if rule_list:
+        lines.append("Rules:")
+        lines += [
+            f"  [{rule['level']:<6}] {rule['name']}: {rule['description']}" for rule in rule_list
+        ]
+    if violations:
+        lines.append("Recent violations:")
+        lines += [f"  {message}" for message in violations]
+    reply["text"] = "\n".join(lines)
+    return reply

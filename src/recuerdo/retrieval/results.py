@@ -196,3 +196,24 @@ class Answer(TypedDict):
     valid_at: str | None
     compact: bool
     failed_stages: NotRequired[list[str]]
+
+
+@with_config(ConfigDict(extra="forbid"))
+class Summary(TypedDict):
+    """A memory in brief: ``text`` for a person (it starts ``Agent Memory: N entries, M
+    rules``, as Synsema's did), and the same counts for a program."""
+
+    text: str
+    entries: int
+    entries_by_category: dict[str, int]
+    rules: int
+    recent_violations: list[str]
+    notes: int
+    notes_needing_review: int
+    conversations: int
+    messages: int
+    entities: int
+    facts: int
+    documents: int
+    plans: int
+    plans_finished: int

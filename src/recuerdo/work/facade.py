@@ -145,7 +145,11 @@ class WorkVerbs(MemoryBase):
         with self._write(0) as tx:
             return rule_ops.add(tx, self.tenant, name, level, description, category)
 
-    @verb("read", arguments=("category",))
+    @verb(
+        "read",
+        arguments=("category",),
+        fails=lambda found: any(violation["level"] == "must" for violation in found),
+    )
     def check_rules(
         self, category: str | None = None, context: Mapping[str, Any] | None = None
     ) -> list[Violation]:
