@@ -17,7 +17,10 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── InvalidBatch               invalid_batch       400
     │   ├── InvalidLabel               invalid_label       400
     │   ├── InvalidOperation           invalid_operation   400
-    │   └── OperationContentMismatch   operation_content_mismatch 400
+    │   ├── OperationContentMismatch   operation_content_mismatch 400
+    │   ├── AddressInvalid             address_invalid     400
+    │   ├── KindInvalid                kind_invalid        400
+    │   └── PageCursorInvalid          page_cursor_invalid 400
     ├── EditRefused                    edit_refused        422
     │   ├── SectionNotFound            section_not_found   422
     │   ├── SectionAmbiguous           section_ambiguous   422
@@ -25,6 +28,9 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   └── FindAmbiguous              find_ambiguous      422
     ├── ContentTooLarge                content_too_large   413
     │   ├── LimitExceeded              limit_exceeded      413
+    │   │   ├── RecipientsTooMany      recipients_too_many 413
+    │   │   ├── SubjectTooLong         subject_too_long    413
+    │   │   └── BodyTooLarge           body_too_large      413
     │   └── PayloadTooLarge            payload_too_large   413
     ├── UnsupportedMediaType           unsupported_media_type 415
     ├── Unprocessable                  unprocessable       422
@@ -36,7 +42,8 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── DiffTooLarge               diff_too_large      422
     │   ├── DiffBinary                 diff_binary         422
     │   ├── RangeTooLarge              range_too_large     422
-    │   └── GitUnreadable              git_unreadable      422
+    │   ├── GitUnreadable              git_unreadable      422
+    │   └── DomainNotOurs              domain_not_ours     422
     ├── NotFound                       not_found           404
     │   ├── ItemNotFound               item_not_found      404
     │   ├── TaskNotFound               task_not_found      404
@@ -44,11 +51,17 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── UnknownName                unknown_name        404
     │   ├── RepoNotIngested            repo_not_ingested   404
     │   ├── RepoNotServed              repo_not_served     404
-    │   └── RevisionNotFound           revision_not_found  404
+    │   ├── RevisionNotFound           revision_not_found  404
+    │   ├── AddressUnknown             address_unknown     404
+    │   ├── ConversationNotFound       conversation_not_found 404
+    │   └── MessageNotFound            message_not_found   404
     ├── Conflict                       conflict            409
-    │   └── VersionConflict            version_conflict    409
+    │   ├── VersionConflict            version_conflict    409
+    │   └── AddressTaken               address_taken       409
     ├── Unauthorized                   unauthorized        401
     ├── CapabilityNotGranted           capability_not_granted       403
+    ├── NotAMember                     not_a_member        403
+    ├── AddressNotBound                address_not_bound   403
     ├── MultipleMemoryDeclarations     multiple_memory_declarations 409
     ├── MemoryNotNamed                 memory_not_named    400
     ├── BlobCorrupt                    blob_corrupt        500
@@ -67,14 +80,21 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 __all__ = [
+    "AddressInvalid",
+    "AddressNotBound",
+    "AddressTaken",
+    "AddressUnknown",
     "BlobCorrupt",
+    "BodyTooLarge",
     "CapabilityNotGranted",
     "Conflict",
     "ContentTooLarge",
+    "ConversationNotFound",
     "DiffBinary",
     "DiffTooLarge",
     "DocumentCorrupt",
     "DocumentNotReadable",
+    "DomainNotOurs",
     "EditRefused",
     "EmptyContent",
     "EmptyTitle",
@@ -91,15 +111,20 @@ __all__ = [
     "InvalidRuleLevel",
     "InvalidTags",
     "ItemNotFound",
+    "KindInvalid",
     "LimitExceeded",
     "LineBlameNotBuilt",
     "MemoryNotNamed",
     "MentionNotInPassage",
+    "MessageNotFound",
     "MultipleMemoryDeclarations",
+    "NotAMember",
     "NotFound",
     "OperationContentMismatch",
+    "PageCursorInvalid",
     "PayloadTooLarge",
     "RangeTooLarge",
+    "RecipientsTooMany",
     "RecuerdoError",
     "RepoNotIngested",
     "RepoNotServed",
@@ -111,6 +136,7 @@ __all__ = [
     "StoreDamaged",
     "StoreError",
     "StoreTooNew",
+    "SubjectTooLong",
     "TaskNotFound",
     "Timeout",
     "Unauthorized",
@@ -191,6 +217,24 @@ class OperationContentMismatch(InvalidInput):
     code = "operation_content_mismatch"
 
 
+class AddressInvalid(InvalidInput):
+    """Not ``name@domain`` of ASCII letters, digits and ``. - _ +`` with exactly one ``@``."""
+
+    code = "address_invalid"
+
+
+class KindInvalid(InvalidInput):
+    """An address kind other than ``user`` or ``agent``."""
+
+    code = "kind_invalid"
+
+
+class PageCursorInvalid(InvalidInput):
+    """A page cursor (``after``) that no inbox or thread page gave out."""
+
+    code = "page_cursor_invalid"
+
+
 class EditRefused(RecuerdoError):
     """An edit that cannot be applied to the note as it is now."""
 
@@ -225,6 +269,12 @@ class VersionConflict(Conflict):
     code = "version_conflict"
 
 
+class AddressTaken(Conflict):
+    """The address is bound to another principal (an address has one owner)."""
+
+    code = "address_taken"
+
+
 class ContentTooLarge(RecuerdoError):
     code = "content_too_large"
     status = 413
@@ -238,6 +288,24 @@ class LimitExceeded(ContentTooLarge):
 
 class PayloadTooLarge(ContentTooLarge):
     code = "payload_too_large"
+
+
+class RecipientsTooMany(LimitExceeded):
+    """More than 4,096 recipients in one message (nothing was sent)."""
+
+    code = "recipients_too_many"
+
+
+class SubjectTooLong(LimitExceeded):
+    """A subject over 1,024 bytes of UTF-8 (nothing was sent)."""
+
+    code = "subject_too_long"
+
+
+class BodyTooLarge(LimitExceeded):
+    """A message body over 16 MiB of UTF-8 (nothing was sent)."""
+
+    code = "body_too_large"
 
 
 class UnsupportedMediaType(RecuerdoError):
@@ -299,6 +367,13 @@ class GitUnreadable(Unprocessable):
     code = "git_unreadable"
 
 
+class DomainNotOurs(Unprocessable):
+    """An address whose domain this memory does not serve (``configure(mail_domains=...)``,
+    ``serve --mail-domain``; ``local`` by default)."""
+
+    code = "domain_not_ours"
+
+
 class NotFound(RecuerdoError):
     code = "not_found"
     status = 404
@@ -340,6 +415,20 @@ class RevisionNotFound(NotFound):
     code = "revision_not_found"
 
 
+class AddressUnknown(NotFound):
+    """Recipients no one has bound; ``unknown`` names every one of them (nothing was sent)."""
+
+    code = "address_unknown"
+
+
+class ConversationNotFound(NotFound):
+    code = "conversation_not_found"
+
+
+class MessageNotFound(NotFound):
+    code = "message_not_found"
+
+
 class BlobCorrupt(RecuerdoError):
     """A stored blob no longer hashes to its sha256: it is never served. The request was
     fine and retrying cannot help; the store itself is damaged (run ``code verify``), so this
@@ -358,6 +447,21 @@ class Unauthorized(RecuerdoError):
 
 class CapabilityNotGranted(RecuerdoError):
     code = "capability_not_granted"
+    status = 403
+
+
+class NotAMember(RecuerdoError):
+    """The caller is not a member of the conversation: only its members read it."""
+
+    code = "not_a_member"
+    status = 403
+
+
+class AddressNotBound(RecuerdoError):
+    """The caller has no address to send from (bind one first), or named one it does not
+    own."""
+
+    code = "address_not_bound"
     status = 403
 
 
