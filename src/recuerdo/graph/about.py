@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..core.items import visible
 from ..store.base import Row, Tx, rows_by_id
 from . import derive, store
 from .match import seed
@@ -182,6 +183,7 @@ def about(
     k: int,
     view: store.View,
     compact: bool,
+    viewer: str | None = None,
 ) -> dict[str, Any]:
     matches = seed(tx, tenant, scope, subject, whole_only=True)
     seeding = [{"name": m["name"], "how": m["how"], "matched": m["matched"]} for m in matches]
@@ -254,7 +256,7 @@ def about(
         )
     facts.sort(key=lambda f: (f["hop"], f["derived"]))
     items += facts[:k]
-    items += _passages(tx, seeds, max(0, k - len(facts[:k])))
+    items += _passages(tx, seeds, max(0, k - len(facts[:k])), viewer)
     if compact:
         items = [_compact(item) for item in items]
     return {"state": "answered", "items": items, "seeding": seeding}
@@ -284,15 +286,19 @@ def _fact_item(
     }
 
 
-def _passages(tx: Tx, seeds: dict[int, str], limit: int) -> list[dict[str, Any]]:
+def _passages(
+    tx: Tx, seeds: dict[int, str], limit: int, viewer: str | None
+) -> list[dict[str, Any]]:
     if limit <= 0:
         return []
     marks = ",".join("?" * len(seeds))
+    members_only, params = visible("i", viewer)
     rows = tx.all(
         f"SELECT m.entity_id, c.id, c.item_id, c.start, c.stop, c.body FROM mentions m"
-        f" JOIN chunks c ON c.id = m.chunk_id WHERE m.entity_id IN ({marks})"
+        f" JOIN chunks c ON c.id = m.chunk_id JOIN items i ON i.id = c.item_id"
+        f" WHERE m.entity_id IN ({marks}) AND {members_only}"
         " ORDER BY c.item_id DESC, c.ordinal LIMIT ?",
-        [*seeds, limit],
+        [*seeds, *params, limit],
     )
     docs = _document_rows(tx, {r["item_id"] for r in rows})
     items = []
@@ -339,10 +345,11 @@ def _compact(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def graph_candidates(
-    tx: Tx, tenant: str, scope: str | None, query: str, limit: int
+    tx: Tx, tenant: str, scope: str | None, query: str, limit: int, *, viewer: str | None = None
 ) -> tuple[list[tuple[int | None, int]], list[dict[str, Any]]]:
     """For context: passages that mention the entities a question names, best first, and
-    the seeding. Without a scope, every scope of the tenant is considered."""
+    the seeding. Without a scope, every scope of the tenant is considered; messages count
+    only for their conversation's members (``viewer``)."""
     scopes = (
         [scope]
         if scope is not None
@@ -356,11 +363,13 @@ def graph_candidates(
         return [], []
     ids = [m["entity_id"] for m in matches]
     marks = ",".join("?" * len(ids))
+    members_only, params = visible("i", viewer)
     rows = tx.all(
         f"SELECT c.id, c.item_id, count(*) AS hits FROM mentions m JOIN chunks c"
-        f" ON c.id = m.chunk_id WHERE m.entity_id IN ({marks}) GROUP BY c.id"
+        f" ON c.id = m.chunk_id JOIN items i ON i.id = c.item_id"
+        f" WHERE m.entity_id IN ({marks}) AND {members_only} GROUP BY c.id, c.item_id"
         " ORDER BY hits DESC, c.item_id DESC LIMIT ?",
-        [*ids, limit],
+        [*ids, *params, limit],
     )
     seen: set[int] = set()
     ranked: list[tuple[int | None, int]] = []

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..core import audit as audit_log
 from ..core.clock import now_iso, parse_time
+from ..core.items import visible
 from ..core.text import checked_label
 from ..errors import (
     InvalidInput,
@@ -58,7 +59,9 @@ class RetrievalVerbs(MemoryBase):
     @staticmethod
     def _graph_stage(filters: Filters) -> search_ops.GraphStage:
         def stage(tx: Tx, query: str, k: int) -> list[tuple[int | None, int]]:
-            ranked, _ = graph_candidates(tx, filters.tenant, filters.scope, query, k)
+            ranked, _ = graph_candidates(
+                tx, filters.tenant, filters.scope, query, k, viewer=filters.viewer
+            )
             return ranked
 
         return stage
@@ -113,9 +116,11 @@ class RetrievalVerbs(MemoryBase):
         Args:
             query: What to look for, in plain words (operators are treated as text).
             scope: Only this scope, e.g. 'user' or 'project:shop'.
-            kind: Only these kinds (note kinds, entry categories, message speakers).
-            types: Only these item types: entry, note, document, message, code (stored code is
-                searched only when asked for).
+            kind: Only these kinds (note kinds, entry categories, message speakers, mail
+                senders' addresses).
+            types: Only these item types: entry, note, document, message, mail (messages
+                between agents, for their conversation's members), code (stored code is searched
+                only when asked for).
             tags: Only items with these tags.
             tags_mode: 'any' (default) or 'all' of the tags.
             mode: 'any' word may match (default) or 'all' must.
@@ -137,6 +142,7 @@ class RetrievalVerbs(MemoryBase):
         preview = _bounded(preview_chars, "preview_chars", 20, 4000)
         filters = Filters.build(
             self.tenant,
+            viewer=self.principal,
             scope=scope,
             kind=kind,
             types=types,
@@ -204,8 +210,9 @@ class RetrievalVerbs(MemoryBase):
             budget_tokens: Size of the pack in tokens (4 characters each; default 4000).
             depth: How many link hops to follow from the matches (0-3, default 1).
             max_per_source: Cap per item, in tokens (default: max(500, budget / 2)).
-            kind: Only these kinds (note kinds, entry categories, message speakers).
-            types: Only these item types: entry, note, document, message, code.
+            kind: Only these kinds (note kinds, entry categories, message speakers, mail
+                senders' addresses).
+            types: Only these item types: entry, note, document, message, mail, code.
         """
         text = _query_text(query)
         budget = _bounded(budget_tokens, "budget_tokens", 1, MAX_BUDGET_TOKENS)
@@ -215,7 +222,14 @@ class RetrievalVerbs(MemoryBase):
             if max_per_source is None
             else _bounded(max_per_source, "max_per_source", 1, MAX_BUDGET_TOKENS)
         )
-        filters = Filters.build(self.tenant, scope=scope, kind=kind, types=types, skip_muted=True)
+        filters = Filters.build(
+            self.tenant,
+            viewer=self.principal,
+            scope=scope,
+            kind=kind,
+            types=types,
+            skip_muted=True,
+        )
         if text.strip():
             self._embedder()
         with self._store.read() as tx:
@@ -253,12 +267,13 @@ class RetrievalVerbs(MemoryBase):
         reached = pack.walk(tx, list(seeds), hops)
         where, params = filters.sql("i")
         marks = ",".join("?" * len(reached)) or "NULL"
+        members_only, viewer = visible("i", self.principal)
         rows = {
             r["id"]: r
             for r in tx.all(
                 f"SELECT * FROM items i WHERE i.id IN ({marks}) AND i.tenant = ?"
-                " AND i.status <> 'deleted' AND i.muted = 0",
-                [*reached, self.tenant],
+                f" AND i.status <> 'deleted' AND i.muted = 0 AND {members_only}",
+                [*reached, self.tenant, *viewer],
             )
         }
         seed_marks = ",".join("?" * len(seeds)) or "NULL"
@@ -371,6 +386,7 @@ class RetrievalVerbs(MemoryBase):
             return audit_log.read(
                 tx,
                 self.tenant,
+                viewer=self.principal,
                 scope=None if scope is None else checked_label(scope, "scope"),
                 since=None if since is None else parse_time(since, "since"),
                 principal=None if principal is None else checked_label(principal, "principal"),

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..core.items import status_of
+from ..core.items import MAIL, status_of
 from ..errors import InvalidInput
 from ..index.chunk import line_range
 from ..index.chunks import STALE, chunk_mark
@@ -198,6 +198,15 @@ def fragment(
             speaker=meta.get("speaker"),
             date=item["occurred_at"],
             ref=meta.get("ref"),
+        )
+    elif item["item_type"] == MAIL:
+        hit.update(
+            {
+                "conversation_id": item["session"],
+                "from": item["category"],
+                "sent_at": item["created_at"],
+                "bytes": json.loads(item["meta"]).get("bytes"),
+            }
         )
     elif item["item_type"] == "entry":
         hit["tags"] = json.loads(item["tags"])
