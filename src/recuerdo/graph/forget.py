@@ -3,8 +3,9 @@
 Exactly one form per call: ``subject`` (an entity, its types and attributes, every fact at
 either end, and every passage that mentions it), ``fact`` {from, to, type}, ``passage`` (a
 stored document, whole), ``source`` (every document under a label; facts stay), ``all`` (the
-whole scope) or ``attribute`` {subject, key}. An unknown name is refused with up to three close
-names, never guessed. Forgetting twice answers ``already_forgotten`` and writes nothing.
+whole scope, its conversations included) or ``attribute`` {subject, key}. An unknown name
+is refused with up to three close names, never guessed. Forgetting twice answers
+``already_forgotten`` and writes nothing.
 
 Erasure: rows are deleted (with ``secure_delete`` zeroing their bytes), full-text entries are
 removed from the index pages at once (FTS5 ``secure-delete``; older SQLite rebuilds the index),
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..comms.erase import forget_scope as forget_conversations
 from ..errors import InvalidInput, UnknownName
 from ..index.vectors import collect_orphans
 from ..store.base import Tx, like_pattern
@@ -121,6 +123,7 @@ def forget(tx: Tx, *, tenant: str, scope: str, form: str, value: Any) -> dict[st
     elif form == "all":
         if value is not True:
             raise InvalidInput("all must be true")
+        conversations = forget_conversations(tx, tenant, scope)
         items = tx.execute("DELETE FROM items WHERE tenant = ? AND scope = ?", (tenant, scope))
         entities = tx.execute(
             "DELETE FROM entities WHERE tenant = ? AND scope = ?", (tenant, scope)
@@ -130,7 +133,8 @@ def forget(tx: Tx, *, tenant: str, scope: str, form: str, value: Any) -> dict[st
         reply.update(
             items_removed=items,
             entities_removed=entities,
-            already_forgotten=items == 0 and entities == 0,
+            conversations_removed=conversations,
+            already_forgotten=items == 0 and entities == 0 and conversations == 0,
         )
     elif form == "attribute":
         if not isinstance(value, dict) or not {"subject", "key"} <= set(value):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.clock import now_iso, parse_time
@@ -357,6 +358,15 @@ def _link_mentions(
         )
         unlinked += not linked
     return unlinked
+
+
+def link_passages(tx: Tx, tenant: str, scope: str, passages: Sequence[tuple[int, str]]) -> None:
+    """Link each passage ``(chunk id, text)`` to the known entities of the scope it names."""
+    for chunk_id, text in passages:
+        tx.executemany(
+            "INSERT INTO mentions (chunk_id, entity_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            [(chunk_id, e) for e in known_names_in(tx, tenant, scope, text)],
+        )
 
 
 def known_names_in(tx: Tx, tenant: str, scope: str, passage: str) -> set[int]:
