@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from typing import Any
@@ -16,6 +17,8 @@ from ..security.tokens import TokenStore
 DEFAULT_PORT = 7700
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 PROFILE_NAMES = ("native", "engram", "semurg", "notarium")
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_DOMAIN = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")  # as configure(mail_domains=...) checks
 
 
 PROFILE_OPTION = click.option(
@@ -55,6 +58,14 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         help="Seconds between scheduled ingests of the --code-repo repositories (0: only "
         "through code_ingest).",
     )
+    @click.option(
+        "--mail-domain",
+        "mail_domains",
+        multiple=True,
+        metavar="DOMAIN",
+        help="A domain addresses may be bound in (bind_address), for tenants that set none "
+        "with configure(mail_domains=...). Repeat for several; default: local.",
+    )
     @click.pass_obj
     def serve(
         state: Any,
@@ -64,6 +75,7 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         workers: int,
         code_repos: tuple[str, ...],
         code_interval: float,
+        mail_domains: tuple[str, ...],
     ) -> None:
         """Serve every memory under the state directory: HTTP API at /v1, MCP at /mcp."""
         try:
@@ -93,6 +105,7 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
             host=host,
             code_repos=repos,
             code_interval=code_interval,
+            mail_domains=_mail_domains(mail_domains),
         )
         _announce(host, port, state.memory_name, profile, tokens.any_active())
         if workers > 1:
@@ -211,6 +224,14 @@ def _code_repos(values: tuple[str, ...]) -> dict[str, str]:
             raise click.BadParameter(f"{name!r} is given twice", param_hint="--code-repo")
         repos[name] = os.path.abspath(path)
     return repos
+
+
+def _mail_domains(values: tuple[str, ...]) -> list[str]:
+    domains = [value.strip().lower() for value in values]
+    for domain in domains:
+        if len(domain) > 253 or not _DOMAIN.fullmatch(domain):
+            raise click.BadParameter(f"{domain!r} is not a domain", param_hint="--mail-domain")
+    return list(dict.fromkeys(domains))
 
 
 def _register_code(cli: click.Group, emit_error: Any) -> None:

@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -38,10 +38,12 @@ class MemoryPool:
         base_dir: str | os.PathLike[str] | None,
         default: str | None,
         code_repos: Mapping[str, str] | None = None,
+        mail_domains: Sequence[str] = (),
     ) -> None:
         self.base_dir = base_dir
         self.default = default
         self.code_repos = dict(code_repos or {})
+        self.mail_domains = list(mail_domains)
         self._open: dict[str, Memory] = {}
         self._lock = threading.Lock()
 
@@ -57,6 +59,7 @@ class MemoryPool:
             if memory is None:
                 memory = open_memory(chosen, base_dir=self.base_dir)
                 memory.serve_code(self.code_repos)
+                memory.serve_mail(self.mail_domains)
                 self._open[chosen] = memory
             return memory
 

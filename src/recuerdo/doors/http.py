@@ -74,13 +74,17 @@ class ServerConfig:
     default_memory: str | None = None
     profile: str = "native"
     host: str = "127.0.0.1"
-    max_body_bytes: int = 8 * 1024 * 1024
+    max_body_bytes: int = 64 * 1024 * 1024
+    """Room for a message body of 16 MiB escaped as JSON (a client escaping every non-ASCII
+    character as \\uXXXX sends up to three times the text's UTF-8 size)."""
     timeout_seconds: float = 60.0
     code_repos: dict[str, str] = field(default_factory=dict)
     """Repositories this server may ingest (name -> local path): on a schedule, and when a
     caller names one to ``code_ingest``."""
     code_interval: float = 300.0
     """Seconds between scheduled ingests of ``code_repos`` (0: only through code_ingest)."""
+    mail_domains: list[str] = field(default_factory=list)
+    """The domains addresses may be bound in, for tenants that set none (default ``local``)."""
 
 
 def error_response(error: RecuerdoError) -> JSONResponse:
@@ -165,7 +169,9 @@ async def _send(send: Any, error: RecuerdoError) -> None:
 
 
 def create_app(config: ServerConfig) -> FastAPI:
-    pool = gateway.MemoryPool(config.base_dir, config.default_memory, config.code_repos)
+    pool = gateway.MemoryPool(
+        config.base_dir, config.default_memory, config.code_repos, config.mail_domains
+    )
     mcp_manager = _mcp_manager(pool, config)
 
     @contextlib.asynccontextmanager

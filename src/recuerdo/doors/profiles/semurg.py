@@ -1,5 +1,4 @@
-"""The Semurg profile: memory_* and code_* tools with Semurg's parameter names (the comms_*
-family is not built, so its tools are absent)."""
+"""The Semurg profile: memory_*, comms_* and code_* tools with Semurg's parameter names."""
 
 from __future__ import annotations
 
@@ -107,6 +106,93 @@ def code_tools() -> list[ToolMap]:
                 "branch": _BRANCH,
             },
             ["repo", "path"],
+        ),
+    ]
+
+
+_ADDRESS = prop("string", "An address, name@domain.")
+_CURSOR = prop("string", "The next cursor of the previous page.")
+_PAGE = prop("integer", "How many per page.", minimum=1, maximum=4096)
+
+
+def comms_tools() -> list[ToolMap]:
+    """Messaging between agents and people: Semurg's comms_* names over the native verbs."""
+    return [
+        ToolMap(
+            "comms_bind_address",
+            "bind_address",
+            "Bind an address to yourself so others can message you; again answers already.",
+            schema(
+                {
+                    "address": _ADDRESS,
+                    "kind": prop("string", "Who holds it.", enum=["user", "agent"]),
+                    "user_id": _USER,
+                },
+                ["address"],
+            ),
+            _keep("address", "kind"),
+            http_path="comms_bind_address",
+        ),
+        ToolMap(
+            "comms_send",
+            "send_message",
+            "Send a message to addresses; stored once, read only by the conversation's members.",
+            schema(
+                {
+                    "to": prop("array", "Recipient addresses (1-4096).", items={"type": "string"}),
+                    "subject": prop("string", "At most 1024 bytes."),
+                    "body": prop("string", "The text, at most 16 MiB."),
+                    "reply_to": prop("string", "The id of the message this answers."),
+                    "user_id": _USER,
+                },
+                ["to", "body"],
+            ),
+            lambda a: drop_none(
+                {
+                    "to": a.get("to"),
+                    "subject": a.get("subject") or "",
+                    "body": a.get("body"),
+                    "reply_to": a.get("reply_to"),
+                }
+            ),
+            http_path="comms_send",
+        ),
+        ToolMap(
+            "comms_inbox",
+            "inbox",
+            "Your conversations, most recent first, with unread counts.",
+            schema({"after": _CURSOR, "limit": _PAGE, "user_id": _USER}),
+            _keep("after", "limit"),
+            read_only=True,
+            http_path="comms_inbox",
+        ),
+        ToolMap(
+            "comms_thread",
+            "thread",
+            "One conversation's messages, oldest first; moves your unread cursor.",
+            schema(
+                {
+                    "conversation_id": prop("string", "The conversation."),
+                    "after": _CURSOR,
+                    "limit": _PAGE,
+                    "user_id": _USER,
+                },
+                ["conversation_id"],
+            ),
+            _keep("conversation_id", "after", "limit"),
+            read_only=True,
+            http_path="comms_thread",
+        ),
+        ToolMap(
+            "comms_read",
+            "read_message",
+            "One message whole, body exactly as sent.",
+            schema(
+                {"message_id": prop("string", "The message."), "user_id": _USER}, ["message_id"]
+            ),
+            _keep("message_id"),
+            read_only=True,
+            http_path="comms_read",
         ),
     ]
 
@@ -276,5 +362,6 @@ def tools() -> list[ToolMap]:
             _keep("records", "scope"),
             http_path="import",
         ),
+        *comms_tools(),
         *code_tools(),
     ]
