@@ -46,6 +46,12 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
         {"title": "Plan", "content": NOTE_TEXT, "key": "plan", "kind": "decision", "session": "s1"},
     ),
     ("get", {"id": 3}),
+    ("bind_address", {"address": "ann@local"}),
+    ("addresses", {}),
+    ("send_message", {"to": ["ann@local"], "subject": "Hi", "body": "A note to self."}),
+    ("inbox", {}),
+    ("thread", {"conversation_id": "1"}),
+    ("read_message", {"message_id": "4"}),  # the item after the note saved above
     ("history", {"id": 3}),
     ("revision", {"id": 3, "version": 1}),
     ("timeline", {"id": 3}),
@@ -89,6 +95,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("delete", {"id": 3}),
     ("restore", {"id": 3}),
     ("forget", {"id": 1}),
+    ("forget_conversation", {"conversation_id": "1"}),
     ("code_ingest", {"repo": "app"}),
     ("code_status", {"repo": "app"}),
     ("code_at", {"repo": "app", "path": "README.md"}),
@@ -180,7 +187,7 @@ def test_oversized_request_is_413(server: Server) -> None:
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
     connection.putrequest("POST", "/v1/remember")
     connection.putheader("Content-Type", "application/json")
-    connection.putheader("Content-Length", str(9_000_000))
+    connection.putheader("Content-Length", str(70_000_000))
     connection.endheaders()  # the body never comes: the size alone is refused
     response = connection.getresponse()
     reply = json.loads(response.read())

@@ -81,6 +81,12 @@ def write_everything(server: Server, token: str) -> dict[str, int]:
     post("create_progress", {"task": f"{MARK}-task", "steps": [f"{SECRET}-step"]})
     post("add_rule", {"name": f"{MARK}-rule", "level": "must", "description": f"x <= 1 {SECRET}"})
     post("session_start", {"id": "s1", "project": "shared"})
+    post("bind_address", {"address": "alice@local"})
+    sent = post(
+        "send_message",
+        {"to": ["alice@local"], "subject": f"{MARK} {SECRET}", "body": f"{MARK} {SECRET} mail"},
+    )
+    ids["mail"] = int(sent["id"])
     post("code_ingest", {"repo": "app"})
     return ids
 
@@ -110,6 +116,10 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "about": {"subject": f"{MARK} Ann", "scope": "shared"},
     "export": {"scope": "shared"},
     "status": {"scope": "shared"},
+    "addresses": {},
+    "inbox": {},
+    "thread": {"conversation_id": "1"},
+    "read_message": {"message_id": "0"},
     "code_status": {"repo": "app"},
     "code_at": {"repo": "app", "path": f"{MARK}.txt"},
     "code_blame": {"repo": "app", "path": f"{MARK}.txt"},
@@ -118,6 +128,15 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "code_diff": {"repo": "app", "from": "HEAD"},
     "code_verify": {},
 }
+
+
+def aimed(args: dict[str, Any], ids: dict[str, int]) -> dict[str, Any]:
+    """The arguments, with item ids pointed at what the other tenant wrote."""
+    if "id" in args:
+        args = {**args, "id": ids["note"]}
+    if "message_id" in args:
+        args = {**args, "message_id": str(ids["mail"])}
+    return args
 
 
 def test_every_read_verb_is_blind_to_the_other_tenant(tmp_path: Path) -> None:
@@ -131,9 +150,7 @@ def test_every_read_verb_is_blind_to_the_other_tenant(tmp_path: Path) -> None:
         read_verbs = {v.name for v in VERBS if v.mode == "read"}
         assert read_verbs == set(READ_ARGS), read_verbs ^ set(READ_ARGS)
         for verb, args in READ_ARGS.items():
-            for key in ("id",):
-                if key in args:
-                    args = {**args, key: ids["note"]}
+            args = aimed(args, ids)
             status, reply = server.post(f"/v1/{verb}", args, token=bob)
             assert SECRET not in json.dumps(reply), verb
             assert status in (200, 404), (verb, status, reply)
@@ -148,9 +165,7 @@ def test_every_read_verb_is_blind_to_the_other_tenant(tmp_path: Path) -> None:
                 server, memory="shared", headers={"Authorization": f"Bearer {bob}"}
             ) as session:
                 for verb, args in READ_ARGS.items():
-                    result = await session.call_tool(
-                        verb, {**args, **({"id": ids["note"]} if "id" in args else {})}
-                    )
+                    result = await session.call_tool(verb, aimed(args, ids))
                     seen.append(json.dumps(result.structured_content))
             return seen
 
