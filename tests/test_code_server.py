@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+
 from recuerdo.store.sqlite import sqlite3
 
 from .conftest import Server

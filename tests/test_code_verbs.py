@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from recuerdo.store.sqlite import sqlite3
 
 import recuerdo
 from recuerdo.errors import RecuerdoError
+from recuerdo.store.sqlite import sqlite3
 
 from .conftest import db_dump
 from .gitrepo import Repo, sample

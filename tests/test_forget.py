@@ -36,8 +36,10 @@ def test_forget_subject_hides_its_passages_and_facts(memory: recuerdo.Memory) ->
     vex = memory.about("Vexmoor")
     assert [i for i in vex["items"] if i["kind"] == "fact"] == []
     assert any(i.get("doc_id") == other["doc_id"] for i in vex["items"])
-    with pytest.raises(recuerdo.UnknownName):
-        memory.forget_knowledge(subject="Zorbulax Quentaris")
+    again = memory.forget_knowledge(subject="Zorbulax Quentaris")  # existed, was forgotten
+    assert again["already_forgotten"] is True and again["facts_removed"] == 0
+    with pytest.raises(recuerdo.UnknownName):  # never existed: refused, never a false success
+        memory.forget_knowledge(subject="Zorbulax Quentarix Prime")
 
 
 def test_unknown_name_offers_close_names_never_guesses(file_memory: recuerdo.Memory) -> None:

@@ -237,8 +237,12 @@ def test_semurg_workflow(tmp_path: Path) -> None:
                 session, "memory_forget", {"subject": "Priya Raman", "scope": "team"}
             )
             assert failed is False and gone["facts_removed"] == 1
-            failed, missing = await call(
+            failed, again = await call(
                 session, "memory_forget", {"subject": "Priya Raman", "scope": "team"}
+            )
+            assert failed is False and again["already_forgotten"] is True
+            failed, missing = await call(
+                session, "memory_forget", {"subject": "Priya Ramanujan", "scope": "team"}
             )
             assert failed is True and missing["error"] == "unknown_name"
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .code.facade import CodeSources, CodeVerbs
 from .comms.facade import CommsVerbs, MailDomains
@@ -25,7 +26,7 @@ from .core.text import checked_label
 from .core.upkeep import Upkeep
 from .entries import operations as entry_ops
 from .entries.facade import EntryVerbs
-from .errors import InvalidInput
+from .errors import InvalidInput, MemoryNotFound
 from .graph.facade import KnowledgeVerbs
 from .index import chunks, vectors
 from .index.meaning import EmbedderChoice, Meaning
@@ -37,7 +38,16 @@ from .store.base import Store, Tx
 from .store.sqlite import SQLiteStore
 from .work.facade import WorkVerbs
 
-__all__ = ["LOCAL_TENANT", "MAIN_SOURCE", "Memory", "open_memory", "sanitize_name", "validate_name"]
+__all__ = [
+    "LOCAL_TENANT",
+    "MAIN_SOURCE",
+    "Memory",
+    "check_memory",
+    "open_memory",
+    "recover_memory",
+    "sanitize_name",
+    "validate_name",
+]
 
 LOCAL_TENANT = "local"
 MAIN_SOURCE = "main"
@@ -229,3 +239,31 @@ def open_memory(
     if memory._upkeep.backlog():
         memory._upkeep.poke()  # a process that ended early left rows to index
     return memory
+
+
+def check_memory(name: str, *, base_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The health of a memory's file, read without opening it as a memory (so a damaged one can
+    be examined): integrity, the full-text indexes against their tables, chunks, vectors and
+    index marks. A damage mark left by an earlier process is cleared when the file is whole, and
+    set when it is not."""
+    from .store.sqlite.health import examine
+
+    validate_name(name)
+    path = state_path(name, base_dir)
+    if not path.exists():
+        raise MemoryNotFound(f"no memory named {name!r} at {path}")
+    return examine(str(path))
+
+
+def recover_memory(
+    name: str, target: str | os.PathLike[str], *, base_dir: str | os.PathLike[str] | None = None
+) -> dict[str, Any]:
+    """Copy what is readable of a (damaged) memory into a new store at ``target``, reporting
+    per table what was recovered and what was lost."""
+    from .store.sqlite.recover import recover_file
+
+    validate_name(name)
+    path = state_path(name, base_dir)
+    if not path.exists():
+        raise MemoryNotFound(f"no memory named {name!r} at {path}")
+    return recover_file(path, os.fspath(target))

@@ -18,6 +18,9 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── InvalidLabel               invalid_label       400
     │   ├── InvalidOperation           invalid_operation   400
     │   ├── OperationContentMismatch   operation_content_mismatch 400
+    │   ├── UnknownArgument            unknown_argument    400
+    │   ├── InvalidJSON                invalid_json        400
+    │   ├── InvalidHeader              invalid_header      400
     │   ├── AddressInvalid             address_invalid     400
     │   ├── KindInvalid                kind_invalid        400
     │   └── PageCursorInvalid          page_cursor_invalid 400
@@ -52,14 +55,21 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── RepoNotIngested            repo_not_ingested   404
     │   ├── RepoNotServed              repo_not_served     404
     │   ├── RevisionNotFound           revision_not_found  404
+    │   ├── MemoryNotFound             memory_not_found    404
+    │   ├── UnknownTool                unknown_tool        404
+    │   ├── UnknownRoute               unknown_route       404
     │   ├── AddressUnknown             address_unknown     404
     │   ├── ConversationNotFound       conversation_not_found 404
     │   └── MessageNotFound            message_not_found   404
+    ├── MethodNotAllowed               method_not_allowed  405
     ├── Conflict                       conflict            409
     │   ├── VersionConflict            version_conflict    409
     │   └── AddressTaken               address_taken       409
     ├── Unauthorized                   unauthorized        401
     ├── CapabilityNotGranted           capability_not_granted       403
+    │   ├── PathNotAllowed             path_not_allowed    403
+    │   └── OriginNotAllowed           origin_not_allowed  403
+    ├── HostNotAllowed                 host_not_allowed    421
     ├── NotAMember                     not_a_member        403
     ├── AddressNotBound                address_not_bound   403
     ├── MultipleMemoryDeclarations     multiple_memory_declarations 409
@@ -102,9 +112,12 @@ __all__ = [
     "FindAmbiguous",
     "FindNotFound",
     "GitUnreadable",
+    "HostNotAllowed",
     "InvalidBatch",
     "InvalidCategory",
+    "InvalidHeader",
     "InvalidInput",
+    "InvalidJSON",
     "InvalidLabel",
     "InvalidMemoryName",
     "InvalidOperation",
@@ -114,14 +127,18 @@ __all__ = [
     "KindInvalid",
     "LimitExceeded",
     "LineBlameNotBuilt",
+    "MemoryNotFound",
     "MemoryNotNamed",
     "MentionNotInPassage",
     "MessageNotFound",
+    "MethodNotAllowed",
     "MultipleMemoryDeclarations",
     "NotAMember",
     "NotFound",
     "OperationContentMismatch",
+    "OriginNotAllowed",
     "PageCursorInvalid",
+    "PathNotAllowed",
     "PayloadTooLarge",
     "RangeTooLarge",
     "RecipientsTooMany",
@@ -140,7 +157,10 @@ __all__ = [
     "TaskNotFound",
     "Timeout",
     "Unauthorized",
+    "UnknownArgument",
     "UnknownName",
+    "UnknownRoute",
+    "UnknownTool",
     "Unprocessable",
     "UnsupportedMediaType",
     "VersionConflict",
@@ -215,6 +235,26 @@ class OperationContentMismatch(InvalidInput):
     """An edit's operation and its content/section/find arguments do not go together."""
 
     code = "operation_content_mismatch"
+
+
+class UnknownArgument(InvalidInput):
+    """An argument the verb (or the profile's tool) does not take; ``argument`` names it.
+    Nothing is dropped silently."""
+
+    code = "unknown_argument"
+
+
+class InvalidJSON(InvalidInput):
+    """The request body is not JSON this server can read (not UTF-8, nested too deep, a
+    number too long)."""
+
+    code = "invalid_json"
+
+
+class InvalidHeader(InvalidInput):
+    """A request header holds bytes that are not UTF-8 text."""
+
+    code = "invalid_header"
 
 
 class AddressInvalid(InvalidInput):
@@ -415,6 +455,26 @@ class RevisionNotFound(NotFound):
     code = "revision_not_found"
 
 
+class MemoryNotFound(NotFound):
+    """A read named a memory that does not exist (reads never create one);
+    ``suggestions`` lists close existing names."""
+
+    code = "memory_not_found"
+
+
+class UnknownTool(NotFound):
+    code = "unknown_tool"
+
+
+class UnknownRoute(NotFound):
+    code = "unknown_route"
+
+
+class MethodNotAllowed(RecuerdoError):
+    code = "method_not_allowed"
+    status = 405
+
+
 class AddressUnknown(NotFound):
     """Recipients no one has bound; ``unknown`` names every one of them (nothing was sent)."""
 
@@ -448,6 +508,26 @@ class Unauthorized(RecuerdoError):
 class CapabilityNotGranted(RecuerdoError):
     code = "capability_not_granted"
     status = 403
+
+
+class PathNotAllowed(CapabilityNotGranted):
+    """A remote caller named a file on the server (remote doors take bytes, not paths), or a
+    path outside the server's ``--ingest-root``."""
+
+    code = "path_not_allowed"
+
+
+class OriginNotAllowed(CapabilityNotGranted):
+    """A request from a web page of another origin (cross-site requests are refused)."""
+
+    code = "origin_not_allowed"
+
+
+class HostNotAllowed(RecuerdoError):
+    """A request whose Host header does not name this server (DNS rebinding is refused)."""
+
+    code = "host_not_allowed"
+    status = 421
 
 
 class NotAMember(RecuerdoError):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 
 from .core.secrets import redact_call
+from .core.text import check_text
 from .errors import CapabilityNotGranted, RecuerdoError
 from .security import caps
 
@@ -53,6 +54,9 @@ class VerbSpec:
     """The verb's name when it differs from the method's (``import`` is a Python keyword)."""
     raw: tuple[str, ...] = ()
     """Arguments the secret guard leaves as they are (bytes in base64, paths, ids)."""
+    paths: Mapping[str, str] = field(default_factory=dict)
+    """Parameters naming a file on the machine that runs the verb, each with the parameter that
+    carries the file's bytes (base64) instead: remote doors never take the path."""
 
 
 def verb(
@@ -66,6 +70,7 @@ def verb(
     cli_batch: str | None = None,
     name: str | None = None,
     raw: tuple[str, ...] = (),
+    paths: Mapping[str, str] | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Declare a facade method as a verb (see the module docstring)."""
     spec = VerbSpec(
@@ -78,6 +83,7 @@ def verb(
         cli_batch=cli_batch,
         name=name,
         raw=raw,
+        paths=dict(paths or {}),
     )
 
     def decorate(method: Callable[P, R]) -> Callable[P, R]:
@@ -90,12 +96,13 @@ def verb(
                 raise CapabilityNotGranted(
                     "Capability not granted: memory (code inside sandbox() may not reach memory)"
                 )
+            bound = signature.bind(*args, **kwargs)
+            given = {k: v for k, v in bound.arguments.items() if k != "self"}
+            check_text(given)
             if guard_secrets:
-                bound = signature.bind(*args, **kwargs)
-                cleaned = redact_call(
-                    {k: v for k, v in bound.arguments.items() if k != "self" and k not in raw}
+                bound.arguments.update(
+                    redact_call({k: v for k, v in given.items() if k not in raw})
                 )
-                bound.arguments.update(cleaned)
                 return method(*bound.args, **bound.kwargs)
             return method(*args, **kwargs)
 

@@ -6,8 +6,11 @@ keys for type checkers and give the doors their JSON schemas.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal, NotRequired
 
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import CoreSchema
 from typing_extensions import TypedDict
 
 CATEGORIES: tuple[str, ...] = ("preference", "rule", "learning", "decision", "context")
@@ -43,9 +46,13 @@ class EntryList(list[Entry]):
 
     more: int = 0
 
-    def __init__(self, entries: list[Entry] = (), more: int = 0) -> None:  # type: ignore[assignment]
+    def __init__(self, entries: Iterable[Entry] = (), more: int = 0) -> None:
         super().__init__(entries)
         self.more = more
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return handler(list[Entry])  # as JSON it is the list; doors carry `more` beside it
 
 
 class Step(TypedDict):

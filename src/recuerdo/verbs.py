@@ -19,8 +19,15 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from .core.text import check_text
 from .engine import Memory
-from .errors import CapabilityNotGranted, InvalidInput, RecuerdoError, StoreError
+from .errors import (
+    CapabilityNotGranted,
+    InvalidInput,
+    RecuerdoError,
+    StoreError,
+    UnknownArgument,
+)
 from .facade import Mode, VerbSpec
 
 # Every verb may meet these: bad arguments, a denied capability, an unreachable store.
@@ -44,18 +51,33 @@ class Verb:
     method: str = ""
     cli_batch: str | None = None
     """A parameter the CLI accepts many times, calling the verb once for each (with progress)."""
+    paths: Mapping[str, str] = field(default_factory=dict)
+    """Parameters naming a local file -> the parameter carrying its bytes (base64) instead."""
 
     def call(self, memory: Memory, arguments: Mapping[str, Any]) -> Any:
         """Validate door arguments (JSON names, e.g. ``from``) and run the verb."""
         try:
             parsed = self.params.model_validate(dict(arguments))
         except ValidationError as exc:
+            unknown = [
+                ".".join(str(part) for part in error["loc"])
+                for error in exc.errors()
+                if error["type"] == "extra_forbidden"
+            ]
+            if unknown:
+                raise UnknownArgument(
+                    f"{self.name} takes no argument {unknown[0]!r}; it takes: "
+                    f"{', '.join(self.param_names(aliases=True))}",
+                    argument=unknown[0],
+                ) from exc
             raise InvalidInput(f"{self.name}: {_describe(exc)}") from exc
         kwargs = {name: getattr(parsed, name) for name in parsed.model_fields_set}
         return getattr(memory, self.method)(**kwargs)
 
-    def param_names(self) -> list[str]:
-        return list(self.params.model_fields)
+    def param_names(self, *, aliases: bool = False) -> list[str]:
+        """The parameters, by their Python names (or as doors spell them: ``from``)."""
+        fields = self.params.model_fields
+        return [(info.alias or name) if aliases else name for name, info in fields.items()]
 
 
 def _describe(exc: ValidationError) -> str:
@@ -106,7 +128,10 @@ def _params_model(
             Field(default, alias=alias, description=docs.get(name), json_schema_extra=extra),
         )
     title = "".join(part.capitalize() for part in verb_name.split("_")) + "Params"
-    config = ConfigDict(extra="forbid", populate_by_name=True, arbitrary_types_allowed=True)
+    # Strict: a door's JSON is taken as it is typed (true is not the id 1, "5" is not 5).
+    config = ConfigDict(
+        extra="forbid", populate_by_name=True, arbitrary_types_allowed=True, strict=True
+    )
     model = create_model(title, __config__=config, **fields)
     return model, hints.get("return")
 
@@ -115,6 +140,11 @@ def _family(method: Any) -> str:
     """A facade module may name its family (``FAMILY``); else its package names it."""
     module = sys.modules[method.__module__]
     return str(getattr(module, "FAMILY", method.__module__.split(".")[-2]))
+
+
+def check_door_text(arguments: Mapping[str, Any]) -> None:
+    """What every door checks first: no argument holds text a store cannot keep."""
+    check_text(arguments)
 
 
 class VerbTable:
@@ -148,6 +178,7 @@ class VerbTable:
             destructive=spec.destructive,
             method=method_name,
             cli_batch=spec.cli_batch,
+            paths=dict(spec.paths),
         )
 
     def __getitem__(self, name: str) -> Verb:

@@ -5,19 +5,29 @@ take the write lock; ``flush`` writes them at once (close and the ``audit`` verb
 from __future__ import annotations
 
 import json
+import re
 import threading
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..core.clock import now_iso
-from ..store.base import Store, Tx, rows_by_id
+from ..store.base import Store, Tx, like_pattern, rows_by_id
+from .clock import to_iso
 from .items import MAIL, visible
 from .secrets import redact
+
+DEFAULT_RETENTION_DAYS = 90
+PRUNE_EVERY_SECONDS = 3600.0
+MIN_SCRUB_CHARS = 3  # shorter texts would match nearly every record
 
 
 class AuditLog:
     def __init__(self) -> None:
         self._pending: list[tuple[Any, ...]] = []
         self._lock = threading.Lock()
+        self._next_prune = 0.0
 
     def record(
         self,
@@ -48,19 +58,122 @@ class AuditLog:
         return len(self._pending)
 
     def flush(self, store: Store) -> int:
-        """Write the buffered records. The lock is held until they are committed, so a reader
-        that flushes first always sees every record taken before it."""
+        """Write the buffered records (and, now and then, drop those past their retention).
+        The lock is held until they are committed, so a reader that flushes first always sees
+        every record taken before it."""
         with self._lock:
-            if not self._pending:
+            moment = time.monotonic()
+            prune = moment >= self._next_prune
+            if not self._pending and not prune:
                 return 0
             with store.write() as tx:
-                tx.executemany(
-                    "INSERT INTO retrieval_audit (tenant, principal, verb, scope, query, filters,"
-                    " returned, found, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    self._pending,
-                )
+                for row in self._pending:
+                    audit_id = tx.scalar(
+                        "INSERT INTO retrieval_audit (tenant, principal, verb, scope, query,"
+                        " filters, returned, found, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                        " RETURNING id",
+                        row,
+                    )
+                    items = sorted(set(json.loads(row[6])))
+                    if items:
+                        tx.executemany(
+                            "INSERT INTO retrieval_audit_items (tenant, item_id, audit_id)"
+                            " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                            [(row[0], item, audit_id) for item in items],
+                        )
+                if prune:
+                    prune_expired(tx)
+                    self._next_prune = moment + PRUNE_EVERY_SECONDS
             written, self._pending = len(self._pending), []
             return written
+
+
+def prune_expired(tx: Tx, now: datetime | None = None) -> int:
+    """Drop audit records older than their tenant's retention (``audit_retention_days``,
+    default 90); how many."""
+    moment = now or datetime.now(UTC)
+    custom = {
+        row["tenant"]: int(json.loads(row["value"]))
+        for row in tx.all("SELECT tenant, value FROM settings WHERE name = 'audit_retention_days'")
+    }
+    removed = 0
+    for tenant, days in custom.items():
+        removed += tx.execute(
+            "DELETE FROM retrieval_audit WHERE tenant = ? AND created_at < ?",
+            (tenant, to_iso(moment - timedelta(days=days))),
+        )
+    default_cutoff = to_iso(moment - timedelta(days=DEFAULT_RETENTION_DAYS))
+    if custom:
+        marks = ",".join("?" * len(custom))
+        removed += tx.execute(
+            f"DELETE FROM retrieval_audit WHERE created_at < ? AND tenant NOT IN ({marks})",
+            (default_cutoff, *custom),
+        )
+    else:
+        removed += tx.execute("DELETE FROM retrieval_audit WHERE created_at < ?", (default_cutoff,))
+    return removed
+
+
+def scrub(
+    tx: Tx,
+    tenant: str,
+    *,
+    items: Iterable[int] = (),
+    texts: Iterable[str] = (),
+    forgotten: Iterable[str] = (),
+) -> int:
+    """Forgetting: drop the audit records that returned any of ``items``, whose query or
+    filters hold any of ``texts`` (the forgotten names and values, any case), or that ask for
+    a word of the ``forgotten`` text that memory no longer holds anywhere; how many."""
+    removed = _scrub_words(tx, tenant, vanished_words(tx, forgotten))
+    wanted = sorted(set(items))
+    for first in range(0, len(wanted), 500):
+        part = wanted[first : first + 500]
+        marks = ",".join("?" * len(part))
+        removed += tx.execute(
+            "DELETE FROM retrieval_audit WHERE id IN (SELECT audit_id FROM retrieval_audit_items"
+            f" WHERE tenant = ? AND item_id IN ({marks}))",
+            (tenant, *part),
+        )
+    for text in {t.strip().lower() for t in texts if t and len(t.strip()) >= MIN_SCRUB_CHARS}:
+        pattern = like_pattern(text)
+        removed += tx.execute(
+            "DELETE FROM retrieval_audit WHERE tenant = ? AND (lower(query) LIKE ? ESCAPE '\\'"
+            " OR lower(filters) LIKE ? ESCAPE '\\')",
+            (tenant, pattern, pattern),
+        )
+    return removed
+
+
+_WORD = re.compile(r"[^\W_]{4,}")
+MAX_WORDS = 2000
+
+
+def vanished_words(tx: Tx, texts: Iterable[str]) -> set[str]:
+    """The words of forgotten text (four letters or more) that no stored passage holds any
+    more: a query naming one of them was a query about what was forgotten."""
+    words: set[str] = set()
+    for text in texts:
+        words.update(w.lower() for w in _WORD.findall(text or ""))
+        if len(words) >= MAX_WORDS:
+            break
+    return {word for word in words if not tx.text.rank([word], "any", 1, 0)}
+
+
+def _scrub_words(tx: Tx, tenant: str, words: set[str]) -> int:
+    if not words:
+        return 0
+    doomed = [
+        row["id"]
+        for row in tx.iterate(
+            "SELECT id, query, filters FROM retrieval_audit WHERE tenant = ?", (tenant,)
+        )
+        if words & {w.lower() for w in _WORD.findall(f"{row['query'] or ''} {row['filters']}")}
+    ]
+    for first in range(0, len(doomed), 500):
+        part = doomed[first : first + 500]
+        tx.execute(f"DELETE FROM retrieval_audit WHERE id IN ({','.join('?' * len(part))})", part)
+    return len(doomed)
 
 
 def read(

@@ -7,7 +7,7 @@ replaced by a marker naming its kind (``secret(API)``, ``secret(TOKEN)``,
 ``secret(PRIVATE_KEY)``, ``secret(PASSWORD)``), so the memory still says *that* a key was there
 without keeping it. Redaction is idempotent: redacting redacted text changes nothing.
 
-What counts as a credential, and what must stay (``docs/decisions/0008-secret-guard.md``):
+What counts as a credential, and what must stay (``docs/decisions/0009-secret-guard.md``):
 provider key formats; ``Bearer``/``Basic`` headers; a password inside a URL; an assignment whose
 name ends in a secret word (``X_PASSWORD=``, ``aws_secret_access_key =``, ``AccountKey=``)
 unless its value is code (``form.get("password")``, ``self.token``, ``$VAR``); an assignment to

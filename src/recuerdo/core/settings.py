@@ -20,6 +20,8 @@ MAX_NOTE_LIMIT_BYTES = 5_000_000
 MAX_MAIL_DOMAINS = 64
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 _DOMAIN = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
+DEFAULT_AUDIT_RETENTION_DAYS = 90  # core.audit.DEFAULT_RETENTION_DAYS
+MAX_AUDIT_RETENTION_DAYS = 36_500
 
 
 def _read(tx: Tx, tenant: str, name: str) -> Any:
@@ -68,6 +70,7 @@ def configure(
     review_months_by_kind: object = None,
     limit_bytes: object = None,
     domains: object = None,
+    audit_retention_days: object = None,
 ) -> dict[str, Any]:
     if review_months_by_kind is not None:
         if not isinstance(review_months_by_kind, dict):
@@ -96,8 +99,22 @@ def configure(
             raise InvalidInput(f"at most {MAX_MAIL_DOMAINS} mail domains")
         chosen = list(dict.fromkeys(check_mail_domain(d) for d in domains))
         _write(tx, tenant, "mail_domains", chosen)
+    if audit_retention_days is not None:
+        if (
+            isinstance(audit_retention_days, bool)
+            or not isinstance(audit_retention_days, int)
+            or not 1 <= audit_retention_days <= MAX_AUDIT_RETENTION_DAYS
+        ):
+            raise InvalidInput(f"audit_retention_days must be 1..{MAX_AUDIT_RETENTION_DAYS}")
+        _write(tx, tenant, "audit_retention_days", audit_retention_days)
     return {
         "review_months": review_months(tx, tenant),
         "note_limit_bytes": note_limit_bytes(tx, tenant),
         "mail_domains": mail_domains(tx, tenant),
+        "audit_retention_days": audit_retention(tx, tenant),
     }
+
+
+def audit_retention(tx: Tx, tenant: str) -> int:
+    stored = _read(tx, tenant, "audit_retention_days")
+    return DEFAULT_AUDIT_RETENTION_DAYS if stored is None else int(stored)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..errors import ContentTooLarge, EmptyContent, InvalidInput, InvalidTags
 
@@ -69,3 +70,26 @@ def check_tags(tags: object) -> list[str]:
     if len(result) > MAX_TAGS:
         raise InvalidTags(f"at most {MAX_TAGS} tags per entry, got {len(result)}")
     return result
+
+
+def check_text(arguments: Mapping[str, Any]) -> None:
+    """Refuse text no store can keep faithfully (a lone surrogate), naming the argument."""
+    for name, value in arguments.items():
+        if _has_lone_surrogate(value):
+            raise InvalidInput(
+                f"{name.rstrip('_')} holds text that is not valid Unicode (a lone surrogate)"
+            )
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, Mapping):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return any(_has_lone_surrogate(item) for item in value)
+    return False

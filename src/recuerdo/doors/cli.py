@@ -23,6 +23,7 @@ from ..verbs import VERBS, Verb
 from . import render
 from .client import remote_call
 from .commands import register as register_door_commands
+from .store_commands import register as register_store_commands
 
 MEMORY_ENV = "RECUERDO_MEMORY"
 NO_MEMORY = (
@@ -209,7 +210,7 @@ def _run_batch(
     try:
         arguments = _arguments(verb, values)
         with (
-            state.open() as memory,
+            _one_memory(state) as memory,
             click.progressbar(
                 batch,
                 label=verb.name,
@@ -219,8 +220,9 @@ def _run_batch(
             ) as values_bar,
         ):
             for value in values_bar:
+                call = {**arguments, verb.cli_batch: value}
                 try:
-                    outcome = verb.call(memory, {**arguments, verb.cli_batch: value})
+                    outcome = state.call(verb, call) if memory is None else verb.call(memory, call)
                     results.append({verb.cli_batch: value, "ok": True, "result": outcome})
                 except RecuerdoError as error:
                     failed += 1
@@ -244,6 +246,16 @@ def _run_batch(
         )
     if failed:
         sys.exit(1)
+
+
+@contextlib.contextmanager
+def _one_memory(state: _State) -> Iterator[Memory | None]:
+    """The local memory a batch runs on, opened once; None when the verbs go to a server."""
+    if state.server:
+        yield None
+        return
+    with state.open() as memory:
+        yield memory
 
 
 class _VerbGroup(click.Group):
@@ -327,6 +339,7 @@ def demo(state: _State) -> None:
 
 
 register_door_commands(cli, _State, _emit_error)
+register_store_commands(cli, _emit_error)
 
 
 def main() -> None:

@@ -59,6 +59,20 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         "through code_ingest).",
     )
     @click.option(
+        "--allowed-host",
+        "allowed_hosts",
+        multiple=True,
+        metavar="NAME",
+        help="A host name clients reach this server by, besides the address it is bound to "
+        "(requests naming any other Host are refused). Repeat for several.",
+    )
+    @click.option(
+        "--ingest-root",
+        type=click.Path(exists=True, file_okay=False, resolve_path=True),
+        default=None,
+        help="Let remote callers name files under DIR to ingest (off: they send the bytes).",
+    )
+    @click.option(
         "--mail-domain",
         "mail_domains",
         multiple=True,
@@ -76,6 +90,8 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         code_repos: tuple[str, ...],
         code_interval: float,
         mail_domains: tuple[str, ...],
+        allowed_hosts: tuple[str, ...],
+        ingest_root: str | None,
     ) -> None:
         """Serve every memory under the state directory: HTTP API at /v1, MCP at /mcp."""
         try:
@@ -106,6 +122,8 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
             code_repos=repos,
             code_interval=code_interval,
             mail_domains=_mail_domains(mail_domains),
+            allowed_hosts=list(allowed_hosts),
+            ingest_root=ingest_root,
         )
         _announce(host, port, state.memory_name, profile, tokens.any_active())
         if workers > 1:

@@ -9,8 +9,10 @@ call a write verb, and a principal limited to scopes must name one of them.
 from __future__ import annotations
 
 import asyncio
+import base64
 import fnmatch
 import functools
+import json
 import logging
 import os
 import threading
@@ -21,13 +23,21 @@ from typing import Any
 import anyio
 
 from ..engine import Memory, open_memory, validate_name
-from ..errors import CapabilityNotGranted, InvalidInput, MemoryNotNamed
+from ..errors import (
+    CapabilityNotGranted,
+    InvalidInput,
+    MemoryNotNamed,
+    PathNotAllowed,
+    PayloadTooLarge,
+    UnknownArgument,
+)
 from ..security.caps import check_memory_allowed
 from ..security.tokens import Principal
-from ..verbs import VERBS
+from ..verbs import VERBS, check_door_text
 from .profiles import ToolMap
 
 log = logging.getLogger("recuerdo.code")
+MAX_SERVER_FILE = 5_000_000  # what ingest takes
 
 
 class MemoryPool:
@@ -39,11 +49,18 @@ class MemoryPool:
         default: str | None,
         code_repos: Mapping[str, str] | None = None,
         mail_domains: Sequence[str] = (),
+        *,
+        remote: bool = False,
+        ingest_root: str | os.PathLike[str] | None = None,
     ) -> None:
         self.base_dir = base_dir
         self.default = default
         self.code_repos = dict(code_repos or {})
         self.mail_domains = list(mail_domains)
+        self.remote = remote
+        """Callers are on another machine, as far as we know (HTTP, MCP over HTTP): they never
+        name a file of this machine, unless it is under ``ingest_root``."""
+        self.ingest_root = None if ingest_root is None else os.path.realpath(ingest_root)
         self._open: dict[str, Memory] = {}
         self._lock = threading.Lock()
 
@@ -143,15 +160,78 @@ def call(
     arguments: Mapping[str, Any],
 ) -> Any:
     """Run one tool call for a principal; every refusal is a named RecuerdoError."""
+    check_door_text(arguments)
+    if not tool.native:
+        check_schema(tool, arguments)
     given = dict(arguments)
     user_id = given.pop("user_id", None)
     native = tool.translate(given)
+    if pool.remote:
+        native = server_files(pool.ingest_root, VERBS[tool.verb].paths, native)
     memory = pool.get(memory_name)
     authorize(principal, memory.name, tool, native)
     view = memory.for_principal(
         principal.name if not principal.local else "main", tenant_for(principal, user_id)
     )
     return VERBS[tool.verb].call(view, native)
+
+
+def check_schema(tool: ToolMap, arguments: Mapping[str, Any]) -> None:
+    """A profile tool's arguments against its published schema: an unknown argument is refused
+    by name (nothing is ever dropped), a wrong type or value by what was expected."""
+    validator = _validator(tool.name, json.dumps(tool.schema, sort_keys=True))
+    for error in sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path)):
+        if error.validator == "additionalProperties":
+            allowed = set(tool.schema.get("properties", {}))
+            unknown = sorted(set(arguments) - allowed)
+            name = unknown[0] if unknown else "?"
+            raise UnknownArgument(
+                f"{tool.name} takes no argument {name!r}; it takes: {', '.join(sorted(allowed))}",
+                argument=name,
+            )
+        where = ".".join(str(part) for part in error.path) or "arguments"
+        raise InvalidInput(f"{tool.name}: {where}: {error.message}")
+
+
+@functools.cache
+def _validator(name: str, schema: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(json.loads(schema))
+
+
+def server_files(
+    root: str | None, paths: Mapping[str, str], arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """A remote caller's arguments with every server-side path replaced by the file's bytes,
+    read here only when the path lies inside ``root`` (its real path: symlinks and ``..``
+    resolved); otherwise ``path_not_allowed`` and nothing is read."""
+    for name, carrier in paths.items():
+        given = arguments.get(name)
+        if given is None:
+            continue
+        if root is None:
+            raise PathNotAllowed(
+                f"{name}: a remote caller sends the file's bytes ({carrier}), never a path on "
+                "the server (a server reads paths only under its --ingest-root)"
+            )
+        if not isinstance(given, str) or "\x00" in given:
+            raise InvalidInput(f"{name} must be a file path")
+        real = os.path.realpath(os.path.join(root, given))
+        if os.path.commonpath([root, real]) != root:
+            raise PathNotAllowed(f"{name}: {given!r} is outside the server's --ingest-root")
+        try:
+            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError as exc:
+            raise InvalidInput(f"{name}: no readable file at {given!r}") from exc
+        with os.fdopen(fd, "rb") as file:
+            data = file.read(MAX_SERVER_FILE + 1)
+        if len(data) > MAX_SERVER_FILE:
+            raise PayloadTooLarge(f"{given!r} is over {MAX_SERVER_FILE} bytes")
+        arguments = {k: v for k, v in arguments.items() if k != name}
+        arguments[carrier] = base64.b64encode(data).decode("ascii")
+        arguments.setdefault("name", os.path.basename(real))
+    return arguments
 
 
 # Per event loop: a limiter belongs to the loop it was first used in.

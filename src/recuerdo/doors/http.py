@@ -3,15 +3,15 @@
 * ``POST /v1/{verb}?memory=NAME``: every verb, its JSON body the verb's parameters;
 * ``POST /v1/memory/{verb}``: the Semurg routes, when the server runs that profile;
 * ``/mcp``: MCP over streamable HTTP, with the server's profile;
-* ``GET /health`` and ``GET /openapi.json``.
+* ``GET /health`` and ``GET /openapi.json`` (request and response schemas of every verb).
 
-Every error is ``{ok: false, error, detail}`` with the status of its RecuerdoError. Requests
-carry ``Authorization: Bearer <token>`` unless the server runs in single-user loopback mode (no
-tokens created, bound to 127.0.0.1 or ::1).
+Every non-success is ``{ok: false, error, detail}`` with the status of its RecuerdoError:
+bodies are read and parsed here (never by the framework), so no input reaches another shape.
+:mod:`.guard` checks every request first (headers, Host, Origin, size, token).
 """
 
 # No `from __future__ import annotations` here: FastAPI reads the endpoints' annotations at run
-# time, and each verb's body model is a local variable of the function that builds its route.
+# time.
 import contextlib
 import functools
 import json
@@ -22,25 +22,31 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-from fastapi import Body, FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi import FastAPI, Request
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
+from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
 from .. import __version__
-from ..errors import InvalidInput, PayloadTooLarge, RecuerdoError, Timeout, Unauthorized
-from ..security.tokens import LOCAL, Principal, TokenStore
+from ..errors import (
+    InvalidInput,
+    InvalidJSON,
+    MethodNotAllowed,
+    PayloadTooLarge,
+    RecuerdoError,
+    Timeout,
+    UnknownRoute,
+)
+from ..security.tokens import Principal, TokenStore
 from ..verbs import VERBS, Verb
-from . import gateway
+from . import gateway, schemas
+from .guard import LOOPBACK_NAMES, Guard, HostPolicy, error_body
+from .mcp_http import MCPEndpoint
 from .profiles import ToolMap, profile
 
 log = logging.getLogger("recuerdo.http")
-LOOPBACK = {"127.0.0.1", "::1", "localhost"}
-Scope = dict[str, Any]
-ASGI = Callable[
-    [Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]
-]
 
 
 class ErrorShape(BaseModel):
@@ -50,21 +56,20 @@ class ErrorShape(BaseModel):
     detail: str
 
 
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorShape, "description": description}
-    for status, description in (
-        (400, "Bad arguments"),
-        (401, "No valid token"),
-        (403, "Not allowed"),
-        (404, "Not found"),
-        (409, "Conflict"),
-        (413, "Too large"),
-        (415, "Not a document"),
-        (422, "Cannot be processed"),
-        (500, "Internal error"),
-        (503, "Store unavailable"),
-        (504, "Timed out"),
-    )
+ERROR_STATUSES = {
+    400: "Bad arguments",
+    401: "No valid token",
+    403: "Not allowed",
+    404: "Not found",
+    409: "Conflict",
+    413: "Too large",
+    415: "Not a document",
+    421: "Not this server (Host)",
+    422: "Cannot be processed",
+    500: "Internal error",
+    503: "Store unavailable or damaged",
+    504: "Timed out",
+    507: "Disk full",
 }
 
 
@@ -85,101 +90,38 @@ class ServerConfig:
     """Seconds between scheduled ingests of ``code_repos`` (0: only through code_ingest)."""
     mail_domains: list[str] = field(default_factory=list)
     """The domains addresses may be bound in, for tenants that set none (default ``local``)."""
+    allowed_hosts: list[str] = field(default_factory=list)
+    """Host names this server answers to besides the address it is bound to."""
+    ingest_root: str | None = None
+    """The folder whose files remote callers may name to ``ingest`` (off: they send bytes)."""
+
+    def hosts(self) -> HostPolicy:
+        return HostPolicy.for_binding(self.host, self.allowed_hosts)
 
 
-def error_response(error: RecuerdoError) -> JSONResponse:
-    return JSONResponse(
-        json.loads(json.dumps(error.to_dict(), default=str)), status_code=error.status
-    )
-
-
-class Guard:
-    """ASGI middleware: request size limit and the caller's principal (or a 401)."""
-
-    def __init__(self, app: ASGI, config: ServerConfig, tokens: TokenStore) -> None:
-        self.app = app
-        self.config = config
-        self.tokens = tokens
-
-    def single_user(self) -> bool:
-        return self.config.host in LOOPBACK and not self.tokens.any_active()
-
-    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["path"] in ("/health", "/openapi.json", "/docs"):
-            await self.app(scope, receive, send)
-            return
-        headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
-        length = headers.get("content-length")
-        if length and length.isdigit() and int(length) > self.config.max_body_bytes:
-            await _send(
-                send,
-                PayloadTooLarge(
-                    f"the request is {length} bytes; the limit is {self.config.max_body_bytes}"
-                ),
-            )
-            return
-        principal = self._principal(headers.get("authorization", ""))
-        if principal is None:
-            await _send(
-                send,
-                Unauthorized("a valid token is required: Authorization: Bearer <token>"),
-            )
-            return
-        scope.setdefault("state", {})["principal"] = principal
-        await self.app(scope, self._limited(receive), send)
-
-    def _principal(self, authorization: str) -> Principal | None:
-        scheme, _, secret = authorization.partition(" ")
-        if self.single_user() and not secret:
-            return LOCAL
-        return self.tokens.verify(secret.strip() if scheme.lower() == "bearer" else None)
-
-    def _limited(self, receive: Any) -> Any:
-        seen = 0
-        limit = self.config.max_body_bytes
-
-        async def counted() -> Any:
-            nonlocal seen
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > limit:
-                raise _TooLarge()
-            return message
-
-        return counted
-
-
-class _TooLarge(Exception):
-    pass
-
-
-async def _send(send: Any, error: RecuerdoError) -> None:
-    body = json.dumps(error.to_dict()).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": error.status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+def error_response(error: RecuerdoError) -> Response:
+    return Response(error_body(error), status_code=error.status, media_type="application/json")
 
 
 def create_app(config: ServerConfig) -> FastAPI:
     pool = gateway.MemoryPool(
-        config.base_dir, config.default_memory, config.code_repos, config.mail_domains
+        config.base_dir,
+        config.default_memory,
+        config.code_repos,
+        config.mail_domains,
+        remote=True,
+        ingest_root=config.ingest_root,
     )
-    mcp_manager = _mcp_manager(pool, config)
+    from .mcp_http import mcp_manager
+
+    manager = mcp_manager(pool, config.profile, config.hosts(), _memory_name)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         schedule = gateway.CodeSchedule(pool, config.code_interval, _single_user(config))
         schedule.start()
         try:
-            async with mcp_manager.run():
+            async with manager.run():
                 yield
         finally:
             schedule.stop()
@@ -190,27 +132,30 @@ def create_app(config: ServerConfig) -> FastAPI:
         version=__version__,
         lifespan=lifespan,
         description="Persistent memory for AI agents. Every route is a verb.",
+        docs_url=None,  # the interactive docs load scripts from a CDN: no network at run time
+        redoc_url=None,
     )
     app.state.pool = pool
 
     @app.exception_handler(RecuerdoError)
-    async def recuerdo_error(request: Request, error: RecuerdoError) -> JSONResponse:
+    async def recuerdo_error(request: Request, error: RecuerdoError) -> Response:
         return error_response(error)
 
-    @app.exception_handler(RequestValidationError)
-    async def validation_error(request: Request, error: RequestValidationError) -> JSONResponse:
-        parts = [
-            f"{'.'.join(str(p) for p in e['loc'][1:]) or 'body'}: {e['msg']}"
-            for e in error.errors()
-        ]
-        return error_response(InvalidInput("; ".join(parts) or "bad request"))
-
-    @app.exception_handler(_TooLarge)
-    async def too_large(request: Request, error: _TooLarge) -> JSONResponse:
-        return error_response(PayloadTooLarge(f"the request is over {config.max_body_bytes} bytes"))
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, error: HTTPException) -> Response:
+        if error.status_code == 404:
+            return error_response(UnknownRoute(f"no route {request.url.path!r}"))
+        if error.status_code == 405:
+            return error_response(
+                MethodNotAllowed(f"{request.method} is not allowed on {request.url.path!r}")
+            )
+        refusal = RecuerdoError(str(error.detail))
+        return Response(
+            error_body(refusal), status_code=error.status_code, media_type="application/json"
+        )
 
     @app.exception_handler(Exception)
-    async def unexpected(request: Request, error: Exception) -> JSONResponse:
+    async def unexpected(request: Request, error: Exception) -> Response:
         log.exception("unexpected error on %s", request.url.path)
         return error_response(RecuerdoError(f"internal error: {type(error).__name__}"))
 
@@ -218,19 +163,47 @@ def create_app(config: ServerConfig) -> FastAPI:
     async def health() -> dict[str, Any]:
         return {"ok": True, "version": __version__, "profile": config.profile}
 
+    components: dict[str, Any] = {"ErrorShape": ErrorShape.model_json_schema()}
     for verb in VERBS:
-        _native_route(app, verb, pool, config)
+        _native_route(app, verb, pool, config, components)
     if config.profile == "semurg":
         for entry in profile("semurg"):
             _profile_route(app, entry, pool, config)
     app.router.routes.append(
-        Route("/mcp", endpoint=_MCPEndpoint(mcp_manager), methods=["GET", "POST", "DELETE"])
+        Route(
+            "/mcp",
+            endpoint=MCPEndpoint(manager, config.max_body_bytes),
+            methods=["GET", "POST", "DELETE"],
+        )
     )
+    _publish_components(app, components)
     return app
 
 
+def _publish_components(app: FastAPI, components: dict[str, Any]) -> None:
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = get_openapi(
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+            )
+            document.setdefault("components", {}).setdefault("schemas", {}).update(components)
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _loopback(config: ServerConfig) -> bool:
+    """Bound to loopback: only this machine's processes reach it (no token needed until the
+    first one is created)."""
+    return config.host.strip("[]") in LOOPBACK_NAMES
+
+
 def _single_user(config: ServerConfig) -> bool:
-    return config.host in LOOPBACK and not TokenStore(config.base_dir).any_active()
+    return _loopback(config) and not TokenStore(config.base_dir).any_active()
 
 
 async def _invoke(config: ServerConfig, call: Callable[[], Awaitable[Any]]) -> Any:
@@ -244,21 +217,63 @@ async def _invoke(config: ServerConfig, call: Callable[[], Awaitable[Any]]) -> A
         ) from exc
 
 
-_NO_BODY = Body(default=None)
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, refused (413) as soon as it passes ``limit`` (chunked bodies included)."""
+    size = 0
+    parts = []
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"the request is over {limit} bytes")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def parse_object(raw: bytes) -> dict[str, Any]:
+    """A JSON object from request bytes; anything else is refused by name."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        raise InvalidJSON("the body is nested too deeply to read") from None
+    except ValueError as exc:  # not UTF-8, not JSON, a number of thousands of digits
+        raise InvalidJSON(f"the body is not JSON this server can read ({exc})") from None
+    if not isinstance(value, dict):
+        raise InvalidInput("the body is a JSON object holding the verb's arguments")
+    return value
 
 
 def _json(value: Any) -> Response:
     """Results are plain JSON values already: serialise them directly (FastAPI's generic
     encoder costs more than the verb on small memories)."""
     body = json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
-    return Response(body.encode("utf-8"), media_type="application/json")
+    headers = {}
+    more = getattr(value, "more", None)
+    if isinstance(value, list) and isinstance(more, int):
+        headers["X-Recuerdo-More"] = str(more)  # a cut list says how many more there are
+    return Response(body.encode("utf-8"), media_type="application/json", headers=headers)
 
 
 def _memory_name(request: Request) -> str | None:
     return request.query_params.get("memory") or request.headers.get("x-recuerdo-memory")
 
 
-def _native_route(app: FastAPI, verb: Verb, pool: gateway.MemoryPool, config: ServerConfig) -> None:
+def _error_responses() -> dict[int | str, dict[str, Any]]:
+    shape = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorShape"}}}
+    return {
+        status: {"description": description, "content": shape}
+        for status, description in ERROR_STATUSES.items()
+    }
+
+
+def _native_route(
+    app: FastAPI,
+    verb: Verb,
+    pool: gateway.MemoryPool,
+    config: ServerConfig,
+    components: dict[str, Any],
+) -> None:
     entry = ToolMap(
         name=verb.name,
         verb=verb.name,
@@ -267,92 +282,73 @@ def _native_route(app: FastAPI, verb: Verb, pool: gateway.MemoryPool, config: Se
         read_only=verb.mode == "read",
         destructive=verb.destructive,
     )
-    model = verb.params
 
-    async def endpoint(request: Request, body: model = _NO_BODY) -> Any:  # type: ignore[valid-type]
-        arguments: dict[str, Any] = (
-            {} if body is None else body.model_dump(by_alias=True, exclude_unset=True)
-        )
+    async def endpoint(request: Request) -> Response:
         principal: Principal = request.state.principal
-        return _json(
-            await _invoke(
-                config,
-                functools.partial(
-                    gateway.run, pool, principal, _memory_name(request), entry, arguments
-                ),
-            )
+        arguments = parse_object(await read_body(request, config.max_body_bytes))
+        call = functools.partial(
+            gateway.run, pool, principal, _memory_name(request), entry, arguments
         )
+        return _json(await _invoke(config, call))
 
+    responses = _error_responses()
+    responses[200] = {
+        "description": "The verb's result",
+        "content": {"application/json": {"schema": schemas.result_schema(verb, components)}},
+    }
     app.post(
         f"/v1/{verb.name}",
         name=verb.name,
         summary=verb.description.split(". ")[0],
         description=verb.description,
-        responses=ERROR_RESPONSES,
+        responses=responses,
         tags=[verb.family],
+        openapi_extra={
+            "requestBody": {
+                "required": False,
+                "content": {
+                    "application/json": {"schema": schemas.params_schema(verb, components)}
+                },
+            }
+        },
     )(endpoint)
 
 
 def _profile_route(
     app: FastAPI, entry: ToolMap, pool: gateway.MemoryPool, config: ServerConfig
 ) -> None:
-    async def endpoint(request: Request, body: dict[str, Any] = Body(default=None)) -> Any:  # noqa: B008
+    async def endpoint(request: Request) -> Response:
         principal: Principal = request.state.principal
-        return _json(
-            await _invoke(
-                config,
-                functools.partial(
-                    gateway.run, pool, principal, _memory_name(request), entry, body or {}
-                ),
-            )
+        arguments = parse_object(await read_body(request, config.max_body_bytes))
+        call = functools.partial(
+            gateway.run, pool, principal, _memory_name(request), entry, arguments
         )
+        return _json(await _invoke(config, call))
 
     app.post(
         f"/v1/memory/{entry.http_path}",
         name=entry.name,
         summary=entry.description,
-        responses=ERROR_RESPONSES,
+        responses=_error_responses(),
         tags=["semurg"],
+        openapi_extra={
+            "requestBody": {
+                "required": False,
+                "content": {"application/json": {"schema": entry.schema}},
+            }
+        },
     )(endpoint)
-
-
-def _mcp_manager(pool: gateway.MemoryPool, config: ServerConfig) -> Any:
-    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    from .mcp import build_server
-
-    def principal_of(ctx: Any) -> Principal:
-        request = ctx.request
-        principal = getattr(getattr(request, "state", None), "principal", None)
-        if principal is None:
-            raise Unauthorized("a valid token is required")
-        return principal  # type: ignore[no-any-return]
-
-    def memory_of(ctx: Any) -> str | None:
-        request = ctx.request
-        return None if request is None else _memory_name(request)
-
-    server = build_server(pool, config.profile, principal_of=principal_of, memory_of=memory_of)
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    return StreamableHTTPSessionManager(
-        app=server, stateless=True, json_response=True, security_settings=security
-    )
-
-
-class _MCPEndpoint:
-    """An ASGI app (a class, so Starlette hands it the raw request) for the MCP transport."""
-
-    def __init__(self, manager: Any) -> None:
-        self.manager = manager
-
-    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        await self.manager.handle_request(scope, receive, send)
 
 
 def wrap(app: FastAPI, config: ServerConfig) -> Guard:
     """The application as served: the guard in front of FastAPI."""
-    return Guard(app, config, TokenStore(config.base_dir))
+    return Guard(
+        app,
+        hosts=config.hosts(),
+        tokens=TokenStore(config.base_dir),
+        loopback=_loopback(config),
+        max_body_bytes=config.max_body_bytes,
+    )
 
 
 CONFIG_ENV = "RECUERDO_SERVER_CONFIG"

@@ -126,7 +126,10 @@ class EntryVerbs(MemoryBase):
             id: The entry's id, as returned by remember.
         """
         with self._write(0) as tx:
-            return entry_ops.forget(tx, self.tenant, self.principal, id)
+            forgotten = entry_ops.forget(tx, self.tenant, self.principal, id)
+        if forgotten:
+            self._store.reclaim()  # no copy of the text stays in the write-ahead log
+        return forgotten
 
     @verb("read")
     def summary(self) -> str:

@@ -2,161 +2,406 @@
 
 Exactly one form per call: ``subject`` (an entity, its types and attributes, every fact at
 either end, and every passage that mentions it), ``fact`` {from, to, type}, ``passage`` (a
-stored document, whole), ``source`` (every document under a label; facts stay), ``all`` (the
-whole scope, its conversations included) or ``attribute`` {subject, key}. An unknown name
-is refused with up to three close names, never guessed. Forgetting twice answers
-``already_forgotten`` and writes nothing.
+stored document or conversation message, whole), ``source`` (every document under a label;
+facts stay), ``all`` (the whole scope, its conversations included) or ``attribute`` {subject,
+key}.
 
-Erasure: rows are deleted (with ``secure_delete`` zeroing their bytes), full-text entries are
-removed from the index pages at once (FTS5 ``secure-delete``; older SQLite rebuilds the index),
-vectors of text no chunk carries any more are deleted, a passage inside a document that is
-kept is blanked in the document text (same length, so every other citation still holds), and
-after the commit the WAL is checkpointed and truncated. See ``docs/decisions/0005-erasure.md``.
+What is forgotten is remembered without being kept: a keyed hash (HMAC, with a secret of this
+memory) of the form and its key. So a second forget of the same thing answers
+``already_forgotten: true``, and a forget of something that never existed is refused (404, with
+up to three close names, never a guess): never a false success.
+
+Erasure: rows are deleted (with ``secure_delete`` zeroing their bytes), full-text entries leave
+the index, vectors of text no chunk carries any more are deleted, a passage inside a document
+that is kept is blanked in the document text (same length, so every other citation still holds),
+the retrieval audit records that returned the forgotten items or quote the forgotten names go
+too, and after the commit the store reclaims the old pages. See ``docs/decisions/0005-erasure.md``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
+import secrets
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..comms.erase import forget_scope as forget_conversations
-from ..errors import InvalidInput, UnknownName
+from ..core import audit
+from ..core.clock import now_iso
+from ..errors import InvalidInput, ItemNotFound, UnknownName
 from ..index.vectors import collect_orphans
-from ..store.base import Tx, like_pattern
+from ..index.words import STOP_WORDS
+from ..store.base import Tx
 from . import derive, store
 from .match import suggestions
 
 FORMS = ("subject", "fact", "passage", "source", "all", "attribute")
+FORGETTABLE_ITEMS = ("document", "message")
+_RETAINED_WINDOW = 10_000  # passages of a scope looked at for the forgotten name's words
 
 
-def _entity(tx: Tx, tenant: str, scope: str, name: object) -> int:
-    checked = store.check_name(name, "subject")
-    found = store.entity(tx, tenant, scope, checked, create=False)
+def forget(tx: Tx, *, tenant: str, scope: str, form: str, value: Any) -> dict[str, Any]:
+    if form not in _FORMS:
+        raise InvalidInput(f"forget takes exactly one of {', '.join(FORMS)}")
+    key = _key(tx, form, value)
+    reply: dict[str, Any] = {"scope": scope, "form": form, "already_forgotten": False}
+    done = _FORMS[form](tx, tenant, scope, value)
+    if done is None:  # nothing of it is stored: forgotten before, or never there
+        if _was_forgotten(tx, tenant, scope, form, key):
+            return {**reply, **_NOTHING_REMOVED[form], "already_forgotten": True}
+        _never_stored(tx, tenant, scope, form, value)
+    assert done is not None
+    reply.update(done.counts)
+    for other_form, other_key in [(form, key), *done.also]:
+        _remember_forgotten(tx, tenant, scope, other_form, other_key)
+    audit.scrub(tx, tenant, items=done.items, texts=done.names, forgotten=done.text)
+    tx.execute("DELETE FROM knowledge_calls WHERE tenant = ? AND scope = ?", (tenant, scope))
+    erase_index_remains(tx)
+    return reply
+
+
+@dataclass
+class Done:
+    """What a form removed."""
+
+    counts: dict[str, Any]
+    """For the reply."""
+    items: list[int] = field(default_factory=list)
+    """Items gone or changed."""
+    names: list[str] = field(default_factory=list)
+    """Names and values gone: an audit record quoting one goes too."""
+    text: list[str] = field(default_factory=list)
+    """Text gone: an audit record asking for a word no passage holds any more goes too."""
+    also: list[tuple[str, str]] = field(default_factory=list)
+    """Other things forgotten on the way (form, key): a document emptied by a subject's
+    forget is forgotten as a passage too."""
+
+
+def _subject(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
+    name = store.check_name(value, "subject")
+    found = store.entity(tx, tenant, scope, name, create=False)
     if found is None:
-        close = suggestions(tx, tenant, scope, checked)
-        hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        raise UnknownName(
-            f"no entity named {checked!r} in scope {scope!r}.{hint}", suggestions=close
+        return None
+    entity_id = found[0]
+    chunks = [
+        r["chunk_id"]
+        for r in tx.all("SELECT chunk_id FROM mentions WHERE entity_id = ?", (entity_id,))
+    ]
+    facts = int(
+        tx.scalar(
+            "SELECT count(*) FROM facts WHERE subject_id = ? OR object_id = ?",
+            (entity_id, entity_id),
         )
-    return found[0]
+    )
+    tx.execute("DELETE FROM entities WHERE id = ?", (entity_id,))
+    hidden, touched, passages = _blank_passages(tx, chunks)
+    retained = _passages_naming(tx, tenant, scope, name)
+    counts = {
+        **hidden,
+        "facts_removed": facts,
+        "passages_retained": len(retained),
+        "documents_retained": sorted({item for item, _ in retained}),
+    }
+    gone = [("passage", str(doc)) for doc in hidden["documents_emptied"]]
+    return Done(counts, touched, [name], passages, gone)
 
 
-def _blank_passages(tx: Tx, chunk_ids: list[int]) -> dict[str, Any]:
+def _fact(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
+    if not isinstance(value, dict) or not {"from", "to", "type"} <= set(value):
+        raise InvalidInput("fact is {from, to, type}")
+    subject = store.entity(tx, tenant, scope, store.check_name(value["from"], "from"), create=False)
+    obj = store.entity(tx, tenant, scope, store.check_name(value["to"], "to"), create=False)
+    if subject is None or obj is None:
+        return None
+    relation = derive.normalise_relation(str(value["type"]))
+    rows = tx.all(
+        "DELETE FROM facts WHERE subject_id = ? AND object_id = ? AND relation = ?"
+        " RETURNING attributes",
+        (subject[0], obj[0], relation),
+    )
+    if not rows:
+        return None
+    values = _values(rows, "attributes")
+    return Done({"facts_removed": len(rows)}, names=values, text=values)
+
+
+def _passage(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
+    item_id = _item_id(value)
+    row = tx.one(
+        "SELECT id, scope, item_type, title, content FROM items WHERE id = ? AND tenant = ?",
+        (item_id, tenant),
+    )
+    if row is None:
+        return None
+    if row["item_type"] not in FORGETTABLE_ITEMS:
+        raise InvalidInput(
+            f"passage {item_id} is a {row['item_type']}: passage forgets a stored document or "
+            "conversation message (forget an entry with forget, a note with delete)"
+        )
+    if row["scope"] != scope:
+        raise ItemNotFound(
+            f"passage {item_id} is not in scope {scope!r} (it is in {row['scope']!r}): name "
+            "that scope to forget it",
+            scope=row["scope"],
+        )
+    kept = _detach_facts(tx, [item_id])
+    tx.execute("DELETE FROM items WHERE id = ?", (item_id,))
+    kind = "documents_removed" if row["item_type"] == "document" else "messages_removed"
+    return Done(
+        {kind: 1, "facts_kept": kept},
+        [item_id],
+        [row["title"] or ""],
+        [row["title"] or "", row["content"]],
+    )
+
+
+def _source(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
+    label = str(value)
+    docs = tx.all(
+        "SELECT id, title, content FROM items WHERE tenant = ? AND scope = ?"
+        f" AND item_type = 'document' AND {tx.json_text('meta', 'source')} = ?",
+        (tenant, scope, label),
+    )
+    if not docs:
+        return None
+    ids = [doc["id"] for doc in docs]
+    kept = _detach_facts(tx, ids)
+    tx.executemany("DELETE FROM items WHERE id = ?", [(i,) for i in ids])
+    gone = [("passage", str(doc)) for doc in ids]
+    text = [f"{doc['title'] or ''} {doc['content']}" for doc in docs]
+    return Done({"documents_removed": len(ids), "facts_kept": kept}, ids, [label], text, gone)
+
+
+def _all(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
+    if value is not True:
+        raise InvalidInput("all must be true")
+    rows = tx.all(
+        "SELECT id, title, content FROM items WHERE tenant = ? AND scope = ?", (tenant, scope)
+    )
+    ids = [row["id"] for row in rows]
+    names = [
+        r["folded"]
+        for r in tx.all(
+            "SELECT folded FROM entities WHERE tenant = ? AND scope = ?", (tenant, scope)
+        )
+    ]
+    conversations = forget_conversations(tx, tenant, scope)
+    items = tx.execute("DELETE FROM items WHERE tenant = ? AND scope = ?", (tenant, scope))
+    entities = tx.execute("DELETE FROM entities WHERE tenant = ? AND scope = ?", (tenant, scope))
+    if items == 0 and entities == 0 and conversations == 0:
+        return None
+    for table in ("retrieval_audit", "import_keys", "import_facts"):
+        tx.execute(f"DELETE FROM {table} WHERE tenant = ? AND scope = ?", (tenant, scope))
+    gone = [("passage", str(i)) for i in ids] + [("subject", name) for name in names]
+    text = [f"{row['title'] or ''} {row['content']}" for row in rows] + names
+    counts = {
+        "items_removed": items,
+        "entities_removed": entities,
+        "conversations_removed": conversations,
+    }
+    return Done(counts, ids, [], text, gone)
+
+
+def _attribute(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
+    if not isinstance(value, dict) or not {"subject", "key"} <= set(value):
+        raise InvalidInput("attribute is {subject, key}")
+    subject = store.entity(
+        tx, tenant, scope, store.check_name(value["subject"], "subject"), create=False
+    )
+    if subject is None:
+        return None
+    rows = tx.all(
+        "DELETE FROM attributes WHERE entity_id = ? AND key = ? RETURNING value",
+        (subject[0], str(value["key"])),
+    )
+    if not rows:
+        return None
+    values = _values(rows, "value")
+    return Done({"attribute_values_removed": len(rows)}, names=values, text=values)
+
+
+_NOTHING_REMOVED: dict[str, dict[str, Any]] = {
+    "subject": {"facts_removed": 0, "passages_hidden": 0},
+    "fact": {"facts_removed": 0},
+    "passage": {"documents_removed": 0},
+    "source": {"documents_removed": 0},
+    "all": {"items_removed": 0, "entities_removed": 0, "conversations_removed": 0},
+    "attribute": {"attribute_values_removed": 0},
+}
+
+_FORMS = {
+    "subject": _subject,
+    "fact": _fact,
+    "passage": _passage,
+    "source": _source,
+    "all": _all,
+    "attribute": _attribute,
+}
+
+
+def _never_stored(tx: Tx, tenant: str, scope: str, form: str, value: Any) -> None:
+    """Refuse a forget of something this scope never held (404), naming close names."""
+    if form == "passage":
+        raise ItemNotFound(f"no stored document or message with id {value} in scope {scope!r}")
+    if form == "all":
+        raise UnknownName(f"scope {scope!r} holds nothing, and never held anything forgotten")
+    if form == "source":
+        raise UnknownName(f"no document in scope {scope!r} has the source label {value!r}")
+    if form == "subject":
+        names = [value]
+    elif form == "fact":
+        names = [value["from"], value["to"]]
+    else:
+        names = [value["subject"]]
+    for name in names:
+        checked = store.check_name(name, "subject")
+        if store.entity(tx, tenant, scope, checked, create=False) is None:
+            close = suggestions(tx, tenant, scope, checked)
+            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            raise UnknownName(
+                f"no entity named {checked!r} in scope {scope!r}.{hint}", suggestions=close
+            )
+    what = "fact" if form == "fact" else "attribute"
+    raise UnknownName(f"no such {what} is stored in scope {scope!r}: {value!r}")
+
+
+def _key(tx: Tx, form: str, value: Any) -> str:
+    """What identifies the forgotten thing, in a normal form (names folded)."""
+    if form == "subject":
+        return store.fold(store.check_name(value, "subject"))
+    if form == "fact" and isinstance(value, dict):
+        return "\x1f".join(
+            (
+                store.fold(str(value.get("from", ""))),
+                derive.normalise_relation(str(value.get("type", ""))),
+                store.fold(str(value.get("to", ""))),
+            )
+        )
+    if form == "attribute" and isinstance(value, dict):
+        return f"{store.fold(str(value.get('subject', '')))}\x1f{value.get('key', '')}"
+    if form == "passage":
+        return str(_item_id(value))
+    return "" if form == "all" else str(value)
+
+
+def _digest(tx: Tx, form: str, key: str) -> str:
+    secret = tx.scalar("SELECT value FROM settings WHERE tenant = '' AND name = 'forget_secret'")
+    if secret is None:
+        secret = json.dumps(secrets.token_hex(32))
+        tx.execute(
+            "INSERT INTO settings (tenant, name, value) VALUES ('', 'forget_secret', ?)"
+            " ON CONFLICT (tenant, name) DO NOTHING",
+            (secret,),
+        )
+        secret = tx.scalar(
+            "SELECT value FROM settings WHERE tenant = '' AND name = 'forget_secret'"
+        )
+    mac = hmac.new(json.loads(secret).encode(), f"{form}\x00{key}".encode(), hashlib.sha256)
+    return mac.hexdigest()
+
+
+def _remember_forgotten(tx: Tx, tenant: str, scope: str, form: str, key: str) -> None:
+    tx.execute(
+        "INSERT INTO forgotten (tenant, scope, digest, forgotten_at) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (tenant, scope, digest) DO NOTHING",
+        (tenant, scope, _digest(tx, form, key), now_iso()),
+    )
+
+
+def _was_forgotten(tx: Tx, tenant: str, scope: str, form: str, key: str) -> bool:
+    return (
+        tx.scalar(
+            "SELECT 1 FROM forgotten WHERE tenant = ? AND scope = ? AND digest = ?",
+            (tenant, scope, _digest(tx, form, key)),
+        )
+        is not None
+    )
+
+
+def _item_id(value: object) -> int:
+    if isinstance(value, bool):
+        raise InvalidInput(f"passage is an item id, got {value!r}")
+    try:
+        return int(str(value))
+    except ValueError as exc:
+        raise InvalidInput(f"passage is an item id, got {value!r}") from exc
+
+
+def _values(rows: list[Any], column: str) -> list[str]:
+    """The text values in removed rows (JSON values and objects), for the audit scrub."""
+    texts: list[str] = []
+    for row in rows:
+        raw = row[column]
+        try:
+            parsed = json.loads(raw)
+        except (TypeError, ValueError):
+            parsed = raw
+        stack = [parsed]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+            elif item is not None and not isinstance(item, bool):
+                texts.append(str(item))
+    return texts
+
+
+def _blank_passages(tx: Tx, chunk_ids: list[int]) -> tuple[dict[str, Any], list[int], list[str]]:
     """Remove passages: their chunks go, and their text is blanked inside documents that keep
-    other passages (a document left with none is deleted whole)."""
+    other passages (a document left with none is deleted whole). The counts, the items, and
+    the passages' text."""
     if not chunk_ids:
-        return {"passages_hidden": 0, "documents_retained": [], "passages_retained": 0}
+        return {"passages_hidden": 0, "documents_emptied": []}, [], []
     marks = ",".join("?" * len(chunk_ids))
-    rows = tx.all(f"SELECT id, item_id, start, stop FROM chunks WHERE id IN ({marks})", chunk_ids)
+    rows = tx.all(
+        f"SELECT id, item_id, start, stop, body FROM chunks WHERE id IN ({marks})", chunk_ids
+    )
     by_doc: dict[int, list[tuple[int, int]]] = {}
     for row in rows:
         by_doc.setdefault(row["item_id"], []).append((row["start"], row["stop"]))
     tx.execute(f"DELETE FROM chunks WHERE id IN ({marks})", chunk_ids)
-    retained_docs, retained_passages = [], 0
+    emptied = []
     for doc_id, spans in by_doc.items():
         left = int(tx.scalar("SELECT count(*) FROM chunks WHERE item_id = ?", (doc_id,)))
         if left == 0:
             tx.execute("DELETE FROM items WHERE id = ?", (doc_id,))
+            emptied.append(doc_id)
             continue
         text = str(tx.scalar("SELECT content FROM items WHERE id = ?", (doc_id,)))
         for start, stop in spans:
             text = text[:start] + " " * (stop - start) + text[stop:]
         tx.execute("UPDATE items SET content = ? WHERE id = ?", (text, doc_id))
-        retained_docs.append(doc_id)
-        retained_passages += left
-    return {
-        "passages_hidden": len(rows),
-        "documents_retained": sorted(retained_docs),
-        "passages_retained": retained_passages,
-    }
+    counts = {"passages_hidden": len(rows), "documents_emptied": sorted(emptied)}
+    return counts, sorted(by_doc), [row["body"] for row in rows]
 
 
-def forget(tx: Tx, *, tenant: str, scope: str, form: str, value: Any) -> dict[str, Any]:
-    reply: dict[str, Any] = {"scope": scope, "form": form, "already_forgotten": False}
-    if form == "subject":
-        entity_id = _entity(tx, tenant, scope, value)
-        chunks = [
-            r["chunk_id"]
-            for r in tx.all("SELECT chunk_id FROM mentions WHERE entity_id = ?", (entity_id,))
-        ]
-        facts = int(
-            tx.scalar(
-                "SELECT count(*) FROM facts WHERE subject_id = ? OR object_id = ?",
-                (entity_id, entity_id),
-            )
-        )
-        tx.execute("DELETE FROM entities WHERE id = ?", (entity_id,))
-        reply.update(_blank_passages(tx, chunks), facts_removed=facts)
-        _scrub_audit(tx, tenant, str(value))
-    elif form == "fact":
-        if not isinstance(value, dict) or not {"from", "to", "type"} <= set(value):
-            raise InvalidInput("fact is {from, to, type}")
-        subject = _entity(tx, tenant, scope, value["from"])
-        obj = _entity(tx, tenant, scope, value["to"])
-        removed = tx.execute(
-            "DELETE FROM facts WHERE subject_id = ? AND object_id = ? AND relation = ?",
-            (subject, obj, derive.normalise_relation(str(value["type"]))),
-        )
-        reply.update(facts_removed=removed, already_forgotten=removed == 0)
-    elif form == "passage":
-        doc = tx.one(
-            "SELECT id FROM items WHERE id = ? AND tenant = ? AND scope = ?"
-            " AND item_type = 'document'",
-            (_doc_id(value), tenant, scope),
-        )
-        if doc is None:
-            return {**reply, "already_forgotten": True, "documents_removed": 0}
-        kept = _detach_facts(tx, [doc["id"]])
-        tx.execute("DELETE FROM items WHERE id = ?", (doc["id"],))
-        reply.update(documents_removed=1, facts_kept=kept)
-    elif form == "source":
-        ids = [
-            r["id"]
-            for r in tx.all(
-                "SELECT id FROM items WHERE tenant = ? AND scope = ? AND item_type = 'document'"
-                f" AND {tx.json_text('meta', 'source')} = ?",
-                (tenant, scope, str(value)),
+def _passages_naming(tx: Tx, tenant: str, scope: str, name: str) -> list[tuple[int, int]]:
+    """Live passages of the scope that still hold a word of a forgotten name (no entity linked
+    them, so forgetting the subject did not reach them): (item, chunk) pairs."""
+    words = [w for w in store.words(name) if len(w) >= 3 and w not in STOP_WORDS]
+    if not words:
+        return []
+    ranked = tx.text.rank(words, "any", _RETAINED_WINDOW, 0)
+    if not ranked:
+        return []
+    ids = [chunk_id for chunk_id, _ in ranked]
+    found: list[tuple[int, int]] = []
+    for first in range(0, len(ids), 500):
+        part = ids[first : first + 500]
+        marks = ",".join("?" * len(part))
+        found += [
+            (row["item_id"], row["id"])
+            for row in tx.all(
+                f"SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.id = c.item_id"
+                f" WHERE c.id IN ({marks}) AND i.tenant = ? AND i.scope = ?",
+                [*part, tenant, scope],
             )
         ]
-        kept = _detach_facts(tx, ids)
-        tx.executemany("DELETE FROM items WHERE id = ?", [(i,) for i in ids])
-        reply.update(documents_removed=len(ids), facts_kept=kept, already_forgotten=not ids)
-    elif form == "all":
-        if value is not True:
-            raise InvalidInput("all must be true")
-        conversations = forget_conversations(tx, tenant, scope)
-        items = tx.execute("DELETE FROM items WHERE tenant = ? AND scope = ?", (tenant, scope))
-        entities = tx.execute(
-            "DELETE FROM entities WHERE tenant = ? AND scope = ?", (tenant, scope)
-        )
-        for table in ("knowledge_calls", "retrieval_audit", "import_keys", "import_facts"):
-            tx.execute(f"DELETE FROM {table} WHERE tenant = ? AND scope = ?", (tenant, scope))
-        reply.update(
-            items_removed=items,
-            entities_removed=entities,
-            conversations_removed=conversations,
-            already_forgotten=items == 0 and entities == 0 and conversations == 0,
-        )
-    elif form == "attribute":
-        if not isinstance(value, dict) or not {"subject", "key"} <= set(value):
-            raise InvalidInput("attribute is {subject, key}")
-        entity_id = _entity(tx, tenant, scope, value["subject"])
-        removed = tx.execute(
-            "DELETE FROM attributes WHERE entity_id = ? AND key = ?", (entity_id, str(value["key"]))
-        )
-        reply.update(attribute_values_removed=removed, already_forgotten=removed == 0)
-    else:
-        raise InvalidInput(f"forget takes exactly one of {', '.join(FORMS)}")
-    if not reply["already_forgotten"]:
-        tx.execute("DELETE FROM knowledge_calls WHERE tenant = ? AND scope = ?", (tenant, scope))
-        erase_index_remains(tx)
-    return reply
-
-
-def _doc_id(value: object) -> int:
-    try:
-        return int(str(value))
-    except ValueError as exc:
-        raise InvalidInput(f"passage is a document id, got {value!r}") from exc
+    return found
 
 
 def _detach_facts(tx: Tx, doc_ids: list[int]) -> int:
@@ -168,14 +413,6 @@ def _detach_facts(tx: Tx, doc_ids: list[int]) -> int:
         tx.scalar(
             f"SELECT count(DISTINCT fact_id) FROM fact_sources WHERE item_id IN ({marks})", doc_ids
         )
-    )
-
-
-def _scrub_audit(tx: Tx, tenant: str, name: str) -> None:
-    """Queries that named the forgotten subject leave the retrieval audit too."""
-    tx.execute(
-        "DELETE FROM retrieval_audit WHERE tenant = ? AND lower(query) LIKE ? ESCAPE '\\'",
-        (tenant, like_pattern(name.lower())),
     )
 
 

@@ -23,6 +23,7 @@ class IngestVerbs(MemoryBase):
         errors=(PayloadTooLarge, UnsupportedMediaType, DocumentCorrupt, DocumentNotReadable),
         cli_batch="path",
         raw=("content_base64", "path"),
+        paths={"path": "content_base64"},
     )
     def ingest(
         self,

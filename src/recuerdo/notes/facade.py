@@ -216,7 +216,10 @@ class NoteVerbs(MemoryBase):
             hard: Remove for good, with every revision.
         """
         with self._write() as tx:
-            return note_lifecycle.delete(tx, self.tenant, self.principal, id, hard)
+            reply = note_lifecycle.delete(tx, self.tenant, self.principal, id, hard)
+        if hard:
+            self._store.reclaim()  # no copy of the text stays in the write-ahead log
+        return reply
 
     @verb("write", errors=(ItemNotFound, Conflict), arguments=("id",))
     def restore(self, id: int) -> dict[str, Any]:
@@ -483,24 +486,28 @@ class NoteVerbs(MemoryBase):
         self,
         review_months: Mapping[str, int | None] | None = None,
         note_limit_bytes: int | None = None,
+        audit_retention_days: int | None = None,
         mail_domains: Sequence[str] | None = None,
     ) -> dict[str, Any]:
         """Read or change this memory's settings: the review interval per note kind, the note
-        size limit and the domains addresses may be bound in.
+        size limit, how long the retrieval audit keeps its records, and the domains addresses
+        may be bound in.
 
         Args:
             review_months: Months per kind, e.g. {"decision": 6}; null removes a kind's review date.
             note_limit_bytes: The note size limit in bytes.
+            audit_retention_days: Days the retrieval audit keeps a record (1-36500, default 90).
             mail_domains: The domains of this tenant's addresses, e.g. ["example.com"] (at most
                 64); [] goes back to the server's (serve --mail-domain), else 'local'.
                 Addresses already bound stay bound.
         """
-        with self._write() as tx:
+        with self._write(0) as tx:
             return settings.configure(
                 tx,
                 self.tenant,
                 review_months_by_kind=review_months,
                 limit_bytes=note_limit_bytes,
+                audit_retention_days=audit_retention_days,
                 domains=None if mail_domains is None else list(mail_domains),
             )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import audit
 from ..core.clock import now_iso
 from ..core.settings import note_limit_bytes
 from ..errors import Conflict, ContentTooLarge, EmptyContent
@@ -35,7 +36,18 @@ def delete(tx: Tx, tenant: str, principal: str, item_id: object, hard: bool) -> 
         if row is None:
             load_note(tx, tenant, item_id)  # raises the right error
             raise AssertionError("unreachable")
+        revisions = [
+            f"{r['title'] or ''} {r['content']}"
+            for r in tx.all("SELECT title, content FROM revisions WHERE item_id = ?", (row["id"],))
+        ]
         tx.execute("DELETE FROM items WHERE id = ?", (row["id"],))
+        audit.scrub(
+            tx,
+            tenant,
+            items=[row["id"]],
+            texts=[row["key"] or ""],
+            forgotten=[row["title"] or "", row["content"], *revisions],
+        )
     else:
         row = load_note(tx, tenant, item_id)
         tx.execute(

@@ -291,7 +291,12 @@ def run_stages(
         ranked = graph(tx, query, max(k, CANDIDATES))
         if ranked:
             found["graph"] = _filter_items(tx, filters, ranked)
-    return fuse(found), state, failed
+    fused = fuse(found)
+    if mode == "all":
+        # Every word must be there: meaning (and the graph) reorder what words found, they do
+        # not add what lacks a word.
+        fused = [candidate for candidate in fused if "lexical" in candidate.stages]
+    return fused, state, failed
 
 
 def _filter_items(

@@ -27,6 +27,7 @@ from ..errors import InvalidInput, NotFound
 from ..store.base import Tx
 from ..store.migrations import Schema
 from ..store.sqlite import SQLiteStore
+from ..store.sqlite.files import secure_folder
 from .caps import memory_patterns
 
 PREFIX = "rcd_"
@@ -90,6 +91,7 @@ class TokenStore:
                     if not self.path.exists():
                         self._absent_until = moment + ABSENT_RECHECK_SECONDS
                         return None
+                secure_folder(self.path.parent)
                 self._store = SQLiteStore(str(self.path), schema=TOKEN_SCHEMA)
             return self._store
 

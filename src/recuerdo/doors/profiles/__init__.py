@@ -26,6 +26,9 @@ class ToolMap:
     read_only: bool = False
     destructive: bool = False
     http_path: str | None = None
+    native: bool = False
+    """A native verb as it is (its arguments are checked by the verb table); a profile's tool
+    is checked against its own schema first, then translated."""
 
 
 def prop(kind: str, description: str, **extra: Any) -> dict[str, Any]:
@@ -59,6 +62,7 @@ def native() -> list[ToolMap]:
             schema=verb.params.model_json_schema(by_alias=True),
             read_only=verb.mode == "read",
             destructive=verb.destructive,
+            native=True,
         )
         for verb in VERBS
     ]

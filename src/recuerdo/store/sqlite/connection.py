@@ -11,7 +11,7 @@ Durability and concurrency choices (see ``docs/decisions/0001-sqlite-durability.
   writer inside a process.
 * ``secure_delete`` so deleted rows are overwritten on disk, not merely unlinked.
 
-Trust (``docs/decisions/0009-damaged-and-newer-stores.md``): a store written by a newer
+Trust (``docs/decisions/0010-damaged-newer-full-stores.md``): a store written by a newer
 recuerdo is refused before anything is written to it; a damaged one (found by the check on
 open, the check in the background for large files, or any statement that meets a damaged page)
 is refused from then on by every handle, with ``store_damaged``; a full disk is

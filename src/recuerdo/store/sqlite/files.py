@@ -188,7 +188,9 @@ def open_checked(path: str, schema: Any) -> sqlite3.Connection:
     from . import health
     from .connection import damaged_detail
 
-    secure_folder(Path(path).parent)
+    folder = Path(path).parent
+    if not folder.exists():
+        secure_folder(folder)  # a folder made here is private; an existing one is the caller's
     created = _create(path)
     try:
         for companion in _companions(path):

@@ -165,10 +165,14 @@ def report(conn: sqlite3.Connection) -> dict[str, Any]:
         problems += [f"integrity: {line}" for line in integrity]
         return {"ok": False, "integrity": integrity, "problems": problems}
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    for fts in ("chunk_fts", "entry_trigrams"):
+    # chunk_fts indexes every chunk: checked against its table. entry_trigrams indexes only
+    # the entries up to its mark: checked for its own consistency (rank 0).
+    for fts, against_table in (("chunk_fts", 1), ("entry_trigrams", 0)):
         if fts in tables:
             try:
-                conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
+                conn.execute(
+                    f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', {against_table})"
+                )
             except sqlite3.DatabaseError as exc:
                 problems.append(f"{fts}: the full-text index disagrees with its table ({exc})")
     counts: dict[str, int] = {}
@@ -204,3 +208,26 @@ _CONSISTENCY = (
         " AND upto > coalesce((SELECT max(id) FROM items), 0)",
     ),
 )
+
+
+def examine(path: str) -> dict[str, Any]:
+    """:func:`report` for a file, on a read-only connection of its own; the damage mark beside
+    the file follows the verdict."""
+    from .files import clear_damage_mark, raw_connection, write_damage_mark
+
+    # Read-write, inside a transaction rolled back at the end: FTS5's integrity-check is an
+    # INSERT (it writes nothing, but needs a connection that could).
+    conn = raw_connection(path)
+    try:
+        conn.execute("BEGIN")
+        result = report(conn)
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        conn.close()
+    result["path"] = path
+    if result["ok"]:
+        clear_damage_mark(path)
+    elif result["integrity"] != ["ok"]:
+        write_damage_mark(path, f"the database file is damaged ({result['integrity'][0]})")
+    return result

@@ -61,8 +61,8 @@ def recover(source: str, target: str) -> dict[str, Any]:
             entry["complete"] = False
         _carry_sequence(old, new)
         new.execute("INSERT INTO chunk_fts (chunk_fts) VALUES ('rebuild')")
-        # Derived work starts over: the upkeep re-indexes and re-embeds what is missing.
-        new.execute("DELETE FROM entry_trigrams")
+        # Derived work starts over: the upkeep re-indexes (the trigram index is empty: items
+        # were copied without it) and re-embeds what is missing.
         new.execute("UPDATE index_marks SET upto = 0 WHERE name = 'entry_trigrams'")
         new.execute(
             "UPDATE index_marks SET upto = coalesce((SELECT max(item_id) FROM chunks), 0)"

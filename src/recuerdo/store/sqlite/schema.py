@@ -516,7 +516,50 @@ def m009_code_store(tx: Tx) -> None:
 
 
 @migration
-def m010_comms(tx: Tx) -> None:
+def m010_audit_items(tx: Tx) -> None:
+    # Which items each retrieval returned, one row each: forgetting an item removes every audit
+    # record that returned it (the record's query may quote the forgotten text), by an index
+    # probe instead of a scan of every record's list of ids.
+    _run_script(
+        tx,
+        """
+        CREATE TABLE retrieval_audit_items (
+            tenant TEXT NOT NULL,
+            item_id INTEGER NOT NULL,
+            audit_id INTEGER NOT NULL REFERENCES retrieval_audit (id) ON DELETE CASCADE,
+            PRIMARY KEY (tenant, item_id, audit_id)
+        ) WITHOUT ROWID;
+
+        CREATE INDEX retrieval_audit_items_by_audit ON retrieval_audit_items (audit_id);
+
+        INSERT INTO retrieval_audit_items (tenant, item_id, audit_id)
+        SELECT a.tenant, CAST(j.value AS INTEGER), a.id FROM retrieval_audit a,
+            json_each(a.returned) j WHERE true ON CONFLICT DO NOTHING
+        """,
+    )
+
+
+@migration
+def m011_forgotten(tx: Tx) -> None:
+    # What was forgotten, remembered without being kept: an HMAC (with a secret of this memory,
+    # in `settings`) of the form and its key. A second forget answers `already_forgotten`, a
+    # forget of what never existed is refused, and no forgotten name stays on disk.
+    _run_script(
+        tx,
+        """
+        CREATE TABLE forgotten (
+            tenant TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            forgotten_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, scope, digest)
+        ) WITHOUT ROWID;
+        """,
+    )
+
+
+@migration
+def m012_comms(tx: Tx) -> None:
     # Messaging between agents and people. A message is an item of type 'mail' (stored once,
     # whatever the number of recipients) whose `session` is its conversation's id and whose
     # `source` is the sending principal; the partial index serves a thread's pages and its

@@ -1,0 +1,185 @@
+"""The trust pieces below the doors: audit retention and scrubbing, server-side paths, hosts
+and origins, damage and version checks (the attack suite drives the same through a server)."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+import recuerdo
+from recuerdo.core import audit
+from recuerdo.core.clock import to_iso
+from recuerdo.doors.gateway import server_files
+from recuerdo.doors.guard import HostPolicy
+from recuerdo.store.sqlite import sqlite3
+
+from .conftest import db_dump
+
+
+def _audit_rows(memory: recuerdo.Memory) -> list[tuple[str, str]]:
+    with memory._store.read() as tx:
+        return [(r["tenant"], r["query"]) for r in tx.all("SELECT * FROM retrieval_audit")]
+
+
+def test_audit_records_past_their_retention_are_pruned(file_memory: recuerdo.Memory) -> None:
+    file_memory.search("kept query")
+    file_memory.for_tenant("other").search("kept elsewhere")
+    file_memory.configure(audit_retention_days=7)
+    file_memory.audit()  # flushed
+    with file_memory._store.write() as tx:
+        old = to_iso(datetime.now(UTC) - timedelta(days=30))
+        tx.execute("UPDATE retrieval_audit SET created_at = ?", (old,))
+        # 30 days old: past this tenant's 7 days, within the other tenant's default 90.
+        assert audit.prune_expired(tx) == 1
+    assert _audit_rows(file_memory) == [("other", "kept elsewhere")]
+    with file_memory._store.write() as tx:
+        long_ago = to_iso(datetime.now(UTC) - timedelta(days=91))
+        tx.execute("UPDATE retrieval_audit SET created_at = ?", (long_ago,))
+        assert audit.prune_expired(tx) == 1
+    assert _audit_rows(file_memory) == []
+
+
+@pytest.mark.parametrize("days", [0, -1, 36_501, True, "90"])
+def test_a_bad_retention_is_refused(memory: recuerdo.Memory, days: object) -> None:
+    before = memory.configure()
+    with pytest.raises(recuerdo.InvalidInput, match="audit_retention_days"):
+        memory.configure(audit_retention_days=days)  # type: ignore[arg-type]
+    assert memory.configure() == before
+    assert before["audit_retention_days"] == 90
+
+
+def test_forgetting_drops_only_the_audit_records_about_it(file_memory: recuerdo.Memory) -> None:
+    kept = file_memory.remember("learning", "the invoices ship on Fridays")
+    gone = file_memory.remember("learning", "Quorbelax is the vault codename")
+    file_memory.search("invoices")
+    file_memory.recall(search="Quorbelax")
+    file_memory.search("what is quorbelax")  # asks for a word only the forgotten entry held
+    file_memory.audit()
+    assert file_memory.forget(gone)
+    queries = [query for _, query in _audit_rows(file_memory)]
+    assert queries == ["invoices"], queries
+    assert file_memory.recall()[0]["id"] == kept
+
+
+def test_a_server_reads_paths_only_inside_its_root(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "doc.md").write_text("# inside\n")
+    outside = tmp_path / "secret.txt"
+    outside.write_text("outside")
+    (root / "link.md").symlink_to(outside)
+    paths = {"path": "content_base64"}
+    read = server_files(os.path.realpath(root), paths, {"path": "sub/doc.md"})
+    assert "path" not in read and read["name"] == "doc.md" and read["content_base64"]
+    for escape in ("../secret.txt", str(outside), "link.md", "sub/../../secret.txt"):
+        with pytest.raises(recuerdo.PathNotAllowed):
+            server_files(os.path.realpath(root), paths, {"path": escape})
+    with pytest.raises(recuerdo.PathNotAllowed):
+        server_files(None, paths, {"path": "sub/doc.md"})  # no root: never a path
+
+
+@pytest.mark.parametrize(
+    ("bound", "allowed", "host", "ok"),
+    [
+        ("127.0.0.1", (), "127.0.0.1:7700", True),
+        ("127.0.0.1", (), "localhost", True),
+        ("127.0.0.1", (), "[::1]:7700", True),
+        ("127.0.0.1", (), "evil.example:7700", False),
+        ("127.0.0.1", (), "127.0.0.1.evil.example", False),
+        ("127.0.0.1", ("mem.example",), "MEM.example:443", True),
+        ("10.0.0.5", (), "10.0.0.5:7700", True),
+        ("10.0.0.5", (), "localhost:7700", False),
+        ("127.0.0.1", (), None, False),
+    ],
+)
+def test_host_names_a_server_answers_to(
+    bound: str, allowed: tuple[str, ...], host: str | None, ok: bool
+) -> None:
+    assert HostPolicy.for_binding(bound, allowed).host_allowed(host) is ok
+
+
+@pytest.mark.parametrize(
+    ("origin", "ok"),
+    [
+        (None, True),
+        ("http://127.0.0.1:7700", True),
+        ("http://127.0.0.1:7701", False),
+        ("http://localhost:7700", False),
+        ("https://127.0.0.1:7700", False),
+        ("null", False),
+        ("http://evil.example", False),
+    ],
+)
+def test_only_the_same_origin_is_served(origin: str | None, ok: bool) -> None:
+    hosts = HostPolicy.for_binding("127.0.0.1")
+    assert hosts.origin_allowed(origin, "127.0.0.1:7700") is ok
+
+
+def test_a_newer_store_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    with recuerdo.open("later", base_dir=tmp_path) as memory:
+        memory.remember("learning", "written now")
+        path = Path(memory.location)
+    conn = sqlite3.connect(path)
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    conn.execute(f"PRAGMA user_version = {version + 1}")
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(recuerdo.StoreTooNew) as caught:
+        recuerdo.open("later", base_dir=tmp_path)
+    assert str(version) in caught.value.detail and str(version + 1) in caught.value.detail
+    assert caught.value.status == 503
+    assert path.read_bytes() == before
+
+
+def test_a_damaged_store_is_refused_checked_and_recovered(tmp_path: Path) -> None:
+    with recuerdo.open("worn", base_dir=tmp_path, embedder="none") as memory:
+        memory.remember_many(
+            [{"category": "learning", "content": f"fact {i} " + "filler " * 40} for i in range(800)]
+        )
+        path = Path(memory.location)
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 4096 // 2
+    data[middle * 4096 : (middle + 1) * 4096] = bytes(4096)
+    path.write_bytes(bytes(data))
+    damaged = path.read_bytes()
+    with pytest.raises(recuerdo.StoreDamaged):
+        recuerdo.open("worn", base_dir=tmp_path)
+    assert path.read_bytes() == damaged  # refused before anything was written
+    report = recuerdo.engine.check_memory("worn", base_dir=tmp_path)
+    assert report["ok"] is False and report["problems"]
+    rescued = tmp_path / "rescued.db"
+    outcome = recuerdo.engine.recover_memory("worn", rescued, base_dir=tmp_path)
+    assert outcome["recovered"] > 0 and outcome["lost"] > 0
+    assert outcome["recovered"] + outcome["lost"] >= 800
+    state = tmp_path / ".recuerdo" / "state"
+    os.replace(rescued, state / "fresh.db")
+    with recuerdo.open("fresh", base_dir=tmp_path, embedder="none") as again:
+        kept = again.recall(limit=1000)
+        assert 0 < len(kept) < 800
+        new_id = again.remember("learning", "after the rescue")
+        assert new_id > 800  # ids are never given out twice, even across a rescue
+    assert recuerdo.engine.check_memory("fresh", base_dir=tmp_path)["ok"] is True
+
+
+def test_a_full_disk_is_storage_full_and_leaves_the_store_as_it_was(tmp_path: Path) -> None:
+    with recuerdo.open("tight", base_dir=tmp_path, embedder="none") as memory:
+        memory.remember("learning", "before the disk filled")
+        memory._upkeep.stop(drain=True)  # nothing changes behind the test's back
+        with memory._store.write() as tx:  # a disk that holds only what is there now
+            pages = tx.scalar("PRAGMA page_count")
+            tx.execute(f"PRAGMA max_page_count = {pages}")
+        before = db_dump(memory.location)
+        with pytest.raises(recuerdo.StorageFull) as caught:
+            memory.remember_many([{"category": "learning", "content": "x" * 60_000}] * 20)
+        assert caught.value.status == 507
+        assert db_dump(memory.location) == before
+        with memory._store.write() as tx:
+            tx.execute("PRAGMA max_page_count = 1073741823")  # space is back
+        memory.remember("learning", "after space came back")
+        assert [e["content"] for e in memory.recall()] == [
+            "after space came back",
+            "before the disk filled",
+        ]
