@@ -30,7 +30,7 @@ from ..errors import (
     RecipientsTooMany,
     SubjectTooLong,
 )
-from ..index.chunk import chunk_spans
+from ..index.chunk import Span, chunk_spans
 from ..index.chunks import insert_chunks
 from ..store.base import Row, Tx
 from . import addresses
@@ -40,6 +40,8 @@ MAX_RECIPIENTS = 4096
 MAX_SUBJECT_BYTES = 1024
 MAX_BODY_BYTES = 16 * 1024 * 1024
 DEFAULT_SCOPE = "user"
+SENTENCE_CUT_CHARS = 1 << 20
+WINDOW_CHARS = 1000
 
 Link = Callable[[Tx, str, str, Sequence[tuple[int, str]]], None]
 """Link passages ``(chunk id, text)`` of a scope to the known entities they name: the knowledge
@@ -103,6 +105,26 @@ def check_message(subject: object, body: object) -> tuple[str, str, int]:
     if not text.strip():
         raise EmptyContent("the body is empty: there is nothing to send")
     return title, text, size
+
+
+def passages_of(body: str) -> list[Span]:
+    """The passages a body is cut into: at sentence ends as documents are, up to 1 MiB; past
+    that, windows of about a thousand characters ended at a line break or a space (the sentence
+    chunker reads about a MiB a second, and a 16 MiB body must be stored within a request)."""
+    if len(body) <= SENTENCE_CUT_CHARS:
+        return chunk_spans(body)
+    spans: list[Span] = []
+    start = 0
+    while start < len(body):
+        end = min(start + WINDOW_CHARS, len(body))
+        if end < len(body):
+            cut = max(body.rfind("\n", start, end), body.rfind(" ", start, end))
+            if cut > start + WINDOW_CHARS // 2:
+                end = cut + 1
+        if body[start:end].strip():
+            spans.append(Span(start, end))
+        start = end
+    return spans
 
 
 def mail_row(tx: Tx, tenant: str, message_id: object) -> Row:
@@ -260,7 +282,7 @@ def store(
             ),
         )
     )
-    spans = chunk_spans(body)
+    spans = passages_of(body)
     chunk_ids = insert_chunks(tx, item_id, body, spans, title=subject)
     if link is not None:
         link(
