@@ -116,12 +116,17 @@ class Guard:
         tokens: TokenStore,
         loopback: bool,
         max_body_bytes: int,
+        large_body_bytes: int = 0,
+        large_paths: frozenset[str] = frozenset(),
     ) -> None:
         self.app = app
         self.hosts = hosts
         self.tokens = tokens
         self.loopback = loopback
         self.max_body_bytes = max_body_bytes
+        self.large_body_bytes = large_body_bytes
+        """The limit of ``large_paths`` (routes that carry messages)."""
+        self.large_paths = large_paths
 
     def single_user(self) -> bool:
         return self.loopback and not self.tokens.any_active()
@@ -144,10 +149,11 @@ class Guard:
                     "(only this server's own pages may call it)"
                 )
             length = headers.get("content-length")
-            if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
-                raise PayloadTooLarge(
-                    f"the request is {length} bytes; the limit is {self.max_body_bytes}"
-                )
+            limit = (
+                self.large_body_bytes if scope["path"] in self.large_paths else self.max_body_bytes
+            )
+            if length is not None and (not length.isdigit() or int(length) > limit):
+                raise PayloadTooLarge(f"the request is {length} bytes; the limit is {limit}")
             if scope["path"] not in OPEN_PATHS:
                 principal = self._principal(headers.get("authorization", ""))
                 if principal is None:

@@ -73,15 +73,23 @@ ERROR_STATUSES = {
 }
 
 
+MESSAGE_ROUTES = frozenset(
+    {"/v1/send_message", "/v1/memory/comms_send", "/v1/import", "/v1/memory/import", "/mcp"}
+)
+"""Routes that carry a message body (up to 16 MiB) or an export page holding one."""
+
+
 @dataclass
 class ServerConfig:
     base_dir: str | os.PathLike[str] | None = None
     default_memory: str | None = None
     profile: str = "native"
     host: str = "127.0.0.1"
-    max_body_bytes: int = 64 * 1024 * 1024
-    """Room for a message body of 16 MiB escaped as JSON (a client escaping every non-ASCII
-    character as \\uXXXX sends up to three times the text's UTF-8 size)."""
+    max_body_bytes: int = 8 * 1024 * 1024
+    max_message_body_bytes: int = 64 * 1024 * 1024
+    """The limit of the routes that carry messages (``MESSAGE_ROUTES``): room for a body of
+    16 MiB escaped as JSON (a client escaping every non-ASCII character as \\uXXXX sends up
+    to three times the text's UTF-8 size)."""
     timeout_seconds: float = 60.0
     code_repos: dict[str, str] = field(default_factory=dict)
     """Repositories this server may ingest (name -> local path): on a schedule, and when a
@@ -97,6 +105,10 @@ class ServerConfig:
 
     def hosts(self) -> HostPolicy:
         return HostPolicy.for_binding(self.host, self.allowed_hosts)
+
+    def body_limit(self, path: str) -> int:
+        """The largest request body ``path`` takes."""
+        return self.max_message_body_bytes if path in MESSAGE_ROUTES else self.max_body_bytes
 
 
 def error_response(error: RecuerdoError) -> Response:
@@ -172,7 +184,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     app.router.routes.append(
         Route(
             "/mcp",
-            endpoint=MCPEndpoint(manager, config.max_body_bytes),
+            endpoint=MCPEndpoint(manager, config.body_limit("/mcp")),
             methods=["GET", "POST", "DELETE"],
         )
     )
@@ -283,9 +295,11 @@ def _native_route(
         destructive=verb.destructive,
     )
 
+    limit = config.body_limit(f"/v1/{verb.name}")
+
     async def endpoint(request: Request) -> Response:
         principal: Principal = request.state.principal
-        arguments = parse_object(await read_body(request, config.max_body_bytes))
+        arguments = parse_object(await read_body(request, limit))
         call = functools.partial(
             gateway.run, pool, principal, _memory_name(request), entry, arguments
         )
@@ -317,9 +331,11 @@ def _native_route(
 def _profile_route(
     app: FastAPI, entry: ToolMap, pool: gateway.MemoryPool, config: ServerConfig
 ) -> None:
+    limit = config.body_limit(f"/v1/memory/{entry.http_path}")
+
     async def endpoint(request: Request) -> Response:
         principal: Principal = request.state.principal
-        arguments = parse_object(await read_body(request, config.max_body_bytes))
+        arguments = parse_object(await read_body(request, limit))
         call = functools.partial(
             gateway.run, pool, principal, _memory_name(request), entry, arguments
         )
@@ -348,6 +364,8 @@ def wrap(app: FastAPI, config: ServerConfig) -> Guard:
         tokens=TokenStore(config.base_dir),
         loopback=_loopback(config),
         max_body_bytes=config.max_body_bytes,
+        large_body_bytes=config.max_message_body_bytes,
+        large_paths=MESSAGE_ROUTES,
     )
 
 
