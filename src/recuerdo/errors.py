@@ -408,8 +408,7 @@ class GitUnreadable(Unprocessable):
 
 
 class DomainNotOurs(Unprocessable):
-    """An address whose domain this memory does not serve (``configure(mail_domains=...)``,
-    ``serve --mail-domain``; ``local`` by default)."""
+    """An address in a domain not served here (see ``configure`` and ``serve``)."""
 
     code = "domain_not_ours"
 
@@ -538,8 +537,7 @@ class NotAMember(RecuerdoError):
 
 
 class AddressNotBound(RecuerdoError):
-    """The caller has no address to send from (bind one first), or named one it does not
-    own."""
+    """The caller has no address to send from (bind one first), or named another's."""
 
     code = "address_not_bound"
     status = 403
