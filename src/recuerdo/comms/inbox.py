@@ -152,8 +152,8 @@ def thread(
     number = "CAST({} AS INTEGER)"
     rows = tx.all(
         f"SELECT id, category, title, source, created_at, substr(content, 1, {chars}) AS preview,"
+        " length(content) AS chars,"  # the body is read whole for its preview anyway
         f" {number.format(tx.json_text('meta', 'bytes'))} AS bytes,"
-        f" {number.format(tx.json_text('meta', 'chars'))} AS chars,"
         f" {number.format(tx.json_text('meta', 'reply_to'))} AS reply_to"
         f" FROM items WHERE tenant = ? AND session = ? AND item_type = '{MAIL}'"
         " AND id > ? ORDER BY id LIMIT ?",

@@ -23,7 +23,9 @@ from ..store.base import Row, Tx
 from . import addresses, mail
 
 PHASES = ("address", "conversation", "mail", "cursor")
-MAX_PAGE_BYTES = 64 * 2**20  # a page of mail stops growing past this (bodies reach 16 MiB)
+MAX_PAGE_BYTES = 16 * 2**20
+"""A page of mail holds at most this many bytes of bodies (or one larger message), so any page
+fits one import request."""
 
 Importer = Callable[[Tx, str, str, str, dict[str, Any]], None]
 
@@ -152,7 +154,7 @@ def _mail_page(
         f" AND i.id > ? AND {members_only} ORDER BY i.id LIMIT ?",
         (tenant, scope, after, *params, limit),
     ):
-        if records and size >= MAX_PAGE_BYTES:
+        if records and size + int(json.loads(row["meta"]).get("bytes", 0)) > MAX_PAGE_BYTES:
             return records, str(last), False
         if row["session"] not in heads:
             head = tx.one(
