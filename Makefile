@@ -16,7 +16,7 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 	touch $@
 
 $(VENV)/.installed-serve: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[embed,docs,serve]'
+	$(PY) -m pip install --quiet -e '.[embed,docs,serve,postgres]'
 	touch $@
 
 serve: $(VENV)/.installed-serve

@@ -337,7 +337,7 @@ def test_members_find_messages_by_search_context_and_about(
     hits = bob.search("Vornak", types=["mail"], kind="alice@local")["results"]
     assert [h["id"] for h in hits] == [int(sent["id"])]
     assert (
-        hits[0]["conversation_id"] == sent["conversation_id"] and hits[0]["from"] == "alice@local"
+        hits[0]["conversation"] == sent["conversation_id"] and hits[0]["speaker"] == "alice@local"
     )
     assert "Vornak" in bob.context("Vornak deadline")["context"]
     passages = [i for i in bob.about("Priya Raman")["items"] if i["kind"] == "passage"]

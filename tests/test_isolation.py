@@ -229,3 +229,22 @@ def test_scope_limited_tokens(tmp_path: Path, scope: str | None, status: int) ->
         assert server.post("/v1/save", body, token=secret)[0] == status
     finally:
         server.stop()
+
+
+def test_a_scope_limited_token_reads_a_list_of_scopes_only_if_it_holds_each(
+    tmp_path: Path,
+) -> None:
+    """scope as a list (context over a project and the user) needs every scope in the token."""
+    _, secret = create_token(tmp_path, "--principal", "p", "--tenant", "t", "--scopes", "project:a")
+    server = Server(tmp_path)
+    try:
+        for scope, status in (
+            (["project:a"], 200),
+            (["project:a", "user"], 403),
+            (["user"], 403),
+            ([], 403),
+        ):
+            reply = server.post("/v1/context", {"query": "q", "scope": scope}, token=secret)
+            assert reply[0] == status, (scope, reply)
+    finally:
+        server.stop()

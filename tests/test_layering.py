@@ -8,6 +8,7 @@ no family and no door; core imports only the store's protocol and the errors.
 from __future__ import annotations
 
 import ast
+import re
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "recuerdo"
 DOORS = {"doors", "profiles"}
 DOOR_ALLOWED = {"engine", "verbs", "model", "errors", "security", "__version__"} | DOORS
-FAMILIES = {"entries", "notes", "work", "comms", "graph", "ingest", "retrieval"}
+FAMILIES = {"entries", "notes", "work", "comms", "graph", "ingest", "retrieval", "code", "mirror"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -94,3 +95,51 @@ def test_families_import_no_engine_verbs_or_doors() -> None:
 def test_modules_stay_small() -> None:
     for path in PACKAGE.rglob("*.py"):
         assert len(path.read_text().splitlines()) <= 600, path
+
+
+# SQL only SQLite understands: what the families must leave to the backend (store/sqlite/).
+SQLITE_ONLY = [
+    r"\bMATCH\b",
+    r"\bbm25\(",
+    r"\browid\b",
+    r"\brecuerdo_fold\(",
+    r"\bOR\s+(IGNORE|REPLACE)\b",
+    r"\bjson_(extract|each|group_array)\(",
+    r"\binstr\(",
+    r"\bPRAGMA\b",
+    r"\bsqlite_(master|sequence|schema)\b",
+    r"\bAUTOINCREMENT\b",
+    r"\bWITHOUT\s+ROWID\b",
+    r"\bfts5\b",
+    r"'rebuild'",
+    r"\bstrftime\(",
+    r"\bGLOB\b",
+    r"\blast_insert_rowid\(",
+    r"\bmax\(\s*\w+\s*,",  # the two-argument max() is SQLite's scalar function
+]
+SQL_START = re.compile(
+    r"^\s*(SELECT|INSERT|UPDATE|DELETE|WITH|CREATE|ALTER|DROP)\b|\b(FROM|WHERE|VALUES|SET)\b"
+)
+
+
+def _sql_strings(path: Path) -> list[tuple[int, str]]:
+    """The string literals of a file that look like SQL (f-strings' literal parts included)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        text = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(text, str) and SQL_START.search(text):
+            found.append((node.lineno, text))
+    return found
+
+
+def test_sqlite_only_sql_stays_in_the_sqlite_backend() -> None:
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE).as_posix()
+        if relative.startswith("store/sqlite/"):
+            continue
+        for line, text in _sql_strings(path):
+            for pattern in SQLITE_ONLY:
+                if re.search(pattern, text, re.IGNORECASE):
+                    offenders.append(f"{relative}:{line}: {pattern} in {text.strip()[:80]!r}")
+    assert not offenders, "\n".join(offenders)

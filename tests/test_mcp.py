@@ -294,3 +294,37 @@ def test_tool_results_are_json_text_too(tmp_path: Path) -> None:
             return json.loads(result.content[0].text)
 
     assert anyio.run(scenario).startswith("Agent Memory: 0 entries")
+
+
+@pytest.mark.parametrize("name", ["native", "engram", "semurg", "notarium"])
+def test_every_tool_of_a_profile_has_an_object_output_schema(name: str) -> None:
+    """Each tool publishes a valid outputSchema with an object at its root, as MCP asks."""
+    from jsonschema import Draft202012Validator
+
+    from recuerdo.doors.schemas import reply_output_schema
+
+    for entry in profile(name):
+        schema = reply_output_schema(entry.name, entry.result)
+        Draft202012Validator.check_schema(schema)
+        assert schema["type"] == "object", entry.name
+
+
+@pytest.mark.parametrize(
+    ("reply", "valid"),
+    [
+        ({"id": 1, "review_at": None, "status": "active"}, True),  # mark_reviewed: the object
+        ({"result": []}, True),  # list: wrapped, as the door sends a list
+        ({"id": 1, "review_at": None}, False),
+        ({"result": [{"id": 1}]}, False),
+        ({"id": 1, "review_at": None, "status": "active", "extra": 1}, False),
+    ],
+)
+def test_a_union_result_is_published_branch_by_branch(reply: dict[str, Any], valid: bool) -> None:
+    """`review` answers a list or an object: its outputSchema takes the object as it is and the
+    list wrapped as {result: [...]}, and nothing else."""
+    from jsonschema import Draft202012Validator
+
+    from recuerdo.doors.schemas import reply_output_schema
+
+    schema = reply_output_schema("review", VERBS["review"].result)
+    assert Draft202012Validator(schema).is_valid(reply) is valid

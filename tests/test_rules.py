@@ -15,10 +15,10 @@ from recuerdo.work.rules import parse_condition
     [
         ("discount <= 0.20", {"discount": 0.25}, True),
         ("discount <= 0.20", {"discount": 0.20}, False),
-        ("discount <= 0.20", {"discount": "0.9"}, False),  # only numbers are compared
+        ("discount <= 0.20", {"discount": "0.9"}, True),  # not a number: fails closed
         ("discount <= 0.20", {}, False),  # a missing variable is not a violation
         ("discount <= 0.20", {"discount": math.nan}, True),  # NaN fails closed
-        ("discount <= 0.20", {"discount": True}, False),
+        ("discount <= 0.20", {"discount": True}, True),  # a boolean is not a number
         ("never exceed qty > 3 units", {"qty": 3}, True),
         ("qty >= -2", {"qty": -5}, True),
         ("rate != 1e3", {"rate": 1000}, True),

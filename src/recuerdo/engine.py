@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .code.facade import CodeSources, CodeVerbs
@@ -26,14 +27,16 @@ from .core.text import checked_label
 from .core.upkeep import Upkeep
 from .entries import operations as entry_ops
 from .entries.facade import EntryVerbs
-from .errors import InvalidInput, MemoryNotFound
+from .errors import Conflict, InvalidInput, MemoryNotFound
 from .graph.facade import KnowledgeVerbs
 from .index import chunks, vectors
 from .index.meaning import EmbedderChoice, Meaning
 from .ingest.facade import IngestVerbs
+from .mirror.facade import MirrorVerbs
 from .notes.facade import NoteVerbs
 from .retrieval.facade import RetrievalVerbs
 from .security import caps
+from .store import archive
 from .store.base import Store, Tx
 from .store.sqlite import SQLiteStore
 from .work.facade import WorkVerbs
@@ -45,6 +48,7 @@ __all__ = [
     "check_memory",
     "open_memory",
     "recover_memory",
+    "restore_memory",
     "sanitize_name",
     "validate_name",
 ]
@@ -105,6 +109,7 @@ class Memory(
     KnowledgeVerbs,
     IngestVerbs,
     CodeVerbs,
+    MirrorVerbs,
 ):
     """One declared memory, as seen by one writer (``main`` or an agent)."""
 
@@ -197,6 +202,35 @@ class Memory(
             if self._owned.owner_closes_store:
                 self._store.close()
 
+    def backup(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        raw: bool = False,
+        progress: archive.Progress | None = None,
+    ) -> dict[str, Any]:
+        """Write the whole memory to ``path``: a portable archive (gzip JSON Lines of every
+        table, restorable with :func:`restore_memory` on any backend), or with ``raw`` a copy of
+        the live store file (SQLite's online backup). Every tenant's data is in it: it is the
+        owner's backup, not a door's."""
+        target = Path(path)
+        if raw:
+            self._store.copy_to(str(target))  # type: ignore[attr-defined]
+            return {"path": str(target), "bytes": target.stat().st_size, "raw": True}
+        self._audit.flush(self._store)
+        partial = target.with_name(target.name + ".partial")
+        with self._store.read() as tx, partial.open("wb") as out:
+            written = archive.write(
+                tx,
+                self._store.archive,
+                out,
+                schema=self._store.schema_steps,
+                memory=self.name,
+                progress=progress,
+            )
+        os.replace(partial, target)  # an archive is whole or absent, never cut short
+        return {"path": str(target), "bytes": target.stat().st_size, **written}
+
     def __enter__(self) -> Memory:
         return self
 
@@ -239,6 +273,44 @@ def open_memory(
     if memory._upkeep.backlog():
         memory._upkeep.poke()  # a process that ended early left rows to index
     return memory
+
+
+def restore_memory(
+    name: str,
+    path: str | os.PathLike[str],
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+    progress: archive.Progress | None = None,
+) -> dict[str, Any]:
+    """Rebuild a new memory ``name`` from a backup archive: a store made at the archive's
+    schema, every row loaded, the id sequences carried over, then the newer steps applied. The
+    name must be new (nothing is overwritten)."""
+    validate_name(name)
+    caps.check_memory_allowed(name)
+    header = archive.read_header(path)
+    target = state_path(name, base_dir)
+    if target.exists():
+        raise Conflict(
+            f"a memory named {name!r} exists already: restore makes a new memory (choose "
+            "another name, or move the existing one away first)"
+        )
+    archive.check_schema(header, SQLiteStore(None).schema_steps)
+    prepare_state_dir(target)
+    partial = target.with_name(f".{target.name}.restoring")
+    store = SQLiteStore(str(partial), steps=len(header.schema))
+    try:
+        with store.write() as tx:
+            loaded = archive.load(tx, store.archive, path, header, progress=progress)
+    except BaseException:
+        store.close()
+        for leftover in partial.parent.glob(f"{partial.name}*"):
+            leftover.unlink()
+        raise
+    store.close()
+    os.replace(partial, target)
+    with open_memory(name, base_dir=base_dir) as memory:  # the newer steps, and the upkeep
+        memory._upkeep.drain(tasks=[])
+    return {"memory": name, "rows": loaded, "tables": header.tables, "from": header.memory}
 
 
 def check_memory(name: str, *, base_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:

@@ -64,7 +64,8 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     ├── MethodNotAllowed               method_not_allowed  405
     ├── Conflict                       conflict            409
     │   ├── VersionConflict            version_conflict    409
-    │   └── AddressTaken               address_taken       409
+    │   ├── AddressTaken               address_taken       409
+    │   └── TitleTaken                 title_taken         409
     ├── Unauthorized                   unauthorized        401
     ├── CapabilityNotGranted           capability_not_granted       403
     │   ├── PathNotAllowed             path_not_allowed    403
@@ -264,8 +265,6 @@ class AddressInvalid(InvalidInput):
 
 
 class KindInvalid(InvalidInput):
-    """An address kind other than ``user`` or ``agent``."""
-
     code = "kind_invalid"
 
 
@@ -315,6 +314,12 @@ class AddressTaken(Conflict):
     code = "address_taken"
 
 
+class TitleTaken(Conflict):
+    """A document's title is already used in its scope (a name, like a file's in a folder)."""
+
+    code = "title_taken"
+
+
 class ContentTooLarge(RecuerdoError):
     code = "content_too_large"
     status = 413
@@ -331,20 +336,14 @@ class PayloadTooLarge(ContentTooLarge):
 
 
 class RecipientsTooMany(LimitExceeded):
-    """More than 4,096 recipients in one message (nothing was sent)."""
-
     code = "recipients_too_many"
 
 
 class SubjectTooLong(LimitExceeded):
-    """A subject over 1,024 bytes of UTF-8 (nothing was sent)."""
-
     code = "subject_too_long"
 
 
 class BodyTooLarge(LimitExceeded):
-    """A message body over 16 MiB of UTF-8 (nothing was sent)."""
-
     code = "body_too_large"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal, NotRequired
 
-from pydantic import GetCoreSchemaHandler
+from pydantic import ConfigDict, GetCoreSchemaHandler, with_config
 from pydantic_core import CoreSchema
 from typing_extensions import TypedDict
 
@@ -20,6 +20,7 @@ STEP_STATUSES: tuple[str, ...] = ("pending", "in_progress", "done", "failed", "s
 StepStatus = Literal["pending", "in_progress", "done", "failed", "skipped"]
 
 
+@with_config(ConfigDict(extra="forbid"))
 class EntryIn(TypedDict):
     """One entry of a ``remember_many`` batch."""
 
@@ -29,6 +30,7 @@ class EntryIn(TypedDict):
     scope: NotRequired[str]
 
 
+@with_config(ConfigDict(extra="forbid"))
 class Entry(TypedDict):
     id: int
     category: str
@@ -55,6 +57,7 @@ class EntryList(list[Entry]):
         return handler(list[Entry])  # as JSON it is the list; doors carry `more` beside it
 
 
+@with_config(ConfigDict(extra="forbid"))
 class Step(TypedDict):
     name: str
     status: StepStatus
@@ -65,6 +68,7 @@ class Step(TypedDict):
     duration_ms: int
 
 
+@with_config(ConfigDict(extra="forbid"))
 class Plan(TypedDict):
     task: str
     percent: int
@@ -74,6 +78,7 @@ class Plan(TypedDict):
     updated_at: str
 
 
+@with_config(ConfigDict(extra="forbid"))
 class PlanSummary(TypedDict):
     task: str
     percent: int
@@ -82,6 +87,7 @@ class PlanSummary(TypedDict):
     updated_at: str
 
 
+@with_config(ConfigDict(extra="forbid"))
 class Rule(TypedDict):
     name: str
     level: str
@@ -90,6 +96,7 @@ class Rule(TypedDict):
     condition: str | None
 
 
+@with_config(ConfigDict(extra="forbid"))
 class Violation(TypedDict):
     rule: str
     level: str

@@ -43,6 +43,7 @@ from .model import (
     SentMessage,
     Thread,
 )
+from .results import AddedMessages
 
 
 @dataclass
@@ -67,7 +68,7 @@ class CommsVerbs(MemoryBase):
     @verb("write", errors=(InvalidBatch,), arguments=("conversation",))
     def add_messages(
         self, conversation: str, messages: Sequence[dict[str, Any]], *, scope: str | None = None
-    ) -> dict[str, Any]:
+    ) -> AddedMessages:
         """Store the turns of a conversation in order, in one transaction; each message is {speaker,
         text, date (ISO 8601), ref (your id for the turn)}.
 

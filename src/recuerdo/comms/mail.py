@@ -184,15 +184,6 @@ def message(row: Row) -> Message:
     }
 
 
-def as_item(row: Row) -> dict[str, Any]:
-    """A message as ``get`` shows any item: its fields, the body as ``content``."""
-    shown: dict[str, Any] = dict(message(row))
-    shown["content"] = shown.pop("body")
-    shown["item_type"] = MAIL
-    shown["id"] = row["id"]
-    return shown
-
-
 def next_conversation_id(tx: Tx, tenant: str) -> str:
     return str(
         tx.scalar(

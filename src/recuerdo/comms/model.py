@@ -1,19 +1,25 @@
-"""The results of the messaging verbs: plain dicts, named here for type checkers and the doors.
+"""The results of the messaging verbs, as types: the doors publish them (OpenAPI 200 responses,
+MCP ``outputSchema``), and each forbids keys it does not declare.
 
 Ids (messages, conversations) and page cursors are decimal strings: send them back unchanged.
-A message's ``from`` and ``to`` are addresses; ``bytes`` is its body's size in UTF-8.
+A message's ``from`` and ``to`` are addresses; ``bytes`` is its body's size in UTF-8. (Types
+with a ``from`` key are written in the functional form, ``from`` being a Python keyword.)
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
+
+FORBID = ConfigDict(extra="forbid")
 
 Kind = Literal["user", "agent"]
 State = Literal["answered", "nothing_stored"]
 
 
+@with_config(FORBID)
 class AddressBinding(TypedDict):
     address: str
     kind: Kind
@@ -23,12 +29,14 @@ class AddressBinding(TypedDict):
     bound_at: str
 
 
+@with_config(FORBID)
 class OwnAddress(TypedDict):
     address: str
     kind: Kind
     bound_at: str
 
 
+@with_config(FORBID)
 class Addresses(TypedDict):
     principal: str
     addresses: list[OwnAddress]
@@ -57,6 +65,7 @@ SentMessage = TypedDict(
 )
 """``joined``: the addresses that became members with this message (all of them for a new
 conversation; a reply's recipients who were not members yet)."""
+with_config(FORBID)(SentMessage)
 
 
 InboxEntry = TypedDict(
@@ -77,8 +86,10 @@ InboxEntry = TypedDict(
 )
 """One conversation of an inbox: ``unread`` counts the messages of others after the caller's
 cursor; ``preview`` is the start of the newest message (``truncated`` when it holds more)."""
+with_config(FORBID)(InboxEntry)
 
 
+@with_config(FORBID)
 class Inbox(TypedDict):
     state: State
     principal: str
@@ -106,8 +117,10 @@ ThreadMessage = TypedDict(
 )
 """``unread``: it was unread by the caller before this page was read. Its recipients are in
 ``read_message``; the thread lists the conversation's members."""
+with_config(FORBID)(ThreadMessage)
 
 
+@with_config(FORBID)
 class Thread(TypedDict):
     conversation_id: str
     scope: str
@@ -138,8 +151,10 @@ Message = TypedDict(
         "reply_to": str | None,
     },
 )
+with_config(FORBID)(Message)
 
 
+@with_config(FORBID)
 class ForgottenConversation(TypedDict):
     conversation_id: str
     already_forgotten: bool

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from ..core.clock import now_iso, parse_time
 from ..core.text import checked_label, checked_text
 from ..errors import InvalidBatch, RecuerdoError
 from ..index.chunks import rechunk
 from ..store.base import Tx
+from .results import AddedMessages
 
 MAX_TURNS = 10_000
 MAX_TURN_BYTES = 65_536
@@ -37,7 +37,7 @@ def _turn(index: int, message: object) -> tuple[str, str, str | None, str | None
 
 def add(
     tx: Tx, *, tenant: str, principal: str, conversation: object, messages: object, scope: object
-) -> dict[str, Any]:
+) -> AddedMessages:
     conversation_id = checked_label(conversation, "conversation")
     if not isinstance(messages, Sequence) or isinstance(messages, str) or not messages:
         raise InvalidBatch("messages must be a non-empty list of {speaker, text, date, ref}")

@@ -16,6 +16,7 @@ from ..core.clock import now_iso
 from ..store.base import Store, Tx, like_pattern, rows_by_id
 from .clock import to_iso
 from .items import MAIL, visible
+from .results import AuditRecord
 from .secrets import redact
 
 DEFAULT_RETENTION_DAYS = 90
@@ -185,7 +186,7 @@ def read(
     since: str | None,
     principal: str | None,
     limit: int,
-) -> list[dict[str, Any]]:
+) -> list[AuditRecord]:
     """The records, newest first. Ids of messages ``viewer`` may not read are left out of
     ``returned`` (someone else's search may have found them)."""
     where, params = ["tenant = ?"], [tenant]

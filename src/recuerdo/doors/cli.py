@@ -23,6 +23,7 @@ from ..verbs import VERBS, Verb
 from . import render
 from .client import remote_call
 from .commands import register as register_door_commands
+from .mirror import register as register_mirror
 from .store_commands import register as register_store_commands
 
 MEMORY_ENV = "RECUERDO_MEMORY"
@@ -189,6 +190,10 @@ def _verb_command(verb: Verb) -> click.Command:
         except RecuerdoError as error:
             _emit_error(error, as_json)
         click.echo(render.to_json(result) if as_json else render.human(result))
+        more = getattr(result, "more", None)
+        if isinstance(result, list) and isinstance(more, int) and more:
+            # A cut list says so (on stderr: stdout stays the result, JSON or table).
+            click.echo(f"({more} more match; raise --limit to see them)", err=True)
 
     return click.Command(
         verb.name,
@@ -340,6 +345,7 @@ def demo(state: _State) -> None:
 
 register_door_commands(cli, _State, _emit_error)
 register_store_commands(cli, _emit_error)
+register_mirror(cli, _emit_error)
 
 
 def main() -> None:

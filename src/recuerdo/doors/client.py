@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, RecuerdoError, StoreError
+from ..model import EntryList
 from ..verbs import Verb
 
 
@@ -54,7 +55,11 @@ def remote_call(
     )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return json.loads(response.read())
+            result = json.loads(response.read())
+            more = response.headers.get("X-Recuerdo-More")
+            if isinstance(result, list) and more is not None and more.isdigit():
+                return EntryList(result, int(more))  # the server cut the list: say how much
+            return result
     except urllib.error.HTTPError as error:
         try:
             shape = json.loads(error.read())

@@ -24,10 +24,10 @@ from mcp_types import (
 )
 
 from .. import __version__
-from ..errors import RecuerdoError
+from ..errors import RecuerdoError, UnknownTool
 from ..security.tokens import LOCAL, Principal
-from . import gateway
-from .profiles import ToolMap, profile
+from . import gateway, schemas
+from .profiles import ToolMap, instructions, profile
 
 INSTRUCTIONS = """\
 recuerdo is this agent's persistent memory. Use it well:
@@ -49,6 +49,7 @@ def _tool(entry: ToolMap) -> Tool:
         name=entry.name,
         description=entry.description,
         input_schema=entry.schema,
+        output_schema=schemas.reply_output_schema(entry.name, entry.result),
         annotations=ToolAnnotations(
             read_only_hint=entry.read_only,
             destructive_hint=entry.destructive,
@@ -60,6 +61,9 @@ def _tool(entry: ToolMap) -> Tool:
 def _result(value: Any) -> CallToolResult:
     text = json.dumps(value, ensure_ascii=False, default=str)
     structured = value if isinstance(value, dict) else {"result": value}
+    more = getattr(value, "more", None)
+    if isinstance(value, list) and isinstance(more, int):
+        structured["more"] = more  # a cut list says how many more there are
     return CallToolResult(
         content=[TextContent(text=text)],
         structured_content=json.loads(json.dumps(structured, default=str)),
@@ -93,7 +97,10 @@ def build_server(
         entry = tools.get(params.name)
         if entry is None:
             return _error(
-                RecuerdoError(f"no tool named {params.name!r} in the {profile_name} profile")
+                UnknownTool(
+                    f"no tool named {params.name!r} in the {profile_name} profile; its tools: "
+                    f"{', '.join(sorted(tools))}"
+                )
             )
         try:
             principal = principal_of(ctx)
@@ -111,7 +118,7 @@ def build_server(
         "recuerdo",
         version=__version__,
         title=f"recuerdo ({profile_name} profile)",
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS + instructions(profile_name),
         get_tool_input_schema=lambda name: tools[name].schema if name in tools else None,
         on_list_tools=list_tools,
         on_call_tool=call_tool,

@@ -29,7 +29,7 @@ def _hoist(schema: dict[str, Any], into: dict[str, Any]) -> dict[str, Any]:
 
 
 @cache
-def _result_adapter(verb_name: str, result: Any) -> TypeAdapter[Any]:
+def _result_adapter(name: str, result: Any) -> TypeAdapter[Any]:
     return TypeAdapter(result)
 
 
@@ -58,19 +58,39 @@ def _counts_more(result: Any) -> bool:
 
 
 def output_schema(verb: Verb) -> dict[str, Any]:
-    """The MCP ``outputSchema``: an object (a result that is not one is wrapped as
-    ``{result: ...}``, as the MCP door sends it)."""
-    schema = copy.deepcopy(result_schema(verb))
-    if schema.get("type") == "object" and "anyOf" not in schema:
-        return schema
+    """The MCP ``outputSchema`` of a verb (see :func:`reply_output_schema`)."""
+    return reply_output_schema(verb.name, verb.result)
+
+
+def _wrapped(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+
+
+def reply_output_schema(name: str, result: Any) -> dict[str, Any]:
+    """The MCP ``outputSchema`` of a reply of type ``result``, as the MCP door sends it: an
+    object as it is, anything else wrapped as ``{result: ...}``. A union is judged branch by
+    branch (``list[Note] | Reviewed`` is either ``{result: [...]}`` or the object)."""
+    if result is None:
+        return _wrapped({"type": "null"})
+    schema = copy.deepcopy(_result_adapter(name, result).json_schema(mode="serialization"))
     defs = schema.pop("$defs", None)
-    wrapped: dict[str, Any] = {
-        "type": "object",
-        "properties": {"result": schema},
-        "required": ["result"],
-    }
-    if _counts_more(verb.result):
-        wrapped["properties"]["more"] = {"type": "integer", "minimum": 0}
+
+    def is_object(branch: dict[str, Any]) -> bool:
+        ref = branch.get("$ref", "")
+        if ref.startswith("#/$defs/") and defs:
+            branch = defs.get(ref[len("#/$defs/") :], {})
+        return branch.get("type") == "object"
+
+    shaped: dict[str, Any]
+    if is_object(schema) and "anyOf" not in schema:
+        shaped = {"type": "object", **schema}  # a root $ref says it too (MCP asks for it)
+    elif "anyOf" in schema and any(is_object(b) for b in schema["anyOf"]):
+        branches = [b if is_object(b) else _wrapped(b) for b in schema["anyOf"]]
+        shaped = {"type": "object", "anyOf": branches}
+    else:
+        shaped = _wrapped(schema)
+        if _counts_more(result):
+            shaped["properties"]["more"] = {"type": "integer", "minimum": 0}
     if defs:
-        wrapped["$defs"] = defs
-    return wrapped
+        shaped["$defs"] = defs
+    return shaped

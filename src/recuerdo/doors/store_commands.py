@@ -1,6 +1,6 @@
-"""Commands that look after a memory's file rather than run a verb: ``check`` and ``recover``.
-
-They work on a damaged memory too (which every verb refuses with ``store_damaged``)."""
+"""Commands that look after a memory as a whole rather than run a verb: ``backup``,
+``restore``, ``check`` and ``recover`` (the last two work on a damaged memory too, which every
+verb refuses with ``store_damaged``)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,80 @@ from typing import Any
 
 import click
 
-from ..engine import check_memory, recover_memory
+from ..engine import check_memory, recover_memory, restore_memory
 from ..errors import MemoryNotNamed, RecuerdoError
 from . import render
 
 
+class _Bar:
+    """A progress bar on a terminal (nothing elsewhere), told (done, total) by the work."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not sys.stderr.isatty() or total <= 0:
+            return
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.bar.pos)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
 def register(cli: click.Group, emit_error: Any) -> None:
+    @cli.command("backup")
+    @click.argument("out", type=click.Path(dir_okay=False))
+    @click.option(
+        "--raw",
+        is_flag=True,
+        help="A copy of the live store file (SQLite's online backup) instead of an archive.",
+    )
+    @click.pass_obj
+    def backup(state: Any, out: str, raw: bool) -> None:
+        """Write the whole memory to OUT: a portable archive (gzip JSON Lines of every table:
+        entries, rules, plans, notes with every revision, conversations, knowledge with its
+        history, links, settings, mutes, sessions, pins, code, messages, the audit), restorable
+        on any backend with `restore`."""
+        bar = _Bar("backup")
+        try:
+            with state.open() as memory:
+                report = memory.backup(out, raw=raw, progress=bar)
+        except RecuerdoError as error:
+            emit_error(error, state.as_json)
+        finally:
+            bar.close()
+        if state.as_json:
+            click.echo(render.to_json(report))
+        else:
+            rows = f", {report['rows']} rows" if "rows" in report else ""
+            click.echo(f"wrote {report['path']} ({report['bytes']} bytes{rows})")
+
+    @cli.command("restore")
+    @click.argument("archive", type=click.Path(exists=True, dir_okay=False))
+    @click.pass_obj
+    def restore(state: Any, archive: str) -> None:
+        """Rebuild the memory named by --memory (a new one) from a backup ARCHIVE."""
+        bar = _Bar("restore")
+        try:
+            if not state.memory_name:
+                raise MemoryNotNamed("name the memory to restore into: recuerdo --memory NAME")
+            report = restore_memory(
+                state.memory_name, archive, base_dir=state.state_dir, progress=bar
+            )
+        except RecuerdoError as error:
+            emit_error(error, state.as_json)
+        finally:
+            bar.close()
+        if state.as_json:
+            click.echo(render.to_json(report))
+        else:
+            click.echo(f"restored {report['rows']} rows into {report['memory']}")
+
     @cli.command("check")
     @click.pass_obj
     def check(state: Any) -> None:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import cast
 
-from ..comms.mail import as_item
 from ..core import settings
 from ..core.clock import parse_time
-from ..core.items import MAIL, visible
+from ..core.items import visible
 from ..core.text import checked_label
 from ..entries import operations as entry_ops
 from ..errors import (
@@ -26,12 +25,35 @@ from ..errors import (
     OperationContentMismatch,
     SectionAmbiguous,
     SectionNotFound,
+    TitleTaken,
     VersionConflict,
 )
 from ..facade import MemoryBase, verb
 from . import categories, history, links, passive, sessions
 from . import lifecycle as note_lifecycle
 from . import operations as notes
+from .results import (
+    Captured,
+    Deleted,
+    Edited,
+    EntryItem,
+    JournalLine,
+    Linked,
+    Muted,
+    Note,
+    ProfileEntry,
+    Recent,
+    Remembered,
+    Reviewed,
+    Revision,
+    RevisionSummary,
+    Saved,
+    Session,
+    SessionEnded,
+    Settings,
+    SuggestedKey,
+    Timeline,
+)
 from .text import OPERATIONS
 
 REVIEW_ACTIONS = ("list", "mark_reviewed")
@@ -40,7 +62,7 @@ REVIEW_ACTIONS = ("list", "mark_reviewed")
 class NoteVerbs(MemoryBase):
     @verb(
         "write",
-        errors=(EmptyTitle, EmptyContent, ContentTooLarge, Conflict),
+        errors=(EmptyTitle, EmptyContent, ContentTooLarge, Conflict, TitleTaken),
         arguments=("title", "content"),
         cli_names={"tags": "tag"},
     )
@@ -56,7 +78,8 @@ class NoteVerbs(MemoryBase):
         expected_version: int | None = None,
         tags: Sequence[str] = (),
         strict: bool = False,
-    ) -> dict[str, Any]:
+        unique_title: bool = False,
+    ) -> Saved:
         """Save a titled note. With a key, update the current note of that key in the scope (earlier
         text is kept as a revision); an exact repeat within 15 minutes is counted, not stored again.
         Over-long content is cut and reported (truncated), or refused in strict mode.
@@ -73,6 +96,8 @@ class NoteVerbs(MemoryBase):
                 overwritten and a conflict is reported.
             tags: Labels for the note.
             strict: Refuse over-long content instead of cutting it.
+            unique_title: Refuse a title another note of the scope already has (title_taken);
+                category notes (remember_about) are not counted.
         """
         with self._write() as tx:
             reply = notes.save(
@@ -88,13 +113,14 @@ class NoteVerbs(MemoryBase):
                 expected_version=expected_version,
                 tags=tags,
                 strict=strict,
+                unique_title=unique_title,
             )
-        if reply.get("conflict"):
-            notes.raise_conflict(reply)  # raised after the conflict revision is committed
+        if isinstance(reply, notes.ConflictKept):
+            raise reply.error()  # raised after the conflict revision is committed
         return reply
 
     @verb("read", errors=(ItemNotFound,), arguments=("id",))
-    def get(self, id: int) -> dict[str, Any]:
+    def get(self, id: int) -> Note | EntryItem:
         """Read one item (note, entry, document or message) whole by id: search results are
         previews, get is the full text.
 
@@ -114,14 +140,13 @@ class NoteVerbs(MemoryBase):
             raise ItemNotFound(f"no item with id {id}")
         if row["item_type"] == "entry":
             return {**entry_ops.row_to_entry(row), "item_type": "entry"}
-        if row["item_type"] == MAIL:
-            return as_item(row)
-        return notes.note_dict(row)
+        return notes.note_dict(row)  # a message too: kind is its sender, session its conversation
 
     @verb("read", errors=(ItemNotFound,), arguments=("id",))
-    def history(self, id: int) -> list[dict[str, Any]]:
-        """List a note's revisions: version, time, principal, operation, characters added and
-        removed, content hash.
+    def history(self, id: int) -> list[RevisionSummary]:
+        """List a note's revisions, oldest first: revision_id, version, time, principal,
+        operation, characters added and removed, content hash. Conflicts kept aside, deletions
+        and restores have no version: read them by revision_id.
 
         Args:
             id: The note's id.
@@ -131,19 +156,23 @@ class NoteVerbs(MemoryBase):
             return history.history(tx, row["id"])
 
     @verb("read", errors=(ItemNotFound,), arguments=("id", "version"))
-    def revision(self, id: int, version: int) -> dict[str, Any]:
-        """Read one earlier version of a note, whole.
+    def revision(
+        self, id: int, version: int | None = None, *, revision_id: int | None = None
+    ) -> Revision:
+        """Read one revision of a note whole: an earlier version, or by its revision_id a
+        conflict kept aside (the id a conflict names), a deletion or a restore.
 
         Args:
             id: The note's id.
             version: The version number (from history).
+            revision_id: The revision's id (from history or a conflict), instead of version.
         """
         with self._store.read() as tx:
             row = notes.load_note(tx, self.tenant, id)
-            return history.revision(tx, row["id"], version)
+            return history.revision(tx, row["id"], version, revision_id)
 
     @verb("read", errors=(ItemNotFound,), arguments=("id",))
-    def timeline(self, id: int, before: int = 3, after: int = 3) -> dict[str, Any]:
+    def timeline(self, id: int, before: int = 3, after: int = 3) -> Timeline:
         """The notes saved just before and after a note in the same session.
 
         Args:
@@ -174,24 +203,27 @@ class NoteVerbs(MemoryBase):
     def edit(
         self,
         id: int,
-        operation: str,
-        content: str,
+        operation: str | None = None,
+        content: str | None = None,
         *,
         section: str | None = None,
         find: str | None = None,
         version_token: str | None = None,
-    ) -> dict[str, Any]:
+        title: str | None = None,
+    ) -> Edited:
         """Edit a note in place: append, prepend, replace (whole note), replace_section (by heading)
-        or find_replace (unique text; empty content deletes it). An edit that changes nothing writes
-        no revision.
+        or find_replace (unique text; empty content deletes it); and/or give it a new title. The
+        earlier version stays as a revision; an edit that changes nothing writes no revision.
 
         Args:
             id: The note's id.
-            operation: One of: append, prepend, replace, replace_section, find_replace.
+            operation: One of: append, prepend, replace, replace_section, find_replace (with
+                content; both may be left out when only the title changes).
             content: The new text (empty only with find_replace, to delete).
             section: The heading whose section replace_section rewrites.
             find: The exact text find_replace replaces; it must occur once.
             version_token: The token you last read; a stale one is refused (version_conflict).
+            title: A new title for the note.
         """
         with self._write() as tx:
             return note_lifecycle.edit(
@@ -204,10 +236,11 @@ class NoteVerbs(MemoryBase):
                 section=section,
                 find=find,
                 token=version_token,
+                title=title,
             )
 
     @verb("write", errors=(ItemNotFound,), arguments=("id",), destructive=True)
-    def delete(self, id: int, hard: bool = False) -> dict[str, Any]:
+    def delete(self, id: int, hard: bool = False) -> Deleted:
         """Delete a note: soft by default (hidden from every read, restorable), or hard (removed
         with all its revisions).
 
@@ -222,7 +255,7 @@ class NoteVerbs(MemoryBase):
         return reply
 
     @verb("write", errors=(ItemNotFound, Conflict), arguments=("id",))
-    def restore(self, id: int) -> dict[str, Any]:
+    def restore(self, id: int) -> Note:
         """Bring back a soft-deleted note.
 
         Args:
@@ -247,7 +280,7 @@ class NoteVerbs(MemoryBase):
         summary: str | None = None,
         idempotency_key: str | None = None,
         version_token: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Remembered:
         """Remember an observation about the user (the same in every project) or about a project: it
         is appended to that category's note, created on first use. Search first and reuse an
         existing category rather than inventing a synonym.
@@ -278,7 +311,7 @@ class NoteVerbs(MemoryBase):
     @verb("read", arguments=("axis",), enums={"axis": ("user", "project")})
     def profile(
         self, axis: str, project: str | None = None, include_muted: bool = False
-    ) -> list[dict[str, Any]]:
+    ) -> list[ProfileEntry]:
         """The categories of an axis: per category its summary (or a 160-character snippet), token
         estimate, muted flag and modified time.
 
@@ -296,9 +329,7 @@ class NoteVerbs(MemoryBase):
         arguments=("category",),
         enums={"axis": ("user", "project")},
     )
-    def mute(
-        self, category: str, *, axis: str = "user", project: str | None = None
-    ) -> dict[str, Any]:
+    def mute(self, category: str, *, axis: str = "user", project: str | None = None) -> Muted:
         """Keep a category out of context and the profile (search still finds it).
 
         Args:
@@ -317,9 +348,7 @@ class NoteVerbs(MemoryBase):
         arguments=("category",),
         enums={"axis": ("user", "project")},
     )
-    def unmute(
-        self, category: str, *, axis: str = "user", project: str | None = None
-    ) -> dict[str, Any]:
+    def unmute(self, category: str, *, axis: str = "user", project: str | None = None) -> Muted:
         """Bring a muted category back into context and the profile.
 
         Args:
@@ -345,7 +374,7 @@ class NoteVerbs(MemoryBase):
         id: int | None = None,
         scope: str | None = None,
         limit: int = 20,
-    ) -> list[dict[str, Any]] | dict[str, Any]:
+    ) -> list[Note] | Reviewed:
         """List notes past their review date (stale context to re-check, not trusted facts), or mark
         one reviewed.
 
@@ -367,7 +396,7 @@ class NoteVerbs(MemoryBase):
             return note_lifecycle.due_for_review(tx, self.tenant, scope, limit)
 
     @verb("write", errors=(ItemNotFound,), arguments=("id",))
-    def mark_reviewed(self, id: int) -> dict[str, Any]:
+    def mark_reviewed(self, id: int) -> Reviewed:
         """Confirm a note is still true: its review date moves forward by its kind's interval.
         Nothing else ever moves it.
 
@@ -385,7 +414,7 @@ class NoteVerbs(MemoryBase):
         scope: str | None = None,
         session: str | None = None,
         source: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Captured:
         """Save the items of the last 'Key Learnings' section of a text (numbered, else bulleted; at
         least 20 characters and 4 words) as passive notes, skipping ones already known.
 
@@ -402,7 +431,7 @@ class NoteVerbs(MemoryBase):
             )
 
     @verb("read", arguments=("kind", "title"))
-    def suggest_key(self, kind: str, title: str, content: str = "") -> dict[str, Any]:
+    def suggest_key(self, kind: str, title: str, content: str = "") -> SuggestedKey:
         """Suggest a stable family/slug topic key for a note, to update it later.
 
         Args:
@@ -415,7 +444,7 @@ class NoteVerbs(MemoryBase):
     @verb("write", arguments=("id",))
     def session_start(
         self, id: str, project: str | None = None, directory: str | None = None
-    ) -> dict[str, Any]:
+    ) -> Session:
         """Open a working session (notes saved with it form its timeline).
 
         Args:
@@ -427,7 +456,7 @@ class NoteVerbs(MemoryBase):
             return sessions.start(tx, self.tenant, id, project, directory)
 
     @verb("write", errors=(ItemNotFound,), arguments=("id",))
-    def session_end(self, id: str, summary: str | None = None) -> dict[str, Any]:
+    def session_end(self, id: str, summary: str | None = None) -> SessionEnded:
         """Close a session; its summary is saved as a note that recent context shows.
 
         Args:
@@ -440,7 +469,7 @@ class NoteVerbs(MemoryBase):
     @verb("read")
     def recent(
         self, scope: str | None = None, max_bytes: int = sessions.DEFAULT_RECENT_BYTES
-    ) -> dict[str, Any]:
+    ) -> Recent:
         """The latest notes and session summaries as one text for a session start, at most max_bytes
         of UTF-8, flagged truncated when cut.
 
@@ -458,9 +487,10 @@ class NoteVerbs(MemoryBase):
         since: str | None = None,
         principal: str | None = None,
         limit: int = 100,
-    ) -> list[dict[str, Any]]:
-        """The revision journal: every change to any item, newest first, with its operation,
-        principal and characters added and removed.
+    ) -> list[JournalLine]:
+        """The revision journal: every change to any item, newest first, with its operation
+        (write, edit, external, restore, delete, merge, import, review, conflict), principal and
+        characters added and removed.
 
         Args:
             scope: Only this scope.
@@ -488,7 +518,7 @@ class NoteVerbs(MemoryBase):
         note_limit_bytes: int | None = None,
         audit_retention_days: int | None = None,
         mail_domains: Sequence[str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> Settings:
         """Read or change this memory's settings: the review interval per note kind, the note
         size limit, how long the retrieval audit keeps its records, and the domains addresses
         may be bound in.
@@ -502,17 +532,20 @@ class NoteVerbs(MemoryBase):
                 Addresses already bound stay bound.
         """
         with self._write(0) as tx:
-            return settings.configure(
-                tx,
-                self.tenant,
-                review_months_by_kind=review_months,
-                limit_bytes=note_limit_bytes,
-                audit_retention_days=audit_retention_days,
-                domains=None if mail_domains is None else list(mail_domains),
+            return cast(
+                Settings,
+                settings.configure(
+                    tx,
+                    self.tenant,
+                    review_months_by_kind=review_months,
+                    limit_bytes=note_limit_bytes,
+                    audit_retention_days=audit_retention_days,
+                    domains=None if mail_domains is None else list(mail_domains),
+                ),
             )
 
     @verb("write", errors=(ItemNotFound,), arguments=("from_id", "to_id"))
-    def link(self, from_id: int, to_id: int, type: str = "related") -> dict[str, Any]:
+    def link(self, from_id: int, to_id: int, type: str = "related") -> Linked:
         """Link two items (context follows links both ways). Notes also link by writing [[Title]] in
         their text.
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextvars
 import os
 import sys
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import Any
 from ..engine import Memory, open_memory, sanitize_name, validate_name
 from ..errors import CapabilityNotGranted, MultipleMemoryDeclarations
 from ..model import Entry, Plan, Rule, Step, Violation
-from ..security.caps import check_memory_allowed, sandbox
+from ..security.caps import check_memory_allowed, inherit_in_threads, sandbox
 
 __all__ = [
     "Program",
@@ -61,6 +62,30 @@ def _script_stem() -> str:
     return sanitize_name(stem, fallback="my-memory")
 
 
+def _warn_about_synsema_leftovers(name: str) -> None:
+    """Synsema's ways of naming state do not carry over: say so, instead of ignoring them."""
+    if os.environ.get("SYNSEMA_STATE_NAME"):
+        warnings.warn(
+            "SYNSEMA_STATE_NAME is ignored: the name given to require_memory() is the memory's "
+            "identity (RECUERDO_STATE_DIR chooses the folder)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+    main = sys.modules.get("__main__")
+    program = getattr(main, "__file__", None)
+    folders = {Path.cwd(), *([Path(program).resolve().parent] if program else [])}
+    for folder in sorted(folders):
+        old = folder / ".synsema" / "state" / f"{name}.db"
+        if old.exists():
+            warnings.warn(
+                f"an old Synsema state file is beside this program: {old}. recuerdo does not "
+                f"read it; bring its entries, rules and plans over with: recuerdo --memory "
+                f"{name} import-from synsema {old}",
+                UserWarning,
+                stacklevel=3,
+            )
+
+
 class Program:
     """The declared memory of one program, and the agent (if any) code is running as."""
 
@@ -71,6 +96,7 @@ class Program:
         self._agent: contextvars.ContextVar[str | None] = contextvars.ContextVar(
             f"synsema_agent_{id(self)}", default=None
         )
+        inherit_in_threads(self._agent)  # a thread started inside agent(...) acts as it
 
     @property
     def declared_name(self) -> str | None:
@@ -88,6 +114,7 @@ class Program:
             assert self._memory is not None
             return self._memory
         check_memory_allowed(name)
+        _warn_about_synsema_leftovers(name)
         self._memory = open_memory(name, base_dir=self._base_dir, in_memory=in_memory)
         self._name = name
         return self._memory

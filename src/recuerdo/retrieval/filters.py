@@ -35,7 +35,8 @@ class Filters:
     tenant: str
     viewer: str | None = None
     """The principal reading (messages are visible to their conversation's members only)."""
-    scope: str | None = None
+    scopes: tuple[str, ...] | None = None
+    """Only these scopes (None: every scope of the tenant)."""
     kinds: list[str] | None = None
     types: list[str] | None = None
     tags: list[str] = field(default_factory=list)
@@ -80,10 +81,11 @@ class Filters:
             raise InvalidInput(f"status is one of {', '.join(STATUSES)}, got {status!r}")
         if tags_mode is not None and tags_mode not in ("any", "all"):
             raise InvalidInput(f"tags_mode is 'any' or 'all', got {tags_mode!r}")
+        scopes = _labels(scope, "scope")
         return cls(
             tenant=tenant,
             viewer=viewer,
-            scope=None if scope is None else checked_label(scope, "scope"),
+            scopes=None if scopes is None else tuple(dict.fromkeys(scopes)),
             kinds=_labels(kind, "kind"),
             types=item_types,
             tags=check_tags(tags),
@@ -103,9 +105,9 @@ class Filters:
         members_only, viewer = visible(a, self.viewer)
         clauses = [f"{a}.tenant = ?", f"{a}.status <> 'deleted'", members_only]
         params: list[Any] = [self.tenant, *viewer]
-        if self.scope is not None:
-            clauses.append(f"{a}.scope = ?")
-            params.append(self.scope)
+        if self.scopes is not None:
+            clauses.append(f"{a}.scope IN ({', '.join('?' * len(self.scopes))})")
+            params.extend(self.scopes)
         for column, values in ((f"{a}.category", self.kinds), (f"{a}.item_type", self.types)):
             if values:
                 clauses.append(f"{column} IN ({', '.join('?' * len(values))})")
@@ -157,9 +159,19 @@ class Filters:
                 params.extend(self.tags)
         return " AND ".join(clauses), params
 
+    @property
+    def scope(self) -> str | None:
+        """The first scope asked for (the one the audit files a query under)."""
+        return None if self.scopes is None else self.scopes[0]
+
     def describe(self) -> dict[str, Any]:
         """The filters as given, for the audit."""
         shown = {k: v for k, v in self.__dict__.items() if v not in (None, [], False)}
         shown.pop("tenant", None)
         shown.pop("viewer", None)
+        scopes = shown.pop("scopes", None)
+        if scopes:
+            shown["scope"] = scopes[0]
+            if len(scopes) > 1:
+                shown["scopes"] = list(scopes)
         return shown

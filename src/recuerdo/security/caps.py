@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextvars
 import fnmatch
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from ..errors import CapabilityNotGranted
 
@@ -53,6 +55,47 @@ def check_memory_allowed(name: str, ceiling: str | None = None) -> None:
 
 def in_sandbox() -> bool:
     return _sandboxed.get()
+
+
+# -- threads started inside a block inherit it ----------------------------------------------
+#
+# A new thread starts with an empty context: code inside ``with sandbox():`` (or a Synsema
+# ``agent(...)`` block) that starts a thread would have the thread escape the block. So the
+# context variables registered here travel with every thread started while one of them is set:
+# ``threading.Thread.start`` is wrapped once (only recuerdo's variables are carried; a thread
+# started where none is set runs exactly as before).
+
+_inherited: list[contextvars.ContextVar[Any]] = [_sandboxed]
+_inherited_lock = threading.Lock()
+_original_start = threading.Thread.start
+
+
+def inherit_in_threads(variable: contextvars.ContextVar[Any]) -> None:
+    """Make threads started while ``variable`` is set start with the same value."""
+    with _inherited_lock:
+        if variable not in _inherited:
+            _inherited.append(variable)
+
+
+def _start(self: threading.Thread) -> None:
+    carried = [(var, var.get()) for var in list(_inherited) if var.get() != _default(var)]
+    if carried:
+        run = self.run
+
+        def run_inside() -> None:
+            for var, value in carried:
+                var.set(value)
+            run()
+
+        self.run = run_inside  # type: ignore[method-assign]
+    _original_start(self)
+
+
+def _default(variable: contextvars.ContextVar[Any]) -> Any:
+    return contextvars.Context().run(variable.get)
+
+
+threading.Thread.start = _start  # type: ignore[method-assign]
 
 
 @contextmanager

@@ -116,6 +116,14 @@ class Store(Protocol):
 
     capabilities: Capabilities
 
+    @property
+    def archive(self) -> Any:
+        """How the backup archive reads and restores this store (``store.archive.Describes``)."""
+
+    @property
+    def schema_steps(self) -> list[str]:
+        """The names of the migration steps this store's schema is made of."""
+
     def read(self) -> AbstractContextManager[Tx]:
         """A consistent snapshot for reading."""
 

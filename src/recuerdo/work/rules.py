@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import operator
 import re
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, NamedTuple
 
 from ..core.clock import now_iso
 from ..core.text import checked_label, checked_text
@@ -27,7 +30,7 @@ _CONDITION = re.compile(
     r"(?<![\w.])([A-Za-z_][A-Za-z0-9_.]*)\s*(<=|>=|==|!=|<|>)\s*"
     r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
 )
-_OPERATORS: dict[str, Callable[[float, float], bool]] = {
+_OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
     "<=": operator.le,
     ">=": operator.ge,
     "<": operator.lt,
@@ -42,11 +45,24 @@ class Condition(NamedTuple):
     op: str
     bound: float
     text: str
+    exact: Fraction
+    """The bound as written (``0.20`` exactly), for exact numbers (Decimal, Fraction, int)."""
 
-    def holds(self, value: float) -> bool:
-        if math.isnan(value):
-            return False  # fail closed: NaN satisfies no bound
-        return _OPERATORS[self.op](value, self.bound)
+    def holds(self, value: object) -> bool:
+        """Whether ``value`` satisfies the condition. Any real number compares: floats (numpy's
+        too) as floats, exact numbers exactly. Anything else fails closed: NaN, text, a list, an
+        object (a value the rule cannot read is a violation, never a silent pass)."""
+        compare = _OPERATORS[self.op]
+        if isinstance(value, bool) or not isinstance(value, numbers.Number | Decimal):
+            return False
+        if isinstance(value, Decimal | Fraction | int):
+            if isinstance(value, Decimal) and not value.is_finite():
+                return False
+            return compare(Fraction(value), self.exact)
+        if isinstance(value, numbers.Real):
+            number = float(value)
+            return not math.isnan(number) and compare(number, self.bound)
+        return False  # complex numbers have no order
 
 
 def parse_condition(description: str) -> Condition | None:
@@ -55,7 +71,7 @@ def parse_condition(description: str) -> Condition | None:
     if match is None:
         return None
     variable, op, number = match.groups()
-    return Condition(variable, op, float(number), match.group(0))
+    return Condition(variable, op, float(number), match.group(0), Fraction(Decimal(number)))
 
 
 def check_level(level: object) -> str:
@@ -113,12 +129,6 @@ def remove(tx: Tx, tenant: str, name: object) -> bool:
     return tx.execute("DELETE FROM rules WHERE tenant = ? AND name = ?", (tenant, rule_name)) > 0
 
 
-def _numeric(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
 def check(tx: Tx, tenant: str, category: object, context: object) -> list[Violation]:
     """Violations of the rules that apply to ``category`` (and of uncategorised rules)."""
     if not isinstance(context, Mapping):
@@ -137,8 +147,9 @@ def check(tx: Tx, tenant: str, category: object, context: object) -> list[Violat
         condition = parse_condition(row["description"])
         if condition is None:
             continue
-        value = _numeric(context.get(condition.variable))
-        if value is None or condition.holds(value):
+        if condition.variable not in context:
+            continue  # a rule about something the context does not mention does not apply
+        if condition.holds(context[condition.variable]):
             continue
         violations.append(
             {

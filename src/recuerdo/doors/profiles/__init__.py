@@ -1,8 +1,10 @@
 """Compatibility profiles: another system's tool names and argument shapes over the same verbs.
 
 A profile is a thin mapping: for each of its tools, the native verb it calls, its parameters
-(JSON schema) and a function that renames and defaults arguments. No behaviour lives here;
-verbs of families not built yet are absent, not stubs.
+(JSON schema), a function that renames and defaults arguments and, when the system's replies
+differ from ours, one that reshapes the reply (with the reply's type, published as the tool's
+output schema). No behaviour lives here; verbs of families not built yet are absent, not stubs.
+A profile module's ``INSTRUCTIONS`` are added to the MCP server's instructions.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from ...verbs import VERBS
 
 Translate = Callable[[dict[str, Any]], dict[str, Any]]
+Reshape = Callable[[Any], Any]
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,16 @@ class ToolMap:
     native: bool = False
     """A native verb as it is (its arguments are checked by the verb table); a profile's tool
     is checked against its own schema first, then translated."""
+    reply: Reshape | None = None
+    """Reshapes the verb's result into this tool's reply."""
+    output: Any = None
+    """The reply's type when ``reply`` changes it beyond the verb's result type (a TypedDict
+    declared beside the tool map); by default the verb's."""
+
+    @property
+    def result(self) -> Any:
+        """The type of this tool's reply (published as its output schema)."""
+        return self.output if self.output is not None else VERBS[self.verb].result
 
 
 def prop(kind: str, description: str, **extra: Any) -> dict[str, Any]:
@@ -80,6 +93,14 @@ def profile(name: str) -> list[ToolMap]:
     if name not in tables:
         raise ValueError(f"unknown profile {name!r}; profiles: {', '.join(tables)}")
     return tables[name]()
+
+
+def instructions(name: str) -> str:
+    """What a profile adds to the server's instructions (its extensions), or nothing."""
+    from . import engram, notarium, semurg
+
+    modules = {"engram": engram, "semurg": semurg, "notarium": notarium}
+    return str(getattr(modules.get(name), "INSTRUCTIONS", ""))
 
 
 PROFILES = ("native", "engram", "semurg", "notarium")

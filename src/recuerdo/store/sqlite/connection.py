@@ -30,6 +30,7 @@ from typing import Any
 from ...errors import InvalidInput, StorageFull, StoreDamaged, StoreError
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch
 from . import files, health
+from .describe import SQLiteArchive, copy_file
 from .driver import FTS5_SECURE_DELETE, sqlite3
 from .search import FTS5Text, TrigramSubstrings
 
@@ -177,6 +178,7 @@ class SQLiteStore:
 
     dialect = "sqlite"
     capabilities = CAPABILITIES
+    archive = SQLiteArchive()
 
     def __init__(
         self,
@@ -184,10 +186,14 @@ class SQLiteStore:
         *,
         schema: Any = None,
         prepare: Callable[[SQLiteTx], None] | None = None,
+        steps: int | None = None,
     ) -> None:
+        from ..migrations import Schema
         from .schema import SCHEMA, configure_secure_delete
 
         self._schema = SCHEMA if schema is None else schema
+        if steps is not None:  # a store as an older schema left it (a backup being restored)
+            self._schema = Schema(steps=list(self._schema.steps[:steps]))
         self._prepare = configure_secure_delete if schema is None else prepare
         self.location = ":memory:" if path is None else files.absolute(path)
         self._closed = False
@@ -332,6 +338,20 @@ class SQLiteStore:
         shared = self._live()
         with shared.lock:
             shared.writer.execute("PRAGMA optimize")
+
+    @property
+    def schema_steps(self) -> list[str]:
+        """The names of the migration steps this store's schema is made of."""
+        names: list[str] = self._schema.names()
+        return names
+
+    def copy_to(self, target: str) -> None:
+        """A consistent copy of the live store at ``target`` (SQLite's online backup)."""
+        shared = self._live()
+        if self._in_memory:
+            raise StoreError("an in-memory store has no file to copy; back it up as an archive")
+        with shared.lock:
+            copy_file(shared.writer, target)
 
     def check(self) -> dict[str, Any]:
         shared = self._live()

@@ -1,0 +1,1 @@
+"""The mirror family: a whole document kept in memory as a mirror of a local file."""

@@ -1,0 +1,7 @@
+"""The shared backend: PostgreSQL (tsvector, pg_trgm where present), one schema per memory.
+
+Needs the ``postgres`` extra (psycopg 3 and its pool)."""
+
+from .connection import PostgresStore, PostgresTx, redact, schema_name
+
+__all__ = ["PostgresStore", "PostgresTx", "redact", "schema_name"]

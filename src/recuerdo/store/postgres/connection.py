@@ -1,0 +1,494 @@
+"""The PostgreSQL store: each declared memory is one schema of a database that any number of
+``recuerdo serve`` processes share (``docs/decisions/0012-postgresql.md``).
+
+* Connections come from a pool per (database, memory); statements keep the families' ``?``
+  placeholders, rewritten once per statement text.
+* A write transaction first takes a transaction-scoped advisory lock of its memory, so writes
+  to one memory are serialized across processes and machines exactly as SQLite's
+  ``BEGIN IMMEDIATE`` serializes them in a file: ids are committed in the order they are given,
+  which the indexing watermarks rely on, and a read-then-write decision cannot race another
+  server. Reads take no lock: each is a ``REPEATABLE READ READ ONLY`` snapshot.
+* Nothing is held per process that another process needs: the migration runs under the same
+  lock, background indexing claims its work in the database, and each process's vector set
+  follows new rows by id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ...errors import InvalidInput, StorageFull, StoreError
+from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch
+from .describe import PostgresArchive
+from .search import ScanSubstrings, TrigramSubstrings, TsvectorText
+
+POOL_SIZE = 8
+_LITERAL_OR_MARK = re.compile(r"'(?:[^']|'')*'|\?|%")
+
+
+@functools.lru_cache(maxsize=8192)
+def pyformat(sql: str) -> str:
+    """A family statement (``?`` marks) in psycopg's form (``%s``; a literal ``%`` doubled)."""
+
+    def swap(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token == "?":
+            return "%s"
+        if token == "%":
+            return "%%"
+        return token.replace("%", "%%")
+
+    return _LITERAL_OR_MARK.sub(swap, sql)
+
+
+_INT64 = 2**63
+
+
+def _adapt(params: Params) -> list[Any]:
+    # SQLite has no booleans: the families store flags as 0/1, and so does this schema. An
+    # integer beyond 64 bits is refused as SQLite refuses it (PostgreSQL would compare it as
+    # numeric and answer "no such row").
+    adapted = []
+    for value in params:
+        if isinstance(value, bool):
+            value = int(value)
+        elif isinstance(value, int) and not -_INT64 <= value < _INT64:
+            raise OverflowError(value)
+        adapted.append(value)
+    return adapted
+
+
+def redact(url: str) -> str:
+    """The URL without its password (what ``location`` and messages show)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class PGRow:
+    """A row read by key or by position, like ``sqlite3.Row`` (iterating gives the values)."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, index: dict[str, int], values: Sequence[Any]) -> None:
+        self._index = index
+        self._values = values
+
+    def __getitem__(self, key: int | str) -> Any:
+        if isinstance(key, int):
+            return self._values[key]
+        return self._values[self._index[key]]
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PGRow):
+            return NotImplemented
+        return self._index == other._index and list(self._values) == list(other._values)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PGRow({dict(zip(self._index, self._values, strict=True))!r})"
+
+
+def _row_factory(cursor: Any) -> Any:
+    description = cursor.description
+    if description is None:
+        return tuple
+    index = {column.name: position for position, column in enumerate(description)}
+
+    def make(values: Sequence[Any]) -> PGRow:
+        return PGRow(index, values)
+
+    return make
+
+
+def convert(exc: Exception) -> Exception:
+    """The named error for a database error (an integrity error stays itself: it is a bug)."""
+    import psycopg
+    from psycopg import errors
+
+    if isinstance(exc, psycopg.IntegrityError):
+        return exc
+    if isinstance(exc, errors.DiskFull | errors.OutOfMemory):
+        return StorageFull(
+            "the database has no room: nothing was written, and the memory is as it was before "
+            "this call. Free some space and try again."
+        )
+    if isinstance(exc, errors.NumericValueOutOfRange):
+        return InvalidInput("a number is out of range (at most 64 bits)")
+    if isinstance(exc, errors.SerializationFailure | errors.DeadlockDetected):
+        return StoreError(f"the memory is busy (the database asked to try again): {exc}")
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreError(f"the database is unreachable: {exc}")
+    return StoreError(f"the database refused the operation: {exc}")
+
+
+class PostgresTx:
+    """A :class:`~recuerdo.store.base.Tx` over one psycopg connection."""
+
+    __slots__ = ("_conn", "substrings", "text")
+    dialect = "postgres"
+    text: TextSearch
+    substrings: SubstringSearch
+
+    def __init__(self, conn: Any, trigrams: bool) -> None:
+        self._conn = conn
+        self.text = TsvectorText(self)
+        self.substrings = TrigramSubstrings(self) if trigrams else ScanSubstrings(self)
+
+    def _run(self, sql: str, params: Params) -> Any:
+        import psycopg
+
+        try:
+            adapted = _adapt(params)
+            return self._conn.execute(pyformat(sql), adapted)
+        except OverflowError as exc:
+            raise InvalidInput("a number is out of range (at most 64 bits)") from exc
+        except psycopg.Error as exc:
+            error = convert(exc)
+            if error is exc:
+                raise
+            raise error from exc
+
+    def execute(self, sql: str, params: Params = ()) -> int:
+        return int(self._run(sql, params).rowcount)
+
+    def executemany(self, sql: str, rows: Sequence[Params]) -> int:
+        import psycopg
+
+        if not rows:
+            return 0
+        try:
+            with self._conn.cursor() as cursor:
+                cursor.executemany(pyformat(sql), [_adapt(row) for row in rows])
+                return int(cursor.rowcount)
+        except OverflowError as exc:
+            raise InvalidInput("a number is out of range (at most 64 bits)") from exc
+        except psycopg.Error as exc:
+            error = convert(exc)
+            if error is exc:
+                raise
+            raise error from exc
+
+    def one(self, sql: str, params: Params = ()) -> Row | None:
+        row: Row | None = self._run(sql, params).fetchone()
+        return row
+
+    def all(self, sql: str, params: Params = ()) -> list[Row]:
+        rows: list[Row] = self._run(sql, params).fetchall()
+        return rows
+
+    def scalar(self, sql: str, params: Params = ()) -> Any:
+        row = self._run(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    def iterate(self, sql: str, params: Params = ()) -> Iterator[Row]:
+        yield from self._run(sql, params)
+
+    def json_text(self, column: str, key: str) -> str:
+        if not key.isidentifier():
+            raise ValueError(f"not a JSON key name: {key!r}")
+        # The families keep JSON as text (as SQLite does); a malformed value reads as NULL.
+        return f"recuerdo_json_text({column}, '{key}')"
+
+    def purge_deleted_text(self) -> None:
+        # The words index is a column of the chunk row: deleting the row deletes its words.
+        # The dead tuples go at the VACUUM that Store.reclaim runs after the commit.
+        return None
+
+
+@dataclass
+class _Shared:
+    """One (database, memory) pair in this process: the pool and each thread's transaction."""
+
+    pool: Any
+    schema: str
+    lock_key: str
+    handles: int = 0
+    local: threading.local = field(default_factory=threading.local)
+    trigrams: bool = False
+
+
+_registry: dict[tuple[str, str], _Shared] = {}
+_registry_lock = threading.Lock()
+
+
+def schema_name(memory: str) -> str:
+    """The database schema holding a memory (names are already checked: ``[a-z0-9_-]``)."""
+    return f"recuerdo_{memory}"
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _register_types(conn: Any) -> None:
+    from psycopg.adapt import Loader
+
+    class WholeOrFraction(Loader):
+        # sum() and avg() of integers are numeric in PostgreSQL: give Python numbers back, as
+        # SQLite does, instead of Decimal.
+        def load(self, data: Any) -> Any:
+            text = bytes(data).decode()
+            if "." in text or "e" in text.lower() or text in ("NaN", "Infinity", "-Infinity"):
+                return float(text)
+            return int(text)
+
+    conn.adapters.register_loader("numeric", WholeOrFraction)
+
+
+def _open_pool(url: str, schema: str) -> Any:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(schema)}")
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot reach the database at {redact(url)}: {exc}") from exc
+
+    def configure(conn: Any) -> None:
+        conn.row_factory = _row_factory
+        _register_types(conn)
+        conn.execute(f"SET search_path TO {_quote(schema)}, public")
+
+    pool = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=POOL_SIZE,
+        kwargs={"autocommit": True},
+        configure=configure,
+        name=f"recuerdo:{schema}",
+        open=False,
+    )
+    try:
+        pool.open(wait=True, timeout=30)
+    except Exception as exc:
+        pool.close()
+        raise StoreError(f"cannot reach the database at {redact(url)}: {exc}") from exc
+    return pool
+
+
+class PostgresStore:
+    """The shared :class:`~recuerdo.store.base.Store`: ``PostgresStore(url, "notes")`` opens
+    (creating when missing) the memory ``notes`` in the database at ``url`` and brings its
+    schema up to date. Handles on the same memory in one process share one pool."""
+
+    dialect = "postgres"
+    archive = PostgresArchive()
+
+    def __init__(self, url: str, memory: str, *, steps: int | None = None) -> None:
+        from ..migrations import Schema
+        from .schema import SCHEMA
+
+        self._schema = SCHEMA
+        if steps is not None:  # a store as an older schema left it (a backup being restored)
+            self._schema = Schema(steps=list(SCHEMA.steps[:steps]))
+        self.url = url
+        self.memory = memory
+        self.location = f"{redact(url)}#{schema_name(memory)}"
+        self._closed = False
+        self._shared = self._attach(url, schema_name(memory))
+        try:
+            self._open_schema()
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            text_search="tsvector",
+            substring_search="trigram" if self._shared.trigrams else "scan",
+            vector_search="memory",
+            secure_delete=False,
+            erasure="rows are deleted and the tables they were in are vacuumed; old row "
+            "versions can stay in unused pages, the write-ahead log and replicas until "
+            "PostgreSQL reuses or recycles them (docs/decisions/0012-postgresql.md)",
+        )
+
+    def _attach(self, url: str, schema: str) -> _Shared:
+        key = (url, schema)
+        with _registry_lock:
+            shared = _registry.get(key)
+            if shared is None:
+                shared = _Shared(_open_pool(url, schema), schema, f"recuerdo:{schema}")
+                _registry[key] = shared
+            shared.handles += 1
+            return shared
+
+    def _open_schema(self) -> None:
+        from ..migrations import apply, check_not_newer, stamp
+
+        with self.write() as tx:
+            tx.execute(
+                "CREATE TABLE IF NOT EXISTS _migrations"
+                " (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
+            applied = [row["name"] for row in tx.all("SELECT name FROM _migrations ORDER BY name")]
+            check_not_newer(self._schema, applied, len(applied), self.location)
+            apply(tx, self._schema, applied, stamp())
+            self._shared.trigrams = bool(
+                tx.scalar("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")
+            )
+
+    def _live(self) -> _Shared:
+        if self._closed:
+            raise StoreError("this memory has been closed")
+        return self._shared
+
+    @contextmanager
+    def write(self) -> Iterator[PostgresTx]:
+        shared = self._live()
+        local = shared.local
+        if getattr(local, "writing", 0):
+            local.writing += 1
+            try:
+                yield PostgresTx(local.conn, shared.trigrams)
+            finally:
+                local.writing -= 1
+            return
+        with self._connection(shared) as conn:
+            self._begin(conn, "BEGIN")
+            try:
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [shared.lock_key]
+                )
+            except Exception:
+                _rollback(conn)
+                raise
+            local.conn, local.writing = conn, 1
+            try:
+                yield PostgresTx(conn, shared.trigrams)
+            except BaseException:
+                _rollback(conn)
+                raise
+            else:
+                self._commit(conn)
+            finally:
+                local.conn, local.writing = None, 0
+
+    @contextmanager
+    def read(self) -> Iterator[PostgresTx]:
+        shared = self._live()
+        local = shared.local
+        if getattr(local, "writing", 0):
+            # A read inside this thread's own write must see that write's uncommitted rows.
+            yield PostgresTx(local.conn, shared.trigrams)
+            return
+        with self._connection(shared) as conn:
+            self._begin(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try:
+                yield PostgresTx(conn, shared.trigrams)
+            finally:
+                _rollback(conn)
+
+    @contextmanager
+    def _connection(self, shared: _Shared) -> Iterator[Any]:
+        import psycopg_pool
+
+        try:
+            context = shared.pool.connection(timeout=60)
+            conn = context.__enter__()
+        except psycopg_pool.PoolTimeout as exc:
+            raise StoreError(f"the database is unreachable or busy: {exc}") from exc
+        try:
+            yield conn
+        except BaseException as exc:
+            context.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        else:
+            context.__exit__(None, None, None)
+
+    @staticmethod
+    def _begin(conn: Any, statement: str) -> None:
+        import psycopg
+
+        try:
+            conn.execute(statement)
+        except psycopg.Error as exc:
+            raise convert(exc) from exc
+
+    @staticmethod
+    def _commit(conn: Any) -> None:
+        import psycopg
+
+        try:
+            conn.execute("COMMIT")
+        except psycopg.Error as exc:
+            _rollback(conn)
+            error = convert(exc)
+            if type(error) is StoreError:
+                error = StoreError(f"the write could not be committed: {exc}")
+            raise error from exc
+
+    def reclaim(self, tables: Sequence[str] = ()) -> None:
+        """VACUUM what a forgetting emptied (outside any transaction: VACUUM cannot run in
+        one), so the dead row versions' space is marked free and their index entries go."""
+        shared = self._live()
+        names = list(tables) or self.archive.table_names_of(self)
+        with self._connection(shared) as conn:
+            for name in names:
+                conn.execute(f"VACUUM {_quote(shared.schema)}.{_quote(name)}")
+
+    def optimize(self) -> None:
+        shared = self._live()
+        with self._connection(shared) as conn:
+            conn.execute("ANALYZE")
+
+    @property
+    def schema_steps(self) -> list[str]:
+        names: list[str] = self._schema.names()
+        return names
+
+    def check(self) -> dict[str, Any]:
+        from .describe import check
+
+        with self.read() as tx:
+            return check(tx)
+
+    def drop(self) -> None:
+        """Remove this memory from the database (every table of its schema)."""
+        shared = self._live()
+        with self._connection(shared) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {_quote(shared.schema)} CASCADE")
+        self.close()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        shared = self._shared
+        with _registry_lock:
+            shared.handles -= 1
+            if shared.handles > 0:
+                return
+            _registry.pop((self.url, shared.schema), None)
+        shared.pool.close()
+
+
+def _rollback(conn: Any) -> None:
+    import psycopg
+
+    with contextlib.suppress(psycopg.Error):  # a lost connection was rolled back already
+        conn.execute("ROLLBACK")

@@ -1,0 +1,109 @@
+"""What a PostgreSQL memory holds, as the backup archive and ``check`` see it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..archive import Table
+from ..base import Tx
+
+if TYPE_CHECKING:
+    from .connection import PostgresStore
+
+_NOT_ARCHIVED = {"_migrations"}
+
+_TABLES = (
+    "SELECT c.relname AS name FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace"
+    " AND c.relkind = 'r' ORDER BY c.oid"
+)
+# Generated columns (the words of a chunk) are derived: the store makes them again.
+_COLUMNS = (
+    "SELECT a.attname AS name FROM pg_attribute a"
+    " WHERE a.attrelid = (current_schema() || '.' || ?)::regclass AND a.attnum > 0"
+    " AND NOT a.attisdropped AND a.attgenerated = '' ORDER BY a.attnum"
+)
+_PARENTS = (
+    "SELECT DISTINCT p.relname AS name FROM pg_constraint k JOIN pg_class p ON p.oid = k.confrelid"
+    " WHERE k.conrelid = (current_schema() || '.' || ?)::regclass AND k.contype = 'f'"
+)
+_KEY = (
+    "SELECT a.attname AS name FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
+    " AND a.attnum = ANY (i.indkey) WHERE i.indrelid = (current_schema() || '.' || ?)::regclass"
+    " AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)"
+)
+_IDENTITY = (
+    "SELECT c.relname AS table_name, a.attname AS column_name FROM pg_attribute a"
+    " JOIN pg_class c ON c.oid = a.attrelid"
+    " WHERE c.relnamespace = current_schema()::regnamespace AND a.attidentity <> ''"
+)
+
+
+class PostgresArchive:
+    def tables(self, tx: Tx) -> list[Table]:
+        tables = []
+        for row in tx.all(_TABLES):
+            name = row["name"]
+            if name in _NOT_ARCHIVED:
+                continue
+            columns = tuple(col["name"] for col in tx.all(_COLUMNS, (name,)))
+            parents = tuple(sorted(p["name"] for p in tx.all(_PARENTS, (name,))))
+            keys = [k["name"] for k in tx.all(_KEY, (name,))]
+            order_by = ", ".join(f'"{key}"' for key in keys)
+            tables.append(Table(name, columns, parents, order_by))
+        return tables
+
+    def table_names_of(self, store: PostgresStore) -> list[str]:
+        with store.read() as tx:
+            return [row["name"] for row in tx.all(_TABLES)]
+
+    def sequences(self, tx: Tx) -> dict[str, int]:
+        """The last id each table gave out (never given again, even after a restore)."""
+        found = {}
+        for row in tx.all(_IDENTITY):
+            table, column = row["table_name"], row["column_name"]
+            sequence = tx.scalar("SELECT pg_get_serial_sequence(?, ?)", (table, column))
+            last = tx.one(f"SELECT last_value, is_called FROM {sequence}")
+            if last is not None and last["is_called"]:
+                found[table] = int(last["last_value"])
+        return found
+
+    def set_sequences(self, tx: Tx, values: dict[str, int]) -> None:
+        # Rows came in with their ids: every sequence moves past the largest id restored and
+        # past what the archive says was ever given out.
+        for row in tx.all(_IDENTITY):
+            table, column = row["table_name"], row["column_name"]
+            highest = tx.scalar(f'SELECT coalesce(max("{column}"), 0) FROM "{table}"')
+            floor = max(int(highest), int(values.get(table, 0)))
+            if floor > 0:
+                tx.scalar("SELECT setval(pg_get_serial_sequence(?, ?), ?)", (table, column, floor))
+
+    def after_restore(self, tx: Tx) -> None:
+        return None  # the words and trigram indexes follow the rows as they are inserted
+
+
+_CONSISTENCY = (
+    (
+        "chunks outside their item's text",
+        "SELECT count(*) FROM chunks c JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
+        " WHERE (c.start < 0 OR c.stop > length(i.content) OR c.start > c.stop)"
+        " AND NOT EXISTS (SELECT 1 FROM rechunk_queue q WHERE q.tenant = c.tenant"
+        " AND q.item_id = c.item_id)",
+    ),
+    (
+        "vectors of a wrong size",
+        "SELECT count(*) FROM embeddings e WHERE length(e.vector) <> (SELECT length(vector)"
+        " FROM embeddings f WHERE f.model = e.model ORDER BY f.id LIMIT 1)",
+    ),
+)
+
+
+def check(tx: Tx) -> dict[str, Any]:
+    """The consistency of chunks and vectors (PostgreSQL checks its own pages)."""
+    problems: list[str] = []
+    counts: dict[str, int] = {}
+    for name, sql in _CONSISTENCY:
+        found = int(tx.scalar(sql))
+        counts[name] = found
+        if found:
+            problems.append(f"{name}: {found}")
+    return {"ok": not problems, "integrity": ["ok"], "problems": problems, "counts": counts}

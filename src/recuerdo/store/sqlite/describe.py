@@ -1,0 +1,66 @@
+"""What a SQLite memory holds, as the backup archive sees it (``store/archive.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..archive import Table
+from ..base import Tx
+
+# Kept by the migration runner, or derived: the full-text tables (virtual tables and their
+# shadow tables) are rebuilt by the store from the rows they index.
+_NOT_ARCHIVED = {"_migrations", "sqlite_sequence", "sqlite_stat1", "sqlite_stat4"}
+
+
+class SQLiteArchive:
+    def tables(self, tx: Tx) -> list[Table]:
+        rows = tx.all("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY rowid")
+        virtual = [r["name"] for r in rows if str(r["sql"]).upper().startswith("CREATE VIRTUAL")]
+        tables = []
+        for row in rows:
+            name = row["name"]
+            if name in _NOT_ARCHIVED or name in virtual:
+                continue
+            if any(name.startswith(f"{v}_") for v in virtual):
+                continue
+            info = tx.all(f'PRAGMA table_info("{name}")')
+            columns = tuple(col["name"] for col in info)
+            parents = tuple(
+                sorted({fk["table"] for fk in tx.all(f'PRAGMA foreign_key_list("{name}")')})
+            )
+            without_rowid = "WITHOUT ROWID" in str(row["sql"]).upper()
+            keys = [col["name"] for col in sorted(info, key=lambda c: c["pk"]) if col["pk"]]
+            order_by = ", ".join(f'"{k}"' for k in keys) if without_rowid else "rowid"
+            tables.append(Table(name, columns, parents, order_by))
+        return tables
+
+    def sequences(self, tx: Tx) -> dict[str, int]:
+        return {r["name"]: int(r["seq"]) for r in tx.all("SELECT name, seq FROM sqlite_sequence")}
+
+    def set_sequences(self, tx: Tx, values: dict[str, int]) -> None:
+        for name, seq in values.items():
+            changed = tx.execute(
+                "UPDATE sqlite_sequence SET seq = ? WHERE name = ? AND seq < ?", (seq, name, seq)
+            )
+            if (
+                not changed
+                and tx.scalar("SELECT 1 FROM sqlite_sequence WHERE name = ?", (name,)) is None
+            ):
+                tx.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (name, seq))
+
+    def after_restore(self, tx: Tx) -> None:
+        # The trigram index of entries is not in the archive: it fills again off the write path.
+        tx.execute("UPDATE index_marks SET upto = 0 WHERE name = 'entry_trigrams'")
+        tx.execute("INSERT INTO entry_trigrams (entry_trigrams) VALUES ('delete-all')")
+        # Chunks came in through their insert trigger: the words index already holds them.
+
+
+def copy_file(source: Any, target: str) -> None:
+    """A consistent copy of a live store (SQLite's online backup: readers and writers go on)."""
+    from .driver import sqlite3
+
+    destination = sqlite3.connect(target)
+    try:
+        source.backup(destination)
+    finally:
+        destination.close()

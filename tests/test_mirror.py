@@ -1,0 +1,143 @@
+"""The mirror: a local task file and its whole copy in memory (Engram's mirror workflow),
+through the real CLI, against a local memory and a real server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import recuerdo
+
+from .conftest import Server
+
+KEY = "odd/auth/tasks"
+DOC = "# Auth tasks\n\n- [x] design tokens\n- [ ] rotate keys\n- [ ] revoke on logout\n"
+
+
+def mirror(base: Path, *args: str, server: str | None = None) -> tuple[int, Any]:
+    command = [sys.executable, "-m", "recuerdo", "--state-dir", str(base), "--json"]
+    command += ["--server", server] if server else []
+    done = subprocess.run(
+        [*command, "--memory", "work", "mirror", *args],
+        capture_output=True, text=True, timeout=120, cwd=base,
+    )  # fmt: skip
+    try:
+        return done.returncode, json.loads(done.stdout)
+    except ValueError:
+        raise AssertionError(done.stdout + done.stderr) from None
+
+
+@pytest.fixture
+def task_file(base: Path) -> Path:
+    file = base / "odd" / "tasks" / "auth.md"
+    file.parent.mkdir(parents=True)
+    file.write_text(DOC)
+    return file
+
+
+def status(base: Path, file: Path) -> str:
+    code, reports = mirror(base, "status", str(file))
+    assert code == 0, reports
+    return str(reports[0]["status"])
+
+
+def test_push_keeps_the_whole_document_and_shows_the_evidence(base: Path, task_file: Path) -> None:
+    code, pushed = mirror(base, "push", str(task_file), "--key", KEY, "--scope", "project:shop")
+    assert code == 0 and pushed["status"] == "in_sync", pushed
+    assert pushed["local_sha256"] == pushed["memory_sha256"] and pushed["version"] == 1
+    with recuerdo.open("work", base_dir=base) as memory:
+        copy = memory.mirror_get(KEY, scope="project:shop")
+    assert copy["content"] == DOC and copy["locator"].endswith("odd/tasks/auth.md")
+    assert status(base, task_file) == "in_sync"
+
+
+def test_status_tells_which_side_moved(base: Path, task_file: Path) -> None:
+    mirror(base, "push", str(task_file), "--key", KEY)
+    task_file.write_text(DOC + "- [ ] audit sessions\n")
+    assert status(base, task_file) == "local_ahead"
+    mirror(base, "push", str(task_file), "--key", KEY)
+    assert status(base, task_file) == "in_sync"
+    with recuerdo.open("work", base_dir=base) as memory:  # another parent writes the mirror
+        memory.save("auth tasks", DOC + "- [x] audit sessions\n", key=KEY, kind="mirror")
+    assert status(base, task_file) == "memory_ahead"
+    task_file.write_text(DOC + "- [ ] something else\n")
+    assert status(base, task_file) == "diverged"
+
+
+def test_diverged_copies_are_both_kept_and_never_overwritten(base: Path, task_file: Path) -> None:
+    mirror(base, "push", str(task_file), "--key", KEY)
+    with recuerdo.open("work", base_dir=base) as memory:
+        theirs = memory.save("auth", DOC + "- [x] theirs\n", key=KEY, kind="mirror")
+    task_file.write_text(DOC + "- [ ] mine\n")
+    code, pushed = mirror(base, "push", str(task_file), "--key", KEY)
+    assert code == 1 and pushed["status"] == "diverged", pushed
+    with recuerdo.open("work", base_dir=base) as memory:
+        assert memory.get(theirs["id"])["content"].endswith("- [x] theirs\n")  # not overwritten
+        kept = [r for r in memory.history(theirs["id"]) if r["operation"] == "conflict"]
+        assert len(kept) == 1  # the pushed text is kept beside it
+
+
+def test_pull_refuses_to_lose_local_changes_unless_forced(base: Path, task_file: Path) -> None:
+    mirror(base, "push", str(task_file), "--key", KEY)
+    task_file.write_text(DOC + "- [ ] local only\n")
+    code, refused = mirror(base, "pull", str(task_file))
+    assert code == 1 and refused["status"] == "refused", refused
+    assert task_file.read_text().endswith("local only\n")
+    code, pulled = mirror(base, "pull", str(task_file), "--force")
+    assert code == 0 and pulled["status"] == "in_sync"
+    assert task_file.read_text() == DOC
+
+
+def test_an_unreachable_memory_leaves_the_push_pending_then_sync_sends_it(
+    base: Path, task_file: Path
+) -> None:
+    dead = "http://127.0.0.1:9"  # nothing listens there
+    code, pushed = mirror(base, "push", str(task_file), "--key", KEY, server=dead)
+    assert code == 1 and pushed["status"] == "pending", pushed
+    assert status(base, task_file) == "pending"
+    server = Server(base, memory="work")
+    try:
+        code, synced = mirror(base, "sync", server=server.url)
+        assert code == 0 and [r["status"] for r in synced] == ["in_sync"], synced
+        code, reports = mirror(base, "status", str(task_file), server=server.url)
+        assert reports[0]["status"] == "in_sync"
+    finally:
+        server.stop()
+
+
+def test_resume_runs_the_seed_order_and_finds_the_next_task(base: Path, task_file: Path) -> None:
+    mirror(base, "push", str(task_file), "--key", KEY)
+    task_file.write_text(DOC.replace("- [ ] rotate keys", "- [x] rotate keys"))
+    code, report = mirror(base, "resume", "auth", "--file", str(task_file))
+    assert code == 0
+    assert list(report) == [
+        "1_recent",
+        "2_search",
+        "3_document",
+        "4_local_file",
+        "5_reconciliation",
+    ]
+    assert report["3_document"]["content"] == DOC  # the whole document, not a preview
+    reconciliation = report["5_reconciliation"]
+    assert reconciliation["state"] == "differs"
+    assert reconciliation["lines_only_in_local"] == ["- [x] rotate keys"]
+    assert reconciliation["next_task"] == "revoke on logout"
+
+
+def test_resume_reports_a_missing_mirror_instead_of_claiming_success(base: Path) -> None:
+    code, report = mirror(base, "resume", "nothing-here")
+    assert code == 0 and report["5_reconciliation"]["state"] == "missing"
+    assert report["3_document"]["state"] == "nothing_stored"
+
+
+def test_a_document_over_the_limit_is_refused_never_cut(base: Path, task_file: Path) -> None:
+    task_file.write_text("- [ ] x\n" * 10_000)  # 80,000 bytes: over the default 50,000
+    code, refused = mirror(base, "push", str(task_file), "--key", KEY)
+    assert code == 1 and refused["error"] == "content_too_large", refused
+    with recuerdo.open("work", base_dir=base) as memory:
+        assert memory.mirror_get(KEY)["state"] == "nothing_stored"

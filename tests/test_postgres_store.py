@@ -1,0 +1,145 @@
+"""The PostgreSQL store's own promises, on real servers: statements keep the families' ``?``
+marks, rows read like SQLite's, the schema's steps are recorded once and a newer schema is
+refused, numbers come back as Python numbers, and writes to one memory are serialized."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recuerdo.errors import InvalidInput, StoreTooNew
+from recuerdo.store.postgres import PostgresStore, redact
+from recuerdo.store.postgres.connection import PGRow, pyformat
+
+from .postgres import embedded_url, unique_memory
+
+
+@pytest.fixture
+def store() -> Iterator[PostgresStore]:
+    opened = PostgresStore(embedded_url(), unique_memory())
+    yield opened
+    opened.drop()
+
+
+_literal = st.text(alphabet="ab?%' ", max_size=6).map(lambda t: "'" + t.replace("'", "''") + "'")
+_bare = st.sampled_from(["?", "%", " x ", "=", "LIKE"])
+
+
+@given(st.lists(st.one_of(_literal, _bare), max_size=12))
+def test_marks_outside_literals_become_placeholders(parts: list[str]) -> None:
+    sql = "".join(parts)
+    converted = pyformat(sql)
+    marks = sum(1 for part in parts if part == "?")
+    # Read as psycopg reads it: "%%" is a percent sign, "%s" a placeholder, nothing else.
+    tokens = re.findall(r"%%|%s|%", converted)
+    assert "%" not in tokens
+    assert tokens.count("%s") == marks
+    assert tokens.count("%%") == sql.count("%")
+
+
+def test_a_question_mark_inside_a_literal_is_text(store: PostgresStore) -> None:
+    with store.read() as tx:
+        row = tx.one("SELECT '?%' AS text, ? AS bound", ("value",))
+    assert row is not None
+    assert (row["text"], row["bound"]) == ("?%", "value")
+
+
+def test_rows_read_by_name_by_position_and_as_values(store: PostgresStore) -> None:
+    with store.read() as tx:
+        row = tx.one("SELECT 1 AS one, 'two' AS two")
+    assert isinstance(row, PGRow)
+    assert (row["one"], row[1], list(row), dict(zip(row.keys(), row, strict=True))) == (
+        1,
+        "two",
+        [1, "two"],
+        {"one": 1, "two": "two"},
+    )
+
+
+def test_sums_and_averages_are_python_numbers(store: PostgresStore) -> None:
+    with store.read() as tx:
+        row = tx.one("SELECT sum(x) AS total, avg(x) AS mean FROM (VALUES (1), (2)) v(x)")
+    assert row is not None
+    assert (type(row["total"]), row["total"], type(row["mean"]), row["mean"]) == (
+        int,
+        3,
+        float,
+        1.5,
+    )
+
+
+def test_flags_are_stored_as_integers(store: PostgresStore) -> None:
+    with store.read() as tx:
+        assert tx.scalar("SELECT ? + 0", (True,)) == 1
+
+
+def test_a_number_beyond_64_bits_is_invalid_input(store: PostgresStore) -> None:
+    with pytest.raises(InvalidInput) as refused, store.read() as tx:
+        tx.scalar("SELECT id FROM items WHERE id = ?", (2**70,))
+    assert refused.value.code == "invalid_input"
+
+
+def test_steps_are_recorded_once_and_reopening_applies_none(store: PostgresStore) -> None:
+    again = PostgresStore(store.url, store.memory)
+    try:
+        with again.read() as tx:
+            names = [row["name"] for row in tx.all("SELECT name FROM _migrations ORDER BY name")]
+    finally:
+        again.close()
+    assert names == sorted(store.schema_steps)
+
+
+def test_a_schema_from_a_newer_recuerdo_is_refused(store: PostgresStore) -> None:
+    with store.write() as tx:
+        tx.execute("INSERT INTO _migrations (name, applied_at) VALUES ('m999_future', 'x')")
+    with pytest.raises(StoreTooNew) as refused:
+        PostgresStore(store.url, store.memory)
+    assert "m999_future" in str(refused.value)
+
+
+def test_writes_to_one_memory_are_serialized_across_connections(store: PostgresStore) -> None:
+    """Two writers that each read a counter and write it back never lose an increment (the
+    advisory lock orders them; without it both would read the same value)."""
+    with store.write() as tx:
+        tx.execute("INSERT INTO settings (tenant, name, value) VALUES ('local', 'n', '0')")
+    other = PostgresStore(store.url, store.memory)
+
+    def bump(handle: PostgresStore) -> None:
+        for _ in range(20):
+            with handle.write() as tx:
+                value = int(tx.scalar("SELECT value FROM settings WHERE name = 'n'"))
+                tx.execute("UPDATE settings SET value = ? WHERE name = 'n'", (str(value + 1),))
+
+    threads = [threading.Thread(target=bump, args=(h,)) for h in (store, other, store, other)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    other.close()
+    with store.read() as tx:
+        assert tx.scalar("SELECT value FROM settings WHERE name = 'n'") == "80"
+
+
+def test_a_read_inside_a_write_sees_the_write(store: PostgresStore) -> None:
+    with store.write() as tx:
+        tx.execute("INSERT INTO settings (tenant, name, value) VALUES ('local', 'seen', '1')")
+        with store.read() as inner:
+            assert inner.scalar("SELECT value FROM settings WHERE name = 'seen'") == "1"
+
+
+def test_a_failed_write_leaves_nothing(store: PostgresStore) -> None:
+    with pytest.raises(RuntimeError), store.write() as tx:
+        tx.execute("INSERT INTO settings (tenant, name, value) VALUES ('local', 'gone', '1')")
+        raise RuntimeError("the caller changed its mind")
+    with store.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM settings WHERE name = 'gone'") == 0
+
+
+def test_the_location_never_shows_the_password() -> None:
+    assert redact("postgresql://ann:s3cret@db:5432/x") == "postgresql://ann:***@db:5432/x"
+    assert "s3cret" not in redact("postgresql://ann:s3cret@db/x?sslmode=require")
