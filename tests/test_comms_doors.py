@@ -54,6 +54,7 @@ def reads(ids: dict[str, str]) -> dict[str, dict[str, Any]]:
         "code_changes_since": {"repo": "app", "rev": "HEAD"},
         "code_diff": {"repo": "app", "from": "HEAD"},
         "code_verify": {},
+        "mirror_get": {"key": "k"},
         "addresses": {},
         "inbox": {},
         "thread": {"conversation_id": ids["conversation"]},

@@ -116,6 +116,7 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "about": {"subject": f"{MARK} Ann", "scope": "shared"},
     "export": {"scope": "shared"},
     "status": {"scope": "shared"},
+    "mirror_get": {"key": "k", "scope": "shared"},
     "addresses": {},
     "inbox": {},
     "thread": {"conversation_id": "1"},
