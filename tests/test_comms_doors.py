@@ -36,12 +36,17 @@ def reads(ids: dict[str, str]) -> dict[str, dict[str, Any]]:
         "history": {"id": int(ids["message"])},
         "revision": {"id": int(ids["message"]), "version": 1},
         "timeline": {"id": int(ids["message"])},
+        "links": {"id": int(ids["message"])},
+        "conflicts": {"id": int(ids["message"])},
+        "list_notes": {},
+        "overview": {},
         "profile": {"axis": "user"},
         "suggest_key": {"kind": "k", "title": "t"},
         "recent": {},
         "journal": {},
         "search": {"query": MARK},
         "context": {"query": MARK},
+        "ask": {"query": f"who is {MARK} Ann?"},
         "audit": {},
         "index_status": {},
         "about": {"subject": f"{MARK} Ann"},
@@ -92,6 +97,7 @@ def converse(post: Any) -> dict[str, str]:
     )
     assert SECRET in json.dumps(post("alice", "search", {"query": MARK}))
     assert SECRET in json.dumps(post("bob", "about", {"subject": f"{MARK} Ann"}))
+    assert SECRET in json.dumps(post("bob", "ask", {"query": f"who is {MARK} Ann?"}))
     return {"message": sent["id"], "conversation": sent["conversation_id"]}
 
 
@@ -102,6 +108,8 @@ def assert_blind(verb: str, reply: Any, ids: dict[str, str]) -> None:
     assert SECRET not in text, verb
     if verb == "journal":
         assert all(row["item_type"] != "mail" for row in reply), reply
+    if verb == "overview":
+        assert "mail" not in reply["items"], reply
     if verb == "audit":
         assert all(int(ids["message"]) not in row["returned"] for row in reply), reply
     if verb in ("get", "read_message", "thread", "history", "revision", "timeline"):
@@ -246,6 +254,8 @@ def test_two_agents_message_over_the_semurg_tools(tmp_path: Path) -> None:
 
         sent = anyio.run(alice_sends)
         assert sent["subject"] == "" and sent["from"] == "alice@local"
+        # Shown as Semurg shows every reply: its state and whether meaning is armed.
+        assert sent["state"] == "answered" and sent["meaning"] in ("armed", "not_armed", "queued")
         status, inbox = server.post("/v1/memory/comms_inbox", {}, token=bob)
         assert status == 200 and inbox["conversations"][0]["unread"] == 1  # type: ignore[index]
         status, page = server.post(

@@ -52,6 +52,7 @@ def write_everything(server: Server, token: str) -> dict[str, int]:
     post(
         "remember_about", {"axis": "user", "observation": f"{MARK} {SECRET} likes", "category": "c"}
     )
+    post("mirror_push", {"key": "odd/x/tasks", "content": f"- [ ] {MARK} {SECRET} task"})
     post(
         "add_messages",
         {
@@ -105,6 +106,10 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "history": {"id": 0},
     "revision": {"id": 0, "version": 1},
     "timeline": {"id": 0},
+    "links": {"id": 0},
+    "conflicts": {"id": 0},
+    "list_notes": {},
+    "overview": {},
     "profile": {"axis": "user"},
     "suggest_key": {"kind": "k", "title": "t"},
     "recent": {},
@@ -114,9 +119,9 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "audit": {},
     "index_status": {},
     "about": {"subject": f"{MARK} Ann", "scope": "shared"},
+    "ask": {"query": f"who is {MARK} Ann?", "scope": "shared"},
     "export": {"scope": "shared"},
     "status": {"scope": "shared"},
-    "mirror_get": {"key": "k", "scope": "shared"},
     "addresses": {},
     "inbox": {},
     "thread": {"conversation_id": "1"},
@@ -128,6 +133,7 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "code_changes_since": {"repo": "app", "rev": "HEAD"},
     "code_diff": {"repo": "app", "from": "HEAD"},
     "code_verify": {},
+    "mirror_get": {"key": "odd/x/tasks"},
 }
 
 

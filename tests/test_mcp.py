@@ -301,10 +301,10 @@ def test_every_tool_of_a_profile_has_an_object_output_schema(name: str) -> None:
     """Each tool publishes a valid outputSchema with an object at its root, as MCP asks."""
     from jsonschema import Draft202012Validator
 
-    from recuerdo.doors.schemas import reply_output_schema
+    from recuerdo.doors.schemas import tool_output_schema
 
     for entry in profile(name):
-        schema = reply_output_schema(entry.name, entry.result)
+        schema = tool_output_schema(entry)
         Draft202012Validator.check_schema(schema)
         assert schema["type"] == "object", entry.name
 
@@ -328,3 +328,27 @@ def test_a_union_result_is_published_branch_by_branch(reply: dict[str, Any], val
 
     schema = reply_output_schema("review", VERBS["review"].result)
     assert Draft202012Validator(schema).is_valid(reply) is valid
+
+
+def test_the_memory_may_follow_the_mcp_command(tmp_path: Path) -> None:
+    """`recuerdo mcp --memory NAME` serves the same memory as `recuerdo --memory NAME mcp`."""
+    import recuerdo
+
+    with recuerdo.open("desk", base_dir=tmp_path) as memory:
+        memory.relate("Ann", "Acme", "works_at")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            *("-m", "recuerdo", "--state-dir", str(tmp_path)),
+            *("mcp", "--memory", "desk", "--profile", "semurg"),
+        ],
+    )
+
+    async def scenario() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            failed, about = await call(session, "memory_recall", {"subject": "Ann"})
+            assert failed is False and about["state"] == "answered"
+            assert about["items"][0]["id"].isdecimal()  # ids are decimal strings in this profile
+
+    anyio.run(scenario)

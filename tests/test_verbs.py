@@ -19,8 +19,17 @@ def test_every_public_memory_method_is_a_verb() -> None:
         if not name.startswith("_")
         and name not in {"agent", "for_tenant", "for_principal", "close"}
         # Python-only: a path to ingest, the repositories and mail domains a server serves, its
-        # schedule.
-        and name not in {"code_ingest_path", "serve_code", "code_refresh", "serve_mail"}
+        # schedule, an archive written to this machine's disk, the meaning state a profile adds
+        # to replies.
+        and name
+        not in {
+            "code_ingest_path",
+            "serve_code",
+            "code_refresh",
+            "serve_mail",
+            "backup",
+            "meaning_state",
+        }
     }
     assert methods == {verb.method for verb in VERBS}
 

@@ -20,6 +20,7 @@ from .errors import (
     Conflict,
     ContentTooLarge,
     ConversationNotFound,
+    CsrfRefused,
     DiffBinary,
     DiffTooLarge,
     DocumentCorrupt,
@@ -33,6 +34,8 @@ from .errors import (
     FindNotFound,
     GitUnreadable,
     HostNotAllowed,
+    ImportSourceInvalid,
+    ImportSourceNotFound,
     InvalidBatch,
     InvalidCategory,
     InvalidHeader,
@@ -79,6 +82,7 @@ from .errors import (
     TitleTaken,
     Unauthorized,
     UnknownArgument,
+    UnknownImportKind,
     UnknownName,
     UnknownRoute,
     UnknownTool,
@@ -86,6 +90,7 @@ from .errors import (
     UnsupportedMediaType,
     VersionConflict,
 )
+from .importers import import_from
 from .model import CATEGORIES, RULE_LEVELS
 from .security.caps import sandbox
 
@@ -104,6 +109,7 @@ __all__ = [
     "Conflict",
     "ContentTooLarge",
     "ConversationNotFound",
+    "CsrfRefused",
     "DiffBinary",
     "DiffTooLarge",
     "DocumentCorrupt",
@@ -117,6 +123,8 @@ __all__ = [
     "FindNotFound",
     "GitUnreadable",
     "HostNotAllowed",
+    "ImportSourceInvalid",
+    "ImportSourceNotFound",
     "InvalidBatch",
     "InvalidCategory",
     "InvalidHeader",
@@ -164,6 +172,7 @@ __all__ = [
     "TitleTaken",
     "Unauthorized",
     "UnknownArgument",
+    "UnknownImportKind",
     "UnknownName",
     "UnknownRoute",
     "UnknownTool",
@@ -171,6 +180,7 @@ __all__ = [
     "UnsupportedMediaType",
     "VersionConflict",
     "__version__",
+    "import_from",
     "open",
     "sandbox",
 ]

@@ -23,7 +23,8 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── InvalidHeader              invalid_header      400
     │   ├── AddressInvalid             address_invalid     400
     │   ├── KindInvalid                kind_invalid        400
-    │   └── PageCursorInvalid          page_cursor_invalid 400
+    │   ├── PageCursorInvalid          page_cursor_invalid 400
+    │   └── UnknownImportKind          unknown_import_kind 400
     ├── EditRefused                    edit_refused        422
     │   ├── SectionNotFound            section_not_found   422
     │   ├── SectionAmbiguous           section_ambiguous   422
@@ -46,7 +47,8 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── DiffBinary                 diff_binary         422
     │   ├── RangeTooLarge              range_too_large     422
     │   ├── GitUnreadable              git_unreadable      422
-    │   └── DomainNotOurs              domain_not_ours     422
+    │   ├── DomainNotOurs              domain_not_ours     422
+    │   └── ImportSourceInvalid        import_source_invalid 422
     ├── NotFound                       not_found           404
     │   ├── ItemNotFound               item_not_found      404
     │   ├── TaskNotFound               task_not_found      404
@@ -60,7 +62,8 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── UnknownRoute               unknown_route       404
     │   ├── AddressUnknown             address_unknown     404
     │   ├── ConversationNotFound       conversation_not_found 404
-    │   └── MessageNotFound            message_not_found   404
+    │   ├── MessageNotFound            message_not_found   404
+    │   └── ImportSourceNotFound       import_source_not_found 404
     ├── MethodNotAllowed               method_not_allowed  405
     ├── Conflict                       conflict            409
     │   ├── VersionConflict            version_conflict    409
@@ -69,7 +72,8 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     ├── Unauthorized                   unauthorized        401
     ├── CapabilityNotGranted           capability_not_granted       403
     │   ├── PathNotAllowed             path_not_allowed    403
-    │   └── OriginNotAllowed           origin_not_allowed  403
+    │   ├── OriginNotAllowed           origin_not_allowed  403
+    │   └── CsrfRefused                csrf_refused        403
     ├── HostNotAllowed                 host_not_allowed    421
     ├── NotAMember                     not_a_member        403
     ├── AddressNotBound                address_not_bound   403
@@ -89,84 +93,6 @@ The JSON shape of an error, used by every door, is ``error.to_dict()``:
 from __future__ import annotations
 
 from typing import Any, ClassVar
-
-__all__ = [
-    "AddressInvalid",
-    "AddressNotBound",
-    "AddressTaken",
-    "AddressUnknown",
-    "BlobCorrupt",
-    "BodyTooLarge",
-    "CapabilityNotGranted",
-    "Conflict",
-    "ContentTooLarge",
-    "ConversationNotFound",
-    "DiffBinary",
-    "DiffTooLarge",
-    "DocumentCorrupt",
-    "DocumentNotReadable",
-    "DomainNotOurs",
-    "EditRefused",
-    "EmptyContent",
-    "EmptyTitle",
-    "FactsShape",
-    "FindAmbiguous",
-    "FindNotFound",
-    "GitUnreadable",
-    "HostNotAllowed",
-    "InvalidBatch",
-    "InvalidCategory",
-    "InvalidHeader",
-    "InvalidInput",
-    "InvalidJSON",
-    "InvalidLabel",
-    "InvalidMemoryName",
-    "InvalidOperation",
-    "InvalidRuleLevel",
-    "InvalidTags",
-    "ItemNotFound",
-    "KindInvalid",
-    "LimitExceeded",
-    "LineBlameNotBuilt",
-    "MemoryNotFound",
-    "MemoryNotNamed",
-    "MentionNotInPassage",
-    "MessageNotFound",
-    "MethodNotAllowed",
-    "MultipleMemoryDeclarations",
-    "NotAMember",
-    "NotFound",
-    "OperationContentMismatch",
-    "OriginNotAllowed",
-    "PageCursorInvalid",
-    "PathNotAllowed",
-    "PayloadTooLarge",
-    "RangeTooLarge",
-    "RecipientsTooMany",
-    "RecuerdoError",
-    "RepoNotIngested",
-    "RepoNotServed",
-    "RevisionNotFound",
-    "SectionAmbiguous",
-    "SectionNotFound",
-    "StepNotFound",
-    "StorageFull",
-    "StoreDamaged",
-    "StoreError",
-    "StoreTooNew",
-    "SubjectTooLong",
-    "TaskNotFound",
-    "Timeout",
-    "Unauthorized",
-    "UnknownArgument",
-    "UnknownName",
-    "UnknownRoute",
-    "UnknownTool",
-    "Unprocessable",
-    "UnsupportedMediaType",
-    "VersionConflict",
-    "all_error_classes",
-]
 
 
 class RecuerdoError(Exception):
@@ -272,6 +198,12 @@ class PageCursorInvalid(InvalidInput):
     """A page cursor (``after``) that no inbox or thread page gave out."""
 
     code = "page_cursor_invalid"
+
+
+class UnknownImportKind(InvalidInput):
+    """import-from names a kind of source no importer reads."""
+
+    code = "unknown_import_kind"
 
 
 class EditRefused(RecuerdoError):
@@ -412,6 +344,13 @@ class DomainNotOurs(Unprocessable):
     code = "domain_not_ours"
 
 
+class ImportSourceInvalid(Unprocessable):
+    """An import source is not what its kind expects (not an Engram export, not a Synsema
+    state file, ...); nothing was imported."""
+
+    code = "import_source_invalid"
+
+
 class NotFound(RecuerdoError):
     code = "not_found"
     status = 404
@@ -468,6 +407,12 @@ class UnknownRoute(NotFound):
     code = "unknown_route"
 
 
+class ImportSourceNotFound(NotFound):
+    """The file or folder an import reads does not exist."""
+
+    code = "import_source_not_found"
+
+
 class MethodNotAllowed(RecuerdoError):
     code = "method_not_allowed"
     status = 405
@@ -519,6 +464,13 @@ class OriginNotAllowed(CapabilityNotGranted):
     """A request from a web page of another origin (cross-site requests are refused)."""
 
     code = "origin_not_allowed"
+
+
+class CsrfRefused(CapabilityNotGranted):
+    """A form of the memory lens posted without its session's CSRF token (or with another
+    session's): nothing is changed."""
+
+    code = "csrf_refused"
 
 
 class HostNotAllowed(RecuerdoError):
@@ -597,3 +549,8 @@ def all_error_classes() -> list[type[RecuerdoError]]:
             found.append(cls)
         pending.extend(cls.__subclasses__())
     return found
+
+
+# Every class of the tree (and the function above) is public; listed from the tree itself, so
+# that a new error cannot be left out.
+__all__ = [*(cls.__name__ for cls in all_error_classes()), "all_error_classes"]

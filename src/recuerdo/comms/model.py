@@ -161,3 +161,65 @@ class ForgottenConversation(TypedDict):
     scope: str | None
     messages_removed: int
     members_removed: int
+
+
+# -- export records (graph/results.py puts them in the export's record union) -----------------
+
+
+@with_config(FORBID)
+class AddressRecord(TypedDict):
+    record: Literal["address"]
+    key: str
+    address: str
+    kind: str
+    principal: str
+    bound_at: str
+
+
+@with_config(FORBID)
+class MemberRecord(TypedDict):
+    address: str
+    joined_at: str
+
+
+@with_config(FORBID)
+class ConversationRecord(TypedDict):
+    record: Literal["conversation"]
+    key: str
+    started_by: str
+    started_at: str
+    members: list[MemberRecord]
+
+
+MailRecord = TypedDict(
+    "MailRecord",
+    {
+        "record": Literal["mail"],
+        "key": str,
+        "conversation": str,
+        "from": str,
+        "principal": str,
+        "to": list[str],
+        "subject": str,
+        "body": str,
+        "sent_at": str,
+        "reply_to": int | None,
+    },
+)
+"""``reply_to``: the position in its conversation of the message it answers (0 is the first)."""
+with_config(FORBID)(MailRecord)
+
+
+@with_config(FORBID)
+class ReadCursor(TypedDict):
+    principal: str
+    read: int
+    """How many of the conversation's messages this member has read."""
+
+
+@with_config(FORBID)
+class CursorRecord(TypedDict):
+    record: Literal["cursor"]
+    key: str
+    conversation: str
+    cursors: list[ReadCursor]

@@ -174,8 +174,8 @@ def call(
     view = memory.for_principal(
         principal.name if not principal.local else "main", tenant_for(principal, user_id)
     )
-    result = VERBS[tool.verb].call(view, native)
-    return result if tool.reply is None else tool.reply(result)
+    reply = VERBS[tool.verb].call(view, native)
+    return reply if tool.present is None else tool.present(reply, view)
 
 
 def check_schema(tool: ToolMap, arguments: Mapping[str, Any]) -> None:

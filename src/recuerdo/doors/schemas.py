@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import copy
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from ..verbs import Verb
+from ..verbs import VERBS, Verb
+
+if TYPE_CHECKING:
+    from .profiles import ToolMap
 
 _REF = "#/components/schemas/{model}"
 
@@ -94,3 +97,73 @@ def reply_output_schema(name: str, result: Any) -> dict[str, Any]:
     if defs:
         shaped["$defs"] = defs
     return shaped
+
+
+def _is_object(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "object" and "anyOf" not in schema
+
+
+def _as_object(schema: dict[str, Any], *, counts_more: bool = False) -> dict[str, Any]:
+    if _is_object(schema):
+        return schema
+    defs = schema.pop("$defs", None)
+    wrapped: dict[str, Any] = {
+        "type": "object",
+        "properties": {"result": schema},
+        "required": ["result"],
+    }
+    if counts_more:
+        wrapped["properties"]["more"] = {"type": "integer", "minimum": 0}
+    if defs:
+        wrapped["$defs"] = defs
+    return wrapped
+
+
+def tool_reply_schema(entry: ToolMap, components: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON schema of a tool's reply as a door sends it: the profile's presented shape, else
+    its verb's typed result (refs into ``components`` when given, else inline ``$defs``)."""
+    if entry.reply_schema is None and entry.output is None:
+        return result_schema(VERBS[entry.verb], components)
+    if entry.reply_schema is None:
+        adapter = _result_adapter(entry.name, entry.output)
+        if components is None:
+            return adapter.json_schema(mode="serialization")
+        return _hoist(adapter.json_schema(mode="serialization", ref_template=_REF), components)
+    schema = copy.deepcopy(entry.reply_schema())
+    if components is None:
+        return schema
+    return hoist_defs(schema, components)
+
+
+def wraps_result(entry: ToolMap) -> bool:
+    """Whether the MCP door sends every reply of this tool as ``{result: ...}``: when its
+    outputSchema has no object branch (a union sends its object bare, its list wrapped)."""
+    schema = tool_output_schema(entry)
+    return "anyOf" not in schema and schema.get("required") == ["result"]
+
+
+def tool_output_schema(entry: ToolMap) -> dict[str, Any]:
+    """A tool's MCP ``outputSchema`` (see :func:`reply_output_schema`)."""
+    if entry.reply_schema is None:
+        return reply_output_schema(entry.name, entry.result)
+    return _as_object(copy.deepcopy(entry.reply_schema()))
+
+
+def hoist_defs(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
+    """A schema with inline ``$defs`` (refs ``#/$defs/X``) made to refer to ``components``
+    instead, its definitions moved there."""
+    defs = schema.pop("$defs", {})
+
+    def point(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                node = {**node, "$ref": _REF.format(model=ref[len("#/$defs/") :])}
+            return {key: point(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [point(item) for item in node]
+        return node
+
+    for name, definition in defs.items():
+        components.setdefault(name, point(definition))
+    return point(schema)  # type: ignore[no-any-return]

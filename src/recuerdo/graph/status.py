@@ -16,7 +16,7 @@ def status(tx: Tx, tenant: str, scope: str | None, viewer: str | None = None) ->
     scopes = [
         dict(r)
         for r in tx.all(
-            "SELECT i.scope, count(*) AS items FROM items i WHERE i.tenant = ?"
+            "/* whole memory */ SELECT i.scope, count(*) AS items FROM items i WHERE i.tenant = ?"
             f" AND i.status <> 'deleted' AND {members_only} GROUP BY i.scope"
             " UNION ALL SELECT scope, 0 FROM entities WHERE tenant = ?"
             " GROUP BY scope ORDER BY scope",
@@ -32,8 +32,9 @@ def status(tx: Tx, tenant: str, scope: str | None, viewer: str | None = None) ->
     }
     if scope is None:
         return reply
+    # Counted from the live rows, never estimated: members_bound says so.
     types = [
-        dict(r)
+        {**dict(r), "members_bound": "exact"}
         for r in tx.all(
             "SELECT t.type, count(*) AS members FROM entity_types t JOIN entities e ON"
             " e.id = t.entity_id WHERE e.tenant = ? AND e.scope = ? GROUP BY t.type"

@@ -259,3 +259,54 @@ class Linked(TypedDict):
     to_id: int
     type: str
     outcome: Literal["created", "exists"]
+
+
+@with_config(ConfigDict(extra="forbid"))
+class NoteListing(TypedDict):
+    id: int
+    title: str
+    kind: str
+    scope: str
+    key: str | None
+    source: str
+    status: str
+    muted: bool
+    version: int
+    chars: int
+    review_at: str | None
+    created_at: str
+    updated_at: str
+
+
+@with_config(ConfigDict(extra="forbid"))
+class NoteList(TypedDict):
+    notes: list[NoteListing]
+    count: int
+    more: bool
+
+
+@with_config(ConfigDict(extra="forbid"))
+class LinkedItem(TypedDict):
+    id: int
+    title: str | None
+    item_type: str
+    type: str
+    origin: str
+
+
+@with_config(ConfigDict(extra="forbid"))
+class NoteLinks(TypedDict):
+    id: int
+    outgoing: list[LinkedItem]
+    incoming: list[LinkedItem]
+
+
+@with_config(ConfigDict(extra="forbid"))
+class ConflictRevision(TypedDict):
+    revision_id: int
+    based_on: int | None
+    principal: str
+    created_at: str
+    title: str | None
+    kind: str | None
+    content: str

@@ -48,6 +48,8 @@ class Filters:
     skip_muted: bool = False
     repo: str | None = None
     path_prefix: str | None = None
+    known_at: str | None = None
+    """Only items stored by then (what was known at that instant)."""
 
     @classmethod
     def build(
@@ -67,6 +69,7 @@ class Filters:
         skip_muted: bool = False,
         repo: object = None,
         path_prefix: object = None,
+        known_at: str | None = None,
     ) -> Filters:
         item_types = _labels(types, "types")
         if item_types and not set(item_types) <= set(ITEM_TYPES):
@@ -97,6 +100,7 @@ class Filters:
             skip_muted=skip_muted,
             repo=None if repo is None else check_repo(repo),
             path_prefix=check_prefix(path_prefix),
+            known_at=known_at,
         )
 
     def sql(self, alias: str = "i") -> tuple[str, list[Any]]:
@@ -141,6 +145,9 @@ class Filters:
         if self.until is not None:
             clauses.append(f"{moment} <= ?")
             params.append(self.until)
+        if self.known_at is not None:
+            clauses.append(f"{a}.created_at <= ?")
+            params.append(self.known_at)
         if self.skip_muted:
             clauses.append(f"{a}.muted = 0")
         if self.tags:

@@ -8,6 +8,8 @@ from typing import Any, Literal, NotRequired
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
+from ..graph.results import AnyFact, Citation, CompactItem, Seeding
+
 FORBID = ConfigDict(extra="forbid")
 
 MeaningState = Literal["not_armed", "queued", "armed", "failed"]
@@ -135,3 +137,62 @@ class IndexStatus(TypedDict):
     chunks_waiting_for_vectors: NotRequired[int]
     embedded_percent: NotRequired[float]
     backend: NotRequired[dict[str, Any]]
+
+
+@with_config(ConfigDict(extra="forbid"))
+class EntryCount(TypedDict):
+    category: str
+    source: str
+    count: int
+
+
+@with_config(ConfigDict(extra="forbid"))
+class NoteCount(TypedDict):
+    axis: Literal["user", "project"] | None
+    scope: str
+    kind: str
+    count: int
+    needs_review: int
+    muted: int
+
+
+@with_config(ConfigDict(extra="forbid"))
+class Overview(TypedDict):
+    items: dict[str, int]
+    chars: int
+    deleted_notes: int
+    entries: list[EntryCount]
+    notes: list[NoteCount]
+    plans: int
+    rules: int
+
+
+@with_config(FORBID)
+class FoundPassage(TypedDict):
+    """A passage the question's words, meaning or entities found (``found_by``: the stages)."""
+
+    kind: Literal["passage"]
+    id: int | None
+    doc_id: int
+    text: str
+    score: float
+    found_by: list[str]
+    citation: Citation
+
+
+@with_config(FORBID)
+class Answer(TypedDict):
+    query: str
+    scope: str
+    state: Literal["answered", "nothing_stored", "could_not_judge"]
+    meaning: MeaningState
+    facts: list[AnyFact]
+    seeds: list[Seeding]
+    passages: list[FoundPassage | CompactItem]
+    grounding: Grounding
+    k: int
+    hops: int
+    as_of: str | None
+    valid_at: str | None
+    compact: bool
+    failed_stages: NotRequired[list[str]]

@@ -1,22 +1,26 @@
 """Compatibility profiles: another system's tool names and argument shapes over the same verbs.
 
 A profile is a thin mapping: for each of its tools, the native verb it calls, its parameters
-(JSON schema), a function that renames and defaults arguments and, when the system's replies
-differ from ours, one that reshapes the reply (with the reply's type, published as the tool's
-output schema). No behaviour lives here; verbs of families not built yet are absent, not stubs.
-A profile module's ``INSTRUCTIONS`` are added to the MCP server's instructions.
+(JSON schema), a function that renames and defaults arguments and, when the profile shows
+replies in its own shape, a ``present`` step with the type (or schema) of what it presents. No
+behaviour lives here; verbs of families not built yet are absent, not stubs. A profile module's
+``INSTRUCTIONS`` are added to the MCP server's instructions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...verbs import VERBS
 
+if TYPE_CHECKING:
+    from ...engine import Memory
+
 Translate = Callable[[dict[str, Any]], dict[str, Any]]
-Reshape = Callable[[Any], Any]
+Present = Callable[[Any, "Memory"], Any]
+"""A verb's reply, and the memory (view) that gave it -> the reply as the profile shows it."""
 
 
 @dataclass(frozen=True)
@@ -32,11 +36,13 @@ class ToolMap:
     native: bool = False
     """A native verb as it is (its arguments are checked by the verb table); a profile's tool
     is checked against its own schema first, then translated."""
-    reply: Reshape | None = None
-    """Reshapes the verb's result into this tool's reply."""
+    present: Present | None = None
+    """Reshapes the verb's reply for this profile (the gateway applies it); None: as it is."""
+    reply_schema: Callable[[], dict[str, Any]] | None = None
+    """The JSON schema of the reply as ``present`` shows it (None: the verb's typed result)."""
     output: Any = None
-    """The reply's type when ``reply`` changes it beyond the verb's result type (a TypedDict
-    declared beside the tool map); by default the verb's."""
+    """The type of the reply as ``present`` shows it (a TypedDict declared beside the tool
+    map), when it is not the verb's result type and no ``reply_schema`` is given."""
 
     @property
     def result(self) -> Any:

@@ -88,11 +88,11 @@ def _remember(axis: str):  # type: ignore[no-untyped-def]
     return translate
 
 
-def _remembered(reply: dict[str, Any]) -> Remembered:
+def _remembered(reply: dict[str, Any], memory: Any = None) -> Remembered:
     return {**reply, "path": path_of(reply["note_id"])}  # type: ignore[typeddict-item]
 
 
-def _with_paths(reply: dict[str, Any]) -> dict[str, Any]:
+def _with_paths(reply: dict[str, Any], memory: Any = None) -> dict[str, Any]:
     hits = [{**hit, "path": path_of(hit["id"])} for hit in reply["results"]]
     return {**reply, "results": hits}
 
@@ -129,7 +129,7 @@ def tools() -> list[ToolMap]:
             "Remember a fact about the user (the same in every project). Search first.",
             _remember_schema(project=False),
             _remember("user"),
-            reply=_remembered,
+            present=_remembered,
             output=Remembered,
         ),
         ToolMap(
@@ -138,7 +138,7 @@ def tools() -> list[ToolMap]:
             "Remember a fact about a project. Search first.",
             _remember_schema(project=True),
             _remember("project"),
-            reply=_remembered,
+            present=_remembered,
             output=Remembered,
         ),
         ToolMap(
@@ -167,7 +167,7 @@ def tools() -> list[ToolMap]:
                 }
             ),
             read_only=True,
-            reply=_with_paths,
+            present=_with_paths,
         ),
         ToolMap(
             "recall",
