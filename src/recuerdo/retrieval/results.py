@@ -17,7 +17,10 @@ AnswerState = Literal["answered", "nothing_stored", "could_not_judge"]
 
 
 @with_config(FORBID)
-class Span(TypedDict):
+class HitSpan(TypedDict):
+    """Where a search hit lies in its item (not graph/results.Span: one name, one shape in the
+    published schemas)."""
+
     start: int
     end: int
     chunk_id: int | None
@@ -49,7 +52,7 @@ class Hit(TypedDict):
     truncated: bool
     item_chars: int
     item_bytes: int
-    span: Span
+    span: HitSpan
     updated_at: str
     conversation: NotRequired[str | None]
     speaker: NotRequired[str | None]
