@@ -82,6 +82,12 @@ def write_everything(server: Server, token: str) -> dict[str, int]:
     post("create_progress", {"task": f"{MARK}-task", "steps": [f"{SECRET}-step"]})
     post("add_rule", {"name": f"{MARK}-rule", "level": "must", "description": f"x <= 1 {SECRET}"})
     post("session_start", {"id": "s1", "project": "shared"})
+    post("bind_address", {"address": "alice@local"})
+    sent = post(
+        "send_message",
+        {"to": ["alice@local"], "subject": f"{MARK} {SECRET}", "body": f"{MARK} {SECRET} mail"},
+    )
+    ids["mail"] = int(sent["id"])
     post("code_ingest", {"repo": "app"})
     return ids
 
@@ -116,6 +122,10 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "ask": {"query": f"who is {MARK} Ann?", "scope": "shared"},
     "export": {"scope": "shared"},
     "status": {"scope": "shared"},
+    "addresses": {},
+    "inbox": {},
+    "thread": {"conversation_id": "1"},
+    "read_message": {"message_id": "0"},
     "code_status": {"repo": "app"},
     "code_at": {"repo": "app", "path": f"{MARK}.txt"},
     "code_blame": {"repo": "app", "path": f"{MARK}.txt"},
@@ -125,6 +135,15 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "code_verify": {},
     "mirror_get": {"key": "odd/x/tasks"},
 }
+
+
+def aimed(args: dict[str, Any], ids: dict[str, int]) -> dict[str, Any]:
+    """The arguments, with item ids pointed at what the other tenant wrote."""
+    if "id" in args:
+        args = {**args, "id": ids["note"]}
+    if "message_id" in args:
+        args = {**args, "message_id": str(ids["mail"])}
+    return args
 
 
 def test_every_read_verb_is_blind_to_the_other_tenant(tmp_path: Path) -> None:
@@ -138,9 +157,7 @@ def test_every_read_verb_is_blind_to_the_other_tenant(tmp_path: Path) -> None:
         read_verbs = {v.name for v in VERBS if v.mode == "read"}
         assert read_verbs == set(READ_ARGS), read_verbs ^ set(READ_ARGS)
         for verb, args in READ_ARGS.items():
-            for key in ("id",):
-                if key in args:
-                    args = {**args, key: ids["note"]}
+            args = aimed(args, ids)
             status, reply = server.post(f"/v1/{verb}", args, token=bob)
             assert SECRET not in json.dumps(reply), verb
             assert status in (200, 404), (verb, status, reply)
@@ -155,9 +172,7 @@ def test_every_read_verb_is_blind_to_the_other_tenant(tmp_path: Path) -> None:
                 server, memory="shared", headers={"Authorization": f"Bearer {bob}"}
             ) as session:
                 for verb, args in READ_ARGS.items():
-                    result = await session.call_tool(
-                        verb, {**args, **({"id": ids["note"]} if "id" in args else {})}
-                    )
+                    result = await session.call_tool(verb, aimed(args, ids))
                     seen.append(json.dumps(result.structured_content))
             return seen
 

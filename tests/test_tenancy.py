@@ -80,6 +80,16 @@ def workload(memory: recuerdo.Memory, tmp: Path) -> None:
         mem.add_rule("slow", "avoid", "latency_ms > 500", "api")
         mem.check_rules("api", {"latency_ms": 900})
         mem.add_messages("c1", [{"speaker": "Ann", "text": "Zebras at noon"}] * 2)
+        sender, reader = mem.agent("alice"), mem.agent("bob")
+        sender.bind_address("alice@local")
+        reader.bind_address("bob@local")
+        sender.addresses()
+        mail = sender.send_message(["bob@local"], "Zebras", "Priya Raman sees zebras.")
+        reader.inbox()
+        reader.thread(mail["conversation_id"])
+        reader.read_message(mail["id"])
+        reader.search("zebras", types=["mail"])
+        reader.journal()
         mem.remember_knowledge(
             "Priya Raman works at Globex. Globex owns Initech.",
             facts={
@@ -106,6 +116,7 @@ def workload(memory: recuerdo.Memory, tmp: Path) -> None:
         mem.index_status()
         mem.overview()
         mem.audit()
+        sender.forget_conversation(mail["conversation_id"])
         mem.code_ingest_path(repo.path, "app")
         mem.code_at("app", "src/app.py")
         mem.search("answer", types=["code"])

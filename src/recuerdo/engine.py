@@ -5,9 +5,10 @@ verbs of :mod:`recuerdo.verbs`, defined once in each family's facade mixin; each
 transaction, committed durably before it returns. ``memory.agent(name)`` is a view that writes
 under the agent's name and reads its own entries by default, as agents sharing one memory expect.
 
-An open memory owns its state: the store, the background upkeep, the retrieval audit buffer and
-the meaning stage (embedder, vectors in memory, query cache). Views share their memory's state;
-two memories never share any (a model's read-only weights aside).
+An open memory owns its state: the store, the background upkeep, the retrieval audit buffer,
+the meaning stage (embedder, vectors in memory, query cache), the code sources and the mail
+domains it serves. Views share their memory's state; two memories never share any (a model's
+read-only weights aside).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .code.facade import CodeSources, CodeVerbs
-from .comms.facade import CommsVerbs
+from .comms.facade import CommsVerbs, MailDomains
 from .core.audit import AuditLog
 from .core.declare import (
     NAME_PATTERN,
@@ -83,6 +84,7 @@ class _Owned:
     upkeep: Upkeep
     owner_closes_store: bool
     code: CodeSources
+    mail: MailDomains
 
 
 def _in_write(store: Store, step: Callable[[Tx], int]) -> Callable[[], int]:
@@ -150,7 +152,13 @@ class Memory(
             audit = AuditLog()
             meaning = Meaning(embedder, store)
             _owned = _Owned(
-                store, audit, meaning, _upkeep(store, audit, meaning), closes_store, CodeSources()
+                store,
+                audit,
+                meaning,
+                _upkeep(store, audit, meaning),
+                closes_store,
+                CodeSources(),
+                MailDomains(),
             )
         self._owned = _owned
         self._store = _owned.store
@@ -158,6 +166,7 @@ class Memory(
         self._meaning = _owned.meaning
         self._upkeep = _owned.upkeep
         self._code = _owned.code
+        self._mail = _owned.mail
         self.name = name
         self.tenant = tenant
         self.source = source

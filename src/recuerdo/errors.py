@@ -21,6 +21,9 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── UnknownArgument            unknown_argument    400
     │   ├── InvalidJSON                invalid_json        400
     │   ├── InvalidHeader              invalid_header      400
+    │   ├── AddressInvalid             address_invalid     400
+    │   ├── KindInvalid                kind_invalid        400
+    │   ├── PageCursorInvalid          page_cursor_invalid 400
     │   └── UnknownImportKind          unknown_import_kind 400
     ├── EditRefused                    edit_refused        422
     │   ├── SectionNotFound            section_not_found   422
@@ -29,6 +32,9 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   └── FindAmbiguous              find_ambiguous      422
     ├── ContentTooLarge                content_too_large   413
     │   ├── LimitExceeded              limit_exceeded      413
+    │   │   ├── RecipientsTooMany      recipients_too_many 413
+    │   │   ├── SubjectTooLong         subject_too_long    413
+    │   │   └── BodyTooLarge           body_too_large      413
     │   └── PayloadTooLarge            payload_too_large   413
     ├── UnsupportedMediaType           unsupported_media_type 415
     ├── Unprocessable                  unprocessable       422
@@ -41,6 +47,7 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── DiffBinary                 diff_binary         422
     │   ├── RangeTooLarge              range_too_large     422
     │   ├── GitUnreadable              git_unreadable      422
+    │   ├── DomainNotOurs              domain_not_ours     422
     │   └── ImportSourceInvalid        import_source_invalid 422
     ├── NotFound                       not_found           404
     │   ├── ItemNotFound               item_not_found      404
@@ -53,10 +60,14 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── MemoryNotFound             memory_not_found    404
     │   ├── UnknownTool                unknown_tool        404
     │   ├── UnknownRoute               unknown_route       404
+    │   ├── AddressUnknown             address_unknown     404
+    │   ├── ConversationNotFound       conversation_not_found 404
+    │   ├── MessageNotFound            message_not_found   404
     │   └── ImportSourceNotFound       import_source_not_found 404
     ├── MethodNotAllowed               method_not_allowed  405
     ├── Conflict                       conflict            409
     │   ├── VersionConflict            version_conflict    409
+    │   ├── AddressTaken               address_taken       409
     │   └── TitleTaken                 title_taken         409
     ├── Unauthorized                   unauthorized        401
     ├── CapabilityNotGranted           capability_not_granted       403
@@ -64,6 +75,8 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── OriginNotAllowed           origin_not_allowed  403
     │   └── CsrfRefused                csrf_refused        403
     ├── HostNotAllowed                 host_not_allowed    421
+    ├── NotAMember                     not_a_member        403
+    ├── AddressNotBound                address_not_bound   403
     ├── MultipleMemoryDeclarations     multiple_memory_declarations 409
     ├── MemoryNotNamed                 memory_not_named    400
     ├── BlobCorrupt                    blob_corrupt        500
@@ -80,75 +93,6 @@ The JSON shape of an error, used by every door, is ``error.to_dict()``:
 from __future__ import annotations
 
 from typing import Any, ClassVar
-
-__all__ = [
-    "BlobCorrupt",
-    "CapabilityNotGranted",
-    "Conflict",
-    "ContentTooLarge",
-    "CsrfRefused",
-    "DiffBinary",
-    "DiffTooLarge",
-    "DocumentCorrupt",
-    "DocumentNotReadable",
-    "EditRefused",
-    "EmptyContent",
-    "EmptyTitle",
-    "FactsShape",
-    "FindAmbiguous",
-    "FindNotFound",
-    "GitUnreadable",
-    "HostNotAllowed",
-    "ImportSourceInvalid",
-    "ImportSourceNotFound",
-    "InvalidBatch",
-    "InvalidCategory",
-    "InvalidHeader",
-    "InvalidInput",
-    "InvalidJSON",
-    "InvalidLabel",
-    "InvalidMemoryName",
-    "InvalidOperation",
-    "InvalidRuleLevel",
-    "InvalidTags",
-    "ItemNotFound",
-    "LimitExceeded",
-    "LineBlameNotBuilt",
-    "MemoryNotFound",
-    "MemoryNotNamed",
-    "MentionNotInPassage",
-    "MethodNotAllowed",
-    "MultipleMemoryDeclarations",
-    "NotFound",
-    "OperationContentMismatch",
-    "OriginNotAllowed",
-    "PathNotAllowed",
-    "PayloadTooLarge",
-    "RangeTooLarge",
-    "RecuerdoError",
-    "RepoNotIngested",
-    "RepoNotServed",
-    "RevisionNotFound",
-    "SectionAmbiguous",
-    "SectionNotFound",
-    "StepNotFound",
-    "StorageFull",
-    "StoreDamaged",
-    "StoreError",
-    "StoreTooNew",
-    "TaskNotFound",
-    "Timeout",
-    "Unauthorized",
-    "UnknownArgument",
-    "UnknownImportKind",
-    "UnknownName",
-    "UnknownRoute",
-    "UnknownTool",
-    "Unprocessable",
-    "UnsupportedMediaType",
-    "VersionConflict",
-    "all_error_classes",
-]
 
 
 class RecuerdoError(Exception):
@@ -240,6 +184,22 @@ class InvalidHeader(InvalidInput):
     code = "invalid_header"
 
 
+class AddressInvalid(InvalidInput):
+    """Not ``name@domain`` of ASCII letters, digits and ``. - _ +`` with exactly one ``@``."""
+
+    code = "address_invalid"
+
+
+class KindInvalid(InvalidInput):
+    code = "kind_invalid"
+
+
+class PageCursorInvalid(InvalidInput):
+    """A page cursor (``after``) that no inbox or thread page gave out."""
+
+    code = "page_cursor_invalid"
+
+
 class UnknownImportKind(InvalidInput):
     """import-from names a kind of source no importer reads."""
 
@@ -280,6 +240,12 @@ class VersionConflict(Conflict):
     code = "version_conflict"
 
 
+class AddressTaken(Conflict):
+    """The address is bound to another principal (an address has one owner)."""
+
+    code = "address_taken"
+
+
 class TitleTaken(Conflict):
     """A document's title is already used in its scope (a name, like a file's in a folder)."""
 
@@ -299,6 +265,18 @@ class LimitExceeded(ContentTooLarge):
 
 class PayloadTooLarge(ContentTooLarge):
     code = "payload_too_large"
+
+
+class RecipientsTooMany(LimitExceeded):
+    code = "recipients_too_many"
+
+
+class SubjectTooLong(LimitExceeded):
+    code = "subject_too_long"
+
+
+class BodyTooLarge(LimitExceeded):
+    code = "body_too_large"
 
 
 class UnsupportedMediaType(RecuerdoError):
@@ -358,6 +336,12 @@ class GitUnreadable(Unprocessable):
     """The path is not a git repository git can read (or git is not installed)."""
 
     code = "git_unreadable"
+
+
+class DomainNotOurs(Unprocessable):
+    """An address in a domain not served here (see ``configure`` and ``serve``)."""
+
+    code = "domain_not_ours"
 
 
 class ImportSourceInvalid(Unprocessable):
@@ -434,6 +418,20 @@ class MethodNotAllowed(RecuerdoError):
     status = 405
 
 
+class AddressUnknown(NotFound):
+    """Recipients no one has bound; ``unknown`` names every one of them (nothing was sent)."""
+
+    code = "address_unknown"
+
+
+class ConversationNotFound(NotFound):
+    code = "conversation_not_found"
+
+
+class MessageNotFound(NotFound):
+    code = "message_not_found"
+
+
 class BlobCorrupt(RecuerdoError):
     """A stored blob no longer hashes to its sha256: it is never served. The request was
     fine and retrying cannot help; the store itself is damaged (run ``code verify``), so this
@@ -480,6 +478,20 @@ class HostNotAllowed(RecuerdoError):
 
     code = "host_not_allowed"
     status = 421
+
+
+class NotAMember(RecuerdoError):
+    """The caller is not a member of the conversation: only its members read it."""
+
+    code = "not_a_member"
+    status = 403
+
+
+class AddressNotBound(RecuerdoError):
+    """The caller has no address to send from (bind one first), or named another's."""
+
+    code = "address_not_bound"
+    status = 403
 
 
 class MultipleMemoryDeclarations(RecuerdoError):
@@ -537,3 +549,8 @@ def all_error_classes() -> list[type[RecuerdoError]]:
             found.append(cls)
         pending.extend(cls.__subclasses__())
     return found
+
+
+# Every class of the tree (and the function above) is public; listed from the tree itself, so
+# that a new error cannot be left out.
+__all__ = [*(cls.__name__ for cls in all_error_classes()), "all_error_classes"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
@@ -148,6 +148,13 @@ class MemoryBase:
             yield tx
         if rows:
             self._upkeep.poke(rows)
+
+    def _link_passages(
+        self, tx: Tx, tenant: str, scope: str, passages: Sequence[tuple[int, str]]
+    ) -> None:
+        """Link passages ``(chunk id, text)`` of a scope to the known entities they name, so
+        that ``about`` finds them. The knowledge family provides it; a family that stores
+        passages without depending on the graph (messages) calls it through the handle."""
 
     def meaning_state(self, settle: bool = True) -> str:
         """Whether answers use meaning: ``armed``, ``not_armed`` (no model installed) or

@@ -11,6 +11,7 @@ schemathesis then sends negative data to every operation: no 5xx, every 4xx in t
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import threading
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from recuerdo.doors.http import MESSAGE_ROUTES, ServerConfig
 from recuerdo.doors.profiles import profile
 from recuerdo.verbs import VERBS
 
@@ -33,6 +35,7 @@ ROUTES = (
     + ["/mcp"]
 )
 OVERSIZED = 8 * 1024 * 1024 + 4096
+MESSAGE_OVERSIZED = ServerConfig().max_message_body_bytes + 4096
 SURROGATE = "@@surrogate@@"  # replaced by a raw \ud800 escape in the JSON text
 
 # (case, body bytes, extra headers, method, chunked, status, code)
@@ -149,8 +152,18 @@ class Fuzzed:
     negative: list[str] = field(default_factory=list)  # schemathesis: what broke the contract
 
 
+@functools.cache
+def _oversized_message_body() -> bytes:
+    return b"[" + b"0," * (MESSAGE_OVERSIZED // 2) + b"0]"
+
+
 def _route_request(server: AttackServer, route: str, case: Case) -> Reply:
-    _, body, headers, method, chunked, _, _ = case
+    name, body, headers, method, chunked, _, _ = case
+    if route in MESSAGE_ROUTES and name.startswith("oversized"):  # they take 16 MiB messages
+        if chunked:
+            body = _oversized_message_body()
+        else:
+            headers = [("Content-Length", str(MESSAGE_OVERSIZED))]
     if route == "/mcp" and method == "GET":
         method = "PUT"  # GET is a method of the MCP transport; PUT is no one's
     return server.send(method, f"{route}?memory=m", body, [*JSON_HEADERS, *headers],

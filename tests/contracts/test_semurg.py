@@ -61,12 +61,13 @@ def _published_tools() -> dict[str, Json]:
     if not path.is_file():
         pytest.skip(f"{path} is not here")
     tools = json.loads(path.read_text())
-    return {name: tool for name, tool in tools.items() if name.startswith("memory_")}
+    return {name: tool for name, tool in tools.items() if name.startswith(("memory_", "comms_"))}
 
 
 def test_S1_every_memory_tool_keeps_its_published_parameters(mcp: Mcp) -> None:
-    """S1 every memory_* tool of Semurg's published client is listed with every one of its
-    parameters, the same required ones and the same read-only / destructive annotations."""
+    """S1 every memory_* and comms_* tool of Semurg's published client is listed with every one
+    of its parameters, the same required ones and the same read-only / destructive
+    annotations."""
     published = _published_tools()
 
     async def scenario(tools: Tools) -> None:

@@ -13,8 +13,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..core.clock import now_iso
-from ..store.base import Store, Tx, like_pattern
+from ..store.base import Store, Tx, like_pattern, rows_by_id
 from .clock import to_iso
+from .items import MAIL, visible
 from .results import AuditRecord
 from .secrets import redact
 
@@ -195,8 +196,17 @@ def _scrub_words(tx: Tx, tenant: str, words: set[str]) -> int:
 
 
 def read(
-    tx: Tx, tenant: str, *, scope: str | None, since: str | None, principal: str | None, limit: int
+    tx: Tx,
+    tenant: str,
+    *,
+    viewer: str | None,
+    scope: str | None,
+    since: str | None,
+    principal: str | None,
+    limit: int,
 ) -> list[AuditRecord]:
+    """The records, newest first. Ids of messages ``viewer`` may not read are left out of
+    ``returned`` (someone else's search may have found them)."""
     where, params = ["tenant = ?"], [tenant]
     if scope is not None:
         where.append("scope = ?")
@@ -211,6 +221,8 @@ def read(
         f"SELECT * FROM retrieval_audit WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
         (*params, limit),
     )
+    returned = {row["id"]: json.loads(row["returned"]) for row in rows}
+    hidden = _hidden(tx, tenant, viewer, {i for ids in returned.values() for i in ids})
     return [
         {
             "id": row["id"],
@@ -219,9 +231,24 @@ def read(
             "scope": row["scope"],
             "query": row["query"],
             "filters": json.loads(row["filters"]),
-            "returned": json.loads(row["returned"]),
+            "returned": [i for i in returned[row["id"]] if i not in hidden],
             "found": bool(row["found"]),
             "created_at": row["created_at"],
         }
         for row in rows
     ]
+
+
+def _hidden(tx: Tx, tenant: str, viewer: str | None, ids: set[int]) -> set[int]:
+    """Which of ``ids`` are messages ``viewer`` may not read."""
+    if not ids:
+        return set()
+    members_only, params = visible("i", viewer)
+    found = rows_by_id(
+        tx,
+        "SELECT i.id FROM items i",
+        [i for i in ids if isinstance(i, int)],
+        where=f"i.tenant = ? AND i.item_type = '{MAIL}' AND NOT {members_only}",
+        params=[tenant, *params],
+    )
+    return set(found)

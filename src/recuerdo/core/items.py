@@ -4,9 +4,28 @@ from __future__ import annotations
 
 from ..store.base import Row
 
+MAIL = "mail"
+"""The item type of a message between agents and people (the comms family). Turns of a
+conversation transcript (``add_messages``) are ``message`` items, readable by the whole tenant."""
+
 
 def status_of(row: Row, at: str) -> str:
     """A note past its review date reads as ``needs_review`` wherever it appears."""
     if row["status"] == "active" and row["review_at"] is not None and row["review_at"] <= at:
         return "needs_review"
     return str(row["status"])
+
+
+def visible(alias: str, viewer: str | None) -> tuple[str, list[str]]:
+    """A condition (and its parameters) on the items table aliased ``alias``: true for the rows
+    ``viewer`` may read inside its tenant. A message belongs to the members of its conversation
+    only, as a tenant's items belong to the tenant; every read of items applies this beside
+    the tenant (no viewer: no message is readable)."""
+    if viewer is None:
+        return f"{alias}.item_type <> '{MAIL}'", []
+    return (
+        f"({alias}.item_type <> '{MAIL}' OR EXISTS (SELECT 1 FROM comms_inboxes v"
+        f" WHERE v.tenant = {alias}.tenant AND v.principal = ?"
+        f" AND v.conversation_id = {alias}.session))",
+        [viewer],
+    )

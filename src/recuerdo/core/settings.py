@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..errors import InvalidInput
@@ -16,6 +17,9 @@ DEFAULT_REVIEW_MONTHS: dict[str, int] = {
 }
 DEFAULT_NOTE_LIMIT_BYTES = 50_000
 MAX_NOTE_LIMIT_BYTES = 5_000_000
+MAX_MAIL_DOMAINS = 64
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_DOMAIN = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
 DEFAULT_AUDIT_RETENTION_DAYS = 90  # core.audit.DEFAULT_RETENTION_DAYS
 MAX_AUDIT_RETENTION_DAYS = 36_500
 
@@ -43,12 +47,29 @@ def note_limit_bytes(tx: Tx, tenant: str) -> int:
     return DEFAULT_NOTE_LIMIT_BYTES if stored is None else int(stored)
 
 
+def check_mail_domain(value: object) -> str:
+    """A mail domain as a server or a tenant names it: letters, digits, dots and hyphens."""
+    domain = value.strip().lower() if isinstance(value, str) else ""
+    if len(domain) > 253 or not _DOMAIN.fullmatch(domain):
+        raise InvalidInput(
+            f"a mail domain is letters, digits, '-' and '.' (e.g. example.com), got {value!r}"
+        )
+    return domain
+
+
+def mail_domains(tx: Tx, tenant: str) -> list[str]:
+    """The domains this tenant set for its addresses (empty: the server's, else ``local``)."""
+    stored = _read(tx, tenant, "mail_domains")
+    return [] if stored is None else [str(d) for d in stored]
+
+
 def configure(
     tx: Tx,
     tenant: str,
     *,
     review_months_by_kind: object = None,
     limit_bytes: object = None,
+    domains: object = None,
     audit_retention_days: object = None,
 ) -> dict[str, Any]:
     if review_months_by_kind is not None:
@@ -71,6 +92,13 @@ def configure(
         ):
             raise InvalidInput(f"note_limit_bytes must be 1024..{MAX_NOTE_LIMIT_BYTES}")
         _write(tx, tenant, "note_limit_bytes", limit_bytes)
+    if domains is not None:
+        if isinstance(domains, str) or not isinstance(domains, list | tuple):
+            raise InvalidInput("mail_domains is a list of domains, e.g. ['example.com']")
+        if len(domains) > MAX_MAIL_DOMAINS:
+            raise InvalidInput(f"at most {MAX_MAIL_DOMAINS} mail domains")
+        chosen = list(dict.fromkeys(check_mail_domain(d) for d in domains))
+        _write(tx, tenant, "mail_domains", chosen)
     if audit_retention_days is not None:
         if (
             isinstance(audit_retention_days, bool)
@@ -82,6 +110,7 @@ def configure(
     return {
         "review_months": review_months(tx, tenant),
         "note_limit_bytes": note_limit_bytes(tx, tenant),
+        "mail_domains": mail_domains(tx, tenant),
         "audit_retention_days": audit_retention(tx, tenant),
     }
 

@@ -6,6 +6,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import socket
 import sys
 import time
@@ -21,6 +22,8 @@ from . import running
 DEFAULT_PORT = 7700
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 PROFILE_NAMES = ("native", "engram", "semurg", "notarium")
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_DOMAIN = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")  # as configure(mail_domains=...) checks
 
 
 PROFILE_OPTION = click.option(
@@ -98,6 +101,14 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         default=None,
         help="Let remote callers name files under DIR to ingest (off: they send the bytes).",
     )
+    @click.option(
+        "--mail-domain",
+        "mail_domains",
+        multiple=True,
+        metavar="DOMAIN",
+        help="A domain addresses may be bound in (bind_address), for tenants that set none "
+        "with configure(mail_domains=...). Repeat for several; default: local.",
+    )
     @click.pass_obj
     def serve(
         state: Any,
@@ -108,6 +119,7 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         workers: int,
         code_repos: tuple[str, ...],
         code_interval: float,
+        mail_domains: tuple[str, ...],
         allowed_hosts: tuple[str, ...],
         database_url: str | None,
         ingest_root: str | None,
@@ -142,6 +154,7 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
             host=host,
             code_repos=repos,
             code_interval=code_interval,
+            mail_domains=_mail_domains(mail_domains),
             allowed_hosts=list(allowed_hosts),
             ingest_root=ingest_root,
             database_url=database_url or state.database_url,
@@ -274,6 +287,14 @@ def _code_repos(values: tuple[str, ...]) -> dict[str, str]:
             raise click.BadParameter(f"{name!r} is given twice", param_hint="--code-repo")
         repos[name] = os.path.abspath(path)
     return repos
+
+
+def _mail_domains(values: tuple[str, ...]) -> list[str]:
+    domains = [value.strip().lower() for value in values]
+    for domain in domains:
+        if len(domain) > 253 or not _DOMAIN.fullmatch(domain):
+            raise click.BadParameter(f"{domain!r} is not a domain", param_hint="--mail-domain")
+    return list(dict.fromkeys(domains))
 
 
 def _register_code(cli: click.Group, emit_error: Any) -> None:

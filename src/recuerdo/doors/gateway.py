@@ -17,7 +17,7 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -48,6 +48,7 @@ class MemoryPool:
         base_dir: str | os.PathLike[str] | None,
         default: str | None,
         code_repos: Mapping[str, str] | None = None,
+        mail_domains: Sequence[str] = (),
         *,
         remote: bool = False,
         ingest_root: str | os.PathLike[str] | None = None,
@@ -56,6 +57,7 @@ class MemoryPool:
         self.base_dir = base_dir
         self.default = default
         self.code_repos = dict(code_repos or {})
+        self.mail_domains = list(mail_domains)
         self.remote = remote
         """Callers are on another machine, as far as we know (HTTP, MCP over HTTP): they never
         name a file of this machine, unless it is under ``ingest_root``."""
@@ -78,6 +80,7 @@ class MemoryPool:
             if memory is None:
                 memory = open_memory(chosen, base_dir=self.base_dir, url=self.database_url)
                 memory.serve_code(self.code_repos)
+                memory.serve_mail(self.mail_domains)
                 self._open[chosen] = memory
             return memory
 

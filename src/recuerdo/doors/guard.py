@@ -125,6 +125,8 @@ class Guard:
         tokens: TokenStore,
         loopback: bool,
         max_body_bytes: int,
+        large_body_bytes: int = 0,
+        large_paths: frozenset[str] = frozenset(),
         pages: PageAuth | None = None,
     ) -> None:
         self.app = app
@@ -133,6 +135,9 @@ class Guard:
         self.tokens = tokens
         self.loopback = loopback
         self.max_body_bytes = max_body_bytes
+        self.large_body_bytes = large_body_bytes
+        """The limit of ``large_paths`` (routes that carry messages)."""
+        self.large_paths = large_paths
 
     def single_user(self) -> bool:
         return self.loopback and not self.tokens.any_active()
@@ -155,11 +160,10 @@ class Guard:
                     "(only this server's own pages may call it)"
                 )
             length = headers.get("content-length")
-            if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
-                raise PayloadTooLarge(
-                    f"the request is {length} bytes; the limit is {self.max_body_bytes}"
-                )
             path = scope["path"]
+            limit = self.large_body_bytes if path in self.large_paths else self.max_body_bytes
+            if length is not None and (not length.isdigit() or int(length) > limit):
+                raise PayloadTooLarge(f"the request is {length} bytes; the limit is {limit}")
             if path not in OPEN_PATHS:
                 principal = self._principal(headers.get("authorization", ""))
                 if principal is None and self.pages is not None and self.pages.owns(path):

@@ -75,6 +75,12 @@ ERROR_STATUSES = {
 }
 
 
+MESSAGE_ROUTES = frozenset(
+    {"/v1/send_message", "/v1/memory/comms_send", "/v1/import", "/v1/memory/import", "/mcp"}
+)
+"""Routes that carry a message body (up to 16 MiB) or an export page holding one."""
+
+
 @dataclass
 class ServerConfig:
     base_dir: str | os.PathLike[str] | None = None
@@ -82,12 +88,18 @@ class ServerConfig:
     profile: str = "native"
     host: str = "127.0.0.1"
     max_body_bytes: int = 8 * 1024 * 1024
+    max_message_body_bytes: int = 64 * 1024 * 1024
+    """The limit of the routes that carry messages (``MESSAGE_ROUTES``): room for a body of
+    16 MiB escaped as JSON (a client escaping every non-ASCII character as \\uXXXX sends up
+    to three times the text's UTF-8 size)."""
     timeout_seconds: float = 60.0
     code_repos: dict[str, str] = field(default_factory=dict)
     """Repositories this server may ingest (name -> local path): on a schedule, and when a
     caller names one to ``code_ingest``."""
     code_interval: float = 300.0
     """Seconds between scheduled ingests of ``code_repos`` (0: only through code_ingest)."""
+    mail_domains: list[str] = field(default_factory=list)
+    """The domains addresses may be bound in, for tenants that set none (default ``local``)."""
     allowed_hosts: list[str] = field(default_factory=list)
     """Host names this server answers to besides the address it is bound to."""
     ingest_root: str | None = None
@@ -97,6 +109,10 @@ class ServerConfig:
 
     def hosts(self) -> HostPolicy:
         return HostPolicy.for_binding(self.host, self.allowed_hosts)
+
+    def body_limit(self, path: str) -> int:
+        """The largest request body ``path`` takes."""
+        return self.max_message_body_bytes if path in MESSAGE_ROUTES else self.max_body_bytes
 
 
 def error_response(error: RecuerdoError) -> Response:
@@ -108,6 +124,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         config.base_dir,
         config.default_memory,
         config.code_repos,
+        config.mail_domains,
         remote=True,
         ingest_root=config.ingest_root,
         database_url=config.database_url,
@@ -172,7 +189,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     app.router.routes.append(
         Route(
             "/mcp",
-            endpoint=MCPEndpoint(manager, config.max_body_bytes),
+            endpoint=MCPEndpoint(manager, config.body_limit("/mcp")),
             methods=["GET", "POST", "DELETE"],
         )
     )
@@ -287,9 +304,11 @@ def _native_route(
         destructive=verb.destructive,
     )
 
+    limit = config.body_limit(f"/v1/{verb.name}")
+
     async def endpoint(request: Request) -> Response:
         principal: Principal = request.state.principal
-        arguments = parse_object(await read_body(request, config.max_body_bytes))
+        arguments = parse_object(await read_body(request, limit))
         call = functools.partial(
             gateway.run, pool, principal, _memory_name(request), entry, arguments
         )
@@ -325,9 +344,11 @@ def _profile_route(
     config: ServerConfig,
     components: dict[str, Any],
 ) -> None:
+    limit = config.body_limit(f"/v1/memory/{entry.http_path}")
+
     async def endpoint(request: Request) -> Response:
         principal: Principal = request.state.principal
-        arguments = parse_object(await read_body(request, config.max_body_bytes))
+        arguments = parse_object(await read_body(request, limit))
         call = functools.partial(
             gateway.run, pool, principal, _memory_name(request), entry, arguments
         )
@@ -363,6 +384,8 @@ def wrap(app: FastAPI, config: ServerConfig) -> Guard:
         tokens=TokenStore(config.base_dir),
         loopback=_loopback(config),
         max_body_bytes=config.max_body_bytes,
+        large_body_bytes=config.max_message_body_bytes,
+        large_paths=MESSAGE_ROUTES,
         pages=LensAuth(config.base_dir),
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..core.items import visible
 from ..errors import InvalidInput
 from ..store.base import Row, Tx, rows_by_id
 from . import derive, store
@@ -223,6 +224,7 @@ def about(
     k: int,
     view: store.View,
     compact: bool,
+    viewer: str | None = None,
     attribute: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     if attribute is not None:
@@ -249,7 +251,7 @@ def about(
         )
     facts = graph_facts(tx, tenant, seeds, hops, view, k)
     items += facts[:k]
-    items += _passages(tx, tenant, seeds, max(0, k - len(facts[:k])), view)
+    items += _passages(tx, tenant, seeds, max(0, k - len(facts[:k])), view, viewer)
     if compact:
         items = [compact_item(item) for item in items]
     return {"state": "answered", "items": items, "seeding": seeding}
@@ -361,19 +363,27 @@ def _fact_item(
 
 
 def _passages(
-    tx: Tx, tenant: str, seeds: dict[int, str], limit: int, view: store.View
+    tx: Tx,
+    tenant: str,
+    seeds: dict[int, str],
+    limit: int,
+    view: store.View,
+    viewer: str | None,
 ) -> list[dict[str, Any]]:
+    """Passages that mention the seeds, as the view sees them; messages only for the members
+    of their conversation (``viewer``)."""
     if limit <= 0:
         return []
     marks = ",".join("?" * len(seeds))
     seen, params = view.items_sql("i")
+    members_only, members = visible("i", viewer)
     rows = tx.all(
         "SELECT m.entity_id, c.id, c.item_id, c.start, c.stop, c.body FROM mentions m"
         " JOIN chunks c ON c.tenant = m.tenant AND c.id = m.chunk_id"
         " JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
-        f" WHERE m.tenant = ? AND m.entity_id IN ({marks}) AND {seen}"
+        f" WHERE m.tenant = ? AND m.entity_id IN ({marks}) AND {seen} AND {members_only}"
         " ORDER BY c.item_id DESC, c.ordinal LIMIT ?",
-        [tenant, *seeds, *params, limit],
+        [tenant, *seeds, *params, *members, limit],
     )
     docs = _document_rows(tx, tenant, {r["item_id"] for r in rows})
     items = []
@@ -421,10 +431,11 @@ def compact_item(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def graph_candidates(
-    tx: Tx, tenant: str, scope: str | None, query: str, limit: int
+    tx: Tx, tenant: str, scope: str | None, query: str, limit: int, *, viewer: str | None = None
 ) -> tuple[list[tuple[int | None, int]], list[dict[str, Any]]]:
     """For context: passages that mention the entities a question names, best first, and
-    the seeding. Without a scope, every scope of the tenant is considered."""
+    the seeding. Without a scope, every scope of the tenant is considered; messages count
+    only for their conversation's members (``viewer``)."""
     scopes = (
         [scope]
         if scope is not None
@@ -438,12 +449,14 @@ def graph_candidates(
         return [], []
     ids = [m["entity_id"] for m in matches]
     marks = ",".join("?" * len(ids))
+    members_only, params = visible("i", viewer)
     rows = tx.all(
         "SELECT c.id, c.item_id, count(*) AS hits FROM mentions m JOIN chunks c"
-        f" ON c.tenant = m.tenant AND c.id = m.chunk_id WHERE m.tenant = ?"
-        f" AND m.entity_id IN ({marks}) GROUP BY c.id, c.item_id"
-        " ORDER BY hits DESC, c.item_id DESC LIMIT ?",
-        [tenant, *ids, limit],
+        " ON c.tenant = m.tenant AND c.id = m.chunk_id"
+        " JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
+        f" WHERE m.tenant = ? AND m.entity_id IN ({marks}) AND {members_only}"
+        " GROUP BY c.id, c.item_id ORDER BY hits DESC, c.item_id DESC LIMIT ?",
+        [tenant, *ids, *params, limit],
     )
     seen: set[int] = set()
     ranked: list[tuple[int | None, int]] = []

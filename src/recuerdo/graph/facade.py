@@ -16,6 +16,7 @@ from ..errors import (
     UnknownName,
 )
 from ..facade import MemoryBase, verb
+from ..store.base import Tx
 from . import about as about_ops
 from . import derive, forget, status, store, transfer
 from . import remember as remember_ops
@@ -36,6 +37,11 @@ def _bounded(value: object, field: str, low: int, high: int) -> int:
 
 
 class KnowledgeVerbs(MemoryBase):
+    def _link_passages(
+        self, tx: Tx, tenant: str, scope: str, passages: Sequence[tuple[int, str]]
+    ) -> None:
+        remember_ops.link_passages(tx, tenant, scope, passages)
+
     @verb("write", errors=(FactsShape, MentionNotInPassage, LimitExceeded))
     def remember_knowledge(
         self,
@@ -166,6 +172,7 @@ class KnowledgeVerbs(MemoryBase):
                 k=_bounded(k, "k", 1, about_ops.MAX_K),
                 view=view,
                 compact=bool(compact),
+                viewer=self.principal,
             )
         self._audit.record(
             tenant=self.tenant,
@@ -192,8 +199,8 @@ class KnowledgeVerbs(MemoryBase):
     ) -> Forgot:
         """Forget exactly one thing, for real (erased from the database file): a subject, a fact
         {from, to, type}, a stored document (passage: its doc id), every document of a source label,
-        a whole scope (all), or an attribute {subject, key}. An unknown name is refused with close
-        names, never guessed.
+        a whole scope (all, its conversations included), or an attribute {subject, key}. An
+        unknown name is refused with close names, never guessed.
 
         Args:
             scope: The scope (default 'user'); another scope never sees this one.
@@ -235,7 +242,8 @@ class KnowledgeVerbs(MemoryBase):
     def export(
         self, scope: str | None = None, cursor: str | None = None, limit: int = 256
     ) -> Exported:
-        """Export one page of a scope's records; pass `next` back as `cursor`.
+        """Export one page of a scope's records (with the conversations you are a member of);
+        pass `next` back as `cursor`.
 
         Args:
             scope: The scope (default 'user'); another scope never sees this one.
@@ -244,7 +252,12 @@ class KnowledgeVerbs(MemoryBase):
         """
         with self._store.read() as tx:
             page = transfer.export(
-                tx, self.tenant, _scope(scope), cursor, _bounded(limit, "limit", 1, 1024)
+                tx,
+                self.tenant,
+                _scope(scope),
+                cursor,
+                _bounded(limit, "limit", 1, 1024),
+                self.principal,
             )
         return cast(Exported, page)
 
@@ -280,7 +293,10 @@ class KnowledgeVerbs(MemoryBase):
         """
         with self._store.read() as tx:
             reply = status.status(
-                tx, self.tenant, None if scope is None else checked_label(scope, "scope")
+                tx,
+                self.tenant,
+                None if scope is None else checked_label(scope, "scope"),
+                self.principal,
             )
         rules = {
             "symmetric": sorted(derive.SYMMETRIC),

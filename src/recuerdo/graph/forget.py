@@ -3,7 +3,8 @@
 Exactly one form per call: ``subject`` (an entity, its types and attributes, every fact at
 either end, and every passage that mentions it), ``fact`` {from, to, type}, ``passage`` (a
 stored document or conversation message, whole), ``source`` (every document under a label;
-facts stay), ``all`` (the whole scope) or ``attribute`` {subject, key}.
+facts stay), ``all`` (the whole scope, its conversations included) or ``attribute`` {subject,
+key}.
 
 What is forgotten is remembered without being kept: a keyed hash (HMAC, with a secret of this
 memory) of the form and its key. So a second forget of the same thing answers
@@ -26,6 +27,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..comms.erase import forget_scope as forget_conversations
 from ..core import audit
 from ..core.clock import now_iso
 from ..errors import InvalidInput, ItemNotFound, UnknownName
@@ -187,15 +189,21 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
             "SELECT folded FROM entities WHERE tenant = ? AND scope = ?", (tenant, scope)
         )
     ]
+    conversations = forget_conversations(tx, tenant, scope)
     items = tx.execute("DELETE FROM items WHERE tenant = ? AND scope = ?", (tenant, scope))
     entities = tx.execute("DELETE FROM entities WHERE tenant = ? AND scope = ?", (tenant, scope))
-    if items == 0 and entities == 0:
+    if items == 0 and entities == 0 and conversations == 0:
         return None
     for table in ("retrieval_audit", "import_keys", "import_facts"):
         tx.execute(f"DELETE FROM {table} WHERE tenant = ? AND scope = ?", (tenant, scope))
     gone = [("passage", str(i)) for i in ids] + [("subject", name) for name in names]
     text = [f"{row['title'] or ''} {row['content']}" for row in rows] + names
-    return Done({"items_removed": items, "entities_removed": entities}, ids, [], text, gone)
+    counts = {
+        "items_removed": items,
+        "entities_removed": entities,
+        "conversations_removed": conversations,
+    }
+    return Done(counts, ids, [], text, gone)
 
 
 def _attribute(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
@@ -221,7 +229,7 @@ _NOTHING_REMOVED: dict[str, dict[str, Any]] = {
     "fact": {"facts_removed": 0},
     "passage": {"documents_removed": 0},
     "source": {"documents_removed": 0},
-    "all": {"items_removed": 0, "entities_removed": 0},
+    "all": {"items_removed": 0, "entities_removed": 0, "conversations_removed": 0},
     "attribute": {"attribute_values_removed": 0},
 }
 

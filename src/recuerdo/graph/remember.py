@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.clock import now_iso, parse_time
@@ -392,6 +393,49 @@ def _link_mentions(
         )
         unlinked += not linked
     return unlinked
+
+
+def link_passages(tx: Tx, tenant: str, scope: str, passages: Sequence[tuple[int, str]]) -> None:
+    """Link each passage ``(chunk id, text)`` to the known entities of the scope it names, as
+    ``known_names_in`` does one passage at a time, but with the candidates looked up once for
+    all of them (a large message is thousands of passages)."""
+    if not passages or not tx.scalar(
+        "SELECT 1 FROM entities WHERE tenant = ? AND scope = ? LIMIT 1", (tenant, scope)
+    ):
+        return
+    folded = [store.fold(text) for _, text in passages]
+    present = [set(store.words(text)) - STOP_WORDS for text in folded]
+    holding: dict[str, list[int]] = {}  # word -> the passages holding it
+    for index, words in enumerate(present):
+        for word in words:
+            holding.setdefault(word, []).append(index)
+    tokens = sorted(holding)
+    candidates: dict[int, str] = {}
+    for first in range(0, len(tokens), 400):
+        part = tokens[first : first + 400]
+        marks = ",".join("?" * len(part))
+        for row in tx.all(
+            "SELECT DISTINCT e.id, e.folded FROM entity_words w CROSS JOIN entities e"
+            f" WHERE w.tenant = ? AND w.word IN ({marks}) AND e.tenant = w.tenant"
+            " AND e.id = w.entity_id AND e.scope = ?",
+            [tenant, *part, scope],
+        ):
+            candidates[row["id"]] = row["folded"]
+    mentions = []
+    for entity_id, name in candidates.items():
+        needed = set(store.words(name)) - STOP_WORDS
+        if not needed:
+            continue
+        pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+        rarest = min(needed, key=lambda word: len(holding.get(word, ())))
+        for index in holding.get(rarest, ()):
+            if needed <= present[index] and pattern.search(folded[index]):
+                mentions.append((tenant, passages[index][0], entity_id))
+    tx.executemany(
+        "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
+        " ON CONFLICT DO NOTHING",
+        mentions,
+    )
 
 
 def known_names_in(tx: Tx, tenant: str, scope: str, passage: str) -> set[int]:

@@ -13,6 +13,8 @@ from typing import Any, Literal, NotRequired
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
+from ..comms.model import AddressRecord, ConversationRecord, CursorRecord, MailRecord
+
 _EXACT = ConfigDict(extra="forbid")
 
 MeaningState = Literal["armed", "not_armed", "queued", "failed"]
@@ -230,6 +232,7 @@ class Forgot(TypedDict):
     documents_retained: NotRequired[list[int]]
     documents_removed: NotRequired[int]
     messages_removed: NotRequired[int]
+    conversations_removed: NotRequired[int]
     facts_kept: NotRequired[int]
     items_removed: NotRequired[int]
     entities_removed: NotRequired[int]
@@ -345,7 +348,18 @@ class EntryRecord(TypedDict):
     created_at: str
 
 
-ExportRecord = ExportHeader | DocumentRecord | EntityRecord | FactRecord | NoteRecord | EntryRecord
+ExportRecord = (
+    ExportHeader
+    | DocumentRecord
+    | EntityRecord
+    | FactRecord
+    | NoteRecord
+    | EntryRecord
+    | AddressRecord
+    | ConversationRecord
+    | MailRecord
+    | CursorRecord
+)
 
 
 @with_config(_EXACT)

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.items import visible
 from ..store.base import Tx
 
 TOP_CLASSES = 10
 
 
-def status(tx: Tx, tenant: str, scope: str | None) -> dict[str, Any]:
+def status(tx: Tx, tenant: str, scope: str | None, viewer: str | None = None) -> dict[str, Any]:
+    """Counts of what ``viewer`` may read (messages count for their members only)."""
+    members_only, params = visible("i", viewer)
     scopes = [
         dict(r)
         for r in tx.all(
-            "/* whole memory */ SELECT scope, count(*) AS items FROM items"
-            " WHERE tenant = ? AND status <> 'deleted'"
-            " GROUP BY scope UNION ALL SELECT scope, 0 FROM entities WHERE tenant = ?"
+            "/* whole memory */ SELECT i.scope, count(*) AS items FROM items i WHERE i.tenant = ?"
+            f" AND i.status <> 'deleted' AND {members_only} GROUP BY i.scope"
+            " UNION ALL SELECT scope, 0 FROM entities WHERE tenant = ?"
             " GROUP BY scope ORDER BY scope",
-            (tenant, tenant),
+            (tenant, *params, tenant),
         )
     ]
     merged: dict[str, int] = {}

@@ -2,9 +2,11 @@
 
 Records: an ``export`` header, then ``document`` (text once, live passages in order with the
 entities they mention), ``entity`` (types, attribute values with history), ``fact`` (state,
-validity, ended_at, replaced_by, dated sources), ``note`` (every revision) and ``entry``.
-Forgotten data is gone and so never exported. Importing is idempotent: every record carries a
-stable ``key`` and a record already present is skipped.
+validity, ended_at, replaced_by, dated sources), ``note`` (every revision), ``entry``, and the
+messaging records (``address``, ``conversation``, ``mail``, ``cursor``: ``comms/transfer.py``;
+only the conversations the caller is a member of). Forgotten data is gone and so never
+exported. Importing is idempotent: every record carries a stable ``key`` and a record already
+present is skipped.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from ..comms import transfer as comms_transfer
 from ..core.clock import now_iso
 from ..entries import operations as entries
 from ..errors import InvalidInput
@@ -23,11 +26,12 @@ from ..notes import history
 from ..notes import operations as notes
 from ..store.base import Row, Tx
 from . import store, values
+from .remember import link_passages
 
-PHASES = ("document", "entity", "fact", "note", "entry")
+PHASES = ("document", "entity", "fact", "note", "entry", *comms_transfer.PHASES)
 MAX_IMPORT = 4096
 NOT_REPRODUCED = [
-    "ids: imported items, entities and facts get new ids",
+    "ids: imported items, entities, facts and conversations get new ids",
     "vectors: imported text is embedded again by this memory's model",
     "the revision journal and the retrieval audit of the source",
 ]
@@ -45,28 +49,42 @@ def _fact_key(
     return _key(*parts, twin) if twin else _key(*parts)
 
 
-def _cursor(value: object) -> tuple[int, int]:
+def _cursor(value: object) -> tuple[int, str]:
+    """(phase, the position within it: a row id, or an address for addresses)."""
     if value is None or value == "":
-        return 0, 0
+        return 0, ""
     try:
-        phase, last = str(value).split(":")
-        return PHASES.index(phase), int(last)
+        name, last = str(value).split(":")
+        phase = PHASES.index(name)
+        if name != "address":
+            int(last)
+        return phase, last
     except ValueError as exc:
         raise InvalidInput(f"cursor {value!r} is not one this export gave out") from exc
 
 
-def export(tx: Tx, tenant: str, scope: str, cursor: object, limit: int) -> dict[str, Any]:
+def export(
+    tx: Tx, tenant: str, scope: str, cursor: object, limit: int, viewer: str | None = None
+) -> dict[str, Any]:
+    """One page of records; ``viewer`` sees its own conversations only."""
     phase, last = _cursor(cursor)
     records: list[dict[str, Any]] = []
-    if phase == 0 and last == 0:
+    if phase == 0 and last == "":
         records.append({"record": "export", "version": 1, "scope": scope, "exported_at": now_iso()})
     while phase < len(PHASES) and len(records) < limit:
-        rows, render = _page(tx, tenant, scope, PHASES[phase], last, limit - len(records))
-        records += render(tx, rows)
-        if rows:
-            last = int(rows[-1]["id"])
-        if len(records) < limit:
-            phase, last = phase + 1, 0
+        wanted = limit - len(records)
+        if PHASES[phase] in comms_transfer.PHASES:
+            page, last, done = comms_transfer.export_page(
+                tx, tenant, scope, viewer, PHASES[phase], last, wanted
+            )
+            records += page
+        else:
+            rows, render = _page(tx, tenant, scope, PHASES[phase], int(last or 0), wanted)
+            records += render(tx, rows)
+            last, done = str(rows[-1]["id"]) if rows else last, len(rows) < wanted
+        if not done:
+            break
+        phase, last = phase + 1, ""
     following = None if phase >= len(PHASES) else f"{PHASES[phase]}:{last}"
     return {"records": records, "next": following, "count": len(records)}
 
@@ -487,4 +505,5 @@ _IMPORTERS = {
     "fact": _import_fact,
     "note": _import_note,
     "entry": _import_entry,
+    **comms_transfer.importers(link_passages),
 }

@@ -7,6 +7,7 @@ from typing import cast
 
 from ..core import settings
 from ..core.clock import parse_time
+from ..core.items import visible
 from ..core.text import checked_label
 from ..entries import operations as entry_ops
 from ..errors import (
@@ -120,24 +121,26 @@ class NoteVerbs(MemoryBase):
 
     @verb("read", errors=(ItemNotFound,), arguments=("id",))
     def get(self, id: int) -> Note | EntryItem:
-        """Read one item (note or entry) whole by id: search results are previews, get is the full
-        text.
+        """Read one item (note, entry, document or message) whole by id: search results are
+        previews, get is the full text.
 
         Args:
             id: The item's id.
         """
         if isinstance(id, bool) or not isinstance(id, int):
             raise InvalidInput(f"an id is an integer, got {id!r}")
+        members_only, viewer = visible("i", self.principal)
         with self._store.read() as tx:
             row = tx.one(
-                "SELECT * FROM items WHERE id = ? AND tenant = ? AND status <> 'deleted'",
-                (id, self.tenant),
+                "SELECT * FROM items i WHERE i.id = ? AND i.tenant = ? AND i.status <> 'deleted'"
+                f" AND {members_only}",
+                (id, self.tenant, *viewer),
             )
         if row is None:
             raise ItemNotFound(f"no item with id {id}")
         if row["item_type"] == "entry":
             return {**entry_ops.row_to_entry(row), "item_type": "entry"}
-        return notes.note_dict(row)
+        return notes.note_dict(row)  # a message too: kind is its sender, session its conversation
 
     @verb("read", errors=(ItemNotFound,), arguments=("id",))
     def history(self, id: int) -> list[RevisionSummary]:
@@ -501,6 +504,7 @@ class NoteVerbs(MemoryBase):
             return history.read_journal(
                 tx,
                 self.tenant,
+                viewer=self.principal,
                 scope=None if scope is None else checked_label(scope, "scope"),
                 since=None if since is None else parse_time(since, "since"),
                 principal=None if principal is None else checked_label(principal, "principal"),
@@ -513,14 +517,19 @@ class NoteVerbs(MemoryBase):
         review_months: Mapping[str, int | None] | None = None,
         note_limit_bytes: int | None = None,
         audit_retention_days: int | None = None,
+        mail_domains: Sequence[str] | None = None,
     ) -> Settings:
         """Read or change this memory's settings: the review interval per note kind, the note
-        size limit, and how long the retrieval audit keeps its records.
+        size limit, how long the retrieval audit keeps its records, and the domains addresses
+        may be bound in.
 
         Args:
             review_months: Months per kind, e.g. {"decision": 6}; null removes a kind's review date.
             note_limit_bytes: The note size limit in bytes.
             audit_retention_days: Days the retrieval audit keeps a record (1-36500, default 90).
+            mail_domains: The domains of this tenant's addresses, e.g. ["example.com"] (at most
+                64); [] goes back to the server's (serve --mail-domain), else 'local'.
+                Addresses already bound stay bound.
         """
         with self._write(0) as tx:
             return cast(
@@ -531,6 +540,7 @@ class NoteVerbs(MemoryBase):
                     review_months_by_kind=review_months,
                     limit_bytes=note_limit_bytes,
                     audit_retention_days=audit_retention_days,
+                    domains=None if mail_domains is None else list(mail_domains),
                 ),
             )
 
@@ -545,4 +555,4 @@ class NoteVerbs(MemoryBase):
             type: The kind of link (default 'related').
         """
         with self._write(0) as tx:
-            return links.link(tx, self.tenant, from_id, to_id, type)
+            return links.link(tx, self.tenant, from_id, to_id, type, viewer=self.principal)

@@ -11,6 +11,7 @@ import hashlib
 from typing import Any, get_args
 
 from ..core.clock import now_iso
+from ..core.items import MAIL, visible
 from ..errors import InvalidInput, ItemNotFound
 from ..store.base import Row, Tx
 from .results import JournalLine, JournalOperation, Revision, RevisionSummary
@@ -212,13 +213,20 @@ def read_journal(
     tx: Tx,
     tenant: str,
     *,
+    viewer: str | None = None,
     scope: str | None,
     since: str | None,
     principal: str | None,
     limit: int,
 ) -> list[JournalLine]:
-    where = ["tenant = ?"]
-    params: list[Any] = [tenant]
+    """The journal, newest first; a message's changes only for its conversation's members."""
+    members_only, shown = visible("i", viewer)
+    where = [
+        "tenant = ?",
+        f"(item_type <> '{MAIL}' OR EXISTS (SELECT 1 FROM items i"
+        f" WHERE i.tenant = journal.tenant AND i.id = journal.item_id AND {members_only}))",
+    ]
+    params: list[Any] = [tenant, *shown]
     for column, value in (("scope", scope), ("principal", principal)):
         if value is not None:
             where.append(f"{column} = ?")

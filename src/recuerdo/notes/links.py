@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..core.clock import now_iso
+from ..core.items import visible
 from ..core.text import checked_label
 from ..errors import InvalidInput, ItemNotFound
 from ..store.base import Row, Tx
@@ -13,20 +14,26 @@ from .results import Linked
 _WIKILINK = re.compile(r"\[\[([^\[\]|\n]{1,200})(?:\|[^\[\]\n]*)?\]\]")
 
 
-def _live_item(tx: Tx, tenant: str, item_id: object) -> Row:
+def _live_item(tx: Tx, tenant: str, item_id: object, viewer: str | None) -> Row:
     if isinstance(item_id, bool) or not isinstance(item_id, int):
         raise InvalidInput(f"an item id is an integer, got {item_id!r}")
+    members_only, params = visible("i", viewer)
     row = tx.one(
-        "SELECT id, scope FROM items WHERE id = ? AND tenant = ? AND status <> 'deleted'",
-        (item_id, tenant),
+        "SELECT i.id, i.scope FROM items i WHERE i.id = ? AND i.tenant = ?"
+        f" AND i.status <> 'deleted' AND {members_only}",
+        (item_id, tenant, *params),
     )
     if row is None:
         raise ItemNotFound(f"no item with id {item_id}")
     return row
 
 
-def link(tx: Tx, tenant: str, from_id: object, to_id: object, kind: object) -> Linked:
-    source, target = _live_item(tx, tenant, from_id), _live_item(tx, tenant, to_id)
+def link(
+    tx: Tx, tenant: str, from_id: object, to_id: object, kind: object, *, viewer: str | None
+) -> Linked:
+    """Link two items the viewer may read (a message only by its conversation's members)."""
+    source = _live_item(tx, tenant, from_id, viewer)
+    target = _live_item(tx, tenant, to_id, viewer)
     if source["id"] == target["id"]:
         raise InvalidInput("an item cannot link to itself")
     label = checked_label(kind, "type", max_chars=64)

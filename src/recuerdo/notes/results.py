@@ -250,6 +250,7 @@ class Settings(TypedDict):
     review_months: dict[str, int]
     note_limit_bytes: int
     audit_retention_days: int
+    mail_domains: list[str]
 
 
 @with_config(FORBID)

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from ..core import audit as audit_log
 from ..core.clock import now_iso, parse_time
+from ..core.items import visible
 from ..core.results import AuditRecord
 from ..core.text import checked_label
 from ..errors import (
@@ -63,10 +64,15 @@ class RetrievalVerbs(MemoryBase):
     def _graph_stage(filters: Filters) -> search_ops.GraphStage:
         def stage(tx: Tx, query: str, k: int) -> list[tuple[int | None, int]]:
             if filters.scopes is None or len(filters.scopes) == 1:
-                ranked, _ = graph_candidates(tx, filters.tenant, filters.scope, query, k)
+                ranked, _ = graph_candidates(
+                    tx, filters.tenant, filters.scope, query, k, viewer=filters.viewer
+                )
                 return ranked
             # Several scopes: each one's candidates, interleaved by rank.
-            lists = [graph_candidates(tx, filters.tenant, s, query, k)[0] for s in filters.scopes]
+            lists = [
+                graph_candidates(tx, filters.tenant, s, query, k, viewer=filters.viewer)[0]
+                for s in filters.scopes
+            ]
             merged: list[tuple[int | None, int]] = []
             seen: set[int] = set()
             for rank in range(max(len(found) for found in lists)):
@@ -128,9 +134,11 @@ class RetrievalVerbs(MemoryBase):
         Args:
             query: What to look for, in plain words (operators are treated as text).
             scope: Only these scopes, e.g. 'user' or 'project:shop'.
-            kind: Only these kinds (note kinds, entry categories, message speakers).
-            types: Only these item types: entry, note, document, message, code (stored code is
-                searched only when asked for).
+            kind: Only these kinds (note kinds, entry categories, message speakers, mail
+                senders' addresses).
+            types: Only these item types: entry, note, document, message, mail (messages
+                between agents, for their conversation's members), code (stored code is searched
+                only when asked for).
             tags: Only items with these tags.
             tags_mode: 'any' (default) or 'all' of the tags.
             mode: 'any' word may match (default) or 'all' must.
@@ -152,6 +160,7 @@ class RetrievalVerbs(MemoryBase):
         preview = _bounded(preview_chars, "preview_chars", 20, 4000)
         filters = Filters.build(
             self.tenant,
+            viewer=self.principal,
             scope=scope,
             kind=kind,
             types=types,
@@ -222,8 +231,9 @@ class RetrievalVerbs(MemoryBase):
             budget_tokens: Size of the pack in tokens (4 characters each; default 4000).
             depth: How many link hops to follow from the matches (0-3, default 1).
             max_per_source: Cap per item, in tokens (default: max(500, budget / 2)).
-            kind: Only these kinds (note kinds, entry categories, message speakers).
-            types: Only these item types: entry, note, document, message, code.
+            kind: Only these kinds (note kinds, entry categories, message speakers, mail
+                senders' addresses).
+            types: Only these item types: entry, note, document, message, mail, code.
         """
         text = _query_text(query)
         budget = _bounded(budget_tokens, "budget_tokens", 1, MAX_BUDGET_TOKENS)
@@ -233,7 +243,14 @@ class RetrievalVerbs(MemoryBase):
             if max_per_source is None
             else _bounded(max_per_source, "max_per_source", 1, MAX_BUDGET_TOKENS)
         )
-        filters = Filters.build(self.tenant, scope=scope, kind=kind, types=types, skip_muted=True)
+        filters = Filters.build(
+            self.tenant,
+            viewer=self.principal,
+            scope=scope,
+            kind=kind,
+            types=types,
+            skip_muted=True,
+        )
         if text.strip():
             self._embedder()
         with self._store.read() as tx:
@@ -302,7 +319,12 @@ class RetrievalVerbs(MemoryBase):
         )
         label = "user" if scope is None else checked_label(scope, "scope")
         filters = Filters.build(
-            self.tenant, scope=label, until=view.valid_at, known_at=view.as_of, skip_muted=True
+            self.tenant,
+            scope=label,
+            until=view.valid_at,
+            known_at=view.as_of,
+            skip_muted=True,
+            viewer=self.principal,
         )
         meaning = self.meaning_state()
         with self._store.read() as tx:
@@ -334,12 +356,13 @@ class RetrievalVerbs(MemoryBase):
         reached = pack.walk(tx, self.tenant, list(seeds), hops)
         where, params = filters.sql("i")
         marks = ",".join("?" * len(reached)) or "NULL"
+        members_only, viewer = visible("i", self.principal)
         rows = {
             r["id"]: r
             for r in tx.all(
                 f"SELECT * FROM items i WHERE i.id IN ({marks}) AND i.tenant = ?"
-                " AND i.status <> 'deleted' AND i.muted = 0",
-                [*reached, self.tenant],
+                f" AND i.status <> 'deleted' AND i.muted = 0 AND {members_only}",
+                [*reached, self.tenant, *viewer],
             )
         }
         seed_marks = ",".join("?" * len(seeds)) or "NULL"
@@ -440,7 +463,7 @@ class RetrievalVerbs(MemoryBase):
         notes, plans and rules.
         """
         with self._store.read() as tx:
-            return count_memory(tx, self.tenant)
+            return count_memory(tx, self.tenant, self.principal)
 
     @verb("read")
     def summary(self) -> Summary:
@@ -473,6 +496,7 @@ class RetrievalVerbs(MemoryBase):
             return audit_log.read(
                 tx,
                 self.tenant,
+                viewer=self.principal,
                 scope=None if scope is None else checked_label(scope, "scope"),
                 since=None if since is None else parse_time(since, "since"),
                 principal=None if principal is None else checked_label(principal, "principal"),

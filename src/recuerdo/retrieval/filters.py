@@ -1,4 +1,7 @@
-"""Search filters, applied inside every candidate query (never after a top-k cut)."""
+"""Search filters, applied inside every candidate query (never after a top-k cut).
+
+Beside the caller's filters, every query is confined to the tenant and to what the viewer may
+read: a message (``mail``) only to the members of its conversation (``core.items.visible``)."""
 
 from __future__ import annotations
 
@@ -7,10 +10,11 @@ from typing import Any
 
 from ..code.lookup import check_prefix, check_repo
 from ..core.clock import now_iso, parse_time
+from ..core.items import MAIL, visible
 from ..core.text import check_tags, checked_label
 from ..errors import InvalidInput
 
-ITEM_TYPES = ("entry", "note", "document", "message", "code")
+ITEM_TYPES = ("entry", "note", "document", "message", MAIL, "code")
 # Stored code (the text of ingested repositories) is searched only when asked for by type or
 # repository: it would otherwise crowd out what agents remembered.
 ASKED_ONLY = "code"
@@ -29,6 +33,8 @@ def _labels(value: object, field_name: str) -> list[str] | None:
 @dataclass(frozen=True)
 class Filters:
     tenant: str
+    viewer: str | None = None
+    """The principal reading (messages are visible to their conversation's members only)."""
     scopes: tuple[str, ...] | None = None
     """Only these scopes (None: every scope of the tenant)."""
     kinds: list[str] | None = None
@@ -50,6 +56,7 @@ class Filters:
         cls,
         tenant: str,
         *,
+        viewer: str | None = None,
         scope: object = None,
         kind: object = None,
         types: object = None,
@@ -80,6 +87,7 @@ class Filters:
         scopes = _labels(scope, "scope")
         return cls(
             tenant=tenant,
+            viewer=viewer,
             scopes=None if scopes is None else tuple(dict.fromkeys(scopes)),
             kinds=_labels(kind, "kind"),
             types=item_types,
@@ -98,8 +106,9 @@ class Filters:
     def sql(self, alias: str = "i") -> tuple[str, list[Any]]:
         """A WHERE fragment over the items table aliased ``alias``, and its parameters."""
         a = alias
-        clauses = [f"{a}.tenant = ?", f"{a}.status <> 'deleted'"]
-        params: list[Any] = [self.tenant]
+        members_only, viewer = visible(a, self.viewer)
+        clauses = [f"{a}.tenant = ?", f"{a}.status <> 'deleted'", members_only]
+        params: list[Any] = [self.tenant, *viewer]
         if self.scopes is not None:
             clauses.append(f"{a}.scope IN ({', '.join('?' * len(self.scopes))})")
             params.extend(self.scopes)
@@ -168,6 +177,7 @@ class Filters:
         """The filters as given, for the audit."""
         shown = {k: v for k, v in self.__dict__.items() if v not in (None, [], False)}
         shown.pop("tenant", None)
+        shown.pop("viewer", None)
         scopes = shown.pop("scopes", None)
         if scopes:
             shown["scope"] = scopes[0]

@@ -4,6 +4,7 @@ summary a person reads first."""
 from __future__ import annotations
 
 from ..core.clock import now_iso
+from ..core.items import visible
 from ..entries.operations import counts_by_category
 from ..store.base import Tx
 from ..work import rules as rule_ops
@@ -21,17 +22,21 @@ def _axis(scope: str) -> str | None:
     return "project" if scope.startswith("project:") else None
 
 
-def overview(tx: Tx, tenant: str) -> Overview:
+def overview(tx: Tx, tenant: str, viewer: str | None = None) -> Overview:
+    """The counts of what ``viewer`` may read (messages count for their members only)."""
+    members_only, params = visible("items", viewer)
     items = {
         row["item_type"]: int(row["n"])
         for row in tx.all(
-            f"{_WHOLE}SELECT item_type, count(*) AS n FROM items WHERE {_LIVE} GROUP BY item_type"
-            " ORDER BY item_type",
-            (tenant,),
+            f"{_WHOLE}SELECT item_type, count(*) AS n FROM items WHERE {_LIVE}"
+            f" AND {members_only} GROUP BY item_type ORDER BY item_type",
+            (tenant, *params),
         )
     }
     chars = tx.scalar(
-        f"{_WHOLE}SELECT coalesce(sum(length(content)), 0) FROM items WHERE {_LIVE}", (tenant,)
+        f"{_WHOLE}SELECT coalesce(sum(length(content)), 0) FROM items WHERE {_LIVE}"
+        f" AND {members_only}",
+        (tenant, *params),
     )
     entries: list[EntryCount] = [
         {"category": row["category"], "source": row["source"], "count": int(row["n"])}

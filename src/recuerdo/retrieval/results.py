@@ -18,6 +18,9 @@ AnswerState = Literal["answered", "nothing_stored", "could_not_judge"]
 
 @with_config(FORBID)
 class HitSpan(TypedDict):
+    """Where a search hit lies in its item (not graph/results.Span: one name, one shape in the
+    published schemas)."""
+
     start: int
     end: int
     chunk_id: int | None

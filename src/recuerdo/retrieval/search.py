@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..core.items import status_of
+from ..core.items import MAIL, status_of
 from ..errors import InvalidInput
 from ..index.chunk import line_range
 from ..index.chunks import chunk_mark, stale
@@ -39,6 +39,7 @@ STAGE_K = {"lexical": 5, "meaning": RRF_K, "graph": RRF_K}
 WEIGHTS = {"lexical": 1.0, "meaning": 1.0, "graph": 0.8}
 CANDIDATES = 50  # per stage, before fusion
 TAIL_LIMIT = 5000
+FILTER_BATCH = 500  # ranked chunks checked against the filters per query
 DEFAULT_PREVIEW = 300
 
 
@@ -66,33 +67,41 @@ def lexical_stage(
     found: list[tuple[int | None, int]] = []
     seen: set[int] = set()
     # Ranking every match is the cost; each row fetched and checked is more. Twice the items
-    # wanted is enough when filters keep most rows, and the window grows fourfold otherwise
-    # (the chunk id breaks ties so that pages never overlap).
-    window, offset = max(k * 2, 50), 0
+    # wanted is enough when filters keep most rows. Otherwise the next window is sized from
+    # the share that passed (at least fourfold), since every ranking scores every match again:
+    # a selective filter (one scope of many, a member's own messages) then pays two rankings,
+    # not one per growth step. Rows are checked in rank order, a batch at a time, and the
+    # checking stops once ``k`` passed (the chunk id breaks ties so that pages never overlap).
+    window, offset, checked = max(k * 2, 50), 0, 0
     while len(found) < k:
         ranked = tx.text.rank(filters.tenant, words, mode, window, offset)
         if not ranked:
             break
-        ids = [chunk_id for chunk_id, _ in ranked]
-        marks = ",".join("?" * len(ids))
-        passing = {
-            row["id"]: row["item_id"]
-            for row in tx.all(
-                "SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.tenant = c.tenant"
-                f" AND i.id = c.item_id WHERE c.id IN ({marks}) AND {where}"
-                f" AND NOT {stale('c')}",
-                [*ids, *params],
-            )
-        }
-        for chunk_id in ids:
-            item_id = passing.get(chunk_id)
-            if item_id is not None and item_id not in seen:
-                seen.add(item_id)
-                found.append((chunk_id, item_id))
+        for first in range(0, len(ranked), FILTER_BATCH):
+            ids = [chunk_id for chunk_id, _ in ranked[first : first + FILTER_BATCH]]
+            marks = ",".join("?" * len(ids))
+            passing = {
+                row["id"]: row["item_id"]
+                for row in tx.all(
+                    "SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.tenant = c.tenant"
+                    f" AND i.id = c.item_id WHERE c.id IN ({marks}) AND {where}"
+                    f" AND NOT {stale('c')}",
+                    [*ids, *params],
+                )
+            }
+            checked += len(ids)
+            for chunk_id in ids:
+                item_id = passing.get(chunk_id)
+                if item_id is not None and item_id not in seen:
+                    seen.add(item_id)
+                    found.append((chunk_id, item_id))
+            if len(found) >= k:
+                break
         if len(ranked) < window:
             break
         offset += window
-        window *= 4
+        share = max(len(found), 1) / checked
+        window = max(window * 4, int(2 * (k - len(found)) / share))
     return _merge_tail(found, _tail(tx, filters, words, mode), k)
 
 
@@ -201,6 +210,10 @@ def fragment(
         hit["speaker"] = meta.get("speaker")
         hit["date"] = item["occurred_at"]
         hit["ref"] = meta.get("ref")
+    elif item["item_type"] == MAIL:  # where it was said, as for a turn of a transcript
+        hit["conversation"] = item["session"]
+        hit["speaker"] = item["category"]
+        hit["date"] = item["created_at"]
     elif item["item_type"] == "entry":
         hit["tags"] = json.loads(item["tags"])
     elif item["item_type"] == "code":

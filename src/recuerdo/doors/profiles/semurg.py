@@ -1,5 +1,4 @@
-"""The Semurg profile: memory_* and code_* tools with Semurg's parameter names (the comms_*
-family is not built, so its tools are absent).
+"""The Semurg profile: memory_*, comms_* and code_* tools with Semurg's parameter names.
 
 The parameters are those of Semurg's published client (``semurg-tools.json``), plus ``date`` on
 ``memory_relate`` (when the fact became true). Replies are the verbs' own, shown as Semurg
@@ -124,6 +123,95 @@ def _memory(name: str, verb: str, description: str, shape: dict[str, Any], **res
     return ToolMap(
         name, verb, description, shape, present=present, reply_schema=reply_schema(verb), **rest
     )
+
+
+# -- the comms_* tools -----------------------------------------------------------------------
+
+_ADDRESS = prop("string", "An address, name@domain.")
+_CURSOR = prop("string", "The next cursor of the previous page.")
+_PAGE = prop("integer", "How many per page.", minimum=1, maximum=4096)
+
+
+def comms_tools() -> list[ToolMap]:
+    """Messaging between agents and people: Semurg's comms_* names over the native verbs."""
+    return [
+        _memory(
+            "comms_bind_address",
+            "bind_address",
+            "Bind an address to yourself so others can message you; again answers already.",
+            schema(
+                {
+                    "address": _ADDRESS,
+                    "kind": prop("string", "Who holds it.", enum=["user", "agent"]),
+                    "user_id": _USER,
+                },
+                ["address"],
+            ),
+            translate=_keep("address", "kind"),
+            http_path="comms_bind_address",
+        ),
+        _memory(
+            "comms_send",
+            "send_message",
+            "Send a message to addresses; stored once, read only by the conversation's members.",
+            schema(
+                {
+                    "to": prop("array", "Recipient addresses (1-4096).", items={"type": "string"}),
+                    "subject": prop("string", "At most 1024 bytes."),
+                    "body": prop("string", "The text, at most 16 MiB."),
+                    "reply_to": prop("string", "The id of the message this answers."),
+                    "user_id": _USER,
+                },
+                ["to", "body"],
+            ),
+            translate=lambda a: drop_none(
+                {
+                    "to": a.get("to"),
+                    "subject": a.get("subject") or "",
+                    "body": a.get("body"),
+                    "reply_to": a.get("reply_to"),
+                }
+            ),
+            http_path="comms_send",
+        ),
+        _memory(
+            "comms_inbox",
+            "inbox",
+            "Your conversations, most recent first, with unread counts.",
+            schema({"after": _CURSOR, "limit": _PAGE, "user_id": _USER}),
+            translate=_keep("after", "limit"),
+            read_only=True,
+            http_path="comms_inbox",
+        ),
+        _memory(
+            "comms_thread",
+            "thread",
+            "One conversation's messages, oldest first; moves your unread cursor.",
+            schema(
+                {
+                    "conversation_id": prop("string", "The conversation."),
+                    "after": _CURSOR,
+                    "limit": _PAGE,
+                    "user_id": _USER,
+                },
+                ["conversation_id"],
+            ),
+            translate=_keep("conversation_id", "after", "limit"),
+            read_only=True,
+            http_path="comms_thread",
+        ),
+        _memory(
+            "comms_read",
+            "read_message",
+            "One message whole, body exactly as sent.",
+            schema(
+                {"message_id": prop("string", "The message."), "user_id": _USER}, ["message_id"]
+            ),
+            translate=_keep("message_id"),
+            read_only=True,
+            http_path="comms_read",
+        ),
+    ]
 
 
 # -- the memory_* tools ----------------------------------------------------------------------
@@ -400,5 +488,6 @@ def tools() -> list[ToolMap]:
             translate=_keep("records", "scope"),
             http_path="import",
         ),
+        *comms_tools(),
         *code_tools(),
     ]

@@ -561,6 +561,13 @@ def m011_forgotten(tx: Tx) -> None:
 
 
 @migration
+def m012_comms(tx: Tx) -> None:
+    from ..sqlite.comms_schema import COMMS  # portable SQL, tenant-first already
+
+    _run_script(tx, COMMS.replace("INTEGER", "BIGINT"))
+
+
+@migration
 def m013_pending_wikilinks(tx: Tx) -> None:
     _run_script(
         tx,

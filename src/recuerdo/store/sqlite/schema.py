@@ -1,7 +1,5 @@
 """The SQLite schema: the migration steps, in SQLite's SQL (FTS5 tables and their triggers).
-
-A step is never edited after it has shipped (see :mod:`recuerdo.store.migrations`); a change to
-the schema is a new function at the end of this file.
+A step never changes once shipped (:mod:`recuerdo.store.migrations`): a change is a new step.
 """
 
 from __future__ import annotations
@@ -11,6 +9,7 @@ import re
 from ..base import Tx
 from ..migrations import Schema
 from .code_schema import CODE_STORE
+from .comms_schema import COMMS
 from .tenant_schema import tenant_children
 
 SCHEMA = Schema()
@@ -559,6 +558,11 @@ def m011_forgotten(tx: Tx) -> None:
         ) WITHOUT ROWID;
         """,
     )
+
+
+@migration
+def m012_comms(tx: Tx) -> None:
+    _run_script(tx, COMMS)  # messaging: the tables, and why so, are in comms_schema.py
 
 
 @migration

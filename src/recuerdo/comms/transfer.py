@@ -1,0 +1,311 @@
+"""Messaging records of a scope's export, and their import (``graph/transfer.py`` pages them).
+
+Records, in this order: ``address`` (every address of the tenant, with its principal and kind),
+``conversation`` (its members), ``mail`` (each message whole, with its conversation's key and,
+for a reply, the position of the message it answers) and ``cursor`` (each member principal's
+unread cursor, as how many messages of the conversation it has read). An export shows what its
+caller may read: only the conversations the caller is a member of, and their messages. Imported
+conversations get new ids; pages must be imported in order (a message needs its conversation).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ..core.clock import now_iso
+from ..core.items import MAIL, visible
+from ..core.text import checked_label
+from ..errors import RecuerdoError
+from ..store.base import Row, Tx
+from . import addresses, mail
+
+PHASES = ("address", "conversation", "mail", "cursor")
+MAX_PAGE_BYTES = 16 * 2**20
+"""A page of mail holds at most this many bytes of bodies (or one larger message), so any page
+fits one import request."""
+
+Importer = Callable[[Tx, str, str, str, dict[str, Any]], None]
+
+
+def _key(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
+
+
+def conversation_key(row: Row) -> str:
+    """Stable across exports; an imported conversation keeps the key it came with."""
+    return str(row["import_key"] or _key("conversation", row["id"], row["started_at"]))
+
+
+def cursor_key(conversation: str) -> str:
+    return _key("cursor", conversation)
+
+
+def _conversations(
+    tx: Tx, tenant: str, scope: str, viewer: str | None, after: int, limit: int
+) -> list[Row]:
+    """The scope's conversations the viewer is a member of, in id order."""
+    return tx.all(
+        "SELECT c.* FROM comms_conversations c JOIN comms_inboxes v ON v.tenant = c.tenant"
+        " AND v.conversation_id = c.id AND v.principal = ? WHERE c.tenant = ? AND c.scope = ?"
+        " AND CAST(c.id AS INTEGER) > ? ORDER BY CAST(c.id AS INTEGER) LIMIT ?",
+        (viewer, tenant, scope, after, limit),
+    )
+
+
+def _members(tx: Tx, tenant: str, conversation_id: str) -> list[dict[str, Any]]:
+    return [
+        {"address": r["address"], "joined_at": r["joined_at"]}
+        for r in tx.all(
+            "SELECT address, joined_at FROM comms_members WHERE tenant = ? AND conversation_id = ?"
+            " ORDER BY joined_at, address",
+            (tenant, conversation_id),
+        )
+    ]
+
+
+def _mails_before(tx: Tx, tenant: str, conversation_id: str, item_id: int) -> int:
+    return int(
+        tx.scalar(
+            f"SELECT count(*) FROM items WHERE tenant = ? AND session = ? AND item_type = '{MAIL}'"
+            " AND id < ?",
+            (tenant, conversation_id, item_id),
+        )
+    )
+
+
+def _nth_mail(tx: Tx, tenant: str, conversation_id: str, position: int) -> int | None:
+    found = tx.scalar(
+        f"SELECT id FROM items WHERE tenant = ? AND session = ? AND item_type = '{MAIL}'"
+        " ORDER BY id LIMIT 1 OFFSET ?",
+        (tenant, conversation_id, position),
+    )
+    return None if found is None else int(found)
+
+
+def export_page(
+    tx: Tx, tenant: str, scope: str, viewer: str | None, phase: str, last: str, limit: int
+) -> tuple[list[dict[str, Any]], str, bool]:
+    """(records, the cursor's new position in the phase, whether the phase is done)."""
+    if phase == "address":
+        rows = tx.all(
+            "SELECT * FROM comms_addresses WHERE tenant = ? AND address > ? ORDER BY address"
+            " LIMIT ?",
+            (tenant, last, limit),
+        )
+        records = [
+            {
+                "record": "address",
+                "key": _key("address", r["address"]),
+                "address": r["address"],
+                "kind": r["kind"],
+                "principal": r["principal"],
+                "bound_at": r["bound_at"],
+            }
+            for r in rows
+        ]
+        return records, rows[-1]["address"] if rows else last, len(rows) < limit
+    if phase in ("conversation", "cursor"):
+        rows = _conversations(tx, tenant, scope, viewer, int(last or 0), limit)
+        render = _conversation if phase == "conversation" else _cursors
+        records = [render(tx, tenant, row) for row in rows]
+        return records, rows[-1]["id"] if rows else last, len(rows) < limit
+    return _mail_page(tx, tenant, scope, viewer, int(last or 0), limit)
+
+
+def _conversation(tx: Tx, tenant: str, row: Row) -> dict[str, Any]:
+    return {
+        "record": "conversation",
+        "key": conversation_key(row),
+        "started_by": row["started_by"],
+        "started_at": row["started_at"],
+        "members": _members(tx, tenant, row["id"]),
+    }
+
+
+def _cursors(tx: Tx, tenant: str, row: Row) -> dict[str, Any]:
+    readers = tx.all(
+        "SELECT v.principal, (SELECT count(*) FROM items i WHERE i.tenant = v.tenant"
+        f" AND i.session = v.conversation_id AND i.item_type = '{MAIL}' AND i.id <= v.read_upto)"
+        " AS read FROM comms_inboxes v WHERE v.tenant = ? AND v.conversation_id = ?"
+        " ORDER BY v.principal",
+        (tenant, row["id"]),
+    )
+    key = conversation_key(row)
+    return {
+        "record": "cursor",
+        "key": cursor_key(key),
+        "conversation": key,
+        "cursors": [{"principal": r["principal"], "read": int(r["read"])} for r in readers],
+    }
+
+
+def _mail_page(
+    tx: Tx, tenant: str, scope: str, viewer: str | None, after: int, limit: int
+) -> tuple[list[dict[str, Any]], str, bool]:
+    members_only, params = visible("i", viewer)
+    heads: dict[str, str] = {}
+    records: list[dict[str, Any]] = []
+    last, size = after, 0
+    for row in tx.iterate(
+        f"SELECT i.* FROM items i WHERE i.tenant = ? AND i.scope = ? AND i.item_type = '{MAIL}'"
+        f" AND i.id > ? AND {members_only} ORDER BY i.id LIMIT ?",
+        (tenant, scope, after, *params, limit),
+    ):
+        if records and size + int(json.loads(row["meta"]).get("bytes", 0)) > MAX_PAGE_BYTES:
+            return records, str(last), False
+        if row["session"] not in heads:
+            head = tx.one(
+                "SELECT * FROM comms_conversations WHERE tenant = ? AND id = ?",
+                (tenant, row["session"]),
+            )
+            heads[row["session"]] = "" if head is None else conversation_key(head)
+        shown = mail.message(row)
+        reply_to = shown["reply_to"]
+        body = shown["body"]
+        records.append(
+            {
+                "record": "mail",
+                "key": _key(
+                    "mail",
+                    heads[row["session"]],
+                    shown["sent_at"],
+                    shown["from"],
+                    hashlib.sha256(body.encode()).hexdigest(),
+                ),
+                "conversation": heads[row["session"]],
+                "from": shown["from"],
+                "principal": row["source"],
+                "to": shown["to"],
+                "subject": shown["subject"],
+                "body": body,
+                "sent_at": shown["sent_at"],
+                "reply_to": None
+                if reply_to is None
+                else _mails_before(tx, tenant, row["session"], int(reply_to)),
+            }
+        )
+        last, size = int(row["id"]), size + shown["bytes"]
+    return records, str(last), len(records) < limit
+
+
+def _imported(tx: Tx, tenant: str, scope: str, key: object) -> str:
+    found = tx.scalar(
+        "SELECT id FROM comms_conversations WHERE tenant = ? AND scope = ? AND import_key = ?",
+        (tenant, scope, str(key)),
+    )
+    if found is None:
+        raise ValueError("its conversation was not imported into this scope (import in order)")
+    return str(found)
+
+
+def _checked(check: Callable[..., Any], *args: Any) -> Any:
+    """Run a check; a refusal makes the record malformed (skipped), not the import."""
+    try:
+        return check(*args)
+    except RecuerdoError as error:
+        raise ValueError(error.detail) from error
+
+
+def import_address(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
+    address = _checked(addresses.check_address, record["address"])
+    kind = _checked(addresses.check_kind, record.get("kind", "agent"))
+    owner = _checked(checked_label, record.get("principal") or principal, "principal")
+    held = addresses.owners(tx, tenant, [address]).get(address)
+    if held is not None and held != owner:
+        raise ValueError(f"{address} is bound to another principal here")
+    if held is None:
+        tx.execute(
+            "INSERT INTO comms_addresses (tenant, address, principal, kind, bound_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (tenant, address, owner, kind, record.get("bound_at") or now_iso()),
+        )
+
+
+def import_conversation(
+    tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
+) -> None:
+    members: dict[str, Any] = {}
+    for member in record["members"]:
+        given = member["address"]
+        members[_checked(addresses.check_address, given)] = member.get("joined_at")
+    started_by = _checked(addresses.check_address, record["started_by"])
+    at = str(record.get("started_at") or now_iso())
+    conversation_id = mail.start_conversation(tx, tenant, scope, started_by, at, record["key"])
+    tx.executemany(
+        "INSERT INTO comms_members (tenant, conversation_id, address, joined_at)"
+        " VALUES (?, ?, ?, ?)",
+        [(tenant, conversation_id, a, joined or at) for a, joined in members.items()],
+    )
+    # Each address's holder here reads the conversation; one no one holds stays a member,
+    # without an inbox.
+    owners = addresses.owners(tx, tenant, list(members))
+    tx.executemany(
+        "INSERT INTO comms_inboxes (tenant, principal, conversation_id, last_id, read_upto)"
+        " VALUES (?, ?, ?, 0, 0) ON CONFLICT (tenant, principal, conversation_id) DO NOTHING",
+        [(tenant, owner, conversation_id) for owner in sorted(set(owners.values()))],
+    )
+
+
+def import_mail(
+    tx: Tx,
+    tenant: str,
+    principal: str,
+    scope: str,
+    record: dict[str, Any],
+    link: mail.Link | None,
+) -> None:
+    conversation_id = _imported(tx, tenant, scope, record["conversation"])
+    sender = _checked(addresses.check_address, record["from"])
+    to = _checked(mail.check_recipients, record["to"])
+    subject, body, size = _checked(mail.check_message, record["subject"], record["body"])
+    owner = addresses.owners(tx, tenant, [sender]).get(sender) or _checked(
+        checked_label, record.get("principal") or principal, "principal"
+    )
+    position = record.get("reply_to")
+    reply_to = None if position is None else _nth_mail(tx, tenant, conversation_id, int(position))
+    mail.store(
+        tx,
+        tenant=tenant,
+        scope=scope,
+        conversation_id=conversation_id,
+        principal=owner,
+        sender=sender,
+        to=to,
+        subject=subject,
+        body=body,
+        size=size,
+        reply_to=reply_to,
+        at=str(record.get("sent_at") or now_iso()),
+        link=link,
+        import_key=str(record["key"]),
+    )
+
+
+def import_cursor(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
+    conversation_id = _imported(tx, tenant, scope, record["conversation"])
+    for cursor in record["cursors"]:
+        read = int(cursor["read"])
+        upto = _nth_mail(tx, tenant, conversation_id, read - 1) if read > 0 else None
+        if upto is not None:
+            tx.execute(
+                "UPDATE comms_inboxes SET read_upto = ? WHERE tenant = ? AND principal = ?"
+                " AND conversation_id = ? AND read_upto < ?",
+                (upto, tenant, str(cursor["principal"]), conversation_id, upto),
+            )
+
+
+def importers(link: mail.Link | None) -> dict[str, Importer]:
+    def mail_with_links(
+        tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
+    ) -> None:
+        import_mail(tx, tenant, principal, scope, record, link)
+
+    return {
+        "address": import_address,
+        "conversation": import_conversation,
+        "mail": mail_with_links,
+        "cursor": import_cursor,
+    }
