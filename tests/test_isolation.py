@@ -83,6 +83,8 @@ def write_everything(server: Server, token: str) -> dict[str, int]:
     post("add_rule", {"name": f"{MARK}-rule", "level": "must", "description": f"x <= 1 {SECRET}"})
     post("session_start", {"id": "s1", "project": "shared"})
     post("code_ingest", {"repo": "app"})
+    post("pin", {"id": ids["note"]})
+    post("context_set", {"name": MARK, "ids": [ids["note"], ids["entry"]]})
     return ids
 
 
@@ -106,7 +108,9 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "overview": {},
     "profile": {"axis": "user"},
     "suggest_key": {"kind": "k", "title": "t"},
-    "recent": {},
+    "recent": {"context_set_name": MARK},
+    "pins": {},
+    "context_sets": {},
     "journal": {},
     "search": {"query": MARK},
     "context": {"query": MARK},

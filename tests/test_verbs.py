@@ -19,9 +19,18 @@ def test_every_public_memory_method_is_a_verb() -> None:
         if not name.startswith("_")
         and name not in {"agent", "for_tenant", "for_principal", "close"}
         # Python-only: a path to ingest, the repositories a server serves, its schedule, an
-        # archive written to this machine's disk, the meaning state a profile adds to replies.
+        # archive written to this machine's disk, the meaning state a profile adds to replies,
+        # notes written to and read from Markdown files on this machine's disk.
         and name
-        not in {"code_ingest_path", "serve_code", "code_refresh", "backup", "meaning_state"}
+        not in {
+            "code_ingest_path",
+            "serve_code",
+            "code_refresh",
+            "backup",
+            "meaning_state",
+            "export_markdown",
+            "import_markdown",
+        }
     }
     assert methods == {verb.method for verb in VERBS}
 

@@ -423,6 +423,12 @@ class UnknownRoute(NotFound):
     code = "unknown_route"
 
 
+class ContextSetNotFound(NotFound):
+    """``context_set_name`` named no context set of this memory (see ``context_set``)."""
+
+    code = "context_set_not_found"
+
+
 class ImportSourceNotFound(NotFound):
     """The file or folder an import reads does not exist."""
 

@@ -558,3 +558,10 @@ def m011_forgotten(tx: Tx) -> None:
         )
         """,
     )
+
+
+@migration
+def m014_pins_and_context_sets(tx: Tx) -> None:
+    from ..sqlite.pins_schema import PINS_POSTGRES  # tenant-first keys, as every table here
+
+    _run_script(tx, PINS_POSTGRES)

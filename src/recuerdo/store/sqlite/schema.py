@@ -11,6 +11,7 @@ import re
 from ..base import Tx
 from ..migrations import Schema
 from .code_schema import CODE_STORE
+from .pins_schema import PINS
 
 SCHEMA = Schema()
 migration = SCHEMA.step
@@ -587,3 +588,9 @@ def m013_pending_wikilinks(tx: Tx) -> None:
                 " l.from_id = ? AND l.origin = 'wikilink' AND i.title = ?) ON CONFLICT DO NOTHING",
                 (row["tenant"], title, row["id"], row["id"], title),
             )
+
+
+@migration
+def m014_pins_and_context_sets(tx: Tx) -> None:
+    # Pins and named context sets (the tables and why in pins_schema.py).
+    _run_script(tx, PINS)
