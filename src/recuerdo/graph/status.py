@@ -13,7 +13,8 @@ def status(tx: Tx, tenant: str, scope: str | None) -> dict[str, Any]:
     scopes = [
         dict(r)
         for r in tx.all(
-            "SELECT scope, count(*) AS items FROM items WHERE tenant = ? AND status <> 'deleted'"
+            "/* whole memory */ SELECT scope, count(*) AS items FROM items"
+            " WHERE tenant = ? AND status <> 'deleted'"
             " GROUP BY scope UNION ALL SELECT scope, 0 FROM entities WHERE tenant = ?"
             " GROUP BY scope ORDER BY scope",
             (tenant, tenant),

@@ -1,0 +1,186 @@
+"""The hot queries use their indexes: every statement a representative workload runs (each write
+verb, then each read verb) is explained by SQLite's planner, and none scans a table that grows
+with the memory when an index could serve it.
+
+The statements are recorded as the store runs them (a spy around the one place the SQLite
+transaction executes SQL), so a new query is checked the day it is written, not when someone
+remembers to list it here.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import recuerdo
+from recuerdo.store.sqlite import connection as sqlite_connection
+from recuerdo.store.sqlite import files
+from recuerdo.verbs import VERBS
+
+from .gitrepo import sample
+
+MARK = "Plonquist"
+
+# Tables whose size does not grow with what the memory holds (a few rows each), or that are read
+# whole on purpose (the row each names is the reason it is listed).
+SMALL_OR_WHOLE = {
+    "_migrations",  # the schema's step names
+    "settings",  # configure's keys
+    "mutes",  # muted categories of a memory
+    "rules",  # owner rules are checked all at once by check_rules
+    "index_marks",  # one row per index
+    "embeddings",  # one row per embedder
+    "code_repos",  # one row per ingested repository
+    "sessions",  # listed whole by recent / overview, a handful per memory
+    "rechunk_queue",  # a work queue, empty once the background indexer has drained it
+}
+WHOLE = "/* whole memory */"  # the mark of a statement that counts everything a tenant holds
+
+WRITES: list[tuple[str, dict[str, Any]]] = [
+    ("remember", {"category": "learning", "content": f"{MARK} entry", "tags": ["t"]}),
+    ("save", {"title": f"{MARK} note", "content": f"{MARK} body [[Other]]", "key": "k"}),
+    ("save", {"title": "Other", "content": f"see [[{MARK} note]]", "key": "k2"}),
+    ("remember_about", {"axis": "user", "observation": f"{MARK} likes tea", "category": "c"}),
+    ("mirror_push", {"key": "odd/x/tasks", "content": f"- [ ] {MARK} task"}),
+    (
+        "add_messages",
+        {"conversation": "c1", "messages": [{"speaker": "Ann", "text": f"{MARK} said hi"}]},
+    ),
+    (
+        "remember_knowledge",
+        {
+            "content": f"{MARK} Ann works at Acme.",
+            "facts": {"relations": [{"source": "Ann", "target": "Acme", "type": "works_at"}]},
+        },
+    ),
+    (
+        "ingest",
+        {
+            "content_base64": base64.b64encode(f"{MARK} handbook text".encode()).decode(),
+            "name": "handbook.md",
+        },
+    ),
+    ("create_progress", {"task": "t1", "steps": ["one", "two"]}),
+    ("add_rule", {"name": "r1", "level": "must", "description": "x <= 1"}),
+    ("session_start", {"id": "s1", "project": "p"}),
+]
+
+READS: dict[str, dict[str, Any]] = {
+    "recall": {"search": MARK},
+    "summary": {},
+    "resume_point": {"task": "t1"},
+    "get_progress": {"task": "t1"},
+    "list_progress": {},
+    "check_rules": {"context": {"x": 5}},
+    "get": {"id": "NOTE"},
+    "history": {"id": "NOTE"},
+    "revision": {"id": "NOTE", "version": 1},
+    "timeline": {"id": "NOTE"},
+    "links": {"id": "NOTE"},
+    "conflicts": {"id": "NOTE"},
+    "list_notes": {},
+    "overview": {},
+    "profile": {"axis": "user"},
+    "recent": {},
+    "journal": {},
+    "search": {"query": MARK},
+    "context": {"query": MARK},
+    "audit": {},
+    "about": {"subject": "Ann"},
+    "ask": {"query": "who is Ann?"},
+    "status": {},
+    "code_status": {"repo": "sample"},
+    "code_at": {"repo": "sample", "path": "b.txt"},
+    "code_history": {"repo": "sample", "path": "b.txt"},
+    "code_blame": {"repo": "sample", "path": "b.txt"},
+    "code_changes_since": {"repo": "sample", "rev": "HEAD~1"},
+    "mirror_get": {"key": "odd/x/tasks"},
+}
+
+SCAN = re.compile(r"\bSCAN (\w+)\b(?! USING (?:COVERING )?INDEX| VIRTUAL TABLE)")
+
+
+@pytest.fixture
+def statements(
+    monkeypatch: pytest.MonkeyPatch, base: Path, tmp_path: Path
+) -> Iterator[tuple[str, list[tuple[str, Any]]]]:
+    monkeypatch.setenv("RECUERDO_EMBEDDER", "none")
+    memory = recuerdo.open("plans", base_dir=base)
+    try:
+        memory.code_ingest_path(sample(tmp_path).path, "sample")
+        seen: list[tuple[str, Any]] = []
+        original = sqlite_connection.SQLiteTx._run
+
+        def recording(self: Any, sql: str, params: Any) -> Any:
+            seen.append((sql, params))
+            return original(self, sql, params)
+
+        monkeypatch.setattr(sqlite_connection.SQLiteTx, "_run", recording)
+        ids = {}
+        for verb, args in WRITES:
+            reply = VERBS[verb].call(memory, args)
+            if verb == "save" and "NOTE" not in ids:
+                ids["NOTE"] = reply["id"]
+        VERBS["save"].call(memory, {"key": "k", "title": f"{MARK} note", "content": "v2"})
+        memory._upkeep.drain()
+        for verb, args in READS.items():
+            VERBS[verb].call(memory, {k: ids[v] if v == "NOTE" else v for k, v in args.items()})
+        monkeypatch.undo()
+        yield memory.location, seen
+    finally:
+        memory.close()
+
+
+def test_the_workload_reaches_every_family(statements: tuple[str, list[tuple[str, Any]]]) -> None:
+    """The spy saw the statements (so the plan check below is not vacuous)."""
+    _, seen = statements
+    text = " ".join(sql for sql, _ in seen)
+    for table in ("items", "revisions", "facts", "entities", "chunks", "code_"):
+        assert table in text, table
+
+
+def test_no_hot_query_scans_a_growing_table(statements: tuple[str, list[tuple[str, Any]]]) -> None:
+    """Each recorded read or filtered write, explained: no full scan of a table that grows."""
+    location, seen = statements
+    conn = files.connect(location, read_only=True)
+    wrong: dict[str, list[str]] = {}
+    try:
+        tables = {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")
+        }
+        for sql, params in seen:
+            head = re.sub(r"/\*.*?\*/", "", sql).split(None, 1)[0].upper()
+            if head not in {"SELECT", "WITH", "UPDATE", "DELETE"} or WHOLE in sql:
+                continue
+            plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
+            scanned = {
+                table
+                for line in plan
+                for table in SCAN.findall(line)
+                if table in tables and table not in SMALL_OR_WHOLE
+            }
+            if scanned:
+                wrong[" ".join(sql.split())] = plan
+    finally:
+        conn.close()
+    assert not wrong, "\n\n".join(f"{sql}\n  " + "\n  ".join(p) for sql, p in wrong.items())
+
+
+def test_closing_leaves_the_planner_statistics_of_what_was_written(base: Path) -> None:
+    """``PRAGMA optimize`` before the last close: the next open plans with real row counts."""
+    memory = recuerdo.open("stats", base_dir=base, embedder="none")
+    for n in range(120):
+        memory.remember(category="learning", content=f"{MARK} entry {n}")
+    location = memory.location
+    memory.close()
+    conn = files.connect(location, read_only=True)
+    try:
+        counts = dict(conn.execute("SELECT tbl, stat FROM sqlite_stat1 WHERE idx IS NULL"))
+    finally:
+        conn.close()
+    assert counts.get("items", "").split()[0] == "120", counts
