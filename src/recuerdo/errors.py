@@ -53,6 +53,7 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── MemoryNotFound             memory_not_found    404
     │   ├── UnknownTool                unknown_tool        404
     │   ├── UnknownRoute               unknown_route       404
+    │   ├── ContextSetNotFound         context_set_not_found 404
     │   └── ImportSourceNotFound       import_source_not_found 404
     ├── MethodNotAllowed               method_not_allowed  405
     ├── Conflict                       conflict            409
