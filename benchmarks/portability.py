@@ -4,8 +4,8 @@
 
 At scale 1 the memory holds 100,000 entries, 10,000 notes with 50,000 revisions (1 to 9 saves a
 note, 5 on average) and 100,000 facts among 25,000 entities; ``--scale 0.1`` fills a tenth of
-each. The fill goes through the same code as the verbs (``remember_many``, ``notes.save`` in
-large transactions, ``remember_knowledge`` in batches of 5,000 relations), then the indexes are
+each. The fill goes through the same code as the verbs (``remember_many``'s and ``save``'s, in
+large transactions; ``remember_knowledge`` in batches of 5,000 relations), then the indexes are
 brought up to date. Measured:
 
 * ``backup``: rows per second, the archive's size against the store's (file and WAL, after a
@@ -34,6 +34,7 @@ os.environ.setdefault("RECUERDO_EMBEDDER", "none")  # the archive, not the model
 import recuerdo
 from _common import RESULTS, peak_rss_mib, print_table, write_json
 from recuerdo.engine import restore_memory, state_size
+from recuerdo.entries import operations as entry_ops
 from recuerdo.notes import operations as notes
 
 KINDS = ["decision", "architecture", "bugfix", "pattern", "config", "discovery", "learning"]
@@ -64,13 +65,15 @@ def fill(mem: recuerdo.Memory, scale: float, rng: random.Random) -> dict[str, in
     vocabulary = words(rng)
     entries, note_count = int(100_000 * scale), int(10_000 * scale)
     facts, entities = int(100_000 * scale), max(2, int(25_000 * scale))
-    for first in range(0, entries, 1000):
-        mem.remember_many(
+    for first in range(0, entries, 5 * BATCH):
+        batch = entry_ops.prepare_batch(
             [
                 {"category": "learning", "content": text(rng, vocabulary, 8, 30), "tags": ["b"]}
-                for _ in range(first, min(first + 1000, entries))
+                for _ in range(first, min(first + 5 * BATCH, entries))
             ]
         )
+        with mem._store.write() as tx:  # remember_many's own code, in larger transactions
+            entry_ops.insert(tx, mem.tenant, "fill", batch)
     saves = [
         (i, SCOPES[i % len(SCOPES)]) for i in range(note_count) for _ in range(rng.randint(1, 9))
     ]

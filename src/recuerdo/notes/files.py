@@ -18,14 +18,18 @@ BATCH = 500
 """Files read back in one write transaction."""
 
 
-def _write_file(path: Path, text: str) -> bool:
-    """Write ``text`` to ``path`` unless it already holds exactly that; whole or not at all."""
+def _write_file(path: Path, text: str, *, was: str | None = None) -> bool:
+    """Write ``text`` to ``path`` unless it already holds exactly that (or, given ``was``,
+    unless it no longer holds ``was``: an edit made meanwhile is never written over); whole or
+    not at all."""
     data = text.encode("utf-8")
     try:
-        if path.read_bytes() == data:
+        current = path.read_bytes()
+        if current == data or (was is not None and current != was.encode("utf-8")):
             return False
     except FileNotFoundError:
-        pass
+        if was is not None:
+            return False
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
     partial.write_bytes(data)
@@ -90,8 +94,10 @@ class NoteFiles(MemoryBase):
                     )
                 except markdown.FileRefused as refused:
                     ready.append((path, "", str(refused)))
-            rewrites: list[tuple[Path, str]] = []
-            with self._write(len(batch)) as tx:
+            rewrites: list[tuple[Path, str, str]] = []
+            # The upkeep is told only of the notes written, after the commit: an unedited
+            # folder read back costs no indexing work.
+            with self._write(0) as tx:
                 for path, text, read in ready:
                     shown = path.relative_to(root).as_posix()
                     if isinstance(read, str):
@@ -114,7 +120,7 @@ class NoteFiles(MemoryBase):
                         counts[done.outcome] += 1
                     if done.rewrite and done.id is not None:
                         front = markdown.front_of(tx, self.tenant, done.id, self.name)
-                        rewrites.append((path, markdown.rewrite_front(text, front)))
+                        rewrites.append((path, text, markdown.rewrite_front(text, front)))
                     if done.outcome != "unchanged":
                         change: MarkdownFile = {
                             "path": shown,
@@ -127,8 +133,10 @@ class NoteFiles(MemoryBase):
                         if done.conflict_revision_id is not None:
                             change["conflict_revision_id"] = done.conflict_revision_id
                         changes.append(change)
-            for path, text in rewrites:
-                _write_file(path, text)
+            if rewrites:
+                self._upkeep.poke(len(rewrites))
+            for path, text, fresh in rewrites:
+                _write_file(path, fresh, was=text)
         return {
             "directory": str(root),
             "files": len(files),
