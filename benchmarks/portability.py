@@ -179,6 +179,9 @@ def run(scale: float, seed: int) -> dict[str, Any]:
             "import_md_edited": edited["updated"],
             "import_md_edited_per_s": round(edited["files"] / edited_seconds),
             "peak_rss_mib": peak_rss_mib(),
+            # Rates are only comparable between runs on an equally busy machine.
+            "load_avg_1m": round(os.getloadavg()[0], 1),
+            "cpus": os.cpu_count() or 0,
         }
 
 

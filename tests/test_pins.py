@@ -10,6 +10,7 @@ import pytest
 import recuerdo
 from recuerdo.engine import restore_memory
 from recuerdo.errors import ContextSetNotFound, InvalidInput, ItemNotFound
+from recuerdo.store import archive
 
 from .conftest import db_dump
 
@@ -138,6 +139,8 @@ def test_pins_and_sets_survive_backup_and_restore(base: Path) -> None:
         memory.pin(note)
         memory.context_set("s", [note])
         memory.backup(base / "pins.rbk")
+    held = archive.read_header(base / "pins.rbk").tables
+    assert (held["pins"], held["context_sets"]) == (1, 1)
     restore_memory("again", base / "pins.rbk", base_dir=base)
     with recuerdo.open("again", base_dir=base, embedder="none") as copy:
         assert [p["id"] for p in copy.pins()] == [note]
