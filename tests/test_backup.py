@@ -56,7 +56,18 @@ def memories(draw: st.DrawFn) -> list[tuple[str, tuple[Any, ...]]]:
     for _ in range(draw(st.integers(1, 6))):
         kind = draw(
             st.sampled_from(
-                ["entry", "note", "plan", "rule", "fact", "messages", "configure", "mute", "forget"]
+                [
+                    "entry",
+                    "note",
+                    "plan",
+                    "rule",
+                    "fact",
+                    "messages",
+                    "configure",
+                    "mute",
+                    "forget",
+                    "pin",
+                ]
             )
         )
         if kind == "entry":
@@ -76,6 +87,8 @@ def memories(draw: st.DrawFn) -> list[tuple[str, tuple[Any, ...]]]:
             script.append((kind, (draw(labels), draw(st.lists(texts, min_size=1, max_size=3)))))
         elif kind == "configure":
             script.append((kind, (draw(st.integers(2, 100)),)))
+        elif kind == "pin":
+            script.append((kind, (draw(labels), draw(st.booleans()))))
         else:
             script.append((kind, (draw(labels),)))
     return script
@@ -106,6 +119,15 @@ def play(memory: recuerdo.Memory, script: list[tuple[str, tuple[Any, ...]]]) -> 
         elif kind == "messages":
             conversation, turns = args
             memory.add_messages(conversation, [{"speaker": "Ann", "text": t} for t in turns])
+        elif kind == "pin":
+            name, forget_one = args
+            kept = memory.save(f"Pinned {name}", f"pinned text {name}")["id"]
+            gone = memory.remember("learning", f"pinned then forgotten {name}")
+            memory.pin(kept)
+            memory.pin(gone)
+            memory.context_set(name, [gone, kept])
+            if forget_one:
+                memory.forget(gone)  # its pin and its place in the set go with it
         elif kind == "configure":
             memory.configure(audit_retention_days=args[0])
         elif kind == "mute":

@@ -89,6 +89,8 @@ def write_everything(server: Server, token: str) -> dict[str, int]:
     )
     ids["mail"] = int(sent["id"])
     post("code_ingest", {"repo": "app"})
+    post("pin", {"id": ids["note"]})
+    post("context_set", {"name": MARK, "ids": [ids["note"], ids["entry"]]})
     return ids
 
 
@@ -112,7 +114,9 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "overview": {},
     "profile": {"axis": "user"},
     "suggest_key": {"kind": "k", "title": "t"},
-    "recent": {},
+    "recent": {"context_set_name": MARK},
+    "pins": {},
+    "context_sets": {},
     "journal": {},
     "search": {"query": MARK},
     "context": {"query": MARK},

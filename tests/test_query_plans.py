@@ -87,6 +87,8 @@ READS: dict[str, dict[str, Any]] = {
     "overview": {},
     "profile": {"axis": "user"},
     "recent": {},
+    "pins": {},
+    "context_sets": {},
     "journal": {},
     "search": {"query": MARK},
     "context": {"query": MARK},

@@ -43,6 +43,8 @@ from .ingest.facade import IngestVerbs
 from .mirror.facade import MirrorVerbs
 from .notes.browsing import NoteBrowsingVerbs
 from .notes.facade import NoteVerbs
+from .notes.files import NoteFiles
+from .notes.pins import PinVerbs
 from .retrieval.facade import RetrievalVerbs
 from .security import caps
 from .store import archive
@@ -126,6 +128,8 @@ class Memory(
     WorkVerbs,
     NoteVerbs,
     NoteBrowsingVerbs,
+    NoteFiles,
+    PinVerbs,
     RetrievalVerbs,
     CommsVerbs,
     KnowledgeVerbs,

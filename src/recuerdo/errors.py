@@ -63,6 +63,7 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── AddressUnknown             address_unknown     404
     │   ├── ConversationNotFound       conversation_not_found 404
     │   ├── MessageNotFound            message_not_found   404
+    │   ├── ContextSetNotFound         context_set_not_found 404
     │   └── ImportSourceNotFound       import_source_not_found 404
     ├── MethodNotAllowed               method_not_allowed  405
     ├── Conflict                       conflict            409
@@ -405,6 +406,12 @@ class UnknownTool(NotFound):
 
 class UnknownRoute(NotFound):
     code = "unknown_route"
+
+
+class ContextSetNotFound(NotFound):
+    """``context_set_name`` named no context set of this memory (see ``context_set``)."""
+
+    code = "context_set_not_found"
 
 
 class ImportSourceNotFound(NotFound):

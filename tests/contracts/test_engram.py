@@ -310,6 +310,26 @@ def test_E16_context_is_cut_utf8_safe_and_marked(mcp: Mcp) -> None:
     mcp(scenario)
 
 
+def test_E16_pinned_observations_come_first_in_context_flagged(mcp: Mcp, http: Http) -> None:
+    """Extension: an observation the owner pinned opens mem_context, within max_bytes and
+    flagged pinned; a named context set (context_set) follows it."""
+
+    async def scenario(tools: Tools) -> None:
+        old = (await save(tools, title="Pinned rule", content="Never deploy", project="shop"))["id"]
+        chosen = (await save(tools, title="Chosen", content="Runbook", project="shop"))["id"]
+        for step in range(3):
+            await save(tools, title=f"Newer {step}", content="noise", project="shop")
+        http.native("pin", {"id": old})
+        http.native("context_set", {"name": "oncall", "ids": [chosen]})
+        context = await tools.ok("mem_context", {"project": "shop", "context_set": "oncall"})
+        assert context["ids"][:2] == [old, chosen] and context["pinned"] == [old]
+        assert context["text"].startswith("## Pinned rule") and "pinned)" in context["text"]
+        small = await tools.ok("mem_context", {"project": "shop", "max_bytes": 40})
+        assert small["pinned"] == [old] and len(small["text"].encode()) <= 40
+
+    mcp(scenario)
+
+
 def test_E17_timeline_shows_neighbours_in_the_same_session(mcp: Mcp) -> None:
     """E17 mem_timeline(observation_id, before, after) lists the observations saved just before
     and after it in the same session."""

@@ -25,6 +25,7 @@ from . import render
 from .client import RemoteError, remote_call
 from .commands import register as register_door_commands
 from .import_commands import register as register_import_commands
+from .markdown_commands import register as register_markdown_commands
 from .mirror import register as register_mirror
 from .running import refused, running_server
 from .store_commands import register as register_store_commands
@@ -386,6 +387,7 @@ def demo(state: _State) -> None:
 register_door_commands(cli, _State, _emit_error)
 register_store_commands(cli, _emit_error)
 register_import_commands(cli, _emit_error)
+register_markdown_commands(cli, _emit_error)
 register_mirror(cli, _emit_error)
 
 

@@ -13,6 +13,7 @@ from ..entries import operations as entry_ops
 from ..errors import (
     Conflict,
     ContentTooLarge,
+    ContextSetNotFound,
     EditRefused,
     EmptyContent,
     EmptyTitle,
@@ -466,19 +467,24 @@ class NoteVerbs(MemoryBase):
         with self._write() as tx:
             return sessions.end(tx, self.tenant, self.principal, id, summary)
 
-    @verb("read")
+    @verb("read", errors=(ContextSetNotFound,), cli_names={"context_set_name": "context-set"})
     def recent(
-        self, scope: str | None = None, max_bytes: int = sessions.DEFAULT_RECENT_BYTES
+        self,
+        scope: str | None = None,
+        max_bytes: int = sessions.DEFAULT_RECENT_BYTES,
+        context_set_name: str | None = None,
     ) -> Recent:
-        """The latest notes and session summaries as one text for a session start, at most max_bytes
-        of UTF-8, flagged truncated when cut.
+        """The context for a session start as one text, at most max_bytes of UTF-8 (flagged
+        truncated when cut): pinned items first (flagged pinned), then the items of the named
+        context set, then the latest notes and session summaries.
 
         Args:
             scope: Only this scope.
             max_bytes: Size limit (default 16384, cap 65536).
+            context_set_name: Also load this named context set (see context_set), after the pins.
         """
         with self._store.read() as tx:
-            return sessions.recent(tx, self.tenant, scope, max_bytes)
+            return sessions.recent(tx, self.tenant, scope, max_bytes, context_set_name)
 
     @verb("read")
     def journal(

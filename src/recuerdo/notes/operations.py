@@ -376,7 +376,7 @@ class ConflictKept:
         )
 
 
-def _keep_conflict(
+def keep_conflict(
     tx: Tx,
     current: Row,
     *,
@@ -483,7 +483,7 @@ def save(
         _check_title_free(tx, tenant, note_scope, note_title, note_kind, current)
     if current is not None:
         if expected_version is not None and expected_version != current["version"]:
-            return _keep_conflict(
+            return keep_conflict(
                 tx,
                 current,
                 principal=principal,

@@ -228,7 +228,12 @@ class Recent(TypedDict):
     limit_bytes: int
     requested_bytes: int
     ids: list[int]
+    pinned: list[int]
+    """The ids shown first because they are pinned (flagged ``pinned`` in the text)."""
     state: Literal["answered", "nothing_stored"]
+    context_set: NotRequired[str]
+    from_set: NotRequired[list[int]]
+    """The ids shown next because they are in the named context set."""
 
 
 @with_config(FORBID)
@@ -310,3 +315,80 @@ class ConflictRevision(TypedDict):
     title: str | None
     kind: str | None
     content: str
+
+
+MarkdownOutcome = Literal["created", "updated", "unchanged", "conflict", "behind", "skipped"]
+"""What reading one Markdown file did: ``created`` or ``updated`` a note (a revision by
+principal ``markdown``), left it ``unchanged``, kept the file's text as a ``conflict`` revision
+(the file was edited from an older version), found the file ``behind`` the note (an old export,
+not edited: nothing to do), or ``skipped`` the file (the reason is in ``detail``)."""
+
+
+@with_config(FORBID)
+class MarkdownFile(TypedDict):
+    path: str
+    outcome: MarkdownOutcome
+    id: int | None
+    version: int | None
+    detail: NotRequired[str]
+    conflict_revision_id: NotRequired[int]
+
+
+@with_config(FORBID)
+class MarkdownExport(TypedDict):
+    directory: str
+    notes: int
+    written: int
+    unchanged: int
+
+
+@with_config(FORBID)
+class MarkdownImport(TypedDict):
+    directory: str
+    files: int
+    created: int
+    updated: int
+    unchanged: int
+    conflicts: int
+    behind: int
+    skipped: int
+    links_added: int
+    changes: list[MarkdownFile]
+    """Every file that was not unchanged, with what happened to it."""
+
+
+@with_config(FORBID)
+class Pinned(TypedDict):
+    id: int
+    outcome: Literal["pinned", "already_pinned"]
+    pinned_at: str
+
+
+@with_config(FORBID)
+class Unpinned(TypedDict):
+    id: int
+    outcome: Literal["unpinned", "not_pinned"]
+
+
+@with_config(FORBID)
+class PinnedItem(TypedDict):
+    id: int
+    item_type: str
+    title: str
+    kind: str
+    scope: str
+    pinned_at: str
+
+
+@with_config(FORBID)
+class ContextSet(TypedDict):
+    name: str
+    ids: list[int]
+    outcome: Literal["created", "replaced", "deleted", "absent"]
+
+
+@with_config(FORBID)
+class ContextSetInfo(TypedDict):
+    name: str
+    ids: list[int]
+    updated_at: str

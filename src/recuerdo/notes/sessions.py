@@ -6,12 +6,15 @@ that ``recent`` (the context an agent reads when it starts) shows it beside the 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
+
 from ..core.clock import now_iso
 from ..core.items import status_of
 from ..core.text import checked_label
 from ..errors import InvalidInput, ItemNotFound
 from ..store.base import Row, Tx
 from . import operations as notes
+from . import pins as pin_ops
 from .results import Brief, Recent, Session, SessionEnded, Timeline
 from .text import cap_utf8
 
@@ -131,18 +134,36 @@ def timeline(tx: Tx, tenant: str, item_id: object, before: object, after: object
     }
 
 
-def _block(row: Row, at: str) -> str:
+def _block(row: Row, at: str, flag: str = "") -> str:
     status = status_of(row, at)
-    flag = f", {status}" if status != "active" else ""
+    flags = [f for f in (status if status != "active" else "", flag) if f]
+    shown = "".join(f", {f}" for f in flags)
+    title = row["title"] or f"{row['category']} {row['item_type']}"
     return (
-        f"## {row['title']} [{row['category']}] ({row['scope']}, updated "
-        f"{row['updated_at']}, #{row['id']}{flag})\n{row['content']}"
+        f"## {title} [{row['category']}] ({row['scope']}, updated "
+        f"{row['updated_at']}, #{row['id']}{shown})\n{row['content']}"
     )
 
 
-def recent(tx: Tx, tenant: str, scope: object, max_bytes: object) -> Recent:
-    """The latest notes and session summaries of a scope (or all) as one text of at most
-    ``max_bytes`` bytes of UTF-8, cut on a character boundary and flagged when cut."""
+def _latest(tx: Tx, where: str, params: Sequence[object]) -> Iterator[Row]:
+    offset = 0
+    while True:
+        rows = tx.all(
+            f"SELECT * FROM items WHERE {where} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?",
+            (*params, _PAGE, offset),
+        )
+        yield from rows
+        if len(rows) < _PAGE:
+            return
+        offset += _PAGE
+
+
+def recent(
+    tx: Tx, tenant: str, scope: object, max_bytes: object, context_set_name: object = None
+) -> Recent:
+    """The pinned items, then the items of the named context set, then the latest notes and
+    session summaries of a scope (or all), as one text of at most ``max_bytes`` bytes of
+    UTF-8, cut on a character boundary and flagged when cut."""
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
         raise InvalidInput(f"max_bytes must be a positive integer (at most {MAX_RECENT_BYTES})")
     limit = min(max_bytes, MAX_RECENT_BYTES)
@@ -150,43 +171,58 @@ def recent(tx: Tx, tenant: str, scope: object, max_bytes: object) -> Recent:
         "tenant = ? AND item_type = 'note' AND status <> 'deleted' AND muted = 0",
         [tenant],
     )
-    if scope is not None:
+    chosen = None if scope is None else notes.check_scope(scope)
+    if chosen is not None:
         where += " AND scope = ?"
-        params.append(notes.check_scope(scope))
+        params.append(chosen)
+    pinned = pin_ops.pinned_rows(tx, tenant, chosen)
+    in_set = [] if context_set_name is None else pin_ops.set_rows(tx, tenant, context_set_name)
     at = now_iso()
     blocks: list[str] = []
     ids: list[int] = []
+    flagged: dict[str, list[int]] = {"pinned": [], "set": []}
     used = 0
     truncated = False
-    offset = 0
-    while not truncated:
-        rows = tx.all(
-            f"SELECT * FROM items WHERE {where} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?",
-            (*params, _PAGE, offset),
-        )
+    sources: list[tuple[str, Iterable[Row]]] = [
+        ("pinned", pinned),
+        ("set", in_set),
+        ("", _latest(tx, where, params)),
+    ]
+    for flag, rows in sources:
         for row in rows:
-            block = _block(row, at)
+            if row["id"] in ids:
+                continue
+            label = "pinned" if flag == "pinned" else f"in set {context_set_name}" if flag else ""
+            block = _block(row, at, label)
             cost = len(block.encode("utf-8")) + (2 if blocks else 0)
             if used + cost > limit:
                 room = limit - used - (2 if blocks else 0)
                 if room > 0:
                     blocks.append(cap_utf8(block, room).text)
                     ids.append(row["id"])
+                    if flag:
+                        flagged[flag].append(row["id"])
                 truncated = True
                 break
             blocks.append(block)
             ids.append(row["id"])
+            if flag:
+                flagged[flag].append(row["id"])
             used += cost
-        if len(rows) < _PAGE:
+        if truncated:
             break
-        offset += _PAGE
     text = "\n\n".join(blocks)
-    return {
+    reply: Recent = {
         "text": text,
         "truncated": truncated,
         "returned_bytes": len(text.encode("utf-8")),
         "limit_bytes": limit,
         "requested_bytes": max_bytes,
         "ids": ids,
+        "pinned": flagged["pinned"],
         "state": "answered" if ids else "nothing_stored",
     }
+    if context_set_name is not None:
+        reply["context_set"] = pin_ops.set_name(context_set_name)
+        reply["from_set"] = flagged["set"]
+    return reply

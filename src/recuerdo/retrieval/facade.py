@@ -13,6 +13,7 @@ from ..core.items import visible
 from ..core.results import AuditRecord
 from ..core.text import checked_label
 from ..errors import (
+    ContextSetNotFound,
     InvalidInput,
 )
 from ..facade import MemoryBase, verb
@@ -22,6 +23,7 @@ from ..index import chunks as index
 from ..index import vectors
 from ..index.embed import Embedder
 from ..index.words import check_mode
+from ..notes import pins as pin_ops
 from ..store.base import Tx
 from . import ask as ask_ops
 from . import pack
@@ -208,7 +210,12 @@ class RetrievalVerbs(MemoryBase):
             reply["failed_stages"] = failed
         return reply
 
-    @verb("read", arguments=("query",), cli_names={"types": "type"})
+    @verb(
+        "read",
+        errors=(ContextSetNotFound,),
+        arguments=("query",),
+        cli_names={"types": "type", "context_set_name": "context-set"},
+    )
     def context(
         self,
         query: str,
@@ -219,6 +226,7 @@ class RetrievalVerbs(MemoryBase):
         max_per_source: int | None = None,
         kind: str | list[str] | None = None,
         types: str | list[str] | None = None,
+        context_set_name: str | None = None,
     ) -> Pack:
         """Build a context pack for a topic: the best matches and the items linked to them, ranked,
         each block citing its item, span, writer and time, cut to a token budget (truncated says
@@ -234,6 +242,8 @@ class RetrievalVerbs(MemoryBase):
             kind: Only these kinds (note kinds, entry categories, message speakers, mail
                 senders' addresses).
             types: Only these item types: entry, note, document, message, mail, code.
+            context_set_name: Put the items of this named context set first (see context_set),
+                flagged pinned.
         """
         text = _query_text(query)
         budget = _bounded(budget_tokens, "budget_tokens", 1, MAX_BUDGET_TOKENS)
@@ -262,6 +272,10 @@ class RetrievalVerbs(MemoryBase):
                     tx, self._meaning, filters, text, "any", 20, graph=self._graph_stage(filters)
                 )
             blocks = self._blocks(tx, candidates, filters, hops)
+            if context_set_name is not None:
+                blocks = pack.set_blocks(
+                    pin_ops.set_rows(tx, self.tenant, context_set_name), blocks
+                )
         body, sources, truncated = pack.pack(blocks, budget, cap)
         state: AnswerState = (
             "answered" if sources else ("could_not_judge" if failed else "nothing_stored")

@@ -93,6 +93,33 @@ class Block(TypedDict):
     source: Cited
 
 
+def set_blocks(rows: Sequence[Row], ranked: list[Block]) -> list[Block]:
+    """The items of a named context set first, in the set's order and flagged pinned, then
+    the ranked blocks that are not among them."""
+    chosen = [
+        Block(
+            header=f"## {title_of(row)} ({scope_label(row['scope'])})",
+            text=row["content"],
+            source={
+                "id": row["id"],
+                "title": title_of(row),
+                "item_type": row["item_type"],
+                "scope": row["scope"],
+                "writer": row["source"],
+                "updated_at": row["updated_at"],
+                "span": None,
+                "hop": 0,
+                "score": 0.0,
+                "pinned": True,
+            },
+        )
+        for row in rows
+        if not row["muted"]
+    ]
+    shown = {block["source"]["id"] for block in chosen}
+    return chosen + [block for block in ranked if block["source"]["id"] not in shown]
+
+
 def pack(
     blocks: list[Block], budget_tokens: int, max_per_source: int | None
 ) -> tuple[str, list[Source], bool]:

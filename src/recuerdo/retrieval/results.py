@@ -95,6 +95,8 @@ class Cited(TypedDict):
     span: PackSpan | None
     hop: int
     score: float
+    pinned: NotRequired[bool]
+    """In the context set the caller named (``context_set_name``): shown first."""
 
 
 @with_config(FORBID)

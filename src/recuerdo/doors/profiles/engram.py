@@ -163,15 +163,25 @@ def tools() -> list[ToolMap]:
         ToolMap(
             "mem_context",
             "recent",
-            "Recent context for a session start.",
+            "Recent context for a session start: pinned observations first (flagged pinned), "
+            "then a named context set if given, then the latest.",
             schema(
                 {
                     "project": _PROJECT,
                     "scope": _SCOPE,
                     "max_bytes": prop("integer", "Size limit (cap 65536)."),
+                    "context_set": prop(
+                        "string", "A named context set to load after the pins (extension)."
+                    ),
                 }
             ),
-            lambda a: drop_none({"scope": scope_of(a), "max_bytes": a.get("max_bytes")}),
+            lambda a: drop_none(
+                {
+                    "scope": scope_of(a),
+                    "max_bytes": a.get("max_bytes"),
+                    "context_set_name": a.get("context_set"),
+                }
+            ),
             read_only=True,
         ),
         ToolMap(

@@ -588,3 +588,10 @@ def m013_pending_wikilinks(tx: Tx) -> None:
 @migration
 def m014_tenant_children(tx: Tx) -> None:
     return None  # child tables were created with their tenant, keyed by it first
+
+
+@migration
+def m015_pins_and_context_sets(tx: Tx) -> None:
+    from ..sqlite.pins_schema import PINS_POSTGRES  # tenant-first keys, as every table here
+
+    _run_script(tx, PINS_POSTGRES)

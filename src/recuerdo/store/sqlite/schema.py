@@ -4,13 +4,13 @@ A step never changes once shipped (:mod:`recuerdo.store.migrations`): a change i
 
 from __future__ import annotations
 
-import re
-
 from ..base import Tx
 from ..migrations import Schema
 from .code_schema import CODE_STORE
 from .comms_schema import COMMS
+from .pins_schema import PINS
 from .tenant_schema import tenant_children
+from .wikilinks_schema import pending_wikilinks
 
 SCHEMA = Schema()
 migration = SCHEMA.step
@@ -567,34 +567,16 @@ def m012_comms(tx: Tx) -> None:
 
 @migration
 def m013_pending_wikilinks(tx: Tx) -> None:
-    # A [[Title]] no note has yet waits here, linked when a note of that title appears (no scan
-    # of every note at each write). Links already written are read once ([[Title|label]]).
-    _run_script(
-        tx,
-        """
-        CREATE TABLE wikilinks_pending (
-            tenant TEXT NOT NULL,
-            title TEXT NOT NULL,
-            from_id INTEGER NOT NULL REFERENCES items (id) ON DELETE CASCADE,
-            PRIMARY KEY (tenant, title, from_id)
-        ) WITHOUT ROWID;
-
-        CREATE INDEX wikilinks_pending_from ON wikilinks_pending (from_id);
-        """,
-    )
-    notes = "SELECT id, tenant, content FROM items WHERE item_type = 'note' AND status <> 'deleted'"
-    for row in tx.all(f"{notes} AND instr(content, '[[') > 0"):
-        found = re.findall(r"\[\[([^\[\]|\n]{1,200})(?:\|[^\[\]\n]*)?\]\]", row["content"])
-        for title in {" ".join(text.split()) for text in found} - {""}:
-            tx.execute(
-                "INSERT INTO wikilinks_pending (tenant, title, from_id) SELECT ?, ?, ? WHERE NOT"
-                " EXISTS (SELECT 1 FROM links l JOIN items i ON i.id = l.to_id WHERE"
-                " l.from_id = ? AND l.origin = 'wikilink' AND i.title = ?) ON CONFLICT DO NOTHING",
-                (row["tenant"], title, row["id"], row["id"], title),
-            )
+    pending_wikilinks(tx)  # [[Title]]s that wait for their note (wikilinks_schema.py)
 
 
 @migration
 def m014_tenant_children(tx: Tx) -> None:
     # Child tables carry their parent's tenant, keyed and indexed by it first (tenant_schema.py).
     tenant_children(tx)
+
+
+@migration
+def m015_pins_and_context_sets(tx: Tx) -> None:
+    # Pins and named context sets (the tables and why in pins_schema.py).
+    _run_script(tx, PINS)

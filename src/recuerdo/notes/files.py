@@ -1,0 +1,151 @@
+"""The Markdown round trip of a memory's notes: ``export_markdown`` and ``import_markdown``.
+
+They read and write files on the machine that holds the memory, so they are methods of the
+memory's owner (like ``backup``) and commands of the CLI, never verbs of the network doors. The
+file format and the rules of reading a file back are in :mod:`.markdown`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath
+
+from ..facade import MemoryBase
+from . import markdown
+from .results import MarkdownExport, MarkdownFile, MarkdownImport
+
+BATCH = 500
+"""Files read back in one write transaction."""
+
+
+def _write_file(path: Path, text: str, *, was: str | None = None) -> bool:
+    """Write ``text`` to ``path`` unless it already holds exactly that (or, given ``was``,
+    unless it no longer holds ``was``: an edit made meanwhile is never written over); whole or
+    not at all."""
+    data = text.encode("utf-8")
+    try:
+        current = path.read_bytes()
+        if current == data or (was is not None and current != was.encode("utf-8")):
+            return False
+    except FileNotFoundError:
+        if was is not None:
+            return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+    return True
+
+
+def _markdown_files(root: Path) -> list[Path]:
+    """The ``.md`` files under ``root`` in path order, leaving out hidden files and folders
+    (``.git``, ``.obsidian``, a half-written file)."""
+    found = []
+    for path in root.rglob("*.md"):
+        relative = path.relative_to(root)
+        if path.is_file() and not any(part.startswith(".") for part in relative.parts):
+            found.append(path)
+    return sorted(found)
+
+
+class NoteFiles(MemoryBase):
+    def export_markdown(
+        self, folder: str | os.PathLike[str], *, scope: str | None = None
+    ) -> MarkdownExport:
+        """Write every note (of ``scope``, or all) to ``folder`` as one Markdown file with front
+        matter, in folders by axis and scope (see :mod:`recuerdo.notes.markdown`). A file that
+        already holds the note exactly is left as it is."""
+        root = markdown.check_folder(folder, must_exist=False)
+        with self._store.read() as tx:
+            rows = markdown.note_rows(tx, self.tenant, scope)
+            linked = markdown.explicit_links(tx, self.tenant)
+        paths = markdown.file_names(rows)
+        written = 0
+        for row in rows:
+            front = markdown.front_matter(row, linked.get(row["id"], []), self.name)
+            target = root.joinpath(*paths[row["id"]].parts)
+            written += _write_file(target, markdown.render(front, row["content"]))
+        return {
+            "directory": str(root),
+            "notes": len(rows),
+            "written": written,
+            "unchanged": len(rows) - written,
+        }
+
+    def import_markdown(self, folder: str | os.PathLike[str]) -> MarkdownImport:
+        """Read the Markdown files under ``folder`` back as notes: created or updated by id or
+        key, an edited file a new revision by principal ``markdown``, a file edited from an
+        older version a conflict revision (never written over the note). Files that created or
+        updated a note get its new id and version in their front matter."""
+        root = markdown.check_folder(folder, must_exist=True)
+        files = _markdown_files(root)
+        changes: list[MarkdownFile] = []
+        counts = dict.fromkeys(("created", "updated", "unchanged", "conflict", "behind"), 0)
+        skipped = links_added = 0
+        for start in range(0, len(files), BATCH):
+            batch = files[start : start + BATCH]
+            ready: list[tuple[Path, str, markdown.Incoming | str]] = []
+            for path in batch:
+                relative = PurePosixPath(path.relative_to(root).as_posix())
+                try:
+                    text = markdown.read_text(path)
+                    ready.append(
+                        (path, text, markdown.incoming(markdown.parse(text), relative, self.name))
+                    )
+                except markdown.FileRefused as refused:
+                    ready.append((path, "", str(refused)))
+            rewrites: list[tuple[Path, str, str]] = []
+            # The upkeep is told only of the notes written, after the commit: an unedited
+            # folder read back costs no indexing work.
+            with self._write(0) as tx:
+                for path, text, read in ready:
+                    shown = path.relative_to(root).as_posix()
+                    if isinstance(read, str):
+                        skipped += 1
+                        changes.append(
+                            {
+                                "path": shown,
+                                "outcome": "skipped",
+                                "id": None,
+                                "version": None,
+                                "detail": read,
+                            }
+                        )
+                        continue
+                    done = markdown.apply(tx, self.tenant, read)
+                    links_added += done.links_added
+                    if done.outcome == "skipped":
+                        skipped += 1
+                    else:
+                        counts[done.outcome] += 1
+                    if done.rewrite and done.id is not None:
+                        front = markdown.front_of(tx, self.tenant, done.id, self.name)
+                        rewrites.append((path, text, markdown.rewrite_front(text, front)))
+                    if done.outcome != "unchanged":
+                        change: MarkdownFile = {
+                            "path": shown,
+                            "outcome": done.outcome,
+                            "id": done.id,
+                            "version": done.version,
+                        }
+                        if done.detail:
+                            change["detail"] = done.detail
+                        if done.conflict_revision_id is not None:
+                            change["conflict_revision_id"] = done.conflict_revision_id
+                        changes.append(change)
+            if rewrites:
+                self._upkeep.poke(len(rewrites))
+            for path, text, fresh in rewrites:
+                _write_file(path, fresh, was=text)
+        return {
+            "directory": str(root),
+            "files": len(files),
+            "created": counts["created"],
+            "updated": counts["updated"],
+            "unchanged": counts["unchanged"],
+            "conflicts": counts["conflict"],
+            "behind": counts["behind"],
+            "skipped": skipped,
+            "links_added": links_added,
+            "changes": changes,
+        }

@@ -1,0 +1,195 @@
+"""Pins and named context sets: what a session starts with, chosen by hand.
+
+A pinned item (a note or an entry) comes first in ``recent`` (and Engram's ``mem_context``),
+within the size limit, flagged ``pinned``. A context set is a named, ordered list of items that
+``recent`` and ``context`` load on request (``context_set_name``). Forgetting an item takes its
+pin and its places in sets with it (the tables cascade from ``items``); a soft-deleted note
+keeps its pin but is shown nowhere until it is restored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..core.clock import now_iso
+from ..core.text import checked_label
+from ..errors import ContextSetNotFound, InvalidInput, ItemNotFound
+from ..facade import MemoryBase, verb
+from ..store.base import Row, Tx
+from .results import ContextSet, ContextSetInfo, Pinned, PinnedItem, Unpinned
+
+MAX_SET_ITEMS = 200
+MAX_PINS = 200
+_LIVE = "tenant = ? AND status <> 'deleted'"
+
+
+def _id(value: object, field: str = "id") -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{field} is an item id (an integer), got {value!r}")
+    return value
+
+
+def _live(tx: Tx, tenant: str, item_id: object) -> Row:
+    checked = _id(item_id)
+    row = tx.one(f"SELECT id, scope FROM items WHERE id = ? AND {_LIVE}", (checked, tenant))
+    if row is None:
+        raise ItemNotFound(f"no item with id {checked} (nothing was changed)")
+    return row
+
+
+def pin(tx: Tx, tenant: str, item_id: object) -> Pinned:
+    row = _live(tx, tenant, item_id)
+    current = tx.scalar(
+        "SELECT pinned_at FROM pins WHERE tenant = ? AND item_id = ?", (tenant, row["id"])
+    )
+    if current is not None:
+        return {"id": row["id"], "outcome": "already_pinned", "pinned_at": str(current)}
+    if int(tx.scalar("SELECT count(*) FROM pins WHERE tenant = ?", (tenant,))) >= MAX_PINS:
+        raise InvalidInput(f"at most {MAX_PINS} items can be pinned: unpin one first")
+    stamp = now_iso()
+    tx.execute(
+        "INSERT INTO pins (tenant, item_id, pinned_at) VALUES (?, ?, ?)", (tenant, row["id"], stamp)
+    )
+    return {"id": row["id"], "outcome": "pinned", "pinned_at": stamp}
+
+
+def unpin(tx: Tx, tenant: str, item_id: object) -> Unpinned:
+    checked = _id(item_id)
+    gone = tx.execute("DELETE FROM pins WHERE tenant = ? AND item_id = ?", (tenant, checked))
+    return {"id": checked, "outcome": "unpinned" if gone else "not_pinned"}
+
+
+def pinned_rows(tx: Tx, tenant: str, scope: str | None = None) -> list[Row]:
+    """The live pinned items (of ``scope``), oldest pin first."""
+    where, params = "", [tenant, tenant]
+    if scope is not None:
+        where, params = " AND i.scope = ?", [*params, scope]
+    return tx.all(
+        "SELECT i.*, p.pinned_at FROM pins p JOIN items i ON i.id = p.item_id"
+        f" WHERE p.tenant = ? AND i.tenant = ? AND i.status <> 'deleted'{where}"
+        " ORDER BY p.pinned_at, p.item_id",
+        params,
+    )
+
+
+def _title(row: Row) -> str:
+    return str(row["title"] or f"{row['category']} {row['item_type']}")
+
+
+def pins(tx: Tx, tenant: str) -> list[PinnedItem]:
+    return [
+        {
+            "id": row["id"],
+            "item_type": row["item_type"],
+            "title": _title(row),
+            "kind": row["category"] or "",
+            "scope": row["scope"],
+            "pinned_at": row["pinned_at"],
+        }
+        for row in pinned_rows(tx, tenant)
+    ]
+
+
+def set_name(name: object) -> str:
+    return checked_label(name, "name", max_chars=100)
+
+
+def save_set(tx: Tx, tenant: str, name: object, ids: object) -> ContextSet:
+    label = set_name(name)
+    if isinstance(ids, str | bytes) or not isinstance(ids, Sequence):
+        raise InvalidInput("ids is a list of item ids")
+    wanted = list(dict.fromkeys(_id(value, "every id") for value in ids))
+    if len(wanted) > MAX_SET_ITEMS:
+        raise InvalidInput(f"a context set holds at most {MAX_SET_ITEMS} items")
+    for item_id in wanted:
+        _live(tx, tenant, item_id)  # all or nothing: an unknown id changes nothing
+    existed = tx.execute("DELETE FROM context_sets WHERE tenant = ? AND name = ?", (tenant, label))
+    stamp = now_iso()
+    tx.executemany(
+        "INSERT INTO context_sets (tenant, name, position, item_id, updated_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        [(tenant, label, position, item_id, stamp) for position, item_id in enumerate(wanted)],
+    )
+    if not wanted:
+        return {"name": label, "ids": [], "outcome": "deleted" if existed else "absent"}
+    return {"name": label, "ids": wanted, "outcome": "replaced" if existed else "created"}
+
+
+def context_sets(tx: Tx, tenant: str) -> list[ContextSetInfo]:
+    found: dict[str, ContextSetInfo] = {}
+    for row in tx.all(
+        "SELECT name, item_id, updated_at FROM context_sets WHERE tenant = ?"
+        " ORDER BY name, position",
+        (tenant,),
+    ):
+        entry = found.setdefault(
+            row["name"], {"name": row["name"], "ids": [], "updated_at": row["updated_at"]}
+        )
+        entry["ids"].append(row["item_id"])
+    return list(found.values())
+
+
+def set_rows(tx: Tx, tenant: str, name: object) -> list[Row]:
+    """The live items of a context set, in its order; an unknown set is refused."""
+    label = set_name(name)
+    rows = tx.all(
+        "SELECT i.* FROM context_sets s JOIN items i ON i.id = s.item_id"
+        " WHERE s.tenant = ? AND s.name = ? AND i.tenant = ? AND i.status <> 'deleted'"
+        " ORDER BY s.position",
+        (tenant, label, tenant),
+    )
+    if not rows and not tx.one(
+        "SELECT 1 FROM context_sets WHERE tenant = ? AND name = ? LIMIT 1", (tenant, label)
+    ):
+        raise ContextSetNotFound(
+            f"no context set named {label!r}: make one with context_set(name, ids)"
+        )
+    return rows
+
+
+class PinVerbs(MemoryBase):
+    @verb("write", errors=(ItemNotFound,), arguments=("id",))
+    def pin(self, id: int) -> Pinned:
+        """Pin an item (a note or an entry): it comes first in the context a session starts
+        with (recent), within the size limit, flagged pinned.
+
+        Args:
+            id: The item's id.
+        """
+        with self._write(0) as tx:
+            return pin(tx, self.tenant, id)
+
+    @verb("write", arguments=("id",))
+    def unpin(self, id: int) -> Unpinned:
+        """Unpin an item (not_pinned when it was not pinned).
+
+        Args:
+            id: The item's id.
+        """
+        with self._write(0) as tx:
+            return unpin(tx, self.tenant, id)
+
+    @verb("read")
+    def pins(self) -> list[PinnedItem]:
+        """The pinned items, oldest pin first: id, type, title, kind, scope and when pinned."""
+        with self._store.read() as tx:
+            return pins(tx, self.tenant)
+
+    @verb("write", errors=(ItemNotFound,), arguments=("name", "ids"))
+    def context_set(self, name: str, ids: list[int]) -> ContextSet:
+        """Save a named context set: an ordered list of items that recent and context load first
+        when given its name (context_set_name). Saving a name again replaces its list; an empty
+        list deletes it.
+
+        Args:
+            name: The set's name, e.g. 'release-checklist'.
+            ids: The items, in the order they are shown (at most 200).
+        """
+        with self._write(0) as tx:
+            return save_set(tx, self.tenant, name, ids)
+
+    @verb("read")
+    def context_sets(self) -> list[ContextSetInfo]:
+        """The named context sets: each name with its item ids in order."""
+        with self._store.read() as tx:
+            return context_sets(tx, self.tenant)
