@@ -326,3 +326,8 @@ class StaticMiniLM:
             if len(rows):
                 out[row] = known.matrix[rows].sum(axis=0)
         return _normalise(out)
+
+
+if __name__ == "__main__":  # ``python -m recuerdo.index.static``: build at install time
+    built = StaticMiniLM()
+    print(f"{built.name}: {'built' if built.built else 'already cached'} in {cache_dir()}")
