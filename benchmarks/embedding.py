@@ -1,7 +1,9 @@
 """Embedding speed and recall: the static table against MiniLM (and no model at all).
 
     python benchmarks/embedding.py [--data ../shared/data/locomo/locomo10.json]
-                                   [--chunks 3000] [--minilm-chunks 96] [--no-locomo] [--out DIR]
+                                   [--chunks 3000] [--minilm-chunks 96] [--no-locomo | --no-speed]
+                                   [--locomo-embedders static,minilm,none] [--conversations N]
+                                   [--out DIR]
 
 Speed: 200-word chunks (LoCoMo turns run together, or this project's own docs and sources when
 the data is absent), embedded as passages the way the index does (batches of 64), by one
@@ -10,8 +12,11 @@ first ``--minilm-chunks`` of them, since it is about a thousand times slower. Ea
 best of three rounds after a warm-up (the machine may be shared); chunks per CPU-second is
 printed beside it, since it moves less with other load.
 
-Recall: ``benchmarks/locomo.py``'s run for static, MiniLM and none; R@5 and R@10 of the meaning
-stage alone and of the hybrid, over all 1,986 questions.
+Recall: ``benchmarks/locomo.py``'s run for each of ``--locomo-embedders`` (static, MiniLM and
+none unless told), one after the other in this process; R@5 and R@10 of the lexical stage, the
+meaning stage alone and the hybrid, over all 1,986 questions, or over the first
+``--conversations`` conversations (a subset, printed with the table, when MiniLM's indexing
+would take too long on a busy machine). ``--no-speed`` and ``--no-locomo`` run one half only.
 """
 
 from __future__ import annotations
@@ -121,11 +126,17 @@ def speed(texts: list[str], minilm_count: int) -> dict[str, dict[str, float]]:
     return measured
 
 
-def recall(data: Path) -> dict[str, dict[str, float]]:
+def recall(
+    data: Path, names: list[str], conversations: int | None
+) -> dict[str, dict[str, float]]:
     found: dict[str, dict[str, float]] = {}
-    for name in ("static", "minilm", "none"):
-        table, info = locomo_run(data, name)
-        row: dict[str, float] = {"index s": info["index_seconds"]}
+    for name in names:
+        table, info = locomo_run(data, name, conversations)
+        row: dict[str, float] = {
+            "conversations": info["conversations"],
+            "questions": info["questions"],
+            "index s": info["index_seconds"],
+        }
         for mode in ("lexical", "meaning", "hybrid"):
             if mode in table:
                 for k in ("R@5", "R@10"):
@@ -134,17 +145,7 @@ def recall(data: Path) -> dict[str, dict[str, float]]:
     return found
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--chunks", type=int, default=3000)
-    parser.add_argument("--minilm-chunks", type=int, default=96)
-    parser.add_argument("--no-locomo", action="store_true", help="speed only")
-    parser.add_argument("--out", default=str(RESULTS))
-    args = parser.parse_args(argv)
-    texts = chunks(args.data, args.chunks)
-    print(f"{os.cpu_count()} cores; {len(texts)} chunks of {WORDS_PER_CHUNK} words")
-    measured = speed(texts, args.minilm_chunks)
+def show_speed(measured: dict[str, dict[str, float]]) -> None:
     print(f"{'embedder':<8} {'chunks':>7} " + " ".join(f"{c:>22}" for c in COLUMNS))
     for name, row in measured.items():
         print(f"{name:<8} {row['chunks']:>7} " + " ".join(f"{row[c]:>22}" for c in COLUMNS))
@@ -154,16 +155,44 @@ def main(argv: list[str]) -> int:
     origin = "built the table" if measured["static"]["built"] else "from the cache"
     print(f"static, 2 threads: {static_two} chunks/s (target >= {target:.0f}: {verdict})")
     print(f"static load: {measured['static']['load s']} s ({origin})")
-    result: dict[str, Any] = {"speed": measured}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--chunks", type=int, default=3000)
+    parser.add_argument("--minilm-chunks", type=int, default=96)
+    parser.add_argument("--no-locomo", action="store_true", help="speed only")
+    parser.add_argument("--no-speed", action="store_true", help="recall only")
+    parser.add_argument(
+        "--locomo-embedders", default="static,minilm,none", help="comma-separated, in order"
+    )
+    parser.add_argument(
+        "--conversations", type=int, default=None, help="LoCoMo: only the first N of the 10"
+    )
+    parser.add_argument("--out", default=str(RESULTS))
+    args = parser.parse_args(argv)
+    if args.no_speed and args.no_locomo:
+        parser.error("--no-speed and --no-locomo leave nothing to run")
+    result: dict[str, Any] = {}
+    if not args.no_speed:
+        texts = chunks(args.data, args.chunks)
+        print(f"{os.cpu_count()} cores; {len(texts)} chunks of {WORDS_PER_CHUNK} words")
+        result["speed"] = measured = speed(texts, args.minilm_chunks)
+        show_speed(measured)
     if not args.no_locomo:
         if not args.data.exists():
             print(f"LoCoMo data not found at {args.data} (pass --data)", file=sys.stderr)
             return 2
-        found = recall(args.data)
-        metrics = sorted({m for row in found.values() for m in row}, key=lambda m: (m[0], m))
-        print(f"{'embedder':<8} " + " ".join(f"{m:>16}" for m in metrics))
+        found = recall(args.data, args.locomo_embedders.split(","), args.conversations)
+        order = [
+            f"{mode} {k}" for mode in ("lexical", "meaning", "hybrid") for k in ("R@5", "R@10")
+        ]
+        columns = ["conversations", "questions", "index s", *order]
+        metrics = [m for m in columns if any(m in row for row in found.values())]
+        print(f"{'embedder':<8} " + " ".join(f"{m:>13}" for m in metrics))
         for name, row in found.items():
-            print(f"{name:<8} " + " ".join(f"{row.get(m, '-'):>16}" for m in metrics))
+            print(f"{name:<8} " + " ".join(f"{row.get(m, '-'):>13}" for m in metrics))
         result["locomo"] = found
     write_json("embedding", args.out, [result], TARGETS)
     return 0
