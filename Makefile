@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STATE  ?= $(CURDIR)
 
-.PHONY: test serve lint typecheck unit bench docs clean
+.PHONY: test serve lint typecheck unit bench docs screenshots clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 	touch $@
 
 $(VENV)/.installed-serve: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[embed,docs,serve,postgres]'
+	$(PY) -m pip install --quiet -e '.[embed,docs,serve,postgres,import]'
 	touch $@
 
 serve: $(VENV)/.installed-serve
@@ -25,8 +25,8 @@ serve: $(VENV)/.installed-serve
 test: lint typecheck unit
 
 lint: $(VENV)/.installed-test
-	$(PY) -m ruff check src tests benchmarks
-	$(PY) -m ruff format --check src tests benchmarks
+	$(PY) -m ruff check src tests benchmarks tools
+	$(PY) -m ruff format --check src tests benchmarks tools
 
 typecheck: $(VENV)/.installed-test
 	$(PY) -m mypy
@@ -43,6 +43,10 @@ bench: $(VENV)/.installed-test
 
 docs: $(VENV)/.installed-test
 	$(PY) -m recuerdo.doors.reference
+
+# Pictures of the memory lens's main pages (docs/screenshots/), taken with Debian's chromium.
+screenshots: $(VENV)/.installed-test
+	$(PY) tools/screenshots.py docs/screenshots
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

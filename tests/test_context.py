@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import recuerdo
 from recuerdo.retrieval.pack import CHARS_PER_TOKEN, pack
+from recuerdo.store import SQLiteStore
+from recuerdo.store.sqlite import sqlite3
+from recuerdo.store.sqlite.schema import SCHEMA
 
 
 def block(item_id: int, text: str, header: str = "## T (personal)") -> dict:  # type: ignore[type-arg]
@@ -113,3 +118,71 @@ def test_link_refusals(memory: recuerdo.Memory) -> None:
     with pytest.raises(recuerdo.InvalidInput):
         memory.link(note, note)
     assert memory.link(note, memory.remember("rule", "r"))["outcome"] == "created"
+
+
+def test_a_wikilink_waits_for_a_note_of_its_title(memory: recuerdo.Memory) -> None:
+    """[[Title]] written before any note has that title links to the note created (or renamed)
+    with it later, without the linking note being edited."""
+    guide = memory.save(
+        "Deploy guide", "See [[Zebra crossing]] and [[Lion gate]] before deploying."
+    )
+    zebra = memory.save("Zebra crossing", "Purple giraffes eat mangoes in the afternoon.")["id"]
+    lion = memory.save("Draft", "Copper kettles whistle at dawn.")["id"]
+    memory.edit(lion, title="Lion gate")
+    memory._upkeep.drain()
+    sources = memory.context("deploying", depth=1)["sources"]
+    hops = {s["id"]: s["hop"] for s in sources}
+    assert hops == {guide["id"]: 0, zebra: 1, lion: 1}
+    assert memory.get(guide["id"])["version"] == 1
+
+
+def test_m013_reads_the_wikilinks_written_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store written before m013: a [[Title]] nothing had resolves when a note of that title
+    is saved; one already linked stays linked to its note only."""
+    path = tmp_path / ".recuerdo" / "state" / "old.db"
+    path.parent.mkdir(parents=True)
+    steps = list(SCHEMA.steps)
+    monkeypatch.setattr(SCHEMA, "steps", [s for s in steps if s[0] != "m013_pending_wikilinks"])
+    SQLiteStore(str(path)).close()
+    conn = sqlite3.connect(path)
+    stamp = "2026-01-01T00:00:00.000000Z"
+    for title, content in (
+        ("Known", "known text"),
+        ("Waiting", "See [[Later  note|the later one]]."),
+        ("Linked", "See [[Known]]."),
+    ):
+        conn.execute(
+            "INSERT INTO items (tenant, scope, item_type, category, title, content, source,"
+            " created_at, updated_at) VALUES ('local', 'user', 'note', 'manual', ?, ?, 'main',"
+            " ?, ?)",
+            (title, content, stamp, stamp),
+        )
+    conn.execute(
+        "INSERT INTO links (from_id, to_id, type, origin, created_at)"
+        " VALUES (3, 1, 'wikilink', 'wikilink', ?)",
+        (stamp,),
+    )
+    conn.commit()
+    conn.close()
+    monkeypatch.setattr(SCHEMA, "steps", steps)
+    with recuerdo.open("old", base_dir=tmp_path) as memory:
+        later = memory.save("Later note", "it came later")["id"]
+        again = memory.save("Known", "a second note of that title")["id"]
+        with memory._store.read() as tx:
+            links = {(r["from_id"], r["to_id"]) for r in tx.all("SELECT * FROM links")}
+    assert links == {(2, later), (3, 1)}
+    assert again not in {to for _, to in links}
+
+
+def test_context_over_a_project_and_the_user(memory: recuerdo.Memory) -> None:
+    """A list of scopes packs each of them and nothing else; the audit files the query under
+    the first."""
+    mine = memory.remember_about("user", "Prefers tea-time examples", category="style")
+    shop = memory.remember_about("project", "Sells tea-time sets", category="shelf", project="shop")
+    memory.remember_about("project", "Runs tea-time drills", category="drills", project="ops")
+    memory._upkeep.drain()
+    pack_ = memory.context("tea-time", scope=["project:shop", "user"])
+    assert {s["id"] for s in pack_["sources"]} == {mine["note_id"], shop["note_id"]}
+    assert memory.audit(limit=1)[0]["scope"] == "project:shop"

@@ -96,6 +96,68 @@ def test_pdf_paragraphs_are_rebuilt_from_layout(memory: recuerdo.Memory) -> None
     assert reply["text"].encode()[first["byte_start"] : first["byte_end"]].decode() == PARAGRAPH_1
 
 
+def spaced_pdf(paragraphs: list[str], line_height: float, gap: float) -> bytes:
+    """Paragraphs set at ``line_height`` (mm) with ``gap`` (mm) between them (0: none)."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    for text in paragraphs:
+        pdf.multi_cell(120, line_height, text)
+        pdf.ln(gap)
+    return bytes(pdf.output())
+
+
+@pytest.mark.parametrize(
+    ("line_height", "gap"),
+    [(5, 8), (8, 8), (10, 12), (6, 0)],
+    ids=["single", "double", "wide", "no-gap"],
+)
+def test_pdf_paragraphs_survive_any_line_spacing(
+    memory: recuerdo.Memory, line_height: float, gap: float
+) -> None:
+    """Wrapped paragraphs are one block each however generous the line spacing (the layout's
+    boxes alone give one block per line when it is wide), and with no gap between paragraphs
+    a short line ending a sentence still ends its paragraph."""
+    paragraphs = [PARAGRAPH_1, PARAGRAPH_2, PARAGRAPH_1.replace("seven", "nine")]
+    reply = memory.ingest(b64(spaced_pdf(paragraphs, line_height, gap)), name="spaced.pdf")
+    assert reply["block_count"] == 3
+    assert [reply["text"][b["start"] : b["end"]] for b in reply["blocks"]] == paragraphs
+
+
+def test_a_larger_type_line_is_a_heading(memory: recuerdo.Memory) -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=20)
+    pdf.multi_cell(120, 10, "Billing handbook")
+    pdf.set_font("Helvetica", size=12)
+    pdf.multi_cell(120, 6, PARAGRAPH_1)
+    reply = memory.ingest(b64(bytes(pdf.output())), name="handbook.pdf")
+    blocks = [(b["kind"], reply["text"][b["start"] : b["end"]]) for b in reply["blocks"]]
+    assert blocks == [("heading", "Billing handbook"), ("paragraph", PARAGRAPH_1)]
+
+
+def test_customs_says_what_the_upload_went_through(memory: recuerdo.Memory) -> None:
+    """The kind read from the bytes, the size, redactions, the stored text read back, and the
+    upload emptied (only the parsed text is kept)."""
+    data = make_pdf([PARAGRAPH_1])
+    reply = memory.ingest(b64(data), name="notes.txt")
+    assert reply["customs"] == {
+        "kind": "pdf",
+        "bytes": len(data),
+        "blocks_redacted": 0,
+        "read_back": "identical",
+        "emptied": True,
+    }
+    secret = b"Deploy key: ghp_" + b"a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + b"\n\nPlain words."
+    redacted = memory.ingest(b64(secret), name="keys.txt")
+    assert redacted["customs"]["blocks_redacted"] == 1 and redacted["block_count"] == 2
+    assert "a1B2c3D4" not in redacted["text"]
+
+
 @pytest.mark.parametrize(
     ("data", "kind"), [(make_docx(), "docx"), (HTML, "html"), (MARKDOWN, "markdown")]
 )
@@ -125,7 +187,8 @@ def test_kind_comes_from_the_bytes_not_the_name(memory: recuerdo.Memory, tmp_pat
 
 def test_large_text_answers_sizes(memory: recuerdo.Memory) -> None:
     reply = memory.ingest(b64(("A long sentence of words. " * 2000).encode()), name="big")
-    assert "text" not in reply and reply["text_bytes"] > 16_384 and reply["passages"] > 1
+    assert "text" not in reply and "blocks" not in reply
+    assert reply["text_bytes"] > 16_384 and reply["passages"] > 1 and reply["block_count"] == 1
 
 
 def test_ingested_passages_are_searchable_and_cited(memory: recuerdo.Memory) -> None:

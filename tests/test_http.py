@@ -49,6 +49,10 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("history", {"id": 3}),
     ("revision", {"id": 3, "version": 1}),
     ("timeline", {"id": 3}),
+    ("links", {"id": 3}),
+    ("conflicts", {"id": 3}),
+    ("list_notes", {"sort": "created"}),
+    ("overview", {}),
     ("edit", {"id": 3, "operation": "append", "content": "More."}),
     ("remember_about", {"axis": "user", "observation": "Prefers tea", "category": "taste"}),
     ("profile", {"axis": "user"}),
@@ -78,6 +82,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ),
     ("relate", {"from": "Ann", "to": "Bob", "type": "knows"}),
     ("about", {"subject": "Ann"}),
+    ("ask", {"query": "where does Ann work?"}),
     (
         "ingest",
         {"content_base64": base64.b64encode(b"# Title\n\nSome text.").decode(), "name": "t.md"},
@@ -97,6 +102,8 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("code_changes_since", {"repo": "app", "rev": "HEAD~1"}),
     ("code_diff", {"repo": "app", "from": "HEAD~1", "patch": "README.md"}),
     ("code_verify", {"repo": "app"}),
+    ("mirror_push", {"key": "odd/auth/tasks", "content": "- [ ] one", "locator": "odd/auth.md"}),
+    ("mirror_get", {"key": "odd/auth/tasks"}),
 ]
 
 
@@ -118,6 +125,26 @@ def test_every_verb_is_callable_over_http(server: Server) -> None:
         assert status == 200, (name, reply)
     status, reply = server.post("/v1/get", {"id": 3})
     assert status == 200 and reply["content"].startswith("## Tasks")  # type: ignore[index]
+
+
+def test_fractions_keep_their_digits_over_http(server: Server) -> None:
+    """A JSON fraction is read as an exact decimal: a typed attribute keeps every digit, and a
+    rule compares it as the number it is."""
+    attributes = b'{"revenue": 12345678901234567.89, "margin": 0.25}'
+    raw = b'{"scope": "dec", "facts": {"entities": [{"name": "Acme", "attributes": %s}]}}'
+    status, _ = server.post("/v1/remember_knowledge", raw=raw % attributes)
+    assert status == 200
+    status, about = server.post("/v1/about", {"subject": "Acme", "scope": "dec"})
+    values = about["items"][0]["attributes"]  # type: ignore[index]
+    assert values["revenue"] == {"type": "decimal", "value": "12345678901234567.89"}
+    assert values["margin"] == {"type": "decimal", "value": "0.25"}
+    rule = {"name": "dec-cap", "level": "must", "description": "discount <= 0.2"}
+    assert server.post("/v1/add_rule", rule)[0] == 200
+    try:
+        status, found = server.post("/v1/check_rules", raw=b'{"context": {"discount": 0.25}}')
+        assert status == 200 and [v["rule"] for v in found] == ["dec-cap"]  # type: ignore[union-attr]
+    finally:
+        server.post("/v1/remove_rule", {"name": "dec-cap"})
 
 
 def stored(server: Server, token: str | None = None) -> list[Any]:

@@ -52,6 +52,7 @@ def write_everything(server: Server, token: str) -> dict[str, int]:
     post(
         "remember_about", {"axis": "user", "observation": f"{MARK} {SECRET} likes", "category": "c"}
     )
+    post("mirror_push", {"key": "odd/x/tasks", "content": f"- [ ] {MARK} {SECRET} task"})
     post(
         "add_messages",
         {
@@ -99,6 +100,10 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "history": {"id": 0},
     "revision": {"id": 0, "version": 1},
     "timeline": {"id": 0},
+    "links": {"id": 0},
+    "conflicts": {"id": 0},
+    "list_notes": {},
+    "overview": {},
     "profile": {"axis": "user"},
     "suggest_key": {"kind": "k", "title": "t"},
     "recent": {},
@@ -108,6 +113,7 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "audit": {},
     "index_status": {},
     "about": {"subject": f"{MARK} Ann", "scope": "shared"},
+    "ask": {"query": f"who is {MARK} Ann?", "scope": "shared"},
     "export": {"scope": "shared"},
     "status": {"scope": "shared"},
     "code_status": {"repo": "app"},
@@ -117,6 +123,7 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "code_changes_since": {"repo": "app", "rev": "HEAD"},
     "code_diff": {"repo": "app", "from": "HEAD"},
     "code_verify": {},
+    "mirror_get": {"key": "odd/x/tasks"},
 }
 
 
@@ -212,5 +219,24 @@ def test_scope_limited_tokens(tmp_path: Path, scope: str | None, status: int) ->
         if scope:
             body["scope"] = scope
         assert server.post("/v1/save", body, token=secret)[0] == status
+    finally:
+        server.stop()
+
+
+def test_a_scope_limited_token_reads_a_list_of_scopes_only_if_it_holds_each(
+    tmp_path: Path,
+) -> None:
+    """scope as a list (context over a project and the user) needs every scope in the token."""
+    _, secret = create_token(tmp_path, "--principal", "p", "--tenant", "t", "--scopes", "project:a")
+    server = Server(tmp_path)
+    try:
+        for scope, status in (
+            (["project:a"], 200),
+            (["project:a", "user"], 403),
+            (["user"], 403),
+            ([], 403),
+        ):
+            reply = server.post("/v1/context", {"query": "q", "scope": scope}, token=secret)
+            assert reply[0] == status, (scope, reply)
     finally:
         server.stop()

@@ -55,7 +55,9 @@ def test_remember_reports_what_it_stored(memory: recuerdo.Memory) -> None:
     assert (reply["entities_created"], reply["facts_created"]) == (4, 2)
     assert reply["model_extraction"] == "not_installed" and reply["unlinked_passages"] == 0
     again = people(memory)
-    assert again["outcome"] == "already"
+    assert again["outcome"] == "already" and again["doc_id"] == reply["doc_id"]
+    created = ("entities_created", "facts_created", "facts_replaced", "attributes_changed")
+    assert [again[name] for name in created] == [0, 0, 0, 0]
     assert memory.status("user")["ontology"]["facts"] == 2
 
 
@@ -246,13 +248,14 @@ def test_transitive_rules_up_to_six_links(memory: recuerdo.Memory, relation: str
         for i in memory.about("City", hops=1, k=100)["items"]
         if i["kind"] == "fact" and i["derived"]
     ]
-    assert {i["subject"] for i in around_city if i["direction"] == "inbound"} == {
+    assert all(i["direction"] == "derived" for i in around_city)
+    assert {i["subject"] for i in around_city if i["object"] == "City"} == {
         "Room",
         "Floor",
         "Building",
         "Street",
     }
-    assert {i["object"] for i in around_city if i["direction"] == "outbound"} == {"Continent"}
+    assert {i["object"] for i in around_city if i["subject"] == "City"} == {"Continent"}
 
 
 def test_replaces_and_time_travel(memory: recuerdo.Memory) -> None:
@@ -367,3 +370,100 @@ def test_scopes_never_meet(memory: recuerdo.Memory) -> None:
     with pytest.raises(recuerdo.UnknownName):
         memory.forget_knowledge("team-b", subject="Priya Raman")
     assert memory.about("Priya", scope="team-a")["state"] == "answered"
+
+
+def test_a_citation_quotes_the_sentence_that_supports_the_fact(memory: recuerdo.Memory) -> None:
+    people(memory)
+    facts = {i["relation"]: i for i in memory.about("Priya Raman")["items"] if i["kind"] == "fact"}
+    span = facts["works_at"]["citation"]["span"]
+    assert span["text"] == "Priya Raman joined Acme Corp in March 2021."
+    assert TEXT[span["start"] : span["end"]] == span["text"]
+
+
+def test_derived_facts_say_why(memory: recuerdo.Memory) -> None:
+    """A derived fact's direction is derived; found_by.reasoning names the rule and the stored
+    facts it rests on, in a sentence."""
+    memory.relate("Acme", "Initech", "owns")
+    items = memory.about("Initech")["items"]
+    stored = next(i for i in items if i["kind"] == "fact" and not i["derived"])
+    [derived] = [i for i in items if i["kind"] == "fact" and i["derived"]]
+    assert derived["direction"] == "derived" and stored["direction"] == "inbound"
+    reasoning = derived["citation"]["found_by"]["reasoning"]
+    assert reasoning["rule"] == "inverse of owns"
+    assert reasoning["rests_on"] == [
+        {"id": stored["id"], "subject": "Acme", "relation": "owns", "object": "Initech"}
+    ]
+    assert reasoning["says"].startswith("Acme owns Initech, so Initech owned_by Acme")
+
+
+def test_an_attribute_value_finds_its_entities(memory: recuerdo.Memory) -> None:
+    """about(attribute={key, value}) seeds the entities whose current value it is, compared by
+    type (the text "3" is not the integer 3)."""
+    for level in ("senior", "principal"):
+        entity = {"name": "Priya Raman", "attributes": {"level": level, "floor": 3}}
+        memory.remember_knowledge(facts={"entities": [entity]})
+    found = memory.about(attribute={"key": "level", "value": "principal"})
+    assert found["seeding"] == [
+        {"name": "Priya Raman", "how": "attribute", "matched": 'level="principal"'}
+    ]
+    [entity] = [i for i in found["items"] if i["kind"] == "entity"]
+    assert entity["attributes"]["level"] == {"type": "string", "value": "principal"}
+    assert memory.about(attribute={"key": "level", "value": "senior"})["state"] == "nothing_stored"
+    assert memory.about(attribute={"key": "floor", "value": 3})["state"] == "answered"
+    assert memory.about(attribute={"key": "floor", "value": "3"})["state"] == "nothing_stored"
+    typed = {"key": "floor", "value": 3, "type": "integer"}
+    assert memory.about(attribute=typed)["state"] == "answered"
+    as_text = {"key": "floor", "value": "3", "type": "string"}
+    assert memory.about(attribute=as_text)["state"] == "nothing_stored"
+    for wrong in ({}, {"subject": "Priya", "attribute": {"key": "level", "value": "x"}}):
+        with pytest.raises(recuerdo.InvalidInput):
+            memory.about(**wrong)
+
+
+def test_as_of_hides_passages_and_entities_stored_later(memory: recuerdo.Memory) -> None:
+    people(memory)
+    known = next(i for i in memory.about("Priya")["items"] if i["kind"] == "fact")["recorded_at"]
+    memory.remember_knowledge("Priya Raman moved to Berlin.")
+    memory.relate("Priya Raman", "Initech", "works_at")
+    then = memory.about("Priya", as_of=known)["items"]
+    assert not any("Berlin" in i["text"] for i in then if i["kind"] == "passage")
+    assert {i["object"] for i in then if i.get("relation") == "works_at"} == {"Acme Corp"}
+    assert memory.about("Initech", as_of=known)["state"] == "nothing_stored"
+    now = memory.about("Priya")["items"]
+    assert any("Berlin" in i["text"] for i in now if i["kind"] == "passage")
+
+
+def test_valid_at_reads_the_attribute_value_true_then(memory: recuerdo.Memory) -> None:
+    for date, level in (("2020-01-01", "junior"), ("2023-01-01", "senior")):
+        entity = {"name": "Priya", "attributes": {"level": level}}
+        memory.remember_knowledge(facts={"entities": [entity]}, date=date)
+
+    def level(**when: str) -> str:
+        return memory.about("Priya", **when)["items"][0]["attributes"]["level"]["value"]  # type: ignore[no-any-return]
+
+    assert (level(valid_at="2021-06-01"), level(valid_at="2024-01-01"), level()) == (
+        "junior",
+        "senior",
+        "senior",
+    )
+
+
+def test_export_names_both_ends_types_and_import_keeps_them(memory: recuerdo.Memory) -> None:
+    people(memory)
+    facts = [r for r in memory.export()["records"] if r["record"] == "fact"]
+    works = next(f for f in facts if f["relation"] == "works_at")
+    assert (works["subject_types"], works["object_types"]) == (["person"], ["company"])
+    memory.import_records([works], scope="copy")
+    assert memory.about("Acme Corp", scope="copy")["items"][0]["types"] == ["company"]
+
+
+def test_status_counts_members_exactly(memory: recuerdo.Memory) -> None:
+    people(memory)
+    classes = memory.status("user")["ontology"]["biggest_classes"]
+    assert classes == [
+        {"type": "company", "members": 2, "members_bound": "exact"},
+        {"type": "person", "members": 2, "members_bound": "exact"},
+    ]
+    memory.forget_knowledge("user", subject="Dana")
+    classes = memory.status("user")["ontology"]["biggest_classes"]
+    assert {c["type"]: c["members"] for c in classes} == {"company": 2, "person": 1}

@@ -294,3 +294,61 @@ def test_tool_results_are_json_text_too(tmp_path: Path) -> None:
             return json.loads(result.content[0].text)
 
     assert anyio.run(scenario).startswith("Agent Memory: 0 entries")
+
+
+@pytest.mark.parametrize("name", ["native", "engram", "semurg", "notarium"])
+def test_every_tool_of_a_profile_has_an_object_output_schema(name: str) -> None:
+    """Each tool publishes a valid outputSchema with an object at its root, as MCP asks."""
+    from jsonschema import Draft202012Validator
+
+    from recuerdo.doors.schemas import tool_output_schema
+
+    for entry in profile(name):
+        schema = tool_output_schema(entry)
+        Draft202012Validator.check_schema(schema)
+        assert schema["type"] == "object", entry.name
+
+
+@pytest.mark.parametrize(
+    ("reply", "valid"),
+    [
+        ({"id": 1, "review_at": None, "status": "active"}, True),  # mark_reviewed: the object
+        ({"result": []}, True),  # list: wrapped, as the door sends a list
+        ({"id": 1, "review_at": None}, False),
+        ({"result": [{"id": 1}]}, False),
+        ({"id": 1, "review_at": None, "status": "active", "extra": 1}, False),
+    ],
+)
+def test_a_union_result_is_published_branch_by_branch(reply: dict[str, Any], valid: bool) -> None:
+    """`review` answers a list or an object: its outputSchema takes the object as it is and the
+    list wrapped as {result: [...]}, and nothing else."""
+    from jsonschema import Draft202012Validator
+
+    from recuerdo.doors.schemas import reply_output_schema
+
+    schema = reply_output_schema("review", VERBS["review"].result)
+    assert Draft202012Validator(schema).is_valid(reply) is valid
+
+
+def test_the_memory_may_follow_the_mcp_command(tmp_path: Path) -> None:
+    """`recuerdo mcp --memory NAME` serves the same memory as `recuerdo --memory NAME mcp`."""
+    import recuerdo
+
+    with recuerdo.open("desk", base_dir=tmp_path) as memory:
+        memory.relate("Ann", "Acme", "works_at")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            *("-m", "recuerdo", "--state-dir", str(tmp_path)),
+            *("mcp", "--memory", "desk", "--profile", "semurg"),
+        ],
+    )
+
+    async def scenario() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            failed, about = await call(session, "memory_recall", {"subject": "Ann"})
+            assert failed is False and about["state"] == "answered"
+            assert about["items"][0]["id"].isdecimal()  # ids are decimal strings in this profile
+
+    anyio.run(scenario)

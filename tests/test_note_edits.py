@@ -151,6 +151,24 @@ def test_edit_records_a_revision_unless_nothing_changes(memory: recuerdo.Memory)
     assert (last["operation"], last["principal"], last["version"]) == ("edit", "Editor", 2)
 
 
+def test_edit_renames_and_rewrites_in_one_revision(memory: recuerdo.Memory) -> None:
+    """A title changes with or without the text, one revision each time; the earlier titles
+    stay in the history; the same title again writes nothing."""
+    note = memory.save("Old title", "old body")
+    both = memory.edit(note["id"], "replace", "new body", title="New title")
+    assert (both["outcome"], both["version"], both["title"]) == ("edited", 2, "New title")
+    renamed = memory.edit(note["id"], title="Newest title")
+    assert (renamed["operation"], renamed["version"]) == (None, 3)
+    current = memory.get(note["id"])
+    assert (current["title"], current["content"]) == ("Newest title", "new body")
+    titles = [memory.revision(note["id"], v)["title"] for v in (1, 2, 3)]
+    assert titles == ["Old title", "New title", "Newest title"]
+    assert memory.edit(note["id"], title="Newest title")["outcome"] == "unchanged"
+    assert len(memory.history(note["id"])) == 3
+    memory._upkeep.drain()
+    assert [hit["id"] for hit in memory.search("newest")["results"]] == [note["id"]]
+
+
 def test_stale_version_token_is_refused(file_memory: recuerdo.Memory) -> None:
     note = file_memory.save("Plan", DOC)
     token = note["version_token"]

@@ -101,6 +101,56 @@ def test_stale_expected_version_is_a_conflict_that_keeps_both(memory: recuerdo.M
     assert any(j["operation"] == "conflict" for j in memory.journal())
 
 
+def test_a_conflict_revision_is_read_by_its_revision_id(memory: recuerdo.Memory) -> None:
+    """The revision a conflict names is listed by history and read whole by its revision_id;
+    versions are read by number as before."""
+    note = memory.save("Plan", "v1", key="plan")
+    memory.save("Plan", "v2", key="plan")
+    with pytest.raises(recuerdo.Conflict) as caught:
+        memory.save("Plan", "stale text", key="plan", expected_version=1)
+    kept = caught.value.extra["conflict_revision_id"]
+    listed = [r for r in memory.history(note["id"]) if r["revision_id"] == kept]
+    assert [(r["operation"], r["version"]) for r in listed] == [("conflict", None)]
+    assert memory.revision(note["id"], revision_id=kept)["content"] == "stale text"
+    assert memory.revision(note["id"], 2)["content"] == "v2"
+    assert memory.get(note["id"])["content"] == "v2"
+
+
+def test_delete_and_restore_are_in_the_history(memory: recuerdo.Memory) -> None:
+    """A soft delete and a restore are revisions without a version: who, when, and the text
+    they took away or brought back."""
+    saved = memory.save("Temp", "temporary text")
+    memory.agent("Cleaner").delete(saved["id"])
+    memory.restore(saved["id"])
+    log = memory.history(saved["id"])
+    assert [(r["operation"], r["version"], r["principal"]) for r in log] == [
+        ("write", 1, "main"),
+        ("delete", None, "Cleaner"),
+        ("restore", None, "main"),
+    ]
+    assert (log[1]["chars_removed"], log[2]["chars_added"]) == (14, 14)
+    deleted = memory.revision(saved["id"], revision_id=log[1]["revision_id"])
+    assert deleted["content"] == "temporary text"
+    assert memory.get(saved["id"])["version"] == 1
+
+
+def test_unique_title_refuses_a_title_taken_in_the_scope(memory: recuerdo.Memory) -> None:
+    """With unique_title, a title another note of the scope has (any case) is title_taken;
+    another scope, a category note of that title, or a save without the flag are not."""
+    memory.save("Runbook", "first", scope="project:shop")
+    with pytest.raises(recuerdo.TitleTaken) as caught:
+        memory.save("runbook", "second", scope="project:shop", unique_title=True)
+    assert (caught.value.code, caught.value.status) == ("title_taken", 409)
+    elsewhere = memory.save("Runbook", "ops copy", scope="project:ops", unique_title=True)
+    assert elsewhere["outcome"] == "created"
+    memory.remember_about("project", "Uses Django", category="stack", project="shop")
+    document = memory.save(
+        "stack", "The stack, for humans", scope="project:shop", unique_title=True
+    )
+    assert document["outcome"] == "created"
+    assert memory.save("Runbook", "a second one", scope="project:shop")["outcome"] == "created"
+
+
 def test_get_is_never_truncated_and_reports_fields(memory: recuerdo.Memory) -> None:
     body = "x" * 40_000
     saved = memory.save("Big", body, kind="architecture", tags=["a"])
@@ -233,6 +283,10 @@ NOTE_REFUSALS: list[tuple[str, Callable[[recuerdo.Memory], Any], str]] = [
     ("get unknown", lambda m: m.get(99_999), "item_not_found"),
     ("history unknown", lambda m: m.history(99_999), "item_not_found"),
     ("revision unknown version", lambda m: m.revision(1, 7), "item_not_found"),
+    ("revision unknown id", lambda m: m.revision(1, revision_id=99_999), "item_not_found"),
+    ("revision by both", lambda m: m.revision(1, 1, revision_id=1), "invalid_input"),
+    ("revision by neither", lambda m: m.revision(1), "invalid_input"),
+    ("title taken", lambda m: m.save("existing", "b", unique_title=True), "title_taken"),
     ("timeline bad count", lambda m: m.timeline(1, before=-1), "invalid_input"),
     ("delete unknown", lambda m: m.delete(99_999), "item_not_found"),
     ("restore live note", lambda m: m.restore(1), "item_not_found"),
@@ -247,6 +301,9 @@ NOTE_REFUSALS: list[tuple[str, Callable[[recuerdo.Memory], Any], str]] = [
     ("passive not text", lambda m: m.capture_passive(42), "invalid_input"),
     ("unmute unknown", lambda m: m.unmute("nothing"), "item_not_found"),
     ("edit unknown note", lambda m: m.edit(99_999, "append", "x"), "item_not_found"),
+    ("edit nothing", lambda m: m.edit(1), "operation_content_mismatch"),
+    ("edit without operation", lambda m: m.edit(1, content="x"), "operation_content_mismatch"),
+    ("edit blank title", lambda m: m.edit(1, title="  "), "empty_title"),
     ("get bad id", lambda m: m.get("1"), "invalid_input"),
 ]
 

@@ -160,6 +160,10 @@ def test_status_lists_scopes_and_ontology(memory: recuerdo.Memory) -> None:
     reply = memory.status("team")
     assert {s["scope"] for s in reply["scopes"]} >= {"team", "project:x"}
     ontology = reply["ontology"]
-    assert ontology["biggest_classes"][0] == {"type": "person", "members": 3}
+    assert ontology["biggest_classes"][0] == {
+        "type": "person",
+        "members": 3,
+        "members_bound": "exact",
+    }
     assert ontology["relation_spellings"] == ["works_at"]
     assert "married_to" in reply["relations_derived"]["symmetric"]

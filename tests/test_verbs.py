@@ -18,8 +18,10 @@ def test_every_public_memory_method_is_a_verb() -> None:
         for name, member in inspect.getmembers(Memory, inspect.isfunction)
         if not name.startswith("_")
         and name not in {"agent", "for_tenant", "for_principal", "close"}
-        # Python-only: a path to ingest, the repositories a server serves, its schedule.
-        and name not in {"code_ingest_path", "serve_code", "code_refresh"}
+        # Python-only: a path to ingest, the repositories a server serves, its schedule, an
+        # archive written to this machine's disk, the meaning state a profile adds to replies.
+        and name
+        not in {"code_ingest_path", "serve_code", "code_refresh", "backup", "meaning_state"}
     }
     assert methods == {verb.method for verb in VERBS}
 

@@ -14,6 +14,7 @@ from .errors import (
     CapabilityNotGranted,
     Conflict,
     ContentTooLarge,
+    CsrfRefused,
     DiffBinary,
     DiffTooLarge,
     DocumentCorrupt,
@@ -26,6 +27,8 @@ from .errors import (
     FindNotFound,
     GitUnreadable,
     HostNotAllowed,
+    ImportSourceInvalid,
+    ImportSourceNotFound,
     InvalidBatch,
     InvalidCategory,
     InvalidHeader,
@@ -63,8 +66,10 @@ from .errors import (
     StoreTooNew,
     TaskNotFound,
     Timeout,
+    TitleTaken,
     Unauthorized,
     UnknownArgument,
+    UnknownImportKind,
     UnknownName,
     UnknownRoute,
     UnknownTool,
@@ -72,6 +77,7 @@ from .errors import (
     UnsupportedMediaType,
     VersionConflict,
 )
+from .importers import import_from
 from .model import CATEGORIES, RULE_LEVELS
 from .security.caps import sandbox
 
@@ -84,6 +90,7 @@ __all__ = [
     "CapabilityNotGranted",
     "Conflict",
     "ContentTooLarge",
+    "CsrfRefused",
     "DiffBinary",
     "DiffTooLarge",
     "DocumentCorrupt",
@@ -96,6 +103,8 @@ __all__ = [
     "FindNotFound",
     "GitUnreadable",
     "HostNotAllowed",
+    "ImportSourceInvalid",
+    "ImportSourceNotFound",
     "InvalidBatch",
     "InvalidCategory",
     "InvalidHeader",
@@ -134,8 +143,10 @@ __all__ = [
     "StoreTooNew",
     "TaskNotFound",
     "Timeout",
+    "TitleTaken",
     "Unauthorized",
     "UnknownArgument",
+    "UnknownImportKind",
     "UnknownName",
     "UnknownRoute",
     "UnknownTool",
@@ -143,6 +154,7 @@ __all__ = [
     "UnsupportedMediaType",
     "VersionConflict",
     "__version__",
+    "import_from",
     "open",
     "sandbox",
 ]

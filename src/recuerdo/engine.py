@@ -12,6 +12,7 @@ two memories never share any (a model's read-only weights aside).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +22,14 @@ from typing import Any
 from .code.facade import CodeSources, CodeVerbs
 from .comms.facade import CommsVerbs
 from .core.audit import AuditLog
-from .core.declare import prepare_state_dir, sanitize_name, state_path, validate_name
+from .core.declare import (
+    NAME_PATTERN,
+    prepare_state_dir,
+    sanitize_name,
+    state_path,
+    state_root,
+    validate_name,
+)
 from .core.text import checked_label
 from .core.upkeep import Upkeep
 from .entries import operations as entry_ops
@@ -32,6 +40,7 @@ from .index import chunks, vectors
 from .index.meaning import EmbedderChoice, Meaning
 from .ingest.facade import IngestVerbs
 from .mirror.facade import MirrorVerbs
+from .notes.browsing import NoteBrowsingVerbs
 from .notes.facade import NoteVerbs
 from .retrieval.facade import RetrievalVerbs
 from .security import caps
@@ -45,10 +54,12 @@ __all__ = [
     "MAIN_SOURCE",
     "Memory",
     "check_memory",
+    "memory_names",
     "open_memory",
     "recover_memory",
     "restore_memory",
     "sanitize_name",
+    "state_size",
     "validate_name",
 ]
 
@@ -102,6 +113,7 @@ class Memory(
     EntryVerbs,
     WorkVerbs,
     NoteVerbs,
+    NoteBrowsingVerbs,
     RetrievalVerbs,
     CommsVerbs,
     KnowledgeVerbs,
@@ -302,6 +314,28 @@ def restore_memory(
     with open_memory(name, base_dir=base_dir) as memory:  # the newer steps, and the upkeep
         memory._upkeep.drain(tasks=[])
     return {"memory": name, "rows": loaded, "tables": header.tables, "from": header.memory}
+
+
+def memory_names(base_dir: str | os.PathLike[str] | None = None) -> list[str]:
+    """The memories of a state dir (each ``<name>.db``), sorted; none when it does not exist."""
+    root = state_root(base_dir)
+    if not root.is_dir():
+        return []
+    return sorted(
+        path.stem
+        for path in root.glob("*.db")
+        if path.is_file() and NAME_PATTERN.fullmatch(path.stem)
+    )
+
+
+def state_size(name: str, base_dir: str | os.PathLike[str] | None = None) -> int:
+    """Bytes a memory takes on disk: its file and its write-ahead log."""
+    path = state_path(name, base_dir)
+    total = 0
+    for part in (path, path.with_name(path.name + "-wal")):
+        with contextlib.suppress(FileNotFoundError):
+            total += part.stat().st_size
+    return total
 
 
 def check_memory(name: str, *, base_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:

@@ -20,7 +20,8 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── OperationContentMismatch   operation_content_mismatch 400
     │   ├── UnknownArgument            unknown_argument    400
     │   ├── InvalidJSON                invalid_json        400
-    │   └── InvalidHeader              invalid_header      400
+    │   ├── InvalidHeader              invalid_header      400
+    │   └── UnknownImportKind          unknown_import_kind 400
     ├── EditRefused                    edit_refused        422
     │   ├── SectionNotFound            section_not_found   422
     │   ├── SectionAmbiguous           section_ambiguous   422
@@ -39,7 +40,8 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── DiffTooLarge               diff_too_large      422
     │   ├── DiffBinary                 diff_binary         422
     │   ├── RangeTooLarge              range_too_large     422
-    │   └── GitUnreadable              git_unreadable      422
+    │   ├── GitUnreadable              git_unreadable      422
+    │   └── ImportSourceInvalid        import_source_invalid 422
     ├── NotFound                       not_found           404
     │   ├── ItemNotFound               item_not_found      404
     │   ├── TaskNotFound               task_not_found      404
@@ -50,14 +52,17 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── RevisionNotFound           revision_not_found  404
     │   ├── MemoryNotFound             memory_not_found    404
     │   ├── UnknownTool                unknown_tool        404
-    │   └── UnknownRoute               unknown_route       404
+    │   ├── UnknownRoute               unknown_route       404
+    │   └── ImportSourceNotFound       import_source_not_found 404
     ├── MethodNotAllowed               method_not_allowed  405
     ├── Conflict                       conflict            409
-    │   └── VersionConflict            version_conflict    409
+    │   ├── VersionConflict            version_conflict    409
+    │   └── TitleTaken                 title_taken         409
     ├── Unauthorized                   unauthorized        401
     ├── CapabilityNotGranted           capability_not_granted       403
     │   ├── PathNotAllowed             path_not_allowed    403
-    │   └── OriginNotAllowed           origin_not_allowed  403
+    │   ├── OriginNotAllowed           origin_not_allowed  403
+    │   └── CsrfRefused                csrf_refused        403
     ├── HostNotAllowed                 host_not_allowed    421
     ├── MultipleMemoryDeclarations     multiple_memory_declarations 409
     ├── MemoryNotNamed                 memory_not_named    400
@@ -81,6 +86,7 @@ __all__ = [
     "CapabilityNotGranted",
     "Conflict",
     "ContentTooLarge",
+    "CsrfRefused",
     "DiffBinary",
     "DiffTooLarge",
     "DocumentCorrupt",
@@ -93,6 +99,8 @@ __all__ = [
     "FindNotFound",
     "GitUnreadable",
     "HostNotAllowed",
+    "ImportSourceInvalid",
+    "ImportSourceNotFound",
     "InvalidBatch",
     "InvalidCategory",
     "InvalidHeader",
@@ -132,6 +140,7 @@ __all__ = [
     "Timeout",
     "Unauthorized",
     "UnknownArgument",
+    "UnknownImportKind",
     "UnknownName",
     "UnknownRoute",
     "UnknownTool",
@@ -231,6 +240,12 @@ class InvalidHeader(InvalidInput):
     code = "invalid_header"
 
 
+class UnknownImportKind(InvalidInput):
+    """import-from names a kind of source no importer reads."""
+
+    code = "unknown_import_kind"
+
+
 class EditRefused(RecuerdoError):
     """An edit that cannot be applied to the note as it is now."""
 
@@ -263,6 +278,12 @@ class Conflict(RecuerdoError):
 
 class VersionConflict(Conflict):
     code = "version_conflict"
+
+
+class TitleTaken(Conflict):
+    """A document's title is already used in its scope (a name, like a file's in a folder)."""
+
+    code = "title_taken"
 
 
 class ContentTooLarge(RecuerdoError):
@@ -339,6 +360,13 @@ class GitUnreadable(Unprocessable):
     code = "git_unreadable"
 
 
+class ImportSourceInvalid(Unprocessable):
+    """An import source is not what its kind expects (not an Engram export, not a Synsema
+    state file, ...); nothing was imported."""
+
+    code = "import_source_invalid"
+
+
 class NotFound(RecuerdoError):
     code = "not_found"
     status = 404
@@ -395,6 +423,12 @@ class UnknownRoute(NotFound):
     code = "unknown_route"
 
 
+class ImportSourceNotFound(NotFound):
+    """The file or folder an import reads does not exist."""
+
+    code = "import_source_not_found"
+
+
 class MethodNotAllowed(RecuerdoError):
     code = "method_not_allowed"
     status = 405
@@ -432,6 +466,13 @@ class OriginNotAllowed(CapabilityNotGranted):
     """A request from a web page of another origin (cross-site requests are refused)."""
 
     code = "origin_not_allowed"
+
+
+class CsrfRefused(CapabilityNotGranted):
+    """A form of the memory lens posted without its session's CSRF token (or with another
+    session's): nothing is changed."""
+
+    code = "csrf_refused"
 
 
 class HostNotAllowed(RecuerdoError):

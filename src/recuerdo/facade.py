@@ -23,17 +23,21 @@ from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 from .core.secrets import redact_call
 from .core.text import check_text
 from .errors import CapabilityNotGranted, RecuerdoError
+from .index.vectors import pending
 from .security import caps
 
 if TYPE_CHECKING:
     from .core.audit import AuditLog
     from .core.upkeep import Upkeep
+    from .index.embed import Embedder
     from .index.meaning import Meaning
     from .store.base import Store, Tx
 
 P = ParamSpec("P")
 R = TypeVar("R")
 Mode = Literal["read", "write"]
+SETTLE_CHUNKS = 256
+SETTLE_SECONDS = 0.3
 
 
 @dataclass(frozen=True)
@@ -138,3 +142,26 @@ class MemoryBase:
             yield tx
         if rows:
             self._upkeep.poke(rows)
+
+    def meaning_state(self, settle: bool = True) -> str:
+        """Whether answers use meaning: ``armed``, ``not_armed`` (no model installed) or
+        ``queued`` (text waits for its vectors). With ``settle``, a small backlog is embedded
+        first (see :meth:`_settle_meaning`), so a read right after a small write says armed."""
+        if settle:
+            self._settle_meaning()
+        with self._store.read() as tx:
+            return self._meaning.state(tx)
+
+    def _settle_meaning(self) -> Embedder | None:
+        """The model, after embedding a small backlog so that what was just written is found
+        by its meaning too: at most ``SETTLE_CHUNKS`` chunks and ``SETTLE_SECONDS`` (the reader
+        does the work, ahead of the worker); a larger backlog stays queued rather than making
+        the reader wait."""
+        embedder = self._meaning.embedder
+        if embedder is None:
+            return None
+        with self._store.read() as tx:
+            waiting = pending(tx, embedder.name)
+        if 0 < waiting <= SETTLE_CHUNKS:
+            self._upkeep.drain(limit=SETTLE_CHUNKS * 2, seconds=SETTLE_SECONDS)
+        return embedder

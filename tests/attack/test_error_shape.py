@@ -56,7 +56,7 @@ UNKNOWN_ROUTES = [
     "/v1/",
     "/v2/remember",
     "/v1/memory/nope",
-    "/",
+    "/lens/nope",  # "/" is the memory lens's first page now (POST there: 405)
     "/v1/remember/extra",
     "/mcp/extra",
     "/v1/Remember",

@@ -89,6 +89,7 @@ def _bob_reads(ids: dict[str, int]) -> list[tuple[str, dict[str, Any]]]:
         ("search", {"query": MARK}),
         ("recall", {"search": MARK, "from": "*"}),
         ("about", {"subject": f"{MARK} Ann"}),
+        ("ask", {"query": f"who is {MARK} Ann?"}),
         ("export", {"limit": 1024}),
         ("audit", {"limit": 1000}),
         ("context", {"query": MARK}),

@@ -568,16 +568,21 @@ def test_S59_the_printed_client_config_names_the_profile(printed: tuple[Path, Js
 def test_S60_the_printed_client_config_starts_the_semurg_tools(
     printed: tuple[Path, Json], seen: Seen
 ) -> None:
-    """S60 pasting the printed stdio configuration gives a client the memory_* tools."""
+    """S60 pasting the printed stdio configuration gives a client the memory_* tools: it runs
+    verbatim (an absolute command, the state directory in its arguments), whatever the
+    client's working directory and environment."""
     base, entry = printed
-    assert entry["command"] == "recuerdo"
+    assert os.path.isabs(entry["command"]), entry
+    args = entry["args"]
+    assert "--state-dir" in args and args[args.index("--state-dir") + 1] == str(base), args
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "recuerdo", *entry["args"]],
-        env={**os.environ, "RECUERDO_STATE_DIR": str(base)},
+        command=entry["command"],
+        args=args,
+        env={k: v for k, v in os.environ.items() if not k.startswith("RECUERDO_")},
+        cwd=Path(sys.executable).anchor,
     )
 
     async def scenario() -> set[str]:

@@ -23,6 +23,7 @@ from ..verbs import VERBS, Verb
 from . import render
 from .client import remote_call
 from .commands import register as register_door_commands
+from .import_commands import register as register_import_commands
 from .mirror import register as register_mirror
 from .store_commands import register as register_store_commands
 
@@ -345,6 +346,7 @@ def demo(state: _State) -> None:
 
 register_door_commands(cli, _State, _emit_error)
 register_store_commands(cli, _emit_error)
+register_import_commands(cli, _emit_error)
 register_mirror(cli, _emit_error)
 
 

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import click
@@ -25,6 +26,15 @@ PROFILE_OPTION = click.option(
     show_default=True,
     help="Which tool names MCP clients see.",
 )
+# Users type `recuerdo mcp --memory NAME` as often as `recuerdo --memory NAME mcp`: both work.
+MEMORY_OPTION = click.option(
+    "--memory",
+    "-m",
+    "memory_name",
+    metavar="NAME",
+    default=None,
+    help="The memory to serve (the same as recuerdo's own --memory, given here).",
+)
 
 
 def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
@@ -32,6 +42,7 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
     @click.option("--host", default="127.0.0.1", show_default=True)
     @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int)
     @PROFILE_OPTION
+    @MEMORY_OPTION
     @click.option(
         "--workers",
         default=1,
@@ -75,6 +86,7 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         host: str,
         port: int,
         profile: str,
+        memory_name: str | None,
         workers: int,
         code_repos: tuple[str, ...],
         code_interval: float,
@@ -82,6 +94,8 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         ingest_root: str | None,
     ) -> None:
         """Serve every memory under the state directory: HTTP API at /v1, MCP at /mcp."""
+        if memory_name is not None:
+            state.memory_name = memory_name
         try:
             import uvicorn
 
@@ -112,7 +126,7 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
             allowed_hosts=list(allowed_hosts),
             ingest_root=ingest_root,
         )
-        _announce(host, port, state.memory_name, profile, tokens.any_active())
+        _announce(host, port, state, profile, tokens.any_active())
         if workers > 1:
             import os
             from dataclasses import asdict
@@ -140,9 +154,12 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
 
     @cli.command("mcp")
     @PROFILE_OPTION
+    @MEMORY_OPTION
     @click.pass_obj
-    def mcp(state: Any, profile: str) -> None:
+    def mcp(state: Any, profile: str, memory_name: str | None) -> None:
         """Serve one memory over MCP on stdin/stdout (what agents launch)."""
+        if memory_name is not None:
+            state.memory_name = memory_name
         import anyio
 
         from .gateway import MemoryPool
@@ -298,17 +315,29 @@ class _Progress:
             click.echo("", err=True)
 
 
-def _announce(host: str, port: int, memory: str | None, profile: str, tokens: bool) -> None:
+def _launcher() -> tuple[str, list[str]]:
+    """How a client starts this very recuerdo, by absolute paths (a desktop client's PATH is
+    not the shell's): its script beside this interpreter, else the interpreter with -m."""
+    script = Path(sys.executable).parent / ("recuerdo.exe" if os.name == "nt" else "recuerdo")
+    if script.is_file():
+        return str(script), []
+    return sys.executable, ["-m", "recuerdo"]
+
+
+def _announce(host: str, port: int, state: Any, profile: str, tokens: bool) -> None:
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
-    name = memory or "NAME"
+    name = state.memory_name or "NAME"
     click.echo(
         f"recuerdo serving on {base}  (profile {profile}; "
         f"{'tokens required' if tokens else 'single-user loopback mode, no tokens'})"
     )
     click.echo(f"  HTTP API  {base}/v1/<verb>?memory={name}   (OpenAPI: {base}/openapi.json)")
     click.echo(f"  MCP       {base}/mcp?memory={name}")
-    stdio = {"mcpServers": {"recuerdo": {"command": "recuerdo", "args": ["mcp", "--memory", name]}}}
+    command, prefix = _launcher()
+    state_dir = os.path.abspath(state.state_dir or os.getcwd())
+    args = [*prefix, "--state-dir", state_dir, "--memory", name, "mcp", "--profile", profile]
+    stdio = {"mcpServers": {"recuerdo": {"command": command, "args": args}}}
     http: dict[str, Any] = {
         "mcpServers": {"recuerdo": {"type": "http", "url": f"{base}/mcp?memory={name}"}}
     }

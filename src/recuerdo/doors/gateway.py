@@ -142,7 +142,8 @@ def authorize(
         )
     if principal.scopes is not None:
         scope = arguments.get("scope")
-        if "scope" not in verb.params.model_fields or scope not in principal.scopes:
+        asked = scope if isinstance(scope, list) and scope else [scope]
+        if "scope" not in verb.params.model_fields or any(s not in principal.scopes for s in asked):
             raise CapabilityNotGranted(
                 f"Capability not granted: this token is limited to scopes "
                 f"{', '.join(principal.scopes)}; name one of them (scope=...)"
@@ -170,7 +171,8 @@ def call(
     view = memory.for_principal(
         principal.name if not principal.local else "main", tenant_for(principal, user_id)
     )
-    return VERBS[tool.verb].call(view, native)
+    reply = VERBS[tool.verb].call(view, native)
+    return reply if tool.present is None else tool.present(reply, view)
 
 
 def check_schema(tool: ToolMap, arguments: Mapping[str, Any]) -> None:

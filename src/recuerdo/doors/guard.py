@@ -11,9 +11,9 @@ before the body is read (``payload_too_large``, 413); the bearer token decides t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ..errors import (
@@ -28,6 +28,15 @@ from ..security.tokens import LOCAL, Principal, TokenStore
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 OPEN_PATHS = ("/health", "/openapi.json")
+
+
+class PageAuth(Protocol):
+    """How the pages of the memory lens are signed in to: by a session cookie (the API and MCP
+    never accept one, so a cookie can never reach them cross-site)."""
+
+    def owns(self, path: str) -> bool: ...
+
+    def principal(self, headers: Mapping[str, str], single_user: bool) -> Principal | None: ...
 
 
 @dataclass(frozen=True)
@@ -116,8 +125,10 @@ class Guard:
         tokens: TokenStore,
         loopback: bool,
         max_body_bytes: int,
+        pages: PageAuth | None = None,
     ) -> None:
         self.app = app
+        self.pages = pages
         self.hosts = hosts
         self.tokens = tokens
         self.loopback = loopback
@@ -148,9 +159,13 @@ class Guard:
                 raise PayloadTooLarge(
                     f"the request is {length} bytes; the limit is {self.max_body_bytes}"
                 )
-            if scope["path"] not in OPEN_PATHS:
+            path = scope["path"]
+            if path not in OPEN_PATHS:
                 principal = self._principal(headers.get("authorization", ""))
-                if principal is None:
+                if principal is None and self.pages is not None and self.pages.owns(path):
+                    # A page without a session is still served: the lens sends it to log in.
+                    principal = self.pages.principal(headers, self.single_user())
+                elif principal is None:
                     raise Unauthorized("a valid token is required: Authorization: Bearer <token>")
                 scope.setdefault("state", {})["principal"] = principal
         except RecuerdoError as refusal:

@@ -3,7 +3,8 @@
 * ``POST /v1/{verb}?memory=NAME``: every verb, its JSON body the verb's parameters;
 * ``POST /v1/memory/{verb}``: the Semurg routes, when the server runs that profile;
 * ``/mcp``: MCP over streamable HTTP, with the server's profile;
-* ``GET /health`` and ``GET /openapi.json`` (request and response schemas of every verb).
+* ``GET /health`` and ``GET /openapi.json`` (request and response schemas of every verb);
+* the memory lens (web pages) at ``/``: :mod:`.web`.
 
 Every non-success is ``{ok: false, error, detail}`` with the status of its RecuerdoError:
 bodies are read and parsed here (never by the framework), so no input reaches another shape.
@@ -13,6 +14,7 @@ bodies are read and parsed here (never by the framework), so no input reaches an
 # No `from __future__ import annotations` here: FastAPI reads the endpoints' annotations at run
 # time.
 import contextlib
+import decimal
 import functools
 import json
 import logging
@@ -163,7 +165,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         _native_route(app, verb, pool, config, components)
     if config.profile == "semurg":
         for entry in profile("semurg"):
-            _profile_route(app, entry, pool, config)
+            _profile_route(app, entry, pool, config, components)
     app.router.routes.append(
         Route(
             "/mcp",
@@ -171,6 +173,9 @@ def create_app(config: ServerConfig) -> FastAPI:
             methods=["GET", "POST", "DELETE"],
         )
     )
+    from .web import mount  # the memory lens: pages at /, on the same verbs
+
+    mount(app, pool, config.base_dir, config.timeout_seconds)
     _publish_components(app, components)
     return app
 
@@ -225,11 +230,12 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def parse_object(raw: bytes) -> dict[str, Any]:
-    """A JSON object from request bytes; anything else is refused by name."""
+    """A JSON object from request bytes; anything else is refused by name. Fractions are read
+    as exact decimals (``12345678901234567.89`` keeps every digit); verbs take them as numbers."""
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_float=decimal.Decimal)
     except RecursionError:
         raise InvalidJSON("the body is nested too deeply to read") from None
     except ValueError as exc:  # not UTF-8, not JSON, a number of thousands of digits
@@ -310,7 +316,11 @@ def _native_route(
 
 
 def _profile_route(
-    app: FastAPI, entry: ToolMap, pool: gateway.MemoryPool, config: ServerConfig
+    app: FastAPI,
+    entry: ToolMap,
+    pool: gateway.MemoryPool,
+    config: ServerConfig,
+    components: dict[str, Any],
 ) -> None:
     async def endpoint(request: Request) -> Response:
         principal: Principal = request.state.principal
@@ -320,11 +330,16 @@ def _profile_route(
         )
         return _json(await _invoke(config, call))
 
+    responses = _error_responses()
+    responses[200] = {
+        "description": "The tool's reply",
+        "content": {"application/json": {"schema": schemas.tool_reply_schema(entry, components)}},
+    }
     app.post(
         f"/v1/memory/{entry.http_path}",
         name=entry.name,
         summary=entry.description,
-        responses=_error_responses(),
+        responses=responses,
         tags=["semurg"],
         openapi_extra={
             "requestBody": {
@@ -337,12 +352,15 @@ def _profile_route(
 
 def wrap(app: FastAPI, config: ServerConfig) -> Guard:
     """The application as served: the guard in front of FastAPI."""
+    from .web import LensAuth
+
     return Guard(
         app,
         hosts=config.hosts(),
         tokens=TokenStore(config.base_dir),
         loopback=_loopback(config),
         max_body_bytes=config.max_body_bytes,
+        pages=LensAuth(config.base_dir),
     )
 
 

@@ -26,8 +26,8 @@ from mcp_types import (
 from .. import __version__
 from ..errors import RecuerdoError, UnknownTool
 from ..security.tokens import LOCAL, Principal
-from . import gateway
-from .profiles import ToolMap, profile
+from . import gateway, schemas
+from .profiles import ToolMap, instructions, profile
 
 INSTRUCTIONS = """\
 recuerdo is this agent's persistent memory. Use it well:
@@ -49,7 +49,7 @@ def _tool(entry: ToolMap) -> Tool:
         name=entry.name,
         description=entry.description,
         input_schema=entry.schema,
-        output_schema=entry.output_schema,
+        output_schema=schemas.tool_output_schema(entry),
         annotations=ToolAnnotations(
             read_only_hint=entry.read_only,
             destructive_hint=entry.destructive,
@@ -58,9 +58,9 @@ def _tool(entry: ToolMap) -> Tool:
     )
 
 
-def _result(value: Any) -> CallToolResult:
+def _result(value: Any, wrapped: bool) -> CallToolResult:
     text = json.dumps(value, ensure_ascii=False, default=str)
-    structured = value if isinstance(value, dict) else {"result": value}
+    structured = value if isinstance(value, dict) and not wrapped else {"result": value}
     more = getattr(value, "more", None)
     if isinstance(value, list) and isinstance(more, int):
         structured["more"] = more  # a cut list says how many more there are
@@ -89,6 +89,7 @@ def build_server(
     """An MCP server over ``pool`` presenting one profile's tools."""
     tools = {entry.name: entry for entry in profile(profile_name)}
     listed = ListToolsResult(tools=[_tool(entry) for entry in tools.values()])
+    wrapped = {name: schemas.wraps_result(entry) for name, entry in tools.items()}
 
     async def list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
         return listed
@@ -105,7 +106,8 @@ def build_server(
         try:
             principal = principal_of(ctx)
             return _result(
-                await gateway.run(pool, principal, memory_of(ctx), entry, params.arguments or {})
+                await gateway.run(pool, principal, memory_of(ctx), entry, params.arguments or {}),
+                wrapped[entry.name],
             )
         except RecuerdoError as error:
             return _error(error)
@@ -118,7 +120,7 @@ def build_server(
         "recuerdo",
         version=__version__,
         title=f"recuerdo ({profile_name} profile)",
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS + instructions(profile_name),
         get_tool_input_schema=lambda name: tools[name].schema if name in tools else None,
         on_list_tools=list_tools,
         on_call_tool=call_tool,

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import copy
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from ..verbs import Verb
+from ..verbs import VERBS, Verb
+
+if TYPE_CHECKING:
+    from .profiles import ToolMap
 
 _REF = "#/components/schemas/{model}"
 
@@ -29,7 +32,7 @@ def _hoist(schema: dict[str, Any], into: dict[str, Any]) -> dict[str, Any]:
 
 
 @cache
-def _result_adapter(verb_name: str, result: Any) -> TypeAdapter[Any]:
+def _result_adapter(name: str, result: Any) -> TypeAdapter[Any]:
     return TypeAdapter(result)
 
 
@@ -58,10 +61,50 @@ def _counts_more(result: Any) -> bool:
 
 
 def output_schema(verb: Verb) -> dict[str, Any]:
-    """The MCP ``outputSchema``: an object (a result that is not one is wrapped as
-    ``{result: ...}``, as the MCP door sends it)."""
-    schema = copy.deepcopy(result_schema(verb))
-    if schema.get("type") == "object" and "anyOf" not in schema:
+    """The MCP ``outputSchema`` of a verb (see :func:`reply_output_schema`)."""
+    return reply_output_schema(verb.name, verb.result)
+
+
+def _wrapped(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+
+
+def reply_output_schema(name: str, result: Any) -> dict[str, Any]:
+    """The MCP ``outputSchema`` of a reply of type ``result``, as the MCP door sends it: an
+    object as it is, anything else wrapped as ``{result: ...}``. A union is judged branch by
+    branch (``list[Note] | Reviewed`` is either ``{result: [...]}`` or the object)."""
+    if result is None:
+        return _wrapped({"type": "null"})
+    schema = copy.deepcopy(_result_adapter(name, result).json_schema(mode="serialization"))
+    defs = schema.pop("$defs", None)
+
+    def is_object(branch: dict[str, Any]) -> bool:
+        ref = branch.get("$ref", "")
+        if ref.startswith("#/$defs/") and defs:
+            branch = defs.get(ref[len("#/$defs/") :], {})
+        return branch.get("type") == "object"
+
+    shaped: dict[str, Any]
+    if is_object(schema) and "anyOf" not in schema:
+        shaped = {"type": "object", **schema}  # a root $ref says it too (MCP asks for it)
+    elif "anyOf" in schema and any(is_object(b) for b in schema["anyOf"]):
+        branches = [b if is_object(b) else _wrapped(b) for b in schema["anyOf"]]
+        shaped = {"type": "object", "anyOf": branches}
+    else:
+        shaped = _wrapped(schema)
+        if _counts_more(result):
+            shaped["properties"]["more"] = {"type": "integer", "minimum": 0}
+    if defs:
+        shaped["$defs"] = defs
+    return shaped
+
+
+def _is_object(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "object" and "anyOf" not in schema
+
+
+def _as_object(schema: dict[str, Any], *, counts_more: bool = False) -> dict[str, Any]:
+    if _is_object(schema):
         return schema
     defs = schema.pop("$defs", None)
     wrapped: dict[str, Any] = {
@@ -69,8 +112,58 @@ def output_schema(verb: Verb) -> dict[str, Any]:
         "properties": {"result": schema},
         "required": ["result"],
     }
-    if _counts_more(verb.result):
+    if counts_more:
         wrapped["properties"]["more"] = {"type": "integer", "minimum": 0}
     if defs:
         wrapped["$defs"] = defs
     return wrapped
+
+
+def tool_reply_schema(entry: ToolMap, components: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON schema of a tool's reply as a door sends it: the profile's presented shape, else
+    its verb's typed result (refs into ``components`` when given, else inline ``$defs``)."""
+    if entry.reply_schema is None and entry.output is None:
+        return result_schema(VERBS[entry.verb], components)
+    if entry.reply_schema is None:
+        adapter = _result_adapter(entry.name, entry.output)
+        if components is None:
+            return adapter.json_schema(mode="serialization")
+        return _hoist(adapter.json_schema(mode="serialization", ref_template=_REF), components)
+    schema = copy.deepcopy(entry.reply_schema())
+    if components is None:
+        return schema
+    return hoist_defs(schema, components)
+
+
+def wraps_result(entry: ToolMap) -> bool:
+    """Whether the MCP door sends every reply of this tool as ``{result: ...}``: when its
+    outputSchema has no object branch (a union sends its object bare, its list wrapped)."""
+    schema = tool_output_schema(entry)
+    return "anyOf" not in schema and schema.get("required") == ["result"]
+
+
+def tool_output_schema(entry: ToolMap) -> dict[str, Any]:
+    """A tool's MCP ``outputSchema`` (see :func:`reply_output_schema`)."""
+    if entry.reply_schema is None:
+        return reply_output_schema(entry.name, entry.result)
+    return _as_object(copy.deepcopy(entry.reply_schema()))
+
+
+def hoist_defs(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
+    """A schema with inline ``$defs`` (refs ``#/$defs/X``) made to refer to ``components``
+    instead, its definitions moved there."""
+    defs = schema.pop("$defs", {})
+
+    def point(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                node = {**node, "$ref": _REF.format(model=ref[len("#/$defs/") :])}
+            return {key: point(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [point(item) for item in node]
+        return node
+
+    for name, definition in defs.items():
+        components.setdefault(name, point(definition))
+    return point(schema)  # type: ignore[no-any-return]

@@ -62,23 +62,41 @@ def register(cli: click.Group, emit_error: Any) -> None:
             rows = f", {report['rows']} rows" if "rows" in report else ""
             click.echo(f"wrote {report['path']} ({report['bytes']} bytes{rows})")
 
-    @cli.command("restore")
-    @click.argument("archive", type=click.Path(exists=True, dir_okay=False))
-    @click.pass_obj
-    def restore(state: Any, archive: str) -> None:
-        """Rebuild the memory named by --memory (a new one) from a backup ARCHIVE."""
+    # `restore` is also the verb that brings back a deleted note (`restore ID`): one command
+    # answers both, told apart by its argument (a note id is a number; an archive is a file).
+    note_restore = cli.commands.get("restore")
+
+    @cli.command(
+        "restore",
+        help=(
+            (note_restore.help or "") + " With a FILE instead of an ID: rebuild the memory "
+            "named by --memory (a new one) from that backup archive (see `backup`)."
+            if note_restore is not None
+            else "Rebuild the memory named by --memory (a new one) from a backup ARCHIVE."
+        ),
+        short_help="Bring back a deleted note (ID), or a whole memory from a backup (FILE)",
+    )
+    @click.argument("target")
+    @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+    @click.pass_context
+    def restore(ctx: click.Context, target: str, as_json: bool) -> None:
+        state = ctx.obj
+        if target.strip().isdigit() and note_restore is not None:
+            ctx.invoke(note_restore, id=int(target), as_json=as_json)
+            return
+        as_json = as_json or state.as_json
         bar = _Bar("restore")
         try:
             if not state.memory_name:
                 raise MemoryNotNamed("name the memory to restore into: recuerdo --memory NAME")
             report = restore_memory(
-                state.memory_name, archive, base_dir=state.state_dir, progress=bar
+                state.memory_name, target, base_dir=state.state_dir, progress=bar
             )
         except RecuerdoError as error:
-            emit_error(error, state.as_json)
+            emit_error(error, as_json)
         finally:
             bar.close()
-        if state.as_json:
+        if as_json:
             click.echo(render.to_json(report))
         else:
             click.echo(f"restored {report['rows']} rows into {report['memory']}")

@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import InvalidInput
 from ..store.base import Row, Tx, rows_by_id
 from . import derive, store
 from .match import seed
 
 DEFAULT_K = 20
-MAX_K = 100
+MAX_K = 1000
 
 
 def _document_rows(tx: Tx, ids: set[int]) -> dict[int, Row]:
@@ -172,22 +173,91 @@ def _transitive(
     return derived
 
 
+def visible_seeds(tx: Tx, matches: list[dict[str, Any]], view: store.View) -> list[dict[str, Any]]:
+    """The matches the view may see (``as_of`` hides entities recorded later)."""
+    if view.as_of is None or not matches:
+        return matches
+    rows = store.entity_rows(tx, [m["entity_id"] for m in matches])
+    return [
+        m
+        for m in matches
+        if m["entity_id"] in rows and view.knows(rows[m["entity_id"]]["recorded_at"])
+    ]
+
+
+def attribute_seeds(
+    tx: Tx, tenant: str, scope: str, attribute: dict[str, Any], view: store.View
+) -> list[dict[str, Any]]:
+    """The entities an attribute lookup {key, value, type?} names, as seeds."""
+    if not isinstance(attribute, dict) or not {"key", "value"} <= set(attribute):
+        raise InvalidInput("attribute is {key, value} (and may name the value's type)")
+    if not set(attribute) <= {"key", "value", "type"}:
+        raise InvalidInput("attribute is {key, value, type}")
+    key, value = attribute["key"], attribute["value"]
+    if not isinstance(key, str) or not key.strip():
+        raise InvalidInput("attribute.key must be a name")
+    if attribute.get("type") is not None:
+        value = {"type": attribute["type"], "value": value}
+    shown = json.dumps(attribute["value"], default=str, ensure_ascii=False)
+    return [
+        {
+            "entity_id": row["id"],
+            "name": row["name"],
+            "how": "attribute",
+            "matched": f"{key}={shown}",
+        }
+        for row in store.with_attribute(tx, tenant, scope, key, value, view)
+    ]
+
+
 def about(
     tx: Tx,
     *,
     tenant: str,
     scope: str,
-    subject: str,
+    subject: str | None,
     hops: int,
     k: int,
     view: store.View,
     compact: bool,
+    attribute: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    matches = seed(tx, tenant, scope, subject, whole_only=True)
+    if attribute is not None:
+        matches = attribute_seeds(tx, tenant, scope, attribute, view)
+    else:
+        assert subject is not None
+        matches = visible_seeds(tx, seed(tx, tenant, scope, subject, whole_only=True), view)
     seeding = [{"name": m["name"], "how": m["how"], "matched": m["matched"]} for m in matches]
     if not matches:
         return {"state": "nothing_stored", "items": [], "seeding": seeding}
     seeds = {m["entity_id"]: m["name"] for m in matches}
+    types = store.types_of(tx, list(seeds))
+    items: list[dict[str, Any]] = []
+    for entity_id, name in seeds.items():
+        items.append(
+            {
+                "kind": "entity",
+                "id": entity_id,
+                "name": name,
+                "types": types.get(entity_id, []),
+                "attributes": store.attributes_of(tx, entity_id, view),
+                "seed": name,
+            }
+        )
+    facts = graph_facts(tx, seeds, hops, view, k)
+    items += facts[:k]
+    items += _passages(tx, seeds, max(0, k - len(facts[:k])), view)
+    if compact:
+        items = [compact_item(item) for item in items]
+    return {"state": "answered", "items": items, "seeding": seeding}
+
+
+def graph_facts(
+    tx: Tx, seeds: dict[int, str], hops: int, view: store.View, k: int
+) -> list[dict[str, Any]]:
+    """The facts around the seeds, as the view sees them: stored ones walked ``hops`` steps in
+    both directions, then the ones derived from them (``k`` bounds the transitive walk), each
+    with its citation; nearest first, stored before derived."""
     walked = _walk(tx, seeds, hops, view)
     stored_keys = {(r["subject_id"], r["relation"], r["object_id"]) for r, *_ in walked}
     derived = [
@@ -201,27 +271,14 @@ def about(
         key = (item["subject_id"], item["relation"], item["object_id"])
         if key not in stored_keys and key not in unique:
             unique[key] = item
-    entity_ids = set(seeds)
-    for row, *_ in walked:
-        entity_ids |= {row["subject_id"], row["object_id"]}
-    for item in unique.values():
-        entity_ids |= {item["subject_id"], item["object_id"]}
-    names = {i: r["name"] for i, r in store.entity_rows(tx, sorted(entity_ids)).items()}
-    types = store.types_of(tx, list(seeds))
-    citations = fact_citations(tx, [r for r, *_ in walked])
     by_id = {r["id"]: r for r, *_ in walked}
-    items: list[dict[str, Any]] = []
-    for entity_id, name in seeds.items():
-        items.append(
-            {
-                "kind": "entity",
-                "id": entity_id,
-                "name": name,
-                "types": types.get(entity_id, []),
-                "attributes": store.attributes_of(tx, entity_id, view),
-                "seed": name,
-            }
-        )
+    missing = {i for item in unique.values() for i in item["rests_on"]} - set(by_id)
+    by_id.update(rows_by_id(tx, "SELECT * FROM facts", sorted(missing)))
+    entity_ids = set(seeds)
+    for row in by_id.values():
+        entity_ids |= {row["subject_id"], row["object_id"]}
+    names = {i: r["name"] for i, r in store.entity_rows(tx, sorted(entity_ids)).items()}
+    citations = fact_citations(tx, list(by_id.values()))
     facts: list[dict[str, Any]] = []
     for row, hop, via, name in walked:
         facts.append(_fact_item(row, names, hop, via, name, citations[row["id"]]))
@@ -234,7 +291,7 @@ def about(
                 "subject": names.get(item["subject_id"]),
                 "relation": item["relation"],
                 "object": names.get(item["object_id"]),
-                "direction": "outbound" if item["subject_id"] in seeds else "inbound",
+                "direction": "derived",
                 "derived": True,
                 "rule": item["rule"],
                 "rests_on": item["rests_on"],
@@ -246,18 +303,32 @@ def about(
                     "span_state": "derived",
                     "found_by": {
                         "stage": "graph",
+                        "seed": item["seed"],
                         "rule": item["rule"],
-                        "rests_on": [citations[r["id"]] for r in rests if r["id"] in citations],
+                        "rests_on": [citations[r["id"]] for r in rests],
+                        "reasoning": _reasoning(item, rests, names),
                     },
                 },
             }
         )
     facts.sort(key=lambda f: (f["hop"], f["derived"]))
-    items += facts[:k]
-    items += _passages(tx, seeds, max(0, k - len(facts[:k])))
-    if compact:
-        items = [_compact(item) for item in items]
-    return {"state": "answered", "items": items, "seeding": seeding}
+    return facts
+
+
+def _reasoning(item: dict[str, Any], rests: list[Row], names: dict[int, str]) -> dict[str, Any]:
+    """Why a derived fact holds, in the words of the stored facts it rests on."""
+    refs = [
+        {
+            "id": row["id"],
+            "subject": names.get(row["subject_id"]),
+            "relation": row["relation"],
+            "object": names.get(row["object_id"]),
+        }
+        for row in rests
+    ]
+    basis = "; ".join(f"{r['subject']} {r['relation']} {r['object']}" for r in refs)
+    claim = f"{names.get(item['subject_id'])} {item['relation']} {names.get(item['object_id'])}"
+    return {"rule": item["rule"], "rests_on": refs, "says": f"{basis}, so {claim} ({item['rule']})"}
 
 
 def _fact_item(
@@ -284,15 +355,17 @@ def _fact_item(
     }
 
 
-def _passages(tx: Tx, seeds: dict[int, str], limit: int) -> list[dict[str, Any]]:
+def _passages(tx: Tx, seeds: dict[int, str], limit: int, view: store.View) -> list[dict[str, Any]]:
     if limit <= 0:
         return []
     marks = ",".join("?" * len(seeds))
+    seen, params = view.items_sql("i")
     rows = tx.all(
         f"SELECT m.entity_id, c.id, c.item_id, c.start, c.stop, c.body FROM mentions m"
-        f" JOIN chunks c ON c.id = m.chunk_id WHERE m.entity_id IN ({marks})"
+        f" JOIN chunks c ON c.id = m.chunk_id JOIN items i ON i.id = c.item_id"
+        f" WHERE m.entity_id IN ({marks}) AND {seen}"
         " ORDER BY c.item_id DESC, c.ordinal LIMIT ?",
-        [*seeds, limit],
+        [*seeds, *params, limit],
     )
     docs = _document_rows(tx, {r["item_id"] for r in rows})
     items = []
@@ -317,7 +390,8 @@ def _passages(tx: Tx, seeds: dict[int, str], limit: int) -> list[dict[str, Any]]
     return items
 
 
-def _compact(item: dict[str, Any]) -> dict[str, Any]:
+def compact_item(item: dict[str, Any]) -> dict[str, Any]:
+    """An item once, without diagnostics: what it says and where it is cited."""
     citation = item.get("citation") or {}
     span = citation.get("span")
     short = {"kind": item["kind"], "id": item.get("id")}

@@ -4,7 +4,7 @@ and export/import of a scope."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..core.clock import parse_time
 from ..core.text import checked_label
@@ -19,6 +19,7 @@ from ..facade import MemoryBase, verb
 from . import about as about_ops
 from . import derive, forget, status, store, transfer
 from . import remember as remember_ops
+from .results import About, Exported, Forgot, Imported, Remembered, Status
 
 FAMILY = "knowledge"
 DEFAULT_SCOPE = "user"
@@ -35,10 +36,6 @@ def _bounded(value: object, field: str, low: int, high: int) -> int:
 
 
 class KnowledgeVerbs(MemoryBase):
-    def _meaning_state(self) -> str:
-        with self._store.read() as tx:
-            return self._meaning.state(tx)
-
     @verb("write", errors=(FactsShape, MentionNotInPassage, LimitExceeded))
     def remember_knowledge(
         self,
@@ -50,7 +47,7 @@ class KnowledgeVerbs(MemoryBase):
         date: str | None = None,
         source: str | None = None,
         scope: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Remembered:
         """Store what you know without any model: text (content, or messages, or passages with the
         names they mention) and/or facts you extracted ({entities: [{name, type, attributes}],
         relations: [{source, target, type, replaces}]}). The same call with the same date answers
@@ -78,7 +75,7 @@ class KnowledgeVerbs(MemoryBase):
                 date=date,
                 source=source,
             )
-        return {**reply, "meaning": self._meaning_state()}
+        return cast(Remembered, {**reply, "meaning": self.meaning_state(settle=False)})
 
     @verb("write", errors=(FactsShape,), arguments=("from_", "to", "type"))
     def relate(
@@ -91,7 +88,7 @@ class KnowledgeVerbs(MemoryBase):
         replaces: bool = False,
         date: str | None = None,
         scope: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Remembered:
         """Add one typed fact between two entities (created if new); replaces=true ends the
         subject's other targets of that type (kept in history).
 
@@ -115,27 +112,33 @@ class KnowledgeVerbs(MemoryBase):
                 }
             ]
         }
-        return self.remember_knowledge(facts=facts, date=date, scope=scope)
+        reply = self.remember_knowledge(facts=facts, date=date, scope=scope)
+        # No text of its own waits for vectors: say what a read would say now.
+        return cast(Remembered, {**reply, "meaning": self.meaning_state()})
 
     @verb("read", arguments=("subject",))
     def about(
         self,
-        subject: str,
+        subject: str | None = None,
         *,
+        attribute: Mapping[str, Any] | None = None,
         hops: int = 2,
         k: int = about_ops.DEFAULT_K,
         as_of: str | None = None,
         valid_at: str | None = None,
         compact: bool = False,
         scope: str | None = None,
-    ) -> dict[str, Any]:
-        """What memory holds about an entity (names match by spelling, case, a word or a prefix):
-        its facts both ways up to `hops` away, derived facts with the rule and facts they rest on,
-        and the passages that mention it, each with a verified citation. as_of = what was known
-        then; valid_at = what was true then.
+    ) -> About:
+        """What memory holds about an entity (names match by spelling, case, a word or a prefix;
+        or name an attribute value instead): its facts both ways up to `hops` away, derived facts
+        with the rule and facts they rest on, and the passages that mention it, each with a
+        verified citation. as_of = what was known then (later facts, passages and entities are
+        hidden); valid_at = what was true then.
 
         Args:
             subject: The entity's name.
+            attribute: Instead of a name, {key, value, type?}: the entities whose current value
+                of key is value.
             hops: Graph steps to walk (0-3).
             k: At most this many facts and passages.
             as_of: Read what was known at this ISO 8601 instant.
@@ -143,8 +146,11 @@ class KnowledgeVerbs(MemoryBase):
             compact: Each item once, without diagnostics.
             scope: The scope (default 'user'); another scope never sees this one.
         """
-        if not isinstance(subject, str) or not subject.strip():
+        if (subject is None) == (attribute is None):
+            raise InvalidInput("give exactly one of subject (a name) or attribute {key, value}")
+        if subject is not None and (not isinstance(subject, str) or not subject.strip()):
             raise InvalidInput("subject must be a name")
+        meaning = self.meaning_state()
         view = store.View(
             as_of=None if as_of is None else parse_time(as_of, "as_of"),
             valid_at=None if valid_at is None else parse_time(valid_at, "valid_at"),
@@ -155,6 +161,7 @@ class KnowledgeVerbs(MemoryBase):
                 tenant=self.tenant,
                 scope=_scope(scope),
                 subject=subject,
+                attribute=None if attribute is None else dict(attribute),
                 hops=_bounded(hops, "hops", 0, 3),
                 k=_bounded(k, "k", 1, about_ops.MAX_K),
                 view=view,
@@ -164,12 +171,12 @@ class KnowledgeVerbs(MemoryBase):
             tenant=self.tenant,
             principal=self.principal,
             verb="about",
-            query=subject,
+            query=subject if subject is not None else f"attribute {dict(attribute or {})}",
             filters={"scope": _scope(scope)},
             returned=[i["id"] for i in reply["items"] if i.get("id")],
         )
         self._upkeep.poke(0)
-        return {**reply, "meaning": self._meaning_state()}
+        return cast(About, {**reply, "meaning": meaning})
 
     @verb("write", errors=(UnknownName,), destructive=True)
     def forget_knowledge(
@@ -182,7 +189,7 @@ class KnowledgeVerbs(MemoryBase):
         source: str | None = None,
         all: bool | None = None,
         attribute: Mapping[str, str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> Forgot:
         """Forget exactly one thing, for real (erased from the database file): a subject, a fact
         {from, to, type}, a stored document (passage: its doc id), every document of a source label,
         a whole scope (all), or an attribute {subject, key}. An unknown name is refused with close
@@ -222,12 +229,12 @@ class KnowledgeVerbs(MemoryBase):
             )
         if not reply["already_forgotten"]:
             self._store.reclaim()  # the WAL still holds the old pages: fold and truncate it
-        return reply
+        return cast(Forgot, reply)
 
     @verb("read")
     def export(
         self, scope: str | None = None, cursor: str | None = None, limit: int = 256
-    ) -> dict[str, Any]:
+    ) -> Exported:
         """Export one page of a scope's records; pass `next` back as `cursor`.
 
         Args:
@@ -236,14 +243,15 @@ class KnowledgeVerbs(MemoryBase):
             limit: Records per page (1-1024, default 256).
         """
         with self._store.read() as tx:
-            return transfer.export(
+            page = transfer.export(
                 tx, self.tenant, _scope(scope), cursor, _bounded(limit, "limit", 1, 1024)
             )
+        return cast(Exported, page)
 
     @verb("write", name="import")
     def import_records(
         self, records: Sequence[Mapping[str, Any]], scope: str | None = None
-    ) -> dict[str, Any]:
+    ) -> Imported:
         """Import exported records into a scope; records already imported are skipped, so a page
         sent twice stores nothing twice.
 
@@ -260,10 +268,10 @@ class KnowledgeVerbs(MemoryBase):
                 records=[dict(r) for r in records],
             )
         self._upkeep.poke(reply["imported"])  # counted once validated
-        return reply
+        return cast(Imported, reply)
 
     @verb("read")
-    def status(self, scope: str | None = None) -> dict[str, Any]:
+    def status(self, scope: str | None = None) -> Status:
         """Which scopes hold data; for one scope its ontology: entity types and relations in use,
         the biggest classes with exact member counts.
 
@@ -274,12 +282,9 @@ class KnowledgeVerbs(MemoryBase):
             reply = status.status(
                 tx, self.tenant, None if scope is None else checked_label(scope, "scope")
             )
-        return {
-            **reply,
-            "meaning": self._meaning_state(),
-            "relations_derived": {
-                "symmetric": sorted(derive.SYMMETRIC),
-                "inverse": dict(sorted(derive.INVERSE.items())),
-                "transitive": sorted(derive.TRANSITIVE),
-            },
+        rules = {
+            "symmetric": sorted(derive.SYMMETRIC),
+            "inverse": dict(sorted(derive.INVERSE.items())),
+            "transitive": sorted(derive.TRANSITIVE),
         }
+        return cast(Status, {**reply, "meaning": self.meaning_state(), "relations_derived": rules})

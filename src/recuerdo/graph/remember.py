@@ -17,11 +17,11 @@ from typing import Any
 from ..core.clock import now_iso, parse_time
 from ..core.text import checked_label, checked_text
 from ..errors import FactsShape, InvalidInput, LimitExceeded, MentionNotInPassage
-from ..index.chunk import Span, chunk_spans
+from ..index.chunk import Span, chunk_spans, sentence_spans
 from ..index.chunks import insert_chunks
 from ..index.words import STOP_WORDS
 from ..store.base import Tx
-from . import derive, store
+from . import derive, store, values
 
 LIMITS = {
     "entities": 1000,
@@ -29,6 +29,14 @@ LIMITS = {
     "content_bytes": 1_048_576,
     "passages": 1000,
     "passage_bytes": 65_536,
+}
+
+
+NOTHING_CREATED = {
+    "entities_created": 0,
+    "facts_created": 0,
+    "facts_replaced": 0,
+    "attributes_changed": 0,
 }
 
 
@@ -89,7 +97,7 @@ def _facts(facts: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
                 "target": store.check_name(item["target"], "target"),
                 "type": derive.normalise_relation(item["type"]),
                 "replaces": bool(item.get("replaces", False)),
-                "attributes": item.get("attributes") or {},
+                "attributes": values.plain(item.get("attributes") or {}),
             }
         )
     return clean_entities, clean_relations
@@ -204,7 +212,8 @@ def remember(
         (tenant, label, fingerprint),
     )
     if earlier is not None:
-        return {**json.loads(earlier["reply"]), "outcome": "already"}
+        # The earlier call's document and what it holds, but nothing created by this one.
+        return {**json.loads(earlier["reply"]), **NOTHING_CREATED, "outcome": "already"}
     stamp = now_iso()
     doc_id, chunk_ids = None, []
     if text is not None:
@@ -235,7 +244,7 @@ def remember(
         "attributes_changed": 0,
     }
     for item in entities:
-        entity_id, created = _ensure(tx, tenant, label, item["name"], origin)
+        entity_id, created = _ensure(tx, tenant, label, item["name"], origin, stamp)
         counts["entities_created"] += created
         if item["type"]:
             store.add_type(tx, entity_id, item["type"])
@@ -250,7 +259,7 @@ def remember(
     def end(name: str) -> int:
         folded = store.fold(name)
         if folded not in known:
-            known[folded], created = _ensure(tx, tenant, label, name, origin)
+            known[folded], created = _ensure(tx, tenant, label, name, origin, stamp)
             counts["entities_created"] += created
         return known[folded]
 
@@ -291,7 +300,9 @@ def remember(
             _cite(tx, fact_id, doc_id, text or "", spans, relation["source"], relation["target"])
     unlinked = 0
     if doc_id is not None:
-        unlinked = _link_mentions(tx, tenant, label, text or "", spans, chunk_ids, explicit, origin)
+        unlinked = _link_mentions(
+            tx, tenant, label, text or "", spans, chunk_ids, explicit, origin, stamp
+        )
     reply = {
         "outcome": "stored",
         "scope": label,
@@ -311,8 +322,10 @@ def remember(
     return reply
 
 
-def _ensure(tx: Tx, tenant: str, scope: str, name: str, origin: str | None) -> tuple[int, int]:
-    found = store.entity(tx, tenant, scope, name, source=origin)
+def _ensure(
+    tx: Tx, tenant: str, scope: str, name: str, origin: str | None, stamp: str
+) -> tuple[int, int]:
+    found = store.entity(tx, tenant, scope, name, source=origin, recorded_at=stamp)
     assert found is not None
     return found[0], int(found[1])
 
@@ -320,7 +333,8 @@ def _ensure(tx: Tx, tenant: str, scope: str, name: str, origin: str | None) -> t
 def _cite(
     tx: Tx, fact_id: int, doc_id: int, text: str, spans: list[Span], source: str, target: str
 ) -> None:
-    """Cite the passage that names both ends (else one end, else the first passage)."""
+    """Cite the sentence that supports the fact: the first naming both ends (else one end);
+    without one, the passage that names most of them (else the first passage)."""
     wanted = (store.fold(source), store.fold(target))
 
     def names(span: Span) -> int:
@@ -329,7 +343,10 @@ def _cite(
 
     if not spans:
         return
-    best = max(spans, key=lambda span: (names(span), -span.start))
+    sentences = [s for span in spans for s in sentence_spans(text, span)]
+    best = max(sentences, key=lambda span: (names(span), -span.start), default=None)
+    if best is None or names(best) == 0:
+        best = max(spans, key=lambda span: (names(span), -span.start))
     store.cite(tx, fact_id, doc_id, best.start, best.end, text[best.start : best.end])
 
 
@@ -342,6 +359,7 @@ def _link_mentions(
     chunk_ids: list[int],
     explicit: list[list[str]],
     origin: str | None,
+    stamp: str,
 ) -> int:
     """Link each passage to the entities it names; return how many passages no entity
     reaches."""
@@ -349,7 +367,7 @@ def _link_mentions(
     for index, (span, chunk_id) in enumerate(zip(spans, chunk_ids, strict=True)):
         linked: set[int] = set()
         for name in explicit[index] if index < len(explicit) else []:
-            linked.add(_ensure(tx, tenant, scope, name, origin)[0])
+            linked.add(_ensure(tx, tenant, scope, name, origin, stamp)[0])
         linked |= known_names_in(tx, tenant, scope, text[span.start : span.end])
         tx.executemany(
             "INSERT INTO mentions (chunk_id, entity_id) VALUES (?, ?) ON CONFLICT DO NOTHING",

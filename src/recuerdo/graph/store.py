@@ -60,6 +60,20 @@ class View:
             )
         return f"{alias}.ended_at IS NULL", []
 
+    def items_sql(self, alias: str = "i") -> tuple[str, list[Any]]:
+        """Which stored texts (items) the read sees: with ``as_of``, those stored by then; with
+        ``valid_at``, those said by then (their date, else when they were stored)."""
+        if self.as_of is not None:
+            return f"{alias}.created_at <= ?", [self.as_of]
+        if self.valid_at is not None:
+            return f"coalesce({alias}.occurred_at, {alias}.created_at) <= ?", [self.valid_at]
+        return "1 = 1", []
+
+    def knows(self, recorded_at: str) -> bool:
+        """Whether an entity recorded then is visible: ``as_of`` hides what came later (what
+        is true at ``valid_at`` does not depend on when it was learnt)."""
+        return self.as_of is None or recorded_at <= self.as_of
+
 
 _LOOKUP_CHUNK = 500  # bound parameters per query, far below SQLite's limit
 
@@ -82,9 +96,17 @@ def known_entities(tx: Tx, tenant: str, scope: str, names: list[str]) -> dict[st
 
 
 def entity(
-    tx: Tx, tenant: str, scope: str, name: str, *, source: str | None = None, create: bool = True
+    tx: Tx,
+    tenant: str,
+    scope: str,
+    name: str,
+    *,
+    source: str | None = None,
+    create: bool = True,
+    recorded_at: str | None = None,
 ) -> tuple[int, bool] | None:
-    """(entity id, created) for a name in a scope; None when absent and not created."""
+    """(entity id, created) for a name in a scope; None when absent and not created. A new
+    entity is recorded at ``recorded_at`` (the time of the call that names it), else now."""
     folded = fold(name)
     found = tx.scalar(
         "SELECT id FROM entities WHERE tenant = ? AND scope = ? AND folded = ?",
@@ -98,7 +120,7 @@ def entity(
         tx.scalar(
             "INSERT INTO entities (tenant, scope, name, folded, source, recorded_at)"
             " VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-            (tenant, scope, name, folded, source, now_iso()),
+            (tenant, scope, name, folded, source, recorded_at or now_iso()),
         )
     )
     tx.executemany(
@@ -139,6 +161,16 @@ def set_attribute(
 
 
 def attributes_of(tx: Tx, entity_id: int, view: View) -> dict[str, Any]:
+    """The attribute values the view sees: current ones; those known at ``as_of``; or at
+    ``valid_at``, for each key the value that took effect last by then (its date, else when it
+    was recorded)."""
+    if view.valid_at is not None and view.as_of is None:
+        rows = tx.all(
+            "SELECT key, value, coalesce(valid_from, recorded_at) AS since FROM attributes"
+            " WHERE entity_id = ? AND coalesce(valid_from, recorded_at) <= ? ORDER BY since, id",
+            (entity_id, view.valid_at),
+        )
+        return {row["key"]: values.decode(row["value"]) for row in rows}  # the last one wins
     if view.as_of is not None:
         where, params = (
             "recorded_at <= ? AND (ended_at IS NULL OR ended_at > ?)",
@@ -150,6 +182,27 @@ def attributes_of(tx: Tx, entity_id: int, view: View) -> dict[str, Any]:
         f"SELECT key, value FROM attributes WHERE entity_id = ? AND {where}", [entity_id, *params]
     )
     return {row["key"]: values.decode(row["value"]) for row in rows}
+
+
+def with_attribute(
+    tx: Tx, tenant: str, scope: str, key: str, value: object, view: View
+) -> list[Row]:
+    """Entities (id, name) whose value of ``key`` is ``value`` (compared typed: 12 is not
+    "12"), as the view sees it."""
+    kind, canonical = values.typed(value, f"attribute {key!r}")
+    wanted = values.encode(kind, canonical)
+    rows = tx.all(
+        "SELECT DISTINCT e.id, e.name, e.recorded_at FROM attributes a JOIN entities e"
+        " ON e.id = a.entity_id WHERE e.tenant = ? AND e.scope = ? AND a.key = ? AND a.value = ?"
+        " ORDER BY e.id",
+        (tenant, scope, key, wanted),
+    )
+    return [
+        row
+        for row in rows
+        if view.knows(row["recorded_at"])
+        and attributes_of(tx, row["id"], view).get(key) == values.decode(wanted)
+    ]
 
 
 NEXT_TWIN = (

@@ -188,6 +188,9 @@ def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
                 "date": r["occurred_at"],
             }
         )
+    types = store.types_of(
+        tx, sorted({row[end] for row in rows for end in ("subject_id", "object_id")})
+    )
     return [
         {
             "record": "fact",
@@ -200,8 +203,10 @@ def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
                 row["twin"],
             ),
             "subject": row["s_name"],
+            "subject_types": types.get(row["subject_id"], []),
             "relation": row["relation"],
             "object": row["o_name"],
+            "object_types": types.get(row["object_id"], []),
             "attributes": json.loads(row["attributes"]),
             "state": "current" if row["ended_at"] is None else "ended",
             "valid_from": row["valid_from"],
@@ -333,7 +338,9 @@ def _import_document(
     chunk_ids = insert_chunks(tx, doc_id, text, spans, title=record.get("name") or "")
     for passage, chunk_id in zip(record.get("passages", []), chunk_ids, strict=True):
         for name in passage.get("mentions", []):
-            found = store.entity(tx, tenant, scope, store.check_name(name))
+            found = store.entity(
+                tx, tenant, scope, store.check_name(name), recorded_at=record.get("ingested_at")
+            )
             assert found is not None
             tx.execute(
                 "INSERT INTO mentions (chunk_id, entity_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
@@ -342,7 +349,9 @@ def _import_document(
 
 
 def _import_entity(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
-    found = store.entity(tx, tenant, scope, store.check_name(record["name"]))
+    found = store.entity(
+        tx, tenant, scope, store.check_name(record["name"]), recorded_at=record.get("recorded_at")
+    )
     assert found is not None
     for kind in record.get("types", []):
         store.add_type(tx, found[0], kind)
@@ -363,9 +372,13 @@ def _import_entity(tx: Tx, tenant: str, principal: str, scope: str, record: dict
 
 
 def _import_fact(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
-    subject = store.entity(tx, tenant, scope, store.check_name(record["subject"]))
-    obj = store.entity(tx, tenant, scope, store.check_name(record["object"]))
+    when = record["recorded_at"]
+    subject = store.entity(tx, tenant, scope, store.check_name(record["subject"]), recorded_at=when)
+    obj = store.entity(tx, tenant, scope, store.check_name(record["object"]), recorded_at=when)
     assert subject is not None and obj is not None
+    for end, kinds in ((subject, "subject_types"), (obj, "object_types")):
+        for kind in record.get(kinds) or []:
+            store.add_type(tx, end[0], str(kind))
     fact_id = int(
         tx.scalar(
             "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
@@ -377,7 +390,7 @@ def _import_fact(tx: Tx, tenant: str, principal: str, scope: str, record: dict[s
                 subject[0],
                 record["relation"],
                 obj[0],
-                json.dumps(record.get("attributes") or {}, sort_keys=True),
+                json.dumps(values.plain(record.get("attributes") or {}), sort_keys=True),
                 record.get("valid_from"),
                 record.get("valid_to"),
                 record["recorded_at"],

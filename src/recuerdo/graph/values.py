@@ -86,6 +86,18 @@ def _valid_datetime(text: str) -> bool:
     return True
 
 
+def plain(value: Any) -> Any:
+    """A JSON value for properties kept as they came (a fact's attributes, untyped): a decimal
+    from a door that reads exact digits becomes the number JSON would have given."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return value
+
+
 def encode(kind: str, value: Any) -> str:
     return json.dumps({"type": kind, "value": value}, sort_keys=True, ensure_ascii=False)
 

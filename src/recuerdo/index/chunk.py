@@ -36,6 +36,16 @@ def _sentences(text: str) -> list[Span]:
     return [s for s in spans if text[s.start : s.end].strip()]
 
 
+def sentence_spans(text: str, within: Span) -> list[Span]:
+    """The sentences of ``text[within]``, as spans of ``text`` (without surrounding blanks)."""
+    found = []
+    for sentence in _sentences(text[within.start : within.end]):
+        piece = text[within.start + sentence.start : within.start + sentence.end]
+        start = within.start + sentence.start + (len(piece) - len(piece.lstrip()))
+        found.append(Span(start, start + len(piece.strip())))
+    return found
+
+
 def _split_long(text: str, span: Span) -> list[Span]:
     """A run-on 'sentence' longer than MAX_WORDS is cut between words."""
     words = list(_WORD.finditer(text, span.start, span.end))

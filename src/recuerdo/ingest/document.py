@@ -4,6 +4,12 @@ Refusals store nothing: too large ``payload_too_large`` (413), not a document
 ``unsupported_media_type`` (415), truncated or corrupt ``document_corrupt`` (422), encrypted or
 image-only PDF ``document_not_readable`` (422). The stored text is read back and compared
 before the upload is discarded.
+
+Every reply carries ``customs``: what the upload went through on its way in: the kind read
+from its bytes (never its name), its size, how many blocks had a secret redacted, that the
+stored text read back identical, and ``emptied: true``: the uploaded bytes were dropped once
+the text was safely stored (only the parsed text is kept). A text up to 16 KiB comes back
+with its ``blocks``; a larger one gives sizes (``text_bytes``, ``block_count``) instead.
 """
 
 from __future__ import annotations
@@ -13,7 +19,6 @@ import binascii
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from ..core.clock import now_iso
 from ..core.secrets import redact_text
@@ -24,6 +29,7 @@ from ..index.chunk import chunk_spans
 from ..index.chunks import insert_chunks
 from ..store.base import Tx
 from . import parse
+from .results import Ingested
 from .sniff import sniff
 
 MAX_BYTES = 5_000_000
@@ -79,14 +85,15 @@ def blocks_of(data: bytes) -> tuple[str, list[parse.Block]]:
 
 def ingest(
     tx: Tx, *, tenant: str, principal: str, data: bytes, name: str, scope: str, source: str | None
-) -> dict[str, Any]:
+) -> Ingested:
     kind, blocks = blocks_of(data)
     if not blocks:
         raise EmptyContent("the document holds no text")
     parts, spans = [], []
-    position = 0
+    position, redacted = 0, 0
     for block in blocks:
         text = redact_text(block.text)
+        redacted += text != block.text
         parts.append(text)
         spans.append((position, position + len(text)))
         position += len(text) + 2
@@ -119,7 +126,7 @@ def ingest(
             [(chunk["id"], e) for e in linked],
         )
     encoded = text.encode("utf-8")
-    reply: dict[str, Any] = {
+    reply: Ingested = {
         "doc_id": doc_id,
         "name": label,
         "kind": kind,
@@ -127,9 +134,16 @@ def ingest(
         "bytes": len(data),
         "text_bytes": len(encoded),
         "text_chars": len(text),
-        "blocks_count": len(blocks),
+        "block_count": len(blocks),
         "passages": len(chunk_ids),
         "ingested_at": stamp,
+        "customs": {
+            "kind": kind,
+            "bytes": len(data),
+            "blocks_redacted": redacted,
+            "read_back": "identical",
+            "emptied": True,
+        },
     }
     if len(encoded) <= INLINE_TEXT_BYTES:
         reply["text"] = text

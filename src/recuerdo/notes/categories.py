@@ -12,7 +12,7 @@ import json
 import math
 import re
 from datetime import timedelta
-from typing import Any
+from typing import Literal, cast
 
 from ..core.clock import now, now_iso, to_iso
 from ..core.settings import note_limit_bytes
@@ -21,9 +21,10 @@ from ..errors import ContentTooLarge, EmptyContent, InvalidInput, InvalidLabel, 
 from ..store.base import Row, Tx
 from . import history
 from . import operations as notes
+from .results import Muted, ProfileEntry, Remembered
 from .text import join_blocks
 
-KIND = "memory"
+KIND = notes.MEMORY_KIND
 AXES = ("user", "project")
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 SNIPPET_CHARS = 160
@@ -78,11 +79,11 @@ def _reply(
     row_id: int,
     version: int,
     body: str,
-    outcome: str,
+    outcome: Literal["created", "appended"],
     summary_updated: bool,
     label: str,
     scope: str,
-) -> dict[str, Any]:
+) -> Remembered:
     return {
         "note_id": row_id,
         "version_token": notes.version_token(row_id, version),
@@ -97,7 +98,7 @@ def _reply(
 
 def _idempotent_reply(
     tx: Tx, tenant: str, principal: str, scope: str, key: str
-) -> dict[str, Any] | None:
+) -> Remembered | None:
     row = tx.one(
         "SELECT reply, created_at FROM idempotency WHERE tenant = ? AND principal = ?"
         " AND verb = 'remember_about' AND scope = ? AND key = ?",
@@ -112,7 +113,8 @@ def _idempotent_reply(
             (tenant, principal, scope, key),
         )
         return None
-    return {**json.loads(row["reply"]), "outcome": "skipped"}
+    earlier = cast(Remembered, json.loads(row["reply"]))
+    return {**earlier, "outcome": "skipped"}
 
 
 def remember_about(
@@ -127,7 +129,7 @@ def remember_about(
     summary: object,
     idempotency_key: object,
     version_token: object,
-) -> dict[str, Any]:
+) -> Remembered:
     scope = scope_for(axis, project)
     label = check_category(category)
     key = None if idempotency_key is None else checked_label(idempotency_key, "idempotency_key")
@@ -140,7 +142,8 @@ def remember_about(
     limit = note_limit_bytes(tx, tenant)
     row = _category_note(tx, tenant, scope, label)
     if row is None:
-        body, outcome = text, "created"
+        body = text
+        outcome: Literal["created", "appended"] = "created"
         _check_size(body, limit)
         note_id = notes.create(
             tx,
@@ -185,7 +188,7 @@ def _check_size(body: str, limit: int) -> None:
 
 def profile(
     tx: Tx, tenant: str, axis: object, project: object, include_muted: bool
-) -> list[dict[str, Any]]:
+) -> list[ProfileEntry]:
     """The derived index of one axis: per category its summary (or a snippet), size in tokens,
     muted flag and modified time. Muted categories are left out unless asked for."""
     scope = scope_for(axis, project)
@@ -196,7 +199,7 @@ def profile(
         f"{muted_clause} ORDER BY title",
         (tenant, scope, KIND),
     )
-    entries = []
+    entries: list[ProfileEntry] = []
     for row in rows:
         text = row["content"]
         snippet = " ".join(text.split())
@@ -224,7 +227,7 @@ def set_muted(
     axis: object,
     project: object,
     muted: bool,
-) -> dict[str, Any]:
+) -> Muted:
     scope = scope_for(axis, project)
     label = check_category(category)
     row = _category_note(tx, tenant, scope, label)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import cast
 
 from ..core import settings
 from ..core.clock import parse_time
@@ -24,12 +24,35 @@ from ..errors import (
     OperationContentMismatch,
     SectionAmbiguous,
     SectionNotFound,
+    TitleTaken,
     VersionConflict,
 )
 from ..facade import MemoryBase, verb
 from . import categories, history, links, passive, sessions
 from . import lifecycle as note_lifecycle
 from . import operations as notes
+from .results import (
+    Captured,
+    Deleted,
+    Edited,
+    EntryItem,
+    JournalLine,
+    Linked,
+    Muted,
+    Note,
+    ProfileEntry,
+    Recent,
+    Remembered,
+    Reviewed,
+    Revision,
+    RevisionSummary,
+    Saved,
+    Session,
+    SessionEnded,
+    Settings,
+    SuggestedKey,
+    Timeline,
+)
 from .text import OPERATIONS
 
 REVIEW_ACTIONS = ("list", "mark_reviewed")
@@ -38,7 +61,7 @@ REVIEW_ACTIONS = ("list", "mark_reviewed")
 class NoteVerbs(MemoryBase):
     @verb(
         "write",
-        errors=(EmptyTitle, EmptyContent, ContentTooLarge, Conflict),
+        errors=(EmptyTitle, EmptyContent, ContentTooLarge, Conflict, TitleTaken),
         arguments=("title", "content"),
         cli_names={"tags": "tag"},
     )
@@ -54,7 +77,8 @@ class NoteVerbs(MemoryBase):
         expected_version: int | None = None,
         tags: Sequence[str] = (),
         strict: bool = False,
-    ) -> dict[str, Any]:
+        unique_title: bool = False,
+    ) -> Saved:
         """Save a titled note. With a key, update the current note of that key in the scope (earlier
         text is kept as a revision); an exact repeat within 15 minutes is counted, not stored again.
         Over-long content is cut and reported (truncated), or refused in strict mode.
@@ -71,6 +95,8 @@ class NoteVerbs(MemoryBase):
                 overwritten and a conflict is reported.
             tags: Labels for the note.
             strict: Refuse over-long content instead of cutting it.
+            unique_title: Refuse a title another note of the scope already has (title_taken);
+                category notes (remember_about) are not counted.
         """
         with self._write() as tx:
             reply = notes.save(
@@ -86,13 +112,14 @@ class NoteVerbs(MemoryBase):
                 expected_version=expected_version,
                 tags=tags,
                 strict=strict,
+                unique_title=unique_title,
             )
-        if reply.get("conflict"):
-            notes.raise_conflict(reply)  # raised after the conflict revision is committed
+        if isinstance(reply, notes.ConflictKept):
+            raise reply.error()  # raised after the conflict revision is committed
         return reply
 
     @verb("read", errors=(ItemNotFound,), arguments=("id",))
-    def get(self, id: int) -> dict[str, Any]:
+    def get(self, id: int) -> Note | EntryItem:
         """Read one item (note or entry) whole by id: search results are previews, get is the full
         text.
 
@@ -113,9 +140,10 @@ class NoteVerbs(MemoryBase):
         return notes.note_dict(row)
 
     @verb("read", errors=(ItemNotFound,), arguments=("id",))
-    def history(self, id: int) -> list[dict[str, Any]]:
-        """List a note's revisions: version, time, principal, operation, characters added and
-        removed, content hash.
+    def history(self, id: int) -> list[RevisionSummary]:
+        """List a note's revisions, oldest first: revision_id, version, time, principal,
+        operation, characters added and removed, content hash. Conflicts kept aside, deletions
+        and restores have no version: read them by revision_id.
 
         Args:
             id: The note's id.
@@ -125,19 +153,23 @@ class NoteVerbs(MemoryBase):
             return history.history(tx, row["id"])
 
     @verb("read", errors=(ItemNotFound,), arguments=("id", "version"))
-    def revision(self, id: int, version: int) -> dict[str, Any]:
-        """Read one earlier version of a note, whole.
+    def revision(
+        self, id: int, version: int | None = None, *, revision_id: int | None = None
+    ) -> Revision:
+        """Read one revision of a note whole: an earlier version, or by its revision_id a
+        conflict kept aside (the id a conflict names), a deletion or a restore.
 
         Args:
             id: The note's id.
             version: The version number (from history).
+            revision_id: The revision's id (from history or a conflict), instead of version.
         """
         with self._store.read() as tx:
             row = notes.load_note(tx, self.tenant, id)
-            return history.revision(tx, row["id"], version)
+            return history.revision(tx, row["id"], version, revision_id)
 
     @verb("read", errors=(ItemNotFound,), arguments=("id",))
-    def timeline(self, id: int, before: int = 3, after: int = 3) -> dict[str, Any]:
+    def timeline(self, id: int, before: int = 3, after: int = 3) -> Timeline:
         """The notes saved just before and after a note in the same session.
 
         Args:
@@ -168,24 +200,27 @@ class NoteVerbs(MemoryBase):
     def edit(
         self,
         id: int,
-        operation: str,
-        content: str,
+        operation: str | None = None,
+        content: str | None = None,
         *,
         section: str | None = None,
         find: str | None = None,
         version_token: str | None = None,
-    ) -> dict[str, Any]:
+        title: str | None = None,
+    ) -> Edited:
         """Edit a note in place: append, prepend, replace (whole note), replace_section (by heading)
-        or find_replace (unique text; empty content deletes it). An edit that changes nothing writes
-        no revision.
+        or find_replace (unique text; empty content deletes it); and/or give it a new title. The
+        earlier version stays as a revision; an edit that changes nothing writes no revision.
 
         Args:
             id: The note's id.
-            operation: One of: append, prepend, replace, replace_section, find_replace.
+            operation: One of: append, prepend, replace, replace_section, find_replace (with
+                content; both may be left out when only the title changes).
             content: The new text (empty only with find_replace, to delete).
             section: The heading whose section replace_section rewrites.
             find: The exact text find_replace replaces; it must occur once.
             version_token: The token you last read; a stale one is refused (version_conflict).
+            title: A new title for the note.
         """
         with self._write() as tx:
             return note_lifecycle.edit(
@@ -198,10 +233,11 @@ class NoteVerbs(MemoryBase):
                 section=section,
                 find=find,
                 token=version_token,
+                title=title,
             )
 
     @verb("write", errors=(ItemNotFound,), arguments=("id",), destructive=True)
-    def delete(self, id: int, hard: bool = False) -> dict[str, Any]:
+    def delete(self, id: int, hard: bool = False) -> Deleted:
         """Delete a note: soft by default (hidden from every read, restorable), or hard (removed
         with all its revisions).
 
@@ -216,7 +252,7 @@ class NoteVerbs(MemoryBase):
         return reply
 
     @verb("write", errors=(ItemNotFound, Conflict), arguments=("id",))
-    def restore(self, id: int) -> dict[str, Any]:
+    def restore(self, id: int) -> Note:
         """Bring back a soft-deleted note.
 
         Args:
@@ -241,7 +277,7 @@ class NoteVerbs(MemoryBase):
         summary: str | None = None,
         idempotency_key: str | None = None,
         version_token: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Remembered:
         """Remember an observation about the user (the same in every project) or about a project: it
         is appended to that category's note, created on first use. Search first and reuse an
         existing category rather than inventing a synonym.
@@ -272,7 +308,7 @@ class NoteVerbs(MemoryBase):
     @verb("read", arguments=("axis",), enums={"axis": ("user", "project")})
     def profile(
         self, axis: str, project: str | None = None, include_muted: bool = False
-    ) -> list[dict[str, Any]]:
+    ) -> list[ProfileEntry]:
         """The categories of an axis: per category its summary (or a 160-character snippet), token
         estimate, muted flag and modified time.
 
@@ -290,9 +326,7 @@ class NoteVerbs(MemoryBase):
         arguments=("category",),
         enums={"axis": ("user", "project")},
     )
-    def mute(
-        self, category: str, *, axis: str = "user", project: str | None = None
-    ) -> dict[str, Any]:
+    def mute(self, category: str, *, axis: str = "user", project: str | None = None) -> Muted:
         """Keep a category out of context and the profile (search still finds it).
 
         Args:
@@ -311,9 +345,7 @@ class NoteVerbs(MemoryBase):
         arguments=("category",),
         enums={"axis": ("user", "project")},
     )
-    def unmute(
-        self, category: str, *, axis: str = "user", project: str | None = None
-    ) -> dict[str, Any]:
+    def unmute(self, category: str, *, axis: str = "user", project: str | None = None) -> Muted:
         """Bring a muted category back into context and the profile.
 
         Args:
@@ -339,7 +371,7 @@ class NoteVerbs(MemoryBase):
         id: int | None = None,
         scope: str | None = None,
         limit: int = 20,
-    ) -> list[dict[str, Any]] | dict[str, Any]:
+    ) -> list[Note] | Reviewed:
         """List notes past their review date (stale context to re-check, not trusted facts), or mark
         one reviewed.
 
@@ -361,7 +393,7 @@ class NoteVerbs(MemoryBase):
             return note_lifecycle.due_for_review(tx, self.tenant, scope, limit)
 
     @verb("write", errors=(ItemNotFound,), arguments=("id",))
-    def mark_reviewed(self, id: int) -> dict[str, Any]:
+    def mark_reviewed(self, id: int) -> Reviewed:
         """Confirm a note is still true: its review date moves forward by its kind's interval.
         Nothing else ever moves it.
 
@@ -379,7 +411,7 @@ class NoteVerbs(MemoryBase):
         scope: str | None = None,
         session: str | None = None,
         source: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Captured:
         """Save the items of the last 'Key Learnings' section of a text (numbered, else bulleted; at
         least 20 characters and 4 words) as passive notes, skipping ones already known.
 
@@ -396,7 +428,7 @@ class NoteVerbs(MemoryBase):
             )
 
     @verb("read", arguments=("kind", "title"))
-    def suggest_key(self, kind: str, title: str, content: str = "") -> dict[str, Any]:
+    def suggest_key(self, kind: str, title: str, content: str = "") -> SuggestedKey:
         """Suggest a stable family/slug topic key for a note, to update it later.
 
         Args:
@@ -409,7 +441,7 @@ class NoteVerbs(MemoryBase):
     @verb("write", arguments=("id",))
     def session_start(
         self, id: str, project: str | None = None, directory: str | None = None
-    ) -> dict[str, Any]:
+    ) -> Session:
         """Open a working session (notes saved with it form its timeline).
 
         Args:
@@ -421,7 +453,7 @@ class NoteVerbs(MemoryBase):
             return sessions.start(tx, self.tenant, id, project, directory)
 
     @verb("write", errors=(ItemNotFound,), arguments=("id",))
-    def session_end(self, id: str, summary: str | None = None) -> dict[str, Any]:
+    def session_end(self, id: str, summary: str | None = None) -> SessionEnded:
         """Close a session; its summary is saved as a note that recent context shows.
 
         Args:
@@ -434,7 +466,7 @@ class NoteVerbs(MemoryBase):
     @verb("read")
     def recent(
         self, scope: str | None = None, max_bytes: int = sessions.DEFAULT_RECENT_BYTES
-    ) -> dict[str, Any]:
+    ) -> Recent:
         """The latest notes and session summaries as one text for a session start, at most max_bytes
         of UTF-8, flagged truncated when cut.
 
@@ -452,9 +484,10 @@ class NoteVerbs(MemoryBase):
         since: str | None = None,
         principal: str | None = None,
         limit: int = 100,
-    ) -> list[dict[str, Any]]:
-        """The revision journal: every change to any item, newest first, with its operation,
-        principal and characters added and removed.
+    ) -> list[JournalLine]:
+        """The revision journal: every change to any item, newest first, with its operation
+        (write, edit, external, restore, delete, merge, import, review, conflict), principal and
+        characters added and removed.
 
         Args:
             scope: Only this scope.
@@ -480,7 +513,7 @@ class NoteVerbs(MemoryBase):
         review_months: Mapping[str, int | None] | None = None,
         note_limit_bytes: int | None = None,
         audit_retention_days: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Settings:
         """Read or change this memory's settings: the review interval per note kind, the note
         size limit, and how long the retrieval audit keeps its records.
 
@@ -490,16 +523,19 @@ class NoteVerbs(MemoryBase):
             audit_retention_days: Days the retrieval audit keeps a record (1-36500, default 90).
         """
         with self._write(0) as tx:
-            return settings.configure(
-                tx,
-                self.tenant,
-                review_months_by_kind=review_months,
-                limit_bytes=note_limit_bytes,
-                audit_retention_days=audit_retention_days,
+            return cast(
+                Settings,
+                settings.configure(
+                    tx,
+                    self.tenant,
+                    review_months_by_kind=review_months,
+                    limit_bytes=note_limit_bytes,
+                    audit_retention_days=audit_retention_days,
+                ),
             )
 
     @verb("write", errors=(ItemNotFound,), arguments=("from_id", "to_id"))
-    def link(self, from_id: int, to_id: int, type: str = "related") -> dict[str, Any]:
+    def link(self, from_id: int, to_id: int, type: str = "related") -> Linked:
         """Link two items (context follows links both ways). Notes also link by writing [[Title]] in
         their text.
 

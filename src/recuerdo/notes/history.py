@@ -8,13 +8,14 @@ journal never holds words that a forget must also erase.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, get_args
 
 from ..core.clock import now_iso
 from ..errors import InvalidInput, ItemNotFound
 from ..store.base import Row, Tx
+from .results import JournalLine, JournalOperation, Revision, RevisionSummary
 
-JOURNAL_OPERATIONS = ("write", "edit", "restore", "delete", "merge", "import", "review", "conflict")
+JOURNAL_OPERATIONS: tuple[str, ...] = get_args(JournalOperation)
 MAX_JOURNAL_LIMIT = 1000
 
 
@@ -140,7 +141,7 @@ def journal_row(
     )
 
 
-def _revision_summary(row: Row) -> dict[str, Any]:
+def _revision_summary(row: Row) -> RevisionSummary:
     return {
         "revision_id": row["id"],
         "version": row["version"],
@@ -154,7 +155,9 @@ def _revision_summary(row: Row) -> dict[str, Any]:
     }
 
 
-def history(tx: Tx, item_id: int) -> list[dict[str, Any]]:
+def history(tx: Tx, item_id: int) -> list[RevisionSummary]:
+    """Every revision, oldest first: the versions, and beside them (``version`` null, named by
+    ``revision_id``) conflicts kept aside, deletions and restores."""
     rows = tx.all(
         "SELECT id, version, based_on, operation, principal, created_at, chars_added,"
         " chars_removed, content_hash FROM revisions WHERE item_id = ? ORDER BY id",
@@ -163,12 +166,31 @@ def history(tx: Tx, item_id: int) -> list[dict[str, Any]]:
     return [_revision_summary(row) for row in rows]
 
 
-def revision(tx: Tx, item_id: int, version: object) -> dict[str, Any]:
-    if isinstance(version, bool) or not isinstance(version, int):
-        raise InvalidInput(f"a version is an integer, got {version!r}")
-    row = tx.one("SELECT * FROM revisions WHERE item_id = ? AND version = ?", (item_id, version))
+def _id_or_none(value: object, field: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{field} is an integer, got {value!r}")
+    return value
+
+
+def revision(tx: Tx, item_id: int, version: object, revision_id: object) -> Revision:
+    """One revision whole, by its version or by its ``revision_id`` (exactly one of them)."""
+    number = _id_or_none(version, "version")
+    named = _id_or_none(revision_id, "revision_id")
+    if (number is None) == (named is None):
+        raise InvalidInput(
+            "give exactly one of version (a version number) and revision_id (from history: "
+            "conflicts, deletions and restores have no version)"
+        )
+    if named is not None:
+        row = tx.one("SELECT * FROM revisions WHERE item_id = ? AND id = ?", (item_id, named))
+        missing = f"note {item_id} has no revision {named}"
+    else:
+        row = tx.one("SELECT * FROM revisions WHERE item_id = ? AND version = ?", (item_id, number))
+        missing = f"note {item_id} has no version {number}"
     if row is None:
-        raise ItemNotFound(f"note {item_id} has no version {version}")
+        raise ItemNotFound(missing)
     return {
         **_revision_summary(row),
         "title": row["title"],
@@ -185,7 +207,7 @@ def read_journal(
     since: str | None,
     principal: str | None,
     limit: int,
-) -> list[dict[str, Any]]:
+) -> list[JournalLine]:
     where = ["tenant = ?"]
     params: list[Any] = [tenant]
     for column, value in (("scope", scope), ("principal", principal)):
@@ -202,4 +224,18 @@ def read_journal(
         " ORDER BY id DESC LIMIT ?",
         params,
     )
-    return [dict(row) for row in rows]
+    return [
+        {
+            "id": row["id"],
+            "scope": row["scope"],
+            "item_id": row["item_id"],
+            "item_type": row["item_type"],
+            "operation": row["operation"],
+            "principal": row["principal"],
+            "version": row["version"],
+            "chars_added": row["chars_added"],
+            "chars_removed": row["chars_removed"],
+            "created_at": row["created_at"],
+        }
+        for row in rows
+    ]

@@ -7,12 +7,13 @@ from typing import Any
 from ..core import audit
 from ..core.clock import now_iso
 from ..core.settings import note_limit_bytes
-from ..errors import Conflict, ContentTooLarge, EmptyContent
-from ..store.base import Tx
+from ..errors import Conflict, ContentTooLarge, EmptyContent, OperationContentMismatch
+from ..store.base import Row, Tx
 from . import history
 from .operations import (
     check_body,
     check_scope,
+    check_title,
     check_token,
     load_note,
     note_dict,
@@ -20,10 +21,30 @@ from .operations import (
     version_token,
     write_version,
 )
+from .results import Deleted, Edited, Note, Reviewed
 from .text import apply_edit, check_edit
 
 
-def delete(tx: Tx, tenant: str, principal: str, item_id: object, hard: bool) -> dict[str, Any]:
+def _mark(tx: Tx, row: Row, operation: str, principal: str) -> None:
+    """A deletion or restore in the note's history, beside its versions (no version number of
+    its own): the text it took away or brought back, and who did it."""
+    size = len(row["content"])
+    history.record_revision(
+        tx,
+        item_id=row["id"],
+        version=None,
+        operation=operation,
+        principal=principal,
+        title=row["title"],
+        kind=row["category"],
+        content=row["content"],
+        added=size if operation == "restore" else 0,
+        removed=size if operation == "delete" else 0,
+        based_on=row["version"],
+    )
+
+
+def delete(tx: Tx, tenant: str, principal: str, item_id: object, hard: bool) -> Deleted:
     if hard:
         row = (
             tx.one(
@@ -54,11 +75,12 @@ def delete(tx: Tx, tenant: str, principal: str, item_id: object, hard: bool) -> 
             "UPDATE items SET status = 'deleted', updated_at = ? WHERE id = ?",
             (now_iso(), row["id"]),
         )
+        _mark(tx, row, "delete", principal)
     history.journal_row(tx, row, "delete", principal, removed=len(row["content"]))
     return {"id": row["id"], "deleted": "hard" if hard else "soft"}
 
 
-def restore(tx: Tx, tenant: str, principal: str, item_id: object) -> dict[str, Any]:
+def restore(tx: Tx, tenant: str, principal: str, item_id: object) -> Note:
     row = load_note(tx, tenant, item_id, deleted=True)
     if row["key"] is not None and tx.one(
         "SELECT id FROM items WHERE tenant = ? AND scope = ? AND key = ? AND status <> 'deleted'",
@@ -71,11 +93,12 @@ def restore(tx: Tx, tenant: str, principal: str, item_id: object) -> dict[str, A
     tx.execute(
         "UPDATE items SET status = 'active', updated_at = ? WHERE id = ?", (now_iso(), row["id"])
     )
+    _mark(tx, row, "restore", principal)
     history.journal_row(tx, row, "restore", principal, added=len(row["content"]))
     return note_dict(load_note(tx, tenant, row["id"]))
 
 
-def mark_reviewed(tx: Tx, tenant: str, principal: str, item_id: object) -> dict[str, Any]:
+def mark_reviewed(tx: Tx, tenant: str, principal: str, item_id: object) -> Reviewed:
     row = load_note(tx, tenant, item_id)
     due = review_date(tx, tenant, row["category"])
     tx.execute("UPDATE items SET review_at = ? WHERE id = ?", (due, row["id"]))
@@ -83,7 +106,7 @@ def mark_reviewed(tx: Tx, tenant: str, principal: str, item_id: object) -> dict[
     return {"id": row["id"], "review_at": due, "status": "active"}
 
 
-def due_for_review(tx: Tx, tenant: str, scope: object, limit: int) -> list[dict[str, Any]]:
+def due_for_review(tx: Tx, tenant: str, scope: object, limit: int) -> list[Note]:
     stamp = now_iso()
     where = "tenant = ? AND review_at IS NOT NULL AND review_at <= ? AND status = 'active'"
     params: list[Any] = [tenant, stamp]
@@ -94,6 +117,22 @@ def due_for_review(tx: Tx, tenant: str, scope: object, limit: int) -> list[dict[
         f"SELECT * FROM items WHERE {where} ORDER BY review_at, id LIMIT ?", (*params, limit)
     )
     return [note_dict(row, stamp) for row in rows]
+
+
+def _text_edit(
+    operation: object, content: object, section: object, find: object, retitle: bool
+) -> tuple[str, str] | None:
+    """(operation, content) of the text edit asked for, or None for a rename alone."""
+    if operation is None and content is None and retitle:
+        if section is not None or find is not None:
+            raise OperationContentMismatch("section and find belong to an edit operation")
+        return None
+    if operation is None:
+        raise OperationContentMismatch(
+            "an edit needs its operation and its content together (operation=..., "
+            "content=...), or a new title"
+        )
+    return check_edit(operation, content, section, find)
 
 
 def edit(
@@ -107,29 +146,38 @@ def edit(
     section: object,
     find: object,
     token: object,
-) -> dict[str, Any]:
-    """Apply one edit operation; an edit that changes nothing writes no revision."""
-    op, raw = check_edit(operation, content, section, find)
+    title: object = None,
+) -> Edited:
+    """Apply one edit operation, a new title, or both in one revision; an edit that changes
+    nothing writes no revision."""
+    new_title = None if title is None else check_title(title)
+    text_edit = _text_edit(operation, content, section, find, new_title is not None)
     row = load_note(tx, tenant, item_id)
     check_token(row, token)
-    text = check_body(raw, "content") if raw else raw
-    updated = apply_edit(
-        row["content"],
-        op,
-        text,
-        section=section if isinstance(section, str) else None,
-        find=find if isinstance(find, str) else None,
-    )
-    base = {"id": row["id"], "operation": op}
-    if updated == row["content"]:
+    op: str | None = None
+    updated = row["content"]
+    if text_edit is not None:
+        op, raw = text_edit
+        text = check_body(raw, "content") if raw else raw
+        updated = apply_edit(
+            row["content"],
+            op,
+            text,
+            section=section if isinstance(section, str) else None,
+            find=find if isinstance(find, str) else None,
+        )
+    renamed = new_title is not None and new_title != row["title"]
+    if updated == row["content"] and not renamed:
         return {
-            **base,
+            "id": row["id"],
+            "operation": op,
             "outcome": "unchanged",
             "version": row["version"],
             "version_token": version_token(row["id"], row["version"]),
             "chars_added": 0,
             "chars_removed": 0,
             "bytes": len(updated.encode("utf-8")),
+            "title": row["title"],
         }
     if not updated.strip():
         raise EmptyContent("the edit would leave the note empty; delete the note instead")
@@ -143,14 +191,21 @@ def edit(
             limit_bytes=limit,
         )
     version, added, removed = write_version(
-        tx, row, principal=principal, operation="edit", content=updated
+        tx,
+        row,
+        principal=principal,
+        operation="edit",
+        content=updated,
+        title=new_title if renamed else None,
     )
     return {
-        **base,
+        "id": row["id"],
+        "operation": op,
         "outcome": "edited",
         "version": version,
         "version_token": version_token(row["id"], version),
         "chars_added": added,
         "chars_removed": removed,
         "bytes": size,
+        "title": new_title if renamed else row["title"],
     }

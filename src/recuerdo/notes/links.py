@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ..core.clock import now_iso
 from ..core.text import checked_label
 from ..errors import InvalidInput, ItemNotFound
 from ..store.base import Row, Tx
+from .results import Linked
 
 _WIKILINK = re.compile(r"\[\[([^\[\]|\n]{1,200})(?:\|[^\[\]\n]*)?\]\]")
 
@@ -25,7 +25,7 @@ def _live_item(tx: Tx, tenant: str, item_id: object) -> Row:
     return row
 
 
-def link(tx: Tx, tenant: str, from_id: object, to_id: object, kind: object) -> dict[str, Any]:
+def link(tx: Tx, tenant: str, from_id: object, to_id: object, kind: object) -> Linked:
     source, target = _live_item(tx, tenant, from_id), _live_item(tx, tenant, to_id)
     if source["id"] == target["id"]:
         raise InvalidInput("an item cannot link to itself")
@@ -43,20 +43,56 @@ def link(tx: Tx, tenant: str, from_id: object, to_id: object, kind: object) -> d
     }
 
 
+def _link_title(text: str) -> str:
+    return " ".join(text.split())
+
+
 def sync_wikilinks(tx: Tx, row: Row) -> None:
     """Make the note's wikilinks match its text: ``[[Title]]`` links to the note of that title
-    (in the same scope if there is one, else in any scope of the tenant)."""
-    titles = {match.group(1).strip() for match in _WIKILINK.finditer(row["content"])}
+    (in the same scope if there is one, else in any scope of the tenant). A title no note has
+    yet is kept pending, and linked when a note of that title appears (:func:`resolve_pending`),
+    so the order in which notes are written does not matter."""
+    titles = {_link_title(match.group(1)) for match in _WIKILINK.finditer(row["content"])}
+    titles.discard("")
     tx.execute("DELETE FROM links WHERE from_id = ? AND origin = 'wikilink'", (row["id"],))
-    for title in titles:
+    tx.execute("DELETE FROM wikilinks_pending WHERE from_id = ?", (row["id"],))
+    for title in sorted(titles):
         target = tx.one(
             "SELECT id FROM items WHERE tenant = ? AND item_type = 'note' AND title = ?"
             " AND status <> 'deleted' AND id <> ? ORDER BY (scope = ?) DESC, id DESC LIMIT 1",
             (row["tenant"], title, row["id"], row["scope"]),
         )
-        if target is not None:
+        if target is None:
             tx.execute(
-                "INSERT INTO links (from_id, to_id, type, origin, created_at) VALUES"
-                " (?, ?, 'wikilink', 'wikilink', ?) ON CONFLICT (from_id, to_id, type) DO NOTHING",
-                (row["id"], target["id"], now_iso()),
+                "INSERT INTO wikilinks_pending (tenant, title, from_id) VALUES (?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
+                (row["tenant"], title, row["id"]),
             )
+            continue
+        tx.execute(
+            "INSERT INTO links (from_id, to_id, type, origin, created_at) VALUES"
+            " (?, ?, 'wikilink', 'wikilink', ?) ON CONFLICT (from_id, to_id, type) DO NOTHING",
+            (row["id"], target["id"], now_iso()),
+        )
+
+
+def resolve_pending(tx: Tx, tenant: str, title: str | None, item_id: int) -> None:
+    """A note titled ``title`` now exists: the wikilinks that waited for that title link to it."""
+    if not title:
+        return
+    waiting = tx.all(
+        "SELECT from_id FROM wikilinks_pending WHERE tenant = ? AND title = ? AND from_id <> ?",
+        (tenant, title, item_id),
+    )
+    if not waiting:
+        return
+    stamp = now_iso()
+    tx.executemany(
+        "INSERT INTO links (from_id, to_id, type, origin, created_at) VALUES"
+        " (?, ?, 'wikilink', 'wikilink', ?) ON CONFLICT (from_id, to_id, type) DO NOTHING",
+        [(row["from_id"], item_id, stamp) for row in waiting],
+    )
+    tx.execute(
+        "DELETE FROM wikilinks_pending WHERE tenant = ? AND title = ? AND from_id <> ?",
+        (tenant, title, item_id),
+    )

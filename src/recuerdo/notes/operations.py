@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,15 +24,19 @@ from ..errors import (
     EmptyTitle,
     InvalidInput,
     ItemNotFound,
+    TitleTaken,
     VersionConflict,
 )
 from ..index import chunks as chunk_index
 from ..store.base import Row, Tx
 from . import history, links
+from .results import Note, Saved, SaveOutcome
 from .text import cap_utf8, redact_private
 
 DEFAULT_SCOPE = "user"
 DEFAULT_KIND = "manual"
+MEMORY_KIND = "memory"
+"""The kind of category notes (remember_about): see categories.py."""
 DUPLICATE_WINDOW = timedelta(minutes=15)
 MAX_INPUT_BYTES = 5_000_000
 MAX_TITLE_BYTES = 1_000
@@ -86,7 +91,7 @@ def review_date(tx: Tx, tenant: str, kind: str) -> str | None:
     return to_iso(plus_months(now(), months))
 
 
-def note_dict(row: Row, at: str | None = None) -> dict[str, Any]:
+def note_dict(row: Row, at: str | None = None) -> Note:
     at = at or now_iso()
     return {
         "id": row["id"],
@@ -191,6 +196,7 @@ def create(
         ensure_session(tx, tenant, session, scope)
     if "[[" in content:
         links.sync_wikilinks(tx, _row(tx, item_id))
+    links.resolve_pending(tx, tenant, title, item_id)
     history.record_revision(
         tx,
         item_id=item_id,
@@ -259,6 +265,8 @@ def write_version(
         _set_tags(tx, row["id"], tags or [])
     if "[[" in content or "[[" in row["content"]:
         links.sync_wikilinks(tx, _row(tx, row["id"]))
+    if "title" in changes:
+        links.resolve_pending(tx, row["tenant"], new_title, row["id"])
     chunk_index.rechunk(tx, row["id"])
     history.record_revision(
         tx,
@@ -312,14 +320,88 @@ def _duplicate_of(
     )
 
 
-def _count_duplicate(tx: Tx, row: Row) -> dict[str, Any]:
+def _count_duplicate(tx: Tx, row: Row) -> int:
     tx.execute("UPDATE items SET duplicates = duplicates + 1 WHERE id = ?", (row["id"],))
-    return {
-        "id": row["id"],
-        "version": row["version"],
-        "outcome": "duplicate",
-        "duplicates": row["duplicates"] + 1,
-    }
+    return int(row["duplicates"]) + 1
+
+
+def _check_title_free(
+    tx: Tx, tenant: str, scope: str, title: str, kind: str, current: Row | None
+) -> None:
+    """A document's title names it in its scope: refuse one already taken there. Category
+    notes (memory) neither take a title nor are refused one."""
+    if kind == MEMORY_KIND:
+        return
+    taken = tx.one(
+        "SELECT id FROM items WHERE tenant = ? AND scope = ? AND item_type = 'note'"
+        " AND status <> 'deleted' AND category <> ? AND lower(title) = lower(?) AND id <> ?"
+        " LIMIT 1",
+        (tenant, scope, MEMORY_KIND, title, -1 if current is None else current["id"]),
+    )
+    if taken is not None:
+        raise TitleTaken(
+            f"the title {title!r} is already used in {scope} by note {taken['id']}: choose "
+            "another title, or edit that note (nothing was stored)",
+            id=taken["id"],
+        )
+
+
+@dataclass(frozen=True)
+class ConflictKept:
+    """A stale ``expected_version``: the incoming text is kept as a conflict revision (written
+    in the same transaction), and this is raised once that transaction is committed."""
+
+    id: int
+    current_version: int
+    current_revision_id: int
+    conflict_revision_id: int
+    expected_version: int
+
+    def error(self) -> Conflict:
+        return Conflict(
+            f"note {self.id} is at version {self.current_version}, not "
+            f"{self.expected_version}: nothing was overwritten; the incoming text is kept as "
+            f"conflict revision {self.conflict_revision_id} beside current revision "
+            f"{self.current_revision_id} (read it with revision(id, revision_id=...))",
+            **asdict(self),
+        )
+
+
+def _keep_conflict(
+    tx: Tx,
+    current: Row,
+    *,
+    principal: str,
+    title: str,
+    kind: str,
+    body: str,
+    expected_version: int,
+) -> ConflictKept:
+    conflict_id = history.record_revision(
+        tx,
+        item_id=current["id"],
+        version=None,
+        operation="conflict",
+        principal=principal,
+        title=title,
+        kind=kind,
+        content=body,
+        added=0,
+        removed=0,
+        based_on=expected_version,
+    )
+    history.journal_row(tx, current, "conflict", principal)
+    current_revision = tx.scalar(
+        "SELECT id FROM revisions WHERE item_id = ? AND version = ?",
+        (current["id"], current["version"]),
+    )
+    return ConflictKept(
+        id=current["id"],
+        current_version=current["version"],
+        current_revision_id=int(current_revision),
+        conflict_revision_id=conflict_id,
+        expected_version=expected_version,
+    )
 
 
 def save(
@@ -336,7 +418,8 @@ def save(
     expected_version: object,
     tags: object,
     strict: bool,
-) -> dict[str, Any]:
+    unique_title: bool = False,
+) -> Saved | ConflictKept:
     """The save rules of the module docstring. A conflict is *returned* (with the conflict
     revision already written) so the caller can commit it before raising."""
     note_title = check_title(title)
@@ -361,14 +444,23 @@ def save(
             original_bytes=capped.original_bytes,
             limit_bytes=limit,
         )
-    size = {
-        "truncated": capped.truncated,
-        "original_bytes": capped.original_bytes,
-        "stored_bytes": capped.stored_bytes,
-        "limit_bytes": limit,
-    }
     body = capped.text
-    base = {"key": note_key, "scope": note_scope, "kind": note_kind, **size}
+
+    def reply(row_id: int, version: int, outcome: SaveOutcome, duplicates: int) -> Saved:
+        return {
+            "id": row_id,
+            "version": version,
+            "outcome": outcome,
+            "duplicates": duplicates,
+            "version_token": version_token(row_id, version),
+            "key": note_key,
+            "scope": note_scope,
+            "kind": note_kind,
+            "truncated": capped.truncated,
+            "original_bytes": capped.original_bytes,
+            "stored_bytes": capped.stored_bytes,
+            "limit_bytes": limit,
+        }
 
     current = None
     if note_key is not None:
@@ -377,54 +469,27 @@ def save(
             " AND item_type = 'note' AND status <> 'deleted'",
             (tenant, note_scope, note_key),
         )
+    if unique_title:
+        _check_title_free(tx, tenant, note_scope, note_title, note_kind, current)
     if current is not None:
         if expected_version is not None and expected_version != current["version"]:
-            conflict_id = history.record_revision(
+            return _keep_conflict(
                 tx,
-                item_id=current["id"],
-                version=None,
-                operation="conflict",
+                current,
                 principal=principal,
                 title=note_title,
                 kind=note_kind,
-                content=body,
-                added=0,
-                removed=0,
-                based_on=expected_version,
+                body=body,
+                expected_version=expected_version,
             )
-            history.journal(
-                tx,
-                tenant=tenant,
-                scope=note_scope,
-                item_id=current["id"],
-                item_type="note",
-                operation="conflict",
-                principal=principal,
-                version=current["version"],
-            )
-            current_revision = tx.scalar(
-                "SELECT id FROM revisions WHERE item_id = ? AND version = ?",
-                (current["id"], current["version"]),
-            )
-            return {
-                "conflict": True,
-                "id": current["id"],
-                "current_version": current["version"],
-                "current_revision_id": current_revision,
-                "conflict_revision_id": conflict_id,
-                "expected_version": expected_version,
-            }
         same = (current["content"], current["title"], current["category"]) == (
             body,
             note_title,
             note_kind,
         )
         if same:
-            return {
-                **base,
-                **_count_duplicate(tx, current),
-                "version_token": version_token(current["id"], current["version"]),
-            }
+            counted = _count_duplicate(tx, current)
+            return reply(current["id"], current["version"], "duplicate", counted)
         version, added, removed = write_version(
             tx,
             current,
@@ -436,24 +501,13 @@ def save(
             tags=note_tags or None,
             session=note_session,
         )
-        return {
-            **base,
-            "id": current["id"],
-            "version": version,
-            "outcome": "updated",
-            "duplicates": current["duplicates"],
-            "chars_added": added,
-            "chars_removed": removed,
-            "version_token": version_token(current["id"], version),
-        }
+        updated = reply(current["id"], version, "updated", current["duplicates"])
+        return {**updated, "chars_added": added, "chars_removed": removed}
     if note_key is None:
         repeat = _duplicate_of(tx, tenant, note_scope, note_kind, note_title, body)
         if repeat is not None:
-            return {
-                **base,
-                **_count_duplicate(tx, repeat),
-                "version_token": version_token(repeat["id"], repeat["version"]),
-            }
+            counted = _count_duplicate(tx, repeat)
+            return reply(repeat["id"], repeat["version"], "duplicate", counted)
     item_id = create(
         tx,
         tenant=tenant,
@@ -466,26 +520,8 @@ def save(
         tags=note_tags,
         session=note_session,
     )
-    return {
-        **base,
-        "id": item_id,
-        "version": 1,
-        "outcome": "created",
-        "duplicates": 0,
-        "chars_added": len(body),
-        "chars_removed": 0,
-        "version_token": version_token(item_id, 1),
-    }
-
-
-def raise_conflict(reply: dict[str, Any]) -> None:
-    raise Conflict(
-        f"note {reply['id']} is at version {reply['current_version']}, not "
-        f"{reply['expected_version']}: nothing was overwritten; the incoming text is kept as "
-        f"conflict revision {reply['conflict_revision_id']} beside current revision "
-        f"{reply['current_revision_id']}",
-        **{k: v for k, v in reply.items() if k != "conflict"},
-    )
+    created = reply(item_id, 1, "created", 0)
+    return {**created, "chars_added": len(body), "chars_removed": 0}
 
 
 def by_key(tx: Tx, tenant: str, scope: str, key: str) -> Row | None:

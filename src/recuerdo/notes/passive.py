@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any
 
 from ..core.text import checked_label
 from ..store.base import Tx
 from . import history
 from . import operations as notes
+from .results import Captured, SuggestedKey
 
 HEADINGS = ("key learnings", "learnings", "aprendizajes clave")
 MIN_CHARS = 20
@@ -131,7 +131,7 @@ def _title(item: str) -> str:
 
 def capture(
     tx: Tx, *, tenant: str, principal: str, text: object, scope: object, session: object
-) -> dict[str, Any]:
+) -> Captured:
     body = notes.check_body(text, "text")
     note_scope = notes.check_scope(scope)
     learnings = extract_learnings(body)
@@ -176,7 +176,7 @@ def _slug(text: str, words: int = 6) -> str:
     return "-".join(tokens[:words])[:60].strip("-")
 
 
-def suggest_key(kind: object, title: object, content: object) -> dict[str, Any]:
+def suggest_key(kind: object, title: object, content: object) -> SuggestedKey:
     """A stable ``family/slug`` topic key: the same inputs always give the same key."""
     family = _FAMILIES.get(str(kind or "").strip().lower(), "topic")
     slug = _slug(str(title or "")) or _slug(str(content or ""))

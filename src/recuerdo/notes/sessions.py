@@ -6,14 +6,13 @@ that ``recent`` (the context an agent reads when it starts) shows it beside the 
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core.clock import now_iso
 from ..core.items import status_of
 from ..core.text import checked_label
 from ..errors import InvalidInput, ItemNotFound
 from ..store.base import Row, Tx
 from . import operations as notes
+from .results import Brief, Recent, Session, SessionEnded, Timeline
 from .text import cap_utf8
 
 SUMMARY_KIND = "session_summary"
@@ -23,9 +22,7 @@ MAX_NEIGHBOURS = 50
 _PAGE = 64
 
 
-def start(
-    tx: Tx, tenant: str, session: object, project: object, directory: object
-) -> dict[str, Any]:
+def start(tx: Tx, tenant: str, session: object, project: object, directory: object) -> Session:
     session_id = checked_label(session, "session")
     scope = "user" if project is None else f"project:{checked_label(project, 'project')}"
     folder = None if directory is None else checked_label(directory, "directory", max_chars=4096)
@@ -39,7 +36,7 @@ def start(
     return _session(tx, tenant, session_id)
 
 
-def _session(tx: Tx, tenant: str, session_id: str) -> dict[str, Any]:
+def _session(tx: Tx, tenant: str, session_id: str) -> Session:
     row = tx.one("SELECT * FROM sessions WHERE tenant = ? AND id = ?", (tenant, session_id))
     if row is None:
         raise ItemNotFound(f"no session {session_id!r}")
@@ -53,7 +50,7 @@ def _session(tx: Tx, tenant: str, session_id: str) -> dict[str, Any]:
     }
 
 
-def end(tx: Tx, tenant: str, principal: str, session: object, summary: object) -> dict[str, Any]:
+def end(tx: Tx, tenant: str, principal: str, session: object, summary: object) -> SessionEnded:
     session_id = checked_label(session, "session")
     current = _session(tx, tenant, session_id)
     text = None if summary is None else notes.check_body(summary, "summary").strip() or None
@@ -78,11 +75,12 @@ def end(tx: Tx, tenant: str, principal: str, session: object, summary: object) -
             tags=None,
             strict=False,
         )
+        assert not isinstance(reply, notes.ConflictKept)  # no expected version: no conflict
         note_id = reply["id"]
     return {**_session(tx, tenant, session_id), "summary_note_id": note_id}
 
 
-def _brief(row: Row, at: str) -> dict[str, Any]:
+def _brief(row: Row, at: str) -> Brief:
     return {
         "id": row["id"],
         "title": row["title"],
@@ -98,7 +96,7 @@ def _count(value: object, field: str) -> int:
     return value
 
 
-def timeline(tx: Tx, tenant: str, item_id: object, before: object, after: object) -> dict[str, Any]:
+def timeline(tx: Tx, tenant: str, item_id: object, before: object, after: object) -> Timeline:
     row = notes.load_note(tx, tenant, item_id)
     wanted_before, wanted_after = _count(before, "before"), _count(after, "after")
     at = now_iso()
@@ -142,7 +140,7 @@ def _block(row: Row, at: str) -> str:
     )
 
 
-def recent(tx: Tx, tenant: str, scope: object, max_bytes: object) -> dict[str, Any]:
+def recent(tx: Tx, tenant: str, scope: object, max_bytes: object) -> Recent:
     """The latest notes and session summaries of a scope (or all) as one text of at most
     ``max_bytes`` bytes of UTF-8, cut on a character boundary and flagged when cut."""
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:

@@ -29,7 +29,8 @@ def _labels(value: object, field_name: str) -> list[str] | None:
 @dataclass(frozen=True)
 class Filters:
     tenant: str
-    scope: str | None = None
+    scopes: tuple[str, ...] | None = None
+    """Only these scopes (None: every scope of the tenant)."""
     kinds: list[str] | None = None
     types: list[str] | None = None
     tags: list[str] = field(default_factory=list)
@@ -41,6 +42,8 @@ class Filters:
     skip_muted: bool = False
     repo: str | None = None
     path_prefix: str | None = None
+    known_at: str | None = None
+    """Only items stored by then (what was known at that instant)."""
 
     @classmethod
     def build(
@@ -59,6 +62,7 @@ class Filters:
         skip_muted: bool = False,
         repo: object = None,
         path_prefix: object = None,
+        known_at: str | None = None,
     ) -> Filters:
         item_types = _labels(types, "types")
         if item_types and not set(item_types) <= set(ITEM_TYPES):
@@ -73,9 +77,10 @@ class Filters:
             raise InvalidInput(f"status is one of {', '.join(STATUSES)}, got {status!r}")
         if tags_mode is not None and tags_mode not in ("any", "all"):
             raise InvalidInput(f"tags_mode is 'any' or 'all', got {tags_mode!r}")
+        scopes = _labels(scope, "scope")
         return cls(
             tenant=tenant,
-            scope=None if scope is None else checked_label(scope, "scope"),
+            scopes=None if scopes is None else tuple(dict.fromkeys(scopes)),
             kinds=_labels(kind, "kind"),
             types=item_types,
             tags=check_tags(tags),
@@ -87,6 +92,7 @@ class Filters:
             skip_muted=skip_muted,
             repo=None if repo is None else check_repo(repo),
             path_prefix=check_prefix(path_prefix),
+            known_at=known_at,
         )
 
     def sql(self, alias: str = "i") -> tuple[str, list[Any]]:
@@ -94,9 +100,9 @@ class Filters:
         a = alias
         clauses = [f"{a}.tenant = ?", f"{a}.status <> 'deleted'"]
         params: list[Any] = [self.tenant]
-        if self.scope is not None:
-            clauses.append(f"{a}.scope = ?")
-            params.append(self.scope)
+        if self.scopes is not None:
+            clauses.append(f"{a}.scope IN ({', '.join('?' * len(self.scopes))})")
+            params.extend(self.scopes)
         for column, values in ((f"{a}.category", self.kinds), (f"{a}.item_type", self.types)):
             if values:
                 clauses.append(f"{column} IN ({', '.join('?' * len(values))})")
@@ -130,6 +136,9 @@ class Filters:
         if self.until is not None:
             clauses.append(f"{moment} <= ?")
             params.append(self.until)
+        if self.known_at is not None:
+            clauses.append(f"{a}.created_at <= ?")
+            params.append(self.known_at)
         if self.skip_muted:
             clauses.append(f"{a}.muted = 0")
         if self.tags:
@@ -148,8 +157,18 @@ class Filters:
                 params.extend(self.tags)
         return " AND ".join(clauses), params
 
+    @property
+    def scope(self) -> str | None:
+        """The first scope asked for (the one the audit files a query under)."""
+        return None if self.scopes is None else self.scopes[0]
+
     def describe(self) -> dict[str, Any]:
         """The filters as given, for the audit."""
         shown = {k: v for k, v in self.__dict__.items() if v not in (None, [], False)}
         shown.pop("tenant", None)
+        scopes = shown.pop("scopes", None)
+        if scopes:
+            shown["scope"] = scopes[0]
+            if len(scopes) > 1:
+                shown["scopes"] = list(scopes)
         return shown

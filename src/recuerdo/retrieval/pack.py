@@ -19,9 +19,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
+
+from typing_extensions import TypedDict
 
 from ..store.base import Row, Tx
+from .results import AnswerState, Cited, Grounding, Source
 
 CHARS_PER_TOKEN = 4
 SEPARATOR = "\n\n"
@@ -84,9 +86,15 @@ def walk(tx: Tx, seeds: Sequence[int], depth: int) -> dict[int, tuple[int, int]]
     }
 
 
+class Block(TypedDict):
+    header: str
+    text: str
+    source: Cited
+
+
 def pack(
-    blocks: list[dict[str, Any]], budget_tokens: int, max_per_source: int | None
-) -> tuple[str, list[dict[str, Any]], bool]:
+    blocks: list[Block], budget_tokens: int, max_per_source: int | None
+) -> tuple[str, list[Source], bool]:
     """Join ranked blocks (each with ``header`` and ``text``) within the budget."""
     budget = budget_tokens * CHARS_PER_TOKEN
     cap = (
@@ -94,7 +102,7 @@ def pack(
     ) * CHARS_PER_TOKEN
     parts: list[str] = []
     used = 0
-    kept: list[dict[str, Any]] = []
+    kept: list[Source] = []
     truncated = False
     for block in blocks:
         body = block["text"]
@@ -118,11 +126,11 @@ def pack(
     return SEPARATOR.join(parts), kept, truncated
 
 
-def grounding(query: str, body: str, state: str, by_meaning: bool) -> dict[str, Any]:
+def grounding(query: str, body: str, state: AnswerState, by_meaning: bool) -> Grounding:
     """How well the pack answers the question's words: grounded (every content word of the
     question is in it), grounded_by_meaning (found by meaning, not by its words), related
     (some words; ``uncovered`` lists the others), uncited, nothing_stored, could_not_judge."""
-    if state != "answered":
+    if state == "nothing_stored" or state == "could_not_judge":
         return {"state": state}
     from ..index.words import terms
 

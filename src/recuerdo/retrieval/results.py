@@ -1,4 +1,5 @@
-"""The typed results of the retrieval verbs (what the doors publish as their schemas)."""
+"""The replies of the retrieval verbs, as types (published by the doors, checked by the contract
+tests). Each class forbids keys it does not declare."""
 
 from __future__ import annotations
 
@@ -7,10 +8,127 @@ from typing import Any, Literal, NotRequired
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
-MeaningState = Literal["armed", "not_armed", "queued", "failed"]
+from ..graph.results import AnyFact, Citation, CompactItem, Seeding
+
+FORBID = ConfigDict(extra="forbid")
+
+MeaningState = Literal["not_armed", "queued", "armed", "failed"]
+AnswerState = Literal["answered", "nothing_stored", "could_not_judge"]
 
 
-@with_config(ConfigDict(extra="forbid"))
+@with_config(FORBID)
+class Span(TypedDict):
+    start: int
+    end: int
+    chunk_id: int | None
+
+
+@with_config(FORBID)
+class Lines(TypedDict):
+    start: int
+    end: int
+
+
+@with_config(FORBID)
+class Hit(TypedDict):
+    """One ranked fragment. Messages add where they were said, entries their tags, stored code
+    its repository, path, lines and commit (a profile that addresses notes by a path, as
+    Notarium's ``/m/<id>``, sets ``path`` on every hit)."""
+
+    id: int
+    item_type: str
+    title: str | None
+    kind: str | None
+    scope: str
+    source: str
+    status: str
+    score: float
+    found_by: list[str]
+    ranks: dict[str, int]
+    preview: str
+    truncated: bool
+    item_chars: int
+    item_bytes: int
+    span: Span
+    updated_at: str
+    conversation: NotRequired[str | None]
+    speaker: NotRequired[str | None]
+    date: NotRequired[str | None]
+    ref: NotRequired[Any]
+    tags: NotRequired[list[str]]
+    repo: NotRequired[str | None]
+    path: NotRequired[str | None]
+    lines: NotRequired[Lines]
+    commit: NotRequired[str | None]
+    ordinal: NotRequired[int | None]
+
+
+@with_config(FORBID)
+class Found(TypedDict):
+    query: str
+    state: AnswerState
+    meaning: MeaningState
+    results: list[Hit]
+    count: int
+    failed_stages: NotRequired[list[str]]
+
+
+@with_config(FORBID)
+class PackSpan(TypedDict):
+    start: int
+    end: int
+
+
+@with_config(FORBID)
+class Cited(TypedDict):
+    """The item a block of a context pack cites, and how it was reached."""
+
+    id: int
+    title: str
+    item_type: str
+    scope: str
+    writer: str
+    updated_at: str
+    span: PackSpan | None
+    hop: int
+    score: float
+
+
+@with_config(FORBID)
+class Source(Cited):
+    """One block of a context pack: what it cites, whether it was cut and what it cost."""
+
+    cut: bool
+    tokens: int
+
+
+@with_config(FORBID)
+class Grounding(TypedDict):
+    state: Literal[
+        "grounded",
+        "grounded_by_meaning",
+        "related",
+        "uncited",
+        "nothing_stored",
+        "could_not_judge",
+    ]
+    uncovered: NotRequired[list[str]]
+
+
+@with_config(FORBID)
+class Pack(TypedDict):
+    query: str
+    state: AnswerState
+    meaning: MeaningState
+    context: str
+    sources: list[Source]
+    truncated: bool
+    grounding: Grounding
+    budget_tokens: int
+    used_tokens: int
+
+
+@with_config(FORBID)
 class IndexStatus(TypedDict):
     chunks: int
     items_waiting: int
@@ -19,3 +137,62 @@ class IndexStatus(TypedDict):
     chunks_waiting_for_vectors: NotRequired[int]
     embedded_percent: NotRequired[float]
     backend: NotRequired[dict[str, Any]]
+
+
+@with_config(ConfigDict(extra="forbid"))
+class EntryCount(TypedDict):
+    category: str
+    source: str
+    count: int
+
+
+@with_config(ConfigDict(extra="forbid"))
+class NoteCount(TypedDict):
+    axis: Literal["user", "project"] | None
+    scope: str
+    kind: str
+    count: int
+    needs_review: int
+    muted: int
+
+
+@with_config(ConfigDict(extra="forbid"))
+class Overview(TypedDict):
+    items: dict[str, int]
+    chars: int
+    deleted_notes: int
+    entries: list[EntryCount]
+    notes: list[NoteCount]
+    plans: int
+    rules: int
+
+
+@with_config(FORBID)
+class FoundPassage(TypedDict):
+    """A passage the question's words, meaning or entities found (``found_by``: the stages)."""
+
+    kind: Literal["passage"]
+    id: int | None
+    doc_id: int
+    text: str
+    score: float
+    found_by: list[str]
+    citation: Citation
+
+
+@with_config(FORBID)
+class Answer(TypedDict):
+    query: str
+    scope: str
+    state: Literal["answered", "nothing_stored", "could_not_judge"]
+    meaning: MeaningState
+    facts: list[AnyFact]
+    seeds: list[Seeding]
+    passages: list[FoundPassage | CompactItem]
+    grounding: Grounding
+    k: int
+    hops: int
+    as_of: str | None
+    valid_at: str | None
+    compact: bool
+    failed_stages: NotRequired[list[str]]

@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..core.items import status_of
 from ..errors import InvalidInput
@@ -23,6 +23,7 @@ from ..index.vectors import meaning_candidates
 from ..index.words import terms
 from ..store.base import Row, Tx, rows_by_id
 from .filters import Filters
+from .results import Hit
 
 if TYPE_CHECKING:
     from ..index.embed import Embedder
@@ -168,12 +169,12 @@ def fuse(stages: dict[str, list[tuple[int | None, int]]]) -> list[Candidate]:
 
 def fragment(
     item: Row, chunk: Row | None, candidate: Candidate, preview_chars: int, at: str
-) -> dict[str, Any]:
+) -> Hit:
     text = item["content"]
     start, stop = (chunk["start"], chunk["stop"]) if chunk is not None else (0, len(text))
     piece = text[start:stop]
     preview = piece[:preview_chars]
-    hit: dict[str, Any] = {
+    hit: Hit = {
         "id": item["id"],
         "item_type": item["item_type"],
         "title": item["title"],
@@ -193,30 +194,24 @@ def fragment(
     }
     if item["item_type"] == "message":
         meta = json.loads(item["meta"])
-        hit.update(
-            conversation=item["session"],
-            speaker=meta.get("speaker"),
-            date=item["occurred_at"],
-            ref=meta.get("ref"),
-        )
+        hit["conversation"] = item["session"]
+        hit["speaker"] = meta.get("speaker")
+        hit["date"] = item["occurred_at"]
+        hit["ref"] = meta.get("ref")
     elif item["item_type"] == "entry":
         hit["tags"] = json.loads(item["tags"])
     elif item["item_type"] == "code":
         meta = json.loads(item["meta"])
         first, last = line_range(text, start, stop)
-        hit.update(
-            repo=meta.get("repo"),
-            path=meta.get("path"),
-            lines={"start": first, "end": last},
-            commit=meta.get("commit"),
-            ordinal=meta.get("ordinal"),
-        )
+        hit["repo"] = meta.get("repo")
+        hit["path"] = meta.get("path")
+        hit["lines"] = {"start": first, "end": last}
+        hit["commit"] = meta.get("commit")
+        hit["ordinal"] = meta.get("ordinal")
     return hit
 
 
-def assemble(
-    tx: Tx, candidates: list[Candidate], preview_chars: int, at: str
-) -> list[dict[str, Any]]:
+def assemble(tx: Tx, candidates: list[Candidate], preview_chars: int, at: str) -> list[Hit]:
     if not candidates:
         return []
     items = rows_by_id(tx, "SELECT * FROM items", [c.item_id for c in candidates])

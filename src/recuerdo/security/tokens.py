@@ -183,6 +183,12 @@ class TokenStore:
             raise NotFound(f"no active token with id {token_id!r}")
         return {"id": token_id, "revoked": True}
 
+    def principal_of(self, token_id: str) -> Principal | None:
+        """The principal of an active token, by its id (a lens session names the id, never the
+        secret); None once the token is revoked."""
+        row = self._read("SELECT * FROM tokens WHERE id = ? AND revoked_at IS NULL", (token_id,))
+        return None if row is None else _principal(row)
+
     def verify(self, secret: str | None) -> Principal | None:
         """The principal of a token, or None. A missing token costs the same as a wrong one:
         a hash and a lookup either way."""
@@ -190,14 +196,18 @@ class TokenStore:
         row = self._read("SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL", (digest,))
         if row is None or not secret or not hmac.compare_digest(row["hash"], digest):
             return None
-        return Principal(
-            name=row["principal"],
-            tenant=row["tenant"],
-            memory_patterns=tuple(json.loads(row["caps"])),
-            read_only=bool(row["read_only"]),
-            scopes=None if row["scopes"] is None else tuple(json.loads(row["scopes"])),
-            token_id=row["id"],
-        )
+        return _principal(row)
+
+
+def _principal(row: Any) -> Principal:
+    return Principal(
+        name=row["principal"],
+        tenant=row["tenant"],
+        memory_patterns=tuple(json.loads(row["caps"])),
+        read_only=bool(row["read_only"]),
+        scopes=None if row["scopes"] is None else tuple(json.loads(row["scopes"])),
+        token_id=row["id"],
+    )
 
 
 def token_file(base_dir: str | os.PathLike[str] | None) -> Path:

@@ -1,20 +1,26 @@
 """Compatibility profiles: another system's tool names and argument shapes over the same verbs.
 
 A profile is a thin mapping: for each of its tools, the native verb it calls, its parameters
-(JSON schema) and a function that renames and defaults arguments. No behaviour lives here;
-verbs of families not built yet are absent, not stubs.
+(JSON schema), a function that renames and defaults arguments and, when the profile shows
+replies in its own shape, a ``present`` step with the type (or schema) of what it presents. No
+behaviour lives here; verbs of families not built yet are absent, not stubs. A profile module's
+``INSTRUCTIONS`` are added to the MCP server's instructions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...verbs import VERBS
-from ..schemas import output_schema
+
+if TYPE_CHECKING:
+    from ...engine import Memory
 
 Translate = Callable[[dict[str, Any]], dict[str, Any]]
+Present = Callable[[Any, "Memory"], Any]
+"""A verb's reply, and the memory (view) that gave it -> the reply as the profile shows it."""
 
 
 @dataclass(frozen=True)
@@ -27,12 +33,21 @@ class ToolMap:
     read_only: bool = False
     destructive: bool = False
     http_path: str | None = None
-    output_schema: dict[str, Any] | None = None
-    """The reply's JSON schema (MCP ``outputSchema``): the verb's result type, or the
-    profile's own reply type when it reshapes replies."""
     native: bool = False
     """A native verb as it is (its arguments are checked by the verb table); a profile's tool
     is checked against its own schema first, then translated."""
+    present: Present | None = None
+    """Reshapes the verb's reply for this profile (the gateway applies it); None: as it is."""
+    reply_schema: Callable[[], dict[str, Any]] | None = None
+    """The JSON schema of the reply as ``present`` shows it (None: the verb's typed result)."""
+    output: Any = None
+    """The type of the reply as ``present`` shows it (a TypedDict declared beside the tool
+    map), when it is not the verb's result type and no ``reply_schema`` is given."""
+
+    @property
+    def result(self) -> Any:
+        """The type of this tool's reply (published as its output schema)."""
+        return self.output if self.output is not None else VERBS[self.verb].result
 
 
 def prop(kind: str, description: str, **extra: Any) -> dict[str, Any]:
@@ -66,7 +81,6 @@ def native() -> list[ToolMap]:
             schema=verb.params.model_json_schema(by_alias=True),
             read_only=verb.mode == "read",
             destructive=verb.destructive,
-            output_schema=output_schema(verb),
             native=True,
         )
         for verb in VERBS
@@ -85,6 +99,14 @@ def profile(name: str) -> list[ToolMap]:
     if name not in tables:
         raise ValueError(f"unknown profile {name!r}; profiles: {', '.join(tables)}")
     return tables[name]()
+
+
+def instructions(name: str) -> str:
+    """What a profile adds to the server's instructions (its extensions), or nothing."""
+    from . import engram, notarium, semurg
+
+    modules = {"engram": engram, "semurg": semurg, "notarium": notarium}
+    return str(getattr(modules.get(name), "INSTRUCTIONS", ""))
 
 
 PROFILES = ("native", "engram", "semurg", "notarium")

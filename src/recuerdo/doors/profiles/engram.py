@@ -1,4 +1,5 @@
-"""The Engram profile: mem_* tools with Engram's parameters."""
+"""The Engram profile: mem_* tools with Engram's parameters, plus mem_history and mem_revision
+(our extensions: Engram loses the text an upsert replaces, we keep every revision)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,41 @@ from typing import Any
 
 from . import ToolMap, drop_none, prop, schema
 
-_PROJECT = prop("string", "The project (default 'default').")
+INSTRUCTIONS = """
+Engram tools, with two extensions:
+- mem_history(id) lists every revision of an observation (a topic_key upsert keeps the text it
+  replaces): version, revision_id, operation, who and when.
+- mem_revision(id, version | revision_id) reads one revision whole, e.g. the conflict revision
+  a stale expected_version kept aside (mem_save names it as conflict_revision_id).
+- mem_save(expected_version=N) refuses to overwrite an observation that moved past version N:
+  nothing is lost, both texts are kept and named. Read, merge, then save the whole document."""
+
+_PROJECT = prop("string", "The project (default 'default'); names are trimmed and lower-cased.")
 _SCOPE = prop("string", "'project' (default) or 'personal'.", enum=["project", "personal"])
+_PROMPT_TITLE_CHARS = 60
+
+
+def project_of(args: dict[str, Any]) -> str | None:
+    """The project as Engram matches it: trimmed and lower-cased, so that "ShopAPI" and
+    " shopapi " are one project."""
+    project = args.get("project")
+    if not isinstance(project, str):
+        return None
+    return project.strip().lower() or None
 
 
 def scope_of(args: dict[str, Any]) -> str:
     if args.get("scope") == "personal":
         return "user"
-    return f"project:{args.get('project') or 'default'}"
+    return f"project:{project_of(args) or 'default'}"
+
+
+def _prompt_title(content: Any) -> str:
+    """A prompt is stored as a note titled by its first words."""
+    first = content.strip().split("\n", 1)[0] if isinstance(content, str) else ""
+    if len(first) > _PROMPT_TITLE_CHARS:
+        first = first[:_PROMPT_TITLE_CHARS].rsplit(" ", 1)[0] + "..."
+    return f"Prompt: {first}" if first else "Prompt"
 
 
 def tools() -> list[ToolMap]:
@@ -36,7 +64,16 @@ def tools() -> list[ToolMap]:
                     "topic_key": prop("string", "A stable topic key."),
                     "project": _PROJECT,
                     "session_id": prop("string", "The session."),
-                    "capture_prompt": prop("boolean", "Accepted for compatibility."),
+                    "capture_prompt": prop(
+                        "boolean",
+                        "Accepted for compatibility (prompts are saved by mem_save_prompt).",
+                    ),
+                    "expected_version": prop(
+                        "integer",
+                        "The version you read: if the observation moved on, nothing is"
+                        " overwritten and both versions are kept (conflict).",
+                        minimum=1,
+                    ),
                 },
                 ["title", "content"],
             ),
@@ -48,21 +85,31 @@ def tools() -> list[ToolMap]:
                     "scope": scope_of(a),
                     "key": a.get("topic_key"),
                     "session": a.get("session_id"),
+                    "expected_version": a.get("expected_version"),
                 }
             ),
         ),
         ToolMap(
             "mem_update",
             "edit",
-            "Replace an observation's content by id (kept as a revision).",
+            "Change an observation's title and/or content by id (the earlier text is kept as a"
+            " revision).",
             schema(
                 {
                     "id": prop("integer", "The observation id."),
-                    "content": prop("string", "The new content."),
+                    "title": prop("string", "The new title."),
+                    "content": prop("string", "The new content (the whole observation)."),
                 },
-                ["id", "content"],
+                ["id"],
             ),
-            lambda a: {"id": a["id"], "operation": "replace", "content": a["content"]},
+            lambda a: drop_none(
+                {
+                    "id": a["id"],
+                    "operation": None if a.get("content") is None else "replace",
+                    "content": a.get("content"),
+                    "title": a.get("title"),
+                }
+            ),
         ),
         ToolMap(
             "mem_delete",
@@ -157,7 +204,7 @@ def tools() -> list[ToolMap]:
                 ["id"],
             ),
             lambda a: drop_none(
-                {"id": a["id"], "project": a.get("project"), "directory": a.get("directory")}
+                {"id": a["id"], "project": project_of(a), "directory": a.get("directory")}
             ),
         ),
         ToolMap(
@@ -247,5 +294,55 @@ def tools() -> list[ToolMap]:
                     "limit": a.get("limit"),
                 }
             ),
+        ),
+        ToolMap(
+            "mem_save_prompt",
+            "save",
+            "Save the user's prompt, so later sessions see what was asked (mem_context, "
+            "mem_search).",
+            schema(
+                {
+                    "content": prop("string", "The prompt, as the user wrote it."),
+                    "session_id": prop("string", "The session."),
+                    "project": _PROJECT,
+                },
+                ["content"],
+            ),
+            lambda a: drop_none(
+                {
+                    "title": _prompt_title(a.get("content")),
+                    "content": a.get("content"),
+                    "kind": "prompt",
+                    "scope": scope_of(a),
+                    "session": a.get("session_id"),
+                }
+            ),
+        ),
+        ToolMap(
+            "mem_history",
+            "history",
+            "Every revision of an observation, oldest first (extension): version (null for a"
+            " conflict kept aside, a deletion or a restore), revision_id, operation, who, when.",
+            schema({"id": prop("integer", "The observation id.")}, ["id"]),
+            lambda a: {"id": a["id"]},
+            read_only=True,
+        ),
+        ToolMap(
+            "mem_revision",
+            "revision",
+            "One revision of an observation, whole (extension): by version, or by revision_id"
+            " (from mem_history, or the conflict_revision_id a conflict names).",
+            schema(
+                {
+                    "id": prop("integer", "The observation id."),
+                    "version": prop("integer", "The version number.", minimum=1),
+                    "revision_id": prop("integer", "The revision id, instead of version."),
+                },
+                ["id"],
+            ),
+            lambda a: drop_none(
+                {"id": a["id"], "version": a.get("version"), "revision_id": a.get("revision_id")}
+            ),
+            read_only=True,
         ),
     ]

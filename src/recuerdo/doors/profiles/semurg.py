@@ -1,11 +1,18 @@
 """The Semurg profile: memory_* and code_* tools with Semurg's parameter names (the comms_*
-family is not built, so its tools are absent)."""
+family is not built, so its tools are absent).
+
+The parameters are those of Semurg's published client (``semurg-tools.json``), plus ``date`` on
+``memory_relate`` (when the fact became true). Replies are the verbs' own, shown as Semurg
+shows them, in one place (:func:`present`): ids are decimal strings (sent back unchanged), and
+every reply says its ``state`` and ``meaning`` (``semurg_replies.py``).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from . import ToolMap, drop_none, prop, schema
+from .semurg_replies import present, reply_schema
 
 _SCOPE = prop("string", "The scope; agents using the same scope share it.")
 _USER = prop("string", "An end user inside this key (no ':', at most 256 bytes).", maxLength=256)
@@ -35,6 +42,8 @@ def _code(name: str, description: str, properties: dict[str, Any], required: lis
         lambda args: drop_none(dict(args)),
         read_only=True,
         http_path=name,
+        present=present,
+        reply_schema=reply_schema(name),
     )
 
 
@@ -111,160 +120,275 @@ def code_tools() -> list[ToolMap]:
     ]
 
 
+def _memory(name: str, verb: str, description: str, shape: dict[str, Any], **rest: Any) -> ToolMap:
+    return ToolMap(
+        name, verb, description, shape, present=present, reply_schema=reply_schema(verb), **rest
+    )
+
+
+# -- the memory_* tools ----------------------------------------------------------------------
+
+_ID = prop("string", "An id, as a reply gave it.", pattern="^[0-9]{1,20}$")
+_WHEN = "ISO 8601."
+
+
+def _recall(args: dict[str, Any]) -> dict[str, Any]:
+    return drop_none(
+        {
+            "subject": args.get("subject"),
+            "attribute": args.get("attribute"),
+            "k": args.get("k"),
+            "as_of": args.get("as_of"),
+            "valid_at": args.get("valid_at"),
+            "compact": args.get("compact"),
+            "scope": args.get("scope"),
+        }
+    )
+
+
 def tools() -> list[ToolMap]:
     return [
-        ToolMap(
+        _memory(
             "memory_status",
             "status",
             "Whether memory is on, which scopes hold data, and one scope's ontology.",
             schema({"scope": _SCOPE, "user_id": _USER}),
-            _keep("scope"),
+            translate=_keep("scope"),
             read_only=True,
             http_path="status",
         ),
-        ToolMap(
+        _memory(
             "memory_remember",
             "remember_knowledge",
-            "Store text and the facts you already know (no model runs).",
+            "Store text and the facts you already know (no model runs). The same call with the "
+            "same date answers already and stores nothing.",
             schema(
                 {
-                    "content": prop("string", "Raw text."),
-                    "messages": prop("array", "[{role, content}]", items={"type": "object"}),
-                    "passages": prop("array", "[{text, mentions, key}]", items={"type": "object"}),
-                    "facts": prop("object", "{entities, relations}"),
-                    "date": prop("string", "ISO 8601."),
-                    "source": prop("string", "Label."),
+                    "content": prop("string", "Raw text, cut into passages.", maxLength=1_048_576),
+                    "messages": prop(
+                        "array",
+                        "[{role, content}]: one line per turn.",
+                        items={
+                            "type": "object",
+                            "properties": {
+                                "role": {"type": "string"},
+                                "content": {"type": "string"},
+                            },
+                            "required": ["content"],
+                        },
+                    ),
+                    "passages": prop(
+                        "array",
+                        "[{text, mentions, key}]: each mention must appear in its text.",
+                        maxItems=1000,
+                        items={
+                            "type": "object",
+                            "properties": {
+                                "text": {"type": "string"},
+                                "mentions": {
+                                    "type": "array",
+                                    "items": {"type": "string"},
+                                    "minItems": 1,
+                                },
+                                "key": {"type": "string"},
+                            },
+                            "required": ["text", "mentions"],
+                        },
+                    ),
+                    # What facts must hold is checked by the verb (facts_shape names the fault).
+                    "facts": prop(
+                        "object",
+                        "{entities: [{name, type, attributes}], relations: [{source, target, "
+                        "type, replaces}]}",
+                        properties={
+                            "entities": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "properties": {
+                                        "name": {"type": "string"},
+                                        "type": {"type": "string"},
+                                        "attributes": {"type": "object"},
+                                    },
+                                },
+                            },
+                            "relations": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "properties": {
+                                        "source": {"type": "string"},
+                                        "target": {"type": "string"},
+                                        "type": {"type": "string"},
+                                        "replaces": {"type": "boolean"},
+                                    },
+                                },
+                            },
+                        },
+                    ),
+                    "date": prop("string", f"When it was said. {_WHEN}"),
+                    "source": prop("string", "A provenance label, returned in citations."),
                     "scope": _SCOPE,
                     "user_id": _USER,
                 }
             ),
-            _keep("content", "messages", "passages", "facts", "date", "source", "scope"),
+            translate=_keep("content", "messages", "passages", "facts", "date", "source", "scope"),
             http_path="remember",
         ),
-        ToolMap(
+        _memory(
             "memory_recall",
             "about",
-            "What memory holds about one entity, cited.",
+            "What memory holds about one entity (by name, or by an attribute value), cited: "
+            "its facts both ways, derived facts with their reasoning, and its passages.",
             schema(
                 {
-                    "subject": prop("string", "The entity."),
-                    "k": prop("integer", "Cap."),
-                    "as_of": prop("string", "Known at."),
-                    "valid_at": prop("string", "True at."),
-                    "compact": prop("boolean", "Compact items."),
-                    "attribute": prop("object", "Accepted for compatibility."),
+                    "subject": prop("string", "The entity's name (spelling, case, word, prefix)."),
+                    "attribute": prop(
+                        "object",
+                        "Instead of a subject: {key, value, type?}, the entities holding it.",
+                        properties={
+                            "key": {"type": "string"},
+                            "type": {"type": "string"},
+                            "value": {},
+                        },
+                        required=["key", "value"],
+                    ),
+                    "k": prop(
+                        "integer", "At most this many facts and passages.", minimum=1, maximum=1000
+                    ),
+                    "as_of": prop("string", f"What was known then. {_WHEN}"),
+                    "valid_at": prop("string", f"What was true then. {_WHEN}"),
+                    "compact": prop("boolean", "Each item once, without diagnostics."),
                     "scope": _SCOPE,
                     "user_id": _USER,
-                },
-                ["subject"],
+                }
             ),
-            _keep("subject", "k", "as_of", "valid_at", "compact", "scope"),
+            translate=_recall,
             read_only=True,
             http_path="recall",
         ),
-        ToolMap(
+        _memory(
             "memory_context",
-            "context",
-            "Context for a question: ranked, cited blocks within a budget.",
+            "ask",
+            "Context for a question, from the graph: the facts of the entities it names (current "
+            "first), the seeds, the passages, each cited, and how grounded the answer is.",
             schema(
                 {
                     "query": prop("string", "The question."),
-                    "hops": prop("integer", "Link hops (0-3)."),
-                    "k": prop("integer", "Accepted for compatibility."),
-                    "as_of": prop("string", "Accepted for compatibility."),
-                    "valid_at": prop("string", "Accepted for compatibility."),
-                    "compact": prop("boolean", "Accepted for compatibility."),
+                    "hops": prop(
+                        "integer", "Graph steps from the seeds (default 2).", minimum=0, maximum=3
+                    ),
+                    "k": prop(
+                        "integer",
+                        "At most this many facts and passages (default 8).",
+                        minimum=1,
+                        maximum=100,
+                    ),
+                    "as_of": prop("string", f"What was known then. {_WHEN}"),
+                    "valid_at": prop("string", f"What was true then. {_WHEN}"),
+                    "compact": prop("boolean", "Each item once, without diagnostics."),
                     "scope": _SCOPE,
                     "user_id": _USER,
                 },
                 ["query"],
             ),
-            lambda a: drop_none(
-                {
-                    "query": a["query"],
-                    "scope": a.get("scope"),
-                    "depth": min(int(a["hops"]), 3) if a.get("hops") is not None else None,
-                }
-            ),
+            translate=_keep("query", "hops", "k", "as_of", "valid_at", "compact", "scope"),
             read_only=True,
             http_path="context",
         ),
-        ToolMap(
+        _memory(
             "memory_relate",
             "relate",
-            "Add one typed fact between two entities.",
+            "Add one typed fact between two entities (created if new); replaces ends the "
+            "subject's other targets of that type; date is when it became true.",
             schema(
                 {
-                    "from": prop("string", "Subject."),
-                    "to": prop("string", "Object."),
-                    "type": prop("string", "Relation."),
-                    "attributes": prop("object", "Fact properties."),
-                    "replaces": prop("boolean", "End earlier targets of this type."),
+                    "from": prop("string", "The subject entity."),
+                    "to": prop("string", "The object entity."),
+                    "type": prop("string", "The relation, e.g. works_at."),
+                    "attributes": prop("object", "Properties of the fact."),
+                    "replaces": prop("boolean", "End the subject's other facts of this type."),
+                    "date": prop("string", f"When it became true. {_WHEN}"),
                     "scope": _SCOPE,
                     "user_id": _USER,
                 },
                 ["from", "to", "type"],
             ),
-            _keep("from", "to", "type", "attributes", "replaces", "scope"),
+            translate=_keep("from", "to", "type", "attributes", "replaces", "date", "scope"),
             http_path="relate",
         ),
-        ToolMap(
+        _memory(
             "memory_forget",
             "forget_knowledge",
-            "Forget exactly one thing, erased for real.",
+            "Forget exactly one thing, erased for real: a subject, a fact, a passage (its "
+            "document), a source label, all of the scope, or an attribute.",
             schema(
                 {
-                    "subject": prop("string", "An entity."),
-                    "fact": prop("object", "Fact."),
-                    "passage": prop("string", "A document id."),
+                    "subject": prop("string", "An entity's exact name."),
+                    "fact": prop(
+                        "object",
+                        "{from, to, type}",
+                        properties={
+                            "from": {"type": "string"},
+                            "to": {"type": "string"},
+                            "type": {"type": "string"},
+                        },
+                        required=["from", "to", "type"],
+                    ),
+                    "passage": {**_ID, "description": "A document's id (doc_id)."},
                     "source": prop("string", "A source label."),
                     "all": prop("boolean", "The whole scope."),
-                    "attribute": prop("object", "{subject, key}"),
-                    "reason": prop("string", "Why (accepted for compatibility)."),
+                    "attribute": prop(
+                        "object",
+                        "{subject, key}",
+                        properties={"subject": {"type": "string"}, "key": {"type": "string"}},
+                        required=["subject", "key"],
+                    ),
+                    "reason": prop("string", "Why (accepted for compatibility; not stored)."),
                     "scope": _SCOPE,
                     "user_id": _USER,
                 }
             ),
-            _keep("subject", "fact", "passage", "source", "all", "attribute", "scope"),
+            translate=_keep("subject", "fact", "passage", "source", "all", "attribute", "scope"),
             destructive=True,
             http_path="forget",
         ),
-        ToolMap(
+        _memory(
             "memory_document",
             "ingest",
-            "Store a document (PDF, Word, HTML, text).",
+            "Store a document (PDF, Word, HTML, text; the kind is read from its bytes).",
             schema(
                 {
                     "content_base64": prop("string", "The bytes, base64."),
-                    "name": prop("string", "Its name."),
+                    "name": prop("string", "Its name in citations."),
                     "scope": _SCOPE,
                     "user_id": _USER,
                 },
                 ["content_base64"],
             ),
-            _keep("content_base64", "name", "scope"),
+            translate=_keep("content_base64", "name", "scope"),
             http_path="document",
         ),
-        ToolMap(
+        _memory(
             "memory_export",
             "export",
-            "One page of a scope's records.",
+            "One page of a scope's records; pass next back as cursor.",
             schema(
                 {
-                    "cursor": prop("string", "From the last page."),
-                    "limit": prop("integer", "1-1024."),
+                    "cursor": prop("string", "The previous page's next."),
+                    "limit": prop("integer", "Records per page.", minimum=1, maximum=1024),
                     "scope": _SCOPE,
                     "user_id": _USER,
                 }
             ),
-            _keep("cursor", "limit", "scope"),
+            translate=_keep("cursor", "limit", "scope"),
             read_only=True,
             http_path="export",
         ),
-        ToolMap(
+        _memory(
             "memory_import",
             "import",
-            "Import exported records (idempotent).",
+            "Import exported records into a scope (a page sent twice stores nothing twice).",
             schema(
                 {
                     "records": prop("array", "Exported records.", items={"type": "object"}),
@@ -273,7 +397,7 @@ def tools() -> list[ToolMap]:
                 },
                 ["records"],
             ),
-            _keep("records", "scope"),
+            translate=_keep("records", "scope"),
             http_path="import",
         ),
         *code_tools(),

@@ -1,0 +1,179 @@
+"""The pages that show a memory: the memories, an overview, the notes, and one note."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+
+from ...engine import state_size
+from ...errors import CapabilityNotGranted, InvalidInput, RecuerdoError
+from . import render
+from .lens import Lens, NotSignedIn
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def handled(lens: Lens, handler: Handler) -> Handler:
+    """A page handler whose refusals become pages: no session -> the login page; a refusal ->
+    an error page with its code and status."""
+
+    @functools.wraps(handler)
+    async def page(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except NotSignedIn:
+            return lens.to_login(request)
+        except RecuerdoError as error:
+            return lens.error(request, error)
+
+    return page
+
+
+def number(request: Request, name: str, default: int | None = None) -> int | None:
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return default
+    if not raw.isdigit():
+        raise InvalidInput(f"{name} must be a whole number, got {raw!r}")
+    return int(raw)
+
+
+def page_route(app: FastAPI, lens: Lens) -> Callable[[str], Callable[[Handler], Handler]]:
+    """``@get(path)``: a GET page of the lens, its refusals shown as pages."""
+
+    def get(path: str) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            app.get(path, include_in_schema=False)(handled(lens, handler))
+            return handler
+
+        return register
+
+    return get
+
+
+def add_pages(app: FastAPI, lens: Lens) -> None:
+    get = page_route(app, lens)
+
+    @get("/")
+    async def memories(request: Request) -> Response:
+        principal = lens.principal(request)
+        rows = []
+        for name in lens.memory_names():
+            try:
+                counts = await lens.call(request, "overview", memory=name)
+            except CapabilityNotGranted:
+                continue  # beyond this token's memories: not even its name is shown
+            size = state_size(name, lens.pool.base_dir) if principal.local else None
+            rows.append({"name": name, "counts": counts, "file_bytes": size})
+        return lens.page(request, "memories.html", rows=rows)
+
+    @get("/lens/overview")
+    async def overview(request: Request) -> Response:
+        counts = await lens.call(request, "overview")
+        plans = await lens.call(request, "list_progress")
+        rules = await lens.call(request, "get_rules")
+        axes = [("user", None)] + [
+            ("project", scope.removeprefix("project:"))
+            for scope in sorted({n["scope"] for n in counts["notes"]})
+            if scope.startswith("project:")
+        ]
+        categories = []
+        for axis, project in axes:
+            for row in await lens.call(
+                request, "profile", axis=axis, project=project, include_muted=True
+            ):
+                categories.append({**row, "axis": axis, "project": project})
+        knowledge = []
+        for scope in (await lens.call(request, "status"))["scopes"]:
+            described = await lens.call(request, "status", scope=scope["scope"])
+            ontology = described.get("ontology") or {}
+            if not ontology.get("entities"):
+                continue
+            page = await lens.call(request, "export", scope=scope["scope"], limit=256)
+            names = [r["name"] for r in page["records"] if r.get("record") == "entity"]
+            knowledge.append({"scope": scope["scope"], "ontology": ontology, "names": names})
+        return lens.page(
+            request,
+            "overview.html",
+            counts=counts,
+            plans=plans,
+            rules=rules,
+            categories=categories,
+            knowledge=knowledge,
+        )
+
+    @get("/lens/notes")
+    async def notes(request: Request) -> Response:
+        query = request.query_params
+        status = query.get("status") or None
+        listed = await lens.call(
+            request,
+            "list_notes",
+            scope=query.get("scope") or None,
+            kind=query.get("kind") or None,
+            status=status,
+            sort=query.get("sort") or "modified",
+        )
+        return lens.page(request, "notes.html", listed=listed, wanted=status, query=query)
+
+    @get("/m/{item_id}")
+    async def note(request: Request) -> Response:
+        raw = request.path_params["item_id"]
+        if not str(raw).isdigit():
+            raise InvalidInput(f"an item id is a whole number, got {raw!r}")
+        item_id = int(raw)
+        item = await lens.call(request, "get", id=item_id)
+        if item["item_type"] != "note":
+            return lens.page(request, "item.html", item=item)
+        history = await lens.call(request, "history", id=item_id)
+        versions = [r["version"] for r in history if r["version"] is not None]
+        links = await lens.call(request, "links", id=item_id)
+        conflicts = await lens.call(request, "conflicts", id=item_id)
+        old = number(request, "a", versions[-2] if len(versions) > 1 else None)
+        new = number(request, "b", versions[-1] if versions else None)
+        compared = None
+        if old is not None and new is not None:
+            before = await lens.call(request, "revision", id=item_id, version=old)
+            after = await lens.call(request, "revision", id=item_id, version=new)
+            compared = {
+                "a": old,
+                "b": new,
+                "lines": render.diff(before["content"], after["content"]),
+            }
+        sides = [{**c, "lines": render.diff(item["content"], c["content"])} for c in conflicts]
+        return lens.page(
+            request,
+            "note.html",
+            item=item,
+            history=history,
+            versions=versions,
+            compared=compared,
+            links=links,
+            conflicts=sides,
+            done=request.query_params.get("done"),
+            operations=EDIT_OPERATIONS,
+        )
+
+    @get("/lens/edit/{item_id}")
+    async def edit_form(request: Request) -> Response:
+        raw = request.path_params["item_id"]
+        if not str(raw).isdigit():
+            raise InvalidInput(f"an item id is a whole number, got {raw!r}")
+        lens.check_writer(request)
+        item = await lens.call(request, "get", id=int(raw))
+        operation = request.query_params.get("operation") or "append"
+        if operation not in EDIT_OPERATIONS:
+            raise InvalidInput(f"operation must be one of {', '.join(EDIT_OPERATIONS)}")
+        return lens.page(request, "edit.html", item=item, operation=operation)
+
+
+EDIT_OPERATIONS: dict[str, str] = {
+    "append": "Append text at the end",
+    "prepend": "Prepend text at the start",
+    "replace": "Replace the whole note",
+    "replace_section": "Replace one section (by its heading)",
+    "find_replace": "Find a unique passage and replace it",
+}

@@ -1,0 +1,71 @@
+"""What the browser tests share: Debian's chromium driven by Playwright, a real ``recuerdo
+serve`` per module, and helpers to read pages as a person would.
+
+Chromium is never downloaded: it is the system's (``/usr/bin/chromium``, installed by apt-get
+in ``.ci/run``). Each module launches it once; Playwright gives every launch a new, empty
+profile folder, and every test opens its own browser context (its own cookies).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import Server
+
+CHROMIUM = os.environ.get("RECUERDO_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+FAST_ENV = {"RECUERDO_EMBEDDER": "none"}  # the meaning model is not what these tests look at
+
+
+def chromium_missing() -> bool:
+    return shutil.which(CHROMIUM) is None and not Path(CHROMIUM).exists()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if chromium_missing():
+        pytest.fail(f"no chromium at {CHROMIUM}: apt-get install chromium (see .ci/run)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        launched = driver.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield launched
+        launched.close()
+
+
+def start_server(base: Path, *args: str) -> Server:
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in FAST_ENV.items():
+            patch.setenv(name, value)
+        return Server(base, memory="demo", args=args)
+
+
+def api(server: Server, verb: str, body: dict[str, Any], token: str | None = None) -> Any:
+    status, reply = server.post(f"/v1/{verb}", body, token=token)
+    assert status == 200, (verb, reply)
+    return reply
+
+
+def text_of(page: Any) -> str:
+    return str(page.inner_text("main"))
+
+
+def refusal_code(page: Any) -> str:
+    return str(page.inner_text(".error-code"))
