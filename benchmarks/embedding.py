@@ -126,9 +126,7 @@ def speed(texts: list[str], minilm_count: int) -> dict[str, dict[str, float]]:
     return measured
 
 
-def recall(
-    data: Path, names: list[str], conversations: int | None
-) -> dict[str, dict[str, float]]:
+def recall(data: Path, names: list[str], conversations: int | None) -> dict[str, dict[str, float]]:
     found: dict[str, dict[str, float]] = {}
     for name in names:
         table, info = locomo_run(data, name, conversations)

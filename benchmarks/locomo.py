@@ -144,9 +144,7 @@ def run(
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument(
-        "--embedder", default="minilm", choices=["minilm", "static", "e5", "none"]
-    )
+    parser.add_argument("--embedder", default="minilm", choices=["minilm", "static", "e5", "none"])
     parser.add_argument(
         "--conversations", type=int, default=None, help="only the first N of the 10 (a subset)"
     )
