@@ -60,6 +60,8 @@ def reads(ids: dict[str, str]) -> dict[str, dict[str, Any]]:
         "code_diff": {"repo": "app", "from": "HEAD"},
         "code_verify": {},
         "mirror_get": {"key": "k"},
+        "pins": {},
+        "context_sets": {},
         "addresses": {},
         "inbox": {},
         "thread": {"conversation_id": ids["conversation"]},

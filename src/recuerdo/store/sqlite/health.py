@@ -153,6 +153,11 @@ def check_in_background(path: str, on_damage: Callable[[str], None]) -> Backgrou
     return check
 
 
+def _busy(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "database is locked" in str(exc)
+
+
 def report(conn: sqlite3.Connection) -> dict[str, Any]:
     """The whole file's integrity, the full-text indexes' agreement with their tables, and the
     consistency of chunks, vectors and index marks."""
@@ -174,6 +179,11 @@ def report(conn: sqlite3.Connection) -> dict[str, Any]:
                     f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', {against_table})"
                 )
             except sqlite3.DatabaseError as exc:
+                if _busy(exc):  # another process writes: no verdict, never a false "damaged"
+                    raise StoreError(
+                        f"the memory is busy (another process is writing to it), so {fts} "
+                        "could not be checked now: run check again when it is idle"
+                    ) from exc
                 problems.append(f"{fts}: the full-text index disagrees with its table ({exc})")
     counts: dict[str, int] = {}
     if "chunks" in tables:
