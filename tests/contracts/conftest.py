@@ -374,6 +374,7 @@ async def check_output_schemas(tools: Tools, seen: Seen) -> None:
         name for name, tool in listed.items() if not says_something(tool.output_schema)
     )
     assert not missing, f"tools without an outputSchema: {missing}"
+    assert seen.tools, "no tool reply was seen: nothing to check against the schemas"
     failures = []
     for tool, content in seen.tools:
         problems = schema_problems(listed[tool].output_schema, content)
