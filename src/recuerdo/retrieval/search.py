@@ -71,8 +71,9 @@ def lexical_stage(
     # LIMIT only costs the rows fetched (about 1 ms for 2,000). The first window is therefore
     # wide enough for a filter that keeps a few percent (a member's own messages: 3% of
     # 100,000 in benchmarks/messaging.py), and rows are checked a batch at a time, so a filter
-    # that keeps most rows checks no more than before. When too few pass, the next window is sized from
-    # the share that passed (at least fourfold), since every ranking scores every match again:
+    # that keeps most rows checks no more than before. When too few pass, the next window is
+    # sized from the share that passed (at least fourfold), since every ranking scores every
+    # match again:
     # a selective filter (one scope of many, a member's own messages) then pays two rankings,
     # not one per growth step. Rows are checked in rank order, a batch at a time, and the
     # checking stops once ``k`` passed (the chunk id breaks ties so that pages never overlap).
