@@ -418,10 +418,14 @@ def missing_memory(
 
 
 def state_size(name: str, base_dir: str | os.PathLike[str] | None = None) -> int:
-    """Bytes a memory takes on disk: its file and its write-ahead log."""
+    """Bytes a memory takes on disk: its file, its write-ahead log and the saved index of its
+    vectors (``<file>-vectors/``, which can outweigh the file)."""
     path = state_path(name, base_dir)
+    parts = [path, path.with_name(path.name + "-wal")]
+    with contextlib.suppress(OSError):
+        parts += [p for p in path.with_name(path.name + "-vectors").iterdir() if p.is_file()]
     total = 0
-    for part in (path, path.with_name(path.name + "-wal")):
+    for part in parts:
         with contextlib.suppress(FileNotFoundError):
             total += part.stat().st_size
     return total
