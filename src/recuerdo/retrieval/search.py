@@ -232,16 +232,22 @@ def fragment(
     return hit
 
 
-def assemble(
-    tx: Tx, tenant: str, candidates: list[Candidate], preview_chars: int, at: str
-) -> list[Hit]:
-    if not candidates:
-        return []
+def loaded(
+    tx: Tx,
+    tenant: str,
+    candidates: list[Candidate],
+    *,
+    columns: str = "*",
+    live_only: bool = False,
+) -> list[tuple[Candidate, Row, Row | None]]:
+    """Each candidate whose item is still there, with the item's ``columns`` and its chunk
+    (None for an item not cut into passages yet), in the candidates' order; ``live_only``
+    leaves deleted items out."""
     items = rows_by_id(
         tx,
-        "SELECT * FROM items",
+        f"SELECT {columns} FROM items",
         [c.item_id for c in candidates],
-        where="tenant = ?",
+        where="tenant = ?" + (" AND status <> 'deleted'" if live_only else ""),
         params=(tenant,),
     )
     chunks = rows_by_id(
@@ -251,14 +257,24 @@ def assemble(
         where="tenant = ?",
         params=(tenant,),
     )
-    hits = []
+    found = []
     for candidate in candidates:
         item = items.get(candidate.item_id)
-        if item is None:
-            continue
-        chunk = chunks.get(candidate.chunk_id) if candidate.chunk_id is not None else None
-        hits.append(fragment(item, chunk, candidate, preview_chars, at))
-    return hits
+        if item is not None:
+            chunk = chunks.get(candidate.chunk_id) if candidate.chunk_id is not None else None
+            found.append((candidate, item, chunk))
+    return found
+
+
+def assemble(
+    tx: Tx, tenant: str, candidates: list[Candidate], preview_chars: int, at: str
+) -> list[Hit]:
+    if not candidates:
+        return []
+    return [
+        fragment(item, chunk, candidate, preview_chars, at)
+        for candidate, item, chunk in loaded(tx, tenant, candidates)
+    ]
 
 
 STAGES = ("lexical", "meaning", "graph")
