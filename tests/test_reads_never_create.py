@@ -110,6 +110,21 @@ def test_a_cli_read_through_a_running_server_creates_nothing(
     assert _state(existing) == before
 
 
+def test_a_workflow_declaring_its_memory_starts_it_through_a_running_server(
+    server: Server, existing: Path
+) -> None:
+    """`recuerdo mirror` declares its memory (as `recuerdo.open` does): its first read (the
+    copy's version before a forced push), refused by the running server for a memory not
+    written yet, is run here instead, and the push lands."""
+    document = existing / "tasks.md"
+    document.write_text("# Tasks\n\n- [ ] one\n")
+    push = ("mirror", "push", str(document), "--key", "odd/tasks", "--force")
+    done = recuerdo_cli(existing, "-m", "work", "--json", *push)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "in_sync"
+    assert server.post("/v1/mirror_get", {"key": "odd/tasks"}, memory="work")[0] == 200
+
+
 # -- the Python API ---------------------------------------------------------------------------
 
 
