@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -258,10 +257,6 @@ def test_a_postgres_server_refuses_a_read_of_a_missing_memory() -> None:
         assert real in reply["suggestions"]  # type: ignore[index]
         assert _schemas(url, typo) == []
         assert running.post("/v1/recall", {}, memory=other)[0] == 200  # it exists: answered
-        with urllib.request.urlopen(f"{running.url}/", timeout=60) as page:
-            listed = page.read().decode()
-        assert real in listed and other in listed  # the lens lists the database's memories
-        assert typo not in listed
         assert running.post("/v1/remember", REMEMBER, memory=typo)[0] == 200
         assert _schemas(url, typo) == [f"recuerdo_{typo}"]
     finally:

@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from ..engine import Memory, memory_names, missing_memory, open_memory, validate_name
+from ..engine import Memory, missing_memory, open_memory, validate_name
 from ..errors import (
     CapabilityNotGranted,
     InvalidInput,
@@ -77,11 +77,6 @@ class MemoryPool:
                 "name the memory (?memory=NAME, or start the server with --memory NAME)"
             )
         return validate_name(chosen)
-
-    def names(self) -> list[str]:
-        """The memories this server holds (files of its state dir, or schemas of its
-        database)."""
-        return memory_names(self.base_dir, url=self.database_url)
 
     def get(
         self,

@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from ... import __version__
+from ...engine import memory_names
 from ...errors import CapabilityNotGranted, MemoryNotNamed, RecuerdoError, Timeout
 from ...security.tokens import Principal
 from ...verbs import VERBS
@@ -82,7 +83,7 @@ class Lens:
         return name
 
     def memory_names(self) -> list[str]:
-        return self.pool.names()
+        return memory_names(self.pool.base_dir)
 
     # -- verbs ---------------------------------------------------------------------------
 

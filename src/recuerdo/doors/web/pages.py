@@ -66,8 +66,7 @@ def add_pages(app: FastAPI, lens: Lens) -> None:
                 counts = await lens.call(request, "overview", memory=name)
             except CapabilityNotGranted:
                 continue  # beyond this token's memories: not even its name is shown
-            on_disk = principal.local and lens.pool.database_url is None  # a file's bytes
-            size = state_size(name, lens.pool.base_dir) if on_disk else None
+            size = state_size(name, lens.pool.base_dir) if principal.local else None
             rows.append({"name": name, "counts": counts, "file_bytes": size})
         return lens.page(request, "memories.html", rows=rows)
 
