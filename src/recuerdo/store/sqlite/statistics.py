@@ -43,7 +43,10 @@ def analyze_defaulted(conn: sqlite3.Connection) -> None:
         )
     ]
     for table in tables:
-        conn.execute(f'ANALYZE "{table}"')
+        # An empty table keeps its defaults: ANALYZE would write nothing for it, and the next
+        # open would write the defaults again (a write at every open of an unchanged store).
+        if conn.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None:
+            conn.execute(f'ANALYZE "{table}"')
 
 
 def state_tenant_share(conn: sqlite3.Connection) -> int:
