@@ -352,3 +352,48 @@ def test_index_status_reports_progress(memory: recuerdo.Memory) -> None:
     assert after["chunks_waiting_for_vectors"] == 0 and after["embedded_percent"] == 100
     # The default embedder (``auto``) is the static table distilled from MiniLM.
     assert after["meaning"] == "armed" and str(after["model"]).startswith("static-minilm-")
+
+
+EXACT_CASES = [
+    # (query, the words the two long notes hold as written, a crowd word sharing their stems)
+    ("helping", "she was helping her neighbour carry the boxes up the narrow stairs", "help"),
+    ("opens", "the shop opens at nine every morning except on public holidays", "open"),
+    ("screenplay just", "I just finished the screenplay draft late last night again", "screenplay"),
+]
+
+
+@pytest.mark.parametrize(("query", "long_text", "crowd"), EXACT_CASES)
+def test_words_as_written_come_before_their_stems(
+    words_only: None, base: Path, query: str, long_text: str, crowd: str
+) -> None:
+    """A plain keyword index finds "helping" only where it is written; the stemmed index
+    finds every "help" too, and BM25 prefers the short ones. The chunks that hold every
+    query word as written (stop words included) come first, in their BM25 order."""
+    memory = recuerdo.open("exact", base_dir=base)
+    crowd_ids = [memory.save(f"Crowd {n}", f"{crowd} {n}")["id"] for n in range(40)]
+    exact_ids = {memory.save(f"Long {n}", f"{long_text} {n}")["id"] for n in range(2)}
+    indexed(memory)
+    for stages in (["lexical"], ["lexical", "meaning", "graph"]):
+        top = [hit["id"] for hit in memory.search(query, limit=10, stages=stages)["results"]]
+        assert set(top[:2]) == exact_ids, (stages, top)
+        assert set(top[2:]) <= set(crowd_ids), top  # the stems' matches still follow
+    memory.close()
+
+
+def test_without_a_chunk_holding_every_word_the_ranking_is_bm25s(
+    words_only: None, base: Path
+) -> None:
+    """No chunk holds both words as written: the order is the index's own."""
+    memory = recuerdo.open("exact", base_dir=base)
+    for n in range(20):
+        memory.save(f"Walk {n}", "walked " + "far " * (n % 5) + f"beaches {n}")
+    indexed(memory)
+    reply = memory.search("walking beach", limit=10, stages=["lexical"])
+    with memory._store.read() as tx:
+        ranked = tx.text.rank(memory.tenant, terms("walking beach"), "any", 50, 0)
+        order = [
+            tx.scalar("SELECT item_id FROM chunks WHERE id = ?", (chunk_id,))
+            for chunk_id, _ in ranked
+        ]
+    assert [hit["id"] for hit in reply["results"]] == order[:10]
+    memory.close()

@@ -162,6 +162,16 @@ STOP_WORDS = frozenset(
 )
 
 
+def written_words(text: str) -> list[str]:
+    """Lower-cased word tokens of ``text``, stop words included, in order, without repeats, at
+    most MAX_TERMS: the words as a plain keyword search would match them."""
+    unique: list[str] = []
+    for token in _TOKEN.findall(text):
+        if token.lower() not in unique:
+            unique.append(token.lower())
+    return unique[:MAX_TERMS]
+
+
 def terms(text: str) -> list[str]:
     """Lower-cased word tokens of ``text`` without stop words (all of them if only stop words
     remain), in order, without repeats, at most MAX_TERMS."""

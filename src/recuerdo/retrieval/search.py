@@ -20,7 +20,7 @@ from ..index.chunk import line_range
 from ..index.chunks import chunk_mark, stale
 from ..index.meaning import Meaning
 from ..index.vectors import meaning_candidates
-from ..index.words import terms
+from ..index.words import terms, written_words
 from ..store.base import Row, Tx, rows_by_id
 from .filters import Filters
 from .results import Hit
@@ -41,7 +41,9 @@ CANDIDATES = 50  # per stage, before fusion
 TAIL_LIMIT = 5000
 FILTER_BATCH = 500  # ranked chunks checked against the filters per query
 FIRST_WINDOW = 2000  # ranked chunks asked for at first (see lexical_stage)
+EXACT_WINDOW = 500  # best-ranked chunks looked at for the query's words as written
 DEFAULT_PREVIEW = 300
+_WORD = re.compile(r"[^\W_]+")  # the words of index.words.terms
 
 
 @dataclass
@@ -53,7 +55,7 @@ class Candidate:
 
 
 def lexical_stage(
-    tx: Tx, filters: Filters, words: list[str], mode: str, k: int
+    tx: Tx, filters: Filters, words: list[str], mode: str, k: int, written: list[str] | None = None
 ) -> list[tuple[int | None, int]]:
     """(chunk id, item id) best first, one per item: BM25 over chunks, then the items too new
     to be chunked, matched word by word.
@@ -82,6 +84,8 @@ def lexical_stage(
         ranked = tx.text.rank(filters.tenant, words, mode, window, offset)
         if not ranked:
             break
+        if offset == 0:
+            ranked = exact_first(tx, filters.tenant, written or words, ranked)
         for first in range(0, len(ranked), FILTER_BATCH):
             ids = [chunk_id for chunk_id, _ in ranked[first : first + FILTER_BATCH]]
             marks = ",".join("?" * len(ids))
@@ -108,6 +112,40 @@ def lexical_stage(
         share = max(len(found), 1) / checked
         window = max(window * 4, int(2 * (k - len(found)) / share))
     return _merge_tail(found, _tail(tx, filters, words, mode), k)
+
+
+def exact_first(
+    tx: Tx, tenant: str, words: list[str], ranked: list[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    """``ranked`` with the chunks that hold every query word as written (``words``, stop words
+    included) moved ahead, each group in its order.
+
+    The full-text index matches stems: ``enjoyment`` finds every ``enjoy``, ``enjoying`` and
+    ``enjoyed``, and BM25 then prefers short chunks, so the four chunks that say "enjoyment"
+    could rank below a hundred that do not. A plain keyword index (no stemming) puts them
+    first, and an agent searching a word it saw expects them first. Only the best
+    ``EXACT_WINDOW`` chunks are looked at: the cost stays a small read however common the
+    stem is."""
+    head = ranked[:EXACT_WINDOW]
+    if not words or not head:
+        return ranked
+    bodies = rows_by_id(
+        tx,
+        "SELECT id, body FROM chunks",
+        [chunk_id for chunk_id, _ in head],
+        where="tenant = ?",
+        params=(tenant,),
+    )
+    exact: set[int] = set()
+    for chunk_id, row in bodies.items():
+        text = str(row["body"]).lower()
+        if all(word in text for word in words) and set(words) <= set(_WORD.findall(text)):
+            exact.add(chunk_id)
+    if not exact or len(exact) == len(head):
+        return ranked
+    return [pair for pair in head if pair[0] in exact] + [
+        pair for pair in ranked if pair[0] not in exact
+    ]
 
 
 def _tail(tx: Tx, filters: Filters, words: list[str], mode: str) -> list[int]:
@@ -308,7 +346,9 @@ def run_stages(
     """Fused candidates, the meaning state, and the stages that failed."""
     found: dict[str, list[tuple[int | None, int]]] = {}
     if "lexical" in stages:
-        found["lexical"] = lexical_stage(tx, filters, terms(query), mode, max(k, CANDIDATES))
+        found["lexical"] = lexical_stage(
+            tx, filters, terms(query), mode, max(k, CANDIDATES), written_words(query)
+        )
     failed: list[str] = []
     embedder = meaning.embedder
     state = meaning.state(tx)
