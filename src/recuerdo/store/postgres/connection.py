@@ -452,6 +452,45 @@ class PostgresStore:
                 error = StoreError(f"the write could not be committed: {exc}")
             raise error from exc
 
+    @contextmanager
+    def claim(self, work: str) -> Iterator[bool]:
+        """Claim ``work`` through the database: a row lock on its claim row in ``index_marks``,
+        taken with ``FOR UPDATE SKIP LOCKED`` so a server finding it held moves on at once
+        instead of queueing behind it, and held (on a connection of its own) until the block
+        ends. Released by the database if the holder dies. The claim comes before the write
+        lock and writers never touch claim rows, so the two cannot deadlock."""
+        shared = self._live()
+        name = f"claim:{work}"
+        with self._connection(shared) as conn:
+            self._begin(conn, "BEGIN")
+            try:
+                mine = self._take(conn, name)
+                yield mine
+            finally:
+                _rollback(conn)  # nothing was written under the claim: ending it frees it
+
+    def _take(self, conn: Any, name: str) -> bool:
+        import psycopg
+
+        take = "SELECT 1 FROM index_marks WHERE name = %s FOR UPDATE SKIP LOCKED"
+        try:
+            if conn.execute(take, [name]).fetchone():
+                return True
+            if conn.execute("SELECT 1 FROM index_marks WHERE name = %s", [name]).fetchone():
+                return False  # held by another process
+            # The first claim of this work: its row is made and committed on its own (made
+            # inside the claim, it would vanish with it, and a second server would wait for
+            # the whole claim on the uncommitted row instead of skipping it).
+            _rollback(conn)
+            conn.execute(
+                "INSERT INTO index_marks (name, upto) VALUES (%s, 0) ON CONFLICT (name) DO NOTHING",
+                [name],
+            )
+            self._begin(conn, "BEGIN")
+            return conn.execute(take, [name]).fetchone() is not None
+        except psycopg.Error as exc:
+            raise convert(exc) from exc
+
     def reclaim(self, tables: Sequence[str] = ()) -> None:
         """VACUUM what a forgetting emptied (outside any transaction: VACUUM cannot run in
         one), so the dead row versions' space is marked free and their index entries go."""
