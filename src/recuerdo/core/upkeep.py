@@ -21,6 +21,7 @@ import weakref
 from collections.abc import Callable, Sequence
 
 from ..errors import StoreError
+from ..store.scope import EVERY_TENANT, scoped
 
 Task = Callable[[], int]
 """One step of upkeep: does a bounded amount of work in its own transactions; returns 0 when
@@ -120,7 +121,9 @@ class Upkeep:
 
     def _attempt(self, task: Task) -> int:
         try:
-            return task()
+            # Indexing is memory-wide work, even when a verb drains it for its caller.
+            with scoped(EVERY_TENANT):
+                return task()
         except Claimed:
             with self._guard:
                 self._skipped = True
