@@ -19,34 +19,8 @@ from recuerdo.store.postgres.connection import schema_name
 from recuerdo.store.postgres.ddl import POLICY
 from recuerdo.store.scope import scoped
 
-from .postgres import contract_url, unique_memory
+from .postgres import app_conninfo, contract_url, unique_memory
 from .test_tenancy import workload
-
-ROLE = "recuerdo_rls_app"
-PASSWORD = "rls-app"
-
-
-def app_conninfo() -> str:
-    """The test server, as an ordinary role that owns its memories (no superuser, no
-    BYPASSRLS): the role a deployment that wants the policies connects as."""
-    admin = contract_url()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [ROLE]).fetchone()
-        if not exists:
-            conn.execute(
-                sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS PASSWORD {}").format(
-                    sql.Identifier(ROLE), sql.Literal(PASSWORD)
-                )
-            )
-        database = conn.execute("SELECT current_database()").fetchone()
-        assert database is not None
-        conn.execute(
-            sql.SQL("GRANT CONNECT, CREATE ON DATABASE {} TO {}").format(
-                sql.Identifier(database[0]), sql.Identifier(ROLE)
-            )
-        )
-        conn.execute(sql.SQL("GRANT CREATE ON SCHEMA public TO {}").format(sql.Identifier(ROLE)))
-    return psycopg.conninfo.make_conninfo(admin, user=ROLE, password=PASSWORD)
 
 
 @pytest.fixture
