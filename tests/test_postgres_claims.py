@@ -7,8 +7,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -126,3 +128,79 @@ def test_two_processes_embed_each_chunk_once_and_leave_none_unembedded(name: str
     twice = [text for text, times in embedded.items() if times > 1]
     assert twice == []
     assert sum(embedded.values()) == chunks
+
+
+def test_work_claimed_elsewhere_is_done_once_the_claim_ends(name: str) -> None:
+    """A process writes while another holds the indexing claim: its worker is told no, and
+    comes back by itself (no further write) once the claim ends, so nothing stays unchunked."""
+    url = contract_url()
+    other = PostgresStore(url, name)
+    memory = recuerdo.open(name, url=url, embedder="none")
+    try:
+        with other.claim("index") as held:
+            assert held
+            memory.remember("learning", "written while another server indexes")
+            time.sleep(1.0)  # the worker has tried (its writes gather for 0.2 s) and was told no
+            assert _unchunked(other) == 1
+        deadline = time.monotonic() + 20
+        while _unchunked(other) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _unchunked(other) == 0
+    finally:
+        memory.close()
+        other.close()
+
+
+def _unchunked(store: PostgresStore) -> int:
+    with store.read() as tx:
+        return int(
+            tx.scalar(
+                "SELECT count(*) FROM items WHERE id >"
+                " (SELECT upto FROM index_marks WHERE name = 'chunks')"
+            )
+        )
+
+
+def test_each_process_s_vectors_follow_new_rows_incrementally(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server's in-memory vector set reads only the vectors stored since its last look,
+    whichever process stored them, and finds the new texts by meaning."""
+    from recuerdo.index import vectors
+
+    loads: list[int] = []
+    original = vectors._load
+
+    def recording(tx: Any, model: str, dim: int, after: int) -> Any:
+        loads.append(after)
+        return original(tx, model, dim, after)
+
+    monkeypatch.setattr(vectors, "_load", recording)
+    embedded: Counter[str] = Counter()
+    url = contract_url()
+    writer, reader = (
+        recuerdo.open(name, url=url, embedder=MeetingEmbedder(threading.Barrier(1), embedded))
+        for _ in range(2)
+    )
+    try:
+        writer.remember("learning", "the first harbour crane is painted red")
+        writer._upkeep.drain()
+        assert _first_result(reader, "the first harbour crane is painted red") is not None
+        seen = len(reader._meaning.vectors(MeetingEmbedder(threading.Barrier(1), embedded)))
+        loads.clear()
+        writer.remember("learning", "the second ferry leaves at dawn")
+        writer._upkeep.drain()
+        found = _first_result(reader, "the second ferry leaves at dawn")
+        grown = len(reader._meaning.vectors(MeetingEmbedder(threading.Barrier(1), embedded)))
+    finally:
+        writer.close()
+        reader.close()
+    assert found == "the second ferry leaves at dawn"
+    assert grown == seen + 1
+    assert loads and min(loads) > 0  # read from its last vector on, never from the start
+
+
+def _first_result(memory: recuerdo.Memory, query: str) -> str | None:
+    """The best meaning-only hit's text (the exact text is the nearest vector to itself)."""
+    results = memory.search(query, stages=["meaning"])["results"]
+    return str(results[0]["preview"]) if results else None
