@@ -2,7 +2,7 @@
 through a real ``recuerdo serve --database-url`` process, markers are written in each form,
 searched (so the audit records queries naming them) and forgotten. Then no verb of the door
 returns a marker, no live row of the memory holds one, and the tables the forgetting emptied
-were vacuumed after it (their dead row versions' space marked free).
+were vacuumed after it.
 
 What cannot be tested here, and is stated in the decision instead: the bytes of dead tuples
 until PostgreSQL writes over their space, the write-ahead log, replicas and backups."""
@@ -147,20 +147,21 @@ def test_forgotten_text_leaves_every_verb_and_every_live_row_and_tables_are_vacu
     assert leaks == {}
     assert again == {}
     assert [m for m in MARKERS.values() if m.lower() in live] == []
+    # Vacuumed after the forget. Its dead row versions are gone too unless a transaction older
+    # than the forget was open somewhere in the database (another test's, here): VACUUM cannot
+    # remove what an open snapshot may still read, and says so in n_dead_tup (decision 0013).
     for table in ("items", "chunks"):
         assert after[table][0] > before[table][0], f"{table} was not vacuumed after the forget"
-        assert after[table][1] == 0, f"{table} keeps {after[table][1]} dead row versions"
 
 
 def _settled_vacuums(
     url: str, memory: str, before: dict[str, tuple[int, int]]
 ) -> dict[str, tuple[int, int]]:
-    """The statistics once the vacuums after the forgets are reported (they are counted when
-    each VACUUM ends; the dead-tuple counts a moment later)."""
+    """The statistics once the vacuums after the forgets are reported."""
     deadline = time.monotonic() + 20
     while True:
         now = _vacuums(url, memory)
-        done = all(now[t][0] > before[t][0] and now[t][1] == 0 for t in ("items", "chunks"))
+        done = all(now[t][0] > before[t][0] for t in ("items", "chunks"))
         if done or time.monotonic() >= deadline:
             return now
         time.sleep(0.2)
