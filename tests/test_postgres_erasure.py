@@ -1,4 +1,4 @@
-"""Erasure on PostgreSQL, what can be tested of it (``docs/decisions/0018-postgres-erasure.md``):
+"""Erasure on PostgreSQL, what can be tested of it (``docs/decisions/0013-postgresql.md``):
 through a real ``recuerdo serve --database-url`` process, markers are written in each form,
 searched (so the audit records queries naming them) and forgotten. Then no verb of the door
 returns a marker, no live row of the memory holds one, and the tables the forgetting emptied
