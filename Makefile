@@ -38,9 +38,10 @@ typecheck: $(VENV)/.installed-test
 # pytest exits 5 when it collects nothing: make treats that as the failure it is.
 # The suite runs on every core (JOBS=1 runs it in one process); a file's tests stay on one
 # worker, so its module-scoped servers start once and its typed-reply checks see all its replies.
+# The slowest tests are listed at the end, to keep the suite's time in view.
 JOBS ?= auto
 unit: $(VENV)/.installed-test
-	$(PY) -m pytest -n $(JOBS) --dist loadfile
+	$(PY) -m pytest -n $(JOBS) --dist loadfile --durations=15
 
 # The quick benchmarks; the LoCoMo and 1M-chunk runs are started by hand (see README).
 bench: $(VENV)/.installed-test

@@ -156,7 +156,11 @@ class Server:
                     return
             except OSError:
                 time.sleep(0.1)
-        raise RuntimeError("server did not start")
+        # A server that never answered must not outlive the test (it would hold its port and
+        # its store, and slow every later test on a loaded machine).
+        self.process.kill()
+        _, stderr = self.process.communicate(timeout=10)
+        raise RuntimeError(f"server did not start within 60 s: {stderr[-2000:]}")
 
     def post(
         self,

@@ -249,6 +249,11 @@ def test_tokens_401_and_403(tmp_path: Path) -> None:
         assert status == 403 and reply["error"] == "capability_not_granted"  # type: ignore[index]
         assert server.post("/v1/recall", {}, token=reader)[0] == 200
         assert server.post("/v1/recall", {}, token=narrow)[0] == 403
+        # Within its reach, but not written yet: its caps do not make it exist, and reads
+        # never create it.
+        status, reply = server.post("/v1/recall", {}, token=narrow, memory="shop-eu")
+        assert status == 404 and reply["error"] == "memory_not_found"  # type: ignore[index]
+        assert server.post("/v1/remember", body, token=narrow, memory="shop-eu")[0] == 200
         assert server.post("/v1/recall", {}, token=narrow, memory="shop-eu")[0] == 200
         # only the writer's call stored anything
         [_, entries] = stored(server, token=writer)

@@ -187,6 +187,16 @@ def test_a_second_handle_sees_vectors_written_after_it_opened(built: Path) -> No
         assert search(reader, text(65), k=1) == exact(writer, text(65), k=1)
 
 
+def test_the_memory_size_counts_its_saved_index(built: Path) -> None:
+    """``recuerdo memories`` and the lens show what a memory takes on disk: the saved index is
+    part of it (it travels and goes with the file)."""
+    store = built / ".recuerdo" / "state" / "big.db"
+    index_bytes = sum(p.stat().st_size for p in folder(built).iterdir() if p.is_file())
+    assert index_bytes > 0
+    file_bytes = sum(p.stat().st_size for p in (store, store.with_name("big.db-wal")) if p.exists())
+    assert recuerdo.engine.state_size("big", built) == file_bytes + index_bytes
+
+
 def _truncate(where: Path, base: Path) -> None:
     path = data_file(where)
     path.write_bytes(path.read_bytes()[:-100])

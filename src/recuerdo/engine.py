@@ -315,7 +315,11 @@ def open_memory(
     if store is not None:
         memory = Memory(store, name=name, embedder=meaning.choice, closes_store=False)
     elif database is not None:
-        memory = Memory(_postgres(database, name), name=name, embedder=meaning.choice)
+        try:
+            opened = _postgres(database, name, create=create)
+        except MemoryNotFound:
+            raise missing_memory(name, url=database) from None
+        memory = Memory(opened, name=name, embedder=meaning.choice)
     elif in_memory:
         memory = Memory(SQLiteStore(None), name=name, embedder=meaning.choice)
     else:
@@ -343,14 +347,19 @@ def database_url(url: str | None = None) -> str | None:
     return chosen
 
 
-def _postgres(url: str, name: str) -> Store:
+def _postgres_backend() -> Any:
     try:
-        from .store.postgres import PostgresStore
+        from .store import postgres
     except ImportError as exc:  # pragma: no cover - the extra is in every test install
         raise InvalidInput(
             "PostgreSQL needs the postgres extra: pip install 'recuerdo[postgres]'"
         ) from exc
-    return PostgresStore(url, name)
+    return postgres
+
+
+def _postgres(url: str, name: str, *, create: bool = True) -> Store:
+    store: Store = _postgres_backend().PostgresStore(url, name, create=create)
+    return store
 
 
 def restore_memory(
@@ -391,8 +400,14 @@ def restore_memory(
     return {"memory": name, "rows": loaded, "tables": header.tables, "from": header.memory}
 
 
-def memory_names(base_dir: str | os.PathLike[str] | None = None) -> list[str]:
-    """The memories of a state dir (each ``<name>.db``), sorted; none when it does not exist."""
+def memory_names(
+    base_dir: str | os.PathLike[str] | None = None, *, url: str | None = None
+) -> list[str]:
+    """The memories of a state dir (each ``<name>.db``), sorted; none when it does not exist.
+    Given a PostgreSQL ``url``, those of that database instead (each a schema)."""
+    if url is not None:
+        names: list[str] = _postgres_backend().memory_names(url)
+        return sorted(name for name in names if NAME_PATTERN.fullmatch(name))
     root = state_root(base_dir)
     if not root.is_dir():
         return []
@@ -403,8 +418,13 @@ def memory_names(base_dir: str | os.PathLike[str] | None = None) -> list[str]:
     )
 
 
-def memory_exists(name: str, base_dir: str | os.PathLike[str] | None = None) -> bool:
-    """Whether the memory ``name`` has a file in the state dir."""
+def memory_exists(
+    name: str, base_dir: str | os.PathLike[str] | None = None, *, url: str | None = None
+) -> bool:
+    """Whether the memory ``name`` has a file in the state dir (or, given a PostgreSQL
+    ``url``, a schema in that database)."""
+    if url is not None:
+        return name in memory_names(url=url)
     return state_path(name, base_dir).exists()
 
 
@@ -412,13 +432,14 @@ def missing_memory(
     name: str,
     base_dir: str | os.PathLike[str] | None = None,
     *,
+    url: str | None = None,
     reachable: Callable[[str], bool] | None = None,
 ) -> MemoryNotFound:
     """The refusal of a read on a memory that does not exist: it names the existing memories
     closest to ``name`` (a typo is the usual cause), only among those the caller may reach."""
     from rapidfuzz import fuzz, process
 
-    names = [n for n in memory_names(base_dir) if reachable is None or reachable(n)]
+    names = [n for n in memory_names(base_dir, url=url) if reachable is None or reachable(n)]
     close = [
         found
         for found, _, _ in process.extract(
@@ -433,10 +454,14 @@ def missing_memory(
 
 
 def state_size(name: str, base_dir: str | os.PathLike[str] | None = None) -> int:
-    """Bytes a memory takes on disk: its file and its write-ahead log."""
+    """Bytes a memory takes on disk: its file, its write-ahead log and the saved index of its
+    vectors (``<file>-vectors/``, which can outweigh the file)."""
     path = state_path(name, base_dir)
+    parts = [path, path.with_name(path.name + "-wal")]
+    with contextlib.suppress(OSError):
+        parts += [p for p in path.with_name(path.name + "-vectors").iterdir() if p.is_file()]
     total = 0
-    for part in (path, path.with_name(path.name + "-wal")):
+    for part in parts:
         with contextlib.suppress(FileNotFoundError):
             total += part.stat().st_size
     return total

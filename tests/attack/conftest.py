@@ -255,8 +255,12 @@ def snapshot(
     queries: Sequence[str] = (),
 ) -> list[Any]:
     """What a memory holds as a client sees it: every exported record of the scopes (the export's
-    own timestamp left out), every entry, and the results of some searches."""
+    own timestamp left out), every entry, and the results of some searches; a memory that
+    does not exist (reads never create one) is seen as just that."""
     seen: list[Any] = []
+    probe = server.call("recall", {"limit": 1}, token=token, memory=memory)
+    if probe.status == 404:
+        return [assert_error(probe, 404, "memory_not_found")["error"]]
     for scope in scopes:
         cursor = None
         while True:

@@ -98,7 +98,9 @@ def filled(small_disk: Path, launch: Launcher) -> Filled:
             conn.close()
     except sqlite3.DatabaseError as error:
         seen.integrity = f"error: {error}"
-    seen.new_memory = server.call("recall", {}, memory="newcomer")
+    seen.new_memory = server.call(  # a write: the one call that creates a memory
+        "remember", {"category": "learning", "content": "first"}, memory="newcomer"
+    )
     seen.new_memory_files = sorted(p.name for p in state.glob("newcomer*"))
     filler.unlink()
     recalled = seen.recalled = server.call("recall", {"from": "*", "limit": 100_000})
@@ -146,8 +148,8 @@ def test_writes_work_again_once_space_is_freed(filled: Filled) -> None:
 
 
 def test_a_new_memory_on_a_full_disk_leaves_no_file(filled: Filled) -> None:
-    """Opening a new memory while the disk is full: 507 storage_full, and no file of it (not
-    even an empty one) is left in the state folder."""
+    """Creating a new memory (its first write) while the disk is full: 507 storage_full, and
+    no file of it (not even an empty one) is left in the state folder."""
     assert filled.new_memory is not None
     assert_error(filled.new_memory, 507, "storage_full")
     assert filled.new_memory_files == []

@@ -38,7 +38,10 @@ def servers(launch: Launcher, semurg_server: AttackServer) -> list[AttackServer]
 
 def _with_data(server: AttackServer) -> AttackServer:
     server.ready()
-    if not server.ok("recall", {"search": MARK, "from": "*"}):
+    found = server.call("recall", {"search": MARK, "from": "*"})
+    if found.status != 200:  # the memory is not written yet (a read never creates it)
+        assert_error(found, 404, "memory_not_found")
+    if found.status != 200 or not found.json():
         server.ok("remember", {"category": "learning", "content": f"{MARK} stored by the owner"})
     return server
 

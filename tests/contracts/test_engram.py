@@ -384,6 +384,7 @@ def test_E20_suggested_topic_keys_are_stable_family_slugs(mcp: Mcp) -> None:
     """E20 mem_suggest_topic_key(type, title, content) gives a stable `family/slug` key."""
 
     async def scenario(tools: Tools) -> None:
+        await save(tools)  # a read needs its memory to exist (reads never create one)
         ask = {"type": "bugfix", "title": "Fix login timeout", "content": "raise it to 30 s"}
         first = await tools.ok("mem_suggest_topic_key", ask)
         again = await tools.ok("mem_suggest_topic_key", ask)

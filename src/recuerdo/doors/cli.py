@@ -92,7 +92,10 @@ class _State:
             except RemoteError as error:
                 # A server found running (not one named by --server) that has asked for tokens
                 # since it started: this command then opens the memory itself.
-                if self.server or error.status != 401:
+                # The same when it answers memory_not_found to a read of a memory this command
+                # declares (a workflow's first read of its new memory): opened here, created.
+                declared_here = self.declared and error.code == "memory_not_found"
+                if self.server or not (error.status == 401 or declared_here):
                     raise
             except StoreError as error:
                 if self.server or not refused(error):

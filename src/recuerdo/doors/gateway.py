@@ -17,15 +17,16 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
 
-from ..engine import Memory, open_memory, validate_name
+from ..engine import Memory, missing_memory, open_memory, validate_name
 from ..errors import (
     CapabilityNotGranted,
     InvalidInput,
+    MemoryNotFound,
     MemoryNotNamed,
     PathNotAllowed,
     PayloadTooLarge,
@@ -68,17 +69,41 @@ class MemoryPool:
         self._open: dict[str, Memory] = {}
         self._lock = threading.Lock()
 
-    def get(self, name: str | None) -> Memory:
+    def name(self, name: str | None) -> str:
+        """The memory a request names, else the server's default; refused when neither."""
         chosen = name or self.default
         if not chosen:
             raise MemoryNotNamed(
                 "name the memory (?memory=NAME, or start the server with --memory NAME)"
             )
-        validate_name(chosen)
+        return validate_name(chosen)
+
+    def get(
+        self,
+        name: str | None,
+        *,
+        create: bool = True,
+        reachable: Callable[[str], bool] | None = None,
+    ) -> Memory:
+        """The open memory ``name``. One that does not exist yet is created only when
+        ``create`` (a write); otherwise it is ``memory_not_found``, naming the close names
+        ``reachable`` lets the caller see, and nothing is created. The server's own memory
+        (``--memory``, declared by whoever started the server) is always opened."""
+        chosen = self.name(name)
         with self._lock:
             memory = self._open.get(chosen)
             if memory is None:
-                memory = open_memory(chosen, base_dir=self.base_dir, url=self.database_url)
+                try:
+                    memory = open_memory(
+                        chosen,
+                        base_dir=self.base_dir,
+                        url=self.database_url,
+                        create=create or chosen == self.default,
+                    )
+                except MemoryNotFound:
+                    raise missing_memory(
+                        chosen, self.base_dir, url=self.database_url, reachable=reachable
+                    ) from None
                 memory.serve_code(self.code_repos)
                 memory.serve_mail(self.mail_domains)
                 self._open[chosen] = memory
@@ -134,6 +159,15 @@ def tenant_for(principal: Principal, user_id: object) -> str:
     return f"{principal.tenant}:{user_id}"
 
 
+def reaches(principal: Principal, memory_name: str) -> bool:
+    """Whether the host ceiling and the principal's memory patterns let it reach a memory."""
+    try:
+        check_memory_allowed(memory_name)
+    except CapabilityNotGranted:
+        return False
+    return any(fnmatch.fnmatchcase(memory_name, p) for p in principal.memory_patterns)
+
+
 def authorize(
     principal: Principal, memory_name: str, tool: ToolMap, arguments: Mapping[str, Any]
 ) -> None:
@@ -173,8 +207,15 @@ def call(
     native = tool.translate(given)
     if pool.remote:
         native = server_files(pool.ingest_root, VERBS[tool.verb].paths, native)
-    memory = pool.get(memory_name)
-    authorize(principal, memory.name, tool, native)
+    # Who may reach the memory is decided before whether it exists: a caller never learns
+    # which names exist beyond its reach, and never creates one it may not reach.
+    name = pool.name(memory_name)
+    authorize(principal, name, tool, native)
+    memory = pool.get(
+        name,
+        create=VERBS[tool.verb].mode == "write",
+        reachable=functools.partial(reaches, principal),
+    )
     view = memory.for_principal(
         principal.name if not principal.local else "main", tenant_for(principal, user_id)
     )

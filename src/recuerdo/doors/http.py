@@ -135,6 +135,15 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if pool.default:
+            # The server's own memory is declared by whoever started it: created now, so a
+            # fresh server answers reads on it (empty) and lists it among its memories. One
+            # that cannot be opened (damaged, beyond the host ceiling) does not stop the
+            # server: each call on it answers why.
+            try:
+                await anyio.to_thread.run_sync(pool.get, pool.default)
+            except RecuerdoError as error:
+                log.warning("memory %s: %s (%s)", pool.default, error.detail, error.code)
         schedule = gateway.CodeSchedule(pool, config.code_interval, _single_user(config))
         schedule.start()
         try:

@@ -23,10 +23,10 @@ from ..graph import store
 from ..graph.about import compact_item, graph_facts, passage_citation, visible_seeds
 from ..graph.match import seed
 from ..index.words import terms
-from ..store.base import Tx, rows_by_id
+from ..store.base import Tx
 from . import pack
 from .results import AnswerState
-from .search import Candidate
+from .search import Candidate, loaded
 
 DEFAULT_K = 8
 MAX_K = 100
@@ -102,26 +102,11 @@ def _passages(tx: Tx, tenant: str, candidates: list[Candidate], limit: int) -> l
     chosen = candidates[: max(0, limit)]
     if not chosen:
         return []
-    docs = rows_by_id(
-        tx,
-        "SELECT id, title, content, created_at FROM items",
-        [c.item_id for c in chosen],
-        where="tenant = ? AND status <> 'deleted'",
-        params=(tenant,),
-    )
-    chunks = rows_by_id(
-        tx,
-        "SELECT id, item_id, start, stop, body FROM chunks",
-        [c.chunk_id for c in chosen if c.chunk_id is not None],
-        where="tenant = ?",
-        params=(tenant,),
-    )
     found = []
-    for candidate in chosen:
-        doc = docs.get(candidate.item_id)
-        if doc is None:
-            continue
-        chunk: Any = chunks.get(candidate.chunk_id) if candidate.chunk_id is not None else None
+    for candidate, doc, stored in loaded(
+        tx, tenant, chosen, columns="id, title, content, created_at", live_only=True
+    ):
+        chunk: Any = stored
         if chunk is None:  # not cut into passages yet: the whole text is the passage
             content = doc["content"]
             chunk = {"id": None, "start": 0, "stop": len(content), "body": content}

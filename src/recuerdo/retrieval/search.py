@@ -40,6 +40,7 @@ WEIGHTS = {"lexical": 1.0, "meaning": 1.0, "graph": 0.8}
 CANDIDATES = 50  # per stage, before fusion
 TAIL_LIMIT = 5000
 FILTER_BATCH = 500  # ranked chunks checked against the filters per query
+FIRST_WINDOW = 2000  # ranked chunks asked for at first (see lexical_stage)
 DEFAULT_PREVIEW = 300
 
 
@@ -66,13 +67,17 @@ def lexical_stage(
     where, params = filters.sql("i")
     found: list[tuple[int | None, int]] = []
     seen: set[int] = set()
-    # Ranking every match is the cost; each row fetched and checked is more. Twice the items
-    # wanted is enough when filters keep most rows. Otherwise the next window is sized from
-    # the share that passed (at least fourfold), since every ranking scores every match again:
+    # Ranking every match is the cost, whatever the window: FTS5 scores them all, and a larger
+    # LIMIT only costs the rows fetched (about 1 ms for 2,000). The first window is therefore
+    # wide enough for a filter that keeps a few percent (a member's own messages: 3% of
+    # 100,000 in benchmarks/messaging.py), and rows are checked a batch at a time, so a filter
+    # that keeps most rows checks no more than before. When too few pass, the next window is
+    # sized from the share that passed (at least fourfold), since every ranking scores every
+    # match again:
     # a selective filter (one scope of many, a member's own messages) then pays two rankings,
     # not one per growth step. Rows are checked in rank order, a batch at a time, and the
     # checking stops once ``k`` passed (the chunk id breaks ties so that pages never overlap).
-    window, offset, checked = max(k * 2, 50), 0, 0
+    window, offset, checked = max(k * 2, FIRST_WINDOW), 0, 0
     while len(found) < k:
         ranked = tx.text.rank(filters.tenant, words, mode, window, offset)
         if not ranked:
@@ -227,16 +232,22 @@ def fragment(
     return hit
 
 
-def assemble(
-    tx: Tx, tenant: str, candidates: list[Candidate], preview_chars: int, at: str
-) -> list[Hit]:
-    if not candidates:
-        return []
+def loaded(
+    tx: Tx,
+    tenant: str,
+    candidates: list[Candidate],
+    *,
+    columns: str = "*",
+    live_only: bool = False,
+) -> list[tuple[Candidate, Row, Row | None]]:
+    """Each candidate whose item is still there, with the item's ``columns`` and its chunk
+    (None for an item not cut into passages yet), in the candidates' order; ``live_only``
+    leaves deleted items out."""
     items = rows_by_id(
         tx,
-        "SELECT * FROM items",
+        f"SELECT {columns} FROM items",
         [c.item_id for c in candidates],
-        where="tenant = ?",
+        where="tenant = ?" + (" AND status <> 'deleted'" if live_only else ""),
         params=(tenant,),
     )
     chunks = rows_by_id(
@@ -246,14 +257,24 @@ def assemble(
         where="tenant = ?",
         params=(tenant,),
     )
-    hits = []
+    found = []
     for candidate in candidates:
         item = items.get(candidate.item_id)
-        if item is None:
-            continue
-        chunk = chunks.get(candidate.chunk_id) if candidate.chunk_id is not None else None
-        hits.append(fragment(item, chunk, candidate, preview_chars, at))
-    return hits
+        if item is not None:
+            chunk = chunks.get(candidate.chunk_id) if candidate.chunk_id is not None else None
+            found.append((candidate, item, chunk))
+    return found
+
+
+def assemble(
+    tx: Tx, tenant: str, candidates: list[Candidate], preview_chars: int, at: str
+) -> list[Hit]:
+    if not candidates:
+        return []
+    return [
+        fragment(item, chunk, candidate, preview_chars, at)
+        for candidate, item, chunk in loaded(tx, tenant, candidates)
+    ]
 
 
 STAGES = ("lexical", "meaning", "graph")

@@ -127,7 +127,8 @@ def get(tx: Tx, tenant: str, task: object) -> Plan:
 def list_all(tx: Tx, tenant: str) -> list[PlanSummary]:
     summaries: list[PlanSummary] = []
     for row in tx.all(
-        "SELECT id, task, updated_at FROM plans WHERE tenant = ? ORDER BY updated_at DESC, id DESC",
+        "/* whole memory */ SELECT id, task, updated_at FROM plans WHERE tenant = ?"
+        " ORDER BY updated_at DESC, id DESC",
         (tenant,),
     ):
         steps = _steps(tx, tenant, row["id"])

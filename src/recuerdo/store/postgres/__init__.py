@@ -2,6 +2,6 @@
 
 Needs the ``postgres`` extra (psycopg 3 and its pool)."""
 
-from .connection import PostgresStore, PostgresTx, redact, schema_name
+from .connection import PostgresStore, PostgresTx, memory_names, redact, schema_name
 
-__all__ = ["PostgresStore", "PostgresTx", "redact", "schema_name"]
+__all__ = ["PostgresStore", "PostgresTx", "memory_names", "redact", "schema_name"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ...errors import InvalidInput, StorageFull, StoreError
+from ...errors import InvalidInput, MemoryNotFound, StorageFull, StoreError
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch
 from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current
 from .describe import PostgresArchive
@@ -243,9 +243,30 @@ _registry: dict[tuple[str, str], _Shared] = {}
 _registry_lock = threading.Lock()
 
 
+SCHEMA_PREFIX = "recuerdo_"
+# A memory is a schema holding its migration record: an empty schema (left by a creation that
+# failed half way) is no memory, and a read does not open it.
+_MEMORY_SCHEMAS = (
+    "SELECT schemaname FROM pg_tables WHERE tablename = '_migrations'"
+    " AND starts_with(schemaname, %s)"
+)
+
+
 def schema_name(memory: str) -> str:
     """The database schema holding a memory (names are already checked: ``[a-z0-9_-]``)."""
-    return f"recuerdo_{memory}"
+    return f"{SCHEMA_PREFIX}{memory}"
+
+
+def memory_names(url: str) -> list[str]:
+    """The memories the database at ``url`` holds (unsorted, names not checked)."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            rows = conn.execute(_MEMORY_SCHEMAS, [SCHEMA_PREFIX]).fetchall()
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot reach the database at {redact(url)}: {exc}") from exc
+    return [row[0][len(SCHEMA_PREFIX) :] for row in rows]
 
 
 def lock_key(schema: str) -> str:
@@ -272,7 +293,7 @@ def _register_types(conn: Any) -> None:
     conn.adapters.register_loader("numeric", WholeOrFraction)
 
 
-def _open_pool(url: str, schema: str) -> Any:
+def _open_pool(url: str, schema: str, create: bool) -> Any:
     import psycopg
     from psycopg_pool import ConnectionPool
 
@@ -283,7 +304,12 @@ def _open_pool(url: str, schema: str) -> Any:
             conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [lock_key(schema)]
             )
-            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(schema)}")
+            if create:
+                conn.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(schema)}")
+            elif not conn.execute(
+                _MEMORY_SCHEMAS + " AND schemaname = %s", [schema, schema]
+            ).fetchone():
+                raise MemoryNotFound(f"no memory {schema!r} in the database at {redact(url)}")
     except psycopg.Error as exc:
         raise StoreError(f"cannot reach the database at {redact(url)}: {exc}") from exc
 
@@ -312,12 +338,16 @@ def _open_pool(url: str, schema: str) -> Any:
 class PostgresStore:
     """The shared :class:`~recuerdo.store.base.Store`: ``PostgresStore(url, "notes")`` opens
     (creating when missing) the memory ``notes`` in the database at ``url`` and brings its
-    schema up to date. Handles on the same memory in one process share one pool."""
+    schema up to date. Handles on the same memory in one process share one pool. With
+    ``create=False`` a memory the database does not hold is :class:`MemoryNotFound`, and
+    nothing is created (no schema, no table)."""
 
     dialect = "postgres"
     archive = PostgresArchive()
 
-    def __init__(self, url: str, memory: str, *, steps: int | None = None) -> None:
+    def __init__(
+        self, url: str, memory: str, *, steps: int | None = None, create: bool = True
+    ) -> None:
         from ..migrations import Schema
         from .schema import SCHEMA
 
@@ -328,7 +358,7 @@ class PostgresStore:
         self.memory = memory
         self.location = f"{redact(url)}#{schema_name(memory)}"
         self._closed = False
-        self._shared = self._attach(url, schema_name(memory))
+        self._shared = self._attach(url, schema_name(memory), create)
         try:
             self._open_schema()
         except BaseException:
@@ -347,12 +377,12 @@ class PostgresStore:
             "PostgreSQL reuses or recycles them (docs/decisions/0013-postgresql.md)",
         )
 
-    def _attach(self, url: str, schema: str) -> _Shared:
+    def _attach(self, url: str, schema: str, create: bool) -> _Shared:
         key = (url, schema)
         with _registry_lock:
             shared = _registry.get(key)
             if shared is None:
-                shared = _Shared(_open_pool(url, schema), schema, lock_key(schema))
+                shared = _Shared(_open_pool(url, schema, create), schema, lock_key(schema))
                 _registry[key] = shared
             shared.handles += 1
             return shared

@@ -33,6 +33,7 @@ from . import files, health
 from .describe import SQLiteArchive, copy_file
 from .driver import FTS5_SECURE_DELETE, sqlite3
 from .search import FTS5Text, TrigramSubstrings
+from .statistics import analyze_defaulted, state_tenant_share
 
 BUSY_TIMEOUT_MS = 30_000
 CAPABILITIES = Capabilities(
@@ -238,6 +239,8 @@ class SQLiteStore:
                 tx.execute(f"PRAGMA user_version = {self._schema.version}")
             if self._prepare is not None:
                 self._prepare(tx)
+            with contextlib.suppress(sqlite3.DatabaseError):  # statistics only guide plans
+                state_tenant_share(self._shared.writer)
 
     def _tx(self, conn: sqlite3.Connection) -> SQLiteTx:
         return SQLiteTx(conn, self._shared.mark_damaged)
@@ -342,7 +345,9 @@ class SQLiteStore:
     def optimize(self) -> None:
         shared = self._live()
         with shared.lock:
+            analyze_defaulted(shared.writer)
             shared.writer.execute("PRAGMA optimize")
+            state_tenant_share(shared.writer)
 
     @property
     def schema_steps(self) -> list[str]:
@@ -382,18 +387,20 @@ class SQLiteStore:
                 conn.close()
         with shared.lock:
             if not shared.damaged:
-                _refresh_statistics(shared.writer, opening=False)
+                _refresh_statistics(shared.writer)
             shared.writer.close()
 
 
-def _refresh_statistics(conn: sqlite3.Connection, *, opening: bool) -> None:
-    """Keep the planner's statistics current, as SQLite advises: at open for a connection that
-    lives long (0x10002 also looks at tables never analysed), and before the last close. A
-    sample of rows per index (``analysis_limit``) bounds the cost on a large store. Stale
-    statistics only make plans worse, so a failure here never stops an open or a close."""
+def _refresh_statistics(conn: sqlite3.Connection) -> None:
+    """Keep the planner's statistics current, as SQLite advises, before the last close. A
+    sample of rows per index (``analysis_limit``) bounds the cost on a large store; the tenant's
+    figure it samples wrong is then stated (``statistics``). Stale statistics only make plans
+    worse, so a failure here never stops a close."""
     with contextlib.suppress(sqlite3.DatabaseError):
         conn.execute("PRAGMA analysis_limit = 400")
-        conn.execute("PRAGMA optimize = 0x10002" if opening else "PRAGMA optimize")
+        analyze_defaulted(conn)
+        conn.execute("PRAGMA optimize")
+        state_tenant_share(conn)
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
