@@ -78,6 +78,36 @@ def contract_url() -> str:
         pytest.skip(f"no PostgreSQL for the contract suites ({exc})")
 
 
+ROLE = "recuerdo_rls_app"
+PASSWORD = "rls-app"
+
+
+def app_conninfo() -> str:
+    """The test server, as an ordinary role that owns its memories (no superuser, no
+    BYPASSRLS): the role a deployment that wants the policies connects as."""
+    import psycopg
+    from psycopg import sql
+
+    admin = contract_url()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [ROLE]).fetchone()
+        if not exists:
+            conn.execute(
+                sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS PASSWORD {}").format(
+                    sql.Identifier(ROLE), sql.Literal(PASSWORD)
+                )
+            )
+        database = conn.execute("SELECT current_database()").fetchone()
+        assert database is not None
+        conn.execute(
+            sql.SQL("GRANT CONNECT, CREATE ON DATABASE {} TO {}").format(
+                sql.Identifier(database[0]), sql.Identifier(ROLE)
+            )
+        )
+        conn.execute(sql.SQL("GRANT CREATE ON SCHEMA public TO {}").format(sql.Identifier(ROLE)))
+    return psycopg.conninfo.make_conninfo(admin, user=ROLE, password=PASSWORD)
+
+
 def contract_store() -> Any:
     """One PostgreSQL memory for the session's contract tests, emptied for each test (a
     TRUNCATE of every table, ids restarted: as new, without building the schema each time)."""
@@ -85,7 +115,9 @@ def contract_store() -> Any:
 
     store = _contract.get("store")
     if store is None:
-        store = PostgresStore(contract_url(), unique_memory("contract"))
+        # As an ordinary role: the tenant policies hold every family suite (a superuser is
+        # never held to them).
+        store = PostgresStore(app_conninfo(), unique_memory("contract"))
         _contract["store"] = store
         return store
     with store.write() as tx:

@@ -32,7 +32,7 @@ from .core.declare import (
     validate_name,
 )
 from .core.text import checked_label
-from .core.upkeep import Upkeep
+from .core.upkeep import Claimed, Upkeep
 from .entries import operations as entry_ops
 from .entries.facade import EntryVerbs
 from .errors import Conflict, InvalidInput, MemoryNotFound
@@ -103,7 +103,13 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
 
     def embed() -> int:
         embedder = meaning.embedder
-        return 0 if embedder is None else vectors.embed_backlog(store, embedder)
+        if embedder is None:
+            return 0
+        # Held while the batch is embedded: two servers never embed the same chunks.
+        with store.claim(vectors.mark_name(embedder.name)) as mine:
+            if not mine:
+                raise Claimed("embedding")
+            return vectors.embed_backlog(store, embedder)
 
     def backlog() -> int:
         with store.read() as tx:
@@ -113,13 +119,22 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
         with meaning.erasing():  # the vectors also leave the saved index once this commits
             return _in_write(store, vectors.collect_orphans)()
 
-    cheap = [
+    indexing = [
         _in_write(store, lambda tx: tx.substrings.catch_up()),
         _in_write(store, chunks.chunk_backlog),
         _in_write(store, chunks.rechunk_backlog),
         collect_orphans,
-        lambda: audit.flush(store),
     ]
+
+    def index() -> int:
+        # Processes sharing a store (servers on one database) take turns through the
+        # database: the one holding the claim indexes, the others go on serving.
+        with store.claim("index") as mine:
+            if not mine:
+                raise Claimed("indexing")
+            return sum(step() for step in indexing)
+
+    cheap = [index, lambda: audit.flush(store)]
     return Upkeep(cheap, backlog, on_close=cheap, idle_tasks=[embed])
 
 

@@ -25,6 +25,7 @@ from .core.text import check_text
 from .errors import CapabilityNotGranted, RecuerdoError
 from .index.vectors import pending
 from .security import caps
+from .store.scope import EVERY_TENANT, scoped
 
 if TYPE_CHECKING:
     from .core.audit import AuditLog
@@ -108,12 +109,14 @@ def verb(
             bound = signature.bind(*args, **kwargs)
             given = {k: v for k, v in bound.arguments.items() if k != "self"}
             check_text(given)
-            if guard_secrets:
-                bound.arguments.update(
-                    redact_call({k: v for k, v in given.items() if k not in raw})
-                )
-                return method(*bound.args, **bound.kwargs)
-            return method(*args, **kwargs)
+            # The call's transactions are for this handle's tenant (row-level security).
+            with scoped(getattr(args[0], "tenant", EVERY_TENANT)):
+                if guard_secrets:
+                    bound.arguments.update(
+                        redact_call({k: v for k, v in given.items() if k not in raw})
+                    )
+                    return method(*bound.args, **bound.kwargs)
+                return method(*args, **kwargs)
 
         wrapper.__verb__ = spec  # type: ignore[attr-defined]
         return wrapper

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..core.clock import now_iso
 from ..store.base import Store, Tx, like_pattern, rows_by_id
+from ..store.scope import EVERY_TENANT, scoped
 from .clock import to_iso
 from .items import MAIL, visible
 from .results import AuditRecord
@@ -67,7 +68,8 @@ class AuditLog:
             prune = moment >= self._next_prune
             if not self._pending and not prune:
                 return 0
-            with store.write() as tx:
+            # The buffer holds every tenant's records, whichever call flushes it.
+            with scoped(EVERY_TENANT), store.write() as tx:
                 for row in self._pending:
                     audit_id = tx.scalar(
                         "INSERT INTO retrieval_audit (tenant, principal, verb, scope, query,"

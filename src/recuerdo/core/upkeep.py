@@ -21,10 +21,18 @@ import weakref
 from collections.abc import Callable, Sequence
 
 from ..errors import StoreError
+from ..store.scope import EVERY_TENANT, scoped
 
 Task = Callable[[], int]
 """One step of upkeep: does a bounded amount of work in its own transactions; returns 0 when
-nothing is left."""
+nothing is left, or raises :class:`Claimed` when another process holds that work."""
+
+
+class Claimed(Exception):
+    """The work is claimed by another process sharing the store (it is doing it now). The
+    worker comes back after a moment: the holder may have looked for work just before this
+    process wrote, so leaving it would leave rows unindexed."""
+
 
 GATHER_SECONDS = 0.2
 IDLE_SECONDS = 2.0
@@ -35,6 +43,8 @@ FORCE_BACKLOG = 100_000
 # Under a steady stream of writes there is never a quiet moment: index at least this often.
 MAX_DELAY_SECONDS = 1.0
 WORKER_NICE = 15
+CLAIM_RETRY_SECONDS = 0.2
+CLAIM_WAIT_ON_DRAIN = 5.0
 
 
 _live: weakref.WeakSet[Upkeep] = weakref.WeakSet()
@@ -77,6 +87,7 @@ class Upkeep:
         self._last_poke = 0.0
         self._first_pending = 0.0
         self._pending = 0
+        self._skipped = False  # a task found its work claimed elsewhere: come back to it
 
     def poke(self, rows: int = 1) -> None:
         """Note that ``rows`` rows were written; make sure a worker will index them."""
@@ -100,13 +111,28 @@ class Upkeep:
         run only in a quiet moment, or when their backlog has grown large, so a steady
         stream of requests is never starved of CPU by them."""
         with self._working:
-            work = sum(task() for task in self._tasks)
+            work = sum(self._attempt(task) for task in self._tasks)
             if quiet or self._deferred >= FORCE_BACKLOG // 20:
-                idle = sum(task() for task in self._idle_tasks)
+                idle = sum(self._attempt(task) for task in self._idle_tasks)
                 with self._guard:
                     self._deferred = max(0, self._deferred - idle) if idle else 0
                 work += idle
             return work
+
+    def _attempt(self, task: Task) -> int:
+        try:
+            # Indexing is memory-wide work, even when a verb drains it for its caller.
+            with scoped(EVERY_TENANT):
+                return task()
+        except Claimed:
+            with self._guard:
+                self._skipped = True
+            return 0
+
+    def _take_skipped(self) -> bool:
+        with self._guard:
+            skipped, self._skipped = self._skipped, False
+            return skipped
 
     def backlog(self) -> int:
         return self._backlog()
@@ -128,12 +154,18 @@ class Upkeep:
         chosen = (*self._tasks, *self._idle_tasks) if tasks is None else tuple(tasks)
         done = 0
         deadline = None if seconds is None else time.monotonic() + seconds
+        # Work another process holds is waited for (a little): it may have looked for work
+        # before this process's last write, and a drain promises that write is indexed.
+        patience = time.monotonic() + CLAIM_WAIT_ON_DRAIN
+        self._take_skipped()
         while (limit is None or done < limit) and (deadline is None or time.monotonic() < deadline):
             with self._working:
-                work = sum(task() for task in chosen)
-            if work == 0:
-                break
+                work = sum(self._attempt(task) for task in chosen)
             done += work
+            if work == 0:
+                if not self._take_skipped() or time.monotonic() >= patience:
+                    break
+                time.sleep(CLAIM_RETRY_SECONDS / 4)
         return done
 
     def _run(self) -> None:
@@ -159,6 +191,8 @@ class Upkeep:
                     if busy or not work:
                         if busy:  # writes are coming in again: let them have the store
                             self._wake.set()
+                        elif self._take_skipped() and not self._stopped.wait(CLAIM_RETRY_SECONDS):
+                            self._wake.set()  # another process held some work: look again
                         break
             except StoreError:
                 pass  # the store is closing or busy; the next write or open retries

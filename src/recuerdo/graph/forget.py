@@ -289,17 +289,20 @@ def _key(tx: Tx, form: str, value: Any) -> str:
 
 
 def _digest(tx: Tx, form: str, key: str) -> str:
-    secret = tx.scalar("SELECT value FROM settings WHERE tenant = '' AND name = 'forget_secret'")
+    # The secret is the memory's (tenant ''), not the caller's: its statements are marked
+    # memory-wide, which PostgreSQL's tenant policies let through.
+    read = (
+        "SELECT value FROM settings /* every tenant */ WHERE tenant = '' AND name = 'forget_secret'"
+    )
+    secret = tx.scalar(read)
     if secret is None:
         secret = json.dumps(secrets.token_hex(32))
         tx.execute(
-            "INSERT INTO settings (tenant, name, value) VALUES ('', 'forget_secret', ?)"
-            " ON CONFLICT (tenant, name) DO NOTHING",
+            "INSERT INTO settings /* every tenant */ (tenant, name, value)"
+            " VALUES ('', 'forget_secret', ?) ON CONFLICT (tenant, name) DO NOTHING",
             (secret,),
         )
-        secret = tx.scalar(
-            "SELECT value FROM settings WHERE tenant = '' AND name = 'forget_secret'"
-        )
+        secret = tx.scalar(read)
     mac = hmac.new(json.loads(secret).encode(), f"{form}\x00{key}".encode(), hashlib.sha256)
     return mac.hexdigest()
 

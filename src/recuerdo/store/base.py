@@ -137,6 +137,12 @@ class Store(Protocol):
         """A write transaction: committed (durably) when the block exits normally, rolled back
         when it raises. Nested calls in one thread join the outer transaction."""
 
+    def claim(self, work: str) -> AbstractContextManager[bool]:
+        """Exclusive right, among every process sharing this store, to do the background work
+        named ``work`` (chunking, embedding with a model) while the block runs: True when this
+        caller has it, False at once when another process holds it (that one does the work).
+        The work itself runs in ordinary transactions inside the block."""
+
     def reclaim(self) -> None:
         """After a forgetting transaction committed: give the old pages back so no copy of the
         forgotten text stays (fold and truncate the WAL; vacuum)."""

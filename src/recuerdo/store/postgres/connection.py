@@ -27,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import InvalidInput, MemoryNotFound, StorageFull, StoreError
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch
+from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current
 from .describe import PostgresArchive
 from .search import ScanSubstrings, TrigramSubstrings, TsvectorText
 
@@ -146,13 +147,14 @@ def convert(exc: Exception) -> Exception:
 class PostgresTx:
     """A :class:`~recuerdo.store.base.Tx` over one psycopg connection."""
 
-    __slots__ = ("_conn", "substrings", "text")
+    __slots__ = ("_conn", "_scope", "substrings", "text")
     dialect = "postgres"
     text: TextSearch
     substrings: SubstringSearch
 
-    def __init__(self, conn: Any, trigrams: bool) -> None:
+    def __init__(self, conn: Any, trigrams: bool, scope: str = EVERY_TENANT) -> None:
         self._conn = conn
+        self._scope = scope
         self.text = TsvectorText(self)
         self.substrings = TrigramSubstrings(self) if trigrams else ScanSubstrings(self)
 
@@ -161,6 +163,14 @@ class PostgresTx:
 
         try:
             adapted = _adapt(params)
+            if self._scope != EVERY_TENANT and EVERY_TENANT_STATEMENT in sql:
+                # A statement marked memory-wide reads every tenant's rows on purpose (the
+                # tenancy test lists each): the policies let it, for this statement only.
+                _set_scope(self._conn, EVERY_TENANT)
+                try:
+                    return self._conn.execute(pyformat(sql), adapted)
+                finally:
+                    _set_scope(self._conn, self._scope)
             return self._conn.execute(pyformat(sql), adapted)
         except OverflowError as exc:
             raise InvalidInput("a number is out of range (at most 64 bits)") from exc
@@ -404,12 +414,13 @@ class PostgresStore:
         if getattr(local, "writing", 0):
             local.writing += 1
             try:
-                yield PostgresTx(local.conn, shared.trigrams)
+                yield PostgresTx(local.conn, shared.trigrams, local.scope)
             finally:
                 local.writing -= 1
             return
+        scope = current()
         with self._connection(shared) as conn:
-            self._begin(conn, "BEGIN")
+            self._begin(conn, "BEGIN", scope)
             try:
                 conn.execute(
                     "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [shared.lock_key]
@@ -417,9 +428,9 @@ class PostgresStore:
             except Exception:
                 _rollback(conn)
                 raise
-            local.conn, local.writing = conn, 1
+            local.conn, local.writing, local.scope = conn, 1, scope
             try:
-                yield PostgresTx(conn, shared.trigrams)
+                yield PostgresTx(conn, shared.trigrams, scope)
             except BaseException:
                 _rollback(conn)
                 raise
@@ -434,12 +445,13 @@ class PostgresStore:
         local = shared.local
         if getattr(local, "writing", 0):
             # A read inside this thread's own write must see that write's uncommitted rows.
-            yield PostgresTx(local.conn, shared.trigrams)
+            yield PostgresTx(local.conn, shared.trigrams, local.scope)
             return
+        scope = current()
         with self._connection(shared) as conn:
-            self._begin(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            self._begin(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope)
             try:
-                yield PostgresTx(conn, shared.trigrams)
+                yield PostgresTx(conn, shared.trigrams, scope)
             finally:
                 _rollback(conn)
 
@@ -461,11 +473,17 @@ class PostgresStore:
             context.__exit__(None, None, None)
 
     @staticmethod
-    def _begin(conn: Any, statement: str) -> None:
+    def _begin(conn: Any, statement: str, scope: str = EVERY_TENANT) -> None:
         import psycopg
+        from psycopg import sql
 
+        # The transaction's tenant for the row-level security policies (m016), sent with the
+        # BEGIN in one round trip: a statement without parameters may hold several.
+        scoped = sql.SQL("{}; SELECT set_config('recuerdo.tenant', {}, true)").format(
+            sql.SQL(statement), sql.Literal(scope)
+        )
         try:
-            conn.execute(statement)
+            conn.execute(scoped)
         except psycopg.Error as exc:
             raise convert(exc) from exc
 
@@ -481,6 +499,45 @@ class PostgresStore:
             if type(error) is StoreError:
                 error = StoreError(f"the write could not be committed: {exc}")
             raise error from exc
+
+    @contextmanager
+    def claim(self, work: str) -> Iterator[bool]:
+        """Claim ``work`` through the database: a row lock on its claim row in ``index_marks``,
+        taken with ``FOR UPDATE SKIP LOCKED`` so a server finding it held moves on at once
+        instead of queueing behind it, and held (on a connection of its own) until the block
+        ends. Released by the database if the holder dies. The claim comes before the write
+        lock and writers never touch claim rows, so the two cannot deadlock."""
+        shared = self._live()
+        name = f"claim:{work}"
+        with self._connection(shared) as conn:
+            self._begin(conn, "BEGIN")
+            try:
+                mine = self._take(conn, name)
+                yield mine
+            finally:
+                _rollback(conn)  # nothing was written under the claim: ending it frees it
+
+    def _take(self, conn: Any, name: str) -> bool:
+        import psycopg
+
+        take = "SELECT 1 FROM index_marks WHERE name = %s FOR UPDATE SKIP LOCKED"
+        try:
+            if conn.execute(take, [name]).fetchone():
+                return True
+            if conn.execute("SELECT 1 FROM index_marks WHERE name = %s", [name]).fetchone():
+                return False  # held by another process
+            # The first claim of this work: its row is made and committed on its own (made
+            # inside the claim, it would vanish with it, and a second server would wait for
+            # the whole claim on the uncommitted row instead of skipping it).
+            _rollback(conn)
+            conn.execute(
+                "INSERT INTO index_marks (name, upto) VALUES (%s, 0) ON CONFLICT (name) DO NOTHING",
+                [name],
+            )
+            self._begin(conn, "BEGIN")
+            return conn.execute(take, [name]).fetchone() is not None
+        except psycopg.Error as exc:
+            raise convert(exc) from exc
 
     def reclaim(self, tables: Sequence[str] = ()) -> None:
         """VACUUM what a forgetting emptied (outside any transaction: VACUUM cannot run in
@@ -525,6 +582,10 @@ class PostgresStore:
                 return
             _registry.pop((self.url, shared.schema), None)
         shared.pool.close()
+
+
+def _set_scope(conn: Any, scope: str) -> None:
+    conn.execute("SELECT set_config('recuerdo.tenant', %s, true)", [scope])
 
 
 def _rollback(conn: Any) -> None:

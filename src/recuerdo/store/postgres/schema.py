@@ -15,28 +15,12 @@ from __future__ import annotations
 
 from ..base import Tx
 from ..migrations import Schema
+from .ddl import has_extension as _has_extension
+from .ddl import run_script as _run_script
+from .ddl import tenant_policies
 
 SCHEMA = Schema()
 migration = SCHEMA.step
-
-
-def _run_script(tx: Tx, script: str) -> None:
-    # Statements are separated by a blank line (function bodies hold semicolons of their own).
-    for statement in script.split("\n\n"):
-        if statement.strip():
-            tx.execute(statement)
-
-
-def _has_extension(tx: Tx, name: str) -> bool:
-    """Whether ``name`` is installed, installing it when the server has it and we may."""
-    if tx.scalar("SELECT 1 FROM pg_extension WHERE extname = ?", (name,)):
-        return True
-    available = tx.scalar("SELECT 1 FROM pg_available_extensions WHERE name = ?", (name,))
-    may_create = tx.scalar("SELECT has_database_privilege(current_database(), 'CREATE')")
-    if not (available and may_create):
-        return False
-    tx.execute(f"CREATE EXTENSION IF NOT EXISTS {name} SCHEMA public")
-    return True
 
 
 @migration
@@ -595,3 +579,8 @@ def m015_pins_and_context_sets(tx: Tx) -> None:
     from ..sqlite.pins_schema import PINS_POSTGRES  # tenant-first keys, as every table here
 
     _run_script(tx, PINS_POSTGRES)
+
+
+@migration
+def m016_tenant_policies(tx: Tx) -> None:
+    tenant_policies(tx)  # row-level security per tenant, as defence in depth (ddl.py)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -320,6 +320,11 @@ class SQLiteStore:
         if self._shared.damaged:
             raise StoreDamaged(damaged_detail(self._shared.damaged))
         return self._shared
+
+    def claim(self, work: str) -> AbstractContextManager[bool]:
+        # One file has one writer at a time (BEGIN IMMEDIATE), and each indexing step re-reads
+        # its watermark inside its write: processes sharing the file never redo a step.
+        return contextlib.nullcontext(True)
 
     def reclaim(self) -> None:
         """Fold the WAL back into the main file and truncate it. A reader in another thread

@@ -580,3 +580,9 @@ def m014_tenant_children(tx: Tx) -> None:
 def m015_pins_and_context_sets(tx: Tx) -> None:
     # Pins and named context sets (the tables and why in pins_schema.py).
     _run_script(tx, PINS)
+
+
+@migration
+def m016_tenant_policies(tx: Tx) -> None:
+    # PostgreSQL's row-level security per tenant; a SQLite file has no roles to hold to it.
+    return None

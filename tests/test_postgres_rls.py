@@ -1,0 +1,143 @@
+"""Row-level security per tenant on PostgreSQL (step ``m016_tenant_policies``), defence in
+depth under the families' own tenant filters: recuerdo connects as an ordinary role (a
+superuser is never held to policies), each transaction names its tenant, and the database
+hides every other tenant's rows, even from a statement that forgot its filter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+import recuerdo
+from recuerdo.store.postgres import PostgresStore
+from recuerdo.store.postgres.connection import schema_name
+from recuerdo.store.postgres.ddl import POLICY
+from recuerdo.store.scope import scoped
+
+from .postgres import app_conninfo, contract_url, unique_memory
+from .test_tenancy import workload
+
+
+@pytest.fixture
+def app_store() -> Iterator[PostgresStore]:
+    store = PostgresStore(app_conninfo(), unique_memory("rls"))
+    try:
+        yield store
+    finally:
+        store.drop()
+
+
+def _raw(store: PostgresStore, tenant: str | None, query: str) -> list[tuple[Any, ...]]:
+    """``query`` on a connection of its own as the store's role, in the memory's schema,
+    with the tenant setting set to ``tenant`` (or not set at all)."""
+    with psycopg.connect(store.url) as conn:
+        conn.execute(
+            sql.SQL("SET search_path TO {}, public").format(
+                sql.Identifier(schema_name(store.memory))
+            )
+        )
+        if tenant is not None:
+            conn.execute("SELECT set_config('recuerdo.tenant', %s, true)", [tenant])
+        return conn.execute(query).fetchall()
+
+
+def _two_tenants(store: PostgresStore) -> None:
+    memory = recuerdo.open(store.memory, store=store, embedder="none")
+    try:
+        for tenant in ("ann", "bob"):
+            view = memory.for_tenant(tenant)
+            view.remember("learning", f"{tenant} keeps the harbour keys")
+            view.save(f"{tenant} note", "Cranes at dawn")
+        memory._upkeep.drain()
+    finally:
+        memory.close()
+
+
+def test_every_tenant_table_has_its_policy_and_it_is_forced() -> None:
+    store = PostgresStore(contract_url(), unique_memory("rls"))
+    try:
+        with store.read() as tx:
+            tables = {
+                row["name"]: (row["enabled"], row["forced"], row["policy"])
+                for row in tx.all(
+                    "SELECT c.relname AS name, c.relrowsecurity AS enabled,"
+                    " c.relforcerowsecurity AS forced, p.polname AS policy"
+                    " FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid"
+                    " LEFT JOIN pg_policy p ON p.polrelid = c.oid"
+                    " WHERE c.relnamespace = current_schema()::regnamespace"
+                    " AND c.relkind = 'r' AND a.attname = 'tenant'"
+                )
+            }
+    finally:
+        store.drop()
+    assert {"items", "chunks", "revisions", "settings", "retrieval_audit", "facts"} <= set(tables)
+    assert {name for name, held in tables.items() if held != (True, True, POLICY)} == set()
+
+
+def test_a_session_without_the_tenant_or_with_another_sees_nothing(
+    app_store: PostgresStore,
+) -> None:
+    _two_tenants(app_store)
+    assert _raw(app_store, None, "SELECT count(*) FROM items") == [(0,)]
+    assert _raw(app_store, None, "SELECT count(*) FROM chunks") == [(0,)]
+    assert _raw(app_store, "carol", "SELECT count(*) FROM items") == [(0,)]
+    assert _raw(app_store, "ann", "SELECT DISTINCT tenant FROM items") == [("ann",)]
+    assert _raw(app_store, "ann", "SELECT DISTINCT tenant FROM chunks") == [("ann",)]
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+        _raw(
+            app_store,
+            "ann",
+            "INSERT INTO settings (tenant, name, value) VALUES ('bob', 'k', '1') RETURNING 1",
+        )
+    # The rows are there: memory-wide work ("*") sees both tenants.
+    assert sorted(_raw(app_store, "*", "SELECT DISTINCT tenant FROM items")) == [
+        ("ann",),
+        ("bob",),
+    ]
+
+
+def test_a_statement_that_forgets_its_tenant_filter_sees_only_the_call_s_tenant(
+    app_store: PostgresStore,
+) -> None:
+    _two_tenants(app_store)
+    with scoped("ann"), app_store.read() as tx:
+        forgetful = sorted(row["tenant"] for row in tx.all("SELECT DISTINCT tenant FROM items"))
+        marked = sorted(
+            row["tenant"] for row in tx.all("SELECT DISTINCT tenant FROM items /* every tenant */")
+        )
+        after = sorted(row["tenant"] for row in tx.all("SELECT DISTINCT tenant FROM items"))
+    assert forgetful == ["ann"]
+    assert marked == ["ann", "bob"]  # marked memory-wide on purpose (tests/test_tenancy.py)
+    assert after == ["ann"]  # the call's tenant again for the next statement
+
+
+def test_every_family_works_under_the_policies(app_store: PostgresStore, tmp_path: Path) -> None:
+    """The tenancy workload (every family, two tenants) runs as the ordinary role: no verb
+    needs another tenant's rows, memory-wide work (indexing, audit) still sees every tenant,
+    and each tenant reads only its own."""
+    memory = recuerdo.open(app_store.memory, store=app_store, embedder="none")
+    try:
+        workload(memory, tmp_path)
+        for tenant in ("ann", "bob"):
+            memory.for_tenant(tenant).remember("learning", f"{tenant} reads the tide tables")
+        memory._upkeep.drain()
+        recalled = [e["content"] for e in memory.for_tenant("ann").recall(search="tide", from_="*")]
+        found = memory.for_tenant("bob").search("tide tables")
+    finally:
+        memory.close()
+    assert recalled == ["ann reads the tide tables"]
+    assert "bob reads the tide tables" in str(found)
+    assert "ann reads" not in str(found)
+    with app_store.read() as tx:
+        unchunked = tx.scalar(
+            "SELECT count(*) FROM items /* every tenant */"
+            " WHERE id > (SELECT upto FROM index_marks WHERE name = 'chunks')"
+        )
+        audited = tx.scalar("SELECT count(DISTINCT tenant) FROM retrieval_audit /* every tenant */")
+    assert unchunked == 0
+    assert audited == 2
