@@ -43,7 +43,6 @@ FILTER_BATCH = 500  # ranked chunks checked against the filters per query
 FIRST_WINDOW = 2000  # ranked chunks asked for at first (see lexical_stage)
 EXACT_WINDOW = 500  # best-ranked chunks looked at for the query's words as written
 DEFAULT_PREVIEW = 300
-_WORD = re.compile(r"[^\W_]+")  # the words of index.words.terms
 
 
 @dataclass
@@ -136,10 +135,11 @@ def exact_first(
         where="tenant = ?",
         params=(tenant,),
     )
+    whole = [re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])") for word in words]
     exact: set[int] = set()
     for chunk_id, row in bodies.items():
         text = str(row["body"]).lower()
-        if all(word in text for word in words) and set(words) <= set(_WORD.findall(text)):
+        if all(word in text for word in words) and all(p.search(text) for p in whole):
             exact.add(chunk_id)
     if not exact or len(exact) == len(head):
         return ranked
