@@ -33,6 +33,10 @@ def words_only(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_any_query_text_is_safe(file_memory: recuerdo.Memory, query: str) -> None:
     file_memory.save("Operators", 'quote " and NEAR(a b) * - : ^ OR AND () "unbalanced')
     for mode in ("any", "all"):
+        if "\x00" in query:  # no stored text holds a NUL: refused, never a store error
+            with pytest.raises(recuerdo.InvalidInput, match="NUL"):
+                file_memory.search(query, mode=mode, stages=["lexical"])
+            continue
         reply = file_memory.search(query, mode=mode, stages=["lexical"])
         assert isinstance(reply["results"], list)
         assert reply["state"] in ("answered", "nothing_stored")
@@ -360,6 +364,42 @@ EXACT_CASES = [
     ("opens", "the shop opens at nine every morning except on public holidays", "open"),
     ("screenplay just", "I just finished the screenplay draft late last night again", "screenplay"),
 ]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+@pytest.mark.parametrize(
+    ("verb", "arguments"),
+    [
+        ("recall", {"search": "1\x00\x0b"}),
+        ("search", {"query": "a\x00b"}),
+        ("ask", {"query": "who\x00"}),
+        ("about", {"subject": "Ann\x00"}),
+        ("recall", {"tags": ["t\x00"]}),
+    ],
+)
+def test_a_read_with_a_nul_is_refused_and_the_audit_keeps_working(
+    base: Path, backend: str, verb: str, arguments: dict[str, object]
+) -> None:
+    """Found by schemathesis: a NUL in a recall's search text broke SQLite's substring query
+    (503 store_unavailable); on PostgreSQL a NUL in any read's text reached the database, and
+    one in a query poisoned every later flush of the retrieval audit. No stored text holds a
+    NUL (writes refuse it), so a read naming one is refused up front, the same on both
+    backends."""
+    from recuerdo.verbs import VERBS
+
+    from .postgres import contract_url, unique_memory
+
+    kwargs = {"url": contract_url()} if backend == "postgres" else {"base_dir": base}
+    memory = recuerdo.open(unique_memory("nul"), embedder="none", **kwargs)
+    try:
+        memory.remember("learning", "a1 b")
+        with pytest.raises(recuerdo.InvalidInput, match="NUL character"):
+            VERBS[verb].call(memory, arguments)
+        assert memory.search("a1")["results"]
+        memory._upkeep.drain()  # the audit is flushed
+        assert memory.audit()[0]["query"] == "a1"
+    finally:
+        memory.close()
 
 
 @pytest.mark.parametrize(("query", "long_text", "crowd"), EXACT_CASES)

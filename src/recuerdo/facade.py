@@ -108,7 +108,7 @@ def verb(
                 )
             bound = signature.bind(*args, **kwargs)
             given = {k: v for k, v in bound.arguments.items() if k != "self"}
-            check_text(given)
+            check_text(given, reading=mode == "read")
             # The call's transactions are for this handle's tenant (row-level security).
             with scoped(getattr(args[0], "tenant", EVERY_TENANT)):
                 if guard_secrets:

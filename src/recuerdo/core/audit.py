@@ -47,7 +47,9 @@ class AuditLog:
             principal,
             verb,
             filters.get("scope"),
-            None if query is None else redact(query).text,
+            # No store keeps a NUL as text (PostgreSQL refuses it): one would make every later
+            # flush fail, so it is written as U+FFFD, as undecodable text is shown.
+            None if query is None else redact(query).text.replace("\x00", "\ufffd"),
             redact(json.dumps(filters, default=str)).text,
             json.dumps(returned),
             int(bool(returned)),

@@ -72,13 +72,27 @@ def check_tags(tags: object) -> list[str]:
     return result
 
 
-def check_text(arguments: Mapping[str, Any]) -> None:
-    """Refuse text no store can keep faithfully (a lone surrogate), naming the argument."""
+def check_text(arguments: Mapping[str, Any], *, reading: bool = False) -> None:
+    """Refuse text no store can keep faithfully (a lone surrogate), naming the argument; and,
+    for a read (``reading``), text with a NUL character: no stored text holds one (writes
+    refuse it), so it could match nothing, and PostgreSQL refuses it as a parameter."""
     for name, value in arguments.items():
         if _has_lone_surrogate(value):
             raise InvalidInput(
                 f"{name.rstrip('_')} holds text that is not valid Unicode (a lone surrogate)"
             )
+        if reading and _has_nul(value):
+            raise InvalidInput(
+                f"{name.rstrip('_')} contains a NUL character; no stored text holds one"
+            )
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list | tuple):
+        return any(_has_nul(item) for item in value)
+    return False
 
 
 def _has_lone_surrogate(value: Any) -> bool:
