@@ -26,9 +26,11 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import InvalidInput, StorageFull, StoreError
-from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch
+from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
+from . import vectors as pgvectors
 from .describe import PostgresArchive
 from .search import ScanSubstrings, TrigramSubstrings, TsvectorText
+from .vectors import PgvectorSearch, VectorState
 
 POOL_SIZE = 8
 _LITERAL_OR_MARK = re.compile(r"'(?:[^']|'')*'|\?|%")
@@ -146,15 +148,17 @@ def convert(exc: Exception) -> Exception:
 class PostgresTx:
     """A :class:`~recuerdo.store.base.Tx` over one psycopg connection."""
 
-    __slots__ = ("_conn", "substrings", "text")
+    __slots__ = ("_conn", "substrings", "text", "vectors")
     dialect = "postgres"
     text: TextSearch
     substrings: SubstringSearch
+    vectors: VectorSearch | None
 
-    def __init__(self, conn: Any, trigrams: bool) -> None:
+    def __init__(self, conn: Any, trigrams: bool, vectors: VectorState | None = None) -> None:
         self._conn = conn
         self.text = TsvectorText(self)
         self.substrings = TrigramSubstrings(self) if trigrams else ScanSubstrings(self)
+        self.vectors = None if vectors is None else PgvectorSearch(self, vectors)
 
     def _run(self, sql: str, params: Params) -> Any:
         import psycopg
@@ -227,6 +231,7 @@ class _Shared:
     handles: int = 0
     local: threading.local = field(default_factory=threading.local)
     trigrams: bool = False
+    vectors: VectorState | None = None
 
 
 _registry: dict[tuple[str, str], _Shared] = {}
@@ -327,10 +332,12 @@ class PostgresStore:
 
     @property
     def capabilities(self) -> Capabilities:
+        vectors = self._shared.vectors
         return Capabilities(
             text_search="tsvector",
             substring_search="trigram" if self._shared.trigrams else "scan",
-            vector_search="memory",
+            vector_search="memory" if vectors is None else "pgvector",
+            vector_search_limit=_vector_limit(vectors),
             secure_delete=False,
             erasure="rows are deleted and the tables they were in are vacuumed; old row "
             "versions can stay in unused pages, the write-ahead log and replicas until "
@@ -361,6 +368,9 @@ class PostgresStore:
             self._shared.trigrams = bool(
                 tx.scalar("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")
             )
+            if "m016_vector_index" in self._schema.names():
+                pgvectors.install(tx)  # also when the server gained pgvector since m016 ran
+            self._shared.vectors = pgvectors.enabled(tx)
 
     def _live(self) -> _Shared:
         if self._closed:
@@ -374,7 +384,7 @@ class PostgresStore:
         if getattr(local, "writing", 0):
             local.writing += 1
             try:
-                yield PostgresTx(local.conn, shared.trigrams)
+                yield PostgresTx(local.conn, shared.trigrams, shared.vectors)
             finally:
                 local.writing -= 1
             return
@@ -389,7 +399,7 @@ class PostgresStore:
                 raise
             local.conn, local.writing = conn, 1
             try:
-                yield PostgresTx(conn, shared.trigrams)
+                yield PostgresTx(conn, shared.trigrams, shared.vectors)
             except BaseException:
                 _rollback(conn)
                 raise
@@ -404,12 +414,12 @@ class PostgresStore:
         local = shared.local
         if getattr(local, "writing", 0):
             # A read inside this thread's own write must see that write's uncommitted rows.
-            yield PostgresTx(local.conn, shared.trigrams)
+            yield PostgresTx(local.conn, shared.trigrams, shared.vectors)
             return
         with self._connection(shared) as conn:
             self._begin(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             try:
-                yield PostgresTx(conn, shared.trigrams)
+                yield PostgresTx(conn, shared.trigrams, shared.vectors)
             finally:
                 _rollback(conn)
 
@@ -495,6 +505,23 @@ class PostgresStore:
                 return
             _registry.pop((self.url, shared.schema), None)
         shared.pool.close()
+
+
+def _vector_limit(state: VectorState | None) -> str:
+    if state is None:
+        return (
+            "no pgvector on this server: each server process holds the memory's vectors (388 "
+            "bytes each) and scores them exactly up to 50,000, then through an HNSW index it "
+            "builds and caches on its machine"
+        )
+    return (
+        f"an HNSW index per model in the database (pgvector {state.version}, cosine, "
+        f"m {pgvectors.HNSW_M}, ef_construction {pgvectors.HNSW_EF_CONSTRUCTION}), searched "
+        "with the filters applied"
+        + (" by iterative scans" if state.iterative else "")
+        + "; when the filters reject most of what it offers, the rows that pass are scored "
+        "exactly in the database"
+    )
 
 
 def _rollback(conn: Any) -> None:

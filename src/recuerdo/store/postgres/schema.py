@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..base import Tx
 from ..migrations import Schema
+from .extensions import has_extension
 
 SCHEMA = Schema()
 migration = SCHEMA.step
@@ -25,18 +26,6 @@ def _run_script(tx: Tx, script: str) -> None:
     for statement in script.split("\n\n"):
         if statement.strip():
             tx.execute(statement)
-
-
-def _has_extension(tx: Tx, name: str) -> bool:
-    """Whether ``name`` is installed, installing it when the server has it and we may."""
-    if tx.scalar("SELECT 1 FROM pg_extension WHERE extname = ?", (name,)):
-        return True
-    available = tx.scalar("SELECT 1 FROM pg_available_extensions WHERE name = ?", (name,))
-    may_create = tx.scalar("SELECT has_database_privilege(current_database(), 'CREATE')")
-    if not (available and may_create):
-        return False
-    tx.execute(f"CREATE EXTENSION IF NOT EXISTS {name} SCHEMA public")
-    return True
 
 
 @migration
@@ -134,7 +123,7 @@ def m002_entry_substring_index(tx: Tx) -> None:
         INSERT INTO index_marks (name, upto) VALUES ('entry_trigrams', 0)
         """,
     )
-    if _has_extension(tx, "pg_trgm"):
+    if has_extension(tx, "pg_trgm"):
         # A GIN index holds no tenant column (no btree_gin here); every query that uses it
         # also filters by tenant.
         tx.execute(
@@ -595,3 +584,12 @@ def m015_pins_and_context_sets(tx: Tx) -> None:
     from ..sqlite.pins_schema import PINS_POSTGRES  # tenant-first keys, as every table here
 
     _run_script(tx, PINS_POSTGRES)
+
+
+@migration
+def m016_vector_index(tx: Tx) -> None:
+    # pgvector where the server has it: a generated vector column and an HNSW index per model
+    # (vectors.py); without it, nothing changes and each process searches the vectors itself.
+    from .vectors import install
+
+    install(tx)

@@ -580,3 +580,10 @@ def m014_tenant_children(tx: Tx) -> None:
 def m015_pins_and_context_sets(tx: Tx) -> None:
     # Pins and named context sets (the tables and why in pins_schema.py).
     _run_script(tx, PINS)
+
+
+@migration
+def m016_vector_index(tx: Tx) -> None:
+    # PostgreSQL's step gives the vectors an index in the database (pgvector); a SQLite
+    # memory's HNSW index is a file beside the store (index/vector_file.py): nothing to do.
+    return None
