@@ -59,13 +59,28 @@ class Client:
         return response.status, json.loads(response.read())
 
 
-def start_server(base: str, workers: int = 1) -> tuple[subprocess.Popen[str], int]:
+def start_server(
+    base: str, workers: int = 1, database_url: str | None = None
+) -> tuple[subprocess.Popen[str], int]:
+    """A ``recuerdo serve`` of the memory ``bench``: in ``base``, or in the database at
+    ``database_url`` (``benchmarks/backends.py`` starts several on one database)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = {**os.environ, "RECUERDO_STATE_DIR": base}
+    shared = ["--database-url", database_url] if database_url else []
     process = subprocess.Popen(
-        [sys.executable, "-m", "recuerdo", "--memory", "bench", "serve", "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "recuerdo",
+            "--memory",
+            "bench",
+            "serve",
+            "--port",
+            str(port),
+            *shared,
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

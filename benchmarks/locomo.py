@@ -77,9 +77,10 @@ def score(ranked: list[str], evidence: list[str], known: set[str]) -> dict[str, 
 
 
 def run(
-    data: Path, embedder: str, conversations_limit: int | None = None
+    data: Path, embedder: str, conversations_limit: int | None = None, store: Any = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The run over every conversation, or over the first ``conversations_limit`` of them."""
+    """The run over every conversation, or over the first ``conversations_limit`` of them; in
+    a SQLite file, or in ``store`` when given (``benchmarks/backends.py``: PostgreSQL)."""
     import json
 
     os.environ["RECUERDO_EMBEDDER"] = embedder
@@ -95,7 +96,7 @@ def run(
         "unknown_evidence_ids": 0,
     }
     with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
-        mem = recuerdo.open("locomo", base_dir=tmp)
+        mem = recuerdo.open("locomo", base_dir=tmp, store=store)
         start = time.perf_counter()
         known: dict[str, set[str]] = {}
         for conversation in conversations:

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from recuerdo.errors import InvalidInput, StoreTooNew
 from recuerdo.store.postgres import PostgresStore, redact
-from recuerdo.store.postgres.connection import PGRow, pyformat
+from recuerdo.store.postgres.connection import pyformat
+from recuerdo.store.postgres.rows import PGRow
 
 from .postgres import embedded_url, unique_memory
 

@@ -160,6 +160,8 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
     vectors = embedder.embed(list(todo.values())) if todo else None
     with store.write() as tx:
         if vectors is not None:
+            if tx.vectors is not None:
+                tx.vectors.follow(embedder.name, embedder.dim)
             tx.executemany(
                 "INSERT INTO embeddings (model, hash, vector) VALUES (?, ?, ?)"
                 " ON CONFLICT (model, hash) DO NOTHING",
@@ -444,3 +446,47 @@ def meaning_candidates(
             break
     found.sort(key=lambda row: -row[2])
     return found[:k]
+
+
+def ordered_candidates(
+    tx: Tx,
+    model: str,
+    dim: int,
+    query_vector: np.ndarray,
+    joined: str,
+    params: Sequence[object],
+    k: int,
+    min_similarity: float = -1.0,
+) -> list[tuple[int, int, float]]:
+    """:func:`meaning_candidates` answered by the database's vector index (``tx.vectors``):
+    ``joined`` is ``FROM embeddings e ... WHERE ...`` (with ``params``), joining chunks ``c``
+    and applying the tenant and the filters. Asks for more rows until ``k`` items pass (an
+    item's best chunk counts), then, when the index offered fewer rows than asked (it can stop
+    short), every row the filters keep is scored exactly."""
+    assert tx.vectors is not None
+    query = [float(x) for x in query_vector]
+    limit, exact = max(4 * k, 64), False
+    while True:
+        distance, condition, bound = tx.vectors.order("e", model, dim, query, limit, exact)
+        rows = tx.all(
+            f"SELECT c.id AS cid, c.item_id, {distance} AS distance {joined} AND {condition}"
+            " ORDER BY distance LIMIT ?",
+            [*bound, *params, limit],
+        )
+        found: list[tuple[int, int, float]] = []
+        seen: set[int] = set()
+        below = False
+        for row in rows:
+            cosine = 1.0 - float(row["distance"])
+            if cosine < min_similarity:
+                below = True  # rows come nearest first: none further can pass
+                break
+            if row["item_id"] not in seen:
+                seen.add(row["item_id"])
+                found.append((int(row["cid"]), int(row["item_id"]), cosine))
+        if len(found) >= k or below or (exact and len(rows) < limit):
+            return found[:k]
+        if len(rows) < limit:
+            exact = True
+        else:
+            limit *= 8

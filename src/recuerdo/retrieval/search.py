@@ -19,7 +19,7 @@ from ..errors import InvalidInput
 from ..index.chunk import line_range
 from ..index.chunks import chunk_mark, stale
 from ..index.meaning import Meaning
-from ..index.vectors import meaning_candidates
+from ..index.vectors import meaning_candidates, ordered_candidates
 from ..index.words import terms, written_words
 from ..store.base import Row, Tx, rows_by_id
 from .filters import Filters
@@ -188,15 +188,30 @@ def meaning_stage(
 ) -> list[tuple[int | None, int]]:
     query_vector = meaning.query_vector(embedder, query)
     where, params = filters.sql("i")
+    joined = (
+        "FROM embeddings e JOIN chunks c ON c.tenant = ? AND c.hash = e.hash JOIN items i"
+        f" ON i.tenant = c.tenant AND i.id = c.item_id WHERE {where} AND NOT {stale('c')}"
+    )
+    if tx.vectors is not None:  # the database orders the vectors (pgvector)
+        return [
+            (chunk, item)
+            for chunk, item, _ in ordered_candidates(
+                tx,
+                embedder.name,
+                embedder.dim,
+                query_vector,
+                joined,
+                [filters.tenant, *params],
+                k,
+                embedder.min_similarity,
+            )
+        ]
 
     def allowed(embedding_ids: list[int]) -> list[tuple[int, int, int]]:
         marks = ",".join("?" * len(embedding_ids))
         rows = tx.all(
-            f"SELECT e.id AS eid, c.id AS cid, c.item_id FROM embeddings e"
-            " JOIN chunks c ON c.tenant = ? AND c.hash = e.hash JOIN items i"
-            f" ON i.tenant = c.tenant AND i.id = c.item_id WHERE e.id IN ({marks}) AND {where}"
-            f" AND NOT {stale('c')}",
-            [filters.tenant, *embedding_ids, *params],
+            f"SELECT e.id AS eid, c.id AS cid, c.item_id {joined} AND e.id IN ({marks})",
+            [filters.tenant, *params, *embedding_ids],
         )
         return [(r["eid"], r["cid"], r["item_id"]) for r in rows]
 

@@ -6,6 +6,8 @@ between backends sits behind small protocols a backend attaches to its transacti
 
 * :class:`TextSearch`: ranked word search over chunks (SQLite FTS5 BM25, PostgreSQL tsvector);
 * :class:`SubstringSearch`: any substring, any case, over entries (a trigram index, pg_trgm);
+* :class:`VectorSearch`: nearest vectors ordered by the database (pgvector's HNSW), where the
+  backend has it; without it (``Tx.vectors`` is None) each process searches the vectors it holds;
 * erasure: :meth:`Tx.purge_deleted_text` inside a forgetting transaction and
   :meth:`Store.reclaim` after it commits (a WAL checkpoint, a VACUUM);
 * maintenance: :meth:`Store.check` and :meth:`Store.optimize`.
@@ -60,12 +62,34 @@ class SubstringSearch(Protocol):
         """How many rows wait to be indexed (readers cover them by scanning)."""
 
 
+class VectorSearch(Protocol):
+    """Nearest vectors, ordered by the database through an index of each model's vectors."""
+
+    def follow(self, model: str, dim: int) -> None:
+        """Inside a write that stores ``model``'s vectors: make sure the database indexes them
+        (the first vectors of a model create its index; later ones join it as they are
+        inserted)."""
+
+    def order(
+        self, alias: str, model: str, dim: int, query: Sequence[float], limit: int, exact: bool
+    ) -> tuple[str, str, list[Any]]:
+        """``(distance, condition, parameters)`` for a query over the embeddings aliased
+        ``alias``: ``distance`` is an SQL expression (with ``parameters``) of the cosine
+        distance between a row's vector and ``query``, to ``ORDER BY`` before ``LIMIT limit``;
+        ``condition`` keeps ``model``'s rows. With ``exact`` the index is not used: every row
+        the other conditions keep is scored (an index scan can stop short when filters reject
+        most of what it offers)."""
+
+
 class Tx(Protocol):
     """One open transaction. Statements use ``?`` placeholders."""
 
     dialect: str
     text: TextSearch
     substrings: SubstringSearch
+    vectors: VectorSearch | None
+    """None: the backend has no vector index; the meaning stage searches the vectors each
+    process holds (``index.vector_set``)."""
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run a statement; return the number of rows it changed."""
@@ -102,7 +126,10 @@ class Capabilities:
     substring_search: str
     """``trigram`` (an index), or ``scan`` (every row read: the stated fallback)."""
     vector_search: str
-    """``memory`` (vectors held by each process: exact, then HNSW above 50k) or ``pgvector``."""
+    """``memory`` (vectors held by each process: exact, then HNSW above 50k) or ``pgvector``
+    (an HNSW index in the database)."""
+    vector_search_limit: str
+    """What the vector search costs and where it stops being exact, in one sentence."""
     secure_delete: bool
     """Whether deleted text leaves the index pages at once."""
     erasure: str

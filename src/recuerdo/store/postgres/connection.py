@@ -26,10 +26,13 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import InvalidInput, MemoryNotFound, StorageFull, StoreError
-from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch
+from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
 from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current
+from . import vectors as pgvectors
 from .describe import PostgresArchive
+from .rows import row_factory
 from .search import ScanSubstrings, TrigramSubstrings, TsvectorText
+from .vectors import PgvectorSearch, VectorState
 
 POOL_SIZE = 8
 _LITERAL_OR_MARK = re.compile(r"'(?:[^']|'')*'|\?|%")
@@ -77,52 +80,6 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-class PGRow:
-    """A row read by key or by position, like ``sqlite3.Row`` (iterating gives the values)."""
-
-    __slots__ = ("_index", "_values")
-
-    def __init__(self, index: dict[str, int], values: Sequence[Any]) -> None:
-        self._index = index
-        self._values = values
-
-    def __getitem__(self, key: int | str) -> Any:
-        if isinstance(key, int):
-            return self._values[key]
-        return self._values[self._index[key]]
-
-    def keys(self) -> list[str]:
-        return list(self._index)
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PGRow):
-            return NotImplemented
-        return self._index == other._index and list(self._values) == list(other._values)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"PGRow({dict(zip(self._index, self._values, strict=True))!r})"
-
-
-def _row_factory(cursor: Any) -> Any:
-    description = cursor.description
-    if description is None:
-        return tuple
-    index = {column.name: position for position, column in enumerate(description)}
-
-    def make(values: Sequence[Any]) -> PGRow:
-        return PGRow(index, values)
-
-    return make
-
-
 def convert(exc: Exception) -> Exception:
     """The named error for a database error (an integrity error stays itself: it is a bug)."""
     import psycopg
@@ -147,16 +104,24 @@ def convert(exc: Exception) -> Exception:
 class PostgresTx:
     """A :class:`~recuerdo.store.base.Tx` over one psycopg connection."""
 
-    __slots__ = ("_conn", "_scope", "substrings", "text")
+    __slots__ = ("_conn", "_scope", "substrings", "text", "vectors")
     dialect = "postgres"
     text: TextSearch
     substrings: SubstringSearch
+    vectors: VectorSearch | None
 
-    def __init__(self, conn: Any, trigrams: bool, scope: str = EVERY_TENANT) -> None:
+    def __init__(
+        self,
+        conn: Any,
+        trigrams: bool,
+        scope: str = EVERY_TENANT,
+        vectors: VectorState | None = None,
+    ) -> None:
         self._conn = conn
         self._scope = scope
         self.text = TsvectorText(self)
         self.substrings = TrigramSubstrings(self) if trigrams else ScanSubstrings(self)
+        self.vectors = None if vectors is None else PgvectorSearch(self, vectors)
 
     def _run(self, sql: str, params: Params) -> Any:
         import psycopg
@@ -237,6 +202,7 @@ class _Shared:
     handles: int = 0
     local: threading.local = field(default_factory=threading.local)
     trigrams: bool = False
+    vectors: VectorState | None = None
 
 
 _registry: dict[tuple[str, str], _Shared] = {}
@@ -314,7 +280,7 @@ def _open_pool(url: str, schema: str, create: bool) -> Any:
         raise StoreError(f"cannot reach the database at {redact(url)}: {exc}") from exc
 
     def configure(conn: Any) -> None:
-        conn.row_factory = _row_factory
+        conn.row_factory = row_factory
         _register_types(conn)
         conn.execute(f"SET search_path TO {_quote(schema)}, public")
 
@@ -367,10 +333,12 @@ class PostgresStore:
 
     @property
     def capabilities(self) -> Capabilities:
+        vectors = self._shared.vectors
         return Capabilities(
             text_search="tsvector",
             substring_search="trigram" if self._shared.trigrams else "scan",
-            vector_search="memory",
+            vector_search="memory" if vectors is None else "pgvector",
+            vector_search_limit=_vector_limit(vectors),
             secure_delete=False,
             erasure="rows are deleted and the tables they were in are vacuumed; old row "
             "versions can stay in unused pages, the write-ahead log and replicas until "
@@ -401,6 +369,9 @@ class PostgresStore:
             self._shared.trigrams = bool(
                 tx.scalar("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")
             )
+            if "m017_vector_index" in self._schema.names():
+                pgvectors.install(tx)  # also when the server gained pgvector since m017 ran
+            self._shared.vectors = pgvectors.enabled(tx)
 
     def _live(self) -> _Shared:
         if self._closed:
@@ -414,7 +385,7 @@ class PostgresStore:
         if getattr(local, "writing", 0):
             local.writing += 1
             try:
-                yield PostgresTx(local.conn, shared.trigrams, local.scope)
+                yield PostgresTx(local.conn, shared.trigrams, local.scope, shared.vectors)
             finally:
                 local.writing -= 1
             return
@@ -430,7 +401,7 @@ class PostgresStore:
                 raise
             local.conn, local.writing, local.scope = conn, 1, scope
             try:
-                yield PostgresTx(conn, shared.trigrams, scope)
+                yield PostgresTx(conn, shared.trigrams, scope, shared.vectors)
             except BaseException:
                 _rollback(conn)
                 raise
@@ -445,13 +416,13 @@ class PostgresStore:
         local = shared.local
         if getattr(local, "writing", 0):
             # A read inside this thread's own write must see that write's uncommitted rows.
-            yield PostgresTx(local.conn, shared.trigrams, local.scope)
+            yield PostgresTx(local.conn, shared.trigrams, local.scope, shared.vectors)
             return
         scope = current()
         with self._connection(shared) as conn:
             self._begin(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope)
             try:
-                yield PostgresTx(conn, shared.trigrams, scope)
+                yield PostgresTx(conn, shared.trigrams, scope, shared.vectors)
             finally:
                 _rollback(conn)
 
@@ -586,6 +557,23 @@ class PostgresStore:
 
 def _set_scope(conn: Any, scope: str) -> None:
     conn.execute("SELECT set_config('recuerdo.tenant', %s, true)", [scope])
+
+
+def _vector_limit(state: VectorState | None) -> str:
+    if state is None:
+        return (
+            "no pgvector on this server: each server process holds the memory's vectors (388 "
+            "bytes each) and scores them exactly up to 50,000, then through an HNSW index it "
+            "builds and caches on its machine"
+        )
+    return (
+        f"an HNSW index per model in the database (pgvector {state.version}, cosine, "
+        f"m {pgvectors.HNSW_M}, ef_construction {pgvectors.HNSW_EF_CONSTRUCTION}), searched "
+        "with the filters applied"
+        + (" by iterative scans" if state.iterative else "")
+        + "; when the filters reject most of what it offers, the rows that pass are scored "
+        "exactly in the database"
+    )
 
 
 def _rollback(conn: Any) -> None:

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from ..base import Tx
 from ..migrations import Schema
-from .ddl import has_extension as _has_extension
+from .ddl import has_extension, tenant_policies
 from .ddl import run_script as _run_script
-from .ddl import tenant_policies
 
 SCHEMA = Schema()
 migration = SCHEMA.step
@@ -118,7 +117,7 @@ def m002_entry_substring_index(tx: Tx) -> None:
         INSERT INTO index_marks (name, upto) VALUES ('entry_trigrams', 0)
         """,
     )
-    if _has_extension(tx, "pg_trgm"):
+    if has_extension(tx, "pg_trgm"):
         # A GIN index holds no tenant column (no btree_gin here); every query that uses it
         # also filters by tenant.
         tx.execute(
@@ -584,3 +583,12 @@ def m015_pins_and_context_sets(tx: Tx) -> None:
 @migration
 def m016_tenant_policies(tx: Tx) -> None:
     tenant_policies(tx)  # row-level security per tenant, as defence in depth (ddl.py)
+
+
+@migration
+def m017_vector_index(tx: Tx) -> None:
+    # pgvector where the server has it: a generated vector column and an HNSW index per model
+    # (vectors.py); without it, nothing changes and each process searches the vectors itself.
+    from .vectors import install
+
+    install(tx)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import InvalidInput, StorageFull, StoreDamaged, StoreError
-from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch
+from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
 from . import files, health
 from .describe import SQLiteArchive, copy_file
 from .driver import FTS5_SECURE_DELETE, sqlite3
@@ -40,6 +40,9 @@ CAPABILITIES = Capabilities(
     text_search="fts5",
     substring_search="trigram",
     vector_search="memory",
+    vector_search_limit="each process holds the memory's vectors (388 bytes each) and scores "
+    "them exactly up to 50,000, then through an HNSW index kept beside the file "
+    "(docs/decisions/0015)",
     secure_delete=FTS5_SECURE_DELETE,
     erasure="rows are deleted with secure_delete (their bytes zeroed), full-text entries "
     "leave the index pages"
@@ -55,6 +58,7 @@ class SQLiteTx:
     dialect = "sqlite"
     text: TextSearch
     substrings: SubstringSearch
+    vectors: VectorSearch | None = None  # each process searches the vectors it holds
 
     def __init__(self, conn: sqlite3.Connection, on_damage: Callable[[str], None]) -> None:
         self._conn = conn

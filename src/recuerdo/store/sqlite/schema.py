@@ -586,3 +586,10 @@ def m015_pins_and_context_sets(tx: Tx) -> None:
 def m016_tenant_policies(tx: Tx) -> None:
     # PostgreSQL's row-level security per tenant; a SQLite file has no roles to hold to it.
     return None
+
+
+@migration
+def m017_vector_index(tx: Tx) -> None:
+    # PostgreSQL's step gives the vectors an index in the database (pgvector); a SQLite
+    # memory's HNSW index is a file beside the store (index/vector_file.py): nothing to do.
+    return None

