@@ -31,7 +31,6 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import doors
 import locomo
 from _common import RESULTS, percentiles, write_json
+from doors import timed
 
 BATCH = 1000
 SYLLABLES = ["ka", "lo", "mi", "ra", "to", "ve", "xi", "zu", "ne", "sa", "po", "di"]
@@ -56,15 +56,6 @@ def sentence(rng: random.Random, n: int) -> str:
 
 def entity(n: int) -> str:
     return f"{word(n).title()} {n}"
-
-
-def timed(call: Callable[[int], Any], count: int) -> tuple[float, float]:
-    samples = []
-    for i in range(count):
-        start = time.perf_counter()
-        call(i)
-        samples.append(time.perf_counter() - start)
-    return percentiles(samples)
 
 
 def workload(mem: Any, items: int, calls: int, seed: int) -> dict[str, Any]:
