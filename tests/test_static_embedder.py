@@ -21,6 +21,7 @@ import pytest
 import recuerdo
 from recuerdo.index.embed import load_embedder, minilm_files
 from recuerdo.index.static import (
+    _SPARE_ROWS,
     CACHE_ENV,
     DIM,
     StaticMiniLM,
@@ -85,7 +86,8 @@ def test_two_first_uses_over_a_damaged_cache_build_once_and_leave_one_good_table
     assert leftovers == []
     key = source_key(*minilm_files())
     table = _read(cached_file(folder), key)
-    assert table is not None and table.shape == (30522, DIM)
+    assert table is not None and table.shape == (30522 + _SPARE_ROWS, DIM)
+    assert not table[30522:].any()  # the spare rows of compound words start empty
 
 
 def test_a_second_load_reads_the_cache(embedder: StaticMiniLM, cache: Path) -> None:
@@ -116,7 +118,7 @@ def _stale(path: Path) -> None:
     """A whole, consistent file made from other inputs (another model or recipe)."""
     table = _read(path, source_key(*minilm_files()))
     assert table is not None
-    _write(path, "0" * 64, table)
+    _write(path, "0" * 64, table[:-_SPARE_ROWS])
 
 
 def _empty(path: Path) -> None:
@@ -137,6 +139,26 @@ def test_a_damaged_or_stale_cache_is_refused(cache: Path, tmp_path: Path, damage
     assert _read(copy, key) is not None
     damage(copy)  # type: ignore[operator]
     assert _read(copy, key) is None
+
+
+LOAD_PEAK = (
+    "import json, tokenizers, numpy; from recuerdo.index import static; "
+    "peak = lambda: int([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]"
+    ".split()[1]) * 1024; before = peak(); e = static.StaticMiniLM(); "
+    "print(json.dumps({'grew': peak() - before, 'table': e._words.vocabulary * static.DIM * 4}))"
+)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc")
+def test_loading_the_table_holds_one_copy_of_it(cache: Path) -> None:
+    """A server's peak memory: loading reads the rows straight into the word table, without a
+    second or third copy of the 31 MB table on the way (the digest, the padding)."""
+    env = {**os.environ, CACHE_ENV: str(cache)}
+    out = subprocess.run(
+        [sys.executable, "-c", LOAD_PEAK], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    reply = json.loads(out.strip().splitlines()[-1])
+    assert reply["grew"] < 1.75 * reply["table"], reply
 
 
 TEXTS = [

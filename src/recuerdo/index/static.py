@@ -34,9 +34,10 @@ import sys
 import tempfile
 import threading
 import unicodedata
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .embed import minilm_files
 
@@ -49,10 +50,12 @@ RECIPE = "cls-token-sep mean; pca 256; sif 1e-4 zipf; v1"
 DIM = 256
 SIF_A = 1e-4
 _DISTIL_BATCH = 2048
+_READ_BLOCK = 1 << 20
 # Words already tokenized are kept, up to this many (about 100 bytes each), and this many of
 # several tokens (1 KiB each); past either, all are forgotten at once.
 _WORD_LIMIT = 200_000
 _COMPOUND_ROWS = 32_768
+_SPARE_ROWS = 1 + _COMPOUND_ROWS  # the zero row of words with no token, then compounds
 # Beyond this many words a text's tail adds little to its direction; bounds one text's cost.
 _MAX_WORDS = 20_000
 
@@ -151,26 +154,59 @@ def distil(model: Path, tokenizer_file: Path, threads: int = 2) -> np.ndarray:
 
 
 def _table_digest(table: np.ndarray) -> bytes:
-    return hashlib.sha256(table.tobytes()).digest()
+    # Over the array's own buffer: ``tobytes()`` would hold a second 31 MB copy at start.
+    return hashlib.sha256(table.data).digest()
+
+
+def _padded(table: np.ndarray) -> np.ndarray:
+    """``table`` followed by the zero rows the word table fills as it learns compound words."""
+    import numpy as np
+
+    matrix = np.zeros((len(table) + _SPARE_ROWS, DIM), dtype=np.float32)
+    matrix[: len(table)] = table
+    return matrix
+
+
+def _read_into(source: IO[bytes], target: memoryview) -> bool:
+    """Fill ``target`` from ``source`` a block at a time (a zip member's ``readinto`` reads the
+    whole member into a temporary first); False when the member is shorter or longer."""
+    filled = 0
+    while filled < len(target):
+        block = source.read(min(_READ_BLOCK, len(target) - filled))
+        if not block:
+            return False
+        target[filled : filled + len(block)] = block
+        filled += len(block)
+    return not source.read(1)
 
 
 def _read(path: Path, key: str) -> np.ndarray | None:
-    """The cached table, or None when it is missing, damaged or made from something else."""
+    """The cached table, already padded (:func:`_padded`), or None when it is missing, damaged
+    or made from something else. The rows are read straight into the padded matrix, so
+    loading never holds two copies of the table (the server's peak memory)."""
     import numpy as np
 
     try:
-        with np.load(path, allow_pickle=False) as stored:
-            table: np.ndarray = stored["table"]
-            if bytes(stored["key"]).decode() != key:
+        with zipfile.ZipFile(path) as archive:
+            stored_key = np.lib.format.read_array(archive.open("key.npy"), allow_pickle=False)
+            if bytes(stored_key).decode() != key:
                 return None
-            if bytes(stored["digest"]) != _table_digest(table):
+            digest = np.lib.format.read_array(archive.open("digest.npy"), allow_pickle=False)
+            with archive.open("table.npy") as member:
+                if np.lib.format.read_magic(member) != (1, 0):
+                    return None
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
+                if fortran or dtype != np.dtype("<f4") or len(shape) != 2 or shape[1] != DIM:
+                    return None
+                matrix = np.zeros((shape[0] + _SPARE_ROWS, DIM), dtype=np.float32)
+                if not _read_into(member, matrix[: shape[0]].data.cast("B")):
+                    return None
+            if bytes(digest) != _table_digest(matrix[: shape[0]]):
                 return None
     except Exception:
         # Missing, truncated or garbled (numpy and zipfile raise many kinds): rebuilt.
         return None
-    if table.dtype != np.float32 or table.ndim != 2 or table.shape[1] != DIM:
-        return None
-    return table
+    return matrix
 
 
 def _write(path: Path, key: str, table: np.ndarray) -> None:
@@ -215,8 +251,9 @@ def _exclusive(lock_path: Path) -> Iterator[None]:
 
 
 def load_table(model: Path, tokenizer: Path, folder: Path | None = None) -> tuple[str, Any, bool]:
-    """(key, table, built): the cached table for these files, built first when it is missing
-    or bad; ``built`` says whether this call built it."""
+    """(key, matrix, built): the cached table for these files, built first when it is missing
+    or bad, padded with the word table's spare rows (:func:`_padded`); ``built`` says whether
+    this call built it."""
     key = source_key(model, tokenizer)
     folder = folder or cache_dir()
     path = folder / f"static-minilm-{key[:16]}.npz"
@@ -230,7 +267,7 @@ def load_table(model: Path, tokenizer: Path, folder: Path | None = None) -> tupl
             return key, table, False
         table = distil(model, tokenizer)
         _write(path, key, table)
-        return key, table, True
+        return key, _padded(table), True
 
 
 class _Words:
@@ -238,13 +275,11 @@ class _Words:
     row; a word of several tokens gets a row of its own holding their sum (so a text costs
     one dictionary look-up and one row per word); a word of none, the zero row."""
 
-    def __init__(self, table: np.ndarray) -> None:
-        import numpy as np
-
-        self.vocabulary = len(table)
-        # Rows past the table are touched only when used (zeroed pages are lazily allocated).
-        self.matrix = np.zeros((self.vocabulary + 1 + _COMPOUND_ROWS, DIM), dtype=np.float32)
-        self.matrix[: self.vocabulary] = table
+    def __init__(self, matrix: np.ndarray) -> None:
+        # ``matrix`` is the table and its spare rows (:func:`_padded`); rows past the table are
+        # touched only when used (zeroed pages are lazily allocated).
+        self.vocabulary = len(matrix) - _SPARE_ROWS
+        self.matrix = matrix
         self.rows: dict[str, int] = {}
         self.free = self.vocabulary + 1  # row ``vocabulary`` stays zero
 
@@ -296,7 +331,7 @@ class StaticMiniLM:
             if not known.has_room(len(new)):
                 # Start again rather than grow without end (a stream of ids or hashes never
                 # repeats); texts being embedded keep the table they started with.
-                known = self._words = _Words(known.matrix[: known.vocabulary])
+                known = self._words = _Words(_padded(known.matrix[: known.vocabulary]))
                 new = list(dict.fromkeys(words))
             encoded = self._tokenizer.encode_batch(new, add_special_tokens=False)
             for word, tokens in zip(new, encoded, strict=True):

@@ -360,7 +360,7 @@ class VectorSet:
 
         if tx is not None:
             found, matrix, scales = vectors.stored(tx, self.model, self.dim, ids)
-            return found, (matrix.astype(np.float32) @ query) * scales
+            return found, vectors.products(matrix.astype(np.float32), query) * scales
         snap = self._snap
         at = np.minimum(np.searchsorted(snap.ids, ids), max(len(snap.ids) - 1, 0))
         held = at[snap.ids[at] == ids] if len(snap.ids) else at[:0]
