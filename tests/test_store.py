@@ -37,6 +37,21 @@ def test_pragmas_of_the_file_store(file_memory: recuerdo.Memory) -> None:
     store.close()
 
 
+def test_readers_keep_a_smaller_page_cache_than_the_writer(file_memory: recuerdo.Memory) -> None:
+    """A server holds one reader per thread, each with its own page cache: readers keep less
+    than the writer, whose bulk loads touch the most pages (peak memory, issue 17)."""
+    from recuerdo.store.sqlite.files import READER_CACHE_KIB, WRITER_CACHE_KIB
+
+    store = SQLiteStore(file_memory.location)
+    with store.read() as tx:
+        reader = tx.scalar("PRAGMA cache_size")
+    with store.write() as tx:
+        writer = tx.scalar("PRAGMA cache_size")
+    store.close()
+    assert (reader, writer) == (READER_CACHE_KIB, WRITER_CACHE_KIB)
+    assert -reader < -writer
+
+
 def test_write_rolls_back_on_error(tmp_path: Path) -> None:
     store = SQLiteStore(str(tmp_path / "r.db"))
     with pytest.raises(RuntimeError), store.write() as tx:
