@@ -2,7 +2,7 @@
 
     python benchmarks/locomo.py [--data ../shared/data/locomo/locomo10.json]
                                 [--embedder minilm|static|e5|none] [--conversations N]
-                                [--out DIR]
+                                [--pick 0-4] [--split 5] [--out DIR]
 
 Each of the 10 LoCoMo conversations is stored with ``add_messages`` (one message per turn with
 its speaker, its session's date and its dia_id as ``ref``; a shared image's caption is part of
@@ -15,7 +15,10 @@ for the lexical stage alone, the meaning stage alone and the hybrid. Scores, at 
 * session R@5: the share of evidence sessions with a turn among the first 5 results.
 
 Categories 1-4 (with answers) and 5 (adversarial) are reported apart, and together. Nothing is
-tuned on question text. LoCoMo is CC BY-NC 4.0: evaluation only, never copied into the project.
+tuned on question text. ``--pick 0-4`` runs only those conversations (by index, 0-9), to tune
+on some and keep the others held out; ``--split 5`` also reports the conversations before and
+after index 5 apart (``conv 0-4``, ``conv 5-9``) in the same run. LoCoMo is CC BY-NC 4.0:
+evaluation only, never copied into the project.
 """
 
 from __future__ import annotations
@@ -76,17 +79,35 @@ def score(ranked: list[str], evidence: list[str], known: set[str]) -> dict[str, 
     return result
 
 
+def picked(text: str) -> list[int]:
+    """'0-4' -> [0, 1, 2, 3, 4]; '1,3,7-8' -> [1, 3, 7, 8]."""
+    chosen: list[int] = []
+    for part in text.split(","):
+        first, _, last = part.strip().partition("-")
+        chosen.extend(range(int(first), int(last or first) + 1))
+    return chosen
+
+
 def run(
-    data: Path, embedder: str, conversations_limit: int | None = None, store: Any = None
+    data: Path,
+    embedder: str,
+    conversations_limit: int | None = None,
+    store: Any = None,
+    pick: list[int] | None = None,
+    split: int | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The run over every conversation, or over the first ``conversations_limit`` of them; in
-    a SQLite file, or in ``store`` when given (``benchmarks/backends.py``: PostgreSQL)."""
+    """The run over every conversation, or over the first ``conversations_limit`` of them, or
+    over those at the indexes ``pick``; in a SQLite file, or in ``store`` when given
+    (``benchmarks/backends.py``: PostgreSQL). With ``split``, conversations before and from
+    that index are also scored apart."""
     import json
 
     os.environ["RECUERDO_EMBEDDER"] = embedder
     import recuerdo
 
-    conversations = json.loads(data.read_text())[:conversations_limit]
+    every = json.loads(data.read_text())
+    indexes = pick if pick is not None else list(range(len(every)))[:conversations_limit]
+    conversations = [every[i] for i in indexes]
     totals: dict[str, dict[str, list[dict[str, float]]]] = defaultdict(lambda: defaultdict(list))
     info: dict[str, Any] = {
         "embedder": embedder,
@@ -108,8 +129,11 @@ def run(
         info["turns"] = sum(len(k) for k in known.values())
         info["index_seconds"] = round(time.perf_counter() - start, 1)
         search_times = []
-        for conversation in conversations:
+        for index, conversation in zip(indexes, conversations, strict=True):
             scope = f"conversation:{conversation['sample_id']}"
+            part = None
+            if split is not None:
+                part = f"conv 0-{split - 1}" if index < split else f"conv {split}-{len(every) - 1}"
             for qa in conversation["qa"]:
                 evidence = [e.strip() for e in qa.get("evidence", [])]
                 info["questions"] += 1
@@ -126,6 +150,8 @@ def run(
                     measured = score(ranked, evidence, known[scope])
                     totals[mode][group].append(measured)
                     totals[mode]["all"].append(measured)
+                    if part is not None:
+                        totals[mode][part].append(measured)
         mem.close()
     info["search_ms_mean"] = round(1000 * sum(search_times) / len(search_times), 2)
     table = {
@@ -149,12 +175,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--conversations", type=int, default=None, help="only the first N of the 10 (a subset)"
     )
+    parser.add_argument(
+        "--pick", type=picked, default=None, help="only these conversations, e.g. 0-4 or 1,3"
+    )
+    parser.add_argument(
+        "--split", type=int, default=None, help="also score conversations before/from this index"
+    )
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
     if not args.data.exists():
         print(f"LoCoMo data not found at {args.data} (pass --data)", file=sys.stderr)
         return 2
-    table, info = run(args.data, args.embedder, args.conversations)
+    table, info = run(
+        args.data, args.embedder, args.conversations, pick=args.pick, split=args.split
+    )
     metrics = ["R@1", "R@5", "R@10", "R@25", "Hit@5", "Hit@10", "session R@5", "n"]
     print(
         f"embedder {info['embedder']}: {info['turns']} turns indexed in "
@@ -164,7 +198,7 @@ def main(argv: list[str]) -> int:
     )
     print(f"{'stage':<8} {'group':<8} " + " ".join(f"{m:>11}" for m in metrics))
     for mode, groups in table.items():
-        for group in ("cat 1-4", "cat 5", "all"):
+        for group in sorted(groups, key=lambda g: (g == "all", not g.startswith("cat"), g)):
             row = groups[group]
             print(f"{mode:<8} {group:<8} " + " ".join(f"{row[m]:>11}" for m in metrics))
     write_json(f"locomo-{args.embedder}", args.out, [{"table": table, "info": info}], {})

@@ -1,7 +1,8 @@
 """Hybrid search: the lexical and meaning stages, fused, with previews and explicit states.
 
 Each stage proposes candidates *inside* the filters; weighted reciprocal rank fusion (k=60)
-merges them. The lexical stage is BM25 over chunks (title above body above context words);
+merges them. The lexical stage is BM25 over chunks (title above body above context words),
+with the turns of conversations rescored by speaker and neighbouring turns (``turns.py``);
 items written in the last moments, not chunked yet, are matched directly. The meaning stage is
 cosine similarity over chunk vectors (see ``vectors.py``).
 """
@@ -22,6 +23,7 @@ from ..index.meaning import Meaning
 from ..index.vectors import meaning_candidates, ordered_candidates
 from ..index.words import terms, written_words
 from ..store.base import Row, Tx, rows_by_id
+from . import turns
 from .filters import Filters
 from .results import Hit
 
@@ -56,18 +58,37 @@ class Candidate:
 def lexical_stage(
     tx: Tx, filters: Filters, words: list[str], mode: str, k: int, written: list[str] | None = None
 ) -> list[tuple[int | None, int]]:
-    """(chunk id, item id) best first, one per item: BM25 over chunks, then the items too new
-    to be chunked, matched word by word.
+    """(chunk id, item id) best first, one per item: BM25 over chunks, rescored for the turns
+    of conversations (``turns.py``: the speaker a query names, the turns around a turn), then
+    the items too new to be chunked, matched word by word."""
+    if not words:
+        return []
+    pool = lexical_pool(tx, filters, words, mode, k, written)
+    named: set[str] = set()
+    if mode == "any":
+        named, said = turns.speaker_words(pool, written or words)
+        rest = [word for word in words if word not in said]
+        if said and rest:
+            pool = turns.merge(pool, lexical_pool(tx, filters, rest, mode, k, written))
+    pool = turns.rescore(tx, filters.tenant, pool, named)
+    found: list[tuple[int | None, int]] = [(r.chunk_id, r.item_id) for r in pool]
+    return _merge_tail(found, _tail(tx, filters, words, mode), k)
+
+
+def lexical_pool(
+    tx: Tx, filters: Filters, words: list[str], mode: str, k: int, written: list[str] | None
+) -> list[turns.Ranked]:
+    """The best-ranked chunks passing the filters, one per item, at least ``k`` of them when
+    there are (up to ``turns.POOL`` when the ranked rows already fetched hold them).
 
     The full-text index ranks first, alone (a join per match would cost far more than the
     ranking); its best chunks are then checked against the filters, and the ranked window
     widens until ``k`` items pass or every match was seen, so filtering happens before the
     cut, never after it."""
-    if not words:
-        return []
     where, params = filters.sql("i")
-    found: list[tuple[int | None, int]] = []
+    found: list[turns.Ranked] = []
     seen: set[int] = set()
+    want = max(k, turns.POOL)
     # Ranking every match is the cost, whatever the window: FTS5 scores them all, and a larger
     # LIMIT only costs the rows fetched (about 1 ms for 2,000). The first window is therefore
     # wide enough for a filter that keeps a few percent (a member's own messages: 3% of
@@ -77,47 +98,61 @@ def lexical_stage(
     # match again:
     # a selective filter (one scope of many, a member's own messages) then pays two rankings,
     # not one per growth step. Rows are checked in rank order, a batch at a time, and the
-    # checking stops once ``k`` passed (the chunk id breaks ties so that pages never overlap).
+    # checking stops once ``want`` passed (the chunk id breaks ties so that pages never
+    # overlap); only fewer than ``k`` makes the window grow.
     window, offset, checked = max(k * 2, FIRST_WINDOW), 0, 0
     while len(found) < k:
         ranked = tx.text.rank(filters.tenant, words, mode, window, offset)
         if not ranked:
             break
+        exact: set[int] = set()
         if offset == 0:
-            ranked = exact_first(tx, filters.tenant, written or words, ranked)
+            exact = exact_chunks(tx, filters.tenant, written or words, ranked)
+            ranked = exact_first(ranked, exact)
+        scores = dict(ranked)
         for first in range(0, len(ranked), FILTER_BATCH):
             ids = [chunk_id for chunk_id, _ in ranked[first : first + FILTER_BATCH]]
             marks = ",".join("?" * len(ids))
             passing = {
-                row["id"]: row["item_id"]
+                row["id"]: row
                 for row in tx.all(
-                    "SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.tenant = c.tenant"
-                    f" AND i.id = c.item_id WHERE c.id IN ({marks}) AND {where}"
-                    f" AND NOT {stale('c')}",
+                    "SELECT c.id, c.item_id, i.item_type, i.category, i.session FROM chunks c"
+                    " JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
+                    f" WHERE c.id IN ({marks}) AND {where} AND NOT {stale('c')}",
                     [*ids, *params],
                 )
             }
             checked += len(ids)
             for chunk_id in ids:
-                item_id = passing.get(chunk_id)
-                if item_id is not None and item_id not in seen:
-                    seen.add(item_id)
-                    found.append((chunk_id, item_id))
-            if len(found) >= k:
+                row = passing.get(chunk_id)
+                if row is not None and row["item_id"] not in seen:
+                    seen.add(row["item_id"])
+                    turn = row["item_type"] in turns.TURN_TYPES and row["session"] is not None
+                    found.append(
+                        turns.Ranked(
+                            chunk_id,
+                            int(row["item_id"]),
+                            scores[chunk_id],
+                            chunk_id in exact,
+                            str(row["category"] or "") if turn else None,
+                            str(row["session"]) if turn else None,
+                        )
+                    )
+            if len(found) >= want:
                 break
         if len(ranked) < window:
             break
         offset += window
         share = max(len(found), 1) / checked
         window = max(window * 4, int(2 * (k - len(found)) / share))
-    return _merge_tail(found, _tail(tx, filters, words, mode), k)
+    return found
 
 
-def exact_first(
+def exact_chunks(
     tx: Tx, tenant: str, words: list[str], ranked: list[tuple[int, float]]
-) -> list[tuple[int, float]]:
-    """``ranked`` with the chunks that hold every query word as written (``words``, stop words
-    included) moved ahead, each group in its order.
+) -> set[int]:
+    """The chunks among the best ``EXACT_WINDOW`` of ``ranked`` that hold every query word as
+    written (``words``, stop words included); none when all of them do.
 
     The full-text index matches stems: ``enjoyment`` finds every ``enjoy``, ``enjoying`` and
     ``enjoyed``, and BM25 then prefers short chunks, so the four chunks that say "enjoyment"
@@ -127,7 +162,7 @@ def exact_first(
     stem is."""
     head = ranked[:EXACT_WINDOW]
     if not words or not head:
-        return ranked
+        return set()
     bodies = rows_by_id(
         tx,
         "SELECT id, body FROM chunks",
@@ -141,9 +176,14 @@ def exact_first(
         text = str(row["body"]).lower()
         if all(word in text for word in words) and all(p.search(text) for p in whole):
             exact.add(chunk_id)
-    if not exact or len(exact) == len(head):
+    return exact if len(exact) < len(head) else set()
+
+
+def exact_first(ranked: list[tuple[int, float]], exact: set[int]) -> list[tuple[int, float]]:
+    """``ranked`` with the ``exact`` chunks moved ahead, each group in its order."""
+    if not exact:
         return ranked
-    return [pair for pair in head if pair[0] in exact] + [
+    return [pair for pair in ranked if pair[0] in exact] + [
         pair for pair in ranked if pair[0] not in exact
     ]
 

@@ -1,0 +1,83 @@
+"""Ranking the turns of conversations (``retrieval/turns.py``), on every backend: a question
+naming a speaker favours that speaker's turns over the turns that address them, and a turn
+among turns that match ranks above a lone match. The conversations are made up here."""
+
+from __future__ import annotations
+
+import recuerdo
+
+FILLER = [f"Note {n} about the shop's opening hours and the delivery van." for n in range(20)]
+
+
+def turns(*said: tuple[str, str]) -> list[dict[str, str]]:
+    return [
+        {"speaker": speaker, "text": text, "date": "2024-03-02T10:00:00Z", "ref": f"t{n}"}
+        for n, (speaker, text) in enumerate(said)
+    ]
+
+
+def refs(memory: recuerdo.Memory, query: str, scope: str | None = None) -> list[str]:
+    found = memory.search(query, stages=["lexical"], scope=scope)["results"]
+    return [hit.get("ref") or hit["title"] for hit in found]
+
+
+def with_filler(memory: recuerdo.Memory) -> recuerdo.Memory:
+    """A word must be rare in the memory for its weight to count (under half the chunks)."""
+    for n, text in enumerate(FILLER):
+        memory.save(f"Shop {n}", text)
+    return memory
+
+
+def test_a_named_speakers_turn_outranks_a_turn_addressing_them(memory: recuerdo.Memory) -> None:
+    with_filler(memory).add_messages(
+        "weekend",
+        turns(
+            ("Bob", "Hello there, how are things?"),
+            ("Ann", "Busy week, but good."),
+            ("Bob", "Ann, did you paint anything lately, or were you too busy?"),
+            ("Ann", "I painted a sunset."),
+            ("Bob", "Lovely, well done."),
+        ),
+    )
+    memory._upkeep.drain()
+    # Ranked as a word, "Ann" weighs more in Bob's turn (his body says it) than in hers.
+    assert refs(memory, "What did Ann paint?", "conversation:weekend")[0] == "t3"
+
+
+def test_a_note_still_matches_a_speakers_name(memory: recuerdo.Memory) -> None:
+    """Only turns are ranked without the name: a note about the person keeps the word."""
+    note = memory.save("Ann", "Ann keeps a vegetable garden behind the house.")["id"]
+    with_filler(memory).add_messages(
+        "garden",
+        turns(("Bob", "How is the garden doing?"), ("Ann", "The garden is full of weeds.")),
+        scope="user",
+    )
+    memory._upkeep.drain()
+    found = memory.search("Ann garden", stages=["lexical"])["results"]
+    assert found[0]["id"] == note
+    assert {hit.get("ref") for hit in found} >= {"t0", "t1"}
+
+
+def test_a_turn_among_matching_turns_outranks_a_lone_match(memory: recuerdo.Memory) -> None:
+    with_filler(memory).add_messages(
+        "lake",
+        turns(
+            ("Pat", "kayak kayak kayak"),
+            ("Quinn", "Sounds good to me."),
+            ("Pat", "I have a kayak and a paddle."),
+            ("Quinn", "Nice to hear."),
+            ("Pat", "kayak kayak"),
+        ),
+        scope="user",
+    )
+    memory.add_messages(
+        "chat",
+        turns(("Rae", "Hello there."), ("Sam", "I kayak a lot."), ("Rae", "Good for you.")),
+        scope="user",
+    )
+    memory._upkeep.drain()
+    found = memory.search("kayak", stages=["lexical"])["results"]
+    order = [(hit["conversation"], hit.get("ref")) for hit in found]
+    # Alone, the shorter lone turn scores more than the longer one; the turns two places
+    # away from the longer one match too.
+    assert order.index(("lake", "t2")) < order.index(("chat", "t1"))
