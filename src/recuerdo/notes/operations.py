@@ -198,7 +198,7 @@ def create(
     if "[[" in content:
         links.sync_wikilinks(tx, _row(tx, tenant, item_id))
     links.resolve_pending(tx, tenant, title, item_id)
-    history.record_revision(
+    history.record_version(
         tx,
         tenant=tenant,
         item_id=item_id,
@@ -207,7 +207,8 @@ def create(
         principal=principal,
         title=title,
         kind=kind,
-        content=content,
+        text=content,
+        before=None,
         added=len(content),
         removed=0,
     )
@@ -273,7 +274,7 @@ def write_version(
     if "title" in changes:
         links.resolve_pending(tx, row["tenant"], new_title, row["id"])
     chunk_index.rechunk(tx, row["tenant"], row["id"])
-    history.record_revision(
+    history.record_version(
         tx,
         tenant=row["tenant"],
         item_id=row["id"],
@@ -282,7 +283,8 @@ def write_version(
         principal=principal,
         title=new_title,
         kind=new_kind,
-        content=content,
+        text=content,
+        before=row["content"],
         added=added,
         removed=removed,
     )
@@ -390,7 +392,6 @@ def keep_conflict(
         tx,
         tenant=current["tenant"],
         item_id=current["id"],
-        version=None,
         operation="conflict",
         principal=principal,
         title=title,
