@@ -51,14 +51,16 @@ def change_size(old: str, new: str) -> tuple[int, int]:
     return len(new) - prefix - suffix, len(old) - prefix - suffix
 
 
-def _insert_revision(tx: Tx, tenant: str, item_id: int, values: dict[str, Any]) -> int:
+def _insert_revision(
+    tx: Tx, tenant: str, item_id: int, values: dict[str, Any], at: str | None = None
+) -> int:
     columns = ", ".join(values)
     marks = ", ".join("?" * (len(values) + 3))
     return int(
         tx.scalar(
             f"INSERT INTO revisions (tenant, item_id, {columns}, created_at) VALUES ({marks})"
             " RETURNING id",
-            (tenant, item_id, *values.values(), now_iso()),
+            (tenant, item_id, *values.values(), at or now_iso()),
         )
     )
 
@@ -77,10 +79,11 @@ def record_version(
     before: str | None,
     added: int,
     removed: int,
+    at: str | None = None,
 ) -> int:
     """Version ``version`` of a note, whose text ``text`` the item row now holds: the row keeps
     no copy of it, only ``before`` (the text it replaces; None for the first version) as a
-    reverse delta (``store/revision_deltas.py``)."""
+    reverse delta (``store/revision_deltas.py``). ``at``: when (default now)."""
     previous = None if before is None else revision_deltas.previous_of(version, text, before)
     return _insert_revision(
         tx,
@@ -97,6 +100,7 @@ def record_version(
             "chars_removed": removed,
             "content_hash": content_hash(text),
         },
+        at,
     )
 
 
@@ -146,6 +150,7 @@ def journal(
     version: int | None = None,
     added: int = 0,
     removed: int = 0,
+    at: str | None = None,
 ) -> None:
     tx.execute(
         "INSERT INTO journal (tenant, scope, item_id, item_type, operation, principal, version,"
@@ -160,7 +165,7 @@ def journal(
             version,
             added,
             removed,
-            now_iso(),
+            at or now_iso(),
         ),
     )
 

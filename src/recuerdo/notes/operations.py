@@ -211,6 +211,7 @@ def create(
         before=None,
         added=len(content),
         removed=0,
+        at=stamp,
     )
     history.journal(
         tx,
@@ -222,6 +223,7 @@ def create(
         principal=principal,
         version=1,
         added=len(content),
+        at=stamp,
     )
     return item_id
 
@@ -247,7 +249,9 @@ def write_version(
     new_kind = row["category"] if kind is None else kind
     # Only columns that change are written: SQLite rewrites an index entry whenever its
     # column appears in the SET list, changed or not.
-    changes: dict[str, Any] = {"content": content, "version": version, "updated_at": now_iso()}
+    # One clock reading for the item, its revision and its journal line (each is a strftime).
+    stamp = now_iso()
+    changes: dict[str, Any] = {"content": content, "version": version, "updated_at": stamp}
     if row["key"] is None:
         # Repeats are found by this hash only for notes without a key; a keyed note is
         # compared with its current text, and skipping the hash spares an index write.
@@ -287,6 +291,7 @@ def write_version(
         before=row["content"],
         added=added,
         removed=removed,
+        at=stamp,
     )
     history.journal(
         tx,
@@ -299,6 +304,7 @@ def write_version(
         version=version,
         added=added,
         removed=removed,
+        at=stamp,
     )
     return version, added, removed
 

@@ -117,6 +117,17 @@ def _lines(newer: str, older: str, at: int, out: list[Op]) -> None:
             out.append((_INSERT, 0, 0, "".join(old_lines[a0:a1])))
 
 
+def _worth_matching(newer: str, older: str) -> bool:
+    """Whether line matching can find much: both middles long enough, and at least a quarter
+    of the older one made of lines the newer one also has (a rewrite shares none, and the
+    matcher would cost milliseconds to find that out)."""
+    if "\n" not in older or min(len(newer), len(older)) < LINE_DIFF_FROM:
+        return False
+    present = set(newer.splitlines(keepends=True))
+    shared = sum(len(line) for line in older.splitlines(keepends=True) if line in present)
+    return shared * 4 >= len(older)
+
+
 def _ops(newer: str, older: str) -> list[Op]:
     """Copies and inserts that build ``older`` from ``newer``: the common start and end of
     the two are copied; a long changed middle is matched line by line."""
@@ -125,7 +136,7 @@ def _ops(newer: str, older: str) -> list[Op]:
     new_middle = newer[prefix : len(newer) - suffix]
     old_middle = older[prefix : len(older) - suffix]
     ops: list[Op] = [(_COPY, 0, prefix, "")]
-    if "\n" in old_middle and min(len(new_middle), len(old_middle)) >= LINE_DIFF_FROM:
+    if _worth_matching(new_middle, old_middle):
         _lines(new_middle, old_middle, prefix, ops)
     else:
         ops.append((_INSERT, 0, 0, old_middle))
@@ -168,7 +179,7 @@ def _encode_ops(source_length: int, ops: list[Op]) -> bytes:
 
 def _pack(kind: int, payload: bytes) -> bytes:
     if len(payload) >= COMPRESS_FROM:
-        packed = zlib.compress(payload, 6)
+        packed = zlib.compress(payload, 1)  # the fastest level: this runs on the write path
         if len(packed) * 10 <= len(payload) * 9:
             return bytes([kind | COMPRESSED]) + packed
     return bytes([kind]) + payload
