@@ -1,16 +1,24 @@
-"""Notes benchmark: key updates, get, history and recent at 10k and 100k notes.
+"""Notes benchmark: key updates, get, history, recent and old revisions at 10k and 100k notes.
 
     python benchmarks/notes.py [--sizes 10000,100000] [--queries 300] [--out DIR]
 
-Each size fills a fresh memory with notes of 300-900 characters in 50 project scopes and the
-user scope, each under a topic key and saved 1 to 9 times (5 on average), so every note has a
-history. The fill goes through the same ``save`` code as the API, batched into large
-transactions so it takes minutes, not hours. Then, on the filled store:
+Each size fills two fresh memories with notes of 300-900 characters in 50 project scopes and
+the user scope, each under a topic key and saved 1 to 9 times (5 on average), so every note has
+a history. In the first each save rewrites the note (the worst case for a delta: nothing in
+common with the version before); in the second each save edits it (a sentence changed or
+added, a paragraph replaced or dropped: a living document). The fill goes through the same
+``save`` code as the API, batched into large transactions so it takes minutes, not hours.
+Then, on the filled stores:
 
-* the rate of single durable ``save`` calls that update a note by key, next to a raw ``sqlite3``
-  insert+commit loop on the same disk (alternating rounds),
-* ``get``, ``history`` and ``recent`` (16 KiB, one scope or all) p50/p95,
-* database size per stored revision, and peak RSS.
+* the rate of single durable ``save`` calls that update a note by key (rewrites, then edits),
+  next to a raw ``sqlite3`` insert+commit loop on the same disk (alternating rounds), and the
+  same for rewrites with the index upkeep deferred until the rounds end (what the update's own
+  transaction costs, without the re-indexing that follows it);
+* ``get``, ``history`` and ``recent`` (16 KiB, one scope or all) p50/p95;
+* ``revision`` of each note's first version (the oldest: the most deltas to apply), and of old
+  versions of one 30 KB document edited 200 times;
+* database size per stored revision, the bytes of the revisions table itself per revision
+  (``dbstat``: table, overflow and its index), and peak RSS.
 
 Prints a table and writes ``notes.json`` to ``--out``.
 """
@@ -20,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -51,7 +60,9 @@ TARGETS = {
     "get_p95_ms": ("<=", 2.0),
     "recent_p95_ms": ("<=", 10.0),
     "key_update_vs_raw": (">=", 0.6),
+    "key_edit_vs_raw": (">=", 0.6),
 }
+LONG_VERSIONS = 200
 
 
 def vocabulary(rng: random.Random, size: int = 4000) -> list[str]:
@@ -69,11 +80,32 @@ def body(rng: random.Random, words: list[str]) -> str:
     return "\n\n".join(paragraphs)
 
 
+def edit(rng: random.Random, words: list[str], text: str) -> str:
+    """One edit of a living document: a sentence added or changed, a paragraph replaced or
+    dropped."""
+    paragraphs = text.split("\n\n")
+    move = rng.randrange(4)
+    at = rng.randrange(len(paragraphs))
+    sentence = " ".join(rng.choices(words, k=rng.randint(6, 14))).capitalize() + "."
+    if move == 0:
+        paragraphs[at] += " " + sentence
+    elif move == 1:
+        paragraphs[at] = " ".join(rng.choices(words, k=rng.randint(10, 30))).capitalize() + "."
+    elif move == 2 and len(paragraphs) > 1:
+        paragraphs.pop(at)
+    else:
+        cut = paragraphs[at].split(" ")
+        cut[rng.randrange(len(cut))] = rng.choice(words)
+        paragraphs[at] = " ".join(cut)
+    return "\n\n".join(paragraphs)
+
+
 def fill(
-    mem: recuerdo.Memory, size: int, rng: random.Random, words: list[str]
-) -> tuple[int, dict[str, str]]:
-    """Create ``size`` notes with 1-9 saves each through ``notes.save``; return the number
-    of revisions and each key's scope."""
+    mem: recuerdo.Memory, size: int, rng: random.Random, words: list[str], *, edits: bool
+) -> tuple[int, dict[str, str], dict[str, str]]:
+    """Create ``size`` notes with 1-9 saves each through ``notes.save`` (each save a rewrite,
+    or with ``edits`` an edit of the text before); return the number of revisions, each key's
+    scope and its last text."""
     plan = [
         (f"topic/{i}", rng.choice(SCOPES), rng.choice(KINDS), rng.randint(1, 9))
         for i in range(size)
@@ -82,15 +114,17 @@ def fill(
     saves = [(key, scope, kind) for key, scope, kind, times in plan for _ in range(times)]
     rng.shuffle(saves)
     revisions = 0
+    last: dict[str, str] = {}
     for start in range(0, len(saves), FILL_BATCH):
         with mem._store.write() as tx:
             for key, scope, kind in saves[start : start + FILL_BATCH]:
+                text = edit(rng, words, last[key]) if edits and key in last else body(rng, words)
                 reply = notes.save(
                     tx,
                     tenant=mem.tenant,
                     principal="fill",
                     title=f"Note {key}",
-                    content=body(rng, words),
+                    content=text,
                     kind=kind,
                     scope=scope,
                     key=key,
@@ -99,8 +133,63 @@ def fill(
                     tags=None,
                     strict=False,
                 )
+                last[key] = text
                 revisions += reply["outcome"] in ("created", "updated")
-    return revisions, {key: scope for key, scope, _, _ in plan}
+    return revisions, {key: scope for key, scope, _, _ in plan}, last
+
+
+_DBSTAT = """
+import sqlite3, sys
+conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+names = "('revisions', 'revisions_by_version')"
+print(conn.execute(f"SELECT sum(pgsize) FROM dbstat WHERE name IN {names}").fetchone()[0] or 0)
+"""
+
+
+def revisions_bytes(path: str) -> int:
+    """The pages of the revisions table (with its overflow pages) and of its index. Python's
+    own sqlite3 has ``dbstat``; it runs in a process of its own, because two SQLite libraries
+    in one process would release each other's locks on the file."""
+    found = subprocess.run(
+        [sys.executable, "-c", _DBSTAT, path], capture_output=True, text=True, check=True
+    )
+    return int(found.stdout)
+
+
+def filled(
+    folder: Path, name: str, size: int, rng: random.Random, words: list[str], *, edits: bool
+) -> tuple[recuerdo.Memory, dict[str, Any], dict[str, str], dict[str, str]]:
+    mem = recuerdo.open(name, base_dir=folder)
+    start = time.perf_counter()
+    revisions, scopes, last = fill(mem, size, rng, words, edits=edits)
+    fill_seconds = time.perf_counter() - start
+    # The fill bypasses the verbs, so its notes are not chunked yet: index them now, or
+    # the background worker would do it during (and charge it to) the timed updates.
+    start = time.perf_counter()
+    mem._upkeep.drain()
+    index_seconds = time.perf_counter() - start
+    mem._store.reclaim()  # type: ignore[attr-defined]
+    db = folder_mib(Path(mem.location).parent, f"{name}*")
+    kept = revisions_bytes(mem.location)
+    figures = {
+        "revisions": revisions,
+        "fill_saves_per_s": round(revisions / fill_seconds),
+        "chunk_index_after_fill_s": round(index_seconds, 1),
+        "db_mib": db,
+        "bytes_per_revision": round(db * 2**20 / revisions),
+        "revisions_table_bytes_per_revision": round(kept / revisions),
+    }
+    return mem, figures, scopes, last
+
+
+def long_history(mem: recuerdo.Memory, rng: random.Random, words: list[str]) -> int:
+    """One 30 KB document edited ``LONG_VERSIONS`` times; its id."""
+    text = "\n\n".join(body(rng, words) for _ in range(50))
+    note = mem.save("Long document", text, key="long/document")["id"]
+    for _ in range(LONG_VERSIONS - 1):
+        text = edit(rng, words, text)
+        mem.save("Long document", text, key="long/document")
+    return int(note)
 
 
 def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
@@ -108,24 +197,23 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
     words = vocabulary(rng)
     with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
         folder = Path(tmp)
-        mem = recuerdo.open(f"notes-{size}", base_dir=folder)
-        start = time.perf_counter()
-        revisions, scopes = fill(mem, size, rng, words)
-        fill_seconds = time.perf_counter() - start
-        # The fill bypasses the verbs, so its notes are not chunked yet: index them now, or
-        # the background worker would do it during (and charge it to) the timed updates.
-        start = time.perf_counter()
-        mem._upkeep.drain()
-        index_seconds = time.perf_counter() - start
-        mem._store.reclaim()  # type: ignore[attr-defined]
-        db = folder_mib(Path(mem.location).parent, f"notes-{size}*")
+        mem, rewrites, scopes, _ = filled(folder, f"notes-{size}", size, rng, words, edits=False)
+        edited, edits, edit_scopes, last = filled(
+            folder, f"edits-{size}", size, rng, words, edits=True
+        )
 
         def update(r: int, i: int) -> None:
             key = f"topic/{rng.randrange(size)}"
             text = body(rng, words) + f" ({r}-{i})"
             mem.save(f"Note {key}", text, key=key, scope=scopes[key])
 
+        def edit_one(r: int, i: int) -> None:
+            key = f"topic/{rng.randrange(size)}"
+            last[key] = edit(rng, words, last[key]) + f" ({r}-{i})"
+            edited.save(f"Note {key}", last[key], key=key, scope=edit_scopes[key])
+
         update_rate, raw_rate = durable_rates(update, folder, SINGLE_WRITES)
+        edit_rate, raw_edit_rate = durable_rates(edit_one, folder, SINGLE_WRITES)
         with mem._store.read() as tx:
             note_ids = [
                 row["id"]
@@ -139,23 +227,51 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         recent = time_calls(
             mem.recent, [{"scope": rng.choice([*SCOPES, None])} for _ in range(queries)]
         )
+        with edited._store.read() as tx:
+            edited_ids = [
+                row["id"]
+                for row in tx.all(
+                    "SELECT id FROM items WHERE item_type = 'note' AND version >= 5"
+                    " ORDER BY random() LIMIT ?",
+                    (queries,),
+                )
+            ]
+        first = time_calls(edited.revision, [{"id": i, "version": 1} for i in edited_ids])
+        long_note = long_history(edited, rng, words)
+        old = time_calls(
+            edited.revision,
+            [{"id": long_note, "version": rng.randint(1, LONG_VERSIONS - 1)} for _ in range(200)],
+        )
+        # Last: with the upkeep stopped, the timed saves pay for their own transaction only
+        # (the re-indexing they queue is done after the rounds).
+        mem._upkeep.stop(drain=False)
+        deferred_rate, raw_deferred_rate = durable_rates(update, folder, SINGLE_WRITES)
+        start = time.perf_counter()
+        mem._upkeep.drain()
+        reindex_ms = (time.perf_counter() - start) * 1000 / SINGLE_WRITES
         mem.close()
+        edited.close()
     return {
         "size": size,
-        "revisions": revisions,
-        "fill_saves_per_s": round(revisions / fill_seconds),
-        "chunk_index_after_fill_s": round(index_seconds, 1),
+        **{f"rewrites_{k}": v for k, v in rewrites.items()},
+        **{f"edits_{k}": v for k, v in edits.items()},
         "key_update_per_s": round(update_rate),
         "raw_sqlite_per_s": round(raw_rate),
         "key_update_vs_raw": round(update_rate / raw_rate, 2),
+        "key_edit_per_s": round(edit_rate),
+        "key_edit_vs_raw": round(edit_rate / raw_edit_rate, 2),
+        "key_update_index_deferred_vs_raw": round(deferred_rate / raw_deferred_rate, 2),
+        "reindex_after_ms_per_update": round(reindex_ms, 2),
         "get_p50_ms": round(get[0], 2),
         "get_p95_ms": round(get[1], 2),
         "history_p50_ms": round(hist[0], 2),
         "history_p95_ms": round(hist[1], 2),
         "recent_p50_ms": round(recent[0], 2),
         "recent_p95_ms": round(recent[1], 2),
-        "db_mib": db,
-        "bytes_per_revision": round(db * 2**20 / revisions),
+        "revision_v1_p50_ms": round(first[0], 2),
+        "revision_v1_p95_ms": round(first[1], 2),
+        "long_doc_old_revision_p50_ms": round(old[0], 2),
+        "long_doc_old_revision_p95_ms": round(old[1], 2),
         "peak_rss_mib": peak_rss_mib(),
     }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from recuerdo.store import text_delta
 from recuerdo.store.postgres.connection import schema_name
 from recuerdo.verbs import VERBS
 
@@ -31,6 +33,7 @@ MARKERS = {
     "passage": "Vqonbiltreskpg",
     "subject": "Zpokrimsuvelpg",
     "message": "Fyqzurbeklompg",
+    "old version": "Ubrexomaltinpg",  # a word only an earlier version of a note holds
 }
 EMPTIED = ("items", "chunks", "revisions", "retrieval_audit")
 
@@ -50,6 +53,10 @@ def _plant(server: Server) -> dict[str, dict[str, Any]]:
     entry = _ok(server, "remember", {"category": "learning", "content": f"{m['entry']} rule"})
     note = _ok(server, "save", {"title": f"{m['note']} plan", "content": f"Body {m['note']}."})
     _ok(server, "edit", {"id": note["id"], "operation": "append", "content": "Second version."})
+    kept = _ok(server, "save", {"title": "Plan of record", "content": f"Body {m['old version']}."})
+    replace = {"operation": "find_replace", "find": m["old version"], "content": "nothing"}
+    _ok(server, "edit", {"id": kept["id"], **replace})
+    _ok(server, "edit", {"id": kept["id"], "operation": "append", "content": "Third version."})
     doc = _ok(server, "remember_knowledge", {"content": f"The passage {m['passage']} alone."})
     subject = f"{m['subject']} Vantheris"
     _ok(
@@ -75,6 +82,7 @@ def _plant(server: Server) -> dict[str, dict[str, Any]]:
     return {
         "forget": {"id": entry},
         "delete": {"id": note["id"], "hard": True},
+        "delete ": {"id": kept["id"], "hard": True},
         "forget_knowledge": {"passage": doc["doc_id"]},
         "forget_knowledge ": {"subject": subject},
         "forget_knowledge  ": {"passage": added["ids"][0], "scope": "conversation:c9"},
@@ -112,7 +120,17 @@ def _live_text(url: str, memory: str) -> str:
     for (table,) in tables:
         query = sql.SQL("SELECT t::text FROM {} AS t").format(sql.Identifier(table))
         parts += [row[0] for row in _admin_rows(url, memory, query.as_string())]
+    # Earlier versions of notes are deltas (bytea: hex in the text above): their own words.
+    deltas = "SELECT previous FROM revisions WHERE previous IS NOT NULL"
+    parts += [_delta_words(bytes(row[0])) for row in _admin_rows(url, memory, deltas)]
     return "\n".join(parts).lower()
+
+
+def _delta_words(delta: bytes) -> str:
+    """The text a delta holds of its own (store/text_delta.py: a header byte, then UTF-8
+    literals among varints, zlib-compressed when that pays)."""
+    body = zlib.decompress(delta[1:]) if delta[0] & text_delta.COMPRESSED else delta[1:]
+    return body.decode("utf-8", "ignore")
 
 
 @pytest.mark.slow

@@ -27,6 +27,7 @@ MARKERS = {
     "forget_knowledge subject": "Zpokrimsuvelqx",
     "forget_knowledge all": "Xwibdaqomeltqx",
     "forget_knowledge attribute": "Qhavyrtulemsqx",
+    "note hard delete, old version": "Ubrexomaltinqx",
 }
 MESSAGE_MARKER = "Fyqzurbeklomqx"  # a conversation message forgotten as a passage
 
@@ -69,6 +70,14 @@ def _plant(server: AttackServer) -> dict[str, Callable[[], Reply]]:
         {"title": f"{m['note hard delete']} plan", "content": f"Body {m['note hard delete']}."},
     )
     server.ok("edit", {"id": note["id"], "operation": "append", "content": "Second version."})
+    # A word only an earlier version holds: it lives on in that version's delta alone.
+    old = m["note hard delete, old version"]
+    kept = server.ok("save", {"title": "Plan of record", "content": f"Body {old} first."})
+    server.ok(
+        "edit",
+        {"id": kept["id"], "operation": "find_replace", "find": old, "content": "nothing"},
+    )
+    server.ok("edit", {"id": kept["id"], "operation": "append", "content": "Third version."})
     doc = server.ok(
         "remember_knowledge",
         {"content": f"The passage {m['forget_knowledge passage']} stands alone.", "source": "p"},
@@ -128,6 +137,9 @@ def _plant(server: AttackServer) -> dict[str, Callable[[], Reply]]:
     return {
         "entry forget": lambda: server.call("forget", {"id": entry}),
         "note hard delete": lambda: server.call("delete", {"id": note["id"], "hard": True}),
+        "note hard delete, old version": lambda: server.call(
+            "delete", {"id": kept["id"], "hard": True}
+        ),
         "forget_knowledge passage": lambda: server.call(
             "forget_knowledge", {"passage": doc["doc_id"]}
         ),

@@ -257,19 +257,20 @@ def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
 
 
 def _note(tx: Tx, row: Row) -> dict[str, Any]:
+    texts = history.version_texts(tx, row["tenant"], row["id"])
     revisions = [
         {
             "version": r["version"],
             "title": r["title"],
             "kind": r["kind"],
-            "content": r["content"],
+            "content": texts[r["version"]],
             "operation": r["operation"],
             "principal": r["principal"],
             "created_at": r["created_at"],
         }
         for r in tx.all(
-            "SELECT * FROM revisions WHERE tenant = ? AND item_id = ? AND version IS NOT NULL"
-            " ORDER BY version",
+            "SELECT version, title, kind, operation, principal, created_at FROM revisions"
+            " WHERE tenant = ? AND item_id = ? AND version IS NOT NULL ORDER BY version",
             (row["tenant"], row["id"]),
         )
     ]

@@ -1,8 +1,9 @@
 """Revisions and the journal: who changed what, how much, and when.
 
-Every version of a note is kept whole in ``revisions``; every change to any item (entries too)
-is a ``journal`` row without text, so the owner can see exactly what an agent wrote and the
-journal never holds words that a forget must also erase.
+Every version of a note is kept in ``revisions`` (the earlier ones as reverse deltas from the
+version after them, the current one only on the item row: ``store/revision_deltas.py``); every
+change to any item (entries too) is a ``journal`` row without text, so the owner can see exactly
+what an agent wrote and the journal never holds words that a forget must also erase.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, get_args
 from ..core.clock import now_iso
 from ..core.items import MAIL, visible
 from ..errors import InvalidInput, ItemNotFound
+from ..store import revision_deltas
 from ..store.base import Row, Tx
 from .results import JournalLine, JournalOperation, Revision, RevisionSummary
 
@@ -49,12 +51,64 @@ def change_size(old: str, new: str) -> tuple[int, int]:
     return len(new) - prefix - suffix, len(old) - prefix - suffix
 
 
+def _insert_revision(
+    tx: Tx, tenant: str, item_id: int, values: dict[str, Any], at: str | None = None
+) -> int:
+    columns = ", ".join(values)
+    marks = ", ".join("?" * (len(values) + 3))
+    return int(
+        tx.scalar(
+            f"INSERT INTO revisions (tenant, item_id, {columns}, created_at) VALUES ({marks})"
+            " RETURNING id",
+            (tenant, item_id, *values.values(), at or now_iso()),
+        )
+    )
+
+
+def record_version(
+    tx: Tx,
+    *,
+    tenant: str,
+    item_id: int,
+    version: int,
+    operation: str,
+    principal: str,
+    title: str | None,
+    kind: str | None,
+    text: str,
+    before: str | None,
+    added: int,
+    removed: int,
+    at: str | None = None,
+) -> int:
+    """Version ``version`` of a note, whose text ``text`` the item row now holds: the row keeps
+    no copy of it, only ``before`` (the text it replaces; None for the first version) as a
+    reverse delta (``store/revision_deltas.py``). ``at``: when (default now)."""
+    previous = None if before is None else revision_deltas.previous_of(version, text, before)
+    return _insert_revision(
+        tx,
+        tenant,
+        item_id,
+        {
+            "version": version,
+            "operation": operation,
+            "principal": principal,
+            "title": title,
+            "kind": kind,
+            "previous": previous,
+            "chars_added": added,
+            "chars_removed": removed,
+            "content_hash": content_hash(text),
+        },
+        at,
+    )
+
+
 def record_revision(
     tx: Tx,
     *,
     tenant: str,
     item_id: int,
-    version: int | None,
     operation: str,
     principal: str,
     title: str | None,
@@ -64,27 +118,23 @@ def record_revision(
     removed: int,
     based_on: int | None = None,
 ) -> int:
-    return int(
-        tx.scalar(
-            "INSERT INTO revisions (tenant, item_id, version, based_on, operation, principal,"
-            " title, kind, content, chars_added, chars_removed, content_hash, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            (
-                tenant,
-                item_id,
-                version,
-                based_on,
-                operation,
-                principal,
-                title,
-                kind,
-                content,
-                added,
-                removed,
-                content_hash(content),
-                now_iso(),
-            ),
-        )
+    """A revision without a version (a conflict kept aside, a deletion, a restore): its text
+    is kept whole, as it never was (or no longer is) the item's."""
+    return _insert_revision(
+        tx,
+        tenant,
+        item_id,
+        {
+            "based_on": based_on,
+            "operation": operation,
+            "principal": principal,
+            "title": title,
+            "kind": kind,
+            "content": content,
+            "chars_added": added,
+            "chars_removed": removed,
+            "content_hash": content_hash(content),
+        },
     )
 
 
@@ -100,6 +150,7 @@ def journal(
     version: int | None = None,
     added: int = 0,
     removed: int = 0,
+    at: str | None = None,
 ) -> None:
     tx.execute(
         "INSERT INTO journal (tenant, scope, item_id, item_type, operation, principal, version,"
@@ -114,7 +165,7 @@ def journal(
             version,
             added,
             removed,
-            now_iso(),
+            at or now_iso(),
         ),
     )
 
@@ -205,8 +256,37 @@ def revision(tx: Tx, tenant: str, item_id: int, version: object, revision_id: ob
         **_revision_summary(row),
         "title": row["title"],
         "kind": row["kind"],
-        "content": row["content"],
+        "content": revision_deltas.version_text(tx, tenant, item_id, row),
     }
+
+
+def version_text(tx: Tx, tenant: str, item_id: int, version: int) -> str | None:
+    """The text of one version of a note (None when it has no such version)."""
+    row = tx.one(
+        "SELECT version, content, content_hash FROM revisions WHERE tenant = ? AND item_id = ?"
+        " AND version = ?",
+        (tenant, item_id, version),
+    )
+    return None if row is None else revision_deltas.version_text(tx, tenant, item_id, row)
+
+
+def version_texts(tx: Tx, tenant: str, item_id: int) -> dict[int, str]:
+    """The text of every version of a note, by version number."""
+    return revision_deltas.version_texts(tx, tenant, item_id)
+
+
+def revision_texts(tx: Tx, tenant: str, item_id: int) -> list[tuple[str | None, str]]:
+    """(title, text) of every revision of a note, versions and those kept aside alike: all the
+    words its history holds (what a hard delete scrubs from the audit)."""
+    texts = version_texts(tx, tenant, item_id)
+    rows = tx.all(
+        "SELECT version, title, content FROM revisions WHERE tenant = ? AND item_id = ?",
+        (tenant, item_id),
+    )
+    return [
+        (row["title"], row["content"] if row["version"] is None else texts[row["version"]])
+        for row in rows
+    ]
 
 
 def read_journal(

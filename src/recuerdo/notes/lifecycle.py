@@ -33,7 +33,6 @@ def _mark(tx: Tx, row: Row, operation: str, principal: str) -> None:
         tx,
         tenant=row["tenant"],
         item_id=row["id"],
-        version=None,
         operation=operation,
         principal=principal,
         title=row["title"],
@@ -59,11 +58,7 @@ def delete(tx: Tx, tenant: str, principal: str, item_id: object, hard: bool) -> 
             load_note(tx, tenant, item_id)  # raises the right error
             raise AssertionError("unreachable")
         revisions = [
-            f"{r['title'] or ''} {r['content']}"
-            for r in tx.all(
-                "SELECT title, content FROM revisions WHERE tenant = ? AND item_id = ?",
-                (tenant, row["id"]),
-            )
+            f"{title or ''} {text}" for title, text in history.revision_texts(tx, tenant, row["id"])
         ]
         tx.execute("DELETE FROM items WHERE tenant = ? AND id = ?", (tenant, row["id"]))
         audit.scrub(

@@ -45,6 +45,7 @@ from ..core.settings import note_limit_bytes
 from ..core.text import check_tags, checked_label
 from ..errors import InvalidInput, RecuerdoError
 from ..store.base import Row, Tx
+from . import history
 from . import links as note_links
 from . import operations as notes
 
@@ -377,13 +378,13 @@ def apply(tx: Tx, tenant: str, note: Incoming) -> Applied:
         return Applied("unchanged", row["id"], row["version"], links_added=added)
     if note.version is not None and note.version != row["version"]:
         base = tx.one(
-            "SELECT title, kind, content FROM revisions WHERE item_id = ? AND version = ?",
-            (row["id"], note.version),
+            "SELECT title, kind FROM revisions WHERE tenant = ? AND item_id = ? AND version = ?",
+            (tenant, row["id"], note.version),
         )
-        if base is not None and (base["content"], base["title"], base["kind"]) == (
-            note.content,
-            note.title,
-            note.kind,
+        if (
+            base is not None
+            and (base["title"], base["kind"]) == (note.title, note.kind)
+            and history.version_text(tx, tenant, row["id"], note.version) == note.content
         ):
             return Applied(
                 "behind",

@@ -198,7 +198,7 @@ def create(
     if "[[" in content:
         links.sync_wikilinks(tx, _row(tx, tenant, item_id))
     links.resolve_pending(tx, tenant, title, item_id)
-    history.record_revision(
+    history.record_version(
         tx,
         tenant=tenant,
         item_id=item_id,
@@ -207,9 +207,11 @@ def create(
         principal=principal,
         title=title,
         kind=kind,
-        content=content,
+        text=content,
+        before=None,
         added=len(content),
         removed=0,
+        at=stamp,
     )
     history.journal(
         tx,
@@ -221,6 +223,7 @@ def create(
         principal=principal,
         version=1,
         added=len(content),
+        at=stamp,
     )
     return item_id
 
@@ -246,7 +249,9 @@ def write_version(
     new_kind = row["category"] if kind is None else kind
     # Only columns that change are written: SQLite rewrites an index entry whenever its
     # column appears in the SET list, changed or not.
-    changes: dict[str, Any] = {"content": content, "version": version, "updated_at": now_iso()}
+    # One clock reading for the item, its revision and its journal line (each is a strftime).
+    stamp = now_iso()
+    changes: dict[str, Any] = {"content": content, "version": version, "updated_at": stamp}
     if row["key"] is None:
         # Repeats are found by this hash only for notes without a key; a keyed note is
         # compared with its current text, and skipping the hash spares an index write.
@@ -273,7 +278,7 @@ def write_version(
     if "title" in changes:
         links.resolve_pending(tx, row["tenant"], new_title, row["id"])
     chunk_index.rechunk(tx, row["tenant"], row["id"])
-    history.record_revision(
+    history.record_version(
         tx,
         tenant=row["tenant"],
         item_id=row["id"],
@@ -282,9 +287,11 @@ def write_version(
         principal=principal,
         title=new_title,
         kind=new_kind,
-        content=content,
+        text=content,
+        before=row["content"],
         added=added,
         removed=removed,
+        at=stamp,
     )
     history.journal(
         tx,
@@ -297,6 +304,7 @@ def write_version(
         version=version,
         added=added,
         removed=removed,
+        at=stamp,
     )
     return version, added, removed
 
@@ -390,7 +398,6 @@ def keep_conflict(
         tx,
         tenant=current["tenant"],
         item_id=current["id"],
-        version=None,
         operation="conflict",
         principal=principal,
         title=title,

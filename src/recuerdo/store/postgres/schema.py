@@ -17,6 +17,7 @@ from ..base import Tx
 from ..migrations import Schema
 from .ddl import has_extension, tenant_policies
 from .ddl import run_script as _run_script
+from .revisions_schema import m019_revision_deltas
 
 SCHEMA = Schema()
 migration = SCHEMA.step
@@ -592,3 +593,7 @@ def m017_vector_index(tx: Tx) -> None:
     from .vectors import install
 
     install(tx)
+
+
+# Earlier versions of notes become reverse deltas (revisions_schema.py; decision 0024).
+migration(m019_revision_deltas)

@@ -9,6 +9,7 @@ from ..migrations import Schema
 from .code_schema import CODE_STORE
 from .comms_schema import COMMS
 from .pins_schema import PINS
+from .revisions_schema import m019_revision_deltas
 from .tenant_schema import tenant_children
 from .wikilinks_schema import pending_wikilinks
 
@@ -593,3 +594,7 @@ def m017_vector_index(tx: Tx) -> None:
     # PostgreSQL's step gives the vectors an index in the database (pgvector); a SQLite
     # memory's HNSW index is a file beside the store (index/vector_file.py): nothing to do.
     return None
+
+
+# Earlier versions of notes become reverse deltas (revisions_schema.py; decision 0024).
+migration(m019_revision_deltas)

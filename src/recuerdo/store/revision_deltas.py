@@ -1,0 +1,209 @@
+"""How ``revisions`` keeps the text of a note's versions (since ``m019_revision_deltas``).
+
+The current text is whole on the item row and nowhere else. A version's row holds no text of
+its own (``content`` is NULL); it holds ``previous``: the text of the version before it, as a
+reverse delta from its own text (``text_delta``), written once, when the version is made (an
+insert only: no earlier row is rewritten by an update). Every ``SNAPSHOT_EVERY``-th version is
+kept whole instead (in the row after it), so reading any version applies at most
+``SNAPSHOT_EVERY - 1`` deltas; a delta no smaller than the text is kept whole too.
+
+A row whose ``content`` is set holds its text whole: conflicts, deletions and restores (rows
+without a version), and the versions of an older store that could not be chained (a gap in
+the version numbers, or a newest revision that differs from the item's text). Reading walks
+up from the version asked for to the first text held whole (a snapshot, a ``content``, or the
+item's text), then back down through the deltas; every text rebuilt is checked against the
+hash recorded when it was written, so a broken chain is reported, never served.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+
+from ..errors import StoreDamaged
+from . import text_delta
+from .base import Row, Tx
+
+SNAPSHOT_EVERY = 16
+_BATCH = SNAPSHOT_EVERY + 1  # rows read at a time while walking up: usually one query
+_CONVERT_ITEMS = 500
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def previous_of(version: int, text: str, before: str) -> bytes:
+    """The ``previous`` of version ``version`` (whose text is ``text``): the text of the
+    version before it, ``before``, as a delta from ``text``, or whole at a snapshot."""
+    if (version - 1) % SNAPSHOT_EVERY == 0:
+        return text_delta.whole(before)
+    return text_delta.make(text, before)
+
+
+def _damaged(item_id: int, version: int, why: str) -> StoreDamaged:
+    return StoreDamaged(
+        f"version {version} of note {item_id} cannot be rebuilt from its history ({why}); "
+        "the current text is unaffected"
+    )
+
+
+def _apply(item_id: int, version: int, previous: bytes, newer: str | None) -> str:
+    try:
+        return text_delta.apply(bytes(previous), newer)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _damaged(item_id, version, str(exc)) from exc
+
+
+def _checked(item_id: int, row: Row, text: str) -> str:
+    if text_hash(text) != row["content_hash"]:
+        raise _damaged(item_id, row["version"], "its text does not match its recorded hash")
+    return text
+
+
+def _current(tx: Tx, tenant: str, item_id: int, top: int) -> str:
+    current = tx.one(
+        "SELECT version, content FROM items WHERE tenant = ? AND id = ?", (tenant, item_id)
+    )
+    if current is None or current["version"] != top:
+        raise _damaged(item_id, top, "the note's current version is not its newest revision")
+    return str(current["content"])
+
+
+def _walk_up(tx: Tx, tenant: str, item_id: int, version: int) -> tuple[str, list[bytes]]:
+    """From ``version`` up to the first text held whole: that text, and the deltas (lowest
+    version first) that lead back down from it to ``version``."""
+    pending: list[bytes] = []
+    expected = version
+    while True:
+        rows = tx.all(
+            "SELECT version, content, previous FROM revisions WHERE tenant = ? AND item_id = ?"
+            " AND version >= ? ORDER BY version LIMIT ?",
+            (tenant, item_id, expected, _BATCH),
+        )
+        for row in rows:
+            at = int(row["version"])
+            if at != expected:
+                raise _damaged(item_id, version, f"version {expected} is missing")
+            expected += 1
+            previous = row["previous"]
+            if at > version:
+                if previous is None:
+                    raise _damaged(item_id, version, f"version {at} keeps no earlier text")
+                if text_delta.is_whole(bytes(previous)):
+                    return _apply(item_id, at - 1, previous, None), pending
+            if row["content"] is not None:
+                return str(row["content"]), pending + ([previous] if at > version else [])
+            if at > version:
+                pending.append(previous)
+        if len(rows) < _BATCH:
+            if expected == version:
+                raise _damaged(item_id, version, "no such revision")
+            return _current(tx, tenant, item_id, expected - 1), pending
+
+
+def version_text(tx: Tx, tenant: str, item_id: int, row: Row) -> str:
+    """The text of the version in ``row`` (a row of ``revisions`` with its ``version``,
+    ``content`` and ``content_hash``)."""
+    if row["content"] is not None:
+        return str(row["content"])
+    version = int(row["version"])
+    text, pending = _walk_up(tx, tenant, item_id, version)
+    for at, previous in zip(
+        range(version + len(pending), version, -1), reversed(pending), strict=True
+    ):
+        text = _apply(item_id, at - 1, previous, text)
+    return _checked(item_id, row, text)
+
+
+def version_texts(tx: Tx, tenant: str, item_id: int) -> dict[int, str]:
+    """The text of every version of a note, by version number (one pass down from the
+    current text: each delta is applied once)."""
+    rows = tx.all(
+        "SELECT version, content, previous, content_hash FROM revisions WHERE tenant = ?"
+        " AND item_id = ? AND version IS NOT NULL ORDER BY version DESC",
+        (tenant, item_id),
+    )
+    texts: dict[int, str] = {}
+    above: tuple[int, bytes | None, str] | None = None
+    for row in rows:
+        at = int(row["version"])
+        if row["content"] is not None:
+            text = str(row["content"])
+        elif above is None:
+            text = _current(tx, tenant, item_id, at)
+        elif above[0] == at + 1 and above[1] is not None:
+            text = _apply(item_id, at, above[1], above[2])
+        else:
+            raise _damaged(item_id, at, f"version {at + 1} keeps no earlier text")
+        texts[at] = _checked(item_id, row, text)
+        above = (at, row["previous"], text)
+    return texts
+
+
+def converted(tx: Tx) -> Iterator[tuple[str, int, bool, bytes | None]]:
+    """For ``m019_revision_deltas``: each version row of the old layout (every version whole)
+    as ``(tenant, id, keeps its content, previous)``, items a few hundred at a time."""
+    tenants = [
+        str(r["tenant"])
+        for r in tx.all("SELECT DISTINCT tenant FROM revisions /* every tenant */ ORDER BY tenant")
+    ]
+    for tenant in tenants:
+        after = -1
+        while True:
+            ids = [
+                int(r["item_id"])
+                for r in tx.all(
+                    "SELECT DISTINCT item_id FROM revisions WHERE tenant = ? AND item_id > ?"
+                    " AND version IS NOT NULL ORDER BY item_id LIMIT ?",
+                    (tenant, after, _CONVERT_ITEMS),
+                )
+            ]
+            if not ids:
+                break
+            after = ids[-1]
+            yield from _convert_items(tx, tenant, ids[0], ids[-1])
+
+
+def _convert_items(
+    tx: Tx, tenant: str, first: int, last: int
+) -> Iterator[tuple[str, int, bool, bytes | None]]:
+    current = {
+        int(r["id"]): (int(r["version"]), str(r["content"]))
+        for r in tx.all(
+            "SELECT id, version, content FROM items WHERE tenant = ? AND id >= ? AND id <= ?"
+            " AND item_type = 'note'",
+            (tenant, first, last),
+        )
+    }
+    rows: list[Row] = []
+    for row in tx.all(
+        "SELECT id, item_id, version, content FROM revisions WHERE tenant = ? AND item_id >= ?"
+        " AND item_id <= ? AND version IS NOT NULL ORDER BY item_id, version",
+        (tenant, first, last),
+    ):
+        if rows and rows[-1]["item_id"] != row["item_id"]:
+            yield from _convert_note(tenant, rows, current.get(int(rows[-1]["item_id"])))
+            rows = []
+        rows.append(row)
+    if rows:
+        yield from _convert_note(tenant, rows, current.get(int(rows[-1]["item_id"])))
+
+
+def _convert_note(
+    tenant: str, rows: list[Row], current: tuple[int, str] | None
+) -> Iterator[tuple[str, int, bool, bytes | None]]:
+    """One note's versions, oldest first: each gets the delta back to the one before it when
+    the two are consecutive; a version keeps its text whole unless the one after it (or, for
+    the newest, the item's own text) can give it back."""
+    for index, row in enumerate(rows):
+        version, text = int(row["version"]), str(row["content"])
+        previous = None
+        if index and int(rows[index - 1]["version"]) == version - 1:
+            previous = previous_of(version, text, str(rows[index - 1]["content"]))
+        if index + 1 < len(rows):
+            derivable = int(rows[index + 1]["version"]) == version + 1
+        else:
+            derivable = current is not None and current == (version, text)
+        if previous is not None or derivable:
+            yield tenant, int(row["id"]), not derivable, previous
