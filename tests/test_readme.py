@@ -2,10 +2,12 @@
 
 The blocks are run by ``readme_driver.py`` in a process of their own, from an empty folder, with
 this environment's ``recuerdo`` first on PATH and a HOME holding the git repository the code
-section names (``~/src/shop``). The one liberty taken: the README's port, 7700, is replaced by a
-free one (``RECUERDO_PORT`` for ``serve``, and in the blocks' URLs). Servers (blocks marked
-``<!-- readme: background -->``) run in the background while the later blocks run; only blocks
-marked ``<!-- readme: skip (reason) -->`` are left out.
+section names (``~/src/shop``). The static embedder's table is read from this machine's cache
+folder (``RECUERDO_CACHE_DIR``): the fake HOME would otherwise distil a private copy, half a
+minute of CPU that ``test_static_embedder.py`` already covers. The one other liberty taken: the
+README's port, 7700, is replaced by a free one (``RECUERDO_PORT`` for ``serve``, and in the
+blocks' URLs). Servers (blocks marked ``<!-- readme: background -->``) run in the background
+while the later blocks run; only blocks marked ``<!-- readme: skip (reason) -->`` are left out.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from recuerdo.index.static import cache_dir
 
 from .gitrepo import Repo
 from .readme_driver import blocks
@@ -61,6 +65,7 @@ def test_the_readme_runs_verbatim(tmp_path: Path) -> None:
     }
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["HOME"] = str(home)
+    env["RECUERDO_CACHE_DIR"] = str(cache_dir())
     done = subprocess.run(
         [sys.executable, str(ROOT / "tests" / "readme_driver.py"), str(README), str(_free_port())],
         cwd=work,

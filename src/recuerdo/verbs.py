@@ -135,7 +135,13 @@ def _params_model(
     title = "".join(part.capitalize() for part in verb_name.split("_")) + "Params"
     # Strict: a door's JSON is taken as it is typed (true is not the id 1, "5" is not 5).
     config = ConfigDict(
-        extra="forbid", populate_by_name=True, arbitrary_types_allowed=True, strict=True
+        extra="forbid",
+        populate_by_name=True,
+        arbitrary_types_allowed=True,
+        strict=True,
+        # Built at first validation: every process (each CLI call) imports all 81 verbs and
+        # uses one or two, and building them all cost about half of the verb table's import.
+        defer_build=True,
     )
     model = create_model(title, __config__=config, **fields)
     return model, hints.get("return")
