@@ -193,7 +193,8 @@ def main(argv: list[str]) -> int:
     for result in results:
         op, limit = TARGETS[result["kind"]]
         value = result["bytes_per_row"] if result["kind"] == "chunks" else result["store_vs_text"]
-        print(f"target {result['kind']}: {value} {op} {limit}  " + ("met" if value <= limit else "MISSED"))
+        verdict = "met" if value <= limit else "MISSED"
+        print(f"target {result['kind']}: {value} {op} {limit}  {verdict}")
     for result in results:
         result["size"] = result["rows"]
     write_json(args.name, args.out, results, TARGETS)

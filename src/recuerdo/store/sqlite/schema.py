@@ -8,6 +8,7 @@ from ..base import Tx
 from ..migrations import Schema
 from .code_schema import CODE_STORE
 from .comms_schema import COMMS
+from .compact_schema import compact_store
 from .pins_schema import PINS
 from .tenant_schema import tenant_children
 from .wikilinks_schema import pending_wikilinks
@@ -593,3 +594,8 @@ def m017_vector_index(tx: Tx) -> None:
     # PostgreSQL's step gives the vectors an index in the database (pgvector); a SQLite
     # memory's HNSW index is a file beside the store (index/vector_file.py): nothing to do.
     return None
+
+
+@migration
+def m018_compact_store(tx: Tx) -> None:
+    compact_store(tx)  # a smaller trigram index, shorter hashes (compact_schema.py)
