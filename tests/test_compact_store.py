@@ -5,6 +5,8 @@ before the step it answers after, and a store written before the step migrates."
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -14,10 +16,14 @@ from hypothesis import strategies as st
 import recuerdo
 from recuerdo.index import chunks as chunk_index
 from recuerdo.notes import history
+from recuerdo.store import SQLiteStore
+from recuerdo.store.base import Store
 from recuerdo.store.hashes import HASH_CHARS
-from recuerdo.store.sqlite import sqlite3
+from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.sqlite.schema import SCHEMA
 from recuerdo.store.sqlite.search import trigram_expression
+
+from .postgres import app_conninfo, unique_memory
 
 ENTRIES = [
     "The API answers on Monday",
@@ -111,27 +117,51 @@ def test_stored_keys_are_128_bit_prefixes(memory: recuerdo.Memory) -> None:
     assert memory.save("Key length", "A note  whose keys are MEASURED")["outcome"] == "duplicate"
 
 
-def _old_store(base: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, object], int]:
+class Backend:
+    """Opens one memory on a backend, at a given number of schema steps (None: all)."""
+
+    def __init__(self, kind: str, base: Path) -> None:
+        self.kind, self.base = kind, base
+        self.name = unique_memory("compact") if kind == "postgres" else "old"
+        self.url = app_conninfo() if kind == "postgres" else ""
+
+    @contextmanager
+    def open(self, steps: int | None) -> Iterator[recuerdo.Memory]:
+        store: Store
+        if self.kind == "postgres":
+            store = PostgresStore(self.url, self.name, steps=steps)
+        else:
+            path = self.base / ".recuerdo" / "state" / "old.db"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            store = SQLiteStore(str(path), steps=steps)
+        try:
+            with recuerdo.open(self.name, store=store) as memory:
+                yield memory
+        finally:
+            store.close()
+
+    def drop(self) -> None:
+        if self.kind == "postgres":
+            PostgresStore(self.url, self.name).drop()
+
+
+def _old_store(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, object], int]:
     """A store written by the code before m018 (its schema and its 64-digit keys), indexed and
     embedded: what its searches answered, and how many vectors it held."""
-    steps = list(SCHEMA.steps)
-    names = [name for name, _ in steps]
-    monkeypatch.setattr(SCHEMA, "steps", steps[: names.index("m018_compact_store")])
-    monkeypatch.setattr(chunk_index, "HASH_CHARS", 64)
-    monkeypatch.setattr(history, "HASH_CHARS", 64)
-    with recuerdo.open("old", base_dir=base) as memory:
-        memory.remember_many([{"category": "learning", "content": text} for text in ENTRIES])
-        memory.save("Greek wisdom", "Σοφία means wisdom; the owl stands for it")
-        memory.save("Banana notes", "A bandana is not a banana, said the API owner")
-        memory._upkeep.drain()
-        with memory._store.read() as tx:
-            assert tx.scalar("SELECT min(length(hash)) FROM chunks") == 64
-            vectors = int(tx.scalar("SELECT count(*) FROM embeddings"))
-        answers = _answers(memory)
-    monkeypatch.setattr(SCHEMA, "steps", steps)
-    monkeypatch.setattr(chunk_index, "HASH_CHARS", HASH_CHARS)
-    monkeypatch.setattr(history, "HASH_CHARS", HASH_CHARS)
-    return answers, vectors
+    steps = SCHEMA.names().index("m018_compact_store")
+    with monkeypatch.context() as old:
+        old.setattr(chunk_index, "HASH_CHARS", 64)
+        old.setattr(history, "HASH_CHARS", 64)
+        with backend.open(steps) as memory:
+            memory.remember_many([{"category": "learning", "content": t} for t in ENTRIES])
+            memory.save("Greek wisdom", "Σοφία means wisdom; the owl stands for it")
+            memory.save("Banana notes", "A bandana is not a banana, said the API owner")
+            memory._upkeep.drain()
+            with memory._store.read() as tx:
+                assert tx.scalar("SELECT min(length(hash)) FROM chunks") == 64
+                assert "m018_compact_store" not in memory._store.schema_steps
+                vectors = int(tx.scalar("SELECT count(*) FROM embeddings"))
+            return _answers(memory), vectors
 
 
 def _answers(memory: recuerdo.Memory) -> dict[str, object]:
@@ -144,34 +174,39 @@ def _answers(memory: recuerdo.Memory) -> dict[str, object]:
     return found
 
 
+@pytest.mark.parametrize("kind", ["file", "postgres"])
 def test_a_store_written_before_m018_migrates_and_answers_the_same(
-    base: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str, base: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The step rebuilds the trigram index (filled again off the write path: searches are the
-    same before and after it is), shortens every key in place (no vector is computed again,
-    none is orphaned), and repeats are still recognised against notes saved before it."""
-    before, vectors = _old_store(base, monkeypatch)
-    with recuerdo.open("old", base_dir=base) as memory:
-        with memory._store.read() as tx:
-            layout = tx.scalar("SELECT sql FROM sqlite_schema WHERE name = 'entry_trigrams'")
-            assert "detail='none'" in layout
-            assert tx.scalar("SELECT upto FROM index_marks WHERE name = 'entry_trigrams'") == 0
-            assert tx.scalar("SELECT max(length(hash)) FROM chunks") == 32
-            assert tx.scalar("SELECT count(*) FROM embeddings WHERE length(hash) <> 32") == 0
-        assert _answers(memory) == before  # the index is empty: the tail scan answers
-        memory._upkeep.drain()
-        with memory._store.read() as tx:
-            assert tx.scalar("SELECT upto FROM index_marks WHERE name = 'entry_trigrams'") > 0
-            assert int(tx.scalar("SELECT count(*) FROM embeddings")) == vectors
-            orphans = tx.scalar(
-                "SELECT count(*) FROM chunks c WHERE NOT EXISTS"
-                " (SELECT 1 FROM embeddings e WHERE e.hash = c.hash)"
-            )
-        assert orphans == 0 or vectors == 0
-        assert _answers(memory) == before
-        again = memory.save("Greek wisdom", "σοφία means  WISDOM; the owl stands for it")
-        assert again["outcome"] == "duplicate"
-    conn = sqlite3.connect(base / ".recuerdo" / "state" / "old.db")
-    applied = [row[0] for row in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
-    conn.close()
-    assert applied[-1] == "m018_compact_store"
+    """The step shortens every key in place (no vector is computed again, none is orphaned)
+    and, on SQLite, makes the trigram index again (filled off the write path: searches are the
+    same before and after it is); repeats are still recognised against notes saved before."""
+    backend = Backend(kind, base)
+    try:
+        before, vectors = _old_store(backend, monkeypatch)
+        with backend.open(None) as memory:
+            assert "m018_compact_store" in memory._store.schema_steps
+            with memory._store.read() as tx:
+                assert tx.scalar("SELECT max(length(hash)) FROM chunks") == 32
+                assert tx.scalar("SELECT count(*) FROM embeddings WHERE length(hash) <> 32") == 0
+                if kind == "file":
+                    layout = tx.scalar(
+                        "SELECT sql FROM sqlite_schema WHERE name = 'entry_trigrams'"
+                    )
+                    assert "detail='none'" in layout
+                    mark = "SELECT upto FROM index_marks WHERE name = 'entry_trigrams'"
+                    assert tx.scalar(mark) == 0
+            assert _answers(memory) == before  # on SQLite the index is empty: a scan answers
+            memory._upkeep.drain()
+            with memory._store.read() as tx:
+                assert int(tx.scalar("SELECT count(*) FROM embeddings")) == vectors
+                orphans = tx.scalar(
+                    "SELECT count(*) FROM chunks c WHERE NOT EXISTS"
+                    " (SELECT 1 FROM embeddings e WHERE e.hash = c.hash)"
+                )
+            assert orphans == 0 or vectors == 0
+            assert _answers(memory) == before
+            again = memory.save("Greek wisdom", "σοφία means  WISDOM; the owl stands for it")
+            assert again["outcome"] == "duplicate"
+    finally:
+        backend.drop()
