@@ -4,6 +4,7 @@ before the step it answers after, and a store written before the step migrates."
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.sqlite.schema import SCHEMA
 from recuerdo.store.sqlite.search import trigram_expression
 
-from .postgres import app_conninfo, unique_memory
+from .postgres import app_conninfo, contract_url, unique_memory
 
 ENTRIES = [
     "The API answers on Monday",
@@ -117,13 +118,24 @@ def test_stored_keys_are_128_bit_prefixes(memory: recuerdo.Memory) -> None:
     assert memory.save("Key length", "A note  whose keys are MEASURED")["outcome"] == "duplicate"
 
 
+def _app_url() -> str:
+    """The ordinary role's URL, with pgvector installed first where the admin may (an ordinary
+    role cannot create it, and m017 would try)."""
+    import psycopg
+
+    with contextlib.suppress(psycopg.Error), psycopg.connect(contract_url(), autocommit=True) as c:
+        if c.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone():
+            c.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+    return app_conninfo()
+
+
 class Backend:
     """Opens one memory on a backend, at a given number of schema steps (None: all)."""
 
     def __init__(self, kind: str, base: Path) -> None:
         self.kind, self.base = kind, base
         self.name = unique_memory("compact") if kind == "postgres" else "old"
-        self.url = app_conninfo() if kind == "postgres" else ""
+        self.url = _app_url() if kind == "postgres" else ""
 
     @contextmanager
     def open(self, steps: int | None) -> Iterator[recuerdo.Memory]:

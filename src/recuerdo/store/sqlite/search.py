@@ -123,14 +123,24 @@ class TrigramSubstrings:
             return None
         # The index (detail=none, migration m018) knows which entries hold each trigram, not
         # where: the entries holding all of the needle's trigrams are read, and their text is
-        # checked as the few rows above the index's mark are (the same folding for both).
+        # checked as the few rows above the index's mark are (the same folding for both). A
+        # needle of one trigram needs no check. The check tries SQLite's ASCII lower() first:
+        # a match there is a match after case folding too, so Python is called only for the
+        # rare candidates it does not settle (other letters' cases, false candidates).
         folded = needle.casefold()
+        check, checked = "", []
+        if len(needle) > TRIGRAM:
+            check = (
+                " AND (instr(lower(hit.content), lower(?)) > 0"
+                " OR instr(recuerdo_fold(hit.content), ?) > 0)"
+            )
+            checked = [needle, folded]
         return (
             "SELECT hit.id FROM entry_trigrams JOIN items AS hit ON hit.id = entry_trigrams.rowid"
-            " WHERE entry_trigrams MATCH ? AND instr(recuerdo_fold(hit.content), ?) > 0"
+            f" WHERE entry_trigrams MATCH ?{check}"
             f" UNION ALL SELECT tail.id FROM items AS tail WHERE tail.id > ({_INDEXED_UPTO})"
             " AND tail.tenant = ? AND instr(recuerdo_fold(tail.content), ?) > 0",
-            [trigram_expression(needle), folded, tenant, folded],
+            [trigram_expression(needle), *checked, tenant, folded],
         )
 
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
