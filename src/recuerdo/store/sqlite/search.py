@@ -137,10 +137,10 @@ class TrigramSubstrings:
             checked = [needle, folded]
         return (
             "SELECT hit.id FROM entry_trigrams JOIN items AS hit ON hit.id = entry_trigrams.rowid"
-            f" WHERE entry_trigrams MATCH ?{check}"
+            f" WHERE entry_trigrams MATCH ? AND hit.tenant = ?{check}"
             f" UNION ALL SELECT tail.id FROM items AS tail WHERE tail.id > ({_INDEXED_UPTO})"
             " AND tail.tenant = ? AND instr(recuerdo_fold(tail.content), ?) > 0",
-            [trigram_expression(needle), *checked, tenant, folded],
+            [trigram_expression(needle), tenant, *checked, tenant, folded],
         )
 
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
