@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from ..core.clock import parse_time
 from ..store.base import Row, Tx
+from ..store.hashes import HASH_CHARS
 from .chunk import Span, chunk_spans, code_spans
 
 CHUNK_BATCH = 400
@@ -38,7 +39,8 @@ _MONTHS = [
 
 
 def chunk_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The key of a chunk's vector text (a SHA-256 prefix, ``store/hashes.py``)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
 
 
 def date_words(moment: str | None) -> str:

@@ -16,6 +16,7 @@ from ..core.items import MAIL, visible
 from ..errors import InvalidInput, ItemNotFound
 from ..store import revision_deltas
 from ..store.base import Row, Tx
+from ..store.hashes import HASH_CHARS
 from .results import JournalLine, JournalOperation, Revision, RevisionSummary
 
 JOURNAL_OPERATIONS: tuple[str, ...] = get_args(JournalOperation)
@@ -27,8 +28,9 @@ def content_hash(text: str) -> str:
 
 
 def normalized_hash(text: str) -> str:
-    """The hash of the text lower-cased with whitespace collapsed: what counts as a repeat."""
-    return content_hash(" ".join(text.lower().split()))
+    """The hash of the text lower-cased with whitespace collapsed: what counts as a repeat
+    (``items.content_hash``; a prefix, as every stored key: ``store/hashes.py``)."""
+    return content_hash(" ".join(text.lower().split()))[:HASH_CHARS]
 
 
 def _common_prefix(a: str, b: str) -> int:

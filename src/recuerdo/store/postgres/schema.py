@@ -14,6 +14,7 @@ tables is empty here: the names, not the SQL, are what the two backends share.
 from __future__ import annotations
 
 from ..base import Tx
+from ..hashes import shorten_hashes
 from ..migrations import Schema
 from .ddl import has_extension, tenant_policies
 from .ddl import run_script as _run_script
@@ -593,6 +594,13 @@ def m017_vector_index(tx: Tx) -> None:
     from .vectors import install
 
     install(tx)
+
+
+@migration
+def m018_compact_store(tx: Tx) -> None:
+    # Text hashes become 128-bit prefixes, as on SQLite (store/hashes.py); the trigram index
+    # here is pg_trgm's GIN, which keeps no positions: nothing else to shrink in this step.
+    shorten_hashes(tx)
 
 
 # Earlier versions of notes become reverse deltas (revisions_schema.py; decision 0024).

@@ -8,6 +8,7 @@ from ..base import Tx
 from ..migrations import Schema
 from .code_schema import CODE_STORE
 from .comms_schema import COMMS
+from .compact_schema import compact_store
 from .pins_schema import PINS
 from .revisions_schema import m019_revision_deltas
 from .tenant_schema import tenant_children
@@ -594,6 +595,11 @@ def m017_vector_index(tx: Tx) -> None:
     # PostgreSQL's step gives the vectors an index in the database (pgvector); a SQLite
     # memory's HNSW index is a file beside the store (index/vector_file.py): nothing to do.
     return None
+
+
+@migration
+def m018_compact_store(tx: Tx) -> None:
+    compact_store(tx)  # a smaller trigram index, shorter hashes (compact_schema.py)
 
 
 # Earlier versions of notes become reverse deltas (revisions_schema.py; decision 0024).

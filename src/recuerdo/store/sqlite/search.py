@@ -33,6 +33,13 @@ def match_expression(words: Sequence[str], mode: str = "any") -> str:
     return joiner.join('"' + word.replace('"', '""') + '"' for word in words)
 
 
+def trigram_expression(needle: str) -> str:
+    """An FTS5 MATCH of every distinct trigram of ``needle`` (each one token of the trigram
+    tokenizer, which folds case as it did for the stored text)."""
+    grams = dict.fromkeys(needle[i : i + TRIGRAM] for i in range(len(needle) - TRIGRAM + 1))
+    return " AND ".join('"' + gram.replace('"', '""') + '"' for gram in grams)
+
+
 class FTS5Text:
     """:class:`~recuerdo.store.base.TextSearch` over the ``chunk_fts`` table."""
 
@@ -114,12 +121,26 @@ class TrigramSubstrings:
     def candidates(self, tenant: str, needle: str) -> tuple[str, list[Any]] | None:
         if len(needle) < TRIGRAM:
             return None
-        # The index answers for the rows it holds; the few rows above its mark are scanned.
+        # The index (detail=none, migration m018) knows which entries hold each trigram, not
+        # where: the entries holding all of the needle's trigrams are read, and their text is
+        # checked as the few rows above the index's mark are (the same folding for both). A
+        # needle of one trigram needs no check. The check tries SQLite's ASCII lower() first:
+        # a match there is a match after case folding too, so Python is called only for the
+        # rare candidates it does not settle (other letters' cases, false candidates).
+        folded = needle.casefold()
+        check, checked = "", []
+        if len(needle) > TRIGRAM:
+            check = (
+                " AND (instr(lower(hit.content), lower(?)) > 0"
+                " OR instr(recuerdo_fold(hit.content), ?) > 0)"
+            )
+            checked = [needle, folded]
         return (
-            "SELECT rowid AS id FROM entry_trigrams WHERE entry_trigrams MATCH ?"
+            "SELECT hit.id FROM entry_trigrams JOIN items AS hit ON hit.id = entry_trigrams.rowid"
+            f" WHERE entry_trigrams MATCH ? AND hit.tenant = ?{check}"
             f" UNION ALL SELECT tail.id FROM items AS tail WHERE tail.id > ({_INDEXED_UPTO})"
             " AND tail.tenant = ? AND instr(recuerdo_fold(tail.content), ?) > 0",
-            ['"' + needle.replace('"', '""') + '"', tenant, needle.casefold()],
+            [trigram_expression(needle), tenant, *checked, tenant, folded],
         )
 
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:

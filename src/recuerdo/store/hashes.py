@@ -1,0 +1,27 @@
+"""How long a stored text hash is, on every backend (``docs/decisions/0023-store-size.md``).
+
+Chunks, embeddings and notes' repeat detection key text by SHA-256, kept as the first
+``HASH_CHARS`` hex digits (128 bits): a full 64-digit key was written four to six times per
+chunk (the row, its index, the embedding row and its unique key) for nothing that 128 bits
+cannot do. 64 bits would not do: a birthday collision (about 2**32 tries) could be made on
+purpose, and a forged twin would keep a forgotten text's vector alive under a living chunk.
+"""
+
+from __future__ import annotations
+
+from .base import Tx
+
+HASH_CHARS = 32
+
+_SHORTENED = (("chunks", "hash"), ("embeddings", "hash"), ("items", "content_hash"))
+
+
+def shorten_hashes(tx: Tx) -> None:
+    """Migration ``m018_compact_store``, both backends: the stored keys, cut to their prefix
+    (what :func:`recuerdo.index.chunks.chunk_hash` now gives for the same text). ``revisions``
+    keep their full hashes: they are shown to users and belong to the history."""
+    for table, column in _SHORTENED:
+        tx.execute(
+            f"UPDATE {table} /* every tenant */ SET {column} = substr({column}, 1, {HASH_CHARS})"
+            f" WHERE length({column}) > {HASH_CHARS}"
+        )
