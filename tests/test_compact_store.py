@@ -15,10 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import recuerdo
+from recuerdo.core.clock import now, to_iso
 from recuerdo.index import chunks as chunk_index
 from recuerdo.notes import history
 from recuerdo.store import SQLiteStore
-from recuerdo.store.base import Store
+from recuerdo.store.base import Store, Tx
 from recuerdo.store.hashes import HASH_CHARS
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.sqlite.schema import SCHEMA
@@ -157,6 +158,28 @@ class Backend:
             PostgresStore(self.url, self.name).drop()
 
 
+OLD_NOTES = [
+    ("Greek wisdom", "Σοφία means wisdom; the owl stands for it"),
+    ("Banana notes", "A bandana is not a banana, said the API owner"),
+]
+
+
+def _old_note(tx: Tx, tenant: str, title: str, text: str) -> None:
+    stamp = to_iso(now())  # within the window in which a repeat counts as a duplicate
+    item = tx.scalar(
+        "INSERT INTO items (tenant, scope, item_type, category, title, content, tags, source,"
+        " version, created_at, updated_at, content_hash) VALUES (?, 'user', 'note', 'manual',"
+        " ?, ?, '[]', 'main', 1, ?, ?, ?) RETURNING id",
+        (tenant, title, text, stamp, stamp, history.normalized_hash(text)),
+    )
+    tx.execute(
+        "INSERT INTO revisions (tenant, item_id, version, operation, principal, title, kind,"
+        " content, chars_added, chars_removed, content_hash, created_at)"
+        " VALUES (?, ?, 1, 'write', 'main', ?, 'manual', ?, ?, 0, ?, ?)",
+        (tenant, item, title, text, len(text), hashlib.sha256(text.encode()).hexdigest(), stamp),
+    )
+
+
 def _old_store(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, object], int]:
     """A store written by the code before m018 (its schema and its 64-digit keys), indexed and
     embedded: what its searches answered, and how many vectors it held."""
@@ -166,8 +189,11 @@ def _old_store(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[
         old.setattr(history, "HASH_CHARS", 64)
         with backend.open(steps) as memory:
             memory.remember_many([{"category": "learning", "content": t} for t in ENTRIES])
-            memory.save("Greek wisdom", "Σοφία means wisdom; the owl stands for it")
-            memory.save("Banana notes", "A bandana is not a banana, said the API owner")
+            with memory._store.write() as tx:
+                # Notes as the code of that schema wrote them (every version whole: the
+                # revision layout of m019 does not exist yet, so the verbs cannot write them).
+                for title, text in OLD_NOTES:
+                    _old_note(tx, memory.tenant, title, text)
             memory._upkeep.drain()
             with memory._store.read() as tx:
                 assert tx.scalar("SELECT min(length(hash)) FROM chunks") == 64
