@@ -14,8 +14,8 @@ tables is empty here: the names, not the SQL, are what the two backends share.
 from __future__ import annotations
 
 from ..base import Tx
-from ..hashes import shorten_hashes
 from ..migrations import Schema
+from .compact_schema import m018_compact_store
 from .ddl import has_extension, tenant_policies
 from .ddl import run_script as _run_script
 from .revisions_schema import m019_revision_deltas
@@ -589,19 +589,12 @@ def m016_tenant_policies(tx: Tx) -> None:
 
 @migration
 def m017_vector_index(tx: Tx) -> None:
-    # pgvector where the server has it: a generated vector column and an HNSW index per model
-    # (vectors.py); without it, nothing changes and each process searches the vectors itself.
+    # pgvector where there is one: an HNSW index per model (vectors.py); else processes search.
     from .vectors import install
 
     install(tx)
 
 
-@migration
-def m018_compact_store(tx: Tx) -> None:
-    # Text hashes become 128-bit prefixes, as on SQLite (store/hashes.py); the trigram index
-    # here is pg_trgm's GIN, which keeps no positions: nothing else to shrink in this step.
-    shorten_hashes(tx)
-
-
-# Earlier versions of notes become reverse deltas (revisions_schema.py; decision 0024).
+# Steps of their own modules: compact_schema.py (0023), revisions_schema.py (0024).
+migration(m018_compact_store)
 migration(m019_revision_deltas)

@@ -22,7 +22,7 @@ ENTRY_TRIGRAMS = (
 )
 
 
-def compact_store(tx: Tx) -> None:
+def m018_compact_store(tx: Tx) -> None:
     """The body of ``m018_compact_store`` on SQLite."""
     # The delete and update triggers on items name the table, not its layout: they stay.
     tx.execute("DROP TABLE entry_trigrams")

@@ -8,7 +8,7 @@ from ..base import Tx
 from ..migrations import Schema
 from .code_schema import CODE_STORE
 from .comms_schema import COMMS
-from .compact_schema import compact_store
+from .compact_schema import m018_compact_store
 from .pins_schema import PINS
 from .revisions_schema import m019_revision_deltas
 from .tenant_schema import tenant_children
@@ -586,21 +586,15 @@ def m015_pins_and_context_sets(tx: Tx) -> None:
 
 @migration
 def m016_tenant_policies(tx: Tx) -> None:
-    # PostgreSQL's row-level security per tenant; a SQLite file has no roles to hold to it.
-    return None
+    """PostgreSQL's row-level security per tenant; a SQLite file has no roles to hold to it."""
 
 
 @migration
 def m017_vector_index(tx: Tx) -> None:
-    # PostgreSQL's step gives the vectors an index in the database (pgvector); a SQLite
-    # memory's HNSW index is a file beside the store (index/vector_file.py): nothing to do.
-    return None
+    """PostgreSQL's step gives the vectors an index in the database (pgvector); a SQLite
+    memory's HNSW index is a file beside the store (index/vector_file.py): nothing to do."""
 
 
-@migration
-def m018_compact_store(tx: Tx) -> None:
-    compact_store(tx)  # a smaller trigram index, shorter hashes (compact_schema.py)
-
-
-# Earlier versions of notes become reverse deltas (revisions_schema.py; decision 0024).
+# Steps of their own modules: compact_schema.py (0023), revisions_schema.py (0024).
+migration(m018_compact_store)
 migration(m019_revision_deltas)
