@@ -17,6 +17,7 @@ from ..errors import InvalidInput, ItemNotFound
 from ..store import revision_deltas
 from ..store.base import Row, Tx
 from ..store.hashes import HASH_CHARS
+from ..store.text_delta import common_prefix
 from .results import JournalLine, JournalOperation, Revision, RevisionSummary
 
 JOURNAL_OPERATIONS: tuple[str, ...] = get_args(JournalOperation)
@@ -33,23 +34,11 @@ def normalized_hash(text: str) -> str:
     return content_hash(" ".join(text.lower().split()))[:HASH_CHARS]
 
 
-def _common_prefix(a: str, b: str) -> int:
-    # Binary search over slice comparisons: C-speed even for 50 KB notes.
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
 def change_size(old: str, new: str) -> tuple[int, int]:
     """(characters added, characters removed): the changed middle once the common start and
     end are set aside. Exact for one contiguous change; an upper bound for scattered ones."""
-    prefix = _common_prefix(old, new)
-    suffix = _common_prefix(old[prefix:][::-1], new[prefix:][::-1])
+    prefix = common_prefix(old, new)
+    suffix = common_prefix(old[prefix:][::-1], new[prefix:][::-1])
     return len(new) - prefix - suffix, len(old) - prefix - suffix
 
 

@@ -61,7 +61,8 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _common_prefix(a: str, b: str) -> int:
+def common_prefix(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` share."""
     # Binary search over slice comparisons: C speed even for megabytes.
     low, high = 0, min(len(a), len(b))
     while low < high:
@@ -87,7 +88,7 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
 def _trimmed(newer: str, older: str, at: int, out: list[Op]) -> None:
     """``older`` from ``newer`` (which starts at ``at`` in the whole newer text): their common
     start and end copied, the middle of ``older`` inserted."""
-    prefix = _common_prefix(newer, older)
+    prefix = common_prefix(newer, older)
     suffix = _common_suffix(newer, older, min(len(newer), len(older)) - prefix)
     out.append((_COPY, at, prefix, ""))
     out.append((_INSERT, 0, 0, older[prefix : len(older) - suffix]))
@@ -131,7 +132,7 @@ def _worth_matching(newer: str, older: str) -> bool:
 def _ops(newer: str, older: str) -> list[Op]:
     """Copies and inserts that build ``older`` from ``newer``: the common start and end of
     the two are copied; a long changed middle is matched line by line."""
-    prefix = _common_prefix(newer, older)
+    prefix = common_prefix(newer, older)
     suffix = _common_suffix(newer, older, min(len(newer), len(older)) - prefix)
     new_middle = newer[prefix : len(newer) - suffix]
     old_middle = older[prefix : len(older) - suffix]
