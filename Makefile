@@ -8,17 +8,21 @@ PORT   ?= 7700
 
 .PHONY: test serve lint typecheck unit bench docs screenshots clean
 
+# uv installs the same packages from PyPI as pip, in about a fifth of the time on a fresh
+# machine (decision 0022): the venv gets uv first, then everything else through it.
+INSTALL := $(VENV)/bin/uv pip install --quiet --python $(PY)
+
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check 'uv>=0.5'
 
 # Reinstall whenever the project's dependencies change.
 $(VENV)/.installed-test: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(INSTALL) -e '.[test]'
 	touch $@
 
 $(VENV)/.installed-serve: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[embed,docs,serve,postgres,import]'
+	$(INSTALL) -e '.[embed,docs,serve,postgres,import]'
 	# The default embedder's table, distilled from the installed model once, ahead of the server.
 	$(PY) -m recuerdo.index.static
 	touch $@

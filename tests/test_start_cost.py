@@ -28,3 +28,41 @@ def test_the_cli_imports_no_optional_runtime_and_builds_no_validator_until_used(
     assert seen["heavy"] == []
     assert seen["built"] == []
     assert seen["after"] == ["remember"]
+
+
+SERVER_PROBE = """
+import json, sys, tempfile
+from starlette.testclient import TestClient
+from recuerdo.doors.http import ServerConfig, create_app, wrap
+
+config = ServerConfig(base_dir=tempfile.mkdtemp(), default_memory="demo")
+seen = {}
+with TestClient(wrap(create_app(config), config), base_url="http://127.0.0.1") as client:
+    seen["health"] = client.get("/health").status_code
+    seen["remember"] = client.post(
+        "/v1/remember", json={"category": "learning", "content": "lazy doors"}
+    ).status_code
+    seen["mcp_before"] = "mcp" in sys.modules
+    reply = client.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+        headers={"Accept": "application/json, text/event-stream"},
+    )
+    seen["mcp_status"] = reply.status_code
+    seen["tools"] = sorted(tool["name"] for tool in reply.json()["result"]["tools"])
+    seen["mcp_after"] = "mcp" in sys.modules
+print(json.dumps(seen))
+"""
+
+
+def test_a_server_loads_the_mcp_sdk_at_its_first_mcp_request_only() -> None:
+    # The SDK is most of a server's start: HTTP and the lens must not pay for it.
+    done = run_python(SERVER_PROBE)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["health"] == 200
+    assert seen["remember"] == 200
+    assert seen["mcp_before"] is False
+    assert seen["mcp_status"] == 200
+    assert "remember" in seen["tools"] and "search" in seen["tools"]
+    assert seen["mcp_after"] is True

@@ -129,9 +129,10 @@ def create_app(config: ServerConfig) -> FastAPI:
         ingest_root=config.ingest_root,
         database_url=config.database_url,
     )
-    from .mcp_http import mcp_manager
+    from .mcp_http import LazyMCP, mcp_manager
 
-    manager = mcp_manager(pool, config.profile, config.hosts(), _memory_name)
+    hosts = config.hosts()
+    manager = LazyMCP(lambda: mcp_manager(pool, config.profile, hosts, _memory_name))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
