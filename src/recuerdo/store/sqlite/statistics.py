@@ -62,10 +62,13 @@ def state_tenant_share(conn: sqlite3.Connection) -> int:
         )
     }
     changed = 0
+    counts: dict[str, int] = {}
     for table, index, columns, unique in _tenant_first_indexes(conn):
         stat = stats.get((table, index))
         # (For a partial index, the table's count is an upper bound of its rows.)
-        wanted = _corrected(stat) if stat is not None else _default(conn, table, columns, unique)
+        wanted = (
+            _corrected(stat) if stat is not None else _default(conn, table, columns, unique, counts)
+        )
         if wanted is None or wanted == stat:
             continue
         conn.execute("DELETE FROM sqlite_stat1 WHERE tbl = ? AND idx = ?", (table, index))
@@ -80,25 +83,23 @@ def state_tenant_share(conn: sqlite3.Connection) -> int:
 
 def _tenant_first_indexes(conn: sqlite3.Connection) -> list[tuple[str, str, int, bool]]:
     """(table, index, column count, unique) of every index whose first column is the tenant."""
-    found = []
-    tables = [
-        str(row[0])
-        for row in conn.execute(
-            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        )
+    # One statement over the pragma functions: a store has some 40 indexes, and asking for each
+    # one's columns apart cost hundreds of statements at every open.
+    rows = conn.execute(
+        """
+        SELECT t.name, i.name, i."unique",
+               (SELECT count(*) FROM pragma_index_info(i.name)),
+               (SELECT c.name FROM pragma_index_info(i.name) AS c WHERE c.seqno = 0)
+        FROM sqlite_schema AS t, pragma_index_list(t.name) AS i
+        WHERE t.type = 'table' AND t.name NOT LIKE 'sqlite_%'
+        ORDER BY t.name, i.seq DESC
+        """
+    ).fetchall()
+    return [
+        (str(table), str(index), int(columns), bool(unique))
+        for table, index, unique, columns, first in rows
+        if columns and first == TENANT
     ]
-    for table in tables:
-        for row in conn.execute("SELECT name, [unique] FROM pragma_index_list(?)", (table,)):
-            index, unique = str(row[0]), bool(row[1])
-            columns = [
-                str(c[0])
-                for c in conn.execute(
-                    "SELECT name FROM pragma_index_info(?) ORDER BY seqno", (index,)
-                )
-            ]
-            if columns and columns[0] == TENANT:
-                found.append((table, index, len(columns), unique))
-    return found
 
 
 def _corrected(stat: str) -> str | None:
@@ -112,8 +113,12 @@ def _corrected(stat: str) -> str | None:
     return " ".join(fields)
 
 
-def _default(conn: sqlite3.Connection, table: str, columns: int, unique: bool) -> str:
-    rows = max(int(_scalar(conn, f'SELECT count(*) FROM "{table}"')), SMALLEST_TABLE)
+def _default(
+    conn: sqlite3.Connection, table: str, columns: int, unique: bool, counts: dict[str, int]
+) -> str:
+    if table not in counts:  # counted once however many indexes the table has
+        counts[table] = int(_scalar(conn, f'SELECT count(*) FROM "{table}"'))
+    rows = max(counts[table], SMALLEST_TABLE)
     figures = [rows, rows]
     per_value = 10
     for position in range(1, columns):
