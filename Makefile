@@ -11,19 +11,22 @@ PORT   ?= 7700
 # uv installs the same packages from PyPI as pip in less than half the time on a fresh machine
 # (decision 0022): the venv gets uv first, then everything else through it. Compiled, as pip
 # leaves them: where PYTHONDONTWRITEBYTECODE is set, nothing would ever cache the bytecode.
-INSTALL := $(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY)
+# uv reads the system's certificates, as pip does; where uv cannot install, pip does it instead.
+INSTALL := UV_SYSTEM_CERTS=1 $(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY)
+PIP_INSTALL := $(PY) -m pip install --quiet
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check 'uv>=0.5'
+	$(PIP_INSTALL) --disable-pip-version-check 'uv>=0.5' || echo "no uv: installing with pip"
 
 # Reinstall whenever the project's dependencies change.
 $(VENV)/.installed-test: pyproject.toml | $(PY)
-	$(INSTALL) -e '.[test]'
+	$(INSTALL) -e '.[test]' || $(PIP_INSTALL) -e '.[test]'
 	touch $@
 
 $(VENV)/.installed-serve: pyproject.toml | $(PY)
-	$(INSTALL) -e '.[embed,docs,serve,postgres,import]'
+	$(INSTALL) -e '.[embed,docs,serve,postgres,import]' || \
+		$(PIP_INSTALL) -e '.[embed,docs,serve,postgres,import]'
 	# The default embedder's table, distilled from the installed model once, ahead of the server.
 	$(PY) -m recuerdo.index.static
 	touch $@
