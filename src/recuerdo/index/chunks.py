@@ -75,19 +75,9 @@ _INSERT = (
     "INSERT INTO chunks (tenant, item_id, ordinal, start, stop, title, body, context,"
     " embed_text, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_COLUMNS = (
-    "tenant",
-    "item_id",
-    "ordinal",
-    "start",
-    "stop",
-    "title",
-    "body",
-    "context",
-    "embed_text",
-)
-_COLUMNS += ("hash",)
-_SAME = slice(5, 10)  # title, body, context, embed_text, hash: what the indexes hold
+# What the indexes hold of a chunk: equal in an old and a new cut, the old row is kept.
+_SAME_COLUMNS = ("title", "body", "context", "embed_text", "hash")
+_SAME = slice(5, 10)  # the same columns in a row of _INSERT
 
 
 def index_item(tx: Tx, row: Row) -> int:
@@ -231,7 +221,7 @@ def rechunk_backlog(tx: Tx) -> int:
             "SELECT * FROM chunks WHERE tenant = ? AND item_id = ? ORDER BY ordinal",
             (tenant, item_id),
         ):
-            spare.setdefault(tuple(old[c] for c in _COLUMNS[_SAME]), []).append(old)
+            spare.setdefault(tuple(old[c] for c in _SAME_COLUMNS), []).append(old)
         for new in chunk_rows(tx, row) if row is not None else []:
             alike = spare.get(new[_SAME])
             if not alike:
