@@ -5,8 +5,9 @@ watermark are read directly by searches until then). An item that is already chu
 text changes is queued (``rechunk_queue``): searches skip its stale chunks and read the item
 itself, as they do for new items, until the worker re-cuts it. Re-indexing inside the edit
 would make every edit pay for rewriting full-text pages (about 8 ms a note update at 100k notes,
-against well under 1 ms for the edit itself). Chunks go with their item when it is deleted (a
-cascade that also removes them from the full-text index).
+against well under 1 ms for the edit itself). The re-cut keeps the chunks the new text still
+has and deletes the others without a secure delete (``docs/decisions/0027``). Chunks go with
+their item when it is deleted (a cascade that also removes them from the full-text index).
 """
 
 from __future__ import annotations

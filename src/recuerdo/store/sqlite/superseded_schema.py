@@ -7,10 +7,12 @@ of the rest of the re-cut. Their words then stay in the index's older segments u
 merged, as they stay in the item's revision history until a forget. ``chunk_fts_residue``
 names the items whose words may so remain.
 
-Forgetting must still erase them. Deleting such an item (every erasure path deletes its item
-row: forget, a hard delete, a tenant's or a conversation's erasure) merges the whole index into
-one segment (FTS5 ``optimize``), which drops every deleted entry, and clears the list.
-``purge_deleted_text`` does the same for erasures that keep the item (a forgotten passage).
+Forgetting must still erase them. Deleting such an item's row (what every erasure of an item
+does: an entry's forget, a hard delete, ``forget_knowledge``, a conversation's erasure) merges
+the whole index into one segment (FTS5 ``optimize``), which drops every deleted entry, and
+clears the list. ``purge_deleted_text`` (``forget_knowledge``, a conversation's erasure) does
+the same while any item is listed: a forgotten passage or name may also be in another item's
+superseded chunk.
 """
 
 from __future__ import annotations
