@@ -5,8 +5,9 @@ watermark are read directly by searches until then). An item that is already chu
 text changes is queued (``rechunk_queue``): searches skip its stale chunks and read the item
 itself, as they do for new items, until the worker re-cuts it. Re-indexing inside the edit
 would make every edit pay for rewriting full-text pages (about 8 ms a note update at 100k notes,
-against well under 1 ms for the edit itself). Chunks go with their item when it is deleted (a
-cascade that also removes them from the full-text index).
+against well under 1 ms for the edit itself). The re-cut keeps the chunks the new text still
+has and deletes the others without a secure delete (``docs/decisions/0027``). Chunks go with
+their item when it is deleted (a cascade that also removes them from the full-text index).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from ..core.clock import parse_time
 from ..store.base import Row, Tx
@@ -70,8 +72,24 @@ def _neighbours(tx: Tx, row: Row) -> tuple[Row | None, Row | None]:
     return before, after
 
 
+_INSERT = (
+    "INSERT INTO chunks (tenant, item_id, ordinal, start, stop, title, body, context,"
+    " embed_text, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+# What the indexes hold of a chunk: equal in an old and a new cut, the old row is kept.
+_SAME_COLUMNS = ("title", "body", "context", "embed_text", "hash")
+_SAME = slice(5, 10)  # the same columns in a row of _INSERT
+
+
 def index_item(tx: Tx, row: Row) -> int:
-    """Cut one item into chunks and index them; return how many.
+    """Cut one item into chunks and index them; return how many."""
+    rows = chunk_rows(tx, row)
+    tx.executemany(_INSERT, rows)
+    return len(rows)
+
+
+def chunk_rows(tx: Tx, row: Row) -> list[tuple[Any, ...]]:
+    """One item's chunks, as the values of ``_INSERT``.
 
     Each chunk gets the words that describe it (``title``; ``context``: a message's speaker,
     date and neighbouring turns, an entry's category and tags) and the text its vector will
@@ -127,12 +145,7 @@ def index_item(tx: Tx, row: Row) -> int:
                 chunk_hash(vector_text),
             )
         )
-    tx.executemany(
-        "INSERT INTO chunks (tenant, item_id, ordinal, start, stop, title, body, context,"
-        " embed_text, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
-    )
-    return len(rows)
+    return rows
 
 
 def insert_chunks(
@@ -185,7 +198,13 @@ def stale(alias: str, column: str = "item_id") -> str:
 
 
 def rechunk_backlog(tx: Tx) -> int:
-    """Re-cut the next queued items; return how many."""
+    """Re-cut the next queued items; return how many.
+
+    A chunk whose words and vector text the new cut has too is kept (its id, its vector and
+    its full-text entry; only its position is updated): an edit of one paragraph of a long
+    note replaces one chunk, not all of them. The others are superseded: they leave the
+    full-text index without a secure delete (``Tx.delete_superseded_chunks``), which was most
+    of the cost of a re-cut, and are purged for real when the item is forgotten."""
     queued = [
         (str(row["tenant"]), int(row["item_id"]))
         for row in tx.all(
@@ -193,12 +212,32 @@ def rechunk_backlog(tx: Tx) -> int:
             (CHUNK_BATCH,),
         )
     ]
+    superseded: list[tuple[str, int, int]] = []
+    moved: list[tuple[int, int, int, str, int]] = []
+    fresh: list[tuple[Any, ...]] = []
     for tenant, item_id in queued:
-        tx.execute("DELETE FROM chunks WHERE tenant = ? AND item_id = ?", (tenant, item_id))
         row = tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
-        if row is not None:
-            index_item(tx, row)
-        tx.execute("DELETE FROM rechunk_queue WHERE tenant = ? AND item_id = ?", (tenant, item_id))
+        spare: dict[tuple[Any, ...], list[Row]] = {}
+        for old in tx.all(
+            "SELECT * FROM chunks WHERE tenant = ? AND item_id = ? ORDER BY ordinal",
+            (tenant, item_id),
+        ):
+            spare.setdefault(tuple(old[c] for c in _SAME_COLUMNS), []).append(old)
+        for new in chunk_rows(tx, row) if row is not None else []:
+            alike = spare.get(new[_SAME])
+            if not alike:
+                fresh.append(new)
+                continue
+            kept = alike.pop(0)
+            if (kept["ordinal"], kept["start"], kept["stop"]) != new[2:5]:
+                moved.append((*new[2:5], tenant, int(kept["id"])))
+        superseded += [(tenant, item_id, int(c["id"])) for left in spare.values() for c in left]
+    tx.delete_superseded_chunks(superseded)
+    tx.executemany(
+        "UPDATE chunks SET ordinal = ?, start = ?, stop = ? WHERE tenant = ? AND id = ?", moved
+    )
+    tx.executemany(_INSERT, fresh)
+    tx.executemany("DELETE FROM rechunk_queue WHERE tenant = ? AND item_id = ?", queued)
     return len(queued)
 
 

@@ -116,6 +116,11 @@ class Tx(Protocol):
         """Inside a forgetting transaction: make the words of deleted rows leave the full-text
         indexes now (where the index does not remove them on delete)."""
 
+    def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
+        """Delete chunks ``(tenant, item_id, chunk_id)`` that an edit of their item replaced.
+        Their words may stay in the full-text index's pages (as they stay in the item's
+        history) until the item is deleted or :meth:`purge_deleted_text` runs."""
+
 
 @dataclass(frozen=True)
 class Capabilities:

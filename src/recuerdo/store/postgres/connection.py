@@ -191,6 +191,12 @@ class PostgresTx:
         # The dead tuples go at the VACUUM that Store.reclaim runs after the commit.
         return None
 
+    def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
+        # Deleting the row deletes its words (above): nothing stays to purge later.
+        self.executemany(
+            "DELETE FROM chunks WHERE tenant = ? AND id = ?", [(t, c) for t, _, c in chunks]
+        )
+
 
 @dataclass
 class _Shared:

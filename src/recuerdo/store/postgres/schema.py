@@ -19,6 +19,7 @@ from .compact_schema import m018_compact_store
 from .ddl import has_extension, tenant_policies
 from .ddl import run_script as _run_script
 from .revisions_schema import m019_revision_deltas
+from .superseded_schema import m020_superseded_chunks
 
 SCHEMA = Schema()
 migration = SCHEMA.step
@@ -595,6 +596,5 @@ def m017_vector_index(tx: Tx) -> None:
     install(tx)
 
 
-# Steps of their own modules: compact_schema.py (0023), revisions_schema.py (0024).
-migration(m018_compact_store)
-migration(m019_revision_deltas)
+for _step in (m018_compact_store, m019_revision_deltas, m020_superseded_chunks):  # own modules
+    migration(_step)

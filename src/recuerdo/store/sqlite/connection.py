@@ -34,6 +34,7 @@ from .describe import SQLiteArchive, copy_file
 from .driver import FTS5_SECURE_DELETE, sqlite3
 from .search import FTS5Text, TrigramSubstrings
 from .statistics import analyze_defaulted, state_tenant_share
+from .superseded_schema import PURGE
 
 BUSY_TIMEOUT_MS = 30_000
 CAPABILITIES = Capabilities(
@@ -49,6 +50,7 @@ CAPABILITIES = Capabilities(
     + (" at once" if FTS5_SECURE_DELETE else " by a rebuild")
     + ", and the write-ahead log is checkpointed and truncated",
 )
+_SECURE_DELETE = "INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', ?)"
 
 
 class SQLiteTx:
@@ -120,6 +122,29 @@ class SQLiteTx:
         if not FTS5_SECURE_DELETE:  # this library leaves deleted terms in index segments
             for table in ("chunk_fts", "entry_trigrams"):
                 self.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+        elif self.scalar("SELECT 1 FROM chunk_fts_residue /* every tenant */ LIMIT 1"):
+            # Words of superseded chunks may still be in older segments: one merge of every
+            # segment drops all deleted entries (superseded_schema.py).
+            self.execute(PURGE)
+            self.execute("DELETE FROM chunk_fts_residue /* every tenant */")
+
+    def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
+        if not chunks:
+            return
+        rows = [(tenant, chunk_id) for tenant, _, chunk_id in chunks]
+        if not FTS5_SECURE_DELETE:  # every delete leaves its words; forgetting rebuilds
+            self.executemany("DELETE FROM chunks WHERE tenant = ? AND id = ?", rows)
+            return
+        # A secure delete edits an index page per term of the old chunk (8-12 ms a chunk at
+        # 2,000 notes); without it the delete is a marker written with the new chunks.
+        self.execute(_SECURE_DELETE, (0,))
+        self.executemany("DELETE FROM chunks WHERE tenant = ? AND id = ?", rows)
+        self.execute(_SECURE_DELETE, (1,))
+        self.executemany(
+            "INSERT INTO chunk_fts_residue (tenant, item_id) VALUES (?, ?)"
+            " ON CONFLICT (tenant, item_id) DO NOTHING",
+            sorted({(tenant, item_id) for tenant, item_id, _ in chunks}),
+        )
 
 
 def convert(exc: sqlite3.DatabaseError, on_damage: Callable[[str], None]) -> StoreError:

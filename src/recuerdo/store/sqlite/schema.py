@@ -11,6 +11,7 @@ from .comms_schema import COMMS
 from .compact_schema import m018_compact_store
 from .pins_schema import PINS
 from .revisions_schema import m019_revision_deltas
+from .superseded_schema import m020_superseded_chunks
 from .tenant_schema import tenant_children
 from .wikilinks_schema import pending_wikilinks
 
@@ -595,6 +596,5 @@ def m017_vector_index(tx: Tx) -> None:
     memory's HNSW index is a file beside the store (index/vector_file.py): nothing to do."""
 
 
-# Steps of their own modules: compact_schema.py (0023), revisions_schema.py (0024).
-migration(m018_compact_store)
-migration(m019_revision_deltas)
+for _step in (m018_compact_store, m019_revision_deltas, m020_superseded_chunks):  # own modules
+    migration(_step)
