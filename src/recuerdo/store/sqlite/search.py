@@ -118,7 +118,7 @@ class TrigramSubstrings:
     def __init__(self, tx: SQLiteTx) -> None:
         self._tx = tx
 
-    def candidates(self, tenant: str, needle: str) -> tuple[str, list[Any]] | None:
+    def candidates(self, tenant: str, needle: str) -> list[tuple[str, list[Any]]] | None:
         if len(needle) < TRIGRAM:
             return None
         # The index (detail=none, migration m018) knows which entries hold each trigram, not
@@ -135,13 +135,23 @@ class TrigramSubstrings:
                 " OR instr(recuerdo_fold(hit.content), ?) > 0)"
             )
             checked = [needle, folded]
-        return (
-            "SELECT hit.id FROM entry_trigrams JOIN items AS hit ON hit.id = entry_trigrams.rowid"
-            f" WHERE entry_trigrams MATCH ? AND hit.tenant = ?{check}"
-            f" UNION ALL SELECT tail.id FROM items AS tail WHERE tail.id > ({_INDEXED_UPTO})"
-            " AND tail.tenant = ? AND instr(recuerdo_fold(tail.content), ?) > 0",
-            [trigram_expression(needle), tenant, *checked, tenant, folded],
-        )
+        # Two parts, newest first: the rows above the mark (all newer than any indexed row),
+        # then the index's. The index part names FTS5's rowid as ``id``, so a caller ordering
+        # by ``id DESC`` walks the index's matches newest first and stops after its limit
+        # instead of reading (and checking) every match (docs/decisions/0028-common-words.md).
+        return [
+            (
+                "SELECT tail.id FROM items AS tail WHERE tail.id > (" + _INDEXED_UPTO + ")"
+                " AND tail.tenant = ? AND instr(recuerdo_fold(tail.content), ?) > 0",
+                [tenant, folded],
+            ),
+            (
+                "SELECT entry_trigrams.rowid AS id FROM entry_trigrams"
+                " JOIN items AS hit ON hit.id = entry_trigrams.rowid"
+                f" WHERE entry_trigrams MATCH ? AND hit.tenant = ?{check}",
+                [trigram_expression(needle), tenant, *checked],
+            ),
+        ]
 
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
         return f"instr(recuerdo_fold({alias}.content), ?) > 0", [needle.casefold()]
