@@ -28,7 +28,7 @@ _COLUMNS = (
     " items.created_at, items.updated_at"
 )
 # `more` is counted up to this bound: past it, it means "at least this many". Counting every
-# match of a common needle read them all (a third of 100,000 entries: ~90 ms); this bound keeps
+# match of a common needle read them all (a third of 100,000 entries: 87-128 ms); this bound keeps
 # a cut list at a few ms (docs/decisions/0028-common-words.md).
 MORE_COUNT_LIMIT = 1_000
 
