@@ -13,6 +13,7 @@ from recuerdo.store.sqlite import search
 
 SIZE = search.COMMON_AT + 100
 RARE = {7: "quokka quokka", 500: "quokka", 1050: "quokka in the title"}
+RANK_AT = 1000  # search.RANK_AT, written out: these tests also ran against the code before it
 
 
 @pytest.fixture(scope="module")
@@ -64,17 +65,19 @@ def test_pages_cover_every_match_once(memory: recuerdo.Memory, window: int) -> N
     assert len(seen) == len(set(seen)) == total
 
 
-def _windowed(tx: object, words: list[str], mode: str = "any") -> list[tuple[int, float]]:
+def _windowed(
+    tx: object, words: list[str], mode: str = "any", window: int = RANK_AT
+) -> list[tuple[int, float]]:
     """What the rule promises for a query whose every word is broad: BM25 over the newest
     RANK_AT matches, then the older matches newest first with score 0 (built by hand)."""
     expression = search.match_expression(words, mode)
     rows = tx.all(  # type: ignore[attr-defined]
         "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY rowid DESC", (expression,)
     )
-    newest = {row["rowid"] for row in rows[: search.RANK_AT]}
+    newest = {row["rowid"] for row in rows[:window]}
     every = tx.text._ranked(expression, 10**9, 0)  # type: ignore[attr-defined]
     return [hit for hit in every if hit[0] in newest] + [
-        (row["rowid"], 0.0) for row in rows[search.RANK_AT :]
+        (row["rowid"], 0.0) for row in rows[window:]
     ]
 
 
@@ -98,10 +101,10 @@ def test_a_query_of_broad_words_ranks_its_newest_matches(
         expected = _windowed(tx, words, mode)
         ranked = tx.text.rank("local", words, mode, len(expected) + 5, 0)
         everything = tx.text._ranked(search.match_expression(words, mode), 10**9, 0)  # type: ignore[attr-defined]
-    assert len(expected) == SIZE > search.RANK_AT
+    assert len(expected) == SIZE > RANK_AT
     assert ranked == expected
     assert sorted(ranked) == sorted(
-        (c, s if c in dict(expected[: search.RANK_AT]) else 0.0) for c, s in everything
+        (c, s if c in dict(expected[:RANK_AT]) else 0.0) for c, s in everything
     )
 
 
@@ -123,10 +126,10 @@ def test_a_rare_word_beside_a_broad_one_keeps_every_match_ranked(
 ) -> None:
     """With RANK_AT lowered under ``middling``'s 138 chunks, ``middling`` alone is broad and is
     windowed, but beside ``quokka`` (3 chunks) every match is ranked, the old quokka ones too."""
-    monkeypatch.setattr(search, "RANK_AT", 50)
+    monkeypatch.setattr(search, "RANK_AT", 50, raising=False)
     with memory._store.read() as tx:
         alone = tx.text.rank("local", ["middling"], "any", 200, 0)
-        assert alone == _windowed(tx, ["middling"])
+        assert alone == _windowed(tx, ["middling"], window=50)
         assert alone != tx.text._ranked('"middling"', 200, 0)  # type: ignore[attr-defined]
         both = tx.text.rank("local", ["quokka", "middling"], "any", 200, 0)
         exact = tx.text._ranked(search.match_expression(["quokka", "middling"]), 200, 0)  # type: ignore[attr-defined]
