@@ -11,6 +11,18 @@ of reach, the behaviour before). ``rare_hits_same`` is the share of queries whos
 holding the rare word are the same, in the same order, both ways (the rest of the ten are
 entries holding only ``project``, equally unrelated to the question either way).
 
+Then the other shapes of issue 17, item 1, over the same store, each old and new in the same
+run (``docs/decisions/0028-common-words.md``):
+
+* ``search`` (lexical stage, embedder off, limit 10) for one common word (``project``, in every
+  entry), two common words (each in half the entries or more), one word in 25-40% of them, such
+  a word beside a common one, and such a word beside a rare one (the shape still ranked in
+  full); old = every match ranked (``RANK_AT`` set out of reach); ``*_top10_same`` is the share
+  of queries whose ten results are the same both ways;
+* ``recall(search=W, limit=20)`` for a word in 25-40% of the entries and for ``project``; old =
+  the SQL recall ran before 0028 (every match read and sorted, ``more`` counted to 100,000),
+  issued on the same connection; ``*_same`` is the share of equal answers (ids).
+
 Prints a table and writes ``common_words.json`` to ``--out``.
 """
 
@@ -30,7 +42,13 @@ os.environ["RECUERDO_EMBEDDER"] = "none"
 from _common import RESULTS, print_table, time_calls, write_json
 from search_latency import index_without_vectors, vocabulary
 
-TARGETS = {"pruned_p95_ms": ("<=", 15.0)}
+SEARCH_SHAPES = ("one_common", "two_common", "one_third", "third_common", "third_rare")
+TARGETS = {
+    "pruned_p95_ms": ("<=", 15.0),
+    **{f"{shape}_new_p95_ms": ("<=", 15.0) for shape in SEARCH_SHAPES},
+    "recall_third_new_p95_ms": ("<=", 10.0),
+    "recall_project_new_p95_ms": ("<=", 5.0),
+}
 
 
 def entries(size: int, rng: random.Random, words: list[str]) -> list[dict[str, Any]]:
@@ -72,6 +90,7 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
                 tops_exact = [_top(memory, ask) for ask in asks]
             finally:
                 search.COMMON_AT = kept
+            shapes = _other_shapes(memory, rng, words, rare, queries)
         finally:
             memory.close()
     same = sum(a == b for a, b in zip(tops_pruned, tops_exact, strict=True)) / len(asks)
@@ -82,7 +101,105 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         "all_words_p50_ms": round(exact[0], 2),
         "all_words_p95_ms": round(exact[1], 2),
         "rare_hits_same": round(same, 3),
+        **shapes,
     }
+
+
+def _other_shapes(
+    memory: Any, rng: random.Random, vocabulary: list[str], rare: list[str], n: int
+) -> dict[str, Any]:
+    from recuerdo.store.sqlite import search
+
+    with memory._store.read() as tx:
+        entries = int(tx.scalar("SELECT count(*) FROM chunks"))
+        counts = {
+            word: int(
+                tx.scalar("SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?", (f'"{word}"',))
+            )
+            for word in vocabulary[:300]  # the Zipf ranks are its sorted order
+        }
+    common = [word for word, c in counts.items() if c >= entries / 2]
+    third = [word for word, c in counts.items() if 0.25 * entries <= c <= 0.4 * entries]
+    pick = rng.choice
+    asks = {
+        "one_common": [["project"]] * n,
+        "two_common": [rng.sample(common, 2) for _ in range(n)],
+        "one_third": [[pick(third)] for _ in range(n)],
+        "third_common": [[pick(third), pick(common)] for _ in range(n)],
+        "third_rare": [[pick(third), pick(rare)] for _ in range(n)],
+    }
+    found: dict[str, Any] = {}
+    for shape, words in asks.items():
+        calls = [{"query": " ".join(query), "limit": 10} for query in words]
+        new = time_calls(memory.search, calls)
+        tops_new = [_ids(memory, call) for call in calls]
+        kept, search.RANK_AT = search.RANK_AT, 10**12
+        try:
+            old = time_calls(memory.search, calls)
+            tops_old = [_ids(memory, call) for call in calls]
+        finally:
+            search.RANK_AT = kept
+        same = sum(a == b for a, b in zip(tops_new, tops_old, strict=True)) / len(calls)
+        found |= _row(shape, new, old) | {f"{shape}_top10_same": round(same, 3)}
+    for shape, needles in (
+        ("recall_third", [pick(third) for _ in range(n)]),
+        ("recall_project", ["project"] * n),
+    ):
+        calls = [{"search": needle, "limit": 20} for needle in needles]
+        new = time_calls(memory.recall, calls)
+        answers_new = [[e["id"] for e in memory.recall(**call)] for call in calls]
+        old = time_calls(lambda **call: _old_recall(memory, **call), calls)
+        answers_old = [_old_recall(memory, **call) for call in calls]
+        same = sum(a == b for a, b in zip(answers_new, answers_old, strict=True)) / len(calls)
+        found |= _row(shape, new, old) | {f"{shape}_same": round(same, 3)}
+    return found
+
+
+def _row(shape: str, new: tuple[float, float], old: tuple[float, float]) -> dict[str, float]:
+    return {
+        f"{shape}_new_p50_ms": round(new[0], 2),
+        f"{shape}_new_p95_ms": round(new[1], 2),
+        f"{shape}_old_p50_ms": round(old[0], 2),
+        f"{shape}_old_p95_ms": round(old[1], 2),
+    }
+
+
+def _ids(memory: Any, call: dict[str, Any]) -> list[int]:
+    return [hit["id"] for hit in memory.search(**call)["results"]]
+
+
+def _old_recall(memory: Any, search: str, limit: int) -> list[int]:
+    """recall(search=...) as it ran before 0028: every candidate read, sorted, and the rest
+    counted up to 100,000 (the same SQL, on the store's connection)."""
+    from recuerdo.store.sqlite.search import _INDEXED_UPTO, trigram_expression
+
+    check, checked = "", []
+    if len(search) > 3:
+        check = (
+            " AND (instr(lower(hit.content), lower(?)) > 0"
+            " OR instr(recuerdo_fold(hit.content), ?) > 0)"
+        )
+        checked = [search, search.casefold()]
+    found = (
+        "SELECT hit.id FROM entry_trigrams JOIN items AS hit ON hit.id = entry_trigrams.rowid"
+        f" WHERE entry_trigrams MATCH ? AND hit.tenant = ?{check}"
+        f" UNION ALL SELECT tail.id FROM items AS tail WHERE tail.id > ({_INDEXED_UPTO})"
+        " AND tail.tenant = ? AND instr(recuerdo_fold(tail.content), ?) > 0"
+    )
+    tenant, folded = memory.tenant, search.casefold()
+    params = [trigram_expression(search), tenant, *checked, tenant, folded, tenant]
+    matching = (
+        f"FROM ({found}) AS found CROSS JOIN items WHERE items.id = found.id"
+        " AND items.tenant = ? AND items.item_type = 'entry'"
+    )
+    with memory._store.read() as tx:
+        rows = tx.all(f"SELECT items.* {matching} ORDER BY items.id DESC LIMIT ?", [*params, limit])
+        tx.scalar(
+            f"SELECT count(*) FROM (SELECT 1 {matching} ORDER BY items.id DESC"
+            " LIMIT ? OFFSET ?) AS beyond",
+            [*params, 100_000, limit],
+        )
+    return [row["id"] for row in rows]
 
 
 def _frequencies(tx: Any, words: list[str]) -> dict[str, int]:
@@ -110,8 +227,8 @@ def _top(memory: Any, ask: dict[str, Any]) -> list[int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="5000,50000,100000")
-    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--sizes", default="100000")
+    parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()

@@ -13,6 +13,7 @@ from recuerdo.store.sqlite import search
 
 SIZE = search.COMMON_AT + 100
 RARE = {7: "quokka quokka", 500: "quokka", 1050: "quokka in the title"}
+RANK_AT = 1000  # search.RANK_AT, written out: these tests also ran against the code before it
 
 
 @pytest.fixture(scope="module")
@@ -64,16 +65,78 @@ def test_pages_cover_every_match_once(memory: recuerdo.Memory, window: int) -> N
     assert len(seen) == len(set(seen)) == total
 
 
-@pytest.mark.parametrize("words", [["the"], ["the", "note"], ["quokka", "middling"]])
-def test_queries_without_a_rare_and_a_common_word_rank_by_bm25_alone(
-    memory: recuerdo.Memory, words: list[str]
-) -> None:
-    """One word, only common words, or no common word (``middling`` is in one chunk of 8):
-    the plain BM25 ranking."""
+def _windowed(
+    tx: object, words: list[str], mode: str = "any", window: int = RANK_AT
+) -> list[tuple[int, float]]:
+    """What the rule promises for a query whose every word is broad: BM25 over the newest
+    RANK_AT matches, then the older matches newest first with score 0 (built by hand)."""
+    expression = search.match_expression(words, mode)
+    rows = tx.all(  # type: ignore[attr-defined]
+        "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY rowid DESC", (expression,)
+    )
+    newest = {row["rowid"] for row in rows[:window]}
+    every = tx.text._ranked(expression, 10**9, 0)  # type: ignore[attr-defined]
+    return [hit for hit in every if hit[0] in newest] + [
+        (row["rowid"], 0.0) for row in rows[window:]
+    ]
+
+
+def test_a_query_with_a_rarer_word_ranks_by_bm25_alone(memory: recuerdo.Memory) -> None:
+    """No common word (``middling`` is in one chunk of 8, under RANK_AT): the plain ranking."""
     with memory._store.read() as tx:
-        ranked = tx.text.rank("local", words, "any", 20, 0)
-        exact = tx.text._ranked(search.match_expression(words), 20, 0)  # type: ignore[attr-defined]
+        ranked = tx.text.rank("local", ["quokka", "middling"], "any", 20, 0)
+        exact = tx.text._ranked(search.match_expression(["quokka", "middling"]), 20, 0)  # type: ignore[attr-defined]
     assert ranked == exact
+
+
+@pytest.mark.parametrize(
+    ("words", "mode"), [(["the"], "any"), (["the", "note"], "any"), (["the", "note"], "all")]
+)
+def test_a_query_of_broad_words_ranks_its_newest_matches(
+    memory: recuerdo.Memory, words: list[str], mode: str
+) -> None:
+    """One common word, or only common words: BM25 over the newest RANK_AT matches, the older
+    ones after them newest first (before, every match was ranked)."""
+    with memory._store.read() as tx:
+        expected = _windowed(tx, words, mode)
+        ranked = tx.text.rank("local", words, mode, len(expected) + 5, 0)
+        everything = tx.text._ranked(search.match_expression(words, mode), 10**9, 0)  # type: ignore[attr-defined]
+    assert len(expected) == SIZE > RANK_AT
+    assert ranked == expected
+    assert sorted(ranked) == sorted(
+        (c, s if c in dict(expected[:RANK_AT]) else 0.0) for c, s in everything
+    )
+
+
+@pytest.mark.parametrize("window", [1, 7, 333, 999, 1000, 1001])
+@pytest.mark.parametrize("words", [["the"], ["note", "plain"]])
+def test_pages_of_a_broad_query_follow_its_order_once(
+    memory: recuerdo.Memory, window: int, words: list[str]
+) -> None:
+    seen: list[tuple[int, float]] = []
+    with memory._store.read() as tx:
+        while page := tx.text.rank("local", words, "any", window, len(seen)):
+            seen += page
+        expected = _windowed(tx, words)
+    assert seen == expected
+
+
+def test_a_rare_word_beside_a_broad_one_keeps_every_match_ranked(
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With RANK_AT lowered under ``middling``'s 138 chunks, ``middling`` alone is broad and is
+    windowed, but beside ``quokka`` (3 chunks) every match is ranked, the old quokka ones too."""
+    monkeypatch.setattr(search, "RANK_AT", 50, raising=False)
+    with memory._store.read() as tx:
+        alone = tx.text.rank("local", ["middling"], "any", 200, 0)
+        assert alone == _windowed(tx, ["middling"], window=50)
+        assert alone != tx.text._ranked('"middling"', 200, 0)  # type: ignore[attr-defined]
+        both = tx.text.rank("local", ["quokka", "middling"], "any", 200, 0)
+        exact = tx.text._ranked(search.match_expression(["quokka", "middling"]), 200, 0)  # type: ignore[attr-defined]
+        beside_common = tx.text.rank("local", ["quokka", "note"], "any", 5, 0)
+        rare_only = tx.text._ranked('"quokka"', 5, 0)  # type: ignore[attr-defined]
+    assert both == exact
+    assert beside_common[:3] == rare_only
 
 
 def test_search_finds_the_rare_items_first(memory: recuerdo.Memory) -> None:

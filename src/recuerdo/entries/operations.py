@@ -27,7 +27,10 @@ _COLUMNS = (
     "items.id, items.category, items.content, items.source, items.tags, items.scope,"
     " items.created_at, items.updated_at"
 )
-MORE_COUNT_LIMIT = 100_000
+# `more` is counted up to this bound: past it, it means "at least this many". Counting every
+# match of a common needle read them all (a third of 100,000 entries: 87-128 ms); this bound keeps
+# a cut list at a few ms (docs/decisions/0028-common-words.md).
+MORE_COUNT_LIMIT = 1_000
 
 
 def check_category(category: object) -> str:
@@ -145,16 +148,8 @@ def recall(
         raise InvalidInput(f"search must be text, got {type(search).__name__}")
     where: list[str] = ["items.tenant = ?", "items.item_type = 'entry'"]
     params: list[Any] = [tenant]
-    source_rows = "items"
     found = tx.substrings.candidates(tenant, search) if search else None
-    if found is not None:
-        # The substring index drives: the matches are read first, then checked against the
-        # filters (walking the filter indexes newest first would test every entry).
-        found_sql, found_params = found
-        source_rows = f"({found_sql}) AS found CROSS JOIN items"
-        where.insert(0, "items.id = found.id")
-        params = [*found_params, *params]
-    elif search:
+    if search and found is None:
         condition, condition_params = tx.substrings.condition(search, "items")
         where.append(condition)
         params.extend(condition_params)
@@ -184,18 +179,48 @@ def recall(
             )
             params.extend([tenant, *wanted])
     count = effective_limit(limit)
-    matching = f"FROM {source_rows} WHERE {' AND '.join(where)}"
-    rows = tx.all(f"SELECT {_COLUMNS} {matching} ORDER BY items.id DESC LIMIT ?", [*params, count])
+    if found is None:
+        parts = [(f"FROM items WHERE {' AND '.join(where)}", params, "items.id")]
+    else:
+        # The substring index drives: its matches are read first, then checked against the
+        # filters (walking the filter indexes newest first would test every entry). Its parts
+        # descend, each read newest first, so the listing stops after ``count`` matches (and
+        # the count of the rest after MORE_COUNT_LIMIT) rather than reading every match.
+        parts = [
+            (
+                f"FROM ({found_sql}) AS found CROSS JOIN items"
+                f" WHERE items.id = found.id AND {' AND '.join(where)}",
+                [*found_params, *params],
+                "found.id",
+            )
+            for found_sql, found_params in found
+        ]
+    rows: list[Row] = []
+    for matching, part_params, order in parts:
+        if len(rows) < count:
+            rows += tx.all(
+                f"SELECT {_COLUMNS} {matching} ORDER BY {order} DESC LIMIT ?",
+                [*part_params, count - len(rows)],
+            )
     more = 0
     if len(rows) == count:
-        # How many more there are, counted up to a bound (a cut is never silent).
-        more = int(
-            tx.scalar(
-                f"SELECT count(*) FROM (SELECT 1 {matching} ORDER BY items.id DESC"
-                " LIMIT ? OFFSET ?) AS beyond",
-                [*params, MORE_COUNT_LIMIT, count],
+        # How many more there are, counted up to a bound (a cut is never silent). The parts
+        # are walked again past the rows listed: ``skip`` of them are those rows.
+        skip, budget = count, MORE_COUNT_LIMIT
+        for matching, part_params, order in parts:
+            if budget <= 0:
+                break
+            seen = int(
+                tx.scalar(
+                    f"SELECT count(*) FROM (SELECT 1 {matching} ORDER BY {order} DESC"
+                    " LIMIT ?) AS beyond",
+                    [*part_params, skip + budget],
+                )
             )
-        )
+            beyond = max(0, seen - skip)
+            skip = max(0, skip - seen)
+            more += beyond
+            budget -= beyond
     return [row_to_entry(row) for row in rows], more
 
 

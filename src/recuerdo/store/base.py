@@ -45,11 +45,15 @@ class TextSearch(Protocol):
 class SubstringSearch(Protocol):
     """Any substring, in any case, of an entry's content."""
 
-    def candidates(self, tenant: str, needle: str) -> tuple[str, list[Any]] | None:
-        """A query (and its parameters) of the ids (column ``id``) of ``tenant``'s items (or,
+    def candidates(self, tenant: str, needle: str) -> list[tuple[str, list[Any]]] | None:
+        """Queries (and their parameters) of the ids (column ``id``) of ``tenant``'s items (or,
         where the index is the memory's, of any tenant's) whose content may contain ``needle``,
         answered from an index; None when no index can answer it (the
-        caller then tests every row with :meth:`condition`)."""
+        caller then tests every row with :meth:`condition`).
+
+        The parts are disjoint and descend: every id of a part is above every id of the parts
+        after it, so a newest-first listing reads them in turn and stops after its limit (a
+        part the backend can read in id order then stops early too)."""
 
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
         """A SQL condition (and its parameters) true for the rows of the items table aliased

@@ -117,14 +117,16 @@ class TrigramSubstrings:
     def __init__(self, tx: PostgresTx) -> None:
         self._tx = tx
 
-    def candidates(self, tenant: str, needle: str) -> tuple[str, list[Any]] | None:
+    def candidates(self, tenant: str, needle: str) -> list[tuple[str, list[Any]]] | None:
         if len(needle) < TRIGRAM:
             return None
-        return (
-            "SELECT id FROM items WHERE tenant = ? AND item_type = 'entry'"
-            " AND lower(content) LIKE ? ESCAPE '\\'",
-            [tenant, like_pattern(needle.lower())],
-        )
+        return [
+            (
+                "SELECT id FROM items WHERE tenant = ? AND item_type = 'entry'"
+                " AND lower(content) LIKE ? ESCAPE '\\'",
+                [tenant, like_pattern(needle.lower())],
+            )
+        ]
 
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
         return f"strpos(lower({alias}.content), ?) > 0", [needle.lower()]
@@ -141,5 +143,5 @@ class ScanSubstrings(TrigramSubstrings):
 
     __slots__ = ()
 
-    def candidates(self, tenant: str, needle: str) -> tuple[str, list[Any]] | None:
+    def candidates(self, tenant: str, needle: str) -> list[tuple[str, list[Any]]] | None:
         return None

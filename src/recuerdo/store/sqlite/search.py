@@ -21,6 +21,14 @@ BM25_WEIGHTS = (3.0, 1.0, 0.4)  # title, body, context
 # ones, newest first (docs/decisions/0016-common-words.md). Counting a word's chunks stops at
 # the threshold, and small memories (under COMMON_AT chunks per common word) are never pruned.
 COMMON_AT = 1000
+# A query whose every word is in at least RANK_AT chunks (one common word, only common words,
+# two words each in a third of the memory) matches so many chunks that ranking them all cost
+# 35-160 ms at 100,000 chunks, though none of its words sets a few chunks apart: its newest
+# RANK_AT matches are ranked by BM25 (with the whole index's statistics), and the older ones
+# follow, newest first, below them (docs/decisions/0028-common-words.md). A query with a word
+# in fewer chunks ranks every match, so a rare word's chunks are never left in the unranked
+# rest. The window is the same for every page, so paging by offset still visits each match once.
+RANK_AT = 1000
 # The trigram index needs three characters; shorter needles are matched by a scan.
 TRIGRAM = 3
 INDEX_CHUNK = 500
@@ -55,18 +63,52 @@ class FTS5Text:
         # join inside the ranking would read a chunk row per match).
         if not words:
             return []
+        expression = match_expression(words, mode)
         if mode == "any" and len(words) > 1:
-            common = self._common(words)
+            # Counting to RANK_AT is cheap; counting to half of the chunks (is a word common?)
+            # is not, and only matters beside a word under RANK_AT, whose matches are all
+            # ranked: a query of broad words only is windowed whichever of them are common.
+            few = {word: self._count(match_expression([word]), RANK_AT) for word in words}
+            if all(n >= RANK_AT for n in few.values()):
+                return self._windowed(expression, limit, offset)
+            common = self._common([word for word, n in few.items() if n >= RANK_AT])
             if common:
-                return self._rank_without(words, common, limit, offset)
-        return self._ranked(match_expression(words, mode), limit, offset)
+                rest = [word for word in words if word not in common]
+                return self._rank_without(rest, common, limit, offset)
+            return self._ranked(expression, limit, offset)
+        # One word, or every word ("all"): its matches are windowed when there are many.
+        return self._windowed(expression, limit, offset)
 
-    def _ranked(self, expression: str, limit: int, offset: int) -> list[tuple[int, float]]:
+    def _windowed(self, expression: str, limit: int, offset: int) -> list[tuple[int, float]]:
+        """The newest RANK_AT matches ranked, then the older ones newest first (score 0); the
+        plain ranking when there are fewer matches."""
+        edge = self._tx.scalar(
+            "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?"
+            " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (expression, RANK_AT - 1),
+        )
+        if edge is None:
+            return self._ranked(expression, limit, offset)
+        ranked = []
+        if offset < RANK_AT:
+            ranked = self._ranked(expression, min(limit, RANK_AT - offset), offset, edge)
+        if len(ranked) < limit:
+            rows = self._tx.all(
+                "SELECT rowid AS chunk_id FROM chunk_fts WHERE chunk_fts MATCH ? AND rowid < ?"
+                " ORDER BY rowid DESC LIMIT ? OFFSET ?",
+                (expression, edge, limit - len(ranked), max(0, offset - RANK_AT)),
+            )
+            ranked += [(int(row["chunk_id"]), 0.0) for row in rows]
+        return ranked
+
+    def _ranked(
+        self, expression: str, limit: int, offset: int, since: int = 0
+    ) -> list[tuple[int, float]]:
         weights = ", ".join(map(str, BM25_WEIGHTS))
         rows = self._tx.all(
             f"SELECT rowid AS chunk_id, bm25(chunk_fts, {weights}) AS score FROM chunk_fts"
-            " WHERE chunk_fts MATCH ? ORDER BY score, chunk_id LIMIT ? OFFSET ?",
-            (expression, limit, offset),
+            " WHERE chunk_fts MATCH ? AND rowid >= ? ORDER BY score, chunk_id LIMIT ? OFFSET ?",
+            (expression, since, limit, offset),
         )
         # bm25() is lower for better matches; the protocol's scores are higher for better.
         return [(int(row["chunk_id"]), -float(row["score"])) for row in rows]
@@ -82,20 +124,21 @@ class FTS5Text:
         )
 
     def _common(self, words: Sequence[str]) -> list[str]:
-        """The words to leave out of the ranking: those in half of the chunks or more, when
-        another word of the query is not."""
+        """Those of ``words`` in half of the chunks or more (their BM25 weight is clamped)."""
         # BM25's statistics are those of the whole full-text index, every tenant's chunks.
         chunks = int(self._tx.scalar("/* every tenant */ SELECT coalesce(max(id), 0) FROM chunks"))
         # max(id) is at least the number of chunks, so a word counted common surely is.
         threshold = max(COMMON_AT, (chunks + 1) // 2)
-        counts = {word: self._count(match_expression([word]), threshold) for word in words}
-        common = [word for word, n in counts.items() if n >= threshold]
-        return common if len(common) < len(words) else []
+        return [
+            word for word in words if self._count(match_expression([word]), threshold) >= threshold
+        ]
 
     def _rank_without(
-        self, words: Sequence[str], common: list[str], limit: int, offset: int
+        self, rest: list[str], common: list[str], limit: int, offset: int
     ) -> list[tuple[int, float]]:
-        rare = match_expression([word for word in words if word not in common])
+        """The chunks holding a word of ``rest`` ranked, then those holding only common words,
+        newest first."""
+        rare = match_expression(rest)
         ranked = self._ranked(rare, limit, offset)
         if len(ranked) == limit:
             return ranked
@@ -118,7 +161,7 @@ class TrigramSubstrings:
     def __init__(self, tx: SQLiteTx) -> None:
         self._tx = tx
 
-    def candidates(self, tenant: str, needle: str) -> tuple[str, list[Any]] | None:
+    def candidates(self, tenant: str, needle: str) -> list[tuple[str, list[Any]]] | None:
         if len(needle) < TRIGRAM:
             return None
         # The index (detail=none, migration m018) knows which entries hold each trigram, not
@@ -135,13 +178,23 @@ class TrigramSubstrings:
                 " OR instr(recuerdo_fold(hit.content), ?) > 0)"
             )
             checked = [needle, folded]
-        return (
-            "SELECT hit.id FROM entry_trigrams JOIN items AS hit ON hit.id = entry_trigrams.rowid"
-            f" WHERE entry_trigrams MATCH ? AND hit.tenant = ?{check}"
-            f" UNION ALL SELECT tail.id FROM items AS tail WHERE tail.id > ({_INDEXED_UPTO})"
-            " AND tail.tenant = ? AND instr(recuerdo_fold(tail.content), ?) > 0",
-            [trigram_expression(needle), tenant, *checked, tenant, folded],
-        )
+        # Two parts, newest first: the rows above the mark (all newer than any indexed row),
+        # then the index's. The index part names FTS5's rowid as ``id``, so a caller ordering
+        # by ``id DESC`` walks the index's matches newest first and stops after its limit
+        # instead of reading (and checking) every match (docs/decisions/0028-common-words.md).
+        return [
+            (
+                "SELECT tail.id FROM items AS tail WHERE tail.id > (" + _INDEXED_UPTO + ")"
+                " AND tail.tenant = ? AND instr(recuerdo_fold(tail.content), ?) > 0",
+                [tenant, folded],
+            ),
+            (
+                "SELECT entry_trigrams.rowid AS id FROM entry_trigrams"
+                " JOIN items AS hit ON hit.id = entry_trigrams.rowid"
+                f" WHERE entry_trigrams MATCH ? AND hit.tenant = ?{check}",
+                [trigram_expression(needle), tenant, *checked],
+            ),
+        ]
 
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
         return f"instr(recuerdo_fold({alias}.content), ?) > 0", [needle.casefold()]
