@@ -69,7 +69,7 @@ class EntryVerbs(MemoryBase):
     ) -> EntryList:
         """List entries newest first, filtered by category, tags, a case-insensitive text search and
         writer. Every filter is optional; at most `limit` (default 200); `more` says how many more
-        match.
+        match, counted up to 1,000 (past it, at least that many).
 
         Args:
             category: Only this category (preference, rule, learning, decision, context).
