@@ -185,3 +185,37 @@ def test_forgotten_vectors_leave_the_saved_index(
         for needle in needles:
             assert needle not in raw
     assert np.frombuffer(needles[1], dtype=np.int8).any()  # a real vector was looked for
+
+
+WRITES = {
+    "entry": (
+        lambda m, w: m.remember(category="learning", content=w),
+        lambda m, written: m.forget(written),
+    ),
+    "note": (
+        lambda m, w: m.save(title="Codename", content=w),
+        lambda m, written: m.delete(written["id"], hard=True),
+    ),
+    "passage": (
+        lambda m, w: m.remember_knowledge(w, source="secrets"),
+        lambda m, written: m.forget_knowledge(passage=written["doc_id"]),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(WRITES))
+def test_a_query_just_before_a_forget_leaves_the_audit_with_it(base: Path, kind: str) -> None:
+    """The audit buffers its records: a forget right after a search naming what it forgets
+    must still scrub that search, not let it reach the file afterwards."""
+    marker = "Plumvoxtrelmarker"
+    write, erase = WRITES[kind]
+    with recuerdo.open("audit-race", base_dir=base) as mem:
+        written = write(mem, f"The {marker} codename of the launch.")
+        mem._upkeep.drain()
+        for _ in range(3):  # searches naming the marker, then at once the forget
+            assert mem.search(marker)["results"]
+        erase(mem, written)
+        queries = [record["query"] or "" for record in mem.audit(limit=100)]
+        assert not [q for q in queries if marker.lower() in q.lower()], queries
+    dump = "\n".join(db_dump(base / ".recuerdo" / "state" / "audit-race.db"))
+    assert marker.lower() not in dump.lower()

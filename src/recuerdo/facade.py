@@ -152,6 +152,15 @@ class MemoryBase:
         if rows:
             self._upkeep.poke(rows)
 
+    @contextlib.contextmanager
+    def _erasing_write(self, rows: int = 0) -> Iterator[Tx]:
+        """A write that forgets. The audit records still buffered are written first: the scrub
+        inside must see every query taken before the forget, or a query naming what is forgotten
+        would reach the file after it."""
+        self._audit.flush(self._store)
+        with self._write(rows) as tx:
+            yield tx
+
     def _link_passages(
         self, tx: Tx, tenant: str, scope: str, passages: Sequence[tuple[int, str]]
     ) -> None:

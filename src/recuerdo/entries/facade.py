@@ -124,7 +124,7 @@ class EntryVerbs(MemoryBase):
         Args:
             id: The entry's id, as returned by remember.
         """
-        with self._write(0) as tx:
+        with self._erasing_write() as tx:
             forgotten = entry_ops.forget(tx, self.tenant, self.principal, id)
         if forgotten:
             self._store.reclaim()  # no copy of the text stays in the write-ahead log

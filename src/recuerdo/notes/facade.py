@@ -249,7 +249,7 @@ class NoteVerbs(MemoryBase):
             id: The note's id.
             hard: Remove for good, with every revision.
         """
-        with self._write() as tx:
+        with self._erasing_write(1) if hard else self._write() as tx:
             reply = note_lifecycle.delete(tx, self.tenant, self.principal, id, hard)
         if hard:
             self._store.reclaim()  # no copy of the text stays in the write-ahead log
