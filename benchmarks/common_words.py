@@ -33,6 +33,7 @@ import os
 import random
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,6 @@ def entries(size: int, rng: random.Random, words: list[str]) -> list[dict[str, A
 
 def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
     import recuerdo
-    from recuerdo.store.sqlite import search
 
     rng = random.Random(seed)
     words = vocabulary(rng)
@@ -82,18 +82,10 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
                 frequency = _frequencies(tx, words)
             rare = [word for word, n in frequency.items() if 1 <= n <= 50]
             asks = [{"query": f"project {word}", "limit": 10} for word in rng.sample(rare, queries)]
-            pruned = time_calls(memory.search, asks)
-            tops_pruned = [_top(memory, ask) for ask in asks]
-            kept, search.COMMON_AT = search.COMMON_AT, 10**12
-            try:
-                exact = time_calls(memory.search, asks)
-                tops_exact = [_top(memory, ask) for ask in asks]
-            finally:
-                search.COMMON_AT = kept
+            pruned, exact, same = _both_ways(memory, asks, "COMMON_AT", _top)
             shapes = _other_shapes(memory, rng, words, rare, queries)
         finally:
             memory.close()
-    same = sum(a == b for a, b in zip(tops_pruned, tops_exact, strict=True)) / len(asks)
     return {
         "size": size,
         "pruned_p50_ms": round(pruned[0], 2),
@@ -108,7 +100,6 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
 def _other_shapes(
     memory: Any, rng: random.Random, vocabulary: list[str], rare: list[str], n: int
 ) -> dict[str, Any]:
-    from recuerdo.store.sqlite import search
 
     with memory._store.read() as tx:
         entries = int(tx.scalar("SELECT count(*) FROM chunks"))
@@ -131,15 +122,7 @@ def _other_shapes(
     found: dict[str, Any] = {}
     for shape, words in asks.items():
         calls = [{"query": " ".join(query), "limit": 10} for query in words]
-        new = time_calls(memory.search, calls)
-        tops_new = [_ids(memory, call) for call in calls]
-        kept, search.RANK_AT = search.RANK_AT, 10**12
-        try:
-            old = time_calls(memory.search, calls)
-            tops_old = [_ids(memory, call) for call in calls]
-        finally:
-            search.RANK_AT = kept
-        same = sum(a == b for a, b in zip(tops_new, tops_old, strict=True)) / len(calls)
+        new, old, same = _both_ways(memory, calls, "RANK_AT", _ids)
         found |= _row(shape, new, old) | {f"{shape}_top10_same": round(same, 3)}
     for shape, needles in (
         ("recall_third", [pick(third) for _ in range(n)]),
@@ -153,6 +136,27 @@ def _other_shapes(
         same = sum(a == b for a, b in zip(answers_new, answers_old, strict=True)) / len(calls)
         found |= _row(shape, new, old) | {f"{shape}_same": round(same, 3)}
     return found
+
+
+def _both_ways(
+    memory: Any, calls: list[dict[str, Any]], rule: str, top: Callable[[Any, dict[str, Any]], Any]
+) -> tuple[tuple[float, float], tuple[float, float], float]:
+    """``search`` timed with the rule (a threshold of ``store/sqlite/search.py``) as shipped and
+    then set out of reach (the behaviour before it), on the same calls; and the share of calls
+    whose ``top`` answer is the same both ways."""
+    from recuerdo.store.sqlite import search
+
+    new = time_calls(memory.search, calls)
+    tops_new = [top(memory, call) for call in calls]
+    kept = getattr(search, rule)
+    setattr(search, rule, 10**12)
+    try:
+        old = time_calls(memory.search, calls)
+        tops_old = [top(memory, call) for call in calls]
+    finally:
+        setattr(search, rule, kept)
+    same = sum(a == b for a, b in zip(tops_new, tops_old, strict=True)) / len(calls)
+    return new, old, same
 
 
 def _row(shape: str, new: tuple[float, float], old: tuple[float, float]) -> dict[str, float]:

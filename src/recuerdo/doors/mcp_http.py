@@ -89,10 +89,6 @@ class LazyMCP:
         self._manager: Any = None
         self._failure: Exception | None = None
 
-    @property
-    def started(self) -> bool:
-        return self._manager is not None
-
     @contextlib.asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
         # Events belong to the running loop: made here, not when the app is built.

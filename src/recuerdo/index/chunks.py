@@ -72,13 +72,16 @@ def _neighbours(tx: Tx, row: Row) -> tuple[Row | None, Row | None]:
     return before, after
 
 
-_INSERT = (
-    "INSERT INTO chunks (tenant, item_id, ordinal, start, stop, title, body, context,"
-    " embed_text, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_COLUMNS = (
+    *("tenant", "item_id", "ordinal", "start", "stop"),
+    *("title", "body", "context", "embed_text", "hash"),
 )
-# What the indexes hold of a chunk: equal in an old and a new cut, the old row is kept.
-_SAME_COLUMNS = ("title", "body", "context", "embed_text", "hash")
-_SAME = slice(5, 10)  # the same columns in a row of _INSERT
+_INSERT = f"INSERT INTO chunks ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+# Where a chunk sits in its item, and what the indexes hold of it: when the second is equal in
+# an old and a new cut, the old row is kept and only the first is updated.
+_PLACE = slice(_COLUMNS.index("ordinal"), _COLUMNS.index("stop") + 1)
+_SAME = slice(_COLUMNS.index("title"), len(_COLUMNS))
+_SAME_COLUMNS = _COLUMNS[_SAME]
 
 
 def index_item(tx: Tx, row: Row) -> int:
@@ -229,8 +232,8 @@ def rechunk_backlog(tx: Tx) -> int:
                 fresh.append(new)
                 continue
             kept = alike.pop(0)
-            if (kept["ordinal"], kept["start"], kept["stop"]) != new[2:5]:
-                moved.append((*new[2:5], tenant, int(kept["id"])))
+            if tuple(kept[c] for c in _COLUMNS[_PLACE]) != new[_PLACE]:
+                moved.append((*new[_PLACE], tenant, int(kept["id"])))
         superseded += [(tenant, item_id, int(c["id"])) for left in spare.values() for c in left]
     tx.delete_superseded_chunks(superseded)
     tx.executemany(

@@ -17,7 +17,7 @@ from ..errors import InvalidInput, ItemNotFound
 from ..store import revision_deltas
 from ..store.base import Row, Tx
 from ..store.hashes import HASH_CHARS
-from ..store.text_delta import common_prefix
+from ..store.text_delta import common_prefix, common_suffix
 from .results import JournalLine, JournalOperation, Revision, RevisionSummary
 
 JOURNAL_OPERATIONS: tuple[str, ...] = get_args(JournalOperation)
@@ -38,7 +38,7 @@ def change_size(old: str, new: str) -> tuple[int, int]:
     """(characters added, characters removed): the changed middle once the common start and
     end are set aside. Exact for one contiguous change; an upper bound for scattered ones."""
     prefix = common_prefix(old, new)
-    suffix = common_prefix(old[prefix:][::-1], new[prefix:][::-1])
+    suffix = common_suffix(old, new, min(len(old), len(new)) - prefix)
     return len(new) - prefix - suffix, len(old) - prefix - suffix
 
 

@@ -74,7 +74,9 @@ def common_prefix(a: str, b: str) -> int:
     return low
 
 
-def _common_suffix(a: str, b: str, limit: int) -> int:
+def common_suffix(a: str, b: str, limit: int) -> int:
+    """How many trailing characters ``a`` and ``b`` share, at most ``limit`` (so that a suffix
+    does not overlap a prefix already counted)."""
     low, high = 0, min(len(a), len(b), limit)
     while low < high:
         middle = (low + high + 1) // 2
@@ -89,7 +91,7 @@ def _trimmed(newer: str, older: str, at: int, out: list[Op]) -> None:
     """``older`` from ``newer`` (which starts at ``at`` in the whole newer text): their common
     start and end copied, the middle of ``older`` inserted."""
     prefix = common_prefix(newer, older)
-    suffix = _common_suffix(newer, older, min(len(newer), len(older)) - prefix)
+    suffix = common_suffix(newer, older, min(len(newer), len(older)) - prefix)
     out.append((_COPY, at, prefix, ""))
     out.append((_INSERT, 0, 0, older[prefix : len(older) - suffix]))
     out.append((_COPY, at + len(newer) - suffix, suffix, ""))
@@ -133,7 +135,7 @@ def _ops(newer: str, older: str) -> list[Op]:
     """Copies and inserts that build ``older`` from ``newer``: the common start and end of
     the two are copied; a long changed middle is matched line by line."""
     prefix = common_prefix(newer, older)
-    suffix = _common_suffix(newer, older, min(len(newer), len(older)) - prefix)
+    suffix = common_suffix(newer, older, min(len(newer), len(older)) - prefix)
     new_middle = newer[prefix : len(newer) - suffix]
     old_middle = older[prefix : len(older) - suffix]
     ops: list[Op] = [(_COPY, 0, prefix, "")]
