@@ -25,6 +25,7 @@ from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.sqlite.schema import SCHEMA
 from recuerdo.store.sqlite.search import trigram_expression
 
+from .before_spans import layout_before_spans
 from .postgres import app_conninfo, contract_url, unique_memory
 
 ENTRIES = [
@@ -184,7 +185,7 @@ def _old_store(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[
     """A store written by the code before m018 (its schema and its 64-digit keys), indexed and
     embedded: what its searches answered, and how many vectors it held."""
     steps = SCHEMA.names().index("m018_compact_store")
-    with monkeypatch.context() as old:
+    with monkeypatch.context() as old, layout_before_spans(monkeypatch):
         old.setattr(chunk_index, "HASH_CHARS", 64)
         old.setattr(history, "HASH_CHARS", 64)
         with backend.open(steps) as memory:

@@ -33,6 +33,7 @@ from ..core.clock import now_iso
 from ..errors import InvalidInput, ItemNotFound, UnknownName
 from ..index.vectors import collect_orphans
 from ..index.words import STOP_WORDS
+from ..store import chunk_text
 from ..store.base import Tx
 from . import derive, store
 from .match import suggestions
@@ -364,9 +365,13 @@ def _blank_passages(
     if not chunk_ids:
         return {"passages_hidden": 0, "documents_emptied": []}, [], []
     marks = ",".join("?" * len(chunk_ids))
-    rows = tx.all(
-        f"SELECT id, item_id, start, stop, body FROM chunks WHERE tenant = ? AND id IN ({marks})",
-        [tenant, *chunk_ids],
+    rows = chunk_text.with_bodies(
+        tx,
+        tx.all(
+            f"SELECT id, item_id, start, stop FROM chunks WHERE tenant = ? AND id IN ({marks})",
+            [tenant, *chunk_ids],
+        ),
+        tenant,
     )
     by_doc: dict[int, list[tuple[int, int]]] = {}
     for row in rows:

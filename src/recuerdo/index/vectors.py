@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..store.base import Row, Store, Tx
+from ..store.chunk_text import bodies
 from . import vector_file
 from .vector_file import IndexFiles
 
@@ -125,12 +126,12 @@ def _load(tx: Tx, model: str, dim: int, after: int) -> tuple[np.ndarray, np.ndar
     return ids[:filled], matrix[:filled], scales[:filled]
 
 
-def embedding_text(row: Row) -> str:
-    """What a chunk's vector means (see ``index.index_item``): its own vector text when it has
-    one (messages), else the title and the body."""
+def embedding_text(row: Row, body: str) -> str:
+    """What a chunk's vector means (see ``index.chunks.chunk_rows``): its own vector text when
+    it has one (messages), else the title and the body."""
     if row["embed_text"]:
         return str(row["embed_text"])
-    return f"{row['title']}\n{row['body']}" if row["title"] else str(row["body"])
+    return f"{row['title']}\n{body}" if row["title"] else body
 
 
 def embed_backlog(store: Store, embedder: Embedder) -> int:
@@ -139,8 +140,8 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
     with store.read() as tx:
         upto = _mark(tx, embedder.name)
         rows = tx.all(
-            "SELECT id, hash, title, body, embed_text FROM chunks /* every tenant */"
-            " WHERE id > ? ORDER BY id LIMIT ?",
+            "SELECT id, item_id, start, stop, hash, title, embed_text FROM chunks"
+            " /* every tenant */ WHERE id > ? ORDER BY id LIMIT ?",
             (upto, EMBED_BATCH),
         )
         if not rows:
@@ -153,10 +154,11 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
                 [embedder.name, *[row["hash"] for row in rows]],
             )
         }
+        waiting = [row for row in rows if row["hash"] not in known]
+        texts = bodies(tx, [row for row in waiting if not row["embed_text"]], None)
     todo: dict[str, str] = {}
-    for row in rows:
-        if row["hash"] not in known:
-            todo.setdefault(row["hash"], embedding_text(row))
+    for row in waiting:
+        todo.setdefault(row["hash"], embedding_text(row, texts.get(int(row["id"]), "")))
     vectors = embedder.embed(list(todo.values())) if todo else None
     with store.write() as tx:
         if vectors is not None:

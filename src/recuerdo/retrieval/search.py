@@ -22,6 +22,7 @@ from ..index.chunks import chunk_mark, stale
 from ..index.meaning import Meaning
 from ..index.vectors import meaning_candidates, ordered_candidates
 from ..index.words import terms, written_words
+from ..store import chunk_text
 from ..store.base import Row, Tx, rows_by_id
 from . import turns
 from .filters import Filters
@@ -163,17 +164,17 @@ def exact_chunks(
     head = ranked[:EXACT_WINDOW]
     if not words or not head:
         return set()
-    bodies = rows_by_id(
+    spans = rows_by_id(
         tx,
-        "SELECT id, body FROM chunks",
+        "SELECT id, item_id, start, stop FROM chunks",
         [chunk_id for chunk_id, _ in head],
         where="tenant = ?",
         params=(tenant,),
     )
     whole = [re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])") for word in words]
     exact: set[int] = set()
-    for chunk_id, row in bodies.items():
-        text = str(row["body"]).lower()
+    for chunk_id, body in chunk_text.bodies(tx, spans.values(), tenant).items():
+        text = body.lower()
         if all(word in text for word in words) and all(p.search(text) for p in whole):
             exact.add(chunk_id)
     return exact if len(exact) < len(head) else set()
@@ -343,14 +344,15 @@ def loaded(
         where="tenant = ?" + (" AND status <> 'deleted'" if live_only else ""),
         params=(tenant,),
     )
-    chunks = rows_by_id(
+    spans = rows_by_id(
         tx,
-        "SELECT id, item_id, start, stop, body FROM chunks",
+        "SELECT id, item_id, start, stop, title, embed_text, hash FROM chunks",
         [c.chunk_id for c in candidates if c.chunk_id is not None],
         where="tenant = ?",
         params=(tenant,),
     )
-    found = []
+    chunks = {row["id"]: row for row in chunk_text.with_bodies(tx, spans.values(), tenant)}
+    found: list[tuple[Candidate, Row, Row | None]] = []
     for candidate in candidates:
         item = items.get(candidate.item_id)
         if item is not None:

@@ -27,6 +27,13 @@ from typing import Any, Protocol
 Row = Mapping[str, Any]
 Params = Sequence[Any]
 
+CHUNK_FIELDS = (
+    *("tenant", "item_id", "ordinal", "start", "stop"),
+    *("title", "body", "context", "embed_text", "hash"),
+)
+"""A new chunk, as :meth:`Tx.add_chunks` takes it. ``body`` is the chunk's text, its item's
+text at ``[start, stop)`` (code points): indexed, never stored (``store/chunk_text.py``)."""
+
 
 class TextSearch(Protocol):
     """Ranked word search over the chunks' title, body and context (title weighs most)."""
@@ -119,6 +126,11 @@ class Tx(Protocol):
     def purge_deleted_text(self) -> None:
         """Inside a forgetting transaction: make the words of deleted rows leave the full-text
         indexes now (where the index does not remove them on delete)."""
+
+    def add_chunks(self, rows: Sequence[Params]) -> list[int]:
+        """Store new chunks (rows of :data:`CHUNK_FIELDS`, their items' text unchanged since
+        they were cut) and index their words; their ids, in order. The body is not kept: the
+        words index holds what it needs, and readers slice it out of the item."""
 
     def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
         """Delete chunks ``(tenant, item_id, chunk_id)`` that an edit of their item replaced.

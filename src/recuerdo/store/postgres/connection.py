@@ -28,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ...errors import InvalidInput, MemoryNotFound, StorageFull, StoreError
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
 from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current
+from . import chunk_spans
 from . import vectors as pgvectors
 from .describe import PostgresArchive
 from .rows import row_factory
@@ -149,14 +150,20 @@ class PostgresTx:
         return int(self._run(sql, params).rowcount)
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
-        import psycopg
+        return self._many(sql, rows)[0]
+
+    def _many(
+        self, sql: str, rows: Sequence[Params], returning: bool = False
+    ) -> tuple[int, list[int]]:
+        import psycopg  # rows changed, and the first column each statement returned
 
         if not rows:
-            return 0
+            return 0, []
         try:
             with self._conn.cursor() as cursor:
-                cursor.executemany(pyformat(sql), [_adapt(row) for row in rows])
-                return int(cursor.rowcount)
+                cursor.executemany(pyformat(sql), list(map(_adapt, rows)), returning=returning)
+                ids = [int(cursor.fetchone()[0]) for _ in cursor.results()] if returning else []
+                return int(cursor.rowcount), ids
         except OverflowError as exc:
             raise InvalidInput("a number is out of range (at most 64 bits)") from exc
         except psycopg.Error as exc:
@@ -190,6 +197,10 @@ class PostgresTx:
         # The words index is a column of the chunk row: deleting the row deletes its words.
         # The dead tuples go at the VACUUM that Store.reclaim runs after the commit.
         return None
+
+    def add_chunks(self, rows: Sequence[Params]) -> list[int]:
+        params = [chunk_spans.insert_params(row) for row in rows]
+        return self._many(chunk_spans.INSERT, params, returning=True)[1]
 
     def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
         # Deleting the row deletes its words (above): nothing stays to purge later.

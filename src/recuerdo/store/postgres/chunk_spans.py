@@ -1,0 +1,72 @@
+"""Chunks as spans of their item's text, on PostgreSQL (migration ``m021_chunk_spans``;
+``docs/decisions/0029-chunk-spans.md``).
+
+As on SQLite, a chunk row keeps its place in its item and not its text (``store/chunk_text.py``):
+the body was the item's text again, in the row (too short for TOAST to compress). A chunk's
+words (``words``, the weighted tsvector) can no longer be a column generated from the row: they
+are computed as the row is written, from the text in hand (:func:`add_chunks`). Deleting a row
+deletes its words, so nothing else changes; ``rechunk_queue.cut_from`` serves the re-cut's
+comparison of old chunks with new.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..base import Tx
+from ..chunk_text import cut_texts, keep_cut_texts
+
+WORDS = (
+    "setweight(to_tsvector('recuerdo_words', ?), 'A')"
+    " || setweight(to_tsvector('recuerdo_words', ?), 'B')"
+    " || setweight(to_tsvector('recuerdo_words', ?), 'C')"
+)
+"""The tsvector of (title, body, context), as the generated column of ``m005`` made it."""
+INSERT = (
+    "INSERT INTO chunks (tenant, item_id, ordinal, start, stop, title, context, embed_text, hash,"
+    f" words) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {WORDS}) RETURNING id"
+)
+
+
+def insert_params(row: Sequence[Any]) -> tuple[Any, ...]:
+    """A row of ``CHUNK_FIELDS`` as the parameters of :data:`INSERT`."""
+    return (*row[:6], *row[7:], row[5], row[6], row[7])
+
+
+def fill_words(tx: Tx) -> None:
+    """The words of chunks that have none (rows restored from an archive, which leaves them
+    out), an item's text read once for all of its chunks."""
+    last = 0
+    while True:
+        rows = tx.all(
+            "SELECT DISTINCT tenant, item_id FROM chunks /* every tenant */"
+            " WHERE words IS NULL AND item_id > ? ORDER BY item_id LIMIT 200",
+            (last,),
+        )
+        if not rows:
+            return
+        for row in rows:
+            tenant, item_id = str(row["tenant"]), int(row["item_id"])
+            text = cut_texts(tx, [item_id], tenant).get(item_id, "")
+            tx.executemany(
+                f"UPDATE chunks SET words = {WORDS} WHERE tenant = ? AND id = ?",
+                [
+                    (c["title"], text[c["start"] : c["stop"]], c["context"], tenant, c["id"])
+                    for c in tx.all(
+                        "SELECT id, start, stop, title, context FROM chunks"
+                        " WHERE tenant = ? AND item_id = ? AND words IS NULL",
+                        (tenant, item_id),
+                    )
+                ],
+            )
+        last = int(rows[-1]["item_id"])
+
+
+def m021_chunk_spans(tx: Tx) -> None:
+    """The step (registered in schema.py)."""
+    tx.execute("ALTER TABLE rechunk_queue ADD COLUMN cut_from TEXT")
+    keep_cut_texts(tx)
+    # The words keep their values and become an ordinary column, written with each row.
+    tx.execute("ALTER TABLE chunks ALTER COLUMN words DROP EXPRESSION")
+    tx.execute("ALTER TABLE chunks DROP COLUMN body")

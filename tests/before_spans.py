@@ -1,0 +1,50 @@
+"""The chunk layout before ``m021_chunk_spans``, for tests that write a store as the code of an
+older schema did: each chunk row holds its text (``body``), the words index takes it from the
+row (a trigger on SQLite, a generated column on PostgreSQL), and the re-cut queue keeps no former
+text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from recuerdo.index import chunks as chunk_index
+from recuerdo.store import chunk_text
+from recuerdo.store.base import CHUNK_FIELDS, Tx
+from recuerdo.store.postgres.connection import PostgresTx
+from recuerdo.store.sqlite.connection import SQLiteTx
+
+_INSERT = (
+    f"INSERT INTO chunks ({', '.join(CHUNK_FIELDS)})"
+    f" VALUES ({', '.join('?' * len(CHUNK_FIELDS))}) RETURNING id"
+)
+
+
+def _add_chunks(tx: Tx, rows: Sequence[Sequence[Any]]) -> list[int]:
+    return [int(tx.scalar(_INSERT, row)) for row in rows]
+
+
+def _rechunk(tx: Tx, tenant: str, item_id: int, cut_from: str | None = None) -> None:
+    if item_id <= chunk_index.chunk_mark(tx):
+        tx.execute(
+            "INSERT INTO rechunk_queue (tenant, item_id) VALUES (?, ?)"
+            " ON CONFLICT (tenant, item_id) DO NOTHING",
+            (tenant, item_id),
+        )
+
+
+@contextmanager
+def layout_before_spans(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """While it is open, the verbs write chunks as before m021 (a store opened at an older
+    step). Chunk texts are read from their items, which is what every chunk not waiting to be
+    re-cut held; the upkeep's re-cut is not run meanwhile."""
+    with monkeypatch.context() as old:
+        old.setattr(SQLiteTx, "add_chunks", _add_chunks)
+        old.setattr(PostgresTx, "add_chunks", _add_chunks)
+        old.setattr(chunk_index, "rechunk", _rechunk)
+        old.setattr(chunk_text, "CUT_TEXT", "i.content")
+        old.setattr(chunk_text, "CUT_JOIN", "")
+        yield
