@@ -163,17 +163,23 @@ def insert_chunks(
     otherwise): a chunk's text is read from its span (``store/chunk_text.py``), and blanking
     one passage of a document must leave every other passage as it was indexed."""
     rows = []
-    end = 0
-    for ordinal, span in enumerate(spans):
-        if not end <= span.start <= span.end <= len(text):
-            raise ValueError(f"passage {ordinal} ({span.start}-{span.end}) overlaps or overruns")
-        end = span.end
+    for ordinal, span in enumerate(check_spans(text, spans)):
         body = text[span.start : span.end]
         vector_text = f"{title}\n{body}" if title else body
         rows.append(
             (tenant, item_id, ordinal, *span, title, body, "", None, chunk_hash(vector_text))
         )
     return tx.add_chunks(rows)
+
+
+def check_spans(text: str, spans: Sequence[Span]) -> Sequence[Span]:
+    """``spans``, when they are in order, apart and inside ``text``; else ``ValueError``."""
+    end = 0
+    for ordinal, span in enumerate(spans):
+        if not end <= span.start <= span.end <= len(text):
+            raise ValueError(f"passage {ordinal} ({span.start}-{span.end}) overlaps or overruns")
+        end = span.end
+    return spans
 
 
 def rechunk(tx: Tx, tenant: str, item_id: int, cut_from: str | None = None) -> None:
