@@ -101,6 +101,10 @@ _CONSISTENCY = (
         " AND q.item_id = c.item_id)",
     ),
     (
+        "chunks missing from the words index",
+        "SELECT count(*) FROM chunks /* every tenant */ WHERE words IS NULL",
+    ),
+    (
         "vectors of a wrong size",
         "SELECT count(*) FROM embeddings e WHERE length(e.vector) <> (SELECT length(vector)"
         " FROM embeddings f WHERE f.model = e.model ORDER BY f.id LIMIT 1)",
