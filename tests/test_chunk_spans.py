@@ -14,7 +14,7 @@ from recuerdo.core.upkeep import Upkeep
 from recuerdo.store.chunk_text import bodies
 from recuerdo.store.sqlite.schema import SCHEMA
 
-from .before_spans import layout_before_spans
+from .older_layouts import layout_before_spans
 from .test_compact_store import Backend
 
 

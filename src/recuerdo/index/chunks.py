@@ -14,7 +14,6 @@ item's former text until the re-cut, for the chunks cut from it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 from ..core.clock import parse_time
 from ..store.base import CHUNK_FIELDS, Row, Tx
 from ..store.chunk_text import with_bodies
-from ..store.hashes import HASH_CHARS
+from ..store.hashes import text_key
 from .chunk import Span, chunk_spans, code_spans
 
 CHUNK_BATCH = 400
@@ -43,9 +42,9 @@ _MONTHS = [
 ]
 
 
-def chunk_hash(text: str) -> str:
+def chunk_hash(text: str) -> bytes:
     """The key of a chunk's vector text (a SHA-256 prefix, ``store/hashes.py``)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+    return text_key(text)
 
 
 def as_cut(chunk: Row, text: str, speaker: str | None) -> bool:

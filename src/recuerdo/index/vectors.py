@@ -156,7 +156,7 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
         }
         waiting = [row for row in rows if row["hash"] not in known]
         texts = bodies(tx, [row for row in waiting if not row["embed_text"]], None)
-    todo: dict[str, str] = {}
+    todo: dict[bytes, str] = {}
     for row in waiting:
         todo.setdefault(row["hash"], embedding_text(row, texts.get(int(row["id"]), "")))
     vectors = embedder.embed(list(todo.values())) if todo else None
