@@ -1,7 +1,8 @@
 """The step ``m022_binary_keys`` on SQLite (``store/hashes.py``): the 128-bit text keys of
 chunks, embeddings and notes' repeat detection, stored as 32 hex digits since m018, become the
 16 bytes they spell. Each key is converted where it is (no vector is computed again); the
-indexes that hold them follow."""
+indexes that hold them follow. A key that is not hex (no recuerdo wrote one) keeps its bytes:
+it matches no key computed since, as it matched none before."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ def m022_binary_keys(tx: Tx) -> None:
     for table, column in BINARY_KEYS:
         if sqlite3.sqlite_version_info >= (3, 41, 0):
             tx.execute(
-                f"UPDATE {table} /* every tenant */ SET {column} = unhex({column})"
+                f"UPDATE {table} /* every tenant */"
+                f" SET {column} = coalesce(unhex({column}), CAST({column} AS BLOB))"
                 f" WHERE typeof({column}) = 'text'"
             )
             continue
@@ -25,5 +27,12 @@ def m022_binary_keys(tx: Tx) -> None:
         ):
             tx.executemany(
                 f"UPDATE {table} /* every tenant */ SET {column} = ? WHERE rowid = ?",
-                [(bytes.fromhex(row["k"]), row["r"]) for row in rows],
+                [(_key(row["k"]), row["r"]) for row in rows],
             )
+
+
+def _key(stored: str) -> bytes:
+    try:
+        return bytes.fromhex(stored)
+    except ValueError:
+        return stored.encode("utf-8")
