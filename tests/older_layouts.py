@@ -21,14 +21,15 @@ from recuerdo.store.base import CHUNK_FIELDS, Tx
 from recuerdo.store.postgres.connection import PostgresTx
 from recuerdo.store.sqlite.connection import SQLiteTx
 
+_OLD_FIELDS = [name for name in CHUNK_FIELDS if name != "kept_text"]
 _INSERT = (
-    f"INSERT INTO chunks ({', '.join(CHUNK_FIELDS)})"
-    f" VALUES ({', '.join('?' * len(CHUNK_FIELDS))}) RETURNING id"
+    f"INSERT INTO chunks ({', '.join(_OLD_FIELDS)})"
+    f" VALUES ({', '.join('?' * len(_OLD_FIELDS))}) RETURNING id"
 )
 
 
 def _add_chunks(tx: Tx, rows: Sequence[Sequence[Any]]) -> list[int]:
-    return [int(tx.scalar(_INSERT, row)) for row in rows]
+    return [int(tx.scalar(_INSERT, row[: len(_OLD_FIELDS)])) for row in rows]
 
 
 def _rechunk(tx: Tx, tenant: str, item_id: int, cut_from: str | None = None) -> None:

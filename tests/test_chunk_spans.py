@@ -75,6 +75,36 @@ def test_every_reader_gets_the_chunk_s_text(memory: recuerdo.Memory) -> None:
         assert passage["text"] in (first, second)
 
 
+def test_the_chunks_of_a_long_item_keep_their_text(memory: recuerdo.Memory) -> None:
+    """A note cut into several chunks keeps each chunk's text in its row (reading a passage
+    never reads the whole note), so an edit of it keeps no former text; a one-chunk note's
+    chunk keeps none, and an edit of it keeps the text it was cut from until the re-cut."""
+    long = "\n\n".join(_sentence(n, 160) for n in range(3))
+    long_id = memory.save("Long", long, key="long")["id"]
+    short_id = memory.save("Short", _sentence(9, 30), key="short")["id"]
+    memory._upkeep.drain()
+    with memory._store.read() as tx:
+        rows = tx.all("SELECT item_id, start, stop, kept_text FROM chunks ORDER BY id")
+    kept = {(r["item_id"], r["kept_text"]) for r in rows}
+    assert len([r for r in rows if r["item_id"] == long_id]) == 3
+    assert all(
+        r["kept_text"] == long[r["start"] : r["stop"]] for r in rows if r["item_id"] == long_id
+    )
+    assert (short_id, None) in kept
+    memory.save("Long", long + " And one more sentence.", key="long")
+    memory.save("Short", _sentence(10, 30), key="short")
+    with memory._store.read() as tx:
+        queued = {r["item_id"]: r["cut_from"] for r in tx.all("SELECT * FROM rechunk_queue")}
+    assert queued == {long_id: None, short_id: _sentence(9, 30)}
+    memory._upkeep.drain()
+    assert memory.search("more sentence", stages=["lexical"])["results"][0]["id"] == long_id
+    assert (
+        memory.search(_sentence(10, 30).split()[2], stages=["lexical"])["results"][0]["id"]
+        == short_id
+    )
+    assert memory.search(_sentence(9, 30).split()[2], stages=["lexical"])["results"] == []
+
+
 def _on_disk(folder: Path, needle: str) -> list[str]:
     return [
         path.name
@@ -145,6 +175,11 @@ def _old_store(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, 
             source="mill",
             facts={"entities": [{"name": "Ada Quill", "type": "person"}]},
         )
+        memory.remember_knowledge(  # cut into several passages
+            "\n\n".join(f"Ada Quill {_sentence(40 + n, 150)}" for n in range(3)), source="mill"
+        )
+        long = "\n\n".join(_sentence(50 + n, 150) for n in range(3))
+        memory.save("Long", long, key="long")
         memory.add_messages(
             "c1",
             [
@@ -154,9 +189,10 @@ def _old_store(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, 
         )
         memory._upkeep.drain()
         memory.save("Note 0", f"{_sentence(30, 50)} {WORDS[6]} now", key="n0")  # queued
+        memory.save("Long", f"{long} {WORDS[7]} added.", key="long")  # queued, several chunks
         with memory._store.read() as tx:
             texts = {row["id"]: row["body"] for row in tx.all("SELECT id, body FROM chunks")}
-            assert tx.scalar("SELECT count(*) FROM rechunk_queue") == 1
+            assert tx.scalar("SELECT count(*) FROM rechunk_queue") == 2
         return _answers(memory), texts
 
 
@@ -193,8 +229,12 @@ def test_a_store_written_before_m021_migrates_and_answers_the_same(
         with backend.open(None) as memory:
             with memory._store.read() as tx:
                 assert "body" not in _columns(tx, kind)
-                chunks = tx.all("SELECT id, item_id, start, stop FROM chunks /* every tenant */")
+                chunks = tx.all(
+                    "SELECT id, item_id, start, stop, kept_text FROM chunks /* every tenant */"
+                )
                 assert bodies(tx, chunks, None) == texts
+                several = tx.scalar("SELECT count(*) FROM chunks WHERE kept_text IS NOT NULL")
+                assert several == 6  # the long document's and the long note's
                 vectors = tx.scalar("SELECT count(*) FROM embeddings")
             assert _answers(memory) == before
             assert memory._store.check()["ok"]

@@ -26,7 +26,7 @@ def _paragraph(seed: int, n: int = 130) -> str:
 def _chunks(memory: recuerdo.Memory, note: int) -> list[dict[str, Any]]:
     with memory._store.read() as tx:
         rows = tx.all(
-            "SELECT c.id, c.item_id, c.ordinal, c.start, c.stop, c.hash FROM chunks c"
+            "SELECT c.id, c.item_id, c.ordinal, c.start, c.stop, c.hash, c.kept_text FROM chunks c"
             " WHERE c.tenant = ? AND c.item_id = ? ORDER BY c.ordinal",
             (memory.tenant, note),
         )

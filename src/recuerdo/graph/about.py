@@ -384,8 +384,7 @@ def _passages(
     seen, params = view.items_sql("i")
     members_only, members = visible("i", viewer)
     found = tx.all(
-        "SELECT m.entity_id, c.id, c.item_id, c.start, c.stop, c.title, c.embed_text, c.hash"
-        " FROM mentions m"
+        "SELECT m.entity_id, c.* FROM mentions m"
         " JOIN chunks c ON c.tenant = m.tenant AND c.id = m.chunk_id"
         " JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
         f" WHERE m.tenant = ? AND m.entity_id IN ({marks}) AND {seen} AND {members_only}"

@@ -368,7 +368,7 @@ def _blank_passages(
     rows = chunk_text.with_bodies(
         tx,
         tx.all(
-            f"SELECT id, item_id, start, stop FROM chunks WHERE tenant = ? AND id IN ({marks})",
+            f"SELECT * FROM chunks WHERE tenant = ? AND id IN ({marks})",
             [tenant, *chunk_ids],
         ),
         tenant,

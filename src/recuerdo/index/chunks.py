@@ -90,7 +90,7 @@ _COLUMNS = CHUNK_FIELDS
 # Where a chunk sits in its item, and what the indexes hold of it: when the second is equal in
 # an old and a new cut, the old row is kept and only the first is updated.
 _PLACE = slice(_COLUMNS.index("ordinal"), _COLUMNS.index("stop") + 1)
-_SAME = slice(_COLUMNS.index("title"), len(_COLUMNS))
+_SAME = slice(_COLUMNS.index("title"), _COLUMNS.index("hash") + 1)
 _SAME_COLUMNS = _COLUMNS[_SAME]
 
 
@@ -129,6 +129,7 @@ def chunk_rows(tx: Tx, row: Row) -> list[tuple[Any, ...]]:
         context = f"{row['category'] or ''} {tags}".strip()
     rows = []
     spans = code_spans(text) if row["item_type"] == "code" else chunk_spans(text, whole=whole)
+    several = len(spans) > 1  # their chunks keep their text (store/chunk_text.py)
     for ordinal, span in enumerate(spans):
         body = text[span.start : span.end]
         embed_text = None
@@ -149,6 +150,7 @@ def chunk_rows(tx: Tx, row: Row) -> list[tuple[Any, ...]]:
                 context,
                 embed_text,
                 chunk_hash(vector_text),
+                body if several else None,
             )
         )
     return rows
@@ -162,11 +164,12 @@ def insert_chunks(
     otherwise): a chunk's text is read from its span (``store/chunk_text.py``), and blanking
     one passage of a document must leave every other passage as it was indexed."""
     rows = []
-    for ordinal, span in enumerate(check_spans(text, spans)):
+    several = len(check_spans(text, spans)) > 1
+    for ordinal, span in enumerate(spans):
         body = text[span.start : span.end]
-        vector_text = f"{title}\n{body}" if title else body
+        key = chunk_hash(f"{title}\n{body}" if title else body)
         rows.append(
-            (tenant, item_id, ordinal, *span, title, body, "", None, chunk_hash(vector_text))
+            (tenant, item_id, ordinal, *span, title, body, "", None, key, body if several else None)
         )
     return tx.add_chunks(rows)
 
@@ -184,10 +187,16 @@ def check_spans(text: str, spans: Sequence[Span]) -> Sequence[Span]:
 def rechunk(tx: Tx, tenant: str, item_id: int, cut_from: str | None = None) -> None:
     """Queue an item whose text or title changed for re-cutting (once the worker has chunked
     it at all; before that, the worker will read the current text anyway). ``cut_from`` is
-    its text before this change, when the change is to its text: its chunks hold that text's
-    words until the re-cut (``store/chunk_text.py``). A second change before the re-cut keeps
-    the first one's: the chunks were cut from the oldest."""
+    its text before this change, when the change is to its text: its chunks that keep no text
+    hold that text's words until the re-cut (``store/chunk_text.py``); it is kept only when
+    it has such a chunk (so never a long note's). A second change before the re-cut keeps the
+    first one's: the chunks were cut from the oldest."""
     if item_id <= int(tx.scalar(_MARK)):
+        if cut_from is not None and not tx.scalar(
+            "SELECT 1 FROM chunks WHERE tenant = ? AND item_id = ? AND kept_text IS NULL",
+            (tenant, item_id),
+        ):
+            cut_from = None
         tx.execute(
             "INSERT INTO rechunk_queue (tenant, item_id, cut_from) VALUES (?, ?, ?)"
             " ON CONFLICT (tenant, item_id) DO UPDATE"

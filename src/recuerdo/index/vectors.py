@@ -140,8 +140,7 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
     with store.read() as tx:
         upto = _mark(tx, embedder.name)
         rows = tx.all(
-            "SELECT id, item_id, start, stop, hash, title, embed_text FROM chunks"
-            " /* every tenant */ WHERE id > ? ORDER BY id LIMIT ?",
+            "SELECT * FROM chunks /* every tenant */ WHERE id > ? ORDER BY id LIMIT ?",
             (upto, EMBED_BATCH),
         )
         if not rows:

@@ -166,7 +166,7 @@ def exact_chunks(
         return set()
     spans = rows_by_id(
         tx,
-        "SELECT id, item_id, start, stop FROM chunks",
+        "SELECT * FROM chunks",
         [chunk_id for chunk_id, _ in head],
         where="tenant = ?",
         params=(tenant,),
@@ -346,7 +346,7 @@ def loaded(
     )
     spans = rows_by_id(
         tx,
-        "SELECT id, item_id, start, stop, title, embed_text, hash FROM chunks",
+        "SELECT * FROM chunks",
         [c.chunk_id for c in candidates if c.chunk_id is not None],
         where="tenant = ?",
         params=(tenant,),

@@ -29,10 +29,25 @@ Params = Sequence[Any]
 
 CHUNK_FIELDS = (
     *("tenant", "item_id", "ordinal", "start", "stop"),
-    *("title", "body", "context", "embed_text", "hash"),
+    *("title", "body", "context", "embed_text", "hash", "kept_text"),
 )
 """A new chunk, as :meth:`Tx.add_chunks` takes it. ``body`` is the chunk's text, its item's
-text at ``[start, stop)`` (code points): indexed, never stored (``store/chunk_text.py``)."""
+text at ``[start, stop)`` (code points): indexed, not stored as such; ``kept_text`` is the
+same text when the row keeps it (a chunk of an item cut into several), else None
+(``store/chunk_text.py``)."""
+STORED_CHUNK_FIELDS = tuple(name for name in CHUNK_FIELDS if name != "body")
+_STORED = [CHUNK_FIELDS.index(name) for name in STORED_CHUNK_FIELDS]
+_WORDS = [CHUNK_FIELDS.index(name) for name in ("title", "body", "context")]
+
+
+def stored_fields(row: Params) -> tuple[Any, ...]:
+    """A row of :data:`CHUNK_FIELDS` as the values of :data:`STORED_CHUNK_FIELDS`."""
+    return tuple(row[i] for i in _STORED)
+
+
+def word_fields(row: Params) -> tuple[Any, ...]:
+    """What the words index holds of a row of :data:`CHUNK_FIELDS`: (title, body, context)."""
+    return tuple(row[i] for i in _WORDS)
 
 
 class TextSearch(Protocol):

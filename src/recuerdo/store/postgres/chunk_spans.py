@@ -1,8 +1,9 @@
 """Chunks as spans of their item's text, on PostgreSQL (migration ``m021_chunk_spans``;
 ``docs/decisions/0029-chunk-spans.md``).
 
-As on SQLite, a chunk row keeps its place in its item and not its text (``store/chunk_text.py``):
-the body was the item's text again, in the row (too short for TOAST to compress). A chunk's
+As on SQLite, a chunk row keeps its place in its item, and its text only when its item was cut
+into several (``store/chunk_text.py``): the body of a one-chunk item's chunk was the item's text
+again, in the row (too short for TOAST to compress). A chunk's
 words (``words``, the weighted tsvector) can no longer be a column generated from the row: they
 are computed as the row is written, from the text in hand (:func:`add_chunks`). Deleting a row
 deletes its words, so nothing else changes; ``rechunk_queue.cut_from`` serves the re-cut's
@@ -14,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..base import Tx
-from ..chunk_text import cut_texts, keep_cut_texts
+from ..base import STORED_CHUNK_FIELDS, Tx, stored_fields, word_fields
+from ..chunk_text import SEVERAL, cut_texts, keep_cut_texts
 
 WORDS = (
     "setweight(to_tsvector('recuerdo_words', ?), 'A')"
@@ -24,14 +25,14 @@ WORDS = (
 )
 """The tsvector of (title, body, context), as the generated column of ``m005`` made it."""
 INSERT = (
-    "INSERT INTO chunks (tenant, item_id, ordinal, start, stop, title, context, embed_text, hash,"
-    f" words) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {WORDS}) RETURNING id"
+    f"INSERT INTO chunks ({', '.join(STORED_CHUNK_FIELDS)}, words)"
+    f" VALUES ({', '.join('?' * len(STORED_CHUNK_FIELDS))}, {WORDS}) RETURNING id"
 )
 
 
 def insert_params(row: Sequence[Any]) -> tuple[Any, ...]:
     """A row of ``CHUNK_FIELDS`` as the parameters of :data:`INSERT`."""
-    return (*row[:6], *row[7:], row[5], row[6], row[7])
+    return (*stored_fields(row), *word_fields(row))
 
 
 def fill_words(tx: Tx) -> None:
@@ -52,9 +53,15 @@ def fill_words(tx: Tx) -> None:
             tx.executemany(
                 f"UPDATE chunks SET words = {WORDS} WHERE tenant = ? AND id = ?",
                 [
-                    (c["title"], text[c["start"] : c["stop"]], c["context"], tenant, c["id"])
+                    (
+                        c["title"],
+                        c["kept_text"] or text[c["start"] : c["stop"]],
+                        c["context"],
+                        tenant,
+                        c["id"],
+                    )
                     for c in tx.all(
-                        "SELECT id, start, stop, title, context FROM chunks"
+                        "SELECT id, start, stop, title, context, kept_text FROM chunks"
                         " WHERE tenant = ? AND item_id = ? AND words IS NULL",
                         (tenant, item_id),
                     )
@@ -66,6 +73,8 @@ def fill_words(tx: Tx) -> None:
 def m021_chunk_spans(tx: Tx) -> None:
     """The step (registered in schema.py)."""
     tx.execute("ALTER TABLE rechunk_queue ADD COLUMN cut_from TEXT")
+    tx.execute("ALTER TABLE chunks ADD COLUMN kept_text TEXT")
+    tx.execute(f"UPDATE chunks /* every tenant */ SET kept_text = body WHERE {SEVERAL}")
     keep_cut_texts(tx)
     # The words keep their values and become an ordinary column, written with each row.
     tx.execute("ALTER TABLE chunks ALTER COLUMN words DROP EXPRESSION")

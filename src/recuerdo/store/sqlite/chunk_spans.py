@@ -1,12 +1,12 @@
 """Chunks as spans of their item's text, on SQLite (migration ``m021_chunk_spans``;
 ``docs/decisions/0029-chunk-spans.md``).
 
-A chunk row keeps its place in its item, not its text (``store/chunk_text.py``), and the words
-index ``chunk_fts`` is contentless: it holds its words and reads no table. FTS5 removes a row
-from a contentless index only when told the row's exact words (with ``secure-delete``, it then
-rewrites the pages that held them: what makes forgetting erase). The words of a chunk are its
-title, its context and its span of the text its item's chunks were cut from, so every way a
-chunk leaves says them again:
+A chunk row keeps its place in its item, and its text only when its item was cut into several
+(``store/chunk_text.py``); the words index ``chunk_fts`` is contentless: it holds its words and
+reads no table. FTS5 removes a row from a contentless index only when told the row's exact
+words (with ``secure-delete``, it then rewrites the pages that held them: what makes forgetting
+erase). The words of a chunk are its title, its context and its text (kept, or its span of the
+text its item was cut from), so every way a chunk leaves says them again:
 
 * new chunks are indexed by :func:`add_chunks` from the text in hand;
 * a deleted item takes its chunks' words out of the index first (``items_chunk_words``): the
@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..chunk_text import CUT_JOIN, CUT_TEXT, bodies, keep_cut_texts
+from ..base import STORED_CHUNK_FIELDS, stored_fields, word_fields
+from ..chunk_text import CUT_JOIN, CUT_TEXT, SEVERAL, bodies, keep_cut_texts
 from .driver import FTS5_SECURE_DELETE
 
 if TYPE_CHECKING:
@@ -38,15 +39,15 @@ CHUNK_FTS = (
 _INDEXED = "EXISTS (SELECT 1 FROM chunk_fts_docsize d WHERE d.id = {chunk}.id)"
 _DELETE_WORDS = "INSERT INTO chunk_fts (chunk_fts, rowid, title, body, context)"
 TRIGGERS = (
-    # Read once per deleted item (OLD.content is a register): the text of every chunk is a
-    # substring of it, however many chunks the item has.
+    # The item's text is read once (OLD.content is a register), for its chunk that keeps no
+    # text: one, at the start of it (an item cut into several has its chunks keep theirs).
     f"""CREATE TRIGGER items_chunk_words BEFORE DELETE ON items
     WHEN EXISTS (SELECT 1 FROM chunks c WHERE c.tenant = old.tenant AND c.item_id = old.id)
     BEGIN
         {_DELETE_WORDS}
-        SELECT 'delete', c.id, c.title, substr(coalesce((SELECT q.cut_from FROM rechunk_queue q
-            WHERE q.tenant = old.tenant AND q.item_id = old.id), old.content),
-            c.start + 1, c.stop - c.start), c.context
+        SELECT 'delete', c.id, c.title, coalesce(c.kept_text, substr(coalesce((SELECT q.cut_from
+            FROM rechunk_queue q WHERE q.tenant = old.tenant AND q.item_id = old.id),
+            old.content), c.start + 1, c.stop - c.start)), c.context
         FROM chunks c WHERE c.tenant = old.tenant AND c.item_id = old.id
             AND {_INDEXED.format(chunk="c")};
     END""",
@@ -55,7 +56,8 @@ TRIGGERS = (
     BEGIN
         {_DELETE_WORDS}
         SELECT 'delete', old.id, old.title,
-            substr({CUT_TEXT}, old.start + 1, old.stop - old.start), old.context
+            coalesce(old.kept_text, substr({CUT_TEXT}, old.start + 1, old.stop - old.start)),
+            old.context
         FROM items i {CUT_JOIN} WHERE i.tenant = old.tenant AND i.id = old.item_id;
     END""",
 )
@@ -71,15 +73,13 @@ def add_chunks(tx: Tx, rows: Sequence[Sequence[Any]]) -> list[int]:
     # The ids SQLite would give (one writer at a time): known here, they key both inserts.
     first = int(tx.scalar("SELECT coalesce(max(id), 0) + 1 FROM chunks /* every tenant */"))
     ids = list(range(first, first + len(rows)))
+    pairs = list(zip(ids, rows, strict=True))
     tx.executemany(
-        "INSERT INTO chunks (id, tenant, item_id, ordinal, start, stop, title, context,"
-        " embed_text, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(chunk_id, *row[:6], *row[7:]) for chunk_id, row in zip(ids, rows, strict=True)],
+        f"INSERT INTO chunks (id, {', '.join(STORED_CHUNK_FIELDS)})"
+        f" VALUES (?, {', '.join('?' * len(STORED_CHUNK_FIELDS))})",
+        [(chunk_id, *stored_fields(row)) for chunk_id, row in pairs],
     )
-    tx.executemany(
-        _INSERT_WORDS,
-        [(chunk_id, row[5], row[6], row[7]) for chunk_id, row in zip(ids, rows, strict=True)],
-    )
+    tx.executemany(_INSERT_WORDS, [(chunk_id, *word_fields(row)) for chunk_id, row in pairs])
     return ids
 
 
@@ -94,7 +94,7 @@ def delete_superseded(tx: Tx, chunks: Sequence[tuple[str, int, int]]) -> list[tu
     for tenant, ids in by_tenant.items():
         marks = ",".join("?" * len(ids))
         rows = tx.all(
-            "SELECT id, item_id, start, stop, title, context FROM chunks"
+            "SELECT id, item_id, start, stop, title, context, kept_text FROM chunks"
             f" WHERE tenant = ? AND id IN ({marks})",
             [tenant, *ids],
         )
@@ -128,9 +128,9 @@ def index_all(tx: Tx) -> None:
         for item in items:
             text = str(item["text"])
             words += [
-                (c["id"], c["title"], text[c["start"] : c["stop"]], c["context"])
+                (c["id"], c["title"], c["kept_text"] or text[c["start"] : c["stop"]], c["context"])
                 for c in tx.all(
-                    "SELECT id, start, stop, title, context FROM chunks"
+                    "SELECT id, start, stop, title, context, kept_text FROM chunks"
                     " WHERE tenant = ? AND item_id = ?",
                     (item["tenant"], item["id"]),
                 )
@@ -142,6 +142,8 @@ def index_all(tx: Tx) -> None:
 def m021_chunk_spans(tx: Tx) -> None:
     """The body of ``m021_chunk_spans`` on SQLite."""
     tx.execute("ALTER TABLE rechunk_queue ADD COLUMN cut_from TEXT")
+    tx.execute("ALTER TABLE chunks ADD COLUMN kept_text TEXT")
+    tx.execute(f"UPDATE chunks /* every tenant */ SET kept_text = body WHERE {SEVERAL}")
     tx.execute("DROP TRIGGER chunk_fts_insert")
     tx.execute("DROP TRIGGER chunk_fts_delete")
     tx.execute("DROP TABLE chunk_fts")
