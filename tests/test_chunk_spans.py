@@ -140,9 +140,9 @@ def test_a_note_edited_and_deleted_before_its_re_cut_leaves_no_word(base: Path, 
 
 
 def test_overlapping_passages_are_refused_at_import(memory: recuerdo.Memory) -> None:
-    """A chunk's text is its span: an imported document whose passages overlap (blanking one
-    would change another's text under its indexed words) is skipped as malformed, and
-    nothing of it is stored (before m021 it was stored)."""
+    """A passage is a span of its document's text: an imported document whose passages
+    overlap is skipped as malformed, and nothing of it is stored (before m021 it was stored,
+    each passage's text a slice of its own)."""
     record = {
         "record": "document",
         "key": "doc-1",

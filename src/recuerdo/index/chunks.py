@@ -8,8 +8,8 @@ would make every edit pay for rewriting full-text pages (about 8 ms a note updat
 against well under 1 ms for the edit itself). The re-cut keeps the chunks the new text still
 has and deletes the others without a secure delete (``docs/decisions/0027``). Chunks go with
 their item when it is deleted (a cascade that also removes them from the full-text index).
-A chunk keeps its span, not its text (``store/chunk_text.py``): the queue keeps an edited
-item's former text until the re-cut, for the chunks cut from it.
+The chunk of an item that is one chunk keeps its span, not its text (``store/chunk_text.py``):
+the queue keeps such an item's former text after an edit, until the re-cut.
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ def chunk_hash(text: str) -> bytes:
 
 def as_cut(chunk: Row, text: str, speaker: str | None) -> bool:
     """Whether ``text``, the chunk's span of its item's text now, is the text the chunk was cut
-    with (False when the item's text changed behind the store's back). Chunks keep no text;
-    their vector text attests it: kept as a hash, or whole for a turn of a conversation
-    (``speaker: text``, then the reply), whose hash also covers the next turn."""
+    with (False when the item's text changed behind the store's back). Its vector text
+    attests it: kept as a hash, or whole for a turn of a conversation (``speaker: text``, then
+    the reply), whose hash also covers the next turn."""
     if chunk["embed_text"]:
         said = f"{speaker}: {text}"
         return bool(chunk["embed_text"] == said or chunk["embed_text"].startswith(said + "\n"))
@@ -161,8 +161,8 @@ def insert_chunks(
 ) -> list[int]:
     """Chunks at given spans (documents and passages cut by their writer) of ``text``, the
     item's text; their ids. Spans in order, apart, and inside the text (``ValueError``
-    otherwise): a chunk's text is read from its span (``store/chunk_text.py``), and blanking
-    one passage of a document must leave every other passage as it was indexed."""
+    otherwise): a passage is a span of the text, which its chunk may be read from
+    (``store/chunk_text.py``)."""
     rows = []
     several = len(check_spans(text, spans)) > 1
     for ordinal, span in enumerate(spans):
