@@ -97,15 +97,14 @@ def add_vectors(mem: Any, rng: random.Random) -> float:
 
     from recuerdo.index import vectors
     from recuerdo.index.embed import load_embedder
+    from recuerdo.store import chunk_text
 
     embedder = load_embedder()
     assert embedder is not None, "install recuerdo[embed] to run this benchmark"
     with mem._store.read() as tx:
-        sample = tx.all(
-            "SELECT id, hash, title, body, embed_text FROM chunks ORDER BY id LIMIT ?",
-            (EMBED_SAMPLE,),
-        )
-    texts = [vectors.embedding_text(row) for row in sample]
+        sample = tx.all("SELECT * FROM chunks ORDER BY id LIMIT ?", (EMBED_SAMPLE,))
+        bodies = chunk_text.bodies(tx, sample, None)
+    texts = [vectors.embedding_text(row, bodies[row["id"]]) for row in sample]
     start = time.perf_counter()
     base = embedder.embed(texts)
     rate = len(texts) / (time.perf_counter() - start)

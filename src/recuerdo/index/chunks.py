@@ -193,7 +193,7 @@ def rechunk(tx: Tx, tenant: str, item_id: int, cut_from: str | None = None) -> N
     first one's: the chunks were cut from the oldest."""
     if item_id <= int(tx.scalar(_MARK)):
         if cut_from is not None and not tx.scalar(
-            "SELECT 1 FROM chunks WHERE tenant = ? AND item_id = ? AND kept_text IS NULL",
+            "SELECT 1 FROM chunks WHERE tenant = ? AND item_id = ? AND kept_text IS NULL LIMIT 1",
             (tenant, item_id),
         ):
             cut_from = None
