@@ -102,9 +102,10 @@ def add_vectors(mem: Any, rng: random.Random) -> float:
     embedder = load_embedder()
     assert embedder is not None, "install recuerdo[embed] to run this benchmark"
     with mem._store.read() as tx:
-        sample = tx.all("SELECT * FROM chunks ORDER BY id LIMIT ?", (EMBED_SAMPLE,))
-        bodies = chunk_text.bodies(tx, sample, None)
-    texts = [vectors.embedding_text(row, bodies[row["id"]]) for row in sample]
+        sample = chunk_text.chunks_with_text(
+            tx, "1 = 1 ORDER BY c.id LIMIT ?", (EMBED_SAMPLE,), every_tenant=True
+        )
+    texts = [vectors.embedding_text(row, row["body"]) for row in sample]
     start = time.perf_counter()
     base = embedder.embed(texts)
     rate = len(texts) / (time.perf_counter() - start)

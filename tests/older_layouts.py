@@ -57,12 +57,12 @@ def hex_keys(monkeypatch: pytest.MonkeyPatch, digits: int = 32) -> Iterator[None
 @contextmanager
 def layout_before_spans(monkeypatch: pytest.MonkeyPatch, digits: int = 32) -> Iterator[None]:
     """While it is open, the verbs write chunks as before m021 (a store opened at an older
-    step), with hex keys. Chunk texts are read from their items, which is what every chunk not
-    waiting to be re-cut held; the upkeep's re-cut is not run meanwhile."""
+    step), with hex keys, and read their text from the row; the upkeep's re-cut is not run
+    meanwhile."""
     with monkeypatch.context() as old, hex_keys(monkeypatch, digits):
         old.setattr(SQLiteTx, "add_chunks", _add_chunks)
         old.setattr(PostgresTx, "add_chunks", _add_chunks)
         old.setattr(chunk_index, "rechunk", _rechunk)
-        old.setattr(chunk_text, "CUT_TEXT", "i.content")
-        old.setattr(chunk_text, "CUT_JOIN", "")
+        old.setattr(chunk_text, "CHUNK_TEXT", "c.body")
+        old.setattr(chunk_text, "CHUNK_JOIN", "")
         yield

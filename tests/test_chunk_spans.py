@@ -11,7 +11,7 @@ import pytest
 
 import recuerdo
 from recuerdo.core.upkeep import Upkeep
-from recuerdo.store.chunk_text import bodies
+from recuerdo.store.chunk_text import by_id
 from recuerdo.store.sqlite.schema import SCHEMA
 
 from .older_layouts import layout_before_spans
@@ -229,10 +229,8 @@ def test_a_store_written_before_m021_migrates_and_answers_the_same(
         with backend.open(None) as memory:
             with memory._store.read() as tx:
                 assert "body" not in _columns(tx, kind)
-                chunks = tx.all(
-                    "SELECT id, item_id, start, stop, kept_text FROM chunks /* every tenant */"
-                )
-                assert bodies(tx, chunks, None) == texts
+                ids = [r["id"] for r in tx.all("SELECT id FROM chunks /* every tenant */")]
+                assert {i: r["body"] for i, r in by_id(tx, ids, None).items()} == texts
                 several = tx.scalar("SELECT count(*) FROM chunks WHERE kept_text IS NOT NULL")
                 assert several == 6  # the long document's and the long note's
                 vectors = tx.scalar("SELECT count(*) FROM embeddings")

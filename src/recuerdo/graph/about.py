@@ -384,14 +384,15 @@ def _passages(
     seen, params = view.items_sql("i")
     members_only, members = visible("i", viewer)
     found = tx.all(
-        "SELECT m.entity_id, c.* FROM mentions m"
+        "SELECT m.entity_id, c.id, c.item_id FROM mentions m"
         " JOIN chunks c ON c.tenant = m.tenant AND c.id = m.chunk_id"
         " JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
         f" WHERE m.tenant = ? AND m.entity_id IN ({marks}) AND {seen} AND {members_only}"
         " ORDER BY c.item_id DESC, c.ordinal LIMIT ?",
         [tenant, *seeds, *params, *members, limit],
     )
-    rows = chunk_text.with_bodies(tx, found, tenant)
+    texts = chunk_text.by_id(tx, [row["id"] for row in found], tenant)
+    rows = [{**texts[row["id"]], "entity_id": row["entity_id"]} for row in found]
     docs = _document_rows(tx, tenant, {r["item_id"] for r in rows})
     items = []
     for row in rows:

@@ -365,14 +365,7 @@ def _blank_passages(
     if not chunk_ids:
         return {"passages_hidden": 0, "documents_emptied": []}, [], []
     marks = ",".join("?" * len(chunk_ids))
-    rows = chunk_text.with_bodies(
-        tx,
-        tx.all(
-            f"SELECT * FROM chunks WHERE tenant = ? AND id IN ({marks})",
-            [tenant, *chunk_ids],
-        ),
-        tenant,
-    )
+    rows = list(chunk_text.by_id(tx, chunk_ids, tenant).values())
     by_doc: dict[int, list[tuple[int, int]]] = {}
     for row in rows:
         by_doc.setdefault(row["item_id"], []).append((row["start"], row["stop"]))

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..core.clock import parse_time
 from ..store.base import CHUNK_FIELDS, Row, Tx
-from ..store.chunk_text import with_bodies
+from ..store.chunk_text import chunks_with_text
 from ..store.hashes import text_key
 from .chunk import Span, chunk_spans, code_spans
 
@@ -235,11 +235,9 @@ def rechunk_backlog(tx: Tx) -> int:
     for tenant, item_id in queued:
         row = tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
         spare: dict[tuple[Any, ...], list[Row]] = {}
-        old_chunks = tx.all(
-            "SELECT * FROM chunks WHERE tenant = ? AND item_id = ? ORDER BY ordinal",
-            (tenant, item_id),
-        )
-        for old in with_bodies(tx, old_chunks, tenant):  # as they were cut: from cut_from
+        for old in chunks_with_text(  # as they were cut (the text before the edit)
+            tx, "c.tenant = ? AND c.item_id = ? ORDER BY c.ordinal", (tenant, item_id)
+        ):
             spare.setdefault(tuple(old[c] for c in _SAME_COLUMNS), []).append(old)
         for new in chunk_rows(tx, row) if row is not None else []:
             alike = spare.get(new[_SAME])

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..store.base import Row, Store, Tx
-from ..store.chunk_text import bodies
+from ..store.chunk_text import chunks_with_text
 from . import vector_file
 from .vector_file import IndexFiles
 
@@ -139,9 +139,8 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
     how many chunks it moved over."""
     with store.read() as tx:
         upto = _mark(tx, embedder.name)
-        rows = tx.all(
-            "SELECT * FROM chunks /* every tenant */ WHERE id > ? ORDER BY id LIMIT ?",
-            (upto, EMBED_BATCH),
+        rows = chunks_with_text(
+            tx, "c.id > ? ORDER BY c.id LIMIT ?", (upto, EMBED_BATCH), every_tenant=True
         )
         if not rows:
             return 0
@@ -153,11 +152,10 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
                 [embedder.name, *[row["hash"] for row in rows]],
             )
         }
-        waiting = [row for row in rows if row["hash"] not in known]
-        texts = bodies(tx, [row for row in waiting if not row["embed_text"]], None)
     todo: dict[bytes, str] = {}
-    for row in waiting:
-        todo.setdefault(row["hash"], embedding_text(row, texts.get(int(row["id"]), "")))
+    for row in rows:
+        if row["hash"] not in known:
+            todo.setdefault(row["hash"], embedding_text(row, str(row["body"])))
     vectors = embedder.embed(list(todo.values())) if todo else None
     with store.write() as tx:
         if vectors is not None:

@@ -164,17 +164,11 @@ def exact_chunks(
     head = ranked[:EXACT_WINDOW]
     if not words or not head:
         return set()
-    spans = rows_by_id(
-        tx,
-        "SELECT * FROM chunks",
-        [chunk_id for chunk_id, _ in head],
-        where="tenant = ?",
-        params=(tenant,),
-    )
+    chunks = chunk_text.by_id(tx, [chunk_id for chunk_id, _ in head], tenant)
     whole = [re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])") for word in words]
     exact: set[int] = set()
-    for chunk_id, body in chunk_text.bodies(tx, spans.values(), tenant).items():
-        text = body.lower()
+    for chunk_id, row in chunks.items():
+        text = str(row["body"]).lower()
         if all(word in text for word in words) and all(p.search(text) for p in whole):
             exact.add(chunk_id)
     return exact if len(exact) < len(head) else set()
@@ -344,14 +338,9 @@ def loaded(
         where="tenant = ?" + (" AND status <> 'deleted'" if live_only else ""),
         params=(tenant,),
     )
-    spans = rows_by_id(
-        tx,
-        "SELECT * FROM chunks",
-        [c.chunk_id for c in candidates if c.chunk_id is not None],
-        where="tenant = ?",
-        params=(tenant,),
+    chunks = chunk_text.by_id(
+        tx, [c.chunk_id for c in candidates if c.chunk_id is not None], tenant
     )
-    chunks = {row["id"]: row for row in chunk_text.with_bodies(tx, spans.values(), tenant)}
     found: list[tuple[Candidate, Row, Row | None]] = []
     for candidate in candidates:
         item = items.get(candidate.item_id)

@@ -17,72 +17,66 @@ re-cut compares the old chunks with the new. So a chunk's text is always
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .base import Tx
+from .base import Params, Tx
 
 CUT_TEXT = "coalesce(q.cut_from, i.content)"
 """The text the chunks of item ``i`` that keep none were cut from, with :data:`CUT_JOIN`."""
+CUT_JOIN = "LEFT JOIN rechunk_queue q ON q.tenant = i.tenant AND q.item_id = i.id"
+CHUNK_TEXT = (
+    "coalesce(c.kept_text, substr(coalesce(q.cut_from, i.content),"
+    " CAST(c.start AS INTEGER) + 1, CAST(c.stop - c.start AS INTEGER)))"
+)
+"""The text of chunk ``c``, with :data:`CHUNK_JOIN`. ``coalesce`` reads the item's text only for
+a chunk that keeps none; ``substr`` counts code points on both backends, as Python's slices do
+(item text never holds a NUL); PostgreSQL's wants ``integer`` positions."""
+CHUNK_JOIN = (
+    "JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
+    " LEFT JOIN rechunk_queue q ON q.tenant = c.tenant AND q.item_id = c.item_id"
+)
 SEVERAL = (
     "(SELECT count(*) FROM chunks o WHERE o.tenant = chunks.tenant"
     " AND o.item_id = chunks.item_id) > 1"
 )
 """Whether a row of ``chunks`` belongs to an item cut into several (the rows that keep their
 text, when the migration gives it to them)."""
-CUT_JOIN = "LEFT JOIN rechunk_queue q ON q.tenant = i.tenant AND q.item_id = i.id"
-_ITEMS_PER_QUERY = 500  # texts held at once: an item may be megabytes
+_IDS_PER_QUERY = 500
 
 
-def cut_texts(tx: Tx, item_ids: Iterable[int], tenant: str | None) -> dict[int, str]:
-    """The text each item's chunks were cut from, by item id: ``tenant``'s items, or any
-    tenant's when ``tenant`` is None (the upkeep's work on every tenant)."""
-    wanted = sorted(set(item_ids))
-    found: dict[int, str] = {}
-    for first in range(0, len(wanted), _ITEMS_PER_QUERY):
-        part = wanted[first : first + _ITEMS_PER_QUERY]
-        marks = ",".join("?" * len(part))
-        if tenant is None:
-            sql = f"SELECT i.id, {CUT_TEXT} AS text FROM items i {CUT_JOIN} /* every tenant */"
-            sql += f" WHERE i.id IN ({marks})"
-            params: list[Any] = part
-        else:
-            sql = f"SELECT i.id, {CUT_TEXT} AS text FROM items i {CUT_JOIN}"
-            sql += f" WHERE i.tenant = ? AND i.id IN ({marks})"
-            params = [tenant, *part]
-        for row in tx.all(sql, params):
-            found[int(row["id"])] = str(row["text"])
-    return found
-
-
-def bodies(tx: Tx, chunks: Iterable[Mapping[str, Any]], tenant: str | None) -> dict[int, str]:
-    """The text of each chunk (rows with ``id``, ``item_id``, ``start``, ``stop`` and
-    ``kept_text``), by chunk id; each item's text is read once, however many of its chunks
-    are asked for, and only for chunks that keep no text."""
-    found: dict[int, str] = {}
-    sliced = []
-    for row in chunks:
-        # No such column before m021; keys(): `in` tests the values of an sqlite3.Row.
-        kept = row["kept_text"] if "kept_text" in row.keys() else None  # noqa: SIM118
-        if kept is not None:
-            found[int(row["id"])] = str(kept)
-        else:
-            sliced.append(row)
-    texts = cut_texts(tx, (int(row["item_id"]) for row in sliced), tenant)
-    for row in sliced:
-        text = texts.get(int(row["item_id"]))
-        if text is not None:
-            found[int(row["id"])] = text[int(row["start"]) : int(row["stop"])]
-    return found
-
-
-def with_bodies(
-    tx: Tx, chunks: Iterable[Mapping[str, Any]], tenant: str | None
+def chunks_with_text(
+    tx: Tx, where: str, params: Params, *, every_tenant: bool = False
 ) -> list[dict[str, Any]]:
-    """The rows as dicts, each with its ``body``."""
-    rows = [dict(row) for row in chunks]
-    texts = bodies(tx, rows, tenant)
-    return [{**row, "body": texts.get(int(row["id"]), "")} for row in rows]
+    """Rows of ``chunks c`` (every column) matching ``where`` (conditions on ``c``, then any
+    ``ORDER BY`` and ``LIMIT``), each with its text as ``body``."""
+    scope = " /* every tenant */" if every_tenant else ""
+    return [
+        dict(row)
+        for row in tx.all(
+            f"SELECT c.*, {CHUNK_TEXT} AS body FROM chunks c {CHUNK_JOIN}{scope} WHERE {where}",
+            params,
+        )
+    ]
+
+
+def by_id(tx: Tx, chunk_ids: Iterable[int], tenant: str | None) -> dict[int, dict[str, Any]]:
+    """The chunks ``chunk_ids`` of ``tenant`` (any tenant's when None), with their text."""
+    wanted = sorted(set(chunk_ids))
+    found: dict[int, dict[str, Any]] = {}
+    for first in range(0, len(wanted), _IDS_PER_QUERY):
+        part: Sequence[Any] = wanted[first : first + _IDS_PER_QUERY]
+        marks = ",".join("?" * len(part))
+        if tenant is not None:
+            part = [tenant, *part]
+        rows = chunks_with_text(
+            tx,
+            ("c.tenant = ? AND " if tenant is not None else "") + f"c.id IN ({marks})",
+            part,
+            every_tenant=tenant is None,
+        )
+        found.update((int(row["id"]), row) for row in rows)
+    return found
 
 
 def keep_cut_texts(tx: Tx) -> None:
@@ -97,7 +91,7 @@ def keep_cut_texts(tx: Tx) -> None:
             "SELECT i.id, i.tenant, i.content FROM items i /* every tenant */ WHERE i.id > ?"
             " AND EXISTS (SELECT 1 FROM chunks c WHERE c.tenant = i.tenant AND c.item_id = i.id)"
             " ORDER BY i.id LIMIT ?",
-            (last, _ITEMS_PER_QUERY),
+            (last, _IDS_PER_QUERY),
         )
         if not items:
             return

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..base import STORED_CHUNK_FIELDS, Tx, stored_fields, word_fields
-from ..chunk_text import SEVERAL, cut_texts, keep_cut_texts
+from ..chunk_text import SEVERAL, chunks_with_text, keep_cut_texts
 
 WORDS = (
     "setweight(to_tsvector('recuerdo_words', ?), 'A')"
@@ -37,37 +37,14 @@ def insert_params(row: Sequence[Any]) -> tuple[Any, ...]:
 
 def fill_words(tx: Tx) -> None:
     """The words of chunks that have none (rows restored from an archive, which leaves them
-    out), an item's text read once for all of its chunks."""
-    last = 0
-    while True:
-        rows = tx.all(
-            "SELECT DISTINCT tenant, item_id FROM chunks /* every tenant */"
-            " WHERE words IS NULL AND item_id > ? ORDER BY item_id LIMIT 200",
-            (last,),
+    out)."""
+    while rows := chunks_with_text(
+        tx, "c.words IS NULL ORDER BY c.id LIMIT 500", (), every_tenant=True
+    ):
+        tx.executemany(
+            f"UPDATE chunks /* every tenant */ SET words = {WORDS} WHERE tenant = ? AND id = ?",
+            [(c["title"], c["body"], c["context"], c["tenant"], c["id"]) for c in rows],
         )
-        if not rows:
-            return
-        for row in rows:
-            tenant, item_id = str(row["tenant"]), int(row["item_id"])
-            text = cut_texts(tx, [item_id], tenant).get(item_id, "")
-            tx.executemany(
-                f"UPDATE chunks SET words = {WORDS} WHERE tenant = ? AND id = ?",
-                [
-                    (
-                        c["title"],
-                        c["kept_text"] or text[c["start"] : c["stop"]],
-                        c["context"],
-                        tenant,
-                        c["id"],
-                    )
-                    for c in tx.all(
-                        "SELECT id, start, stop, title, context, kept_text FROM chunks"
-                        " WHERE tenant = ? AND item_id = ? AND words IS NULL",
-                        (tenant, item_id),
-                    )
-                ],
-            )
-        last = int(rows[-1]["item_id"])
 
 
 def m021_chunk_spans(tx: Tx) -> None:

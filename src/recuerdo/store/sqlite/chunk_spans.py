@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..base import STORED_CHUNK_FIELDS, stored_fields, word_fields
-from ..chunk_text import CUT_JOIN, CUT_TEXT, SEVERAL, bodies, keep_cut_texts
+from ..chunk_text import CUT_JOIN, CUT_TEXT, SEVERAL, by_id, keep_cut_texts
 from .driver import FTS5_SECURE_DELETE
 
 if TYPE_CHECKING:
@@ -92,14 +92,8 @@ def delete_superseded(tx: Tx, chunks: Sequence[tuple[str, int, int]]) -> list[tu
         by_tenant.setdefault(tenant, []).append(chunk_id)
     words = []
     for tenant, ids in by_tenant.items():
-        marks = ",".join("?" * len(ids))
-        rows = tx.all(
-            "SELECT id, item_id, start, stop, title, context, kept_text FROM chunks"
-            f" WHERE tenant = ? AND id IN ({marks})",
-            [tenant, *ids],
-        )
-        texts = bodies(tx, rows, tenant)
-        words += [(r["id"], r["title"], texts[r["id"]], r["context"]) for r in rows]
+        rows = by_id(tx, ids, tenant).values()
+        words += [(r["id"], r["title"], r["body"], r["context"]) for r in rows]
     if FTS5_SECURE_DELETE:
         # A secure delete edits an index page per term of the old chunk (8-12 ms a chunk at
         # 2,000 notes); without it the delete is a marker written with the new chunks.
