@@ -164,7 +164,7 @@ def exact_chunks(
     head = ranked[:EXACT_WINDOW]
     if not words or not head:
         return set()
-    chunks = chunk_text.by_id(tx, [chunk_id for chunk_id, _ in head], tenant)
+    chunks = chunk_text.by_id(tx, [chunk_id for chunk_id, _ in head], tenant, "c.id")
     whole = [re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])") for word in words]
     exact: set[int] = set()
     for chunk_id, row in chunks.items():

@@ -46,22 +46,26 @@ _IDS_PER_QUERY = 500
 
 
 def chunks_with_text(
-    tx: Tx, where: str, params: Params, *, every_tenant: bool = False
+    tx: Tx, where: str, params: Params, *, every_tenant: bool = False, columns: str = "c.*"
 ) -> list[dict[str, Any]]:
-    """Rows of ``chunks c`` (every column) matching ``where`` (conditions on ``c``, then any
-    ``ORDER BY`` and ``LIMIT``), each with its text as ``body``."""
+    """Rows of ``chunks c`` (``columns``: every one by default) matching ``where`` (conditions
+    on ``c``, then any ``ORDER BY`` and ``LIMIT``), each with its text as ``body``."""
     scope = " /* every tenant */" if every_tenant else ""
     return [
         dict(row)
         for row in tx.all(
-            f"SELECT c.*, {CHUNK_TEXT} AS body FROM chunks c {CHUNK_JOIN}{scope} WHERE {where}",
+            f"SELECT {columns}, {CHUNK_TEXT} AS body FROM chunks c {CHUNK_JOIN}{scope}"
+            f" WHERE {where}",
             params,
         )
     ]
 
 
-def by_id(tx: Tx, chunk_ids: Iterable[int], tenant: str | None) -> dict[int, dict[str, Any]]:
-    """The chunks ``chunk_ids`` of ``tenant`` (any tenant's when None), with their text."""
+def by_id(
+    tx: Tx, chunk_ids: Iterable[int], tenant: str | None, columns: str = "c.*"
+) -> dict[int, dict[str, Any]]:
+    """The chunks ``chunk_ids`` of ``tenant`` (any tenant's when None), with their text
+    (``columns`` should name ``c.id``)."""
     wanted = sorted(set(chunk_ids))
     found: dict[int, dict[str, Any]] = {}
     for first in range(0, len(wanted), _IDS_PER_QUERY):
@@ -74,6 +78,7 @@ def by_id(tx: Tx, chunk_ids: Iterable[int], tenant: str | None) -> dict[int, dic
             ("c.tenant = ? AND " if tenant is not None else "") + f"c.id IN ({marks})",
             part,
             every_tenant=tenant is None,
+            columns=columns,
         )
         found.update((int(row["id"]), row) for row in rows)
     return found
