@@ -63,6 +63,7 @@ def layout_before_spans(monkeypatch: pytest.MonkeyPatch, digits: int = 32) -> It
         old.setattr(SQLiteTx, "add_chunks", _add_chunks)
         old.setattr(PostgresTx, "add_chunks", _add_chunks)
         old.setattr(chunk_index, "rechunk", _rechunk)
-        old.setattr(chunk_text, "CHUNK_TEXT", "c.body")
+        old.setattr(chunk_text, "KEPT", "c.body")
+        old.setattr(chunk_text, "WHOLE", "NULL")
         old.setattr(chunk_text, "CHUNK_JOIN", "")
         yield

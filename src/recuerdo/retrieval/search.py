@@ -164,11 +164,11 @@ def exact_chunks(
     head = ranked[:EXACT_WINDOW]
     if not words or not head:
         return set()
-    chunks = chunk_text.by_id(tx, [chunk_id for chunk_id, _ in head], tenant, "c.id")
+    texts = chunk_text.texts_by_id(tx, [chunk_id for chunk_id, _ in head], tenant)
     whole = [re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])") for word in words]
     exact: set[int] = set()
-    for chunk_id, row in chunks.items():
-        text = str(row["body"]).lower()
+    for chunk_id, body in texts.items():
+        text = body.lower()
         if all(word in text for word in words) and all(p.search(text) for p in whole):
             exact.add(chunk_id)
     return exact if len(exact) < len(head) else set()

@@ -25,13 +25,11 @@ from .base import Params, Tx
 CUT_TEXT = "coalesce(q.cut_from, i.content)"
 """The text the chunks of item ``i`` that keep none were cut from, with :data:`CUT_JOIN`."""
 CUT_JOIN = "LEFT JOIN rechunk_queue q ON q.tenant = i.tenant AND q.item_id = i.id"
-CHUNK_TEXT = (
-    "coalesce(c.kept_text, substr(coalesce(q.cut_from, i.content),"
-    " CAST(c.start AS INTEGER) + 1, CAST(c.stop - c.start AS INTEGER)))"
-)
-"""The text of chunk ``c``, with :data:`CHUNK_JOIN`. ``coalesce`` reads the item's text only for
-a chunk that keeps none; ``substr`` counts code points on both backends, as Python's slices do
-(item text never holds a NUL); PostgreSQL's wants ``integer`` positions."""
+KEPT = "c.kept_text"
+WHOLE = "CASE WHEN c.kept_text IS NULL THEN coalesce(q.cut_from, i.content) END"
+"""With :data:`CHUNK_JOIN`: the text chunk ``c`` keeps, or else the text it was cut from (read
+only then: a long document is never read for one passage); Python slices the chunk's span out of
+it (cheaper than SQL's ``substr``, which counts its way through the text)."""
 CHUNK_JOIN = (
     "JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
     " LEFT JOIN rechunk_queue q ON q.tenant = c.tenant AND q.item_id = c.item_id"
@@ -51,14 +49,36 @@ def chunks_with_text(
     """Rows of ``chunks c`` (``columns``: every one by default) matching ``where`` (conditions
     on ``c``, then any ``ORDER BY`` and ``LIMIT``), each with its text as ``body``."""
     scope = " /* every tenant */" if every_tenant else ""
-    return [
-        dict(row)
+    found = []
+    for row in tx.all(
+        f"SELECT {columns}, c.start AS at_, c.stop AS to_, {KEPT} AS kept_, {WHOLE} AS whole_"
+        f" FROM chunks c {CHUNK_JOIN}{scope} WHERE {where}",
+        params,
+    ):
+        chunk = dict(row)
+        kept, whole = chunk.pop("kept_"), chunk.pop("whole_")
+        at, to = chunk.pop("at_"), chunk.pop("to_")
+        chunk["body"] = str(kept) if kept is not None else str(whole)[at:to]
+        found.append(chunk)
+    return found
+
+
+def texts_by_id(tx: Tx, chunk_ids: Iterable[int], tenant: str) -> dict[int, str]:
+    """The text of each of ``tenant``'s chunks ``chunk_ids`` (hundreds a search: no dict is
+    made of each row)."""
+    wanted = sorted(set(chunk_ids))
+    found: dict[int, str] = {}
+    for first in range(0, len(wanted), _IDS_PER_QUERY):
+        part = wanted[first : first + _IDS_PER_QUERY]
+        marks = ",".join("?" * len(part))
         for row in tx.all(
-            f"SELECT {columns}, {CHUNK_TEXT} AS body FROM chunks c {CHUNK_JOIN}{scope}"
-            f" WHERE {where}",
-            params,
-        )
-    ]
+            f"SELECT c.id, c.start AS a, c.stop AS b, {KEPT} AS k, {WHOLE} AS w"
+            f" FROM chunks c {CHUNK_JOIN} WHERE c.tenant = ? AND c.id IN ({marks})",
+            [tenant, *part],
+        ):
+            kept = row["k"]
+            found[row["id"]] = str(kept) if kept is not None else str(row["w"])[row["a"] : row["b"]]
+    return found
 
 
 def by_id(
