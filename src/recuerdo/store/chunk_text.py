@@ -44,14 +44,14 @@ _IDS_PER_QUERY = 500
 
 
 def chunks_with_text(
-    tx: Tx, where: str, params: Params, *, every_tenant: bool = False, columns: str = "c.*"
+    tx: Tx, where: str, params: Params, *, every_tenant: bool = False
 ) -> list[dict[str, Any]]:
-    """Rows of ``chunks c`` (``columns``: every one by default) matching ``where`` (conditions
-    on ``c``, then any ``ORDER BY`` and ``LIMIT``), each with its text as ``body``."""
+    """Rows of ``chunks c`` (every column) matching ``where`` (conditions on ``c``, then any
+    ``ORDER BY`` and ``LIMIT``), each with its text as ``body``."""
     scope = " /* every tenant */" if every_tenant else ""
     found = []
     for row in tx.all(
-        f"SELECT {columns}, c.start AS at_, c.stop AS to_, {KEPT} AS kept_, {WHOLE} AS whole_"
+        f"SELECT c.*, c.start AS at_, c.stop AS to_, {KEPT} AS kept_, {WHOLE} AS whole_"
         f" FROM chunks c {CHUNK_JOIN}{scope} WHERE {where}",
         params,
     ):
@@ -81,11 +81,8 @@ def texts_by_id(tx: Tx, chunk_ids: Iterable[int], tenant: str) -> dict[int, str]
     return found
 
 
-def by_id(
-    tx: Tx, chunk_ids: Iterable[int], tenant: str | None, columns: str = "c.*"
-) -> dict[int, dict[str, Any]]:
-    """The chunks ``chunk_ids`` of ``tenant`` (any tenant's when None), with their text
-    (``columns`` should name ``c.id``)."""
+def by_id(tx: Tx, chunk_ids: Iterable[int], tenant: str | None) -> dict[int, dict[str, Any]]:
+    """The chunks ``chunk_ids`` of ``tenant`` (any tenant's when None), with their text."""
     wanted = sorted(set(chunk_ids))
     found: dict[int, dict[str, Any]] = {}
     for first in range(0, len(wanted), _IDS_PER_QUERY):
@@ -98,7 +95,6 @@ def by_id(
             ("c.tenant = ? AND " if tenant is not None else "") + f"c.id IN ({marks})",
             part,
             every_tenant=tenant is None,
-            columns=columns,
         )
         found.update((int(row["id"]), row) for row in rows)
     return found
