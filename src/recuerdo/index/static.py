@@ -40,7 +40,7 @@ import weakref
 import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from .embed import minilm_files
 
@@ -205,14 +205,13 @@ class Table:
         return table
 
 
-def _member_offset(path: Path, archive: zipfile.ZipFile, name: str) -> int | None:
+def _member_offset(raw: IO[bytes], archive: zipfile.ZipFile, name: str) -> int | None:
     """Where an uncompressed zip member's bytes start in the file, else None."""
     info = archive.getinfo(name)
     if info.compress_type != zipfile.ZIP_STORED:
         return None
-    with path.open("rb") as raw:
-        raw.seek(info.header_offset)
-        header = raw.read(30)
+    raw.seek(info.header_offset)
+    header = raw.read(30)
     if len(header) != 30 or header[:4] != b"PK\x03\x04":
         return None
     name_length, extra_length = struct.unpack("<HH", header[26:30])
@@ -222,35 +221,36 @@ def _member_offset(path: Path, archive: zipfile.ZipFile, name: str) -> int | Non
 def _read(path: Path, key: str) -> Table | None:
     """The cached table, or None when it is missing, damaged or made from something else.
     The digest is taken over the file's rows a block at a time: none of them is kept, so
-    checking costs no memory (the server's peak)."""
+    checking costs no memory (the server's peak). Everything is read through one open file,
+    the one the rows are read from later (a rebuild renames a new file into place)."""
     import numpy as np
 
     fd = -1
     try:
-        with zipfile.ZipFile(path) as archive:
-            stored_key = np.lib.format.read_array(archive.open("key.npy"), allow_pickle=False)
-            if bytes(stored_key).decode() != key:
-                return None
-            digest = np.lib.format.read_array(archive.open("digest.npy"), allow_pickle=False)
-            start = _member_offset(path, archive, "table.npy")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        with os.fdopen(os.dup(fd), "rb") as raw:
+            with zipfile.ZipFile(raw) as archive:
+                stored_key = np.lib.format.read_array(archive.open("key.npy"), allow_pickle=False)
+                if bytes(stored_key).decode() != key:
+                    return None
+                digest = np.lib.format.read_array(archive.open("digest.npy"), allow_pickle=False)
+                start = _member_offset(raw, archive, "table.npy")
+                size = archive.getinfo("table.npy").file_size
             if start is None:
                 return None
-            size = archive.getinfo("table.npy").file_size
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-        with os.fdopen(os.dup(fd), "rb") as member:
-            member.seek(start)
-            if np.lib.format.read_magic(member) != (1, 0):
+            raw.seek(start)
+            if np.lib.format.read_magic(raw) != (1, 0):
                 return None
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(raw)
             if fortran or dtype != np.dtype("<f4") or len(shape) != 2 or shape[1] != DIM:
                 return None
-            offset = member.tell()
+            offset = raw.tell()
             if offset - start + shape[0] * _ROW_BYTES != size:
                 return None
             checked = hashlib.sha256()
             left = shape[0] * _ROW_BYTES
             while left:
-                block = member.read(min(_READ_BLOCK, left))
+                block = raw.read(min(_READ_BLOCK, left))
                 if not block:
                     return None
                 checked.update(block)
