@@ -12,7 +12,7 @@ from recuerdo.retrieval.search import _holds_word
 
 # Letters, digits (several scripts), the underscore, punctuation and spaces: the characters
 # where a word's edges are decided.
-ALPHABET = st.sampled_from(list("ab1_ -.'éß٣二\u0301\t") + ["ab", "ba"])
+ALPHABET = st.sampled_from([*"ab1_ -.'éß٣二\u0301\t", "ab", "ba"])
 TEXTS = st.lists(ALPHABET, max_size=24).map("".join)
 WORDS = st.lists(ALPHABET, min_size=1, max_size=4).map("".join)
 
