@@ -343,3 +343,25 @@ def test_without_a_model_index_status_names_none(tmp_path: Path) -> None:
         memory._upkeep.drain()
         status = memory.index_status()
         assert status["model"] is None and status["meaning"] == "not_armed"
+
+
+def test_a_full_word_table_starts_again_with_the_rows_already_read(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past its word limit the word table starts again: its compound words go, the token rows
+    already read stay (nothing is read twice), and the vectors do not change."""
+    from recuerdo.index import static
+
+    reference = StaticMiniLM(cache).embed(TEXTS)
+    monkeypatch.setattr(static, "_WORD_LIMIT", 12)
+    small = StaticMiniLM(cache)
+    first = small._words
+    small.embed(TEXTS[:1])
+    read = first.loaded.copy()
+    vectors = small.embed(TEXTS)
+    assert small._words is not first  # it started again
+    assert np.array_equal(vectors, reference)
+    assert small._words.loaded[read].all()
+    assert np.array_equal(
+        small._words.matrix[: first.vocabulary][read], first.matrix[: first.vocabulary][read]
+    )
