@@ -367,9 +367,10 @@ class _Room:
 
     Each snapshot views their first rows. New vectors are written after the newest snapshot's
     rows, which no older snapshot views, so a refresh copies nothing already loaded. Building
-    each refresh's arrays whole held the old and the new copy at once: at 10,000 vectors, the
-    first search after a burst of writes went 10 MB (the float32 copy) over the steady size.
-    The spare rows cost address space only until written."""
+    each refresh's arrays whole held the old and the new copy at once, and the float32 copy
+    twice more on the way (``astype``, then the product): a server's first search after
+    10,000 writes peaked 7 MiB above where it settled (docs/decisions/0031). The spare rows
+    cost address space only until written."""
 
     ids: np.ndarray
     matrix: np.ndarray
