@@ -75,6 +75,39 @@ def test_loading_in_blocks_matches_what_is_stored(
     assert list(snap.ids) == sorted(snap.ids)
 
 
+def test_a_refresh_adds_new_vectors_without_copying_the_loaded_ones(store: SQLiteStore) -> None:
+    """Vectors arriving after a search are written after the rows already loaded, in the
+    same buffers: a refresh no longer holds an old and a new copy of every vector at once
+    (the peak of a server's first search after a burst of writes). The snapshot a search
+    already holds keeps its rows, and the vectors scored are those of a set loaded whole."""
+    rng = np.random.default_rng(5)
+    rows = _unit(rng, 60)
+    vset = VectorSet("m", DIM)
+    _add(store, 0, rows[:20])
+    with store.read() as tx:
+        vset.refresh(tx)
+    _add(store, 20, rows[20:30])
+    with store.read() as tx:
+        vset.refresh(tx)  # the first growth makes room
+    held = vset._snap
+    held_dense = held.dense.copy()
+    _add(store, 30, rows[30:60])
+    with store.read() as tx:
+        vset.refresh(tx)
+    grown = vset._snap
+    assert len(grown.ids) == 60 and len(held.ids) == 30
+    assert np.shares_memory(held.dense, grown.dense)  # no copy of the first 30
+    assert np.shares_memory(held.matrix, grown.matrix)
+    assert np.array_equal(held.dense, held_dense)  # the held snapshot did not change
+    whole = VectorSet("m", DIM)
+    with store.read() as tx:
+        whole.refresh(tx)
+    for name in ("ids", "matrix", "scales", "dense"):
+        assert np.array_equal(getattr(grown, name), getattr(whole._snap, name)), name
+    query = rows[42]
+    assert [list(t) for t in vset.ranked(query, k=5)] == [list(t) for t in whole.ranked(query, k=5)]
+
+
 @pytest.mark.parametrize("exact_limit", [10**6, 20])
 def test_tiers_offer_every_vector_once_with_the_nearest_first(
     store: SQLiteStore, monkeypatch: pytest.MonkeyPatch, exact_limit: int

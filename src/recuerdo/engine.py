@@ -134,8 +134,17 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
                 raise Claimed("indexing")
             return sum(step() for step in indexing)
 
+    cutting = [_in_write(store, chunks.chunk_backlog), _in_write(store, chunks.rechunk_backlog)]
+
+    def cut() -> int:
+        # What a vector waits for: the newest items cut into chunks (new or edited).
+        with store.claim("index") as mine:
+            if not mine:
+                raise Claimed("indexing")
+            return sum(step() for step in cutting)
+
     cheap = [index, lambda: audit.flush(store)]
-    return Upkeep(cheap, backlog, on_close=cheap, idle_tasks=[embed])
+    return Upkeep(cheap, backlog, on_close=cheap, idle_tasks=[embed], settle_tasks=[cut, embed])
 
 
 class Memory(
