@@ -159,7 +159,7 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
         if row["hash"] not in known:
             todo.setdefault(row["hash"], embedding_text(row))
     vectors = embedder.embed(list(todo.values())) if todo else None
-    with store.write() as tx:
+    with store.write(durable=False) as tx:  # vectors are made again from their text
         if vectors is not None:
             if tx.vectors is not None:
                 tx.vectors.follow(embedder.name, embedder.dim)
