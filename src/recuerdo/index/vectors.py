@@ -44,8 +44,9 @@ _FETCH = 500  # ids per query when reading stored vectors back
 
 STATS: Counter[str] = Counter()
 """What the vector sets of this process did: ``built`` (an HNSW from every vector), ``opened``
-(a saved one), ``saved``, ``discarded`` (a saved one not trusted), and ``erase_<outcome>`` for
-each deletion applied to saved files (see ``vector_file.erase``)."""
+(a saved one), ``saved``, ``discarded`` (a saved one not trusted), ``short_answers`` (an HNSW
+search that found fewer vectors than it was asked for, so every vector was scored exactly), and
+``erase_<outcome>`` for each deletion applied to saved files (see ``vector_file.erase``)."""
 
 
 def mark_name(model: str) -> str:
@@ -158,7 +159,7 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
         if row["hash"] not in known:
             todo.setdefault(row["hash"], embedding_text(row))
     vectors = embedder.embed(list(todo.values())) if todo else None
-    with store.write() as tx:
+    with store.write(durable=False) as tx:  # vectors are made again from their text
         if vectors is not None:
             if tx.vectors is not None:
                 tx.vectors.follow(embedder.name, embedder.dim)

@@ -385,7 +385,7 @@ class PostgresStore:
         return self._shared
 
     @contextmanager
-    def write(self) -> Iterator[PostgresTx]:
+    def write(self, *, durable: bool = True) -> Iterator[PostgresTx]:
         shared = self._live()
         local = shared.local
         if getattr(local, "writing", 0):
@@ -397,7 +397,7 @@ class PostgresStore:
             return
         scope = current()
         with self._connection(shared) as conn:
-            self._begin(conn, "BEGIN", scope)
+            self._begin(conn, "BEGIN", scope, durable=durable)
             try:
                 conn.execute(
                     "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [shared.lock_key]
@@ -450,14 +450,19 @@ class PostgresStore:
             context.__exit__(None, None, None)
 
     @staticmethod
-    def _begin(conn: Any, statement: str, scope: str = EVERY_TENANT) -> None:
+    def _begin(
+        conn: Any, statement: str, scope: str = EVERY_TENANT, *, durable: bool = True
+    ) -> None:
         import psycopg
         from psycopg import sql
 
         # The transaction's tenant for the row-level security policies (m016), sent with the
-        # BEGIN in one round trip: a statement without parameters may hold several.
-        scoped = sql.SQL("{}; SELECT set_config('recuerdo.tenant', {}, true)").format(
-            sql.SQL(statement), sql.Literal(scope)
+        # BEGIN in one round trip: a statement without parameters may hold several. A
+        # transaction of rebuildable rows commits asynchronously (``Store.write``).
+        scoped = sql.SQL("{}; SELECT set_config('recuerdo.tenant', {}, true){}").format(
+            sql.SQL(statement),
+            sql.Literal(scope),
+            sql.SQL("" if durable else "; SET LOCAL synchronous_commit TO OFF"),
         )
         try:
             conn.execute(scoped)
