@@ -2,7 +2,7 @@
 it, and which question it answers.
 
 Three facts of conversations that BM25 over single turns does not see
-(docs/decisions/0025-recall.md and 0030-answers.md have the measurements):
+(docs/decisions/0025-recall.md and 0030-replies.md have the measurements):
 
 * **A question that names a speaker asks about that speaker's turns.** A turn's speaker is
   among its context words, but the name is also in the turns that *address* that person
@@ -21,7 +21,8 @@ Three facts of conversations that BM25 over single turns does not see
   the question's score when a sentence of the question holds a query word, and
   ``THREAD_SHARE`` of the score of its own speaker's turn just before the question: the
   question asked about that turn ("I went camping." - "How was it?" - "We hiked ..."), so the
-  reply goes on with its subject.
+  reply goes on with its subject. The question itself loses ``ASKER_LOSS`` of its score: it
+  names what was asked for, the reply holds it.
 
 All three apply to the lexical stage's candidates only (``POOL`` of them), in the layer above the
 backends, so SQLite and PostgreSQL rank alike. Chunks that hold only common words (score 0,
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..core.items import MAIL
 from ..store.base import Row, Tx
@@ -41,6 +43,7 @@ SPEAKER_BONUS = 0.2
 NEIGHBOUR_SHARE = 0.1
 ANSWER_SHARE = 0.5
 THREAD_SHARE = 0.2
+ASKER_LOSS = 0.2
 NEIGHBOURS = 2
 REACH = 3
 """Item ids looked at on each side of a turn for its neighbours: turns stored together have
@@ -72,6 +75,15 @@ class Ranked:
     @property
     def turn(self) -> bool:
         return self.speaker is not None and self.session is not None
+
+
+class Reply(NamedTuple):
+    """A turn that follows a question: the turns before it in its conversation, nearest first
+    (the question, then what it asked about), and whether a sentence of the question holds a
+    word of the query."""
+
+    before: list[int]
+    asked_words: bool
 
 
 def speaker_words(pool: list[Ranked], written: list[str]) -> tuple[set[str], set[str]]:
@@ -107,16 +119,19 @@ def rescore(
     around, speakers = _neighbours(tx, tenant, turns)
     asked = _asking(tx, tenant, turns, around, speakers, words or [])
     adjusted: dict[int, float] = {}
+    handed = {reply.before[0] for reply in asked.values() if reply.asked_words}
     for r in turns:
         near = sum(by_item[n].score for n in around.get(r.item_id, []) if n in by_item)
         score = max(r.score + NEIGHBOUR_SHARE * near, r.score)
-        question = asked.get(r.item_id)
-        if question is not None:
-            before, holds_words = question
-            if holds_words and before[0] in by_item:
+        reply = asked.get(r.item_id)
+        if reply is not None:
+            before = reply.before
+            if reply.asked_words and before[0] in by_item:
                 score += ANSWER_SHARE * by_item[before[0]].score
             if len(before) > 1 and before[1] in by_item and speakers.get(before[1]) == r.speaker:
                 score += THREAD_SHARE * by_item[before[1]].score
+        if r.item_id in handed:
+            score *= 1 - ASKER_LOSS
         if r.speaker in named:
             score *= 1 + SPEAKER_BONUS
         adjusted[r.item_id] = score
@@ -138,10 +153,9 @@ def _asking(
     around: dict[int, list[int]],
     speakers: dict[int, str | None],
     words: list[str],
-) -> dict[int, tuple[list[int], bool]]:
-    """The turns that reply to a question asked by another speaker (nobody answers their own):
-    for each, the turns before it, nearest first, and whether a question sentence of the one
-    just before holds a query word."""
+) -> dict[int, Reply]:
+    """The turns that reply to a question asked by another speaker (nobody answers their own
+    question), by item id."""
     before_of = {r.item_id: [n for n in around.get(r.item_id, []) if n < r.item_id] for r in turns}
     asking = {
         before[0]
@@ -155,12 +169,12 @@ def _asking(
         said = _QUESTION.findall(str(row["content"]))
         if said:
             questions[int(row["id"])] = _WORD.findall(" ".join(said).lower())
-    found: dict[int, tuple[list[int], bool]] = {}
+    found: dict[int, Reply] = {}
     for r in turns:
         before = before_of[r.item_id]
         if before and before[0] in asking and before[0] in questions:
             held = questions[before[0]]
-            found[r.item_id] = (before, any(_same(w, q) for w in words for q in held))
+            found[r.item_id] = Reply(before, any(_same(w, q) for w in words for q in held))
     return found
 
 
