@@ -33,6 +33,7 @@ keep their places: only the order inside each group changes.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -52,12 +53,13 @@ POOL = 200
 """The lexical candidates rescored (the first ones passing the filters)."""
 TURN_TYPES = frozenset(("message", MAIL))
 _WORD = re.compile(r"[^\W_]+")
-_QUESTION = re.compile(r"[^.!?\n\u3002\uff01\uff1f\u061f]*[?\uff1f\u061f]")
-"""A sentence that ends in a question mark (Latin, full-width or Arabic)."""
+_SENTENCE = re.compile(r"[^.!?\n\u3002\uff01\uff1f\u061f]*[.!?\n\u3002\uff01\uff1f\u061f]*")
+"""A sentence and the marks that end it (a single pass: every character is read once)."""
+_ASKS = ("?", "\uff1f", "\u061f")
+"""Question marks: Latin, full-width and Arabic."""
 STEM = 5
 """Letters two words must share at the start to count as one word when a question's words are
-compared with the query's (plurals and tenses, roughly as the stemming full-text index does);
-shorter words must be whole or a prefix of the other."""
+compared with the query's (plurals and tenses, roughly as the stemming full-text index does)."""
 
 
 @dataclass
@@ -164,26 +166,35 @@ def _asking(
     }
     if not asking:
         return {}
-    questions: dict[int, list[str]] = {}
-    for row in _rows(tx, tenant, sorted(asking), "id, content"):
-        said = _QUESTION.findall(str(row["content"]))
+    holds = _matcher(words)
+    asks_words: dict[int, bool] = {}
+    # Most turns ask nothing: the database leaves them out, and only the others' text is read.
+    asks = " OR ".join(["content LIKE ?"] * len(_ASKS))
+    for row in _rows(tx, tenant, sorted(asking), "id, content", asks, [f"%{m}%" for m in _ASKS]):
+        text = str(row["content"])
+        said = [part for part in _SENTENCE.findall(text) if any(m in part for m in _ASKS)]
         if said:
-            questions[int(row["id"])] = _WORD.findall(" ".join(said).lower())
+            held = _WORD.findall(" ".join(said).lower())
+            asks_words[int(row["id"])] = any(holds(word) for word in held)
     found: dict[int, Reply] = {}
     for r in turns:
         before = before_of[r.item_id]
-        if before and before[0] in asking and before[0] in questions:
-            held = questions[before[0]]
-            found[r.item_id] = Reply(before, any(_same(w, q) for w in words for q in held))
+        if before and before[0] in asking and before[0] in asks_words:
+            found[r.item_id] = Reply(before, asks_words[before[0]])
     return found
 
 
-def _same(word: str, other: str) -> bool:
-    """Whether two lower-case words are one word, up to its ending (see ``STEM``)."""
-    if word == other:
-        return True
-    size = min(len(word), len(other), STEM)
-    return size >= 3 and word[:size] == other[:size]
+def _matcher(words: list[str]) -> Callable[[str], bool]:
+    """Whether a lower-case word is one of ``words`` up to its ending: the two share their first
+    ``STEM`` letters, or the shorter (of three letters or more) starts the other."""
+    keys = {word[:STEM] for word in words}
+    starts = {key[:size] for key in keys for size in range(3, len(key) + 1)}
+
+    def holds(word: str) -> bool:
+        key = word[:STEM]
+        return key in keys or key in starts or any(key[:n] in keys for n in range(3, len(key)))
+
+    return holds
 
 
 def _neighbours(
@@ -208,15 +219,23 @@ def _neighbours(
     return found, speakers
 
 
-def _rows(tx: Tx, tenant: str, ids: list[int], columns: str) -> list[Row]:
-    """``columns`` of the turns among the items ``ids``."""
+def _rows(
+    tx: Tx,
+    tenant: str,
+    ids: list[int],
+    columns: str,
+    where: str = "",
+    params: list[str] | None = None,
+) -> list[Row]:
+    """``columns`` of the turns among the items ``ids`` (that also meet ``where``)."""
     rows: list[Row] = []
+    extra = f" AND ({where})" if where else ""
     for first in range(0, len(ids), 500):
         part = ids[first : first + 500]
         marks = ",".join("?" * len(part))
         rows += tx.all(
             f"SELECT {columns} FROM items WHERE tenant = ? AND id IN ({marks})"
-            f" AND item_type IN ('message', '{MAIL}')",
-            [tenant, *part],
+            f" AND item_type IN ('message', '{MAIL}'){extra}",
+            [tenant, *part, *(params or [])],
         )
     return rows
