@@ -2,9 +2,9 @@
 
 Each stage proposes candidates *inside* the filters; weighted reciprocal rank fusion (k=60)
 merges them. The lexical stage is BM25 over chunks (title above body above context words),
-with the turns of conversations rescored by speaker and neighbouring turns (``turns.py``);
-items written in the last moments, not chunked yet, are matched directly. The meaning stage is
-cosine similarity over chunk vectors (see ``vectors.py``).
+with the turns of conversations rescored by speaker, neighbouring turns and the question a turn
+answers (``turns.py``); items written in the last moments, not chunked yet, are matched
+directly. The meaning stage is cosine similarity over chunk vectors (see ``vectors.py``).
 """
 
 from __future__ import annotations
