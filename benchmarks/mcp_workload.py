@@ -11,11 +11,14 @@ session), growing one memory to each size in turn:
   the content); past the 5,882 turns they come round again with a suffix. ``write`` p50/p95 is
   taken over the writes that brought the memory to this size;
 * 200 queries of one or two words, each taken from a stored note (words of four letters or more):
-  ``search`` p50/p95, and ``source_top10``: how many of the 200 have their source note in the
-  first 10 results. The same queries are answered, over the same notes, by two baselines in this
-  process: ``plain_bm25_top10`` (an FTS5 table with its default tokenizer, the words ANDed,
-  ordered by ``bm25()``, as basic-memory searches) and ``substring_top10`` (the notes holding
-  the query as written, in the order they were stored, as the reference MCP memory server does);
+  ``search`` p50/p95; the CPU time each search cost the server and the client (the official
+  client checks every reply against the tool's outputSchema), figures that move far less with
+  the machine's load than the latencies do; and ``source_top10``: how many of the 200 have
+  their source note in the first 10 results. The same queries are answered, over the same
+  notes, by two baselines in this process: ``plain_bm25_top10`` (an FTS5 table with its
+  default tokenizer, the words ANDed, ordered by ``bm25()``, as basic-memory searches) and
+  ``substring_top10`` (the notes holding the query as written, in the order they were stored,
+  as the reference MCP memory server does);
 * 200 reads (tool ``get``) of stored notes: p50;
 * ``backlog_s``: after the last write, how long until ``index_status`` shows every chunk embedded;
 * the server's peak RSS (``VmHWM``), and the store on disk against the text saved.
@@ -123,6 +126,12 @@ def peak_rss(pid: int) -> float:
     return float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time the process has used (user and system): a figure that load barely moves."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def store_bytes(base: Path) -> int:
     return sum(p.stat().st_size for p in base.rglob("*") if p.is_file())
 
@@ -168,11 +177,14 @@ def run(data: Path, sizes: list[int], count: int, seed: int) -> list[dict[str, A
                 backlog = time.perf_counter() - waited
                 queries = queries_of(rng, stored, count)
                 searches, found = [], 0
+                server_cpu, client_cpu = cpu_seconds(pid), time.process_time()
                 for query, source in queries:
                     start = time.perf_counter()
                     reply = await call(session, "search", {"query": query, "limit": 10})
                     searches.append(time.perf_counter() - start)
                     found += ids[source] in {hit["id"] for hit in reply["results"]}
+                server_cpu = (cpu_seconds(pid) - server_cpu) / len(queries)
+                client_cpu = (time.process_time() - client_cpu) / len(queries)
                 reads = []
                 for _ in range(count):
                     start = time.perf_counter()
@@ -189,6 +201,8 @@ def run(data: Path, sizes: list[int], count: int, seed: int) -> list[dict[str, A
                         "read_p50_ms": round(percentiles(reads)[0], 2),
                         "search_p50_ms": round(search_p50, 2),
                         "search_p95_ms": round(search_p95, 2),
+                        "search_server_cpu_ms": round(server_cpu * 1000, 2),
+                        "search_client_cpu_ms": round(client_cpu * 1000, 2),
                         "source_top10": found,
                         "plain_bm25_top10": plain_bm25(stored, queries),
                         "substring_top10": substring_scan(stored, queries),

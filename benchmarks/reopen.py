@@ -18,6 +18,8 @@ and meaning stages; the query is embedded by the real model):
 
 Prints a table and writes ``reopen.json`` to ``--out``. Figures depend on the page cache: the
 files were just written, so they are read warm, as a server restarted on the same machine would.
+``--keep DIR`` keeps each memory (``DIR/<size>``) and measures it again on a later run instead
+of building it anew.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import RESULTS, print_table, write_json
 
-os.environ.setdefault("RECUERDO_EMBEDDER", "minilm")
+os.environ.setdefault("RECUERDO_EMBEDDER", "static")  # the default embedder
 TARGETS = {"after_first_search_s": ("<=", 2.0)}
 BATCH = 10_000
 MERGED = 200  # vectors stored after the saved index when a new generation is written
@@ -203,10 +205,16 @@ def run_child(base: Path, query: str, words: list[str], extras: bool) -> dict[st
     return result
 
 
-def run_size(size: int, seed: int) -> dict[str, Any]:
+def run_size(size: int, seed: int, keep: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
-        base = Path(tmp)
-        made = build(base, size, seed)
+        base = Path(tmp) if keep is None else keep / str(size)
+        made_file = base / "made.json"
+        if made_file.exists():  # built by an earlier run with --keep: measured again
+            made = json.loads(made_file.read_text())
+        else:
+            made = build(base, size, seed)
+            if keep is not None:
+                made_file.write_text(json.dumps(made))
         state = base / ".recuerdo" / "state"
         index = state / "reopen.db-vectors"
         shutil.rmtree(index, ignore_errors=True)
@@ -247,6 +255,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep each built memory under this folder, and measure one found there again "
+        "instead of building it (a 1M memory takes long to build: measure it when the "
+        "machine is quiet)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--query", help=argparse.SUPPRESS)
     parser.add_argument("--extras", action="store_true", help=argparse.SUPPRESS)
@@ -255,7 +270,7 @@ def main(argv: list[str]) -> int:
         words = json.loads(sys.stdin.read())
         print(json.dumps(child(Path(args.child), args.query, words, args.extras)))
         return 0
-    results = [run_size(int(s), args.seed) for s in args.sizes.split(",") if s]
+    results = [run_size(int(s), args.seed, args.keep) for s in args.sizes.split(",") if s]
     print_table(results, TARGETS)
     write_json("reopen", args.out, results, TARGETS)
     return 0

@@ -122,3 +122,71 @@ def test_opening_the_same_name_twice_in_one_process_shares_state(base: Path) -> 
         f"import recuerdo; print(len(recuerdo.open('twice', base_dir={str(base)!r}).recall()))"
     )
     assert done.stdout.strip() == "2", done.stderr
+
+
+def _commit_mode(tx: object, dialect: str = "sqlite") -> str:
+    """How the open transaction will commit: ``durable`` (waits for the disk) or ``relaxed``."""
+    dialect_probe = {
+        "sqlite": ("PRAGMA synchronous", {2: "durable", 3: "durable", 1: "relaxed"}),
+        "postgres": ("SHOW synchronous_commit", {"on": "durable", "off": "relaxed"}),
+    }
+    statement, meaning = dialect_probe[dialect]
+    return meaning[tx.scalar(statement)]  # type: ignore[attr-defined]
+
+
+def test_a_rebuildable_write_commits_without_waiting_and_the_next_write_is_durable(
+    memory: recuerdo.Memory,
+) -> None:
+    store = memory._store
+    dialect = store.dialect
+    # A memory held in RAM has no disk to wait for: its commits are the same either way.
+    relaxed = "durable" if store.location == ":memory:" else "relaxed"
+    with store.write() as tx:
+        assert _commit_mode(tx, dialect) == "durable"
+    with store.write(durable=False) as tx:
+        assert _commit_mode(tx, dialect) == relaxed
+        tx.execute("INSERT INTO index_marks (name, upto) VALUES ('probe', 7)")
+    with store.read() as tx:  # committed all the same
+        assert tx.scalar("SELECT upto FROM index_marks WHERE name = 'probe'") == 7
+    with pytest.raises(RuntimeError), store.write(durable=False):
+        raise RuntimeError("the block fails")
+    with store.write() as tx:  # a failed relaxed write leaves the next one durable
+        assert _commit_mode(tx, dialect) == "durable"
+        with store.write(durable=False) as inner:  # a nested write joins the outer one
+            assert _commit_mode(inner, dialect) == "durable"
+
+
+def test_index_upkeep_commits_relaxed_and_every_acknowledged_write_durably(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's chunking and re-cut rows are made again from the items after a machine
+    crash, so they need not wait for the disk; the note's own save always does."""
+    from recuerdo.index import chunks
+
+    seen: dict[str, list[str]] = {"chunk": [], "recut": [], "save": []}
+    for name, step in (("chunk", "chunk_backlog"), ("recut", "rechunk_backlog")):
+        original = getattr(chunks, step)
+
+        def probe(tx: object, _original: object = original, _name: str = name) -> int:
+            seen[_name].append(_commit_mode(tx))
+            return _original(tx)  # type: ignore[operator, no-any-return]
+
+        monkeypatch.setattr(chunks, step, probe)
+    from recuerdo.notes import operations
+
+    saving = operations.save
+
+    def save_probe(tx: object, **kwargs: object) -> object:
+        seen["save"].append(_commit_mode(tx))
+        return saving(tx, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(operations, "save", save_probe)
+    with recuerdo.open("relaxed", base_dir=base) as memory:
+        memory.save("Deploys", "Deploys go out on Tuesdays.", key="deploys")
+        memory._upkeep.drain()
+        memory.save("Deploys", "Deploys go out on Thursdays.", key="deploys")
+        memory._upkeep.drain()
+        assert memory.search("Thursdays", stages=["lexical"])["results"]
+    assert seen["save"] == ["durable", "durable"]
+    assert seen["chunk"] and set(seen["chunk"]) == {"relaxed"}
+    assert seen["recut"] and set(seen["recut"]) == {"relaxed"}

@@ -326,3 +326,32 @@ def test_graceful_shutdown_keeps_acknowledged_writes(tmp_path: Path) -> None:
 
     with recuerdo.open("durable", base_dir=tmp_path) as mem:
         assert {e["id"] for e in mem.recall(limit=100)} == set(ids)  # type: ignore[arg-type]
+
+
+def test_mcp_answers_in_the_error_shape_when_its_transport_cannot_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/mcp`` goes from the guard straight to the MCP transport (not through FastAPI's
+    router and handlers): a transport that fails to start still answers in the one error
+    shape, request after request, and the rest of the server goes on answering."""
+    from starlette.testclient import TestClient
+
+    from recuerdo.doors import mcp_http
+    from recuerdo.doors.http import ServerConfig, create_app, wrap
+
+    def broken(*args: Any) -> Any:
+        raise ImportError("no MCP SDK here")
+
+    monkeypatch.setattr(mcp_http, "mcp_manager", broken)
+    config = ServerConfig(base_dir=tmp_path, default_memory="demo")
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"accept": "application/json, text/event-stream"}
+    with TestClient(wrap(create_app(config), config), base_url="http://127.0.0.1") as client:
+        for _ in range(2):
+            reply = client.post("/mcp", json=body, headers=headers)
+            assert reply.status_code == 500
+            shape = reply.json()
+            assert shape["ok"] is False and "could not start" in shape["detail"], shape
+        assert client.post("/v1/summary", json={}).json()["text"].startswith("Agent Memory")
+        refused = client.post("/mcp", content=b"{not json", headers=headers)
+        assert refused.status_code == 400 and refused.json()["error"] == "invalid_json"

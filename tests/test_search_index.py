@@ -67,3 +67,26 @@ def test_close_leaves_a_complete_index(base: Path) -> None:
     ).fetchone()[0]
     conn.close()
     assert upto == top and hits == 50
+
+
+def test_a_read_right_after_a_write_waits_only_for_its_chunks_and_vectors(base: Path) -> None:
+    """A search just after a save still finds the note by its meaning (``armed``), so the read
+    cuts and embeds the newest writes itself, but the rest of the upkeep stays with the
+    worker: the audit's buffered records are not flushed (a durable commit) and the entry
+    substring index does not catch up on the reader's time."""
+    with recuerdo.open("settle", base_dir=base, embedder="static") as memory:
+        upkeep = memory._upkeep
+        upkeep.stop(drain=False)  # the worker held back: what the reads do is all that happens
+        memory.remember("learning", "the ferry leaves at noon")
+        memory.search("ferry")
+        buffered = len(memory._audit)
+        assert buffered >= 1
+        memory.save(title="Boats", content="We paddled kayaks across the lake at dawn.")
+        waiting = _trigram_backlog(memory)
+        assert waiting >= 1
+        found = memory.search("canoe paddling on water")
+        assert found["meaning"] == "armed"
+        assert any("meaning" in hit["found_by"] for hit in found["results"])
+        assert len(memory._audit) == buffered + 1  # this search's record joined the buffer
+        assert _trigram_backlog(memory) == waiting  # still left to the worker
+        assert upkeep.drain() > 0 and len(memory._audit) == 0

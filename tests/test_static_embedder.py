@@ -27,6 +27,7 @@ from recuerdo.index.static import (
     DIM,
     StaticMiniLM,
     _read,
+    _Words,
     _write,
     cache_dir,
     source_key,
@@ -36,9 +37,9 @@ SMALL_VOCABULARY = 3072
 FIRST_USE = (
     "import json, sys; from pathlib import Path; "
     "from recuerdo.index.embed import minilm_files; "
-    "from recuerdo.index.static import _SPARE_ROWS, load_table; "
+    "from recuerdo.index.static import load_table; "
     "key, table, built = load_table(minilm_files()[0], Path(sys.argv[1]), Path(sys.argv[2])); "
-    "print(json.dumps({'built': built, 'key': key, 'rows': len(table) - _SPARE_ROWS}))"
+    "print(json.dumps({'built': built, 'key': key, 'rows': table.vocabulary}))"
 )
 
 
@@ -110,8 +111,10 @@ def test_two_first_uses_over_a_damaged_cache_build_once_and_leave_one_good_table
     assert leftovers == []
     [path] = folder.glob("*.npz")
     table = _read(path, key)
-    assert table is not None and table.shape == (SMALL_VOCABULARY + _SPARE_ROWS, DIM)
-    assert not table[SMALL_VOCABULARY:].any()  # the spare rows of compound words start empty
+    assert table is not None and table.vocabulary == SMALL_VOCABULARY
+    words = _Words(table)
+    assert words.matrix.shape == (SMALL_VOCABULARY + _SPARE_ROWS, DIM)
+    assert not words.matrix.any()  # rows are read when needed; compound rows start empty
 
 
 def test_a_second_load_reads_the_cache(embedder: StaticMiniLM, cache: Path) -> None:
@@ -119,7 +122,7 @@ def test_a_second_load_reads_the_cache(embedder: StaticMiniLM, cache: Path) -> N
     again = StaticMiniLM(cache)
     assert again.built is False and again.name == embedder.name
     table = _read(cached_file(cache), source_key(*minilm_files()))
-    assert table is not None and table.shape == (30522 + _SPARE_ROWS, DIM)
+    assert table is not None and table.vocabulary == 30522
     assert again.name.startswith("static-minilm-")
 
 
@@ -143,7 +146,7 @@ def _stale(path: Path) -> None:
     """A whole, consistent file made from other inputs (another model or recipe)."""
     table = _read(path, source_key(*minilm_files()))
     assert table is not None
-    _write(path, "0" * 64, table[:-_SPARE_ROWS])
+    _write(path, "0" * 64, table.whole())
 
 
 def _empty(path: Path) -> None:
@@ -170,20 +173,43 @@ LOAD_PEAK = (
     "import json, tokenizers, numpy; from recuerdo.index import static; "
     "peak = lambda: int([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]"
     ".split()[1]) * 1024; before = peak(); e = static.StaticMiniLM(); "
+    "e.embed(['Caroline went to an LGBTQ support group yesterday.', "
+    "'Melanie finished a painting of a sunset over the lake.']); "
     "print(json.dumps({'grew': peak() - before, 'table': e._words.vocabulary * static.DIM * 4}))"
 )
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc")
-def test_loading_the_table_holds_one_copy_of_it(cache: Path) -> None:
-    """A server's peak memory: loading reads the rows straight into the word table, without a
-    second or third copy of the 31 MB table on the way (the digest, the padding)."""
+def test_loading_the_table_keeps_only_the_rows_in_use(cache: Path) -> None:
+    """A server's peak memory: loading checks the 31 MB table without holding it, and the
+    rows of the words embedded are read when first needed; the rest never takes memory (the
+    tokenizer, read beside it, is about a third of the table)."""
     env = {**os.environ, CACHE_ENV: str(cache)}
     out = subprocess.run(
         [sys.executable, "-c", LOAD_PEAK], env=env, capture_output=True, text=True, check=True
     ).stdout
     reply = json.loads(out.strip().splitlines()[-1])
-    assert reply["grew"] < 1.75 * reply["table"], reply
+    assert reply["grew"] < 0.6 * reply["table"], reply
+
+
+def test_rows_read_when_needed_give_the_vectors_of_the_whole_table(cache: Path) -> None:
+    """Only the tokens of the words met are read, and the vectors are those of the whole
+    table, to the bit."""
+    lazy = StaticMiniLM(cache)
+    assert not lazy._words.loaded.any()
+    vectors = lazy.embed(TEXTS)
+    tokens = {
+        token
+        for text in TEXTS
+        for word in text.split()
+        for token in lazy._tokenizer.encode(word, add_special_tokens=False).ids
+    }
+    assert set(np.flatnonzero(lazy._words.loaded).tolist()) == tokens
+    whole = StaticMiniLM(cache)
+    whole._words.load(range(whole._words.vocabulary))
+    assert whole._words.loaded.all()
+    assert np.array_equal(vectors, whole.embed(TEXTS))
+    assert np.array_equal(vectors, lazy.embed(TEXTS))
 
 
 TEXTS = [
@@ -317,3 +343,25 @@ def test_without_a_model_index_status_names_none(tmp_path: Path) -> None:
         memory._upkeep.drain()
         status = memory.index_status()
         assert status["model"] is None and status["meaning"] == "not_armed"
+
+
+def test_a_full_word_table_starts_again_with_the_rows_already_read(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past its word limit the word table starts again: its compound words go, the token rows
+    already read stay (nothing is read twice), and the vectors do not change."""
+    from recuerdo.index import static
+
+    reference = StaticMiniLM(cache).embed(TEXTS)
+    monkeypatch.setattr(static, "_WORD_LIMIT", 12)
+    small = StaticMiniLM(cache)
+    first = small._words
+    small.embed(TEXTS[:1])
+    read = first.loaded.copy()
+    vectors = small.embed(TEXTS)
+    assert small._words is not first  # it started again
+    assert np.array_equal(vectors, reference)
+    assert small._words.loaded[read].all()
+    assert np.array_equal(
+        small._words.matrix[: first.vocabulary][read], first.matrix[: first.vocabulary][read]
+    )

@@ -37,9 +37,10 @@ def test_pragmas_of_the_file_store(file_memory: recuerdo.Memory) -> None:
     store.close()
 
 
-def test_readers_keep_a_smaller_page_cache_than_the_writer(file_memory: recuerdo.Memory) -> None:
-    """A server holds one reader per thread, each with its own page cache: readers keep less
-    than the writer, whose bulk loads touch the most pages (peak memory, issue 17)."""
+def test_every_connection_keeps_a_small_page_cache(file_memory: recuerdo.Memory) -> None:
+    """A server holds one reader per thread and a writer, each with its own page cache over
+    pages the OS caches too: each keeps at most 8 MiB (peak memory, issue 17; a writer of
+    32 MiB bought bulk loads nothing measurable, docs/decisions/0031)."""
     from recuerdo.store.sqlite.files import READER_CACHE_KIB, WRITER_CACHE_KIB
 
     store = SQLiteStore(file_memory.location)
@@ -49,7 +50,7 @@ def test_readers_keep_a_smaller_page_cache_than_the_writer(file_memory: recuerdo
         writer = tx.scalar("PRAGMA cache_size")
     store.close()
     assert (reader, writer) == (READER_CACHE_KIB, WRITER_CACHE_KIB)
-    assert -reader < -writer
+    assert -reader <= 8192 and -writer <= 8192
 
 
 def test_write_rolls_back_on_error(tmp_path: Path) -> None:

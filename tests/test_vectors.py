@@ -75,6 +75,39 @@ def test_loading_in_blocks_matches_what_is_stored(
     assert list(snap.ids) == sorted(snap.ids)
 
 
+def test_a_refresh_adds_new_vectors_without_copying_the_loaded_ones(store: SQLiteStore) -> None:
+    """Vectors arriving after a search are written after the rows already loaded, in the
+    same buffers: a refresh no longer holds an old and a new copy of every vector at once
+    (the peak of a server's first search after a burst of writes). The snapshot a search
+    already holds keeps its rows, and the vectors scored are those of a set loaded whole."""
+    rng = np.random.default_rng(5)
+    rows = _unit(rng, 60)
+    vset = VectorSet("m", DIM)
+    _add(store, 0, rows[:20])
+    with store.read() as tx:
+        vset.refresh(tx)
+    _add(store, 20, rows[20:30])
+    with store.read() as tx:
+        vset.refresh(tx)  # the first growth makes room
+    held = vset._snap
+    held_dense = held.dense.copy()
+    _add(store, 30, rows[30:60])
+    with store.read() as tx:
+        vset.refresh(tx)
+    grown = vset._snap
+    assert len(grown.ids) == 60 and len(held.ids) == 30
+    assert np.shares_memory(held.dense, grown.dense)  # no copy of the first 30
+    assert np.shares_memory(held.matrix, grown.matrix)
+    assert np.array_equal(held.dense, held_dense)  # the held snapshot did not change
+    whole = VectorSet("m", DIM)
+    with store.read() as tx:
+        whole.refresh(tx)
+    for name in ("ids", "matrix", "scales", "dense"):
+        assert np.array_equal(getattr(grown, name), getattr(whole._snap, name)), name
+    query = rows[42]
+    assert [list(t) for t in vset.ranked(query, k=5)] == [list(t) for t in whole.ranked(query, k=5)]
+
+
 @pytest.mark.parametrize("exact_limit", [10**6, 20])
 def test_tiers_offer_every_vector_once_with_the_nearest_first(
     store: SQLiteStore, monkeypatch: pytest.MonkeyPatch, exact_limit: int
@@ -100,6 +133,43 @@ def test_tiers_offer_every_vector_once_with_the_nearest_first(
         position = {embedding: at for at, embedding in enumerate(ids)}
         for embedding, score in (pair for tier in tiers for pair in tier):
             assert abs(score - float(rows[position[embedding]] @ rows[target])) < 0.05
+
+
+def test_an_hnsw_that_cannot_reach_every_vector_is_not_trusted_for_that_query(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Built by several threads at once, a small HNSW now and then leaves a vector no search
+    reaches (seen here in 0-1% of queries at 60 vectors, depending on how the threads met).
+    Such a query still gets the exact answer: each vector is the nearest to itself. The
+    graph is rebuilt by 4 threads until a search comes up short (skipped if none ever does)."""
+    from dataclasses import replace
+
+    from recuerdo.index import vector_file
+
+    monkeypatch.setattr(vectors, "EXACT_LIMIT", 20)
+    rows = _unit(np.random.default_rng(5), 60)
+    _add(store, 0, rows)
+    vset = VectorSet("m", DIM)
+    with store.read() as tx:
+        vset.refresh(tx)
+        ids = np.asarray([r["id"] for r in tx.all("SELECT id FROM embeddings ORDER BY id")])
+        snap = vset._everything(tx)
+    assert vset._ann is not None  # the HNSW answers first
+    seen_before = vectors.STATS["short_answers"]
+    for _ in range(2000):
+        index = vector_file.new_index(DIM, expansion_search=200)
+        index.add(ids.astype(np.uint64), snap.matrix.astype(np.float32) / 127.0, threads=4)
+        found = np.asarray(index.search(rows, 200).counts)
+        if found.min() < len(rows):
+            break
+    else:
+        pytest.skip("no graph built here left a vector unreachable")
+    vset._ann = replace(vset._ann, index=index)
+    with store.read() as tx:
+        for target in np.nonzero(found < len(rows))[0]:
+            first_tier = next(iter(vset.ranked(rows[target], k=5, tx=tx)))
+            assert first_tier[0][0] == ids[target]
+    assert vectors.STATS["short_answers"] > seen_before
 
 
 def test_batching_does_not_change_a_texts_vector(monkeypatch: pytest.MonkeyPatch) -> None:

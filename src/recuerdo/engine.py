@@ -89,9 +89,9 @@ class _Owned:
     mail: MailDomains
 
 
-def _in_write(store: Store, step: Callable[[Tx], int]) -> Callable[[], int]:
+def _in_write(store: Store, step: Callable[[Tx], int], durable: bool = True) -> Callable[[], int]:
     def run() -> int:
-        with store.write() as tx:
+        with store.write(durable=durable) as tx:
             return step(tx)
 
     return run
@@ -119,10 +119,16 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
         with meaning.erasing():  # the vectors also leave the saved index once this commits
             return _in_write(store, vectors.collect_orphans)()
 
+    # Indexes are made again from the items they cover, so their transactions need not wait
+    # for the disk (a machine crash may undo one; its work is redone): an update's re-cut then
+    # costs no second sync. Collecting orphaned vectors erases, and stays durable.
+    cutting = [
+        _in_write(store, chunks.chunk_backlog, durable=False),
+        _in_write(store, chunks.rechunk_backlog, durable=False),
+    ]
     indexing = [
-        _in_write(store, lambda tx: tx.substrings.catch_up()),
-        _in_write(store, chunks.chunk_backlog),
-        _in_write(store, chunks.rechunk_backlog),
+        _in_write(store, lambda tx: tx.substrings.catch_up(), durable=False),
+        *cutting,
         collect_orphans,
     ]
 
@@ -134,8 +140,15 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
                 raise Claimed("indexing")
             return sum(step() for step in indexing)
 
+    def cut() -> int:
+        # What a vector waits for: the newest items cut into chunks (new or edited).
+        with store.claim("index") as mine:
+            if not mine:
+                raise Claimed("indexing")
+            return sum(step() for step in cutting)
+
     cheap = [index, lambda: audit.flush(store)]
-    return Upkeep(cheap, backlog, on_close=cheap, idle_tasks=[embed])
+    return Upkeep(cheap, backlog, on_close=cheap, idle_tasks=[embed], settle_tasks=[cut, embed])
 
 
 class Memory(

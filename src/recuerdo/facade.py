@@ -188,5 +188,5 @@ class MemoryBase:
         with self._store.read() as tx:
             waiting = pending(tx, embedder.name)
         if 0 < waiting <= SETTLE_CHUNKS:
-            self._upkeep.drain(limit=SETTLE_CHUNKS * 2, seconds=SETTLE_SECONDS)
+            self._upkeep.settle(limit=SETTLE_CHUNKS * 2, seconds=SETTLE_SECONDS)
         return embedder

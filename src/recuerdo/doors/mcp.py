@@ -49,7 +49,7 @@ def _tool(entry: ToolMap) -> Tool:
         name=entry.name,
         description=entry.description,
         input_schema=entry.schema,
-        output_schema=schemas.tool_output_schema(entry),
+        output_schema=schemas.quick_to_check(schemas.tool_output_schema(entry)),
         annotations=ToolAnnotations(
             read_only_hint=entry.read_only,
             destructive_hint=entry.destructive,
@@ -59,15 +59,16 @@ def _tool(entry: ToolMap) -> Tool:
 
 
 def _result(value: Any, wrapped: bool) -> CallToolResult:
+    # One encoding: the text content is the reply's JSON, and the structured content is that
+    # same JSON read back (what ``default=str`` made of a value JSON has no type for included),
+    # not a second encoding of it.
     text = json.dumps(value, ensure_ascii=False, default=str)
-    structured = value if isinstance(value, dict) and not wrapped else {"result": value}
+    plain = json.loads(text)
+    structured = plain if isinstance(value, dict) and not wrapped else {"result": plain}
     more = getattr(value, "more", None)
     if isinstance(value, list) and isinstance(more, int):
         structured["more"] = more  # a cut list says how many more there are
-    return CallToolResult(
-        content=[TextContent(text=text)],
-        structured_content=json.loads(json.dumps(structured, default=str)),
-    )
+    return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
 
 
 def _error(error: RecuerdoError) -> CallToolResult:

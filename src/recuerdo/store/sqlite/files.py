@@ -68,7 +68,7 @@ def raw_connection(path: str, *, read_only: bool = False) -> sqlite3.Connection:
     return conn
 
 
-WRITER_CACHE_KIB = -32768
+WRITER_CACHE_KIB = -8192
 READER_CACHE_KIB = -8192
 """Negative: KiB (SQLite's convention)."""
 
@@ -84,11 +84,12 @@ def _configure(conn: sqlite3.Connection, read_only: bool) -> None:
         f"synchronous={_sync_mode()}",
     ):
         conn.execute(f"PRAGMA {pragma}")
-    # Pages kept per connection: the writer's bulk loads and index upkeep touch far more pages
-    # than a search does, and a server holds one reader per thread, each caching its own copy
-    # of the same pages (the OS keeps the file cached once besides). At 10,000 notes a server's
-    # peak went 245 -> 240 MiB with 8 MiB readers; the writer's 32 MiB is most of the rest of
-    # the page caches (all at 2 MiB: 210 MiB), kept for bulk loads (issue 17, item 9).
+    # Pages kept per connection: a server holds one reader per thread, each caching its own
+    # copy of the same pages, and the OS keeps the file cached once besides (a page missed
+    # here is a read from memory, not from disk). At 10,000 notes a server's peak went
+    # 245 -> 240 MiB with 8 MiB readers. The writer kept 32 MiB for bulk loads, about 20 MiB
+    # of a 10,000-note server; at 8 MiB, 30,000 entries written and indexed took the same CPU
+    # (5.6 s against 5.8 s, 4 runs each; docs/decisions/0031) (issue 17, item 9).
     conn.execute(f"PRAGMA cache_size={READER_CACHE_KIB if read_only else WRITER_CACHE_KIB}")
     if read_only:
         conn.execute("PRAGMA query_only=ON")

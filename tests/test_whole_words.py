@@ -1,0 +1,35 @@
+"""The lexical stage's check of a query word as written (``search._holds_word``) answers as
+the regex it replaced, which compiled a pattern for every query word of every search."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from recuerdo.retrieval.search import _holds_word
+
+# Letters, digits (several scripts), the underscore, punctuation and spaces: the characters
+# where a word's edges are decided.
+ALPHABET = st.sampled_from([*"ab1_ -.'éß٣二\u0301\t", "ab", "ba"])
+TEXTS = st.lists(ALPHABET, max_size=24).map("".join)
+WORDS = st.lists(ALPHABET, min_size=1, max_size=4).map("".join)
+
+
+def _regex(text: str, word: str) -> bool:
+    return re.search(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", text) is not None
+
+
+@settings(max_examples=2000, deadline=None)
+@given(TEXTS, WORDS)
+def test_a_word_as_written_is_found_where_the_regex_finds_it(text: str, word: str) -> None:
+    assert _holds_word(text, word) is _regex(text, word)
+
+
+def test_edges() -> None:
+    assert _holds_word("she enjoyed it", "enjoyed")
+    assert not _holds_word("enjoyment", "enjoy")
+    assert _holds_word("snake_case", "snake")  # the underscore is not a letter
+    assert not _holds_word("café", "caf")
+    assert _holds_word("a enjoy, enjoyment", "enjoy")  # a later occurrence counts
