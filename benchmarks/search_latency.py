@@ -97,15 +97,15 @@ def add_vectors(mem: Any, rng: random.Random) -> float:
 
     from recuerdo.index import vectors
     from recuerdo.index.embed import load_embedder
+    from recuerdo.store import chunk_text
 
     embedder = load_embedder()
     assert embedder is not None, "install recuerdo[embed] to run this benchmark"
     with mem._store.read() as tx:
-        sample = tx.all(
-            "SELECT id, hash, title, body, embed_text FROM chunks ORDER BY id LIMIT ?",
-            (EMBED_SAMPLE,),
+        sample = chunk_text.chunks_with_text(
+            tx, "1 = 1 ORDER BY c.id LIMIT ?", (EMBED_SAMPLE,), every_tenant=True
         )
-    texts = [vectors.embedding_text(row) for row in sample]
+    texts = [vectors.embedding_text(row, row["body"]) for row in sample]
     start = time.perf_counter()
     base = embedder.embed(texts)
     rate = len(texts) / (time.perf_counter() - start)

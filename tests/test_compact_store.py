@@ -20,11 +20,12 @@ from recuerdo.index import chunks as chunk_index
 from recuerdo.notes import history
 from recuerdo.store import SQLiteStore
 from recuerdo.store.base import Store, Tx
-from recuerdo.store.hashes import HASH_CHARS
+from recuerdo.store.hashes import HASH_BYTES, HASH_CHARS, text_key
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.sqlite.schema import SCHEMA
 from recuerdo.store.sqlite.search import trigram_expression
 
+from .older_layouts import hex_keys, layout_before_spans
 from .postgres import app_conninfo, contract_url, unique_memory
 
 ENTRIES = [
@@ -83,10 +84,11 @@ def test_the_trigram_index_is_smaller_than_its_text(base: Path) -> None:
 @given(st.text(max_size=200))
 def test_a_chunk_key_is_the_prefix_the_migration_keeps(text: str) -> None:
     """A key the new code computes for a text is exactly what m018 keeps of the old full key,
-    so an embedding stored before the step still serves the same text after it."""
+    in the bytes its digits spell (m022), so an embedding stored before the steps still
+    serves the same text after them."""
     full = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    assert chunk_index.chunk_hash(text) == full[:HASH_CHARS] == full[:32]
-    assert len(history.normalized_hash(text)) == HASH_CHARS
+    assert chunk_index.chunk_hash(text) == bytes.fromhex(full[:HASH_CHARS]) == text_key(text)
+    assert len(history.normalized_hash(text)) == HASH_BYTES == 16
 
 
 @given(st.text(min_size=3, max_size=40))
@@ -99,8 +101,8 @@ def test_a_needle_s_trigram_expression_names_each_trigram_once(needle: str) -> N
 
 
 def test_stored_keys_are_128_bit_prefixes(memory: recuerdo.Memory) -> None:
-    """Chunk, embedding and note-repeat keys are 32 hex digits on every backend; revisions keep
-    their full hash (fails before m018: 64 digits everywhere)."""
+    """Chunk, embedding and note-repeat keys are 16 bytes on every backend; revisions keep
+    their full hash in hex (fails before m018: 64 digits everywhere; before m022: 32 digits)."""
     note = memory.save("Key length", "a note whose keys are measured")
     memory.remember("learning", "an entry whose keys are measured")
     memory._upkeep.drain()
@@ -114,8 +116,8 @@ def test_stored_keys_are_128_bit_prefixes(memory: recuerdo.Memory) -> None:
             "revisions": tx.scalar("SELECT max(length(content_hash)) FROM revisions"),
         }
         embedded = tx.scalar("SELECT max(length(hash)) FROM embeddings")
-    assert lengths == {"chunks": 32, "items": 32, "revisions": 64}
-    assert embedded in (None, 32)  # None: no embedder installed
+    assert lengths == {"chunks": 16, "items": 16, "revisions": 64}
+    assert embedded in (None, 16)  # None: no embedder installed
     assert memory.save("Key length", "A note  whose keys are MEASURED")["outcome"] == "duplicate"
 
 
@@ -184,22 +186,19 @@ def _old_store(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[
     """A store written by the code before m018 (its schema and its 64-digit keys), indexed and
     embedded: what its searches answered, and how many vectors it held."""
     steps = SCHEMA.names().index("m018_compact_store")
-    with monkeypatch.context() as old:
-        old.setattr(chunk_index, "HASH_CHARS", 64)
-        old.setattr(history, "HASH_CHARS", 64)
-        with backend.open(steps) as memory:
-            memory.remember_many([{"category": "learning", "content": t} for t in ENTRIES])
-            with memory._store.write() as tx:
-                # Notes as the code of that schema wrote them (every version whole: the
-                # revision layout of m019 does not exist yet, so the verbs cannot write them).
-                for title, text in OLD_NOTES:
-                    _old_note(tx, memory.tenant, title, text)
-            memory._upkeep.drain()
-            with memory._store.read() as tx:
-                assert tx.scalar("SELECT min(length(hash)) FROM chunks") == 64
-                assert "m018_compact_store" not in memory._store.schema_steps
-                vectors = int(tx.scalar("SELECT count(*) FROM embeddings"))
-            return _answers(memory), vectors
+    with layout_before_spans(monkeypatch, digits=64), backend.open(steps) as memory:
+        memory.remember_many([{"category": "learning", "content": t} for t in ENTRIES])
+        with memory._store.write() as tx:
+            # Notes as the code of that schema wrote them (every version whole: the
+            # revision layout of m019 does not exist yet, so the verbs cannot write them).
+            for title, text in OLD_NOTES:
+                _old_note(tx, memory.tenant, title, text)
+        memory._upkeep.drain()
+        with memory._store.read() as tx:
+            assert tx.scalar("SELECT min(length(hash)) FROM chunks") == 64
+            assert "m018_compact_store" not in memory._store.schema_steps
+            vectors = int(tx.scalar("SELECT count(*) FROM embeddings"))
+        return _answers(memory), vectors
 
 
 def _answers(memory: recuerdo.Memory) -> dict[str, object]:
@@ -225,8 +224,8 @@ def test_a_store_written_before_m018_migrates_and_answers_the_same(
         with backend.open(None) as memory:
             assert "m018_compact_store" in memory._store.schema_steps
             with memory._store.read() as tx:
-                assert tx.scalar("SELECT max(length(hash)) FROM chunks") == 32
-                assert tx.scalar("SELECT count(*) FROM embeddings WHERE length(hash) <> 32") == 0
+                assert tx.scalar("SELECT max(length(hash)) FROM chunks") == 16
+                assert tx.scalar("SELECT count(*) FROM embeddings WHERE length(hash) <> 16") == 0
                 if kind == "file":
                     layout = tx.scalar(
                         "SELECT sql FROM sqlite_schema WHERE name = 'entry_trigrams'"
@@ -243,6 +242,46 @@ def test_a_store_written_before_m018_migrates_and_answers_the_same(
                     " (SELECT 1 FROM embeddings e WHERE e.hash = c.hash)"
                 )
             assert orphans == 0 or vectors == 0
+            assert _answers(memory) == before
+            again = memory.save("Greek wisdom", "σοφία means  WISDOM; the owl stands for it")
+            assert again["outcome"] == "duplicate"
+    finally:
+        backend.drop()
+
+
+@pytest.mark.parametrize("kind", ["file", "postgres"])
+def test_a_store_written_before_m022_migrates_and_answers_the_same(
+    kind: str, base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys written as 32 hex digits become their 16 bytes in place: every search answers as
+    before, each vector is the one it was (same ids, none computed again, none orphaned), and a
+    repeat of a note saved before the step is still recognised."""
+    backend = Backend(kind, base)
+    try:
+        steps = SCHEMA.names().index("m022_binary_keys")
+        with hex_keys(monkeypatch), backend.open(steps) as memory:
+            memory.remember_many([{"category": "learning", "content": t} for t in ENTRIES])
+            for title, text in OLD_NOTES:
+                memory.save(title, text)
+            memory._upkeep.drain()
+            with memory._store.read() as tx:
+                assert tx.scalar("SELECT max(length(hash)) FROM chunks") == 32
+                vectors = [r["id"] for r in tx.all("SELECT id FROM embeddings ORDER BY id")]
+            before = _answers(memory)
+        with backend.open(None) as memory:
+            with memory._store.read() as tx:
+                keys = tx.one(
+                    "SELECT max(length(c.hash)) AS chunks, max(length(e.hash)) AS embeddings,"
+                    " max(length(i.content_hash)) AS items FROM chunks c"
+                    " LEFT JOIN embeddings e ON e.hash = c.hash"
+                    " JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
+                )
+                assert keys is not None and keys["chunks"] == keys["items"] == 16
+                assert keys["embeddings"] in (None, 16)
+            assert _answers(memory) == before
+            memory._upkeep.drain()
+            with memory._store.read() as tx:
+                assert [r["id"] for r in tx.all("SELECT id FROM embeddings ORDER BY id")] == vectors
             assert _answers(memory) == before
             again = memory.save("Greek wisdom", "σοφία means  WISDOM; the owl stands for it")
             assert again["outcome"] == "duplicate"

@@ -163,7 +163,7 @@ def test_forgotten_vectors_leave_the_saved_index(
     with mem._store.read() as tx:
         row = tx.one(
             "SELECT e.id, e.vector FROM embeddings e JOIN chunks c ON c.hash = e.hash"
-            " WHERE c.body LIKE ?",
+            " JOIN items i ON i.id = c.item_id WHERE i.content LIKE ?",
             (f"%{marker}%",),
         )
     assert row is not None

@@ -12,6 +12,7 @@ import pytest
 
 import recuerdo
 from recuerdo.index.chunk import chunk_spans
+from recuerdo.store.chunk_text import chunks_with_text
 
 WORDS = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo"]
 WORDS += ["juniper", "kelp", "lagoon"]
@@ -24,14 +25,9 @@ def _paragraph(seed: int, n: int = 130) -> str:
 
 def _chunks(memory: recuerdo.Memory, note: int) -> list[dict[str, Any]]:
     with memory._store.read() as tx:
-        return [
-            dict(row)
-            for row in tx.all(
-                "SELECT c.id, c.ordinal, c.start, c.stop, c.body, c.hash FROM chunks c"
-                " WHERE c.tenant = ? AND c.item_id = ? ORDER BY c.ordinal",
-                (memory.tenant, note),
-            )
-        ]
+        return chunks_with_text(
+            tx, "c.tenant = ? AND c.item_id = ? ORDER BY c.ordinal", (memory.tenant, note)
+        )
 
 
 def _vectors(memory: recuerdo.Memory, hashes: list[str]) -> dict[str, int]:

@@ -354,7 +354,7 @@ def test_forgotten_vectors_leave_every_index_file(built: Path, how: str) -> None
         with memory._store.read() as tx:
             row = tx.one(
                 "SELECT e.id, e.vector FROM embeddings e JOIN chunks c ON c.hash = e.hash"
-                " WHERE c.body LIKE ?",
+                " JOIN items i ON i.id = c.item_id WHERE i.content LIKE ?",
                 (f"%{marker}%",),
             )
         assert row is not None

@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..index.chunks import rechunk
 from ..store.base import Tx
 from . import blobs as blob_ops
 
 MAX_SEARCHABLE_BYTES = 2**20
-_MARK = "SELECT upto FROM index_marks WHERE name = 'chunks'"
 
 
 def scope_of(repo: str) -> str:
@@ -101,6 +101,7 @@ def _put(
                 (tenant, scope_of(repo), path, path, text, source, encoded, at, at, occurred),
             )
         )
+    former = tx.scalar("SELECT content FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
     tx.execute(
         "UPDATE items SET content = ?, meta = ?, updated_at = ?, occurred_at = ?,"
         " version = version + 1 WHERE tenant = ? AND id = ?",
@@ -108,10 +109,5 @@ def _put(
     )
     # Chunked already: its chunks are stale until the indexer re-cuts it (readers read the
     # item itself meanwhile). Not chunked yet: the indexer reads the new text anyway.
-    if item_id <= int(tx.scalar(_MARK)):
-        tx.execute(
-            "INSERT INTO rechunk_queue (tenant, item_id) VALUES (?, ?)"
-            " ON CONFLICT (tenant, item_id) DO NOTHING",
-            (tenant, item_id),
-        )
+    rechunk(tx, tenant, item_id, former if former != text else None)
     return item_id

@@ -13,6 +13,8 @@ from typing import Any
 
 from ..core.items import visible
 from ..errors import InvalidInput
+from ..index.chunks import as_cut
+from ..store import chunk_text
 from ..store.base import Row, Tx, rows_by_id
 from . import derive, store
 from .match import seed
@@ -24,7 +26,7 @@ MAX_K = 1000
 def _document_rows(tx: Tx, tenant: str, ids: set[int]) -> dict[int, Row]:
     return rows_by_id(
         tx,
-        "SELECT id, title, content, created_at, meta, item_type FROM items",
+        "SELECT id, title, category, content, created_at, meta, item_type FROM items",
         ids,
         where="tenant = ? AND status <> 'deleted'",
         params=(tenant,),
@@ -95,14 +97,18 @@ def fact_citations(tx: Tx, tenant: str, fact_rows: list[Row]) -> dict[int, dict[
 
 
 def passage_citation(chunk: Row, doc: Row | None) -> dict[str, Any]:
+    """A passage's citation: its span of the document, verified against what was cut into
+    the chunk (``chunk`` is a chunk row; without a ``hash``, the whole of an item not cut
+    into passages yet)."""
     source = _source(doc, None, "" if doc is None else doc["created_at"])
     if doc is None:
         return {"source": source, "span": None, "span_state": "source_missing"}
-    if doc["content"][chunk["start"] : chunk["stop"]] != chunk["body"]:
+    text = doc["content"][chunk["start"] : chunk["stop"]]
+    if "hash" in chunk and not as_cut(chunk, text, doc["category"]):
         return {"source": source, "span": None, "span_state": "mismatch"}
     return {
         "source": source,
-        "span": {"text": chunk["body"], "start": chunk["start"], "end": chunk["stop"]},
+        "span": {"text": text, "start": chunk["start"], "end": chunk["stop"]},
         "span_state": "verified",
     }
 
@@ -377,14 +383,16 @@ def _passages(
     marks = ",".join("?" * len(seeds))
     seen, params = view.items_sql("i")
     members_only, members = visible("i", viewer)
-    rows = tx.all(
-        "SELECT m.entity_id, c.id, c.item_id, c.start, c.stop, c.body FROM mentions m"
+    found = tx.all(
+        "SELECT m.entity_id, c.id, c.item_id FROM mentions m"
         " JOIN chunks c ON c.tenant = m.tenant AND c.id = m.chunk_id"
         " JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
         f" WHERE m.tenant = ? AND m.entity_id IN ({marks}) AND {seen} AND {members_only}"
         " ORDER BY c.item_id DESC, c.ordinal LIMIT ?",
         [tenant, *seeds, *params, *members, limit],
     )
+    texts = chunk_text.by_id(tx, [row["id"] for row in found], tenant)
+    rows = [{**texts[row["id"]], "entity_id": row["entity_id"]} for row in found]
     docs = _document_rows(tx, tenant, {r["item_id"] for r in rows})
     items = []
     for row in rows:

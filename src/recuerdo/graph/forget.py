@@ -33,6 +33,7 @@ from ..core.clock import now_iso
 from ..errors import InvalidInput, ItemNotFound, UnknownName
 from ..index.vectors import collect_orphans
 from ..index.words import STOP_WORDS
+from ..store import chunk_text
 from ..store.base import Tx
 from . import derive, store
 from .match import suggestions
@@ -364,10 +365,7 @@ def _blank_passages(
     if not chunk_ids:
         return {"passages_hidden": 0, "documents_emptied": []}, [], []
     marks = ",".join("?" * len(chunk_ids))
-    rows = tx.all(
-        f"SELECT id, item_id, start, stop, body FROM chunks WHERE tenant = ? AND id IN ({marks})",
-        [tenant, *chunk_ids],
-    )
+    rows = list(chunk_text.by_id(tx, chunk_ids, tenant).values())
     by_doc: dict[int, list[tuple[int, int]]] = {}
     for row in rows:
         by_doc.setdefault(row["item_id"], []).append((row["start"], row["stop"]))

@@ -21,7 +21,7 @@ from ..core.clock import now_iso
 from ..entries import operations as entries
 from ..errors import InvalidInput
 from ..index.chunk import Span
-from ..index.chunks import insert_chunks
+from ..index.chunks import check_spans, insert_chunks
 from ..notes import history
 from ..notes import operations as notes
 from ..store.base import Row, Tx
@@ -338,6 +338,8 @@ def _import_document(
     tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
 ) -> None:
     text = str(record["text"])
+    spans = [Span(int(p["start"]), int(p["end"])) for p in record.get("passages", [])]
+    check_spans(text, spans)  # before anything is stored: a malformed record leaves nothing
     doc_id = int(
         tx.scalar(
             "INSERT INTO items (tenant, scope, item_type, title, content, source, occurred_at,"
@@ -362,7 +364,6 @@ def _import_document(
             ),
         )
     )
-    spans = [Span(int(p["start"]), int(p["end"])) for p in record.get("passages", [])]
     chunk_ids = insert_chunks(tx, tenant, doc_id, text, spans, title=record.get("name") or "")
     for passage, chunk_id in zip(record.get("passages", []), chunk_ids, strict=True):
         for name in passage.get("mentions", []):

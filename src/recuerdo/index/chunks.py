@@ -8,18 +8,20 @@ would make every edit pay for rewriting full-text pages (about 8 ms a note updat
 against well under 1 ms for the edit itself). The re-cut keeps the chunks the new text still
 has and deletes the others without a secure delete (``docs/decisions/0027``). Chunks go with
 their item when it is deleted (a cascade that also removes them from the full-text index).
+The chunk of an item that is one chunk keeps its span, not its text (``store/chunk_text.py``):
+the queue keeps such an item's former text after an edit, until the re-cut.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
 
 from ..core.clock import parse_time
-from ..store.base import Row, Tx
-from ..store.hashes import HASH_CHARS
+from ..store.base import CHUNK_FIELDS, Row, Tx
+from ..store.chunk_text import chunks_with_text
+from ..store.hashes import text_key
 from .chunk import Span, chunk_spans, code_spans
 
 CHUNK_BATCH = 400
@@ -40,9 +42,21 @@ _MONTHS = [
 ]
 
 
-def chunk_hash(text: str) -> str:
+def chunk_hash(text: str) -> bytes:
     """The key of a chunk's vector text (a SHA-256 prefix, ``store/hashes.py``)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+    return text_key(text)
+
+
+def as_cut(chunk: Row, text: str, speaker: str | None) -> bool:
+    """Whether ``text``, the chunk's span of its item's text now, is the text the chunk was cut
+    with (False when the item's text changed behind the store's back). Its vector text
+    attests it: kept as a hash, or whole for a turn of a conversation (``speaker: text``, then
+    the reply), whose hash also covers the next turn."""
+    if chunk["embed_text"]:
+        said = f"{speaker}: {text}"
+        return bool(chunk["embed_text"] == said or chunk["embed_text"].startswith(said + "\n"))
+    vector_text = f"{chunk['title']}\n{text}" if chunk["title"] else text
+    return bool(chunk_hash(vector_text) == chunk["hash"])
 
 
 def date_words(moment: str | None) -> str:
@@ -72,27 +86,16 @@ def _neighbours(tx: Tx, row: Row) -> tuple[Row | None, Row | None]:
     return before, after
 
 
-_COLUMNS = (
-    *("tenant", "item_id", "ordinal", "start", "stop"),
-    *("title", "body", "context", "embed_text", "hash"),
-)
-_INSERT = f"INSERT INTO chunks ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+_COLUMNS = CHUNK_FIELDS
 # Where a chunk sits in its item, and what the indexes hold of it: when the second is equal in
 # an old and a new cut, the old row is kept and only the first is updated.
 _PLACE = slice(_COLUMNS.index("ordinal"), _COLUMNS.index("stop") + 1)
-_SAME = slice(_COLUMNS.index("title"), len(_COLUMNS))
+_SAME = slice(_COLUMNS.index("title"), _COLUMNS.index("hash") + 1)
 _SAME_COLUMNS = _COLUMNS[_SAME]
 
 
-def index_item(tx: Tx, row: Row) -> int:
-    """Cut one item into chunks and index them; return how many."""
-    rows = chunk_rows(tx, row)
-    tx.executemany(_INSERT, rows)
-    return len(rows)
-
-
 def chunk_rows(tx: Tx, row: Row) -> list[tuple[Any, ...]]:
-    """One item's chunks, as the values of ``_INSERT``.
+    """One item's chunks, as rows of ``CHUNK_FIELDS`` (``Tx.add_chunks``).
 
     Each chunk gets the words that describe it (``title``; ``context``: a message's speaker,
     date and neighbouring turns, an entry's category and tags) and the text its vector will
@@ -126,6 +129,7 @@ def chunk_rows(tx: Tx, row: Row) -> list[tuple[Any, ...]]:
         context = f"{row['category'] or ''} {tags}".strip()
     rows = []
     spans = code_spans(text) if row["item_type"] == "code" else chunk_spans(text, whole=whole)
+    several = len(spans) > 1  # their chunks keep their text (store/chunk_text.py)
     for ordinal, span in enumerate(spans):
         body = text[span.start : span.end]
         embed_text = None
@@ -146,6 +150,7 @@ def chunk_rows(tx: Tx, row: Row) -> list[tuple[Any, ...]]:
                 context,
                 embed_text,
                 chunk_hash(vector_text),
+                body if several else None,
             )
         )
     return rows
@@ -154,40 +159,49 @@ def chunk_rows(tx: Tx, row: Row) -> list[tuple[Any, ...]]:
 def insert_chunks(
     tx: Tx, tenant: str, item_id: int, text: str, spans: Sequence[Span], *, title: str = ""
 ) -> list[int]:
-    """Chunks at given spans (documents and passages cut by their writer); their ids."""
-    ids = []
+    """Chunks at given spans (documents and passages cut by their writer) of ``text``, the
+    item's text; their ids. Spans in order, apart, and inside the text (``ValueError``
+    otherwise): a passage is a span of the text, which its chunk may be read from
+    (``store/chunk_text.py``)."""
+    rows = []
+    several = len(check_spans(text, spans)) > 1
     for ordinal, span in enumerate(spans):
         body = text[span.start : span.end]
-        vector_text = f"{title}\n{body}" if title else body
-        ids.append(
-            int(
-                tx.scalar(
-                    "INSERT INTO chunks (tenant, item_id, ordinal, start, stop, title, body,"
-                    " context, hash) VALUES (?, ?, ?, ?, ?, ?, ?, '', ?) RETURNING id",
-                    (
-                        tenant,
-                        item_id,
-                        ordinal,
-                        span.start,
-                        span.end,
-                        title,
-                        body,
-                        chunk_hash(vector_text),
-                    ),
-                )
-            )
+        key = chunk_hash(f"{title}\n{body}" if title else body)
+        rows.append(
+            (tenant, item_id, ordinal, *span, title, body, "", None, key, body if several else None)
         )
-    return ids
+    return tx.add_chunks(rows)
 
 
-def rechunk(tx: Tx, tenant: str, item_id: int) -> None:
+def check_spans(text: str, spans: Sequence[Span]) -> Sequence[Span]:
+    """``spans``, when they are in order, apart and inside ``text``; else ``ValueError``."""
+    end = 0
+    for ordinal, span in enumerate(spans):
+        if not end <= span.start <= span.end <= len(text):
+            raise ValueError(f"passage {ordinal} ({span.start}-{span.end}) overlaps or overruns")
+        end = span.end
+    return spans
+
+
+def rechunk(tx: Tx, tenant: str, item_id: int, cut_from: str | None = None) -> None:
     """Queue an item whose text or title changed for re-cutting (once the worker has chunked
-    it at all; before that, the worker will read the current text anyway)."""
+    it at all; before that, the worker will read the current text anyway). ``cut_from`` is
+    its text before this change, when the change is to its text: its chunks that keep no text
+    hold that text's words until the re-cut (``store/chunk_text.py``); it is kept only when
+    it has such a chunk (so never a long note's). A second change before the re-cut keeps the
+    first one's: the chunks were cut from the oldest."""
     if item_id <= int(tx.scalar(_MARK)):
-        tx.execute(
-            "INSERT INTO rechunk_queue (tenant, item_id) VALUES (?, ?)"
-            " ON CONFLICT (tenant, item_id) DO NOTHING",
+        if cut_from is not None and not tx.scalar(
+            "SELECT 1 FROM chunks WHERE tenant = ? AND item_id = ? AND kept_text IS NULL LIMIT 1",
             (tenant, item_id),
+        ):
+            cut_from = None
+        tx.execute(
+            "INSERT INTO rechunk_queue (tenant, item_id, cut_from) VALUES (?, ?, ?)"
+            " ON CONFLICT (tenant, item_id) DO UPDATE"
+            " SET cut_from = coalesce(rechunk_queue.cut_from, excluded.cut_from)",
+            (tenant, item_id, cut_from),
         )
 
 
@@ -221,9 +235,8 @@ def rechunk_backlog(tx: Tx) -> int:
     for tenant, item_id in queued:
         row = tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
         spare: dict[tuple[Any, ...], list[Row]] = {}
-        for old in tx.all(
-            "SELECT * FROM chunks WHERE tenant = ? AND item_id = ? ORDER BY ordinal",
-            (tenant, item_id),
+        for old in chunks_with_text(  # as they were cut (the text before the edit)
+            tx, "c.tenant = ? AND c.item_id = ? ORDER BY c.ordinal", (tenant, item_id)
         ):
             spare.setdefault(tuple(old[c] for c in _SAME_COLUMNS), []).append(old)
         for new in chunk_rows(tx, row) if row is not None else []:
@@ -239,8 +252,9 @@ def rechunk_backlog(tx: Tx) -> int:
     tx.executemany(
         "UPDATE chunks SET ordinal = ?, start = ?, stop = ? WHERE tenant = ? AND id = ?", moved
     )
-    tx.executemany(_INSERT, fresh)
+    # The kept chunks' text is the item's own now, at their new places: the old text goes.
     tx.executemany("DELETE FROM rechunk_queue WHERE tenant = ? AND item_id = ?", queued)
+    tx.add_chunks(fresh)
     return len(queued)
 
 
@@ -261,9 +275,7 @@ def chunk_backlog(tx: Tx) -> int:
             (upto, rows[-1]["id"]),
         )
     }
-    for row in rows:
-        if row["id"] not in done:
-            index_item(tx, row)
+    tx.add_chunks([chunk for row in rows if row["id"] not in done for chunk in chunk_rows(tx, row)])
     tx.execute("UPDATE index_marks SET upto = ? WHERE name = 'chunks'", (rows[-1]["id"],))
     return int(rows[-1]["id"]) - upto
 

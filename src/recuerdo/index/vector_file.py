@@ -93,9 +93,11 @@ def mark_order(mark: int) -> int:
     return mark // _MARK_NONCE
 
 
-def row_digest(model: str, text_hash: str, vector: bytes) -> str:
-    """What a sample row must still be: its model, its text's hash and its vector."""
-    digest = hashlib.sha256(f"{model}\0{text_hash}\0".encode())
+def row_digest(model: str, text_hash: bytes | str, vector: bytes) -> str:
+    """What a sample row must still be: its model, its text's hash and its vector. The hash
+    in hex, as it was stored before ``m022_binary_keys``: a saved index stays valid."""
+    key = text_hash.hex() if isinstance(text_hash, bytes | memoryview) else text_hash
+    digest = hashlib.sha256(f"{model}\0{key}\0".encode())
     digest.update(vector)
     return digest.hexdigest()[:32]
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..store.base import Row, Store, Tx
+from ..store.chunk_text import chunks_with_text
 from . import vector_file
 from .vector_file import IndexFiles
 
@@ -126,12 +127,12 @@ def _load(tx: Tx, model: str, dim: int, after: int) -> tuple[np.ndarray, np.ndar
     return ids[:filled], matrix[:filled], scales[:filled]
 
 
-def embedding_text(row: Row) -> str:
-    """What a chunk's vector means (see ``index.index_item``): its own vector text when it has
-    one (messages), else the title and the body."""
+def embedding_text(row: Row, body: str) -> str:
+    """What a chunk's vector means (see ``index.chunks.chunk_rows``): its own vector text when
+    it has one (messages), else the title and the body."""
     if row["embed_text"]:
         return str(row["embed_text"])
-    return f"{row['title']}\n{row['body']}" if row["title"] else str(row["body"])
+    return f"{row['title']}\n{body}" if row["title"] else body
 
 
 def embed_backlog(store: Store, embedder: Embedder) -> int:
@@ -139,10 +140,8 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
     how many chunks it moved over."""
     with store.read() as tx:
         upto = _mark(tx, embedder.name)
-        rows = tx.all(
-            "SELECT id, hash, title, body, embed_text FROM chunks /* every tenant */"
-            " WHERE id > ? ORDER BY id LIMIT ?",
-            (upto, EMBED_BATCH),
+        rows = chunks_with_text(
+            tx, "c.id > ? ORDER BY c.id LIMIT ?", (upto, EMBED_BATCH), every_tenant=True
         )
         if not rows:
             return 0
@@ -154,10 +153,10 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
                 [embedder.name, *[row["hash"] for row in rows]],
             )
         }
-    todo: dict[str, str] = {}
+    todo: dict[bytes, str] = {}
     for row in rows:
         if row["hash"] not in known:
-            todo.setdefault(row["hash"], embedding_text(row))
+            todo.setdefault(row["hash"], embedding_text(row, str(row["body"])))
     vectors = embedder.embed(list(todo.values())) if todo else None
     with store.write(durable=False) as tx:  # vectors are made again from their text
         if vectors is not None:

@@ -118,15 +118,14 @@ def ingest(
     )
     if tx.scalar("SELECT content FROM items WHERE tenant = ? AND id = ?", (tenant, doc_id)) != text:
         raise StoreError("the stored document did not read back identical (nothing kept)")
-    chunk_ids = insert_chunks(tx, tenant, doc_id, text, chunk_spans(text), title=label)
-    for chunk in tx.all(
-        "SELECT id, body FROM chunks WHERE tenant = ? AND item_id = ?", (tenant, doc_id)
-    ):
-        linked = known_names_in(tx, tenant, scope, chunk["body"])
+    passages = chunk_spans(text)
+    chunk_ids = insert_chunks(tx, tenant, doc_id, text, passages, title=label)
+    for chunk_id, span in zip(chunk_ids, passages, strict=True):
+        linked = known_names_in(tx, tenant, scope, text[span.start : span.end])
         tx.executemany(
             "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
             " ON CONFLICT DO NOTHING",
-            [(tenant, chunk["id"], e) for e in linked],
+            [(tenant, chunk_id, e) for e in linked],
         )
     encoded = text.encode("utf-8")
     reply: Ingested = {

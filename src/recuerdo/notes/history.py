@@ -16,7 +16,7 @@ from ..core.items import MAIL, visible
 from ..errors import InvalidInput, ItemNotFound
 from ..store import revision_deltas
 from ..store.base import Row, Tx
-from ..store.hashes import HASH_CHARS
+from ..store.hashes import text_key
 from ..store.text_delta import common_prefix, common_suffix
 from .results import JournalLine, JournalOperation, Revision, RevisionSummary
 
@@ -28,10 +28,10 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def normalized_hash(text: str) -> str:
-    """The hash of the text lower-cased with whitespace collapsed: what counts as a repeat
+def normalized_hash(text: str) -> bytes:
+    """The key of the text lower-cased with whitespace collapsed: what counts as a repeat
     (``items.content_hash``; a prefix, as every stored key: ``store/hashes.py``)."""
-    return content_hash(" ".join(text.lower().split()))[:HASH_CHARS]
+    return text_key(" ".join(text.lower().split()))
 
 
 def change_size(old: str, new: str) -> tuple[int, int]:

@@ -277,7 +277,8 @@ def write_version(
         links.sync_wikilinks(tx, _row(tx, row["tenant"], row["id"]))
     if "title" in changes:
         links.resolve_pending(tx, row["tenant"], new_title, row["id"])
-    chunk_index.rechunk(tx, row["tenant"], row["id"])
+    changed = content != row["content"]
+    chunk_index.rechunk(tx, row["tenant"], row["id"], row["content"] if changed else None)
     history.record_version(
         tx,
         tenant=row["tenant"],

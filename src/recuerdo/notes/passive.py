@@ -137,7 +137,7 @@ def capture(
     learnings = extract_learnings(body)
     saved: list[int] = []
     duplicates = 0
-    seen: set[str] = set()
+    seen: set[bytes] = set()
     for item in learnings:
         digest = history.normalized_hash(item)
         known = digest in seen or tx.scalar(

@@ -104,7 +104,7 @@ def _passages(tx: Tx, tenant: str, candidates: list[Candidate], limit: int) -> l
         return []
     found = []
     for candidate, doc, stored in loaded(
-        tx, tenant, chosen, columns="id, title, content, created_at", live_only=True
+        tx, tenant, chosen, columns="id, title, category, content, created_at", live_only=True
     ):
         chunk: Any = stored
         if chunk is None:  # not cut into passages yet: the whole text is the passage

@@ -22,6 +22,7 @@ from ..index.chunks import chunk_mark, stale
 from ..index.meaning import Meaning
 from ..index.vectors import meaning_candidates, ordered_candidates
 from ..index.words import terms, written_words
+from ..store import chunk_text
 from ..store.base import Row, Tx, rows_by_id
 from . import turns
 from .filters import Filters
@@ -164,16 +165,10 @@ def exact_chunks(
     head = ranked[:EXACT_WINDOW]
     if not words or not head:
         return set()
-    bodies = rows_by_id(
-        tx,
-        "SELECT id, body FROM chunks",
-        [chunk_id for chunk_id, _ in head],
-        where="tenant = ?",
-        params=(tenant,),
-    )
+    texts = chunk_text.texts_by_id(tx, [chunk_id for chunk_id, _ in head], tenant)
     exact: set[int] = set()
-    for chunk_id, row in bodies.items():
-        text = str(row["body"]).lower()
+    for chunk_id, body in texts.items():
+        text = body.lower()
         if all(_holds_word(text, word) for word in words):
             exact.add(chunk_id)
     return exact if len(exact) < len(head) else set()
@@ -358,14 +353,10 @@ def loaded(
         where="tenant = ?" + (" AND status <> 'deleted'" if live_only else ""),
         params=(tenant,),
     )
-    chunks = rows_by_id(
-        tx,
-        "SELECT id, item_id, start, stop, body FROM chunks",
-        [c.chunk_id for c in candidates if c.chunk_id is not None],
-        where="tenant = ?",
-        params=(tenant,),
+    chunks = chunk_text.by_id(
+        tx, [c.chunk_id for c in candidates if c.chunk_id is not None], tenant
     )
-    found = []
+    found: list[tuple[Candidate, Row, Row | None]] = []
     for candidate in candidates:
         item = items.get(candidate.item_id)
         if item is not None:

@@ -27,6 +27,28 @@ from typing import Any, Protocol
 Row = Mapping[str, Any]
 Params = Sequence[Any]
 
+CHUNK_FIELDS = (
+    *("tenant", "item_id", "ordinal", "start", "stop"),
+    *("title", "body", "context", "embed_text", "hash", "kept_text"),
+)
+"""A new chunk, as :meth:`Tx.add_chunks` takes it. ``body`` is the chunk's text, its item's
+text at ``[start, stop)`` (code points): indexed, not stored as such; ``kept_text`` is the
+same text when the row keeps it (a chunk of an item cut into several), else None
+(``store/chunk_text.py``)."""
+STORED_CHUNK_FIELDS = tuple(name for name in CHUNK_FIELDS if name != "body")
+_STORED = [CHUNK_FIELDS.index(name) for name in STORED_CHUNK_FIELDS]
+_WORDS = [CHUNK_FIELDS.index(name) for name in ("title", "body", "context")]
+
+
+def stored_fields(row: Params) -> tuple[Any, ...]:
+    """A row of :data:`CHUNK_FIELDS` as the values of :data:`STORED_CHUNK_FIELDS`."""
+    return tuple(row[i] for i in _STORED)
+
+
+def word_fields(row: Params) -> tuple[Any, ...]:
+    """What the words index holds of a row of :data:`CHUNK_FIELDS`: (title, body, context)."""
+    return tuple(row[i] for i in _WORDS)
+
 
 class TextSearch(Protocol):
     """Ranked word search over the chunks' title, body and context (title weighs most)."""
@@ -119,6 +141,11 @@ class Tx(Protocol):
     def purge_deleted_text(self) -> None:
         """Inside a forgetting transaction: make the words of deleted rows leave the full-text
         indexes now (where the index does not remove them on delete)."""
+
+    def add_chunks(self, rows: Sequence[Params]) -> list[int]:
+        """Store new chunks (rows of :data:`CHUNK_FIELDS`, their items' text unchanged since
+        they were cut) and index their words; their ids, in order. The body is not kept: the
+        words index holds what it needs, and readers slice it out of the item."""
 
     def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
         """Delete chunks ``(tenant, item_id, chunk_id)`` that an edit of their item replaced.

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ...errors import InvalidInput, MemoryNotFound, StorageFull, StoreError
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
 from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current
+from . import chunk_spans
 from . import vectors as pgvectors
 from .describe import PostgresArchive
 from .rows import row_factory
@@ -190,6 +191,9 @@ class PostgresTx:
         # The words index is a column of the chunk row: deleting the row deletes its words.
         # The dead tuples go at the VACUUM that Store.reclaim runs after the commit.
         return None
+
+    def add_chunks(self, rows: Sequence[Params]) -> list[int]:
+        return chunk_spans.add_chunks(self._conn, rows)
 
     def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
         # Deleting the row deletes its words (above): nothing stays to purge later.

@@ -16,11 +16,17 @@ _TABLES = (
     "SELECT c.relname AS name FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace"
     " AND c.relkind = 'r' ORDER BY c.oid"
 )
-# Generated columns (the words of a chunk) are derived: the store makes them again.
+# Generated columns are derived, and so are a chunk's words (generated before m021, written
+# with the row since): the store makes them again.
 _COLUMNS = (
     "SELECT a.attname AS name FROM pg_attribute a"
     " WHERE a.attrelid = (current_schema() || '.' || ?)::regclass AND a.attnum > 0"
-    " AND NOT a.attisdropped AND a.attgenerated = '' ORDER BY a.attnum"
+    " AND NOT a.attisdropped AND a.attgenerated = ''"
+    " AND NOT (a.attname = 'words' AND ? = 'chunks') ORDER BY a.attnum"
+)
+_COLUMN_EXISTS = (
+    "SELECT 1 FROM pg_attribute a WHERE a.attrelid = (current_schema() || '.' || ?)::regclass"
+    " AND a.attname = ? AND NOT a.attisdropped"
 )
 _PARENTS = (
     "SELECT DISTINCT p.relname AS name FROM pg_constraint k JOIN pg_class p ON p.oid = k.confrelid"
@@ -45,7 +51,7 @@ class PostgresArchive:
             name = row["name"]
             if name in _NOT_ARCHIVED:
                 continue
-            columns = tuple(col["name"] for col in tx.all(_COLUMNS, (name,)))
+            columns = tuple(col["name"] for col in tx.all(_COLUMNS, (name, name)))
             parents = tuple(sorted(p["name"] for p in tx.all(_PARENTS, (name,))))
             keys = [k["name"] for k in tx.all(_KEY, (name,))]
             order_by = ", ".join(f'"{key}"' for key in keys)
@@ -78,7 +84,12 @@ class PostgresArchive:
                 tx.scalar("SELECT setval(pg_get_serial_sequence(?, ?), ?)", (table, column, floor))
 
     def after_restore(self, tx: Tx) -> None:
-        return None  # the words and trigram indexes follow the rows as they are inserted
+        # The trigram index follows the rows as they are inserted, and so did the words of a
+        # chunk before m021; since then they are written with the row, from its text.
+        if tx.scalar(_COLUMN_EXISTS, ("chunks", "body")) is None:
+            from .chunk_spans import fill_words
+
+            fill_words(tx)
 
 
 _CONSISTENCY = (
@@ -88,6 +99,10 @@ _CONSISTENCY = (
         " WHERE (c.start < 0 OR c.stop > length(i.content) OR c.start > c.stop)"
         " AND NOT EXISTS (SELECT 1 FROM rechunk_queue q WHERE q.tenant = c.tenant"
         " AND q.item_id = c.item_id)",
+    ),
+    (
+        "chunks missing from the words index",
+        "SELECT count(*) FROM chunks /* every tenant */ WHERE words IS NULL",
     ),
     (
         "vectors of a wrong size",

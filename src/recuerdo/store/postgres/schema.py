@@ -15,11 +15,9 @@ from __future__ import annotations
 
 from ..base import Tx
 from ..migrations import Schema
-from .compact_schema import m018_compact_store
 from .ddl import has_extension, tenant_policies
 from .ddl import run_script as _run_script
-from .revisions_schema import m019_revision_deltas
-from .superseded_schema import m020_superseded_chunks
+from .later_steps import LATER_STEPS
 
 SCHEMA = Schema()
 migration = SCHEMA.step
@@ -596,5 +594,5 @@ def m017_vector_index(tx: Tx) -> None:
     install(tx)
 
 
-for _step in (m018_compact_store, m019_revision_deltas, m020_superseded_chunks):  # own modules
+for _step in LATER_STEPS:  # in modules of their own
     migration(_step)

@@ -29,7 +29,7 @@ from typing import Any
 
 from ...errors import InvalidInput, StorageFull, StoreDamaged, StoreError
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
-from . import files, health
+from . import chunk_spans, files, health
 from .describe import SQLiteArchive, copy_file
 from .driver import FTS5_SECURE_DELETE, sqlite3
 from .search import FTS5Text, TrigramSubstrings
@@ -50,7 +50,6 @@ CAPABILITIES = Capabilities(
     + (" at once" if FTS5_SECURE_DELETE else " by a rebuild")
     + ", and the write-ahead log is checkpointed and truncated",
 )
-_SECURE_DELETE = "INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', ?)"
 
 
 class SQLiteTx:
@@ -120,31 +119,29 @@ class SQLiteTx:
 
     def purge_deleted_text(self) -> None:
         if not FTS5_SECURE_DELETE:  # this library leaves deleted terms in index segments
-            for table in ("chunk_fts", "entry_trigrams"):
-                self.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+            # One merge of every segment drops them from the words index (contentless: it
+            # cannot be rebuilt from a table); the trigram index reads its table again.
+            self.execute(PURGE)
+            self.execute("INSERT INTO entry_trigrams (entry_trigrams) VALUES ('rebuild')")
         elif self.scalar("SELECT 1 FROM chunk_fts_residue /* every tenant */ LIMIT 1"):
             # Words of superseded chunks may still be in older segments: one merge of every
             # segment drops all deleted entries (superseded_schema.py).
             self.execute(PURGE)
             self.execute("DELETE FROM chunk_fts_residue /* every tenant */")
 
+    def add_chunks(self, rows: Sequence[Params]) -> list[int]:
+        return chunk_spans.add_chunks(self, rows)
+
     def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
         if not chunks:
             return
-        rows = [(tenant, chunk_id) for tenant, _, chunk_id in chunks]
-        if not FTS5_SECURE_DELETE:  # every delete leaves its words; forgetting rebuilds
-            self.executemany("DELETE FROM chunks WHERE tenant = ? AND id = ?", rows)
-            return
-        # A secure delete edits an index page per term of the old chunk (8-12 ms a chunk at
-        # 2,000 notes); without it the delete is a marker written with the new chunks.
-        self.execute(_SECURE_DELETE, (0,))
-        self.executemany("DELETE FROM chunks WHERE tenant = ? AND id = ?", rows)
-        self.execute(_SECURE_DELETE, (1,))
-        self.executemany(
-            "INSERT INTO chunk_fts_residue (tenant, item_id) VALUES (?, ?)"
-            " ON CONFLICT (tenant, item_id) DO NOTHING",
-            sorted({(tenant, item_id) for tenant, item_id, _ in chunks}),
-        )
+        items = chunk_spans.delete_superseded(self, chunks)
+        if FTS5_SECURE_DELETE:  # without it every delete leaves its words; forgetting merges
+            self.executemany(
+                "INSERT INTO chunk_fts_residue (tenant, item_id) VALUES (?, ?)"
+                " ON CONFLICT (tenant, item_id) DO NOTHING",
+                items,
+            )
 
 
 def convert(exc: sqlite3.DatabaseError, on_damage: Callable[[str], None]) -> StoreError:

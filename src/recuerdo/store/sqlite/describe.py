@@ -52,7 +52,12 @@ class SQLiteArchive:
         # The trigram index of entries is not in the archive: it fills again off the write path.
         tx.execute("UPDATE index_marks SET upto = 0 WHERE name = 'entry_trigrams'")
         tx.execute("INSERT INTO entry_trigrams (entry_trigrams) VALUES ('delete-all')")
-        # Chunks came in through their insert trigger: the words index already holds them.
+        # The words index: filled by the chunks' insert trigger in a schema before m021; since
+        # then it holds no text and is filled from the chunks' spans (chunk_spans.py).
+        if not any(c["name"] == "body" for c in tx.all("PRAGMA table_info(chunks)")):
+            from .chunk_spans import index_all
+
+            index_all(tx)
 
 
 def copy_file(source: Any, target: str) -> None:

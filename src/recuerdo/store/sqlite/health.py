@@ -170,9 +170,10 @@ def report(conn: sqlite3.Connection) -> dict[str, Any]:
         problems += [f"integrity: {line}" for line in integrity]
         return {"ok": False, "integrity": integrity, "problems": problems}
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    # chunk_fts indexes every chunk: checked against its table. entry_trigrams indexes only
-    # the entries up to its mark: checked for its own consistency (rank 0).
-    for fts, against_table in (("chunk_fts", 1), ("entry_trigrams", 0)):
+    # Each index is checked for its own consistency (rank 0): chunk_fts has no table to read
+    # (its rows are compared with the chunks below), entry_trigrams holds only the entries up
+    # to its mark.
+    for fts, against_table in (("chunk_fts", 0), ("entry_trigrams", 0)):
         if fts in tables:
             try:
                 conn.execute(
@@ -201,6 +202,17 @@ _CONSISTENCY = (
         "SELECT count(*) FROM chunks c JOIN items i ON i.id = c.item_id"
         " WHERE (c.start < 0 OR c.stop > length(i.content) OR c.start > c.stop)"
         " AND c.item_id NOT IN (SELECT item_id FROM rechunk_queue)",
+    ),
+    (
+        # The words index reads no table (m021): it is checked against the chunks by its rows.
+        "chunks missing from the words index",
+        "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM chunk_fts_docsize d"
+        " WHERE d.id = c.id)",
+    ),
+    (
+        "words of chunks no longer there",
+        "SELECT count(*) FROM chunk_fts_docsize d WHERE NOT EXISTS (SELECT 1 FROM chunks c"
+        " WHERE c.id = d.id)",
     ),
     (
         "chunks of missing items",

@@ -28,7 +28,8 @@ def _readable(path: str) -> sqlite3.Connection:
 def recover(source: str, target: str) -> dict[str, Any]:
     """Copy every readable row of the memory at ``source`` into a new memory at ``target``;
     report per table what was recovered and what was lost."""
-    from .connection import SQLiteStore
+    from .chunk_spans import index_all
+    from .connection import SQLiteStore, SQLiteTx
 
     if not os.path.exists(source):
         raise InvalidInput(f"no memory at {source}")
@@ -60,7 +61,8 @@ def recover(source: str, target: str) -> dict[str, Any]:
             entry["lost"] += removed
             entry["complete"] = False
         _carry_sequence(old, new)
-        new.execute("INSERT INTO chunk_fts (chunk_fts) VALUES ('rebuild')")
+        # The words index holds no text to copy: it is filled again from the chunks' spans.
+        index_all(SQLiteTx(new, lambda _: None))
         # Derived work starts over: the upkeep re-indexes (the trigram index is empty: items
         # were copied without it) and re-embeds what is missing.
         new.execute("UPDATE index_marks SET upto = 0 WHERE name = 'entry_trigrams'")

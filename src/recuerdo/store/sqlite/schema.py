@@ -8,10 +8,8 @@ from ..base import Tx
 from ..migrations import Schema
 from .code_schema import CODE_STORE
 from .comms_schema import COMMS
-from .compact_schema import m018_compact_store
+from .later_steps import LATER_STEPS
 from .pins_schema import PINS
-from .revisions_schema import m019_revision_deltas
-from .superseded_schema import m020_superseded_chunks
 from .tenant_schema import tenant_children
 from .wikilinks_schema import pending_wikilinks
 
@@ -596,5 +594,5 @@ def m017_vector_index(tx: Tx) -> None:
     memory's HNSW index is a file beside the store (index/vector_file.py): nothing to do."""
 
 
-for _step in (m018_compact_store, m019_revision_deltas, m020_superseded_chunks):  # own modules
+for _step in LATER_STEPS:  # in modules of their own
     migration(_step)

@@ -1,0 +1,14 @@
+"""The PostgreSQL migration steps written in modules of their own, in order (after ``m017``)."""
+
+from __future__ import annotations
+
+from .chunk_spans import m021_chunk_spans
+from .compact_schema import m018_compact_store
+from .keys_schema import m022_binary_keys
+from .revisions_schema import m019_revision_deltas
+from .superseded_schema import m020_superseded_chunks
+
+LATER_STEPS = (
+    *(m018_compact_store, m019_revision_deltas, m020_superseded_chunks),
+    *(m021_chunk_spans, m022_binary_keys),
+)

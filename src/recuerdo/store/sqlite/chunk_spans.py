@@ -1,0 +1,151 @@
+"""Chunks as spans of their item's text, on SQLite (migration ``m021_chunk_spans``;
+``docs/decisions/0029-chunk-spans.md``).
+
+A chunk row keeps its place in its item, and its text only when its item was cut into several
+(``store/chunk_text.py``); the words index ``chunk_fts`` is contentless: it holds its words and
+reads no table. FTS5 removes a row from a contentless index only when told the row's exact
+words (with ``secure-delete``, it then rewrites the pages that held them: what makes forgetting
+erase). The words of a chunk are its title, its context and its text (kept, or its span of the
+text its item was cut from), so every way a chunk leaves says them again:
+
+* new chunks are indexed by :func:`add_chunks` from the text in hand;
+* a deleted item takes its chunks' words out of the index first (``items_chunk_words``): the
+  item's text is read once for all of its chunks;
+* a chunk deleted by itself (a passage blanked out of a document) takes its words out as it
+  goes (``chunk_fts_delete``), unless the index holds it no more: the re-cut of an edited item
+  (:func:`delete_superseded`) and a deleted item have done so already.
+
+``contentless_delete`` would remove a row without its words, but only by marking it deleted:
+its words stay in the index's pages until the segment holding them is merged, and a forgotten
+word must leave the file at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..base import STORED_CHUNK_FIELDS, stored_fields, word_fields
+from ..chunk_text import CUT_JOIN, CUT_TEXT, SEVERAL, by_id, keep_cut_texts
+from .driver import FTS5_SECURE_DELETE
+
+if TYPE_CHECKING:
+    from ..base import Tx
+
+CHUNK_FTS = (
+    "CREATE VIRTUAL TABLE chunk_fts USING fts5 (title, body, context, content='',"
+    " tokenize='porter unicode61 remove_diacritics 2')"
+)
+_INDEXED = "EXISTS (SELECT 1 FROM chunk_fts_docsize d WHERE d.id = {chunk}.id)"
+_DELETE_WORDS = "INSERT INTO chunk_fts (chunk_fts, rowid, title, body, context)"
+TRIGGERS = (
+    # The item's text is read once (OLD.content is a register), for its chunk that keeps no
+    # text: one, at the start of it (an item cut into several has its chunks keep theirs).
+    f"""CREATE TRIGGER items_chunk_words BEFORE DELETE ON items
+    WHEN EXISTS (SELECT 1 FROM chunks c WHERE c.tenant = old.tenant AND c.item_id = old.id)
+    BEGIN
+        {_DELETE_WORDS}
+        SELECT 'delete', c.id, c.title, coalesce(c.kept_text, substr(coalesce((SELECT q.cut_from
+            FROM rechunk_queue q WHERE q.tenant = old.tenant AND q.item_id = old.id),
+            old.content), c.start + 1, c.stop - c.start)), c.context
+        FROM chunks c WHERE c.tenant = old.tenant AND c.item_id = old.id
+            AND {_INDEXED.format(chunk="c")};
+    END""",
+    f"""CREATE TRIGGER chunk_fts_delete AFTER DELETE ON chunks
+    WHEN {_INDEXED.format(chunk="old")}
+    BEGIN
+        {_DELETE_WORDS}
+        SELECT 'delete', old.id, old.title,
+            coalesce(old.kept_text, substr({CUT_TEXT}, old.start + 1, old.stop - old.start)),
+            old.context
+        FROM items i {CUT_JOIN} WHERE i.tenant = old.tenant AND i.id = old.item_id;
+    END""",
+)
+_INSERT_WORDS = "INSERT INTO chunk_fts (rowid, title, body, context) VALUES (?, ?, ?, ?)"
+_SECURE_DELETE = "INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', ?)"
+_ITEMS_PER_STEP = 200
+
+
+def add_chunks(tx: Tx, rows: Sequence[Sequence[Any]]) -> list[int]:
+    """:meth:`Tx.add_chunks` on SQLite: the rows without their body, the words with it."""
+    if not rows:
+        return []
+    # The ids SQLite would give (one writer at a time): known here, they key both inserts.
+    first = int(tx.scalar("SELECT coalesce(max(id), 0) + 1 FROM chunks /* every tenant */"))
+    ids = list(range(first, first + len(rows)))
+    pairs = list(zip(ids, rows, strict=True))
+    tx.executemany(
+        f"INSERT INTO chunks (id, {', '.join(STORED_CHUNK_FIELDS)})"
+        f" VALUES (?, {', '.join('?' * len(STORED_CHUNK_FIELDS))})",
+        [(chunk_id, *stored_fields(row)) for chunk_id, row in pairs],
+    )
+    tx.executemany(_INSERT_WORDS, [(chunk_id, *word_fields(row)) for chunk_id, row in pairs])
+    return ids
+
+
+def delete_superseded(tx: Tx, chunks: Sequence[tuple[str, int, int]]) -> list[tuple[str, int]]:
+    """The words of chunks ``(tenant, item_id, chunk_id)`` leave the index without a secure
+    delete (``superseded_schema.py``), read from the text they were cut from (still queued),
+    then the rows go; the items concerned, ``(tenant, item_id)``."""
+    by_tenant: dict[str, list[int]] = {}
+    for tenant, _, chunk_id in chunks:
+        by_tenant.setdefault(tenant, []).append(chunk_id)
+    words = []
+    for tenant, ids in by_tenant.items():
+        rows = by_id(tx, ids, tenant).values()
+        words += [(r["id"], r["title"], r["body"], r["context"]) for r in rows]
+    if FTS5_SECURE_DELETE:
+        # A secure delete edits an index page per term of the old chunk (8-12 ms a chunk at
+        # 2,000 notes); without it the delete is a marker written with the new chunks.
+        tx.execute(_SECURE_DELETE, (0,))
+    tx.executemany(f"{_DELETE_WORDS} VALUES ('delete', ?, ?, ?, ?)", words)
+    if FTS5_SECURE_DELETE:
+        tx.execute(_SECURE_DELETE, (1,))
+    tx.executemany("DELETE FROM chunks WHERE tenant = ? AND id = ?", [(t, c) for t, _, c in chunks])
+    return sorted({(tenant, item_id) for tenant, item_id, _ in chunks})
+
+
+def index_all(tx: Tx) -> None:
+    """Fill the (empty) words index from every chunk, an item's text read once for all of its
+    chunks (the step, a restore, a recovery)."""
+    last = 0
+    while True:
+        items = tx.all(
+            f"SELECT i.id, i.tenant, {CUT_TEXT} AS text FROM items i {CUT_JOIN}"
+            " /* every tenant */ WHERE i.id > ? AND EXISTS (SELECT 1 FROM chunks c"
+            " WHERE c.tenant = i.tenant AND c.item_id = i.id) ORDER BY i.id LIMIT ?",
+            (last, _ITEMS_PER_STEP),
+        )
+        if not items:
+            return
+        words = []
+        for item in items:
+            text = str(item["text"])
+            words += [
+                (c["id"], c["title"], c["kept_text"] or text[c["start"] : c["stop"]], c["context"])
+                for c in tx.all(
+                    "SELECT id, start, stop, title, context, kept_text FROM chunks"
+                    " WHERE tenant = ? AND item_id = ?",
+                    (item["tenant"], item["id"]),
+                )
+            ]
+        tx.executemany(_INSERT_WORDS, words)
+        last = int(items[-1]["id"])
+
+
+def m021_chunk_spans(tx: Tx) -> None:
+    """The body of ``m021_chunk_spans`` on SQLite."""
+    tx.execute("ALTER TABLE rechunk_queue ADD COLUMN cut_from TEXT")
+    tx.execute("ALTER TABLE chunks ADD COLUMN kept_text TEXT")
+    tx.execute(f"UPDATE chunks /* every tenant */ SET kept_text = body WHERE {SEVERAL}")
+    tx.execute("DROP TRIGGER chunk_fts_insert")
+    tx.execute("DROP TRIGGER chunk_fts_delete")
+    tx.execute("DROP TABLE chunk_fts")
+    tx.execute(CHUNK_FTS)
+    keep_cut_texts(tx)
+    index_all(tx)
+    # Rewrites every chunk row; the pages it frees stay in the file for new rows (a VACUUM
+    # gives them back to the file system).
+    tx.execute("ALTER TABLE chunks DROP COLUMN body")
+    for trigger in TRIGGERS:
+        tx.execute(trigger)
