@@ -81,3 +81,91 @@ def test_a_turn_among_matching_turns_outranks_a_lone_match(memory: recuerdo.Memo
     # Alone, the shorter lone turn scores more than the longer one; the turns two places
     # away from the longer one match too.
     assert order.index(("lake", "t2")) < order.index(("chat", "t1"))
+
+
+def test_a_reply_outranks_the_question_it_answers(memory: recuerdo.Memory) -> None:
+    """The question holds the query's words, the reply holds what was asked for."""
+    with_filler(memory).add_messages(
+        "run",
+        turns(
+            ("Bob", "Morning! I saw you by the river at dawn."),
+            ("Ann", "Yes, most days now."),
+            ("Bob", "Impressive. What got you into running marathons?"),
+            ("Ann", "My doctor told me to move more after the surgery, so I kept going."),
+            ("Bob", "Good for you."),
+        ),
+    )
+    memory._upkeep.drain()
+    found = refs(memory, "What got Ann into running marathons?", "conversation:run")
+    assert found[0] == "t3"
+    assert found.index("t3") < found.index("t2")
+
+
+def test_a_reply_goes_on_with_what_the_question_asked_about(memory: recuerdo.Memory) -> None:
+    """ "I went camping." - "How was it?" - the reply is about the camping, in other words."""
+    with_filler(memory).add_messages(
+        "trip",
+        turns(
+            ("Ann", "We went camping with the kids last weekend, up in the hills."),
+            ("Bob", "How was it?"),
+            ("Ann", "Cold at night, but we swam in the lake every single morning."),
+            ("Bob", "Lovely."),
+        ),
+        scope="user",
+    )
+    memory.add_messages(
+        "news",
+        turns(("Cy", "The lake froze over."), ("Dee", "Brr."), ("Cy", "Early this year.")),
+        scope="user",
+    )
+    memory._upkeep.drain()
+    found = memory.search("camping lake", stages=["lexical"], scope="user")["results"]
+    order = [(hit["conversation"], hit.get("ref")) for hit in found]
+    # Both say "lake" once, and Cy's turn is shorter; the reply goes on with the camping.
+    assert order.index(("trip", "t2")) < order.index(("news", "t0"))
+
+
+def test_a_question_passes_nothing_to_its_own_speaker(memory: recuerdo.Memory) -> None:
+    """Nobody answers their own question: the turn after it keeps its place."""
+    with_filler(memory).add_messages(
+        "boat",
+        turns(
+            ("Ann", "Where did I leave the kayak paddle?"),
+            ("Ann", "Never mind, it is in the shed with the tools."),
+            ("Bob", "I bought a kayak paddle. How are your tomatoes doing?"),
+            ("Ann", "Green still, and the shed roof leaks onto the tools."),
+            ("Bob", "A kayak is a fine thing to own."),
+        ),
+    )
+    memory._upkeep.drain()
+    found = refs(memory, "kayak paddle", "conversation:boat")
+    assert found[:2] == ["t0", "t2"]
+
+
+def test_a_question_about_something_else_passes_nothing(memory: recuerdo.Memory) -> None:
+    """The reply answers the question, not the rest of the turn that asks it."""
+    with_filler(memory).add_messages(
+        "boat",
+        turns(
+            ("Bob", "I bought a new kayak paddle today. How are your tomatoes doing?"),
+            ("Ann", "Green still, sadly."),
+            ("Bob", "Shame."),
+        ),
+        scope="user",
+    )
+    memory.add_messages(
+        "club",
+        turns(
+            ("Cy", "Hello all."),
+            ("Dee", "The club lends a kayak paddle to anyone who asks for one at the gate."),
+            ("Cy", "Good to know."),
+        ),
+        scope="user",
+    )
+    memory._upkeep.drain()
+    found = memory.search("kayak paddle", stages=["lexical"], scope="user")["results"]
+    order = [(hit["conversation"], hit.get("ref")) for hit in found]
+    # The turn that asks keeps its score, and Ann's reply gains none of it: it stays below the
+    # club's turns, which hold no query word themselves (their neighbour does).
+    assert order[:2] == [("boat", "t0"), ("club", "t1")]
+    assert order.index(("club", "t0")) < order.index(("boat", "t1"))

@@ -2,9 +2,9 @@
 
 Each stage proposes candidates *inside* the filters; weighted reciprocal rank fusion (k=60)
 merges them. The lexical stage is BM25 over chunks (title above body above context words),
-with the turns of conversations rescored by speaker and neighbouring turns (``turns.py``);
-items written in the last moments, not chunked yet, are matched directly. The meaning stage is
-cosine similarity over chunk vectors (see ``vectors.py``).
+with the turns of conversations rescored by speaker, neighbouring turns and the question a turn
+answers (``turns.py``); items written in the last moments, not chunked yet, are matched
+directly. The meaning stage is cosine similarity over chunk vectors (see ``vectors.py``).
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def lexical_stage(
     tx: Tx, filters: Filters, words: list[str], mode: str, k: int, written: list[str] | None = None
 ) -> list[tuple[int | None, int]]:
     """(chunk id, item id) best first, one per item: BM25 over chunks, rescored for the turns
-    of conversations (``turns.py``: the speaker a query names, the turns around a turn), then
+    of conversations (``turns.py``: the speaker a query names, the turns around a turn, the
+    question a turn answers), then
     the items too new to be chunked, matched word by word."""
     if not words:
         return []
@@ -70,7 +71,7 @@ def lexical_stage(
         rest = [word for word in words if word not in said]
         if said and rest:
             pool = turns.merge(pool, lexical_pool(tx, filters, rest, mode, k, written))
-    pool = turns.rescore(tx, filters.tenant, pool, named)
+    pool = turns.rescore(tx, filters.tenant, pool, named, words)
     found: list[tuple[int | None, int]] = [(r.chunk_id, r.item_id) for r in pool]
     return _merge_tail(found, _tail(tx, filters, words, mode), k)
 

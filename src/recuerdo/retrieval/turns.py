@@ -1,8 +1,8 @@
-"""Conversation-aware rescoring of the lexical ranking: who said a turn, and what was said
-around it.
+"""Conversation-aware rescoring of the lexical ranking: who said a turn, what was said around
+it, and which question it answers.
 
-Two facts of conversations that BM25 over single turns does not see
-(docs/decisions/0025-recall.md has the measurements):
+Three facts of conversations that BM25 over single turns does not see
+(docs/decisions/0025-recall.md and 0030-replies.md have the measurements):
 
 * **A question that names a speaker asks about that speaker's turns.** A turn's speaker is
   among its context words, but the name is also in the turns that *address* that person
@@ -15,8 +15,16 @@ Two facts of conversations that BM25 over single turns does not see
   of the scores of the ``NEIGHBOURS`` turns on each side of it in its conversation (the
   immediate neighbours' words are already in its context column; this also reaches one
   further, and weighs by how well the neighbours themselves match).
+* **A reply says what its question asked.** "What got you into running?" holds the words of a
+  search about it, and the reply that follows ("My doctor said ...") holds the answer, often in
+  none of them. A turn that follows a question asked by someone else gains ``ANSWER_SHARE`` of
+  the question's score when a sentence of the question holds a query word, and
+  ``THREAD_SHARE`` of the score of its own speaker's turn just before the question: the
+  question asked about that turn ("I went camping." - "How was it?" - "We hiked ..."), so the
+  reply goes on with its subject. The question itself loses ``ASKER_LOSS`` of its score: it
+  names what was asked for, the reply holds it.
 
-Both apply to the lexical stage's candidates only (``POOL`` of them), in the layer above the
+All three apply to the lexical stage's candidates only (``POOL`` of them), in the layer above the
 backends, so SQLite and PostgreSQL rank alike. Chunks that hold only common words (score 0,
 ``docs/decisions/0016-common-words.md``) and the group of chunks with every word as written
 keep their places: only the order inside each group changes.
@@ -25,13 +33,18 @@ keep their places: only the order inside each group changes.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..core.items import MAIL
-from ..store.base import Tx
+from ..store.base import Row, Tx
 
 SPEAKER_BONUS = 0.2
 NEIGHBOUR_SHARE = 0.1
+ANSWER_SHARE = 0.5
+THREAD_SHARE = 0.2
+ASKER_LOSS = 0.2
 NEIGHBOURS = 2
 REACH = 3
 """Item ids looked at on each side of a turn for its neighbours: turns stored together have
@@ -40,6 +53,13 @@ POOL = 200
 """The lexical candidates rescored (the first ones passing the filters)."""
 TURN_TYPES = frozenset(("message", MAIL))
 _WORD = re.compile(r"[^\W_]+")
+_SENTENCE = re.compile(r"[^.!?\n\u3002\uff01\uff1f\u061f]*[.!?\n\u3002\uff01\uff1f\u061f]*")
+"""A sentence and the marks that end it (a single pass: every character is read once)."""
+_ASKS = ("?", "\uff1f", "\u061f")
+"""Question marks: Latin, full-width and Arabic."""
+STEM = 5
+"""Letters two words must share at the start to count as one word when a question's words are
+compared with the query's (plurals and tenses, roughly as the stemming full-text index does)."""
 
 
 @dataclass
@@ -57,6 +77,15 @@ class Ranked:
     @property
     def turn(self) -> bool:
         return self.speaker is not None and self.session is not None
+
+
+class Reply(NamedTuple):
+    """A turn that follows a question: the turns before it in its conversation, nearest first
+    (the question, then what it asked about), and whether a sentence of the question holds a
+    word of the query."""
+
+    before: list[int]
+    asked_words: bool
 
 
 def speaker_words(pool: list[Ranked], written: list[str]) -> tuple[set[str], set[str]]:
@@ -80,17 +109,31 @@ def merge(full: list[Ranked], without: list[Ranked]) -> list[Ranked]:
     return sorted(kept, key=lambda r: (not r.exact, -r.score, r.chunk_id))
 
 
-def rescore(tx: Tx, tenant: str, pool: list[Ranked], named: set[str]) -> list[Ranked]:
-    """``pool`` reordered: named speakers' turns and turns among matching turns first."""
+def rescore(
+    tx: Tx, tenant: str, pool: list[Ranked], named: set[str], words: list[str] | None = None
+) -> list[Ranked]:
+    """``pool`` reordered: named speakers' turns, turns among matching turns, and the replies to
+    matching questions first (``words``: the query's words)."""
     turns = [r for r in pool if r.turn and r.score > 0]
     if not turns:
         return pool
     by_item = {r.item_id: r for r in pool}
-    around = _neighbours(tx, tenant, turns)
+    around, speakers = _neighbours(tx, tenant, turns)
+    asked = _asking(tx, tenant, turns, around, speakers, words or [])
     adjusted: dict[int, float] = {}
+    handed = {reply.before[0] for reply in asked.values() if reply.asked_words}
     for r in turns:
         near = sum(by_item[n].score for n in around.get(r.item_id, []) if n in by_item)
         score = max(r.score + NEIGHBOUR_SHARE * near, r.score)
+        reply = asked.get(r.item_id)
+        if reply is not None:
+            before = reply.before
+            if reply.asked_words and before[0] in by_item:
+                score += ANSWER_SHARE * by_item[before[0]].score
+            if len(before) > 1 and before[1] in by_item and speakers.get(before[1]) == r.speaker:
+                score += THREAD_SHARE * by_item[before[1]].score
+        if r.item_id in handed:
+            score *= 1 - ASKER_LOSS
         if r.speaker in named:
             score *= 1 + SPEAKER_BONUS
         adjusted[r.item_id] = score
@@ -105,21 +148,67 @@ def rescore(tx: Tx, tenant: str, pool: list[Ranked], named: set[str]) -> list[Ra
     )
 
 
-def _neighbours(tx: Tx, tenant: str, turns: list[Ranked]) -> dict[int, list[int]]:
+def _asking(
+    tx: Tx,
+    tenant: str,
+    turns: list[Ranked],
+    around: dict[int, list[int]],
+    speakers: dict[int, str | None],
+    words: list[str],
+) -> dict[int, Reply]:
+    """The turns that reply to a question asked by another speaker (nobody answers their own
+    question), by item id."""
+    before_of = {r.item_id: [n for n in around.get(r.item_id, []) if n < r.item_id] for r in turns}
+    asking = {
+        before[0]
+        for r in turns
+        if (before := before_of[r.item_id]) and speakers.get(before[0]) != r.speaker
+    }
+    if not asking:
+        return {}
+    holds = _matcher(words)
+    asks_words: dict[int, bool] = {}
+    # Most turns ask nothing: the database leaves them out, and only the others' text is read.
+    asks = " OR ".join(["content LIKE ?"] * len(_ASKS))
+    for row in _rows(tx, tenant, sorted(asking), "id, content", asks, [f"%{m}%" for m in _ASKS]):
+        text = str(row["content"])
+        said = [part for part in _SENTENCE.findall(text) if any(m in part for m in _ASKS)]
+        if said:
+            held = _WORD.findall(" ".join(said).lower())
+            asks_words[int(row["id"])] = any(holds(word) for word in held)
+    found: dict[int, Reply] = {}
+    for r in turns:
+        before = before_of[r.item_id]
+        if before and before[0] in asking and before[0] in asks_words:
+            found[r.item_id] = Reply(before, asks_words[before[0]])
+    return found
+
+
+def _matcher(words: list[str]) -> Callable[[str], bool]:
+    """Whether a lower-case word is one of ``words`` up to its ending: the two share their first
+    ``STEM`` letters, or the shorter (of three letters or more) starts the other."""
+    keys = {word[:STEM] for word in words}
+    starts = {key[:size] for key in keys for size in range(3, len(key) + 1)}
+
+    def holds(word: str) -> bool:
+        key = word[:STEM]
+        return key in keys or key in starts or any(key[:n] in keys for n in range(3, len(key)))
+
+    return holds
+
+
+def _neighbours(
+    tx: Tx, tenant: str, turns: list[Ranked]
+) -> tuple[dict[int, list[int]], dict[int, str | None]]:
     """Each turn's ``NEIGHBOURS`` nearest turns on each side in its conversation, among the
-    items within ``REACH`` ids of it."""
+    items within ``REACH`` ids of it (each side nearest first), and the speakers of the turns
+    and of those neighbours."""
     near = {r.item_id + d for r in turns for d in range(-REACH, REACH + 1) if d}
-    ids = sorted(near - {r.item_id for r in turns})
     sessions = {r.item_id: r.session for r in turns}
-    for first in range(0, len(ids), 500):
-        part = ids[first : first + 500]
-        marks = ",".join("?" * len(part))
-        for row in tx.all(
-            f"SELECT id, session FROM items WHERE tenant = ? AND id IN ({marks})"
-            f" AND item_type IN ('message', '{MAIL}')",
-            [tenant, *part],
-        ):
-            sessions[int(row["id"])] = row["session"]
+    speakers: dict[int, str | None] = {r.item_id: r.speaker for r in turns}
+    for row in _rows(tx, tenant, sorted(near - set(sessions)), "id, session, category"):
+        sessions[int(row["id"])] = row["session"]
+        speakers[int(row["id"])] = row["category"]
     found: dict[int, list[int]] = {}
     for r in turns:
         same = [r.item_id + d for d in range(1, REACH + 1)]
@@ -127,4 +216,26 @@ def _neighbours(tx: Tx, tenant: str, turns: list[Ranked]) -> dict[int, list[int]
         same = [r.item_id - d for d in range(1, REACH + 1)]
         before = [i for i in same if sessions.get(i) == r.session][:NEIGHBOURS]
         found[r.item_id] = before + after
-    return found
+    return found, speakers
+
+
+def _rows(
+    tx: Tx,
+    tenant: str,
+    ids: list[int],
+    columns: str,
+    where: str = "",
+    params: list[str] | None = None,
+) -> list[Row]:
+    """``columns`` of the turns among the items ``ids`` (that also meet ``where``)."""
+    rows: list[Row] = []
+    extra = f" AND ({where})" if where else ""
+    for first in range(0, len(ids), 500):
+        part = ids[first : first + 500]
+        marks = ",".join("?" * len(part))
+        rows += tx.all(
+            f"SELECT {columns} FROM items WHERE tenant = ? AND id IN ({marks})"
+            f" AND item_type IN ('message', '{MAIL}'){extra}",
+            [tenant, *part, *(params or [])],
+        )
+    return rows
