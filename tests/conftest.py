@@ -81,6 +81,14 @@ def db_dump(path: str | Path) -> list[str]:
         conn.close()
 
 
+def settled_dump(memory: recuerdo.Memory) -> list[str]:
+    """:func:`db_dump` of a memory once its background indexing has caught up: a refusal is
+    checked against a store that nothing else is changing meanwhile (the worker may otherwise
+    chunk a note written just before, between the two dumps)."""
+    memory._upkeep.drain()
+    return db_dump(memory.location)
+
+
 def tree(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 

@@ -11,7 +11,7 @@ import pytest
 
 import recuerdo
 
-from .conftest import db_dump
+from .conftest import settled_dump
 
 
 def test_append_joins_with_a_blank_line_and_keeps_summary(memory: recuerdo.Memory) -> None:
@@ -53,11 +53,11 @@ def test_labels_in_other_scripts_never_collide(memory: recuerdo.Memory) -> None:
 
 @pytest.mark.parametrize("label", ["", "  ", "a[b", "a]b", "a|b", "#tag", "a\nb", "a\rb"])
 def test_bad_labels_are_refused(file_memory: recuerdo.Memory, label: str) -> None:
-    before = db_dump(file_memory.location)
+    before = settled_dump(file_memory)
     with pytest.raises(recuerdo.InvalidLabel) as caught:
         file_memory.remember_about("user", "x", category=label)
     assert caught.value.code == "invalid_label"
-    assert db_dump(file_memory.location) == before
+    assert settled_dump(file_memory) == before
 
 
 def test_idempotency_key_skips_retries(memory: recuerdo.Memory) -> None:
@@ -74,10 +74,10 @@ def test_idempotency_key_skips_retries(memory: recuerdo.Memory) -> None:
 def test_stale_version_token_on_append(file_memory: recuerdo.Memory) -> None:
     first = file_memory.remember_about("user", "a", category="c")
     file_memory.remember_about("user", "b", category="c")
-    before = db_dump(file_memory.location)
+    before = settled_dump(file_memory)
     with pytest.raises(recuerdo.VersionConflict):
         file_memory.remember_about("user", "c", category="c", version_token=first["version_token"])
-    assert db_dump(file_memory.location) == before
+    assert settled_dump(file_memory) == before
 
 
 def test_project_axis_needs_a_project_and_axis_is_checked(memory: recuerdo.Memory) -> None:

@@ -13,7 +13,7 @@ import recuerdo
 from recuerdo.errors import RecuerdoError
 from recuerdo.store.sqlite import sqlite3
 
-from .conftest import db_dump
+from .conftest import db_dump, settled_dump
 from .gitrepo import Repo, sample
 
 
@@ -93,10 +93,10 @@ def test_each_refusal_is_named_and_changes_nothing(
 
 def test_a_never_ingested_repo_creates_nothing(base: Path) -> None:
     memory = recuerdo.open("empty", base_dir=base)
-    before = db_dump(memory.location)
+    before = settled_dump(memory)
     with pytest.raises(recuerdo.errors.RepoNotIngested):
         memory.code_status("app")
-    assert db_dump(memory.location) == before
+    assert settled_dump(memory) == before
     memory.close()
 
 
@@ -166,10 +166,10 @@ def test_long_ranges_are_bounded(base: Path, tmp_path: Path) -> None:
     memory = recuerdo.open("long", base_dir=base)
     memory.code_ingest_path(repo.path, "long")
     memory._upkeep.drain()
-    before = db_dump(memory.location)
+    before = settled_dump(memory)
     with pytest.raises(recuerdo.errors.RangeTooLarge):
         memory.code_diff("long", first)
-    assert db_dump(memory.location) == before
+    assert settled_dump(memory) == before
     page = memory.code_changes_since("long", first, limit=500, path_prefix="nothing/")
     assert page["commits"] == [] and page["scanned"] == 2000 and page["next_after"] == 2001
     assert memory.code_diff("long", "HEAD~2000")["commits"] == 2000

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import recuerdo
 from recuerdo.doors.cli import cli
 
-from .conftest import db_dump
+from .conftest import settled_dump
 
 PARAGRAPH_1 = (
     "The billing service sends invoices on the first day of every month and keeps "
@@ -231,11 +231,11 @@ def _zip_not_word() -> bytes:
 def test_refusals_store_nothing(
     file_memory: recuerdo.Memory, data: bytes, error: type[recuerdo.RecuerdoError], status: int
 ) -> None:
-    before = db_dump(file_memory.location)
+    before = settled_dump(file_memory)
     with pytest.raises(error) as caught:
         file_memory.ingest(b64(data), name="bad")
     assert caught.value.status == status
-    assert db_dump(file_memory.location) == before
+    assert settled_dump(file_memory) == before
 
 
 def test_cli_ingests_many_files_and_reports_each(tmp_path: Path) -> None:

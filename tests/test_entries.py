@@ -10,7 +10,7 @@ import pytest
 
 import recuerdo
 
-from .conftest import db_dump, tree
+from .conftest import settled_dump, tree
 
 
 def test_results_carry_the_promised_fields(memory: recuerdo.Memory) -> None:
@@ -230,7 +230,7 @@ def test_refusals_are_named_and_store_nothing(
     message: str,
 ) -> None:
     file_memory.remember("learning", "already here", ["keep"])
-    before_rows = db_dump(file_memory.location)
+    before_rows = settled_dump(file_memory)
     before_files = tree(Path(file_memory.location).parent.parent)
     with pytest.raises(recuerdo.RecuerdoError) as caught:
         call(file_memory)
@@ -242,5 +242,5 @@ def test_refusals_are_named_and_store_nothing(
         "detail": caught.value.detail,
         **caught.value.extra,
     }
-    assert db_dump(file_memory.location) == before_rows
+    assert settled_dump(file_memory) == before_rows
     assert tree(Path(file_memory.location).parent.parent) == before_files

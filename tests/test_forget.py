@@ -8,7 +8,7 @@ import pytest
 
 import recuerdo
 
-from .conftest import db_dump
+from .conftest import db_dump, settled_dump
 
 
 def graph(memory: recuerdo.Memory, scope: str = "user") -> dict:  # type: ignore[type-arg]
@@ -44,13 +44,13 @@ def test_forget_subject_hides_its_passages_and_facts(memory: recuerdo.Memory) ->
 
 def test_unknown_name_offers_close_names_never_guesses(file_memory: recuerdo.Memory) -> None:
     graph(file_memory)
-    before = db_dump(file_memory.location)
+    before = settled_dump(file_memory)
     with pytest.raises(recuerdo.UnknownName) as caught:
         file_memory.forget_knowledge(subject="Zorbulax Quentari")
     assert caught.value.status == 404
     assert caught.value.extra["suggestions"][0] == "Zorbulax Quentaris"
     assert "Did you mean: Zorbulax Quentaris" in caught.value.detail
-    assert db_dump(file_memory.location) == before
+    assert settled_dump(file_memory) == before
 
 
 def test_forget_fact_then_again(memory: recuerdo.Memory) -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import recuerdo
 from recuerdo.store.sqlite import sqlite3
 
-from .conftest import db_dump
+from .conftest import settled_dump
 
 TEXT = (
     "Priya Raman joined Acme Corp in March 2021. She works with Dana on the billing team. "
@@ -342,11 +342,11 @@ def test_refusals_store_nothing(
     code: str,
 ) -> None:
     people(file_memory)
-    before = db_dump(file_memory.location)
+    before = settled_dump(file_memory)
     with pytest.raises(error) as caught:
         file_memory.remember_knowledge(**kwargs)
     assert caught.value.code == code
-    assert db_dump(file_memory.location) == before
+    assert settled_dump(file_memory) == before
 
 
 def test_context_is_seeded_by_the_graph_and_grounded(memory: recuerdo.Memory) -> None:

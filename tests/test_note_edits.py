@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import recuerdo
 from recuerdo.notes.text import apply_edit, check_edit, headings
 
-from .conftest import db_dump
+from .conftest import settled_dump
 
 DOC = "# Plan\n\nIntro line.\n\n## Tasks\n\n- one\n- two\n\n## Notes\n\nSome notes.\n"
 
@@ -124,11 +124,11 @@ def test_edit_refusals_change_nothing(
     message: str,
 ) -> None:
     note = file_memory.save("Plan", DOC)
-    before = db_dump(file_memory.location)
+    before = settled_dump(file_memory)
     with pytest.raises(error) as caught:
         file_memory.edit(note["id"], operation, content, section=section, find=find)  # type: ignore[arg-type]
     assert message in caught.value.detail
-    assert db_dump(file_memory.location) == before
+    assert settled_dump(file_memory) == before
 
 
 def test_section_not_found_lists_headings(memory: recuerdo.Memory) -> None:
@@ -173,12 +173,12 @@ def test_stale_version_token_is_refused(file_memory: recuerdo.Memory) -> None:
     note = file_memory.save("Plan", DOC)
     token = note["version_token"]
     file_memory.edit(note["id"], "append", "first", version_token=token)
-    before = db_dump(file_memory.location)
+    before = settled_dump(file_memory)
     with pytest.raises(recuerdo.VersionConflict) as caught:
         file_memory.edit(note["id"], "append", "second", version_token=token)
     assert caught.value.code == "version_conflict"
     assert caught.value.extra["current_version_token"] == f"{note['id']}:2"
-    assert db_dump(file_memory.location) == before
+    assert settled_dump(file_memory) == before
 
 
 def test_edit_over_the_limit_is_refused(memory: recuerdo.Memory) -> None:

@@ -14,7 +14,7 @@ import recuerdo
 from recuerdo.notes.text import cap_utf8
 from recuerdo.store.sqlite import sqlite3
 
-from .conftest import db_dump
+from .conftest import settled_dump
 
 
 def _age(memory: recuerdo.Memory, item_id: int, column: str, value: str) -> None:
@@ -171,11 +171,11 @@ def test_over_the_cap_is_cut_and_reported_or_refused(file_memory: recuerdo.Memor
     assert cut["truncated"] is True
     assert (cut["original_bytes"], cut["limit_bytes"]) == (60_000, 50_000)
     assert file_memory.get(cut["id"])["content"] == "é" * 25_000
-    before = db_dump(file_memory.location)
+    before = settled_dump(file_memory)
     with pytest.raises(recuerdo.ContentTooLarge) as caught:
         file_memory.save("Long strict", body, strict=True)
     assert caught.value.extra == {"original_bytes": 60_000, "limit_bytes": 50_000}
-    assert db_dump(file_memory.location) == before
+    assert settled_dump(file_memory) == before
     file_memory.configure(note_limit_bytes=100_000)
     assert file_memory.save("Long 2", body)["truncated"] is False
 
@@ -228,7 +228,7 @@ def test_hard_delete_removes_note_and_revisions(file_memory: recuerdo.Memory) ->
     assert file_memory.delete(saved["id"], hard=True) == {"id": saved["id"], "deleted": "hard"}
     with pytest.raises(recuerdo.ItemNotFound):
         file_memory.get(saved["id"])
-    dump = "\n".join(db_dump(file_memory.location))
+    dump = "\n".join(settled_dump(file_memory))
     assert "unique-marker" not in dump
     assert file_memory.journal()[0]["operation"] == "delete"
 
@@ -315,11 +315,11 @@ def test_note_refusals_store_nothing(
     file_memory: recuerdo.Memory, label: str, call: Callable[[recuerdo.Memory], Any], code: str
 ) -> None:
     file_memory.save("Existing", "already here", key="k")
-    before = db_dump(file_memory.location)
+    before = settled_dump(file_memory)
     with pytest.raises(recuerdo.RecuerdoError) as caught:
         call(file_memory)
     assert caught.value.code == code
-    assert db_dump(file_memory.location) == before
+    assert settled_dump(file_memory) == before
 
 
 def test_notes_survive_reopen(base: Path) -> None:

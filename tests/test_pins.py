@@ -12,7 +12,7 @@ from recuerdo.engine import restore_memory
 from recuerdo.errors import ContextSetNotFound, InvalidInput, ItemNotFound
 from recuerdo.store import archive
 
-from .conftest import db_dump
+from .conftest import settled_dump
 
 
 def test_pin_unpin_and_list(memory: recuerdo.Memory) -> None:
@@ -35,13 +35,13 @@ def test_pin_unpin_and_list(memory: recuerdo.Memory) -> None:
 def test_pinning_what_does_not_exist_changes_nothing(memory: recuerdo.Memory, bad: object) -> None:
     memory.save("Kept", "text")
     on_disk = Path(memory.location).is_file()  # a file store: compare every row on disk
-    before = db_dump(memory.location) if on_disk else None
+    before = settled_dump(memory) if on_disk else None
     with pytest.raises((ItemNotFound, InvalidInput)) as caught:
         memory.pin(bad)  # type: ignore[arg-type]
     assert caught.value.code in ("item_not_found", "invalid_input")
     assert memory.pins() == []
     if before is not None:
-        assert db_dump(memory.location) == before
+        assert settled_dump(memory) == before
 
 
 def test_pinned_items_come_first_in_recent_flagged(memory: recuerdo.Memory) -> None:

@@ -17,7 +17,7 @@ from recuerdo.doors.gateway import server_files
 from recuerdo.doors.guard import HostPolicy
 from recuerdo.store.sqlite import sqlite3
 
-from .conftest import db_dump
+from .conftest import settled_dump
 
 
 def _audit_rows(memory: recuerdo.Memory) -> list[tuple[str, str]]:
@@ -184,11 +184,11 @@ def test_a_full_disk_is_storage_full_and_leaves_the_store_as_it_was(tmp_path: Pa
         with memory._store.write() as tx:  # a disk that holds only what is there now
             pages = tx.scalar("PRAGMA page_count")
             tx.execute(f"PRAGMA max_page_count = {pages}")
-        before = db_dump(memory.location)
+        before = settled_dump(memory)
         with pytest.raises(recuerdo.StorageFull) as caught:
             memory.remember_many([{"category": "learning", "content": "x" * 60_000}] * 20)
         assert caught.value.status == 507
-        assert db_dump(memory.location) == before
+        assert settled_dump(memory) == before
         with memory._store.write() as tx:
             tx.execute("PRAGMA max_page_count = 1073741823")  # space is back
         memory.remember("learning", "after space came back")
