@@ -241,3 +241,36 @@ def _tenant_figures(location: str) -> dict[str, tuple[int, int]]:
         return figures
     finally:
         conn.close()
+
+
+def test_the_consistency_checks_look_rows_up_by_key_inside_every_correlated_subquery(
+    base: Path,
+) -> None:
+    """``check`` runs each statement over the whole memory: a subquery run once per row must
+    find its rows by key. One that scanned or sorted per row made ``check`` quadratic (the
+    vectors-of-a-wrong-size count sorted a model's vectors for each vector: over 15 minutes at
+    100,000)."""
+    from recuerdo.store.sqlite import health
+
+    with recuerdo.open("plans", base_dir=base) as memory:
+        memory.remember("learning", f"{MARK} checked")
+        location = memory.location
+    conn = files.raw_connection(location)
+    try:
+        for name, sql in health._CONSISTENCY:
+            plan = {row[0]: (row[1], row[3]) for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}")}
+
+            def under_correlated(node: int) -> bool:
+                while node in plan:
+                    parent, detail = plan[node]
+                    if detail.startswith("CORRELATED"):
+                        return True
+                    node = parent
+                return False
+
+            for node, (parent, detail) in plan.items():
+                if under_correlated(parent):
+                    assert detail.startswith("SEARCH"), (name, detail)
+                    assert "TEMP B-TREE" not in detail, (name, detail)
+    finally:
+        conn.close()

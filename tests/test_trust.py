@@ -196,3 +196,18 @@ def test_a_full_disk_is_storage_full_and_leaves_the_store_as_it_was(tmp_path: Pa
             "after space came back",
             "before the disk filled",
         ]
+
+
+def test_check_counts_a_vector_of_another_size_than_its_models(memory: recuerdo.Memory) -> None:
+    memory.remember("learning", "the deploy runbook lives in the wiki")
+    memory.remember("learning", "rotate the signing key every quarter")
+    memory._upkeep.drain()
+    assert memory._store.check()["counts"]["vectors of a wrong size"] == 0
+    grown = "vector || x'00'" if memory._store.dialect == "sqlite" else "vector || '\\x00'::bytea"
+    with memory._store.write() as tx:
+        last = tx.scalar("SELECT max(id) FROM embeddings")
+        assert last is not None  # the default embedder stored the texts' vectors
+        tx.execute(f"UPDATE embeddings SET vector = {grown} WHERE id = ?", (last,))
+    verdict = memory._store.check()
+    assert verdict["counts"]["vectors of a wrong size"] == 1
+    assert "vectors of a wrong size: 1" in verdict["problems"]
