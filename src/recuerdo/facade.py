@@ -156,10 +156,12 @@ class MemoryBase:
     def _erasing_write(self, rows: int = 0) -> Iterator[Tx]:
         """A write that forgets. The audit records still buffered are written first: the scrub
         inside must see every query taken before the forget, or a query naming what is forgotten
-        would reach the file after it."""
+        would reach the file after it. Last, the words of the deleted rows leave the full-text
+        indexes wherever the index does not remove them on delete (an SQLite older than 3.42)."""
         self._audit.flush(self._store)
         with self._write(rows) as tx:
             yield tx
+            tx.purge_deleted_text()
 
     def _link_passages(
         self, tx: Tx, tenant: str, scope: str, passages: Sequence[tuple[int, str]]

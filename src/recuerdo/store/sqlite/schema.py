@@ -8,6 +8,7 @@ from ..base import Tx
 from ..migrations import Schema
 from .code_schema import CODE_STORE
 from .comms_schema import COMMS
+from .driver import FTS5_SECURE_DELETE
 from .later_steps import LATER_STEPS
 from .pins_schema import PINS
 from .tenant_schema import tenant_children
@@ -504,7 +505,10 @@ def m008_fact_twins(tx: Tx) -> None:
 def configure_secure_delete(tx: Tx) -> None:
     # Not a migration: it depends on the SQLite library opening the file, not on the schema.
     # With it, a row deleted from a full-text index is removed from the index's pages at once
-    # (so a forgotten word leaves the file), instead of waiting for a merge.
+    # (so a forgotten word leaves the file), instead of waiting for a merge. An older SQLite
+    # (before 3.42) has no such setting and refuses it: forgetting rebuilds the indexes there.
+    if not FTS5_SECURE_DELETE:
+        return
     for table in ("chunk_fts", "entry_trigrams"):
         configured = tx.scalar(f"SELECT v FROM {table}_config WHERE k = 'secure-delete'")
         if configured != 1:
