@@ -38,25 +38,14 @@ def insert_params(row: Sequence[Any]) -> tuple[Any, ...]:
 def add_chunks(conn: Any, rows: Sequence[Sequence[Any]]) -> list[int]:
     """:meth:`Tx.add_chunks` on PostgreSQL: a statement per row, sent in one pipeline, each
     returning its id."""
-    import psycopg
-
-    from ...errors import InvalidInput
-    from .connection import _adapt, convert, pyformat
+    from .connection import _adapt, pyformat, translated
 
     if not rows:
         return []
-    try:
-        with conn.cursor() as cursor:
-            params = [_adapt(insert_params(row)) for row in rows]
-            cursor.executemany(pyformat(INSERT), params, returning=True)
-            return [int(cursor.fetchone()[0]) for _ in cursor.results()]
-    except OverflowError as exc:
-        raise InvalidInput("a number is out of range (at most 64 bits)") from exc
-    except psycopg.Error as exc:
-        error = convert(exc)
-        if error is exc:
-            raise
-        raise error from exc
+    with translated(), conn.cursor() as cursor:
+        params = [_adapt(insert_params(row)) for row in rows]
+        cursor.executemany(pyformat(INSERT), params, returning=True)
+        return [int(cursor.fetchone()[0]) for _ in cursor.results()]
 
 
 def fill_words(tx: Tx) -> None:

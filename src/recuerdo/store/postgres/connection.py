@@ -81,6 +81,23 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+@contextmanager
+def translated() -> Iterator[None]:
+    """Runs a statement with the driver's errors raised as recuerdo's (``convert``); a Python
+    integer too large for a 64-bit column fails in the driver before it reaches the server."""
+    import psycopg
+
+    try:
+        yield
+    except OverflowError as exc:
+        raise InvalidInput("a number is out of range (at most 64 bits)") from exc
+    except psycopg.Error as exc:
+        error = convert(exc)
+        if error is exc:
+            raise
+        raise error from exc
+
+
 def convert(exc: Exception) -> Exception:
     """The named error for a database error (an integrity error stays itself: it is a bug)."""
     import psycopg
@@ -125,9 +142,7 @@ class PostgresTx:
         self.vectors = None if vectors is None else PgvectorSearch(self, vectors)
 
     def _run(self, sql: str, params: Params) -> Any:
-        import psycopg
-
-        try:
+        with translated():
             adapted = _adapt(params)
             if self._scope != EVERY_TENANT and EVERY_TENANT_STATEMENT in sql:
                 # A statement marked memory-wide reads every tenant's rows on purpose (the
@@ -138,33 +153,16 @@ class PostgresTx:
                 finally:
                     _set_scope(self._conn, self._scope)
             return self._conn.execute(pyformat(sql), adapted)
-        except OverflowError as exc:
-            raise InvalidInput("a number is out of range (at most 64 bits)") from exc
-        except psycopg.Error as exc:
-            error = convert(exc)
-            if error is exc:
-                raise
-            raise error from exc
 
     def execute(self, sql: str, params: Params = ()) -> int:
         return int(self._run(sql, params).rowcount)
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
-        import psycopg
-
         if not rows:
             return 0
-        try:
-            with self._conn.cursor() as cursor:
-                cursor.executemany(pyformat(sql), [_adapt(row) for row in rows])
-                return int(cursor.rowcount)
-        except OverflowError as exc:
-            raise InvalidInput("a number is out of range (at most 64 bits)") from exc
-        except psycopg.Error as exc:
-            error = convert(exc)
-            if error is exc:
-                raise
-            raise error from exc
+        with translated(), self._conn.cursor() as cursor:
+            cursor.executemany(pyformat(sql), [_adapt(row) for row in rows])
+            return int(cursor.rowcount)
 
     def one(self, sql: str, params: Params = ()) -> Row | None:
         row: Row | None = self._run(sql, params).fetchone()
