@@ -259,18 +259,19 @@ def test_the_consistency_checks_look_rows_up_by_key_inside_every_correlated_subq
     try:
         for name, sql in health._CONSISTENCY:
             plan = {row[0]: (row[1], row[3]) for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}")}
-
-            def under_correlated(node: int) -> bool:
-                while node in plan:
-                    parent, detail = plan[node]
-                    if detail.startswith("CORRELATED"):
-                        return True
-                    node = parent
-                return False
-
-            for node, (parent, detail) in plan.items():
-                if under_correlated(parent):
+            for parent, detail in plan.values():
+                if _under_correlated(plan, parent):
                     assert detail.startswith("SEARCH"), (name, detail)
                     assert "TEMP B-TREE" not in detail, (name, detail)
     finally:
         conn.close()
+
+
+def _under_correlated(plan: dict[int, tuple[int, str]], node: int) -> bool:
+    """Whether a step of a query plan runs inside a correlated subquery (once per outer row)."""
+    while node in plan:
+        parent, detail = plan[node]
+        if detail.startswith("CORRELATED"):
+            return True
+        node = parent
+    return False
