@@ -190,3 +190,28 @@ def test_index_upkeep_commits_relaxed_and_every_acknowledged_write_durably(
     assert seen["save"] == ["durable", "durable"]
     assert seen["chunk"] and set(seen["chunk"]) == {"relaxed"}
     assert seen["recut"] and set(seen["recut"]) == {"relaxed"}
+
+
+def test_vectors_are_written_durably_because_the_saved_index_names_them(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The saved HNSW file is written by a thread of its own, outside the WAL's order, and
+    names the highest vector it covers: a vector it holds must never be undone by a machine
+    crash, or its reused id would point the file at other text (and a forget would miss it)."""
+    from recuerdo.store.sqlite.connection import SQLiteStore
+
+    writes: list[tuple[str, bool]] = []
+    original = SQLiteStore.write
+
+    def spy(self: SQLiteStore, *, durable: bool = True) -> object:
+        writes.append((sys._getframe(1).f_code.co_name, durable))
+        return original(self, durable=durable)
+
+    monkeypatch.setattr(SQLiteStore, "write", spy)
+    with recuerdo.open("vectors", base_dir=base) as memory:
+        memory.remember("learning", "the deploy runbook lives in the wiki")
+        memory._upkeep.drain()
+        assert memory.meaning_state() == "armed"
+    embedding = [durable for caller, durable in writes if caller == "embed_backlog"]
+    assert embedding and all(embedding)
+    assert any(not durable for _, durable in writes)  # the spy sees the relaxed ones too

@@ -158,7 +158,9 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
         if row["hash"] not in known:
             todo.setdefault(row["hash"], embedding_text(row, str(row["body"])))
     vectors = embedder.embed(list(todo.values())) if todo else None
-    with store.write(durable=False) as tx:  # vectors are made again from their text
+    # Durable, unlike the other index work: the saved HNSW file is written outside the WAL's
+    # order and names the vectors it covers, so those must be on disk first (decision 0032).
+    with store.write() as tx:
         if vectors is not None:
             if tx.vectors is not None:
                 tx.vectors.follow(embedder.name, embedder.dim)
