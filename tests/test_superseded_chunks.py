@@ -121,3 +121,16 @@ def test_a_word_only_a_superseded_chunk_held_leaves_the_file_when_forgotten(
         assert tx.all("SELECT * FROM chunk_fts_residue") == []
     memory.close()
     assert _on_disk(base, MARKER) == []
+
+
+def test_the_newest_notes_edited_chunk_gets_its_vector(memory: recuerdo.Memory) -> None:
+    """The re-cut deletes the newest chunk of the memory before adding its replacement: on
+    SQLite the replacement was given the same id, at or below the worker's embedding mark, so
+    it never got a vector (and the backlog said there was none)."""
+    note = memory.save("Plan", "alpha bravo charlie", key="plan")["id"]
+    memory._upkeep.drain()
+    memory.save("Plan", "delta echo foxtrot", key="plan")
+    memory._upkeep.drain()
+    chunks = _chunks(memory, note)
+    assert len(chunks) == 1
+    assert list(_vectors(memory, [chunks[0]["hash"]])) == [chunks[0]["hash"]]

@@ -70,8 +70,15 @@ def add_chunks(tx: Tx, rows: Sequence[Sequence[Any]]) -> list[int]:
     """:meth:`Tx.add_chunks` on SQLite: the rows without their body, the words with it."""
     if not rows:
         return []
-    # The ids SQLite would give (one writer at a time): known here, they key both inserts.
-    first = int(tx.scalar("SELECT coalesce(max(id), 0) + 1 FROM chunks /* every tenant */"))
+    # Known here (one writer at a time), the ids key both inserts. Never one at or below an
+    # embedding mark: the worker embeds the chunks above its mark, so a chunk given the id of
+    # one just deleted (the newest note's chunk, replaced by an edit) would never get a vector.
+    first = int(
+        tx.scalar(
+            "SELECT max(coalesce((SELECT max(id) FROM chunks /* every tenant */), 0),"
+            " coalesce((SELECT max(upto) FROM index_marks WHERE name LIKE 'embed:%'), 0)) + 1"
+        )
+    )
     ids = list(range(first, first + len(rows)))
     pairs = list(zip(ids, rows, strict=True))
     tx.executemany(
