@@ -56,10 +56,10 @@ TEST_TMP_ROOT ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && \
 	[ "$$(df -Pk /dev/shm | awk 'NR==2 {print $$4}')" -gt 4194304 ] && echo /dev/shm || echo /tmp)
 unit: $(VENV)/.installed-test
 	@tmp=$$(mktemp -d "$(TEST_TMP_ROOT)/recuerdo-tests.XXXXXX") && chmod 755 "$$tmp" && \
-	echo "test files in $$tmp" && status=0 && \
+	trap 'rm -rf "$$tmp"' EXIT && trap 'exit 130' INT TERM && \
+	echo "test files in $$tmp" && \
 	TMPDIR="$$tmp" PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n $(JOBS) --dist loadfile \
-		--durations=15 --basetemp="$$tmp/pytest" || status=$$?; \
-	rm -rf "$$tmp"; exit $$status
+		--durations=15 --basetemp="$$tmp/pytest"
 
 # The quick benchmarks; the LoCoMo and 1M-chunk runs are started by hand (see README).
 bench: $(VENV)/.installed-test
