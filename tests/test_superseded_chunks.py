@@ -134,3 +134,33 @@ def test_the_newest_notes_edited_chunk_gets_its_vector(memory: recuerdo.Memory) 
     chunks = _chunks(memory, note)
     assert len(chunks) == 1
     assert list(_vectors(memory, [chunks[0]["hash"]])) == [chunks[0]["hash"]]
+
+
+def test_a_chunk_an_embedding_mark_passed_without_a_vector_gets_one_at_the_step(
+    base: Path,
+) -> None:
+    """A store the older code left with a chunk at or below the embedding mark and no vector
+    for its text (what an edit of the newest note did): the step takes the mark back, and the
+    worker embeds that chunk alone (the others keep their vectors, same ids). SQLite only:
+    PostgreSQL never gave a chunk id twice, and its step does nothing."""
+    from recuerdo.store.sqlite.connection import SQLiteStore
+    from recuerdo.store.sqlite.schema import SCHEMA
+
+    path = base / "older.db"
+    older = SQLiteStore(str(path), steps=SCHEMA.names().index("m023_missed_vectors"))
+    with recuerdo.open("older", store=older) as memory:
+        kept = memory.save("Runbook", "rotate the signing keys every quarter")["id"]
+        note = memory.save("Plan", "delta echo foxtrot", key="plan")["id"]
+        memory._upkeep.drain()
+        (missed,) = _chunks(memory, note)
+        (other,) = _chunks(memory, kept)
+        before = _vectors(memory, [other["hash"]])
+        with memory._store.write() as tx:  # the state the older id reuse left
+            tx.execute("DELETE FROM embeddings WHERE hash = ?", (missed["hash"],))
+        memory._upkeep.drain()
+        assert _vectors(memory, [missed["hash"]]) == {}  # the worker will not come back to it
+    older.close()
+    with recuerdo.open("older", store=SQLiteStore(str(path))) as memory:
+        memory._upkeep.drain()
+        assert list(_vectors(memory, [missed["hash"]])) == [missed["hash"]]
+        assert _vectors(memory, [other["hash"]]) == before

@@ -156,3 +156,22 @@ def m021_chunk_spans(tx: Tx) -> None:
     tx.execute("ALTER TABLE chunks DROP COLUMN body")
     for trigger in TRIGGERS:
         tx.execute(trigger)
+
+
+def m023_missed_vectors(tx: Tx) -> None:
+    """Before this version :func:`add_chunks` could give a new chunk the id of one just deleted
+    (the memory's newest chunk, replaced by an edit of its note), at or below an embedding
+    mark: the worker, which embeds the chunks above its mark, never gave it a vector. Each
+    model's mark goes back to just below the first chunk it passed without a vector of that
+    model; the worker reads on from there (a chunk whose text has its vector is not embedded
+    again)."""
+    for mark in tx.all("SELECT name, upto FROM index_marks WHERE name LIKE 'embed:%'"):
+        missed = tx.scalar(
+            "SELECT min(c.id) FROM chunks c /* every tenant */ WHERE c.id <= ? AND NOT EXISTS"
+            " (SELECT 1 FROM embeddings e WHERE e.model = ? AND e.hash = c.hash)",
+            (mark["upto"], str(mark["name"]).removeprefix("embed:")),
+        )
+        if missed is not None:
+            tx.execute(
+                "UPDATE index_marks SET upto = ? WHERE name = ?", (int(missed) - 1, mark["name"])
+            )

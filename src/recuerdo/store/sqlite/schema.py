@@ -504,12 +504,9 @@ def m008_fact_twins(tx: Tx) -> None:
 
 def configure_secure_delete(tx: Tx) -> None:
     # Not a migration: it depends on the SQLite library opening the file, not on the schema.
-    # With it, a row deleted from a full-text index is removed from the index's pages at once
-    # (so a forgotten word leaves the file), instead of waiting for a merge. An older SQLite
-    # (before 3.42) has no such setting and refuses it: forgetting rebuilds the indexes there.
-    if not FTS5_SECURE_DELETE:
-        return
-    for table in ("chunk_fts", "entry_trigrams"):
+    # With it, a row deleted from a full-text index leaves the index's pages at once (so a
+    # forgotten word leaves the file). Before 3.42 there is no such setting: forgets merge.
+    for table in ("chunk_fts", "entry_trigrams") if FTS5_SECURE_DELETE else ():
         configured = tx.scalar(f"SELECT v FROM {table}_config WHERE k = 'secure-delete'")
         if configured != 1:
             tx.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('secure-delete', 1)")
