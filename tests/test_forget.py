@@ -219,3 +219,32 @@ def test_a_query_just_before_a_forget_leaves_the_audit_with_it(base: Path, kind:
         assert not [q for q in queries if marker.lower() in q.lower()], queries
     dump = "\n".join(db_dump(base / ".recuerdo" / "state" / "audit-race.db"))
     assert marker.lower() not in dump.lower()
+
+
+def test_a_forgotten_turn_leaves_the_turns_around_it(base: Path) -> None:
+    """A message's words are its neighbours' context (their chunks' words, and the vector
+    text of the turn it answers): forgetting it cuts them again in the same transaction, so
+    its words leave every file while the turns around it stay found."""
+    marker = "Quokkazanzibmarker"
+    mem = recuerdo.open("turns", base_dir=base)
+    added = mem.add_messages(
+        "trip",
+        [
+            {"speaker": "Ana", "text": "we booked the cabin by the lake", "date": "2026-01-01"},
+            {"speaker": "Ben", "text": f"my passport number is {marker}", "date": "2026-01-01"},
+            {"speaker": "Ana", "text": "great, the ferry leaves at nine", "date": "2026-01-01"},
+        ],
+    )
+    first, secret, last = added["ids"]
+    mem._upkeep.drain()
+    state = base / ".recuerdo" / "state"
+    assert marker.lower().encode() in _store_bytes(state).lower()
+    assert mem.forget_knowledge(added["scope"], passage=secret)["messages_removed"] == 1
+    assert mem.search("passport", scope=added["scope"])["results"] == []
+    # Each remaining turn is found first by its own words (and the other by its context now).
+    assert mem.search("cabin", scope=added["scope"])["results"][0]["id"] == first
+    assert mem.search("ferry", scope=added["scope"])["results"][0]["id"] == last
+    open_files = _store_bytes(state)  # while the memory is open: the WAL is still there
+    mem.close()
+    for data in (open_files, _store_bytes(state)):
+        assert marker.lower().encode() not in data.lower()

@@ -31,6 +31,7 @@ from ..comms.erase import forget_scope as forget_conversations
 from ..core import audit
 from ..core.clock import now_iso
 from ..errors import InvalidInput, ItemNotFound, UnknownName
+from ..index import chunks as chunk_index
 from ..index.vectors import collect_orphans
 from ..index.words import STOP_WORDS
 from ..store import chunk_text
@@ -150,7 +151,10 @@ def _passage(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
             scope=row["scope"],
         )
     kept = _detach_facts(tx, tenant, [item_id])
+    beside = chunk_index.turns_beside(tx, tenant, [item_id])
     tx.execute("DELETE FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
+    # The turns around a message hold its words as their context: cut again without them.
+    chunk_index.recut_now(tx, tenant, beside)
     kind = "documents_removed" if row["item_type"] == "document" else "messages_removed"
     return Done(
         {kind: 1, "facts_kept": kept},
@@ -369,6 +373,7 @@ def _blank_passages(
     by_doc: dict[int, list[tuple[int, int]]] = {}
     for row in rows:
         by_doc.setdefault(row["item_id"], []).append((row["start"], row["stop"]))
+    beside = chunk_index.turns_beside(tx, tenant, list(by_doc))
     tx.execute(f"DELETE FROM chunks WHERE tenant = ? AND id IN ({marks})", [tenant, *chunk_ids])
     emptied = []
     for doc_id, spans in by_doc.items():
@@ -389,6 +394,7 @@ def _blank_passages(
         tx.execute(
             "UPDATE items SET content = ? WHERE tenant = ? AND id = ?", (text, tenant, doc_id)
         )
+    chunk_index.recut_now(tx, tenant, beside)  # a message's words are its neighbours' context
     counts = {"passages_hidden": len(rows), "documents_emptied": sorted(emptied)}
     return counts, sorted(by_doc), [row["body"] for row in rows]
 

@@ -229,6 +229,45 @@ def rechunk_backlog(tx: Tx) -> int:
             (CHUNK_BATCH,),
         )
     ]
+    _recut(tx, queued)
+    return len(queued)
+
+
+def turns_beside(tx: Tx, tenant: str, item_ids: Sequence[int]) -> list[int]:
+    """The messages whose chunks hold words of the messages ``item_ids`` as their context
+    (the nearest turns before and after each, in its conversation), leaving out those given:
+    what a forget of those messages must re-cut (:func:`recut_now`)."""
+    gone = set(item_ids)
+    beside: set[int] = set()
+    for item_id in gone:
+        row = tx.one(
+            "SELECT session FROM items WHERE tenant = ? AND id = ? AND item_type = 'message'",
+            (tenant, item_id),
+        )
+        if row is None or row["session"] is None:
+            continue
+        near = "SELECT id FROM items WHERE tenant = ? AND session = ? AND item_type = 'message'"
+        for order, side in (("DESC", "<"), ("", ">")):
+            for other in tx.all(
+                f"{near} AND id {side} ? ORDER BY id {order} LIMIT ?",
+                (tenant, row["session"], item_id, len(gone) + 1),
+            ):
+                if int(other["id"]) not in gone:
+                    beside.add(int(other["id"]))
+                    break
+    return sorted(beside)
+
+
+def recut_now(tx: Tx, tenant: str, item_ids: Sequence[int]) -> None:
+    """Re-cut these items inside this transaction (a forget: their chunks must not keep the
+    forgotten words until the worker comes by). Items not chunked yet are left to it."""
+    chunked = [(tenant, i) for i in item_ids if i <= int(tx.scalar(_MARK))]
+    for _, item_id in chunked:
+        rechunk(tx, tenant, item_id)
+    _recut(tx, chunked)
+
+
+def _recut(tx: Tx, queued: list[tuple[str, int]]) -> None:
     superseded: list[tuple[str, int, int]] = []
     moved: list[tuple[int, int, int, str, int]] = []
     fresh: list[tuple[Any, ...]] = []
@@ -255,7 +294,6 @@ def rechunk_backlog(tx: Tx) -> int:
     # The kept chunks' text is the item's own now, at their new places: the old text goes.
     tx.executemany("DELETE FROM rechunk_queue WHERE tenant = ? AND item_id = ?", queued)
     tx.add_chunks(fresh)
-    return len(queued)
 
 
 def chunk_backlog(tx: Tx) -> int:
