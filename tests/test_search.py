@@ -437,3 +437,21 @@ def test_without_a_chunk_holding_every_word_the_ranking_is_bm25s(
         ]
     assert [hit["id"] for hit in reply["results"]] == order[:10]
     memory.close()
+
+
+def test_index_status_counts_what_the_substring_index_does_not_hold_yet(
+    memory: recuerdo.Memory,
+) -> None:
+    """After a bulk load the substring index catches up in the background (searches scan the
+    rows above its mark meanwhile): the status says how far it is. PostgreSQL's index follows
+    every write, so nothing ever waits there."""
+    memory.remember("learning", "the first entry, indexed before the load")
+    indexed(memory)
+    assert memory.index_status()["items_waiting_for_substring_index"] == 0
+    memory._upkeep.stop(drain=False)  # hold the worker back
+    memory.remember_many([{"category": "learning", "content": f"bulk entry {n}"} for n in range(7)])
+    waiting = memory.index_status()["items_waiting_for_substring_index"]
+    assert waiting == (0 if memory._store.dialect == "postgres" else 7)
+    assert memory.search("bulk entry 3", stages=["lexical"])["results"]  # found meanwhile
+    indexed(memory)
+    assert memory.index_status()["items_waiting_for_substring_index"] == 0

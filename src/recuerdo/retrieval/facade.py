@@ -432,8 +432,9 @@ class RetrievalVerbs(MemoryBase):
 
     @verb("read")
     def index_status(self) -> IndexStatus:
-        """How far the background indexes are: items not yet chunked, chunks not yet embedded by the
-        current model (the progress of a re-embedding), and the meaning state.
+        """How far the background indexes are: items not yet chunked, items the substring index
+        does not hold yet (searches scan them meanwhile), chunks not yet embedded by the current
+        model (the progress of a re-embedding), and the meaning state.
         """
         embedder = self._meaning.embedder
         with self._store.read() as tx:
@@ -448,6 +449,7 @@ class RetrievalVerbs(MemoryBase):
             reply: IndexStatus = {
                 "chunks": chunks,
                 "items_waiting": unchunked,
+                "items_waiting_for_substring_index": tx.substrings.waiting(),
                 "model": None if embedder is None else embedder.name,
                 "meaning": cast(MeaningState, self._meaning.state(tx)),
                 "backend": {

@@ -137,6 +137,7 @@ class Pack(TypedDict):
 class IndexStatus(TypedDict):
     chunks: int
     items_waiting: int
+    items_waiting_for_substring_index: int
     model: str | None
     meaning: MeaningState
     chunks_waiting_for_vectors: NotRequired[int]
