@@ -68,12 +68,6 @@ def _erase(tx: Tx, tenant: str, conversation_id: str, erased: Erased) -> None:
     erased.text += [f"{row['title'] or ''} {row['content']}" for row in rows]
 
 
-def erase_index_remains(tx: Tx) -> None:
-    """Vectors of vanished text, and the deleted words still in the full-text index's pages."""
-    collect_orphans(tx)
-    tx.purge_deleted_text()
-
-
 def forget_conversation(
     tx: Tx, tenant: str, viewer: str, conversation_id: object
 ) -> ForgottenConversation:
@@ -97,7 +91,7 @@ def forget_conversation(
     erased = Erased()
     _erase(tx, tenant, key, erased)
     audit.scrub(tx, tenant, items=erased.items, forgotten=erased.text)
-    erase_index_remains(tx)
+    collect_orphans(tx)  # the words left in index pages go at the end of the erasing write
     return {
         "conversation_id": key,
         "already_forgotten": False,

@@ -60,7 +60,9 @@ def forget(tx: Tx, *, tenant: str, scope: str, form: str, value: Any) -> dict[st
         _remember_forgotten(tx, tenant, scope, other_form, other_key)
     audit.scrub(tx, tenant, items=done.items, texts=done.names, forgotten=done.text)
     tx.execute("DELETE FROM knowledge_calls WHERE tenant = ? AND scope = ?", (tenant, scope))
-    erase_index_remains(tx)
+    # Vectors of vanished text go now; the words left in the full-text index's pages go at
+    # the end of the erasing write (``MemoryBase._erasing_write``).
+    collect_orphans(tx)
     return reply
 
 
@@ -436,10 +438,3 @@ def _detach_facts(tx: Tx, tenant: str, doc_ids: list[int]) -> int:
             [tenant, *doc_ids],
         )
     )
-
-
-def erase_index_remains(tx: Tx) -> None:
-    """What deleting rows leaves behind: vectors of vanished text, and (where the full-text
-    index does not remove deleted words at once) the words in the index's pages."""
-    collect_orphans(tx)
-    tx.purge_deleted_text()

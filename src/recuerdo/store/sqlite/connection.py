@@ -120,15 +120,11 @@ class SQLiteTx:
     def purge_deleted_text(self) -> None:
         if not FTS5_SECURE_DELETE:  # this library leaves deleted terms in index segments
             # One merge of every segment drops them from the words index (contentless: it
-            # cannot be rebuilt from a table). The trigram index is filled again with what it
-            # holds: the entries up to its mark (a 'rebuild' would index every item).
+            # cannot be rebuilt from a table). The trigram index is emptied and its mark set
+            # back, as a restore does: the upkeep fills it again (searches scan meanwhile).
             self.execute(PURGE)
             self.execute("INSERT INTO entry_trigrams (entry_trigrams) VALUES ('delete-all')")
-            self.execute(
-                "INSERT INTO entry_trigrams (rowid, content) SELECT id, content FROM items"
-                " /* every tenant */ WHERE item_type = 'entry'"
-                " AND id <= (SELECT upto FROM index_marks WHERE name = 'entry_trigrams')"
-            )
+            self.execute("UPDATE index_marks SET upto = 0 WHERE name = 'entry_trigrams'")
         elif self.scalar("SELECT 1 FROM chunk_fts_residue /* every tenant */ LIMIT 1"):
             # Words of superseded chunks may still be in older segments: one merge of every
             # segment drops all deleted entries (superseded_schema.py).
