@@ -261,17 +261,17 @@ def turns_beside(tx: Tx, tenant: str, item_ids: Sequence[int]) -> list[int]:
 def recut_now(tx: Tx, tenant: str, item_ids: Sequence[int]) -> None:
     """Re-cut these items inside this transaction (a forget: their chunks must not keep the
     forgotten words until the worker comes by). Items not chunked yet are left to it."""
-    chunked = [(tenant, i) for i in item_ids if i <= int(tx.scalar(_MARK))]
-    for _, item_id in chunked:
-        rechunk(tx, tenant, item_id)
-    _recut(tx, chunked)
+    mark = int(tx.scalar(_MARK))
+    _recut(tx, [(tenant, item_id) for item_id in item_ids if item_id <= mark])
 
 
-def _recut(tx: Tx, queued: list[tuple[str, int]]) -> None:
+def _recut(tx: Tx, items: list[tuple[str, int]]) -> None:
+    """Cut the items ``(tenant, id)`` again from their text (see :func:`rechunk_backlog`), and
+    take them off the re-cut queue where they were on it."""
     superseded: list[tuple[str, int, int]] = []
     moved: list[tuple[int, int, int, str, int]] = []
     fresh: list[tuple[Any, ...]] = []
-    for tenant, item_id in queued:
+    for tenant, item_id in items:
         row = tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
         spare: dict[tuple[Any, ...], list[Row]] = {}
         for old in chunks_with_text(  # as they were cut (the text before the edit)
@@ -292,7 +292,7 @@ def _recut(tx: Tx, queued: list[tuple[str, int]]) -> None:
         "UPDATE chunks SET ordinal = ?, start = ?, stop = ? WHERE tenant = ? AND id = ?", moved
     )
     # The kept chunks' text is the item's own now, at their new places: the old text goes.
-    tx.executemany("DELETE FROM rechunk_queue WHERE tenant = ? AND item_id = ?", queued)
+    tx.executemany("DELETE FROM rechunk_queue WHERE tenant = ? AND item_id = ?", items)
     tx.add_chunks(fresh)
 
 
