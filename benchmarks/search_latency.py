@@ -105,7 +105,7 @@ def add_vectors(mem: Any, rng: random.Random) -> float:
         sample = chunk_text.chunks_with_text(
             tx, "1 = 1 ORDER BY c.id LIMIT ?", (EMBED_SAMPLE,), every_tenant=True
         )
-    texts = [vectors.embedding_text(row, row["body"]) for row in sample]
+    texts = [vectors.embedding_text(row) for row in sample]
     start = time.perf_counter()
     base = embedder.embed(texts)
     rate = len(texts) / (time.perf_counter() - start)

@@ -127,11 +127,13 @@ def _load(tx: Tx, model: str, dim: int, after: int) -> tuple[np.ndarray, np.ndar
     return ids[:filled], matrix[:filled], scales[:filled]
 
 
-def embedding_text(row: Row, body: str) -> str:
+def embedding_text(row: Row) -> str:
     """What a chunk's vector means (see ``index.chunks.chunk_rows``): its own vector text when
-    it has one (messages), else the title and the body."""
+    it has one (messages), else the title and the body (a row of
+    :func:`~recuerdo.store.chunk_text.chunks_with_text`)."""
     if row["embed_text"]:
         return str(row["embed_text"])
+    body = str(row["body"])
     return f"{row['title']}\n{body}" if row["title"] else body
 
 
@@ -156,7 +158,7 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
     todo: dict[bytes, str] = {}
     for row in rows:
         if row["hash"] not in known:
-            todo.setdefault(row["hash"], embedding_text(row, str(row["body"])))
+            todo.setdefault(row["hash"], embedding_text(row))
     vectors = embedder.embed(list(todo.values())) if todo else None
     # Durable, unlike the other index work: the saved HNSW file is written outside the WAL's
     # order and names the vectors it covers, so those must be on disk first (decision 0032).

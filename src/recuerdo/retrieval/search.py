@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -342,10 +342,12 @@ def loaded(
     *,
     columns: str = "*",
     live_only: bool = False,
+    chunk_text_too: bool = True,
 ) -> list[tuple[Candidate, Row, Row | None]]:
     """Each candidate whose item is still there, with the item's ``columns`` and its chunk
     (None for an item not cut into passages yet), in the candidates' order; ``live_only``
-    leaves deleted items out."""
+    leaves deleted items out. Without ``chunk_text_too`` a chunk is only its place in the
+    item (``start``, ``stop``): its text is not read (a hit slices the item's own)."""
     items = rows_by_id(
         tx,
         f"SELECT {columns} FROM items",
@@ -353,8 +355,17 @@ def loaded(
         where="tenant = ?" + (" AND status <> 'deleted'" if live_only else ""),
         params=(tenant,),
     )
-    chunks = chunk_text.by_id(
-        tx, [c.chunk_id for c in candidates if c.chunk_id is not None], tenant
+    chunk_ids = [c.chunk_id for c in candidates if c.chunk_id is not None]
+    chunks: Mapping[int, Row] = (
+        chunk_text.by_id(tx, chunk_ids, tenant)
+        if chunk_text_too
+        else rows_by_id(
+            tx,
+            "SELECT id, start, stop FROM chunks",
+            chunk_ids,
+            where="tenant = ?",
+            params=(tenant,),
+        )
     )
     found: list[tuple[Candidate, Row, Row | None]] = []
     for candidate in candidates:
@@ -372,7 +383,7 @@ def assemble(
         return []
     return [
         fragment(item, chunk, candidate, preview_chars, at)
-        for candidate, item, chunk in loaded(tx, tenant, candidates)
+        for candidate, item, chunk in loaded(tx, tenant, candidates, chunk_text_too=False)
     ]
 
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..core.items import MAIL
-from ..store.base import Row, Tx
+from ..store.base import Row, Tx, rows_by_id
 
 SPEAKER_BONUS = 0.2
 NEIGHBOUR_SHARE = 0.1
@@ -110,7 +110,7 @@ def merge(full: list[Ranked], without: list[Ranked]) -> list[Ranked]:
 
 
 def rescore(
-    tx: Tx, tenant: str, pool: list[Ranked], named: set[str], words: list[str] | None = None
+    tx: Tx, tenant: str, pool: list[Ranked], named: set[str], words: list[str]
 ) -> list[Ranked]:
     """``pool`` reordered: named speakers' turns, turns among matching turns, and the replies to
     matching questions first (``words``: the query's words)."""
@@ -119,7 +119,7 @@ def rescore(
         return pool
     by_item = {r.item_id: r for r in pool}
     around, speakers = _neighbours(tx, tenant, turns)
-    asked = _asking(tx, tenant, turns, around, speakers, words or [])
+    asked = _asking(tx, tenant, turns, around, speakers, words)
     adjusted: dict[int, float] = {}
     handed = {reply.before[0] for reply in asked.values() if reply.asked_words}
     for r in turns:
@@ -170,7 +170,7 @@ def _asking(
     asks_words: dict[int, bool] = {}
     # Most turns ask nothing: the database leaves them out, and only the others' text is read.
     asks = " OR ".join(["content LIKE ?"] * len(_ASKS))
-    for row in _rows(tx, tenant, sorted(asking), "id, content", asks, [f"%{m}%" for m in _ASKS]):
+    for row in _turns(tx, tenant, set(asking), "id, content", asks, tuple(f"%{m}%" for m in _ASKS)):
         text = str(row["content"])
         said = [part for part in _SENTENCE.findall(text) if any(m in part for m in _ASKS)]
         if said:
@@ -206,7 +206,7 @@ def _neighbours(
     near = {r.item_id + d for r in turns for d in range(-REACH, REACH + 1) if d}
     sessions = {r.item_id: r.session for r in turns}
     speakers: dict[int, str | None] = {r.item_id: r.speaker for r in turns}
-    for row in _rows(tx, tenant, sorted(near - set(sessions)), "id, session, category"):
+    for row in _turns(tx, tenant, near - set(sessions), "id, session, category"):
         sessions[int(row["id"])] = row["session"]
         speakers[int(row["id"])] = row["category"]
     found: dict[int, list[int]] = {}
@@ -219,23 +219,14 @@ def _neighbours(
     return found, speakers
 
 
-def _rows(
-    tx: Tx,
-    tenant: str,
-    ids: list[int],
-    columns: str,
-    where: str = "",
-    params: list[str] | None = None,
+def _turns(
+    tx: Tx, tenant: str, ids: set[int], columns: str, where: str = "", params: tuple[str, ...] = ()
 ) -> list[Row]:
     """``columns`` of the turns among the items ``ids`` (that also meet ``where``)."""
-    rows: list[Row] = []
-    extra = f" AND ({where})" if where else ""
-    for first in range(0, len(ids), 500):
-        part = ids[first : first + 500]
-        marks = ",".join("?" * len(part))
-        rows += tx.all(
-            f"SELECT {columns} FROM items WHERE tenant = ? AND id IN ({marks})"
-            f" AND item_type IN ('message', '{MAIL}'){extra}",
-            [tenant, *part, *(params or [])],
-        )
-    return rows
+    condition = f"tenant = ? AND item_type IN ('message', '{MAIL}')" + (
+        f" AND ({where})" if where else ""
+    )
+    found = rows_by_id(
+        tx, f"SELECT {columns} FROM items", ids, where=condition, params=(tenant, *params)
+    )
+    return list(found.values())
