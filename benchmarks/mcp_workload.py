@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import RESULTS, percentiles, print_table, write_json
+from _common import RESULTS, cpu_seconds, percentiles, print_table, write_json
 from doors import start_server
 from locomo import DEFAULT_DATA, turns_of
 
@@ -124,12 +124,6 @@ def peak_rss(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return round(int(line.split()[1]) / 1024, 1)
     return float("nan")
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time the process has used (user and system): a figure that load barely moves."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def store_bytes(base: Path) -> int:

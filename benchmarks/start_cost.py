@@ -30,10 +30,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import RESULTS
+from _common import RESULTS, cpu_seconds
 
 HERE = Path(__file__).resolve().parent.parent / "src"
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 EMBEDDER = "none"
@@ -44,12 +43,6 @@ def _env(source: Path, base: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     return env | {"PYTHONPATH": str(source), "RECUERDO_STATE_DIR": base,
                   "RECUERDO_EMBEDDER": EMBEDDER}  # fmt: skip
-
-
-def _cpu_of(pid: int) -> float:
-    """CPU seconds a running process used so far (every thread)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def _waited(process: subprocess.Popen[bytes]) -> float:
@@ -105,10 +98,10 @@ def server_round(source: Path, base: str) -> dict[str, float]:
             if process.poll() is not None:
                 raise RuntimeError("the server exited before answering") from None
             time.sleep(0.02)
-    ready_wall, ready_cpu = time.perf_counter() - start, _cpu_of(process.pid)
+    ready_wall, ready_cpu = time.perf_counter() - start, cpu_seconds(process.pid)
     _post(port, "remember", b'{"category": "learning", "content": "a start-cost probe"}')
     _post(port, "search", b'{"query": "probe"}')
-    served_cpu = _cpu_of(process.pid)
+    served_cpu = cpu_seconds(process.pid)
     stop = time.perf_counter()
     process.send_signal(signal.SIGTERM)
     total_cpu = _waited(process)

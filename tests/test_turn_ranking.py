@@ -21,6 +21,14 @@ def refs(memory: recuerdo.Memory, query: str, scope: str | None = None) -> list[
     return [hit.get("ref") or hit["title"] for hit in found]
 
 
+def places(
+    memory: recuerdo.Memory, query: str, scope: str | None = None
+) -> list[tuple[str, str | None]]:
+    """The lexical results as (conversation, turn ref), best first."""
+    found = memory.search(query, stages=["lexical"], scope=scope)["results"]
+    return [(hit["conversation"], hit.get("ref")) for hit in found]
+
+
 def with_filler(memory: recuerdo.Memory) -> recuerdo.Memory:
     """A word must be rare in the memory for its weight to count (under half the chunks)."""
     for n, text in enumerate(FILLER):
@@ -76,8 +84,7 @@ def test_a_turn_among_matching_turns_outranks_a_lone_match(memory: recuerdo.Memo
         scope="user",
     )
     memory._upkeep.drain()
-    found = memory.search("kayak", stages=["lexical"])["results"]
-    order = [(hit["conversation"], hit.get("ref")) for hit in found]
+    order = places(memory, "kayak")
     # Alone, the shorter lone turn scores more than the longer one; the turns two places
     # away from the longer one match too.
     assert order.index(("lake", "t2")) < order.index(("chat", "t1"))
@@ -119,8 +126,7 @@ def test_a_reply_goes_on_with_what_the_question_asked_about(memory: recuerdo.Mem
         scope="user",
     )
     memory._upkeep.drain()
-    found = memory.search("camping lake", stages=["lexical"], scope="user")["results"]
-    order = [(hit["conversation"], hit.get("ref")) for hit in found]
+    order = places(memory, "camping lake", "user")
     # Both say "lake" once, and Cy's turn is shorter; the reply goes on with the camping.
     assert order.index(("trip", "t2")) < order.index(("news", "t0"))
 
@@ -163,8 +169,7 @@ def test_a_question_about_something_else_passes_nothing(memory: recuerdo.Memory)
         scope="user",
     )
     memory._upkeep.drain()
-    found = memory.search("kayak paddle", stages=["lexical"], scope="user")["results"]
-    order = [(hit["conversation"], hit.get("ref")) for hit in found]
+    order = places(memory, "kayak paddle", "user")
     # The turn that asks keeps its score, and Ann's reply gains none of it: it stays below the
     # club's turns, which hold no query word themselves (their neighbour does).
     assert order[:2] == [("boat", "t0"), ("club", "t1")]

@@ -132,21 +132,19 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
         collect_orphans,
     ]
 
-    def index() -> int:
+    def claimed(steps: list[Callable[[], int]]) -> Callable[[], int]:
         # Processes sharing a store (servers on one database) take turns through the
         # database: the one holding the claim indexes, the others go on serving.
-        with store.claim("index") as mine:
-            if not mine:
-                raise Claimed("indexing")
-            return sum(step() for step in indexing)
+        def run() -> int:
+            with store.claim("index") as mine:
+                if not mine:
+                    raise Claimed("indexing")
+                return sum(step() for step in steps)
 
-    def cut() -> int:
-        # What a vector waits for: the newest items cut into chunks (new or edited).
-        with store.claim("index") as mine:
-            if not mine:
-                raise Claimed("indexing")
-            return sum(step() for step in cutting)
+        return run
 
+    index = claimed(indexing)
+    cut = claimed(cutting)  # what a vector waits for: the newest items cut into chunks
     cheap = [index, lambda: audit.flush(store)]
     return Upkeep(cheap, backlog, on_close=cheap, idle_tasks=[embed], settle_tasks=[cut, embed])
 

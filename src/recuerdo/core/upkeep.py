@@ -71,11 +71,11 @@ class Upkeep:
         backlog: Callable[[], int],
         on_close: Sequence[Task] = (),
         idle_tasks: Sequence[Task] = (),
-        settle_tasks: Sequence[Task] | None = None,
+        settle_tasks: Sequence[Task] = (),
     ) -> None:
         self._tasks = tuple(tasks)
         self._idle_tasks = tuple(idle_tasks)
-        self._settle_tasks = None if settle_tasks is None else tuple(settle_tasks)
+        self._settle_tasks = tuple(settle_tasks)
         self._on_close = tuple(on_close)
         self._deferred = 0
         _live.add(self)
@@ -172,7 +172,7 @@ class Upkeep:
 
     def settle(self, limit: int, seconds: float) -> int:
         """The part of the work a read waits for before it answers by meaning: the newest
-        writes' chunks and vectors (``settle_tasks``; all the work when none were named).
+        writes' chunks and vectors (``settle_tasks``).
         The rest (the audit's durable commit, the trigram index, orphaned vectors) is left to
         the worker: a search right after a save did all of it and took 11.0 ms at p50
         instead of 6.9 (10,000 notes, docs/decisions/0031)."""

@@ -27,14 +27,11 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()[:HASH_BYTES]
 
 
-_SHORTENED = (("chunks", "hash"), ("embeddings", "hash"), ("items", "content_hash"))
-
-
 def shorten_hashes(tx: Tx) -> None:
     """Migration ``m018_compact_store``, both backends: the stored keys, cut to their prefix
     (what :func:`recuerdo.index.chunks.chunk_hash` now gives for the same text). ``revisions``
     keep their full hashes: they are shown to users and belong to the history."""
-    for table, column in _SHORTENED:
+    for table, column in BINARY_KEYS:
         tx.execute(
             f"UPDATE {table} /* every tenant */ SET {column} = substr({column}, 1, {HASH_CHARS})"
             f" WHERE length({column}) > {HASH_CHARS}"

@@ -173,19 +173,17 @@ def report(conn: sqlite3.Connection) -> dict[str, Any]:
     # Each index is checked for its own consistency (rank 0): chunk_fts has no table to read
     # (its rows are compared with the chunks below), entry_trigrams holds only the entries up
     # to its mark.
-    for fts, against_table in (("chunk_fts", 0), ("entry_trigrams", 0)):
+    for fts in ("chunk_fts", "entry_trigrams"):
         if fts in tables:
             try:
-                conn.execute(
-                    f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', {against_table})"
-                )
+                conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 0)")
             except sqlite3.DatabaseError as exc:
                 if _busy(exc):  # another process writes: no verdict, never a false "damaged"
                     raise StoreError(
                         f"the memory is busy (another process is writing to it), so {fts} "
                         "could not be checked now: run check again when it is idle"
                     ) from exc
-                problems.append(f"{fts}: the full-text index disagrees with its table ({exc})")
+                problems.append(f"{fts}: the full-text index is damaged ({exc})")
     counts: dict[str, int] = {}
     if "chunks" in tables:
         for name, sql in _CONSISTENCY:
