@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..base import STORED_CHUNK_FIELDS, stored_fields, word_fields
-from ..chunk_text import CUT_JOIN, CUT_TEXT, SEVERAL, by_id, keep_cut_texts
+from ..chunk_text import CUT_JOIN, CUT_TEXT, SEVERAL, by_id, chunks_with_text, keep_cut_texts
 from .driver import FTS5_SECURE_DELETE
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ TRIGGERS = (
 )
 _INSERT_WORDS = "INSERT INTO chunk_fts (rowid, title, body, context) VALUES (?, ?, ?, ?)"
 _SECURE_DELETE = "INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', ?)"
-_ITEMS_PER_STEP = 200
+_CHUNKS_PER_STEP = 500
 
 
 def add_chunks(tx: Tx, rows: Sequence[Sequence[Any]]) -> list[int]:
@@ -113,31 +113,16 @@ def delete_superseded(tx: Tx, chunks: Sequence[tuple[str, int, int]]) -> list[tu
 
 
 def index_all(tx: Tx) -> None:
-    """Fill the (empty) words index from every chunk, an item's text read once for all of its
-    chunks (the step, a restore, a recovery)."""
+    """Fill the (empty) words index from every chunk (the step, a restore, a recovery), a
+    batch of chunks a query, as PostgreSQL's :func:`fill_words` does."""
     last = 0
-    while True:
-        items = tx.all(
-            f"SELECT i.id, i.tenant, {CUT_TEXT} AS text FROM items i {CUT_JOIN}"
-            " /* every tenant */ WHERE i.id > ? AND EXISTS (SELECT 1 FROM chunks c"
-            " WHERE c.tenant = i.tenant AND c.item_id = i.id) ORDER BY i.id LIMIT ?",
-            (last, _ITEMS_PER_STEP),
+    while rows := chunks_with_text(
+        tx, "c.id > ? ORDER BY c.id LIMIT ?", (last, _CHUNKS_PER_STEP), every_tenant=True
+    ):
+        tx.executemany(
+            _INSERT_WORDS, [(c["id"], c["title"], c["body"], c["context"]) for c in rows]
         )
-        if not items:
-            return
-        words = []
-        for item in items:
-            text = str(item["text"])
-            words += [
-                (c["id"], c["title"], c["kept_text"] or text[c["start"] : c["stop"]], c["context"])
-                for c in tx.all(
-                    "SELECT id, start, stop, title, context, kept_text FROM chunks"
-                    " WHERE tenant = ? AND item_id = ?",
-                    (item["tenant"], item["id"]),
-                )
-            ]
-        tx.executemany(_INSERT_WORDS, words)
-        last = int(items[-1]["id"])
+        last = int(rows[-1]["id"])
 
 
 def m021_chunk_spans(tx: Tx) -> None:
