@@ -4,7 +4,8 @@
 
 Entries of 20-60 words from a Zipf-shaped vocabulary, each also holding ``project`` (a word
 that is not a stop word, as a project name is in a project's memory). Queries are
-``project <word>`` for words found in 1 to 50 entries. The lexical stage alone
+``project <word>`` for rare words: found in 1 to 50 entries (1 to ``size / 2,000`` past
+100,000 entries, where the vocabulary has no word that rare). The lexical stage alone
 (no embedder), ``search(limit=10)``, measured twice in the same run over the same store: with
 common words left out of the ranking (today) and with every word ranked (``COMMON_AT`` set out
 of reach, the behaviour before). ``rare_hits_same`` is the share of queries whose results
@@ -16,9 +17,10 @@ run (``docs/decisions/0028-common-words.md``):
 
 * ``search`` (lexical stage, embedder off, limit 10) for one common word (``project``, in every
   entry), two common words (each in half the entries or more), one word in 25-40% of them, such
-  a word beside a common one, and such a word beside a rare one (the shape still ranked in
-  full); old = every match ranked (``RANK_AT`` set out of reach); ``*_top10_same`` is the share
-  of queries whose ten results are the same both ways;
+  a word beside a common one, and such a word beside a rare one; old = every match ranked
+  (``RANK_AT`` set out of reach); ``*_top10_same`` is the share of queries whose ten results are
+  the same both ways, and ``third_rare_rare_hits_same`` the share whose results holding the rare
+  word are the same, in the same order (``docs/decisions/0033-narrow-words-first.md``);
 * ``recall(search=W, limit=20)`` for a word in 25-40% of the entries and for ``project``; old =
   the SQL recall ran before 0028 (every match read and sorted, ``more`` counted to 100,000),
   issued on the same connection; ``*_same`` is the share of equal answers (ids).
@@ -79,8 +81,8 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
                 memory.remember_many(batch[first : first + 5000])
             index_without_vectors(memory)
             with memory._store.read() as tx:
-                frequency = _frequencies(tx, words)
-            rare = [word for word, n in frequency.items() if 1 <= n <= 50]
+                frequency = _frequencies(tx, words, rare_at := max(50, size // 2000))
+            rare = [word for word, n in frequency.items() if 1 <= n <= rare_at]
             asks = [{"query": f"project {word}", "limit": 10} for word in rng.sample(rare, queries)]
             pruned, exact, same = _both_ways(memory, asks, "COMMON_AT", _top)
             shapes = _other_shapes(memory, rng, words, rare, queries)
@@ -122,8 +124,11 @@ def _other_shapes(
     found: dict[str, Any] = {}
     for shape, words in asks.items():
         calls = [{"query": " ".join(query), "limit": 10} for query in words]
-        new, old, same = _both_ways(memory, calls, "RANK_AT", _ids)
-        found |= _row(shape, new, old) | {f"{shape}_top10_same": round(same, 3)}
+        # Beside a rare word, the rare word's chunks are ranked in full (0033): what must not
+        # change is their order; the ten may end with other chunks of the broad word alone.
+        top, same_key = (_top, "rare_hits_same") if shape == "third_rare" else (_ids, "top10_same")
+        new, old, same = _both_ways(memory, calls, "RANK_AT", top)
+        found |= _row(shape, new, old) | {f"{shape}_{same_key}": round(same, 3)}
     for shape, needles in (
         ("recall_third", [pick(third) for _ in range(n)]),
         ("recall_project", ["project"] * n),
@@ -206,17 +211,17 @@ def _old_recall(memory: Any, search: str, limit: int) -> list[int]:
     return [row["id"] for row in rows]
 
 
-def _frequencies(tx: Any, words: list[str]) -> dict[str, int]:
-    """Entries per word (the bounded count the ranking uses, capped at 51)."""
+def _frequencies(tx: Any, words: list[str], rare_at: int) -> dict[str, int]:
+    """Entries per word, counted up to ``rare_at + 1``."""
     return {
         word: int(
             tx.scalar(
                 "SELECT count(*) FROM (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?"
-                " LIMIT 51)",
+                f" LIMIT {rare_at + 1})",
                 (f'"{word}"',),
             )
         )
-        for word in words[2000:6000]
+        for word in words[2000:]
     }
 
 
@@ -237,8 +242,18 @@ def main() -> None:
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()
     results = [run_size(int(size), args.queries, args.seed) for size in args.sizes.split(",")]
-    print_table(results, TARGETS)
-    print("json:", write_json("common_words", args.out, results, TARGETS))
+    targets = targets_at(results[-1]["size"])
+    print_table(results, targets)
+    print("json:", write_json("common_words", args.out, results, targets))
+
+
+def targets_at(size: int) -> dict[str, tuple[str, float]]:
+    """Issue 17's targets for the largest size: ``search`` p95 <= 15 ms at 100,000 items and
+    <= 50 ms at 1M; the recall targets are stated at 100,000 only."""
+    if size < 1_000_000:
+        return TARGETS
+    shapes = ["pruned_p95_ms", *(f"{shape}_new_p95_ms" for shape in SEARCH_SHAPES)]
+    return {key: ("<=", 50.0) for key in shapes}
 
 
 if __name__ == "__main__":

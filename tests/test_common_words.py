@@ -121,22 +121,114 @@ def test_pages_of_a_broad_query_follow_its_order_once(
     assert seen == expected
 
 
-def test_a_rare_word_beside_a_broad_one_keeps_every_match_ranked(
+def _narrow_first(
+    tx: object, narrow: list[str], wide: list[str], window: int, common: list[str] = ()
+) -> list[tuple[int, float]]:
+    """What the rule promises for narrow words beside broad ones (built by hand from the full
+    ranking): every chunk holding a narrow word, and the newest ``window`` chunks holding only
+    broad words, ranked together by the whole query's BM25; then the older broad-only chunks
+    newest first; then (``common``) the chunks holding only common words, newest first."""
+    words = narrow + wide
+    every = dict(tx.text._ranked(search.match_expression(words), 10**9, 0))  # type: ignore[attr-defined]
+
+    def newest(expression: str) -> list[int]:
+        return [
+            row["rowid"]
+            for row in tx.all(  # type: ignore[attr-defined]
+                "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY rowid DESC",
+                (expression,),
+            )
+        ]
+
+    narrow_any = search.match_expression(narrow)
+    holding = newest(narrow_any)
+    others = newest(f"({search.match_expression(wide)}) NOT ({narrow_any})")
+    ranked = sorted(
+        ((chunk, every[chunk]) for chunk in holding + others[:window]),
+        key=lambda hit: (-hit[1], hit[0]),
+    )
+    filler = []
+    if common:
+        filler = newest(
+            f"({search.match_expression(common)}) NOT ({search.match_expression(words)})"
+        )
+    return ranked + [(chunk, 0.0) for chunk in others[window:] + filler]
+
+
+def _same_order(found: list[tuple[int, float]], expected: list[tuple[int, float]]) -> None:
+    """The same chunks in the same order, with the same scores but for rounding (the narrow
+    words' chunks are scored as a difference of two BM25 sums)."""
+    assert [chunk for chunk, _ in found] == [chunk for chunk, _ in expected]
+    assert [score for _, score in found] == pytest.approx([score for _, score in expected])
+
+
+def test_a_rare_word_beside_a_broad_one_keeps_every_rare_match_ranked(
     memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With RANK_AT lowered under ``middling``'s 138 chunks, ``middling`` alone is broad and is
-    windowed, but beside ``quokka`` (3 chunks) every match is ranked, the old quokka ones too."""
+    """With RANK_AT (and SPLIT_AT) lowered under ``middling``'s 138 chunks, ``middling`` alone
+    is broad and is windowed. Beside ``quokka`` (3 chunks), every quokka chunk is ranked (the
+    oldest too) with the newest 50 chunks holding only ``middling``; the older ones follow
+    newest first (before, all 141 were ranked: a broad word cost as much as ranking all its
+    chunks)."""
     monkeypatch.setattr(search, "RANK_AT", 50, raising=False)
+    monkeypatch.setattr(search, "SPLIT_AT", 100, raising=False)
     with memory._store.read() as tx:
         alone = tx.text.rank("local", ["middling"], "any", 200, 0)
         assert alone == _windowed(tx, ["middling"], window=50)
         assert alone != tx.text._ranked('"middling"', 200, 0)  # type: ignore[attr-defined]
         both = tx.text.rank("local", ["quokka", "middling"], "any", 200, 0)
-        exact = tx.text._ranked(search.match_expression(["quokka", "middling"]), 200, 0)  # type: ignore[attr-defined]
+        expected = _narrow_first(tx, ["quokka"], ["middling"], 50)
         beside_common = tx.text.rank("local", ["quokka", "note"], "any", 5, 0)
         rare_only = tx.text._ranked('"quokka"', 5, 0)  # type: ignore[attr-defined]
-    assert both == exact
+    assert len(expected) == SIZE // 8 + 1 + len(RARE)
+    _same_order(both, expected)
+    assert {chunk for chunk, score in both if score > 0} >= {chunk for chunk, _ in rare_only}
     assert beside_common[:3] == rare_only
+
+
+@pytest.mark.parametrize("rank_at", [1000, 50])
+def test_under_split_at_a_rare_word_beside_a_broad_one_ranks_every_match(
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch, rank_at: int
+) -> None:
+    """``middling``'s 138 chunks are under SPLIT_AT: every match is ranked, also when
+    ``middling`` is broad (RANK_AT 50): in a small memory the full ranking is cheap, and
+    windowing it would change answers (LoCoMo R@10)."""
+    monkeypatch.setattr(search, "RANK_AT", rank_at, raising=False)
+    with memory._store.read() as tx:
+        both = tx.text.rank("local", ["quokka", "middling"], "any", 200, 0)
+        exact = tx.text._ranked(search.match_expression(["quokka", "middling"]), 200, 0)  # type: ignore[attr-defined]
+    assert len(both) == SIZE // 8 + 1 + len(RARE)
+    assert both == exact
+
+
+@pytest.mark.parametrize("window", [1, 7, 49, 50, 51, 200])
+@pytest.mark.parametrize(
+    ("words", "narrow", "wide", "common"),
+    [
+        (["middling", "quokka"], ["quokka"], ["middling"], []),
+        (["quokka", "middling", "the"], ["quokka"], ["middling"], ["the"]),
+    ],
+)
+def test_pages_of_narrow_words_beside_broad_ones_follow_their_order_once(
+    memory: recuerdo.Memory,
+    monkeypatch: pytest.MonkeyPatch,
+    window: int,
+    words: list[str],
+    narrow: list[str],
+    wide: list[str],
+    common: list[str],
+) -> None:
+    monkeypatch.setattr(search, "RANK_AT", 50, raising=False)
+    monkeypatch.setattr(search, "SPLIT_AT", 100, raising=False)
+    seen: list[tuple[int, float]] = []
+    with memory._store.read() as tx:
+        while page := tx.text.rank("local", words, "any", window, len(seen)):
+            seen += page
+        expected = _narrow_first(tx, narrow, wide, 50, common)
+        total = tx.scalar("SELECT count(*) FROM chunks WHERE item_id IS NOT NULL")
+    _same_order(seen, expected)
+    assert len({chunk for chunk, _ in seen}) == len(seen)
+    assert len(seen) == (total if common else SIZE // 8 + 1 + len(RARE))
 
 
 def test_search_finds_the_rare_items_first(memory: recuerdo.Memory) -> None:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .connection import SQLiteTx
 
 BM25_WEIGHTS = (3.0, 1.0, 0.4)  # title, body, context
+_WEIGHTS = ", ".join(map(str, BM25_WEIGHTS))
 # A word in at least half of the chunks is "common": FTS5 clamps the weight (IDF) of such a word
 # to 1e-6, so it cannot change the order of the chunks that hold another word, yet BM25 would
 # read every chunk it is in, and one near-universal word made a two-word search cost as much as
@@ -25,10 +26,16 @@ COMMON_AT = 1000
 # two words each in a third of the memory) matches so many chunks that ranking them all cost
 # 35-160 ms at 100,000 chunks, though none of its words sets a few chunks apart: its newest
 # RANK_AT matches are ranked by BM25 (with the whole index's statistics), and the older ones
-# follow, newest first, below them (docs/decisions/0028-common-words.md). A query with a word
-# in fewer chunks ranks every match, so a rare word's chunks are never left in the unranked
-# rest. The window is the same for every page, so paging by offset still visits each match once.
+# follow, newest first, below them (docs/decisions/0028-common-words.md). Beside a word in
+# fewer chunks, every chunk holding such a word is ranked, so a rare word's chunks are never left
+# in the unranked rest; only the chunks holding broad words alone are windowed (0033). The
+# window is the same for every page, so paging by offset still visits each match once.
 RANK_AT = 1000
+# Beside a narrow word (under RANK_AT chunks), the chunks holding only the query's broad words
+# are windowed like a broad query once those words are in SPLIT_AT chunks or more (0033): under
+# that, ranking every match costs a few milliseconds, and windowing the broad words' chunks at
+# RANK_AT cost LoCoMo R@10 0.1 (a memory of 5,882 turns whose names and verbs are in 1,000-2,000).
+SPLIT_AT = 10_000
 # The trigram index needs three characters; shorter needles are matched by a scan.
 TRIGRAM = 3
 INDEX_CHUNK = 500
@@ -68,14 +75,14 @@ class FTS5Text:
             # Counting to RANK_AT is cheap; counting to half of the chunks (is a word common?)
             # is not, and only matters beside a word under RANK_AT, whose matches are all
             # ranked: a query of broad words only is windowed whichever of them are common.
-            few = {word: self._count(match_expression([word]), RANK_AT) for word in words}
-            if all(n >= RANK_AT for n in few.values()):
+            broad = [word for word in words if self._reaches(match_expression([word]), RANK_AT)]
+            if len(broad) == len(words):
                 return self._windowed(expression, limit, offset)
-            common = self._common([word for word, n in few.items() if n >= RANK_AT])
+            common = self._common(broad)
+            rest = [word for word in words if word not in common]
             if common:
-                rest = [word for word in words if word not in common]
-                return self._rank_without(rest, common, limit, offset)
-            return self._ranked(expression, limit, offset)
+                return self._rank_without(rest, common, broad, limit, offset)
+            return self._rank_narrow_first(rest, broad, limit, offset)
         # One word, or every word ("all"): its matches are windowed when there are many.
         return self._windowed(expression, limit, offset)
 
@@ -104,23 +111,29 @@ class FTS5Text:
     def _ranked(
         self, expression: str, limit: int, offset: int, since: int = 0
     ) -> list[tuple[int, float]]:
-        weights = ", ".join(map(str, BM25_WEIGHTS))
         rows = self._tx.all(
-            f"SELECT rowid AS chunk_id, bm25(chunk_fts, {weights}) AS score FROM chunk_fts"
+            f"SELECT rowid AS chunk_id, bm25(chunk_fts, {_WEIGHTS}) AS score FROM chunk_fts"
             " WHERE chunk_fts MATCH ? AND rowid >= ? ORDER BY score, chunk_id LIMIT ? OFFSET ?",
             (expression, since, limit, offset),
         )
         # bm25() is lower for better matches; the protocol's scores are higher for better.
         return [(int(row["chunk_id"]), -float(row["score"])) for row in rows]
 
-    def _count(self, expression: str, upto: int | None = None) -> int:
-        bound = "" if upto is None else f" LIMIT {int(upto)}"
+    def _count(self, expression: str) -> int:
         return int(
+            self._tx.scalar("SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?", (expression,))
+        )
+
+    def _reaches(self, expression: str, count: int) -> bool:
+        """Whether ``expression`` matches ``count`` chunks or more, reading no more than
+        ``count`` of them (a row at that offset: a third faster than a count over a LIMIT
+        subquery, which copies each row into the subquery before counting it)."""
+        return (
             self._tx.scalar(
-                "SELECT count(*) FROM"
-                f" (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?{bound})",
-                (expression,),
+                "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT 1 OFFSET ?",
+                (expression, count - 1),
             )
+            is not None
         )
 
     def _common(self, words: Sequence[str]) -> list[str]:
@@ -129,17 +142,15 @@ class FTS5Text:
         chunks = int(self._tx.scalar("/* every tenant */ SELECT coalesce(max(id), 0) FROM chunks"))
         # max(id) is at least the number of chunks, so a word counted common surely is.
         threshold = max(COMMON_AT, (chunks + 1) // 2)
-        return [
-            word for word in words if self._count(match_expression([word]), threshold) >= threshold
-        ]
+        return [word for word in words if self._reaches(match_expression([word]), threshold)]
 
     def _rank_without(
-        self, rest: list[str], common: list[str], limit: int, offset: int
+        self, rest: list[str], common: list[str], broad: list[str], limit: int, offset: int
     ) -> list[tuple[int, float]]:
         """The chunks holding a word of ``rest`` ranked, then those holding only common words,
         newest first."""
         rare = match_expression(rest)
-        ranked = self._ranked(rare, limit, offset)
+        ranked = self._rank_narrow_first(rest, broad, limit, offset)
         if len(ranked) == limit:
             return ranked
         # The rare words' matches ran out in this page: the chunks holding only common words
@@ -151,6 +162,64 @@ class FTS5Text:
             (f"({match_expression(common)}) NOT ({rare})", limit - len(ranked), past),
         )
         return ranked + [(int(row["chunk_id"]), 0.0) for row in rows]
+
+    def _rank_narrow_first(
+        self, words: list[str], broad: Sequence[str], limit: int, offset: int
+    ) -> list[tuple[int, float]]:
+        """An any-word query's matches ranked in full where a *narrow* word (under RANK_AT
+        chunks) is, and windowed where only its broad words are.
+
+        BM25 is a sum over the query's words, each term depending only on that word's
+        statistics and the chunk: a chunk holding no narrow word scores what the broad words
+        alone give it, so those chunks are the broad words' own query, windowed as a broad
+        query is (its newest RANK_AT ranked, the older ones after every ranked chunk, newest
+        first). The chunks holding a narrow word (a few thousand at most) are all ranked by the
+        whole query. Under SPLIT_AT chunks of broad words, every match is ranked
+        (docs/decisions/0033-narrow-words-first.md)."""
+        narrow = [word for word in words if word not in broad]
+        wide = [word for word in words if word in broad]
+        expression = match_expression(words)
+        if not wide or not narrow or not self._reaches(match_expression(wide), SPLIT_AT):
+            return self._ranked(expression, limit, offset)
+        narrow_any = match_expression(narrow)
+        # FTS5 scores a row with a filter's words too: the chunks holding a narrow word are
+        # scored by the whole query AND the narrow words, less the narrow words' own score
+        # (equal to the whole query's score but for the last bit of rounding).
+        doubled = self._scores(f"({expression}) AND ({narrow_any})")
+        own = self._scores(narrow_any)
+        holding = [(score - own[chunk], chunk) for chunk, score in doubled.items()]
+        others = f"({match_expression(wide)}) NOT ({narrow_any})"
+        edge = self._tx.scalar(
+            "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?"
+            " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (others, RANK_AT - 1),
+        )
+        window = [
+            (-score, chunk) for chunk, score in self._ranked(others, offset + limit, 0, edge or 0)
+        ]
+        ranked = [(chunk, -score) for score, chunk in sorted(holding + window)]
+        page = ranked[offset : offset + limit]
+        if len(page) < limit and edge is not None:
+            # Past every ranked chunk: the broad words' older chunks, newest first.
+            past = max(0, offset - len(holding) - RANK_AT)
+            rows = self._tx.all(
+                "SELECT rowid AS chunk_id FROM chunk_fts WHERE chunk_fts MATCH ? AND rowid < ?"
+                " ORDER BY rowid DESC LIMIT ? OFFSET ?",
+                (others, edge, limit - len(page), past),
+            )
+            page += [(int(row["chunk_id"]), 0.0) for row in rows]
+        return page
+
+    def _scores(self, expression: str) -> dict[int, float]:
+        """Every match's BM25, as FTS5 gives it (lower is better)."""
+        return {
+            int(row["chunk_id"]): float(row["score"])
+            for row in self._tx.all(
+                f"SELECT rowid AS chunk_id, bm25(chunk_fts, {_WEIGHTS}) AS score FROM chunk_fts"
+                " WHERE chunk_fts MATCH ?",
+                (expression,),
+            )
+        }
 
 
 class TrigramSubstrings:
