@@ -139,7 +139,10 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
 
 TARGETS = {
     "recall_filter_p95_ms": ("<=", 5.0),
-    "recall_search_p95_ms": ("<=", 10.0),
+    # Issue 17, item 1: substring search p95 <= 5 ms at 100,000 entries (it was 10), and
+    # <= 20 ms while the substring index lags behind a bulk load.
+    "recall_search_p95_ms": ("<=", 5.0),
+    "search_while_lagging_p95_ms": ("<=", 20.0),
     "bulk_load_per_s": (">=", 20_000),
     "remember_vs_raw": (">=", 0.7),
 }

@@ -38,6 +38,22 @@ def test_tags_any_and_all(memory: recuerdo.Memory) -> None:
     assert memory.recall(tags=["A"]) == []  # tags are case-sensitive
 
 
+def test_a_batch_keeps_each_entrys_own_tags(memory: recuerdo.Memory) -> None:
+    """remember_many writes a batch's tags in one statement after its entries: each tag row
+    must still name its own entry (and an entry without tags gets none)."""
+    batch = [
+        {"category": "learning", "content": f"entry {n}", "tags": [f"t{n}", f"g{n % 2}"][: n % 3]}
+        for n in range(12)
+    ]
+    ids = memory.remember_many(batch)  # type: ignore[arg-type]
+    by_id = {entry["id"]: entry for entry in memory.recall(limit=50)}
+    assert [by_id[i]["tags"] for i in ids] == [entry["tags"] for entry in batch]
+    for n, entry_id in enumerate(ids):
+        for tag in batch[n]["tags"]:
+            assert entry_id in {e["id"] for e in memory.recall(tags=[tag])}
+    assert {e["content"] for e in memory.recall(tags=["g1"])} == {"entry 5", "entry 11"}
+
+
 @pytest.mark.parametrize("needle", ["MONDAY", "monday", "on Mon", "s", "é", "ÉTÉ", "slow on"])
 def test_search_finds_any_substring_in_any_case(memory: recuerdo.Memory, needle: str) -> None:
     memory.remember("learning", "API is slow on Mondays, été compris")

@@ -105,7 +105,8 @@ def prepare_batch(entries: object) -> list[_Prepared]:
 
 def insert(tx: Tx, tenant: str, source: str, entries: Sequence[_Prepared]) -> list[int]:
     stamp = now_iso()
-    ids = []
+    ids: list[int] = []
+    tags: list[tuple[str, int, str]] = []
     for entry in entries:
         new_id = tx.scalar(
             "INSERT INTO items (tenant, scope, item_type, category, content, tags, source,"
@@ -121,12 +122,12 @@ def insert(tx: Tx, tenant: str, source: str, entries: Sequence[_Prepared]) -> li
                 stamp,
             ),
         )
-        if entry.tags:
-            tx.executemany(
-                "INSERT INTO item_tags (tenant, item_id, tag) VALUES (?, ?, ?)",
-                [(tenant, new_id, tag) for tag in entry.tags],
-            )
         ids.append(int(new_id))
+        tags += [(tenant, int(new_id), tag) for tag in entry.tags]
+    # The batch's tags in one statement: one per entry made tags half of a bulk load's cost
+    # (issue 17, item 1: 52 against 18 us an entry).
+    if tags:
+        tx.executemany("INSERT INTO item_tags (tenant, item_id, tag) VALUES (?, ?, ?)", tags)
     return ids
 
 
