@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,6 +48,20 @@ def test_encoding_keeps_every_component_within_half_a_step(vector: np.ndarray) -
     scale, quantized = vectors.decode(vectors.encode(vector))
     assert len(quantized) == DIM
     assert np.all(np.abs(quantized.astype(np.float32) * scale - vector) <= scale / 2 + 1e-6)
+
+
+@pytest.mark.parametrize("largest", [0.0, 1e-45, 1e-43, 2e-38])
+def test_a_vector_of_tiny_components_is_stored_as_zeros_without_nans(largest: float) -> None:
+    """Found by the test above: a largest component of a few float32 subnormals gave a scale of
+    0 in float32, NaNs from the division and arbitrary int8 values."""
+    vector = np.zeros(DIM, np.float32)
+    vector[[1, 5]] = [largest, -largest / 2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scale, quantized = vectors.decode(vectors.encode(vector))
+    assert np.isfinite(scale) and scale > 0
+    assert np.all(np.abs(quantized.astype(np.int16)) <= 127)
+    assert np.all(np.abs(quantized.astype(np.float32) * scale - vector) <= scale / 2 + 1e-30)
 
 
 @pytest.mark.parametrize(("block", "exact_limit"), [(7, 10**6), (7, 20), (1000, 20)])

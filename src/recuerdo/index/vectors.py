@@ -75,9 +75,15 @@ def _top(tx: Tx) -> int:
 def encode(vector: np.ndarray) -> bytes:
     import numpy as np
 
-    scale = float(np.max(np.abs(vector))) / 127 or 1.0
+    # The scale is stored as a float32 and divides in float32: a vector whose largest component
+    # is a few float32 subnormals has a scale that is 0 there, and dividing by it made NaNs
+    # that became arbitrary int8 values. Such a vector (and the zero vector) is stored as zeros
+    # with the scale 1.
+    scale = np.float32(float(np.max(np.abs(vector))) / 127)
+    if not scale > 0 or not np.isfinite(scale):
+        return bytes(np.float32(1.0).tobytes()) + bytes(np.zeros(len(vector), np.int8).tobytes())
     quantized = np.clip(np.rint(vector / scale), -127, 127).astype(np.int8)
-    return bytes(np.float32(scale).tobytes()) + bytes(quantized.tobytes())
+    return bytes(scale.tobytes()) + bytes(quantized.tobytes())
 
 
 def decode(blob: bytes) -> tuple[float, np.ndarray]:
