@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.clock import parse_time
-from ..store.base import CHUNK_FIELDS, Row, Tx
+from ..store.base import CHUNK_FIELDS, Row, Tx, rows_by_id
 from ..store.chunk_text import chunks_with_text
 from ..store.hashes import text_key
 from .chunk import Span, chunk_spans, code_spans
@@ -239,14 +239,15 @@ def turns_beside(tx: Tx, tenant: str, item_ids: Sequence[int]) -> list[int]:
     what a forget of those messages must re-cut (:func:`recut_now`)."""
     gone = set(item_ids)
     beside: set[int] = set()
-    for item_id in gone:
-        row = tx.one(
-            "SELECT session FROM items WHERE tenant = ? AND id = ? AND item_type = 'message'",
-            (tenant, item_id),
-        )
-        if row is None or row["session"] is None:
-            continue
-        near = "SELECT id FROM items WHERE tenant = ? AND session = ? AND item_type = 'message'"
+    turns = rows_by_id(
+        tx,
+        "SELECT id, session FROM items",
+        gone,
+        where="tenant = ? AND item_type = 'message' AND session IS NOT NULL",
+        params=(tenant,),
+    )
+    near = "SELECT id FROM items WHERE tenant = ? AND session = ? AND item_type = 'message'"
+    for item_id, row in turns.items():
         for order, side in (("DESC", "<"), ("", ">")):
             for other in tx.all(
                 f"{near} AND id {side} ? ORDER BY id {order} LIMIT ?",

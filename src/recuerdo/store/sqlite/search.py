@@ -13,7 +13,10 @@ if TYPE_CHECKING:
     from .connection import SQLiteTx
 
 BM25_WEIGHTS = (3.0, 1.0, 0.4)  # title, body, context
-_WEIGHTS = ", ".join(map(str, BM25_WEIGHTS))
+_SCORED = (
+    f"SELECT rowid AS chunk_id, bm25(chunk_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS score"
+    " FROM chunk_fts WHERE chunk_fts MATCH ?"
+)
 # A word in at least half of the chunks is "common": FTS5 clamps the weight (IDF) of such a word
 # to 1e-6, so it cannot change the order of the chunks that hold another word, yet BM25 would
 # read every chunk it is in, and one near-universal word made a two-word search cost as much as
@@ -72,8 +75,8 @@ class FTS5Text:
             return []
         expression = match_expression(words, mode)
         if mode == "any" and len(words) > 1:
-            # Counting to RANK_AT is cheap; counting to half of the chunks (is a word common?)
-            # is not, and only matters beside a word under RANK_AT, whose matches are all
+            # Probing for RANK_AT matches is cheap; probing for half of the chunks (is a word
+            # common?) is not, and only matters beside a word under RANK_AT, whose matches are all
             # ranked: a query of broad words only is windowed whichever of them are common.
             broad = [word for word in words if self._reaches(match_expression([word]), RANK_AT)]
             if len(broad) == len(words):
@@ -89,31 +92,44 @@ class FTS5Text:
     def _windowed(self, expression: str, limit: int, offset: int) -> list[tuple[int, float]]:
         """The newest RANK_AT matches ranked, then the older ones newest first (score 0); the
         plain ranking when there are fewer matches."""
-        edge = self._tx.scalar(
-            "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?"
-            " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (expression, RANK_AT - 1),
-        )
+        edge = self._edge(expression)
         if edge is None:
             return self._ranked(expression, limit, offset)
         ranked = []
         if offset < RANK_AT:
             ranked = self._ranked(expression, min(limit, RANK_AT - offset), offset, edge)
         if len(ranked) < limit:
-            rows = self._tx.all(
-                "SELECT rowid AS chunk_id FROM chunk_fts WHERE chunk_fts MATCH ? AND rowid < ?"
-                " ORDER BY rowid DESC LIMIT ? OFFSET ?",
-                (expression, edge, limit - len(ranked), max(0, offset - RANK_AT)),
-            )
-            ranked += [(int(row["chunk_id"]), 0.0) for row in rows]
+            ranked += self._newest(expression, limit - len(ranked), offset - RANK_AT, edge)
         return ranked
+
+    def _edge(self, expression: str) -> int | None:
+        """The RANK_AT-th newest match: the oldest of a broad query's ranked window (None
+        when there are fewer matches)."""
+        edge = self._tx.scalar(
+            "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?"
+            " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (expression, RANK_AT - 1),
+        )
+        return None if edge is None else int(edge)
+
+    def _newest(
+        self, expression: str, limit: int, offset: int, below: int | None = None
+    ) -> list[tuple[int, float]]:
+        """Matches newest first (older than ``below``), unranked: score 0, under every ranked
+        chunk."""
+        bound, params = ("", ()) if below is None else (" AND rowid < ?", (below,))
+        rows = self._tx.all(
+            f"SELECT rowid AS chunk_id FROM chunk_fts WHERE chunk_fts MATCH ?{bound}"
+            " ORDER BY rowid DESC LIMIT ? OFFSET ?",
+            (expression, *params, limit, max(0, offset)),
+        )
+        return [(int(row["chunk_id"]), 0.0) for row in rows]
 
     def _ranked(
         self, expression: str, limit: int, offset: int, since: int = 0
     ) -> list[tuple[int, float]]:
         rows = self._tx.all(
-            f"SELECT rowid AS chunk_id, bm25(chunk_fts, {_WEIGHTS}) AS score FROM chunk_fts"
-            " WHERE chunk_fts MATCH ? AND rowid >= ? ORDER BY score, chunk_id LIMIT ? OFFSET ?",
+            f"{_SCORED} AND rowid >= ? ORDER BY score, chunk_id LIMIT ? OFFSET ?",
             (expression, since, limit, offset),
         )
         # bm25() is lower for better matches; the protocol's scores are higher for better.
@@ -155,13 +171,9 @@ class FTS5Text:
             return ranked
         # The rare words' matches ran out in this page: the chunks holding only common words
         # follow, newest first, below every ranked one.
-        past = max(0, offset - self._count(rare)) if not ranked else 0
-        rows = self._tx.all(
-            "SELECT rowid AS chunk_id FROM chunk_fts WHERE chunk_fts MATCH ?"
-            " ORDER BY rowid DESC LIMIT ? OFFSET ?",
-            (f"({match_expression(common)}) NOT ({rare})", limit - len(ranked), past),
-        )
-        return ranked + [(int(row["chunk_id"]), 0.0) for row in rows]
+        past = offset - self._count(rare) if not ranked else 0
+        only_common = f"({match_expression(common)}) NOT ({rare})"
+        return ranked + self._newest(only_common, limit - len(ranked), past)
 
     def _rank_narrow_first(
         self, words: list[str], broad: Sequence[str], limit: int, offset: int
@@ -189,11 +201,7 @@ class FTS5Text:
         own = self._scores(narrow_any)
         holding = [(score - own[chunk], chunk) for chunk, score in doubled.items()]
         others = f"({match_expression(wide)}) NOT ({narrow_any})"
-        edge = self._tx.scalar(
-            "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?"
-            " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (others, RANK_AT - 1),
-        )
+        edge = self._edge(others)
         window = [
             (-score, chunk) for chunk, score in self._ranked(others, offset + limit, 0, edge or 0)
         ]
@@ -201,24 +209,14 @@ class FTS5Text:
         page = ranked[offset : offset + limit]
         if len(page) < limit and edge is not None:
             # Past every ranked chunk: the broad words' older chunks, newest first.
-            past = max(0, offset - len(holding) - RANK_AT)
-            rows = self._tx.all(
-                "SELECT rowid AS chunk_id FROM chunk_fts WHERE chunk_fts MATCH ? AND rowid < ?"
-                " ORDER BY rowid DESC LIMIT ? OFFSET ?",
-                (others, edge, limit - len(page), past),
-            )
-            page += [(int(row["chunk_id"]), 0.0) for row in rows]
+            page += self._newest(others, limit - len(page), offset - len(holding) - RANK_AT, edge)
         return page
 
     def _scores(self, expression: str) -> dict[int, float]:
         """Every match's BM25, as FTS5 gives it (lower is better)."""
         return {
             int(row["chunk_id"]): float(row["score"])
-            for row in self._tx.all(
-                f"SELECT rowid AS chunk_id, bm25(chunk_fts, {_WEIGHTS}) AS score FROM chunk_fts"
-                " WHERE chunk_fts MATCH ?",
-                (expression,),
-            )
+            for row in self._tx.all(_SCORED, (expression,))
         }
 
 
