@@ -11,6 +11,7 @@ system, all its threads, from ``/proc`` and ``wait4``), which move far less with
 wall time; wall time is printed beside them. Every process uses the embedder ``--embedder`` (default
 ``none``: no model loading is counted; ``static`` adds what a server pays to load the default
 table when it embeds its first write). One uncounted round comes first (bytecode, caches).
+The last rows are the CPU seconds of opening and closing a new memory, inside one process.
 """
 
 from __future__ import annotations
@@ -114,6 +115,35 @@ def server_round(source: Path, base: str) -> dict[str, float]:
     }
 
 
+# Run in a child process with the source first on the path: the CPU seconds of opening and
+# closing new memories, after one uncounted (the first builds what a process keeps).
+_NEW_MEMORIES = """
+import json, sys, tempfile, time
+import recuerdo
+opens = int(sys.argv[1])
+found = {}
+with tempfile.TemporaryDirectory() as folder:
+    recuerdo.open("warm", base_dir=folder).close()
+    for kind in ("file", "in_memory"):
+        start = time.process_time()
+        for n in range(opens):
+            recuerdo.open(f"m{n}", base_dir=folder, in_memory=kind == "in_memory").close()
+        found[kind] = (time.process_time() - start) / opens
+print(json.dumps(found))
+"""
+
+
+def new_memories(source: Path, base: str, opens: int = 20) -> dict[str, float]:
+    """CPU seconds per new memory opened and closed (a file, and in memory): what a new tenant,
+    a restore into a new file and every test store pay once."""
+    done = subprocess.run(
+        [sys.executable, "-c", _NEW_MEMORIES, str(opens)],
+        env=_env(source, base), capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    found = json.loads(done.stdout)
+    return {"new_memory_file_cpu": found["file"], "new_memory_in_memory_cpu": found["in_memory"]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=10)
@@ -137,6 +167,8 @@ def main() -> None:
                 found.setdefault("cli_wall", []).append(wall)
                 for name, value in server_round(source, base).items():
                     found.setdefault(f"server_{name}", []).append(value)
+                for name, value in new_memories(source, base).items():
+                    found.setdefault(name, []).append(value)
     rows: list[dict[str, Any]] = []
     for source, found in samples.items():
         row: dict[str, Any] = {"source": str(source)}
@@ -145,17 +177,18 @@ def main() -> None:
             row[f"{name}_max"] = round(max(values), 3)
         rows.append(row)
     metrics = ["cli_cpu", "cli_wall", "server_ready_cpu", "server_ready_wall",
-               "server_stop_cpu", "server_stop_wall", "server_total_cpu"]  # fmt: skip
+               "server_stop_cpu", "server_stop_wall", "server_total_cpu",
+               "new_memory_file_cpu", "new_memory_in_memory_cpu"]  # fmt: skip
     print(
         f"median (max) of {args.rounds} rounds, seconds; embedder {EMBEDDER}; "
         f"load average {os.getloadavg()[0]:.1f}"
     )
     for number, row in enumerate(rows):
         print(f"[{number}] {row['source']}")
-    print(f"{'metric':<18}" + "".join(f"{f'[{n}]':>18}" for n in range(len(rows))))
+    print(f"{'metric':<26}" + "".join(f"{f'[{n}]':>18}" for n in range(len(rows))))
     for metric in metrics:
         cells = [f"{row[metric + '_median']:.3f} ({row[metric + '_max']:.3f})" for row in rows]
-        print(f"{metric:<18}" + "".join(f"{cell:>18}" for cell in cells))
+        print(f"{metric:<26}" + "".join(f"{cell:>18}" for cell in cells))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "start_cost.json").write_text(
         json.dumps({"rounds": args.rounds, "embedder": EMBEDDER, "rows": rows}, indent=2)

@@ -29,7 +29,7 @@ from typing import Any
 
 from ...errors import InvalidInput, StorageFull, StoreDamaged, StoreError
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
-from . import chunk_spans, files, health
+from . import chunk_spans, files, fresh, health
 from .describe import SQLiteArchive, copy_file
 from .driver import FTS5_SECURE_DELETE, sqlite3
 from .search import FTS5Text, TrigramSubstrings
@@ -256,19 +256,39 @@ class SQLiteStore:
         from ..migrations import apply, check_not_newer, stamp
 
         with self.write() as tx:
-            tx.execute(
-                "CREATE TABLE IF NOT EXISTS _migrations"
-                " (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-            )
+            tx.execute(_MIGRATIONS_TABLE)
             applied = [row["name"] for row in tx.all("SELECT name FROM _migrations")]
             version = int(tx.scalar("PRAGMA user_version"))
             check_not_newer(self._schema, applied, version, self.location)
-            if apply(tx, self._schema, applied, stamp()) or version != self._schema.version:
+            if not applied and fresh.is_empty(tx):
+                self._create_schema(tx, stamp())
+                applied_now = True
+            else:
+                applied_now = bool(apply(tx, self._schema, applied, stamp()))
+            if applied_now or version != self._schema.version:
                 tx.execute(f"PRAGMA user_version = {self._schema.version}")
             if self._prepare is not None:
                 self._prepare(tx)
             with contextlib.suppress(sqlite3.DatabaseError):  # statistics only guide plans
                 state_tenant_share(self._shared.writer)
+
+    def _create_schema(self, tx: SQLiteTx, when: str) -> None:
+        """A new store: what the steps leave, in one pass (:mod:`.fresh`)."""
+        from ..migrations import apply
+
+        def run_steps(conn: sqlite3.Connection) -> None:
+            conn.execute("BEGIN IMMEDIATE")
+            template = SQLiteTx(conn, lambda _: None)
+            template.execute(_MIGRATIONS_TABLE)
+            apply(template, self._schema, [], when)
+            conn.execute("COMMIT")
+
+        made = fresh.fresh_schema(tuple(self._schema.steps), run_steps)
+        fresh.replay(tx, made)
+        tx.executemany(
+            "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
+            [(name, when) for name in self._schema.names()],
+        )
 
     def _tx(self, conn: sqlite3.Connection) -> SQLiteTx:
         return SQLiteTx(conn, self._shared.mark_damaged)
@@ -435,6 +455,9 @@ def _refresh_statistics(conn: sqlite3.Connection) -> None:
         state_tenant_share(conn)
 
 
+_MIGRATIONS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+)
 _NORMAL = 1  # PRAGMA synchronous: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA
 
 

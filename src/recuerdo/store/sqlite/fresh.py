@@ -1,0 +1,114 @@
+"""A new store's schema in one pass: what the migrations leave, replayed.
+
+A new SQLite store used to run every migration step in turn: 23 steps and some 230
+statements, several of them table rebuilds (m014 alone rebuilds every table to lead its keys
+with the tenant). That was 20-30 ms of CPU per new memory, paid again by every tenant, every
+restore into a new file and every test store (decision 0034).
+
+So each process runs the steps once, on a private in-memory database, and keeps what they
+left: the ``CREATE`` statements of the tables, indexes, views and triggers, and the rows the
+steps wrote. A new store gets those statements and rows inside the same opening transaction
+the steps would have run in, and records every step as applied. The steps stay the only
+definition of the schema (nothing here is written by hand), and a store that already holds a
+step still takes the remaining steps one by one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from ..base import Tx
+from .driver import sqlite3
+
+# Tables before what is built on them (indexes, views, triggers); within a kind, the order the
+# steps created them in (sqlite_schema's rowid).
+_KIND_ORDER = {"table": 0, "index": 1, "view": 2, "trigger": 3}
+
+
+@dataclass(frozen=True)
+class FreshSchema:
+    """What a store's migration steps leave in an empty database."""
+
+    statements: tuple[str, ...]
+    rows: tuple[tuple[str, tuple[str, ...], tuple[tuple[Any, ...], ...]], ...]
+    """(table, columns, rows) of every table the steps wrote rows to."""
+
+
+_made: dict[Hashable, FreshSchema] = {}
+_lock = threading.Lock()
+
+
+def fresh_schema(key: Hashable, run_steps: Callable[[sqlite3.Connection], None]) -> FreshSchema:
+    """The schema ``run_steps`` builds, built once per process for each ``key``."""
+    with _lock:
+        made = _made.get(key)
+        if made is None:
+            made = _made[key] = _build(run_steps)
+        return made
+
+
+def _build(run_steps: Callable[[sqlite3.Connection], None]) -> FreshSchema:
+    from . import files
+
+    conn = files.connect(":memory:")
+    try:
+        run_steps(conn)
+        objects = conn.execute(
+            "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL"
+            " AND name NOT LIKE 'sqlite!_%' ESCAPE '!' AND name <> '_migrations' ORDER BY rowid"
+        ).fetchall()
+        virtual = {str(o[1]) for o in objects if str(o[2]).upper().startswith("CREATE VIRTUAL")}
+        shadows = _shadow_tables(conn, virtual)
+        statements = tuple(
+            str(sql)
+            for kind, name, sql in sorted(objects, key=lambda o: _KIND_ORDER[str(o[0])])
+            if name not in shadows
+        )
+        tables = [
+            str(name)
+            for kind, name, _ in objects
+            if kind == "table" and name not in virtual and name not in shadows
+        ] + sorted(shadows)
+        rows = []
+        for table in tables:
+            cursor = conn.execute(f'SELECT * FROM "{table}"')
+            found = tuple(tuple(row) for row in cursor.fetchall())
+            if found:
+                columns = tuple(str(d[0]) for d in cursor.description)
+                rows.append((table, columns, found))
+        return FreshSchema(statements, tuple(rows))
+    finally:
+        conn.close()
+
+
+def _shadow_tables(conn: sqlite3.Connection, virtual: set[str]) -> set[str]:
+    """The tables a virtual table made for itself: they are created with it, not apart."""
+    try:
+        listed = conn.execute("PRAGMA main.table_list").fetchall()
+    except sqlite3.DatabaseError:  # before SQLite 3.37: FTS5 names them after their table
+        names = [str(row[0]) for row in conn.execute("SELECT name FROM sqlite_schema")]
+        suffixes = ("_data", "_idx", "_content", "_docsize", "_config")
+        return {n for n in names for v in virtual if n in {v + s for s in suffixes}}
+    return {str(row[1]) for row in listed if row[2] == "shadow"}
+
+
+def is_empty(tx: Tx) -> bool:
+    """Whether the database holds nothing but the (empty) record of applied steps: a store
+    being created, not one written by something else or before the record existed."""
+    # (The record's primary key has an index of its own, named after its table.)
+    tables = {str(row["tbl_name"]) for row in tx.all("SELECT tbl_name FROM sqlite_schema")}
+    return tables <= {"_migrations"}
+
+
+def replay(tx: Tx, fresh: FreshSchema) -> None:
+    """Create ``fresh``'s objects and rows in an empty database, inside ``tx``."""
+    for statement in fresh.statements:
+        tx.execute(statement)
+    for table, columns, rows in fresh.rows:
+        names = ", ".join(f'"{c}"' for c in columns)
+        marks = ", ".join("?" for _ in columns)
+        # A shadow table's first rows (the virtual table's version) are written by its CREATE.
+        tx.executemany(f'INSERT OR REPLACE INTO "{table}" ({names}) VALUES ({marks})', rows)
