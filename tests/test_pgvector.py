@@ -17,7 +17,7 @@ from recuerdo.index import vectors
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres import connection as pg_connection
 
-from .postgres import embedded_url, unique_memory, url_for
+from .postgres import embedded_url, no_pgvector_url, unique_memory, url_for
 
 WORDS = [
     "harbor",
@@ -217,3 +217,22 @@ def test_a_backup_holds_the_stored_bytes_and_restores_into_sqlite(
         copy._upkeep.drain()
         found = copy.search("coastal beacon guardian and birds", stages=["meaning"])["results"]
     assert [hit["id"] for hit in found] == [note]
+
+
+def test_an_ordinary_role_opens_a_memory_where_pgvector_is_not_installed() -> None:
+    """pgvector needs a superuser to install it: a role that may not keeps its vectors in
+    process, and says so, instead of failing to open (the embedded server has the extension
+    available but not installed in this database)."""
+    url, name = no_pgvector_url(), unique_memory("role")
+    memory = recuerdo.open(name, url=url)
+    try:
+        backend = memory.index_status()["backend"]
+        assert backend["vector_search"] == "memory"
+        assert "may not install it" in backend["vector_search_limit"]
+        memory.remember("learning", "the ferry to the island leaves at dawn")
+        memory._upkeep.drain()
+        hits = memory.search("boat to the island", stages=["meaning"])["results"]
+        assert hits and "ferry" in hits[0]["preview"]
+    finally:
+        memory.close()
+        PostgresStore(url, name).drop()

@@ -18,7 +18,7 @@ import pytest
 import recuerdo
 from recuerdo.store.postgres import PostgresStore
 
-from .postgres import contract_url, unique_memory
+from .postgres import contract_url, no_pgvector_url, unique_memory
 
 DIM = 8
 
@@ -162,11 +162,14 @@ def _unchunked(store: PostgresStore) -> int:
 
 
 def test_each_process_s_vectors_follow_new_rows_incrementally(
-    name: str, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A server's in-memory vector set reads only the vectors stored since its last look,
-    whichever process stored them, and finds the new texts by meaning."""
+    """A server's in-memory vector set (where the database has no pgvector) reads only the
+    vectors stored since its last look, whichever process stored them, and finds the new texts
+    by meaning."""
     from recuerdo.index import vectors
+
+    name, url = unique_memory("claims"), no_pgvector_url()
 
     loads: list[int] = []
     original = vectors._load
@@ -177,12 +180,12 @@ def test_each_process_s_vectors_follow_new_rows_incrementally(
 
     monkeypatch.setattr(vectors, "_load", recording)
     embedded: Counter[str] = Counter()
-    url = contract_url()
     writer, reader = (
         recuerdo.open(name, url=url, embedder=MeetingEmbedder(threading.Barrier(1), embedded))
         for _ in range(2)
     )
     try:
+        assert writer.index_status()["backend"]["vector_search"] == "memory"
         writer.remember("learning", "the first harbour crane is painted red")
         writer._upkeep.drain()
         assert _first_result(reader, "the first harbour crane is painted red") is not None
@@ -195,6 +198,7 @@ def test_each_process_s_vectors_follow_new_rows_incrementally(
     finally:
         writer.close()
         reader.close()
+        PostgresStore(url, name).drop()
     assert found == "the second ferry leaves at dawn"
     assert grown == seen + 1
     assert loads and min(loads) > 0  # read from its last vector on, never from the start

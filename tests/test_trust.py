@@ -15,6 +15,7 @@ from recuerdo.core import audit
 from recuerdo.core.clock import to_iso
 from recuerdo.doors.gateway import server_files
 from recuerdo.doors.guard import HostPolicy
+from recuerdo.errors import StoreError
 from recuerdo.store.sqlite import sqlite3
 
 from .conftest import settled_dump
@@ -204,9 +205,16 @@ def test_check_counts_a_vector_of_another_size_than_its_models(memory: recuerdo.
     memory._upkeep.drain()
     assert memory._store.check()["counts"]["vectors of a wrong size"] == 0
     grown = "vector || x'00'" if memory._store.dialect == "sqlite" else "vector || '\\x00'::bytea"
-    with memory._store.write() as tx:
+    with memory._store.read() as tx:
         last = tx.scalar("SELECT max(id) FROM embeddings")
-        assert last is not None  # the default embedder stored the texts' vectors
+    assert last is not None  # the default embedder stored the texts' vectors
+    if memory.index_status()["backend"].get("vector_search") == "pgvector":
+        # The database's own column holds the vector at its model's size: it refuses another.
+        with pytest.raises(StoreError, match="dimensions"), memory._store.write() as tx:
+            tx.execute(f"UPDATE embeddings SET vector = {grown} WHERE id = ?", (last,))
+        assert memory._store.check()["counts"]["vectors of a wrong size"] == 0
+        return
+    with memory._store.write() as tx:
         tx.execute(f"UPDATE embeddings SET vector = {grown} WHERE id = ?", (last,))
     verdict = memory._store.check()
     assert verdict["counts"]["vectors of a wrong size"] == 1

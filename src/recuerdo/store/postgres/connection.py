@@ -575,7 +575,9 @@ def _set_scope(conn: Any, scope: str) -> None:
 def _vector_limit(state: VectorState | None) -> str:
     if state is None:
         return (
-            "no pgvector on this server: each server process holds the memory's vectors (388 "
+            "no pgvector on this server (or not installed, and this role may not install it: "
+            "a superuser's CREATE EXTENSION vector is taken at the next open): each server "
+            "process holds the memory's vectors (388 "
             "bytes each) and scores them exactly up to 50,000, then through an HNSW index it "
             "builds and caches on its machine"
         )

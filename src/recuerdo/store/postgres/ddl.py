@@ -29,9 +29,17 @@ def has_extension(tx: Tx, name: str) -> bool:
     """Whether ``name`` is installed, installing it when the server has it and we may."""
     if tx.scalar("SELECT 1 FROM pg_extension WHERE extname = ?", (name,)):
         return True
-    available = tx.scalar("SELECT 1 FROM pg_available_extensions WHERE name = ?", (name,))
-    may_create = tx.scalar("SELECT has_database_privilege(current_database(), 'CREATE')")
-    if not (available and may_create):
+    # A trusted extension (pg_trgm) needs the right to create in the database; any other
+    # (pgvector) a superuser: an ordinary role that tried would fail the whole open.
+    # (No version on the server: no row, and bool_or gives NULL.)
+    may_create = tx.scalar(
+        "SELECT has_database_privilege(current_database(), 'CREATE')"
+        " AND bool_or(v.trusted OR r.rolsuper)"
+        " FROM pg_available_extension_versions v, pg_roles r"
+        " WHERE v.name = ? AND r.rolname = current_user",
+        (name,),
+    )
+    if not may_create:
         return False
     tx.execute(f"CREATE EXTENSION IF NOT EXISTS {name} SCHEMA public")
     return True
