@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from recuerdo.doors.profiles import profile
 from recuerdo.verbs import VERBS
 
-from .conftest import Server
+from .conftest import Server, tls_context
 
 Session = Callable[[], Any]
 
@@ -52,7 +52,7 @@ async def http_session(
 ) -> AsyncIterator[ClientSession]:
     import httpx2
 
-    client = httpx2.AsyncClient(headers=headers or {}, timeout=60)
+    client = httpx2.AsyncClient(headers=headers or {}, timeout=60, verify=tls_context())
     url = f"{server.url}/mcp?memory={memory}"
     async with (
         client,

@@ -32,7 +32,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from ..conftest import Server
+from ..conftest import Server, tls_context
 
 T = TypeVar("T")
 Json = dict[str, Any]
@@ -221,7 +221,7 @@ class Tools:
 async def http_tools(url: str, memory: str, seen: Seen) -> AsyncIterator[Tools]:
     import httpx2
 
-    client = httpx2.AsyncClient(timeout=60)
+    client = httpx2.AsyncClient(timeout=60, verify=tls_context())
     async with (
         client,
         streamable_http_client(f"{url}/mcp?memory={memory}", http_client=client) as streams,
