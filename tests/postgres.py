@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from recuerdo.store.postgres.connection import schema_name
+from recuerdo.store.postgres.connection import lock_key, schema_name
 
 _lock = threading.Lock()
 _embedded: dict[str, Any] = {}
@@ -146,6 +146,14 @@ def no_pgvector_url() -> str:
     admin = os.environ.get("RECUERDO_TEST_DATABASE_URL") or embedded_database(
         "recuerdo_no_vector", vector=False
     )
+    if os.environ.get("RECUERDO_TEST_DATABASE_URL"):
+        import psycopg
+
+        # A store opened there as a superuser may install pgvector at any moment.
+        with psycopg.connect(admin) as conn:
+            query = "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+            if conn.execute(query).fetchone():
+                pytest.skip("the system server has pgvector: no database of it stays without")
     parts = conninfo_to_dict(app_conninfo(admin))
     split = urlsplit(admin)
     netloc = f"{parts['user']}:{parts['password']}@{split.hostname or ''}"
@@ -181,6 +189,8 @@ def _empty(schema: str) -> None:
     conn = _contract.get("admin")
     if conn is None:
         conn = _contract["admin"] = psycopg.connect(contract_url(), autocommit=True)
+        superuser = conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+        assert superuser.fetchone() == (True,), "the contract store is emptied as a superuser"
         conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
         _contract["tables"] = _tables_referencing_first(conn)
     tables: list[str] = _contract["tables"]
@@ -189,6 +199,9 @@ def _empty(schema: str) -> None:
         for t in tables
     )
     with conn.transaction():
+        # As the store's writers do: nothing left running (a server, an upkeep thread) writes
+        # in between.
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [lock_key(schema)])
         # A delete can write rows elsewhere (a trigger counts deleted chunks): read again.
         for _ in range(len(tables)):
             holding = {row[0] for row in conn.execute(probe)}
@@ -196,6 +209,7 @@ def _empty(schema: str) -> None:
                 break
             for table in (t for t in tables if t in holding):
                 conn.execute(sql.SQL("DELETE FROM {}").format(sql.Identifier(table)))
+        assert not conn.execute(probe).fetchall(), "the contract store could not be emptied"
         moved = conn.execute(
             "SELECT sequencename FROM pg_sequences"
             " WHERE schemaname = current_schema() AND last_value IS NOT NULL"

@@ -22,7 +22,7 @@ def _contents(path: Path) -> dict[str, object]:
         objects = sorted(tuple(row) for row in listed)
         rows = {}
         for (name,) in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'"):
-            if str(name).startswith("sqlite_stat") or name == "sqlite_sequence":
+            if str(name).startswith("sqlite_stat"):
                 continue
             try:
                 found = conn.execute(f'SELECT * FROM "{name}"').fetchall()
@@ -31,8 +31,16 @@ def _contents(path: Path) -> dict[str, object]:
             if name == "_migrations":
                 found = [(step, "") for step, _ in found]
             rows[name] = sorted(found, key=repr)
+        # Within a kind, the order matters: triggers on one event fire in the order they were
+        # made, and a backup lists the tables in that order. (SQLite's own objects, such as a
+        # key's index, come with their table.)
+        made = conn.execute(
+            "SELECT type, name FROM sqlite_schema WHERE name NOT LIKE 'sqlite!_%' ESCAPE '!'"
+            " ORDER BY type, rowid"
+        ).fetchall()
         return {
             "objects": objects,
+            "order": made,
             "rows": rows,
             # What the planner is told of the tenant-first indexes (the others' figures are
             # ANALYZE's samples of the store's own past).

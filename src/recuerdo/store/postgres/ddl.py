@@ -11,6 +11,7 @@ subject to them, so a deployment that wants the defence connects as an ordinary 
 
 from __future__ import annotations
 
+from ...errors import StoreError
 from ..base import Tx
 
 POLICY = "tenant_rows"
@@ -29,20 +30,26 @@ def has_extension(tx: Tx, name: str) -> bool:
     """Whether ``name`` is installed, installing it when the server has it and we may."""
     if tx.scalar("SELECT 1 FROM pg_extension WHERE extname = ?", (name,)):
         return True
-    # A trusted extension (pg_trgm) needs the right to create in the database; any other
-    # (pgvector) a superuser: an ordinary role that tried would fail the whole open.
-    # (No version on the server: no row, and bool_or gives NULL.)
-    may_create = tx.scalar(
-        "SELECT has_database_privilege(current_database(), 'CREATE')"
-        " AND bool_or(v.trusted OR r.rolsuper)"
-        " FROM pg_available_extension_versions v, pg_roles r"
-        " WHERE v.name = ? AND r.rolname = current_user",
-        (name,),
-    )
-    if not may_create:
+    available = tx.scalar("SELECT 1 FROM pg_available_extensions WHERE name = ?", (name,))
+    may_create = tx.scalar("SELECT has_database_privilege(current_database(), 'CREATE')")
+    if not (available and may_create):
         return False
-    tx.execute(f"CREATE EXTENSION IF NOT EXISTS {name} SCHEMA public")
+    # Who may install an untrusted extension (pgvector) is the server's to say: a superuser,
+    # a managed service's administrator role (rds_superuser, cloudsqlsuperuser), an allow-list.
+    # Asked and refused, the memory goes on without it instead of failing the whole open.
+    tx.execute("SAVEPOINT recuerdo_extension")
+    try:
+        tx.execute(f"CREATE EXTENSION IF NOT EXISTS {name} SCHEMA public")
+    except StoreError as error:
+        if getattr(error.__cause__, "sqlstate", None) != _INSUFFICIENT_PRIVILEGE:
+            raise
+        tx.execute("ROLLBACK TO SAVEPOINT recuerdo_extension")
+        return False
+    tx.execute("RELEASE SAVEPOINT recuerdo_extension")
     return True
+
+
+_INSUFFICIENT_PRIVILEGE = "42501"
 
 
 def tenant_tables(tx: Tx) -> list[str]:

@@ -23,18 +23,18 @@ from typing import Any
 from ..base import Tx
 from .driver import sqlite3
 
-# Tables before what is built on them (indexes, views, triggers); within a kind, the order the
-# steps created them in (sqlite_schema's rowid).
-_KIND_ORDER = {"table": 0, "index": 1, "view": 2, "trigger": 3}
-
 
 @dataclass(frozen=True)
 class FreshSchema:
     """What a store's migration steps leave in an empty database."""
 
-    statements: tuple[str, ...]
+    tables: tuple[str, ...]
+    """The CREATE statements of the tables, in the order the steps made them."""
     rows: tuple[tuple[str, tuple[str, ...], tuple[tuple[Any, ...], ...]], ...]
     """(table, columns, rows) of every table the steps wrote rows to."""
+    built_on: tuple[str, ...]
+    """The indexes, views and triggers, in the order the steps made them (a trigger fires
+    before the ones made after it on the same event)."""
 
 
 _made: dict[Hashable, FreshSchema] = {}
@@ -62,24 +62,22 @@ def _build(run_steps: Callable[[sqlite3.Connection], None]) -> FreshSchema:
         ).fetchall()
         virtual = {str(o[1]) for o in objects if str(o[2]).upper().startswith("CREATE VIRTUAL")}
         shadows = _shadow_tables(conn, virtual)
-        statements = tuple(
-            str(sql)
-            for kind, name, sql in sorted(objects, key=lambda o: _KIND_ORDER[str(o[0])])
-            if name not in shadows
-        )
-        tables = [
-            str(name)
-            for kind, name, _ in objects
-            if kind == "table" and name not in virtual and name not in shadows
-        ] + sorted(shadows)
+        made = [(str(kind), str(name), str(sql)) for kind, name, sql in objects]
+        tables = [(name, sql) for kind, name, sql in made if kind == "table"]
         rows = []
-        for table in tables:
-            cursor = conn.execute(f'SELECT * FROM "{table}"')
-            found = tuple(tuple(row) for row in cursor.fetchall())
+        # (The shadow tables' first rows are written by their virtual table's CREATE.)
+        written = [name for name, _ in tables if name not in virtual | shadows]
+        for table in [*written, "sqlite_sequence"]:
+            columns = _stored_columns(conn, table)
+            listed = ", ".join(f'"{c}"' for c in columns)
+            found = conn.execute(f'SELECT {listed} FROM "{table}"').fetchall() if columns else []
             if found:
-                columns = tuple(str(d[0]) for d in cursor.description)
-                rows.append((table, columns, found))
-        return FreshSchema(statements, tuple(rows))
+                rows.append((table, columns, tuple(tuple(row) for row in found)))
+        return FreshSchema(
+            tables=tuple(sql for name, sql in tables if name not in shadows),
+            rows=tuple(rows),
+            built_on=tuple(sql for kind, _, sql in made if kind != "table"),
+        )
     finally:
         conn.close()
 
@@ -104,11 +102,20 @@ def is_empty(tx: Tx) -> bool:
 
 
 def replay(tx: Tx, fresh: FreshSchema) -> None:
-    """Create ``fresh``'s objects and rows in an empty database, inside ``tx``."""
-    for statement in fresh.statements:
+    """Create ``fresh``'s objects and rows in an empty database, inside ``tx``: the tables,
+    their rows, then what is built on them (no trigger fires on a row the steps wrote)."""
+    for statement in fresh.tables:
         tx.execute(statement)
     for table, columns, rows in fresh.rows:
         names = ", ".join(f'"{c}"' for c in columns)
         marks = ", ".join("?" for _ in columns)
-        # A shadow table's first rows (the virtual table's version) are written by its CREATE.
-        tx.executemany(f'INSERT OR REPLACE INTO "{table}" ({names}) VALUES ({marks})', rows)
+        tx.executemany(f'INSERT INTO "{table}" ({names}) VALUES ({marks})', rows)
+    for statement in fresh.built_on:
+        tx.execute(statement)
+
+
+def _stored_columns(conn: sqlite3.Connection, table: str) -> tuple[str, ...]:
+    """The columns a row is written with (a generated column is computed, never written)."""
+    return tuple(
+        str(row[1]) for row in conn.execute(f'PRAGMA table_xinfo("{table}")') if row[6] == 0
+    )
