@@ -18,7 +18,7 @@ import threading
 import uuid
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
 
@@ -141,23 +141,20 @@ def no_pgvector_url() -> str:
     """A URL, as the ordinary role, of a database whose memories keep their vectors in each
     process: the system server when named (Debian's has no pgvector), else a database of the
     embedded server where pgvector is not installed (and the role may not install it)."""
-    from psycopg.conninfo import conninfo_to_dict
+    import psycopg
 
-    admin = os.environ.get("RECUERDO_TEST_DATABASE_URL") or embedded_database(
-        "recuerdo_no_vector", vector=False
-    )
-    if os.environ.get("RECUERDO_TEST_DATABASE_URL"):
-        import psycopg
-
+    system = os.environ.get("RECUERDO_TEST_DATABASE_URL")
+    admin = system or embedded_database("recuerdo_no_vector", vector=False)
+    if system:
         # A store opened there as a superuser may install pgvector at any moment.
         with psycopg.connect(admin) as conn:
             query = "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
             if conn.execute(query).fetchone():
                 pytest.skip("the system server has pgvector: no database of it stays without")
-    parts = conninfo_to_dict(app_conninfo(admin))
+    app_conninfo(admin)  # the role, and its rights in that database
     split = urlsplit(admin)
-    netloc = f"{parts['user']}:{parts['password']}@{split.hostname or ''}"
-    return urlunsplit(split._replace(netloc=netloc + (f":{split.port}" if split.port else "")))
+    where = split.netloc.rpartition("@")[2]  # host and port as written (IPv6 brackets too)
+    return urlunsplit(split._replace(netloc=f"{quote(ROLE)}:{quote(PASSWORD)}@{where}"))
 
 
 def contract_store() -> Any:
@@ -202,13 +199,10 @@ def _empty(schema: str) -> None:
         # As the store's writers do: nothing left running (a server, an upkeep thread) writes
         # in between.
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [lock_key(schema)])
-        # A delete can write rows elsewhere (a trigger counts deleted chunks): read again.
-        for _ in range(len(tables)):
-            holding = {row[0] for row in conn.execute(probe)}
-            if not holding:
-                break
-            for table in (t for t in tables if t in holding):
-                conn.execute(sql.SQL("DELETE FROM {}").format(sql.Identifier(table)))
+        holding = {row[0] for row in conn.execute(probe)}
+        # (Deleting chunks counts them in index_marks, which is set back below.)
+        for table in (t for t in tables if t in holding):
+            conn.execute(sql.SQL("DELETE FROM {}").format(sql.Identifier(table)))
         assert not conn.execute(probe).fetchall(), "the contract store could not be emptied"
         moved = conn.execute(
             "SELECT sequencename FROM pg_sequences"
@@ -224,31 +218,22 @@ def _empty(schema: str) -> None:
 def _tables_referencing_first(conn: Any) -> list[str]:
     """The schema's tables (but the migrations' record and the marks), each before the tables
     its foreign keys point to."""
-    names = [
-        row[0]
-        for row in conn.execute(
-            "SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace"
-            " AND relkind = 'r' AND relname NOT IN ('_migrations', 'index_marks')"
-            " ORDER BY relname"
-        )
-    ]
-    points_to: dict[str, set[str]] = {name: set() for name in names}
+    from graphlib import TopologicalSorter
+
+    names = conn.execute(
+        "SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace"
+        " AND relkind = 'r' AND relname NOT IN ('_migrations', 'index_marks')"
+    ).fetchall()
+    # A table comes after every table pointing to it (a self-reference goes in one DELETE).
+    after: dict[str, set[str]] = {name: set() for (name,) in names}
     for source, target in conn.execute(
-        "SELECT conrelid::regclass::text, confrelid::regclass::text FROM pg_constraint"
-        " WHERE contype = 'f' AND connamespace = current_schema()::regnamespace"
+        "SELECT s.relname, t.relname FROM pg_constraint c"
+        " JOIN pg_class s ON s.oid = c.conrelid JOIN pg_class t ON t.oid = c.confrelid"
+        " WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace"
     ):
-        source, target = source.strip('"'), target.strip('"')
-        if source != target and source in points_to:
-            points_to[source].add(target)
-    ordered: list[str] = []
-    while points_to:
-        # A table no remaining table points to can go now.
-        free = sorted(n for n in points_to if not any(n in t for t in points_to.values()))
-        assert free, f"foreign keys in a cycle: {points_to}"
-        for name in free:
-            ordered.append(name)
-            del points_to[name]
-    return ordered
+        if source != target and target in after:
+            after[target].add(source)
+    return list(TopologicalSorter(after).static_order())
 
 
 def drop_contract_store() -> None:

@@ -7,11 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from recuerdo.errors import StoreError
 from recuerdo.security.tokens import TOKEN_SCHEMA
 from recuerdo.store.migrations import Schema, apply, stamp
 from recuerdo.store.sqlite import files, sqlite3
 from recuerdo.store.sqlite.connection import SQLiteStore, SQLiteTx
 from recuerdo.store.sqlite.schema import SCHEMA
+
+from .conftest import db_dump
 
 
 def _contents(path: Path) -> dict[str, object]:
@@ -128,8 +131,8 @@ def test_a_file_that_holds_other_tables_is_not_written_over(tmp_path: Path) -> N
     conn.execute("INSERT INTO items VALUES (1)")
     conn.commit()
     conn.close()
-    with pytest.raises(Exception):  # noqa: B017 - whichever the steps raise on a foreign table
+    before = db_dump(path)
+    with pytest.raises(StoreError, match="table items already exists") as refused:
         SQLiteStore(str(path)).close()
-    conn = sqlite3.connect(path)
-    assert conn.execute("SELECT * FROM items").fetchall() == [(1,)]
-    conn.close()
+    assert refused.value.code == "store_unavailable"
+    assert db_dump(path) == before == ["items: (1,)"]

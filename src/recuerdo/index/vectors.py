@@ -81,9 +81,9 @@ def encode(vector: np.ndarray) -> bytes:
     # with the scale 1.
     scale = np.float32(float(np.max(np.abs(vector))) / 127)
     if not scale > 0 or not np.isfinite(scale):
-        return bytes(np.float32(1.0).tobytes()) + bytes(np.zeros(len(vector), np.int8).tobytes())
+        return np.float32(1.0).tobytes() + np.zeros(len(vector), np.int8).tobytes()
     quantized = np.clip(np.rint(vector / scale), -127, 127).astype(np.int8)
-    return bytes(scale.tobytes()) + bytes(quantized.tobytes())
+    return scale.tobytes() + quantized.tobytes()
 
 
 def decode(blob: bytes) -> tuple[float, np.ndarray]:
