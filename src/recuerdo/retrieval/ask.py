@@ -56,9 +56,7 @@ def answer(
         "answered" if facts or passages else ("could_not_judge" if failed else "nothing_stored")
     )
     said = " ".join([*(_sentence(f) for f in facts), *(p["text"] for p in passages)])
-    by_meaning = any(
-        c.stages.get("meaning") and not c.stages.get("lexical") for c in candidates[:3]
-    )
+    by_meaning = any(c.stages.get("meaning") and not c.by_words for c in candidates[:3])
     reply: dict[str, Any] = {
         "query": query,
         "scope": scope,

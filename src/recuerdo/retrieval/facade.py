@@ -133,6 +133,10 @@ class RetrievalVerbs(MemoryBase):
         item holds more) with score, the stages that found each, and its span. Use get(id) for the
         whole item. Search before you write, to update what exists instead of duplicating it.
 
+        A query that names a calendar date ('on 19 August 2023', '2023-08-19', 'in August 2023')
+        also ranks the items of that date by its words (found_by 'dated', unless since or until
+        is set).
+
         Args:
             query: What to look for, in plain words (operators are treated as text).
             scope: Only these scopes, e.g. 'user' or 'project:shop'.
@@ -280,9 +284,7 @@ class RetrievalVerbs(MemoryBase):
         state: AnswerState = (
             "answered" if sources else ("could_not_judge" if failed else "nothing_stored")
         )
-        by_meaning = any(
-            c.stages.get("meaning") and not c.stages.get("lexical") for c in candidates[:3]
-        )
+        by_meaning = any(c.stages.get("meaning") and not c.by_words for c in candidates[:3])
         grounding = pack.grounding(text, body, state, by_meaning)
         self._record("context", text, filters.describe(), [s["id"] for s in sources])
         return {

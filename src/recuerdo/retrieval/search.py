@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..core.items import MAIL, status_of
@@ -25,6 +25,7 @@ from ..index.words import terms, written_words
 from ..store import chunk_text
 from ..store.base import Row, Tx, rows_by_id
 from . import turns
+from .dates import named_window
 from .filters import Filters
 from .results import Hit
 
@@ -38,8 +39,12 @@ RRF_K = 60
 # and add what words miss, but does not unseat a strong word match (LoCoMo, all questions:
 # lexical R@5/R@10 65.1/73.2, equal-k fusion 51.8/63.3, this 65.3/73.8;
 # docs/decisions/0004-fusion.md).
-STAGE_K = {"lexical": 5, "meaning": RRF_K, "graph": RRF_K}
-WEIGHTS = {"lexical": 1.0, "meaning": 1.0, "graph": 0.8}
+STAGE_K = {"lexical": 5, "dated": 5, "meaning": RRF_K, "graph": RRF_K}
+WEIGHTS = {"lexical": 1.0, "dated": 0.5, "meaning": 1.0, "graph": 0.8}
+# A query naming a calendar date also ranks, by its words, the items of that date alone
+# (``dates.py``): half the lexical stage's weight, so they rise without pushing out the best
+# word matches of other dates (LoCoMo: docs/decisions/0035-dated-queries.md).
+WORD_STAGES = ("lexical", "dated")
 CANDIDATES = 50  # per stage, before fusion
 TAIL_LIMIT = 5000
 FILTER_BATCH = 500  # ranked chunks checked against the filters per query
@@ -55,9 +60,21 @@ class Candidate:
     score: float = 0.0
     stages: dict[str, int] = field(default_factory=dict)  # stage -> rank (1 = best)
 
+    @property
+    def by_words(self) -> bool:
+        """Whether a word stage found it (not meaning or the graph alone)."""
+        return any(stage in self.stages for stage in WORD_STAGES)
+
 
 def lexical_stage(
-    tx: Tx, filters: Filters, words: list[str], mode: str, k: int, written: list[str] | None = None
+    tx: Tx,
+    filters: Filters,
+    words: list[str],
+    mode: str,
+    k: int,
+    written: list[str] | None = None,
+    *,
+    widen: bool = True,
 ) -> list[tuple[int | None, int]]:
     """(chunk id, item id) best first, one per item: BM25 over chunks, rescored for the turns
     of conversations (``turns.py``: the speaker a query names, the turns around a turn, the
@@ -65,20 +82,28 @@ def lexical_stage(
     the items too new to be chunked, matched word by word."""
     if not words:
         return []
-    pool = lexical_pool(tx, filters, words, mode, k, written)
+    pool = lexical_pool(tx, filters, words, mode, k, written, widen=widen)
     named: set[str] = set()
     if mode == "any":
         named, said = turns.speaker_words(pool, written or words)
         rest = [word for word in words if word not in said]
         if said and rest:
-            pool = turns.merge(pool, lexical_pool(tx, filters, rest, mode, k, written))
+            again = lexical_pool(tx, filters, rest, mode, k, written, widen=widen)
+            pool = turns.merge(pool, again)
     pool = turns.rescore(tx, filters.tenant, pool, named, words)
     found: list[tuple[int | None, int]] = [(r.chunk_id, r.item_id) for r in pool]
     return _merge_tail(found, _tail(tx, filters, words, mode), k)
 
 
 def lexical_pool(
-    tx: Tx, filters: Filters, words: list[str], mode: str, k: int, written: list[str] | None
+    tx: Tx,
+    filters: Filters,
+    words: list[str],
+    mode: str,
+    k: int,
+    written: list[str] | None,
+    *,
+    widen: bool = True,
 ) -> list[turns.Ranked]:
     """The best-ranked chunks passing the filters, one per item, at least ``k`` of them when
     there are (up to ``turns.POOL`` when the ranked rows already fetched hold them).
@@ -101,7 +126,8 @@ def lexical_pool(
     # a selective filter (one scope of many, a member's own messages) then pays two rankings,
     # not one per growth step. Rows are checked in rank order, a batch at a time, and the
     # checking stops once ``want`` passed (the chunk id breaks ties so that pages never
-    # overlap); only fewer than ``k`` makes the window grow.
+    # overlap); only fewer than ``k`` makes the window grow, and only where ``widen`` (a stage
+    # that only adds to another takes the first window's matches).
     window, offset, checked = max(k * 2, FIRST_WINDOW), 0, 0
     while len(found) < k:
         ranked = tx.text.rank(filters.tenant, words, mode, window, offset)
@@ -142,7 +168,7 @@ def lexical_pool(
                     )
             if len(found) >= want:
                 break
-        if len(ranked) < window:
+        if len(ranked) < window or not widen:
             break
         offset += window
         share = max(len(found), 1) / checked
@@ -418,9 +444,19 @@ def run_stages(
     """Fused candidates, the meaning state, and the stages that failed."""
     found: dict[str, list[tuple[int | None, int]]] = {}
     if "lexical" in stages:
-        found["lexical"] = lexical_stage(
-            tx, filters, terms(query), mode, max(k, CANDIDATES), written_words(query)
-        )
+        words, written = terms(query), written_words(query)
+        found["lexical"] = lexical_stage(tx, filters, words, mode, max(k, CANDIDATES), written)
+        window = named_window(query)
+        # A caller who set the time bounds chose the dates already.
+        if window is not None and filters.since is None and filters.until is None:
+            # Those items are of that date: the words naming it are not asked of their text.
+            rest = window.rest(query)
+            on_date = replace(filters, since=window.since, until=window.until)
+            # It only adds to the lexical stage: the best-ranked matches are enough (a date
+            # holds few of a memory's items, and widening would rank every match again).
+            found["dated"] = lexical_stage(
+                tx, on_date, terms(rest), mode, max(k, CANDIDATES), written_words(rest), widen=False
+            )
     failed: list[str] = []
     embedder = meaning.embedder
     state = meaning.state(tx)
@@ -440,7 +476,7 @@ def run_stages(
     if mode == "all":
         # Every word must be there: meaning (and the graph) reorder what words found, they do
         # not add what lacks a word.
-        fused = [candidate for candidate in fused if "lexical" in candidate.stages]
+        fused = [candidate for candidate in fused if candidate.by_words]
     return fused, state, failed
 
 
