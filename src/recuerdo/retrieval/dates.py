@@ -43,7 +43,9 @@ _MONTH = "(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r",?\s+(?P<year>\d{4})(?!\d)"
 _PATTERNS = tuple(
-    re.compile(pattern, re.IGNORECASE)
+    # ASCII: "ſep" or "aprİl" would match a month under Unicode case folding, and other
+    # scripts' digits a year, yet name no month or number this reads.
+    re.compile(pattern, re.IGNORECASE | re.ASCII)
     for pattern in (
         r"(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})(?![\d-])",
         _DAY + r"\s+(?:of\s+)?" + _MONTH + _YEAR,  # 19 August 2023, 19th of Aug, 2023
@@ -51,8 +53,9 @@ _PATTERNS = tuple(
         _MONTH + _YEAR,  # August 2023
     )
 )
-FIRST_YEAR, LAST_YEAR = 1000, 9998
-"""Years written with four digits, each with a year on both sides for the margins."""
+FIRST_YEAR, LAST_YEAR = 1001, 9998
+"""Years written with four digits, each with a year on both sides for the margins (the store's
+moments are four-digit years)."""
 MARGIN = timedelta(days=1)
 """A named day also takes in the day on each side: the stored moment is in UTC, the asker's day
 may not be."""

@@ -154,7 +154,8 @@ class RetrievalVerbs(MemoryBase):
             since: Only items from this ISO 8601 time on.
             until: Only items up to this ISO 8601 time.
             preview_chars: Preview length in characters (20-4000, default 300).
-            stages: Which stages run, among lexical, meaning and graph (default: all).
+            stages: Which stages run, among lexical, meaning and graph (default: all); lexical
+                includes the dated one.
             repo: Only the stored code of this ingested repository (hits carry path, line span
                 and commit).
             path_prefix: Only stored code under this path, e.g. 'src/'.

@@ -4,7 +4,9 @@ Each stage proposes candidates *inside* the filters; weighted reciprocal rank fu
 merges them. The lexical stage is BM25 over chunks (title above body above context words),
 with the turns of conversations rescored by speaker, neighbouring turns and the question a turn
 answers (``turns.py``); items written in the last moments, not chunked yet, are matched
-directly. The meaning stage is cosine similarity over chunk vectors (see ``vectors.py``).
+directly. A query that names a calendar date adds the dated stage, run with the lexical one:
+the items of that date ranked by the query's other words (``dates.py``). The meaning stage is
+cosine similarity over chunk vectors (see ``vectors.py``).
 """
 
 from __future__ import annotations
