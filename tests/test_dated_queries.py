@@ -3,6 +3,7 @@ by its words: the search's ``dated`` stage, on every backend."""
 
 from __future__ import annotations
 
+import calendar
 from datetime import date, timedelta
 from typing import Any
 
@@ -14,20 +15,7 @@ import recuerdo
 from recuerdo.retrieval.dates import named_window
 
 FILLER = [f"Note {n} about the shop's opening hours and the delivery van." for n in range(20)]
-MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
+MONTHS = list(calendar.month_name)[1:]  # English in the C locale the suite runs in
 
 
 @pytest.mark.parametrize(
