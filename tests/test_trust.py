@@ -207,11 +207,15 @@ def test_check_counts_a_vector_of_another_size_than_its_models(memory: recuerdo.
     grown = "vector || x'00'" if memory._store.dialect == "sqlite" else "vector || '\\x00'::bytea"
     with memory._store.read() as tx:
         last = tx.scalar("SELECT max(id) FROM embeddings")
+        stored = tx.scalar("SELECT vector FROM embeddings WHERE id = ?", (last,))
     assert last is not None  # the default embedder stored the texts' vectors
     if memory.index_status()["backend"].get("vector_search") == "pgvector":
         # The database's own column holds the vector at its model's size: it refuses another.
         with pytest.raises(StoreError, match="dimensions"), memory._store.write() as tx:
             tx.execute(f"UPDATE embeddings SET vector = {grown} WHERE id = ?", (last,))
+        with memory._store.read() as tx:
+            kept = tx.scalar("SELECT vector FROM embeddings WHERE id = ?", (last,))
+        assert bytes(kept) == bytes(stored)  # the refused write left the vector as it was
         assert memory._store.check()["counts"]["vectors of a wrong size"] == 0
         return
     with memory._store.write() as tx:

@@ -7,6 +7,21 @@ from datetime import UTC, datetime
 from ..errors import InvalidInput
 
 _FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+"""In English, whatever the process's locale: dates are indexed and read as words in them."""
 
 
 def now() -> datetime:

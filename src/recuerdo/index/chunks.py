@@ -18,7 +18,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.clock import parse_time
+from ..core.clock import MONTH_NAMES, parse_time
 from ..store.base import CHUNK_FIELDS, Row, Tx, rows_by_id
 from ..store.chunk_text import chunks_with_text
 from ..store.hashes import text_key
@@ -26,20 +26,6 @@ from .chunk import Span, chunk_spans, code_spans
 
 CHUNK_BATCH = 400
 _MARK = "SELECT upto FROM index_marks WHERE name = 'chunks'"
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
 
 
 def chunk_hash(text: str) -> bytes:
@@ -68,7 +54,7 @@ def date_words(moment: str | None) -> str:
     except Exception:  # a date we cannot read is simply not indexed as words
         return ""
     year, month, day = int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10])
-    return f"{day} {_MONTHS[month - 1]} {year}"
+    return f"{day} {MONTH_NAMES[month - 1]} {year}"
 
 
 def _neighbours(tx: Tx, row: Row) -> tuple[Row | None, Row | None]:

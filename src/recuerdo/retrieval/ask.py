@@ -26,7 +26,7 @@ from ..index.words import terms
 from ..store.base import Tx
 from . import pack
 from .results import AnswerState
-from .search import Candidate, loaded
+from .search import Candidate, loaded, meaning_alone_leads
 
 DEFAULT_K = 8
 MAX_K = 100
@@ -56,7 +56,6 @@ def answer(
         "answered" if facts or passages else ("could_not_judge" if failed else "nothing_stored")
     )
     said = " ".join([*(_sentence(f) for f in facts), *(p["text"] for p in passages)])
-    by_meaning = any(c.stages.get("meaning") and not c.by_words for c in candidates[:3])
     reply: dict[str, Any] = {
         "query": query,
         "scope": scope,
@@ -64,7 +63,7 @@ def answer(
         "facts": [compact_item(f) for f in facts] if compact else facts,
         "seeds": [{"name": m["name"], "how": m["how"], "matched": m["matched"]} for m in matches],
         "passages": [compact_item(p) for p in passages] if compact else passages,
-        "grounding": pack.grounding(query, said, state, by_meaning),
+        "grounding": pack.grounding(query, said, state, meaning_alone_leads(candidates)),
         "k": k,
         "hops": hops,
         "as_of": view.as_of,

@@ -12,33 +12,18 @@ need a reference moment or cover a whole memory. The first date a query names is
 
 from __future__ import annotations
 
+import calendar
 import re
 from datetime import UTC, date, datetime, time, timedelta
 from typing import NamedTuple
 
-from ..core.clock import to_iso
+from ..core.clock import MONTH_NAMES, to_iso
 
 _MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
+    spelling: number
+    for number, name in enumerate(MONTH_NAMES, start=1)
+    for spelling in (name.lower(), name[:3].lower())
+} | {"sept": 9}
 _MONTH = "(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r",?\s+(?P<year>\d{4})(?!\d)"
@@ -67,8 +52,8 @@ class Window(NamedTuple):
 
     first: date
     last: date
-    start: int = 0
-    end: int = 0
+    start: int
+    end: int
 
     def rest(self, query: str) -> str:
         """The query without the words naming the date."""
@@ -111,10 +96,9 @@ def _window(match: re.Match[str]) -> Window | None:
         return None
     try:
         if parts.get("day") is None:
-            first = date(year, number, 1)
-            following = date(year + number // 12, number % 12 + 1, 1)
-            return Window(first, following - timedelta(days=1), match.start(), match.end())
+            days = calendar.monthrange(year, number)[1]
+            return Window(date(year, number, 1), date(year, number, days), *match.span())
         day = date(year, number, int(parts["day"]))
     except ValueError:  # 31 February, month 13: no date at all
         return None
-    return Window(day - MARGIN, day + MARGIN, match.start(), match.end())
+    return Window(day - MARGIN, day + MARGIN, *match.span())

@@ -285,8 +285,7 @@ class RetrievalVerbs(MemoryBase):
         state: AnswerState = (
             "answered" if sources else ("could_not_judge" if failed else "nothing_stored")
         )
-        by_meaning = any(c.stages.get("meaning") and not c.by_words for c in candidates[:3])
-        grounding = pack.grounding(text, body, state, by_meaning)
+        grounding = pack.grounding(text, body, state, search_ops.meaning_alone_leads(candidates))
         self._record("context", text, filters.describe(), [s["id"] for s in sources])
         return {
             "query": text,

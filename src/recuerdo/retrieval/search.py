@@ -68,6 +68,12 @@ class Candidate:
         return any(stage in self.stages for stage in WORD_STAGES)
 
 
+def meaning_alone_leads(candidates: list[Candidate]) -> bool:
+    """Whether one of the first three was found by meaning and by no word stage (the answer
+    then says it rests on meaning, not on the words asked)."""
+    return any("meaning" in c.stages and not c.by_words for c in candidates[:3])
+
+
 def lexical_stage(
     tx: Tx,
     filters: Filters,

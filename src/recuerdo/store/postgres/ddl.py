@@ -15,6 +15,7 @@ from ...errors import StoreError
 from ..base import Tx
 
 POLICY = "tenant_rows"
+_INSUFFICIENT_PRIVILEGE = "42501"  # SQLSTATE: the role may not do that
 SETTING = "recuerdo.tenant"
 _MINE = f"tenant = current_setting('{SETTING}', true) OR current_setting('{SETTING}', true) = '*'"
 
@@ -47,9 +48,6 @@ def has_extension(tx: Tx, name: str) -> bool:
         return False
     tx.execute("RELEASE SAVEPOINT recuerdo_extension")
     return True
-
-
-_INSUFFICIENT_PRIVILEGE = "42501"
 
 
 def tenant_tables(tx: Tx) -> list[str]:
