@@ -13,6 +13,7 @@ import pytest
 import recuerdo
 from recuerdo.store.sqlite import sqlite3
 
+from .forks import recuerdo_command
 from .postgres import contract_store, drop_contract_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,10 +140,7 @@ class Server:
         self.url = f"http://{host}:{self.port}"
         env = {**os.environ, "RECUERDO_STATE_DIR": str(base)}
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "recuerdo",
+            recuerdo_command(
                 "--memory",
                 memory,
                 "serve",
@@ -153,7 +151,7 @@ class Server:
                 "--profile",
                 profile,
                 *args,
-            ],
+            ),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -227,7 +225,7 @@ class Server:
 def create_token(base: Path, *args: str) -> tuple[str, str]:
     """(token id, secret) through the real CLI; the secret is the last line of its output."""
     done = subprocess.run(
-        [sys.executable, "-m", "recuerdo", "--state-dir", str(base), "token", "create", *args],
+        recuerdo_command("--state-dir", str(base), "token", "create", *args),
         capture_output=True,
         text=True,
         check=True,

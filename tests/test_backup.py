@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import json
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,8 @@ from hypothesis import strategies as st
 import recuerdo
 from recuerdo.engine import restore_memory
 from recuerdo.store.sqlite import sqlite3
+
+from .forks import recuerdo_command
 
 DERIVED = ("chunk_fts", "entry_trigrams", "sqlite_sequence", "sqlite_stat")
 
@@ -222,7 +223,7 @@ def test_a_raw_backup_is_a_consistent_copy_of_the_live_store(base: Path) -> None
 def test_the_cli_backs_up_and_restores(base: Path) -> None:
     with recuerdo.open("cli", base_dir=base, embedder="none") as memory:
         memory.save("Runbook", "Restart the queue first.", key="runbook")
-    command = [sys.executable, "-m", "recuerdo", "--state-dir", str(base)]
+    command = recuerdo_command("--state-dir", str(base))
     done = subprocess.run(
         [*command, "--memory", "cli", "--json", "backup", str(base / "cli.rbk")],
         capture_output=True, text=True, timeout=120, check=True,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,13 +14,14 @@ from recuerdo.doors.cli import cli
 from recuerdo.verbs import VERBS
 
 from .conftest import tree
+from .forks import recuerdo_command
 
 
 def run(
     *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "recuerdo", *args],
+        recuerdo_command(*args),
         capture_output=True,
         text=True,
         env={**os.environ, **(env or {})},
@@ -35,7 +35,7 @@ def run(
 def test_no_memory_named_fails_clearly_and_creates_nothing(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "RECUERDO_MEMORY"}
     done = subprocess.run(
-        [sys.executable, "-m", "recuerdo", "recall"],
+        recuerdo_command("recall"),
         capture_output=True,
         text=True,
         env=env,

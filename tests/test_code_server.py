@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 import zlib
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 from recuerdo.store.sqlite import sqlite3
 
 from .conftest import Server
+from .forks import recuerdo_command
 from .gitrepo import Repo, sample
 from .test_mcp import call, http_session
 
@@ -87,7 +87,7 @@ def test_semurg_server_serves_the_code_tools(base: Path, tmp_path: Path) -> None
 
 def _cli(base: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "recuerdo", "--state-dir", str(base), "--memory", "m", *args],
+        recuerdo_command("--state-dir", str(base), "--memory", "m", *args),
         capture_output=True,
         text=True,
         timeout=120,

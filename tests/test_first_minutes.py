@@ -21,13 +21,14 @@ import pytest
 import recuerdo
 
 from .conftest import Server
+from .forks import recuerdo_command
 
 
 def recuerdo_cli(
     base: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "recuerdo", "--state-dir", str(base), *args],
+        recuerdo_command("--state-dir", str(base), *args),
         capture_output=True,
         text=True,
         timeout=120,

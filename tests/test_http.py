@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 from recuerdo.verbs import VERBS
 
 from .conftest import Server, create_token
+from .forks import recuerdo_command
 from .gitrepo import Repo
 
 NOTE_TEXT = "## Tasks\n\n- one\n- two\n\n## Notes\n\nSome notes."
@@ -264,18 +264,9 @@ def test_tokens_401_and_403(tmp_path: Path) -> None:
 
 def test_serving_beyond_loopback_without_tokens_is_refused(tmp_path: Path) -> None:
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "recuerdo",
-            "--state-dir",
-            str(tmp_path),
-            "serve",
-            "--host",
-            "0.0.0.0",
-            "--port",
-            "7799",
-        ],
+        recuerdo_command(
+            "--state-dir", str(tmp_path), "serve", "--host", "0.0.0.0", "--port", "7799"
+        ),
         capture_output=True,
         text=True,
         timeout=60,
@@ -287,17 +278,7 @@ def test_serving_beyond_loopback_without_tokens_is_refused(tmp_path: Path) -> No
 def test_the_cli_runs_verbs_on_a_server(server: Server, tmp_path: Path) -> None:
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "recuerdo",
-                "--server",
-                server.url,
-                "--memory",
-                "remote",
-                "--json",
-                *args,
-            ],
+            recuerdo_command("--server", server.url, "--memory", "remote", "--json", *args),
             capture_output=True,
             text=True,
             timeout=60,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from pydantic import TypeAdapter, ValidationError
 import recuerdo
 from recuerdo.importers import ImportReport
 
+from .forks import recuerdo_command
 from .importing import SOURCES, copy_of, kind_of, run_import, stored, totals
 
 EXPECTED: dict[str, dict[str, dict[str, int]]] = {
@@ -219,7 +219,7 @@ def test_a_bad_origin_is_refused(base: Path, label: str) -> None:
 
 def _cli(base: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "recuerdo", "--state-dir", str(base), "--memory", "cli", *args],
+        recuerdo_command("--state-dir", str(base), "--memory", "cli", *args),
         capture_output=True,
         text=True,
         env={"RECUERDO_EMBEDDER": "none", "PATH": "/usr/bin:/bin"},

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 from recuerdo.verbs import VERBS
 
 from .conftest import Server, create_token
+from .forks import recuerdo_command
 from .gitrepo import Repo
 from .test_mcp import http_session
 
@@ -191,16 +191,7 @@ def test_revoked_tokens_stop_working_at_once(tmp_path: Path) -> None:
     try:
         assert server.post("/v1/recall", {}, token=secret)[0] == 200
         subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "recuerdo",
-                "--state-dir",
-                str(tmp_path),
-                "token",
-                "revoke",
-                token_id,
-            ],
+            recuerdo_command("--state-dir", str(tmp_path), "token", "revoke", token_id),
             check=True,
             capture_output=True,
             timeout=60,
@@ -218,7 +209,7 @@ def test_tokens_are_stored_as_hashes_and_listed_without_secrets(tmp_path: Path) 
     raw = b"".join(p.read_bytes() for p in (tmp_path / ".recuerdo").glob("tokens.db*"))
     assert secret.encode() not in raw
     listed = subprocess.run(
-        [sys.executable, "-m", "recuerdo", "--state-dir", str(tmp_path), "--json", "token", "list"],
+        recuerdo_command("--state-dir", str(tmp_path), "--json", "token", "list"),
         capture_output=True,
         text=True,
         check=True,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 import recuerdo
 from recuerdo.notes import markdown
 
+from .forks import recuerdo_command
 from .test_backup import deep_dump
 
 
@@ -298,17 +298,7 @@ def test_the_cli_commands(base: Path, tmp_path: Path) -> None:
 
     def run(*args: str) -> dict[str, object]:
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "recuerdo",
-                "--state-dir",
-                str(base),
-                "--memory",
-                "cli",
-                "--json",
-                *args,
-            ],
+            recuerdo_command("--state-dir", str(base), "--memory", "cli", "--json", *args),
             capture_output=True,
             text=True,
             timeout=120,

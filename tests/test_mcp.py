@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,6 +18,7 @@ from recuerdo.doors.profiles import profile
 from recuerdo.verbs import VERBS
 
 from .conftest import Server, tls_context
+from .forks import recuerdo_command
 
 Session = Callable[[], Any]
 
@@ -27,20 +27,10 @@ Session = Callable[[], Any]
 async def stdio_session(
     base: Path, memory: str = "mcp", prof: str = "native"
 ) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "recuerdo",
-            "--state-dir",
-            str(base),
-            "--memory",
-            memory,
-            "mcp",
-            "--profile",
-            prof,
-        ],
+    command, *args = recuerdo_command(
+        "--state-dir", str(base), "--memory", memory, "mcp", "--profile", prof
     )
+    params = StdioServerParameters(command=command, args=args)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
@@ -118,10 +108,8 @@ def test_streamable_http_tools_and_families(tmp_path: Path) -> None:
 
 def test_server_instructions_teach_good_use(tmp_path: Path) -> None:
     async def scenario() -> str:
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "recuerdo", "--state-dir", str(tmp_path), "--memory", "m", "mcp"],
-        )
+        command, *args = recuerdo_command("--state-dir", str(tmp_path), "--memory", "m", "mcp")
+        params = StdioServerParameters(command=command, args=args)
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             result = await session.initialize()
             return result.instructions or ""
@@ -336,13 +324,10 @@ def test_the_memory_may_follow_the_mcp_command(tmp_path: Path) -> None:
 
     with recuerdo.open("desk", base_dir=tmp_path) as memory:
         memory.relate("Ann", "Acme", "works_at")
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            *("-m", "recuerdo", "--state-dir", str(tmp_path)),
-            *("mcp", "--memory", "desk", "--profile", "semurg"),
-        ],
+    command, *args = recuerdo_command(
+        "--state-dir", str(tmp_path), "mcp", "--memory", "desk", "--profile", "semurg"
     )
+    params = StdioServerParameters(command=command, args=args)
 
     async def scenario() -> None:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:

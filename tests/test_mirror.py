@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +13,14 @@ import pytest
 import recuerdo
 
 from .conftest import Server
+from .forks import recuerdo_command
 
 KEY = "odd/auth/tasks"
 DOC = "# Auth tasks\n\n- [x] design tokens\n- [ ] rotate keys\n- [ ] revoke on logout\n"
 
 
 def mirror(base: Path, *args: str, server: str | None = None) -> tuple[int, Any]:
-    command = [sys.executable, "-m", "recuerdo", "--state-dir", str(base), "--json"]
+    command = recuerdo_command("--state-dir", str(base), "--json")
     command += ["--server", server] if server else []
     done = subprocess.run(
         [*command, "--memory", "work", "mirror", *args],

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from recuerdo.doors.http import ErrorShape
 from recuerdo.errors import MemoryNotFound
 
 from .conftest import Server, create_token, tree
+from .forks import recuerdo_command
 from .postgres import contract_url, unique_memory
 from .test_first_minutes import recuerdo_cli
 
@@ -305,7 +305,7 @@ def test_the_stdio_mcp_memory_is_declared(existing: Path) -> None:
 
 def test_the_mcp_door_refuses_a_bad_name_at_start(existing: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "recuerdo", "--state-dir", str(existing), "mcp", "-m", "a/b"],
+        recuerdo_command("--state-dir", str(existing), "mcp", "-m", "a/b"),
         capture_output=True,
         text=True,
         timeout=60,

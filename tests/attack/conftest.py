@@ -10,7 +10,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ import pytest
 import recuerdo
 
 from ..conftest import Server
+from ..forks import recuerdo_command
 from ..test_mcp import http_session
 
 # The meaning model is not under attack here and costs seconds per process: the servers run
@@ -82,7 +82,7 @@ class AttackServer(Server):
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = base.parent / f"{base.name}.serve-{self.port}.log"
         self.failure: RuntimeError | None = None
-        command = [sys.executable, "-m", "recuerdo", "--memory", memory, "serve"]
+        command = recuerdo_command("--memory", memory, "serve")
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--profile", profile, *args]
         full_env = {**os.environ, **FAST_ENV, "RECUERDO_STATE_DIR": str(base), **(env or {})}
         with self.log.open("w") as err:
@@ -308,7 +308,7 @@ def cli(
     timeout: float = 60,
 ) -> subprocess.CompletedProcess[str]:
     """``recuerdo [--state-dir BASE] ARGS`` as a subprocess."""
-    command = [sys.executable, "-m", "recuerdo"]
+    command = recuerdo_command()
     if base is not None:
         command += ["--state-dir", str(base)]
     full_env = {**os.environ, **FAST_ENV, **(env or {})}
@@ -341,7 +341,7 @@ def tokens_at_once(base: Path, *principals: Sequence[str]) -> list[str]:
     secrets, in order."""
     running = [
         subprocess.Popen(
-            [sys.executable, "-m", "recuerdo", "--state-dir", str(base), "token", "create", *args],
+            recuerdo_command("--state-dir", str(base), "token", "create", *args),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

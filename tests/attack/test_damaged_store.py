@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import pytest
 
 from recuerdo.store.sqlite import sqlite3
 
+from ..forks import recuerdo_command
 from ..test_http import CALLS
 from .conftest import FAST_ENV, Launcher, Reply, assert_error, local_memory
 
@@ -149,7 +149,7 @@ def test_http_wrote_nothing_and_other_memories_still_work(over_http: Damaged) ->
 
 def _cli(base: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "recuerdo", "--state-dir", str(base), *args],
+        recuerdo_command("--state-dir", str(base), *args),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from ..forks import recuerdo_command
 from .conftest import FAST_ENV, Launcher, local_memory
 
 MASKS = (0o000, 0o022)
@@ -36,7 +36,7 @@ def _run(base: Path, mask: int, *args: str) -> subprocess.Popen[str]:
         os.umask(mask)
 
     return subprocess.Popen(
-        [sys.executable, "-m", "recuerdo", "--state-dir", str(base), *args],
+        recuerdo_command("--state-dir", str(base), *args),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import recuerdo
 from recuerdo.store.sqlite import sqlite3
 from recuerdo.store.sqlite.schema import SCHEMA
 
+from ..forks import recuerdo_command
 from .conftest import FAST_ENV, Launcher, Reply, assert_error, local_memory
 
 FUTURE_STEP = "m999_from_the_future"
@@ -97,8 +97,8 @@ def future(launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> Future
     seen.after_http = {name: files(state, name) for name in NAMES}
     started = {
         name: subprocess.Popen(
-            [sys.executable, "-m", "recuerdo", "--state-dir", str(base), "--memory", name,
-             "remember", "learning", "written by an older CLI"],
+            recuerdo_command("--state-dir", str(base), "--memory", name,
+             "remember", "learning", "written by an older CLI"),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )
         for name in NAMES

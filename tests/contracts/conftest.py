@@ -33,6 +33,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from ..conftest import Server, tls_context
+from ..forks import recuerdo_command
 
 T = TypeVar("T")
 Json = dict[str, Any]
@@ -234,12 +235,12 @@ async def http_tools(url: str, memory: str, seen: Seen) -> AsyncIterator[Tools]:
 @asynccontextmanager
 async def stdio_tools(base: Path, memory: str, profile: str, seen: Seen) -> AsyncIterator[Tools]:
     """``recuerdo mcp --profile <profile>``: what a desktop agent launches."""
+    command, *args = recuerdo_command(
+        "--state-dir", str(base), "--memory", memory, "mcp", "--profile", profile
+    )
     params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            *("-m", "recuerdo", "--state-dir", str(base), "--memory", memory),
-            *("mcp", "--profile", profile),
-        ],
+        command=command,
+        args=args,
         env={k: v for k, v in os.environ.items() if k not in _HOST_VARIABLES},
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:

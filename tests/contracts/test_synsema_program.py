@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 import recuerdo
 
 from ..conftest import Server
+from ..forks import recuerdo_command
 from .conftest import (
     Http,
     Mcp,
@@ -114,7 +114,7 @@ def _three_entries(base: Path, name: str) -> None:
 def test_Y39_the_cli_says_how_many_more_exist(tmp_path: Path) -> None:
     """Y39 more entries than `limit`: `recuerdo recall --limit 1` says how many more exist."""
     _three_entries(tmp_path, "m")
-    command = [sys.executable, "-m", "recuerdo", "--state-dir", str(tmp_path), "--memory", "m"]
+    command = recuerdo_command("--state-dir", str(tmp_path), "--memory", "m")
     done = subprocess.run(
         [*command, "recall", "--limit", "1"], capture_output=True, text=True, timeout=120
     )

@@ -4,7 +4,6 @@ carry the token, read-only visitors, and tenants that never see each other."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from ..conftest import Server, create_token
+from ..forks import recuerdo_command
 from .conftest import api, refusal_code, start_server, text_of
 
 SECRET = "Vexquorin"  # only tenant A ever writes it
@@ -174,7 +174,7 @@ def test_revoking_the_token_ends_its_sessions(
     token_id, secret = tokens["revoked"]
     page = log_in(context, secret)
     subprocess.run(
-        [sys.executable, "-m", "recuerdo", "--state-dir", str(base), "token", "revoke", token_id],
+        recuerdo_command("--state-dir", str(base), "token", "revoke", token_id),
         check=True,
         capture_output=True,
         timeout=60,
