@@ -203,6 +203,45 @@ def test_a_large_table_is_searched_through_the_hnsw_index(
     assert sorted(hit["id"] for hit in only_context["results"]) == sorted(rare)
 
 
+def test_a_first_load_builds_the_index_after_its_vectors(
+    pg_memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pgvector updates a live HNSW graph one insert at a time, several times slower than a
+    build over the rows: a model's first load inserts all its vectors, then builds the index
+    once; the vectors written after join it."""
+    statements = _recording(monkeypatch)
+    many = pg_connection.PostgresTx.executemany
+
+    def spy(self: pg_connection.PostgresTx, sql: str, rows: Any) -> int:
+        statements.append((sql, []))
+        return many(self, sql, rows)
+
+    monkeypatch.setattr(pg_connection.PostgresTx, "executemany", spy)
+    loaded = 3 * vectors.EMBED_BATCH + 5
+    pg_memory.remember_many(
+        [
+            {"category": "learning", "content": f"{WORDS[n % len(WORDS)]} note {n}"}
+            for n in range(loaded)
+        ]
+    )
+    _indexed(pg_memory)
+    heron = pg_memory.remember("learning", "A heron crossed the lagoon at dawn.")
+    _indexed(pg_memory)
+    monkeypatch.undo()
+    steps = [
+        "build" if sql.startswith("CREATE INDEX") else "insert"
+        for sql, _ in statements
+        if sql.startswith(
+            ("CREATE INDEX IF NOT EXISTS embeddings_hnsw_", "INSERT INTO embeddings ")
+        )
+    ]
+    assert steps == ["insert"] * 4 + ["build", "insert"]
+    with pg_memory._store.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM embeddings") == loaded + 1
+    found = pg_memory.search("heron over a lagoon", stages=["meaning"], limit=1)["results"]
+    assert [hit["id"] for hit in found] == [heron]
+
+
 def test_a_backup_holds_the_stored_bytes_and_restores_into_sqlite(
     pg_memory: recuerdo.Memory, tmp_path: Any
 ) -> None:

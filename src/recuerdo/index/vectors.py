@@ -149,10 +149,12 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
     with store.read() as tx:
         upto = _mark(tx, embedder.name)
         rows = chunks_with_text(
-            tx, "c.id > ? ORDER BY c.id LIMIT ?", (upto, EMBED_BATCH), every_tenant=True
+            tx, "c.id > ? ORDER BY c.id LIMIT ?", (upto, EMBED_BATCH + 1), every_tenant=True
         )
         if not rows:
             return 0
+        caught_up = len(rows) <= EMBED_BATCH  # this batch takes the last of the backlog
+        rows = rows[:EMBED_BATCH]
         marks = ",".join("?" * len(rows))
         known = {
             r["hash"]
@@ -170,8 +172,6 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
     # order and names the vectors it covers, so those must be on disk first (decision 0032).
     with store.write() as tx:
         if vectors is not None:
-            if tx.vectors is not None:
-                tx.vectors.follow(embedder.name, embedder.dim)
             tx.executemany(
                 "INSERT INTO embeddings (model, hash, vector) VALUES (?, ?, ?)"
                 " ON CONFLICT (model, hash) DO NOTHING",
@@ -180,6 +180,9 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
                     for digest, vector in zip(todo, vectors, strict=True)
                 ],
             )
+        if tx.vectors is not None:
+            # After the rows: a first load builds the index over all of them at its end.
+            tx.vectors.follow(embedder.name, embedder.dim, caught_up=caught_up)
         tx.execute(
             "INSERT INTO index_marks (name, upto) VALUES (?, ?) ON CONFLICT (name) DO UPDATE"
             " SET upto = CASE WHEN excluded.upto > index_marks.upto THEN excluded.upto"

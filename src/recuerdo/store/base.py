@@ -91,10 +91,11 @@ class SubstringSearch(Protocol):
 class VectorSearch(Protocol):
     """Nearest vectors, ordered by the database through an index of each model's vectors."""
 
-    def follow(self, model: str, dim: int) -> None:
-        """Inside a write that stores ``model``'s vectors: make sure the database indexes them
-        (the first vectors of a model create its index; later ones join it as they are
-        inserted)."""
+    def follow(self, model: str, dim: int, *, caught_up: bool) -> None:
+        """Inside a write that stores ``model``'s vectors: make sure the database indexes them.
+        A model's index is built once its vectors have caught up with the chunks
+        (``caught_up``: this write takes the last of the backlog), over all of them at once;
+        later vectors join it as they are inserted."""
 
     def order(
         self, alias: str, model: str, dim: int, query: Sequence[float], limit: int, exact: bool

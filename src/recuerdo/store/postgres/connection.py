@@ -586,6 +586,8 @@ def _vector_limit(state: VectorState | None) -> str:
         f"m {pgvectors.HNSW_M}, ef_construction {pgvectors.HNSW_EF_CONSTRUCTION}), searched "
         "with the filters applied"
         + (" by iterative scans" if state.iterative else "")
+        + "; a model's index is built when its first load of vectors has caught up (scored "
+        "exactly until then)"
         + "; when the filters reject most of what it offers, the rows that pass are scored "
         "exactly in the database"
     )
