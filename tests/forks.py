@@ -128,7 +128,7 @@ class _Request:
 def _prepare() -> bool:
     """Import what the commands use, then check that nothing left a thread running."""
     import recuerdo
-    import recuerdo.doors.cli  # noqa: F401
+    import recuerdo.doors.cli
 
     for optional in ("recuerdo.doors.http", "recuerdo.doors.mcp", "uvicorn"):
         with contextlib.suppress(ImportError):

@@ -138,8 +138,10 @@ def _words(size: int) -> str:
     """Text of exactly ``size`` UTF-8 bytes, with accents, tabs, line breaks and odd spacing
     (and nothing the secret guard would take for a credential)."""
     pieces = ["año", "niño\t", "façade", "über\n", "zebra  ", "x", "日本", "\r\n", "end."]
-    out: list[str] = []
-    total = 0
+    cycle = "".join(piece + " " for piece in pieces)
+    whole = max(0, (size - 16) // len(cycle.encode()) - 1)  # whole cycles at once (16 MiB)
+    out: list[str] = [cycle * whole]
+    total = whole * len(cycle.encode())
     i = 0
     while total < size - 16:
         piece = pieces[i % len(pieces)] + " "
