@@ -8,6 +8,7 @@ no family and no door; core imports only the store's protocol and the errors.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
@@ -20,11 +21,17 @@ DOOR_ALLOWED = {"engine", "verbs", "model", "errors", "security", "__version__"}
 FAMILIES = {"entries", "notes", "work", "comms", "graph", "ingest", "retrieval", "code", "mirror"}
 
 
-def _imports(path: Path) -> set[str]:
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    """Each source file parsed once for all the tests here (the sources do not change)."""
+    return ast.parse(path.read_text())
+
+
+def _imports(path: Path) -> frozenset[str]:
     """Top-level recuerdo modules or packages imported by a file (relative imports resolved)."""
     parts = path.relative_to(PACKAGE).parts
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(_parsed(path)):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = list(parts[: len(parts) - node.level])
@@ -39,7 +46,7 @@ def _imports(path: Path) -> set[str]:
             for alias in node.names:
                 if alias.name.startswith("recuerdo."):
                     found.add(alias.name.split(".")[1])
-    return found
+    return frozenset(found)
 
 
 def _top(path: Path) -> str:
@@ -127,7 +134,7 @@ SQL_START = re.compile(
 def _sql_strings(path: Path) -> list[tuple[int, str]]:
     """The string literals of a file that look like SQL (f-strings' literal parts included)."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(_parsed(path)):
         text = node.value if isinstance(node, ast.Constant) else None
         if isinstance(text, str) and SQL_START.search(text):
             found.append((node.lineno, text))
