@@ -47,6 +47,18 @@ INTERPRETER_ENV = (
     "PYTHONOPTIMIZE",
 )
 
+# What chooses and finds the embedder (read when a memory first embeds).
+EMBEDDER_ENV = (
+    "RECUERDO_EMBEDDER",
+    "RECUERDO_EMBED_URL",
+    "RECUERDO_EMBED_MODEL",
+    "RECUERDO_EMBED_KEY",
+    "RECUERDO_EMBED_MIN_SIMILARITY",
+    "RECUERDO_CACHE_DIR",
+    "XDG_CACHE_HOME",
+    "HOME",
+)
+
 _lock = threading.Lock()
 _started: dict[str, object] = {}
 
@@ -130,11 +142,36 @@ def _prepare() -> bool:
     import recuerdo
     import recuerdo.doors.cli
 
-    for optional in ("recuerdo.doors.http", "recuerdo.doors.mcp", "uvicorn"):
+    # (What a server imports as it starts or at its first request, measured with py-spy.)
+    for optional in (
+        "recuerdo.doors.http",
+        "recuerdo.doors.mcp",
+        "recuerdo.doors.web",
+        "jsonschema",
+        "numpy.ma",
+        "anyio._backends._asyncio",
+        "uvicorn",
+        "uvloop",
+        "uvicorn.protocols.http.auto",
+    ):
         with contextlib.suppress(ImportError):
             __import__(optional)
     # A new store's schema is built once per process (decision 0034): once here, for all.
     recuerdo.open("warm", in_memory=True, embedder="none").close()
+    # So are the MCP tool listings (JSON schemas written from the reply types) ...
+    with contextlib.suppress(ImportError):
+        from recuerdo.doors.mcp import build_server
+        from recuerdo.doors.profiles import PROFILES
+
+        for name in PROFILES:
+            build_server(None, name)  # type: ignore[arg-type]
+    # ... and the default embedder (its files hashed, its table checked, its tokenizer read),
+    # where its table is built already: building one is a test's business, not this one's.
+    with contextlib.suppress(Exception):
+        from recuerdo.index import embed, static
+
+        if static.table_path(static.source_key(*static.minilm_files())).exists():
+            embed.load_embedder("auto")
     gc.collect()
     gc.freeze()  # the children inherit these objects: leave their pages shared
     return threading.active_count() == 1
@@ -236,6 +273,10 @@ def become(request: _Request) -> None:
     """Turn this child into ``python -m recuerdo ARGS`` as the launcher would have run it."""
     import runpy
 
+    if any(request.env.get(name) != os.environ.get(name) for name in EMBEDDER_ENV):
+        from recuerdo.index import embed
+
+        embed._cache.clear()  # the embedder warmed here is not the one this command asks for
     request.link.close()
     for number, fd in enumerate(request.fds):
         os.dup2(fd, number)

@@ -9,7 +9,8 @@ content is the one error shape ``{ok: false, error, detail}``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any
 
 from mcp.server.lowlevel import Server
@@ -80,6 +81,19 @@ def _error(error: RecuerdoError) -> CallToolResult:
     )
 
 
+@cache
+def _presented(
+    profile_name: str,
+) -> tuple[Mapping[str, ToolMap], ListToolsResult, Mapping[str, bool]]:
+    """A profile's tools, their listing and whether each wraps its replies: the same for every
+    server of the process, and 250 ms of JSON schema writing for the native profile, so made
+    once (an HTTP server makes one MCP server per profile, stdio one per session)."""
+    tools = {entry.name: entry for entry in profile(profile_name)}
+    listed = ListToolsResult(tools=[_tool(entry) for entry in tools.values()])
+    wrapped = {name: schemas.wraps_result(entry) for name, entry in tools.items()}
+    return tools, listed, wrapped
+
+
 def build_server(
     pool: gateway.MemoryPool,
     profile_name: str = "native",
@@ -88,9 +102,7 @@ def build_server(
     memory_of: MemoryOf = lambda ctx: None,
 ) -> Server[Any]:
     """An MCP server over ``pool`` presenting one profile's tools."""
-    tools = {entry.name: entry for entry in profile(profile_name)}
-    listed = ListToolsResult(tools=[_tool(entry) for entry in tools.values()])
-    wrapped = {name: schemas.wraps_result(entry) for name, entry in tools.items()}
+    tools, listed, wrapped = _presented(profile_name)
 
     async def list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
         return listed

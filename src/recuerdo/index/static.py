@@ -308,12 +308,17 @@ def _exclusive(lock_path: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def table_path(key: str, folder: Path | None = None) -> Path:
+    """Where the table made from the files of ``key`` (:func:`source_key`) is cached."""
+    return (folder or cache_dir()) / f"static-minilm-{key[:16]}.npz"
+
+
 def load_table(model: Path, tokenizer: Path, folder: Path | None = None) -> tuple[str, Table, bool]:
     """(key, table, built): the cached table for these files, built first when it is missing
     or bad; ``built`` says whether this call built it."""
     key = source_key(model, tokenizer)
-    folder = folder or cache_dir()
-    path = folder / f"static-minilm-{key[:16]}.npz"
+    path = table_path(key, folder)
+    folder = path.parent
     table = _read(path, key)
     if table is not None:
         return key, table, False
