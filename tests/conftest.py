@@ -13,7 +13,7 @@ import pytest
 import recuerdo
 from recuerdo.store.sqlite import sqlite3
 
-from .forks import recuerdo_command
+from .forks import python_command, recuerdo_command
 from .postgres import contract_store, drop_contract_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,11 +105,18 @@ def tls_context() -> ssl.SSLContext:
 
 
 def run_python(
-    code: str, *, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 120
+    code: str,
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
+    forked: bool = True,
 ) -> subprocess.CompletedProcess[str]:
+    """``python -c CODE``; forked (``forks.python_command``) unless the code needs a new
+    interpreter (it checks what importing does)."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
-        [sys.executable, "-c", code],
+        python_command(code) if forked else [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         env=full_env,

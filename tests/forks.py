@@ -4,14 +4,15 @@ The suite starts some 200 ``recuerdo`` processes (CLI calls, ``serve``, stdio MC
 interpreter spends 0.4-0.9 s of CPU importing recuerdo, FastAPI, uvicorn and the MCP SDK before
 it does anything, which was a quarter of the suite's CPU. Here each pytest worker starts one
 process that imports all that once (:func:`serve`); :func:`recuerdo_command` gives the argv of a
-tiny launcher (``tests/launch.py``) that asks it for a child to run the command in.
+tiny launcher (``tests/launch.py``) that asks it for a child to run the command in, and
+:func:`python_command` the same for ``python -c`` helpers that use recuerdo.
 
 What the test sees is the command's own behaviour: the child runs ``python -m recuerdo ARGS``
-through ``runpy`` with the launcher's stdin, stdout, stderr, environment, working directory and
-umask, and ends as an interpreter does (threads joined, ``atexit``, buffers flushed); the
-launcher exits with its code or dies of its signal. What it does not see is the import itself:
-``tests/test_start_cost.py`` and the README's commands still start real interpreters, and
-``RECUERDO_TEST_FORKS=0`` turns this off for the whole run.
+through ``runpy`` (or the code, as ``-c`` runs it) with the launcher's stdin, stdout, stderr,
+environment, working directory and umask, and ends as an interpreter does (threads joined,
+``atexit``, buffers flushed); the launcher exits with its code or dies of its signal. What it
+does not see is the import itself: ``tests/test_start_cost.py`` and the README's commands still
+start real interpreters, and ``RECUERDO_TEST_FORKS=0`` turns this off for the whole run.
 
 An environment that asks Python for something else (another ``PYTHONPATH``, say) is refused,
 and the launcher starts a real interpreter instead. The forking process has no threads when it
@@ -34,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import types
 from pathlib import Path
 
 LAUNCH = Path(__file__).resolve().parent / "launch.py"
@@ -66,10 +68,21 @@ _started: dict[str, object] = {}
 def recuerdo_command(*args: str) -> list[str]:
     """The argv of ``python -m recuerdo ARGS``, forked from this worker's pre-imported process
     when there is one."""
+    return _command("-m", "recuerdo", *args)
+
+
+def python_command(code: str, *args: str) -> list[str]:
+    """The argv of ``python -c CODE ARGS``, forked likewise. Only for code that imports
+    recuerdo as it is: code that changes what an import finds, or checks what importing does,
+    needs a real interpreter."""
+    return _command("-c", code, *args)
+
+
+def _command(*interpreter_args: str) -> list[str]:
     socket_path = _forking_process()
     if socket_path is None:
-        return [sys.executable, "-m", "recuerdo", *args]
-    return [sys.executable, "-I", "-S", str(LAUNCH), socket_path, *args]
+        return [sys.executable, *interpreter_args]
+    return [sys.executable, "-I", "-S", str(LAUNCH), socket_path, *interpreter_args]
 
 
 def _forking_process() -> str | None:
@@ -270,7 +283,8 @@ def _kill(pid: int) -> None:
 
 
 def become(request: _Request) -> None:
-    """Turn this child into ``python -m recuerdo ARGS`` as the launcher would have run it."""
+    """Turn this child into the command (``-m recuerdo ARGS`` or ``-c CODE ARGS``) as the
+    launcher would have run it."""
     import runpy
 
     if any(request.env.get(name) != os.environ.get(name) for name in EMBEDDER_ENV):
@@ -285,9 +299,17 @@ def become(request: _Request) -> None:
     os.chdir(request.cwd)
     os.environ.clear()
     os.environ.update(request.env)
-    sys.path[0] = os.getcwd()  # as ``-m`` puts it
-    sys.argv = ["-m", *request.args]
-    runpy.run_module("recuerdo", run_name="__main__", alter_sys=True)
+    option, target, *args = request.args
+    if option == "-m":
+        sys.path[0] = os.getcwd()  # as ``-m`` puts it
+        sys.argv = ["-m", *args]
+        runpy.run_module(target, run_name="__main__", alter_sys=True)
+        return
+    sys.path[0] = ""  # as ``-c`` puts it
+    sys.argv = ["-c", *args]
+    main = types.ModuleType("__main__")
+    sys.modules["__main__"] = main
+    exec(compile(target, "<string>", "exec"), main.__dict__)
 
 
 if __name__ == "__main__":

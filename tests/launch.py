@@ -1,11 +1,13 @@
-"""``python -I -S launch.py SOCKET ARGS...``: ``python -m recuerdo ARGS``, started in a child of
-the suite's pre-imported process (``tests/forks.py``) instead of a new interpreter.
+"""``python -I -S launch.py SOCKET -m recuerdo ARGS...`` (or ``-c CODE ARGS...``): that command,
+started in a child of the suite's pre-imported process (``tests/forks.py``) instead of a new
+interpreter.
 
 To whoever started it, it behaves as that command would: the child gets this process's stdin,
 stdout and stderr (the same pipes), environment, working directory and umask; a signal this
 process gets is passed on; it exits with the child's code, or dies of the child's signal. If it
 is killed outright (SIGKILL), the forking process kills the child. Where that process is gone,
-or refuses the environment, this process becomes ``python -m recuerdo ARGS`` itself.
+or refuses the environment, this process becomes ``python -m recuerdo ARGS`` (or ``python -c``)
+itself.
 
 Built-in modules only (``socket``, ``json`` and ``signal`` would import ``re`` and ``enum``), and
 no ``site``: it starts in about 10 ms of CPU.
@@ -21,7 +23,7 @@ PASSED_ON = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT, _
 
 
 def become_the_command(args: list[str]) -> None:
-    os.execv(sys.executable, [sys.executable, "-m", "recuerdo", *args])
+    os.execv(sys.executable, [sys.executable, *args])
 
 
 def read_line(link: _socket.socket, pending: bytearray) -> bytes:
@@ -63,7 +65,7 @@ def main() -> None:
         _signal.signal(number, lambda received, _frame: os.kill(child, received))
     last = read_line(link, pending)
     if not last.startswith(b"exit "):
-        sys.exit(f"launch.py: the forking process went away before recuerdo {args} ended")
+        sys.exit(f"launch.py: the forking process went away before {args} ended")
     code = int(last.split()[1])
     if code < 0:
         _signal.signal(-code, _signal.SIG_DFL)

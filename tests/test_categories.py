@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 import recuerdo
 
 from .conftest import settled_dump
+from .forks import python_command
 
 
 def test_append_joins_with_a_blank_line_and_keeps_summary(memory: recuerdo.Memory) -> None:
@@ -123,7 +123,7 @@ def test_four_processes_append_to_one_category_and_lose_nothing(base: Path) -> N
     recuerdo.open("shared-cat", base_dir=base).close()
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", APPENDER, str(base), str(n)],
+            python_command(APPENDER, str(base), str(n)),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -12,6 +12,7 @@ import recuerdo
 from recuerdo.comms.mail import MAX_BODY_BYTES
 
 from .conftest import db_dump
+from .forks import python_command
 
 
 @pytest.fixture
@@ -465,7 +466,6 @@ def test_eight_agents_sending_concurrently_lose_nothing(base: Path) -> None:
     shared conversation alike: every message arrives, once, in its conversation."""
     import os
     import subprocess
-    import sys
 
     names = [f"agent{i}" for i in range(8)]
     with recuerdo.open("busy", base_dir=base) as memory:
@@ -477,7 +477,7 @@ def test_eight_agents_sending_concurrently_lose_nothing(base: Path) -> None:
     env = {**os.environ, "RECUERDO_EMBEDDER": "none"}
     workers = [
         subprocess.Popen(
-            [sys.executable, "-c", AGENT, name, str(base), shared["id"]],
+            python_command(AGENT, name, str(base), shared["id"]),
             env=env,
             stderr=subprocess.PIPE,
             text=True,

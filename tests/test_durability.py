@@ -15,6 +15,7 @@ import recuerdo
 from recuerdo.store.sqlite import sqlite3
 
 from .conftest import run_python
+from .forks import python_command
 
 WRITER = """
 import sys, recuerdo
@@ -29,9 +30,7 @@ while True:
 
 @pytest.mark.slow
 def test_acknowledged_writes_survive_sigkill(base: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(base)], stdout=subprocess.PIPE, text=True
-    )
+    proc = subprocess.Popen(python_command(WRITER, str(base)), stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     acknowledged: list[int] = []
     deadline = time.monotonic() + 60
@@ -72,7 +71,7 @@ def test_four_processes_write_concurrently_without_loss(base: Path) -> None:
     recuerdo.open("busy", base_dir=base).close()  # create the file first, as a host would
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", CONCURRENT, str(base), str(n)],
+            python_command(CONCURRENT, str(base), str(n)),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -95,8 +94,7 @@ def test_two_new_processes_opening_one_new_file(base: Path) -> None:
     """Both create and migrate the same new file at once: neither fails, schema applied once."""
     code = f"import recuerdo; recuerdo.open('race', base_dir={str(base)!r}).remember('rule', 'r')"
     procs = [
-        subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
-        for _ in range(3)
+        subprocess.Popen(python_command(code), stderr=subprocess.PIPE, text=True) for _ in range(3)
     ]
     for proc in procs:
         _, err = proc.communicate(timeout=60)

@@ -16,7 +16,7 @@ import pytest
 from recuerdo.doors.running import marker_path
 
 from .conftest import Server
-from .forks import LAUNCH, SWITCH, recuerdo_command
+from .forks import LAUNCH, SWITCH, python_command, recuerdo_command
 
 REAL = "real"
 FORKED = "forked"
@@ -57,6 +57,29 @@ def test_the_same_output_and_exit_code(args: tuple[str, ...], tmp_path: Path) ->
         real.stderr,
     )
     assert "Traceback" not in forked.stderr
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import sys; print(sys.argv[1:], __name__); sys.exit(3)",
+        "import sys, recuerdo; print(recuerdo.__name__, file=sys.stderr)",
+        "raise ValueError('from the code')",
+    ],
+    ids=["argv-and-exit", "stderr", "exception"],
+)
+def test_python_code_runs_as_with_dash_c(code: str) -> None:
+    real = subprocess.run(
+        [sys.executable, "-c", code, "one", "two"], capture_output=True, text=True, timeout=60
+    )
+    if os.environ.get(SWITCH) == "0":
+        pytest.skip("the suite's commands are not forked in this run")
+    argv = python_command(code, "one", "two")
+    assert argv[2:4] == ["-S", str(LAUNCH)], argv
+    forked = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert (forked.returncode, forked.stdout) == (real.returncode, real.stdout)
+    # A traceback names the forking process's frames too: its last line is the same.
+    assert forked.stderr.splitlines()[-1:] == real.stderr.splitlines()[-1:]
 
 
 def test_stdin_environment_working_directory_and_umask_reach_the_command(tmp_path: Path) -> None:

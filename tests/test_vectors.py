@@ -4,7 +4,6 @@ meaning stage's tiers (HNSW first when the set is large) offer every vector once
 from __future__ import annotations
 
 import subprocess
-import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,8 @@ from hypothesis.extra.numpy import arrays
 from recuerdo.index import vectors
 from recuerdo.index.vector_set import VectorSet
 from recuerdo.store.sqlite import SQLiteStore
+
+from .forks import python_command
 
 DIM = 16
 
@@ -231,8 +232,6 @@ with store.read() as tx:
 assert next(iter(vset.ranked(rows[0] / np.linalg.norm(rows[0]), k=3)))
 print(MiniLM().embed(["loaded"]).shape)
 """
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
-    )
+    done = subprocess.run(python_command(script), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "(1, 384)"
