@@ -63,6 +63,9 @@ EMBEDDER_ENV = (
 
 _lock = threading.Lock()
 _started: dict[str, object] = {}
+# The worker's environment before any test changed it: the forking process starts at some
+# test's first command, and must not keep that test's monkeypatched variables.
+_WORKER_ENV = dict(os.environ)
 
 
 def recuerdo_command(*args: str) -> list[str]:
@@ -99,6 +102,8 @@ def _start() -> str | None:
     path = os.path.join(folder, "socket")
     process = subprocess.Popen(
         [sys.executable, __file__, path],
+        env=_WORKER_ENV,
+        cwd=folder,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=None,
