@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import recuerdo
@@ -109,8 +109,9 @@ def play(memory: recuerdo.Memory, script: list[tuple[str, tuple[Any, ...]]]) -> 
                 memory.link(saved["id"], entry)
         elif kind == "plan":
             task, steps, done = args
-            memory.create_progress(task, steps)
-            for step in steps[:done]:
+            # A task drawn twice resumes the first plan, with its own steps.
+            plan = memory.create_progress(task, steps)
+            for step in [s["name"] for s in plan["steps"]][:done]:
                 memory.complete_step(task, step, f"{step} ok")
         elif kind == "rule":
             memory.add_rule(args[0], "must", f"x <= {args[1]}")
@@ -142,6 +143,7 @@ def play(memory: recuerdo.Memory, script: list[tuple[str, tuple[Any, ...]]]) -> 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(script=memories())
+@example(script=[("plan", ("a0", ["a", "c"], 1)), ("plan", ("a0", ["b"], 1))])  # a resumed task
 def test_restore_rebuilds_the_memory_exactly(script: list[tuple[str, tuple[Any, ...]]]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         base = Path(folder)
