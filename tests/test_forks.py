@@ -69,11 +69,11 @@ def test_the_same_output_and_exit_code(args: tuple[str, ...], tmp_path: Path) ->
     ids=["argv-and-exit", "stderr", "exception"],
 )
 def test_python_code_runs_as_with_dash_c(code: str) -> None:
+    if os.environ.get(SWITCH) == "0":
+        pytest.skip("the suite's commands are not forked in this run")
     real = subprocess.run(
         [sys.executable, "-c", code, "one", "two"], capture_output=True, text=True, timeout=60
     )
-    if os.environ.get(SWITCH) == "0":
-        pytest.skip("the suite's commands are not forked in this run")
     argv = python_command(code, "one", "two")
     assert argv[2:4] == ["-S", str(LAUNCH)], argv
     forked = subprocess.run(argv, capture_output=True, text=True, timeout=60)

@@ -156,15 +156,22 @@ def test_vectors_are_in_the_database_and_forgotten_ones_leave_it(
 
 
 def _recording(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[Any]]]:
-    """Every statement PostgreSQL transactions run (a spy around the one place they run SQL)."""
+    """Every statement PostgreSQL transactions run (a spy around the two places they run SQL:
+    one statement, and one statement over many rows, recorded without its rows)."""
     seen: list[tuple[str, list[Any]]] = []
     run = pg_connection.PostgresTx._run
+    many = pg_connection.PostgresTx.executemany
 
     def spy(self: pg_connection.PostgresTx, sql: str, params: Any) -> Any:
         seen.append((sql, list(params)))
         return run(self, sql, params)
 
+    def spy_many(self: pg_connection.PostgresTx, sql: str, rows: Any) -> int:
+        seen.append((sql, []))
+        return many(self, sql, rows)
+
     monkeypatch.setattr(pg_connection.PostgresTx, "_run", spy)
+    monkeypatch.setattr(pg_connection.PostgresTx, "executemany", spy_many)
     return seen
 
 
@@ -210,13 +217,6 @@ def test_a_first_load_builds_the_index_after_its_vectors(
     build over the rows: a model's first load inserts all its vectors, then builds the index
     once; the vectors written after join it."""
     statements = _recording(monkeypatch)
-    many = pg_connection.PostgresTx.executemany
-
-    def spy(self: pg_connection.PostgresTx, sql: str, rows: Any) -> int:
-        statements.append((sql, []))
-        return many(self, sql, rows)
-
-    monkeypatch.setattr(pg_connection.PostgresTx, "executemany", spy)
     loaded = 3 * vectors.EMBED_BATCH + 5
     pg_memory.remember_many(
         [

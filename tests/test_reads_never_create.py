@@ -78,10 +78,13 @@ def test_a_cli_read_of_a_missing_memory_is_memory_not_found(
 
 
 def test_the_json_error_lists_the_suggestions(existing: Path) -> None:
+    before = _state(existing)
     result = CliRunner().invoke(
         cli, ["--state-dir", str(existing), "--memory", "shopp", "--json", "recall"]
     )
+    assert result.exit_code == 1, result.output
     _is_the_error_shape(json.loads(result.output), ["shop"])
+    assert _state(existing) == before
 
 
 def test_far_names_are_not_suggested(existing: Path) -> None:

@@ -45,12 +45,12 @@ PrincipalOf = Callable[[Any], Principal]
 MemoryOf = Callable[[Any], str | None]
 
 
-def _tool(entry: ToolMap) -> Tool:
+def _tool(entry: ToolMap, output_schema: dict[str, Any]) -> Tool:
     return Tool(
         name=entry.name,
         description=entry.description,
         input_schema=entry.schema,
-        output_schema=schemas.quick_to_check(schemas.tool_output_schema(entry)),
+        output_schema=schemas.quick_to_check(output_schema),
         annotations=ToolAnnotations(
             read_only_hint=entry.read_only,
             destructive_hint=entry.destructive,
@@ -89,8 +89,9 @@ def _presented(
     server of the process, and 250 ms of JSON schema writing for the native profile, so made
     once (an HTTP server makes one MCP server per profile, stdio one per session)."""
     tools = {entry.name: entry for entry in profile(profile_name)}
-    listed = ListToolsResult(tools=[_tool(entry) for entry in tools.values()])
-    wrapped = {name: schemas.wraps_result(entry) for name, entry in tools.items()}
+    outputs = {name: schemas.tool_output_schema(entry) for name, entry in tools.items()}
+    wrapped = {name: schemas.wraps(output) for name, output in outputs.items()}
+    listed = ListToolsResult(tools=[_tool(entry, outputs[name]) for name, entry in tools.items()])
     return tools, listed, wrapped
 
 

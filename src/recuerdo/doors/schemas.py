@@ -147,8 +147,12 @@ def tool_reply_schema(entry: ToolMap, components: dict[str, Any] | None = None) 
 def wraps_result(entry: ToolMap) -> bool:
     """Whether the MCP door sends every reply of this tool as ``{result: ...}``: when its
     outputSchema has no object branch (a union sends its object bare, its list wrapped)."""
-    schema = tool_output_schema(entry)
-    return "anyOf" not in schema and schema.get("required") == ["result"]
+    return wraps(tool_output_schema(entry))
+
+
+def wraps(output_schema: dict[str, Any]) -> bool:
+    """:func:`wraps_result` of a tool whose ``outputSchema`` is already written."""
+    return "anyOf" not in output_schema and output_schema.get("required") == ["result"]
 
 
 def tool_output_schema(entry: ToolMap) -> dict[str, Any]:
