@@ -303,6 +303,77 @@ def test_search_finds_by_meaning_through_open(
         assert memory.index_status()["model"] == load_embedder("static").name  # type: ignore[union-attr]
 
 
+EXIT_SEARCH = """
+import atexit, json, sys
+def last_search():
+    reply = memory.search("quokka zeppelin fjord", stages=["meaning"])
+    print(json.dumps([hit["title"] for hit in reply["results"]]))
+atexit.register(last_search)  # before the table is opened, as the upkeep's own handler is
+import recuerdo
+memory = recuerdo.open("notes", base_dir=sys.argv[1], embedder="static")
+memory.save("Harbour", "the harbour crane lifts containers at dawn")
+memory.search("harbour crane")  # the table is open now
+memory.save("Animals", "a quokka rode a zeppelin over the fjord")
+"""
+
+
+def test_the_table_still_reads_while_the_interpreter_exits(cache: Path, tmp_path: Path) -> None:
+    """Exit functions run newest first, so the ones registered before the table was opened
+    (the upkeep's, which waits for a worker that may be embedding; a program's own) run after
+    whatever the table registered. Its file used to be closed by then: the worker died with
+    "Bad file descriptor" when a script ended without closing its memory, and a search in
+    such a handler failed. A real interpreter: the forked ones have the table open before the
+    script's first line."""
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_SEARCH, str(tmp_path)],
+        env={**os.environ, CACHE_ENV: str(cache)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout) == ["Animals"]
+
+
+FORKED_WORDS = """
+import json, os
+import numpy as np
+from recuerdo.index.static import StaticMiniLM
+embedder = StaticMiniLM()
+embedder.embed(["harbour"])
+ready_read, ready_write = os.pipe()
+child = os.fork()
+if child == 0:
+    os.read(ready_read, 1)
+    embedder.embed(["xylophonequartzfjord"])  # a word of several tokens: a row of its own
+    os._exit(0)
+before = embedder.embed(["quokkazeppelinmarsh"])
+os.write(ready_write, b"x")
+os.waitpid(child, 0)
+after = embedder.embed(["quokkazeppelinmarsh"])
+print(json.dumps(bool(np.array_equal(before, after))))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks")
+def test_a_forked_process_learns_words_apart(cache: Path) -> None:
+    """A process that forks once its embedder is loaded (a preforking server,
+    ``multiprocessing`` with fork) gives each process its own word rows. They were mapped
+    shared: a word the child learned took the row of the one its parent had just learned, and
+    the parent's vector for that word changed under it."""
+    done = subprocess.run(
+        [sys.executable, "-c", FORKED_WORDS],
+        env={**os.environ, CACHE_ENV: str(cache)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout) is True
+
+
 def test_minilm_with_two_workers_gives_the_same_vectors() -> None:
     """MiniLM's background path shares a batch between two threads (both cores): the vectors
     are those of one thread, row for row."""

@@ -176,7 +176,10 @@ class Table:
         self._fd = fd
         self._offset = offset
         self._seek = threading.Lock()  # where there is no pread, reads take turns
-        weakref.finalize(self, os.close, fd)
+        # Closed when the table is dropped, but never by the interpreter's exit functions:
+        # code that runs after them (the upkeep worker they wait for, an exit handler that
+        # searches) still reads rows, and the process's end closes the file anyway.
+        weakref.finalize(self, os.close, fd).atexit = False
 
     def _row(self, token: int) -> bytes:
         at = self._offset + token * _ROW_BYTES
@@ -339,10 +342,15 @@ def _zeroed(rows: int) -> np.ndarray:
     """A float32 matrix of zeroes whose pages the system maps only when written, 4 KiB at a
     time. (numpy asks for 2 MiB pages for a large array: then the first row read into each
     2 MiB would make all of it resident, and the rows a server reads are spread over the
-    whole table.)"""
+    whole table.) Private: an anonymous map is shared by default, and a process forked after
+    this one loaded its words would write its own into the same rows."""
     import numpy as np
 
-    buffer = mmap.mmap(-1, rows * _ROW_BYTES)
+    size = rows * _ROW_BYTES
+    if hasattr(mmap, "MAP_PRIVATE"):
+        buffer = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    else:  # pragma: no cover - Windows, where no process is forked from this one
+        buffer = mmap.mmap(-1, size)
     with contextlib.suppress(AttributeError, OSError):  # Linux only; elsewhere small pages
         buffer.madvise(mmap.MADV_NOHUGEPAGE)
     return np.frombuffer(buffer, dtype=np.float32).reshape(rows, DIM)
