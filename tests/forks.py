@@ -49,6 +49,18 @@ INTERPRETER_ENV = (
     "PYTHONOPTIMIZE",
 )
 
+# What chooses and finds the embedder (read when a memory first embeds).
+EMBEDDER_ENV = (
+    "RECUERDO_EMBEDDER",
+    "RECUERDO_EMBED_URL",
+    "RECUERDO_EMBED_MODEL",
+    "RECUERDO_EMBED_KEY",
+    "RECUERDO_EMBED_MIN_SIMILARITY",
+    "RECUERDO_CACHE_DIR",
+    "XDG_CACHE_HOME",
+    "HOME",
+)
+
 _lock = threading.Lock()
 _started: dict[str, object] = {}
 # The worker's environment before any test changed it: the forking process starts at some
@@ -171,6 +183,13 @@ def _prepare() -> bool:
 
         for name in PROFILES:
             build_server(None, name)  # type: ignore[arg-type]
+    # ... and the default embedder (its files hashed, its table checked, its tokenizer read),
+    # where its table is built already: building one is a test's business, not this one's.
+    with contextlib.suppress(Exception):
+        from recuerdo.index import embed, static
+
+        if static.table_path(static.source_key(*static.minilm_files())).exists():
+            embed.load_embedder("auto")
     gc.collect()
     gc.freeze()  # the children inherit these objects: leave their pages shared
     return threading.active_count() == 1
@@ -273,6 +292,10 @@ def become(request: _Request) -> None:
     launcher would have run it."""
     import runpy
 
+    if any(request.env.get(name) != os.environ.get(name) for name in EMBEDDER_ENV):
+        from recuerdo.index import embed
+
+        embed._cache.clear()  # the embedder warmed here is not the one this command asks for
     request.link.close()
     for number, fd in enumerate(request.fds):
         os.dup2(fd, number)
