@@ -49,7 +49,8 @@ typecheck: $(VENV)/.installed-test
 
 # pytest exits 5 when it collects nothing: make treats that as the failure it is.
 # The suite runs on every core (JOBS=1 runs it in one process); a file's tests stay on one
-# worker, so its module-scoped servers start once and its typed-reply checks see all its replies.
+# worker, so its module-scoped servers start once and its typed-reply checks see all its replies;
+# files are handed out in the order tests/conftest.py gives them (the slowest first).
 # The slowest tests are listed at the end, to keep the suite's time in view.
 JOBS ?= auto
 # The suite starts over 200 Python processes: with PYTHONDONTWRITEBYTECODE set (as on these
@@ -63,7 +64,7 @@ unit: $(VENV)/.installed-test
 	trap 'rm -rf "$$tmp"' EXIT && trap 'exit 130' INT TERM && \
 	echo "test files in $$tmp" && \
 	TMPDIR="$$tmp" PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n $(JOBS) --dist loadfile \
-		--durations=15 --basetemp="$$tmp/pytest"
+		--no-loadscope-reorder --durations=15 --basetemp="$$tmp/pytest"
 
 # The quick benchmarks; the LoCoMo and 1M-chunk runs are started by hand (see README).
 bench: $(VENV)/.installed-test

@@ -23,6 +23,52 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     drop_contract_store()
 
 
+# The suite runs on two workers, and xdist hands each one a file at a time, in the order
+# collected (``--no-loadscope-reorder``: by default it orders files by their number of tests,
+# which put slow files of one or two tests, the README's or schemathesis's, at the very end,
+# and one worker idled for 14 s while the other finished them). The slowest files start
+# first, so the run ends on short ones. Slowest first, from the test times of a whole run
+# (junit XML, setup included); a file not listed starts after these, in its usual order.
+SLOWEST_FIRST = (
+    "web/test_lens_single_user.py",
+    "attack/test_error_shape.py",
+    "test_readme.py",
+    "web/test_lens_tokens.py",
+    "test_pgvector.py",
+    "test_comms_doors.py",
+    "contracts/test_semurg_lifecycle.py",
+    "test_search.py",
+    "test_static_embedder.py",
+    "test_common_needles.py",
+    "test_knowledge.py",
+    "test_postgres_erasure.py",
+    "test_comms.py",
+    "test_reads_never_create.py",
+    "test_schemathesis.py",
+    "attack/test_damaged_store.py",
+    "test_common_words.py",
+    "test_mcp.py",
+    "test_forks.py",
+    "test_code_verbs.py",
+    "test_first_minutes.py",
+    "test_start_cost.py",
+    "test_postgres_rls.py",
+    "test_postgres_claims.py",
+    "test_isolation.py",
+    "test_postgres_servers.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: position for position, name in enumerate(SLOWEST_FIRST)}
+    here = Path(__file__).parent
+
+    def place(item: pytest.Item) -> int:
+        return rank.get(item.path.relative_to(here).as_posix(), len(rank))
+
+    items.sort(key=place)  # stable: each file's tests stay together and in their order
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test sees the developer's environment or writes outside its own folder."""

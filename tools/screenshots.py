@@ -19,7 +19,10 @@ from pathlib import Path
 
 import recuerdo
 
-CHROMIUM = os.environ.get("RECUERDO_CHROMIUM", "/usr/bin/chromium")
+HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"  # Debian's headless build (as the tests)
+CHROMIUM = os.environ.get("RECUERDO_CHROMIUM") or (
+    HEADLESS_SHELL if Path(HEADLESS_SHELL).exists() else "/usr/bin/chromium"
+)
 ARGS = [
     "--headless",
     "--no-sandbox",

@@ -13,6 +13,7 @@ route's OpenAPI 200 schema.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -354,12 +355,22 @@ def says_something(schema: Any) -> bool:
 
 def schema_problems(schema: Json, instance: Any, root: Json | None = None) -> list[str]:
     """Validation errors of ``instance``; ``root`` supplies OpenAPI's ``components``."""
+    full = schema if root is None else {**schema, "components": root.get("components", {})}
+    validator = _validator(json.dumps(full, sort_keys=True))
+    return [error.message for error in validator.iter_errors(instance)][:3]
+
+
+@functools.cache
+def _validator(schema_text: str) -> Any:
+    """A validator of this schema, checked against its metaschema once: a module checks
+    hundreds of replies against a few dozen schemas, and checking a schema costs more than
+    using it."""
     from jsonschema.validators import validator_for
 
-    full = schema if root is None else {**schema, "components": root.get("components", {})}
-    cls = validator_for(full)
-    cls.check_schema(full)
-    return [error.message for error in cls(full).iter_errors(instance)][:3]
+    schema = json.loads(schema_text)
+    cls = validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
 
 
 def response_schema(document: Json, path: str) -> Any:
