@@ -202,6 +202,20 @@ def test_revoked_tokens_stop_working_at_once(tmp_path: Path) -> None:
         server.stop()
 
 
+def test_a_first_token_works_at_once_on_a_server_that_had_none(tmp_path: Path) -> None:
+    """The README's order: a server in single-user mode answers a request (and so has looked
+    for tokens and found none), then the owner creates a token and uses it. The server used to
+    trust its "no token file" for a second, and refused the new token as unauthorized."""
+    server = Server(tmp_path)
+    try:
+        assert server.post("/v1/recall", {})[0] == 200
+        _, secret = create_token(tmp_path, "--principal", "bot", "--tenant", "t")
+        status, reply = server.post("/v1/recall", {}, token=secret)
+        assert status == 200, reply
+    finally:
+        server.stop()
+
+
 def test_tokens_are_stored_as_hashes_and_listed_without_secrets(tmp_path: Path) -> None:
     token_id, secret = create_token(
         tmp_path, "--principal", "p", "--tenant", "t", "--scopes", "project:a"

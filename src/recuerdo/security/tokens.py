@@ -77,16 +77,17 @@ class TokenStore:
         self._lock = threading.Lock()
         self._absent_until = 0.0
 
-    def _opened(self, create: bool) -> SQLiteStore | None:
+    def _opened(self, create: bool, *, look_again: bool = False) -> SQLiteStore | None:
         """The token store; None while no token was ever created (reads never create it)."""
         with self._lock:
             if self._store is None:
                 # Until the first token is created, every request would look for the file. A
                 # server notices a new token file within a second (a look per request cost a
-                # system call on the event loop: 3-4% of a loaded server's time).
+                # system call on the event loop: 3-4% of a loaded server's time); a request
+                # that brings a token looks at once (``look_again``): it was just created.
                 if not create:
                     moment = time.monotonic()
-                    if moment < self._absent_until:
+                    if moment < self._absent_until and not look_again:
                         return None
                     if not self.path.exists():
                         self._absent_until = moment + ABSENT_RECHECK_SECONDS
@@ -95,8 +96,8 @@ class TokenStore:
                 self._store = SQLiteStore(str(self.path), schema=TOKEN_SCHEMA)
             return self._store
 
-    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
-        store = self._opened(create=False)
+    def _read(self, sql: str, params: tuple[Any, ...] = (), *, look_again: bool = False) -> Any:
+        store = self._opened(create=False, look_again=look_again)
         if store is None:
             return None
         with store.read() as tx:
@@ -186,14 +187,20 @@ class TokenStore:
     def principal_of(self, token_id: str) -> Principal | None:
         """The principal of an active token, by its id (a lens session names the id, never the
         secret); None once the token is revoked."""
-        row = self._read("SELECT * FROM tokens WHERE id = ? AND revoked_at IS NULL", (token_id,))
+        row = self._read(
+            "SELECT * FROM tokens WHERE id = ? AND revoked_at IS NULL", (token_id,), look_again=True
+        )
         return None if row is None else _principal(row)
 
     def verify(self, secret: str | None) -> Principal | None:
         """The principal of a token, or None. A missing token costs the same as a wrong one:
         a hash and a lookup either way."""
         digest = _hash(secret) if secret else _DUMMY
-        row = self._read("SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL", (digest,))
+        row = self._read(
+            "SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL",
+            (digest,),
+            look_again=bool(secret),
+        )
         if row is None or not secret or not hmac.compare_digest(row["hash"], digest):
             return None
         return _principal(row)
