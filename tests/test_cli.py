@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,24 @@ def run(
         timeout=60,
         check=False,
     )
+
+
+def test_the_installed_command_runs(tmp_path: Path) -> None:
+    """The ``recuerdo`` console script beside this interpreter (what ``pip install`` puts on
+    PATH), run as a new process: the other CLI tests fork ``python -m recuerdo``."""
+    installed = Path(sys.executable).parent / "recuerdo"
+    env = {**os.environ, "RECUERDO_STATE_DIR": str(tmp_path), "RECUERDO_EMBEDDER": "none"}
+    wrote = subprocess.run(
+        [str(installed), "--memory", "m", "remember", "learning", "installed command works"],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert (wrote.returncode, wrote.stderr) == (0, "")
+    read = subprocess.run(
+        [str(installed), "--memory", "m", "recall", "--json"],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert read.returncode == 0, read.stderr
+    assert [item["content"] for item in json.loads(read.stdout)] == ["installed command works"]
 
 
 def test_no_memory_named_fails_clearly_and_creates_nothing(tmp_path: Path) -> None:

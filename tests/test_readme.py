@@ -2,7 +2,10 @@
 
 The blocks are run by ``readme_driver.py`` in a process of their own, from an empty folder, with
 this environment's ``recuerdo`` first on PATH and a HOME holding the git repository the code
-section names (``~/src/shop``). The static embedder's table is read from this machine's cache
+section names (``~/src/shop``). That ``recuerdo`` runs the CLI as the installed command does,
+forked from the suite's pre-imported process (``tests/forks.py``, decision 0036): some
+fifteen commands, half a second of CPU each as new interpreters. The installed command itself
+is run by ``test_cli.py``. The static embedder's table is read from this machine's cache
 folder (``RECUERDO_CACHE_DIR``): the fake HOME would otherwise distil a private copy, half a
 minute of CPU that ``test_static_embedder.py`` already covers. The one other liberty taken: the
 README's port, 7700, is replaced by a free one (``RECUERDO_PORT`` for ``serve``, and in the
@@ -13,6 +16,7 @@ while the later blocks run; only blocks marked ``<!-- readme: skip (reason) -->`
 from __future__ import annotations
 
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -22,6 +26,7 @@ import pytest
 
 from recuerdo.index.static import cache_dir
 
+from .forks import recuerdo_command
 from .gitrepo import Repo
 from .readme_driver import blocks
 
@@ -63,7 +68,13 @@ def test_the_readme_runs_verbatim(tmp_path: Path) -> None:
         for key, value in os.environ.items()
         if not key.startswith("RECUERDO_") and key != "VIRTUAL_ENV"
     }
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    commands = tmp_path / "bin"
+    commands.mkdir()
+    shim = commands / "recuerdo"
+    shim.write_text(f'#!/bin/sh\nexec {shlex.join(recuerdo_command())} "$@"\n')
+    shim.chmod(0o755)
+    path = [str(commands), str(Path(sys.executable).parent), env.get("PATH", "")]
+    env["PATH"] = os.pathsep.join(path)
     env["HOME"] = str(home)
     env["RECUERDO_CACHE_DIR"] = str(cache_dir())
     done = subprocess.run(
