@@ -227,6 +227,25 @@ def test_the_planner_is_told_the_tenant_narrows_nothing(base: Path) -> None:
     assert "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)" in plan, (plan, closed)
 
 
+def test_an_index_made_after_the_store_was_opened_gets_its_figures(base: Path) -> None:
+    """The tenant-first indexes are listed once per schema: an index added since (by a
+    migration of a newer version, say) changes the schema, and is given its figures at once."""
+    from recuerdo.store.sqlite.statistics import DEFAULTED, state_tenant_share
+
+    with recuerdo.open("later-index", base_dir=base, embedder="none") as memory:
+        memory.remember(category="learning", content=f"{MARK} before the index")
+        location = memory.location
+    conn = files.connect(location)
+    try:
+        state_tenant_share(conn)  # the schema as it was, listed
+        conn.execute("CREATE INDEX items_later ON items (tenant, created_at)")
+        assert state_tenant_share(conn) == 1
+        stat = conn.execute("SELECT stat FROM sqlite_stat1 WHERE idx = 'items_later'").fetchone()
+    finally:
+        conn.close()
+    assert stat is not None and stat[0].endswith(DEFAULTED), stat
+
+
 def _tenant_figures(location: str) -> dict[str, tuple[int, int]]:
     """Per tenant-first index of a non-empty table: (rows, rows per tenant) from sqlite_stat1."""
     conn = files.connect(location, read_only=True)

@@ -6,9 +6,10 @@ with the tenant). That was 20-30 ms of CPU per new memory, paid again by every t
 restore into a new file and every test store (decision 0034).
 
 So each process runs the steps once, on a private in-memory database, and keeps what they
-left: the ``CREATE`` statements of the tables, indexes, views and triggers, and the rows the
-steps wrote. A new store gets those statements and rows inside the same opening transaction
-the steps would have run in, and records every step as applied. The steps stay the only
+left: the ``CREATE`` statements of the tables, indexes, views and triggers, the rows the
+steps wrote, and the planner's statistics a new store starts with (``statistics.py``). A new
+store gets those statements and rows inside the same opening transaction the steps would have
+run in, and records every step as applied. The steps stay the only
 definition of the schema (nothing here is written by hand), and a store that already holds a
 step still takes the remaining steps one by one.
 """
@@ -37,6 +38,7 @@ class FreshSchema:
     before the ones made after it on the same event)."""
 
 
+STATISTICS = "sqlite_stat1"
 _made: dict[Hashable, FreshSchema] = {}
 _lock = threading.Lock()
 
@@ -52,10 +54,14 @@ def fresh_schema(key: Hashable, run_steps: Callable[[sqlite3.Connection], None])
 
 def _build(run_steps: Callable[[sqlite3.Connection], None]) -> FreshSchema:
     from . import files
+    from .statistics import state_tenant_share
 
     conn = files.connect(":memory:")
     try:
         run_steps(conn)
+        # The planner's figures a new store is opened with (what ``state_tenant_share`` would
+        # write at its first open: 70 rows, each table counted) are kept as rows like the others.
+        state_tenant_share(conn)
         objects = conn.execute(
             "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL"
             " AND name NOT LIKE 'sqlite!_%' ESCAPE '!' AND name <> '_migrations' ORDER BY rowid"
@@ -67,7 +73,7 @@ def _build(run_steps: Callable[[sqlite3.Connection], None]) -> FreshSchema:
         rows = []
         # (The shadow tables' first rows are written by their virtual table's CREATE.)
         written = [name for name, _ in tables if name not in virtual | shadows]
-        for table in [*written, "sqlite_sequence"]:
+        for table in [*written, "sqlite_sequence", STATISTICS]:
             columns = _stored_columns(conn, table)
             listed = ", ".join(f'"{c}"' for c in columns)
             found = conn.execute(f'SELECT {listed} FROM "{table}"').fetchall() if columns else []
@@ -103,15 +109,21 @@ def is_empty(tx: Tx) -> bool:
 
 def replay(tx: Tx, fresh: FreshSchema) -> None:
     """Create ``fresh``'s objects and rows in an empty database, inside ``tx``: the tables,
-    their rows, then what is built on them (no trigger fires on a row the steps wrote)."""
+    their rows, then what is built on them (no trigger fires on a row the steps wrote), then
+    the planner's statistics."""
     for statement in fresh.tables:
         tx.execute(statement)
+    stated = any(table == STATISTICS for table, _, _ in fresh.rows)
+    if stated:
+        tx.execute("ANALYZE sqlite_schema")  # creates SQLite's table of statistics
     for table, columns, rows in fresh.rows:
         names = ", ".join(f'"{c}"' for c in columns)
         marks = ", ".join("?" for _ in columns)
         tx.executemany(f'INSERT INTO "{table}" ({names}) VALUES ({marks})', rows)
     for statement in fresh.built_on:
         tx.execute(statement)
+    if stated:
+        tx.execute("ANALYZE sqlite_schema")  # the planner reads them again
 
 
 def _stored_columns(conn: sqlite3.Connection, table: str) -> tuple[str, ...]:
