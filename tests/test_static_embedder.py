@@ -324,8 +324,14 @@ def test_the_table_still_reads_while_the_interpreter_exits(cache: Path, tmp_path
     "Bad file descriptor" when a script ended without closing its memory, and a search in
     such a handler failed. A real interpreter: the forked ones have the table open before the
     script's first line."""
+    assert _run_script(EXIT_SEARCH, cache, str(tmp_path)) == ["Animals"]
+
+
+def _run_script(code: str, cache: Path, *args: str) -> object:
+    """What ``code`` printed (JSON) in a new interpreter that read the table from ``cache``,
+    once it ended cleanly with nothing on stderr."""
     done = subprocess.run(
-        [sys.executable, "-c", EXIT_SEARCH, str(tmp_path)],
+        [sys.executable, "-c", code, *args],
         env={**os.environ, CACHE_ENV: str(cache)},
         capture_output=True,
         text=True,
@@ -333,7 +339,7 @@ def test_the_table_still_reads_while_the_interpreter_exits(cache: Path, tmp_path
         check=False,
     )
     assert (done.returncode, done.stderr) == (0, "")
-    assert json.loads(done.stdout) == ["Animals"]
+    return json.loads(done.stdout)
 
 
 FORKED_WORDS = """
@@ -362,16 +368,7 @@ def test_a_forked_process_learns_words_apart(cache: Path) -> None:
     ``multiprocessing`` with fork) gives each process its own word rows. They were mapped
     shared: a word the child learned took the row of the one its parent had just learned, and
     the parent's vector for that word changed under it."""
-    done = subprocess.run(
-        [sys.executable, "-c", FORKED_WORDS],
-        env={**os.environ, CACHE_ENV: str(cache)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert (done.returncode, done.stderr) == (0, "")
-    assert json.loads(done.stdout) is True
+    assert _run_script(FORKED_WORDS, cache) is True
 
 
 def test_minilm_with_two_workers_gives_the_same_vectors() -> None:
