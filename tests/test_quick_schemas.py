@@ -57,7 +57,9 @@ def replies(tmp_path: Path) -> dict[str, Any]:
     for name, arguments in CALLS:
         entry = tools[name]
         value = gateway.call(pool, LOCAL, "quick", entry, arguments)
-        found[name] = _result(value, schemas.wraps_result(entry)).structured_content
+        found[name] = _result(
+            value, schemas.wraps(schemas.tool_output_schema(entry))
+        ).structured_content
     pool.close()
     return found
 

@@ -144,14 +144,10 @@ def tool_reply_schema(entry: ToolMap, components: dict[str, Any] | None = None) 
     return hoist_defs(schema, components)
 
 
-def wraps_result(entry: ToolMap) -> bool:
-    """Whether the MCP door sends every reply of this tool as ``{result: ...}``: when its
-    outputSchema has no object branch (a union sends its object bare, its list wrapped)."""
-    return wraps(tool_output_schema(entry))
-
-
 def wraps(output_schema: dict[str, Any]) -> bool:
-    """:func:`wraps_result` of a tool whose ``outputSchema`` is already written."""
+    """Whether the MCP door sends every reply of a tool with this ``outputSchema``
+    (:func:`tool_output_schema`) as ``{result: ...}``: when it has no object branch (a union
+    sends its object bare, its list wrapped)."""
     return "anyOf" not in output_schema and output_schema.get("required") == ["result"]
 
 
