@@ -260,7 +260,8 @@ class SQLiteStore:
             applied = [row["name"] for row in tx.all("SELECT name FROM _migrations")]
             version = int(tx.scalar("PRAGMA user_version"))
             check_not_newer(self._schema, applied, version, self.location)
-            if not applied and fresh.is_empty(tx):
+            created = not applied and fresh.is_empty(tx)
+            if created:
                 self._create_schema(tx, stamp())
                 applied_now = True
             else:
@@ -269,8 +270,9 @@ class SQLiteStore:
                 tx.execute(f"PRAGMA user_version = {self._schema.version}")
             if self._prepare is not None:
                 self._prepare(tx)
-            with contextlib.suppress(sqlite3.DatabaseError):  # statistics only guide plans
-                state_tenant_share(self._shared.writer)
+            if not created:  # a new store's statistics came with its schema (fresh.replay)
+                with contextlib.suppress(sqlite3.DatabaseError):  # they only guide plans
+                    state_tenant_share(self._shared.writer)
 
     def _create_schema(self, tx: SQLiteTx, when: str) -> None:
         """A new store: what the steps leave, in one pass (:mod:`.fresh`)."""

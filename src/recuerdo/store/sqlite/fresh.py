@@ -113,9 +113,10 @@ def replay(tx: Tx, fresh: FreshSchema) -> None:
     the planner's statistics."""
     for statement in fresh.tables:
         tx.execute(statement)
+    # SQLite's table of statistics, as the template has it (made there by state_tenant_share,
+    # with no row where no index leads with the tenant).
+    tx.execute("ANALYZE sqlite_schema")
     stated = any(table == STATISTICS for table, _, _ in fresh.rows)
-    if stated:
-        tx.execute("ANALYZE sqlite_schema")  # creates SQLite's table of statistics
     for table, columns, rows in fresh.rows:
         names = ", ".join(f'"{c}"' for c in columns)
         marks = ", ".join("?" for _ in columns)
