@@ -152,17 +152,17 @@ def tls_context() -> ssl.SSLContext:
 
 def run_python(
     code: str,
-    *,
+    *args: str,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     timeout: float = 120,
     forked: bool = True,
 ) -> subprocess.CompletedProcess[str]:
-    """``python -c CODE``; forked (``forks.python_command``) unless the code needs a new
+    """``python -c CODE ARGS``; forked (``forks.python_command``) unless the code needs a new
     interpreter (it checks what importing does)."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
-        python_command(code) if forked else [sys.executable, "-c", code],
+        python_command(code, *args) if forked else [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         env=full_env,

@@ -33,6 +33,8 @@ from recuerdo.index.static import (
     source_key,
 )
 
+from .conftest import run_python
+
 SMALL_VOCABULARY = 3072
 FIRST_USE = (
     "import json, sys; from pathlib import Path; "
@@ -330,14 +332,7 @@ def test_the_table_still_reads_while_the_interpreter_exits(cache: Path, tmp_path
 def _run_script(code: str, cache: Path, *args: str) -> object:
     """What ``code`` printed (JSON) in a new interpreter that read the table from ``cache``,
     once it ended cleanly with nothing on stderr."""
-    done = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        env={**os.environ, CACHE_ENV: str(cache)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_python(code, *args, env={CACHE_ENV: str(cache)}, forked=False)
     assert (done.returncode, done.stderr) == (0, "")
     return json.loads(done.stdout)
 

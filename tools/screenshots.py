@@ -19,7 +19,8 @@ from pathlib import Path
 
 import recuerdo
 
-HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"  # Debian's headless build (as the tests)
+# Debian's headless build where it is installed; the browser tests use these two too.
+HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 CHROMIUM = os.environ.get("RECUERDO_CHROMIUM") or (
     HEADLESS_SHELL if Path(HEADLESS_SHELL).exists() else "/usr/bin/chromium"
 )

@@ -5,37 +5,25 @@ Chromium is never downloaded: it is the system's, installed by apt-get in ``.ci/
 Debian's headless build of it (``chromium-headless-shell``) where it is installed, else
 ``/usr/bin/chromium`` (``RECUERDO_CHROMIUM`` chooses another). The headless build is the same
 browser without the desktop one's windowing layers: these tests took 25 CPU-s with it against
-37 with the desktop browser (decision 0038). Each module launches it once; Playwright gives
-every launch a new, empty profile folder, and every test opens its own browser context (its
-own cookies).
+37 with the desktop browser (decision 0038). The browser and its flags are the screenshot
+tool's (``tools/screenshots.py``), so the pictures and the tests see the same pages. Each
+module launches it once; Playwright gives every launch a new, empty profile folder, and every
+test opens its own browser context (its own cookies).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tools.screenshots import ARGS as CHROMIUM_ARGS
+from tools.screenshots import CHROMIUM
 
 from ..conftest import Server
 
-HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
-CHROMIUM = os.environ.get("RECUERDO_CHROMIUM") or (
-    HEADLESS_SHELL if Path(HEADLESS_SHELL).exists() else "/usr/bin/chromium"
-)
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 FAST_ENV = {"RECUERDO_EMBEDDER": "none"}  # the meaning model is not what these tests look at
 
 
