@@ -184,11 +184,12 @@ def _prepare() -> bool:
         for name in PROFILES:
             build_server(None, name)  # type: ignore[arg-type]
     # ... and the default embedder (its files hashed, its table checked, its tokenizer read),
-    # where its table is built already: building one is a test's business, not this one's.
+    # where its table is cached or shipped: distilling one is a test's business, not this one's.
     with contextlib.suppress(Exception):
         from recuerdo.index import embed, static
 
-        if static.table_path(static.source_key(*static.minilm_files())).exists():
+        key = static.source_key(*static.minilm_files())
+        if static.table_path(key).exists() or static.shipped_path(key).exists():
             embed.load_embedder("auto")
     gc.collect()
     gc.freeze()  # the children inherit these objects: leave their pages shared

@@ -1,10 +1,11 @@
-"""The static embedder: a table distilled from the shipped MiniLM, built once and cached.
+"""The static embedder: a table distilled from the shipped MiniLM, shipped in the package and
+unpacked once into the cache.
 
-The build procedure (concurrent first use, rebuilding over a damaged file) is tested on the
-real model with a cut vocabulary: the tokenizer's first 3,072 tokens, a tenth of the full
-pass. The full table (30,522 tokens) is the one every other test reads: it lives in the
-machine's cache folder (``cache_dir()``), shared with the rest of the suite, so a machine
-builds it once (about half a minute of CPU) however many tests and processes use it.
+The distillation (concurrent first use, making the table again over a damaged cache file and
+a damaged shipped one) is tested on the real model with a cut vocabulary: the tokenizer's
+first 3,072 tokens, a tenth of the full pass. The full table (30,522 tokens) is the one every
+other test reads: it lives in the machine's cache folder (``cache_dir()``), shared with the
+rest of the suite, unpacked there from the package at its first use.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 import recuerdo
 from recuerdo.index.embed import load_embedder, minilm_files
@@ -26,10 +30,16 @@ from recuerdo.index.static import (
     CACHE_ENV,
     DIM,
     StaticMiniLM,
+    _from_int8,
     _read,
+    _to_int8,
+    _unpack,
     _Words,
     _write,
     cache_dir,
+    load_table,
+    ship,
+    shipped_path,
     source_key,
 )
 
@@ -40,8 +50,9 @@ FIRST_USE = (
     "import json, sys; from pathlib import Path; "
     "from recuerdo.index.embed import minilm_files; "
     "from recuerdo.index.static import load_table; "
-    "key, table, built = load_table(minilm_files()[0], Path(sys.argv[1]), Path(sys.argv[2])); "
-    "print(json.dumps({'built': built, 'key': key, 'rows': table.vocabulary}))"
+    "key, table, origin = load_table(minilm_files()[0], Path(sys.argv[1]), Path(sys.argv[2]), "
+    "Path(sys.argv[3])); "
+    "print(json.dumps({'origin': origin, 'key': key, 'rows': table.vocabulary}))"
 )
 
 
@@ -62,13 +73,16 @@ def small_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def first_use(
     tmp_path_factory: pytest.TempPathFactory, small_tokenizer: Path
 ) -> tuple[Path, list[dict[str, object]]]:
-    """Two processes load a table at once, over a cache folder whose table file is garbage."""
+    """Two processes load a table at once, over a cache folder whose table file is garbage and
+    a package whose shipped table is garbage too."""
     folder = tmp_path_factory.mktemp("static-cache")
+    shipped = tmp_path_factory.mktemp("static-shipped")
     key = source_key(minilm_files()[0], small_tokenizer)
     (folder / f"static-minilm-{key[:16]}.npz").write_bytes(b"PK\x03\x04 not a table")
+    shipped_path(key, shipped).write_bytes(b"PK\x03\x04 not a shipped table")
     runs = [
         subprocess.Popen(
-            [sys.executable, "-c", FIRST_USE, str(small_tokenizer), str(folder)],
+            [sys.executable, "-c", FIRST_USE, str(small_tokenizer), str(folder), str(shipped)],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -93,19 +107,20 @@ def cache(embedder: StaticMiniLM) -> Path:
     return cache_dir()
 
 
-def cached_file(folder: Path) -> Path:
-    key = source_key(*minilm_files())
+def cached_file(folder: Path, key: str | None = None) -> Path:
+    """The cache file of the installed model's table (or of ``key``'s) in ``folder``."""
+    key = key or source_key(*minilm_files())
     return folder / f"static-minilm-{key[:16]}.npz"
 
 
 def test_two_first_uses_over_a_damaged_cache_build_once_and_leave_one_good_table(
     first_use: tuple[Path, list[dict[str, object]]], small_tokenizer: Path
 ) -> None:
-    """Two processes starting together over a damaged table: one rebuilds it while the other
-    waits and reads the new table; the folder holds one whole table file and nothing
-    half-written."""
+    """Two processes starting together over a damaged table (and a damaged shipped one): one
+    distils it while the other waits and reads the new table; the folder holds one whole table
+    file and nothing half-written."""
     folder, replies = first_use
-    assert sorted(bool(r["built"]) for r in replies) == [False, True]
+    assert sorted(str(r["origin"]) for r in replies) == ["cache", "model"]
     key = source_key(minilm_files()[0], small_tokenizer)
     assert [r["key"] for r in replies] == [key, key]
     assert [r["rows"] for r in replies] == [SMALL_VOCABULARY, SMALL_VOCABULARY]
@@ -122,7 +137,7 @@ def test_two_first_uses_over_a_damaged_cache_build_once_and_leave_one_good_table
 def test_a_second_load_reads_the_cache(embedder: StaticMiniLM, cache: Path) -> None:
     """Loading again builds nothing and gives the cached full table, under the same name."""
     again = StaticMiniLM(cache)
-    assert again.built is False and again.name == embedder.name
+    assert again.origin == "cache" and again.name == embedder.name
     table = _read(cached_file(cache), source_key(*minilm_files()))
     assert table is not None and table.vocabulary == 30522
     assert again.name.startswith("static-minilm-")
@@ -169,6 +184,130 @@ def test_a_damaged_or_stale_cache_is_refused(cache: Path, tmp_path: Path, damage
     assert _read(copy, key) is not None
     damage(copy)  # type: ignore[operator]
     assert _read(copy, key) is None
+
+
+UNPACK = """
+import json, sys
+from recuerdo.index.static import StaticMiniLM
+embedder = StaticMiniLM()
+print(json.dumps({"origin": embedder.origin, "name": embedder.name,
+                  "model runtime": "onnxruntime" in sys.modules}))
+"""
+
+
+def _shipped_rows(path: Path) -> np.ndarray:
+    """A shipped file's rows as floats, read here with numpy alone."""
+    with np.load(path) as shipped:
+        rows: np.ndarray = shipped["rows"].astype(np.float32) * shipped["scales"][:, None]
+        return rows
+
+
+def test_the_package_ships_the_table_of_the_installed_model() -> None:
+    """The shipped table is keyed to the model and tokenizer files installed here and the
+    recipe: after the model's package changes, ``python -m recuerdo.index.static --ship``
+    must write it again (until then first uses distil, as the damaged cases below do)."""
+    key = source_key(*minilm_files())
+    shipped = _unpack(shipped_path(key), key)
+    assert shipped is not None and shipped.shape == (30522, DIM)
+
+
+def test_a_first_use_unpacks_the_shipped_table_without_the_model(
+    embedder: StaticMiniLM, tmp_path: Path
+) -> None:
+    """Over an empty cache the table comes from the package in a fraction of a second: the
+    model's runtime is never loaded (distilling took half a minute of CPU on this machine's
+    first use, and every fresh machine's). The cache then holds the shipped rows."""
+    folder = tmp_path / "cache"
+    reply = _run_script(UNPACK, folder)
+    assert reply == {"origin": "package", "name": embedder.name, "model runtime": False}
+    key = source_key(*minilm_files())
+    table = _read(cached_file(folder), key)
+    assert table is not None
+    assert np.array_equal(table.whole(), _shipped_rows(shipped_path(key)))
+
+
+def _shipped_copy(tmp_path: Path) -> tuple[Path, str]:
+    key = source_key(*minilm_files())
+    copy = tmp_path / shipped_path(key).name
+    shutil.copy(shipped_path(key), copy)
+    return copy, key
+
+
+def _resaved(path: Path, key: str, change_a_row: bool) -> None:
+    """The file saved again whole (a valid archive) with ``key``, one row changed or not, and
+    the digest it had."""
+    with np.load(path) as old:
+        members = {name: old[name].copy() for name in old.files}
+    if change_a_row:
+        members["rows"][1000] = -members["rows"][1000]
+    members["key"] = np.frombuffer(key.encode(), dtype=np.uint8)
+    np.savez_compressed(path, **members)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        _flip,
+        _truncate,
+        _empty,
+        _missing,
+        pytest.param(lambda path: _resaved(path, "0" * 64, False), id="other-model"),
+        pytest.param(
+            lambda path: _resaved(path, source_key(*minilm_files()), True), id="digest-mismatch"
+        ),
+    ],
+)
+def test_a_damaged_or_foreign_shipped_table_is_not_unpacked(tmp_path: Path, damage: object) -> None:
+    """A shipped file that is garbled, cut short, empty, missing, made from another model or
+    whose rows no longer match its digest gives no table (the first use then distils, as the
+    concurrent first use above shows)."""
+    copy, key = _shipped_copy(tmp_path)
+    assert _unpack(copy, key) is not None
+    damage(copy)  # type: ignore[operator]
+    assert _unpack(copy, key) is None
+
+
+def test_a_shipped_table_is_the_table_distilled_here(
+    first_use: tuple[Path, list[dict[str, object]]],
+    small_tokenizer: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--ship`` writes what a first use would distil on this machine, row for row: the cut
+    vocabulary's table shipped, then unpacked into an empty cache, equals the one the
+    concurrent first use distilled."""
+    folder, _ = first_use
+    model = minilm_files()[0]
+    key = source_key(model, small_tokenizer)
+    distilled = _read(cached_file(folder, key), key)
+    assert distilled is not None
+    monkeypatch.setattr("recuerdo.index.static.minilm_files", lambda: (model, small_tokenizer))
+    written = ship(tmp_path / "tables")
+    assert written == shipped_path(key, tmp_path / "tables")
+    _, unpacked, origin = load_table(model, small_tokenizer, tmp_path / "cache", written.parent)
+    assert origin == "package"
+    assert np.array_equal(unpacked.whole(), distilled.whole())
+
+
+@given(
+    arrays(
+        np.float32,
+        st.tuples(st.integers(1, 8), st.just(DIM)),
+        elements=st.integers(-100_000, 100_000).map(lambda milli: milli / 1000),
+    )
+)
+def test_int8_rows_stay_within_half_a_step(table: np.ndarray) -> None:
+    """Each row is rounded on its own scale: no value moves by more than half a step (its
+    row's largest magnitude over 254), the largest keeps its value, and a zero row (a special
+    token's) stays zero."""
+    table = np.vstack([table, np.zeros((1, DIM), dtype=np.float32)])
+    rows, scales = _to_int8(table)
+    again = _from_int8(rows, scales)
+    assert rows.dtype == np.int8 and again.dtype == np.float32
+    step = np.abs(table).max(axis=1) / 127
+    assert np.all(np.abs(again - table) <= step[:, None] * (0.5 + 1e-5))
+    assert np.all(np.abs(rows).max(axis=1)[step > 0] == 127)
+    assert not again[step == 0].any()
 
 
 LOAD_PEAK = (

@@ -14,14 +14,19 @@ written here from its description):
    frequent down, so a word's rank gives its probability by Zipf's law, and frequent words
    weigh almost nothing. Single ASCII characters (punctuation, digits, one-letter words) are
    counted as the most frequent tokens; special tokens weigh nothing.
+4. each row is rounded to 8-bit integers on a scale of its own (its largest magnitude is 127).
 
-The table is built once per model file and cached in ``RECUERDO_CACHE_DIR`` (default: the
-user's cache folder), keyed by the hashes of the model and tokenizer files and the recipe. The
-file is written whole and renamed into place, with a checksum that is checked at every load (a
-damaged or stale file is rebuilt); a lock file makes a second process starting at the same
-moment wait and read the first one's table instead of building its own.
+The table is cached in ``RECUERDO_CACHE_DIR`` (default: the user's cache folder), keyed by the
+hashes of the model and tokenizer files and the recipe. The package ships the table made from
+the MiniLM that ``recuerdo[embed]`` installs (8-bit rows: a quarter of the cached float file),
+so a first use unpacks it in a fraction of a second; a model file of another release, or a
+shipped file that fails its checksum, is distilled here instead (half a minute of CPU). The
+cache file is written whole and renamed into place, with a checksum that is checked at every
+load (a damaged or stale file is made again); a lock file makes a second process starting at
+the same moment wait and read the first one's table instead of making its own.
 
-See ``docs/decisions/0014-static-embeddings.md`` for the measurements.
+See ``docs/decisions/0014-static-embeddings.md`` and ``0039-shipped-static-table.md`` for the
+measurements.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ import weakref
 import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Literal
 
 from .embed import minilm_files
 
@@ -48,11 +53,16 @@ if TYPE_CHECKING:
     import numpy as np
 
 CACHE_ENV = "RECUERDO_CACHE_DIR"
-RECIPE = "cls-token-sep mean; pca 256; sif 1e-4 zipf; v1"
+RECIPE = "cls-token-sep mean; pca 256; sif 1e-4 zipf; int8 rows; v2"
 """Changing any step of the distillation changes this, hence the cache key and the name."""
 DIM = 256
 SIF_A = 1e-4
 _DISTIL_BATCH = 2048
+SHIPPED = Path(__file__).parent / "tables"
+"""The tables the package ships (``python -m recuerdo.index.static --ship`` writes them)."""
+Origin = Literal["cache", "package", "model"]
+"""Where a loaded table came from: the cache as it was, unpacked from the package, or
+distilled from the model just now."""
 _READ_BLOCK = 1 << 20
 _ROW_BYTES = DIM * 4  # float32
 # Words already tokenized are kept, up to this many (about 100 bytes each), and this many of
@@ -155,6 +165,29 @@ def distil(model: Path, tokenizer_file: Path, threads: int = 2) -> np.ndarray:
     axes *= np.where(signs == 0, 1.0, signs)
     table: np.ndarray = (((raw - mean) @ axes) * weights[:, None]).astype(np.float32)
     return table
+
+
+def _to_int8(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, scales): each row rounded to int8 on its own scale, its largest magnitude over
+    127 (a row of zeroes keeps scale 0)."""
+    import numpy as np
+
+    scales = (np.abs(table).max(axis=1) / 127).astype(np.float32)
+    divisor = np.where(scales > 0, scales, np.float32(1))
+    rows = np.clip(np.rint(table / divisor[:, None]), -127, 127).astype(np.int8)
+    return rows, scales
+
+
+def _from_int8(rows: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """The float32 table of rounded rows (what the cache holds and the embedder reads)."""
+    import numpy as np
+
+    table: np.ndarray = rows.astype(np.float32) * scales[:, None]
+    return table
+
+
+def _shipped_digest(rows: np.ndarray, scales: np.ndarray) -> bytes:
+    return hashlib.sha256(rows.data).digest() + hashlib.sha256(scales.data).digest()
 
 
 def _table_digest(table: np.ndarray) -> bytes:
@@ -316,26 +349,85 @@ def table_path(key: str, folder: Path | None = None) -> Path:
     return (folder or cache_dir()) / f"static-minilm-{key[:16]}.npz"
 
 
-def load_table(model: Path, tokenizer: Path, folder: Path | None = None) -> tuple[str, Table, bool]:
-    """(key, table, built): the cached table for these files, built first when it is missing
-    or bad; ``built`` says whether this call built it."""
+def shipped_path(key: str, folder: Path = SHIPPED) -> Path:
+    """Where the package keeps the table made from the files of ``key``, if it ships one."""
+    return folder / f"static-minilm-{key[:16]}.npz"
+
+
+def _unpack(path: Path, key: str) -> np.ndarray | None:
+    """The float32 table of a shipped file, or None when it is missing, damaged or made from
+    something else (the table is then distilled instead)."""
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as shipped:
+            if bytes(shipped["key"]).decode() != key:
+                return None
+            rows, scales = shipped["rows"], shipped["scales"]
+            digest = bytes(shipped["digest"])
+    except Exception:
+        return None  # missing, truncated or garbled: numpy and zipfile raise many kinds
+    if (
+        rows.dtype != np.int8
+        or scales.dtype != np.float32
+        or rows.ndim != 2
+        or rows.shape[1] != DIM
+        or scales.shape != (rows.shape[0],)
+        or _shipped_digest(rows, scales) != digest
+    ):
+        return None
+    return _from_int8(rows, scales)
+
+
+def load_table(
+    model: Path, tokenizer: Path, folder: Path | None = None, shipped: Path = SHIPPED
+) -> tuple[str, Table, Origin]:
+    """(key, table, origin): the cached table for these files, unpacked from the package's
+    tables (``shipped``) or distilled from the model first when it is missing or bad."""
     key = source_key(model, tokenizer)
     path = table_path(key, folder)
     folder = path.parent
     table = _read(path, key)
     if table is not None:
-        return key, table, False
+        return key, table, "cache"
     folder.mkdir(parents=True, exist_ok=True)
     with _exclusive(folder / f"{path.name}.lock"):
-        table = _read(path, key)  # another process may have built it while we waited
+        table = _read(path, key)  # another process may have made it while we waited
         if table is not None:
-            return key, table, False
-        _write(path, key, distil(model, tokenizer))
-        # Served from the file like any cached table: the built one is not kept resident.
+            return key, table, "cache"
+        origin: Origin = "package"
+        made = _unpack(shipped_path(key, shipped), key)
+        if made is None:
+            origin, made = "model", _from_int8(*_to_int8(distil(model, tokenizer)))
+        _write(path, key, made)
+        del made  # served from the file like any cached table, not kept resident
         table = _read(path, key)
         if table is None:
             raise OSError(f"the static table just written to {path} does not read back")
-        return key, table, True
+        return key, table, origin
+
+
+def ship(folder: Path = SHIPPED) -> Path:
+    """Distil the table of the installed MiniLM and write it as the package ships it (int8
+    rows and their scales, compressed); tables of other models leave the folder."""
+    import numpy as np
+
+    model, tokenizer = minilm_files()
+    key = source_key(model, tokenizer)
+    rows, scales = _to_int8(distil(model, tokenizer))
+    path = shipped_path(key, folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(
+        path,
+        rows=rows,
+        scales=scales,
+        key=np.frombuffer(key.encode(), dtype=np.uint8),
+        digest=np.frombuffer(_shipped_digest(rows, scales), dtype=np.uint8),
+    )
+    for old in folder.glob("static-minilm-*.npz"):
+        if old != path:
+            old.unlink()
+    return path
 
 
 def _zeroed(rows: int) -> np.ndarray:
@@ -420,7 +512,7 @@ class StaticMiniLM:
         import tokenizers
 
         model, tokenizer_file = minilm_files()
-        key, table, self.built = load_table(model, tokenizer_file, folder)
+        key, table, self.origin = load_table(model, tokenizer_file, folder)
         self.name = f"static-minilm-{key[:12]}"
         tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_file))
         tokenizer.no_padding()
@@ -472,6 +564,22 @@ class StaticMiniLM:
         return _normalise(out)
 
 
-if __name__ == "__main__":  # ``python -m recuerdo.index.static``: build at install time
-    built = StaticMiniLM()
-    print(f"{built.name}: {'built' if built.built else 'already cached'} in {cache_dir()}")
+def _main(argv: list[str]) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m recuerdo.index.static",
+        description="Make the static table ready in the cache (unpacked or distilled), or, with "
+        "--ship, distil it into the package's tables (after the model's package changed).",
+    )
+    parser.add_argument("--ship", action="store_true", help=f"write the table into {SHIPPED}")
+    if parser.parse_args(argv).ship:
+        print(f"shipped: {ship()}")
+        return
+    ready = StaticMiniLM()
+    said = {"cache": "already cached", "package": "unpacked", "model": "distilled"}[ready.origin]
+    print(f"{ready.name}: {said} in {cache_dir()}")
+
+
+if __name__ == "__main__":  # ``python -m recuerdo.index.static``: ready at install time
+    _main(sys.argv[1:])
