@@ -292,7 +292,7 @@ def test_a_shipped_table_is_the_table_distilled_here(
 @given(
     arrays(
         np.float32,
-        st.tuples(st.integers(1, 8), st.just(DIM)),
+        st.tuples(st.integers(1, 4), st.integers(1, 24)),
         elements=st.integers(-100_000, 100_000).map(lambda milli: milli / 1000),
     )
 )
@@ -300,7 +300,7 @@ def test_int8_rows_stay_within_half_a_step(table: np.ndarray) -> None:
     """Each row is rounded on its own scale: no value moves by more than half a step (its
     row's largest magnitude over 254), the largest keeps its value, and a zero row (a special
     token's) stays zero."""
-    table = np.vstack([table, np.zeros((1, DIM), dtype=np.float32)])
+    table = np.vstack([table, np.zeros((1, table.shape[1]), dtype=np.float32)])
     rows, scales = _to_int8(table)
     again = _from_int8(rows, scales)
     assert rows.dtype == np.int8 and again.dtype == np.float32
