@@ -525,12 +525,17 @@ class PostgresStore:
 
     def reclaim(self, tables: Sequence[str] = ()) -> None:
         """VACUUM what a forgetting emptied (outside any transaction: VACUUM cannot run in
-        one), so the dead row versions' space is marked free and their index entries go."""
+        one), so the dead row versions' space is marked free and their index entries go.
+        One statement for all the tables: each VACUUM statement ends by reading the whole
+        database's ``pg_class`` (to advance its frozen-XID horizon), so table by table cost
+        8-9 ms a table in a database of 414 schemas, against about 1 ms together."""
         shared = self._live()
         names = list(tables) or self.archive.table_names_of(self)
+        if not names:
+            return
+        listed = ", ".join(f"{_quote(shared.schema)}.{_quote(name)}" for name in names)
         with self._connection(shared) as conn:
-            for name in names:
-                conn.execute(f"VACUUM {_quote(shared.schema)}.{_quote(name)}")
+            conn.execute(f"VACUUM {listed}")
 
     def optimize(self) -> None:
         shared = self._live()
