@@ -145,6 +145,38 @@ def test_remember_many_is_one_transaction(memory: recuerdo.Memory) -> None:
     assert [e["content"] for e in memory.recall()] == ["b", "a"]
 
 
+def _statements_of_a_batch(memory: recuerdo.Memory, size: int, monkeypatch: Any) -> int:
+    """How many statements PostgreSQL was sent one by one while a batch of ``size`` entries
+    was remembered."""
+    from recuerdo.store.postgres.connection import PostgresTx
+
+    sent: list[str] = []
+    one_by_one = PostgresTx._run
+
+    def counted(tx: PostgresTx, sql: str, params: Any) -> Any:
+        sent.append(sql)
+        return one_by_one(tx, sql, params)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(PostgresTx, "_run", counted)
+        memory.remember_many([{"category": "context", "content": f"n{i}"} for i in range(size)])
+    return len(sent)
+
+
+def test_a_batch_reaches_postgres_in_as_many_statements_whatever_its_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A batch's entries go to PostgreSQL together (one pipeline, each row returning its id),
+    not one statement and one round trip per entry: 1,300 entries made 1,300 round trips."""
+    from .postgres import contract_store
+
+    with recuerdo.open("batches", store=contract_store(), embedder="none") as memory:
+        assert _statements_of_a_batch(memory, 2, monkeypatch) == _statements_of_a_batch(
+            memory, 40, monkeypatch
+        )
+        assert len(memory.recall(limit=100)) == 42
+
+
 def test_secrets_are_redacted_on_every_entry_path(memory: recuerdo.Memory) -> None:
     key = "sk-" + "a1B2c3D4e5F6g7H8i9J0kLmN"
     memory.remember("learning", f"the key is {key}", [f"token {key}"])

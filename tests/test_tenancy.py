@@ -34,7 +34,7 @@ class Recorder:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.statements: set[str] = set()
         for cls in (SQLiteTx, PostgresTx):
-            for name in ("_run", "executemany"):
+            for name in ("_run", "executemany", "insert_returning_ids"):
                 original = getattr(cls, name)
                 monkeypatch.setattr(cls, name, self._wrap(original))
 

@@ -105,27 +105,28 @@ def prepare_batch(entries: object) -> list[_Prepared]:
 
 def insert(tx: Tx, tenant: str, source: str, entries: Sequence[_Prepared]) -> list[int]:
     stamp = now_iso()
-    ids: list[int] = []
-    tags: list[tuple[str, int, str]] = []
-    for entry in entries:
-        new_id = int(
-            tx.scalar(
-                "INSERT INTO items (tenant, scope, item_type, category, content, tags, source,"
-                " created_at, updated_at) VALUES (?, ?, 'entry', ?, ?, ?, ?, ?, ?) RETURNING id",
-                (
-                    tenant,
-                    entry.scope,
-                    entry.category,
-                    entry.content,
-                    json.dumps(entry.tags, ensure_ascii=False),
-                    source,
-                    stamp,
-                    stamp,
-                ),
+    ids = tx.insert_returning_ids(
+        "INSERT INTO items (tenant, scope, item_type, category, content, tags, source,"
+        " created_at, updated_at) VALUES (?, ?, 'entry', ?, ?, ?, ?, ?, ?) RETURNING id",
+        [
+            (
+                tenant,
+                entry.scope,
+                entry.category,
+                entry.content,
+                json.dumps(entry.tags, ensure_ascii=False),
+                source,
+                stamp,
+                stamp,
             )
-        )
-        ids.append(new_id)
-        tags += [(tenant, new_id, tag) for tag in entry.tags]
+            for entry in entries
+        ],
+    )
+    tags = [
+        (tenant, new_id, tag)
+        for new_id, entry in zip(ids, entries, strict=True)
+        for tag in entry.tags
+    ]
     # The batch's tags in one statement: one per entry made tags half of a bulk load's cost
     # (issue 17, item 1: 52 against 18 us an entry).
     if tags:

@@ -143,6 +143,10 @@ class Tx(Protocol):
         """Inside a forgetting transaction: make the words of deleted rows leave the full-text
         indexes now (where the index does not remove them on delete)."""
 
+    def insert_returning_ids(self, sql: str, rows: Sequence[Params]) -> list[int]:
+        """Run ``INSERT ... RETURNING id`` once for each parameter row; the new ids, in order
+        (a server gets all the rows in one round trip)."""
+
     def add_chunks(self, rows: Sequence[Params]) -> list[int]:
         """Store new chunks (rows of :data:`CHUNK_FIELDS`, their items' text unchanged since
         they were cut) and index their words; their ids, in order. The body is not kept: the

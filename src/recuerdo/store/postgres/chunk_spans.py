@@ -36,15 +36,19 @@ def insert_params(row: Sequence[Any]) -> tuple[Any, ...]:
 
 
 def add_chunks(conn: Any, rows: Sequence[Sequence[Any]]) -> list[int]:
-    """:meth:`Tx.add_chunks` on PostgreSQL: a statement per row, sent in one pipeline, each
-    returning its id."""
+    """:meth:`Tx.add_chunks` on PostgreSQL."""
+    return returning_ids(conn, INSERT, [insert_params(row) for row in rows])
+
+
+def returning_ids(conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
+    """:meth:`Tx.insert_returning_ids` on PostgreSQL: a statement per row, sent in one
+    pipeline (one round trip, not one per row), each returning its id, in order."""
     from .connection import _adapt, pyformat, translated
 
     if not rows:
         return []
     with translated(), conn.cursor() as cursor:
-        params = [_adapt(insert_params(row)) for row in rows]
-        cursor.executemany(pyformat(INSERT), params, returning=True)
+        cursor.executemany(pyformat(sql), [_adapt(row) for row in rows], returning=True)
         return [int(cursor.fetchone()[0]) for _ in cursor.results()]
 
 

@@ -134,6 +134,9 @@ class SQLiteTx:
     def add_chunks(self, rows: Sequence[Params]) -> list[int]:
         return chunk_spans.add_chunks(self, rows)
 
+    def insert_returning_ids(self, sql: str, rows: Sequence[Params]) -> list[int]:
+        return [int(self.scalar(sql, row)) for row in rows]  # in process: no round trips
+
     def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
         if not chunks:
             return
