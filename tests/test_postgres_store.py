@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import recuerdo
 from recuerdo.errors import InvalidInput, StoreTooNew
 from recuerdo.store.postgres import PostgresStore, redact
 from recuerdo.store.postgres.connection import pyformat
@@ -176,3 +177,44 @@ def _vacuums(store: PostgresStore) -> int:
             " WHERE schemaname = current_schema() AND relname = 'items'"
         )
     return int(count or 0)
+
+
+def _items_counted(store: PostgresStore) -> float:
+    """The items table's row count as the planner knows it (-1: never analysed)."""
+    with store.read() as tx:
+        return float(tx.scalar("SELECT reltuples FROM pg_class WHERE oid = 'items'::regclass"))
+
+
+@pytest.fixture
+def loaded() -> Iterator[tuple[PostgresStore, recuerdo.Memory]]:
+    store = PostgresStore(embedded_url(), unique_memory())
+    memory = recuerdo.open("loaded", store=store, embedder="none")
+    yield store, memory
+    memory.close()
+    PostgresStore(embedded_url(), store.memory).drop()
+
+
+def test_a_load_gives_the_planner_its_statistics_at_once(
+    loaded: tuple[PostgresStore, recuerdo.Memory],
+) -> None:
+    """A table just filled had no statistics until autovacuum came (up to a minute), and the
+    planner, expecting one row, joined the matches of a common word by walking an index once
+    per row (103 ms instead of 5.6 over 1,300 entries). A trickle of writes leaves it to
+    autovacuum; a load analyses the memory's tables once written."""
+    store, memory = loaded
+    memory.remember_many([{"category": "context", "content": f"n{i}"} for i in range(10)])
+    assert _items_counted(store) == -1
+    memory.remember_many([{"category": "context", "content": f"m{i}"} for i in range(600)])
+    assert _items_counted(store) == 610
+
+
+def test_an_analysis_takes_only_its_own_memory(
+    loaded: tuple[PostgresStore, recuerdo.Memory], store: PostgresStore
+) -> None:
+    """``optimize`` analyses the memory's own tables, not every memory of the database (a bare
+    ``ANALYZE`` did)."""
+    other, memory = loaded
+    memory.remember_many([{"category": "context", "content": f"n{i}"} for i in range(10)])
+    store.optimize()
+    assert _items_counted(other) == -1
+    assert _items_counted(store) == 0

@@ -150,6 +150,7 @@ class MemoryBase:
         with self._meaning.erasing(), self._store.write() as tx:
             yield tx
         if rows:
+            self._store.grew(rows)
             self._upkeep.poke(rows)
 
     @contextlib.contextmanager

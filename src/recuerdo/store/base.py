@@ -222,6 +222,10 @@ class Store(Protocol):
         """After a forgetting transaction committed: give the old pages back so no copy of the
         forgotten text stays (fold and truncate the WAL; vacuum)."""
 
+    def grew(self, rows: int) -> None:
+        """A committed write added about ``rows`` items: a backend whose planner samples
+        statistics takes new ones when its tables have grown enough."""
+
     def optimize(self) -> None:
         """Refresh the planner's statistics (after bulk loads, and now and then)."""
 

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ...errors import InvalidInput, MemoryNotFound, StorageFull, StoreError
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
 from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current
-from . import chunk_spans
+from . import chunk_spans, maintenance
 from . import vectors as pgvectors
 from .describe import PostgresArchive
 from .rows import row_factory
@@ -212,6 +212,8 @@ class _Shared:
     local: threading.local = field(default_factory=threading.local)
     trigrams: bool = False
     vectors: VectorState | None = None
+    grown: int = 0  # rows written since this process last analysed (maintenance.grew)
+    analyzed_rows: int | None = None
 
 
 _registry: dict[tuple[str, str], _Shared] = {}
@@ -525,18 +527,13 @@ class PostgresStore:
             raise convert(exc) from exc
 
     def reclaim(self, tables: Sequence[str] = ()) -> None:
-        """VACUUM (outside a transaction) what a forgetting emptied, in one statement: each one
-        reads all of ``pg_class`` (8-9 ms a table one by one with 414 schemas; about 1 ms)."""
-        shared = self._live()
-        names = list(tables) or self.archive.table_names_of(self)
-        listed = ", ".join(f"{_quote(shared.schema)}.{_quote(name)}" for name in names)
-        with self._connection(shared) as conn:
-            conn.execute(f"VACUUM {listed}" if names else "SELECT 1")
+        maintenance.each_table(self, "VACUUM", tables)  # outside a transaction, as it must
 
     def optimize(self) -> None:
-        shared = self._live()
-        with self._connection(shared) as conn:
-            conn.execute("ANALYZE")
+        maintenance.each_table(self, "ANALYZE")
+
+    def grew(self, rows: int) -> None:
+        maintenance.grew(self, rows)
 
     @property
     def schema_steps(self) -> list[str]:

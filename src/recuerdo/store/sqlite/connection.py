@@ -399,6 +399,9 @@ class SQLiteStore:
             threading.Event().wait(0.02)
         raise StoreError("the write-ahead log could not be folded in: a reader holds it")
 
+    def grew(self, rows: int) -> None:
+        """Nothing: the planner's figures are stated, not sampled (decision 0018)."""
+
     def optimize(self) -> None:
         shared = self._live()
         with shared.lock:
