@@ -145,7 +145,9 @@ def test_remember_many_is_one_transaction(memory: recuerdo.Memory) -> None:
     assert [e["content"] for e in memory.recall()] == ["b", "a"]
 
 
-def _statements_of_a_batch(memory: recuerdo.Memory, size: int, monkeypatch: Any) -> int:
+def _statements_of_a_batch(
+    memory: recuerdo.Memory, size: int, monkeypatch: pytest.MonkeyPatch
+) -> int:
     """How many statements PostgreSQL was sent one by one while a batch of ``size`` entries
     was remembered."""
     from recuerdo.store.postgres.connection import PostgresTx

@@ -30,6 +30,7 @@ from recuerdo.index.static import (
     CACHE_ENV,
     DIM,
     StaticMiniLM,
+    _file_digest,
     _from_int8,
     _read,
     _to_int8,
@@ -186,6 +187,18 @@ def test_a_damaged_or_stale_cache_is_refused(cache: Path, tmp_path: Path, damage
     assert _read(copy, key) is None
 
 
+def test_a_file_changed_in_place_gets_its_new_digest(tmp_path: Path) -> None:
+    """Digests are kept per process for a file's size and time of change: a model file
+    rewritten in place (same path, same size) is hashed again, so its table is keyed anew."""
+    model = tmp_path / "model.onnx"
+    model.write_bytes(b"a" * 1000)
+    first = _file_digest(model)
+    assert _file_digest(model) == first
+    model.write_bytes(b"b" * 1000)
+    os.utime(model, ns=(model.stat().st_atime_ns, model.stat().st_mtime_ns + 1_000_000))
+    assert _file_digest(model) != first
+
+
 UNPACK = """
 import json, sys
 from recuerdo.index.static import StaticMiniLM
@@ -271,7 +284,6 @@ def test_a_shipped_table_is_the_table_distilled_here(
     first_use: tuple[Path, list[dict[str, object]]],
     small_tokenizer: Path,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``--ship`` writes what a first use would distil on this machine, row for row: the cut
     vocabulary's table shipped, then unpacked into an empty cache, equals the one the
@@ -281,8 +293,7 @@ def test_a_shipped_table_is_the_table_distilled_here(
     key = source_key(model, small_tokenizer)
     distilled = _read(cached_file(folder, key), key)
     assert distilled is not None
-    monkeypatch.setattr("recuerdo.index.static.minilm_files", lambda: (model, small_tokenizer))
-    written = ship(tmp_path / "tables")
+    written = ship(tmp_path / "tables", (model, small_tokenizer))
     assert written == shipped_path(key, tmp_path / "tables")
     _, unpacked, origin = load_table(model, small_tokenizer, tmp_path / "cache", written.parent)
     assert origin == "package"

@@ -58,7 +58,7 @@ def _grew(store: PostgresStore, rows: int) -> None:
                 "SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)",
                 [f"{_quote(shared.schema)}.items"],
             ).fetchone()
-        shared.analyzed_rows = max(0, int(counted[0] if counted and counted[0] else 0))
+        shared.analyzed_rows = max(0, int(counted[0])) if counted else 0
     shared.grown += rows
     if shared.grown < max(FIRST_ANALYZE_ROWS, shared.analyzed_rows):
         return
