@@ -101,10 +101,54 @@ def test_two_new_processes_opening_one_new_file(base: Path) -> None:
         assert proc.returncode == 0, err
     with recuerdo.open("race", base_dir=base) as mem:
         assert len(mem.recall()) == 3
-    conn = sqlite3.connect(base / ".recuerdo" / "state" / "race.db")
+    state = base / ".recuerdo" / "state"
+    conn = sqlite3.connect(state / "race.db")
     names = [r[0] for r in conn.execute("SELECT name FROM _migrations")]
     conn.close()
     assert len(names) == len(set(names))
+    assert sorted(p.name for p in state.iterdir()) == ["race.db"]  # no draft of the losers
+
+
+CREATOR = """
+import sys, recuerdo
+i = 0
+while True:
+    recuerdo.open(f"new-{i}", base_dir=sys.argv[1]).close()
+    print(i, flush=True)
+    i += 1
+"""
+
+
+def test_a_process_killed_while_creating_memories_leaves_only_whole_ones(base: Path) -> None:
+    """Killed at any moment of making new memories, a process leaves each name either absent
+    or a whole store (every step recorded), and nothing else: never an empty file that a
+    read would take for a memory, nor a half-written draft."""
+    expected = None
+    for attempt in range(3):
+        folder = base / f"kill{attempt}"
+        proc = subprocess.Popen(python_command(CREATOR, str(folder)), stdout=subprocess.PIPE)
+        assert proc.stdout is not None
+        for _ in range(5 + 7 * attempt):  # a few stores made, then somewhere in the next
+            assert proc.stdout.readline(), "the creating process ended"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        state = folder / ".recuerdo" / "state"
+        names = sorted(p.name for p in state.iterdir())
+        stores = [n for n in names if n.endswith(".db")]
+        # (SQLite's own companions may stay: it finishes or undoes their work at the next open.)
+        assert names == sorted(
+            n for n in names if n.endswith((".db", ".db-wal", ".db-shm", ".db-journal"))
+        ), names
+        for name in stores:
+            conn = sqlite3.connect(state / name)
+            try:
+                steps = sorted(r[0] for r in conn.execute("SELECT name FROM _migrations"))
+            except sqlite3.DatabaseError as exc:
+                steps = [f"{name}: {exc}"]
+            finally:
+                conn.close()
+            expected = expected or steps
+            assert steps and steps == expected, name
 
 
 def test_opening_the_same_name_twice_in_one_process_shares_state(base: Path) -> None:

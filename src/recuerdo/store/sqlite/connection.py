@@ -229,37 +229,66 @@ class SQLiteStore:
         self._prepare = configure_secure_delete if schema is None else prepare
         self.location = ":memory:" if path is None else files.absolute(path)
         self._closed = False
+        copied = False
         if path is None:
-            self._shared = _SharedFile(":memory:", files.connect(":memory:"))
+            writer = files.connect(":memory:")
+            try:
+                fresh.copy_into(self._steps_key, self._run_steps, self._schema.names(), writer)
+            except BaseException:
+                writer.close()
+                raise
+            self._shared = _SharedFile(":memory:", writer)
             self._shared.handles = 1
-            self._in_memory = True
+            self._in_memory = copied = True
         else:
             self._in_memory = False
-            self._shared = self._attach(self.location)
+            self._shared, copied = self._attach(self.location)
         try:
-            self._open_schema()
+            self._open_schema(copied)
         except BaseException:
             self.close()
             raise
 
-    def _attach(self, path: str) -> _SharedFile:
+    def _attach(self, path: str) -> tuple[_SharedFile, bool]:
+        """The process's handle on the file, and whether this call made the file whole."""
+        copied = False
         with _registry_lock:
             shared = _registry.get(path)
             if shared is None:
-                writer = files.open_checked(path, self._schema)
+                writer, copied = files.open_checked(path, self._schema, self._image)
                 shared = _SharedFile(path, writer)
                 _registry[path] = shared
                 shared.background = health.check_in_background(path, shared.mark_damaged)
             elif shared.damaged:
                 raise StoreDamaged(damaged_detail(shared.damaged))
             shared.handles += 1
-            return shared
+            return shared, copied
 
-    def _open_schema(self) -> None:
+    @property
+    def _steps_key(self) -> tuple[Any, ...]:
+        return tuple(self._schema.steps)
+
+    def _image(self) -> bytes:
+        return fresh.image(self._steps_key, self._run_steps, self._schema.names())
+
+    def _run_steps(self, conn: sqlite3.Connection) -> None:
+        """The schema's steps, one by one, on an empty private database."""
+        from ..migrations import apply, stamp
+
+        conn.execute("BEGIN IMMEDIATE")
+        template = SQLiteTx(conn, lambda _: None)
+        template.execute(fresh.MIGRATIONS_TABLE)
+        apply(template, self._schema, [], stamp())
+        conn.execute("COMMIT")
+
+    def _open_schema(self, copied: bool) -> None:
+        """Bring the schema up to date in one write transaction. ``copied``: the store was
+        just made from the process's copy of a new store (:mod:`.fresh`), which records when
+        each step ran as this open."""
         from ..migrations import apply, check_not_newer, stamp
 
         with self.write() as tx:
-            tx.execute(_MIGRATIONS_TABLE)
+            tx.execute(fresh.MIGRATIONS_TABLE)
             applied = [row["name"] for row in tx.all("SELECT name FROM _migrations")]
             version = int(tx.scalar("PRAGMA user_version"))
             check_not_newer(self._schema, applied, version, self.location)
@@ -269,26 +298,20 @@ class SQLiteStore:
                 applied_now = True
             else:
                 applied_now = bool(apply(tx, self._schema, applied, stamp()))
+            if copied:
+                tx.execute("UPDATE _migrations SET applied_at = ?", (stamp(),))
             if applied_now or version != self._schema.version:
                 tx.execute(f"PRAGMA user_version = {self._schema.version}")
             if self._prepare is not None:
                 self._prepare(tx)
-            if not created:  # a new store's statistics came with its schema (fresh.replay)
+            if not (created or copied):  # a new store's statistics came with its schema
                 with contextlib.suppress(sqlite3.DatabaseError):  # they only guide plans
                     state_tenant_share(self._shared.writer)
 
     def _create_schema(self, tx: SQLiteTx, when: str) -> None:
-        """A new store: what the steps leave, in one pass (:mod:`.fresh`)."""
-        from ..migrations import apply
-
-        def run_steps(conn: sqlite3.Connection) -> None:
-            conn.execute("BEGIN IMMEDIATE")
-            template = SQLiteTx(conn, lambda _: None)
-            template.execute(_MIGRATIONS_TABLE)
-            apply(template, self._schema, [], when)
-            conn.execute("COMMIT")
-
-        made = fresh.fresh_schema(tuple(self._schema.steps), run_steps)
+        """A new store in a file found empty: what the steps leave, in one pass
+        (:mod:`.fresh`)."""
+        made = fresh.fresh_schema(self._steps_key, self._run_steps)
         fresh.replay(tx, made)
         tx.executemany(
             "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
@@ -463,9 +486,6 @@ def _refresh_statistics(conn: sqlite3.Connection) -> None:
         state_tenant_share(conn)
 
 
-_MIGRATIONS_TABLE = (
-    "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-)
 _NORMAL = 1  # PRAGMA synchronous: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA
 
 

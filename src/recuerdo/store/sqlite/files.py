@@ -17,6 +17,7 @@ import logging
 import os
 import stat
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -193,16 +194,19 @@ def recorded_damage(path: str) -> str | None:
         return "the database file was found damaged earlier"
 
 
-def open_checked(path: str, schema: Any) -> sqlite3.Connection:
-    """The writer connection of a file: created 0600 when new; refused when damaged or
-    written by a newer recuerdo, before anything is written to it."""
+def open_checked(
+    path: str, schema: Any, image: Callable[[], bytes] | None = None
+) -> tuple[sqlite3.Connection, bool]:
+    """The writer connection of a file, and whether this call made the file from ``image``
+    (a new store's bytes): created 0600 when new; refused when damaged or written by a newer
+    recuerdo, before anything is written to it."""
     from . import health
     from .connection import damaged_detail
 
     folder = Path(path).parent
     if not folder.exists():
         secure_folder(folder)  # a folder made here is private; an existing one is the caller's
-    created = _create(path)
+    created = _create(path, image)
     try:
         for companion in _companions(path):
             _tighten(companion, FILE_MODE)
@@ -216,7 +220,7 @@ def open_checked(path: str, schema: Any) -> sqlite3.Connection:
         except BaseException:
             conn.close()
             raise
-        return conn
+        return conn, created == WHOLE
     except BaseException:
         if created:
             for companion in _companions(path):
@@ -225,16 +229,79 @@ def open_checked(path: str, schema: Any) -> sqlite3.Connection:
         raise
 
 
-def _create(path: str) -> bool:
-    """Create the file 0600 if it does not exist; whether this call created it."""
+EMPTY, WHOLE = "empty", "whole"
+# Where a file system has no hard links, a new file is made empty and its opening transaction
+# writes the schema (store/sqlite/fresh.py).
+_NO_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK, errno.ENOSYS)
+
+
+def _create(path: str, image: Callable[[], bytes] | None = None) -> str | None:
+    """Create the file 0600 if it does not exist: ``WHOLE`` when it was made from ``image``,
+    ``EMPTY`` when made empty, None when it existed. The image is written beside the file and
+    linked to its name, so no other process ever opens it half written; two processes
+    creating the same file at once get one file, made by one of them."""
+    if image is not None and not os.path.lexists(path):
+        made = _create_whole(path, image)
+        if made is not None:
+            return WHOLE if made else None
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     except FileExistsError:
-        return False
+        return None
     except OSError as exc:
         raise _os_error(exc, f"cannot create the memory at {path}") from exc
     os.close(fd)
+    return EMPTY
+
+
+def _create_whole(path: str, image: Callable[[], bytes]) -> bool | None:
+    """Whether this call linked the image to ``path`` (False: the file was there first);
+    None where the file system cannot link (the caller makes it empty instead)."""
+    # An unnamed file in the folder (Linux's O_TMPFILE) leaves nothing behind when the process
+    # dies before the link; elsewhere a draft beside the file is written, then unlinked.
+    unnamed = getattr(os, "O_TMPFILE", 0)
+    draft = None
+    try:
+        fd = os.open(os.path.dirname(path) or ".", unnamed | os.O_WRONLY, FILE_MODE)
+        source = f"/proc/self/fd/{fd}"
+    except (OSError, ValueError):
+        draft = f"{path}-new-{os.getpid()}-{threading.get_ident()}"
+        try:
+            fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        except OSError as exc:
+            raise _os_error(exc, f"cannot create the memory at {path}") from exc
+        source = draft
+    try:
+        with os.fdopen(fd, "wb", closefd=False) as out:
+            out.write(image())
+            out.flush()
+            os.fsync(fd)  # the name never points at bytes not yet on disk
+        _link(source, path, follow=draft is None)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno in _NO_LINKS or (draft is None and exc.errno == errno.ENOENT):
+            return None
+        raise _os_error(exc, f"cannot create the memory at {path}") from exc
+    finally:
+        os.close(fd)
+        if draft is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(draft)
     return True
+
+
+def _link(source: str, path: str, *, follow: bool) -> None:
+    """``ln source path``; ``follow``: through the symbolic link ``source`` is (a
+    ``/proc/self/fd`` entry), which only ``linkat`` with a folder's descriptor does."""
+    if not follow:
+        os.link(source, path)
+        return
+    folder = os.open(os.path.dirname(path) or ".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.link(source, os.path.basename(path), dst_dir_fd=folder, follow_symlinks=True)
+    finally:
+        os.close(folder)
 
 
 def secure_file(path: Path) -> None:
