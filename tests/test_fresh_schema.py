@@ -191,12 +191,15 @@ def _an_empty_file(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "condition",
-    [_no_tmpfile, _no_links, _an_empty_file],
+    ("condition", "made"),
+    [(_no_tmpfile, files.WHOLE), (_no_links, files.EMPTY), (_an_empty_file, None)],
     ids=["no unnamed files", "no hard links", "an empty file there"],
 )
 def test_every_way_of_making_a_file_makes_the_same_store(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, condition: Callable[..., None]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    condition: Callable[..., None],
+    made: str | None,
 ) -> None:
     """Where the file system has no unnamed files (a draft is written beside the file, then
     removed), no hard links (the file is made empty and its transaction replays the schema),
@@ -205,7 +208,16 @@ def test_every_way_of_making_a_file_makes_the_same_store(
     folder = tmp_path / "made"
     folder.mkdir()
     condition(monkeypatch, folder / "new.db")
+    results: list[str | None] = []
+    create = files._create
+
+    def recorded(path: str, image: Any = None) -> str | None:
+        results.append(create(path, image))
+        return results[-1]
+
+    monkeypatch.setattr(files, "_create", recorded)
     SQLiteStore(str(folder / "new.db")).close()
     monkeypatch.undo()
+    assert results == [made]
     assert _contents(folder / "new.db") == _contents(reference)
     assert sorted(p.name for p in folder.iterdir()) == ["new.db"]

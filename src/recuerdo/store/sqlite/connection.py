@@ -283,8 +283,8 @@ class SQLiteStore:
 
     def _open_schema(self, copied: bool) -> None:
         """Bring the schema up to date in one write transaction. ``copied``: the store was
-        just made from the process's copy of a new store (:mod:`.fresh`), which records when
-        each step ran as this open."""
+        just made from the process's copy of a new store (:mod:`.fresh`), statistics
+        included."""
         from ..migrations import apply, check_not_newer, stamp
 
         with self.write() as tx:
@@ -298,8 +298,12 @@ class SQLiteStore:
                 applied_now = True
             else:
                 applied_now = bool(apply(tx, self._schema, applied, stamp()))
-            if copied:
-                tx.execute("UPDATE _migrations SET applied_at = ?", (stamp(),))
+            # A copy records its steps when first opened (by whichever process gets there, if
+            # its maker died before that).
+            tx.execute(
+                "UPDATE _migrations SET applied_at = ? WHERE applied_at = ?",
+                (stamp(), fresh.COPIED),
+            )
             if applied_now or version != self._schema.version:
                 tx.execute(f"PRAGMA user_version = {self._schema.version}")
             if self._prepare is not None:

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import stat
+import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -222,7 +223,9 @@ def open_checked(
             raise
         return conn, created == WHOLE
     except BaseException:
-        if created:
+        # An empty file goes again (a full disk leaves none behind); a whole one is a store,
+        # which another process may already be using.
+        if created == EMPTY:
             for companion in _companions(path):
                 with contextlib.suppress(FileNotFoundError):
                     companion.unlink()
@@ -255,40 +258,70 @@ def _create(path: str, image: Callable[[], bytes] | None = None) -> str | None:
 
 
 def _create_whole(path: str, image: Callable[[], bytes]) -> bool | None:
-    """Whether this call linked the image to ``path`` (False: the file was there first);
-    None where the file system cannot link (the caller makes it empty instead)."""
-    # An unnamed file in the folder (Linux's O_TMPFILE) leaves nothing behind when the process
-    # dies before the link; elsewhere a draft beside the file is written, then unlinked.
+    """Whether this call linked a new store's bytes to ``path`` (False: the file was there
+    first); None where the file system cannot link (the caller makes it empty instead)."""
+    data = image()  # before any file is made: its errors are not the memory folder's
+    made = _link_unnamed(path, data)
+    return _link_draft(path, data) if made is None else made
+
+
+def _link_unnamed(path: str, data: bytes) -> bool | None:
+    """Through an unnamed file in the folder (Linux's O_TMPFILE): a process that dies before
+    the link leaves nothing behind. None where that cannot be done."""
     unnamed = getattr(os, "O_TMPFILE", 0)
-    draft = None
+    if not unnamed:
+        return None
     try:
         fd = os.open(os.path.dirname(path) or ".", unnamed | os.O_WRONLY, FILE_MODE)
-        source = f"/proc/self/fd/{fd}"
-    except (OSError, ValueError):
-        draft = f"{path}-new-{os.getpid()}-{threading.get_ident()}"
-        try:
-            fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-        except OSError as exc:
-            raise _os_error(exc, f"cannot create the memory at {path}") from exc
-        source = draft
+    except OSError:  # EISDIR, EOPNOTSUPP...: a file system or kernel without it
+        return None
     try:
-        with os.fdopen(fd, "wb", closefd=False) as out:
-            out.write(image())
-            out.flush()
-            os.fsync(fd)  # the name never points at bytes not yet on disk
-        _link(source, path, follow=draft is None)
+        _write_synced(fd, data, path)
+        _link(f"/proc/self/fd/{fd}", path, follow=True)
     except FileExistsError:
         return False
     except OSError as exc:
-        if exc.errno in _NO_LINKS or (draft is None and exc.errno == errno.ENOENT):
+        if exc.errno in _NO_LINKS or exc.errno == errno.ENOENT:  # ENOENT: no /proc
             return None
         raise _os_error(exc, f"cannot create the memory at {path}") from exc
     finally:
         os.close(fd)
-        if draft is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(draft)
     return True
+
+
+def _link_draft(path: str, data: bytes) -> bool | None:
+    """Through a draft beside the file, with a name of its own, removed after the link."""
+    folder, name = os.path.split(path)
+    try:
+        fd, draft = tempfile.mkstemp(dir=folder or ".", prefix=f".{name}-new-")  # 0600
+    except OSError:
+        return None
+    try:
+        try:
+            _write_synced(fd, data, path)
+        finally:
+            os.close(fd)
+        os.link(draft, path)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno in _NO_LINKS:
+            return None
+        raise _os_error(exc, f"cannot create the memory at {path}") from exc
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(draft)
+    return True
+
+
+def _write_synced(fd: int, data: bytes, path: str) -> None:
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)  # the name never points at bytes not yet on disk
+    except OSError as exc:
+        raise _os_error(exc, f"cannot create the memory at {path}") from exc
 
 
 def _link(source: str, path: str, *, follow: bool) -> None:

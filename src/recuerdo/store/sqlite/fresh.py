@@ -58,12 +58,17 @@ _images: dict[Hashable, bytes] = {}
 _lock = threading.Lock()
 
 
+_abandoned: list[sqlite3.Connection] = []
+
+
 def _forget_connections() -> None:
     """In a forked child: SQLite's connections must not cross a fork (the parent's threads
     may hold their mutexes), so the copies are made again there; the schemas and images are
-    plain values and stay."""
+    plain values and stay. The parent's are never used nor closed (closing takes the mutexes
+    too): they are kept, unreferenced elsewhere, until the process ends."""
     global _lock
     _lock = threading.Lock()
+    _abandoned.extend(_copies.values())
     _copies.clear()
 
 
