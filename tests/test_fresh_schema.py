@@ -173,6 +173,29 @@ def test_a_new_store_is_a_copy_not_a_replay(
     assert any(sql.startswith("UPDATE _migrations SET applied_at") for sql in seen)
     if not in_memory:
         assert _contents(tmp_path / "second.db") == _contents(tmp_path / "first.db")
+        assert fresh.COPIED not in _step_times(tmp_path / "second.db")
+
+
+def _step_times(path: Path) -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return {str(row[0]) for row in conn.execute("SELECT applied_at FROM _migrations")}
+    finally:
+        conn.close()
+
+
+def test_a_copy_whose_maker_died_gets_its_step_times_at_the_next_open(tmp_path: Path) -> None:
+    """A file linked whole by a process that died before its first transaction records its
+    steps' times when another process opens it; a store already stamped is not written."""
+    path = tmp_path / "orphan.db"
+    path.write_bytes(fresh.image(SCHEMA))  # what the dead process left under the name
+    assert _step_times(path) == {fresh.COPIED}
+    SQLiteStore(str(path)).close()
+    [opened] = _step_times(path)
+    assert opened != fresh.COPIED
+    assert _contents(path) == _contents(_new_store(tmp_path / "new.db"))
+    SQLiteStore(str(path)).close()
+    assert _step_times(path) == {opened}
 
 
 def _no_tmpfile(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:

@@ -233,7 +233,7 @@ class SQLiteStore:
         if path is None:
             writer = files.connect(":memory:")
             try:
-                fresh.copy_into(self._steps_key, self._run_steps, self._schema.names(), writer)
+                fresh.copy_into(self._schema, writer)
             except BaseException:
                 writer.close()
                 raise
@@ -255,7 +255,9 @@ class SQLiteStore:
         with _registry_lock:
             shared = _registry.get(path)
             if shared is None:
-                writer, copied = files.open_checked(path, self._schema, self._image)
+                writer, copied = files.open_checked(
+                    path, self._schema, lambda: fresh.image(self._schema)
+                )
                 shared = _SharedFile(path, writer)
                 _registry[path] = shared
                 shared.background = health.check_in_background(path, shared.mark_damaged)
@@ -263,23 +265,6 @@ class SQLiteStore:
                 raise StoreDamaged(damaged_detail(shared.damaged))
             shared.handles += 1
             return shared, copied
-
-    @property
-    def _steps_key(self) -> tuple[Any, ...]:
-        return tuple(self._schema.steps)
-
-    def _image(self) -> bytes:
-        return fresh.image(self._steps_key, self._run_steps, self._schema.names())
-
-    def _run_steps(self, conn: sqlite3.Connection) -> None:
-        """The schema's steps, one by one, on an empty private database."""
-        from ..migrations import apply, stamp
-
-        conn.execute("BEGIN IMMEDIATE")
-        template = SQLiteTx(conn, lambda _: None)
-        template.execute(fresh.MIGRATIONS_TABLE)
-        apply(template, self._schema, [], stamp())
-        conn.execute("COMMIT")
 
     def _open_schema(self, copied: bool) -> None:
         """Bring the schema up to date in one write transaction. ``copied``: the store was
@@ -289,7 +274,8 @@ class SQLiteStore:
 
         with self.write() as tx:
             tx.execute(fresh.MIGRATIONS_TABLE)
-            applied = [row["name"] for row in tx.all("SELECT name FROM _migrations")]
+            recorded = tx.all("SELECT name, applied_at FROM _migrations")
+            applied = [row["name"] for row in recorded]
             version = int(tx.scalar("PRAGMA user_version"))
             check_not_newer(self._schema, applied, version, self.location)
             created = not applied and fresh.is_empty(tx)
@@ -298,12 +284,13 @@ class SQLiteStore:
                 applied_now = True
             else:
                 applied_now = bool(apply(tx, self._schema, applied, stamp()))
-            # A copy records its steps when first opened (by whichever process gets there, if
-            # its maker died before that).
-            tx.execute(
-                "UPDATE _migrations SET applied_at = ? WHERE applied_at = ?",
-                (stamp(), fresh.COPIED),
-            )
+            if any(row["applied_at"] == fresh.COPIED for row in recorded):
+                # A copy records its steps when first opened (by whichever process gets there,
+                # if its maker died before that).
+                tx.execute(
+                    "UPDATE _migrations SET applied_at = ? WHERE applied_at = ?",
+                    (stamp(), fresh.COPIED),
+                )
             if applied_now or version != self._schema.version:
                 tx.execute(f"PRAGMA user_version = {self._schema.version}")
             if self._prepare is not None:
@@ -315,12 +302,7 @@ class SQLiteStore:
     def _create_schema(self, tx: SQLiteTx, when: str) -> None:
         """A new store in a file found empty: what the steps leave, in one pass
         (:mod:`.fresh`)."""
-        made = fresh.fresh_schema(self._steps_key, self._run_steps)
-        fresh.replay(tx, made)
-        tx.executemany(
-            "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
-            [(name, when) for name in self._schema.names()],
-        )
+        fresh.make_store(tx, fresh.fresh_schema(self._schema), self._schema.names(), when)
 
     def _tx(self, conn: sqlite3.Connection) -> SQLiteTx:
         return SQLiteTx(conn, self._shared.mark_damaged)

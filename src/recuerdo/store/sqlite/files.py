@@ -277,7 +277,7 @@ def _link_unnamed(path: str, data: bytes) -> bool | None:
         return None
     try:
         _write_synced(fd, data, path)
-        _link(f"/proc/self/fd/{fd}", path, follow=True)
+        _link_from_proc(f"/proc/self/fd/{fd}", path)
     except FileExistsError:
         return False
     except OSError as exc:
@@ -324,12 +324,9 @@ def _write_synced(fd: int, data: bytes, path: str) -> None:
         raise _os_error(exc, f"cannot create the memory at {path}") from exc
 
 
-def _link(source: str, path: str, *, follow: bool) -> None:
-    """``ln source path``; ``follow``: through the symbolic link ``source`` is (a
-    ``/proc/self/fd`` entry), which only ``linkat`` with a folder's descriptor does."""
-    if not follow:
-        os.link(source, path)
-        return
+def _link_from_proc(source: str, path: str) -> None:
+    """``ln source path`` through the symbolic link ``source`` is (a ``/proc/self/fd`` entry):
+    only ``linkat`` with a folder's descriptor follows it (``os.link`` alone calls ``link``)."""
     folder = os.open(os.path.dirname(path) or ".", os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.link(source, os.path.basename(path), dst_dir_fd=folder, follow_symlinks=True)

@@ -27,10 +27,13 @@ import tempfile
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base import Tx
 from .driver import sqlite3
+
+if TYPE_CHECKING:
+    from ..migrations import Schema
 
 
 @dataclass(frozen=True)
@@ -76,63 +79,68 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_connections)
 
 
-def fresh_schema(key: Hashable, run_steps: Callable[[sqlite3.Connection], None]) -> FreshSchema:
-    """The schema ``run_steps`` builds, built once per process for each ``key``."""
+def fresh_schema(schema: Schema) -> FreshSchema:
+    """What ``schema``'s steps leave, found once per process for each schema."""
     with _lock:
-        made = _made.get(key)
-        if made is None:
-            made = _made[key] = _build(run_steps)
-        return made
+        return _fresh(schema)
 
 
-def copy_into(
-    key: Hashable,
-    run_steps: Callable[[sqlite3.Connection], None],
-    names: list[str],
-    target: sqlite3.Connection,
-) -> None:
-    """Make ``target`` (an empty database, outside any transaction) a new store: every object
-    and row the steps leave, and ``names`` recorded as applied at :data:`COPIED`."""
+def copy_into(schema: Schema, target: sqlite3.Connection) -> None:
+    """Make ``target`` (an empty database, outside any transaction) a new store of ``schema``:
+    every object and row its steps leave, each step recorded as applied at :data:`COPIED`."""
     with _lock:
-        _copy(key, run_steps, names).backup(target)
+        _copy(schema).backup(target)
 
 
-def image(
-    key: Hashable, run_steps: Callable[[sqlite3.Connection], None], names: list[str]
-) -> bytes:
+def image(schema: Schema) -> bytes:
     """The bytes of a new store's file, as :func:`copy_into` would leave it."""
+    key = _key(schema)
     with _lock:
         made = _images.get(key)
         if made is None:
-            made = _images[key] = _written(_copy(key, run_steps, names))
+            made = _images[key] = _written(_copy(schema))
         return made
 
 
-def _copy(
-    key: Hashable, run_steps: Callable[[sqlite3.Connection], None], names: list[str]
-) -> sqlite3.Connection:
-    copy = _copies.get(key)
+def make_store(tx: Tx, made: FreshSchema, names: list[str], when: str) -> None:
+    """Inside ``tx``, on an empty database: the record of steps, ``made`` replayed, and each
+    of ``names`` recorded as applied at ``when``."""
+    tx.execute(MIGRATIONS_TABLE)
+    replay(tx, made)
+    tx.executemany(
+        "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
+        [(name, when) for name in names],
+    )
+
+
+def _key(schema: Schema) -> Hashable:
+    return tuple(schema.steps)
+
+
+def _fresh(schema: Schema) -> FreshSchema:
+    made = _made.get(_key(schema))
+    if made is None:
+        made = _made[_key(schema)] = _build(schema)
+    return made
+
+
+def _copy(schema: Schema) -> sqlite3.Connection:
+    copy = _copies.get(_key(schema))
     if copy is None:
-        made = _made.get(key)
-        if made is None:
-            made = _made[key] = _build(run_steps)
-        copy = _copies[key] = _replayed(made, names)
+        copy = _copies[_key(schema)] = _in_memory(
+            lambda tx: make_store(tx, _fresh(schema), schema.names(), COPIED)
+        )
     return copy
 
 
-def _replayed(made: FreshSchema, names: list[str]) -> sqlite3.Connection:
+def _in_memory(fill: Callable[[Tx], None]) -> sqlite3.Connection:
+    """A private in-memory database, filled in one transaction."""
     from .connection import SQLiteTx
 
     conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     try:
         conn.execute("BEGIN IMMEDIATE")
-        tx = SQLiteTx(conn, lambda _: None)
-        tx.execute(MIGRATIONS_TABLE)
-        replay(tx, made)
-        tx.executemany(
-            "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
-            [(name, COPIED) for name in names],
-        )
+        fill(SQLiteTx(conn, lambda _: None))
         conn.execute("COMMIT")
     except BaseException:
         conn.close()
@@ -158,13 +166,20 @@ def _written(copy: sqlite3.Connection) -> bytes:
         os.unlink(path)
 
 
-def _build(run_steps: Callable[[sqlite3.Connection], None]) -> FreshSchema:
+def _build(schema: Schema) -> FreshSchema:
+    from ..migrations import apply, stamp
     from . import files
+    from .connection import SQLiteTx
     from .statistics import state_tenant_share
 
     conn = files.connect(":memory:")
     try:
-        run_steps(conn)
+        # The steps one by one, as an older store takes them.
+        conn.execute("BEGIN IMMEDIATE")
+        steps = SQLiteTx(conn, lambda _: None)
+        steps.execute(MIGRATIONS_TABLE)
+        apply(steps, schema, [], stamp())
+        conn.execute("COMMIT")
         # The planner's figures a new store is opened with (what ``state_tenant_share`` would
         # write at its first open: 70 rows, each table counted) are kept as rows like the others.
         state_tenant_share(conn)
