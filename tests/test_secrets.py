@@ -51,6 +51,51 @@ def test_the_quick_check_never_changes_the_result(text: str) -> None:
     assert redact_text(redact_text(text)) == redact_text(text)
 
 
+# Pieces of every kind of credential the rules know, of their cues and near misses, in both
+# cases and with the letters that match ASCII ones when case is ignored (long s, dotless i,
+# Kelvin sign): strung together, they reach every rule, its cue and the quick check.
+PIECES = [
+    *("password", "PASSWORD", "pa\u017f\u017fword", "passwd", "pwd", "passphrase", "secret"),
+    *("\u017fecret", "token", "Token", "credentials", "credent\u0131al", "api_key", "apiKEY"),
+    *("\u212aey", "key", "login", "ab", "@host", "://", "://user:", "https", "hunter2"),
+    *("=", ":", "=>", " = ", ": ", '"', "'", " ", "\n", "\t", ".", "(", "$VAR", "x" * 3),
+    *("Bearer ", "Basic ", "sk-proj-", "AKIA", "ghp_", "hf_", "SG.", "eyJ", "_live_"),
+    *(
+        "Ab3" * 8,
+        "0123456789" * 2,
+        "AbCdEf0123456789xyzQ" * 2 + "Ab1",
+        "8f14e45f-ceea-467f-a0e6-0123456789ab",
+    ),
+    *(
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        "PRIVATE KEY",
+        "-----END ",
+    ),
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=14).map("".join))
+def test_the_cues_never_change_the_result(text: str) -> None:
+    assert redact(text) == apply_rules(text)
+
+
+@pytest.mark.parametrize(
+    "disguised",
+    ["pa\u017f\u017fword = hunter2", "\u017fecret: hunter2", "credent\u0131als = hunter2"],
+)
+def test_a_letter_that_only_matches_when_case_is_ignored_does_not_hide_a_password(
+    disguised: str,
+) -> None:
+    """The password rules ignore case, and so match the long s (U+017F) and the dotless i
+    (U+0131) as s and i; the quick check once lower-cased the text and missed them."""
+    result = redact(disguised)
+    assert "hunter2" not in result.text
+    assert result == apply_rules(disguised)
+    assert result.found == ("PASSWORD",)
+
+
 def test_every_write_path_redacts(memory: recuerdo.Memory) -> None:
     memory.remember("learning", f"key {OPENAI}", [OPENAI])
     memory.remember_many([{"category": "rule", "content": f"also {OPENAI}"}])

@@ -9,6 +9,7 @@ import pytest
 import recuerdo
 from recuerdo.engine import Memory
 from recuerdo.errors import RecuerdoError, all_error_classes
+from recuerdo.facade import _binder
 from recuerdo.verbs import VERBS
 
 
@@ -43,6 +44,50 @@ def test_params_follow_the_signatures() -> None:
         assert verb.mode in ("read", "write")
         assert verb.description.endswith(".")
         verb.params.model_json_schema()  # every verb has a JSON schema
+
+
+def _calls(signature: inspect.Signature) -> list[tuple[tuple[object, ...], dict[str, object]]]:
+    """Calls of every shape for a verb's signature: well formed (required ones by position,
+    by name, and with every optional one) and ill formed (an unknown name, a name given twice,
+    one positional too many, a required one left out)."""
+    parameters = list(signature.parameters.values())
+    positional = [p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD]
+    required = [p.name for p in parameters if p.default is p.empty]
+    calls: list[tuple[tuple[object, ...], dict[str, object]]] = [
+        (tuple(f"v-{name}" for name in required), {}),
+        ((), {name: f"v-{name}" for name in required}),
+        ((), {p.name: f"v-{p.name}" for p in parameters}),
+        (tuple(f"v-{name}" for name in positional), {}),
+        ((), {**{name: 1 for name in required}, "no_such_argument": 1}),
+        ((*(f"v-{name}" for name in positional), "one too many"), {}),
+    ]
+    if positional:
+        calls.append(((f"v-{positional[0]}",), {positional[0]: "again"}))
+    if len(required) > 1:
+        calls.append(((), {name: 1 for name in required[1:]}))
+    return calls
+
+
+@pytest.mark.parametrize("name", [verb.method for verb in VERBS])
+def test_a_verbs_arguments_are_named_as_signature_bind_names_them(name: str) -> None:
+    signature = inspect.signature(getattr(Memory, name))
+    by_name = _binder(signature)
+    for args, kwargs in _calls(signature):
+        try:
+            expected = dict(signature.bind(*args, **kwargs).arguments)
+        except TypeError:
+            with pytest.raises(TypeError):
+                by_name(args, kwargs)
+        else:
+            assert by_name(args, kwargs) == expected
+
+
+def test_a_write_verb_called_with_positional_arguments_is_guarded() -> None:
+    with recuerdo.open("verbs-positional", in_memory=True) as mem:
+        saved = mem.save("Deploy", "the password=hunter2 works", kind="config")
+        note = mem.get(saved["id"])
+    assert note["content"] == "the password=secret(PASSWORD) works"
+    assert note["kind"] == "config"
 
 
 def test_recall_schema_uses_the_json_name_from() -> None:

@@ -97,7 +97,7 @@ def verb(
     )
 
     def decorate(method: Callable[P, R]) -> Callable[P, R]:
-        signature = inspect.signature(method)
+        by_name = _binder(inspect.signature(method))
         guard_secrets = mode == "write"
 
         @functools.wraps(method)
@@ -106,22 +106,48 @@ def verb(
                 raise CapabilityNotGranted(
                     "Capability not granted: memory (code inside sandbox() may not reach memory)"
                 )
-            bound = signature.bind(*args, **kwargs)
-            given = {k: v for k, v in bound.arguments.items() if k != "self"}
+            arguments = by_name(args, kwargs)
+            given = {k: v for k, v in arguments.items() if k != "self"}
             check_text(given, reading=mode == "read")
             # The call's transactions are for this handle's tenant (row-level security).
             with scoped(getattr(args[0], "tenant", EVERY_TENANT)):
                 if guard_secrets:
-                    bound.arguments.update(
-                        redact_call({k: v for k, v in given.items() if k not in raw})
-                    )
-                    return method(*bound.args, **bound.kwargs)
+                    arguments.update(redact_call({k: v for k, v in given.items() if k not in raw}))
+                    return method(**arguments)  # type: ignore[call-arg]
                 return method(*args, **kwargs)
 
         wrapper.__verb__ = spec  # type: ignore[attr-defined]
         return wrapper
 
     return decorate
+
+
+def _binder(
+    signature: inspect.Signature,
+) -> Callable[[tuple[Any, ...], Mapping[str, Any]], dict[str, Any]]:
+    """A function giving a call's arguments by name, as ``signature.bind`` does (given ones
+    only, no defaults). A verb's parameters are plain (no ``*args``, ``**kwargs`` or
+    positional-only ones), so a call that names each at most once and gives every required
+    one is mapped directly: ``bind`` took a tenth of the time of a whole note update. Any other
+    call goes through ``bind``, which raises the usual ``TypeError``."""
+    parameters = list(signature.parameters.values())
+    plain = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    if any(parameter.kind not in plain for parameter in parameters):
+        return lambda args, kwargs: dict(signature.bind(*args, **kwargs).arguments)
+    names = [p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    known = frozenset(p.name for p in parameters)
+    required = frozenset(p.name for p in parameters if p.default is inspect.Parameter.empty)
+
+    def by_name(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        if len(args) <= len(names):
+            arguments = dict(zip(names, args, strict=False))
+            if known.issuperset(kwargs) and arguments.keys().isdisjoint(kwargs):
+                arguments.update(kwargs)
+                if required <= arguments.keys():
+                    return arguments
+        return dict(signature.bind(*args, **kwargs).arguments)
+
+    return by_name
 
 
 class MemoryBase:

@@ -27,6 +27,27 @@ class _Rule(NamedTuple):
     kind: str
     pattern: re.Pattern[str]
     replace: Callable[[re.Match[str]], str]
+    cue: re.Pattern[str]  # found in every text that ``pattern`` can change
+
+
+def _cue(*fragments: str, then: str = "", flags: int = 0) -> re.Pattern[str]:
+    """A search for any of ``fragments`` (regular expressions) followed by ``then``, the
+    fragments grouped by their first characters: the matcher then tries one branch at each
+    position instead of every fragment in turn (three to seven times faster on prose)."""
+    tree: dict[str, Any] = {}
+    for fragment in fragments:
+        node = tree
+        for atom in re.findall(r"\\.|\[[^\]]*\]|.", fragment):
+            node = node.setdefault(atom, {})
+        node[""] = {}
+
+    def branches(node: dict[str, Any]) -> str:
+        if not node or ("" in node and not then):  # a whole fragment: the rest adds nothing
+            return ""
+        alternatives = [atom + branches(rest) for atom, rest in node.items()]
+        return alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+
+    return re.compile(f"(?:{branches(tree)}){then}", flags)
 
 
 _PEM_MARK = r"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
@@ -85,6 +106,10 @@ _STRONG_NAME = (
     r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key"
     r"|secret[_-]?key|private[_-]?key|account[_-]?key|signing[_-]?key|encryption[_-]?key"
     r"|master[_-]?key|client[_-]?secret|credentials?)"
+)
+# How every name above ends: an assignment to one of them holds one of these, then a separator.
+_STRONG_NAME_ENDS = (
+    *("password", "passwd", "pwd", "passphrase", "secret", "token", "key", "credentials?"),
 )
 _VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'()\[\]{}<>]+)"
 _SEPARATOR = r"[\"']?\s*(?:[:=]|=>|:=)\s*"
@@ -146,63 +171,68 @@ def _weak(match: re.Match[str]) -> str:
     return match.group(1) + "secret(API)"
 
 
+# Each rule has a cue: a cheap search that finds something in every text the rule could change
+# (a part its pattern always matches, with the same case rules). Text that names a secret word
+# in passing ("the key point", "a token economy") runs only the rules its words cue, not all
+# nine: the tail of a private key, or an assignment to a secret name, costs 0.2 ms on 700
+# characters of prose, where each cue costs 0.5 to 12 microseconds.
 _RULES = (
-    _Rule("PRIVATE_KEY", _PRIVATE_KEY, lambda m: "secret(PRIVATE_KEY)"),
-    _Rule("PRIVATE_KEY", _PRIVATE_KEY_TAIL, lambda m: "secret(PRIVATE_KEY)"),
-    _Rule("PRIVATE_KEY", _BODY_RUN_OF_THREE, lambda m: "secret(PRIVATE_KEY)"),
-    _Rule("API", _API_KEYS, lambda m: "secret(API)"),
-    _Rule("TOKEN", _BEARER, lambda m: m.group(1) + "secret(TOKEN)"),
-    _Rule("PASSWORD", _URL_PASSWORD, lambda m: m.group(1) + "secret(PASSWORD)" + m.group(3)),
-    _Rule("PASSWORD", _NETRC, lambda m: (m.group(1) or m.group(3)) + "secret(PASSWORD)"),
-    _Rule("PASSWORD", _STRONG_ASSIGNMENT, _strong),
-    _Rule("API", _KEY_ASSIGNMENT, _weak),
+    _Rule("PRIVATE_KEY", _PRIVATE_KEY, lambda m: "secret(PRIVATE_KEY)", _cue("PRIVATE KEY")),
+    _Rule("PRIVATE_KEY", _PRIVATE_KEY_TAIL, lambda m: "secret(PRIVATE_KEY)", _cue("-----END ")),
+    _Rule("PRIVATE_KEY", _BODY_RUN_OF_THREE, lambda m: "secret(PRIVATE_KEY)", _cue(r"\n")),
+    _Rule(
+        "API",
+        _API_KEYS,
+        lambda m: "secret(API)",
+        _cue(
+            *("sk-", "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA", "AIza"),
+            *("gh[pousr]_", "github_pat_", "glpat-", "xox[abposr]-", "xapp-", "_live_"),
+            *("_test_", "hf_", "npm_", r"SG\.", "rcd_", "eyJ"),
+        ),
+    ),
+    _Rule(
+        "TOKEN",
+        _BEARER,
+        lambda m: m.group(1) + "secret(TOKEN)",
+        _cue("Bearer", "Basic", "Token", then=r"\s"),
+    ),
+    _Rule(
+        "PASSWORD",
+        _URL_PASSWORD,
+        lambda m: m.group(1) + "secret(PASSWORD)" + m.group(3),
+        _cue("://"),
+    ),
+    _Rule(
+        "PASSWORD",
+        _NETRC,
+        lambda m: (m.group(1) or m.group(3)) + "secret(PASSWORD)",
+        _cue("password", flags=re.IGNORECASE),
+    ),
+    _Rule(
+        "PASSWORD",
+        _STRONG_ASSIGNMENT,
+        _strong,
+        _cue(*_STRONG_NAME_ENDS, then=_SEPARATOR, flags=re.IGNORECASE),
+    ),
+    _Rule("API", _KEY_ASSIGNMENT, _weak, _cue("key", then=_SEPARATOR, flags=re.IGNORECASE)),
+)
+# The rules that need no word of the triggers below: a private key's body lines alone.
+_UNTRIGGERED = tuple(rule for rule in _RULES if rule.pattern is _BODY_RUN_OF_THREE)
+
+# Every other rule needs one of these fragments, in the text case-folded (what the rules that
+# ignore case also match: "paſſword" is a password); text with none of them skips those rules.
+_TRIGGERS = _cue(
+    *("private key", "sk-", "_live_", "_test_", "akia", "asia", "agpa", "aida", "aroa"),
+    *("anpa", "anva", "aipa", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-"),
+    *("xox", "xapp-", "aiza", "hf_", "npm_", r"sg\.", "rcd_", "eyj", "bearer", "basic", "token"),
+    *("pass", "pwd", "secret", "key", "credential", "://", "login"),
 )
 
-# Every rule needs one of these fragments (lower-cased); text with none of them skips the rules.
-_TRIGGERS = re.compile(
-    "|".join(
-        re.escape(fragment)
-        for fragment in (
-            "private key",
-            "sk-",
-            "_live_",
-            "_test_",
-            "akia",
-            "asia",
-            "agpa",
-            "aida",
-            "aroa",
-            "anpa",
-            "anva",
-            "aipa",
-            "ghp_",
-            "gho_",
-            "ghu_",
-            "ghs_",
-            "ghr_",
-            "github_pat_",
-            "glpat-",
-            "xox",
-            "xapp-",
-            "aiza",
-            "hf_",
-            "npm_",
-            "sg.",
-            "rcd_",
-            "eyj",
-            "bearer",
-            "basic",
-            "token",
-            "pass",
-            "pwd",
-            "secret",
-            "key",
-            "credential",
-            "://",
-            "login",
-        )
-    )
-)
+
+def _folded(text: str) -> str:
+    """``text`` case-folded, with the one letter that matches an ASCII letter when case is
+    ignored but that case folding keeps: the dotless i."""
+    return text.casefold().replace("\u0131", "i")
 
 
 class Redaction(NamedTuple):
@@ -212,20 +242,21 @@ class Redaction(NamedTuple):
 
 def redact(text: str) -> Redaction:
     """Replace every credential in ``text`` with a ``secret(KIND)`` marker."""
-    lowered = text.lower()
-    if _TRIGGERS.search(lowered) is None and not _might_hold_key_body(text):
-        return Redaction(text, ())
-    return apply_rules(text)
-
-
-def _might_hold_key_body(text: str) -> bool:
-    return "\n" in text and _BODY_RUN_OF_THREE.search(text) is not None
+    triggered = _TRIGGERS.search(_folded(text)) is not None
+    return _apply(text, _RULES if triggered else _UNTRIGGERED, cued=True)
 
 
 def apply_rules(text: str) -> Redaction:
-    """Every rule, without the quick pre-check (what :func:`redact` must always agree with)."""
+    """Every rule, with no trigger or cue looked for (what :func:`redact` must always agree
+    with)."""
+    return _apply(text, _RULES, cued=False)
+
+
+def _apply(text: str, rules: tuple[_Rule, ...], *, cued: bool) -> Redaction:
     found: list[str] = []
-    for rule in _RULES:
+    for rule in rules:
+        if cued and rule.cue.search(text) is None:
+            continue
         changed = rule.pattern.sub(rule.replace, text)
         if changed != text:
             text = changed

@@ -1,0 +1,100 @@
+"""Secret guard benchmark: what redaction costs every write, on prose, code and note-like text.
+
+    python benchmarks/secret_guard.py [--sizes 700,16384] [--rounds 5] [--text-from DIR] [--out DIR]
+
+Every string a write verb takes, every block of an ingested document and every file of the
+code store passes through ``redact``. This times it on passages of each size cut from three
+kinds of text, with no credential in them (the common case, whose cost every write pays):
+
+* prose: the project's own Markdown (README and docs), where words like "key", "token" and
+  "password" occur in passing;
+* code: the project's Python sources (assignments, ``key=`` arguments, URLs);
+* notes: random words, as ``notes.py`` writes them.
+
+For each, microseconds per passage (median of ``--rounds``) through ``redact`` (the quick
+check, then only the rules whose cue is in the text) and through ``apply_rules`` (every rule,
+the reference the guard must agree with; the two are checked equal on every passage), and the
+guard's throughput in MB/s. Prints a table and writes ``secret_guard.json`` to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from recuerdo.core.secrets import apply_rules, redact
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import RESULTS, print_table, write_json
+from notes import body, vocabulary
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS: dict[str, tuple[str, float]] = {}  # no target: a comparison of the two paths
+
+
+def corpora(root: Path, size: int, count: int, seed: int) -> dict[str, list[str]]:
+    prose = "\n\n".join(
+        p.read_text() for p in [root / "README.md", *sorted(root.glob("docs/**/*.md"))]
+    )
+    code = "\n\n".join(p.read_text() for p in sorted(root.glob("src/recuerdo/**/*.py")))
+    rng = random.Random(seed)
+    words = vocabulary(rng)
+    notes = "\n\n".join(body(rng, words) for _ in range(count * size // 500 + 1))
+
+    def cut(text: str) -> list[str]:
+        starts = [rng.randrange(max(1, len(text) - size)) for _ in range(count)]
+        return [text[start : start + size] for start in starts]
+
+    return {"prose": cut(prose), "code": cut(code), "notes": cut(notes)}
+
+
+def per_passage_us(guard: Callable[[str], Any], passages: list[str], rounds: int) -> float:
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for passage in passages:
+            guard(passage)
+        samples.append((time.perf_counter() - start) / len(passages))
+    return statistics.median(samples) * 1e6
+
+
+def run_size(root: Path, size: int, rounds: int, seed: int) -> dict[str, Any]:
+    count = max(20, 400_000 // size)
+    row: dict[str, Any] = {"size": size}
+    for name, passages in corpora(root, size, count, seed).items():
+        found = [apply_rules(p) for p in passages]
+        if [redact(p) for p in passages] != found:
+            raise SystemExit(f"redact and apply_rules disagree on the {name} passages")
+        guard = per_passage_us(redact, passages, rounds)
+        row[f"{name}_redact_us"] = round(guard, 1)
+        row[f"{name}_all_rules_us"] = round(per_passage_us(apply_rules, passages, rounds), 1)
+        row[f"{name}_redact_mb_per_s"] = round(size / guard, 1)
+        row[f"{name}_passages_with_a_secret"] = sum(bool(r.found) for r in found)
+    return row
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="700,16384")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument(
+        "--text-from", default=str(ROOT), help="a checkout whose docs and sources are the text"
+    )
+    args = parser.parse_args(argv)
+    root = Path(args.text_from)
+    results = [run_size(root, int(s), args.rounds, args.seed) for s in args.sizes.split(",") if s]
+    print_table(results, TARGETS)
+    write_json("secret_guard", args.out, results, TARGETS)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
