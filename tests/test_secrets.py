@@ -53,12 +53,14 @@ def test_the_quick_check_never_changes_the_result(text: str) -> None:
 
 # Pieces of every kind of credential the rules know, of their cues and near misses, in both
 # cases and with the letters that match ASCII ones when case is ignored (long s, dotless i,
-# Kelvin sign): strung together, they reach every rule, its cue and the quick check.
+# Kelvin sign): strung together, they reach every rule, its cue, its quick form and the quick
+# check.
 PIECES = [
     *("password", "PASSWORD", "pa\u017f\u017fword", "passwd", "pwd", "passphrase", "secret"),
     *("\u017fecret", "token", "Token", "credentials", "credent\u0131al", "api_key", "apiKEY"),
     *("\u212aey", "key", "login", "ab", "@host", "://", "://user:", "https", "hunter2"),
-    *("=", ":", "=>", " = ", ": ", '"', "'", " ", "\n", "\t", ".", "(", "$VAR", "x" * 3),
+    *("=", ":", "=>", ":=", " = ", ": ", '"', "'", " ", "\n", "\t", ".", "(", "$VAR", "x" * 3),
+    *("aws_", "my.", "-", "_", "client", "secret(API)", "\u212a", "KEY"),
     *("Bearer ", "Basic ", "sk-proj-", "AKIA", "ghp_", "hf_", "SG.", "eyJ", "_live_"),
     *(
         "Ab3" * 8,

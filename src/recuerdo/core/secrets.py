@@ -28,6 +28,7 @@ class _Rule(NamedTuple):
     pattern: re.Pattern[str]
     replace: Callable[[re.Match[str]], str]
     cue: re.Pattern[str]  # found in every text that ``pattern`` can change
+    quick: re.Pattern[str] | None = None  # the same matches as ``pattern``, found sooner
 
 
 def _cue(*fragments: str, then: str = "", flags: int = 0) -> re.Pattern[str]:
@@ -121,6 +122,22 @@ _STRONG_ASSIGNMENT = re.compile(
 _KEY_ASSIGNMENT = re.compile(
     rf"((?<![A-Za-z0-9])[A-Za-z0-9_.-]*key{_SEPARATOR})(?!secret\(){_VALUE}", re.IGNORECASE
 )
+
+
+def _quick_assignment(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """The same assignment pattern, first asking that the name characters from where it
+    starts are followed by a separator. Every match has that: its name part is a run of name
+    characters that the separator ends (no separator's first character is one). The plain
+    pattern tries each secret word at each character of every word of prose; this one only
+    at words that an assignment sign follows, for the same matches (on 16 KiB of prose, 6.1 ms
+    before, 1.8 after)."""
+    start = "((?<![A-Za-z0-9])"
+    if not pattern.pattern.startswith(start):
+        raise ValueError("not an assignment pattern")
+    ahead = f"(?=[A-Za-z0-9_.-]*+{_SEPARATOR})"
+    return re.compile(start + ahead + pattern.pattern[len(start) :], pattern.flags)
+
+
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _CODE_VALUE = re.compile(
     r"(?:[A-Za-z_][A-Za-z0-9_]*\.)+[A-Za-z_][A-Za-z0-9_]*"  # form.get, self.token
@@ -213,7 +230,10 @@ _RULES = (
         _STRONG_ASSIGNMENT,
         _strong,
         _cue(*_STRONG_NAME_ENDS, then=_SEPARATOR, flags=re.IGNORECASE),
+        _quick_assignment(_STRONG_ASSIGNMENT),
     ),
+    # No quick form: the greedy name run of this one already fails fast (the quick form
+    # measured 1.5 ms on 16 KiB of prose, the plain one 1.1).
     _Rule("API", _KEY_ASSIGNMENT, _weak, _cue("key", then=_SEPARATOR, flags=re.IGNORECASE)),
 )
 # The rules that need no word of the triggers below: a private key's body lines alone.
@@ -247,8 +267,8 @@ def redact(text: str) -> Redaction:
 
 
 def apply_rules(text: str) -> Redaction:
-    """Every rule, with no trigger or cue looked for (what :func:`redact` must always agree
-    with)."""
+    """Every rule in its plain form, with no trigger or cue looked for (what :func:`redact`
+    must always agree with)."""
     return _apply(text, _RULES, cued=False)
 
 
@@ -257,7 +277,8 @@ def _apply(text: str, rules: tuple[_Rule, ...], *, cued: bool) -> Redaction:
     for rule in rules:
         if cued and rule.cue.search(text) is None:
             continue
-        changed = rule.pattern.sub(rule.replace, text)
+        pattern = rule.quick if cued and rule.quick is not None else rule.pattern
+        changed = pattern.sub(rule.replace, text)
         if changed != text:
             text = changed
             if rule.kind not in found:
