@@ -58,6 +58,7 @@ def test_the_quick_check_never_changes_the_result(text: str) -> None:
 PIECES = [
     *("password", "PASSWORD", "pa\u017f\u017fword", "passwd", "pwd", "passphrase", "secret"),
     *("\u017fecret", "token", "Token", "credentials", "credent\u0131al", "api_key", "apiKEY"),
+    *("CREDENT\u0130AL", "\u0130", "\u0131"),
     *("\u212aey", "key", "login", "ab", "@host", "://", "://user:", "https", "hunter2"),
     *("=", ":", "=>", ":=", " = ", ": ", '"', "'", " ", "\n", "\t", ".", "(", "$VAR", "x" * 3),
     *("aws_", "my.", "-", "_", "client", "secret(API)", "\u212a", "KEY"),
@@ -85,13 +86,19 @@ def test_the_cues_never_change_the_result(text: str) -> None:
 
 @pytest.mark.parametrize(
     "disguised",
-    ["pa\u017f\u017fword = hunter2", "\u017fecret: hunter2", "credent\u0131als = hunter2"],
+    [
+        "pa\u017f\u017fword = hunter2",
+        "\u017fecret: hunter2",
+        "credent\u0131als = hunter2",
+        "CREDENT\u0130ALS: hunter2",
+    ],
 )
 def test_a_letter_that_only_matches_when_case_is_ignored_does_not_hide_a_password(
     disguised: str,
 ) -> None:
-    """The password rules ignore case, and so match the long s (U+017F) and the dotless i
-    (U+0131) as s and i; the quick check once lower-cased the text and missed them."""
+    """The password rules ignore case, and so match the long s (U+017F), the dotless i (U+0131)
+    and the dotted capital I (U+0130) as s and i; the quick check once lower-cased the text
+    and missed them."""
     result = redact(disguised)
     assert "hunter2" not in result.text
     assert result == apply_rules(disguised)

@@ -135,16 +135,19 @@ def _binder(
     if any(parameter.kind not in plain for parameter in parameters):
         return lambda args, kwargs: dict(signature.bind(*args, **kwargs).arguments)
     names = [p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
-    known = frozenset(p.name for p in parameters)
+    order = [p.name for p in parameters]
+    known = frozenset(order)
     required = frozenset(p.name for p in parameters if p.default is inspect.Parameter.empty)
 
     def by_name(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
         if len(args) <= len(names):
-            arguments = dict(zip(names, args, strict=False))
-            if known.issuperset(kwargs) and arguments.keys().isdisjoint(kwargs):
-                arguments.update(kwargs)
-                if required <= arguments.keys():
-                    return arguments
+            given = dict(zip(names, args, strict=False))
+            if known.issuperset(kwargs) and given.keys().isdisjoint(kwargs):
+                given.update(kwargs)
+                if required <= given.keys():
+                    # In the signature's order, as bind gives them: a refusal names the first
+                    # bad argument of the signature, whatever order the call named them in.
+                    return {name: given[name] for name in order if name in given}
         return dict(signature.bind(*args, **kwargs).arguments)
 
     return by_name

@@ -250,9 +250,13 @@ _TRIGGERS = _cue(
 
 
 def _folded(text: str) -> str:
-    """``text`` case-folded, with the one letter that matches an ASCII letter when case is
-    ignored but that case folding keeps: the dotless i."""
-    return text.casefold().replace("\u0131", "i")
+    """``text`` case-folded, after the two letters that match ``i`` when case is ignored but
+    that case folding keeps apart from it (the dotless i, and the dotted capital I, which
+    folds to an i and a combining dot) are made plain ``i``."""
+    return text.translate(_PLAIN_I).casefold()
+
+
+_PLAIN_I = {0x130: "i", 0x131: "i"}
 
 
 class Redaction(NamedTuple):
