@@ -252,11 +252,12 @@ _TRIGGERS = _cue(
 def _folded(text: str) -> str:
     """``text`` case-folded, after the two letters that match ``i`` when case is ignored but
     that case folding keeps apart from it (the dotless i, and the dotted capital I, which
-    folds to an i and a combining dot) are made plain ``i``."""
-    return text.translate(_PLAIN_I).casefold()
-
-
-_PLAIN_I = {0x130: "i", 0x131: "i"}
+    folds to an i and a combining dot) are made plain ``i``. Each is looked for first: a
+    ``str.translate`` of 16 MiB took a second, a look for a letter that is not there 10 ms."""
+    for letter in "\u0130\u0131":
+        if letter in text:
+            text = text.replace(letter, "i")
+    return text.casefold()
 
 
 class Redaction(NamedTuple):
