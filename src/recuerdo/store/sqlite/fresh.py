@@ -118,16 +118,18 @@ def _key(schema: Schema) -> Hashable:
 
 
 def _fresh(schema: Schema) -> FreshSchema:
-    made = _made.get(_key(schema))
+    key = _key(schema)
+    made = _made.get(key)
     if made is None:
-        made = _made[_key(schema)] = _build(schema)
+        made = _made[key] = _build(schema)
     return made
 
 
 def _copy(schema: Schema) -> sqlite3.Connection:
-    copy = _copies.get(_key(schema))
+    key = _key(schema)
+    copy = _copies.get(key)
     if copy is None:
-        copy = _copies[_key(schema)] = _in_memory(
+        copy = _copies[key] = _in_memory(
             lambda tx: make_store(tx, _fresh(schema), schema.names(), COPIED)
         )
     return copy
