@@ -51,6 +51,28 @@ class Filters:
     known_at: str | None = None
     """Only items stored by then (what was known at that instant)."""
 
+    @property
+    def narrows(self) -> bool:
+        """Whether the caller asked for part of the tenant's memory (a filter that may keep
+        few of the chunks a ranking offers)."""
+        return any(
+            value not in (None, [], False)
+            for value in (
+                self.scopes,
+                self.kinds,
+                self.types,
+                self.tags,
+                self.source,
+                self.status,
+                self.since,
+                self.until,
+                self.skip_muted,
+                self.repo,
+                self.path_prefix,
+                self.known_at,
+            )
+        )
+
     @classmethod
     def build(
         cls,

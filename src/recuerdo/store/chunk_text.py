@@ -63,24 +63,6 @@ def chunks_with_text(
     return found
 
 
-def texts_by_id(tx: Tx, chunk_ids: Iterable[int], tenant: str) -> dict[int, str]:
-    """The text of each of ``tenant``'s chunks ``chunk_ids`` (hundreds a search: no dict is
-    made of each row)."""
-    wanted = sorted(set(chunk_ids))
-    found: dict[int, str] = {}
-    for first in range(0, len(wanted), _IDS_PER_QUERY):
-        part = wanted[first : first + _IDS_PER_QUERY]
-        marks = ",".join("?" * len(part))
-        for row in tx.all(
-            f"SELECT c.id, c.start AS a, c.stop AS b, {KEPT} AS k, {WHOLE} AS w"
-            f" FROM chunks c {CHUNK_JOIN} WHERE c.tenant = ? AND c.id IN ({marks})",
-            [tenant, *part],
-        ):
-            kept = row["k"]
-            found[row["id"]] = str(kept) if kept is not None else str(row["w"])[row["a"] : row["b"]]
-    return found
-
-
 def by_id(tx: Tx, chunk_ids: Iterable[int], tenant: str | None) -> dict[int, dict[str, Any]]:
     """The chunks ``chunk_ids`` of ``tenant`` (any tenant's when None), with their text."""
     wanted = sorted(set(chunk_ids))
