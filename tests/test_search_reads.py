@@ -104,3 +104,37 @@ def test_when_the_best_chunks_are_filtered_out_the_rest_of_the_window_is_read(
     assert len(ten["results"]) == 10 and {hit["id"] for hit in ten["results"]} <= live
     every = file_memory.search("quay", stages=["lexical"], limit=50)
     assert {hit["id"] for hit in every["results"]} == live
+
+
+def test_another_tenants_chunks_make_the_first_window_one_read(
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's one full-text index ranks every tenant's chunks. When another tenant has chunks,
+    the best 500 may be mostly theirs, so the first window is fetched whole (one ranking), not
+    in two parts. PostgreSQL ranks the tenant's chunks only, and still splits."""
+    ours = {
+        memory.save(f"Ours {n}", f"quay and the harbour wall, day {n}")["id"] for n in range(30)
+    }
+    memory._upkeep.drain()
+    with memory._store.read() as tx:
+        assert not tx.text.ranks_others(memory.tenant)
+    memory.for_tenant("other").remember_many(
+        [{"category": "learning", "content": f"quay {n}"} for n in range(510)]
+    )
+    memory._upkeep.drain()
+    with memory._store.read() as tx:
+        text_search = type(tx.text)
+        shared = tx.dialect == "sqlite"
+        assert tx.text.ranks_others(memory.tenant) is shared
+        assert not tx.text.ranks_others("nobody") or shared
+    rankings: list[tuple[int, int]] = []
+    real = text_search.rank
+
+    def counted(self: Any, tenant: str, words: Any, mode: str, limit: int, offset: int) -> Any:
+        rankings.append((limit, offset))
+        return real(self, tenant, words, mode, limit, offset)
+
+    monkeypatch.setattr(text_search, "rank", counted)
+    found = memory.search("quay", stages=["lexical"], limit=50)
+    assert {hit["id"] for hit in found["results"]} == ours
+    assert rankings == ([(2000, 0)] if shared else [(500, 0)])

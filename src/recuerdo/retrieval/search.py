@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.items import MAIL, status_of
 from ..errors import InvalidInput
@@ -139,12 +139,15 @@ def lexical_pool(
     # overlap); only fewer than ``k`` makes the window grow, and only where ``widen`` (a stage
     # that only adds to another takes the first window's matches).
     #
-    # Without a filter that narrows the search, most of the best EXACT_WINDOW chunks pass, and
-    # those are all the first window is read for: its other rows are asked for (ranked again)
-    # only when fewer than ``want`` of them passed. Fetching the 1,500 rows that are seldom
-    # looked at cost 0.7 of a 9 ms search over 10,000 notes.
+    # Without a filter that narrows the search, and with no other tenant's chunks in the
+    # ranking, most of the best EXACT_WINDOW chunks pass, and those are all the first window is
+    # read for: its other rows are asked for (ranked again) only when fewer than ``want`` of
+    # them passed. Fetching the 1,500 rows that are seldom looked at cost 0.7 of a 9 ms search
+    # over 10,000 notes.
     window, offset, checked = max(k * 2, FIRST_WINDOW), 0, 0
-    in_two = not filters.narrows and want <= EXACT_WINDOW
+    in_two = (
+        not filters.narrows and want <= EXACT_WINDOW and not tx.text.ranks_others(filters.tenant)
+    )
     while len(found) < k:
         part = EXACT_WINDOW if in_two and offset == 0 else window
         ranked = tx.text.rank(filters.tenant, words, mode, part, offset)
@@ -154,7 +157,7 @@ def lexical_pool(
         head: dict[int, Row] = {}
         if offset == 0:
             looked_at = [chunk_id for chunk_id, _ in ranked[:EXACT_WINDOW]]
-            texts, head = _head(tx, filters, looked_at)
+            texts, head = _head(tx, filters.tenant, where, params, looked_at)
             exact = exact_chunks(texts, written or words, len(looked_at))
             ranked = exact_first(ranked, exact)
         scores = dict(ranked)
@@ -205,12 +208,14 @@ def lexical_pool(
     return found
 
 
-def _head(tx: Tx, filters: Filters, ids: list[int]) -> tuple[dict[int, str], dict[int, Row]]:
-    """The best-ranked chunks ``ids`` read once: the text of each (for :func:`exact_chunks`),
-    and the rows of those that pass the filters and are not stale (what the pool keeps)."""
+def _head(
+    tx: Tx, tenant: str, where: str, params: list[Any], ids: list[int]
+) -> tuple[dict[int, str], dict[int, Row]]:
+    """The best-ranked chunks ``ids`` of ``tenant`` read once: the text of each (for
+    :func:`exact_chunks`), and the rows of those that pass the filters (``where`` over items
+    ``i``, with ``params``) and are not stale (what the pool keeps)."""
     if not ids:
         return {}, {}
-    where, params = filters.sql("i")
     marks = ",".join("?" * len(ids))
     texts: dict[int, str] = {}
     passing: dict[int, Row] = {}
@@ -223,7 +228,7 @@ def _head(tx: Tx, filters: Filters, ids: list[int]) -> tuple[dict[int, str], dic
         " FROM chunks c JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
         " LEFT JOIN rechunk_queue q ON q.tenant = c.tenant AND q.item_id = c.item_id"
         f" WHERE c.tenant = ? AND c.id IN ({marks})",
-        [*params, filters.tenant, *ids],
+        [*params, tenant, *ids],
     ):
         kept = row["k"]
         texts[row["id"]] = str(kept) if kept is not None else str(row["w"])[row["a"] : row["b"]]

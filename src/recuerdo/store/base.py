@@ -63,6 +63,10 @@ class TextSearch(Protocol):
         A backend may rank ``tenant``'s chunks only (PostgreSQL) or every chunk of the memory
         (SQLite's one full-text index): callers keep the tenant's chunks among those ranked."""
 
+    def ranks_others(self, tenant: str) -> bool:
+        """Whether :meth:`rank` may offer chunks of tenants other than ``tenant`` (an index
+        shared by the memory's tenants, where another tenant has chunks)."""
+
 
 class SubstringSearch(Protocol):
     """Any substring, in any case, of an entry's content."""

@@ -50,6 +50,9 @@ class TsvectorText:
     def __init__(self, tx: PostgresTx) -> None:
         self._tx = tx
 
+    def ranks_others(self, tenant: str) -> bool:
+        return False  # each ranking reads the tenant's chunks only
+
     def rank(
         self, tenant: str, words: Sequence[str], mode: str, limit: int, offset: int
     ) -> list[tuple[int, float]]:

@@ -89,6 +89,17 @@ class FTS5Text:
         # One word, or every word ("all"): its matches are windowed when there are many.
         return self._windowed(expression, limit, offset)
 
+    def ranks_others(self, tenant: str) -> bool:
+        # Two seeks of an index that starts with the tenant (``tenant <> ?`` would walk every
+        # chunk of a memory that has one tenant).
+        return bool(
+            self._tx.scalar(
+                "/* every tenant */ SELECT EXISTS (SELECT 1 FROM chunks WHERE tenant < ?)"
+                " OR EXISTS (SELECT 1 FROM chunks WHERE tenant > ?)",
+                (tenant, tenant),
+            )
+        )
+
     def _windowed(self, expression: str, limit: int, offset: int) -> list[tuple[int, float]]:
         """The newest RANK_AT matches ranked, then the older ones newest first (score 0); the
         plain ranking when there are fewer matches."""
