@@ -56,13 +56,12 @@ typecheck: $(VENV)/.installed-test
 	$(PY) -m mypy
 
 # pytest exits 5 when it collects nothing: make treats that as the failure it is.
-# The suite runs one worker more than there are cores (JOBS=1 runs it in one process): a worker
-# often waits (a server starting, the browser, PostgreSQL, a durable commit), and the extra one
-# uses that time (decision 0022: 180 s against 205 s on 2 cores, four runs of each alternated).
-# A file's tests stay on one worker, so its module-scoped servers start once and its typed-reply
-# checks see all its replies; files are handed out in the order tests/conftest.py gives them (the
-# slowest first). The slowest tests are listed at the end, to keep the suite's time in view.
-JOBS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+# The suite runs on every core (JOBS=1 runs it in one process; a worker more than there are
+# cores was measured and not kept, decision 0022). A file's tests stay on one worker, so its
+# module-scoped servers start once and its typed-reply checks see all its replies; files are
+# handed out in the order tests/conftest.py gives them (the slowest first).
+# The slowest tests are listed at the end, to keep the suite's time in view.
+JOBS ?= auto
 # The suite starts over 200 Python processes: with PYTHONDONTWRITEBYTECODE set (as on these
 # machines) each would compile recuerdo's modules and the tests again, so bytecode is kept here.
 # Its temporary files go to memory (/dev/shm) when it has room: each test's stores commit
