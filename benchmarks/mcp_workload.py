@@ -136,7 +136,6 @@ def run(data: Path, sizes: list[int], count: int, seed: int) -> list[dict[str, A
     from mcp.client.streamable_http import streamable_http_client
 
     turns = notes_from(data)
-    rng = random.Random(seed)
     results: list[dict[str, Any]] = []
 
     async def call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> Any:
@@ -169,6 +168,9 @@ def run(data: Path, sizes: list[int], count: int, seed: int) -> list[dict[str, A
                         break
                     await anyio.sleep(0.05)
                 backlog = time.perf_counter() - waited
+                # Each size draws from a stream of its own: `--sizes 10000` alone asks the same
+                # queries and reads at 10,000 notes as `--sizes 1000 10000` does.
+                rng = random.Random(f"{seed}:{size}")
                 queries = queries_of(rng, stored, count)
                 searches, found = [], 0
                 server_cpu, client_cpu = cpu_seconds(pid), time.process_time()
