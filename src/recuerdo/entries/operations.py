@@ -15,7 +15,7 @@ from ..core.clock import now_iso
 from ..core.text import check_tags, checked_label, checked_text
 from ..errors import InvalidBatch, InvalidCategory, InvalidInput, RecuerdoError
 from ..model import CATEGORIES, Entry, EntryIn
-from ..store.base import Row, Tx
+from ..store.base import Row, Tx, rows_by_id
 
 DEFAULT_LIMIT = 200
 MAX_ENTRY_BYTES = 65_536
@@ -31,7 +31,6 @@ _COLUMNS = (
 # match of a common needle read them all (a third of 100,000 entries: 87-128 ms); this bound keeps
 # a cut list at a few ms (docs/decisions/0028-common-words.md).
 MORE_COUNT_LIMIT = 1_000
-_IDS_PER_READ = 500  # entries read whole per statement (a listing asks for up to 1,000)
 
 
 def check_category(category: object) -> str:
@@ -217,17 +216,10 @@ def recall(
             )
         ]
     listed = ids[:count]
-    more = len(ids) - len(listed)
-    rows: list[Row] = []
-    for first in range(0, len(listed), _IDS_PER_READ):
-        part = listed[first : first + _IDS_PER_READ]
-        marks = ",".join("?" * len(part))
-        rows += tx.all(
-            f"SELECT {_COLUMNS} FROM items WHERE items.tenant = ? AND items.id IN ({marks})",
-            [tenant, *part],
-        )
-    rows.sort(key=lambda row: -int(row["id"]))
-    return [row_to_entry(row) for row in rows], more
+    rows = rows_by_id(
+        tx, f"SELECT {_COLUMNS} FROM items", listed, where="tenant = ?", params=[tenant]
+    )
+    return [row_to_entry(rows[item_id]) for item_id in listed], len(ids) - len(listed)
 
 
 def row_to_entry(row: Row) -> Entry:

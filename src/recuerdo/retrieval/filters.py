@@ -54,24 +54,8 @@ class Filters:
     @property
     def narrows(self) -> bool:
         """Whether the caller asked for part of the tenant's memory (a filter that may keep
-        few of the chunks a ranking offers)."""
-        return any(
-            value not in (None, [], False)
-            for value in (
-                self.scopes,
-                self.kinds,
-                self.types,
-                self.tags,
-                self.source,
-                self.status,
-                self.since,
-                self.until,
-                self.skip_muted,
-                self.repo,
-                self.path_prefix,
-                self.known_at,
-            )
-        )
+        few of the chunks a ranking offers): any field but the tenant and the viewer set."""
+        return self != Filters(self.tenant, self.viewer)
 
     @classmethod
     def build(

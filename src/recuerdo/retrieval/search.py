@@ -219,19 +219,17 @@ def _head(
     marks = ",".join("?" * len(ids))
     texts: dict[int, str] = {}
     passing: dict[int, Row] = {}
-    # The text is the chunk's own or its span of the text it was cut from (chunk_text.py); a
-    # chunk is stale when its item waits in rechunk_queue.
+    # A chunk is stale when its item waits in rechunk_queue. The joins are written here, not
+    # taken from chunk_text.CHUNK_JOIN: the filters need the item whatever the chunks' layout.
     for row in tx.all(
-        f"SELECT c.id, c.item_id, i.item_type, i.category, i.session, c.start AS a,"
-        f" c.stop AS b, {chunk_text.KEPT} AS k, {chunk_text.WHOLE} AS w,"
+        f"SELECT c.id, c.item_id, i.item_type, i.category, i.session, {chunk_text.text_columns()},"
         f" CASE WHEN {where} AND q.item_id IS NULL THEN 1 ELSE 0 END AS passes"
         " FROM chunks c JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
         " LEFT JOIN rechunk_queue q ON q.tenant = c.tenant AND q.item_id = c.item_id"
         f" WHERE c.tenant = ? AND c.id IN ({marks})",
         [*params, tenant, *ids],
     ):
-        kept = row["k"]
-        texts[row["id"]] = str(kept) if kept is not None else str(row["w"])[row["a"] : row["b"]]
+        texts[row["id"]] = chunk_text.text_of(row)
         if row["passes"]:
             passing[row["id"]] = row
     return texts, passing

@@ -43,6 +43,22 @@ text, when the migration gives it to them)."""
 _IDS_PER_QUERY = 500
 
 
+_TEXT_ALIASES = ("at_", "to_", "kept_", "whole_")
+
+
+def text_columns() -> str:
+    """The columns :func:`text_of` reads, for a query over chunks ``c`` that joins their items
+    ``i`` and ``rechunk_queue q`` as :data:`CHUNK_JOIN` does."""
+    return f"c.start AS at_, c.stop AS to_, {KEPT} AS kept_, {WHOLE} AS whole_"
+
+
+def text_of(row: Mapping[str, Any]) -> str:
+    """The text of the chunk of a row that has :func:`text_columns`: the text it keeps, or
+    Python's slice of its span of the text it was cut from (cheaper than SQL's ``substr``)."""
+    kept = row["kept_"]
+    return str(kept) if kept is not None else str(row["whole_"])[row["at_"] : row["to_"]]
+
+
 def chunks_with_text(
     tx: Tx, where: str, params: Params, *, every_tenant: bool = False
 ) -> list[dict[str, Any]]:
@@ -51,14 +67,12 @@ def chunks_with_text(
     scope = " /* every tenant */" if every_tenant else ""
     found = []
     for row in tx.all(
-        f"SELECT c.*, c.start AS at_, c.stop AS to_, {KEPT} AS kept_, {WHOLE} AS whole_"
-        f" FROM chunks c {CHUNK_JOIN}{scope} WHERE {where}",
-        params,
+        f"SELECT c.*, {text_columns()} FROM chunks c {CHUNK_JOIN}{scope} WHERE {where}", params
     ):
         chunk = dict(row)
-        kept, whole = chunk.pop("kept_"), chunk.pop("whole_")
-        at, to = chunk.pop("at_"), chunk.pop("to_")
-        chunk["body"] = str(kept) if kept is not None else str(whole)[at:to]
+        chunk["body"] = text_of(row)
+        for alias in _TEXT_ALIASES:
+            del chunk[alias]
         found.append(chunk)
     return found
 
