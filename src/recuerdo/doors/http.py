@@ -28,6 +28,7 @@ from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
+from starlette.datastructures import Headers, QueryParams
 from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
@@ -168,6 +169,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         redoc_url=None,
     )
     app.state.pool = pool
+    app.state.verb_routes = {}
 
     @app.exception_handler(RecuerdoError)
     async def recuerdo_error(request: Request, error: RecuerdoError) -> Response:
@@ -283,15 +285,81 @@ def parse_object(raw: bytes) -> dict[str, Any]:
     return value
 
 
-def _json(value: Any) -> Response:
+def _encoded(value: Any) -> tuple[bytes, dict[str, str]]:
     """Results are plain JSON values already: serialise them directly (FastAPI's generic
-    encoder costs more than the verb on small memories)."""
+    encoder costs more than the verb on small memories). A cut list says in a header how many
+    more there are."""
     body = json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
     headers = {}
     more = getattr(value, "more", None)
     if isinstance(value, list) and isinstance(more, int):
-        headers["X-Recuerdo-More"] = str(more)  # a cut list says how many more there are
-    return Response(body.encode("utf-8"), media_type="application/json", headers=headers)
+        headers["X-Recuerdo-More"] = str(more)
+    return body.encode("utf-8"), headers
+
+
+def _json(value: Any) -> Response:
+    body, headers = _encoded(value)
+    return Response(body, media_type="application/json", headers=headers)
+
+
+class VerbRoute:
+    """One verb's (or one profile tool's) ``POST`` route: the body read and parsed here, the
+    verb run through the gateway, the result encoded. FastAPI routes it (and documents it in
+    the OpenAPI document); :class:`Straight` calls it directly."""
+
+    def __init__(
+        self, pool: gateway.MemoryPool, config: ServerConfig, entry: ToolMap, limit: int
+    ) -> None:
+        self.pool, self.config, self.entry, self.limit = pool, config, entry, limit
+
+    async def answer(self, principal: Principal, memory: str | None, raw: bytes) -> Any:
+        call = functools.partial(
+            gateway.run, self.pool, principal, memory, self.entry, parse_object(raw)
+        )
+        return await _invoke(self.config, call)
+
+    async def endpoint(self, request: Request) -> Response:
+        raw = await read_body(request, self.limit)
+        return _json(await self.answer(request.state.principal, _memory_name(request), raw))
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """The route as a bare ASGI application (the guard has set the principal)."""
+        raw = await _received(receive, self.limit)
+        if raw is None:
+            return  # the client went away
+        query = QueryParams(scope.get("query_string", b""))
+        memory = query.get("memory") or Headers(scope=scope).get("x-recuerdo-memory")
+        body, headers = _encoded(await self.answer(scope["state"]["principal"], memory, raw))
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    *((name.lower().encode(), value.encode()) for name, value in headers.items()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+async def _received(receive: Any, limit: int) -> bytes | None:
+    """The request body from ASGI messages, as :func:`read_body` reads it; None when the client
+    disconnected first."""
+    size = 0
+    parts = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"the request is over {limit} bytes")
+        parts.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(parts)
 
 
 def _memory_name(request: Request) -> str | None:
@@ -321,15 +389,9 @@ def _native_route(
         destructive=verb.destructive,
     )
 
-    limit = config.body_limit(f"/v1/{verb.name}")
-
-    async def endpoint(request: Request) -> Response:
-        principal: Principal = request.state.principal
-        arguments = parse_object(await read_body(request, limit))
-        call = functools.partial(
-            gateway.run, pool, principal, _memory_name(request), entry, arguments
-        )
-        return _json(await _invoke(config, call))
+    path = f"/v1/{verb.name}"
+    route = VerbRoute(pool, config, entry, config.body_limit(path))
+    app.state.verb_routes[path] = route
 
     reply: dict[str, Any] = {}
     request_body: dict[str, Any] = {}
@@ -339,7 +401,7 @@ def _native_route(
         "content": {"application/json": {"schema": reply}},
     }
     app.post(
-        f"/v1/{verb.name}",
+        path,
         name=verb.name,
         summary=verb.description.split(". ")[0],
         description=verb.description,
@@ -351,7 +413,7 @@ def _native_route(
                 "content": {"application/json": {"schema": request_body}},
             }
         },
-    )(endpoint)
+    )(route.endpoint)
 
     def fill(components: dict[str, Any]) -> None:
         reply.update(schemas.result_schema(verb, components))
@@ -366,15 +428,9 @@ def _profile_route(
     pool: gateway.MemoryPool,
     config: ServerConfig,
 ) -> SchemaFill:
-    limit = config.body_limit(f"/v1/memory/{entry.http_path}")
-
-    async def endpoint(request: Request) -> Response:
-        principal: Principal = request.state.principal
-        arguments = parse_object(await read_body(request, limit))
-        call = functools.partial(
-            gateway.run, pool, principal, _memory_name(request), entry, arguments
-        )
-        return _json(await _invoke(config, call))
+    path = f"/v1/memory/{entry.http_path}"
+    route = VerbRoute(pool, config, entry, config.body_limit(path))
+    app.state.verb_routes[path] = route
 
     reply: dict[str, Any] = {}
     responses = _error_responses()
@@ -383,7 +439,7 @@ def _profile_route(
         "content": {"application/json": {"schema": reply}},
     }
     app.post(
-        f"/v1/memory/{entry.http_path}",
+        path,
         name=entry.name,
         summary=entry.description,
         responses=responses,
@@ -394,7 +450,7 @@ def _profile_route(
                 "content": {"application/json": {"schema": entry.schema}},
             }
         },
-    )(endpoint)
+    )(route.endpoint)
 
     def fill(components: dict[str, Any]) -> None:
         reply.update(schemas.tool_reply_schema(entry, components))
@@ -407,7 +463,7 @@ def wrap(app: FastAPI, config: ServerConfig) -> Guard:
     from .web import LensAuth
 
     return Guard(
-        StraightToMCP(app),
+        Straight(app),
         hosts=config.hosts(),
         tokens=TokenStore(config.base_dir),
         loopback=_loopback(config),
@@ -418,26 +474,37 @@ def wrap(app: FastAPI, config: ServerConfig) -> Guard:
     )
 
 
-class StraightToMCP:
-    """``/mcp`` goes from the guard straight to the MCP transport, past FastAPI's router and
-    middleware, which do nothing for it: the transport answers every refusal itself, in the
-    one error shape. Matching the path against every verb's route and Starlette's layers were
-    about a third of an MCP request's time on the event loop (py-spy, 10,000 notes)."""
+class Straight:
+    """``/mcp`` and every ``POST`` of a verb's route go from the guard straight to their
+    handler, past FastAPI's router and middleware, which do nothing for them: the handlers
+    answer every refusal in the one error shape. Matching the path against every verb's route
+    and Starlette's layers were about a third of an MCP request's time on the event loop
+    (py-spy, 10,000 notes), and most of a small verb's (a ``get``) over HTTP (decision 0043).
+    Every other request (pages, ``/health``, ``/openapi.json``, a verb's route with another
+    method) goes to FastAPI."""
 
     def __init__(self, app: FastAPI) -> None:
         self.app = app
         self.mcp: MCPEndpoint = app.state.mcp
+        self.routes: dict[str, VerbRoute] = app.state.verb_routes
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["path"] != "/mcp":
+        handler: Any = None
+        if scope["type"] == "http":
+            path = scope["path"]
+            if path == "/mcp":
+                handler = self.mcp
+            elif scope["method"] == "POST":
+                handler = self.routes.get(path)
+        if handler is None:
             await self.app(scope, receive, send)
             return
         try:
-            await self.mcp(scope, receive, send)
+            await handler(scope, receive, send)
         except RecuerdoError as error:
             await send_error(send, error)
         except Exception as error:  # as the app's own handler of the unexpected
-            log.exception("unexpected error on /mcp")
+            log.exception("unexpected error on %s", scope["path"])
             await send_error(send, RecuerdoError(f"internal error: {type(error).__name__}"))
 
 
