@@ -108,6 +108,58 @@ def test_a_verb_route_answers_as_fastapis_route_for_it(
     assert {"memory_not_found", "invalid_memory_name", "unknown_route", "item_not_found"} <= errors
 
 
+def test_under_a_root_path_a_verb_route_answers_as_fastapis_route(tmp_path: Path) -> None:
+    """An application that mounts the server under a prefix (``root_path``): the verb routes
+    are matched without it, as FastAPI's router matches them."""
+    answers: dict[str, list[tuple[int, str]]] = {}
+    for name in ("straight", "routed"):
+        config = ServerConfig(base_dir=tmp_path / name, default_memory="demo")
+        app = wrap(create_app(config), config)
+        if name == "routed":
+            app.app = app.app.app
+        with TestClient(app, base_url="http://127.0.0.1", root_path="/v1") as client:
+            answers[name] = [
+                (reply.status_code, reply.json().get("error", "ok"))
+                for reply in (
+                    client.post(path, json={})
+                    for path in ("/v1/v1/summary", "/v1/summary", "/v1", "/v1x/summary")
+                )
+            ]
+    assert answers["straight"] == answers["routed"]
+    assert answers["straight"][0] == (200, "ok") and answers["straight"][1][0] == 404
+
+
+def test_a_reply_cut_short_is_not_answered_twice(tmp_path: Path) -> None:
+    """A failure once the reply has started (the client went away while its body was sent)
+    sends no second status: ASGI allows one."""
+    import anyio
+
+    config = ServerConfig(base_dir=tmp_path, default_memory="demo")
+    app = wrap(create_app(config), config)
+    sent: list[str] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message["type"])
+        if message["type"] == "http.response.body":
+            raise OSError("connection reset")
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/v1/summary",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")],
+        "scheme": "http",
+    }
+    anyio.run(app, scope, receive, send)
+    app.app.app.state.pool.close()
+    assert sent == ["http.response.start", "http.response.body"]
+
+
 async def _set_profile(hook: Any) -> None:
     sys.setprofile(hook)
 

@@ -30,6 +30,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 from starlette.datastructures import Headers, QueryParams
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 
 from .. import __version__
@@ -259,14 +260,10 @@ async def _invoke(config: ServerConfig, call: Callable[[], Awaitable[Any]]) -> A
 
 async def read_body(request: Request, limit: int) -> bytes:
     """The body, refused (413) as soon as it passes ``limit`` (chunked bodies included)."""
-    size = 0
-    parts = []
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise PayloadTooLarge(f"the request is over {limit} bytes")
-        parts.append(chunk)
-    return b"".join(parts)
+    raw = await _received(request.receive, limit)
+    if raw is None:
+        raise ClientDisconnect()
+    return raw
 
 
 def parse_object(raw: bytes) -> dict[str, Any]:
@@ -345,8 +342,8 @@ class VerbRoute:
 
 
 async def _received(receive: Any, limit: int) -> bytes | None:
-    """The request body from ASGI messages, as :func:`read_body` reads it; None when the client
-    disconnected first."""
+    """The request body from ASGI messages, refused (413) as soon as it passes ``limit``
+    (chunked bodies included); None when the client disconnected first."""
     size = 0
     parts = []
     while True:
@@ -491,7 +488,7 @@ class Straight:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         handler: Any = None
         if scope["type"] == "http":
-            path = scope["path"]
+            path = _route_path(scope)
             if path == "/mcp":
                 handler = self.mcp
             elif scope["method"] == "POST":
@@ -499,13 +496,34 @@ class Straight:
         if handler is None:
             await self.app(scope, receive, send)
             return
+        started = False
+
+        async def sending(message: dict[str, Any]) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            await handler(scope, receive, send)
+            await handler(scope, receive, sending)
         except RecuerdoError as error:
-            await send_error(send, error)
+            if not started:
+                await send_error(send, error)
         except Exception as error:  # as the app's own handler of the unexpected
             log.exception("unexpected error on %s", scope["path"])
-            await send_error(send, RecuerdoError(f"internal error: {type(error).__name__}"))
+            if not started:  # else the client has its status already: the reply is cut short
+                await send_error(send, RecuerdoError(f"internal error: {type(error).__name__}"))
+
+
+def _route_path(scope: dict[str, Any]) -> str:
+    """The path a route is matched against, as Starlette's router takes it: without the
+    ``root_path`` an embedding application mounted this one under."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if not root or not path.startswith(root):
+        return path
+    if path == root:
+        return ""
+    return path[len(root) :] if path[len(root)] == "/" else path
 
 
 CONFIG_ENV = "RECUERDO_SERVER_CONFIG"
