@@ -37,6 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import RESULTS, percentiles, print_table, write_json
 
+DOORS = ("inproc", "http", "mcp")
 # Issue 17, item 3: the mixed load at 1,000 requests/s and p95 <= 30 ms (judged on the last
 # column: the most server processes asked for).
 TARGETS = {
@@ -216,24 +217,30 @@ def wrk_load(port: int, clients: int, seconds: float) -> dict[str, Any] | None:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def serve_and_load(base: str, workers: int, args: argparse.Namespace) -> dict[str, Any]:
+def serve_and_load(
+    base: str, workers: int, args: argparse.Namespace
+) -> tuple[dict[str, tuple[float, float]], dict[str, Any]]:
     """One server of ``workers`` processes over the memory in ``base``: the sequential calls
-    over HTTP and MCP, then the mixed load, then the check that every acknowledged write is
-    found."""
+    over HTTP and MCP (p50, p95 by door and verb), then the mixed load and the check that every
+    acknowledged write is found (its table rows)."""
     process, port = start_server(base, workers)
     try:
         client = Client(port)
-        http_search = timed(
-            lambda i: client.post("search", {"query": f"word{i % 50} topic"}), args.calls
-        )
-        http_write = timed(
-            lambda i: client.post(
-                "remember", {"category": "context", "content": f"http write {i}"}
+        timings = {
+            "http_search": timed(
+                lambda i: client.post("search", {"query": f"word{i % 50} topic"}), args.calls
             ),
-            args.calls,
+            "http_remember": timed(
+                lambda i: client.post(
+                    "remember", {"category": "context", "content": f"http write {i}"}
+                ),
+                args.calls,
+            ),
+            "http_get": timed(lambda i: client.post("get", {"id": 1 + i % 500}), args.calls),
+        }
+        timings.update(
+            (f"mcp_{verb}", times) for verb, times in mcp_timings(port, args.calls).items()
         )
-        http_get = timed(lambda i: client.post("get", {"id": 1 + i % 500}), args.calls)
-        mcp = mcp_timings(port, args.calls)
         load = mixed_load(port, args.clients, 5)  # a short Python run: ids for the check
         found = set()
         check = Client(port)
@@ -260,17 +267,13 @@ def serve_and_load(base: str, workers: int, args: argparse.Namespace) -> dict[st
         rate = len(load["latencies"]) / load["elapsed"]
         errors, acknowledged = load["errors"], len(load["acknowledged"])
         lost = acknowledged - len(found)
-    return {
-        "http_search": http_search,
-        "http_write": http_write,
-        "http_get": http_get,
-        "mcp": mcp,
-        "rate": rate,
-        "p50": p50,
-        "p95": p95,
-        "errors": errors,
-        "acknowledged": acknowledged,
-        "lost": lost,
+    return timings, {
+        "mixed_requests_per_s": round(rate),
+        "mixed_p50_ms": round(p50, 2),
+        "mixed_p95_ms": round(p95, 2),
+        "mixed_errors": errors,
+        "writes_acknowledged": acknowledged,
+        "writes_lost": lost,
     }
 
 
@@ -305,43 +308,28 @@ def main(argv: list[str]) -> int:
                 shutil.copytree(seed, base, dirs_exist_ok=True)
                 with recuerdo.open("bench", base_dir=base) as mem:
                     mem.search("word1 topic")  # the vectors loaded, as in the server
-                    local_search = timed(lambda i: mem.search(f"word{i % 50} topic"), args.calls)
-                    local_get = timed(lambda i: mem.get(1 + i % 500), args.calls)
-                    local_write = timed(
-                        lambda i: mem.remember("context", f"local write {i}"), args.calls
-                    )
-                run = serve_and_load(base, workers, args)
-            http_search, http_write, http_get, mcp = (
-                run["http_search"],
-                run["http_write"],
-                run["http_get"],
-                run["mcp"],
-            )
-            results.append(
-                {
-                    "size": workers,
-                    "inproc_search_p50_ms": round(local_search[0], 2),
-                    "inproc_search_p95_ms": round(local_search[1], 2),
-                    "http_search_p50_ms": round(http_search[0], 2),
-                    "http_search_p95_ms": round(http_search[1], 2),
-                    "mcp_search_p50_ms": round(mcp["search"][0], 2),
-                    "mcp_search_p95_ms": round(mcp["search"][1], 2),
-                    "inproc_get_p50_ms": round(local_get[0], 2),
-                    "http_get_p50_ms": round(http_get[0], 2),
-                    "inproc_remember_p50_ms": round(local_write[0], 2),
-                    "http_remember_p50_ms": round(http_write[0], 2),
-                    "mcp_remember_p50_ms": round(mcp["remember"][0], 2),
-                    "http_overhead_p50_ms": round(http_get[0] - local_get[0], 2),
-                    "search_http_overhead_p50_ms": round(http_search[0] - local_search[0], 2),
-                    "mcp_overhead_p50_ms": round(mcp["search"][0] - local_search[0], 2),
-                    "mixed_requests_per_s": round(run["rate"]),
-                    "mixed_p50_ms": round(run["p50"], 2),
-                    "mixed_p95_ms": round(run["p95"], 2),
-                    "mixed_errors": run["errors"],
-                    "writes_acknowledged": run["acknowledged"],
-                    "writes_lost": run["lost"],
-                }
-            )
+                    t = {
+                        "inproc_search": timed(
+                            lambda i: mem.search(f"word{i % 50} topic"), args.calls
+                        ),
+                        "inproc_get": timed(lambda i: mem.get(1 + i % 500), args.calls),
+                        "inproc_remember": timed(
+                            lambda i: mem.remember("context", f"local write {i}"), args.calls
+                        ),
+                    }
+                served, mixed = serve_and_load(base, workers, args)
+            t.update(served)
+            row: dict[str, Any] = {"size": workers}
+            for name in ("inproc_search", "http_search", "mcp_search"):
+                row[f"{name}_p50_ms"] = round(t[name][0], 2)
+                row[f"{name}_p95_ms"] = round(t[name][1], 2)
+            for name in ("inproc_get", "http_get", *(f"{d}_remember" for d in DOORS)):
+                row[f"{name}_p50_ms"] = round(t[name][0], 2)
+            row["http_overhead_p50_ms"] = round(t["http_get"][0] - t["inproc_get"][0], 2)
+            search = t["inproc_search"][0]
+            row["search_http_overhead_p50_ms"] = round(t["http_search"][0] - search, 2)
+            row["mcp_overhead_p50_ms"] = round(t["mcp_search"][0] - search, 2)
+            results.append(row | mixed)
     generator = "wrk" if shutil.which("wrk") else "python threads"
     print(
         f"mixed load generated by {generator}, {args.clients} clients, {args.seconds:g} s; "

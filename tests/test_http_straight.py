@@ -13,6 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from recuerdo.doors.http import ServerConfig, create_app, wrap
+from recuerdo.engine import memory_names
 from recuerdo.verbs import VERBS
 
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.\d]*(Z|[+-]\d\d:\d\d)?")
@@ -90,7 +91,7 @@ def twins(tmp_path: Path) -> Iterator[tuple[TestClient, TestClient]]:
 
 
 def test_a_verb_route_answers_as_fastapis_route_for_it(
-    twins: tuple[TestClient, TestClient],
+    twins: tuple[TestClient, TestClient], tmp_path: Path
 ) -> None:
     straight, routed = twins
     answers = []
@@ -106,6 +107,14 @@ def test_a_verb_route_answers_as_fastapis_route_for_it(
     errors = {body["error"] for status, _, body in answers if status != 200}
     assert {"invalid_json", "invalid_input", "unknown_argument", "payload_too_large"} <= errors
     assert {"memory_not_found", "invalid_memory_name", "unknown_route", "item_not_found"} <= errors
+    # Each refusal left both stores as they were: the two writes that were taken, nothing else,
+    # and no memory made by a read of one that does not exist.
+    kept = {"Tea at five", *(f"Rule {n}" for n in range(4))}
+    for client in (straight, routed):
+        status, _, listed = _send(client, "/v1/recall", {"from": "*", "limit": 100}, {})
+        assert status == 200 and {entry["content"] for entry in listed} == kept
+    for name in ("straight", "routed"):
+        assert memory_names(tmp_path / name) == ["demo"]
 
 
 def test_under_a_root_path_a_verb_route_answers_as_fastapis_route(tmp_path: Path) -> None:

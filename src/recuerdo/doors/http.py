@@ -28,7 +28,6 @@ from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
-from starlette.datastructures import Headers, QueryParams
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Route
@@ -260,10 +259,14 @@ async def _invoke(config: ServerConfig, call: Callable[[], Awaitable[Any]]) -> A
 
 async def read_body(request: Request, limit: int) -> bytes:
     """The body, refused (413) as soon as it passes ``limit`` (chunked bodies included)."""
-    raw = await _received(request.receive, limit)
-    if raw is None:
-        raise ClientDisconnect()
-    return raw
+    size = 0
+    parts = []
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"the request is over {limit} bytes")
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def parse_object(raw: bytes) -> dict[str, Any]:
@@ -282,81 +285,42 @@ def parse_object(raw: bytes) -> dict[str, Any]:
     return value
 
 
-def _encoded(value: Any) -> tuple[bytes, dict[str, str]]:
+def _json(value: Any) -> Response:
     """Results are plain JSON values already: serialise them directly (FastAPI's generic
-    encoder costs more than the verb on small memories). A cut list says in a header how many
-    more there are."""
+    encoder costs more than the verb on small memories)."""
     body = json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
     headers = {}
     more = getattr(value, "more", None)
     if isinstance(value, list) and isinstance(more, int):
-        headers["X-Recuerdo-More"] = str(more)
-    return body.encode("utf-8"), headers
-
-
-def _json(value: Any) -> Response:
-    body, headers = _encoded(value)
-    return Response(body, media_type="application/json", headers=headers)
+        headers["X-Recuerdo-More"] = str(more)  # a cut list says how many more there are
+    return Response(body.encode("utf-8"), media_type="application/json", headers=headers)
 
 
 class VerbRoute:
-    """One verb's (or one profile tool's) ``POST`` route: the body read and parsed here, the
-    verb run through the gateway, the result encoded. FastAPI routes it (and documents it in
-    the OpenAPI document); :class:`Straight` calls it directly."""
+    """One verb's (or one profile tool's) ``POST`` route: the body read and parsed, the verb
+    run through the gateway, the result encoded. FastAPI routes to :meth:`endpoint` (and
+    documents it in the OpenAPI document); :class:`Straight` calls the route as an ASGI
+    application, with the same request and response objects."""
 
     def __init__(
         self, pool: gateway.MemoryPool, config: ServerConfig, entry: ToolMap, limit: int
     ) -> None:
         self.pool, self.config, self.entry, self.limit = pool, config, entry, limit
 
-    async def answer(self, principal: Principal, memory: str | None, raw: bytes) -> Any:
-        call = functools.partial(
-            gateway.run, self.pool, principal, memory, self.entry, parse_object(raw)
-        )
-        return await _invoke(self.config, call)
-
     async def endpoint(self, request: Request) -> Response:
-        raw = await read_body(request, self.limit)
-        return _json(await self.answer(request.state.principal, _memory_name(request), raw))
+        principal: Principal = request.state.principal
+        arguments = parse_object(await read_body(request, self.limit))
+        call = functools.partial(
+            gateway.run, self.pool, principal, _memory_name(request), self.entry, arguments
+        )
+        return _json(await _invoke(self.config, call))
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        """The route as a bare ASGI application (the guard has set the principal)."""
-        raw = await _received(receive, self.limit)
-        if raw is None:
-            return  # the client went away
-        query = QueryParams(scope.get("query_string", b""))
-        memory = query.get("memory") or Headers(scope=scope).get("x-recuerdo-memory")
-        body, headers = _encoded(await self.answer(scope["state"]["principal"], memory, raw))
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    *((name.lower().encode(), value.encode()) for name, value in headers.items()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
-
-
-async def _received(receive: Any, limit: int) -> bytes | None:
-    """The request body from ASGI messages, refused (413) as soon as it passes ``limit``
-    (chunked bodies included); None when the client disconnected first."""
-    size = 0
-    parts = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise PayloadTooLarge(f"the request is over {limit} bytes")
-        parts.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(parts)
+        try:
+            response = await self.endpoint(Request(scope, receive))
+        except ClientDisconnect:
+            return  # the client went away before its body arrived: nobody to answer
+        await response(scope, receive, send)
 
 
 def _memory_name(request: Request) -> str | None:
