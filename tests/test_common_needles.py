@@ -3,6 +3,7 @@ after its limit, and ``more`` is counted up to MORE_COUNT_LIMIT (docs/decisions/
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,10 @@ import pytest
 
 import recuerdo
 from recuerdo.entries.operations import MORE_COUNT_LIMIT
+from recuerdo.store import SQLiteStore
 from recuerdo.store.sqlite.connection import SQLiteTx
+from recuerdo.store.sqlite.schema import SCHEMA
+from recuerdo.store.sqlite.search import trigram_expression
 
 SIZE = 1_300  # past MORE_COUNT_LIMIT (1,000) by more than a page
 CATEGORIES = ["rule", "learning", "decision"]
@@ -113,3 +117,148 @@ def test_a_listing_and_its_more_walk_the_substring_index_once(
     every = _expected(file_memory, "plan")
     assert [entry["id"] for entry in found] == every[:20]
     assert found.more == len(every) - 20
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [{}, {"category": "rule"}, {"tags": ["t1"]}, {"tags": ["t1", "t2"], "mode": "all"}],
+    ids=["none", "category", "a tag", "every tag"],
+)
+def test_the_index_walk_reads_each_match_s_entry_once(
+    file_memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch, filters: dict[str, Any]
+) -> None:
+    """The index offers its matches newest first and each is checked (its text, then the
+    caller's filters) with one lookup of its entry: a walk that looked each entry up twice (once
+    to check the text, once for the filters) cost 4.0 ms instead of 2.4 for the 1,020 matches of
+    a word in every one of 100,000 entries."""
+    file_memory.remember_many(
+        [{**entry, "tags": ["t1", "t2"]} for entry in _entries(0, 60)] + _entries(60, 60)
+    )
+    file_memory._upkeep.drain()
+    walks: list[tuple[str, Any]] = []
+    real = SQLiteTx._run
+
+    def recorded(self: SQLiteTx, sql: str, params: Any) -> Any:
+        if "entry_trigrams MATCH" in sql and not sql.startswith("EXPLAIN"):
+            walks.append((sql, params))
+        return real(self, sql, params)
+
+    monkeypatch.setattr(SQLiteTx, "_run", recorded)
+    found = file_memory.recall(search="plan", limit=10, **filters)
+    monkeypatch.undo()
+    assert len(walks) == 1
+    with file_memory._store.read() as tx:
+        plan = [row[3] for row in tx.all(f"EXPLAIN QUERY PLAN {walks[0][0]}", walks[0][1])]
+        rows = tx.all("SELECT id, category, content, tags FROM items WHERE item_type = 'entry'")
+    assert plan[0].startswith("SCAN entry_trigrams VIRTUAL TABLE"), plan
+    assert not any("TEMP B-TREE" in line for line in plan), plan  # read in order, never sorted
+    # Every row lookup but the tag filter's own (table t) reads the entries' table.
+    lookups = [
+        line for line in plan if line.startswith("SEARCH") and not line.startswith("SEARCH t ")
+    ]
+    assert len(lookups) == 1, plan
+    every = sorted(
+        (
+            row["id"]
+            for row in rows
+            if "plan" in row["content"].casefold() and _passes(row, filters)
+        ),
+        reverse=True,
+    )
+    assert len(every) > 10
+    assert [entry["id"] for entry in found] == every[:10]
+    assert found.more == len(every) - 10
+
+
+def _passes(row: Any, filters: dict[str, Any]) -> bool:
+    """Whether an entry's row passes recall's category and tag filters, decided in Python."""
+    wanted, held = set(filters.get("tags", [])), set(json.loads(row["tags"] or "[]"))
+    tags_pass = (
+        wanted <= held if filters.get("mode") == "all" else not wanted or bool(wanted & held)
+    )
+    return tags_pass and filters.get("category") in (None, row["category"])
+
+
+def test_a_store_written_before_m024_migrates_and_lists_the_same(base: Path) -> None:
+    """The trigram index of an older store keeps entries under their ids, walked backwards.
+    The step makes it again (under negative ids, walked forwards) and empty, so the entries are
+    scanned until the upkeep fills it; listings are the same before, during and after, and the
+    new triggers keep it exact through an edit and a forget."""
+    path = base / ".recuerdo" / "state" / "old.db"
+    path.parent.mkdir(parents=True)
+    store = SQLiteStore(str(path), steps=SCHEMA.names().index("m024_trigrams_newest_first"))
+    with recuerdo.open("old", store=store) as memory:
+        memory._upkeep.stop(drain=False)
+        memory.remember_many(_entries(0, 400))
+        with memory._store.write() as tx:  # what the code before m024 indexed, and how
+            tx.execute(
+                "INSERT INTO entry_trigrams (rowid, content) SELECT id, content FROM items"
+                " WHERE item_type = 'entry'"
+            )
+            tx.execute(
+                "UPDATE index_marks SET upto = (SELECT max(id) FROM items)"
+                " WHERE name = 'entry_trigrams'"
+            )
+            assert tx.scalar("SELECT max(rowid) FROM entry_trigrams") > 0
+    store.close()
+    store = SQLiteStore(str(path))
+    try:
+        with recuerdo.open("old", store=store) as memory:
+            memory._upkeep.stop(drain=False)
+            with memory._store.read() as tx:
+                layout = tx.scalar("SELECT sql FROM sqlite_schema WHERE name = 'entry_trigrams'")
+                assert "content=''" in layout and "detail='none'" in layout, layout
+                assert tx.substrings.waiting() == 400
+            _lists_as_a_scan(memory)  # every entry above the mark: scanned
+            with memory._store.write() as tx:
+                while tx.substrings.catch_up():
+                    pass
+                assert tx.substrings.waiting() == 0
+            _lists_as_a_scan(memory)
+            assert _indexed(memory, "plan") == _holding_its_trigrams(memory, "plan")
+            edited, forgotten = _expected(memory, "plan")[3:5]
+            with memory._store.read() as tx:
+                texts = [
+                    tx.scalar("SELECT content FROM items WHERE id = ?", (i,))
+                    for i in (edited, forgotten)
+                ]
+            with memory._store.write() as tx:  # an entry's text changed (the update trigger)
+                tx.execute("UPDATE items SET content = 'now a quorzle' WHERE id = ?", (edited,))
+            assert memory.forget(forgotten)
+            assert [e["id"] for e in memory.recall(search="quorzle")] == [edited]
+            _lists_as_a_scan(memory)
+            for text in [*texts, "now a quorzle"]:  # the index holds what the table holds
+                assert _indexed(memory, text) == _holding_its_trigrams(memory, text), text
+    finally:
+        store.close()
+
+
+def _lists_as_a_scan(memory: recuerdo.Memory) -> None:
+    for needle in ("plan", "Plan f", "PLANE", "pl", "quorzle"):
+        every = _expected(memory, needle)
+        for limit in (5, 100, len(every) + 1):
+            found = memory.recall(search=needle, limit=limit)
+            assert [entry["id"] for entry in found] == every[:limit], (needle, limit)
+            assert found.more == max(0, len(every) - limit), needle
+
+
+def _indexed(memory: recuerdo.Memory, text: str) -> set[int]:
+    """The entries the trigram index offers for every trigram of ``text``."""
+    with memory._store.read() as tx:
+        rows = tx.all(
+            "SELECT rowid FROM entry_trigrams WHERE entry_trigrams MATCH ?",
+            (trigram_expression(text),),
+        )
+    return {-int(row["rowid"]) for row in rows}
+
+
+def _holding_its_trigrams(memory: recuerdo.Memory, text: str) -> set[int]:
+    """The entries whose text holds every trigram of ``text`` (any case), decided in Python."""
+
+    def grams(value: str) -> set[str]:
+        value = value.casefold()
+        return {value[i : i + 3] for i in range(len(value) - 2)}
+
+    with memory._store.read() as tx:
+        rows = tx.all("SELECT id, content FROM items WHERE item_type = 'entry'")
+    return {row["id"] for row in rows if grams(text) <= grams(row["content"])}

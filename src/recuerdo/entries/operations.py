@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..core import audit
@@ -15,7 +16,7 @@ from ..core.clock import now_iso
 from ..core.text import check_tags, checked_label, checked_text
 from ..errors import InvalidBatch, InvalidCategory, InvalidInput, RecuerdoError
 from ..model import CATEGORIES, Entry, EntryIn
-from ..store.base import Row, Tx, rows_by_id
+from ..store.base import Row, SubstringPart, Tx, rows_by_id
 
 DEFAULT_LIMIT = 200
 MAX_ENTRY_BYTES = 65_536
@@ -183,36 +184,35 @@ def recall(
             )
             params.extend([tenant, *wanted])
     count = effective_limit(limit)
+    matching = " AND ".join(where)
     if found is None:
-        parts = [(f"FROM items WHERE {' AND '.join(where)}", params, "items.id")]
+        parts = [SubstringPart("items", matching, params)]
     else:
-        # The substring index drives: its matches are read first, then checked against the
-        # filters (walking the filter indexes newest first would test every entry). Its parts
-        # descend, each read newest first, so the listing stops after ``count`` matches (and
-        # the count of the rest after MORE_COUNT_LIMIT) rather than reading every match.
+        # The substring index drives: its matches are read first, each checked against the
+        # filters as it is read (walking the filter indexes newest first would test every
+        # entry). Its parts descend, each read newest first, so the listing stops after
+        # ``count`` matches (and the count of the rest after MORE_COUNT_LIMIT) rather than
+        # reading every match.
         parts = [
-            (
-                f"FROM ({found_sql}) AS found CROSS JOIN items"
-                f" WHERE items.id = found.id AND {' AND '.join(where)}",
-                [*found_params, *params],
-                "found.id",
+            replace(
+                part, condition=f"{part.condition} AND {matching}", params=[*part.params, *params]
             )
-            for found_sql, found_params in found
+            for part in found
         ]
     # One walk of each part, newest first, reads the ids of the entries listed and of up to
     # MORE_COUNT_LIMIT more (``more``: a cut is never silent); only the listed ones are read
-    # whole. A walk of the substring index starts by loading its matches (about 1.8 ms for a
-    # word in every one of 100,000 entries): counting in a second walk paid that twice.
+    # whole. Counting in a second walk read every match twice.
     ids: list[int] = []
-    for matching, part_params, order in parts:
+    for part in parts:
         reach = count + MORE_COUNT_LIMIT - len(ids)
         if reach <= 0:
             break
         ids += [
             int(row["listed_id"])
             for row in tx.all(
-                f"SELECT {order} AS listed_id {matching} ORDER BY {order} DESC LIMIT ?",
-                [*part_params, reach],
+                f"SELECT {part.listed} AS listed_id FROM {part.source} WHERE {part.condition}"
+                f" ORDER BY {part.newest_first} LIMIT ?",
+                [*part.params, reach],
             )
         ]
     listed = ids[:count]

@@ -68,18 +68,34 @@ class TextSearch(Protocol):
         shared by the memory's tenants, where another tenant has chunks)."""
 
 
+@dataclass(frozen=True)
+class SubstringPart:
+    """One part of the entries that may hold a needle: the rows of ``source`` (a FROM clause
+    that names the items table ``items``) for which ``condition`` holds (its parameters
+    ``params``); ``listed`` is a row's item id, and ``newest_first`` the ORDER BY term that
+    reads them newest first in the index's own order (so a listing stops after its limit).
+
+    The caller adds its own conditions on ``items`` to the same statement: the rows the index
+    offers are checked against them as they are read, with no second lookup of each row."""
+
+    source: str
+    condition: str
+    params: list[Any]
+    listed: str = "items.id"
+    newest_first: str = "items.id DESC"
+
+
 class SubstringSearch(Protocol):
     """Any substring, in any case, of an entry's content."""
 
-    def candidates(self, tenant: str, needle: str) -> list[tuple[str, list[Any]]] | None:
-        """Queries (and their parameters) of the ids (column ``id``) of ``tenant``'s items (or,
-        where the index is the memory's, of any tenant's) whose content may contain ``needle``,
-        answered from an index; None when no index can answer it (the
-        caller then tests every row with :meth:`condition`).
+    def candidates(self, tenant: str, needle: str) -> list[SubstringPart] | None:
+        """The parts holding ``tenant``'s entries whose content may contain ``needle``,
+        answered from an index; None when no index can answer it (the caller then tests every
+        row with :meth:`condition`).
 
-        The parts are disjoint and descend: every id of a part is above every id of the parts
-        after it, so a newest-first listing reads them in turn and stops after its limit (a
-        part the backend can read in id order then stops early too)."""
+        The parts are disjoint and descend: every row of a part is newer than every row of the
+        parts after it, so a newest-first listing reads them in turn and stops after its limit
+        (a part the backend reads in ``order`` then stops early too)."""
 
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
         """A SQL condition (and its parameters) true for the rows of the items table aliased

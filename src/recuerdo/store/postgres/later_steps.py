@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .chunk_spans import m021_chunk_spans, m023_missed_vectors
-from .compact_schema import m018_compact_store
+from .compact_schema import m018_compact_store, m024_trigrams_newest_first
 from .keys_schema import m022_binary_keys
 from .revisions_schema import m019_revision_deltas
 from .superseded_schema import m020_superseded_chunks
@@ -11,4 +11,5 @@ from .superseded_schema import m020_superseded_chunks
 LATER_STEPS = (
     *(m018_compact_store, m019_revision_deltas, m020_superseded_chunks),
     *(m021_chunk_spans, m022_binary_keys, m023_missed_vectors),
+    m024_trigrams_newest_first,
 )

@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..base import like_pattern
+from ..base import SubstringPart, like_pattern
 
 if TYPE_CHECKING:
     from .connection import PostgresTx
@@ -120,13 +120,14 @@ class TrigramSubstrings:
     def __init__(self, tx: PostgresTx) -> None:
         self._tx = tx
 
-    def candidates(self, tenant: str, needle: str) -> list[tuple[str, list[Any]]] | None:
+    def candidates(self, tenant: str, needle: str) -> list[SubstringPart] | None:
         if len(needle) < TRIGRAM:
             return None
         return [
-            (
-                "SELECT id FROM items WHERE tenant = ? AND item_type = 'entry'"
-                " AND lower(content) LIKE ? ESCAPE '\\'",
+            SubstringPart(
+                "items",
+                "items.tenant = ? AND items.item_type = 'entry'"
+                " AND lower(items.content) LIKE ? ESCAPE '\\'",
                 [tenant, like_pattern(needle.lower())],
             )
         ]
@@ -146,5 +147,5 @@ class ScanSubstrings(TrigramSubstrings):
 
     __slots__ = ()
 
-    def candidates(self, tenant: str, needle: str) -> list[tuple[str, list[Any]]] | None:
+    def candidates(self, tenant: str, needle: str) -> list[SubstringPart] | None:
         return None

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..base import SubstringPart
+
 if TYPE_CHECKING:
     from .connection import SQLiteTx
 
@@ -239,7 +241,7 @@ class TrigramSubstrings:
     def __init__(self, tx: SQLiteTx) -> None:
         self._tx = tx
 
-    def candidates(self, tenant: str, needle: str) -> list[tuple[str, list[Any]]] | None:
+    def candidates(self, tenant: str, needle: str) -> list[SubstringPart] | None:
         if len(needle) < TRIGRAM:
             return None
         # The index (detail=none, migration m018) knows which entries hold each trigram, not
@@ -252,25 +254,33 @@ class TrigramSubstrings:
         check, checked = "", []
         if len(needle) > TRIGRAM:
             check = (
-                " AND (instr(lower(hit.content), lower(?)) > 0"
-                " OR instr(recuerdo_fold(hit.content), ?) > 0)"
+                " AND (instr(lower(items.content), lower(?)) > 0"
+                " OR instr(recuerdo_fold(items.content), ?) > 0)"
             )
             checked = [needle, folded]
         # Two parts, newest first: the rows above the mark (all newer than any indexed row),
-        # then the index's. The index part names FTS5's rowid as ``id``, so a caller ordering
-        # by ``id DESC`` walks the index's matches newest first and stops after its limit
-        # instead of reading (and checking) every match (docs/decisions/0028-common-words.md).
+        # then the index's. The index keeps each entry under the negative of its id (m024),
+        # so its own ascending order is newest first: a listing reads its matches as FTS5
+        # walks them and stops after its limit (a descending walk first loads every match of
+        # each trigram). Each match's entry is joined once, outside the index (CROSS JOIN: an
+        # index on the caller's filters would otherwise be walked instead, testing every
+        # entry). The part above the mark walks the table's own ids (NOT INDEXED: an index on
+        # the caller's filters would read every entry of the tenant to find the few new ones).
+        # docs/decisions/0028-common-words.md, 0044-substrings-newest-first.md.
         return [
-            (
-                "SELECT tail.id FROM items AS tail WHERE tail.id > (" + _INDEXED_UPTO + ")"
-                " AND tail.tenant = ? AND instr(recuerdo_fold(tail.content), ?) > 0",
+            SubstringPart(
+                "items NOT INDEXED",
+                "items.id > (" + _INDEXED_UPTO + ") AND items.tenant = ?"
+                " AND instr(recuerdo_fold(items.content), ?) > 0",
                 [tenant, folded],
             ),
-            (
-                "SELECT entry_trigrams.rowid AS id FROM entry_trigrams"
-                " JOIN items AS hit ON hit.id = entry_trigrams.rowid"
-                f" WHERE entry_trigrams MATCH ? AND hit.tenant = ?{check}",
+            SubstringPart(
+                "entry_trigrams CROSS JOIN items",
+                "entry_trigrams MATCH ? AND items.id = -entry_trigrams.rowid"
+                f" AND items.tenant = ?{check}",
                 [trigram_expression(needle), tenant, *checked],
+                listed="items.id",
+                newest_first="entry_trigrams.rowid",
             ),
         ]
 
@@ -288,7 +298,7 @@ class TrigramSubstrings:
         if last is None:
             return 0
         tx.execute(
-            "INSERT INTO entry_trigrams (rowid, content) SELECT id, content FROM items"
+            "INSERT INTO entry_trigrams (rowid, content) SELECT -id, content FROM items"
             " /* every tenant */ WHERE id > ? AND id <= ? AND item_type = 'entry'",
             (upto, last),
         )
