@@ -139,17 +139,22 @@ def test_the_index_walk_reads_each_match_s_entry_once(
     real = SQLiteTx._run
 
     def recorded(self: SQLiteTx, sql: str, params: Any) -> Any:
-        if "entry_trigrams MATCH" in sql and not sql.startswith("EXPLAIN"):
+        if "listed_id" in sql and not sql.startswith("EXPLAIN"):
             walks.append((sql, params))
         return real(self, sql, params)
 
     monkeypatch.setattr(SQLiteTx, "_run", recorded)
     found = file_memory.recall(search="plan", limit=10, **filters)
     monkeypatch.undo()
-    assert len(walks) == 1
+    assert len(walks) == 2 and "entry_trigrams MATCH" in walks[1][0]
     with file_memory._store.read() as tx:
-        plan = [row[3] for row in tx.all(f"EXPLAIN QUERY PLAN {walks[0][0]}", walks[0][1])]
+        above_mark, plan = (
+            [row[3] for row in tx.all(f"EXPLAIN QUERY PLAN {sql}", params)] for sql, params in walks
+        )
         rows = tx.all("SELECT id, category, content, tags FROM items WHERE item_type = 'entry'")
+    # The rows above the index's mark are read by their ids, from the mark up: a list of tagged
+    # ids drove this part once, through every tagged entry of the tenant.
+    assert above_mark[0] == "SEARCH items USING INTEGER PRIMARY KEY (rowid>?)", above_mark
     assert plan[0].startswith("SCAN entry_trigrams VIRTUAL TABLE"), plan
     assert not any("TEMP B-TREE" in line for line in plan), plan  # read in order, never sorted
     # Every row lookup but the tag filter's own (table t) reads the entries' table.

@@ -177,6 +177,15 @@ def recall(
                 f" AND t.tag IN ({marks})) = ?"
             )
             params.extend([*wanted, len(wanted)])
+        elif found is not None:
+            # Tested on each row the substring index offers: a list of the tagged ids would
+            # drive the listing instead (newest first through every tagged entry, the limit
+            # never reached while few of them are above the index's mark).
+            where.append(
+                "EXISTS (SELECT 1 FROM item_tags t WHERE t.tenant = items.tenant"
+                f" AND t.item_id = items.id AND t.tag IN ({marks}))"
+            )
+            params.extend(wanted)
         else:
             where.append(
                 "items.id IN (SELECT t.item_id FROM item_tags t WHERE t.tenant = ?"

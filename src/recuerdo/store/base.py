@@ -95,7 +95,7 @@ class SubstringSearch(Protocol):
 
         The parts are disjoint and descend: every row of a part is newer than every row of the
         parts after it, so a newest-first listing reads them in turn and stops after its limit
-        (a part the backend reads in ``order`` then stops early too)."""
+        (each part is read in its ``newest_first`` order, so it stops early too)."""
 
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
         """A SQL condition (and its parameters) true for the rows of the items table aliased
