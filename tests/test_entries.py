@@ -179,6 +179,48 @@ def test_a_batch_reaches_postgres_in_as_many_statements_whatever_its_size(
         assert len(memory.recall(limit=100)) == 42
 
 
+def test_a_batch_gives_each_entry_its_own_id_in_order(memory: recuerdo.Memory) -> None:
+    """Across the rows of one statement and across statements (SQLite inserts up to 100 rows
+    a statement), the ids come back in the batch's order, each the id of its own entry."""
+    before = memory.remember("context", "before the batch")
+    batch = [
+        {"category": "context", "content": f"entry {i}", "tags": [f"t{i % 3}"]} for i in range(250)
+    ]
+    ids = memory.remember_many(batch)
+    assert ids == list(range(before + 1, before + 251))
+    listed = {entry["id"]: entry for entry in memory.recall(limit=300)}
+    for new_id, entry in zip(ids, batch, strict=True):
+        assert listed[new_id]["content"] == entry["content"]
+        assert listed[new_id]["tags"] == entry["tags"]
+
+
+@pytest.mark.parametrize("size", [1, 99, 100, 101, 250])
+def test_a_batch_reaches_sqlite_in_a_statement_per_hundred_entries(
+    file_memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """An INSERT a row cost a bulk load about 10 us an entry in calls alone."""
+    from recuerdo.store.sqlite.connection import SQLiteTx
+
+    sent: list[str] = []
+    real = SQLiteTx._run
+
+    def counted(tx: SQLiteTx, sql: str, params: Any) -> Any:
+        if sql.startswith("INSERT INTO items"):
+            sent.append(sql)
+        return real(tx, sql, params)
+
+    monkeypatch.setattr(SQLiteTx, "_run", counted)
+    ids = file_memory.remember_many(
+        [{"category": "context", "content": f"n{i}"} for i in range(size)]
+    )
+    monkeypatch.undo()
+    assert len(sent) == -(-size // 100)
+    assert [entry["content"] for entry in file_memory.recall(limit=size)] == [
+        f"n{i}" for i in reversed(range(size))
+    ]
+    assert ids == sorted(ids) and len(set(ids)) == size
+
+
 def test_secrets_are_redacted_on_every_entry_path(memory: recuerdo.Memory) -> None:
     key = "sk-" + "a1B2c3D4e5F6g7H8i9J0kLmN"
     memory.remember("learning", f"the key is {key}", [f"token {key}"])

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recuerdo
-from recuerdo.core.secrets import apply_rules, redact, redact_text
+from recuerdo.core import secrets
+from recuerdo.core.secrets import apply_rules, redact, redact_call, redact_text
 
 OPENAI = "sk-proj-" + "Ab3" * 10
 CASES = [
@@ -136,3 +138,92 @@ def test_the_retrieval_audit_keeps_queries_redacted(file_memory: recuerdo.Memory
     # the database, its WAL and shared memory: wherever the flushed records may sit
     on_disk = b"".join(p.read_bytes() for p in Path(file_memory.location).parent.glob("*"))
     assert OPENAI.encode() not in on_disk and b"hunter2" not in on_disk
+
+
+def _every_string_redacted(value: Any, marked: bool) -> Any:
+    """What ``redact_call`` promises, written out: each string of the call (keys too, not
+    the members of sets) through :func:`redact`, and, when any string anywhere (sets too)
+    holds a key marker, no run of key body lines left in any of them."""
+    if isinstance(value, str):
+        text = redact(value).text
+        # The guard's own definitions of a marker and of a run of body lines: what is checked
+        # here is which strings of a call they are applied to.
+        return secrets._BODY_RUN.sub("secret(PRIVATE_KEY)", text) if marked else text
+    if isinstance(value, dict):
+        return {
+            _every_string_redacted(k, marked): _every_string_redacted(v, marked)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return type(value)(_every_string_redacted(item, marked) for item in value)
+    return value
+
+
+def _holds_mark(value: Any) -> bool:
+    if isinstance(value, str):
+        return secrets._MARKER.search(value) is not None
+    if isinstance(value, dict):
+        return any(_holds_mark(k) or _holds_mark(v) for k, v in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return any(_holds_mark(item) for item in value)
+    return False
+
+
+_TEXTS = st.lists(
+    st.sampled_from(
+        [*PIECES, "MIIBOgIBAAJBAKj34GkxFhD90vcNMIIBOgIBAAJBAKj34Gkx", "\n", "category", "tag"]
+    ),
+    max_size=6,
+).map("".join)
+_CALLS = st.recursive(
+    _TEXTS | st.integers() | st.none(),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.frozensets(_TEXTS, max_size=2)
+        | st.dictionaries(_TEXTS, inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["content", "title", "entries", "tags"]), _CALLS))
+def test_a_call_is_redacted_string_by_string_twice_alike(arguments: dict[str, Any]) -> None:
+    """Every string of a call is redacted, and every key body line when a marker is anywhere
+    in the call, however the call nests; a second call with the same arguments (its short
+    clean strings now known) gives the same answer."""
+    expected = {
+        name: _every_string_redacted(value, _holds_mark(arguments))
+        for name, value in arguments.items()
+    }
+    assert redact_call(arguments) == expected
+    assert redact_call(arguments) == expected
+
+
+def test_a_short_clean_string_is_redacted_once_and_a_secret_every_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Categories, tags and keys come back in every call of a bulk load:
+    once found clean they are not redacted again (they were a third of the guard's cost). A
+    string that held a credential is never taken as known: it is redacted every time."""
+    seen: list[str] = []
+    real = secrets.redact
+
+    def counted(text: str) -> secrets.Redaction:
+        seen.append(text)
+        return real(text)
+
+    monkeypatch.setattr(secrets, "redact", counted)
+    monkeypatch.setattr(secrets, "_CLEAN_SHORT", set())  # none known yet
+    secret = "password = hunter2"
+    for _ in range(3):
+        call = {"category": "decision", "tags": ["topic-x9"], "content": secret}
+        assert redact_call(call) == {
+            "category": "decision",
+            "tags": ["topic-x9"],
+            "content": "password = secret(PASSWORD)",
+        }
+    assert seen.count(secret) == 3
+    for known in ("decision", "topic-x9"):
+        assert seen.count(known) == 1, known

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
 from dataclasses import dataclass, field
@@ -228,8 +229,8 @@ def crash(world: tuple[Path, Tokens], after: AttackServer) -> Crash:
                     {"category": "context", "content": f"writer {number}", "tags": ["crash"]},
                     token=tokens.alice,
                 )
-            except OSError:
-                return  # the server is gone
+            except (OSError, http.client.HTTPException):
+                return  # the server is gone (a reply cut short by the kill is no answer)
             if reply.status == 200:
                 with lock:
                     seen.acknowledged.append(reply.json())

@@ -164,8 +164,9 @@ class Tx(Protocol):
         indexes now (where the index does not remove them on delete)."""
 
     def insert_returning_ids(self, sql: str, rows: Sequence[Params]) -> list[int]:
-        """Run ``INSERT ... RETURNING id`` once for each parameter row; the new ids, in order
-        (a server gets all the rows in one round trip)."""
+        """Insert each parameter row with ``sql`` (``INSERT ... VALUES (one row) RETURNING
+        id``); the new ids, in the rows' order. A backend may send several rows a statement
+        (SQLite) or all the statements in one round trip (a server)."""
 
     def add_chunks(self, rows: Sequence[Params]) -> list[int]:
         """Store new chunks (rows of :data:`CHUNK_FIELDS`, their items' text unchanged since

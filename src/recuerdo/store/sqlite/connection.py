@@ -135,7 +135,18 @@ class SQLiteTx:
         return chunk_spans.add_chunks(self, rows)
 
     def insert_returning_ids(self, sql: str, rows: Sequence[Params]) -> list[int]:
-        return [int(self.scalar(sql, row)) for row in rows]  # in process: no round trips
+        # Up to ROWS_PER_INSERT rows a statement (a statement a row cost a bulk load 4 us an
+        # entry in calls alone). The rows of one INSERT are inserted in the order of its
+        # VALUES, each given the next id, so their ids ascend in that order; RETURNING lists
+        # them in no promised order: sorted, they are the rows' ids in turn.
+        head, values, returning = _one_row_insert(sql)
+        ids: list[int] = []
+        for first in range(0, len(rows), ROWS_PER_INSERT):
+            part = rows[first : first + ROWS_PER_INSERT]
+            statement = f"{head} VALUES {', '.join([values] * len(part))} RETURNING {returning}"
+            flat = [value for row in part for value in row]
+            ids += sorted(int(row[0]) for row in self._run(statement, flat).fetchall())
+        return ids
 
     def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
         if not chunks:
@@ -147,6 +158,18 @@ class SQLiteTx:
                 " ON CONFLICT (tenant, item_id) DO NOTHING",
                 items,
             )
+
+
+ROWS_PER_INSERT = 100
+
+
+def _one_row_insert(sql: str) -> tuple[str, str, str]:
+    """``INSERT INTO t (...) VALUES (...) RETURNING x`` in its three parts."""
+    head, values_at, rest = sql.partition(" VALUES ")
+    values, returning_at, returning = rest.rpartition(" RETURNING ")
+    if not values_at or not returning_at or not values.startswith("("):
+        raise ValueError(f"not an INSERT of one row with RETURNING: {sql}")
+    return head, values, returning
 
 
 def convert(exc: sqlite3.DatabaseError, on_damage: Callable[[str], None]) -> StoreError:
