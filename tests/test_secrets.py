@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import recuerdo
@@ -187,8 +187,20 @@ _CALLS = st.recursive(
 )
 
 
+BODY = "MIIBOgIBAAJBAKj34GkxFhD90vcNMIIBOgIBAAJBAKj34Gkx"
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from(["content", "title", "entries", "tags"]), _CALLS))
+@example(  # keys that become one: the last one's value stays, as in one dict built at once
+    {
+        "entries": {
+            "-----BEGIN RSA PRIVATE KEY-----": 1,
+            BODY: 2,
+            "-----END RSA PRIVATE KEY-----": 3,
+        }
+    }
+)
 def test_a_call_is_redacted_string_by_string_twice_alike(arguments: dict[str, Any]) -> None:
     """Every string of a call is redacted, and every key body line when a marker is anywhere
     in the call, however the call nests; a second call with the same arguments (its short
@@ -227,3 +239,39 @@ def test_a_short_clean_string_is_redacted_once_and_a_secret_every_time(
     assert seen.count(secret) == 3
     for known in ("decision", "topic-x9"):
         assert seen.count(known) == 1, known
+
+
+def test_a_key_in_pieces_leaves_nothing_known_clean(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key's body line is left as it is by ``redact`` and cut only because the call holds a
+    marker: it must not be kept as a string known clean (it would stay in the process)."""
+    monkeypatch.setattr(secrets, "_CLEAN_SHORT", set())
+    lines = [BODY[:32] + "Ab12" * 8, "Zy98" * 16]  # 64 characters each, as PEM lines are
+    call = {
+        "entries": [
+            {"category": "context", "content": "-----BEGIN RSA PRIVATE KEY-----"},
+            *({"category": "context", "content": line} for line in lines),
+            {"category": "context", "content": "-----END RSA PRIVATE KEY-----"},
+        ]
+    }
+    cleaned = redact_call(call)
+    assert [entry["content"] for entry in cleaned["entries"]] == ["secret(PRIVATE_KEY)"] * 4
+    assert not set(lines) & secrets._CLEAN_SHORT
+    assert redact_call({"entries": [{"content": lines[0]}]}) == {"entries": [{"content": lines[0]}]}
+    assert lines[0] in secrets._CLEAN_SHORT  # alone, it is no key: kept as it is, and known
+
+
+class _AnyText(str):
+    """A text that says it equals (and hashes as) any known string."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __hash__(self) -> int:
+        return hash("tag")
+
+
+def test_a_string_subclass_is_never_taken_as_known_clean(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(secrets, "_CLEAN_SHORT", set())
+    assert redact_call({"tags": ["tag"]}) == {"tags": ["tag"]}
+    cleaned = redact_call({"content": _AnyText("password = hunter2")})
+    assert str.__str__(cleaned["content"]) == "password = secret(PASSWORD)"

@@ -324,6 +324,7 @@ def redact_call(arguments: Mapping[str, Any]) -> dict[str, Any]:
     the body, the last the END line): when any string of the call holds a key marker, the body
     lines in every string of the call are redacted too."""
     marked = False
+    clean_short: list[str] = []
 
     def look(text: str) -> str:
         nonlocal marked
@@ -331,38 +332,45 @@ def redact_call(arguments: Mapping[str, Any]) -> dict[str, Any]:
         return text
 
     def clean(text: str) -> str:
-        return _redacted(look(text))
+        return _redacted(look(text), clean_short)
 
-    # One walk redacts each string and looks for a marker; the rare call holding one is
-    # walked again for the body lines (a walk to look, then one to clean, cost a bulk load
-    # 5 us an entry).
+    # One walk redacts each string and looks for a marker (a walk to look, then one to clean,
+    # cost a bulk load 5 us an entry). A call holding a marker is walked again from its
+    # arguments, each string redacted and its body lines cut at once, as keys that become
+    # equal must be merged in one step.
     cleaned = {name: _map(value, clean, look) for name, value in arguments.items()}
     if not marked:
+        _CLEAN_SHORT.update(clean_short)
         return cleaned
-    return {name: _map(value, _without_body_lines, _same) for name, value in cleaned.items()}
+    return {name: _map(value, _redacted_in_pieces, _same) for name, value in arguments.items()}
 
 
 _CLEAN_SHORT: set[str] = set()
-"""Short strings :func:`redact` leaves as they are (nothing else is kept, so no credential):
-categories, tags, topic keys and the keys of objects come back in every call. Redacting them
-again was a third of the guard's cost in a bulk load of entries (8 of 23 us an entry)."""
+"""Short strings :func:`redact` leaves as they are, seen in calls that held no key marker (a
+key's body line is cut only in a call that holds one: such calls add nothing here, so no
+credential is kept). Categories, tags, topic keys and the keys of objects come back in every
+call: redacting them again was a third of the guard's cost in a bulk load of entries (8 of
+23 us an entry)."""
 _SHORT = 64
 _CLEAN_SHORT_CAP = 4096
 
 
-def _redacted(text: str) -> str:
-    if text in _CLEAN_SHORT:
+def _redacted(text: str, clean_short: list[str]) -> str:
+    """``text`` redacted; a short string found clean is put in ``clean_short``. Only plain
+    ``str`` is looked up or kept: a subclass may compare and hash as it likes."""
+    plain = type(text) is str
+    if plain and text in _CLEAN_SHORT:
         return text
     cleaned = redact(text).text
-    if cleaned == text and len(text) <= _SHORT:
+    if plain and cleaned == text and len(text) <= _SHORT:
         if len(_CLEAN_SHORT) >= _CLEAN_SHORT_CAP:
             _CLEAN_SHORT.clear()
-        _CLEAN_SHORT.add(text)
+        clean_short.append(text)
     return cleaned
 
 
-def _without_body_lines(text: str) -> str:
-    return _BODY_RUN.sub("secret(PRIVATE_KEY)", text)
+def _redacted_in_pieces(text: str) -> str:
+    return _BODY_RUN.sub("secret(PRIVATE_KEY)", _redacted(text, []))
 
 
 def _same(text: str) -> str:

@@ -135,17 +135,22 @@ class SQLiteTx:
         return chunk_spans.add_chunks(self, rows)
 
     def insert_returning_ids(self, sql: str, rows: Sequence[Params]) -> list[int]:
-        # Up to ROWS_PER_INSERT rows a statement (a statement a row cost a bulk load 4 us an
-        # entry in calls alone). The rows of one INSERT are inserted in the order of its
-        # VALUES, each given the next id, so their ids ascend in that order; RETURNING lists
-        # them in no promised order: sorted, they are the rows' ids in turn.
+        # Rows go in groups of ROW_GROUPS sizes, a statement each (a statement a row cost a
+        # bulk load 10 us an entry in calls alone); three sizes, so that every statement is
+        # one the connection has prepared before (preparing a 99-row one cost 0.5 ms). The
+        # rows of one INSERT are inserted in the order of its VALUES, each given the next id,
+        # so their ids ascend in that order; RETURNING lists them in no promised order:
+        # sorted, they are the rows' ids in turn.
         head, values, returning = _one_row_insert(sql)
         ids: list[int] = []
-        for first in range(0, len(rows), ROWS_PER_INSERT):
-            part = rows[first : first + ROWS_PER_INSERT]
-            statement = f"{head} VALUES {', '.join([values] * len(part))} RETURNING {returning}"
+        first = 0
+        while first < len(rows):
+            size = next(size for size in ROW_GROUPS if size <= len(rows) - first)
+            part = rows[first : first + size]
+            statement = f"{head} VALUES {', '.join([values] * size)} RETURNING {returning}"
             flat = [value for row in part for value in row]
             ids += sorted(int(row[0]) for row in self._run(statement, flat).fetchall())
+            first += size
         return ids
 
     def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
@@ -160,7 +165,7 @@ class SQLiteTx:
             )
 
 
-ROWS_PER_INSERT = 100
+ROW_GROUPS = (100, 10, 1)
 
 
 def _one_row_insert(sql: str) -> tuple[str, str, str]:
