@@ -99,21 +99,12 @@ def test_a_listing_and_its_more_walk_the_substring_index_once(
     file_memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The entries listed and the count of the others come from one walk of the index's
-    matches: a walk starts by loading them (1.8 ms for a word in every one of 100,000 entries),
-    and the count walked them a second time."""
+    matches: the count walked them a second time (and a descending walk then loaded them all
+    twice: 1.8 ms each for a word in every one of 100,000 entries)."""
     file_memory.remember_many(_entries(0, 300))
     file_memory._upkeep.drain()
-    walks: list[str] = []
-    real = SQLiteTx._run
-
-    def recorded(self: SQLiteTx, sql: str, params: Any) -> Any:
-        if "entry_trigrams MATCH" in sql:
-            walks.append(sql)
-        return real(self, sql, params)
-
-    monkeypatch.setattr(SQLiteTx, "_run", recorded)
-    found = file_memory.recall(search="plan", limit=20)
-    assert len(walks) == 1
+    found, listings = _listing(file_memory, monkeypatch, search="plan", limit=20)
+    assert len([sql for sql, _ in listings if "entry_trigrams MATCH" in sql]) == 1
     every = _expected(file_memory, "plan")
     assert [entry["id"] for entry in found] == every[:20]
     assert found.more == len(every) - 20
@@ -135,17 +126,7 @@ def test_the_index_walk_reads_each_match_s_entry_once(
         [{**entry, "tags": ["t1", "t2"]} for entry in _entries(0, 60)] + _entries(60, 60)
     )
     file_memory._upkeep.drain()
-    walks: list[tuple[str, Any]] = []
-    real = SQLiteTx._run
-
-    def recorded(self: SQLiteTx, sql: str, params: Any) -> Any:
-        if "listed_id" in sql and not sql.startswith("EXPLAIN"):
-            walks.append((sql, params))
-        return real(self, sql, params)
-
-    monkeypatch.setattr(SQLiteTx, "_run", recorded)
-    found = file_memory.recall(search="plan", limit=10, **filters)
-    monkeypatch.undo()
+    found, walks = _listing(file_memory, monkeypatch, search="plan", limit=10, **filters)
     assert len(walks) == 2 and "entry_trigrams MATCH" in walks[1][0]
     with file_memory._store.read() as tx:
         above_mark, plan = (
@@ -267,3 +248,22 @@ def _holding_its_trigrams(memory: recuerdo.Memory, text: str) -> set[int]:
     with memory._store.read() as tx:
         rows = tx.all("SELECT id, content FROM items WHERE item_type = 'entry'")
     return {row["id"] for row in rows if grams(text) <= grams(row["content"])}
+
+
+def _listing(
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch, **call: Any
+) -> tuple[Any, list[tuple[str, Any]]]:
+    """``memory.recall(**call)``, and the statements (with their parameters) that listed its
+    ids, one per part walked."""
+    listings: list[tuple[str, Any]] = []
+    real = SQLiteTx._run
+
+    def recorded(self: SQLiteTx, sql: str, params: Any) -> Any:
+        if "listed_id" in sql:
+            listings.append((sql, params))
+        return real(self, sql, params)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(SQLiteTx, "_run", recorded)
+        found = memory.recall(**call)
+    return found, listings

@@ -275,3 +275,17 @@ def test_a_string_subclass_is_never_taken_as_known_clean(monkeypatch: pytest.Mon
     assert redact_call({"tags": ["tag"]}) == {"tags": ["tag"]}
     cleaned = redact_call({"content": _AnyText("password = hunter2")})
     assert str.__str__(cleaned["content"]) == "password = secret(PASSWORD)"
+
+
+@pytest.mark.parametrize("already", [0, 5])
+def test_the_strings_known_clean_stay_within_their_cap(
+    monkeypatch: pytest.MonkeyPatch, already: int
+) -> None:
+    """However many short strings a call holds, and however many are known before it, the set
+    never grows past its cap; the call is redacted all the same."""
+    monkeypatch.setattr(secrets, "_CLEAN_SHORT_CAP", 8)
+    monkeypatch.setattr(secrets, "_CLEAN_SHORT", {f"known {i}" for i in range(already)})
+    tags = [f"tag {i}" for i in range(20)]
+    cleaned = redact_call({"tags": tags, "content": "token: hunter2"})
+    assert cleaned == {"tags": tags, "content": "token: secret(PASSWORD)"}
+    assert 0 < len(secrets._CLEAN_SHORT) <= 8

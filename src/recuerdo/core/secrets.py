@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from itertools import islice
 from typing import Any, NamedTuple
 
 
@@ -324,7 +325,7 @@ def redact_call(arguments: Mapping[str, Any]) -> dict[str, Any]:
     the body, the last the END line): when any string of the call holds a key marker, the body
     lines in every string of the call are redacted too."""
     marked = False
-    clean_short: list[str] = []
+    clean_short: set[str] = set()
 
     def look(text: str) -> str:
         nonlocal marked
@@ -340,7 +341,9 @@ def redact_call(arguments: Mapping[str, Any]) -> dict[str, Any]:
     # equal must be merged in one step.
     cleaned = {name: _map(value, clean, look) for name, value in arguments.items()}
     if not marked:
-        _CLEAN_SHORT.update(clean_short)
+        if len(_CLEAN_SHORT) + len(clean_short) > _CLEAN_SHORT_CAP:
+            _CLEAN_SHORT.clear()
+        _CLEAN_SHORT.update(islice(clean_short, _CLEAN_SHORT_CAP))
         return cleaned
     return {name: _map(value, _redacted_in_pieces, _same) for name, value in arguments.items()}
 
@@ -355,7 +358,7 @@ _SHORT = 64
 _CLEAN_SHORT_CAP = 4096
 
 
-def _redacted(text: str, clean_short: list[str]) -> str:
+def _redacted(text: str, clean_short: set[str]) -> str:
     """``text`` redacted; a short string found clean is put in ``clean_short``. Only plain
     ``str`` is looked up or kept: a subclass may compare and hash as it likes."""
     plain = type(text) is str
@@ -363,14 +366,12 @@ def _redacted(text: str, clean_short: list[str]) -> str:
         return text
     cleaned = redact(text).text
     if plain and cleaned == text and len(text) <= _SHORT:
-        if len(_CLEAN_SHORT) >= _CLEAN_SHORT_CAP:
-            _CLEAN_SHORT.clear()
-        clean_short.append(text)
+        clean_short.add(text)
     return cleaned
 
 
 def _redacted_in_pieces(text: str) -> str:
-    return _BODY_RUN.sub("secret(PRIVATE_KEY)", _redacted(text, []))
+    return _BODY_RUN.sub("secret(PRIVATE_KEY)", _redacted(text, set()))
 
 
 def _same(text: str) -> str:

@@ -153,7 +153,7 @@ def recall(
         raise InvalidInput(f"search must be text, got {type(search).__name__}")
     where: list[str] = ["items.tenant = ?", "items.item_type = 'entry'"]
     params: list[Any] = [tenant]
-    found = tx.substrings.candidates(tenant, search) if search else None
+    found = tx.substrings.candidates(search) if search else None
     if search and found is None:
         condition, condition_params = tx.substrings.condition(search, "items")
         where.append(condition)
@@ -219,7 +219,7 @@ def recall(
         ids += [
             int(row["listed_id"])
             for row in tx.all(
-                f"SELECT {part.listed} AS listed_id FROM {part.source} WHERE {part.condition}"
+                f"SELECT items.id AS listed_id FROM {part.source} WHERE {part.condition}"
                 f" ORDER BY {part.newest_first} LIMIT ?",
                 [*part.params, reach],
             )

@@ -70,28 +70,28 @@ class TextSearch(Protocol):
 
 @dataclass(frozen=True)
 class SubstringPart:
-    """One part of the entries that may hold a needle: the rows of ``source`` (a FROM clause
+    """One part of the items that may hold a needle: the rows of ``source`` (a FROM clause
     that names the items table ``items``) for which ``condition`` holds (its parameters
-    ``params``); ``listed`` is a row's item id, and ``newest_first`` the ORDER BY term that
-    reads them newest first in the index's own order (so a listing stops after its limit).
+    ``params``), read newest first by the ORDER BY term ``newest_first``, in the index's own
+    order (so a listing stops after its limit).
 
-    The caller adds its own conditions on ``items`` to the same statement: the rows the index
-    offers are checked against them as they are read, with no second lookup of each row."""
+    The caller adds its own conditions on ``items`` (the tenant, the entries, its filters) to
+    the same statement: the rows the index offers are checked against them as they are read,
+    with no second lookup of each row."""
 
     source: str
     condition: str
     params: list[Any]
-    listed: str = "items.id"
     newest_first: str = "items.id DESC"
 
 
 class SubstringSearch(Protocol):
     """Any substring, in any case, of an entry's content."""
 
-    def candidates(self, tenant: str, needle: str) -> list[SubstringPart] | None:
-        """The parts holding ``tenant``'s entries whose content may contain ``needle``,
-        answered from an index; None when no index can answer it (the caller then tests every
-        row with :meth:`condition`).
+    def candidates(self, needle: str) -> list[SubstringPart] | None:
+        """The parts holding the items whose content may contain ``needle``, answered from an
+        index (the caller narrows them to a tenant's entries); None when no index can answer
+        it (the caller then tests every row with :meth:`condition`).
 
         The parts are disjoint and descend: every row of a part is newer than every row of the
         parts after it, so a newest-first listing reads them in turn and stops after its limit

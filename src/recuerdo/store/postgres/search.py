@@ -120,15 +120,14 @@ class TrigramSubstrings:
     def __init__(self, tx: PostgresTx) -> None:
         self._tx = tx
 
-    def candidates(self, tenant: str, needle: str) -> list[SubstringPart] | None:
+    def candidates(self, needle: str) -> list[SubstringPart] | None:
         if len(needle) < TRIGRAM:
             return None
         return [
             SubstringPart(
                 "items",
-                "items.tenant = ? AND items.item_type = 'entry'"
-                " AND lower(items.content) LIKE ? ESCAPE '\\'",
-                [tenant, like_pattern(needle.lower())],
+                "lower(items.content) LIKE ? ESCAPE '\\'",
+                [like_pattern(needle.lower())],
             )
         ]
 
@@ -147,5 +146,5 @@ class ScanSubstrings(TrigramSubstrings):
 
     __slots__ = ()
 
-    def candidates(self, tenant: str, needle: str) -> list[SubstringPart] | None:
+    def candidates(self, needle: str) -> list[SubstringPart] | None:
         return None

@@ -241,7 +241,7 @@ class TrigramSubstrings:
     def __init__(self, tx: SQLiteTx) -> None:
         self._tx = tx
 
-    def candidates(self, tenant: str, needle: str) -> list[SubstringPart] | None:
+    def candidates(self, needle: str) -> list[SubstringPart] | None:
         if len(needle) < TRIGRAM:
             return None
         # The index (detail=none, migration m018) knows which entries hold each trigram, not
@@ -270,16 +270,13 @@ class TrigramSubstrings:
         return [
             SubstringPart(
                 "items NOT INDEXED",
-                "items.id > (" + _INDEXED_UPTO + ") AND items.tenant = ?"
-                " AND instr(recuerdo_fold(items.content), ?) > 0",
-                [tenant, folded],
+                "items.id > (" + _INDEXED_UPTO + ") AND instr(recuerdo_fold(items.content), ?) > 0",
+                [folded],
             ),
             SubstringPart(
                 "entry_trigrams CROSS JOIN items",
-                "entry_trigrams MATCH ? AND items.id = -entry_trigrams.rowid"
-                f" AND items.tenant = ?{check}",
-                [trigram_expression(needle), tenant, *checked],
-                listed="items.id",
+                f"entry_trigrams MATCH ? AND items.id = -entry_trigrams.rowid{check}",
+                [trigram_expression(needle), *checked],
                 newest_first="entry_trigrams.rowid",
             ),
         ]
