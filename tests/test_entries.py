@@ -38,6 +38,27 @@ def test_tags_any_and_all(memory: recuerdo.Memory) -> None:
     assert memory.recall(tags=["A"]) == []  # tags are case-sensitive
 
 
+@pytest.mark.parametrize("indexed", [False, True], ids=["above the mark", "indexed"])
+def test_an_entry_with_several_of_the_tags_asked_for_is_listed_once(
+    memory: recuerdo.Memory, indexed: bool
+) -> None:
+    """SQLite 3.51 turned the any-tag ``EXISTS`` into a join over the tag index: an entry
+    carrying two of the tags asked for came twice from ``recall(search=...)`` and twice into
+    ``search``'s candidates (found by a property test, test_properties.py)."""
+    plain = memory.remember("learning", "alpha plain")
+    both = memory.remember("learning", "alpha both", ["b", "c"])
+    one = memory.remember("learning", "alpha one", ["c"])
+    if indexed:
+        memory._upkeep.drain()  # the substring index now holds them: its own part lists them
+    for tags in (["b", "c"], ["c", "b", "x"]):
+        assert [e["id"] for e in memory.recall(tags=tags, search="alpha")] == [one, both]
+        assert [e["id"] for e in memory.recall(tags=tags, search="alpha", limit=1)] == [one]
+        assert [e["id"] for e in memory.recall(tags=tags)] == [one, both]
+        found = memory.search("alpha", tags=tags, limit=10)["results"]
+        assert sorted(r["id"] for r in found) == sorted([one, both])
+    assert plain not in {e["id"] for e in memory.recall(search="alpha", tags=["b", "c"])}
+
+
 def test_a_batch_keeps_each_entrys_own_tags(memory: recuerdo.Memory) -> None:
     """remember_many writes a batch's tags in one statement after its entries: each tag row
     must still name its own entry (and an entry without tags gets none)."""

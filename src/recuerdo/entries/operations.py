@@ -16,7 +16,7 @@ from ..core.clock import now_iso
 from ..core.text import check_tags, checked_label, checked_text
 from ..errors import InvalidBatch, InvalidCategory, InvalidInput, RecuerdoError
 from ..model import CATEGORIES, Entry, EntryIn
-from ..store.base import Row, SubstringPart, Tx, rows_by_id
+from ..store.base import Row, SubstringPart, Tx, any_tag, rows_by_id
 
 DEFAULT_LIMIT = 200
 MAX_ENTRY_BYTES = 65_536
@@ -181,10 +181,7 @@ def recall(
             # Tested on each row the substring index offers: a list of the tagged ids would
             # drive the listing instead (newest first through every tagged entry, the limit
             # never reached while few of them are above the index's mark).
-            where.append(
-                "EXISTS (SELECT 1 FROM item_tags t WHERE t.tenant = items.tenant"
-                f" AND t.item_id = items.id AND t.tag IN ({marks}))"
-            )
+            where.append(any_tag("items", len(wanted)))
             params.extend(wanted)
         else:
             where.append(

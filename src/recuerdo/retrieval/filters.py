@@ -13,6 +13,7 @@ from ..core.clock import now_iso, parse_time
 from ..core.items import MAIL, visible
 from ..core.text import check_tags, checked_label
 from ..errors import InvalidInput
+from ..store.base import any_tag
 
 ITEM_TYPES = ("entry", "note", "document", "message", MAIL, "code")
 # Stored code (the text of ingested repositories) is searched only when asked for by type or
@@ -166,11 +167,7 @@ class Filters:
                 )
                 params.extend([*self.tags, len(self.tags)])
             else:
-                clauses.append(
-                    f"EXISTS (SELECT 1 FROM item_tags t WHERE t.tenant = {a}.tenant"
-                    f" AND t.item_id = {a}.id"
-                    f" AND t.tag IN ({marks}))"
-                )
+                clauses.append(any_tag(a, len(self.tags)))
                 params.extend(self.tags)
         return " AND ".join(clauses), params
 
