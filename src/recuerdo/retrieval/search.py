@@ -291,14 +291,45 @@ def _tail(tx: Tx, filters: Filters, words: list[str], mode: str) -> list[int]:
         f" AND {where} ORDER BY i.id DESC LIMIT ?",
         [filters.tenant, chunk_mark(tx), filters.tenant, *params, TAIL_LIMIT],
     )
+    starts = [_word_start(word[:5]) for word in words]
     scored = []
     for row in rows:
-        text_words = set(re.findall(r"[^\W_]+", f"{row['title'] or ''} {row['content']}".lower()))
-        hits = sum(1 for word in words if any(w.startswith(word[:5]) for w in text_words))
+        text = f"{row['title'] or ''} {row['content']}".lower()
+        text_words: set[str] | None = None
+        hits = 0
+        for start, word in zip(starts, words, strict=True):
+            if start is not None:
+                hits += start(text)
+                continue
+            if text_words is None:
+                text_words = set(_WORD.findall(text))
+            hits += any(w.startswith(word[:5]) for w in text_words)
         if hits and (mode != "all" or hits == len(words)):
             scored.append((hits, row["id"]))
     scored.sort(key=lambda pair: (-pair[0], -pair[1]))
     return [item_id for _, item_id in scored]
+
+
+_WORD = re.compile(r"[^\W_]+")  # the characters of a word are those str.isalnum() accepts
+
+
+def _word_start(prefix: str) -> Callable[[str], bool] | None:
+    """Whether a word of a text starts with ``prefix``: ``prefix`` found where no word
+    character comes before it. A pass of ``str.find`` over the text, not a set of all its
+    words (16 MiB of text took 0.65 s to cut into words, and a regular expression with a
+    look-behind 0.4 s to miss). None when ``prefix`` is not all word characters (a
+    lower-cased letter may be two characters, one of them a mark): those are matched against
+    the text's words themselves, as before."""
+    if not prefix.isalnum():
+        return None
+
+    def starts_a_word(text: str) -> bool:
+        at = text.find(prefix)
+        while at > 0 and text[at - 1].isalnum():
+            at = text.find(prefix, at + 1)
+        return at >= 0
+
+    return starts_a_word
 
 
 def _merge_tail(
