@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import os
@@ -175,7 +176,8 @@ def _share_mcp_output_validators() -> None:
         key = json.dumps(output_schema, sort_keys=True)
         validator = compiled.get(key)
         if validator is None:
-            validator = compiled[key] = compile_once(self, name, output_schema)
+            # A copy: the session's own dict may change after, the key would not.
+            validator = compiled[key] = compile_once(self, name, copy.deepcopy(output_schema))
         self._tool_output_validators[name] = validator
         return validator
 

