@@ -455,21 +455,3 @@ def test_index_status_counts_what_the_substring_index_does_not_hold_yet(
     assert memory.search("bulk entry 3", stages=["lexical"])["results"]  # found meanwhile
     indexed(memory)
     assert memory.index_status()["items_waiting_for_substring_index"] == 0
-
-
-_WORDISH = st.text(alphabet=st.sampled_from(list("abcİiı_ 9-é\u0307Ωω")), max_size=40)
-
-
-@settings(max_examples=300, deadline=None)
-@given(text=_WORDISH, query=_WORDISH)
-def test_an_unindexed_item_matches_a_word_as_its_words_would(text: str, query: str) -> None:
-    """Items too new to be indexed are matched by a find of each query word's start in their
-    text; that finds exactly what cutting the text into words and comparing prefixes did."""
-    from recuerdo.retrieval.search import _WORD, _holds_word
-
-    lowered = text.lower()
-    for word in terms(query):
-        prefix = word[:5]
-        if prefix.isalnum():
-            expected = any(w.startswith(prefix) for w in _WORD.findall(lowered))
-            assert _holds_word(lowered, prefix, whole=False) == expected

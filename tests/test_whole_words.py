@@ -8,6 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from recuerdo.index.words import terms
 from recuerdo.retrieval.search import _holds_word
 
 # Letters, digits (several scripts), the underscore, punctuation and spaces: the characters
@@ -52,3 +53,20 @@ def test_a_word_found_inside_others_again_and_again_answers_the_same(
     repeated = word * times + tail  # every find but perhaps the first is inside a word
     assert _holds_word(repeated, word) is _regex(repeated, word)
     assert _holds_word(repeated, word, whole=False) is _starts(repeated, word)
+
+
+_WORDISH = st.text(alphabet=st.sampled_from(list("abcİiı_ 9-é\u0307Ωω")), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_WORDISH, query=_WORDISH)
+def test_an_unindexed_item_matches_a_word_as_its_words_would(text: str, query: str) -> None:
+    """Items too new to be indexed are matched by a find of each query word's first five
+    characters where a word starts (none when they are not all letters and digits): exactly
+    what cutting the text into words and comparing their starts did."""
+    lowered = text.lower()
+    words = re.findall(r"[^\W_]+", lowered)
+    for word in terms(query):
+        prefix = word[:5]
+        found = prefix.isalnum() and _holds_word(lowered, prefix, whole=False)
+        assert found == any(w.startswith(prefix) for w in words), prefix
