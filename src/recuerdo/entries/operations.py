@@ -16,7 +16,7 @@ from ..core.clock import now_iso
 from ..core.text import check_tags, checked_label, checked_text
 from ..errors import InvalidBatch, InvalidCategory, InvalidInput, RecuerdoError
 from ..model import CATEGORIES, Entry, EntryIn
-from ..store.base import Row, SubstringPart, Tx, any_tag, rows_by_id
+from ..store.base import Row, SubstringPart, Tx, any_tag, every_tag, rows_by_id
 
 DEFAULT_LIMIT = 200
 MAX_ENTRY_BYTES = 65_536
@@ -169,26 +169,23 @@ def recall(
         params.append(checked_label(scope, "scope"))
     wanted = check_tags(tags)
     if wanted:
-        marks = ", ".join("?" * len(wanted))
+        tag_params: list[Any]
         if isinstance(mode, str) and mode.strip().lower() == "all":
-            where.append(
-                "(SELECT count(*) FROM item_tags t WHERE t.tenant = items.tenant"
-                f" AND t.item_id = items.id"
-                f" AND t.tag IN ({marks})) = ?"
-            )
-            params.extend([*wanted, len(wanted)])
+            condition, tag_params = every_tag("items", wanted)
         elif found is not None:
             # Tested on each row the substring index offers: a list of the tagged ids would
             # drive the listing instead (newest first through every tagged entry, the limit
             # never reached while few of them are above the index's mark).
-            where.append(any_tag("items", len(wanted)))
-            params.extend(wanted)
+            condition, tag_params = any_tag("items", wanted)
         else:
-            where.append(
+            marks = ", ".join("?" * len(wanted))
+            condition = (
                 "items.id IN (SELECT t.item_id FROM item_tags t WHERE t.tenant = ?"
                 f" AND t.tag IN ({marks}))"
             )
-            params.extend([tenant, *wanted])
+            tag_params = [tenant, *wanted]
+        where.append(condition)
+        params.extend(tag_params)
     count = effective_limit(limit)
     matching = " AND ".join(where)
     if found is None:

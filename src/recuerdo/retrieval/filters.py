@@ -13,7 +13,7 @@ from ..core.clock import now_iso, parse_time
 from ..core.items import MAIL, visible
 from ..core.text import check_tags, checked_label
 from ..errors import InvalidInput
-from ..store.base import any_tag
+from ..store.base import any_tag, every_tag
 
 ITEM_TYPES = ("entry", "note", "document", "message", MAIL, "code")
 # Stored code (the text of ingested repositories) is searched only when asked for by type or
@@ -158,17 +158,9 @@ class Filters:
         if self.skip_muted:
             clauses.append(f"{a}.muted = 0")
         if self.tags:
-            marks = ", ".join("?" * len(self.tags))
-            if self.tags_all:
-                clauses.append(
-                    f"(SELECT count(*) FROM item_tags t WHERE t.tenant = {a}.tenant"
-                    f" AND t.item_id = {a}.id"
-                    f" AND t.tag IN ({marks})) = ?"
-                )
-                params.extend([*self.tags, len(self.tags)])
-            else:
-                clauses.append(any_tag(a, len(self.tags)))
-                params.extend(self.tags)
+            condition, tag_params = (every_tag if self.tags_all else any_tag)(a, self.tags)
+            clauses.append(condition)
+            params.extend(tag_params)
         return " AND ".join(clauses), params
 
     @property

@@ -282,15 +282,29 @@ def like_pattern(text: str) -> str:
     return f"%{escaped}%"
 
 
-def any_tag(alias: str, count: int) -> str:
-    """The condition that the item ``alias`` carries at least one of ``count`` tags (bound
-    after it), tested row by row as the item is read.
+def any_tag(alias: str, tags: Sequence[str]) -> tuple[str, list[Any]]:
+    """The condition (and its parameters) that the item ``alias`` carries at least one of
+    ``tags``, tested row by row as the item is read.
 
     ``LIMIT 1`` keeps SQLite 3.51 from turning the ``EXISTS`` into a join over the tag index,
     which yields the item once for each of its tags that is asked for (an entry tagged ``b``
     and ``c``, listed twice by a search for either)."""
-    marks = ", ".join("?" * count)
     return (
         f"EXISTS (SELECT 1 FROM item_tags t WHERE t.tenant = {alias}.tenant"
-        f" AND t.item_id = {alias}.id AND t.tag IN ({marks}) LIMIT 1)"
+        f" AND t.item_id = {alias}.id AND t.tag IN ({_marks(tags)}) LIMIT 1)",
+        [*tags],
     )
+
+
+def every_tag(alias: str, tags: Sequence[str]) -> tuple[str, list[Any]]:
+    """The condition (and its parameters) that the item ``alias`` carries all of ``tags``
+    (given without repeats)."""
+    return (
+        f"(SELECT count(*) FROM item_tags t WHERE t.tenant = {alias}.tenant"
+        f" AND t.item_id = {alias}.id AND t.tag IN ({_marks(tags)})) = ?",
+        [*tags, len(tags)],
+    )
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ", ".join("?" * len(values))
