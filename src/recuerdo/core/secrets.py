@@ -358,20 +358,20 @@ _SHORT = 64
 _CLEAN_SHORT_CAP = 4096
 
 
-def _redacted(text: str, clean_short: set[str]) -> str:
-    """``text`` redacted; a short string found clean is put in ``clean_short``. Only plain
-    ``str`` is looked up or kept: a subclass may compare and hash as it likes."""
+def _redacted(text: str, clean_short: set[str] | None = None) -> str:
+    """``text`` redacted; a short string found clean is put in ``clean_short`` (when given).
+    Only plain ``str`` is looked up or kept: a subclass may compare and hash as it likes."""
     plain = type(text) is str
     if plain and text in _CLEAN_SHORT:
         return text
     cleaned = redact(text).text
-    if plain and cleaned == text and len(text) <= _SHORT:
+    if clean_short is not None and plain and cleaned == text and len(text) <= _SHORT:
         clean_short.add(text)
     return cleaned
 
 
 def _redacted_in_pieces(text: str) -> str:
-    return _BODY_RUN.sub("secret(PRIVATE_KEY)", _redacted(text, set()))
+    return _BODY_RUN.sub("secret(PRIVATE_KEY)", _redacted(text))
 
 
 def _same(text: str) -> str:
