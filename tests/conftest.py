@@ -8,6 +8,7 @@ import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 
 import recuerdo
 from recuerdo.store.sqlite import sqlite3
+from recuerdo.store.sqlite.connection import SQLiteTx
 
 from .forks import python_command, recuerdo_command
 from .postgres import contract_store, drop_contract_store
@@ -107,6 +109,24 @@ def file_memory(base: Path) -> Iterator[recuerdo.Memory]:
     mem = recuerdo.open("test-memory", base_dir=base)
     yield mem
     mem.close()
+
+
+@contextmanager
+def statements_run(
+    monkeypatch: pytest.MonkeyPatch, tx_class: type[Any] = SQLiteTx
+) -> Iterator[list[tuple[str, Any]]]:
+    """Every statement (with its parameters) that transactions of ``tx_class`` (a store's
+    ``Tx``, whose ``_run`` sends one statement) send inside the block, in order."""
+    seen: list[tuple[str, Any]] = []
+    send = tx_class._run
+
+    def recorded(tx: Any, sql: str, params: Any) -> Any:
+        seen.append((sql, params))
+        return send(tx, sql, params)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(tx_class, "_run", recorded)
+        yield seen
 
 
 def db_dump(path: str | Path) -> list[str]:

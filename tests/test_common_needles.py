@@ -12,9 +12,10 @@ import pytest
 import recuerdo
 from recuerdo.entries.operations import MORE_COUNT_LIMIT
 from recuerdo.store import SQLiteStore
-from recuerdo.store.sqlite.connection import SQLiteTx
 from recuerdo.store.sqlite.schema import SCHEMA
 from recuerdo.store.sqlite.search import trigram_expression
+
+from .conftest import statements_run
 
 SIZE = 1_300  # past MORE_COUNT_LIMIT (1,000) by more than a page
 CATEGORIES = ["rule", "learning", "decision"]
@@ -255,15 +256,6 @@ def _listing(
 ) -> tuple[Any, list[tuple[str, Any]]]:
     """``memory.recall(**call)``, and the statements (with their parameters) that listed its
     ids, one per part walked."""
-    listings: list[tuple[str, Any]] = []
-    real = SQLiteTx._run
-
-    def recorded(self: SQLiteTx, sql: str, params: Any) -> Any:
-        if "listed_id" in sql:
-            listings.append((sql, params))
-        return real(self, sql, params)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(SQLiteTx, "_run", recorded)
+    with statements_run(monkeypatch) as seen:
         found = memory.recall(**call)
-    return found, listings
+    return found, [(sql, params) for sql, params in seen if "listed_id" in sql]

@@ -10,7 +10,7 @@ import pytest
 
 import recuerdo
 
-from .conftest import settled_dump, tree
+from .conftest import settled_dump, statements_run, tree
 
 
 def test_results_carry_the_promised_fields(memory: recuerdo.Memory) -> None:
@@ -173,15 +173,7 @@ def _statements_of_a_batch(
     was remembered."""
     from recuerdo.store.postgres.connection import PostgresTx
 
-    sent: list[str] = []
-    one_by_one = PostgresTx._run
-
-    def counted(tx: PostgresTx, sql: str, params: Any) -> Any:
-        sent.append(sql)
-        return one_by_one(tx, sql, params)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(PostgresTx, "_run", counted)
+    with statements_run(monkeypatch, PostgresTx) as sent:
         memory.remember_many([{"category": "context", "content": f"n{i}"} for i in range(size)])
     return len(sent)
 
@@ -221,21 +213,11 @@ def test_a_batch_reaches_sqlite_in_groups_of_a_hundred_ten_and_one(
 ) -> None:
     """An INSERT a row cost a bulk load about 10 us an entry in calls alone; groups of three
     sizes keep every statement one the connection has prepared."""
-    from recuerdo.store.sqlite.connection import SQLiteTx
-
-    sent: list[str] = []
-    real = SQLiteTx._run
-
-    def counted(tx: SQLiteTx, sql: str, params: Any) -> Any:
-        if sql.startswith("INSERT INTO items"):
-            sent.append(sql)
-        return real(tx, sql, params)
-
-    monkeypatch.setattr(SQLiteTx, "_run", counted)
-    ids = file_memory.remember_many(
-        [{"category": "context", "content": f"n{i}"} for i in range(size)]
-    )
-    monkeypatch.undo()
+    with statements_run(monkeypatch) as seen:
+        ids = file_memory.remember_many(
+            [{"category": "context", "content": f"n{i}"} for i in range(size)]
+        )
+    sent = [sql for sql, _ in seen if sql.startswith("INSERT INTO items")]
     assert len(sent) == size // 100 + size % 100 // 10 + size % 10
     assert len(set(sent)) <= 3
     assert [entry["content"] for entry in file_memory.recall(limit=size)] == [

@@ -18,7 +18,7 @@ from recuerdo.store.sqlite import files, fresh, sqlite3
 from recuerdo.store.sqlite.connection import SQLiteStore, SQLiteTx
 from recuerdo.store.sqlite.schema import SCHEMA
 
-from .conftest import db_dump
+from .conftest import db_dump, statements_run
 
 
 def _contents(path: Path) -> dict[str, object]:
@@ -146,16 +146,9 @@ def _statements_opening(
     monkeypatch: pytest.MonkeyPatch, open_store: Callable[[], None]
 ) -> list[str]:
     """The SQL a store's own transactions run while ``open_store`` makes a new store."""
-    seen: list[str] = []
-    real = SQLiteTx._run
-
-    def recorded(self: SQLiteTx, sql: str, params: Any) -> Any:
-        seen.append(" ".join(sql.split()))
-        return real(self, sql, params)
-
-    monkeypatch.setattr(SQLiteTx, "_run", recorded)
-    open_store()
-    return seen
+    with statements_run(monkeypatch) as seen:
+        open_store()
+    return [" ".join(sql.split()) for sql, _ in seen]
 
 
 @pytest.mark.parametrize("in_memory", [False, True], ids=["file", "in_memory"])

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 import recuerdo
-from recuerdo.store.sqlite import connection as sqlite_connection
 from recuerdo.store.sqlite import files
 from recuerdo.verbs import VERBS
 
+from .conftest import statements_run
 from .gitrepo import sample
 
 MARK = "Plonquist"
@@ -119,24 +119,16 @@ def statements(
     memory = recuerdo.open("plans", base_dir=base)
     try:
         memory.code_ingest_path(sample(tmp_path).path, "sample")
-        seen: list[tuple[str, Any]] = []
-        original = sqlite_connection.SQLiteTx._run
-
-        def recording(self: Any, sql: str, params: Any) -> Any:
-            seen.append((sql, params))
-            return original(self, sql, params)
-
-        monkeypatch.setattr(sqlite_connection.SQLiteTx, "_run", recording)
-        ids = {}
-        for verb, args in WRITES:
-            reply = VERBS[verb].call(memory, args)
-            if verb == "save" and "NOTE" not in ids:
-                ids["NOTE"] = reply["id"]
-        VERBS["save"].call(memory, {"key": "k", "title": f"{MARK} note", "content": "v2"})
-        memory._upkeep.drain()
-        for verb, args in READS.items():
-            VERBS[verb].call(memory, {k: ids[v] if v == "NOTE" else v for k, v in args.items()})
-        monkeypatch.undo()
+        with statements_run(monkeypatch) as seen:
+            ids = {}
+            for verb, args in WRITES:
+                reply = VERBS[verb].call(memory, args)
+                if verb == "save" and "NOTE" not in ids:
+                    ids["NOTE"] = reply["id"]
+            VERBS["save"].call(memory, {"key": "k", "title": f"{MARK} note", "content": "v2"})
+            memory._upkeep.drain()
+            for verb, args in READS.items():
+                VERBS[verb].call(memory, {k: ids[v] if v == "NOTE" else v for k, v in args.items()})
         yield memory.location, seen
     finally:
         memory.close()

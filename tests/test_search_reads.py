@@ -9,23 +9,19 @@ import pytest
 
 import recuerdo
 from recuerdo.core.upkeep import Upkeep
-from recuerdo.store.sqlite.connection import SQLiteTx
+
+from .conftest import statements_run
 
 
 def _chunk_reads(monkeypatch: pytest.MonkeyPatch, search: Any) -> list[str]:
     """The statements that read chunks by id, joined with their items, while ``search`` runs."""
-    seen: list[str] = []
-    real = SQLiteTx._run
+    with statements_run(monkeypatch) as seen:
+        search()
+    flat = [" ".join(sql.split()) for sql, _ in seen]
+    return [sql for sql in flat if all(part in sql for part in _READ_BY_ID)]
 
-    def recorded(self: SQLiteTx, sql: str, params: Any) -> Any:
-        flat = " ".join(sql.split())
-        if "FROM chunks c" in flat and "c.id IN (" in flat and "JOIN items i" in flat:
-            seen.append(flat)
-        return real(self, sql, params)
 
-    monkeypatch.setattr(SQLiteTx, "_run", recorded)
-    search()
-    return seen
+_READ_BY_ID = ("FROM chunks c", "c.id IN (", "JOIN items i")
 
 
 @pytest.mark.parametrize("scope", [None, "project:a"], ids=["every scope", "one scope"])
