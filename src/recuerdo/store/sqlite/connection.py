@@ -29,11 +29,11 @@ from typing import Any
 
 from ...errors import InvalidInput, StorageFull, StoreDamaged, StoreError
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
-from . import chunk_spans, files, fresh, health
+from . import chunk_spans, files, fresh, health, statistics
 from .describe import SQLiteArchive, copy_file
 from .driver import FTS5_SECURE_DELETE, sqlite3
 from .search import FTS5Text, TrigramSubstrings
-from .statistics import analyze_defaulted, state_tenant_share
+from .statistics import state_tenant_share
 from .superseded_schema import PURGE
 
 BUSY_TIMEOUT_MS = 30_000
@@ -442,9 +442,7 @@ class SQLiteStore:
     def optimize(self) -> None:
         shared = self._live()
         with shared.lock:
-            analyze_defaulted(shared.writer)
-            shared.writer.execute("PRAGMA optimize")
-            state_tenant_share(shared.writer)
+            statistics.refresh(shared.writer)
 
     @property
     def schema_steps(self) -> list[str]:
@@ -494,10 +492,7 @@ def _refresh_statistics(conn: sqlite3.Connection) -> None:
     figure it samples wrong is then stated (``statistics``). Stale statistics only make plans
     worse, so a failure here never stops a close."""
     with contextlib.suppress(sqlite3.DatabaseError):
-        conn.execute("PRAGMA analysis_limit = 400")
-        analyze_defaulted(conn)
-        conn.execute("PRAGMA optimize")
-        state_tenant_share(conn)
+        statistics.refresh(conn)
 
 
 _NORMAL = 1  # PRAGMA synchronous: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA
