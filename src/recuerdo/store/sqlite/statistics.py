@@ -30,6 +30,8 @@ name, as ANALYZE writes them.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from .driver import sqlite3
@@ -52,15 +54,31 @@ _ANALYZE = re.compile(r'ANALYZE "main"\."((?:[^"]|"")+)"')
 def refresh(conn: sqlite3.Connection) -> None:
     """Bring the planner's statistics up to date, as SQLite advises before a close: the tables
     still holding stated defaults, then those ``PRAGMA optimize`` finds changed (but empty
-    ones), then the tenant's figures. The caller holds the write lock, outside a transaction."""
+    ones), then the tenant's figures, in one transaction (a savepoint). The caller holds the
+    write lock."""
     conn.execute(f"PRAGMA analysis_limit = {ANALYSIS_LIMIT}")
-    analyze_defaulted(conn)
-    for (statement,) in conn.execute(f"PRAGMA optimize({_OPTIMIZE_LISTED})").fetchall():
-        named = _ANALYZE.fullmatch(str(statement))
-        table = named.group(1).replace('""', '"') if named else None
-        if table is None or not _is_empty(conn, table):
-            conn.execute(str(statement))
-    state_tenant_share(conn)
+    with _savepoint(conn, "refreshed_statistics"):
+        analyze_defaulted(conn)
+        for (statement,) in conn.execute(f"PRAGMA optimize({_OPTIMIZE_LISTED})").fetchall():
+            named = _ANALYZE.fullmatch(str(statement))
+            table = named.group(1).replace('""', '"') if named else None
+            if table is None or not _is_empty(conn, table):
+                conn.execute(str(statement))
+        state_tenant_share(conn)
+
+
+@contextmanager
+def _savepoint(conn: sqlite3.Connection, name: str) -> Iterator[None]:
+    """One transaction for what is written inside, whether or not one is already open (then
+    it joins it); nothing of it stays after an error."""
+    conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield
+    except BaseException:
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
+        raise
+    conn.execute(f"RELEASE {name}")
 
 
 def _is_empty(conn: sqlite3.Connection, table: str) -> bool:
@@ -115,16 +133,10 @@ def state_tenant_share(conn: sqlite3.Connection) -> int:
             written.append((index.table, index.stated, wanted))
     if not deleted:
         return 0
-    conn.execute("SAVEPOINT stated_tenant_share")
-    try:
+    with _savepoint(conn, "stated_tenant_share"):
         conn.executemany("DELETE FROM sqlite_stat1 WHERE tbl = ? AND idx = ?", deleted)
         conn.executemany("INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)", written)
         conn.execute("ANALYZE sqlite_schema")  # the planner reads sqlite_stat1 again
-    except BaseException:
-        conn.execute("ROLLBACK TO stated_tenant_share")
-        conn.execute("RELEASE stated_tenant_share")
-        raise
-    conn.execute("RELEASE stated_tenant_share")
     return len(set(deleted))
 
 
