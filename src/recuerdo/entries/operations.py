@@ -16,7 +16,7 @@ from ..core.clock import now_iso
 from ..core.text import check_tags, checked_label, checked_text
 from ..errors import InvalidBatch, InvalidCategory, InvalidInput, RecuerdoError
 from ..model import CATEGORIES, Entry, EntryIn
-from ..store.base import Row, SubstringPart, Tx, any_tag, every_tag, rows_by_id
+from ..store.base import Row, SubstringPart, Tx, any_tag, every_tag, rows_by_id, tagged_ids
 
 DEFAULT_LIMIT = 200
 MAX_ENTRY_BYTES = 65_536
@@ -169,21 +169,14 @@ def recall(
         params.append(checked_label(scope, "scope"))
     wanted = check_tags(tags)
     if wanted:
-        tag_params: list[Any]
-        if isinstance(mode, str) and mode.strip().lower() == "all":
-            condition, tag_params = every_tag("items", wanted)
-        elif found is not None:
+        every = isinstance(mode, str) and mode.strip().lower() == "all"
+        if found is not None:
             # Tested on each row the substring index offers: a list of the tagged ids would
             # drive the listing instead (newest first through every tagged entry, the limit
             # never reached while few of them are above the index's mark).
-            condition, tag_params = any_tag("items", wanted)
+            condition, tag_params = (every_tag if every else any_tag)("items", wanted)
         else:
-            marks = ", ".join("?" * len(wanted))
-            condition = (
-                "items.id IN (SELECT t.item_id FROM item_tags t WHERE t.tenant = ?"
-                f" AND t.tag IN ({marks}))"
-            )
-            tag_params = [tenant, *wanted]
+            condition, tag_params = tagged_ids("items", tenant, wanted, every=every)
         where.append(condition)
         params.extend(tag_params)
     count = effective_limit(limit)
