@@ -10,6 +10,7 @@ vocabulary of 60, eleven writers, sentences drawn from a Zipf-shaped vocabulary)
 * the rate of single durable ``remember`` calls (one committed transaction each, on the loaded
   store) next to a raw ``sqlite3`` insert+commit loop with the same pragmas on the same disk,
 * ``recall`` p50/p95 for (a) category + tag, (b) a word search, (c) ``from_`` one agent,
+  (d) two tags, both required (``mode="all"``), (e) a category and one agent,
 * peak RSS of the process.
 
 It prints a table and writes ``entries.json`` to ``--out`` (default ``benchmarks/results``).
@@ -115,6 +116,16 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         )
         search = time_calls(mem.recall, [{"search": rng.choice(mid_words)} for _ in range(queries)])
         agent = time_calls(mem.recall, [{"from_": rng.choice(AGENTS)} for _ in range(queries)])
+        every_tag = time_calls(
+            mem.recall, [{"tags": rng.sample(TAGS, 2), "mode": "all"} for _ in range(queries)]
+        )
+        category_agent = time_calls(
+            mem.recall,
+            [
+                {"category": rng.choice(CATEGORIES), "from_": rng.choice(AGENTS)}
+                for _ in range(queries)
+            ],
+        )
         db_mib = folder_mib(Path(mem.location).parent, f"bench-{size}*")
         mem.close()
     return {
@@ -132,6 +143,10 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         "recall_search_p95_ms": round(search[1], 2),
         "recall_agent_p50_ms": round(agent[0], 2),
         "recall_agent_p95_ms": round(agent[1], 2),
+        "recall_every_tag_p50_ms": round(every_tag[0], 2),
+        "recall_every_tag_p95_ms": round(every_tag[1], 2),
+        "recall_category_agent_p50_ms": round(category_agent[0], 2),
+        "recall_category_agent_p95_ms": round(category_agent[1], 2),
         "db_mib": db_mib,
         "peak_rss_mib": peak_rss_mib(),
     }
