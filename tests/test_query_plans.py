@@ -40,6 +40,7 @@ SMALL_OR_WHOLE = {
     "rechunk_queue",  # a work queue, empty once the background indexer has drained it
 }
 WHOLE = "/* whole memory */"  # the mark of a statement that counts everything a tenant holds
+WHOLE_REPOSITORY = "/* whole repository */"  # or everything ingested of one repository
 
 WRITES: list[tuple[str, dict[str, Any]]] = [
     ("remember", {"category": "learning", "content": f"{MARK} entry", "tags": ["t"]}),
@@ -109,6 +110,13 @@ READS: dict[str, dict[str, Any]] = {
 TENANT_ONLY = re.compile(r"\bSEARCH (\w+) USING (?:COVERING )?INDEX \w+ \(tenant=\?\)")
 BY_IDS = re.compile(r"\bid IN \(", re.IGNORECASE)
 SCAN = re.compile(r"\bSCAN (\w+)\b(?! USING (?:COVERING )?INDEX| VIRTUAL TABLE)")
+USED_INDEX = re.compile(r"USING (?:COVERING )?INDEX (\w+)")
+# A table and the alias a statement reads it under (plans name the alias).
+ALIAS = re.compile(
+    r"\b(?:FROM|JOIN)\s+(\w+)(?:\s+(?:AS\s+)?(?!WHERE\b|ON\b|JOIN\b|CROSS\b|LEFT\b|INNER\b"
+    r"|NATURAL\b|ORDER\b|GROUP\b|LIMIT\b|USING\b|INDEXED\b|NOT\b|UNION\b|AS\b)(\w+))?",
+    re.IGNORECASE,
+)
 
 
 @pytest.fixture
@@ -142,32 +150,110 @@ def test_the_workload_reaches_every_family(statements: tuple[str, list[tuple[str
         assert table in text, table
 
 
-def test_no_hot_query_scans_a_growing_table(statements: tuple[str, list[tuple[str, Any]]]) -> None:
-    """Each recorded read or filtered write, explained: no full scan of a table that grows."""
+@pytest.mark.parametrize("grown", [False, True], ids=["as opened", "as if grown"])
+def test_no_hot_query_scans_a_growing_table(
+    statements: tuple[str, list[tuple[str, Any]]], tmp_path: Path, grown: bool
+) -> None:
+    """Each recorded read or filtered write, explained: no full scan of a table that grows
+    (named or by its alias). Under the statistics the store is opened with, and under those a
+    store of 100,000 items has after its last close: its tables analysed at their size, the
+    empty ones still stating a million rows (a join then read the analysed side first: every
+    item walked to find none pinned)."""
     location, seen = statements
+    if grown:
+        location = _grown_copy(location, tmp_path / "grown.db", 100_000)
     conn = files.connect(location, read_only=True)
     wrong: dict[str, list[str]] = {}
     try:
         tables = {
             row[0] for row in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")
         }
+        empty = {
+            str(index)
+            for index, stat in conn.execute("SELECT idx, stat FROM sqlite_stat1")
+            if index is not None and stat.split()[0] == "0"
+        }
         for sql, params in seen:
             head = re.sub(r"/\*.*?\*/", "", sql).split(None, 1)[0].upper()
             if head not in {"SELECT", "WITH", "UPDATE", "DELETE"} or WHOLE in sql:
                 continue
+            if WHOLE_REPOSITORY in sql:
+                continue
+            named = {alias: table for table, alias in ALIAS.findall(sql) if alias} | {
+                table: table for table in tables
+            }
             plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
             scanned = {
-                table
+                named[name]
                 for line in plan
-                for table in SCAN.findall(line)
-                + (TENANT_ONLY.findall(line) if BY_IDS.search(sql) else [])
-                if table in tables and table not in SMALL_OR_WHOLE
+                for name in SCAN.findall(line)
+                + (
+                    TENANT_ONLY.findall(line)
+                    if BY_IDS.search(sql) and not _empty(line, empty)
+                    else []
+                )
+                if named.get(name) in tables and named[name] not in SMALL_OR_WHOLE
             }
             if scanned:
                 wrong[" ".join(sql.split())] = plan
     finally:
         conn.close()
     assert not wrong, "\n\n".join(f"{sql}\n  " + "\n  ".join(p) for sql, p in wrong.items())
+
+
+def _empty(line: str, empty: set[str]) -> bool:
+    """Whether a plan's step walks an index the statistics say is empty (``empty``: the
+    partial index of mail in a memory that has none): walking it reads nothing, and it is what
+    the planner picks then."""
+    index = USED_INDEX.search(line)
+    return index is not None and index.group(1) in empty
+
+
+def _grown_copy(location: str, copy: Path, rows: int) -> str:
+    """A copy of the store at ``location`` with its statistics refreshed as at a close, then
+    grown (:func:`_as_if_grown`)."""
+    from recuerdo.store.sqlite import statistics
+
+    conn = files.connect(location)
+    try:
+        conn.execute("VACUUM INTO ?", (str(copy),))
+    finally:
+        conn.close()
+    conn = files.connect(str(copy))
+    try:
+        statistics.refresh(conn)
+    finally:
+        conn.close()
+    _as_if_grown(str(copy), rows)
+    return str(copy)
+
+
+def _as_if_grown(location: str, rows: int) -> None:
+    """The statistics of the workload's store as a store of ``rows`` items has them after its
+    last close (scaled): each analysed table's figures grown in proportion (a figure of one
+    row per value stays one), the empty tables' stated defaults left as they are."""
+    conn = files.connect(location)
+    try:
+        analysed = [
+            (table, index, stat)
+            for table, index, stat in conn.execute("SELECT tbl, idx, stat FROM sqlite_stat1")
+            if "recuerdo-" not in stat and stat.split()[0].isdigit() and int(stat.split()[0])
+        ]
+        for table, index, stat in analysed:
+            fields = stat.split()
+            scale = rows / int(fields[0])
+            grown = [
+                str(max(1, round(int(f) * scale)))
+                if f.isdigit() and (position < 2 or f != "1")
+                else f
+                for position, f in enumerate(fields)
+            ]
+            conn.execute(
+                "UPDATE sqlite_stat1 SET stat = ? WHERE tbl = ? AND idx IS ?",
+                (" ".join(grown), table, index),
+            )
+    finally:
+        conn.close()
 
 
 def test_closing_leaves_the_planner_statistics_of_what_was_written(base: Path) -> None:

@@ -40,8 +40,10 @@ def status(
     row = ingested_repo(tx, tenant, repo, branch)
     stale = DEFAULT_STALE_AFTER if stale_after is None else bounded(stale_after, "stale_after", 1)
     key = (tenant, row["repo"])
+    # Counts over everything ingested of the repository: read whole, by whichever way SQLite
+    # finds cheaper (with one repository its index range is the table).
     counts = tx.one(
-        "SELECT"
+        "/* whole repository */ SELECT"
         f" (SELECT count(*) FROM code_commits WHERE tenant = ? AND repo = ? AND {LINE}) AS line,"
         " (SELECT count(*) FROM code_commits WHERE tenant = ? AND repo = ?"
         "  AND merged_at IS NOT NULL) AS side,"
@@ -54,7 +56,8 @@ def status(
     )
     assert counts is not None
     kept = tx.one(
-        "SELECT count(*) AS n, coalesce(sum(size), 0) AS size FROM code_blobs WHERE tenant = ?"
+        "/* whole repository */ SELECT count(*) AS n, coalesce(sum(size), 0) AS size"
+        " FROM code_blobs WHERE tenant = ?"
         " AND sha256 IN (SELECT sha256 FROM code_changes WHERE tenant = ? AND repo = ?"
         " AND sha256 IS NOT NULL)",
         (tenant, tenant, row["repo"]),

@@ -64,9 +64,13 @@ def pinned_rows(tx: Tx, tenant: str, scope: str | None = None) -> list[Row]:
     where, params = "", [tenant, tenant]
     if scope is not None:
         where, params = " AND i.scope = ?", [*params, scope]
+    # The pins drive (CROSS JOIN fixes SQLite's join order): an empty pins table keeps its
+    # stated million rows while items has its real count, and the planner then walked every
+    # item to find none pinned (26 ms for each `recent` at 100,000 entries).
     return tx.all(
-        "SELECT i.*, p.pinned_at FROM pins p JOIN items i ON i.id = p.item_id"
-        f" WHERE p.tenant = ? AND i.tenant = ? AND i.status <> 'deleted'{where}"
+        "SELECT i.*, p.pinned_at FROM pins p CROSS JOIN items i"
+        " WHERE i.tenant = p.tenant AND i.id = p.item_id"
+        f" AND p.tenant = ? AND i.tenant = ? AND i.status <> 'deleted'{where}"
         " ORDER BY p.pinned_at, p.item_id",
         params,
     )
