@@ -320,12 +320,13 @@ def read_journal(
         )
 
     rows = None
-    if scope is None:
-        # Without a scope no index keeps the tenant's rows in id order (journal_by_scope is
-        # (tenant, scope)): the listing read and sorted every row of the tenant to keep the
-        # newest few. The newest ids are read first instead, a range of the primary key
-        # widened fourfold until it holds the limit; only a sparse tenant or a narrow filter
-        # reaches the whole listing (``JOURNAL_WINDOWS``).
+    if tx.dialect == "sqlite" and scope is None and principal is None and since is None:
+        # On SQLite no index keeps the tenant's lines in id order (journal_by_scope is
+        # (tenant, scope); PostgreSQL's key is (tenant, id)): the listing read and sorted every
+        # line of the tenant to keep the newest few. The newest ids are read first instead, a
+        # range of the primary key widened fourfold until it holds the limit; a tenant whose
+        # lines are sparse among others' reaches the whole listing (``JOURNAL_WINDOWS``). A
+        # filter that keeps few lines lists as before: its windows would mostly come back short.
         top = tx.scalar("/* every tenant */ SELECT max(id) FROM journal")
         window = 4 * wanted
         while top is not None and window <= JOURNAL_WINDOWS:

@@ -54,10 +54,10 @@ _ANALYZE = re.compile(r'ANALYZE "main"\."((?:[^"]|"")+)"')
 def refresh(conn: sqlite3.Connection) -> None:
     """Bring the planner's statistics up to date, as SQLite advises before a close: the tables
     still holding stated defaults, then those ``PRAGMA optimize`` finds changed (but empty
-    ones), then the tenant's figures, in one transaction (a savepoint). The caller holds the
+    ones), then the tenant's figures, in one transaction. The caller holds the process's
     write lock."""
     conn.execute(f"PRAGMA analysis_limit = {ANALYSIS_LIMIT}")
-    with _savepoint(conn, "refreshed_statistics"):
+    with _transaction(conn, "refreshed_statistics"):
         analyze_defaulted(conn)
         for (statement,) in conn.execute(f"PRAGMA optimize({_OPTIMIZE_LISTED})").fetchall():
             named = _ANALYZE.fullmatch(str(statement))
@@ -68,17 +68,24 @@ def refresh(conn: sqlite3.Connection) -> None:
 
 
 @contextmanager
-def _savepoint(conn: sqlite3.Connection, name: str) -> Iterator[None]:
-    """One transaction for what is written inside, whether or not one is already open (then
-    it joins it); nothing of it stays after an error."""
-    conn.execute(f"SAVEPOINT {name}")
+def _transaction(conn: sqlite3.Connection, name: str) -> Iterator[None]:
+    """One transaction for what is written inside. Outside a transaction it takes the write
+    lock at once (``BEGIN IMMEDIATE`` waits for another writer as ``busy_timeout`` allows; a
+    deferred transaction that reads first fails at its first write without waiting). Inside
+    one it is a savepoint named ``name``. Nothing of it stays after an error."""
+    nested = conn.in_transaction
+    conn.execute(f"SAVEPOINT {name}" if nested else "BEGIN IMMEDIATE")
     try:
         yield
     except BaseException:
-        conn.execute(f"ROLLBACK TO {name}")
-        conn.execute(f"RELEASE {name}")
+        if conn.in_transaction:  # a full disk or an I/O error has already rolled it back
+            if nested:
+                conn.execute(f"ROLLBACK TO {name}")
+                conn.execute(f"RELEASE {name}")
+            else:
+                conn.execute("ROLLBACK")
         raise
-    conn.execute(f"RELEASE {name}")
+    conn.execute(f"RELEASE {name}" if nested else "COMMIT")
 
 
 def _is_empty(conn: sqlite3.Connection, table: str) -> bool:
@@ -105,8 +112,8 @@ def analyze_defaulted(conn: sqlite3.Connection) -> None:
 def state_tenant_share(conn: sqlite3.Connection) -> int:
     """Write or correct the ``sqlite_stat1`` row of every tenant-first index; then reload the
     statistics into ``conn``. Returns how many rows changed. The caller holds the write lock
-    (inside or outside a transaction); the rows change in one transaction of their own (a
-    savepoint), not one commit each."""
+    (inside or outside a transaction); the rows change in one transaction, not one commit
+    each."""
     if conn.execute("SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_stat1'").fetchone() is None:
         conn.execute("ANALYZE sqlite_schema")  # creates sqlite_stat1
     stats = {
@@ -133,7 +140,7 @@ def state_tenant_share(conn: sqlite3.Connection) -> int:
             written.append((index.table, index.stated, wanted))
     if not deleted:
         return 0
-    with _savepoint(conn, "stated_tenant_share"):
+    with _transaction(conn, "stated_tenant_share"):
         conn.executemany("DELETE FROM sqlite_stat1 WHERE tbl = ? AND idx = ?", deleted)
         conn.executemany("INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)", written)
         conn.execute("ANALYZE sqlite_schema")  # the planner reads sqlite_stat1 again
@@ -182,7 +189,8 @@ def _read_tenant_first_indexes(conn: sqlite3.Connection) -> tuple[_Index, ...]:
     # one's columns apart cost hundreds of statements at every open.
     rows = conn.execute(
         """
-        SELECT t.name, i.name, i."unique", i.origin, t.sql,
+        SELECT t.name, i.name, i."unique", i.origin,
+               (SELECT l.wr FROM pragma_table_list(t.name) AS l),
                (SELECT count(*) FROM pragma_index_info(i.name)),
                (SELECT c.name FROM pragma_index_info(i.name) AS c WHERE c.seqno = 0)
         FROM sqlite_schema AS t, pragma_index_list(t.name) AS i
@@ -191,21 +199,14 @@ def _read_tenant_first_indexes(conn: sqlite3.Connection) -> tuple[_Index, ...]:
         """
     ).fetchall()
     found = []
-    for table, index, unique, origin, sql, columns, first in rows:
+    for table, index, unique, origin, without_rowid, columns, first in rows:
         if not columns or first != TENANT:
             continue
-        if origin == "pk" and _without_rowid(str(sql)):
+        if origin == "pk" and without_rowid:
             found.append(_Index(str(table), str(table), int(columns), bool(unique), str(index)))
         else:
             found.append(_Index(str(table), str(index), int(columns), bool(unique)))
     return tuple(found)
-
-
-def _without_rowid(create_table: str) -> bool:
-    """Whether a table's CREATE statement makes it ``WITHOUT ROWID`` (its options follow the
-    parenthesis that closes its columns)."""
-    options = create_table.rpartition(")")[2]
-    return "WITHOUT ROWID" in " ".join(options.upper().replace(",", " ").split())
 
 
 def _corrected(stat: str) -> str | None:
