@@ -310,16 +310,16 @@ def read_journal(
         params.append(since)
     wanted = max(1, min(limit, MAX_JOURNAL_LIMIT))
 
-    def newest(*bound: int) -> list[Row]:
-        above = " AND id > ?" if bound else ""
+    def newest(above: int | None = None) -> list[Row]:
+        bound, bound_params = ("", []) if above is None else (" AND id > ?", [above])
         return tx.all(
             "SELECT id, scope, item_id, item_type, operation, principal, version, chars_added,"
-            f" chars_removed, created_at FROM journal WHERE {' AND '.join(where)}{above}"
+            f" chars_removed, created_at FROM journal WHERE {' AND '.join(where)}{bound}"
             " ORDER BY id DESC LIMIT ?",
-            [*params, *bound, wanted],
+            [*params, *bound_params, wanted],
         )
 
-    rows = None
+    rows: list[Row] | None = None
     if tx.dialect == "sqlite" and scope is None and principal is None and since is None:
         # On SQLite no index keeps the tenant's lines in id order (journal_by_scope is
         # (tenant, scope); PostgreSQL's key is (tenant, id)): the listing read and sorted every
@@ -330,10 +330,11 @@ def read_journal(
         top = tx.scalar("/* every tenant */ SELECT max(id) FROM journal")
         window = 4 * wanted
         while top is not None and window <= JOURNAL_WINDOWS:
-            rows = newest(int(top) - window)
-            if len(rows) == wanted or int(top) - window <= 0:
+            found = newest(int(top) - window)
+            if len(found) == wanted or int(top) - window <= 0:  # full, or every id was read
+                rows = found
                 break
-            rows, window = None, window * 4
+            window *= 4
     if rows is None:
         rows = newest()
     return [

@@ -33,7 +33,6 @@ from . import chunk_spans, files, fresh, health, statistics
 from .describe import SQLiteArchive, copy_file
 from .driver import FTS5_SECURE_DELETE, sqlite3
 from .search import FTS5Text, TrigramSubstrings
-from .statistics import state_tenant_share
 from .superseded_schema import PURGE
 
 BUSY_TIMEOUT_MS = 30_000
@@ -325,7 +324,7 @@ class SQLiteStore:
                 self._prepare(tx)
             if not (created or copied):  # a new store's statistics came with its schema
                 with contextlib.suppress(sqlite3.DatabaseError):  # they only guide plans
-                    state_tenant_share(self._shared.writer)
+                    statistics.state_tenant_share(self._shared.writer)
 
     def _create_schema(self, tx: SQLiteTx, when: str) -> None:
         """A new store in a file found empty: what the steps leave, in one pass

@@ -58,7 +58,7 @@ def refresh(conn: sqlite3.Connection) -> None:
     write lock."""
     conn.execute(f"PRAGMA analysis_limit = {ANALYSIS_LIMIT}")
     with _transaction(conn, "refreshed_statistics"):
-        analyze_defaulted(conn)
+        _analyze_defaulted(conn)
         for (statement,) in conn.execute(f"PRAGMA optimize({_OPTIMIZE_LISTED})").fetchall():
             named = _ANALYZE.fullmatch(str(statement))
             table = named.group(1).replace('""', '"') if named else None
@@ -93,7 +93,7 @@ def _is_empty(conn: sqlite3.Connection, table: str) -> bool:
     return conn.execute(f'SELECT 1 FROM "{quoted}" LIMIT 1').fetchone() is None
 
 
-def analyze_defaulted(conn: sqlite3.Connection) -> None:
+def _analyze_defaulted(conn: sqlite3.Connection) -> None:
     """ANALYZE the tables whose statistics are still the defaults written by
     :func:`state_tenant_share` (run before ``PRAGMA optimize``, under the write lock)."""
     tables = [
@@ -122,12 +122,12 @@ def state_tenant_share(conn: sqlite3.Connection) -> int:
             "SELECT tbl, idx, stat FROM sqlite_stat1 WHERE idx IS NOT NULL"
         )
     }
-    deleted: list[tuple[str, str]] = []
+    strays: list[tuple[str, str]] = []  # rows under a key index's name (an earlier version's)
     written: list[tuple[str, str, str]] = []
     counts: dict[str, int] = {}
     for index in _tenant_first_indexes(conn):
         if index.misnamed and (index.table, index.misnamed) in stats:
-            deleted.append((index.table, index.misnamed))
+            strays.append((index.table, index.misnamed))
         stat = stats.get((index.table, index.stated))
         # (For a partial index, the table's count is an upper bound of its rows.)
         wanted = (
@@ -136,15 +136,15 @@ def state_tenant_share(conn: sqlite3.Connection) -> int:
             else _default(conn, index.table, index.columns, index.unique, counts)
         )
         if wanted is not None and wanted != stat:
-            deleted.append((index.table, index.stated))
             written.append((index.table, index.stated, wanted))
-    if not deleted:
+    if not strays and not written:
         return 0
+    replaced = [(table, index) for table, index, _ in written]
     with _transaction(conn, "stated_tenant_share"):
-        conn.executemany("DELETE FROM sqlite_stat1 WHERE tbl = ? AND idx = ?", deleted)
+        conn.executemany("DELETE FROM sqlite_stat1 WHERE tbl = ? AND idx = ?", strays + replaced)
         conn.executemany("INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)", written)
         conn.execute("ANALYZE sqlite_schema")  # the planner reads sqlite_stat1 again
-    return len(set(deleted))
+    return len(strays) + len(written)
 
 
 class _Index(NamedTuple):
