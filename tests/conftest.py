@@ -129,6 +129,13 @@ def statements_run(
         yield seen
 
 
+def query_plan(memory: recuerdo.Memory, sql: str, params: Any = ()) -> list[str]:
+    """SQLite's plan of a statement (one step a line), explained on ``memory``'s own store as
+    it is now: for a statement recorded by :func:`statements_run`."""
+    with memory._store.read() as tx:
+        return [str(row[3]) for row in tx.all(f"EXPLAIN QUERY PLAN {sql}", params)]
+
+
 def db_dump(path: str | Path) -> list[str]:
     """Every row of every table, through a separate connection (what is really on disk)."""
     conn = sqlite3.connect(path)

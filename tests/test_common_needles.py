@@ -15,7 +15,7 @@ from recuerdo.store import SQLiteStore
 from recuerdo.store.sqlite.schema import SCHEMA
 from recuerdo.store.sqlite.search import trigram_expression
 
-from .conftest import statements_run
+from .conftest import query_plan, statements_run
 
 SIZE = 1_300  # past MORE_COUNT_LIMIT (1,000) by more than a page
 CATEGORIES = ["rule", "learning", "decision"]
@@ -129,10 +129,8 @@ def test_the_index_walk_reads_each_match_s_entry_once(
     file_memory._upkeep.drain()
     found, walks = _listing(file_memory, monkeypatch, search="plan", limit=10, **filters)
     assert len(walks) == 2 and "entry_trigrams MATCH" in walks[1][0]
+    above_mark, plan = (query_plan(file_memory, sql, params) for sql, params in walks)
     with file_memory._store.read() as tx:
-        above_mark, plan = (
-            [row[3] for row in tx.all(f"EXPLAIN QUERY PLAN {sql}", params)] for sql, params in walks
-        )
         rows = tx.all("SELECT id, category, content, tags FROM items WHERE item_type = 'entry'")
     # The rows above the index's mark are read by their ids, from the mark up: a list of tagged
     # ids drove this part once, through every tagged entry of the tenant.

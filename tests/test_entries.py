@@ -10,7 +10,7 @@ import pytest
 
 import recuerdo
 
-from .conftest import settled_dump, statements_run, tree
+from .conftest import query_plan, settled_dump, statements_run, tree
 
 
 def test_results_carry_the_promised_fields(memory: recuerdo.Memory) -> None:
@@ -44,23 +44,20 @@ def test_a_listing_by_every_tag_is_the_intersection_newest_first(
 ) -> None:
     """``mode="all"`` without a search: the entries carrying every tag asked for (a tag asked
     twice counts once), newest first, with ``more`` counting the rest, on every store."""
-    wanted = []
+    tagged: dict[int, set[str]] = {}
     for n in range(40):
         tags = ["a", "b", "c"][: 1 + n % 3] + (["x"] if n % 5 == 0 else [])
-        entry = memory.remember("learning", f"entry {n}", tags)
-        if {"a", "b"} <= set(tags):
-            wanted.append(entry)
-    newest = list(reversed(wanted))
+        tagged[memory.remember("learning", f"entry {n}", tags)] = set(tags)
+
+    def newest_with(*tags: str) -> list[int]:
+        return sorted((i for i, held in tagged.items() if held >= set(tags)), reverse=True)
+
     for tags in (["a", "b"], ["b", "a", "b"]):
-        assert [e["id"] for e in memory.recall(tags=tags, mode="all", limit=limit)] == newest[
-            :limit
-        ]
-    listed = memory.recall(tags=["a", "b"], mode="all", limit=limit)
-    assert listed.more == max(0, len(newest) - limit)
+        listed = memory.recall(tags=tags, mode="all", limit=limit)
+        assert [e["id"] for e in listed] == newest_with("a", "b")[:limit]
+        assert listed.more == max(0, len(newest_with("a", "b")) - limit)
     every = memory.recall(tags=["a", "b", "c", "x"], mode="all")
-    assert [e["id"] for e in every] == [
-        e["id"] for e in memory.recall(tags=["x"]) if set(e["tags"]) >= {"a", "b", "c"}
-    ]
+    assert [e["id"] for e in every] == newest_with("a", "b", "c", "x") != []
     assert memory.recall(tags=["a", "nowhere"], mode="all") == []
 
 
@@ -77,8 +74,7 @@ def test_a_listing_by_every_tag_reads_the_tags_not_every_entry(
         found = file_memory.recall(tags=["a", "b"], mode="all")
     assert [e["content"] for e in found] == [f"entry {n}" for n in (28, 21, 14, 7, 0)]
     [(sql, params)] = [(sql, p) for sql, p in seen if "listed_id" in sql]
-    with file_memory._store.read() as tx:
-        plan = [row[3] for row in tx.all(f"EXPLAIN QUERY PLAN {sql}", params)]
+    plan = query_plan(file_memory, sql, params)
     assert any("item_tags_by_tag (tenant=? AND tag=?)" in step for step in plan), plan
     assert any(step.startswith("SEARCH items") and "rowid=?" in step for step in plan), plan
 

@@ -14,7 +14,7 @@ import recuerdo
 from recuerdo.notes.text import cap_utf8
 from recuerdo.store.sqlite import sqlite3
 
-from .conftest import settled_dump, statements_run
+from .conftest import query_plan, settled_dump, statements_run
 
 
 def _age(memory: recuerdo.Memory, item_id: int, column: str, value: str) -> None:
@@ -283,23 +283,21 @@ def test_the_journal_lists_the_newest_lines_whatever_the_windows_read(
     monkeypatch.setattr(history, "JOURNAL_WINDOWS", 100)  # the sparse tenant reaches it
     other = memory.for_tenant("other")
     writer = memory.agent("Rare")
+    mine: list[int] = []  # the notes' ids in the order they were written, per tenant
+    theirs: list[int] = []
+    rare: list[int] = []
     for n in range(30):
-        memory.save(f"Mine {n}", "text", key=f"m{n}")
+        mine.append(memory.save(f"Mine {n}", "text", key=f"m{n}")["id"])
         for m in range(3):
-            other.save(f"Theirs {n}.{m}", "text", key=f"t{n}.{m}")
+            theirs.append(other.save(f"Theirs {n}.{m}", "text", key=f"t{n}.{m}")["id"])
         if n % 10 == 0:
-            writer.save(f"Rare {n}", "text", key=f"r{n}")
-    whole = memory.journal(limit=1000)
-    assert len(whole) == 33 and [j["id"] for j in whole] == sorted(
-        (j["id"] for j in whole), reverse=True
-    )
-    theirs = other.journal(limit=1000)
-    assert len(theirs) == 90 and not {j["id"] for j in theirs} & {j["id"] for j in whole}
-    rare = [j for j in whole if j["principal"] == "Rare"]
-    for limit in (1, 3, 40):
-        assert memory.journal(limit=limit) == whole[:limit]
-        assert other.journal(limit=limit) == theirs[:limit]
-        assert memory.journal(principal="Rare", limit=limit) == rare[:limit]
+            rare.append(writer.save(f"Rare {n}", "text", key=f"r{n}")["id"])
+            mine.append(rare[-1])
+    for limit in (1, 3, 40, 1000):
+        assert [j["item_id"] for j in memory.journal(limit=limit)] == mine[::-1][:limit]
+        assert [j["item_id"] for j in other.journal(limit=limit)] == theirs[::-1][:limit]
+        lines = memory.journal(principal="Rare", limit=limit)
+        assert [j["item_id"] for j in lines] == rare[::-1][:limit]
 
 
 def test_the_journal_reads_its_newest_ids_not_every_line(
@@ -308,16 +306,12 @@ def test_the_journal_reads_its_newest_ids_not_every_line(
     """The first statement of an unscoped listing reads a range of the newest ids, in id order:
     before, every line of the tenant was read through the scope index and sorted, to keep the
     newest few (3.8 ms at 10,000 notes, growing with the journal)."""
-    for n in range(30):
-        file_memory.save(f"Note {n}", "text", key=f"k{n}")
+    saved = [file_memory.save(f"Note {n}", "text", key=f"k{n}")["id"] for n in range(30)]
     with statements_run(monkeypatch) as seen:
         lines = file_memory.journal(limit=5)
-    assert [j["item_id"] for j in lines] == [
-        j["item_id"] for j in file_memory.journal(limit=100)[:5]
-    ]
+    assert [j["item_id"] for j in lines] == saved[::-1][:5]
     [(sql, params), *_] = [(sql, p) for sql, p in seen if "FROM journal WHERE" in sql]
-    with file_memory._store.read() as tx:
-        plan = [row[3] for row in tx.all(f"EXPLAIN QUERY PLAN {sql}", params)]
+    plan = query_plan(file_memory, sql, params)
     assert not any("TEMP B-TREE" in step for step in plan), plan
     assert any("INTEGER PRIMARY KEY (rowid>?)" in step for step in plan), plan
 
