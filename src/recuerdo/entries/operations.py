@@ -124,14 +124,16 @@ def insert(tx: Tx, tenant: str, source: str, entries: Sequence[_Prepared]) -> li
         ],
     )
     tags = [
-        (tenant, new_id, tag)
+        (tenant, new_id, tag, entry.category)
         for new_id, entry in zip(ids, entries, strict=True)
         for tag in entry.tags
     ]
     # The batch's tags in one statement: one per entry made tags half of a bulk load's cost
     # (issue 17, item 1: 52 against 18 us an entry).
     if tags:
-        tx.executemany("INSERT INTO item_tags (tenant, item_id, tag) VALUES (?, ?, ?)", tags)
+        tx.executemany(
+            "INSERT INTO item_tags (tenant, item_id, tag, category) VALUES (?, ?, ?, ?)", tags
+        )
     return ids
 
 
@@ -158,9 +160,10 @@ def recall(
         condition, condition_params = tx.substrings.condition(search, "items")
         where.append(condition)
         params.extend(condition_params)
-    if category is not None:
+    category_wanted = None if category is None else check_category(category)
+    if category_wanted is not None:
         where.append("items.category = ?")
-        params.append(check_category(category))
+        params.append(category_wanted)
     if source is not None:
         where.append("items.source = ?")
         params.append(source)
@@ -176,7 +179,9 @@ def recall(
             # never reached while few of them are above the index's mark).
             condition, tag_params = (every_tag if every else any_tag)("items", wanted)
         else:
-            condition, tag_params = tagged_ids("items", tenant, wanted, every=every)
+            condition, tag_params = tagged_ids(
+                "items", tenant, wanted, every=every, category=category_wanted
+            )
         where.append(condition)
         params.extend(tag_params)
     count = effective_limit(limit)

@@ -136,12 +136,13 @@ def load_note(tx: Tx, tenant: str, item_id: object, *, deleted: bool = False) ->
     return row
 
 
-def _set_tags(tx: Tx, tenant: str, item_id: int, tags: list[str]) -> None:
+def _set_tags(tx: Tx, tenant: str, item_id: int, tags: list[str], kind: str) -> None:
+    """The note's rows of the tag index, each with the note's kind (the index holds it)."""
     tx.execute("DELETE FROM item_tags WHERE tenant = ? AND item_id = ?", (tenant, item_id))
     if tags:
         tx.executemany(
-            "INSERT INTO item_tags (tenant, item_id, tag) VALUES (?, ?, ?)",
-            [(tenant, item_id, t) for t in tags],
+            "INSERT INTO item_tags (tenant, item_id, tag, category) VALUES (?, ?, ?, ?)",
+            [(tenant, item_id, t, kind) for t in tags],
         )
 
 
@@ -192,7 +193,7 @@ def create(
             ),
         )
     )
-    _set_tags(tx, tenant, item_id, tags)
+    _set_tags(tx, tenant, item_id, tags, kind)
     if session is not None:
         ensure_session(tx, tenant, session, scope)
     if "[[" in content:
@@ -271,8 +272,9 @@ def write_version(
         f"UPDATE items SET {assignments} WHERE tenant = ? AND id = ?",
         (*changes.values(), row["tenant"], row["id"]),
     )
-    if "tags" in changes:
-        _set_tags(tx, row["tenant"], row["id"], tags or [])
+    if "tags" in changes or "category" in changes:
+        held = json.loads(row["tags"] or "[]") if tags is None else tags
+        _set_tags(tx, row["tenant"], row["id"], held, new_kind)
     if "[[" in content or "[[" in row["content"]:
         links.sync_wikilinks(tx, _row(tx, row["tenant"], row["id"]))
     if "title" in changes:

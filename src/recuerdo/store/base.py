@@ -307,20 +307,22 @@ def every_tag(alias: str, tags: Sequence[str]) -> tuple[str, list[Any]]:
 
 
 def tagged_ids(
-    alias: str, tenant: str, tags: Sequence[str], *, every: bool
+    alias: str, tenant: str, tags: Sequence[str], *, every: bool, category: str | None = None
 ) -> tuple[str, list[Any]]:
     """The condition (and its parameters) that the item ``alias`` is among those carrying one
     of ``tags`` (or, with ``every``, all of them, given without repeats), as the list of their
-    ids read from the tag index: the tags' own rows drive a listing, not the items.
+    ids read from the tag index: the tags' own rows drive a listing, not the items. With a
+    ``category``, only the tag rows of items of that category (the index holds it, m026).
 
     Tested row by row instead (:func:`every_tag`), a listing by every tag walked the tenant's
     items newest first until enough carried them all: 160 ms for two tags among 100,000
     entries, where the two tags' rows are some 6,600."""
+    of_category = "" if category is None else " AND t.category = ?"
     grouped = " GROUP BY t.item_id HAVING count(*) = ?" if every else ""
     return (
         f"{alias}.id IN (SELECT t.item_id FROM item_tags t WHERE t.tenant = ?"
-        f" AND t.tag IN ({_marks(tags)}){grouped})",
-        [tenant, *tags, *([len(tags)] if every else [])],
+        f" AND t.tag IN ({_marks(tags)}){of_category}{grouped})",
+        [tenant, *tags, *([] if category is None else [category]), *([len(tags)] if every else [])],
     )
 
 

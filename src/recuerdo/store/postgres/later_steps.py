@@ -7,10 +7,11 @@ from .compact_schema import m018_compact_store, m024_trigrams_newest_first
 from .keys_schema import m022_binary_keys
 from .revisions_schema import m019_revision_deltas
 from .superseded_schema import m020_superseded_chunks
+from .tag_categories_schema import m026_tag_categories
 from .titles_schema import m025_note_titles
 
 LATER_STEPS = (
     *(m018_compact_store, m019_revision_deltas, m020_superseded_chunks),
     *(m021_chunk_spans, m022_binary_keys, m023_missed_vectors),
-    *(m024_trigrams_newest_first, m025_note_titles),
+    *(m024_trigrams_newest_first, m025_note_titles, m026_tag_categories),
 )
