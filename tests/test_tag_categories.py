@@ -117,6 +117,20 @@ def test_a_listing_by_category_and_tag_reads_that_categorys_tag_rows(
     assert definition.endswith("(tenant, tag, item_id, category)"), definition
 
 
+def test_a_listing_takes_the_category_from_the_tag_rows(memory: recuerdo.Memory) -> None:
+    """The category a listing asks for is read from the tag rows (which is why every write
+    keeps it right): a row naming another category keeps its entry out, and a row naming none
+    (written by an earlier version's server on the same PostgreSQL memory) lets the entry's own
+    category decide."""
+    first, second, third = (memory.remember("decision", f"entry {n}", ["db"]) for n in range(3))
+    with memory._store.write() as tx:
+        tx.execute("UPDATE item_tags SET category = 'context' WHERE item_id = ?", (first,))
+        tx.execute("UPDATE item_tags SET category = NULL WHERE item_id = ?", (second,))
+    assert [e["id"] for e in memory.recall(category="decision", tags=["db"])] == [third, second]
+    assert [e["id"] for e in memory.recall(category="context", tags=["db"])] == []
+    assert [e["id"] for e in memory.recall(tags=["db"])] == [third, second, first]
+
+
 def _as_before_m026(memory: recuerdo.Memory) -> None:
     """``memory``'s store as the code before m026 left it: tag rows without a category, the
     tag index on (tenant, tag, item_id), the step not recorded."""
@@ -163,3 +177,25 @@ def test_a_store_written_before_m026_gets_its_categories_and_lists_the_same(
 
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute(f'DROP SCHEMA IF EXISTS "{schema_name(name)}" CASCADE')
+
+
+def test_a_store_recovered_from_before_m026_gets_its_categories(base: Path) -> None:
+    """``recover`` copies an older store's rows into a store of the current schema: its tag rows
+    come without a category, and get their items' (the review's finding)."""
+    with recuerdo.open("worn", base_dir=base, embedder="none") as memory:
+        written = _fill(memory, 30)
+        _as_before_m026(memory)
+    rescued = base / "rescued.db"
+    outcome = recuerdo.engine.recover_memory("worn", rescued, base_dir=base)
+    assert outcome["lost"] == 0
+    store = SQLiteStore(str(rescued))
+    try:
+        with recuerdo.open("rescued", store=store) as memory:
+            with memory._store.read() as tx:
+                assert tx.scalar("SELECT count(*) FROM item_tags WHERE category IS NULL") == 0
+            assert _tag_rows_disagreeing(memory) == []
+            for category, tag in itertools.product(CATEGORIES, TAGS):
+                listed = memory.recall(category=category, tags=[tag])
+                assert [e["id"] for e in listed] == _newest(written, category, [tag], False)
+    finally:
+        store.close()

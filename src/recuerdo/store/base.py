@@ -312,12 +312,14 @@ def tagged_ids(
     """The condition (and its parameters) that the item ``alias`` is among those carrying one
     of ``tags`` (or, with ``every``, all of them, given without repeats), as the list of their
     ids read from the tag index: the tags' own rows drive a listing, not the items. With a
-    ``category``, only the tag rows of items of that category (the index holds it, m026).
+    ``category``, only the tag rows of items of that category (the index holds it, m026), and
+    those without one (written by an earlier version's server on the same PostgreSQL memory):
+    the caller checks the item's own category too.
 
     Tested row by row instead (:func:`every_tag`), a listing by every tag walked the tenant's
     items newest first until enough carried them all: 160 ms for two tags among 100,000
     entries, where the two tags' rows are some 6,600."""
-    of_category = "" if category is None else " AND t.category = ?"
+    of_category = "" if category is None else " AND (t.category = ? OR t.category IS NULL)"
     grouped = " GROUP BY t.item_id HAVING count(*) = ?" if every else ""
     return (
         f"{alias}.id IN (SELECT t.item_id FROM item_tags t WHERE t.tenant = ?"

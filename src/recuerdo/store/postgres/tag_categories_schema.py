@@ -11,7 +11,7 @@ def m026_tag_categories(tx: Tx) -> None:
     """The step (registered in later_steps.py)."""
     tx.execute("ALTER TABLE item_tags ADD COLUMN category TEXT")
     tx.execute(
-        "UPDATE item_tags SET category = items.category FROM items"
+        "UPDATE item_tags /* every tenant */ SET category = items.category FROM items"
         " WHERE items.tenant = item_tags.tenant AND items.id = item_tags.item_id"
     )
     tx.execute("DROP INDEX item_tags_by_tag")

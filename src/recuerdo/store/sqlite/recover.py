@@ -30,6 +30,7 @@ def recover(source: str, target: str) -> dict[str, Any]:
     report per table what was recovered and what was lost."""
     from .chunk_spans import index_all
     from .connection import SQLiteStore, SQLiteTx
+    from .tag_categories_schema import FILL_CATEGORIES
 
     if not os.path.exists(source):
         raise InvalidInput(f"no memory at {source}")
@@ -61,6 +62,8 @@ def recover(source: str, target: str) -> dict[str, Any]:
             entry["lost"] += removed
             entry["complete"] = False
         _carry_sequence(old, new)
+        # Tag rows copied from a store older than m026 come without their items' categories.
+        new.execute(FILL_CATEGORIES)
         # The words index holds no text to copy: it is filled again from the chunks' spans.
         index_all(SQLiteTx(new, lambda _: None))
         # Derived work starts over: the upkeep re-indexes (the trigram index is empty: items
