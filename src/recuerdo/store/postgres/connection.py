@@ -30,7 +30,7 @@ from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current
 from . import chunk_spans, maintenance
 from . import vectors as pgvectors
 from .describe import PostgresArchive
-from .rows import row_factory
+from .rows import register_types, row_factory
 from .search import ScanSubstrings, TrigramSubstrings, TsvectorText
 from .vectors import PgvectorSearch, VectorState
 
@@ -255,21 +255,6 @@ def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
-def _register_types(conn: Any) -> None:
-    from psycopg.adapt import Loader
-
-    class WholeOrFraction(Loader):
-        # sum() and avg() of integers are numeric in PostgreSQL: give Python numbers back, as
-        # SQLite does, instead of Decimal.
-        def load(self, data: Any) -> Any:
-            text = bytes(data).decode()
-            if "." in text or "e" in text.lower() or text in ("NaN", "Infinity", "-Infinity"):
-                return float(text)
-            return int(text)
-
-    conn.adapters.register_loader("numeric", WholeOrFraction)
-
-
 # PostgreSQL's stock cost of a page read at random (4, a spinning disk's) made its planner read
 # every item of a memory to join them with the few hundred rows of one tag (decision 0048): a
 # memory's pages are mostly in memory or on a solid-state disk. A value the server's operator
@@ -302,7 +287,7 @@ def _open_pool(url: str, schema: str, create: bool) -> Any:
 
     def configure(conn: Any) -> None:
         conn.row_factory = row_factory
-        _register_types(conn)
+        register_types(conn)
         conn.execute(f"SET search_path TO {_quote(schema)}, public")
         conn.execute(_PAGES_MOSTLY_CACHED)
 

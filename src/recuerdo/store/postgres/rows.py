@@ -50,3 +50,19 @@ def row_factory(cursor: Any) -> Any:
         return PGRow(index, values)
 
     return make
+
+
+def register_types(conn: Any) -> None:
+    """Numbers read as Python numbers, as SQLite gives them."""
+    from psycopg.adapt import Loader
+
+    class WholeOrFraction(Loader):
+        # sum() and avg() of integers are numeric in PostgreSQL: give Python numbers back, as
+        # SQLite does, instead of Decimal.
+        def load(self, data: Any) -> Any:
+            text = bytes(data).decode()
+            if "." in text or "e" in text.lower() or text in ("NaN", "Infinity", "-Infinity"):
+                return float(text)
+            return int(text)
+
+    conn.adapters.register_loader("numeric", WholeOrFraction)
