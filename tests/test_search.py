@@ -10,7 +10,11 @@ from hypothesis import strategies as st
 
 import recuerdo
 from recuerdo.index.words import terms
+from recuerdo.store.postgres.connection import PostgresTx
+from recuerdo.store.sqlite.connection import SQLiteTx
 from recuerdo.store.sqlite.search import match_expression
+
+from .conftest import statements_run
 
 SETTINGS = settings(
     max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -192,6 +196,27 @@ def test_meaning_states(memory: recuerdo.Memory, base: Path) -> None:
     with recuerdo.open("test-memory", base_dir=base, store=store, embedder="none") as without_model:
         reply = without_model.search("first")
     assert reply["meaning"] == "not_armed" and reply["results"][0]["found_by"] == ["lexical"]
+
+
+def test_a_search_counts_the_meaning_backlog_in_one_statement_each_time(
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search asks for the backlog twice (to settle a small one, then to say whether its
+    answer used meaning). Each ask was three statements, each a round trip on PostgreSQL:
+    6 of some 20 a search sent there. Its answer is unchanged: ``queued`` while a text waits,
+    ``armed`` once it has its vector."""
+    memory._upkeep.stop(drain=False)
+    memory.remember("learning", "alpha waits for its vector")
+    assert memory.search("alpha", stages=["lexical"])["meaning"] == "queued"
+    memory._upkeep.drain()
+    postgres = memory._store.dialect == "postgres"
+    with statements_run(monkeypatch, PostgresTx if postgres else SQLiteTx) as seen:
+        assert memory.search("alpha")["meaning"] == "armed"
+    backlog = [sql for sql, _ in seen if "index_marks" in sql and "count(*)" in sql]
+    assert len(backlog) == 2, backlog
+    assert all("FROM chunks" in sql and "FROM items" in sql for sql in backlog), backlog
+    alone = [p for sql, p in seen if sql.startswith("SELECT upto FROM index_marks WHERE name = ?")]
+    assert not [p for p in alone if str(next(iter(p))).startswith("embed:")], alone
 
 
 def test_an_embedder_name_is_checked_before_anything_is_created(base: Path) -> None:

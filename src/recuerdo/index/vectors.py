@@ -193,15 +193,19 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
 
 
 def pending(tx: Tx, model: str) -> int:
-    """Chunks (and unchunked items) still waiting for a vector of ``model``."""
-    waiting = tx.scalar(
-        "SELECT count(*) FROM chunks /* every tenant */ WHERE id > ?", (_mark(tx, model),)
+    """Chunks (and unchunked items) still waiting for a vector of ``model``.
+
+    One statement: a search asks twice (to settle a small backlog, then to say whether its
+    answer used meaning), and on PostgreSQL each of the three it was cost a round trip."""
+    return int(
+        tx.scalar(
+            "SELECT (SELECT count(*) FROM chunks /* every tenant */ WHERE id >"
+            " coalesce((SELECT upto FROM index_marks WHERE name = ?), 0))"
+            " + (SELECT count(*) FROM items /* every tenant */"
+            " WHERE id > (SELECT upto FROM index_marks WHERE name = 'chunks'))",
+            (mark_name(model),),
+        )
     )
-    unchunked = tx.scalar(
-        "SELECT count(*) FROM items /* every tenant */"
-        " WHERE id > (SELECT upto FROM index_marks WHERE name = 'chunks')"
-    )
-    return int(waiting) + int(unchunked)
 
 
 @dataclass(frozen=True)
