@@ -196,11 +196,14 @@ def pending(tx: Tx, model: str) -> int:
     """Chunks (and unchunked items) still waiting for a vector of ``model``.
 
     One statement: a search asks twice (to settle a small backlog, then to say whether its
-    answer used meaning), and on PostgreSQL each of the three it was cost a round trip."""
+    answer used meaning), and on PostgreSQL each of the three it was cost a round trip. The
+    mark's default is taken inside its subquery: ``id > coalesce((SELECT ...), 0)`` is not
+    "leakproof" to PostgreSQL's tenant policies, so under them it read every chunk (22 ms at
+    100,000 chunks) instead of the range above the mark (the review's finding)."""
     return int(
         tx.scalar(
             "SELECT (SELECT count(*) FROM chunks /* every tenant */ WHERE id >"
-            " coalesce((SELECT upto FROM index_marks WHERE name = ?), 0))"
+            " (SELECT coalesce(max(upto), 0) FROM index_marks WHERE name = ?))"
             " + (SELECT count(*) FROM items /* every tenant */"
             " WHERE id > (SELECT upto FROM index_marks WHERE name = 'chunks'))",
             (mark_name(model),),
