@@ -11,7 +11,7 @@ import pytest
 
 import recuerdo
 from recuerdo.store import SQLiteStore
-from recuerdo.store.postgres.connection import schema_name
+from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.sqlite.schema import SCHEMA
 
 from .conftest import query_plan, statements_run
@@ -173,10 +173,7 @@ def test_a_store_written_before_m026_gets_its_categories_and_lists_the_same(
                 assert [e["id"] for e in listed] == _newest(written, category, [tag], False)
     finally:
         if url:
-            import psycopg
-
-            with psycopg.connect(url, autocommit=True) as conn:
-                conn.execute(f'DROP SCHEMA IF EXISTS "{schema_name(name)}" CASCADE')
+            PostgresStore(url, name).drop()
 
 
 def test_a_store_recovered_from_before_m026_gets_its_categories(base: Path) -> None:

@@ -1,14 +1,16 @@
-"""The PostgreSQL migration steps written in modules of their own, in order (after ``m017``)."""
+"""The PostgreSQL migration steps written in modules of their own, in order (after ``m017``).
+Where a step's SQL is portable and tenant-first already, it is the SQLite step itself (as
+``schema.py`` takes m009's tables)."""
 
 from __future__ import annotations
 
+from ..sqlite.tag_categories_schema import m026_tag_categories
+from ..sqlite.titles_schema import m025_note_titles
 from .chunk_spans import m021_chunk_spans, m023_missed_vectors
 from .compact_schema import m018_compact_store, m024_trigrams_newest_first
 from .keys_schema import m022_binary_keys
 from .revisions_schema import m019_revision_deltas
 from .superseded_schema import m020_superseded_chunks
-from .tag_categories_schema import m026_tag_categories
-from .titles_schema import m025_note_titles
 
 LATER_STEPS = (
     *(m018_compact_store, m019_revision_deltas, m020_superseded_chunks),

@@ -28,7 +28,7 @@ FILL_CATEGORIES = (
 
 
 def m026_tag_categories(tx: Tx) -> None:
-    """The step (registered in later_steps.py)."""
+    """The step, on both stores (registered in each later_steps.py: the SQL is portable)."""
     tx.execute("ALTER TABLE item_tags ADD COLUMN category TEXT")
     tx.execute(FILL_CATEGORIES)
     tx.execute("DROP INDEX item_tags_by_tag")

@@ -16,5 +16,5 @@ NOTE_TITLES = "CREATE INDEX items_note_titles ON items (tenant, title) WHERE ite
 
 
 def m025_note_titles(tx: Tx) -> None:
-    """The step (registered in schema.py)."""
+    """The step, on both stores (registered in each later_steps.py: the SQL is portable)."""
     tx.execute(NOTE_TITLES)
