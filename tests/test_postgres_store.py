@@ -227,13 +227,13 @@ def _random_page_cost(store: PostgresStore) -> str:
 
 
 def test_a_listing_by_one_tag_reads_its_rows_not_every_item(
-    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+    loaded: tuple[PostgresStore, recuerdo.Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Under PostgreSQL's stock cost of a page read at random (4, a spinning disk's), the
     planner read every item of the memory to join them with one tag's rows: 9.9 of the
     listing's 10 ms over 30,000 entries (decision 0048). A memory's connections state 1.1
     unless the server's operator set a cost, and the tag's rows drive the listing."""
-    memory = recuerdo.open("tagged", store=store)
+    store, memory = loaded
     memory.remember_many(
         [{"category": "context", "content": f"n{i}", "tags": [f"t{i % 30}"]} for i in range(3000)]
     )
