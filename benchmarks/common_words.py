@@ -146,10 +146,10 @@ def _other_shapes(
 def _both_ways(
     memory: Any, calls: list[dict[str, Any]], rule: str, top: Callable[[Any, dict[str, Any]], Any]
 ) -> tuple[tuple[float, float], tuple[float, float], float]:
-    """``search`` timed with the rule (a threshold of ``store/sqlite/search.py``) as shipped and
+    """``search`` timed with the rule (a threshold of ``store/windowed_ranking.py``) as shipped and
     then set out of reach (the behaviour before it), on the same calls; and the share of calls
     whose ``top`` answer is the same both ways."""
-    from recuerdo.store.sqlite import search
+    from recuerdo.store import windowed_ranking as search
 
     new = time_calls(memory.search, calls)
     tops_new = [top(memory, call) for call in calls]

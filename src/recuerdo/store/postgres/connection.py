@@ -126,17 +126,12 @@ class PostgresTx:
     substrings: SubstringSearch
     vectors: VectorSearch | None
 
-    def __init__(
-        self,
-        conn: Any,
-        trigrams: bool,
-        scope: str = EVERY_TENANT,
-        vectors: VectorState | None = None,
-    ) -> None:
+    def __init__(self, conn: Any, shared: _Shared, scope: str = EVERY_TENANT) -> None:
         self._conn = conn
         self._scope = scope
-        self.text = TsvectorText(self)
-        self.substrings = TrigramSubstrings(self) if trigrams else ScanSubstrings(self)
+        self.text = TsvectorText(self, lengths=shared.lengths)
+        self.substrings = TrigramSubstrings(self) if shared.trigrams else ScanSubstrings(self)
+        vectors = shared.vectors
         self.vectors = None if vectors is None else PgvectorSearch(self, vectors)
 
     def _run(self, sql: str, params: Params) -> Any:
@@ -211,6 +206,7 @@ class _Shared:
     handles: int = 0
     local: threading.local = field(default_factory=threading.local)
     trigrams: bool = False
+    lengths: bool = False  # chunks.tokens (m027): a store at an older step has none
     vectors: VectorState | None = None
     grown: int = 0  # rows written since this process last analysed (maintenance.grew)
     analyzed_rows: int | None = None
@@ -376,6 +372,7 @@ class PostgresStore:
             self._shared.trigrams = bool(
                 tx.scalar("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")
             )
+            self._shared.lengths = "m027_chunk_tokens" in self._schema.names()
             if "m017_vector_index" in self._schema.names():
                 pgvectors.install(tx)  # also when the server gained pgvector since m017 ran
             self._shared.vectors = pgvectors.enabled(tx)
@@ -392,7 +389,7 @@ class PostgresStore:
         if getattr(local, "writing", 0):
             local.writing += 1
             try:
-                yield PostgresTx(local.conn, shared.trigrams, local.scope, shared.vectors)
+                yield PostgresTx(local.conn, shared, local.scope)
             finally:
                 local.writing -= 1
             return
@@ -408,7 +405,7 @@ class PostgresStore:
                 raise
             local.conn, local.writing, local.scope = conn, 1, scope
             try:
-                yield PostgresTx(conn, shared.trigrams, scope, shared.vectors)
+                yield PostgresTx(conn, shared, scope)
             except BaseException:
                 _rollback(conn)
                 raise
@@ -423,13 +420,13 @@ class PostgresStore:
         local = shared.local
         if getattr(local, "writing", 0):
             # A read inside this thread's own write must see that write's uncommitted rows.
-            yield PostgresTx(local.conn, shared.trigrams, local.scope, shared.vectors)
+            yield PostgresTx(local.conn, shared, local.scope)
             return
         scope = current()
         with self._connection(shared) as conn:
             self._begin(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope)
             try:
-                yield PostgresTx(conn, shared.trigrams, scope, shared.vectors)
+                yield PostgresTx(conn, shared, scope)
             finally:
                 _rollback(conn)
 

@@ -17,12 +17,13 @@ _TABLES = (
     " AND c.relkind = 'r' ORDER BY c.oid"
 )
 # Generated columns are derived, and so are a chunk's words (generated before m021, written
-# with the row since): the store makes them again.
+# with the row since) and its length (m027, written by a trigger from the words): the store
+# makes them again.
 _COLUMNS = (
     "SELECT a.attname AS name FROM pg_attribute a"
     " WHERE a.attrelid = (current_schema() || '.' || ?)::regclass AND a.attnum > 0"
     " AND NOT a.attisdropped AND a.attgenerated = ''"
-    " AND NOT (a.attname = 'words' AND ? = 'chunks') ORDER BY a.attnum"
+    " AND NOT (a.attname IN ('words', 'tokens') AND ? = 'chunks') ORDER BY a.attnum"
 )
 _COLUMN_EXISTS = (
     "SELECT 1 FROM pg_attribute a WHERE a.attrelid = (current_schema() || '.' || ?)::regclass"

@@ -11,9 +11,11 @@ from .compact_schema import m018_compact_store, m024_trigrams_newest_first
 from .keys_schema import m022_binary_keys
 from .revisions_schema import m019_revision_deltas
 from .superseded_schema import m020_superseded_chunks
+from .word_statistics import m027_chunk_tokens
 
 LATER_STEPS = (
     *(m018_compact_store, m019_revision_deltas, m020_superseded_chunks),
     *(m021_chunk_spans, m022_binary_keys, m023_missed_vectors),
     *(m024_trigrams_newest_first, m025_note_titles, m026_tag_categories),
+    m027_chunk_tokens,
 )

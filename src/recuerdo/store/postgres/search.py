@@ -20,20 +20,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..base import SubstringPart, like_pattern
+from ..windowed_ranking import WindowedRanking
+from . import word_statistics
 
 if TYPE_CHECKING:
     from .connection import PostgresTx
 
 K1, B = 1.2, 0.75  # FTS5's BM25 constants
-COLUMN_WEIGHTS = "CASE w WHEN 'A' THEN 3.0 WHEN 'B' THEN 1.0 WHEN 'C' THEN 0.4 ELSE 0 END"
-LENGTH_SAMPLE = 1000
-"""The average chunk length is that of the tenant's latest chunks (an exact average would read
-every chunk for each search)."""
+# A lexeme's positions weighed by column (title 3, body 1, context 0.4; unweighted D: 0).
+_WEIGHTED = (
+    "3 * cardinality(array_positions(u.weights, 'A'))"
+    " + cardinality(array_positions(u.weights, 'B'))"
+    " + 0.4::float8 * cardinality(array_positions(u.weights, 'C'))"
+)
 TRIGRAM = 3
-_LENGTH = "(SELECT sum(array_length(u.positions, 1)) FROM unnest({words}) u)"
 
 
 def query_expression(count: int, mode: str) -> str:
@@ -42,13 +46,29 @@ def query_expression(count: int, mode: str) -> str:
     return "(" + joiner.join(["plainto_tsquery('recuerdo_words', ?)"] * count) + ")"
 
 
-class TsvectorText:
-    """:class:`~recuerdo.store.base.TextSearch` over ``chunks.words``."""
+@dataclass(frozen=True)
+class Query:
+    """A ``tsquery`` over ``chunks c`` (SQL and parameters) and the words its matches are
+    scored by."""
 
-    __slots__ = ("_tx",)
+    words: tuple[str, ...]
+    sql: str
+    params: tuple[str, ...]
+    plain: bool = True
+    """One word, nothing left out: its count is the word's own."""
 
-    def __init__(self, tx: PostgresTx) -> None:
+
+class TsvectorText(WindowedRanking[Query]):
+    """:class:`~recuerdo.store.base.TextSearch` over ``chunks.words``, ranked by the rules of
+    :mod:`~recuerdo.store.windowed_ranking` (docs/decisions/0049-postgres-common-words.md)."""
+
+    __slots__ = ("_lengths", "_stats", "_tenant", "_tx")
+
+    def __init__(self, tx: PostgresTx, *, lengths: bool = True) -> None:
         self._tx = tx
+        self._lengths = lengths
+        self._tenant = ""
+        self._stats: word_statistics.Statistics | None = None
 
     def ranks_others(self, tenant: str) -> bool:
         return False  # each ranking reads the tenant's chunks only
@@ -58,58 +78,149 @@ class TsvectorText:
     ) -> list[tuple[int, float]]:
         if not words:
             return []
-        weights, lexemes, average = self._statistics(tenant, words)
-        norm = f"{K1} * ({1 - B} + {B} * f.dl / {average!r})"
+        # Each ranking reads the statistics again (another statement of the transaction may
+        # have written chunks since the last).
+        self._tenant = tenant
+        self._stats = None
+        self._learn(words)
+        return self._rank_words(words, mode, limit, offset)
+
+    # -- the primitives of WindowedRanking ------------------------------------------------
+
+    def _any(self, words: Sequence[str], mode: str = "any") -> Query:
+        return Query(
+            tuple(words), query_expression(len(words), mode), tuple(words), len(words) == 1
+        )
+
+    def _without(self, wanted: Query, unwanted: Query) -> Query:
+        # An empty query (words without lexemes) matches nothing, but '' && !!x is !x: every
+        # chunk without x.
+        return Query(
+            wanted.words,
+            f"(CASE WHEN numnode({wanted.sql}) = 0 THEN {wanted.sql}"
+            f" ELSE {wanted.sql} && !!{unwanted.sql} END)",
+            (*wanted.params, *wanted.params, *wanted.params, *unwanted.params),
+            plain=False,
+        )
+
+    def _reaches(self, expression: Query, count: int) -> bool:
+        if expression.plain:
+            # The statistics counted the word's chunks up to half of the tenant's.
+            found = self._statistics.found[expression.words[0]]
+            if found >= count or found < self._half():
+                return found >= count
+        return self._first(expression, "", (), "", 1, count - 1) != []
+
+    def _count(self, expression: Query) -> int:
+        return int(
+            self._tx.scalar(
+                f"SELECT count(*) FROM chunks c, (SELECT {expression.sql} AS query) q"
+                " WHERE c.tenant = ? AND c.words @@ q.query",
+                [*expression.params, self._tenant],
+            )
+        )
+
+    def _nth_newest(self, expression: Query, n: int) -> int | None:
+        edge = self._first(expression, "", (), "ORDER BY c.id DESC", 1, n - 1)
+        return edge[0] if edge else None
+
+    def _newest(
+        self, expression: Query, limit: int, offset: int, below: int | None = None
+    ) -> list[tuple[int, float]]:
+        bound, params = ("", ()) if below is None else (" AND c.id < ?", (below,))
+        found = self._first(expression, bound, params, "ORDER BY c.id DESC", limit, max(0, offset))
+        return [(chunk, 0.0) for chunk in found]
+
+    def _ranked(
+        self, expression: Query, limit: int, offset: int, since: int = 0
+    ) -> list[tuple[int, float]]:
+        return self._scored(expression.words, expression, since, limit, offset)
+
+    def _holding(self, expression: Query, narrow: Query) -> list[tuple[int, float]]:
+        return self._scored(expression.words, narrow, 0, None, 0)
+
+    def _chunk_count(self) -> int:
+        return self._statistics.chunks
+
+    # -- statements ---------------------------------------------------------------------------
+
+    def _half(self) -> int:
+        return (self._statistics.chunks + 1) // 2
+
+    @property
+    def _statistics(self) -> word_statistics.Statistics:
+        assert self._stats is not None, "read by _learn first"
+        return self._stats
+
+    def _first(
+        self,
+        expression: Query,
+        bound: str,
+        params: Sequence[Any],
+        order: str,
+        limit: int,
+        offset: int,
+    ) -> list[int]:
+        rows = self._tx.all(
+            f"SELECT c.id FROM chunks c, (SELECT {expression.sql} AS query) q"
+            f" WHERE c.tenant = ? AND c.words @@ q.query{bound} {order} LIMIT ? OFFSET ?",
+            [*expression.params, self._tenant, *params, limit, offset],
+        )
+        return [int(row["id"]) for row in rows]
+
+    def _scored(
+        self, words: Sequence[str], match: Query, since: int, limit: int | None, offset: int
+    ) -> list[tuple[int, float]]:
+        """The chunks ``match`` holds (from chunk ``since`` on), scored by BM25 of ``words``.
+        Double precision throughout: numeric arithmetic cost a third of the ranking."""
+        self._learn(words)
+        average = self._statistics.average
+        norm = f"{K1}::float8 * ({1 - B}::float8 + {B}::float8 * f.dl / {average!r}::float8)"
         terms = " + ".join(
-            f"{weight!r} * f.f{i} * {K1 + 1} / (f.f{i} + {norm})"
-            for i, weight in enumerate(weights)
+            f"{self._weight(word)!r}::float8 * f.f{i} * {K1 + 1}::float8 / (f.f{i} + {norm})"
+            for i, word in enumerate(words)
         )
         # One pass over each matching chunk's lexemes gives its length and each word's
         # weighted frequency (its positions in the title count 3, in the body 1, ...).
         frequencies = ", ".join(
-            f"coalesce(sum(CASE WHEN u.lexeme = ANY (CAST(? AS TEXT[])) THEN (SELECT"
-            f" sum({COLUMN_WEIGHTS}) FROM unnest(u.weights) w) END), 0) AS f{i}"
+            f"coalesce(sum(CASE WHEN u.lexeme = ANY (CAST(? AS TEXT[])) THEN {_WEIGHTED} END), 0)"
+            f" AS f{i}"
             for i in range(len(words))
         )
+        page, paging = ("", []) if limit is None else (" LIMIT ? OFFSET ?", [limit, offset])
         rows = self._tx.all(
             f"SELECT c.id AS chunk_id, {terms} AS score"
-            f" FROM chunks c, (SELECT {query_expression(len(words), mode)} AS query) q,"
-            f" LATERAL (SELECT coalesce(sum(array_length(u.positions, 1)), 1) AS dl, {frequencies}"
-            " FROM unnest(c.words) u) f"
-            " WHERE c.tenant = ? AND c.words @@ q.query ORDER BY score DESC, c.id LIMIT ? OFFSET ?",
-            [*words, *lexemes, tenant, limit, offset],
+            f" FROM chunks c, (SELECT {match.sql} AS query) q,"
+            " LATERAL (SELECT coalesce(sum(array_length(u.positions, 1)), 1)::float8 AS dl,"
+            f" {frequencies} FROM unnest(c.words) u) f"
+            " WHERE c.tenant = ? AND c.words @@ q.query AND c.id >= ?"
+            f" ORDER BY score DESC, c.id{page}",
+            [
+                *match.params,
+                *(self._statistics.lexemes[w] for w in words),
+                *(self._tenant, since, *paging),
+            ],
         )
         return [(int(row["chunk_id"]), float(row["score"])) for row in rows]
 
-    def _statistics(
-        self, tenant: str, words: Sequence[str]
-    ) -> tuple[list[float], list[list[str]], float]:
-        """Each word's IDF among the tenant's chunks and its lexemes, and the average chunk
-        length. Counting a word's chunks stops at half of them: a word found that often
-        weighs 1e-6 whatever its count (as in FTS5)."""
-        chunks = int(self._tx.scalar("SELECT count(*) FROM chunks WHERE tenant = ?", (tenant,)))
-        half = (chunks + 1) // 2
-        columns = [
-            f"(SELECT count(*) FROM (SELECT 1 FROM chunks WHERE tenant = ? AND words @@"
-            f" plainto_tsquery('recuerdo_words', ?) LIMIT {half}) AS m) AS n{i},"
-            f" tsvector_to_array(to_tsvector('recuerdo_words', ?)) AS l{i}"
-            for i in range(len(words))
-        ]
-        row = self._tx.one(
-            "SELECT "
-            + ", ".join(columns)
-            + f", (SELECT avg({_LENGTH.format(words='s.words')}) FROM (SELECT words FROM chunks"
-            f" WHERE tenant = ? ORDER BY id DESC LIMIT {LENGTH_SAMPLE}) s) AS average",
-            [*(value for word in words for value in (tenant, word, word)), tenant],
-        )
-        assert row is not None
-        weights, lexemes = [], []
-        for i in range(len(words)):
-            found = int(row[f"n{i}"])
-            idf = math.log((chunks - found + 0.5) / (found + 0.5))
-            weights.append(idf if idf > 0 else 1e-6)
-            lexemes.append(list(row[f"l{i}"] or []))
-        return weights, lexemes, max(float(row["average"] or 1.0), 1.0)
+    def _weight(self, word: str) -> float:
+        """The word's IDF among the tenant's chunks, as FTS5 computes it (1e-6 for a word in
+        half of them or more)."""
+        found = self._statistics.found[word]
+        idf = math.log((self._statistics.chunks - found + 0.5) / (found + 0.5))
+        return idf if idf > 0 else 1e-6
+
+    def _learn(self, words: Sequence[str]) -> None:
+        """The statistics of ``words`` (:mod:`.word_statistics`), with the tenant's totals
+        the first time."""
+        if self._stats is None:
+            self._stats = word_statistics.read(
+                self._tx, self._tenant, list(dict.fromkeys(words)), lengths=self._lengths
+            )
+            return
+        new = [word for word in dict.fromkeys(words) if word not in self._stats.found]
+        if new:
+            word_statistics.more_words(self._tx, self._tenant, self._stats, new)
 
 
 class TrigramSubstrings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..base import Tx
 from .chunk_spans import m021_chunk_spans, m023_missed_vectors
 from .compact_schema import m018_compact_store
 from .keys_schema import m022_binary_keys
@@ -11,8 +12,16 @@ from .superseded_schema import m020_superseded_chunks
 from .tag_categories_schema import m026_tag_categories
 from .titles_schema import m025_note_titles
 
+
+def m027_chunk_tokens(tx: Tx) -> None:
+    """PostgreSQL's step (``store/postgres/word_statistics.py``): FTS5 keeps each row's length
+    itself. Every backend lists the same steps, so a backup of either restores into the
+    other."""
+
+
 LATER_STEPS = (
     *(m018_compact_store, m019_revision_deltas, m020_superseded_chunks),
     *(m021_chunk_spans, m022_binary_keys, m023_missed_vectors),
     *(m024_trigrams_newest_first, m025_note_titles, m026_tag_categories),
+    m027_chunk_tokens,
 )
