@@ -19,7 +19,7 @@ from recuerdo.store.sqlite import sqlite3
 from recuerdo.store.sqlite.connection import SQLiteTx
 
 from .forks import python_command, recuerdo_command
-from .postgres import contract_store, drop_contract_store
+from .postgres import contract_store, drop_contract_store, embedded_url, unique_memory
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -102,6 +102,19 @@ def memory(request: pytest.FixtureRequest, base: Path) -> Iterator[recuerdo.Memo
         mem = recuerdo.open("test-memory", base_dir=base, in_memory=request.param == "in_memory")
     yield mem
     mem.close()
+
+
+@pytest.fixture
+def loaded() -> Iterator[tuple[Any, recuerdo.Memory]]:
+    """A PostgreSQL memory of its own on the embedded server, with no embedder (nothing runs
+    in its upkeep but what a test drains), closed before its schema is dropped."""
+    from recuerdo.store.postgres import PostgresStore
+
+    store = PostgresStore(embedded_url(), unique_memory())
+    memory = recuerdo.open("loaded", store=store, embedder="none")
+    yield store, memory
+    memory.close()
+    PostgresStore(embedded_url(), store.memory).drop()
 
 
 @pytest.fixture

@@ -186,15 +186,6 @@ def _items_counted(store: PostgresStore) -> float:
         return float(tx.scalar("SELECT reltuples FROM pg_class WHERE oid = 'items'::regclass"))
 
 
-@pytest.fixture
-def loaded() -> Iterator[tuple[PostgresStore, recuerdo.Memory]]:
-    store = PostgresStore(embedded_url(), unique_memory())
-    memory = recuerdo.open("loaded", store=store, embedder="none")
-    yield store, memory
-    memory.close()
-    PostgresStore(embedded_url(), store.memory).drop()
-
-
 def test_a_load_gives_the_planner_its_statistics_at_once(
     loaded: tuple[PostgresStore, recuerdo.Memory],
 ) -> None:

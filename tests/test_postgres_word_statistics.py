@@ -4,7 +4,6 @@ estimates instead of counted at every search."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,16 +14,7 @@ from recuerdo.store.postgres import PostgresStore, word_statistics
 from recuerdo.store.postgres.connection import PostgresTx
 
 from .conftest import statements_run
-from .postgres import app_conninfo, embedded_url, unique_memory
-
-
-@pytest.fixture
-def memory() -> Iterator[tuple[PostgresStore, recuerdo.Memory]]:
-    store = PostgresStore(embedded_url(), unique_memory())
-    memory = recuerdo.open("statistics", store=store, embedder="none")
-    yield store, memory
-    memory.close()
-    PostgresStore(embedded_url(), store.memory).drop()
+from .postgres import app_conninfo, unique_memory
 
 
 def _load(memory: recuerdo.Memory, first: int, count: int, every: int = 5) -> None:
@@ -56,11 +46,11 @@ def _statistics(store: PostgresStore, words: list[str]) -> word_statistics.Stati
         return word_statistics.read(tx, "local", words)  # type: ignore[arg-type]
 
 
-def test_a_chunk_carries_its_length(memory: tuple[PostgresStore, recuerdo.Memory]) -> None:
+def test_a_chunk_carries_its_length(loaded: tuple[PostgresStore, recuerdo.Memory]) -> None:
     """The average length read each search was each of the latest 1,000 chunks' words
     unnested (8 ms whatever the memory's size); each chunk now has its length written with its
     words, and a row without one (written before m027) counts what its words give."""
-    store, mem = memory
+    store, mem = loaded
     _load(mem, 0, 30)
     lengths = _lengths(store)
     assert len(lengths) == 30
@@ -75,9 +65,9 @@ def test_a_chunk_carries_its_length(memory: tuple[PostgresStore, recuerdo.Memory
 
 
 def test_an_edited_chunk_has_its_length_written_again(
-    memory: tuple[PostgresStore, recuerdo.Memory],
+    loaded: tuple[PostgresStore, recuerdo.Memory],
 ) -> None:
-    store, mem = memory
+    store, mem = loaded
     mem.save("Plans", "short", key="plans")
     mem._upkeep.drain()
     before = _lengths(store)
@@ -92,14 +82,14 @@ def test_an_edited_chunk_has_its_length_written_again(
 
 
 def test_a_large_tenant_takes_the_planners_estimates(
-    memory: tuple[PostgresStore, recuerdo.Memory], monkeypatch: pytest.MonkeyPatch
+    loaded: tuple[PostgresStore, recuerdo.Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past COUNTED_UP_TO chunks, N is the planner's estimate and a word counted to its limit
     takes its lexeme's share of the rows (before, both were counted at every search: a word
     in every chunk read half the memory). 300 chunks are analysed, 60 more written: the
     estimates stay at the analysed 300 and 120, where a count says 360 and 180 (half: the
     word would weigh nothing)."""
-    store, mem = memory
+    store, mem = loaded
     monkeypatch.setattr(word_statistics, "COUNTED_UP_TO", 100, raising=False)
     _load(mem, 0, 300)
     store.optimize()
@@ -112,9 +102,9 @@ def test_a_large_tenant_takes_the_planners_estimates(
 
 
 def test_a_small_tenant_is_counted(
-    memory: tuple[PostgresStore, recuerdo.Memory], monkeypatch: pytest.MonkeyPatch
+    loaded: tuple[PostgresStore, recuerdo.Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store, mem = memory
+    store, mem = loaded
     monkeypatch.setattr(word_statistics, "COUNTED_UP_TO", 1000, raising=False)
     _load(mem, 0, 300)
     store.optimize()
@@ -124,11 +114,11 @@ def test_a_small_tenant_is_counted(
 
 
 def test_a_backup_of_the_memory_restores_into_sqlite(
-    memory: tuple[PostgresStore, recuerdo.Memory], tmp_path: Path
+    loaded: tuple[PostgresStore, recuerdo.Memory], tmp_path: Path
 ) -> None:
     """The step that adds the lengths is PostgreSQL's; SQLite lists it too (doing nothing), or a
     restore would refuse every PostgreSQL backup as made by a newer recuerdo."""
-    _store, mem = memory
+    _store, mem = loaded
     _load(mem, 0, 20)
     mem.backup(tmp_path / "memory.jsonl.gz")
     restore_memory("copy", tmp_path / "memory.jsonl.gz", base_dir=tmp_path)
@@ -166,12 +156,12 @@ def test_a_reader_held_by_the_tenant_policies_counts(monkeypatch: pytest.MonkeyP
 
 
 def test_a_tenant_sharing_the_table_counts_its_words(
-    memory: tuple[PostgresStore, recuerdo.Memory], monkeypatch: pytest.MonkeyPatch
+    loaded: tuple[PostgresStore, recuerdo.Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A lexeme's share in pg_stats is of every tenant's chunks: for a tenant holding a third
     of them it would say "halfway" is in a third of this tenant's chunks (it is in every one
     of them, and in none of the other's), so the word is counted instead."""
-    store, mem = memory
+    store, mem = loaded
     monkeypatch.setattr(word_statistics, "COUNTED_UP_TO", 100, raising=False)
     _load(mem, 0, 300, every=1)
     other = mem.for_tenant("other")
