@@ -8,10 +8,11 @@ rows read at 50,000), and the average length of the latest 1,000 chunks (each ch
 unnested: 8 ms whatever the memory's size). Now:
 
 - **Chunks (N).** Counted up to COUNTED_UP_TO. A tenant with more is a large one, and takes the
-  planner's estimate: the table's rows (``pg_class.reltuples``) times the tenant's share of
-  them (``pg_stats``), never under what was counted. Where there is none (a table never
-  analysed, or statistics the tenant policies hide from their role), its chunks are counted
-  in full, as before.
+  planner's estimate: the table's rows (``pg_class.reltuples``, scaled to its pages now) times
+  the tenant's share of them (``pg_stats``). Where there is none (a table never analysed), or
+  where it is under what was counted, its chunks are counted in full, as before. A reader the
+  tenant policies hold (every role but a superuser or one with BYPASSRLS: the policies are
+  forced) sees no statistics, and counts as before.
 - **A word's chunks.** Counted up to half of N, and no further than COUNTED_UP_TO / 2. A word
   that reaches that in a large tenant takes the share of rows holding its lexeme
   (``pg_stats.most_common_elems``, which ANALYZE gathers for ``tsvector`` columns) times N,
@@ -44,8 +45,13 @@ _LENGTH = "(SELECT sum(array_length(u.positions, 1)) FROM unnest({words}) u)"
 # pg_stats hides the statistics of a table whose row policies hold the reader (they would tell
 # of other tenants' rows): such a reader counts, as before.
 _POLICED = "row_security_active((current_schema() || '.chunks')::regclass)"
+# The rows per page ANALYZE saw, times the pages the table has now (as the planner scales
+# them: a table grown since its last analysis, under autovacuum's 10% threshold, is not taken at
+# its old size), times the tenant's share.
 _ESTIMATED_CHUNKS = (
-    "SELECT c.reltuples * m.share AS chunks, m.share FROM pg_class c, pg_stats s,"
+    "SELECT c.reltuples / greatest(c.relpages, 1) * (pg_relation_size(c.oid)"
+    " / current_setting('block_size')::int) * m.share AS chunks, m.share"
+    " FROM pg_class c, pg_stats s,"
     " unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS m(tenant, share)"
     " WHERE c.oid = (current_schema() || '.chunks')::regclass AND c.reltuples > 0"
     " AND s.schemaname = current_schema() AND s.tablename = 'chunks' AND s.attname = 'tenant'"
