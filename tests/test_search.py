@@ -428,7 +428,8 @@ def test_a_read_with_a_nul_is_refused_and_the_audit_keeps_working(
     from .postgres import contract_url, unique_memory
 
     kwargs = {"url": contract_url()} if backend == "postgres" else {"base_dir": base}
-    memory = recuerdo.open(unique_memory("nul"), embedder="none", **kwargs)
+    name = unique_memory("nul")
+    memory = recuerdo.open(name, embedder="none", **kwargs)
     try:
         memory.remember("learning", "a1 b")
         with pytest.raises(recuerdo.InvalidInput, match="NUL character"):
@@ -438,6 +439,10 @@ def test_a_read_with_a_nul_is_refused_and_the_audit_keeps_working(
         assert memory.audit()[0]["query"] == "a1"
     finally:
         memory.close()
+        if backend == "postgres":  # its schema would stay in the server after the suite
+            from recuerdo.store.postgres import PostgresStore
+
+            PostgresStore(contract_url(), name).drop()
 
 
 @pytest.mark.parametrize(("query", "long_text", "crowd"), EXACT_CASES)
