@@ -113,8 +113,8 @@ def loaded() -> Iterator[tuple[Any, recuerdo.Memory]]:
     store = PostgresStore(embedded_url(), unique_memory())
     memory = recuerdo.open("loaded", store=store, embedder="none")
     yield store, memory
-    memory.close()
-    PostgresStore(embedded_url(), store.memory).drop()
+    memory.close()  # a store it was given stays open: the drop closes it
+    store.drop()
 
 
 @pytest.fixture

@@ -186,9 +186,10 @@ def _other_families(memory: recuerdo.Memory) -> None:
     gone = memory.save("Old idea", "Drop it.", kind="decision", scope="user")
     memory.delete(gone["id"])
     with memory._store.write() as tx:
-        tx.execute(
-            "UPDATE items SET review_at = '2000-01-01T00:00:00Z' WHERE id = ?", (kept["id"],)
-        )
+        for note in (kept, gone):  # the deleted one is not counted as due
+            tx.execute(
+                "UPDATE items SET review_at = '2000-01-01T00:00:00Z' WHERE id = ?", (note["id"],)
+            )
     memory.add_messages("c1", [{"speaker": "Ann", "text": "Hi"}, {"speaker": "Bo", "text": "Yo"}])
     memory.add_messages("c2", [{"speaker": "Ann", "text": "Bye"}])
     memory.ingest(base64.b64encode(b"A short text document.").decode(), name="doc.txt")
