@@ -211,16 +211,14 @@ class TsvectorText(WindowedRanking[Query]):
         return idf if idf > 0 else 1e-6
 
     def _learn(self, words: Sequence[str]) -> None:
-        """The statistics of ``words`` (:mod:`.word_statistics`), with the tenant's totals
-        the first time."""
-        if self._stats is None:
-            self._stats = word_statistics.read(
-                self._tx, self._tenant, list(dict.fromkeys(words)), lengths=self._lengths
-            )
+        """The statistics of ``words`` (:mod:`.word_statistics`) and the tenant's totals. A
+        ranking scores its query's words only, read as it starts; words beyond them (a
+        test's direct call of a primitive) have all of them read again."""
+        if self._stats is not None and all(word in self._stats.found for word in words):
             return
-        new = [word for word in dict.fromkeys(words) if word not in self._stats.found]
-        if new:
-            word_statistics.more_words(self._tx, self._tenant, self._stats, new)
+        known = [] if self._stats is None else list(self._stats.found)
+        wanted = list(dict.fromkeys([*known, *words]))
+        self._stats = word_statistics.read(self._tx, self._tenant, wanted, lengths=self._lengths)
 
 
 class TrigramSubstrings:

@@ -128,20 +128,6 @@ def read(tx: PostgresTx, tenant: str, words: Sequence[str], *, lengths: bool = T
     return stats
 
 
-def more_words(tx: PostgresTx, tenant: str, stats: Statistics, words: Sequence[str]) -> None:
-    """The statistics of words a ranking scores beyond its query's (none today but a test's
-    direct call), against the totals already read."""
-    for word in words:
-        row = tx.one(
-            f"SELECT {_WORD.format(limit=stats.word_limit)} AS found, {_LEXEMES} AS lexemes",
-            (tenant, word, word),
-        )
-        assert row is not None
-        stats.found[word] = int(row["found"])
-        stats.lexemes[word] = list(row["lexemes"] or [])
-    _settle(tx, tenant, stats, words)
-
-
 def _estimate_chunks(tx: PostgresTx, tenant: str, stats: Statistics) -> None:
     """A large tenant's N: the planner's estimate, or its chunks counted where there is none
     or where it is below what was counted (statistics older than the tenant's growth)."""
