@@ -10,7 +10,8 @@ vocabulary of 60, eleven writers, sentences drawn from a Zipf-shaped vocabulary)
 * the rate of single durable ``remember`` calls (one committed transaction each, on the loaded
   store) next to a raw ``sqlite3`` insert+commit loop with the same pragmas on the same disk,
 * ``recall`` p50/p95 for (a) category + tag, (b) a word search, (c) ``from_`` one agent,
-  (d) two tags, both required (``mode="all"``), (e) a category and one agent,
+  (d) two tags, both required (``mode="all"``), (e) a category and one agent, (f) one scope
+  (every other entry is in one of 50 project scopes, the others in the default one),
 * peak RSS of the process.
 
 It prints a table and writes ``entries.json`` to ``--out`` (default ``benchmarks/results``).
@@ -46,6 +47,7 @@ from _common import (
 CATEGORIES = recuerdo.CATEGORIES
 TAGS = [f"tag{i:02d}" for i in range(60)]
 AGENTS = [f"agent{i}" for i in range(10)]
+SCOPES = [f"project:p{i:02d}" for i in range(50)]
 BATCH = 1000
 SINGLE_WRITES = 800
 
@@ -65,13 +67,15 @@ def sentence(rng: random.Random, words: list[str], weights: list[float]) -> str:
 def make_entries(rng: random.Random, n: int, words: list[str]) -> list[tuple[str, dict[str, Any]]]:
     weights = [1 / (rank + 1) for rank in range(len(words))]
     rows = []
-    for _ in range(n):
+    for number in range(n):
         source = "main" if rng.random() < 0.5 else rng.choice(AGENTS)
         entry = {
             "category": rng.choice(CATEGORIES),
             "content": sentence(rng, words, weights),
             "tags": rng.sample(TAGS, rng.randint(1, 3)),
         }
+        if number % 2:  # taken from the position, so the other draws are those of before
+            entry["scope"] = SCOPES[number // 2 % len(SCOPES)]
         rows.append((source, entry))
     return rows
 
@@ -126,6 +130,7 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
                 for _ in range(queries)
             ],
         )
+        by_scope = time_calls(mem.recall, [{"scope": rng.choice(SCOPES)} for _ in range(queries)])
         db_mib = folder_mib(Path(mem.location).parent, f"bench-{size}*")
         mem.close()
     return {
@@ -147,6 +152,8 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         "recall_every_tag_p95_ms": round(every_tag[1], 2),
         "recall_category_agent_p50_ms": round(category_agent[0], 2),
         "recall_category_agent_p95_ms": round(category_agent[1], 2),
+        "recall_scope_p50_ms": round(by_scope[0], 2),
+        "recall_scope_p95_ms": round(by_scope[1], 2),
         "db_mib": db_mib,
         "peak_rss_mib": peak_rss_mib(),
     }

@@ -4,6 +4,7 @@ Where a step's SQL is portable and tenant-first already, it is the SQLite step i
 
 from __future__ import annotations
 
+from ..sqlite.entry_scopes_schema import m028_entry_scopes
 from ..sqlite.tag_categories_schema import m026_tag_categories
 from ..sqlite.titles_schema import m025_note_titles
 from .chunk_spans import m021_chunk_spans, m023_missed_vectors
@@ -17,5 +18,5 @@ LATER_STEPS = (
     *(m018_compact_store, m019_revision_deltas, m020_superseded_chunks),
     *(m021_chunk_spans, m022_binary_keys, m023_missed_vectors),
     *(m024_trigrams_newest_first, m025_note_titles, m026_tag_categories),
-    m027_chunk_tokens,
+    *(m027_chunk_tokens, m028_entry_scopes),
 )

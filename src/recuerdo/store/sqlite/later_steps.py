@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..base import Tx
 from .chunk_spans import m021_chunk_spans, m023_missed_vectors
 from .compact_schema import m018_compact_store
+from .entry_scopes_schema import m028_entry_scopes
 from .keys_schema import m022_binary_keys
 from .newest_first_schema import m024_trigrams_newest_first
 from .revisions_schema import m019_revision_deltas
@@ -23,5 +24,5 @@ LATER_STEPS = (
     *(m018_compact_store, m019_revision_deltas, m020_superseded_chunks),
     *(m021_chunk_spans, m022_binary_keys, m023_missed_vectors),
     *(m024_trigrams_newest_first, m025_note_titles, m026_tag_categories),
-    m027_chunk_tokens,
+    *(m027_chunk_tokens, m028_entry_scopes),
 )

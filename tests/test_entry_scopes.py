@@ -1,0 +1,162 @@
+"""Entries are listed by scope through an index of their own (m028): the listing reads the
+scope's rows newest first and stops, where it walked every entry of the memory."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import recuerdo
+from recuerdo.store import SQLiteStore
+from recuerdo.store.postgres import PostgresStore
+from recuerdo.store.postgres.connection import PostgresTx
+from recuerdo.store.sqlite.schema import SCHEMA
+
+from .conftest import query_plan, statements_run
+from .postgres import system_url, unique_memory
+from .test_query_plans import _grown_copy
+
+SCOPES = ["project:shop", "project:blog", "default"]
+CATEGORIES = ["learning", "decision"]
+STEP = "m028_entry_scopes"
+
+
+def _fill(memory: recuerdo.Memory, count: int) -> dict[int, tuple[str, str]]:
+    """Entries spread over the scopes (the last one unnamed: the default scope) and the
+    categories, half written one at a time and half in one batch; (scope, category) of each."""
+    written: dict[int, tuple[str, str]] = {}
+    batch: list[dict[str, Any]] = []
+    for n in range(count):
+        scope, category = SCOPES[n % 3], CATEGORIES[n % 2]
+        named = {} if scope == "default" else {"scope": scope}
+        if n < count // 2:
+            written[memory.remember(category, f"entry {n}", ["t"], **named)] = (scope, category)
+        else:
+            batch.append({"category": category, "content": f"entry {n}", **named})
+    for entry_id, entry in zip(memory.remember_many(batch), batch, strict=True):  # type: ignore[arg-type]
+        written[entry_id] = (entry.get("scope", "default"), entry["category"])
+    return written
+
+
+def _newest(written: dict[int, tuple[str, str]], scope: str, category: str | None) -> list[int]:
+    return sorted(
+        (i for i, (s, c) in written.items() if s == scope and category in (None, c)),
+        reverse=True,
+    )
+
+
+@pytest.mark.parametrize("limit", [1, 4, 200])
+def test_a_listing_by_scope_is_exact_newest_first(memory: recuerdo.Memory, limit: int) -> None:
+    """Every scope, alone and with each category: its entries newest first, ``more`` counting
+    the rest, on every store; a scope holding no entry lists none."""
+    written = _fill(memory, 36)
+    memory.save("Shop note", "a note of the same scope is not an entry", scope="project:shop")
+    for scope, category in itertools.product(SCOPES, [None, *CATEGORIES]):
+        expected = _newest(written, scope, category)
+        listed = memory.recall(scope=scope, category=category, limit=limit)
+        assert [e["id"] for e in listed] == expected[:limit], (scope, category)
+        assert listed.more == max(0, len(expected) - limit), (scope, category)
+        assert {e["scope"] for e in listed} <= {scope}
+    assert memory.recall(scope="project:none") == []
+
+
+@pytest.mark.parametrize("grown", [False, True], ids=["as opened", "as if grown"])
+def test_a_listing_by_scope_reads_the_scope_index(
+    file_memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, grown: bool
+) -> None:
+    """The listing's statement searches ``items_entry_scopes`` by tenant and scope, under the
+    statistics the store is opened with and under those of a store of 100,000 items. Before
+    the step it walked ``items_entries`` (every entry of the tenant, newest first), reading
+    each row to test its scope: 18 ms a listing for one scope of 50 among 100,000 entries
+    (docs/decisions/0050-entry-scopes.md)."""
+    written = _fill(file_memory, 30)
+    with statements_run(monkeypatch) as seen:
+        found = file_memory.recall(scope="project:blog", category="decision")
+    assert [e["id"] for e in found] == _newest(written, "project:blog", "decision") != []
+    [(sql, params)] = [(sql, p) for sql, p in seen if "listed_id" in sql]
+    plain = sql.replace(" AND items.category = ?", "")
+    asked = [params, [p for p in params if p != "decision"]]
+    for statement, values in zip([sql, plain], asked, strict=True):
+        if grown:
+            copy = _grown_copy(file_memory.location, tmp_path / f"grown{len(values)}.db", 100_000)
+            store = SQLiteStore(copy)
+            try:
+                with recuerdo.open("grown", store=store) as view:
+                    plan = query_plan(view, statement, values)
+            finally:
+                store.close()
+        else:
+            plan = query_plan(file_memory, statement, values)
+        assert any("INDEX items_entry_scopes (tenant=? AND scope=?)" in s for s in plan), plan
+        assert not any("TEMP B-TREE" in s for s in plan), plan
+
+
+def test_postgres_lists_a_scope_through_the_scope_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostgreSQL's index names the id, so the listing reads its scope's rows in order, and
+    stops: the plan (sequential scans off: the table is small) walks it without a sort."""
+    url, name = system_url(), unique_memory("scopes")
+    try:
+        with recuerdo.open(name, url=url, embedder="none") as memory:
+            written = _fill(memory, 30)
+            with statements_run(monkeypatch, PostgresTx) as seen:
+                found = memory.recall(scope="project:shop")
+            assert [e["id"] for e in found] == _newest(written, "project:shop", None) != []
+            [(sql, params)] = [(sql, p) for sql, p in seen if "listed_id" in sql]
+            with memory._store.read() as tx:
+                tx.execute("SET LOCAL enable_seqscan = off")
+                plan = "\n".join(row[0] for row in tx.all(f"EXPLAIN {sql}", params))
+    finally:
+        PostgresStore(url, name).drop()
+    assert "items_entry_scopes" in plan and "Sort" not in plan, plan
+
+
+def _as_before_m028(memory: recuerdo.Memory) -> None:
+    """``memory``'s store as the code before m028 left it: no scope index, the step not
+    recorded."""
+    with memory._store.write() as tx:
+        tx.execute("DROP INDEX items_entry_scopes")
+        tx.execute("DELETE FROM _migrations WHERE name = ?", (STEP,))
+        if isinstance(memory._store, SQLiteStore):
+            tx.execute(f"PRAGMA user_version = {SCHEMA.names().index(STEP)}")
+
+
+def _has_the_index(memory: recuerdo.Memory) -> bool:
+    with memory._store.read() as tx:
+        if isinstance(memory._store, SQLiteStore):
+            found = "SELECT count(*) FROM sqlite_schema WHERE name = 'items_entry_scopes'"
+        else:
+            found = (
+                "SELECT count(*) FROM pg_indexes WHERE indexname = 'items_entry_scopes'"
+                " AND schemaname = current_schema()"
+            )
+        return bool(tx.scalar(found))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_store_written_before_m028_gets_the_index_and_lists_the_same(
+    base: Path, backend: str
+) -> None:
+    """An older store gets the index when it is opened (the step is recorded), and lists every
+    scope as before."""
+    name = unique_memory("m028")
+    url = system_url() if backend == "postgres" else None
+    where: dict[str, Any] = {"url": url} if url else {"base_dir": base}
+    try:
+        with recuerdo.open(name, embedder="none", **where) as memory:
+            written = _fill(memory, 24)
+            _as_before_m028(memory)
+            assert not _has_the_index(memory)
+        with recuerdo.open(name, embedder="none", **where) as memory:
+            assert _has_the_index(memory)
+            with memory._store.read() as tx:
+                steps = [row[0] for row in tx.all("SELECT name FROM _migrations")]
+            assert steps[-1] == STEP
+            for scope in SCOPES:
+                listed = memory.recall(scope=scope)
+                assert [e["id"] for e in listed] == _newest(written, scope, None), scope
+    finally:
+        if url:
+            PostgresStore(url, name).drop()
