@@ -396,6 +396,30 @@ def test_index_status_reports_progress(memory: recuerdo.Memory) -> None:
     assert after["meaning"] == "armed" and str(after["model"]).startswith("static-minilm-")
 
 
+def test_index_status_counts_chunks_from_the_chunk_index_alone(
+    file_memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunks a memory holds are counted from the chunk index, without reading an item
+    (the join to items read every one: 10.1 ms against 1.1 at 50,000 notes). A forgotten or
+    hard-deleted item's chunks go with it."""
+    long = " ".join(f"word{n}" for n in range(900))  # cut into several chunks
+    kept = file_memory.save("Long", long)
+    gone = file_memory.remember("learning", "an entry to forget")
+    dropped = file_memory.save("Dropped", "a note deleted for good")
+    file_memory._upkeep.drain()
+    file_memory.forget(gone)
+    file_memory.delete(dropped["id"], hard=True)
+    with statements_run(monkeypatch) as seen:
+        status = file_memory.index_status()
+    with file_memory._store.read() as tx:
+        held = tx.scalar("SELECT count(*) FROM chunks WHERE item_id = ?", (kept["id"],))
+    assert held > 1 and status["chunks"] == held
+    # The other counts are of what lies above an index's mark (``id > ...``).
+    [(sql, params)] = [(s, p) for s, p in seen if "count(*) FROM chunks" in s and " > " not in s]
+    plan = query_plan(file_memory, sql, params)
+    assert plan == ["SEARCH chunks USING COVERING INDEX chunks_by_item (tenant=?)"], plan
+
+
 EXACT_CASES = [
     # (query, the words the two long notes hold as written, a crowd word sharing their stems)
     ("helping", "she was helping her neighbour carry the boxes up the narrow stairs", "help"),

@@ -440,13 +440,10 @@ class RetrievalVerbs(MemoryBase):
         """
         embedder = self._meaning.embedder
         with self._store.read() as tx:
-            chunks = int(
-                tx.scalar(
-                    "SELECT count(*) FROM chunks c JOIN items i ON i.tenant = c.tenant"
-                    " AND i.id = c.item_id WHERE i.tenant = ?",
-                    (self.tenant,),
-                )
-            )
+            # A chunk goes with its item (ON DELETE CASCADE) and carries its tenant, so the
+            # chunk index alone counts them: the join to items read every item, 10.1 ms against
+            # 1.1 at 50,000 notes (clients poll this verb while a backlog clears).
+            chunks = int(tx.scalar("SELECT count(*) FROM chunks WHERE tenant = ?", (self.tenant,)))
             unchunked = index.unchunked(tx)
             reply: IndexStatus = {
                 "chunks": chunks,
