@@ -63,35 +63,74 @@ def test_a_listing_by_scope_is_exact_newest_first(memory: recuerdo.Memory, limit
     assert memory.recall(scope="project:none") == []
 
 
+def _plans(
+    memory: recuerdo.Memory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    grown: bool,
+    asked: dict[str, Any],
+) -> tuple[list[int], list[str]]:
+    """The ids ``recall(**asked)`` lists, and its listing statement's plan: on the memory's own
+    store, or on a copy whose statistics are those of a store of 100,000 items."""
+    with statements_run(monkeypatch) as seen:
+        found = [e["id"] for e in memory.recall(**asked)]
+    [(sql, params)] = [(sql, p) for sql, p in seen if "listed_id" in sql]
+    if not grown:
+        return found, query_plan(memory, sql, params)
+    copy = _grown_copy(memory.location, tmp_path / f"grown-{len(asked)}.db", 100_000)
+    store = SQLiteStore(copy)
+    try:
+        with recuerdo.open("grown", store=store) as view:
+            return found, query_plan(view, sql, params)
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("grown", [False, True], ids=["as opened", "as if grown"])
-def test_a_listing_by_scope_reads_the_scope_index(
+def test_a_listing_by_scope_alone_reads_the_scope_index(
     file_memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, grown: bool
 ) -> None:
     """The listing's statement searches ``items_entry_scopes`` by tenant and scope, under the
     statistics the store is opened with and under those of a store of 100,000 items. Before
     the step it walked ``items_entries`` (every entry of the tenant, newest first), reading
-    each row to test its scope: 18 ms a listing for one scope of 50 among 100,000 entries
+    each row to test its scope: 35-47 ms a listing for one scope of 50 among 100,000 entries
     (docs/decisions/0050-entry-scopes.md)."""
     written = _fill(file_memory, 30)
-    with statements_run(monkeypatch) as seen:
-        found = file_memory.recall(scope="project:blog", category="decision")
-    assert [e["id"] for e in found] == _newest(written, "project:blog", "decision") != []
-    [(sql, params)] = [(sql, p) for sql, p in seen if "listed_id" in sql]
-    plain = sql.replace(" AND items.category = ?", "")
-    asked = [params, [p for p in params if p != "decision"]]
-    for statement, values in zip([sql, plain], asked, strict=True):
-        if grown:
-            copy = _grown_copy(file_memory.location, tmp_path / f"grown{len(values)}.db", 100_000)
-            store = SQLiteStore(copy)
-            try:
-                with recuerdo.open("grown", store=store) as view:
-                    plan = query_plan(view, statement, values)
-            finally:
-                store.close()
-        else:
-            plan = query_plan(file_memory, statement, values)
-        assert any("INDEX items_entry_scopes (tenant=? AND scope=?)" in s for s in plan), plan
-        assert not any("TEMP B-TREE" in s for s in plan), plan
+    found, plan = _plans(file_memory, monkeypatch, tmp_path, grown, {"scope": "project:blog"})
+    assert found == _newest(written, "project:blog", None) != []
+    assert plan == ["SEARCH items USING COVERING INDEX items_entry_scopes (tenant=? AND scope=?)"]
+
+
+@pytest.mark.parametrize("grown", [False, True], ids=["as opened", "as if grown"])
+@pytest.mark.parametrize(
+    ("asked", "index"),
+    [
+        ({"scope": "default", "category": "rule"}, "items_by_category (tenant=? AND category=?)"),
+        ({"scope": "default", "from_": "Scout"}, "items_by_source (tenant=? AND source=?)"),
+    ],
+    ids=["category", "writer"],
+)
+def test_a_rare_category_or_writer_beside_a_large_scope_reads_its_own_index(
+    file_memory: recuerdo.Memory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    grown: bool,
+    asked: dict[str, Any],
+    index: str,
+) -> None:
+    """SQLite's sampled statistics give the scope, category and writer indexes the same
+    figures, and the planner took the scope index on a tie: a few rules or one agent's entries
+    in a large default scope were found by walking the whole scope (0.3 against 8.2 ms at
+    40,000 entries, found in review). Beside a category or a writer the scope is tested on the
+    rows their index offers, as before the step."""
+    written = _fill(file_memory, 40)
+    rules = [file_memory.remember("rule", f"rule {n}") for n in range(2)]
+    scout = file_memory.agent("Scout")
+    scouted = [scout.remember("learning", f"seen {n}") for n in range(2)]
+    assert len(written) > 4 * len(rules)
+    found, plan = _plans(file_memory, monkeypatch, tmp_path, grown, asked)
+    assert found == sorted(rules if "category" in asked else scouted, reverse=True)
+    assert len(plan) == 1 and plan[0].endswith(f"USING INDEX {index}"), plan
 
 
 def test_postgres_lists_a_scope_through_the_scope_index(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,8 +191,8 @@ def test_a_store_written_before_m028_gets_the_index_and_lists_the_same(
         with recuerdo.open(name, embedder="none", **where) as memory:
             assert _has_the_index(memory)
             with memory._store.read() as tx:
-                steps = [row[0] for row in tx.all("SELECT name FROM _migrations")]
-            assert steps[-1] == STEP
+                steps = {row[0] for row in tx.all("SELECT name FROM _migrations")}
+            assert STEP in steps
             for scope in SCOPES:
                 listed = memory.recall(scope=scope)
                 assert [e["id"] for e in listed] == _newest(written, scope, None), scope

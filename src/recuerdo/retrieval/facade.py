@@ -440,9 +440,10 @@ class RetrievalVerbs(MemoryBase):
         """
         embedder = self._meaning.embedder
         with self._store.read() as tx:
-            # A chunk goes with its item (ON DELETE CASCADE) and carries its tenant, so the
-            # chunk index alone counts them: the join to items read every item, 10.1 ms against
-            # 1.1 at 50,000 notes (clients poll this verb while a backlog clears).
+            # A chunk goes with its item (ON DELETE CASCADE) and carries its item's tenant
+            # (PostgreSQL's key says so; SQLite's writes copy it, and nothing changes an item's
+            # tenant), so the chunk index alone counts them: the join to items read every item,
+            # 10.1 ms against 1.1 at 50,000 notes (clients poll this verb while a backlog clears).
             chunks = int(tx.scalar("SELECT count(*) FROM chunks WHERE tenant = ?", (self.tenant,)))
             unchunked = index.unchunked(tx)
             reply: IndexStatus = {
