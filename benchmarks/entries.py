@@ -11,7 +11,8 @@ vocabulary of 60, eleven writers, sentences drawn from a Zipf-shaped vocabulary)
   store) next to a raw ``sqlite3`` insert+commit loop with the same pragmas on the same disk,
 * ``recall`` p50/p95 for (a) category + tag, (b) a word search, (c) ``from_`` one agent,
   (d) two tags, both required (``mode="all"``), (e) a category and one agent, (f) one scope
-  (every other entry is in one of 50 project scopes, the others in the default one),
+  (every other entry is in one of 50 project scopes, the others in the default one), (g) a
+  scope (the default one too) and a category,
 * peak RSS of the process.
 
 It prints a table and writes ``entries.json`` to ``--out`` (default ``benchmarks/results``).
@@ -131,6 +132,13 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
             ],
         )
         by_scope = time_calls(mem.recall, [{"scope": rng.choice(SCOPES)} for _ in range(queries)])
+        scope_category = time_calls(
+            mem.recall,
+            [
+                {"scope": rng.choice([*SCOPES, "default"]), "category": rng.choice(CATEGORIES)}
+                for _ in range(queries)
+            ],
+        )
         db_mib = folder_mib(Path(mem.location).parent, f"bench-{size}*")
         mem.close()
     return {
@@ -154,6 +162,8 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         "recall_category_agent_p95_ms": round(category_agent[1], 2),
         "recall_scope_p50_ms": round(by_scope[0], 2),
         "recall_scope_p95_ms": round(by_scope[1], 2),
+        "recall_scope_category_p50_ms": round(scope_category[0], 2),
+        "recall_scope_category_p95_ms": round(scope_category[1], 2),
         "db_mib": db_mib,
         "peak_rss_mib": peak_rss_mib(),
     }

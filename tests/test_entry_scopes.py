@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import recuerdo
+from recuerdo.entries import operations as entry_ops
 from recuerdo.store import SQLiteStore
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.connection import PostgresTx
@@ -107,10 +108,19 @@ def test_a_listing_by_scope_alone_reads_the_scope_index(
     [
         ({"scope": "default", "category": "rule"}, "items_by_category (tenant=? AND category=?)"),
         ({"scope": "default", "from_": "Scout"}, "items_by_source (tenant=? AND source=?)"),
+        (
+            {"scope": "project:blog", "category": "learning"},
+            "items_entry_scopes (tenant=? AND scope=?)",
+        ),
+        (
+            {"scope": "project:blog", "category": "learning", "from_": "main"},
+            "items_entry_scopes (tenant=? AND scope=?)",
+        ),
+        ({"scope": "project:blog", "tags": ["t"]}, "item_tags_by_tag (tenant=? AND tag=?)"),
     ],
-    ids=["category", "writer"],
+    ids=["rare category", "rare writer", "small scope", "small scope of three", "tags"],
 )
-def test_a_rare_category_or_writer_beside_a_large_scope_reads_its_own_index(
+def test_the_filter_holding_fewest_entries_drives_a_listing(
     file_memory: recuerdo.Memory,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
@@ -119,18 +129,67 @@ def test_a_rare_category_or_writer_beside_a_large_scope_reads_its_own_index(
     index: str,
 ) -> None:
     """SQLite's sampled statistics give the scope, category and writer indexes the same
-    figures, and the planner took the scope index on a tie: a few rules or one agent's entries
-    in a large default scope were found by walking the whole scope (0.3 against 8.2 ms at
-    40,000 entries, found in review). Beside a category or a writer the scope is tested on the
-    rows their index offers, as before the step."""
+    figures, and its planner took the scope index on a tie: a few rules or one agent's entries
+    in a large default scope were found by walking the whole scope (0.30 against 8.16 ms at
+    40,000 entries, found in review). Each filter's newest entries are now read (up to
+    ``DRIVE_PROBE``) and the rarest drives: a small scope beside a large category too. Under
+    tags, the tags' index is read, as before the scope index."""
     written = _fill(file_memory, 40)
+    crowd = file_memory.remember_many(
+        [{"category": "learning", "content": f"crowd {n}"} for n in range(30)]  # type: ignore[list-item]
+    )
+    written |= {entry_id: ("default", "learning") for entry_id in crowd}
     rules = [file_memory.remember("rule", f"rule {n}") for n in range(2)]
     scout = file_memory.agent("Scout")
     scouted = [scout.remember("learning", f"seen {n}") for n in range(2)]
-    assert len(written) > 4 * len(rules)
     found, plan = _plans(file_memory, monkeypatch, tmp_path, grown, asked)
-    assert found == sorted(rules if "category" in asked else scouted, reverse=True)
-    assert len(plan) == 1 and plan[0].endswith(f"USING INDEX {index}"), plan
+    if asked.get("from_") == "Scout":
+        expected = sorted(scouted, reverse=True)
+    elif asked.get("category") == "rule":
+        expected = sorted(rules, reverse=True)
+    elif "tags" in asked:
+        expected = [i for i, (s, _) in sorted(written.items(), reverse=True) if s == asked["scope"]]
+        expected = [i for i in expected if i in _tagged(file_memory)]
+    else:
+        expected = _newest(written, asked["scope"], asked["category"])
+    assert found == expected != []
+    assert any(step.endswith(index) for step in plan), plan
+    assert not any("TEMP B-TREE" in step for step in plan), plan
+
+
+@pytest.mark.parametrize(
+    ("probe", "index"),
+    [
+        (3, "items_by_category (tenant=? AND category=?)"),
+        (100, "items_entry_scopes (tenant=? AND scope=?)"),
+    ],
+    ids=["both past the probe", "under it"],
+)
+def test_past_the_probe_the_scope_is_tested_row_by_row(
+    file_memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch, probe: int, index: str
+) -> None:
+    """The counts stop at ``DRIVE_PROBE``: when every filter reaches it they cannot tell the
+    filters apart, and the scope is tested on the rows the category's index offers, as before
+    the scope index. Under the bound the fewer drive (here the scope: 8 entries against 32)."""
+    monkeypatch.setattr(entry_ops, "DRIVE_PROBE", probe)
+    expected = []
+    for n in range(40):
+        scope = "project:blog" if n % 5 == 0 else None
+        entry_id = file_memory.remember("learning", f"entry {n}", scope=scope)
+        if scope:
+            expected.append(entry_id)
+    with statements_run(monkeypatch) as seen:
+        found = [e["id"] for e in file_memory.recall(scope="project:blog", category="learning")]
+    assert found == sorted(expected, reverse=True)
+    [(sql, params)] = [(sql, p) for sql, p in seen if "listed_id" in sql]
+    assert ("+items.scope" in sql) == (probe == 3), sql
+    plan = query_plan(file_memory, sql, params)
+    assert len(plan) == 1 and index in plan[0], plan
+
+
+def _tagged(memory: recuerdo.Memory) -> set[int]:
+    with memory._store.read() as tx:
+        return {int(row[0]) for row in tx.all("SELECT item_id FROM item_tags WHERE tag = 't'")}
 
 
 def test_postgres_lists_a_scope_through_the_scope_index(monkeypatch: pytest.MonkeyPatch) -> None:

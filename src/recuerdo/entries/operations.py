@@ -34,6 +34,9 @@ _COLUMNS = (
 # match of a common needle read them all (a third of 100,000 entries: 87-128 ms); this bound keeps
 # a cut list at a few ms (docs/decisions/0028-common-words.md).
 MORE_COUNT_LIMIT = 1_000
+DRIVE_PROBE = 5_000
+"""Entries counted under each filter of a listing on SQLite, at most, to choose which of their
+indexes drives it (:func:`_driving`)."""
 
 
 def check_category(category: object) -> str:
@@ -163,22 +166,24 @@ def recall(
         where.append(condition)
         params.extend(condition_params)
     category_wanted = None if category is None else check_category(category)
-    if category_wanted is not None:
-        where.append("items.category = ?")
-        params.append(category_wanted)
-    if source is not None:
-        where.append("items.source = ?")
-        params.append(source)
-    if scope is not None:
-        # SQLite's statistics sample a few hundred rows of each index, so they cannot tell a
-        # scope from a category or a writer: beside one of those, the scope is tested on each
-        # row their index offers, as before the scope index (m028), else a large scope would
-        # be walked for a rare category. Alone, the scope's index drives (decision 0050).
-        beside = category_wanted is not None or source is not None
-        column = "+items.scope" if beside and tx.dialect == "sqlite" else "items.scope"
-        where.append(f"{column} = ?")
-        params.append(checked_label(scope, "scope"))
     wanted = check_tags(tags)
+    filters = {
+        column: value
+        for column, value in (
+            ("category", category_wanted),
+            ("source", source),
+            ("scope", None if scope is None else checked_label(scope, "scope")),
+        )
+        if value is not None
+    }
+    driving = _driving(
+        tx, tenant, filters, by_words=found is not None or bool(search), by_tags=bool(wanted)
+    )
+    for column, value in filters.items():
+        # ``+`` keeps SQLite from reading a column's index: the filter is tested on each row
+        # the driving index offers.
+        where.append(f"{'' if column in driving else '+'}items.{column} = ?")
+        params.append(value)
     if wanted:
         every = isinstance(mode, str) and mode.strip().lower() == "all"
         if found is not None:
@@ -229,6 +234,43 @@ def recall(
         tx, f"SELECT {_COLUMNS} FROM items", listed, where="tenant = ?", params=[tenant]
     )
     return [row_to_entry(rows[item_id]) for item_id in listed], len(ids) - len(listed)
+
+
+def _driving(
+    tx: Tx, tenant: str, filters: dict[str, str], *, by_words: bool, by_tags: bool
+) -> set[str]:
+    """The columns of ``filters`` whose index may drive a listing.
+
+    SQLite's statistics sample a few hundred rows of each index (decision 0018), so they give
+    the category, writer and scope indexes the same figures, and its planner picks one of them
+    on a tie: a large scope was walked for a few rules. So on SQLite each filter's entries are
+    counted through its own index, up to DRIVE_PROBE, and when one holds fewer than that, the
+    one holding the fewest drives (walking it reads no more rows than it holds; a tie goes to
+    the first of category, writer, scope). When every filter reaches the bound, the scope is
+    tested row by row and the planner chooses between the others, as before the scope index
+    (m028): the counts cannot tell such filters apart, and where entries were written in
+    batches by writer, their ids cannot either. Under a search the substring index drives, the
+    scope tested row by row as before; under tags the planner weighs the tags' ids against the
+    filters' indexes (decision 0050). Other backends plan with statistics of their own."""
+    if tx.dialect != "sqlite":
+        return set(filters)
+    unbounded = set(filters) - {"scope"}
+    if by_words:
+        return unbounded
+    if by_tags or len(filters) < 2:
+        return set(filters)
+    held = {
+        column: int(
+            tx.scalar(
+                "SELECT count(*) FROM (SELECT 1 FROM items WHERE tenant = ?"
+                f" AND item_type = 'entry' AND {column} = ? LIMIT ?)",
+                (tenant, value, DRIVE_PROBE),
+            )
+        )
+        for column, value in filters.items()
+    }
+    fewest = min(held, key=lambda column: held[column])
+    return {fewest} if held[fewest] < DRIVE_PROBE else unbounded
 
 
 def row_to_entry(row: Row) -> Entry:
