@@ -17,6 +17,8 @@ import os
 import tempfile
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -86,6 +88,21 @@ def url_for(server: str) -> str:
 def unique_memory(prefix: str = "t") -> str:
     """A memory name no other test uses (each memory is a schema of the shared database)."""
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+@contextmanager
+def opened_on(backend: str, base: Path, prefix: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A new memory's name, and the arguments of ``recuerdo.open`` that keep it on ``backend``:
+    ``sqlite`` in ``base``, ``postgres`` on the system server (its schema dropped after)."""
+    from recuerdo.store.postgres import PostgresStore
+
+    name = unique_memory(prefix)
+    url = system_url() if backend == "postgres" else None
+    try:
+        yield name, ({"url": url} if url else {"base_dir": base})
+    finally:
+        if url:
+            PostgresStore(url, name).drop()
 
 
 _contract: dict[str, Any] = {}

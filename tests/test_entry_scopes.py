@@ -12,12 +12,11 @@ import pytest
 import recuerdo
 from recuerdo.entries import operations as entry_ops
 from recuerdo.store import SQLiteStore
-from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.connection import PostgresTx
 from recuerdo.store.sqlite.schema import SCHEMA
 
 from .conftest import query_plan, statements_run
-from .postgres import system_url, unique_memory
+from .postgres import opened_on
 from .test_query_plans import _grown_copy
 
 SCOPES = ["project:shop", "project:blog", "default"]
@@ -192,22 +191,23 @@ def _tagged(memory: recuerdo.Memory) -> set[int]:
         return {int(row[0]) for row in tx.all("SELECT item_id FROM item_tags WHERE tag = 't'")}
 
 
-def test_postgres_lists_a_scope_through_the_scope_index(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_postgres_lists_a_scope_through_the_scope_index(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """PostgreSQL's index names the id, so the listing reads its scope's rows in order, and
     stops: the plan (sequential scans off: the table is small) walks it without a sort."""
-    url, name = system_url(), unique_memory("scopes")
-    try:
-        with recuerdo.open(name, url=url, embedder="none") as memory:
-            written = _fill(memory, 30)
-            with statements_run(monkeypatch, PostgresTx) as seen:
-                found = memory.recall(scope="project:shop")
-            assert [e["id"] for e in found] == _newest(written, "project:shop", None) != []
-            [(sql, params)] = [(sql, p) for sql, p in seen if "listed_id" in sql]
-            with memory._store.read() as tx:
-                tx.execute("SET LOCAL enable_seqscan = off")
-                plan = "\n".join(row[0] for row in tx.all(f"EXPLAIN {sql}", params))
-    finally:
-        PostgresStore(url, name).drop()
+    with (
+        opened_on("postgres", base, "scopes") as (name, where),
+        recuerdo.open(name, embedder="none", **where) as memory,
+    ):
+        written = _fill(memory, 30)
+        with statements_run(monkeypatch, PostgresTx) as seen:
+            found = memory.recall(scope="project:shop")
+        assert [e["id"] for e in found] == _newest(written, "project:shop", None) != []
+        [(sql, params)] = [(sql, p) for sql, p in seen if "listed_id" in sql]
+        with memory._store.read() as tx:
+            tx.execute("SET LOCAL enable_seqscan = off")
+            plan = "\n".join(row[0] for row in tx.all(f"EXPLAIN {sql}", params))
     assert "items_entry_scopes" in plan and "Sort" not in plan, plan
 
 
@@ -239,10 +239,7 @@ def test_a_store_written_before_m028_gets_the_index_and_lists_the_same(
 ) -> None:
     """An older store gets the index when it is opened (the step is recorded), and lists every
     scope as before."""
-    name = unique_memory("m028")
-    url = system_url() if backend == "postgres" else None
-    where: dict[str, Any] = {"url": url} if url else {"base_dir": base}
-    try:
+    with opened_on(backend, base, "m028") as (name, where):
         with recuerdo.open(name, embedder="none", **where) as memory:
             written = _fill(memory, 24)
             _as_before_m028(memory)
@@ -255,6 +252,3 @@ def test_a_store_written_before_m028_gets_the_index_and_lists_the_same(
             for scope in SCOPES:
                 listed = memory.recall(scope=scope)
                 assert [e["id"] for e in listed] == _newest(written, scope, None), scope
-    finally:
-        if url:
-            PostgresStore(url, name).drop()

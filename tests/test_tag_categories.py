@@ -11,11 +11,10 @@ import pytest
 
 import recuerdo
 from recuerdo.store import SQLiteStore
-from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.sqlite.schema import SCHEMA
 
 from .conftest import query_plan, statements_run
-from .postgres import system_url, unique_memory
+from .postgres import opened_on
 
 CATEGORIES = ["learning", "decision", "context"]
 TAGS = ["a", "b", "c"]
@@ -152,10 +151,7 @@ def test_a_store_written_before_m026_gets_its_categories_and_lists_the_same(
 ) -> None:
     """An older store's tag rows get their items' categories when it is opened, and its
     listings by category and tags are those of the entries it held."""
-    name = unique_memory("m026")
-    url = system_url() if backend == "postgres" else None
-    where: dict[str, Any] = {"url": url} if url else {"base_dir": base}
-    try:
+    with opened_on(backend, base, "m026") as (name, where):
         with recuerdo.open(name, embedder="none", **where) as memory:
             written = _fill(memory, 30)
             memory.save("Deploys", "Blue-green.", key="deploys", kind="decision", tags=["ops"])
@@ -173,9 +169,6 @@ def test_a_store_written_before_m026_gets_its_categories_and_lists_the_same(
             for category, tag in itertools.product(CATEGORIES, TAGS):
                 listed = memory.recall(category=category, tags=[tag])
                 assert [e["id"] for e in listed] == _newest(written, category, [tag], False)
-    finally:
-        if url:
-            PostgresStore(url, name).drop()
 
 
 def test_a_store_recovered_from_before_m026_gets_its_categories(base: Path) -> None:
