@@ -166,7 +166,6 @@ def recall(
         where.append(condition)
         params.extend(condition_params)
     category_wanted = None if category is None else check_category(category)
-    wanted = check_tags(tags)
     filters = {
         column: value
         for column, value in (
@@ -176,9 +175,8 @@ def recall(
         )
         if value is not None
     }
-    driving = _driving(
-        tx, tenant, filters, by_words=found is not None or bool(search), by_tags=bool(wanted)
-    )
+    wanted = check_tags(tags)  # after the scope, whose refusal came first before
+    driving = _driving(tx, tenant, filters, by_words=found is not None, by_tags=bool(wanted))
     for column, value in filters.items():
         # ``+`` keeps SQLite from reading a column's index: the filter is tested on each row
         # the driving index offers.
@@ -244,13 +242,14 @@ def _driving(
     SQLite's statistics sample a few hundred rows of each index (decision 0018), so they give
     the category, writer and scope indexes the same figures, and its planner picks one of them
     on a tie: a large scope was walked for a few rules. So on SQLite each filter's entries are
-    counted through its own index, up to DRIVE_PROBE, and when one holds fewer than that, the
-    one holding the fewest drives (walking it reads no more rows than it holds; a tie goes to
-    the first of category, writer, scope). When every filter reaches the bound, the scope is
-    tested row by row and the planner chooses between the others, as before the scope index
-    (m028): the counts cannot tell such filters apart, and where entries were written in
-    batches by writer, their ids cannot either. Under a search the substring index drives, the
-    scope tested row by row as before; under tags the planner weighs the tags' ids against the
+    counted through its own index, up to DRIVE_PROBE (a later one only up to the fewest so
+    far), and when one holds fewer than that, the one holding the fewest drives: walking it
+    reads no more rows than it holds (a tie goes to the first of category, writer, scope).
+    When every filter reaches the bound, the scope is tested row by row and the planner
+    chooses between the others, as before the scope index (m028): the counts cannot tell such
+    filters apart, and where entries were written in batches by writer, their ids cannot
+    either. Under a search the substring index drives (three characters or more), the scope
+    tested row by row as before; under tags the planner weighs the tags' ids against the
     filters' indexes (decision 0050). Other backends plan with statistics of their own."""
     if tx.dialect != "sqlite":
         return set(filters)
@@ -259,18 +258,20 @@ def _driving(
         return unbounded
     if by_tags or len(filters) < 2:
         return set(filters)
-    held = {
-        column: int(
+    fewest, bound = "", DRIVE_PROBE
+    for column, value in filters.items():
+        # Each later filter is counted only as far as the fewest so far: an agent's own
+        # listing (its writer is always a filter) counts its few entries, then no more.
+        held = int(
             tx.scalar(
                 "SELECT count(*) FROM (SELECT 1 FROM items WHERE tenant = ?"
                 f" AND item_type = 'entry' AND {column} = ? LIMIT ?)",
-                (tenant, value, DRIVE_PROBE),
+                (tenant, value, bound),
             )
         )
-        for column, value in filters.items()
-    }
-    fewest = min(held, key=lambda column: held[column])
-    return {fewest} if held[fewest] < DRIVE_PROBE else unbounded
+        if held < bound:
+            fewest, bound = column, held
+    return {fewest} if fewest else unbounded
 
 
 def row_to_entry(row: Row) -> Entry:
