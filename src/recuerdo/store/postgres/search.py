@@ -112,13 +112,8 @@ class TsvectorText(WindowedRanking[Query]):
         return self._first(expression, "", (), "", 1, count - 1) != []
 
     def _count(self, expression: Query) -> int:
-        return int(
-            self._tx.scalar(
-                f"SELECT count(*) FROM chunks c, (SELECT {expression.sql} AS query) q"
-                " WHERE c.tenant = ? AND c.words @@ q.query",
-                [*expression.params, self._tenant],
-            )
-        )
+        matching, params = self._matching(expression)
+        return int(self._tx.scalar(f"SELECT count(*) {matching}", params))
 
     def _nth_newest(self, expression: Query, n: int) -> int | None:
         edge = self._first(expression, "", (), "ORDER BY c.id DESC", 1, n - 1)
@@ -161,12 +156,21 @@ class TsvectorText(WindowedRanking[Query]):
         limit: int,
         offset: int,
     ) -> list[int]:
+        matching, matched = self._matching(expression)
         rows = self._tx.all(
-            f"SELECT c.id FROM chunks c, (SELECT {expression.sql} AS query) q"
-            f" WHERE c.tenant = ? AND c.words @@ q.query{bound} {order} LIMIT ? OFFSET ?",
-            [*expression.params, self._tenant, *params, limit, offset],
+            f"SELECT c.id {matching}{bound} {order} LIMIT ? OFFSET ?",
+            [*matched, *params, limit, offset],
         )
         return [int(row["id"]) for row in rows]
+
+    def _matching(self, expression: Query) -> tuple[str, list[Any]]:
+        """The FROM and WHERE of the tenant's chunks ``expression`` matches, and their
+        parameters."""
+        return (
+            f"FROM chunks c, (SELECT {expression.sql} AS query) q"
+            " WHERE c.tenant = ? AND c.words @@ q.query",
+            [*expression.params, self._tenant],
+        )
 
     def _scored(
         self, words: Sequence[str], match: Query, since: int, limit: int | None, offset: int
