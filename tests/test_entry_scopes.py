@@ -16,9 +16,9 @@ from recuerdo.store import SQLiteStore
 from recuerdo.store.postgres.connection import PostgresTx
 from recuerdo.store.sqlite.schema import SCHEMA
 
-from .conftest import query_plan, statements_run
+from .conftest import query_plan, settled_dump, statements_run
+from .grown import grown_copy
 from .postgres import opened_on
-from .test_query_plans import _grown_copy
 
 SCOPES = ["project:shop", "project:blog", "default"]
 CATEGORIES = ["learning", "decision"]
@@ -78,7 +78,7 @@ def _plans(
     [(sql, params)] = [(sql, p) for sql, p in seen if "listed_id" in sql]
     if not grown:
         return found, query_plan(memory, sql, params)
-    copy = _grown_copy(memory.location, tmp_path / f"grown-{len(asked)}.db", 100_000)
+    copy = grown_copy(memory.location, tmp_path / f"grown-{len(asked)}.db", 100_000)
     store = SQLiteStore(copy)
     try:
         with recuerdo.open("grown", store=store) as view:
@@ -298,13 +298,32 @@ def test_an_agents_listing_counts_no_further_than_its_own_entries(
     assert [p[-1] for p in counts] == [entry_ops.DRIVE_PROBE, 3], counts
 
 
+BAD_SCOPE_AND_TAGS = [("", [""]), ("", 5), (5, [1])]
+
+
 def test_a_bad_scope_is_refused_before_bad_tags(memory: recuerdo.Memory) -> None:
     """Which refusal a call with several bad arguments gets does not change: the scope's, as
     before the filters were counted (found in review)."""
-    for scope, tags in (("", [""]), ("", 5), (5, [1])):
+    for scope, tags in BAD_SCOPE_AND_TAGS:
         with pytest.raises(RecuerdoError) as refused:
             memory.recall(scope=scope, tags=tags)  # type: ignore[arg-type]
         assert refused.value.code == "invalid_input" and "scope" in str(refused.value)
+
+
+@pytest.mark.parametrize(("scope", "tags"), BAD_SCOPE_AND_TAGS)
+def test_a_refused_listing_leaves_the_store_as_it_was(
+    file_memory: recuerdo.Memory, scope: Any, tags: Any
+) -> None:
+    """A refused listing records nothing (a listing is audited once it is answered) and
+    changes nothing: every row on disk is what it was."""
+    _fill(file_memory, 6)
+    file_memory.recall(scope="project:shop")  # an answered listing: one audit record
+    before = settled_dump(file_memory)
+    assert any(line.startswith("retrieval_audit:") for line in before)
+    with pytest.raises(RecuerdoError) as refused:
+        file_memory.recall(scope=scope, tags=tags)
+    assert refused.value.code == "invalid_input" and refused.value.status == 400
+    assert settled_dump(file_memory) == before
 
 
 def test_a_search_too_short_for_the_trigram_index_reads_the_scope_index(
