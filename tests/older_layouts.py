@@ -3,7 +3,9 @@
 * Before ``m022_binary_keys`` text keys were hex digits (32 since m018, 64 before it).
 * Before ``m021_chunk_spans`` each chunk row held its text (``body``), the words index took it
   from the row (a trigger on SQLite, a generated column on PostgreSQL), and the re-cut queue
-  kept no former text."""
+  kept no former text.
+* Before ``m029_folded_trigrams`` the trigram index held each entry's text alone, and no table
+  of folded texts existed."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from recuerdo.store import chunk_text
 from recuerdo.store.base import CHUNK_FIELDS, Tx
 from recuerdo.store.postgres.connection import PostgresTx
 from recuerdo.store.sqlite.connection import SQLiteTx
+from recuerdo.store.sqlite.search import _INDEXED_UPTO, INDEX_CHUNK, TrigramSubstrings
 
 _OLD_FIELDS = [name for name in CHUNK_FIELDS if name != "kept_text"]
 _INSERT = (
@@ -41,14 +44,42 @@ def _rechunk(tx: Tx, tenant: str, item_id: int, cut_from: str | None = None) -> 
         )
 
 
+def _catch_up_before_folds(self: TrigramSubstrings) -> int:
+    tx = self._tx
+    upto = int(tx.scalar(_INDEXED_UPTO))
+    last = tx.scalar(
+        "SELECT max(id) FROM (SELECT id FROM items WHERE id > ? ORDER BY id LIMIT ?)",
+        (upto, INDEX_CHUNK),
+    )
+    if last is None:
+        return 0
+    tx.execute(
+        "INSERT INTO entry_trigrams (rowid, content) SELECT -id, content FROM items"
+        " WHERE id > ? AND id <= ? AND item_type = 'entry' ORDER BY id DESC",
+        (upto, last),
+    )
+    tx.execute("UPDATE index_marks SET upto = ? WHERE name = 'entry_trigrams'", (last,))
+    return int(last) - upto
+
+
+@contextmanager
+def entries_indexed_before_folds(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """While it is open, the upkeep indexes entries as before m029 (a store opened at an older
+    step has no table of folded texts)."""
+    with monkeypatch.context() as old:
+        old.setattr(TrigramSubstrings, "catch_up", _catch_up_before_folds)
+        yield
+
+
 @contextmanager
 def hex_keys(monkeypatch: pytest.MonkeyPatch, digits: int = 32) -> Iterator[None]:
-    """While it is open, text keys are written as hex digits (before m022; 64 before m018)."""
+    """While it is open, text keys are written as hex digits (before m022; 64 before m018),
+    and entries are indexed as before m029."""
 
     def key(text: str) -> str:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:digits]
 
-    with monkeypatch.context() as old:
+    with monkeypatch.context() as old, entries_indexed_before_folds(monkeypatch):
         old.setattr(chunk_index, "chunk_hash", key)
         old.setattr(history, "normalized_hash", lambda text: key(" ".join(text.lower().split())))
         yield

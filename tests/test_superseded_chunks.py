@@ -14,6 +14,8 @@ import recuerdo
 from recuerdo.index.chunk import chunk_spans
 from recuerdo.store.chunk_text import chunks_with_text
 
+from .older_layouts import entries_indexed_before_folds
+
 WORDS = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo"]
 WORDS += ["juniper", "kelp", "lagoon"]
 
@@ -137,7 +139,7 @@ def test_the_newest_notes_edited_chunk_gets_its_vector(memory: recuerdo.Memory) 
 
 
 def test_a_chunk_an_embedding_mark_passed_without_a_vector_gets_one_at_the_step(
-    base: Path,
+    base: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A store the older code left with a chunk at or below the embedding mark and no vector
     for its text (what an edit of the newest note did): the step takes the mark back, and the
@@ -148,7 +150,7 @@ def test_a_chunk_an_embedding_mark_passed_without_a_vector_gets_one_at_the_step(
 
     path = base / "older.db"
     older = SQLiteStore(str(path), steps=SCHEMA.names().index("m023_missed_vectors"))
-    with recuerdo.open("older", store=older) as memory:
+    with entries_indexed_before_folds(monkeypatch), recuerdo.open("older", store=older) as memory:
         kept = memory.save("Runbook", "rotate the signing keys every quarter")["id"]
         note = memory.save("Plan", "delta echo foxtrot", key="plan")["id"]
         memory._upkeep.drain()

@@ -4,6 +4,7 @@ Where a step's SQL is portable and tenant-first already, it is the SQLite step i
 
 from __future__ import annotations
 
+from ..base import Tx
 from ..sqlite.entry_scopes_schema import m028_entry_scopes
 from ..sqlite.tag_categories_schema import m026_tag_categories
 from ..sqlite.titles_schema import m025_note_titles
@@ -14,9 +15,15 @@ from .revisions_schema import m019_revision_deltas
 from .superseded_schema import m020_superseded_chunks
 from .word_statistics import m027_chunk_tokens
 
+
+def m029_folded_trigrams(tx: Tx) -> None:
+    """SQLite's step (``store/sqlite/folded_trigrams_schema.py``): pg_trgm's matches are
+    checked with ``lower()``, and its index follows every write."""
+
+
 LATER_STEPS = (
     *(m018_compact_store, m019_revision_deltas, m020_superseded_chunks),
     *(m021_chunk_spans, m022_binary_keys, m023_missed_vectors),
     *(m024_trigrams_newest_first, m025_note_titles, m026_tag_categories),
-    *(m027_chunk_tokens, m028_entry_scopes),
+    *(m027_chunk_tokens, m028_entry_scopes, m029_folded_trigrams),
 )

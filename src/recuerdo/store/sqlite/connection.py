@@ -32,7 +32,7 @@ from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, Vecto
 from . import chunk_spans, files, fresh, health, statistics
 from .describe import SQLiteArchive, copy_file
 from .driver import FTS5_SECURE_DELETE, sqlite3
-from .search import FTS5Text, TrigramSubstrings
+from .search import FTS5Text, TrigramSubstrings, empty_entry_trigrams
 from .superseded_schema import PURGE
 
 BUSY_TIMEOUT_MS = 30_000
@@ -122,8 +122,7 @@ class SQLiteTx:
             # cannot be rebuilt from a table). The trigram index is emptied and its mark set
             # back, as a restore does: the upkeep fills it again (searches scan meanwhile).
             self.execute(PURGE)
-            self.execute("INSERT INTO entry_trigrams (entry_trigrams) VALUES ('delete-all')")
-            self.execute("UPDATE index_marks SET upto = 0 WHERE name = 'entry_trigrams'")
+            empty_entry_trigrams(self)
         elif self.scalar("SELECT 1 FROM chunk_fts_residue /* every tenant */ LIMIT 1"):
             # Words of superseded chunks may still be in older segments: one merge of every
             # segment drops all deleted entries (superseded_schema.py).

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..archive import Table
 from ..base import Tx
+from .search import empty_entry_trigrams
 
 # Kept by the migration runner, or derived: the full-text tables (virtual tables and their
 # shadow tables) are rebuilt by the store from the rows they index.
@@ -50,8 +51,7 @@ class SQLiteArchive:
 
     def after_restore(self, tx: Tx) -> None:
         # The trigram index of entries is not in the archive: it fills again off the write path.
-        tx.execute("UPDATE index_marks SET upto = 0 WHERE name = 'entry_trigrams'")
-        tx.execute("INSERT INTO entry_trigrams (entry_trigrams) VALUES ('delete-all')")
+        empty_entry_trigrams(tx)
         # The words index: filled by the chunks' insert trigger in a schema before m021; since
         # then it holds no text and is filled from the chunks' spans (chunk_spans.py).
         if not any(c["name"] == "body" for c in tx.all("PRAGMA table_info(chunks)")):

@@ -6,6 +6,7 @@ from ..base import Tx
 from .chunk_spans import m021_chunk_spans, m023_missed_vectors
 from .compact_schema import m018_compact_store
 from .entry_scopes_schema import m028_entry_scopes
+from .folded_trigrams_schema import m029_folded_trigrams
 from .keys_schema import m022_binary_keys
 from .newest_first_schema import m024_trigrams_newest_first
 from .revisions_schema import m019_revision_deltas
@@ -24,5 +25,5 @@ LATER_STEPS = (
     *(m018_compact_store, m019_revision_deltas, m020_superseded_chunks),
     *(m021_chunk_spans, m022_binary_keys, m023_missed_vectors),
     *(m024_trigrams_newest_first, m025_note_titles, m026_tag_categories),
-    *(m027_chunk_tokens, m028_entry_scopes),
+    *(m027_chunk_tokens, m028_entry_scopes, m029_folded_trigrams),
 )

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..base import SubstringPart
+from ..base import SubstringPart, Tx
 from ..windowed_ranking import WindowedRanking
+from .folded_trigrams_schema import INDEXED_TEXT
 
 if TYPE_CHECKING:
     from .connection import SQLiteTx
@@ -49,6 +50,14 @@ def contains(alias: str, needle: str) -> tuple[str, list[Any]]:
         f" <> length({alias}.content) AND {fold}))",
         [pattern, folded],
     )
+
+
+def empty_entry_trigrams(tx: Tx) -> None:
+    """The trigram index emptied, with the folded texts it was filled with, and its mark set
+    back: the upkeep fills it again, and searches scan the entries meanwhile."""
+    tx.execute("INSERT INTO entry_trigrams (entry_trigrams) VALUES ('delete-all')")
+    tx.execute("DELETE FROM entry_trigrams_folds /* every tenant */")
+    tx.execute("UPDATE index_marks SET upto = 0 WHERE name = 'entry_trigrams'")
 
 
 def match_expression(words: Sequence[str], mode: str = "any") -> str:
@@ -172,14 +181,18 @@ class TrigramSubstrings:
         self._tx = tx
 
     def candidates(self, needle: str) -> list[SubstringPart] | None:
-        if len(needle) < TRIGRAM:
+        if len(needle.casefold()) < TRIGRAM:
             return None
         # The index (detail=none, migration m018) knows which entries hold each trigram, not
         # where: the entries holding all of the needle's trigrams are read, and their text is
         # checked as the rows above the index's mark are (:func:`contains`). A needle of one
-        # trigram needs no check.
+        # ASCII trigram needs no check (the tokenizer folds ASCII letters as casefold does).
+        # The index holds each entry's text and, where folding changes more than ASCII letters,
+        # its folded text too (m029): the folded needle's trigrams find both.
+        folded = needle.casefold()
         text, text_params = contains("items", needle)
-        check, checked = (f" AND {text}", text_params) if len(needle) > TRIGRAM else ("", [])
+        one_trigram = len(folded) == TRIGRAM and folded.isascii()
+        check, checked = ("", []) if one_trigram else (f" AND {text}", text_params)
         # Two parts, newest first: the rows above the mark (all newer than any indexed row),
         # then the index's. The index keeps each entry under the negative of its id (m024),
         # so its own ascending order is newest first: a listing reads its matches as FTS5
@@ -198,7 +211,7 @@ class TrigramSubstrings:
             SubstringPart(
                 "entry_trigrams CROSS JOIN items",
                 f"entry_trigrams MATCH ? AND items.id = -entry_trigrams.rowid{check}",
-                [trigram_expression(needle), *checked],
+                [trigram_expression(folded), *checked],
                 newest_first="entry_trigrams.rowid",
             ),
         ]
@@ -216,13 +229,25 @@ class TrigramSubstrings:
         )
         if last is None:
             return 0
+        # The folded stretches of the entries whose folding the tokenizer cannot do (m029).
+        # Python is asked only about rows holding other characters than ASCII. A row left
+        # from an index emptied by hand is replaced (the index is filled from it next).
+        tx.execute(
+            "INSERT OR REPLACE INTO entry_trigrams_folds (id, folded) SELECT id, extras FROM"
+            " (SELECT id, recuerdo_folded_extras(content) AS extras FROM items"
+            " /* every tenant */ WHERE id > ? AND id <= ? AND item_type = 'entry'"
+            " AND length(CAST(content AS BLOB)) <> length(content)) WHERE extras IS NOT NULL",
+            (upto, last),
+        )
         tx.execute(
             # Newest first, so the rowids (-id) ascend: FTS5 flushes its pending terms as a new
             # segment whenever a rowid does not rise, and ascending ids made each entry one
             # (filling took five times as long).
-            "INSERT INTO entry_trigrams (rowid, content) SELECT -id, content FROM items"
-            " /* every tenant */ WHERE id > ? AND id <= ? AND item_type = 'entry'"
-            " ORDER BY id DESC",
+            "INSERT INTO entry_trigrams (rowid, content) SELECT -items.id,"
+            f" {INDEXED_TEXT.format(row='items', folds='f')} FROM items /* every tenant */"
+            " LEFT JOIN entry_trigrams_folds f ON f.id = items.id"
+            " WHERE items.id > ? AND items.id <= ? AND items.item_type = 'entry'"
+            " ORDER BY items.id DESC",
             (upto, last),
         )
         tx.execute("UPDATE index_marks SET upto = ? WHERE name = 'entry_trigrams'", (last,))
