@@ -23,12 +23,9 @@ index, and it is emptied whenever the index is (``search.empty_entry_trigrams``)
 from __future__ import annotations
 
 from ..base import Tx
+from .newest_first_schema import drop_trigram_triggers, trigram_triggers
 
 FOLDS = "CREATE TABLE entry_trigrams_folds (id INTEGER PRIMARY KEY, folded TEXT NOT NULL)"
-_INDEXED = (
-    "old.item_type = 'entry'"
-    " AND old.id <= (SELECT upto FROM index_marks WHERE name = 'entry_trigrams')"
-)
 INDEXED_TEXT = "{row}.content || coalesce(char(10) || {folds}.folded, '')"
 """What the index holds for an entry ``row``: its text, then its folded stretches (its row of
 ``entry_trigrams_folds`` aliased ``folds``), if any."""
@@ -38,23 +35,16 @@ _DELETE = (
     " (SELECT folded FROM entry_trigrams_folds WHERE id = old.id), ''));"
     " DELETE FROM entry_trigrams_folds WHERE id = old.id;"
 )
-TRIGGERS = (
-    f"CREATE TRIGGER entry_trigrams_delete AFTER DELETE ON items WHEN {_INDEXED}"
-    f" BEGIN {_DELETE} END",
-    # No verb changes an entry's text. Were it changed, the new text is indexed without
-    # stretches (folding them here would need Python inside the trigger).
-    f"CREATE TRIGGER entry_trigrams_update AFTER UPDATE OF content ON items WHEN {_INDEXED}"
-    f" BEGIN {_DELETE}"
-    " INSERT INTO entry_trigrams (rowid, content) VALUES (-new.id, new.content); END",
-)
+# No verb changes an entry's text. Were it changed, the update trigger indexes the new text
+# without stretches (folding them there would need Python inside the trigger).
+TRIGGERS = trigram_triggers(_DELETE)
 
 
 def m029_folded_trigrams(tx: Tx) -> None:
     """The step on SQLite: the stretches' table, the triggers that read it, and the index
     emptied, its mark at 0 (the upkeep fills it again; searches scan the entries meanwhile)."""
     tx.execute(FOLDS)
-    for trigger in ("entry_trigrams_delete", "entry_trigrams_update"):
-        tx.execute(f"DROP TRIGGER {trigger}")
+    drop_trigram_triggers(tx)
     for trigger in TRIGGERS:
         tx.execute(trigger)
     tx.execute("INSERT INTO entry_trigrams (entry_trigrams) VALUES ('delete-all')")

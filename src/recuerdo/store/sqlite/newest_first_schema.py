@@ -29,19 +29,31 @@ _DELETE = (
     "INSERT INTO entry_trigrams (entry_trigrams, rowid, content)"
     " VALUES ('delete', -old.id, old.content);"
 )
-TRIGGERS = (
-    f"CREATE TRIGGER entry_trigrams_delete AFTER DELETE ON items WHEN {_INDEXED}"
-    f" BEGIN {_DELETE} END",
-    f"CREATE TRIGGER entry_trigrams_update AFTER UPDATE OF content ON items WHEN {_INDEXED}"
-    f" BEGIN {_DELETE}"
-    " INSERT INTO entry_trigrams (rowid, content) VALUES (-new.id, new.content); END",
-)
+
+
+def trigram_triggers(delete: str) -> tuple[str, str]:
+    """The triggers that keep the index exact as indexed entries are deleted or changed;
+    ``delete`` is what takes an old row out of it (m029 changed only that)."""
+    return (
+        f"CREATE TRIGGER entry_trigrams_delete AFTER DELETE ON items WHEN {_INDEXED}"
+        f" BEGIN {delete} END",
+        f"CREATE TRIGGER entry_trigrams_update AFTER UPDATE OF content ON items WHEN {_INDEXED}"
+        f" BEGIN {delete}"
+        " INSERT INTO entry_trigrams (rowid, content) VALUES (-new.id, new.content); END",
+    )
+
+
+def drop_trigram_triggers(tx: Tx) -> None:
+    for trigger in ("entry_trigrams_delete", "entry_trigrams_update"):
+        tx.execute(f"DROP TRIGGER {trigger}")
+
+
+TRIGGERS = trigram_triggers(_DELETE)
 
 
 def m024_trigrams_newest_first(tx: Tx) -> None:
     """The step on SQLite: the index, its triggers and its mark made again."""
-    for trigger in ("entry_trigrams_delete", "entry_trigrams_update"):
-        tx.execute(f"DROP TRIGGER {trigger}")
+    drop_trigram_triggers(tx)
     tx.execute("DROP TABLE entry_trigrams")
     tx.execute(ENTRY_TRIGRAMS)
     for trigger in TRIGGERS:
