@@ -22,6 +22,7 @@ from recuerdo.store import SQLiteStore
 from recuerdo.store.base import Store, Tx
 from recuerdo.store.hashes import HASH_BYTES, HASH_CHARS, text_key
 from recuerdo.store.postgres import PostgresStore
+from recuerdo.store.sqlite.folded_trigrams_schema import empty_entry_trigrams
 from recuerdo.store.sqlite.schema import SCHEMA
 from recuerdo.store.sqlite.search import trigram_expression
 
@@ -60,8 +61,7 @@ def test_substring_search_on_the_positionless_index_finds_what_a_scan_finds(base
             assert tx.scalar("SELECT upto FROM index_marks WHERE name = 'entry_trigrams'") > 0
         indexed = {needle: _found(memory, needle) for needle in NEEDLES}
         with memory._store.write() as tx:  # the same entries, none of them in the index yet
-            tx.execute("UPDATE index_marks SET upto = 0 WHERE name = 'entry_trigrams'")
-            tx.execute("INSERT INTO entry_trigrams (entry_trigrams) VALUES ('delete-all')")
+            empty_entry_trigrams(tx)
         scanned = {needle: _found(memory, needle) for needle in NEEDLES}
     for needle in NEEDLES:
         assert indexed[needle] == scanned[needle] == _expected(needle), needle

@@ -14,10 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recuerdo
+from recuerdo.engine import restore_memory
 from recuerdo.store import SQLiteStore
 from recuerdo.store.sqlite import files
 from recuerdo.store.sqlite.schema import SCHEMA
-from recuerdo.store.sqlite.search import LIKE_PATTERN_BYTES, trigram_expression
+from recuerdo.store.sqlite.search import trigram_expression
+
+from .older_layouts import entries_indexed_before_folds
 
 # Letters whose folding is not ASCII's lower case (the Kelvin sign -> k, long s -> s, final
 # sigma -> sigma, é), their ASCII look-alikes, and LIKE's own syntax (%, _ and the escape).
@@ -150,33 +153,49 @@ def test_python_folds_only_rows_like_cannot_settle(
 
 @pytest.mark.parametrize("indexed", [False, True], ids=["above the mark", "indexed"])
 def test_a_needle_past_like_s_limit_is_folded_instead(base: Path, indexed: bool) -> None:
-    needle = "Ab" * (LIKE_PATTERN_BYTES // 2 + 10)
+    """SQLite refuses LIKE patterns past 50,000 bytes ("LIKE or GLOB pattern too complex"),
+    and LIKE slows with the needle's length over repetitive text: a longer needle than
+    LIKE_PATTERN_BYTES is folded instead."""
+    needle = "Ab" * 25_010
     with _unindexed(base, "long") as memory:
         holding = memory.remember("context", f"start {needle.upper()} end")
         memory.remember("context", f"start {needle[:-1]} end")
         if indexed:
             _index_everything(memory)
         assert [e["id"] for e in memory.recall(search=needle)] == [holding]
+        assert [e["id"] for e in memory.recall(search="x" + "Ab" * 60)] == []
 
 
-def test_a_store_indexed_before_m029_is_indexed_again_and_finds_the_same(base: Path) -> None:
+def test_a_three_character_needle_never_spans_the_folded_stretches_line_breaks(
+    base: Path,
+) -> None:
+    """The index holds "Straße" as "Straße", a line break, and the stretch "raße" folded:
+    trigrams across that break are no text of the entry, so a needle of one trigram holding a
+    line break is checked against the text (before: "e", a line break, "r" found "Straße")."""
+    with _unindexed(base, "breaks") as memory:
+        memory.remember("context", "Straße")
+        wanted = memory.remember("context", "a\nb c")
+        _index_everything(memory)
+        for needle in ("e\nr", "\nra", "E\nR"):
+            assert memory.recall(search=needle) == [], needle
+        assert [e["id"] for e in memory.recall(search="A\nB")] == [wanted]
+
+
+def test_a_store_indexed_before_m029_is_indexed_again_and_finds_the_same(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = base / ".recuerdo" / "state" / "old.db"
     path.parent.mkdir(parents=True)
     store = SQLiteStore(str(path), steps=SCHEMA.names().index("m029_folded_trigrams"))
-    with recuerdo.open("old", store=store) as memory:
+    with (
+        entries_indexed_before_folds(monkeypatch),
+        recuerdo.open("old", store=store) as memory,
+    ):
         memory._upkeep.stop(drain=False)
         ids = memory.remember_many(
             [{"category": "context", "content": f"Hauptstraße {k}"} for k in range(30)]
         )
-        with memory._store.write() as tx:  # what the code before m029 indexed
-            tx.execute(
-                "INSERT INTO entry_trigrams (rowid, content) SELECT -id, content FROM items"
-                " WHERE item_type = 'entry' ORDER BY id DESC"
-            )
-            tx.execute(
-                "UPDATE index_marks SET upto = (SELECT max(id) FROM items)"
-                " WHERE name = 'entry_trigrams'"
-            )
+        _index_everything(memory)
         assert memory.recall(search="HAUPTSTRASSE") == []  # the gap m029 closes
     store.close()
     with _unindexed(base, "old") as memory:
@@ -215,3 +234,26 @@ def test_forgetting_an_entry_erases_its_folded_text(base: Path) -> None:
     for file in base.rglob("*"):
         if file.is_file():
             assert b"zorssbalt" not in file.read_bytes().lower(), file
+
+
+def test_an_archive_written_before_m029_restores_and_finds_what_folding_lengthens(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A restore builds the store at the archive's own steps, empties the trigram index there,
+    then takes the later steps: before m029 there is no table of stretches to empty (the
+    first version of the step failed every such restore)."""
+    older = SQLiteStore(str(base / "older.db"), steps=SCHEMA.names().index("m029_folded_trigrams"))
+    with (
+        entries_indexed_before_folds(monkeypatch),
+        recuerdo.open("older", store=older) as memory,
+    ):
+        wanted = memory.remember("context", "Hauptstraße 5")
+        memory._upkeep.drain()
+        memory.backup(base / "older.rbk")
+    older.close()
+    restore_memory("restored", base / "older.rbk", base_dir=base)
+    with recuerdo.open("restored", base_dir=base) as memory:
+        memory._upkeep.drain()
+        with memory._store.read() as tx:
+            assert tx.substrings.waiting() == 0
+        assert [e["id"] for e in memory.recall(search="HAUPTSTRASSE")] == [wanted]

@@ -32,7 +32,8 @@ from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, Vecto
 from . import chunk_spans, files, fresh, health, statistics
 from .describe import SQLiteArchive, copy_file
 from .driver import FTS5_SECURE_DELETE, sqlite3
-from .search import FTS5Text, TrigramSubstrings, empty_entry_trigrams
+from .folded_trigrams_schema import empty_entry_trigrams
+from .search import FTS5Text, TrigramSubstrings
 from .superseded_schema import PURGE
 
 BUSY_TIMEOUT_MS = 30_000

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..archive import Table
 from ..base import Tx
-from .search import empty_entry_trigrams
+from .folded_trigrams_schema import empty_entry_trigrams
 
 # Kept by the migration runner, or derived: the full-text tables (virtual tables and their
 # shadow tables) are rebuilt by the store from the rows they index.
@@ -22,6 +22,8 @@ class SQLiteArchive:
             name = row["name"]
             if name in _NOT_ARCHIVED or name in virtual:
                 continue
+            # A virtual table's own tables, and those kept beside an index under its name
+            # (entry_trigrams_folds): derived, made again after a restore.
             if any(name.startswith(f"{v}_") for v in virtual):
                 continue
             info = tx.all(f'PRAGMA table_info("{name}")')

@@ -15,7 +15,6 @@ import errno
 import json
 import logging
 import os
-import re
 import stat
 import tempfile
 import threading
@@ -25,6 +24,7 @@ from typing import Any
 
 from ...errors import StorageFull, StoreDamaged, StoreError
 from .driver import sqlite3
+from .folded_trigrams_schema import folded_extras
 
 log = logging.getLogger("recuerdo.store")
 
@@ -48,32 +48,6 @@ def _fold(text: str | None) -> str | None:
     return None if text is None else text.casefold()
 
 
-_NOT_ASCII = re.compile(r"[^\x00-\x7f]")
-_REACH = 2  # characters on each side of a changed one that a trigram of its folding can span
-
-
-def _folded_extras(text: str | None) -> str | None:
-    """What the trigram index holds of an entry beside its text (m029): the folding of each
-    stretch around a character that case folding changes, other than an ASCII letter (which
-    the tokenizer folds alike; ``bytes.lower`` lowers those only), two characters each side,
-    one stretch a line; None when there is none. Every trigram of the folded text that the
-    text's own trigrams miss touches such a character, so it is in one of these stretches."""
-    if text is None or text.isascii():
-        return None
-    if text.casefold() == text.encode().lower().decode():
-        return None
-    stretches: list[list[int]] = []
-    for found in _NOT_ASCII.finditer(text):
-        char, at = found.group(), found.start()
-        if char.casefold() != char:
-            start, stop = max(0, at - _REACH), at + _REACH + 1
-            if stretches and start <= stretches[-1][1]:
-                stretches[-1][1] = stop
-            else:
-                stretches.append([start, stop])
-    return "\n".join(text[start:stop].casefold() for start, stop in stretches)
-
-
 def raw_connection(path: str, *, read_only: bool = False) -> sqlite3.Connection:
     """A connection with the per-connection settings only (nothing written to the file)."""
     try:
@@ -90,7 +64,7 @@ def raw_connection(path: str, *, read_only: bool = False) -> sqlite3.Connection:
     # Unicode-aware case folding for substring matches the trigram index cannot answer.
     conn.create_function("recuerdo_fold", 1, _fold, deterministic=True)
     # What the trigram index holds of an entry beside its text (folded_trigrams_schema.py).
-    conn.create_function("recuerdo_folded_extras", 1, _folded_extras, deterministic=True)
+    conn.create_function("recuerdo_folded_extras", 1, folded_extras, deterministic=True)
     try:
         _configure(conn, read_only)
     except sqlite3.DatabaseError as exc:
