@@ -182,7 +182,8 @@ class TrigramSubstrings:
         # checked as the rows above the index's mark are (:func:`contains`). A needle of one
         # ASCII trigram needs no check (the tokenizer folds ASCII letters as casefold does).
         # The index holds each entry's text and, where folding changes more than ASCII letters,
-        # its folded text too (m029): the folded needle's trigrams find both.
+        # the folded stretches around those characters too (m029): the folded needle's
+        # trigrams find the entry either way.
         folded = needle.casefold()
         text, text_params = contains("items", needle)
         # (Not across a line break: the index's text joins an entry's folded stretches so.)
