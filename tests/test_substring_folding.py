@@ -18,13 +18,14 @@ from recuerdo.engine import restore_memory
 from recuerdo.store import SQLiteStore
 from recuerdo.store.sqlite import files
 from recuerdo.store.sqlite.schema import SCHEMA
-from recuerdo.store.sqlite.search import trigram_expression
+from recuerdo.store.sqlite.search import contains, trigram_expression
 
 from .older_layouts import entries_indexed_before_folds
 
 # Letters whose folding is not ASCII's lower case (the Kelvin sign -> k, long s -> s, final
-# sigma -> sigma, é), their ASCII look-alikes, and LIKE's own syntax (%, _ and the escape).
-ALPHABET = "aAsSkKiI Kſςσςé É%_\\"
+# sigma -> sigma, é), their ASCII look-alikes, LIKE's own syntax (%, _ and the escape), and
+# the line break that joins an entry's folded stretches in the index.
+ALPHABET = "aAsSkKiI Kſςσςé É%_\\\n"
 # Letters whose folding is longer than themselves (ß -> ss, ﬁ -> fi, İ -> i + a dot above):
 # the trigram tokenizer folds each character to one, so the index holds the folded text of
 # the entries holding them (m029).
@@ -164,6 +165,44 @@ def test_a_needle_past_like_s_limit_is_folded_instead(base: Path, indexed: bool)
             _index_everything(memory)
         assert [e["id"] for e in memory.recall(search=needle)] == [holding]
         assert [e["id"] for e in memory.recall(search="x" + "Ab" * 60)] == []
+
+
+def test_needles_past_the_bound_are_looked_for_in_c_too(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past LIKE_PATTERN_BYTES, ASCII rows are settled by ``instr`` over SQLite's lowering
+    (no Python), other rows as before."""
+    assert "LIKE" in contains("items", "a" * 98)[0]  # the pattern: 100 bytes with its two %
+    longer, params = contains("items", "A" * 99)
+    assert "LIKE" not in longer and "instr(lower(items.content), ?)" in longer
+    assert params == ["a" * 99, "a" * 99]
+    folded = _counting_folds(monkeypatch)
+    needle = "the Plan of record " * 6
+    with _unindexed(base, "bound") as memory:
+        ids = memory.remember_many(
+            [{"category": "context", "content": f"{k}: {needle.upper()}"} for k in range(20)]
+            + [{"category": "context", "content": f"Straße: {needle}"}]
+            + [{"category": "context", "content": "Straße alone"}]
+        )
+        folded.clear()
+        found = memory.recall(search=needle.strip(), limit=100)
+        assert [e["id"] for e in found] == sorted(ids[:21], reverse=True)
+        assert folded == ["Straße alone"]  # the one row neither LIKE nor instr settles
+
+
+def test_a_stale_row_of_stretches_above_the_mark_does_not_stop_the_upkeep(base: Path) -> None:
+    """Left by an index emptied by hand: it is replaced by the entry's own stretches."""
+    with _unindexed(base, "stale") as memory:
+        with memory._store.write() as tx:
+            tx.execute("INSERT INTO entry_trigrams_folds (id, folded) VALUES (1, 'stale')")
+        first = memory.remember("context", "Straße 1")
+        assert first == 1
+        _index_everything(memory)
+        with memory._store.read() as tx:
+            assert tx.substrings.waiting() == 0
+            rows = [tuple(r) for r in tx.all("SELECT id, folded FROM entry_trigrams_folds")]
+        assert rows == [(1, "rasse ")]  # "raße 1": two characters each side of ß
+        assert [e["id"] for e in memory.recall(search="STRASSE 1")] == [first]
 
 
 def test_a_three_character_needle_never_spans_the_folded_stretches_line_breaks(

@@ -1,5 +1,5 @@
 """The step ``m029_folded_trigrams``: the trigram index also holds, folded, the stretches of
-text around characters whose case folding it cannot do itself
+text around the characters case folding changes, other than ASCII letters
 (``docs/decisions/0052-folded-trigrams.md``).
 
 Entry search promises Python's case folding (``casefold``): "STRASSE" finds "Straße", "FILE"

@@ -26,10 +26,11 @@ TRIGRAM = 3
 INDEX_CHUNK = 500
 _INDEXED_UPTO = "SELECT upto FROM index_marks WHERE name = 'entry_trigrams'"
 LIKE_PATTERN_BYTES = 100
-"""Needles whose LIKE pattern is longer are matched by folding alone. LIKE compares a
-character at a time, so over repetitive text its cost grows with the needle's length
-("a" * 1,000 + "b" in 64 KiB of "a": 153 ms against 1.7 ms for ``instr``), and SQLite refuses
-patterns past 50,000 bytes."""
+"""Needles whose LIKE pattern is longer are looked for with ``instr`` in the text lowered by
+SQLite (ASCII letters only) instead. LIKE compares a character at a time, so over repetitive
+text its cost grows with the needle's length ("a" * 1,000 + "b" in 64 KiB of "a": 153 ms
+against 1.7 ms for ``instr``), and SQLite refuses patterns past 50,000 bytes; lowering copies
+each text, which costs more than LIKE for the needles most searches use."""
 
 
 def contains(alias: str, needle: str) -> tuple[str, list[Any]]:
@@ -41,16 +42,18 @@ def contains(alias: str, needle: str) -> tuple[str, list[Any]]:
     folding, so the folded needle is found by LIKE or not at all), and a LIKE match anywhere is
     a match (folding maps each character alone, so text equal to the folded needle but for
     ASCII case folds to it). Python folds only the rows holding other characters that LIKE
-    missed ("STRASSE" in "Straße"). docs/decisions/0051-substring-checks-in-c.md."""
+    missed ("STRASSE" in "Straße"). A long needle is looked for in SQLite's lowering of the
+    text instead (ASCII letters only: the same reasoning holds). docs/decisions/0051."""
     folded = needle.casefold()
     pattern = "%" + folded.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    fold = f"instr(recuerdo_fold({alias}.content), ?) > 0"
     if len(pattern.encode()) > LIKE_PATTERN_BYTES:
-        return fold, [folded]
+        ascii_check, first = f"instr(lower({alias}.content), ?) > 0", folded
+    else:
+        ascii_check, first = f"{alias}.content LIKE ? ESCAPE '\\'", pattern
     return (
-        f"({alias}.content LIKE ? ESCAPE '\\' OR (length(CAST({alias}.content AS BLOB))"
-        f" <> length({alias}.content) AND {fold}))",
-        [pattern, folded],
+        f"({ascii_check} OR (length(CAST({alias}.content AS BLOB)) <> length({alias}.content)"
+        f" AND instr(recuerdo_fold({alias}.content), ?) > 0))",
+        [first, folded],
     )
 
 
@@ -226,8 +229,14 @@ class TrigramSubstrings:
         if last is None:
             return 0
         # The folded stretches of the entries whose folding the tokenizer cannot do (m029).
-        # Python is asked only about rows holding other characters than ASCII. A row already
-        # there fails the insert: the index would hold other text than its delete gives.
+        # Python is asked only about rows holding other characters than ASCII. No row of
+        # the range can be in the index (it is above the mark), so a row of stretches left
+        # there by an index emptied by hand is stale: it goes, rather than stopping the
+        # upkeep on a duplicate id.
+        tx.execute(
+            "DELETE FROM entry_trigrams_folds /* every tenant */ WHERE id > ? AND id <= ?",
+            (upto, last),
+        )
         tx.execute(
             "INSERT INTO entry_trigrams_folds (id, folded) SELECT id, extras FROM"
             " (SELECT id, recuerdo_folded_extras(content) AS extras FROM items"
