@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -22,6 +23,8 @@ from collections.abc import Callable, Sequence
 
 from ..errors import StoreError
 from ..store.scope import EVERY_TENANT, scoped
+
+log = logging.getLogger("recuerdo.upkeep")
 
 Task = Callable[[], int]
 """One step of upkeep: does a bounded amount of work in its own transactions; returns 0 when
@@ -206,6 +209,11 @@ class Upkeep:
                         break
             except StoreError:
                 pass  # the store is closing or busy; the next write or open retries
+            except Exception:
+                # A thread that ended here would stay recorded as the worker, and no later
+                # write would start another: indexing would stop for the process's life.
+                # The worker stays, and the next write retries.
+                log.exception("index upkeep failed; the next write retries it")
 
     def _quiet_moment(self) -> bool:
         """Wait until writes pause (or the backlog grows too large); False when stopping."""
