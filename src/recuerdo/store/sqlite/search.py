@@ -178,7 +178,8 @@ class TrigramSubstrings:
         self._tx = tx
 
     def candidates(self, needle: str) -> list[SubstringPart] | None:
-        if len(needle.casefold()) < TRIGRAM:
+        folded = needle.casefold()
+        if len(folded) < TRIGRAM:
             return None
         # The index (detail=none, migration m018) knows which entries hold each trigram, not
         # where: the entries holding all of the needle's trigrams are read, and their text is
@@ -187,7 +188,6 @@ class TrigramSubstrings:
         # The index holds each entry's text and, where folding changes more than ASCII letters,
         # the folded stretches around those characters too (m029): the folded needle's
         # trigrams find the entry either way.
-        folded = needle.casefold()
         text, text_params = contains("items", needle)
         # (Not across a line break: the index's text joins an entry's folded stretches so.)
         one_trigram = len(folded) == TRIGRAM and folded.isascii() and "\n" not in folded
@@ -232,16 +232,18 @@ class TrigramSubstrings:
         # Python is asked only about rows holding other characters than ASCII. No row of
         # the range can be in the index (it is above the mark), so a row of stretches left
         # there by an index emptied by hand is stale: it goes, rather than stopping the
-        # upkeep on a duplicate id.
+        # upkeep on a duplicate id. MATERIALIZED: a subquery is flattened into the insert, and
+        # its Python call was then made twice for every row with stretches.
         tx.execute(
             "DELETE FROM entry_trigrams_folds /* every tenant */ WHERE id > ? AND id <= ?",
             (upto, last),
         )
         tx.execute(
-            "INSERT INTO entry_trigrams_folds (id, folded) SELECT id, extras FROM"
+            "INSERT INTO entry_trigrams_folds (id, folded) WITH found AS MATERIALIZED"
             " (SELECT id, recuerdo_folded_extras(content) AS extras FROM items"
             " /* every tenant */ WHERE id > ? AND id <= ? AND item_type = 'entry'"
-            " AND length(CAST(content AS BLOB)) <> length(content)) WHERE extras IS NOT NULL",
+            " AND length(CAST(content AS BLOB)) <> length(content))"
+            " SELECT id, extras FROM found WHERE extras IS NOT NULL",
             (upto, last),
         )
         tx.execute(
