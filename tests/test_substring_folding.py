@@ -118,17 +118,18 @@ def test_the_index_finds_what_folding_lengthens(base: Path, stored: str, needle:
         assert [e["id"] for e in memory.recall(search=needle)] == [wanted]
 
 
-def _counting_folds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts SQLite hands Python's folding, on connections opened after this call."""
-    folded: list[str] = []
-    fold = files._fold
+def _handed_to(monkeypatch: pytest.MonkeyPatch, function: str) -> list[str]:
+    """The texts SQLite hands the Python ``function`` of ``files`` (``_fold``, the folding;
+    ``folded_extras``, the stretches), on connections opened after this call."""
+    handed: list[str] = []
+    wrapped = getattr(files, function)
 
     def counted(text: str | None) -> str | None:
-        folded.append(text or "")
-        return fold(text)
+        handed.append(text or "")
+        return wrapped(text)
 
-    monkeypatch.setattr(files, "_fold", counted)
-    return folded
+    monkeypatch.setattr(files, function, counted)
+    return handed
 
 
 @pytest.mark.parametrize("indexed", [False, True], ids=["above the mark", "indexed"])
@@ -137,7 +138,7 @@ def test_python_folds_only_rows_like_cannot_settle(
 ) -> None:
     """Before: every row above the mark was folded in Python (70 ms for 100,000 entries), and
     in the index every candidate that ASCII's lower case did not match."""
-    folded = _counting_folds(monkeypatch)
+    folded = _handed_to(monkeypatch, "_fold")
     with _unindexed(base, "counted") as memory:
         plain = [f"plain entry number {k} about a plan" for k in range(40)]
         accented = ["Straße nach Köln", "un café au lait", "la PLANIFICACIÓN"]
@@ -185,7 +186,7 @@ def test_needles_past_the_bound_are_looked_for_in_c_too(
     longer, params = contains("items", "A" * 99)
     assert "LIKE" not in longer and "instr(lower(items.content), ?)" in longer
     assert params == ["a" * 99, "a" * 99]
-    folded = _counting_folds(monkeypatch)
+    folded = _handed_to(monkeypatch, "_fold")
     needle = "the Plan of record " * 6
     with _unindexed(base, "bound") as memory:
         ids = memory.remember_many(
@@ -312,14 +313,7 @@ def test_the_upkeep_asks_python_for_stretches_once_a_non_ascii_entry(
 ) -> None:
     """ASCII entries are never handed to Python; the others once each (before: twice for each
     entry with stretches, the query's subquery flattened into the insert)."""
-    asked: list[str] = []
-    extras = files.folded_extras
-
-    def counted(text: str | None) -> str | None:
-        asked.append(text or "")
-        return extras(text)
-
-    monkeypatch.setattr(files, "folded_extras", counted)
+    asked = _handed_to(monkeypatch, "folded_extras")
     with_stretches = [f"Straße {k}" for k in range(5)]
     without = ["un café", "déjà vu"]  # folding changes none of their letters
     with _unindexed(base, "asked") as memory:
