@@ -34,6 +34,7 @@ from .describe import SQLiteArchive, copy_file
 from .driver import FTS5_SECURE_DELETE, sqlite3
 from .folded_trigrams_schema import empty_entry_trigrams
 from .search import FTS5Text, TrigramSubstrings
+from .snapshot_memo import SnapshotMemo
 from .superseded_schema import PURGE
 
 BUSY_TIMEOUT_MS = 30_000
@@ -55,15 +56,22 @@ CAPABILITIES = Capabilities(
 class SQLiteTx:
     """A :class:`~recuerdo.store.base.Tx` over one sqlite3 connection."""
 
-    __slots__ = ("_conn", "_on_damage", "substrings", "text")
+    __slots__ = ("_answers", "_conn", "_memo", "_on_damage", "substrings", "text")
     dialect = "sqlite"
     text: TextSearch
     substrings: SubstringSearch
     vectors: VectorSearch | None = None  # each process searches the vectors it holds
 
-    def __init__(self, conn: sqlite3.Connection, on_damage: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        on_damage: Callable[[str], None],
+        memo: SnapshotMemo | None = None,
+    ) -> None:
         self._conn = conn
         self._on_damage = on_damage
+        self._memo = memo
+        self._answers: dict[Any, Any] | None = None
         self.text = FTS5Text(self)
         self.substrings = TrigramSubstrings(self)
 
@@ -79,6 +87,18 @@ class SQLiteTx:
 
     def execute(self, sql: str, params: Params = ()) -> int:
         return int(self._run(sql, params).rowcount)
+
+    def snapshot_answers(self) -> dict[Any, Any] | None:
+        """Answers kept for as long as the file is unchanged, shared by this connection's reads
+        (:mod:`.snapshot_memo`); None in a write, whose reads see its own uncommitted rows."""
+        if self._memo is None:
+            return None
+        if self._answers is None:
+            try:
+                self._answers = self._memo.answers(self._conn)
+            except sqlite3.DatabaseError as exc:
+                raise convert(exc, self._on_damage) from exc
+        return self._answers
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
         try:
@@ -331,8 +351,8 @@ class SQLiteStore:
         (:mod:`.fresh`)."""
         fresh.make_store(tx, fresh.fresh_schema(self._schema), self._schema.names(), when)
 
-    def _tx(self, conn: sqlite3.Connection) -> SQLiteTx:
-        return SQLiteTx(conn, self._shared.mark_damaged)
+    def _tx(self, conn: sqlite3.Connection, memo: SnapshotMemo | None = None) -> SQLiteTx:
+        return SQLiteTx(conn, self._shared.mark_damaged, memo)
 
     @contextmanager
     def write(self, *, durable: bool = True) -> Iterator[SQLiteTx]:
@@ -392,17 +412,20 @@ class SQLiteStore:
         if conn is None:
             conn = files.connect(shared.path, read_only=True)
             shared.readers.conn = conn
+            shared.readers.memo = SnapshotMemo()
             with _registry_lock:
                 shared.reader_conns.append(conn)
-        yield from self._snapshot(conn)
+        yield from self._snapshot(conn, shared.readers.memo)
 
-    def _snapshot(self, conn: sqlite3.Connection) -> Iterator[SQLiteTx]:
+    def _snapshot(
+        self, conn: sqlite3.Connection, memo: SnapshotMemo | None = None
+    ) -> Iterator[SQLiteTx]:
         try:
             conn.execute("BEGIN")
         except sqlite3.DatabaseError as exc:
             raise convert(exc, self._shared.mark_damaged) from exc
         try:
-            yield self._tx(conn)
+            yield self._tx(conn, memo)
         finally:
             # Ending a read never replaces the error that ended it.
             _rollback(conn)

@@ -6,8 +6,8 @@ and readers scan the few rows above it (``docs/decisions/0002-entry-search.md``)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..base import SubstringPart
 from ..windowed_ranking import WindowedRanking
@@ -16,6 +16,7 @@ from .folded_trigrams_schema import indexed_text
 if TYPE_CHECKING:
     from .connection import SQLiteTx
 
+_T = TypeVar("_T")
 BM25_WEIGHTS = (3.0, 1.0, 0.4)  # title, body, context
 _SCORED = (
     f"SELECT rowid AS chunk_id, bm25(chunk_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS score"
@@ -104,12 +105,15 @@ class FTS5Text(WindowedRanking[str]):
         return f"({wanted}) NOT ({unwanted})"
 
     def _nth_newest(self, expression: str, n: int) -> int | None:
-        edge = self._tx.scalar(
-            "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?"
-            " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (expression, n - 1),
-        )
-        return None if edge is None else int(edge)
+        def read() -> int | None:
+            edge = self._tx.scalar(
+                "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?"
+                " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (expression, n - 1),
+            )
+            return None if edge is None else int(edge)
+
+        return self._kept(("nth_newest", expression, n), read)
 
     def _newest(
         self, expression: str, limit: int, offset: int, below: int | None = None
@@ -133,20 +137,40 @@ class FTS5Text(WindowedRanking[str]):
         return [(int(row["chunk_id"]), -float(row["score"])) for row in rows]
 
     def _count(self, expression: str) -> int:
-        return int(
-            self._tx.scalar("SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?", (expression,))
+        return self._kept(
+            ("count", expression, 0),
+            lambda: int(
+                self._tx.scalar(
+                    "SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?", (expression,)
+                )
+            ),
         )
 
     def _reaches(self, expression: str, count: int) -> bool:
         # A row at that offset: a third faster than a count over a LIMIT subquery, which
         # copies each row into the subquery before counting it.
-        return (
-            self._tx.scalar(
-                "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT 1 OFFSET ?",
-                (expression, count - 1),
-            )
-            is not None
+        return self._kept(
+            ("reaches", expression, count),
+            lambda: (
+                self._tx.scalar(
+                    "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT 1 OFFSET ?",
+                    (expression, count - 1),
+                )
+                is not None
+            ),
         )
+
+    def _kept(self, question: tuple[str, str, int], read: Callable[[], _T]) -> _T:
+        """``read()``'s answer to ``question``, read once for as long as the file is unchanged
+        (a read transaction's snapshot: :mod:`.snapshot_memo`). A common word is probed by
+        every query that holds it, and reading its matches is most of what the probe costs."""
+        answers = self._tx.snapshot_answers()
+        if answers is None:
+            return read()
+        if question not in answers:
+            answers[question] = read()
+        found: _T = answers[question]
+        return found
 
     def _chunk_count(self) -> int:
         # BM25's statistics are those of the whole full-text index, every tenant's chunks;
