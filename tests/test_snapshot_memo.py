@@ -11,7 +11,7 @@ import pytest
 
 import recuerdo
 from recuerdo.store.sqlite import snapshot_memo
-from recuerdo.store.sqlite.driver import sqlite3
+from recuerdo.store.sqlite.driver import FTS5_SECURE_DELETE, sqlite3
 
 from .conftest import statements_run
 
@@ -80,54 +80,110 @@ def _search(memory: recuerdo.Memory, query: str) -> list[Any]:
     return [(hit["id"], hit["score"]) for hit in memory.search(query, limit=20)["results"]]
 
 
-def test_the_answers_last_while_no_other_connection_commits(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_forget_makes_the_next_read_probe_again(memory: recuerdo.Memory) -> None:
+    before, _ = _ranked(memory)
+    with memory._store.read() as tx:
+        quokkas = [row[0] for row in tx.all("SELECT id FROM items WHERE content LIKE '%quokka%'")]
+    for entry in quokkas:
+        memory.forget(entry)
+    after, probes = _ranked(memory)
+    assert probes
+    assert after == _unremembered(memory)
+    assert after != before
+
+
+def test_a_commit_that_leaves_the_words_index_keeps_the_answers(
+    memory: recuerdo.Memory,
 ) -> None:
+    """Every search leaves an audit record, written by the upkeep a moment later: a commit
+    like any other, which must not cost the next search its answers."""
+    _ranked(memory)
+    memory.search("note quokka")
+    memory._audit.flush(memory._store)
+    with memory._store.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM retrieval_audit") >= 1
+    again, probes = _ranked(memory)
+    assert probes == []
+    assert again == _unremembered(memory)
+
+
+@pytest.fixture
+def index_file(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
+    """A writer and a reader on one file holding a contentless FTS5 table named as a memory's."""
     path = str(tmp_path / "file.db")
     writer = sqlite3.connect(path, isolation_level=None)
     writer.execute("PRAGMA journal_mode=WAL")
     writer.execute("CREATE TABLE t (x)")
+    writer.execute(
+        "CREATE VIRTUAL TABLE chunk_fts USING fts5(body, content='', contentless_delete=1)"
+    )
+    if FTS5_SECURE_DELETE:  # as a memory's: a delete rewrites the pages in place
+        writer.execute("INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', 1)")
     reader = sqlite3.connect(path, isolation_level=None)
-    memo = snapshot_memo.SnapshotMemo()
-
-    def answers() -> dict[Any, Any]:
-        reader.execute("BEGIN")
-        try:
-            return memo.answers(reader)
-        finally:
-            reader.execute("ROLLBACK")
-
-    kept = answers()
-    kept["question"] = 1
-    assert answers() is kept
-    writer.execute("INSERT INTO t VALUES (1)")
-    assert answers() == {}
-    monkeypatch.setattr(snapshot_memo, "MAX_ANSWERS", 2)
-    full = answers()
-    full.update(a=1, b=2)
-    assert answers() == {}, "a full memo is dropped, not grown"
+    yield writer, reader
     reader.close()
     writer.close()
 
 
-def test_a_read_transaction_keeps_answers_of_its_own_snapshot(tmp_path: Path) -> None:
+def _answers(reader: Any, memo: snapshot_memo.SnapshotMemo) -> dict[Any, Any]:
+    reader.execute("BEGIN")
+    try:
+        return memo.answers(reader)
+    finally:
+        reader.execute("ROLLBACK")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "INSERT INTO chunk_fts (rowid, body) VALUES (2, 'more words')",
+        "DELETE FROM chunk_fts WHERE rowid = 1",
+        "INSERT INTO chunk_fts (rowid, body) VALUES (2, 'words')",  # the same tokens again
+        "INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all')",
+        # A chunk cut again to the same words under the same id: the counts are as they were.
+        "DELETE FROM chunk_fts WHERE rowid = 1; INSERT INTO chunk_fts (rowid, body)"
+        " VALUES (1, 'words')",
+    ],
+)
+def test_a_change_of_the_words_index_drops_the_answers(
+    index_file: tuple[Any, Any], change: str
+) -> None:
+    """Each change moves FTS5's averages record or its structure record, whatever
+    secure-delete does to the pages (the file's version moves with any commit)."""
+    writer, reader = index_file
+    writer.execute("INSERT INTO chunk_fts (rowid, body) VALUES (1, 'words')")
+    memo = snapshot_memo.SnapshotMemo()
+    kept = _answers(reader, memo)
+    kept["question"] = 1
+    assert _answers(reader, memo) is kept
+    writer.execute("INSERT INTO t VALUES (1)")  # another table: the index is as it was
+    assert _answers(reader, memo) == {"question": 1}
+    writer.executescript(f"BEGIN; {change}; COMMIT;")
+    assert _answers(reader, memo) == {}
+
+
+def test_a_full_memo_is_dropped(
+    index_file: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, reader = index_file
+    monkeypatch.setattr(snapshot_memo, "MAX_ANSWERS", 2)
+    memo = snapshot_memo.SnapshotMemo()
+    _answers(reader, memo).update(a=1, b=2)
+    assert _answers(reader, memo) == {}
+
+
+def test_a_read_transaction_keeps_answers_of_its_own_snapshot(
+    index_file: tuple[Any, Any],
+) -> None:
     """The version is read inside the read transaction: a commit during it changes neither
     what the transaction sees nor the version its answers are kept under."""
-    path = str(tmp_path / "file.db")
-    writer = sqlite3.connect(path, isolation_level=None)
-    writer.execute("PRAGMA journal_mode=WAL")
-    writer.execute("CREATE TABLE t (x)")
-    reader = sqlite3.connect(path, isolation_level=None)
+    writer, reader = index_file
     memo = snapshot_memo.SnapshotMemo()
     reader.execute("BEGIN")
     kept = memo.answers(reader)
-    writer.execute("INSERT INTO t VALUES (1)")
-    assert reader.execute("SELECT count(*) FROM t").fetchone()[0] == 0
+    writer.execute("INSERT INTO chunk_fts (rowid, body) VALUES (1, 'words')")
+    assert reader.execute("SELECT count(*) FROM chunk_fts").fetchone()[0] == 0
     kept["rows"] = 0
     reader.execute("ROLLBACK")
-    reader.execute("BEGIN")
-    assert memo.answers(reader) == {}
-    assert reader.execute("SELECT count(*) FROM t").fetchone()[0] == 1
-    reader.execute("ROLLBACK")
-    reader.close()
-    writer.close()
+    assert _answers(reader, memo) == {}
+    assert reader.execute("SELECT count(*) FROM chunk_fts").fetchone()[0] == 1

@@ -1,4 +1,4 @@
-"""The lexical stage's check of a query word as written (``search._holds_word``) answers as
+"""The lexical stage's check of a query word as written (``exact.holds_word``) answers as
 the regex it replaced, which compiled a pattern for every query word of every search."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recuerdo.index.words import terms
-from recuerdo.retrieval.search import _holds_word
+from recuerdo.retrieval.exact import holds_word
 
 # Letters, digits (several scripts), the underscore, punctuation and spaces: the characters
 # where a word's edges are decided.
@@ -25,15 +25,15 @@ def _regex(text: str, word: str) -> bool:
 @settings(max_examples=2000, deadline=None)
 @given(TEXTS, WORDS)
 def test_a_word_as_written_is_found_where_the_regex_finds_it(text: str, word: str) -> None:
-    assert _holds_word(text, word) is _regex(text, word)
+    assert holds_word(text, word) is _regex(text, word)
 
 
 def test_edges() -> None:
-    assert _holds_word("she enjoyed it", "enjoyed")
-    assert not _holds_word("enjoyment", "enjoy")
-    assert _holds_word("snake_case", "snake")  # the underscore is not a letter
-    assert not _holds_word("café", "caf")
-    assert _holds_word("a enjoy, enjoyment", "enjoy")  # a later occurrence counts
+    assert holds_word("she enjoyed it", "enjoyed")
+    assert not holds_word("enjoyment", "enjoy")
+    assert holds_word("snake_case", "snake")  # the underscore is not a letter
+    assert not holds_word("café", "caf")
+    assert holds_word("a enjoy, enjoyment", "enjoy")  # a later occurrence counts
 
 
 def _starts(text: str, word: str) -> bool:
@@ -48,11 +48,11 @@ def test_a_word_found_inside_others_again_and_again_answers_the_same(
     """Text where the word turns up inside other words every few characters: past 64 such
     finds the rest is left to the regex engine, with the same answers, whole or as a start."""
     text = unit * times + tail
-    assert _holds_word(text, word) is _regex(text, word)
-    assert _holds_word(text, word, whole=False) is _starts(text, word)
+    assert holds_word(text, word) is _regex(text, word)
+    assert holds_word(text, word, whole=False) is _starts(text, word)
     repeated = word * times + tail  # every find but perhaps the first is inside a word
-    assert _holds_word(repeated, word) is _regex(repeated, word)
-    assert _holds_word(repeated, word, whole=False) is _starts(repeated, word)
+    assert holds_word(repeated, word) is _regex(repeated, word)
+    assert holds_word(repeated, word, whole=False) is _starts(repeated, word)
 
 
 _WORDISH = st.text(alphabet=st.sampled_from(list("abcİiı_ 9-é\u0307Ωω")), max_size=40)
@@ -68,5 +68,5 @@ def test_an_unindexed_item_matches_a_word_as_its_words_would(text: str, query: s
     words = re.findall(r"[^\W_]+", lowered)
     for word in terms(query):
         prefix = word[:5]
-        found = prefix.isalnum() and _holds_word(lowered, prefix, whole=False)
+        found = prefix.isalnum() and holds_word(lowered, prefix, whole=False)
         assert found == any(w.startswith(prefix) for w in words), prefix

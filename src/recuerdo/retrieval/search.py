@@ -12,10 +12,9 @@ cosine similarity over chunk vectors (see ``vectors.py``).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..core.items import MAIL, status_of
 from ..errors import InvalidInput
@@ -28,6 +27,7 @@ from ..store import chunk_text
 from ..store.base import Row, Tx, rows_by_id
 from . import turns
 from .dates import named_window
+from .exact import exact_chunks, exact_first, holding_every, holds_word, read_head
 from .filters import Filters
 from .results import Hit
 
@@ -157,8 +157,10 @@ def lexical_pool(
         head: dict[int, Row] = {}
         if offset == 0:
             looked_at = [chunk_id for chunk_id, _ in ranked[:EXACT_WINDOW]]
-            texts, head = _head(tx, filters.tenant, where, params, looked_at)
-            exact = exact_chunks(texts, written or words, len(looked_at))
+            as_written = written or words
+            holding = holding_every(tx, as_written, looked_at)
+            texts, head = read_head(tx, filters.tenant, where, params, looked_at, holding)
+            exact = exact_chunks(texts, as_written, len(looked_at))
             ranked = exact_first(ranked, exact)
         scores = dict(ranked)
         for first in range(0, window, FILTER_BATCH):
@@ -208,94 +210,6 @@ def lexical_pool(
     return found
 
 
-def _head(
-    tx: Tx, tenant: str, where: str, params: list[Any], ids: list[int]
-) -> tuple[dict[int, str], dict[int, Row]]:
-    """The best-ranked chunks ``ids`` of ``tenant`` read once: the text of each (for
-    :func:`exact_chunks`), and the rows of those that pass the filters (``where`` over items
-    ``i``, with ``params``) and are not stale (what the pool keeps)."""
-    if not ids:
-        return {}, {}
-    marks = ",".join("?" * len(ids))
-    texts: dict[int, str] = {}
-    passing: dict[int, Row] = {}
-    # A chunk is stale when its item waits in rechunk_queue. The joins are written here, not
-    # taken from chunk_text.CHUNK_JOIN: the filters need the item whatever the chunks' layout.
-    for row in tx.all(
-        f"SELECT c.id, c.item_id, i.item_type, i.category, i.session, {chunk_text.text_columns()},"
-        f" CASE WHEN {where} AND q.item_id IS NULL THEN 1 ELSE 0 END AS passes"
-        " FROM chunks c JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
-        " LEFT JOIN rechunk_queue q ON q.tenant = c.tenant AND q.item_id = c.item_id"
-        f" WHERE c.tenant = ? AND c.id IN ({marks})",
-        [*params, tenant, *ids],
-    ):
-        texts[row["id"]] = chunk_text.text_of(row)
-        if row["passes"]:
-            passing[row["id"]] = row
-    return texts, passing
-
-
-def exact_chunks(texts: Mapping[int, str], words: list[str], looked_at: int) -> set[int]:
-    """The chunks of ``texts`` (the tenant's among the best ``looked_at`` ranked, at most
-    ``EXACT_WINDOW``) that hold every query word as written (``words``, stop words included);
-    none when all ``looked_at`` do.
-
-    The full-text index matches stems: ``enjoyment`` finds every ``enjoy``, ``enjoying`` and
-    ``enjoyed``, and BM25 then prefers short chunks, so the four chunks that say "enjoyment"
-    could rank below a hundred that do not. A plain keyword index (no stemming) puts them
-    first, and an agent searching a word it saw expects them first. Only the best
-    ``EXACT_WINDOW`` chunks are looked at: the cost stays a small read however common the
-    stem is."""
-    if not words or not texts:
-        return set()
-    exact: set[int] = set()
-    for chunk_id, body in texts.items():
-        text = body.lower()
-        if all(_holds_word(text, word) for word in words):
-            exact.add(chunk_id)
-    return exact if len(exact) < looked_at else set()
-
-
-def _holds_word(text: str, word: str, *, whole: bool = True) -> bool:
-    """Whether ``word`` is in ``text`` with no letter or digit right before or after it: the
-    regex ``(?<![^\\W_])word(?![^\\W_])`` (``[^\\W_]`` is what ``str.isalnum`` accepts),
-    without compiling a pattern for every query word (most of this stage's cost). Not
-    ``whole``: a word of ``text`` starts with ``word`` (nothing is checked after it)."""
-    at = text.find(word)
-    looked_at, since = 0, at
-    while at >= 0:
-        end = at + len(word)
-        if (at == 0 or not text[at - 1].isalnum()) and (
-            not whole or end == len(text) or not text[end].isalnum()
-        ):
-            return True
-        looked_at += 1
-        if looked_at == _FINDS_PER_LOOK:
-            if at - since < _FINDS_PER_LOOK * _SPARSE:
-                # Found inside other words every few characters ("aaaaa" in a run of a's): the
-                # regex engine walks the rest faster (4 MiB of a's took 1.6 s one find at a
-                # time, 0.1 s so: a find costs 50-400 ns, the regex 25 ns a character).
-                edge = r"(?![^\W_])" if whole else ""
-                pattern = re.compile(rf"(?<![^\W_]){re.escape(word)}{edge}")
-                return pattern.search(text, at) is not None
-            looked_at, since = 0, at
-        at = text.find(word, at + 1)
-    return False
-
-
-_FINDS_PER_LOOK = 64
-_SPARSE = 8  # characters per find above which finding one at a time is the faster way
-
-
-def exact_first(ranked: list[tuple[int, float]], exact: set[int]) -> list[tuple[int, float]]:
-    """``ranked`` with the ``exact`` chunks moved ahead, each group in its order."""
-    if not exact:
-        return ranked
-    return [pair for pair in ranked if pair[0] in exact] + [
-        pair for pair in ranked if pair[0] not in exact
-    ]
-
-
 def _tail(tx: Tx, filters: Filters, words: list[str], mode: str) -> list[int]:
     """Items not chunked yet (above the watermark, or queued to be re-cut) that contain the
     words (prefix match per word)."""
@@ -315,7 +229,7 @@ def _tail(tx: Tx, filters: Filters, words: list[str], mode: str) -> list[int]:
     scored = []
     for row in rows:
         text = f"{row['title'] or ''} {row['content']}".lower()
-        hits = sum(_holds_word(text, prefix, whole=False) for prefix in prefixes)
+        hits = sum(holds_word(text, prefix, whole=False) for prefix in prefixes)
         if hits and (mode != "all" or hits == len(words)):
             scored.append((hits, row["id"]))
     scored.sort(key=lambda pair: (-pair[0], -pair[1]))

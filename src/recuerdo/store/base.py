@@ -67,6 +67,11 @@ class TextSearch(Protocol):
         """Whether :meth:`rank` may offer chunks of tenants other than ``tenant`` (an index
         shared by the memory's tenants, where another tenant has chunks)."""
 
+    def holding_every(self, words: Sequence[str], among: Sequence[int]) -> set[int] | None:
+        """The chunks of ``among`` whose indexed words include each of ``words`` (ASCII words
+        as a query wrote them): an ASCII text that holds them all as written is among these.
+        None where the backend does not narrow them cheaply (every chunk may then hold them)."""
+
 
 @dataclass(frozen=True)
 class SubstringPart:

@@ -52,6 +52,15 @@ def text_columns() -> str:
     return f"c.start AS at_, c.stop AS to_, {KEPT} AS kept_, {WHOLE} AS whole_"
 
 
+def not_ascii() -> str:
+    """A condition, for a query such as :func:`text_columns`' (one that joins as
+    :data:`CHUNK_JOIN` does), true where the chunk's text may hold more than ASCII: its bytes
+    outnumber its characters, both counted in C. A chunk that keeps no text is judged by the
+    whole text it was cut from."""
+    text = f"coalesce({KEPT}, {WHOLE})"
+    return f"length(CAST({text} AS BLOB)) <> length({text})"
+
+
 def text_of(row: Mapping[str, Any]) -> str:
     """The text of the chunk of a row that has :func:`text_columns`: the text it keeps, or
     Python's slice of its span of the text it was cut from (cheaper than SQL's ``substr``)."""

@@ -73,6 +73,9 @@ class TsvectorText(WindowedRanking[Query]):
     def ranks_others(self, tenant: str) -> bool:
         return False  # each ranking reads the tenant's chunks only
 
+    def holding_every(self, words: Sequence[str], among: Sequence[int]) -> set[int] | None:
+        return None  # the texts are read: a tsquery over the same rows would cost as much
+
     def rank(
         self, tenant: str, words: Sequence[str], mode: str, limit: int, offset: int
     ) -> list[tuple[int, float]]:

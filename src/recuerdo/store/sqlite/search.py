@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .. import windowed_ranking
 from ..base import SubstringPart
 from ..windowed_ranking import WindowedRanking
 from .folded_trigrams_schema import indexed_text
@@ -97,6 +98,24 @@ class FTS5Text(WindowedRanking[str]):
                 (tenant, tenant),
             )
         )
+
+    def holding_every(self, words: Sequence[str], among: Sequence[int]) -> set[int] | None:
+        # The index's AND is led by its rarest word: one under RANK_AT chunks keeps it short
+        # (and the chunks it finds few). Broad words alone would be walked across the span of
+        # the chunks asked about, to find most of them: their texts are read instead. The
+        # ranking just before asked how far each of its words reaches (kept: .snapshot_memo);
+        # a stop word written in the query is asked here.
+        if not words or not among:
+            return set()
+        if all(self._reaches(self._any([word]), windowed_ranking.RANK_AT) for word in words):
+            return None
+        rows = self._tx.all(
+            "SELECT rowid AS chunk_id FROM chunk_fts WHERE chunk_fts MATCH ?"
+            " AND rowid BETWEEN ? AND ?",
+            (match_expression(words, "all"), min(among), max(among)),
+        )
+        wanted = set(among)
+        return {int(row["chunk_id"]) for row in rows if row["chunk_id"] in wanted}
 
     def _any(self, words: Sequence[str], mode: str = "any") -> str:
         return match_expression(words, mode)

@@ -1,32 +1,42 @@
-"""Word counts kept per snapshot (decision 0053): ``search`` with the probes' answers kept, as
-shipped, against the same search asking them every time (the code before), call by call.
+"""What a search reads: each of two changes against the code before it, call by call.
 
-    python benchmarks/word_counts.py [--size 100000] [--queries 200] [--out DIR]
+    python benchmarks/search_reads.py [--size 100000] [--queries 200] [--out DIR]
+
+* ``kept`` / ``asked`` (decision 0053): the probes of how far each word reaches, kept while
+  the words index is unchanged, against asked every time.
+* ``narrowed`` / ``all_read`` (decision 0054): the exact-word check reading the texts of the
+  chunks whose indexed words include every query word (and any text past ASCII), against
+  reading the best 500.
 
 The store and query shapes of ``common_words.py`` (entries of 20-60 Zipf-drawn words, each
 holding ``project``; the lexical stage alone, no embedder, ``limit=10``): ``pruned`` is
 ``project`` beside a rare word, then one common word, two common words, a word in 25-40% of
-the entries alone, beside a common word and beside a rare word. Each query runs twice in a
-row, once each way, the first way alternating, so that the machine's noise falls on both
-alike. ``asked`` is the code before (no answers kept: the reads go straight to the index);
-``kept`` reuses what earlier queries read while the file is unchanged.
+the entries alone, beside a common word and beside a rare word, two mid-frequency words, and
+a question of nine words (stop words, a mid-frequency, a 25-40% and a rare word). Each query
+runs twice in a row, once each way, the first way alternating, so that the machine's noise
+falls on both alike.
 
-Then the worst case: one ``remember`` before every search, so every search finds the file
-changed and keeps nothing from the one before (``*_after_write``). ``same`` is the share of
-queries whose results are the same both ways (not given after writes: each way then searched
-a memory one entry larger than the other did, and a broad word's window moves with it).
+Then 0053 with a pause of 0.3 s before each search (``*_after_pause``): the upkeep writes the
+audit record of each search (a commit of the file, not of the words index) before the next
+one. Then its worst case: one ``remember`` before every search, indexed by the upkeep in the
+background, so searches often find the words index changed (``*_after_write``). ``same`` is
+the share of queries whose results are the same both ways (not given after writes: each way
+then searched a memory one entry larger than the other did, and a broad word's window moves
+with it).
 
-Prints a table and writes ``word_counts.json`` to ``--out``.
+Prints a table and writes ``search_reads.json`` to ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +48,8 @@ from common_words import _frequencies, entries
 from search_latency import index_without_vectors, vocabulary
 
 TARGETS = {"pruned_kept_p95_ms": ("<=", 15.0), "third_rare_kept_p95_ms": ("<=", 15.0)}
+PAUSE_S = 0.3
+MID = slice(300, 2000)  # Zipf ranks of mid-frequency words: in some 0.1-2% of the entries
 
 
 def _shapes(memory: Any, rng: random.Random, words: list[str], n: int) -> dict[str, list[str]]:
@@ -53,6 +65,7 @@ def _shapes(memory: Any, rng: random.Random, words: list[str], n: int) -> dict[s
         rare = [word for word, c in _frequencies(tx, words, rare_at).items() if 1 <= c <= rare_at]
     common = [word for word, c in counts.items() if c >= chunks / 2]
     third = [word for word, c in counts.items() if 0.25 * chunks <= c <= 0.4 * chunks]
+    mid = words[MID]
     pick = rng.choice
     return {
         "pruned": [f"project {pick(rare)}" for _ in range(n)],
@@ -61,43 +74,69 @@ def _shapes(memory: Any, rng: random.Random, words: list[str], n: int) -> dict[s
         "one_third": [pick(third) for _ in range(n)],
         "third_common": [f"{pick(third)} {pick(common)}" for _ in range(n)],
         "third_rare": [f"{pick(third)} {pick(rare)}" for _ in range(n)],
+        "mid_pair": [f"{pick(mid)} {pick(mid)}" for _ in range(n)],
+        "question": [
+            f"what did the {pick(mid)} say about {pick(third)} and the {pick(rare)}"
+            for _ in range(n)
+        ],
     }
 
 
-def _both_ways(
-    memory: Any, queries: list[str], before: int, *, write_first: bool
-) -> dict[str, Any]:
-    """Each query timed kept and asked, the first way alternating; the share of queries whose
-    results among the entries up to ``before`` (those written before any query) are the same."""
+@contextlib.contextmanager
+def _before(change: str) -> Iterator[None]:
+    """The code as it was before ``change``: "kept" (0053) or "narrowed" (0054)."""
     from recuerdo.store.sqlite.connection import SQLiteTx
+    from recuerdo.store.sqlite.search import FTS5Text
 
-    kept_answers = SQLiteTx.snapshot_answers
-    times: dict[str, list[float]] = {"kept": [], "asked": []}
+    owner, name = (
+        (SQLiteTx, "snapshot_answers") if change == "kept" else (FTS5Text, "holding_every")
+    )
+    shipped = getattr(owner, name)
+    setattr(owner, name, lambda *_: None)
+    try:
+        yield
+    finally:
+        setattr(owner, name, shipped)
+
+
+WAYS = {"kept": "asked", "narrowed": "all_read"}
+
+
+def _both_ways(
+    memory: Any,
+    queries: list[str],
+    before: int,
+    change: str,
+    *,
+    write_first: bool = False,
+    pause: float = 0.0,
+) -> dict[str, Any]:
+    """Each query timed with ``change`` and without (the first way alternating); the share of
+    queries whose results among the entries up to ``before`` (those written before any query)
+    are the same."""
+    ways = (change, WAYS[change])
+    times: dict[str, list[float]] = {way: [] for way in ways}
     same = 0
     for i, query in enumerate(queries):
         found = {}
-        for way in ("kept", "asked") if i % 2 == 0 else ("asked", "kept"):
-            SQLiteTx.snapshot_answers = (  # type: ignore[method-assign]
-                kept_answers if way == "kept" else lambda tx: None
-            )
-            try:
+        for way in ways if i % 2 == 0 else ways[::-1]:
+            with contextlib.nullcontext() if way == change else _before(change):
                 if write_first:
                     memory.remember("learning", f"project note {i} {way}")
+                time.sleep(pause)
                 start = time.perf_counter()
                 found[way] = [hit["id"] for hit in memory.search(query, limit=10)["results"]]
                 times[way].append(time.perf_counter() - start)
-            finally:
-                SQLiteTx.snapshot_answers = kept_answers  # type: ignore[method-assign]
         # A write between the two ways adds a newer match of ``project``: the entries
         # written before the queries are compared.
-        same += [x for x in found["kept"] if x <= before] == [
-            x for x in found["asked"] if x <= before
+        same += [x for x in found[ways[0]] if x <= before] == [
+            x for x in found[ways[1]] if x <= before
         ]
     row: dict[str, Any] = {}
     for way, samples in times.items():
         p50, p95 = percentiles(samples)
         row[f"{way}_p50_ms"], row[f"{way}_p95_ms"] = round(p50, 2), round(p95, 2)
-    row["same"] = round(same / len(queries), 3)
+    row[f"{change}_same"] = round(same / len(queries), 3)
     return row
 
 
@@ -108,7 +147,7 @@ def run(size: int, queries: int, seed: int) -> dict[str, Any]:
     words = vocabulary(rng)
     found: dict[str, Any] = {"size": size}
     with tempfile.TemporaryDirectory() as folder:
-        memory = recuerdo.open("counts", base_dir=folder)
+        memory = recuerdo.open("reads", base_dir=folder)
         try:
             batch = entries(size, rng, words)
             for first in range(0, size, 5000):
@@ -118,14 +157,22 @@ def run(size: int, queries: int, seed: int) -> dict[str, Any]:
             with memory._store.read() as tx:
                 before = int(tx.scalar("SELECT max(id) FROM items"))
             shapes = _shapes(memory, rng, words, queries)
-            for shape, asks in shapes.items():
-                row = _both_ways(memory, asks, before, write_first=False)
-                found |= {f"{shape}_{key}": value for key, value in row.items()}
+            for change in WAYS:
+                for shape, asks in shapes.items():
+                    row = _both_ways(memory, asks, before, change)
+                    found |= {f"{shape}_{key}": value for key, value in row.items()}
             for shape in ("pruned", "third_rare"):
-                row = _both_ways(memory, shapes[shape][: queries // 2], before, write_first=True)
+                # A pause past the upkeep's gathering time: each search's audit record is
+                # written (a commit) before the next search starts.
+                asks = shapes[shape][: max(1, queries // 5)]
+                row = _both_ways(memory, asks, before, "kept", pause=PAUSE_S)
+                found |= {f"{shape}_after_pause_{key}": value for key, value in row.items()}
+            for shape in ("pruned", "third_rare"):
+                asks = shapes[shape][: queries // 2]
+                row = _both_ways(memory, asks, before, "kept", write_first=True)
                 # Each way ran after a write of its own, over a memory one entry apart: the
                 # windows of broad words move with it, so equal answers are not expected.
-                del row["same"]
+                del row["kept_same"]
                 found |= {f"{shape}_after_write_{key}": value for key, value in row.items()}
         finally:
             memory.close()
@@ -141,7 +188,7 @@ def main() -> None:
     args = parser.parse_args()
     results = [run(args.size, args.queries, args.seed)]
     print_table(results, TARGETS)
-    print("json:", write_json("word_counts", args.out, results, TARGETS))
+    print("json:", write_json("search_reads", args.out, results, TARGETS))
 
 
 if __name__ == "__main__":
