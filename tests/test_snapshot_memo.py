@@ -92,6 +92,32 @@ def test_a_forget_makes_the_next_read_probe_again(memory: recuerdo.Memory) -> No
     assert after != before
 
 
+def _newest_plain(memory: recuerdo.Memory) -> int:
+    with memory._store.read() as tx:
+        return int(tx.scalar("SELECT max(id) FROM items WHERE content NOT LIKE '%quokka%'"))
+
+
+def _structure(memory: recuerdo.Memory) -> bytes:
+    with memory._store.read() as tx:
+        return bytes(tx.scalar("SELECT block FROM chunk_fts_data WHERE id = 10"))
+
+
+@pytest.mark.skipif(not FTS5_SECURE_DELETE, reason="deletes in place need FTS5's secure-delete")
+def test_a_forget_deleting_in_place_drops_the_answers(memory: recuerdo.Memory) -> None:
+    """With secure-delete, a forget rewrites the index's pages in place and leaves its
+    structure record as it was: only the averages record (one row fewer) tells. The newest
+    plain note was the edge of "note"'s window of RANK_AT newest matches."""
+    memory.forget(_newest_plain(memory))  # the first forget also writes the structure record
+    before, _ = _ranked(memory)
+    structure = _structure(memory)
+    memory.forget(_newest_plain(memory))
+    assert _structure(memory) == structure
+    after, probes = _ranked(memory)
+    assert probes
+    assert after == _unremembered(memory)
+    assert after != before
+
+
 def test_a_commit_that_leaves_the_words_index_keeps_the_answers(
     memory: recuerdo.Memory,
 ) -> None:
@@ -109,20 +135,27 @@ def test_a_commit_that_leaves_the_words_index_keeps_the_answers(
 
 @pytest.fixture
 def index_file(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
-    """A writer and a reader on one file holding a contentless FTS5 table named as a memory's."""
+    """A writer and a reader on one file holding a ``chunk_fts`` made by the statement a
+    memory's own was made by, configured as a memory's (secure-delete where FTS5 has it)."""
+    made = recuerdo.open("made", base_dir=tmp_path / "made", embedder="none")
+    with made._store.read() as tx:
+        statement = str(tx.scalar("SELECT sql FROM sqlite_master WHERE name = 'chunk_fts'"))
+    made.close()
     path = str(tmp_path / "file.db")
     writer = sqlite3.connect(path, isolation_level=None)
     writer.execute("PRAGMA journal_mode=WAL")
     writer.execute("CREATE TABLE t (x)")
-    writer.execute(
-        "CREATE VIRTUAL TABLE chunk_fts USING fts5(body, content='', contentless_delete=1)"
-    )
+    writer.execute(statement)
     if FTS5_SECURE_DELETE:  # as a memory's: a delete rewrites the pages in place
-        writer.execute("INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', 1)")
+        writer.execute(_SECURE_DELETE)
     reader = sqlite3.connect(path, isolation_level=None)
     yield writer, reader
     reader.close()
     writer.close()
+
+
+_ADD = "INSERT INTO chunk_fts (rowid, title, body, context) VALUES ({0})"
+_SECURE_DELETE = "INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', 1)"
 
 
 def _answers(reader: Any, memo: snapshot_memo.SnapshotMemo) -> dict[Any, Any]:
@@ -133,17 +166,23 @@ def _answers(reader: Any, memo: snapshot_memo.SnapshotMemo) -> dict[Any, Any]:
         reader.execute("ROLLBACK")
 
 
+# A contentless table forgets a row by being told its words again (the 'delete' command).
+_FORGET = "INSERT INTO chunk_fts (chunk_fts, rowid, title, body, context) VALUES ('delete', {0})"
+
+
 @pytest.mark.parametrize(
     "change",
     [
-        "INSERT INTO chunk_fts (rowid, body) VALUES (2, 'more words')",
-        "DELETE FROM chunk_fts WHERE rowid = 1",
-        "INSERT INTO chunk_fts (rowid, body) VALUES (2, 'words')",  # the same tokens again
+        _ADD.format("2, '', 'more words', ''"),
+        _FORGET.format("1, '', 'words', ''"),
+        _ADD.format("2, '', 'words', ''"),  # the same tokens again
         "INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all')",
         # A chunk cut again to the same words under the same id: the counts are as they were.
-        "DELETE FROM chunk_fts WHERE rowid = 1; INSERT INTO chunk_fts (rowid, body)"
-        " VALUES (1, 'words')",
+        _FORGET.format("1, '', 'words', ''") + "; " + _ADD.format("1, '', 'words', ''"),
+        # The whole index emptied and filled again with as many words: the schema's version.
+        "DROP TABLE chunk_fts; {made}; {configured}" + _ADD.format("1, '', 'pears', ''"),
     ],
+    ids=["added", "forgotten", "same-words", "delete-all", "cut-again", "made-again"],
 )
 def test_a_change_of_the_words_index_drops_the_answers(
     index_file: tuple[Any, Any], change: str
@@ -151,14 +190,16 @@ def test_a_change_of_the_words_index_drops_the_answers(
     """Each change moves FTS5's averages record or its structure record, whatever
     secure-delete does to the pages (the file's version moves with any commit)."""
     writer, reader = index_file
-    writer.execute("INSERT INTO chunk_fts (rowid, body) VALUES (1, 'words')")
+    writer.execute(_ADD.format("1, '', 'words', ''"))
+    made = writer.execute("SELECT sql FROM sqlite_master WHERE name = 'chunk_fts'").fetchone()[0]
     memo = snapshot_memo.SnapshotMemo()
     kept = _answers(reader, memo)
     kept["question"] = 1
     assert _answers(reader, memo) is kept
     writer.execute("INSERT INTO t VALUES (1)")  # another table: the index is as it was
     assert _answers(reader, memo) == {"question": 1}
-    writer.executescript(f"BEGIN; {change}; COMMIT;")
+    configured = f"{_SECURE_DELETE}; " if FTS5_SECURE_DELETE else ""
+    writer.executescript(f"BEGIN; {change.format(made=made, configured=configured)}; COMMIT;")
     assert _answers(reader, memo) == {}
 
 
@@ -181,9 +222,9 @@ def test_a_read_transaction_keeps_answers_of_its_own_snapshot(
     memo = snapshot_memo.SnapshotMemo()
     reader.execute("BEGIN")
     kept = memo.answers(reader)
-    writer.execute("INSERT INTO chunk_fts (rowid, body) VALUES (1, 'words')")
-    assert reader.execute("SELECT count(*) FROM chunk_fts").fetchone()[0] == 0
+    writer.execute(_ADD.format("1, '', 'words', ''"))
+    assert reader.execute("SELECT count(*) FROM chunk_fts_data").fetchone()[0] == 2
     kept["rows"] = 0
     reader.execute("ROLLBACK")
     assert _answers(reader, memo) == {}
-    assert reader.execute("SELECT count(*) FROM chunk_fts").fetchone()[0] == 1
+    assert reader.execute("SELECT count(*) FROM chunk_fts_data").fetchone()[0] > 2

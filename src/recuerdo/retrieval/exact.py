@@ -61,7 +61,7 @@ def read_head(
         text_params = list(holding)
     texts: dict[int, str] = {}
     passing: dict[int, Row] = {}
-    unread: list[int] = []
+    to_read: list[int] = []
     # A chunk is stale when its item waits in rechunk_queue. The joins are written here, not
     # taken from chunk_text.CHUNK_JOIN: the filters need the item whatever the chunks' layout.
     for row in tx.all(
@@ -75,11 +75,11 @@ def read_head(
         if holding is None:
             texts[row["id"]] = chunk_text.text_of(row)
         elif row["read_"]:
-            unread.append(row["id"])
+            to_read.append(row["id"])
         if row["passes"]:
             passing[row["id"]] = row
-    if unread:
-        texts = {chunk: row["body"] for chunk, row in chunk_text.by_id(tx, unread, tenant).items()}
+    if to_read:
+        texts = {chunk: row["body"] for chunk, row in chunk_text.by_id(tx, to_read, tenant).items()}
     return texts, passing
 
 

@@ -12,7 +12,10 @@ hold the words of the text they were cut from. That text is kept meanwhile in
 ``rechunk_queue.cut_from`` (NULL when the text did not change, or every chunk keeps its own),
 because the full-text index must be told exactly the words it holds to remove them, and the
 re-cut compares the old chunks with the new. So a chunk's text is always
-``coalesce(kept_text, coalesce(cut_from, content)[start:stop])``.
+``coalesce(kept_text, coalesce(cut_from, content)[start:stop])``, and it is the text the
+full-text index was given for the chunk: the search's exact-word check relies on it, reading
+only the texts whose indexed words include the query's (``retrieval/exact.py``). A write that
+changes an item's text therefore queues it to be re-cut, in the same transaction.
 """
 
 from __future__ import annotations

@@ -17,7 +17,12 @@ So each reader connection keeps the answers it computed, with the file's
   entry not indexed yet). When the version has moved, FTS5's averages record (``id = 1``: the
   rows and tokens it holds, moved by every row added or deleted) and structure record
   (``id = 10``: its segments, moved by every segment written or merged) are read in the same
-  snapshot. The answers stay while both are byte for byte as they were.
+  snapshot. The answers stay while both are byte for byte as they were, and the schema's
+  version too (an index dropped and made again restarts its records).
+
+An index emptied with FTS5's ``delete-all`` and filled again in the same commit could leave
+both records as they were: nothing does that to a file with readers (the migrations that
+rebuild it run before any read, restore and recover write a new file).
 
 A write transaction's reads (which see its own uncommitted rows) and an in-memory store's keep
 no answers.
@@ -34,7 +39,10 @@ MAX_ANSWERS = 4096
 read transaction first asks): each holds a query's words (a query is cut to 2,000 characters)
 and a number, and a memory's vocabulary of broad words is far smaller."""
 
-_RECORDS = "SELECT id, block FROM chunk_fts_data WHERE id IN (1, 10) ORDER BY id"
+_RECORDS = (
+    "SELECT 0, CAST(schema_version AS BLOB) FROM pragma_schema_version"
+    " UNION ALL SELECT id, block FROM chunk_fts_data WHERE id IN (1, 10) ORDER BY 1"
+)
 
 
 class SnapshotMemo:
