@@ -68,18 +68,25 @@ def entries(size: int, rng: random.Random, words: list[str]) -> list[dict[str, A
     ]
 
 
-def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
+def filled(folder: str, name: str, size: int, rng: random.Random, words: list[str]) -> Any:
+    """A memory in ``folder`` holding ``size`` entries of :func:`entries`, chunked and in the
+    words index (no vectors: the embedder is off)."""
     import recuerdo
 
+    memory = recuerdo.open(name, base_dir=folder)
+    batch = entries(size, rng, words)
+    for first in range(0, size, 5000):
+        memory.remember_many(batch[first : first + 5000])
+    index_without_vectors(memory)
+    return memory
+
+
+def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     words = vocabulary(rng)
     with tempfile.TemporaryDirectory() as folder:
-        memory = recuerdo.open("common", base_dir=folder)
+        memory = filled(folder, "common", size, rng, words)
         try:
-            batch = entries(size, rng, words)
-            for first in range(0, size, 5000):
-                memory.remember_many(batch[first : first + 5000])
-            index_without_vectors(memory)
             with memory._store.read() as tx:
                 frequency = _frequencies(tx, words, rare_at := max(50, size // 2000))
             rare = [word for word, n in frequency.items() if 1 <= n <= rare_at]

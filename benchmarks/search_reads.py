@@ -44,8 +44,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 os.environ["RECUERDO_EMBEDDER"] = "none"
 
 from _common import RESULTS, percentiles, print_table, write_json
-from common_words import _frequencies, entries
-from search_latency import index_without_vectors, vocabulary
+from common_words import _frequencies, filled
+from search_latency import vocabulary
 
 TARGETS = {"pruned_kept_p95_ms": ("<=", 15.0), "third_rare_kept_p95_ms": ("<=", 15.0)}
 PAUSE_S = 0.3
@@ -141,18 +141,12 @@ def _both_ways(
 
 
 def run(size: int, queries: int, seed: int) -> dict[str, Any]:
-    import recuerdo
-
     rng = random.Random(seed)
     words = vocabulary(rng)
     found: dict[str, Any] = {"size": size}
     with tempfile.TemporaryDirectory() as folder:
-        memory = recuerdo.open("reads", base_dir=folder)
+        memory = filled(folder, "reads", size, rng, words)
         try:
-            batch = entries(size, rng, words)
-            for first in range(0, size, 5000):
-                memory.remember_many(batch[first : first + 5000])
-            index_without_vectors(memory)
             memory._upkeep.drain()
             with memory._store.read() as tx:
                 before = int(tx.scalar("SELECT max(id) FROM items"))
