@@ -37,7 +37,7 @@ def read_head(
     ids: list[int],
     holding: set[int] | None = None,
 ) -> tuple[dict[int, str], dict[int, Row]]:
-    """The best-ranked chunks ``ids`` of ``tenant`` read once: the text of each (for
+    """The best-ranked chunks ``ids`` of ``tenant``, their rows read once: the texts (for
     :func:`exact_chunks`), and the rows of those that pass the filters (``where`` over items
     ``i``, with ``params``) and are not stale (what the pool keeps).
 

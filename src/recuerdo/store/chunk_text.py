@@ -14,8 +14,9 @@ because the full-text index must be told exactly the words it holds to remove th
 re-cut compares the old chunks with the new. So a chunk's text is always
 ``coalesce(kept_text, coalesce(cut_from, content)[start:stop])``, and it is the text the
 full-text index was given for the chunk: the search's exact-word check relies on it, reading
-only the texts whose indexed words include the query's (``retrieval/exact.py``). A write that
-changes an item's text therefore queues it to be re-cut, in the same transaction.
+only the texts whose indexed words include the query's (``retrieval/exact.py``). The writes
+that change an item's text keep it so: an edit queues the item to be re-cut, in its own
+transaction.
 """
 
 from __future__ import annotations

@@ -89,8 +89,9 @@ class SQLiteTx:
         return int(self._run(sql, params).rowcount)
 
     def snapshot_answers(self) -> dict[Any, Any] | None:
-        """Answers kept for as long as the file is unchanged, shared by this connection's reads
-        (:mod:`.snapshot_memo`); None in a write, whose reads see its own uncommitted rows."""
+        """Answers kept for as long as the words index is unchanged, shared by this
+        connection's reads (:mod:`.snapshot_memo`); None in a write, whose reads see its own
+        uncommitted rows, and in an in-memory store."""
         if self._memo is None:
             return None
         if self._answers is None:
