@@ -4,9 +4,9 @@
 
 * ``kept`` / ``asked`` (decision 0053): the probes of how far each word reaches, kept while
   the words index is unchanged, against asked every time.
-* ``narrowed`` / ``all_read`` (decision 0054): the exact-word check reading the texts of the
-  chunks whose indexed words include every query word (and any text past ASCII), against
-  reading the best 500.
+* ``narrowed`` / ``all_looked_at`` (decision 0054): the exact-word check looking for the
+  words in the texts of the chunks whose indexed words include every query word (and in any
+  text past ASCII), against looking in each of the best 500.
 
 The store and query shapes of ``common_words.py`` (entries of 20-60 Zipf-drawn words, each
 holding ``project``; the lexical stage alone, no embedder, ``limit=10``): ``pruned`` is
@@ -99,7 +99,7 @@ def _before(change: str) -> Iterator[None]:
         setattr(owner, name, shipped)
 
 
-WAYS = {"kept": "asked", "narrowed": "all_read"}
+WAYS = {"kept": "asked", "narrowed": "all_looked_at"}
 
 
 def _both_ways(

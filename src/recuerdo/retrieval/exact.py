@@ -18,80 +18,62 @@ from ..store.base import Row, Tx
 
 
 def holding_every(tx: Tx, words: list[str], looked_at: list[int]) -> set[int] | None:
-    """The chunks of ``looked_at`` whose indexed words include every one of ``words``, when the
-    index tells them apart cheaply and they are at most half of them (:func:`read_head` then
-    reads only their texts, and those past ASCII); None when every text is to be read."""
+    """The chunks of ``looked_at`` whose indexed words include every one of ``words``, where
+    the index tells them apart cheaply (:func:`exact_chunks` then looks for the words in those
+    texts and in the texts past ASCII only); None when every text is to be looked at."""
     if not all(word.isascii() for word in words):
         return None  # past ASCII, Python's words and the index's tokens part (decision 0054)
-    holding = tx.text.holding_every(words, looked_at)
-    if holding is not None and len(holding) > len(looked_at) // 2:
-        return None  # most texts are read anyway: in the one read of the rows
-    return holding
+    return tx.text.holding_every(words, looked_at)
 
 
 def read_head(
-    tx: Tx,
-    tenant: str,
-    where: str,
-    params: list[Any],
-    ids: list[int],
-    holding: set[int] | None = None,
+    tx: Tx, tenant: str, where: str, params: list[Any], ids: list[int]
 ) -> tuple[dict[int, str], dict[int, Row]]:
-    """The best-ranked chunks ``ids`` of ``tenant``, their rows read once: the texts (for
+    """The best-ranked chunks ``ids`` of ``tenant`` read once: the text of each (for
     :func:`exact_chunks`), and the rows of those that pass the filters (``where`` over items
-    ``i``, with ``params``) and are not stale (what the pool keeps).
-
-    With ``holding`` (the chunks whose indexed words include every ASCII query word), a text
-    is read only where it may hold them all as written: for those chunks, and for any chunk
-    whose text is not ASCII. In an ASCII text a word's edges are the index's token edges and
-    its lower case is the index's folding, so a chunk that holds the words as written holds
-    their tokens; past ASCII they part ("ab\u0301" holds "ab" for Python, not for the index).
-    Reading and checking 500 texts was a fifth of a search whose rarest word is in a few
-    chunks (decision 0054)."""
+    ``i``, with ``params``) and are not stale (what the pool keeps)."""
     if not ids:
         return {}, {}
     marks = ",".join("?" * len(ids))
-    if holding is None:
-        text, text_params = chunk_text.text_columns(), []
-    else:
-        text = (
-            f"CASE WHEN c.id IN ({','.join('?' * len(holding))}) OR q.item_id IS NOT NULL THEN 1"
-            f" WHEN {chunk_text.not_ascii()} THEN 1 ELSE 0 END AS read_"
-        )
-        text_params = list(holding)
     texts: dict[int, str] = {}
     passing: dict[int, Row] = {}
-    to_read: list[int] = []
     # A chunk is stale when its item waits in rechunk_queue. The joins are written here, not
     # taken from chunk_text.CHUNK_JOIN: the filters need the item whatever the chunks' layout.
     for row in tx.all(
-        f"SELECT c.id, c.item_id, i.item_type, i.category, i.session, {text},"
+        f"SELECT c.id, c.item_id, i.item_type, i.category, i.session, {chunk_text.text_columns()},"
         f" CASE WHEN {where} AND q.item_id IS NULL THEN 1 ELSE 0 END AS passes"
         " FROM chunks c JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
         " LEFT JOIN rechunk_queue q ON q.tenant = c.tenant AND q.item_id = c.item_id"
         f" WHERE c.tenant = ? AND c.id IN ({marks})",
-        [*text_params, *params, tenant, *ids],
+        [*params, tenant, *ids],
     ):
-        if holding is None:
-            texts[row["id"]] = chunk_text.text_of(row)
-        elif row["read_"]:
-            to_read.append(row["id"])
+        texts[row["id"]] = chunk_text.text_of(row)
         if row["passes"]:
             passing[row["id"]] = row
-    if to_read:
-        texts = {chunk: row["body"] for chunk, row in chunk_text.by_id(tx, to_read, tenant).items()}
     return texts, passing
 
 
-def exact_chunks(texts: Mapping[int, str], words: list[str], looked_at: int) -> set[int]:
-    """The chunks of ``texts`` (those read of the tenant's best ``looked_at`` ranked, at most
+def exact_chunks(
+    texts: Mapping[int, str], words: list[str], looked_at: int, holding: set[int] | None = None
+) -> set[int]:
+    """The chunks of ``texts`` (the tenant's among the best ``looked_at`` ranked, at most
     ``search.EXACT_WINDOW``: the cost stays a small read however common the stem is) that hold
     every query word as written (``words``, stop words included); none when all ``looked_at``
-    do."""
+    do.
+
+    With ``holding`` (the chunks whose indexed words include every ASCII query word), an ASCII
+    text is looked at only if its chunk is one of them. In an ASCII text a word's edges are
+    the index's token edges and its lower case is the index's folding, so a text that holds
+    the words as written holds their tokens; past ASCII they part ("ab\u0301" holds "ab" for
+    Python, not for the index), so those texts are looked at whatever the index says.
+    Looking for the words in each of 500 texts was a tenth of a search whose rarest word is in
+    a few chunks (decision 0054)."""
     if not words or not texts:
         return set()
     exact: set[int] = set()
     for chunk_id, body in texts.items():
+        if holding is not None and chunk_id not in holding and body.isascii():
+            continue
         text = body.lower()
         if all(holds_word(text, word) for word in words):
             exact.add(chunk_id)

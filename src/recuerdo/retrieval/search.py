@@ -158,9 +158,9 @@ def lexical_pool(
         if offset == 0:
             looked_at = [chunk_id for chunk_id, _ in ranked[:EXACT_WINDOW]]
             as_written = written or words
+            texts, head = read_head(tx, filters.tenant, where, params, looked_at)
             holding = holding_every(tx, as_written, looked_at)
-            texts, head = read_head(tx, filters.tenant, where, params, looked_at, holding)
-            exact = exact_chunks(texts, as_written, len(looked_at))
+            exact = exact_chunks(texts, as_written, len(looked_at), holding)
             ranked = exact_first(ranked, exact)
         scores = dict(ranked)
         for first in range(0, window, FILTER_BATCH):

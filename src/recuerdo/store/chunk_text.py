@@ -13,8 +13,9 @@ hold the words of the text they were cut from. That text is kept meanwhile in
 because the full-text index must be told exactly the words it holds to remove them, and the
 re-cut compares the old chunks with the new. So a chunk's text is always
 ``coalesce(kept_text, coalesce(cut_from, content)[start:stop])``, and it is the text the
-full-text index was given for the chunk: the search's exact-word check relies on it, reading
-only the texts whose indexed words include the query's (``retrieval/exact.py``). The writes
+full-text index was given for the chunk: the search's exact-word check relies on it, looking
+for a query's words only in the ASCII texts whose indexed words include them
+(``retrieval/exact.py``). The writes
 that change an item's text keep it so: an edit queues the item to be re-cut, in its own
 transaction.
 """
@@ -54,15 +55,6 @@ def text_columns() -> str:
     """The columns :func:`text_of` reads, for a query over chunks ``c`` that joins their items
     ``i`` and ``rechunk_queue q`` as :data:`CHUNK_JOIN` does."""
     return f"c.start AS at_, c.stop AS to_, {KEPT} AS kept_, {WHOLE} AS whole_"
-
-
-def not_ascii() -> str:
-    """A condition, for a query such as :func:`text_columns`' (one that joins as
-    :data:`CHUNK_JOIN` does), true where the chunk's text may hold more than ASCII: its bytes
-    outnumber its characters, both counted in C. A chunk that keeps no text is judged by the
-    whole text it was cut from."""
-    text = f"coalesce({KEPT}, {WHOLE})"
-    return f"length(CAST({text} AS BLOB)) <> length({text})"
 
 
 def text_of(row: Mapping[str, Any]) -> str:

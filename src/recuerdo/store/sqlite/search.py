@@ -102,7 +102,7 @@ class FTS5Text(WindowedRanking[str]):
     def holding_every(self, words: Sequence[str], among: Sequence[int]) -> set[int] | None:
         # The index's AND is led by its rarest word: one under RANK_AT chunks keeps it short
         # (and the chunks it finds few). Broad words alone would be walked across the span of
-        # the chunks asked about, to find most of them: their texts are read instead. The
+        # the chunks asked about, to find most of them: their texts are looked at instead. The
         # ranking just before asked how far each of its words reaches (kept: .snapshot_memo);
         # a stop word written in the query is asked here.
         if not words or not among:
@@ -180,9 +180,9 @@ class FTS5Text(WindowedRanking[str]):
         )
 
     def _kept(self, question: tuple[str, str, int], read: Callable[[], _T]) -> _T:
-        """``read()``'s answer to ``question``, read once for as long as the file is unchanged
-        (a read transaction's snapshot: :mod:`.snapshot_memo`). A common word is probed by
-        every query that holds it, and reading its matches is most of what the probe costs."""
+        """``read()``'s answer to ``question``, read once for as long as the words index is
+        unchanged (:mod:`.snapshot_memo`). A common word is probed by every query that holds
+        it, and reading its matches is most of what the probe costs."""
         answers = self._tx.snapshot_answers()
         if answers is None:
             return read()
