@@ -128,6 +128,9 @@ def insert(tx: Tx, tenant: str, source: str, entries: Sequence[_Prepared]) -> li
             for entry in entries
         ],
     )
+    tx.substrings.keep_folded(
+        [(new_id, entry.content) for new_id, entry in zip(ids, entries, strict=True)]
+    )
     tags = [
         (tenant, new_id, tag, entry.category)
         for new_id, entry in zip(ids, entries, strict=True)

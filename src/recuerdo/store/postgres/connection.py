@@ -30,6 +30,7 @@ from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current
 from . import chunk_spans, maintenance
 from . import vectors as pgvectors
 from .describe import PostgresArchive
+from .folds import Parting, parting_characters
 from .rows import register_types, row_factory
 from .search import ScanSubstrings, TrigramSubstrings, TsvectorText
 from .vectors import PgvectorSearch, VectorState
@@ -130,7 +131,9 @@ class PostgresTx:
         self._conn = conn
         self._scope = scope
         self.text = TsvectorText(self, lengths=shared.lengths)
-        self.substrings = TrigramSubstrings(self) if shared.trigrams else ScanSubstrings(self)
+        self.substrings = (TrigramSubstrings if shared.trigrams else ScanSubstrings)(
+            self, shared.parting
+        )
         vectors = shared.vectors
         self.vectors = None if vectors is None else PgvectorSearch(self, vectors)
 
@@ -207,6 +210,7 @@ class _Shared:
     local: threading.local = field(default_factory=threading.local)
     trigrams: bool = False
     lengths: bool = False  # chunks.tokens (m027): a store at an older step has none
+    parting: Parting | None = None  # folds.parting_characters (m030; None before it)
     vectors: VectorState | None = None
     grown: int = 0  # rows written since this process last analysed (maintenance.grew)
     analyzed_rows: int | None = None
@@ -373,6 +377,8 @@ class PostgresStore:
                 tx.scalar("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")
             )
             self._shared.lengths = "m027_chunk_tokens" in self._schema.names()
+            if "m030_folded_entries" in self._schema.names():
+                self._shared.parting = parting_characters(tx)
             if "m017_vector_index" in self._schema.names():
                 pgvectors.install(tx)  # also when the server gained pgvector since m017 ran
             self._shared.vectors = pgvectors.enabled(tx)

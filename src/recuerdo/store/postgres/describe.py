@@ -17,13 +17,14 @@ _TABLES = (
     " AND c.relkind = 'r' ORDER BY c.oid"
 )
 # Generated columns are derived, and so are a chunk's words (generated before m021, written
-# with the row since) and its length (m027, written by a trigger from the words): the store
-# makes them again.
+# with the row since), its length (m027, written by a trigger from the words) and an entry's
+# folded copy (m030, from its text and the server's lower()): the store makes them again.
 _COLUMNS = (
     "SELECT a.attname AS name FROM pg_attribute a"
     " WHERE a.attrelid = (current_schema() || '.' || ?)::regclass AND a.attnum > 0"
     " AND NOT a.attisdropped AND a.attgenerated = ''"
-    " AND NOT (a.attname IN ('words', 'tokens') AND ? = 'chunks') ORDER BY a.attnum"
+    " AND NOT (a.attname IN ('words', 'tokens') AND ? = 'chunks')"
+    " AND NOT (a.attname = 'folded' AND ? = 'items') ORDER BY a.attnum"
 )
 _COLUMN_EXISTS = (
     "SELECT 1 FROM pg_attribute a WHERE a.attrelid = (current_schema() || '.' || ?)::regclass"
@@ -52,7 +53,7 @@ class PostgresArchive:
             name = row["name"]
             if name in _NOT_ARCHIVED:
                 continue
-            columns = tuple(col["name"] for col in tx.all(_COLUMNS, (name, name)))
+            columns = tuple(col["name"] for col in tx.all(_COLUMNS, (name, name, name)))
             parents = tuple(sorted(p["name"] for p in tx.all(_PARENTS, (name,))))
             keys = [k["name"] for k in tx.all(_KEY, (name,))]
             order_by = ", ".join(f'"{key}"' for key in keys)
@@ -91,6 +92,10 @@ class PostgresArchive:
             from .chunk_spans import fill_words
 
             fill_words(tx)
+        if tx.scalar(_COLUMN_EXISTS, ("items", "folded")) is not None:
+            from .folds import fold_stored, parting_characters
+
+            fold_stored(tx, parting_characters(tx))
 
 
 _CONSISTENCY = (

@@ -10,6 +10,7 @@ from ..sqlite.tag_categories_schema import m026_tag_categories
 from ..sqlite.titles_schema import m025_note_titles
 from .chunk_spans import m021_chunk_spans, m023_missed_vectors
 from .compact_schema import m018_compact_store, m024_trigrams_newest_first
+from .folds import m030_folded_entries
 from .keys_schema import m022_binary_keys
 from .revisions_schema import m019_revision_deltas
 from .superseded_schema import m020_superseded_chunks
@@ -26,4 +27,5 @@ LATER_STEPS = (
     *(m021_chunk_spans, m022_binary_keys, m023_missed_vectors),
     *(m024_trigrams_newest_first, m025_note_titles, m026_tag_categories),
     *(m027_chunk_tokens, m028_entry_scopes, m029_folded_trigrams),
+    m030_folded_entries,
 )

@@ -19,13 +19,13 @@ of the tenant's entries is read (``substring_search: scan`` in ``index_status``)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..base import SubstringPart, like_pattern
 from ..windowed_ranking import WindowedRanking
-from . import word_statistics
+from . import folds, word_statistics
 
 if TYPE_CHECKING:
     from .connection import PostgresTx
@@ -229,26 +229,67 @@ class TsvectorText(WindowedRanking[Query]):
 
 
 class TrigramSubstrings:
-    """:class:`~recuerdo.store.base.SubstringSearch` answered by a ``pg_trgm`` GIN index."""
+    """:class:`~recuerdo.store.base.SubstringSearch` answered by ``pg_trgm`` GIN indexes: one
+    on ``lower(content)``, one on the folded copies a few entries keep (:mod:`.folds`)."""
 
-    __slots__ = ("_tx",)
+    __slots__ = ("_parting", "_tx")
 
-    def __init__(self, tx: PostgresTx) -> None:
+    def __init__(self, tx: PostgresTx, parting: folds.Parting | None = None) -> None:
         self._tx = tx
+        self._parting = parting
 
     def candidates(self, needle: str) -> list[SubstringPart] | None:
         if len(needle) < TRIGRAM:
             return None
-        return [
-            SubstringPart(
-                "items",
-                "lower(items.content) LIKE ? ESCAPE '\\'",
-                [like_pattern(needle.lower())],
-            )
-        ]
+        condition, params = self._matching(
+            "items",
+            lambda text: f"lower({text}) LIKE lower(?) ESCAPE '\\'",
+            lambda text: f"{text} LIKE ? ESCAPE '\\'",
+            like_pattern,
+            needle,
+        )
+        return [SubstringPart("items", condition, params)]
 
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
-        return f"strpos(lower({alias}.content), ?) > 0", [needle.lower()]
+        return self._matching(
+            alias,
+            lambda text: f"strpos(lower({text}), lower(?)) > 0",
+            lambda text: f"strpos({text}, ?) > 0",
+            lambda text: text,
+            needle,
+        )
+
+    def _matching(
+        self,
+        alias: str,
+        lowered: Callable[[str], str],
+        plain: Callable[[str], str],
+        parameter: Callable[[str], str],
+        needle: str,
+    ) -> tuple[str, list[Any]]:
+        """The folded needle in the folded copies, and in the lowered text of the entries
+        that keep none (where the server's ``lower()`` is ``casefold``, character by
+        character). Where the server lowers a letter by its neighbours (ICU's final sigma), a
+        needle past ASCII is also looked for as the server lowers it, so that text is found
+        as written. Each test is one an index answers (decision 0055)."""
+        content = f"{alias}.content"
+        parting = self._parting
+        if parting is None:  # a store before m030: as the server lowers both
+            return lowered(content), [parameter(needle)]
+        folded = needle.casefold()
+        uncopied = f"{alias}.folded IS NULL AND "
+        tests = [plain(f"{alias}.folded"), uncopied + plain(f"lower({content})")]
+        params = [folded, folded]
+        if parting.contextual and not needle.isascii() and parting.chars.isdisjoint(needle):
+            tests.append(uncopied + lowered(content))
+            params.append(needle)
+        return "(" + " OR ".join(f"({test})" for test in tests) + ")", [
+            parameter(p) for p in params
+        ]
+
+    def keep_folded(self, rows: Sequence[tuple[int, str]]) -> None:
+        if self._parting is not None:
+            folds.keep_folded(self._tx, rows, self._parting)
 
     def catch_up(self) -> int:
         return 0  # the index follows every write

@@ -21,9 +21,16 @@ def m027_chunk_tokens(tx: Tx) -> None:
     other."""
 
 
+def m030_folded_entries(tx: Tx) -> None:
+    """PostgreSQL's step (``store/postgres/folds.py``): here the entries whose folding the
+    trigram tokenizer cannot do keep their folded stretches since m029, and the rows above
+    the index's mark are folded by Python as they are read."""
+
+
 LATER_STEPS = (
     *(m018_compact_store, m019_revision_deltas, m020_superseded_chunks),
     *(m021_chunk_spans, m022_binary_keys, m023_missed_vectors),
     *(m024_trigrams_newest_first, m025_note_titles, m026_tag_categories),
     *(m027_chunk_tokens, m028_entry_scopes, m029_folded_trigrams),
+    m030_folded_entries,
 )

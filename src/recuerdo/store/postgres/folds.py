@@ -1,0 +1,132 @@
+"""Entries matched by case folding on PostgreSQL, as on SQLite (decision 0055).
+
+An entry search ignores case the way ``str.casefold`` does: on SQLite a needle is found in an
+entry when ``needle.casefold() in content.casefold()`` (``store/sqlite/search.py::contains``).
+PostgreSQL has ``lower()`` only, and it parts from Python's folding on a few characters:
+"ß" stays "ß" (folded: "ss"), "ς" stays "ς" (folded: "σ"), and in this server's C.UTF-8
+"İ" becomes "i" (folded: "i" and a combining dot). On the others a server's ``lower()`` gives
+what ``casefold`` gives, character by character.
+
+So an entry holding one of those characters keeps its text folded by Python beside it
+(``items.folded``, with a trigram index of its own); every other entry's ``lower(content)``
+is its folded text already. A search looks for the folded needle in the copies, and in
+``lower(content)`` of the entries without one (``search.py::TrigramSubstrings``). A server
+whose ``lower()`` folds nothing past ASCII has every entry with a cased letter past ASCII
+folded beside it; one that lowers a letter by its neighbours (ICU's final sigma) is also
+asked for the needle as it lowers it, so that text is found as written.
+
+Which characters part is asked of the server once per process and memory
+(:func:`parting_characters`), not assumed: it depends on its locale and Unicode tables.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from ..base import Tx
+
+_BATCH = 1_000
+_PAST_ASCII = " AND content ~ '[^\\x01-\\x7f]'"
+_CASED_BELOW = 0x20000
+"""Past the first two planes no character has a case (the last is U+1E943, in Python 3.11's
+tables); :func:`_cased` reads them in 30 ms where every code point took 260."""
+
+
+@cache
+def _cased() -> tuple[str, ...]:
+    """Every character that case mapping or folding changes (about 2,900): the only ones a
+    server's ``lower()`` may treat otherwise than ``casefold``."""
+    return tuple(
+        ch
+        for ch in map(chr, range(1, _CASED_BELOW))
+        if not 0xD800 <= ord(ch) <= 0xDFFF
+        and (ch.casefold() != ch or ch.lower() != ch or ch.upper() != ch)
+    )
+
+
+@dataclass(frozen=True)
+class Parting:
+    """The characters whose ``lower()`` on a server is not their ``casefold()``."""
+
+    chars: frozenset[str]
+    ascii: bool
+    """Whether an ASCII letter is among them (a Turkish locale lowers "I" to dotless "ı"):
+    ASCII text then needs a look too."""
+    contextual: bool = False
+    """Whether the server lowers a letter by its neighbours (ICU's final sigma: "ΑΣ" to
+    "ας"): text lowered so is not its folding, character by character."""
+
+    def need_copy(self, text: str) -> bool:
+        """Whether ``text`` holds one of them (an ASCII test first: most text is)."""
+        return not (text.isascii() and not self.ascii) and not self.chars.isdisjoint(text)
+
+
+def parting_characters(tx: Tx) -> Parting:
+    """The characters this server lowers otherwise than ``casefold``, asked of it."""
+    cased = _cased()
+    lowered = tx.all(
+        "SELECT c.ord AS n, lower(c.ch) AS low"
+        " FROM unnest(?::text[]) WITH ORDINALITY AS c(ch, ord)",
+        (list(cased),),
+    )
+    chars = frozenset(
+        cased[int(row["n"]) - 1]
+        for row in lowered
+        if row["low"] != cased[int(row["n"]) - 1].casefold()
+    )
+    contextual = tx.scalar("SELECT lower('\u0391\u03a3')") != "\u03b1\u03c3"
+    return Parting(chars, not chars.isdisjoint(string.ascii_letters), contextual)
+
+
+def folded_copy(content: str, parting: Parting) -> str | None:
+    """What ``items.folded`` keeps for an entry: its folded text when it holds a character
+    the server lowers otherwise, else None."""
+    return content.casefold() if parting.need_copy(content) else None
+
+
+def keep_folded(tx: Tx, rows: Iterable[tuple[int, str]], parting: Parting) -> int:
+    """Write the folded copies of the entries ``rows`` (id, content) need; how many."""
+    kept = [
+        (folded, item_id)
+        for item_id, content in rows
+        if (folded := folded_copy(content, parting)) is not None
+    ]
+    if kept:
+        tx.executemany("UPDATE items SET folded = ? WHERE id = ?", kept)
+    return len(kept)
+
+
+def fold_stored(tx: Tx, parting: Parting) -> int:
+    """Give every stored entry that needs one its folded copy (a migration, a restore), a
+    batch at a time: only entries with text past ASCII are read, unless ASCII letters part."""
+    done, last = 0, 0
+    while True:
+        rows: Sequence[tuple[int, str]] = [
+            (int(row["id"]), str(row["content"]))
+            for row in tx.all(
+                "SELECT id, content FROM items /* every tenant */ WHERE item_type = 'entry'"
+                f" AND id > ?{'' if parting.ascii else _PAST_ASCII} ORDER BY id LIMIT ?",
+                (last, _BATCH),
+            )
+        ]
+        if not rows:
+            return done
+        done += keep_folded(tx, rows, parting)
+        last = rows[-1][0]
+
+
+def m030_folded_entries(tx: Tx) -> None:
+    """The step: ``items.folded``, its trigram index where the server has ``pg_trgm``, and
+    the copies the entries already stored need."""
+    from .ddl import has_extension
+
+    tx.execute("ALTER TABLE items ADD COLUMN folded TEXT")
+    if has_extension(tx, "pg_trgm"):
+        tx.execute(
+            "CREATE INDEX items_folded_trigrams ON items USING gin (folded public.gin_trgm_ops)"
+            " WHERE folded IS NOT NULL"
+        )
+    fold_stored(tx, parting_characters(tx))
