@@ -2,9 +2,10 @@
 
 Before, the needle was lowered by Python and the text by the server's ``lower()``: the two part
 on the final sigma and the dotted capital I, so an entry was not found by its own text
-("ΣΑΣ", "ΟΔΟΣ", "İstanbul"), and "STRASSE" missed "Straße" where SQLite found it. Both
-servers are asked: the system one (``pg_trgm``: the trigram indexes answer) and the embedded
-one (no ``pg_trgm``: every entry is tested).
+("ΣΑΣ", "ΟΔΟΣ", "İstanbul"), and "STRASSE" missed "Straße" where SQLite found it. Three
+servers are asked: the system one (C.UTF-8, ``pg_trgm``: the trigram indexes answer), a
+database of it whose text is lowered by ICU (a capital sigma at a word's end becomes ς), and
+the embedded server (no ``pg_trgm``: every entry is tested).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,9 +24,38 @@ import recuerdo
 from recuerdo.store.postgres import PostgresStore, folds
 from recuerdo.store.postgres.schema import SCHEMA
 
-from .postgres import unique_memory, url_for
+from .postgres import system_url, unique_memory, url_for
 
-SERVERS = ["system", "embedded"]
+SERVERS = ["system", "icu", "embedded"]
+_ICU_DATABASE = "recuerdo_icu"
+
+
+def _icu_url() -> str:
+    """A database of the system server whose default collation is ICU's root locale, with
+    ``pg_trgm`` (made once, under a lock: test processes start at the same moment)."""
+    import psycopg
+
+    admin = system_url()
+    url = urlunsplit(urlsplit(admin)._replace(path=f"/{_ICU_DATABASE}"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(hashtext(%s))", [_ICU_DATABASE])
+        if not conn.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [_ICU_DATABASE]
+        ).fetchone():
+            conn.execute(
+                f"CREATE DATABASE {_ICU_DATABASE} TEMPLATE template0"
+                " LOCALE_PROVIDER icu ICU_LOCALE 'und' LOCALE 'C.UTF-8'"
+            )
+            with psycopg.connect(url, autocommit=True) as made:
+                made.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+        conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", [_ICU_DATABASE])
+    return url
+
+
+def _url(server: str) -> str:
+    return _icu_url() if server == "icu" else url_for(server)
+
+
 # The sigmas (final, small, capital), the dotted capital I and its ASCII look-alikes, letters
 # whose folding is longer (ß, ẞ, ﬁ), the Kelvin sign, é/É, LIKE's own characters and a space.
 ALPHABET = "σςΣİIiıßẞﬁKkéÉsS%_\\ "
@@ -33,7 +64,7 @@ ALPHABET = "σςΣİIiıßẞﬁKkéÉsS%_\\ "
 @contextmanager
 def _memory(server: str, steps: int | None = None) -> Iterator[recuerdo.Memory]:
     name = unique_memory("fold")
-    store = PostgresStore(url_for(server), name, steps=steps)
+    store = PostgresStore(_url(server), name, steps=steps)
     memory = recuerdo.open(name, store=store, embedder="none")
     try:
         yield memory
@@ -66,6 +97,9 @@ def _folding(contents: dict[int, str], needle: str) -> list[int]:
         ("STRASSE", "straße"),
         ("ab", "AB"),  # too short for the trigram index: tested row by row
         ("ß", "SS"),
+        ("ΟΔΟΣ street", "οδοσ"),  # ICU lowers the text's last Σ to ς
+        ("ΟΔΟΣ street", "Σ STREET"),
+        ("ΣΑΣ hello", "σας"),
     ],
 )
 def test_an_entry_is_found_as_case_folding_finds_it(server: str, stored: str, needle: str) -> None:
@@ -86,15 +120,22 @@ def test_only_what_folding_finds_is_found(server: str) -> None:
         assert _found(memory, "istanbul") == []
 
 
+@pytest.mark.parametrize("server", ["system", "icu"])
 @given(
     texts=st.lists(st.text(ALPHABET, min_size=1, max_size=16), min_size=1, max_size=8),
     needles=st.lists(st.text(ALPHABET, min_size=1, max_size=6), max_size=4),
 )
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_search_answers_as_case_folding_does(texts: list[str], needles: list[str]) -> None:
-    """On the system server (its trigram indexes), for random texts and needles, and for
-    pieces of the texts (so that matches are common, not only misses)."""
-    with _memory("system") as memory:
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+def test_search_answers_as_case_folding_does(
+    server: str, texts: list[str], needles: list[str]
+) -> None:
+    """With the trigram indexes, for random texts and needles, and for pieces of the texts
+    (so that matches are common, not only misses)."""
+    with _memory(server) as memory:
         texts = [t for t in texts if t.strip()] or ["x"]
         ids = memory.remember_many([{"category": "context", "content": t} for t in texts])
         contents = dict(zip(ids, texts, strict=True))
@@ -104,10 +145,16 @@ def test_search_answers_as_case_folding_does(texts: list[str], needles: list[str
 
 
 @pytest.mark.parametrize("server", SERVERS)
-def test_the_step_folds_the_entries_already_stored(server: str) -> None:
-    """A memory written before m030 gains the folded copies its entries need when it opens."""
+def test_the_step_folds_the_entries_already_stored(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memory written before m030 gains the folded copies its entries need when it opens,
+    each written by a statement that names its tenant (tests/tenancy.py)."""
+    from .tenancy import problems
+    from .test_tenancy import Recorder
+
     name = unique_memory("fold-step")
-    url = url_for(server)
+    url = _url(server)
     before = PostgresStore(url, name, steps=len(SCHEMA.steps) - 1)
     try:
         with recuerdo.open(name, store=before, embedder="none") as memory:
@@ -115,16 +162,26 @@ def test_the_step_folds_the_entries_already_stored(server: str) -> None:
             plain = memory.remember("context", "plain ascii text")
             assert _found(memory, "HAUPTSTRASSE") == []  # as before the step
         before.close()
+        recorder = Recorder(monkeypatch)
         after = PostgresStore(url, name)
         with recuerdo.open(name, store=after, embedder="none") as memory:
             assert _found(memory, "HAUPTSTRASSE") == [kept]
             with after.read() as tx:
                 copies = {
                     int(row["id"]): row["folded"]
-                    for row in tx.all("SELECT id, folded FROM items WHERE item_type = 'entry'")
+                    for row in tx.all(
+                        "SELECT id, folded FROM items /* every tenant */ WHERE item_type = 'entry'"
+                    )
                 }
         assert copies == {kept: "hauptstrasse 5", plain: None}
         after.close()
+        folding = [
+            sql
+            for sql in recorder.statements
+            if "folded" in sql and not sql.startswith(("ALTER", "CREATE"))
+        ]
+        assert any(sql.startswith("UPDATE") for sql in folding)
+        assert [why for sql in folding for why in problems(sql, {"items"})] == []
     finally:
         PostgresStore(url, name).drop()
 

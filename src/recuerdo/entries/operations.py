@@ -111,25 +111,29 @@ def prepare_batch(entries: object) -> list[_Prepared]:
 
 def insert(tx: Tx, tenant: str, source: str, entries: Sequence[_Prepared]) -> list[int]:
     stamp = now_iso()
+    rows = [
+        (
+            tenant,
+            entry.scope,
+            entry.category,
+            entry.content,
+            json.dumps(entry.tags, ensure_ascii=False),
+            source,
+            stamp,
+            stamp,
+        )
+        for entry in entries
+    ]
+    # What a backend keeps beside an entry's text to find it by case folding, written with
+    # the row (PostgreSQL's folded copies, decision 0055: an update after the insert wrote
+    # each such row and all its index entries twice).
+    copies = tx.substrings.folded_copies([entry.content for entry in entries])
+    folded, extra = ("", "") if copies is None else (", folded", ", ?")
     ids = tx.insert_returning_ids(
         "INSERT INTO items (tenant, scope, item_type, category, content, tags, source,"
-        " created_at, updated_at) VALUES (?, ?, 'entry', ?, ?, ?, ?, ?, ?) RETURNING id",
-        [
-            (
-                tenant,
-                entry.scope,
-                entry.category,
-                entry.content,
-                json.dumps(entry.tags, ensure_ascii=False),
-                source,
-                stamp,
-                stamp,
-            )
-            for entry in entries
-        ],
-    )
-    tx.substrings.keep_folded(
-        [(new_id, entry.content) for new_id, entry in zip(ids, entries, strict=True)]
+        f" created_at, updated_at{folded}) VALUES (?, ?, 'entry', ?, ?, ?, ?, ?, ?{extra})"
+        " RETURNING id",
+        rows if copies is None else [(*row, copy) for row, copy in zip(rows, copies, strict=True)],
     )
     tags = [
         (tenant, new_id, tag, entry.category)

@@ -106,10 +106,10 @@ class SubstringSearch(Protocol):
         """A SQL condition (and its parameters) true for the rows of the items table aliased
         ``alias`` whose content contains ``needle``, ignoring case."""
 
-    def keep_folded(self, rows: Sequence[tuple[int, str]]) -> None:
-        """Inside the write that inserted the entries ``rows`` (id, content): keep what a
-        backend needs beside an entry's text to find it by case folding (PostgreSQL's folded
-        copies, decision 0055; SQLite folds as it indexes)."""
+    def folded_copies(self, contents: Sequence[str]) -> list[str | None] | None:
+        """For entries about to be inserted with ``contents``: what each keeps in the items'
+        ``folded`` column so that it is found by case folding (PostgreSQL, decision 0055), or
+        None when none of them keeps anything (SQLite always: it folds as it indexes)."""
 
     def catch_up(self) -> int:
         """Index the next rows the index does not hold yet; how many (0 when complete)."""

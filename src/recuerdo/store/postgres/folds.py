@@ -12,8 +12,8 @@ So an entry holding one of those characters keeps its text folded by Python besi
 is its folded text already. A search looks for the folded needle in the copies, and in
 ``lower(content)`` of the entries without one (``search.py::TrigramSubstrings``). A server
 whose ``lower()`` folds nothing past ASCII has every entry with a cased letter past ASCII
-folded beside it; one that lowers a letter by its neighbours (ICU's final sigma) is also
-asked for the needle as it lowers it, so that text is found as written.
+folded beside it; on one that lowers a capital sigma by its neighbours (ICU), every entry
+holding one has a copy.
 
 Which characters part is asked of the server once per process and memory
 (:func:`parting_characters`), not assumed: it depends on its locale and Unicode tables.
@@ -30,6 +30,9 @@ from ..base import Tx
 
 _BATCH = 1_000
 _PAST_ASCII = " AND content ~ '[^\\x01-\\x7f]'"
+_CAPITAL_SIGMA = "\u03a3"
+_FINAL_SIGMA_ASKED = "\u0391\u03a3"  # alpha, sigma: lowered by context, "ας"
+_FINAL_SIGMA_FOLDED = "\u03b1\u03c3"  # by character, "ασ"
 _CASED_BELOW = 0x20000
 """Past the first two planes no character has a case (the last is U+1E943, in Python 3.11's
 tables); :func:`_cased` reads them in 30 ms where every code point took 260."""
@@ -57,7 +60,7 @@ class Parting:
     ASCII text then needs a look too."""
     contextual: bool = False
     """Whether the server lowers a letter by its neighbours (ICU's final sigma: "ΑΣ" to
-    "ας"): text lowered so is not its folding, character by character."""
+    "ας"): Σ then parts too, though asked alone it lowers to σ."""
 
     def need_copy(self, text: str) -> bool:
         """Whether ``text`` holds one of them (an ASCII test first: most text is)."""
@@ -72,13 +75,19 @@ def parting_characters(tx: Tx) -> Parting:
         " FROM unnest(?::text[]) WITH ORDINALITY AS c(ch, ord)",
         (list(cased),),
     )
-    chars = frozenset(
+    chars = {
         cased[int(row["n"]) - 1]
         for row in lowered
         if row["low"] != cased[int(row["n"]) - 1].casefold()
-    )
-    contextual = tx.scalar("SELECT lower('\u0391\u03a3')") != "\u03b1\u03c3"
-    return Parting(chars, not chars.isdisjoint(string.ascii_letters), contextual)
+    }
+    # ICU lowers a capital sigma at a word's end to the final form; the letter alone, as
+    # asked above, is not at one. (Its other contextual rules are for Lithuanian and
+    # Turkish, which the root locale does not apply.)
+    contextual = tx.scalar("SELECT lower(?)", (_FINAL_SIGMA_ASKED,)) != _FINAL_SIGMA_FOLDED
+    if contextual:
+        chars.add(_CAPITAL_SIGMA)
+    frozen = frozenset(chars)
+    return Parting(frozen, not frozen.isdisjoint(string.ascii_letters), contextual)
 
 
 def folded_copy(content: str, parting: Parting) -> str | None:
@@ -87,15 +96,15 @@ def folded_copy(content: str, parting: Parting) -> str | None:
     return content.casefold() if parting.need_copy(content) else None
 
 
-def keep_folded(tx: Tx, rows: Iterable[tuple[int, str]], parting: Parting) -> int:
-    """Write the folded copies of the entries ``rows`` (id, content) need; how many."""
+def _write_copies(tx: Tx, rows: Iterable[tuple[str, int, str]], parting: Parting) -> int:
+    """Write the folded copies the entries ``rows`` (tenant, id, content) need; how many."""
     kept = [
-        (folded, item_id)
-        for item_id, content in rows
+        (folded, tenant, item_id)
+        for tenant, item_id, content in rows
         if (folded := folded_copy(content, parting)) is not None
     ]
     if kept:
-        tx.executemany("UPDATE items SET folded = ? WHERE id = ?", kept)
+        tx.executemany("UPDATE items SET folded = ? WHERE tenant = ? AND id = ?", kept)
     return len(kept)
 
 
@@ -104,18 +113,19 @@ def fold_stored(tx: Tx, parting: Parting) -> int:
     batch at a time: only entries with text past ASCII are read, unless ASCII letters part."""
     done, last = 0, 0
     while True:
-        rows: Sequence[tuple[int, str]] = [
-            (int(row["id"]), str(row["content"]))
+        rows: Sequence[tuple[str, int, str]] = [
+            (str(row["tenant"]), int(row["id"]), str(row["content"]))
             for row in tx.all(
-                "SELECT id, content FROM items /* every tenant */ WHERE item_type = 'entry'"
+                "SELECT tenant, id, content FROM items /* every tenant */"
+                " WHERE item_type = 'entry'"
                 f" AND id > ?{'' if parting.ascii else _PAST_ASCII} ORDER BY id LIMIT ?",
                 (last, _BATCH),
             )
         ]
         if not rows:
             return done
-        done += keep_folded(tx, rows, parting)
-        last = rows[-1][0]
+        done += _write_copies(tx, rows, parting)
+        last = rows[-1][1]
 
 
 def m030_folded_entries(tx: Tx) -> None:

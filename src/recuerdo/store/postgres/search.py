@@ -269,27 +269,21 @@ class TrigramSubstrings:
     ) -> tuple[str, list[Any]]:
         """The folded needle in the folded copies, and in the lowered text of the entries
         that keep none (where the server's ``lower()`` is ``casefold``, character by
-        character). Where the server lowers a letter by its neighbours (ICU's final sigma), a
-        needle past ASCII is also looked for as the server lowers it, so that text is found
-        as written. Each test is one an index answers (decision 0055)."""
-        content = f"{alias}.content"
-        parting = self._parting
-        if parting is None:  # a store before m030: as the server lowers both
-            return lowered(content), [parameter(needle)]
-        folded = needle.casefold()
-        uncopied = f"{alias}.folded IS NULL AND "
-        tests = [plain(f"{alias}.folded"), uncopied + plain(f"lower({content})")]
-        params = [folded, folded]
-        if parting.contextual and not needle.isascii() and parting.chars.isdisjoint(needle):
-            tests.append(uncopied + lowered(content))
-            params.append(needle)
-        return "(" + " OR ".join(f"({test})" for test in tests) + ")", [
-            parameter(p) for p in params
-        ]
+        character). Each test is one an index answers (decision 0055)."""
+        if self._parting is None:  # a store before m030: as the server lowers both
+            return lowered(f"{alias}.content"), [parameter(needle)]
+        folded = parameter(needle.casefold())
+        return (
+            f"({plain(f'{alias}.folded')} OR ({alias}.folded IS NULL"
+            f" AND {plain(f'lower({alias}.content)')}))",
+            [folded, folded],
+        )
 
-    def keep_folded(self, rows: Sequence[tuple[int, str]]) -> None:
-        if self._parting is not None:
-            folds.keep_folded(self._tx, rows, self._parting)
+    def folded_copies(self, contents: Sequence[str]) -> list[str | None] | None:
+        if self._parting is None:
+            return None
+        copies = [folds.folded_copy(text, self._parting) for text in contents]
+        return copies if any(copy is not None for copy in copies) else None
 
     def catch_up(self) -> int:
         return 0  # the index follows every write

@@ -261,8 +261,9 @@ class TrigramSubstrings:
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
         return contains(alias, needle)
 
-    def keep_folded(self, rows: Sequence[tuple[int, str]]) -> None:
-        """Nothing on the write path: :meth:`catch_up` keeps the folded stretches (m029)."""
+    def folded_copies(self, contents: Sequence[str]) -> list[str | None] | None:
+        """None: :meth:`catch_up` keeps the folded stretches (m029), off the write path."""
+        return None
 
     def catch_up(self) -> int:
         tx = self._tx
