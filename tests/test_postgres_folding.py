@@ -251,3 +251,27 @@ def test_the_cased_characters_end_within_the_planes_read() -> None:
     )
     assert ord(last) < folds._CASED_BELOW
     assert last in folds._cased()
+
+
+@pytest.mark.parametrize("server", ["system", "embedded"])
+@pytest.mark.parametrize(
+    ("change", "stale"),
+    [
+        ("UPDATE items SET folded = NULL WHERE content LIKE 'Haupt%'", 1),  # missing
+        ("UPDATE items SET folded = 'x' WHERE content LIKE 'plain%'", 1),  # left over
+        ("UPDATE items SET folded = 'hauptstraße 5' WHERE content LIKE 'Haupt%'", 1),  # wrong
+        ("UPDATE items SET folded = folded WHERE content LIKE 'Haupt%'", 0),
+    ],
+)
+def test_check_counts_the_entries_whose_copy_is_stale(server: str, change: str, stale: int) -> None:
+    """As a server whose locale changed under the memory would leave them: the search then
+    misses, so ``check`` says so."""
+    with _memory(server) as memory:
+        memory.remember("context", "Hauptstraße 5")
+        memory.remember("context", "plain ascii text")
+        assert memory._store.check()["counts"]["entries whose folded copy is stale"] == 0
+        with memory._store.write() as tx:
+            tx.execute(change)
+        verdict = memory._store.check()
+        assert verdict["counts"]["entries whose folded copy is stale"] == stale
+        assert verdict["ok"] is (stale == 0)

@@ -327,3 +327,33 @@ def test_the_upkeep_asks_python_for_stretches_once_a_non_ascii_entry(
         with memory._store.read() as tx:
             assert tx.scalar("SELECT count(*) FROM entry_trigrams_folds") == 5
     assert sorted(asked) == sorted([*with_stretches, *without])
+
+
+@pytest.mark.parametrize(
+    ("change", "missing", "strays"),
+    [
+        ("DELETE FROM entry_trigrams_folds", 1, 0),
+        ("UPDATE entry_trigrams_folds SET folded = 'x'", 1, 0),
+        ("INSERT INTO entry_trigrams_folds (id, folded) VALUES (999, 'straße')", 0, 1),
+        ("UPDATE entry_trigrams_folds SET folded = folded", 0, 0),
+    ],
+)
+def test_check_counts_missing_and_stray_folded_stretches(
+    base: Path, change: str, missing: int, strays: int
+) -> None:
+    """A stretch missing or stale, and the index no longer offers "Straße" for "STRASSE"; a
+    stray one holds text of no indexed entry (a forgotten entry's, or one the upkeep would stop
+    on). Before, ``check`` counted neither."""
+    with _unindexed(base, "checked") as memory:
+        memory.remember("context", "Hauptstraße 5")
+        memory.remember("context", "plain ascii text")
+        _index_everything(memory)
+        counts = memory._store.check()["counts"]
+        assert counts["entries indexed without their folded stretches"] == 0
+        assert counts["folded stretches of no indexed entry"] == 0
+        with memory._store.write() as tx:
+            tx.execute(change)
+        verdict = memory._store.check()
+        assert verdict["counts"]["entries indexed without their folded stretches"] == missing
+        assert verdict["counts"]["folded stretches of no indexed entry"] == strays
+        assert verdict["ok"] is (missing == strays == 0)

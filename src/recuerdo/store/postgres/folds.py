@@ -22,14 +22,14 @@ Which characters part is asked of the server once per process and memory
 from __future__ import annotations
 
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 
-from ..base import Tx
+from ..base import Row, Tx
 
 _BATCH = 1_000
-_PAST_ASCII = " AND content ~ '[^\\x01-\\x7f]'"
+_PAST_ASCII = "content ~ '[^\\x01-\\x7f]'"
 _CAPITAL_SIGMA = "\u03a3"
 _FINAL_SIGMA_ASKED = "\u0391\u03a3"  # alpha, sigma: lowered by context, "ας"
 _FINAL_SIGMA_FOLDED = "\u03b1\u03c3"  # by character, "ασ"
@@ -108,24 +108,43 @@ def _write_copies(tx: Tx, rows: Iterable[tuple[str, int, str]], parting: Parting
     return len(kept)
 
 
-def fold_stored(tx: Tx, parting: Parting) -> int:
-    """Give every stored entry that needs one its folded copy (a migration, a restore), a
-    batch at a time: only entries with text past ASCII are read, unless ASCII letters part."""
-    done, last = 0, 0
+def _entries(tx: Tx, parting: Parting, *, with_copies: bool) -> Iterator[list[Row]]:
+    """The stored entries a copy may concern, a batch at a time: those with text past ASCII
+    (all when ASCII letters part), and with ``with_copies`` those holding a copy too."""
+    past_ascii = f"(folded IS NOT NULL OR {_PAST_ASCII})" if with_copies else _PAST_ASCII
+    wanted = "" if parting.ascii else f" AND {past_ascii}"
+    last = 0
     while True:
-        rows: Sequence[tuple[str, int, str]] = [
-            (str(row["tenant"]), int(row["id"]), str(row["content"]))
-            for row in tx.all(
-                "SELECT tenant, id, content FROM items /* every tenant */"
-                " WHERE item_type = 'entry'"
-                f" AND id > ?{'' if parting.ascii else _PAST_ASCII} ORDER BY id LIMIT ?",
-                (last, _BATCH),
-            )
-        ]
+        rows = tx.all(
+            "SELECT tenant, id, content, folded FROM items /* every tenant */"
+            f" WHERE item_type = 'entry' AND id > ?{wanted} ORDER BY id LIMIT ?",
+            (last, _BATCH),
+        )
         if not rows:
-            return done
-        done += _write_copies(tx, rows, parting)
-        last = rows[-1][1]
+            return
+        yield rows
+        last = int(rows[-1]["id"])
+
+
+def stale_copies(tx: Tx, parting: Parting) -> int:
+    """How many stored entries hold another copy than their text needs on this server (one
+    missing, left over, or not the text's folding): what ``check`` counts."""
+    return sum(
+        row["folded"] != folded_copy(str(row["content"]), parting)
+        for rows in _entries(tx, parting, with_copies=True)
+        for row in rows
+    )
+
+
+def fold_stored(tx: Tx, parting: Parting) -> int:
+    """Give every stored entry that needs one its folded copy (a migration, a restore); how
+    many were written."""
+    return sum(
+        _write_copies(
+            tx, [(str(r["tenant"]), int(r["id"]), str(r["content"])) for r in rows], parting
+        )
+        for rows in _entries(tx, parting, with_copies=False)
+    )
 
 
 def m030_folded_entries(tx: Tx) -> None:
