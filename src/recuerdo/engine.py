@@ -263,9 +263,9 @@ class Memory(
         progress: archive.Progress | None = None,
     ) -> dict[str, Any]:
         """Write the whole memory to ``path``: a portable archive (gzip JSON Lines of every
-        table, restorable with :func:`restore_memory` on any backend), or with ``raw`` a copy of
-        the live store file (SQLite's online backup). Every tenant's data is in it: it is the
-        owner's backup, not a door's."""
+        table, whichever backend holds the memory; :func:`restore_memory` makes a new SQLite
+        memory of it), or with ``raw`` a copy of the live store file (SQLite's online backup).
+        Every tenant's data is in it: it is the owner's backup, not a door's."""
         target = Path(path)
         if raw:
             self._store.copy_to(str(target))  # type: ignore[attr-defined]

@@ -88,8 +88,8 @@ def register(cli: click.Group, emit_error: Any) -> None:
     def backup(state: Any, out: str, raw: bool) -> None:
         """Write the whole memory to OUT: a portable archive (gzip JSON Lines of every table:
         entries, rules, plans, notes with every revision, conversations, knowledge with its
-        history, links, settings, mutes, sessions, pins, code, messages, the audit), restorable
-        on any backend with `restore`."""
+        history, links, settings, mutes, sessions, pins, code, messages, the audit), from
+        whichever backend holds the memory; `restore` makes a new SQLite memory of it."""
         bar = _Bar("backup")
         try:
             with state.open(create=False) as memory:
