@@ -2,10 +2,11 @@
 
 Before, the needle was lowered by Python and the text by the server's ``lower()``: the two part
 on the final sigma and the dotted capital I, so an entry was not found by its own text
-("ΣΑΣ", "ΟΔΟΣ", "İstanbul"), and "STRASSE" missed "Straße" where SQLite found it. Three
-servers are asked: the system one (C.UTF-8, ``pg_trgm``: the trigram indexes answer), a
-database of it whose text is lowered by ICU (a capital sigma at a word's end becomes ς), and
-the embedded server (no ``pg_trgm``: every entry is tested).
+("ΣΑΣ", "ΟΔΟΣ", "İstanbul"), and "STRASSE" missed "Straße" where SQLite found it. Four
+servers are asked: the system one (C.UTF-8, ``pg_trgm``: the trigram indexes answer), two
+databases of it whose text is lowered by ICU (root: a capital sigma ending a word becomes ς;
+Lithuanian: I, J and Į before an accent gain a dot above), and the embedded server (no
+``pg_trgm``: every entry is tested).
 """
 
 from __future__ import annotations
@@ -26,39 +27,42 @@ from recuerdo.store.postgres.schema import SCHEMA
 
 from .postgres import system_url, unique_memory, url_for
 
-SERVERS = ["system", "icu", "embedded"]
-_ICU_DATABASE = "recuerdo_icu"
+SERVERS = ["system", "icu", "lithuanian", "embedded"]
+_ICU_DATABASES = {"und": "recuerdo_icu", "lt": "recuerdo_icu_lt"}
 
 
-def _icu_url() -> str:
-    """A database of the system server whose default collation is ICU's root locale, with
-    ``pg_trgm`` (made once, under a lock: test processes start at the same moment)."""
+def _icu_url(locale: str = "und") -> str:
+    """A database of the system server whose default collation is ICU's ``locale`` (the root
+    one, or Lithuanian), with ``pg_trgm``: made once, under a lock (test processes start at
+    the same moment)."""
     import psycopg
 
+    database = _ICU_DATABASES[locale]
     admin = system_url()
-    url = urlunsplit(urlsplit(admin)._replace(path=f"/{_ICU_DATABASE}"))
+    url = urlunsplit(urlsplit(admin)._replace(path=f"/{database}"))
     with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute("SELECT pg_advisory_lock(hashtext(%s))", [_ICU_DATABASE])
-        if not conn.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [_ICU_DATABASE]
-        ).fetchone():
+        conn.execute("SELECT pg_advisory_lock(hashtext(%s))", [database])
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database]).fetchone():
             conn.execute(
-                f"CREATE DATABASE {_ICU_DATABASE} TEMPLATE template0"
-                " LOCALE_PROVIDER icu ICU_LOCALE 'und' LOCALE 'C.UTF-8'"
+                f"CREATE DATABASE {database} TEMPLATE template0"
+                f" LOCALE_PROVIDER icu ICU_LOCALE '{locale}' LOCALE 'C.UTF-8'"
             )
             with psycopg.connect(url, autocommit=True) as made:
                 made.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
-        conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", [_ICU_DATABASE])
+        conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", [database])
     return url
 
 
 def _url(server: str) -> str:
-    return _icu_url() if server == "icu" else url_for(server)
+    if server == "icu":
+        return _icu_url()
+    return _icu_url("lt") if server == "lithuanian" else url_for(server)
 
 
-# The sigmas (final, small, capital), the dotted capital I and its ASCII look-alikes, letters
-# whose folding is longer (ß, ẞ, ﬁ), the Kelvin sign, é/É, LIKE's own characters and a space.
-ALPHABET = "σςΣİIiıßẞﬁKkéÉsS%_\\ "
+# The sigmas (final, small, capital), the dotted capital I and its ASCII look-alikes, J, Į and
+# a combining acute (Lithuanian), letters whose folding is longer (ß, ẞ, ﬁ), the Kelvin sign,
+# é/É, LIKE's own characters and a space.
+ALPHABET = "σςΣİIiıJjĮį\u0301ßẞﬁKkéÉsS%_\\ "
 
 
 @contextmanager
@@ -100,6 +104,10 @@ def _folding(contents: dict[int, str], needle: str) -> list[int]:
         ("ΟΔΟΣ street", "οδοσ"),  # ICU lowers the text's last Σ to ς
         ("ΟΔΟΣ street", "Σ STREET"),
         ("ΣΑΣ hello", "σας"),
+        # Lithuanian lowers I, J and Į before an accent with a dot above (the second review)
+        ("I\u0301staiga kelione", "I\u0301staiga"),
+        ("J\u0303onas rytoj", "j\u0303onas"),
+        ("Į\u0301 mi\u0301esta", "Į\u0301 mi"),
     ],
 )
 def test_an_entry_is_found_as_case_folding_finds_it(server: str, stored: str, needle: str) -> None:
@@ -120,7 +128,7 @@ def test_only_what_folding_finds_is_found(server: str) -> None:
         assert _found(memory, "istanbul") == []
 
 
-@pytest.mark.parametrize("server", ["system", "icu"])
+@pytest.mark.parametrize("server", ["system", "icu", "lithuanian"])
 @given(
     texts=st.lists(st.text(ALPHABET, min_size=1, max_size=16), min_size=1, max_size=8),
     needles=st.lists(st.text(ALPHABET, min_size=1, max_size=6), max_size=4),

@@ -342,18 +342,18 @@ def test_check_counts_missing_and_stray_folded_stretches(
     base: Path, change: str, missing: int, strays: int
 ) -> None:
     """A stretch missing or stale, and the index no longer offers "Straße" for "STRASSE"; a
-    stray one holds text of no indexed entry (a forgotten entry's, or one the upkeep would stop
-    on). Before, ``check`` counted neither."""
+    stray one holds text of no entry (a forgotten entry's). Before, ``check`` counted
+    neither."""
     with _unindexed(base, "checked") as memory:
         memory.remember("context", "Hauptstraße 5")
         memory.remember("context", "plain ascii text")
         _index_everything(memory)
         counts = memory._store.check()["counts"]
         assert counts["entries indexed without their folded stretches"] == 0
-        assert counts["folded stretches of no indexed entry"] == 0
+        assert counts["folded stretches of no entry"] == 0
         with memory._store.write() as tx:
             tx.execute(change)
         verdict = memory._store.check()
         assert verdict["counts"]["entries indexed without their folded stretches"] == missing
-        assert verdict["counts"]["folded stretches of no indexed entry"] == strays
+        assert verdict["counts"]["folded stretches of no entry"] == strays
         assert verdict["ok"] is (missing == strays == 0)

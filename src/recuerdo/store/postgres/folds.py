@@ -12,8 +12,9 @@ So an entry holding one of those characters keeps its text folded by Python besi
 is its folded text already. A search looks for the folded needle in the copies, and in
 ``lower(content)`` of the entries without one (``search.py::TrigramSubstrings``). A server
 whose ``lower()`` folds nothing past ASCII has every entry with a cased letter past ASCII
-folded beside it; on one that lowers a capital sigma by its neighbours (ICU), every entry
-holding one has a copy.
+folded beside it. ICU lowers some letters by their neighbours (a capital sigma ending a word
+becomes ς; in Lithuanian, I, J and Į gain a dot above before an accent): each letter is also
+asked in such places, and every entry holding one that parts there has a copy.
 
 Which characters part is asked of the server once per process and memory
 (:func:`parting_characters`), not assumed: it depends on its locale and Unicode tables.
@@ -30,9 +31,8 @@ from ..base import Row, Tx
 
 _BATCH = 1_000
 _PAST_ASCII = "content ~ '[^\\x01-\\x7f]'"
-_CAPITAL_SIGMA = "\u03a3"
-_FINAL_SIGMA_ASKED = "\u0391\u03a3"  # alpha, sigma: lowered by context, "ας"
-_FINAL_SIGMA_FOLDED = "\u03b1\u03c3"  # by character, "ασ"
+_BEFORE = "\u0391"  # a capital alpha: a letter after it may end a word (the final sigma)
+_AFTER = "\u0301"  # a combining acute: a letter before it is accented (Lithuanian's dot)
 _CASED_BELOW = 0x20000
 """Past the first two planes no character has a case (the last is U+1E943, in Python 3.11's
 tables); :func:`_cased` reads them in 30 ms where every code point took 260."""
@@ -59,8 +59,8 @@ class Parting:
     """Whether an ASCII letter is among them (a Turkish locale lowers "I" to dotless "ı"):
     ASCII text then needs a look too."""
     contextual: bool = False
-    """Whether the server lowers a letter by its neighbours (ICU's final sigma: "ΑΣ" to
-    "ας"): Σ then parts too, though asked alone it lowers to σ."""
+    """Whether some of them part only beside other letters (ICU: a capital sigma ending a
+    word becomes ς; in Lithuanian, I, J and Į gain a dot above before an accent)."""
 
     def need_copy(self, text: str) -> bool:
         """Whether ``text`` holds one of them (an ASCII test first: most text is)."""
@@ -68,26 +68,28 @@ class Parting:
 
 
 def parting_characters(tx: Tx) -> Parting:
-    """The characters this server lowers otherwise than ``casefold``, asked of it."""
+    """The characters this server lowers otherwise than ``casefold``, asked of it: each one
+    alone, after a capital letter and before a combining accent, the places where a
+    locale's rules look at the neighbours (decision 0055)."""
     cased = _cased()
+    asked = [
+        (ch, form, expected)
+        for ch in cased
+        for form, expected in (
+            (ch, ch.casefold()),
+            (_BEFORE + ch, _BEFORE.casefold() + ch.casefold()),
+            (ch + _AFTER, ch.casefold() + _AFTER),
+        )
+    ]
     lowered = tx.all(
-        "SELECT c.ord AS n, lower(c.ch) AS low"
-        " FROM unnest(?::text[]) WITH ORDINALITY AS c(ch, ord)",
-        (list(cased),),
+        "SELECT c.ord AS n, lower(c.form) AS low"
+        " FROM unnest(?::text[]) WITH ORDINALITY AS c(form, ord)",
+        ([form for _, form, _ in asked],),
     )
-    chars = {
-        cased[int(row["n"]) - 1]
-        for row in lowered
-        if row["low"] != cased[int(row["n"]) - 1].casefold()
-    }
-    # ICU lowers a capital sigma at a word's end to the final form; the letter alone, as
-    # asked above, is not at one. (Its other contextual rules are for Lithuanian and
-    # Turkish, which the root locale does not apply.)
-    contextual = tx.scalar("SELECT lower(?)", (_FINAL_SIGMA_ASKED,)) != _FINAL_SIGMA_FOLDED
-    if contextual:
-        chars.add(_CAPITAL_SIGMA)
-    frozen = frozenset(chars)
-    return Parting(frozen, not frozen.isdisjoint(string.ascii_letters), contextual)
+    parted = {int(row["n"]) - 1 for row in lowered if row["low"] != asked[int(row["n"]) - 1][2]}
+    alone = {asked[n][0] for n in parted if n % 3 == 0}
+    chars = frozenset(asked[n][0] for n in parted)
+    return Parting(chars, not chars.isdisjoint(string.ascii_letters), chars != alone)
 
 
 def folded_copy(content: str, parting: Parting) -> str | None:

