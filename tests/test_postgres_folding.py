@@ -283,3 +283,38 @@ def test_check_counts_the_entries_whose_copy_is_stale(server: str, change: str, 
         verdict = memory._store.check()
         assert verdict["counts"]["entries whose folded copy is stale"] == stale
         assert verdict["ok"] is (stale == 0)
+
+
+@pytest.mark.parametrize("server", ["system", "embedded"])
+def test_copies_written_for_other_characters_are_made_again_at_open(server: str) -> None:
+    """The mark ``folded_copies`` names the characters the copies were written for. A
+    server that lowers otherwise (its locale changed under the memory) opens the memory with
+    another set: every copy is made again. With the mark current, opening reads the mark
+    only (a copy spoiled by hand stays spoiled, and ``check`` says so)."""
+    name = unique_memory("fold-mark")
+    url = _url(server)
+    try:
+        with recuerdo.open(name, store=PostgresStore(url, name), embedder="none") as memory:
+            kept = memory.remember("context", "Hauptstraße 5")
+            memory.remember("context", "plain ascii text")
+            with memory._store.write() as tx:
+                tx.execute("UPDATE items SET folded = NULL WHERE content LIKE 'Haupt%'")
+                tx.execute("UPDATE items SET folded = 'x' WHERE content LIKE 'plain%'")
+        store = PostgresStore(url, name)
+        assert store.check()["counts"]["entries whose folded copy is stale"] == 2
+        with store.write() as tx:
+            tx.execute("UPDATE index_marks SET upto = upto + 1 WHERE name = 'folded_copies'")
+        store.close()
+        store = PostgresStore(url, name)
+        assert store.check()["counts"]["entries whose folded copy is stale"] == 0
+        with recuerdo.open(name, store=store, embedder="none") as memory:
+            assert _found(memory, "HAUPTSTRASSE") == [kept]
+        with store.read() as tx:
+            copies = [
+                row["folded"]
+                for row in tx.all("SELECT folded FROM items /* every tenant */ ORDER BY id")
+            ]
+        assert copies == ["hauptstrasse 5", None]
+        store.close()
+    finally:
+        PostgresStore(url, name).drop()

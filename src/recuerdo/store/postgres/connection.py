@@ -30,7 +30,7 @@ from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current
 from . import chunk_spans, maintenance
 from . import vectors as pgvectors
 from .describe import PostgresArchive
-from .folds import Parting, parting_characters
+from .folds import Parting, keep_current
 from .rows import register_types, row_factory
 from .search import ScanSubstrings, TrigramSubstrings, TsvectorText
 from .vectors import PgvectorSearch, VectorState
@@ -378,7 +378,7 @@ class PostgresStore:
             )
             self._shared.lengths = "m027_chunk_tokens" in self._schema.names()
             if "m030_folded_entries" in self._schema.names():
-                self._shared.parting = parting_characters(tx)
+                self._shared.parting = keep_current(tx)
             if "m017_vector_index" in self._schema.names():
                 pgvectors.install(tx)  # also when the server gained pgvector since m017 ran
             self._shared.vectors = pgvectors.enabled(tx)

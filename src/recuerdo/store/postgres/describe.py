@@ -93,9 +93,9 @@ class PostgresArchive:
 
             fill_words(tx)
         if tx.scalar(_COLUMN_EXISTS, ("items", "folded")) is not None:
-            from .folds import fold_stored, parting_characters
+            from .folds import keep_current
 
-            fold_stored(tx, parting_characters(tx))
+            keep_current(tx)
 
 
 _CONSISTENCY = (

@@ -22,8 +22,9 @@ Which characters part is asked of the server once per process and memory
 
 from __future__ import annotations
 
+import hashlib
 import string
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 
@@ -98,18 +99,6 @@ def folded_copy(content: str, parting: Parting) -> str | None:
     return content.casefold() if parting.need_copy(content) else None
 
 
-def _write_copies(tx: Tx, rows: Iterable[tuple[str, int, str]], parting: Parting) -> int:
-    """Write the folded copies the entries ``rows`` (tenant, id, content) need; how many."""
-    kept = [
-        (folded, tenant, item_id)
-        for tenant, item_id, content in rows
-        if (folded := folded_copy(content, parting)) is not None
-    ]
-    if kept:
-        tx.executemany("UPDATE items SET folded = ? WHERE tenant = ? AND id = ?", kept)
-    return len(kept)
-
-
 def _entries(tx: Tx, parting: Parting, *, with_copies: bool) -> Iterator[list[Row]]:
     """The stored entries a copy may concern, a batch at a time: those with text past ASCII
     (all when ASCII letters part), and with ``with_copies`` those holding a copy too."""
@@ -128,30 +117,64 @@ def _entries(tx: Tx, parting: Parting, *, with_copies: bool) -> Iterator[list[Ro
         last = int(rows[-1]["id"])
 
 
+def _misfolded(tx: Tx, parting: Parting) -> Iterator[list[tuple[str | None, str, int]]]:
+    """A batch at a time, (the copy it needs, tenant, id) of each stored entry whose copy is
+    missing, left over or not its text's folding on this server."""
+    for rows in _entries(tx, parting, with_copies=True):
+        needed = [(folded_copy(str(row["content"]), parting), row) for row in rows]
+        yield [
+            (copy, str(row["tenant"]), int(row["id"]))
+            for copy, row in needed
+            if row["folded"] != copy
+        ]
+
+
 def stale_copies(tx: Tx, parting: Parting) -> int:
-    """How many stored entries hold another copy than their text needs on this server (one
-    missing, left over, or not the text's folding): what ``check`` counts."""
-    return sum(
-        row["folded"] != folded_copy(str(row["content"]), parting)
-        for rows in _entries(tx, parting, with_copies=True)
-        for row in rows
-    )
+    """How many stored entries hold another copy than their text needs: what ``check``
+    counts."""
+    return sum(len(batch) for batch in _misfolded(tx, parting))
 
 
-def fold_stored(tx: Tx, parting: Parting) -> int:
-    """Give every stored entry that needs one its folded copy (a migration, a restore); how
-    many were written."""
-    return sum(
-        _write_copies(
-            tx, [(str(r["tenant"]), int(r["id"]), str(r["content"])) for r in rows], parting
+def refold(tx: Tx, parting: Parting) -> int:
+    """Give every stored entry the copy it needs on this server (none where it needs none),
+    a batch at a time; how many changed."""
+    changed = 0
+    for batch in _misfolded(tx, parting):
+        if batch:
+            tx.executemany("UPDATE items SET folded = ? WHERE tenant = ? AND id = ?", batch)
+            changed += len(batch)
+    return changed
+
+
+def fingerprint(parting: Parting) -> int:
+    """A number naming the parting characters, kept as the mark ``folded_copies``: the set
+    the stored copies were written for."""
+    digest = hashlib.blake2b(
+        "".join(sorted(parting.chars)).encode("utf-8", "surrogatepass"), digest_size=8
+    ).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def keep_current(tx: Tx) -> Parting:
+    """The server's parting characters, after making the stored copies theirs if they were
+    written for others (a memory's first open after m030 or after a load, or a server whose
+    locale changed under it): one read of a mark when nothing changed."""
+    parting = parting_characters(tx)
+    mark = fingerprint(parting)
+    if tx.scalar("SELECT upto FROM index_marks WHERE name = 'folded_copies'") != mark:
+        refold(tx, parting)
+        tx.execute(
+            "INSERT INTO index_marks (name, upto) VALUES ('folded_copies', ?)"
+            " ON CONFLICT (name) DO UPDATE SET upto = excluded.upto",
+            (mark,),
         )
-        for rows in _entries(tx, parting, with_copies=False)
-    )
+    return parting
 
 
 def m030_folded_entries(tx: Tx) -> None:
-    """The step: ``items.folded``, its trigram index where the server has ``pg_trgm``, and
-    the copies the entries already stored need."""
+    """The step: ``items.folded`` and its trigram index where the server has ``pg_trgm``.
+    The copies the entries already stored need are written as the store opens
+    (:func:`keep_current`)."""
     from .ddl import has_extension
 
     tx.execute("ALTER TABLE items ADD COLUMN folded TEXT")
@@ -160,4 +183,3 @@ def m030_folded_entries(tx: Tx) -> None:
             "CREATE INDEX items_folded_trigrams ON items USING gin (folded public.gin_trgm_ops)"
             " WHERE folded IS NOT NULL"
         )
-    fold_stored(tx, parting_characters(tx))
