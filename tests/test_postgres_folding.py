@@ -194,16 +194,29 @@ def test_the_step_folds_the_entries_already_stored(
         PostgresStore(url, name).drop()
 
 
-def test_a_backup_loaded_on_postgres_is_found_by_folding(tmp_path: Path) -> None:
+@pytest.mark.parametrize("origin_backend", ["sqlite", "postgres"])
+def test_a_backup_loaded_on_postgres_is_found_by_folding(
+    tmp_path: Path, origin_backend: str
+) -> None:
     """The folded copies are not archived (the server that loads an archive makes its own,
-    after the rows), so a SQLite backup loaded into PostgreSQL finds "STRASSE" in "Straße"."""
+    after the rows), so a backup loaded into PostgreSQL finds "STRASSE" in "Straße". From
+    PostgreSQL the archive carries the mark naming its server's copies: the third review
+    found every copy lost, the mark being the loading server's own."""
     import gzip
 
     from recuerdo.store import archive
 
-    with recuerdo.open("origin", base_dir=tmp_path, embedder="none") as origin:
+    origin_name = unique_memory("fold-origin")
+    if origin_backend == "postgres":
+        origin_store = PostgresStore(url_for("system"), origin_name)
+        opened = recuerdo.open(origin_name, store=origin_store, embedder="none")
+    else:
+        opened = recuerdo.open("origin", base_dir=tmp_path, embedder="none")
+    with opened as origin:
         wanted = origin.remember("context", "Die Straße ist lang")
         origin.backup(tmp_path / "origin.jsonl.gz")
+    if origin_backend == "postgres":
+        origin_store.drop()
     header = archive.read_header(tmp_path / "origin.jsonl.gz")
     name = unique_memory("fold-load")
     store = PostgresStore(url_for("system"), name, steps=len(header.schema))
@@ -317,4 +330,35 @@ def test_copies_written_for_other_characters_are_made_again_at_open(server: str)
         assert copies == ["hauptstrasse 5", None]
         store.close()
     finally:
+        PostgresStore(url, name).drop()
+
+
+def test_an_open_in_a_tenant_s_scope_makes_every_tenant_s_copies() -> None:
+    """As an ordinary role, under row-level security: a store opened while a verb serves one
+    tenant still makes the other tenants' copies (the third review found the mark set after
+    only the serving tenant's were made; nothing mended the others)."""
+    from recuerdo.store.scope import scoped
+
+    from .postgres import app_conninfo
+
+    url, name = app_conninfo(system_url()), unique_memory("fold-rls")
+    store = PostgresStore(url, name)
+    try:
+        memory = recuerdo.open(name, store=store, embedder="none")
+        for tenant in ("ann", "bob"):
+            memory.for_tenant(tenant).remember("context", f"{tenant}: Die Straße ist lang")
+        memory.close()
+        with store.write() as tx:
+            tx.execute("UPDATE items /* every tenant */ SET folded = NULL")
+            tx.execute("UPDATE index_marks SET upto = upto + 1 WHERE name = 'folded_copies'")
+        store.close()
+        with scoped("ann"):
+            store = PostgresStore(url, name)
+        assert store.check()["counts"]["entries whose folded copy is stale"] == 0
+        with recuerdo.open(name, store=store, embedder="none") as memory:
+            for tenant in ("ann", "bob"):
+                found = memory.for_tenant(tenant).recall(search="STRASSE")
+                assert [e["content"] for e in found] == [f"{tenant}: Die Straße ist lang"]
+    finally:
+        store.close()
         PostgresStore(url, name).drop()

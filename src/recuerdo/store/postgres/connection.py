@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import InvalidInput, MemoryNotFound, StorageFull, StoreError
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
-from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current
+from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current, scoped
 from . import chunk_spans, maintenance
 from . import vectors as pgvectors
 from .describe import PostgresArchive
@@ -365,7 +365,9 @@ class PostgresStore:
     def _open_schema(self) -> None:
         from ..migrations import apply, check_not_newer, stamp
 
-        with self.write() as tx:
+        # Memory-wide work (the steps, the folded copies), whatever tenant the caller is
+        # serving: under row-level security a tenant's scope would hide the others' rows.
+        with scoped(EVERY_TENANT), self.write() as tx:
             tx.execute(
                 "CREATE TABLE IF NOT EXISTS _migrations"
                 " (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"

@@ -95,6 +95,9 @@ class PostgresArchive:
         if tx.scalar(_COLUMN_EXISTS, ("items", "folded")) is not None:
             from .folds import keep_current
 
+            # The copies were left out of the archive; its mark names the copies its own
+            # server had, not these.
+            tx.execute("DELETE FROM index_marks WHERE name = 'folded_copies'")
             keep_current(tx)
 
 
