@@ -27,7 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ...errors import InvalidInput, MemoryNotFound, StorageFull, StoreError
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
 from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current, scoped
-from . import chunk_spans, maintenance
+from . import chunk_spans, maintenance, planner
 from . import vectors as pgvectors
 from .describe import PostgresArchive
 from .folds import Parting, keep_current
@@ -255,16 +255,6 @@ def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
-# PostgreSQL's stock cost of a page read at random (4, a spinning disk's) made its planner read
-# every item of a memory to join them with the few hundred rows of one tag (decision 0048): a
-# memory's pages are mostly in memory or on a solid-state disk. A value the server's operator
-# set (in the configuration, for the database or the role, or in the URL) is left as it is.
-_PAGES_MOSTLY_CACHED = (
-    "SELECT set_config('random_page_cost', '1.1', false) FROM pg_settings"
-    " WHERE name = 'random_page_cost' AND source = 'default'"
-)
-
-
 def _open_pool(url: str, schema: str, create: bool) -> Any:
     import psycopg
     from psycopg_pool import ConnectionPool
@@ -289,7 +279,7 @@ def _open_pool(url: str, schema: str, create: bool) -> Any:
         conn.row_factory = row_factory
         register_types(conn)
         conn.execute(f"SET search_path TO {_quote(schema)}, public")
-        conn.execute(_PAGES_MOSTLY_CACHED)
+        planner.configure(conn)
 
     pool = ConnectionPool(
         url,
