@@ -262,7 +262,8 @@ def test_an_entry_search_is_planned_for_its_needle_however_often_it_runs() -> No
     id testing each row (23-25 ms at 20,000 entries, against 2.7 ms through the trigram
     indexes; decision 0056). Run as a prepared statement more than five times, the listing
     is still planned for the needle it is given (no parameter is left in its plan, which
-    reads the trigram indexes); on the code before, the plan kept its parameters."""
+    reads the trigram indexes); on the code before, the plan kept its parameters. (Here the
+    generic plan happens to read the indexes too: this shows the planning, not the walk.)"""
     from .postgres import system_url
 
     store = PostgresStore(system_url(), unique_memory())
