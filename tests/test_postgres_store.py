@@ -240,13 +240,20 @@ def test_a_listing_by_one_tag_reads_its_rows_not_every_item(
     assert not any("Seq Scan on items" in line for line in plan), "\n".join(plan)
 
 
-def test_a_page_cost_the_operator_set_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A cost set for the connection (here through libpq's PGOPTIONS, as a server's, a
-    database's or a role's setting would be) is the operator's choice: it stays."""
-    monkeypatch.setenv("PGOPTIONS", "-c random_page_cost=2.5")
+@pytest.mark.parametrize(
+    ("setting", "value"), [("random_page_cost", "2.5"), ("plan_cache_mode", "force_generic_plan")]
+)
+def test_a_planner_setting_the_operator_set_is_kept(
+    monkeypatch: pytest.MonkeyPatch, setting: str, value: str
+) -> None:
+    """A value set for the connection (here through libpq's PGOPTIONS, as a server's, a
+    database's or a role's setting would be) is the operator's choice: it stays (decisions
+    0048 and 0056 set both otherwise)."""
+    monkeypatch.setenv("PGOPTIONS", f"-c {setting}={value}")
     opened = PostgresStore(embedded_url(), unique_memory())
     try:
-        assert _random_page_cost(opened) == "2.5"
+        with opened.read() as tx:
+            assert str(tx.scalar(f"SHOW {setting}")) == value
     finally:
         opened.drop()
 
@@ -300,12 +307,3 @@ def test_an_entry_search_is_planned_for_its_needle_however_often_it_runs() -> No
     finally:
         memory.close()
         store.drop()
-
-
-def test_a_plan_cache_mode_the_operator_set_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PGOPTIONS", "-c plan_cache_mode=force_generic_plan")
-    opened = PostgresStore(embedded_url(), unique_memory())
-    try:
-        assert _plan_cache_mode(opened) == "force_generic_plan"
-    finally:
-        opened.drop()
