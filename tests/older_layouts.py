@@ -22,7 +22,7 @@ from recuerdo.store import chunk_text
 from recuerdo.store.base import CHUNK_FIELDS, Tx
 from recuerdo.store.postgres.connection import PostgresTx
 from recuerdo.store.sqlite.connection import SQLiteTx
-from recuerdo.store.sqlite.search import _INDEXED_UPTO, INDEX_CHUNK, TrigramSubstrings
+from recuerdo.store.sqlite.search import INDEX_CHUNK, INDEXED_UPTO, TrigramSubstrings
 
 _OLD_FIELDS = [name for name in CHUNK_FIELDS if name != "kept_text"]
 _INSERT = (
@@ -46,7 +46,7 @@ def _rechunk(tx: Tx, tenant: str, item_id: int, cut_from: str | None = None) -> 
 
 def _catch_up_before_folds(self: TrigramSubstrings) -> int:
     tx = self._tx
-    upto = int(tx.scalar(_INDEXED_UPTO))
+    upto = int(tx.scalar(INDEXED_UPTO))
     last = tx.scalar(
         "SELECT max(id) FROM (SELECT id FROM items WHERE id > ? ORDER BY id LIMIT ?)",
         (upto, INDEX_CHUNK),

@@ -210,7 +210,7 @@ class _Shared:
     local: threading.local = field(default_factory=threading.local)
     trigrams: bool = False
     lengths: bool = False  # chunks.tokens (m027): a store at an older step has none
-    parting: Parting | None = None  # folds.parting_characters (m030; None before it)
+    parting: Parting | None = None  # folds.keep_current (m030; None before it)
     vectors: VectorState | None = None
     grown: int = 0  # rows written since this process last analysed (maintenance.grew)
     analyzed_rows: int | None = None
@@ -534,7 +534,7 @@ class PostgresStore:
         from .describe import check
 
         with self.read() as tx:
-            return check(tx)
+            return check(tx, self._shared.parting)
 
     def drop(self) -> None:
         """Remove this memory from the database (every table of its schema)."""

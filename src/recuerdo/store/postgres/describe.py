@@ -9,6 +9,7 @@ from ..base import Tx
 
 if TYPE_CHECKING:
     from .connection import PostgresStore
+    from .folds import Parting
 
 _NOT_ARCHIVED = {"_migrations"}
 
@@ -129,16 +130,16 @@ _CONSISTENCY = (
 _STALE_COPIES = "entries whose folded copy is stale"
 
 
-def check(tx: Tx) -> dict[str, Any]:
-    """The consistency of chunks, vectors and the entries' folded copies (PostgreSQL checks
-    its own pages)."""
+def check(tx: Tx, parting: Parting | None) -> dict[str, Any]:
+    """The consistency of chunks, vectors and the entries' folded copies (for the store's
+    ``parting`` characters, None before m030; PostgreSQL checks its own pages)."""
     problems: list[str] = []
     counts: dict[str, int] = {}
     found_by = {name: int(tx.scalar(sql)) for name, sql in _CONSISTENCY}
-    if tx.scalar(_COLUMN_EXISTS, ("items", "folded")) is not None:
-        from .folds import parting_characters, stale_copies
+    if parting is not None:
+        from .folds import stale_copies
 
-        found_by[_STALE_COPIES] = stale_copies(tx, parting_characters(tx))
+        found_by[_STALE_COPIES] = stale_copies(tx, parting)
     for name, found in found_by.items():
         counts[name] = found
         if found:

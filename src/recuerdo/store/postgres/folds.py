@@ -16,8 +16,8 @@ folded beside it. ICU lowers some letters by their neighbours (a capital sigma e
 becomes ς; in Lithuanian, I, J and Į gain a dot above before an accent): each letter is also
 asked in such places, and every entry holding one that parts there has a copy.
 
-Which characters part is asked of the server once per process and memory
-(:func:`parting_characters`), not assumed: it depends on its locale and Unicode tables.
+Which characters part is asked of the server each time a memory opens
+(:func:`keep_current`), not assumed: it depends on its locale and Unicode tables.
 """
 
 from __future__ import annotations
@@ -59,9 +59,6 @@ class Parting:
     ascii: bool
     """Whether an ASCII letter is among them (a Turkish locale lowers "I" to dotless "ı"):
     ASCII text then needs a look too."""
-    contextual: bool = False
-    """Whether some of them part only beside other letters (ICU: a capital sigma ending a
-    word becomes ς; in Lithuanian, I, J and Į gain a dot above before an accent)."""
 
     def need_copy(self, text: str) -> bool:
         """Whether ``text`` holds one of them (an ASCII test first: most text is)."""
@@ -87,10 +84,10 @@ def parting_characters(tx: Tx) -> Parting:
         " FROM unnest(?::text[]) WITH ORDINALITY AS c(form, ord)",
         ([form for _, form, _ in asked],),
     )
-    parted = {int(row["n"]) - 1 for row in lowered if row["low"] != asked[int(row["n"]) - 1][2]}
-    alone = {asked[n][0] for n in parted if n % 3 == 0}
-    chars = frozenset(asked[n][0] for n in parted)
-    return Parting(chars, not chars.isdisjoint(string.ascii_letters), chars != alone)
+    chars = frozenset(
+        asked[int(row["n"]) - 1][0] for row in lowered if row["low"] != asked[int(row["n"]) - 1][2]
+    )
+    return Parting(chars, not chars.isdisjoint(string.ascii_letters))
 
 
 def folded_copy(content: str, parting: Parting) -> str | None:
@@ -99,11 +96,10 @@ def folded_copy(content: str, parting: Parting) -> str | None:
     return content.casefold() if parting.need_copy(content) else None
 
 
-def _entries(tx: Tx, parting: Parting, *, with_copies: bool) -> Iterator[list[Row]]:
-    """The stored entries a copy may concern, a batch at a time: those with text past ASCII
-    (all when ASCII letters part), and with ``with_copies`` those holding a copy too."""
-    past_ascii = f"(folded IS NOT NULL OR {_PAST_ASCII})" if with_copies else _PAST_ASCII
-    wanted = "" if parting.ascii else f" AND {past_ascii}"
+def _entries(tx: Tx, parting: Parting) -> Iterator[list[Row]]:
+    """The stored entries a copy may concern, a batch at a time: those holding one, and
+    those with text past ASCII (all when ASCII letters part)."""
+    wanted = "" if parting.ascii else f" AND (folded IS NOT NULL OR {_PAST_ASCII})"
     last = 0
     while True:
         rows = tx.all(
@@ -120,7 +116,7 @@ def _entries(tx: Tx, parting: Parting, *, with_copies: bool) -> Iterator[list[Ro
 def _misfolded(tx: Tx, parting: Parting) -> Iterator[list[tuple[str | None, str, int]]]:
     """A batch at a time, (the copy it needs, tenant, id) of each stored entry whose copy is
     missing, left over or not its text's folding on this server."""
-    for rows in _entries(tx, parting, with_copies=True):
+    for rows in _entries(tx, parting):
         needed = [(folded_copy(str(row["content"]), parting), row) for row in rows]
         yield [
             (copy, str(row["tenant"]), int(row["id"]))
@@ -149,9 +145,7 @@ def refold(tx: Tx, parting: Parting) -> int:
 def fingerprint(parting: Parting) -> int:
     """A number naming the parting characters, kept as the mark ``folded_copies``: the set
     the stored copies were written for."""
-    digest = hashlib.blake2b(
-        "".join(sorted(parting.chars)).encode("utf-8", "surrogatepass"), digest_size=8
-    ).digest()
+    digest = hashlib.blake2b("".join(sorted(parting.chars)).encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
 
 

@@ -244,42 +244,28 @@ class TrigramSubstrings:
         if len(needle) < TRIGRAM:
             return None
         condition, params = self._matching(
-            "items",
-            lambda text: f"lower({text}) LIKE lower(?) ESCAPE '\\'",
-            lambda text: f"{text} LIKE ? ESCAPE '\\'",
-            like_pattern,
-            needle,
+            "items", needle, lambda text: f"{text} LIKE ? ESCAPE '\\'", like_pattern
         )
         return [SubstringPart("items", condition, params)]
 
     def condition(self, needle: str, alias: str) -> tuple[str, list[Any]]:
-        return self._matching(
-            alias,
-            lambda text: f"strpos(lower({text}), lower(?)) > 0",
-            lambda text: f"strpos({text}, ?) > 0",
-            lambda text: text,
-            needle,
-        )
+        return self._matching(alias, needle, lambda text: f"strpos({text}, ?) > 0", str)
 
     def _matching(
-        self,
-        alias: str,
-        lowered: Callable[[str], str],
-        plain: Callable[[str], str],
-        parameter: Callable[[str], str],
-        needle: str,
+        self, alias: str, needle: str, test: Callable[[str], str], parameter: Callable[[str], str]
     ) -> tuple[str, list[Any]]:
-        """The folded needle in the folded copies, and in the lowered text of the entries
-        that keep none (where the server's ``lower()`` is ``casefold``, character by
-        character). Each test is one an index answers (decision 0055)."""
-        if self._parting is None:  # a store before m030: as the server lowers both
-            return lowered(f"{alias}.content"), [parameter(needle)]
+        """``test`` (a condition on a text with one parameter, ``parameter`` of the folded
+        needle) of the folded copies, and of the lowered text of the entries that keep none
+        (where the server's ``lower()`` is ``casefold``, character by character). Each is one
+        an index answers (decision 0055)."""
         folded = parameter(needle.casefold())
-        return (
-            f"({plain(f'{alias}.folded')} OR ({alias}.folded IS NULL"
-            f" AND {plain(f'lower({alias}.content)')}))",
-            [folded, folded],
-        )
+        lowered = test(f"lower({alias}.content)")
+        if self._parting is None:  # a store at a step before m030 (an archive being loaded)
+            return lowered, [folded]
+        return f"({test(f'{alias}.folded')} OR ({alias}.folded IS NULL AND {lowered}))", [
+            folded,
+            folded,
+        ]
 
     def folded_copies(self, contents: Sequence[str]) -> list[str | None] | None:
         if self._parting is None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from ...errors import StoreDamaged, StoreError
 from .driver import sqlite3
+from .search import INDEXED_UPTO
 
 SYNC_CHECK_BYTES = 8 * 1024 * 1024
 BACKGROUND_DELAY_SECONDS = 5.0
@@ -197,7 +198,6 @@ def report(conn: sqlite3.Connection) -> dict[str, Any]:
 
 
 _FOLDS = "entry_trigrams_folds"
-_TRIGRAMS_UPTO = "SELECT upto FROM index_marks WHERE name = 'entry_trigrams'"
 _CONSISTENCY = (
     (
         "chunks outside their item's text",
@@ -235,7 +235,7 @@ _CONSISTENCY = (
         # with text past ASCII only (``recuerdo_folded_extras``, as the upkeep asks).
         "entries indexed without their folded stretches",
         "SELECT count(*) FROM items i LEFT JOIN entry_trigrams_folds f ON f.id = i.id"
-        f" WHERE i.item_type = 'entry' AND i.id <= ({_TRIGRAMS_UPTO})"
+        f" WHERE i.item_type = 'entry' AND i.id <= ({INDEXED_UPTO})"
         " AND length(CAST(i.content AS BLOB)) <> length(i.content)"
         " AND recuerdo_folded_extras(i.content) IS NOT f.folded",
     ),

@@ -26,7 +26,7 @@ _SCORED = (
 # The trigram index needs three characters; shorter needles are matched by a scan.
 TRIGRAM = 3
 INDEX_CHUNK = 500
-_INDEXED_UPTO = "SELECT upto FROM index_marks WHERE name = 'entry_trigrams'"
+INDEXED_UPTO = "SELECT upto FROM index_marks WHERE name = 'entry_trigrams'"
 LIKE_PATTERN_BYTES = 100
 """Needles whose LIKE pattern is longer are looked for with ``instr`` in the text lowered by
 SQLite (ASCII letters only) instead. LIKE compares a character at a time, so over repetitive
@@ -247,7 +247,7 @@ class TrigramSubstrings:
         return [
             SubstringPart(
                 "items NOT INDEXED",
-                f"items.id > ({_INDEXED_UPTO}) AND {text}",
+                f"items.id > ({INDEXED_UPTO}) AND {text}",
                 text_params,
             ),
             SubstringPart(
@@ -267,7 +267,7 @@ class TrigramSubstrings:
 
     def catch_up(self) -> int:
         tx = self._tx
-        upto = int(tx.scalar(_INDEXED_UPTO))
+        upto = int(tx.scalar(INDEXED_UPTO))
         last = tx.scalar(
             "SELECT max(id) FROM (SELECT id FROM items /* every tenant */ WHERE id > ?"
             " ORDER BY id LIMIT ?)",
@@ -310,6 +310,6 @@ class TrigramSubstrings:
     def waiting(self) -> int:
         return int(
             self._tx.scalar(
-                f"SELECT count(*) FROM items /* every tenant */ WHERE id > ({_INDEXED_UPTO})"
+                f"SELECT count(*) FROM items /* every tenant */ WHERE id > ({INDEXED_UPTO})"
             )
         )
