@@ -9,6 +9,8 @@ vocabulary of 60, eleven writers, sentences drawn from a Zipf-shaped vocabulary)
   the time the substring index then needs to catch up,
 * the rate of single durable ``remember`` calls (one committed transaction each, on the loaded
   store) next to a raw ``sqlite3`` insert+commit loop with the same pragmas on the same disk,
+* the counts of the whole memory the memory lens shows first: ``overview``, ``summary``,
+  ``status``, and ``status`` of one scope (p50 of 20 calls each),
 * ``recall`` p50/p95 for (a) category + tag, (b) a word search, (c) ``from_`` one agent,
   (d) two tags, both required (``mode="all"``), (e) a category and one agent, (f) one scope
   (every other entry is in one of 50 project scopes, the others in the default one), (g) a
@@ -139,6 +141,15 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
                 for _ in range(queries)
             ],
         )
+        # What the memory lens's first pages ask: the counts of the whole memory, and the
+        # knowledge of one scope (every entry is in one of 51 scopes).
+        counts = 20
+        overview = time_calls(mem.overview, [{}] * counts)
+        summary = time_calls(mem.summary, [{}] * counts)
+        status = time_calls(mem.status, [{}] * counts)
+        scope_status = time_calls(
+            mem.status, [{"scope": rng.choice(SCOPES)} for _ in range(counts)]
+        )
         db_mib = folder_mib(Path(mem.location).parent, f"bench-{size}*")
         mem.close()
     return {
@@ -164,6 +175,10 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         "recall_scope_p95_ms": round(by_scope[1], 2),
         "recall_scope_category_p50_ms": round(scope_category[0], 2),
         "recall_scope_category_p95_ms": round(scope_category[1], 2),
+        "overview_p50_ms": round(overview[0], 2),
+        "summary_p50_ms": round(summary[0], 2),
+        "status_p50_ms": round(status[0], 2),
+        "status_of_a_scope_p50_ms": round(scope_status[0], 2),
         "db_mib": db_mib,
         "peak_rss_mib": peak_rss_mib(),
     }

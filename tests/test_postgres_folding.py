@@ -163,7 +163,7 @@ def test_the_step_folds_the_entries_already_stored(
 
     name = unique_memory("fold-step")
     url = _url(server)
-    before = PostgresStore(url, name, steps=len(SCHEMA.steps) - 1)
+    before = PostgresStore(url, name, steps=SCHEMA.names().index("m030_folded_entries"))
     try:
         with recuerdo.open(name, store=before, embedder="none") as memory:
             kept = memory.remember("context", "Hauptstraße 5")

@@ -314,12 +314,3 @@ def forget(tx: Tx, tenant: str, principal: str, entry_id: object) -> bool:
         (tenant, row["scope"], entry_id, principal, row["size"], now_iso()),
     )
     return True
-
-
-def counts_by_category(tx: Tx, tenant: str) -> dict[str, int]:
-    rows = tx.all(
-        "SELECT category, count(*) AS n FROM items WHERE tenant = ? AND item_type = 'entry'"
-        " GROUP BY category ORDER BY category",
-        (tenant,),
-    )
-    return {row["category"]: row["n"] for row in rows}

@@ -384,8 +384,11 @@ class Imported(TypedDict):
 
 @with_config(_EXACT)
 class ScopeCount(TypedDict):
+    """A scope that holds data: its live items, and the entities of its knowledge graph."""
+
     scope: str
     items: int
+    entities: int
 
 
 @with_config(_EXACT)

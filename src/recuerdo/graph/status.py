@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.items import visible
+from ..core.items import MAIL, visible
+from ..store import tallies
 from ..store.base import Tx
 
 TOP_CLASSES = 10
@@ -12,23 +13,28 @@ TOP_CLASSES = 10
 
 def status(tx: Tx, tenant: str, scope: str | None, viewer: str | None = None) -> dict[str, Any]:
     """Counts of what ``viewer`` may read (messages count for their members only)."""
-    members_only, params = visible("i", viewer)
-    scopes = [
-        dict(r)
-        for r in tx.all(
-            "/* whole memory */ SELECT i.scope, count(*) AS items FROM items i WHERE i.tenant = ?"
-            f" AND i.status <> 'deleted' AND {members_only} GROUP BY i.scope"
-            " UNION ALL SELECT scope, 0 FROM entities WHERE tenant = ?"
-            " GROUP BY scope ORDER BY scope",
-            (tenant, *params, tenant),
-        )
-    ]
-    merged: dict[str, int] = {}
-    for row in scopes:
-        merged[row["scope"]] = merged.get(row["scope"], 0) + row["items"]
+    held: dict[str, dict[str, int]] = {}
+    for row in tx.all(
+        f"SELECT scope, sum(items) AS n FROM {tallies.TABLE} WHERE tenant = ? AND deleted = 0"
+        " GROUP BY scope",
+        (tenant,),
+    ):
+        held[row["scope"]] = {"items": int(row["n"]), "entities": 0}
+    if viewer is not None:  # mail counts for its conversations' members only (not tallied)
+        members_only, params = visible("i", viewer)
+        for row in tx.all(
+            f"SELECT i.scope, count(*) AS n FROM items i WHERE i.tenant = ? AND i.item_type = "
+            f"'{MAIL}' AND i.status <> 'deleted' AND {members_only} GROUP BY i.scope",
+            (tenant, *params),
+        ):
+            held.setdefault(row["scope"], {"items": 0, "entities": 0})["items"] += int(row["n"])
+    for row in tx.all(
+        "SELECT scope, count(*) AS n FROM entities WHERE tenant = ? GROUP BY scope", (tenant,)
+    ):
+        held.setdefault(row["scope"], {"items": 0, "entities": 0})["entities"] = int(row["n"])
     reply: dict[str, Any] = {
         "memory": "on",
-        "scopes": [{"scope": name, "items": count} for name, count in sorted(merged.items())],
+        "scopes": [{"scope": name, **counts} for name, counts in sorted(held.items())],
     }
     if scope is None:
         return reply
@@ -53,8 +59,8 @@ def status(tx: Tx, tenant: str, scope: str | None, viewer: str | None = None) ->
     counts = tx.one(
         "SELECT (SELECT count(*) FROM entities WHERE tenant = ? AND scope = ?) AS entities,"
         " (SELECT count(*) FROM facts WHERE tenant = ? AND scope = ? AND ended_at IS NULL)"
-        " AS facts, (SELECT count(*) FROM items WHERE tenant = ? AND scope = ?"
-        " AND item_type = 'document') AS documents",
+        f" AS facts, (SELECT coalesce(sum(items), 0) FROM {tallies.TABLE} WHERE tenant = ?"
+        " AND scope = ? AND item_type = 'document') AS documents",
         (tenant, scope) * 3,
     )
     assert counts is not None

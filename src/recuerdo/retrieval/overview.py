@@ -4,8 +4,8 @@ summary a person reads first."""
 from __future__ import annotations
 
 from ..core.clock import now_iso
-from ..core.items import visible
-from ..entries.operations import counts_by_category
+from ..core.items import MAIL, visible
+from ..store import tallies
 from ..store.base import Tx
 from ..work import rules as rule_ops
 from .results import EntryCount, NoteCount, Overview, Summary
@@ -24,25 +24,23 @@ def _axis(scope: str) -> str | None:
 
 def overview(tx: Tx, tenant: str, viewer: str | None = None) -> Overview:
     """The counts of what ``viewer`` may read (messages count for their members only)."""
-    members_only, params = visible("items", viewer)
-    items = {
-        row["item_type"]: int(row["n"])
-        for row in tx.all(
-            f"{_WHOLE}SELECT item_type, count(*) AS n FROM items WHERE {_LIVE}"
-            f" AND {members_only} GROUP BY item_type ORDER BY item_type",
-            (tenant, *params),
-        )
-    }
-    chars = tx.scalar(
-        f"{_WHOLE}SELECT coalesce(sum(length(content)), 0) FROM items WHERE {_LIVE}"
-        f" AND {members_only}",
-        (tenant, *params),
+    kinds = tx.all(
+        f"SELECT item_type, sum(items) AS n, sum(chars) AS chars FROM {tallies.TABLE}"
+        " WHERE tenant = ? AND deleted = 0 GROUP BY item_type",
+        (tenant,),
     )
+    items = {row["item_type"]: int(row["n"]) for row in kinds}
+    chars = sum(int(row["chars"]) for row in kinds)
+    mail, mail_chars = _mail(tx, tenant, viewer)
+    if mail:
+        items[MAIL] = mail
+        chars += mail_chars
     entries: list[EntryCount] = [
         {"category": row["category"], "source": row["source"], "count": int(row["n"])}
         for row in tx.all(
-            f"SELECT category, source, count(*) AS n FROM items WHERE {_LIVE}"
-            " AND item_type = 'entry' GROUP BY category, source ORDER BY category, source",
+            f"SELECT category, source, sum(items) AS n FROM {tallies.TABLE} WHERE tenant = ?"
+            " AND item_type = 'entry' AND deleted = 0 GROUP BY category, source"
+            " ORDER BY category, source",
             (tenant,),
         )
     ]
@@ -65,13 +63,14 @@ def overview(tx: Tx, tenant: str, viewer: str | None = None) -> Overview:
         )
     ]
     deleted = tx.scalar(
-        "SELECT count(*) FROM items WHERE tenant = ? AND status = 'deleted' AND item_type = 'note'",
+        f"SELECT coalesce(sum(items), 0) FROM {tallies.TABLE} WHERE tenant = ?"
+        " AND item_type = 'note' AND deleted = 1",
         (tenant,),
     )
     plans = tx.scalar("SELECT count(*) FROM plans WHERE tenant = ?", (tenant,))
     rules = tx.scalar("SELECT count(*) FROM rules WHERE tenant = ?", (tenant,))
     return {
-        "items": items,
+        "items": dict(sorted(items.items())),
         "chars": int(chars),
         "deleted_notes": int(deleted),
         "entries": entries,
@@ -81,33 +80,58 @@ def overview(tx: Tx, tenant: str, viewer: str | None = None) -> Overview:
     }
 
 
+def _mail(tx: Tx, tenant: str, viewer: str | None) -> tuple[int, int]:
+    """(messages, their characters) of the conversations ``viewer`` is a member of: who may
+    read mail depends on the reader, so it is counted from its rows, not tallied."""
+    if viewer is None:
+        return 0, 0
+    members_only, params = visible("i", viewer)
+    row = tx.one(
+        "SELECT count(*) AS n, coalesce(sum(length(i.content)), 0) AS chars FROM items i"
+        f" WHERE i.tenant = ? AND i.item_type = '{MAIL}' AND i.status <> 'deleted'"
+        f" AND {members_only}",
+        (tenant, *params),
+    )
+    return (0, 0) if row is None else (int(row["n"]), int(row["chars"]))
+
+
 def _count(tx: Tx, sql: str, *params: object) -> int:
     """A count over everything a tenant holds of one kind (marked as such for the plan check)."""
     return int(tx.scalar(_WHOLE + sql, params) or 0)
 
 
 def summary(tx: Tx, tenant: str) -> Summary:
-    by_category = counts_by_category(tx, tenant)
-    rule_list = rule_ops.get(tx, tenant)
-    violations = rule_ops.recent_violations(tx, tenant)
-    # One read of the tenant's items counts the notes, messages and documents (no index holds
-    # the item type, so each count of one type read them all: summary took 73-82 ms against
-    # 37-42 at 100,000 entries).
-    kinds = {
-        row["item_type"]: row
+    by_category = {
+        row["category"]: int(row["n"])
         for row in tx.all(
-            f"{_WHOLE}SELECT item_type, count(*) AS n, sum(CASE WHEN status = 'active' AND"
-            " review_at IS NOT NULL AND review_at <= ? THEN 1 ELSE 0 END) AS due,"
-            " count(DISTINCT session) AS sessions"
-            f" FROM items WHERE {_LIVE} AND item_type IN ('note', 'message', 'document')"
-            " GROUP BY item_type",
-            (now_iso(), tenant),
+            f"SELECT category, sum(items) AS n FROM {tallies.TABLE} WHERE tenant = ?"
+            " AND item_type = 'entry' GROUP BY category ORDER BY category",
+            (tenant,),
         )
     }
-
-    def counted(kind: str, column: str = "n") -> int:
-        row = kinds.get(kind)
-        return 0 if row is None else int(row[column] or 0)
+    rule_list = rule_ops.get(tx, tenant)
+    violations = rule_ops.recent_violations(tx, tenant)
+    counts = {
+        row["item_type"]: int(row["n"])
+        for row in tx.all(
+            f"SELECT item_type, sum(items) AS n FROM {tallies.TABLE} WHERE tenant = ?"
+            " AND deleted = 0 AND item_type IN ('note', 'message', 'document')"
+            " GROUP BY item_type",
+            (tenant,),
+        )
+    }
+    # The notes due and the conversations are read from their own indexes (the review dates,
+    # the sessions), never by walking every item the tenant holds.
+    due = tx.scalar(
+        "SELECT count(*) FROM items WHERE tenant = ? AND review_at IS NOT NULL"
+        " AND review_at <= ? AND status = 'active' AND item_type = 'note'",
+        (tenant, now_iso()),
+    )
+    conversations = tx.scalar(
+        "SELECT count(DISTINCT session) FROM items WHERE tenant = ? AND session IS NOT NULL"
+        " AND item_type = 'message' AND status <> 'deleted'",
+        (tenant,),
+    )
 
     reply: Summary = {
         "text": "",
@@ -115,15 +139,15 @@ def summary(tx: Tx, tenant: str) -> Summary:
         "entries_by_category": by_category,
         "rules": len(rule_list),
         "recent_violations": violations,
-        "notes": counted("note"),
-        "notes_needing_review": counted("note", "due"),
-        "conversations": counted("message", "sessions"),
-        "messages": counted("message"),
+        "notes": counts.get("note", 0),
+        "notes_needing_review": int(due or 0),
+        "conversations": int(conversations or 0),
+        "messages": counts.get("message", 0),
         "entities": _count(tx, "SELECT count(*) FROM entities WHERE tenant = ?", tenant),
         "facts": _count(
             tx, "SELECT count(*) FROM facts WHERE tenant = ? AND ended_at IS NULL", tenant
         ),
-        "documents": counted("document"),
+        "documents": counts.get("document", 0),
         "plans": _count(tx, "SELECT count(*) FROM plans WHERE tenant = ?", tenant),
         "plans_finished": _count(
             tx,

@@ -8,6 +8,7 @@ from ..base import Tx
 from ..sqlite.entry_scopes_schema import m028_entry_scopes
 from ..sqlite.tag_categories_schema import m026_tag_categories
 from ..sqlite.titles_schema import m025_note_titles
+from ..tallies import m031_item_tallies
 from .chunk_spans import m021_chunk_spans, m023_missed_vectors
 from .compact_schema import m018_compact_store, m024_trigrams_newest_first
 from .folds import m030_folded_entries
@@ -27,5 +28,5 @@ LATER_STEPS = (
     *(m021_chunk_spans, m022_binary_keys, m023_missed_vectors),
     *(m024_trigrams_newest_first, m025_note_titles, m026_tag_categories),
     *(m027_chunk_tokens, m028_entry_scopes, m029_folded_trigrams),
-    m030_folded_entries,
+    *(m030_folded_entries, m031_item_tallies),
 )

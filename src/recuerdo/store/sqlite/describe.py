@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import tallies
 from ..archive import Table
 from ..base import Tx
 from .folded_trigrams_schema import empty_entry_trigrams
 
 # Kept by the migration runner, or derived: the full-text tables (virtual tables and their
 # shadow tables) are rebuilt by the store from the rows they index.
-_NOT_ARCHIVED = {"_migrations", "sqlite_sequence", "sqlite_stat1", "sqlite_stat4"}
+_NOT_ARCHIVED = {
+    "_migrations",
+    "sqlite_sequence",
+    "sqlite_stat1",
+    "sqlite_stat4",
+    tallies.TABLE,  # counted again as the restore inserts the items
+}
 
 
 class SQLiteArchive:
