@@ -211,7 +211,7 @@ def test_the_counts_walk_no_items(
 ) -> None:
     """The counts of what a memory holds come from its tallies and from indexes (the notes due,
     the conversations), never from a walk of every item: at 100,000 entries overview took
-    142 ms, status 47 ms and summary 24 ms so (decision 0057)."""
+    155 ms, status 46 ms and summary 24 ms so (decision 0057)."""
     _other_families(file_memory)
     with statements_run(monkeypatch) as seen:
         getattr(file_memory, verb)()

@@ -18,6 +18,7 @@ import recuerdo
 from recuerdo.engine import restore_memory
 from recuerdo.store import archive, tallies
 from recuerdo.store.sqlite import files
+from recuerdo.store.sqlite.connection import SQLiteStore
 
 from .postgres import contract_url, unique_memory
 
@@ -54,6 +55,15 @@ def counted_from_rows(memory: recuerdo.Memory) -> tuple[dict[Any, Any], dict[Any
     return wanted, found
 
 
+def _held(memory: recuerdo.Memory, scope: str) -> int:
+    with memory._store.read() as tx:
+        return int(
+            tx.scalar(
+                "SELECT count(*) FROM items WHERE tenant = ? AND scope = ?", (memory.tenant, scope)
+            )
+        )
+
+
 def workload(memory: recuerdo.Memory) -> dict[str, Any]:
     """Every way an item is written, changed or removed, in each family."""
     writer = memory.agent("scribe")
@@ -87,6 +97,15 @@ def workload(memory: recuerdo.Memory) -> dict[str, Any]:
     alice.bind_address("alice@local")
     bob.bind_address("bob@local")
     alice.send_message(["bob@local"], "Launch", "Is the launch on Monday?")
+    dropped = bob.send_message(["alice@local"], "Lunch", "Pizza today?")
+    bob.forget_conversation(dropped["conversation_id"])
+    memory.save("Kinds", "A note that changes kind.", kind="decision", scope="user", key="kinds")
+    memory.save("Kinds", "A note that changes kind.", kind="reference", scope="user", key="kinds")
+    for n in range(3):  # a scope forgotten whole: several items gone in one statement
+        memory.remember_knowledge(content=f"Bo met Cy in round {n}.", scope="project:gone")
+    assert _held(memory, "project:gone") == 3
+    memory.forget_knowledge(scope="project:gone", all=True)
+    assert _held(memory, "project:gone") == 0
     return {"kept": kept["id"], "back": back["id"]}
 
 
@@ -249,6 +268,16 @@ def test_a_store_from_before_the_step_is_counted_when_opened(base: Path) -> None
     workload(memory)
     location = memory.location
     memory.close()
+    _as_before_the_step(location)
+    again = recuerdo.open("older", base_dir=base, embedder="none")
+    try:
+        wanted, found = counted_from_rows(again)
+        assert wanted and found == wanted
+    finally:
+        again.close()
+
+
+def _as_before_the_step(location: str) -> None:
     conn = files.connect(location)
     try:
         conn.execute(f"DROP TABLE {tallies.TABLE}")
@@ -258,12 +287,40 @@ def test_a_store_from_before_the_step_is_counted_when_opened(base: Path) -> None
         conn.commit()
     finally:
         conn.close()
-    again = recuerdo.open("older", base_dir=base, embedder="none")
+
+
+@pytest.mark.parametrize("source", ["before the step", "with tallies of lost items"])
+def test_a_recovered_memory_counts_what_was_rescued(base: Path, source: str) -> None:
+    """``recover`` copies the readable rows into a store of the current schema: its tallies
+    count the rows rescued, whether the damaged store had none (written before m031) or had
+    some for rows the damage took (here a scope's rows gone behind the triggers' back)."""
+    with recuerdo.open("worn", base_dir=base, embedder="none") as memory:
+        workload(memory)
+        memory.remember("context", "Only this one is lost", scope="project:lost")
+        location = memory.location
+    if source == "before the step":
+        _as_before_the_step(location)
+    else:
+        conn = files.connect(location)
+        try:
+            conn.execute("DROP TRIGGER item_tallies_delete")
+            conn.execute("DELETE FROM items WHERE scope = 'project:lost'")
+            conn.commit()
+        finally:
+            conn.close()
+    rescued = base / "rescued.db"
+    outcome = recuerdo.engine.recover_memory("worn", rescued, base_dir=base)
+    assert outcome["recovered"] > 0
+    store = SQLiteStore(str(rescued))
     try:
-        wanted, found = counted_from_rows(again)
-        assert wanted and found == wanted
+        with recuerdo.open("rescued", store=store, embedder="none") as memory:
+            wanted, found = counted_from_rows(memory)
+            assert wanted and found == wanted
+            listed = {scope["scope"] for scope in memory.status()["scopes"]}
+            assert ("project:lost" in listed) is (source == "before the step")
+            assert memory._store.check()["counts"][tallies.CHECKED] == 0
     finally:
-        again.close()
+        store.close()
 
 
 def test_a_postgres_memory_from_before_the_step_is_counted_when_opened() -> None:

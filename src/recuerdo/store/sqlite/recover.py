@@ -3,7 +3,8 @@
 Each table is copied in rowid order, a batch at a time; a batch that meets a damaged page is
 read again row by row, and the rows that cannot be read are counted as lost. Tables without a
 rowid are read as far as they can be. The full-text indexes are rebuilt from the copied rows,
-not copied, and the id sequence is carried over, so an id is never given out twice.
+not copied, and so are the tallies of what the memory holds; the id sequence is carried over,
+so an id is never given out twice.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidInput, StoreError
+from .. import tallies
 from .driver import sqlite3
 
 BATCH = 1000
-_NOT_COPIED = {"_migrations", "sqlite_sequence", "index_marks"}
+# The tallies (m031) are counted again as the items are copied: the old ones would count the
+# items lost to the damage, and a store from before the step has none to copy.
+_NOT_COPIED = {"_migrations", "sqlite_sequence", "index_marks", tallies.TABLE}
 
 
 def _readable(path: str) -> sqlite3.Connection:
