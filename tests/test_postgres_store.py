@@ -307,3 +307,33 @@ def test_an_entry_search_is_planned_for_its_needle_however_often_it_runs() -> No
     finally:
         memory.close()
         store.drop()
+
+
+@pytest.mark.parametrize("count", [1, 7, 100, 253])
+def test_a_batch_goes_in_groups_of_rows_and_its_ids_come_back_in_order(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch, count: int
+) -> None:
+    """``remember_many`` sends its entries a group of rows a statement (100, 10, 1: 253 entries
+    are 2 + 5 + 3 statements, not 253), so the tallies' statement trigger runs once a group
+    (decision 0057); the ids still come back in the entries' order."""
+    import psycopg
+
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def spied(
+        cursor: psycopg.Cursor[object], query: object, *args: object, **kwargs: object
+    ) -> object:
+        if str(query).startswith("INSERT INTO items"):
+            sent.append(str(query))
+        return execute(cursor, query, *args, **kwargs)  # type: ignore[arg-type]
+
+    with recuerdo.open(unique_memory("groups"), store=store, embedder="none") as memory:
+        monkeypatch.setattr(psycopg.Cursor, "execute", spied)
+        contents = [f"entry number {n}" for n in range(count)]
+        ids = memory.remember_many([{"category": "context", "content": c} for c in contents])
+        monkeypatch.undo()
+        assert ids == sorted(ids) and len(set(ids)) == count
+        assert [memory.get(entry)["content"] for entry in ids] == contents
+    hundreds, rest = divmod(count, 100)
+    assert len(sent) == hundreds + sum(divmod(rest, 10))

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .. import row_groups
 from ..base import STORED_CHUNK_FIELDS, Tx, stored_fields, word_fields
 from ..chunk_text import SEVERAL, chunks_with_text, keep_cut_texts
 
@@ -41,15 +42,16 @@ def add_chunks(conn: Any, rows: Sequence[Sequence[Any]]) -> list[int]:
 
 
 def returning_ids(conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
-    """:meth:`Tx.insert_returning_ids` on PostgreSQL: a statement per row, sent in one
-    pipeline (one round trip, not one per row), each returning its id, in order."""
+    """:meth:`Tx.insert_returning_ids` on PostgreSQL: the rows in groups, a statement each
+    (``store/row_groups.py``), each returning its rows' ids, sorted into the rows' order."""
     from .connection import _adapt, pyformat, translated
 
-    if not rows:
-        return []
+    ids: list[int] = []
     with translated(), conn.cursor() as cursor:
-        cursor.executemany(pyformat(sql), [_adapt(row) for row in rows], returning=True)
-        return [int(cursor.fetchone()[0]) for _ in cursor.results()]
+        for statement, flat in row_groups.grouped(sql, [_adapt(row) for row in rows]):
+            cursor.execute(pyformat(statement), flat)
+            ids += sorted(int(row[0]) for row in cursor.fetchall())
+    return ids
 
 
 def fill_words(tx: Tx) -> None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import InvalidInput, StorageFull, StoreDamaged, StoreError
+from .. import row_groups
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
 from . import chunk_spans, files, fresh, health, statistics
 from .describe import SQLiteArchive, copy_file
@@ -155,22 +156,9 @@ class SQLiteTx:
         return chunk_spans.add_chunks(self, rows)
 
     def insert_returning_ids(self, sql: str, rows: Sequence[Params]) -> list[int]:
-        # Rows go in groups of ROW_GROUPS sizes, a statement each (a statement a row cost a
-        # bulk load 10 us an entry in calls alone); three sizes, so that every statement is
-        # one the connection has prepared before (preparing a 99-row one cost 0.5 ms). The
-        # rows of one INSERT are inserted in the order of its VALUES, each given the next id,
-        # so their ids ascend in that order; RETURNING lists them in no promised order:
-        # sorted, they are the rows' ids in turn.
-        head, values, returning = _one_row_insert(sql)
         ids: list[int] = []
-        first = 0
-        while first < len(rows):
-            size = next(size for size in ROW_GROUPS if size <= len(rows) - first)
-            part = rows[first : first + size]
-            statement = f"{head} VALUES {', '.join([values] * size)} RETURNING {returning}"
-            flat = [value for row in part for value in row]
+        for statement, flat in row_groups.grouped(sql, rows):
             ids += sorted(int(row[0]) for row in self._run(statement, flat).fetchall())
-            first += size
         return ids
 
     def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
@@ -183,18 +171,6 @@ class SQLiteTx:
                 " ON CONFLICT (tenant, item_id) DO NOTHING",
                 items,
             )
-
-
-ROW_GROUPS = (100, 10, 1)
-
-
-def _one_row_insert(sql: str) -> tuple[str, str, str]:
-    """``INSERT INTO t (...) VALUES (...) RETURNING x`` in its three parts."""
-    head, values_at, rest = sql.partition(" VALUES ")
-    values, returning_at, returning = rest.rpartition(" RETURNING ")
-    if not values_at or not returning_at or not values.startswith("("):
-        raise ValueError(f"not an INSERT of one row with RETURNING: {sql}")
-    return head, values, returning
 
 
 def convert(exc: sqlite3.DatabaseError, on_damage: Callable[[str], None]) -> StoreError:
