@@ -395,3 +395,23 @@ def test_the_lens_overview_describes_only_the_scopes_with_knowledge(
         page = client.get("/lens/overview")
     assert page.status_code == 200 and "Ann" in page.text
     assert asked == [{}, {"scope": "project:kg"}]
+
+
+def test_postgres_counts_in_64_bits() -> None:
+    """A memory's characters pass 2**31 long before its rows do."""
+    from recuerdo.store.postgres import PostgresStore
+
+    store = PostgresStore(contract_url(), unique_memory("tallies-width"))
+    try:
+        with store.read() as tx:
+            types = {
+                row["column_name"]: row["data_type"]
+                for row in tx.all(
+                    "SELECT column_name, data_type FROM information_schema.columns"
+                    " WHERE table_schema = current_schema() AND table_name = ?",
+                    (tallies.TABLE,),
+                )
+            }
+        assert types["items"] == types["chars"] == "bigint", types
+    finally:
+        store.drop()

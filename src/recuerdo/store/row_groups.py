@@ -3,12 +3,14 @@
 An insert of many rows, one statement a row, paid each statement's own work every row: on
 SQLite 10 us an entry of a bulk load in calls alone; on PostgreSQL an executor started, and
 every statement-level trigger run (the tallies, decision 0057), once a row. So the rows go in
-groups of :data:`ROW_GROUPS` sizes, one statement each: three sizes, so that every statement
-is one the connection has prepared before (preparing a 99-row one cost SQLite 0.5 ms).
+groups of :data:`ROW_GROUPS` sizes, one statement each: three sizes, so that SQLite's
+statements are ones the connection has prepared before (preparing a 99-row one cost 0.5 ms).
 
 The rows of one ``INSERT`` are inserted in the order of its ``VALUES``, each given the next id,
 so their ids ascend in that order; ``RETURNING`` lists them in no promised order: sorted, they
-are the rows' ids in turn.
+are the rows' ids in turn. Both engines insert a ``VALUES`` list in its order (neither
+documents it as a promise; SQLAlchemy relies on the same for PostgreSQL), and the ids are
+drawn from the table's own counter, never given by the caller.
 """
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ _POSTGRES_TRIGGERS = (
 def m031_item_tallies(tx: Tx) -> None:
     """The step, on both stores (registered in each later_steps.py): the table, its triggers,
     and the counts of what the memory already holds."""
-    big = "BIGINT" if tx.dialect == "postgresql" else "INTEGER"
+    big = "INTEGER" if tx.dialect == "sqlite" else "BIGINT"
     tx.execute(
         f"CREATE TABLE {TABLE} (tenant TEXT NOT NULL, item_type TEXT NOT NULL,"
         " scope TEXT NOT NULL, category TEXT NOT NULL, source TEXT NOT NULL,"

@@ -43,14 +43,21 @@ def add_chunks(conn: Any, rows: Sequence[Sequence[Any]]) -> list[int]:
 
 def returning_ids(conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
     """:meth:`Tx.insert_returning_ids` on PostgreSQL: the rows in groups, a statement each
-    (``store/row_groups.py``), each returning its rows' ids, sorted into the rows' order."""
+    (``store/row_groups.py``), all sent in one pipeline (one round trip to the server, not one
+    a group), each returning its rows' ids, sorted into the rows' order."""
     from .connection import _adapt, pyformat, translated
 
     ids: list[int] = []
-    with translated(), conn.cursor() as cursor:
-        for statement, flat in row_groups.grouped(sql, [_adapt(row) for row in rows]):
-            cursor.execute(pyformat(statement), flat)
+    with translated():
+        sent = []
+        with conn.pipeline():
+            for statement, flat in row_groups.grouped(sql, [_adapt(row) for row in rows]):
+                cursor = conn.cursor()
+                cursor.execute(pyformat(statement), flat)
+                sent.append(cursor)
+        for cursor in sent:
             ids += sorted(int(row[0]) for row in cursor.fetchall())
+            cursor.close()
     return ids
 
 
