@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..store.base import Row
+from ..store.base import Row, Tx
 
 MAIL = "mail"
 """The item type of a message between agents and people (the comms family). Turns of a
@@ -29,3 +29,21 @@ def visible(alias: str, viewer: str | None) -> tuple[str, list[str]]:
         f" AND v.conversation_id = {alias}.session))",
         [viewer],
     )
+
+
+def readable_mail(tx: Tx, tenant: str, viewer: str | None) -> dict[str, tuple[int, int]]:
+    """(messages, their characters) of each scope, of the mail ``viewer`` may read: what the
+    tallies of a memory leave out (``store/tallies.py``), since who may read a message depends
+    on the reader. Counted from the rows of the conversations ``viewer`` is a member of."""
+    if viewer is None:
+        return {}
+    members_only, params = visible("i", viewer)
+    return {
+        row["scope"]: (int(row["n"]), int(row["chars"]))
+        for row in tx.all(
+            "SELECT i.scope, count(*) AS n, coalesce(sum(length(i.content)), 0) AS chars"
+            f" FROM items i WHERE i.tenant = ? AND i.item_type = '{MAIL}'"
+            f" AND i.status <> 'deleted' AND {members_only} GROUP BY i.scope",
+            (tenant, *params),
+        )
+    }

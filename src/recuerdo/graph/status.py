@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.items import MAIL, visible
+from ..core.items import readable_mail
 from ..store import tallies
 from ..store.base import Tx
 
@@ -20,14 +20,8 @@ def status(tx: Tx, tenant: str, scope: str | None, viewer: str | None = None) ->
         (tenant,),
     ):
         held[row["scope"]] = {"items": int(row["n"]), "entities": 0}
-    if viewer is not None:  # mail counts for its conversations' members only (not tallied)
-        members_only, params = visible("i", viewer)
-        for row in tx.all(
-            f"SELECT i.scope, count(*) AS n FROM items i WHERE i.tenant = ? AND i.item_type = "
-            f"'{MAIL}' AND i.status <> 'deleted' AND {members_only} GROUP BY i.scope",
-            (tenant, *params),
-        ):
-            held.setdefault(row["scope"], {"items": 0, "entities": 0})["items"] += int(row["n"])
+    for name, (mail, _) in readable_mail(tx, tenant, viewer).items():
+        held.setdefault(name, {"items": 0, "entities": 0})["items"] += mail
     for row in tx.all(
         "SELECT scope, count(*) AS n FROM entities WHERE tenant = ? GROUP BY scope", (tenant,)
     ):

@@ -4,7 +4,7 @@ summary a person reads first."""
 from __future__ import annotations
 
 from ..core.clock import now_iso
-from ..core.items import MAIL, visible
+from ..core.items import MAIL, readable_mail
 from ..store import tallies
 from ..store.base import Tx
 from ..work import rules as rule_ops
@@ -31,10 +31,10 @@ def overview(tx: Tx, tenant: str, viewer: str | None = None) -> Overview:
     )
     items = {row["item_type"]: int(row["n"]) for row in kinds}
     chars = sum(int(row["chars"]) for row in kinds)
-    mail, mail_chars = _mail(tx, tenant, viewer)
+    mail = readable_mail(tx, tenant, viewer).values()
     if mail:
-        items[MAIL] = mail
-        chars += mail_chars
+        items[MAIL] = sum(n for n, _ in mail)
+        chars += sum(characters for _, characters in mail)
     entries: list[EntryCount] = [
         {"category": row["category"], "source": row["source"], "count": int(row["n"])}
         for row in tx.all(
@@ -78,21 +78,6 @@ def overview(tx: Tx, tenant: str, viewer: str | None = None) -> Overview:
         "plans": int(plans),
         "rules": int(rules),
     }
-
-
-def _mail(tx: Tx, tenant: str, viewer: str | None) -> tuple[int, int]:
-    """(messages, their characters) of the conversations ``viewer`` is a member of: who may
-    read mail depends on the reader, so it is counted from its rows, not tallied."""
-    if viewer is None:
-        return 0, 0
-    members_only, params = visible("i", viewer)
-    row = tx.one(
-        "SELECT count(*) AS n, coalesce(sum(length(i.content)), 0) AS chars FROM items i"
-        f" WHERE i.tenant = ? AND i.item_type = '{MAIL}' AND i.status <> 'deleted'"
-        f" AND {members_only}",
-        (tenant, *params),
-    )
-    return (0, 0) if row is None else (int(row["n"]), int(row["chars"]))
 
 
 def _count(tx: Tx, sql: str, *params: object) -> int:

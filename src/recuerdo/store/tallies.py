@@ -54,11 +54,11 @@ def _matches(row: str) -> str:
     return " AND ".join(f"{column} = {value}" for column, value in _keyed(row).items())
 
 
-RECOUNT = (
-    f"SELECT {_values('i')}, count(*) AS items, coalesce(sum(length(i.content)), 0) AS chars"
-    " FROM items i /* every tenant */ WHERE i.item_type <> 'mail'"
-    " GROUP BY 1, 2, 3, 4, 5, 6"
+_GROUPED = (
+    "SELECT {values}, count(*) AS items, coalesce(sum(length({row}.content)), 0) AS chars"
+    " FROM {table} {row} WHERE {row}.item_type <> 'mail' GROUP BY 1, 2, 3, 4, 5, 6"
 )
+RECOUNT = _GROUPED.format(values=_values("i"), row="i", table="items /* every tenant */")
 """The tallies counted again from the rows (the step fills the table so; ``check`` compares)."""
 
 DIFFERENCES = (
@@ -99,14 +99,10 @@ _SQLITE_TRIGGERS = (
 )
 
 # PostgreSQL counts each statement's rows at once (its transition tables): a bulk load of 1,000
-# entries is one statement for the tallies, not 1,000. An update has no transition tables
-# with a column list, so it is counted row by row, and planned once per session: each
-# connection plans every statement for its parameters (decision 0056), and a trigger that
-# was planned again at every row made a keyed save 0.4-0.8 ms slower.
-_GROUPED = (
-    "SELECT {values}, count(*) AS items, coalesce(sum(length({row}.content)), 0) AS chars"
-    " FROM {table} {row} WHERE {row}.item_type <> 'mail' GROUP BY 1, 2, 3, 4, 5, 6"
-)
+# entries, sent 100 rows a statement (store/row_groups.py), is 10 statements for the tallies,
+# not 1,000. An update has no transition tables with a column list, so it is counted row by
+# row. Each function is planned once per session: each connection plans every statement for
+# its parameters (decision 0056), and would plan a trigger's statements again at every call.
 _POSTGRES_FUNCTIONS = (
     f"""CREATE FUNCTION recuerdo_tally_added() RETURNS trigger LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan AS $$
