@@ -103,42 +103,44 @@ _SQLITE_TRIGGERS = (
 # not 1,000. An update has no transition tables with a column list, so it is counted row by
 # row. Each function is planned once per session: each connection plans every statement for
 # its parameters (decision 0056), and would plan a trigger's statements again at every call.
+_SAME_GROUP = " AND ".join(f"t.{column} = g.{column}" for column in _KEY)
+
+
+def _trigger_function(name: str, body: str) -> str:
+    return (
+        f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql"
+        f" SET plan_cache_mode = force_generic_plan AS $$\nBEGIN\n{body}\n"
+        "    RETURN NULL;\nEND\n$$"
+    )
+
+
 _POSTGRES_FUNCTIONS = (
-    f"""CREATE FUNCTION recuerdo_tally_added() RETURNS trigger LANGUAGE plpgsql
-SET plan_cache_mode = force_generic_plan AS $$
-BEGIN
-    INSERT INTO {TABLE} ({_KEYED}, items, chars)
+    _trigger_function(
+        "recuerdo_tally_added",
+        f"""    INSERT INTO {TABLE} ({_KEYED}, items, chars)
     {_GROUPED.format(values=_values("a"), row="a", table="added")}
     ON CONFLICT ({_KEYED}) DO UPDATE SET items = {TABLE}.items + excluded.items,
-        chars = {TABLE}.chars + excluded.chars;
-    RETURN NULL;
-END
-$$""",
-    f"""CREATE FUNCTION recuerdo_tally_removed() RETURNS trigger LANGUAGE plpgsql
-SET plan_cache_mode = force_generic_plan AS $$
-BEGIN
-    UPDATE {TABLE} t SET items = t.items - g.items, chars = t.chars - g.chars
+        chars = {TABLE}.chars + excluded.chars;""",
+    ),
+    _trigger_function(
+        "recuerdo_tally_removed",
+        f"""    UPDATE {TABLE} t SET items = t.items - g.items, chars = t.chars - g.chars
     FROM ({_GROUPED.format(values=_values("o"), row="o", table="gone")}) g
-    WHERE {" AND ".join(f"t.{column} = g.{column}" for column in _KEY)};
+    WHERE {_SAME_GROUP};
     DELETE FROM {TABLE} t USING (SELECT DISTINCT {_values("o")} FROM gone o) g
-    WHERE t.items = 0 AND {" AND ".join(f"t.{column} = g.{column}" for column in _KEY)};
-    RETURN NULL;
-END
-$$""",
-    f"""CREATE FUNCTION recuerdo_tally_moved() RETURNS trigger LANGUAGE plpgsql
-SET plan_cache_mode = force_generic_plan AS $$
-BEGIN
-    IF new.item_type <> 'mail' AND {_SAME_TALLY} THEN
+    WHERE t.items = 0 AND {_SAME_GROUP};""",
+    ),
+    _trigger_function(
+        "recuerdo_tally_moved",
+        f"""    IF new.item_type <> 'mail' AND {_SAME_TALLY} THEN
         UPDATE {TABLE} SET chars = chars + length(new.content) - length(old.content)
         WHERE {_matches("new")};
         RETURN NULL;
     END IF;
     {_TAKE};
     {_EMPTIED};
-    {_ADD};
-    RETURN NULL;
-END
-$$""",
+    {_ADD};""",
+    ),
 )
 _POSTGRES_TRIGGERS = (
     "CREATE TRIGGER item_tallies_insert AFTER INSERT ON items REFERENCING NEW TABLE AS added"
