@@ -205,16 +205,30 @@ def test_summary_counts_notes_messages_and_documents(memory: recuerdo.Memory) ->
     assert (summary["documents"], summary["entries"]) == (1, 1)
 
 
+# The walks of one kind of item the counts may make, each over what it counts.
+COUNTED_WALKS = {
+    "items_scope_recent": "the notes, which overview counts by scope and kind",
+    "items_by_session": "the items of sessions, for summary's conversations",
+}
+ITEM_WALK = re.compile(
+    r"(SCAN (?:items|i)\b|SEARCH (?:items|i) USING (?:COVERING )?INDEX (\w+) \(tenant=\?\))"
+)
+
+
 @pytest.mark.parametrize("verb", ["summary", "overview", "status"])
 def test_the_counts_walk_no_items(
     file_memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch, verb: str
 ) -> None:
     """The counts of what a memory holds come from its tallies and from indexes (the notes due,
-    the conversations), never from a walk of every item: at 100,000 entries overview took
+    the conversations, a reader's mail), never from a walk of every item, nor of every entry
+    (an index of entries searched by the tenant alone): at 100,000 entries overview took
     155 ms, status 46 ms and summary 24 ms so (decision 0057)."""
     _other_families(file_memory)
+    file_memory.agent("alice").bind_address("alice@local")
+    file_memory.agent("bob").bind_address("bob@local")
+    file_memory.agent("alice").send_message(["bob@local"], "Hi", "Lunch?")
     with statements_run(monkeypatch) as seen:
-        getattr(file_memory, verb)()
+        getattr(file_memory.agent("alice"), verb)()
     reads = [(sql, params) for sql, params in seen if "items" in sql]
     assert reads, "the counts read nothing"
     with file_memory._store.read() as tx:
@@ -225,7 +239,8 @@ def test_the_counts_walk_no_items(
     walks = {
         sql: plan
         for sql, plan in plans.items()
-        if any(re.match(r"SCAN (items|i)\b", line) for line in plan)
+        for line in plan
+        if (found := ITEM_WALK.match(line)) and found.group(2) not in COUNTED_WALKS
     }
     assert not walks, walks
 

@@ -170,6 +170,17 @@ def test_mail_counts_for_its_members_only(memory: recuerdo.Memory) -> None:
     assert listed(alice) == listed(carol) + 1
 
 
+def test_a_scope_holding_only_mail_is_listed_to_its_members_only(memory: recuerdo.Memory) -> None:
+    alice, bob, carol = (memory.agent(name) for name in ("alice", "bob", "carol"))
+    alice.bind_address("alice@local")
+    bob.bind_address("bob@local")
+    alice.send_message(["bob@local"], "Launch", "Is the launch on Monday?")
+    for member in (alice, bob):
+        assert [(s["scope"], s["items"]) for s in member.status()["scopes"]] == [("user", 1)]
+    assert carol.status()["scopes"] == [] and memory.status()["scopes"] == []
+    assert "mail" not in carol.overview()["items"] and carol.overview()["chars"] == 0
+
+
 def test_a_forgotten_scope_leaves_no_tally_naming_it(memory: recuerdo.Memory) -> None:
     """When the last item of a scope goes, so does its tally row: the scope is no longer
     listed, and no count of zero keeps its name."""
@@ -347,18 +358,37 @@ def test_a_postgres_memory_from_before_the_step_is_counted_when_opened() -> None
         PostgresStore(contract_url(), name).drop()
 
 
-def test_check_finds_a_tally_that_differs_from_the_rows(memory: recuerdo.Memory) -> None:
+@pytest.mark.parametrize(
+    ("tampering", "differences"),
+    [
+        # a wrong count is a row of each side that the other lacks
+        (
+            f"UPDATE {tallies.TABLE} SET items = items + 1 WHERE item_type = 'note'"
+            " AND deleted = 0 AND scope = 'user'",
+            2,
+        ),
+        (  # missing
+            f"DELETE FROM {tallies.TABLE} WHERE item_type = 'entry' AND category = 'decision'",
+            1,
+        ),
+        (  # left over: a tally of nothing
+            f"INSERT INTO {tallies.TABLE} (tenant, item_type, scope, category, source, deleted,"
+            " items, chars) VALUES ('local', 'note', 'project:none', '', '', 0, 1, 5)",
+            1,
+        ),
+    ],
+    ids=["wrong", "missing", "left over"],
+)
+def test_check_finds_a_tally_that_differs_from_the_rows(
+    memory: recuerdo.Memory, tampering: str, differences: int
+) -> None:
     workload(memory)
-    assert tallies.CHECKED not in " ".join(memory._store.check()["problems"])
     assert memory._store.check()["counts"][tallies.CHECKED] == 0
     with memory._store.write() as tx:
-        tx.execute(
-            f"UPDATE {tallies.TABLE} SET items = items + 1 WHERE tenant = ? AND item_type = 'note'"
-            " AND deleted = 0",
-            (memory.tenant,),
-        )
+        assert tx.execute(tampering) == 1
     report = memory._store.check()
-    assert not report["ok"] and report["counts"][tallies.CHECKED] >= 2  # one wrong, one missing
+    assert report["counts"][tallies.CHECKED] == differences
+    assert not report["ok"] and f"{tallies.CHECKED}: {differences}" in report["problems"]
 
 
 def test_the_lens_overview_describes_only_the_scopes_with_knowledge(

@@ -34,16 +34,17 @@ def visible(alias: str, viewer: str | None) -> tuple[str, list[str]]:
 def readable_mail(tx: Tx, tenant: str, viewer: str | None) -> dict[str, tuple[int, int]]:
     """(messages, their characters) of each scope, of the mail ``viewer`` may read: what the
     tallies of a memory leave out (``store/tallies.py``), since who may read a message depends
-    on the reader. Counted from the rows of the conversations ``viewer`` is a member of."""
+    on the reader. Read from the conversations ``viewer`` is a member of (its inboxes), never
+    from the tenant's other mail."""
     if viewer is None:
         return {}
-    members_only, params = visible("i", viewer)
     return {
         row["scope"]: (int(row["n"]), int(row["chars"]))
         for row in tx.all(
             "SELECT i.scope, count(*) AS n, coalesce(sum(length(i.content)), 0) AS chars"
-            f" FROM items i WHERE i.tenant = ? AND i.item_type = '{MAIL}'"
-            f" AND i.status <> 'deleted' AND {members_only} GROUP BY i.scope",
-            (tenant, *params),
+            " FROM comms_inboxes v JOIN items i ON i.tenant = v.tenant"
+            f" AND i.session = v.conversation_id AND i.item_type = '{MAIL}'"
+            " WHERE v.tenant = ? AND v.principal = ? AND i.status <> 'deleted' GROUP BY i.scope",
+            (tenant, viewer),
         )
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 from ..core.items import readable_mail
@@ -13,19 +14,19 @@ TOP_CLASSES = 10
 
 def status(tx: Tx, tenant: str, scope: str | None, viewer: str | None = None) -> dict[str, Any]:
     """Counts of what ``viewer`` may read (messages count for their members only)."""
-    held: dict[str, dict[str, int]] = {}
+    held: defaultdict[str, dict[str, int]] = defaultdict(lambda: {"items": 0, "entities": 0})
     for row in tx.all(
         f"SELECT scope, sum(items) AS n FROM {tallies.TABLE} WHERE tenant = ? AND deleted = 0"
         " GROUP BY scope",
         (tenant,),
     ):
-        held[row["scope"]] = {"items": int(row["n"]), "entities": 0}
+        held[row["scope"]]["items"] += int(row["n"])
     for name, (mail, _) in readable_mail(tx, tenant, viewer).items():
-        held.setdefault(name, {"items": 0, "entities": 0})["items"] += mail
+        held[name]["items"] += mail
     for row in tx.all(
         "SELECT scope, count(*) AS n FROM entities WHERE tenant = ? GROUP BY scope", (tenant,)
     ):
-        held.setdefault(row["scope"], {"items": 0, "entities": 0})["entities"] = int(row["n"])
+        held[row["scope"]]["entities"] = int(row["n"])
     reply: dict[str, Any] = {
         "memory": "on",
         "scopes": [{"scope": name, **counts} for name, counts in sorted(held.items())],

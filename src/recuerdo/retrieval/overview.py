@@ -11,7 +11,7 @@ from ..work import rules as rule_ops
 from .results import EntryCount, NoteCount, Overview, Summary
 
 _LIVE = "tenant = ? AND status <> 'deleted'"
-# The overview counts everything a tenant holds, so it reads every row of the tenant: the plan
+# The counts of the knowledge graph and the plans read every such row of the tenant: the plan
 # check (tests/test_query_plans.py) accepts the scans of statements carrying this mark.
 _WHOLE = "/* whole memory */ "
 

@@ -9,8 +9,9 @@ statements are ones the connection has prepared before (preparing a 99-row one c
 The rows of one ``INSERT`` are inserted in the order of its ``VALUES``, each given the next id,
 so their ids ascend in that order; ``RETURNING`` lists them in no promised order: sorted, they
 are the rows' ids in turn. Both engines insert a ``VALUES`` list in its order (neither
-documents it as a promise; SQLAlchemy relies on the same for PostgreSQL), and the ids are
-drawn from the table's own counter, never given by the caller.
+documents it as a promise), and the ids are drawn from the table's own counter, never given by
+the caller. A PostgreSQL session's identity values only ever rise, whatever other sessions
+draw in between.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ Mail is not counted here: who may read a message depends on the reader (its conv
 members), so its counts are taken from its rows, through its own index, for each reader.
 
 The tallies are derived: left out of backups (a restore's inserts count again) and compared
-with a recount by ``check``. Every backend takes the step; SQLite's triggers are SQL, and
-PostgreSQL's one trigger calls a function.
+with a recount by ``check``. Every backend takes the step: SQLite's four triggers are SQL
+statements, PostgreSQL's three call a function each.
 """
 
 from __future__ import annotations
@@ -101,16 +101,17 @@ _SQLITE_TRIGGERS = (
 # PostgreSQL counts each statement's rows at once (its transition tables): a bulk load of 1,000
 # entries, sent 100 rows a statement (store/row_groups.py), is 10 statements for the tallies,
 # not 1,000. An update has no transition tables with a column list, so it is counted row by
-# row. Each function is planned once per session: each connection plans every statement for
-# its parameters (decision 0056), and would plan a trigger's statements again at every call.
+# row, by a function planned once per session: each connection plans every statement for its
+# parameters (decision 0056), and would plan the function's statements, which take the row's
+# values as parameters, again at every row. The statements over transition tables take no
+# parameters, and PostgreSQL plans those once anyway.
 _SAME_GROUP = " AND ".join(f"t.{column} = g.{column}" for column in _KEY)
 
 
-def _trigger_function(name: str, body: str) -> str:
+def _trigger_function(name: str, body: str, *, settings: str = "") -> str:
     return (
-        f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql"
-        f" SET plan_cache_mode = force_generic_plan AS $$\nBEGIN\n{body}\n"
-        "    RETURN NULL;\nEND\n$$"
+        f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql{settings} AS $$\nBEGIN\n"
+        f"{body}\n    RETURN NULL;\nEND\n$$"
     )
 
 
@@ -140,6 +141,7 @@ _POSTGRES_FUNCTIONS = (
     {_TAKE};
     {_EMPTIED};
     {_ADD};""",
+        settings=" SET plan_cache_mode = force_generic_plan",
     ),
 )
 _POSTGRES_TRIGGERS = (

@@ -47,6 +47,8 @@ def returning_ids(conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> list[in
     a group), each returning its rows' ids, sorted into the rows' order."""
     from .connection import _adapt, pyformat, translated
 
+    if not rows:
+        return []  # a pipeline's end is a round trip, even with nothing in it
     ids: list[int] = []
     with translated():
         sent = []
