@@ -15,11 +15,7 @@ TOP_CLASSES = 10
 def status(tx: Tx, tenant: str, scope: str | None, viewer: str | None = None) -> dict[str, Any]:
     """Counts of what ``viewer`` may read (messages count for their members only)."""
     held: defaultdict[str, dict[str, int]] = defaultdict(lambda: {"items": 0, "entities": 0})
-    for row in tx.all(
-        f"SELECT scope, sum(items) AS n FROM {tallies.TABLE} WHERE tenant = ? AND deleted = 0"
-        " GROUP BY scope",
-        (tenant,),
-    ):
+    for row in tallies.counts(tx, tenant, "scope", "deleted = 0"):
         held[row["scope"]]["items"] += int(row["n"])
     for name, (mail, _) in readable_mail(tx, tenant, viewer).items():
         held[name]["items"] += mail
@@ -54,16 +50,17 @@ def status(tx: Tx, tenant: str, scope: str | None, viewer: str | None = None) ->
     counts = tx.one(
         "SELECT (SELECT count(*) FROM entities WHERE tenant = ? AND scope = ?) AS entities,"
         " (SELECT count(*) FROM facts WHERE tenant = ? AND scope = ? AND ended_at IS NULL)"
-        f" AS facts, (SELECT coalesce(sum(items), 0) FROM {tallies.TABLE} WHERE tenant = ?"
-        " AND scope = ? AND item_type = 'document') AS documents",
-        (tenant, scope) * 3,
+        " AS facts",
+        (tenant, scope) * 2,
     )
+    documents = tallies.counts(tx, tenant, "scope", "scope = ? AND item_type = 'document'", [scope])
+    # deleted or not, as the documents of a scope were always counted
     assert counts is not None
     reply["ontology"] = {
         "scope": scope,
         "entities": counts["entities"],
         "facts": counts["facts"],
-        "documents": counts["documents"],
+        "documents": int(documents[0]["n"]) if documents else 0,
         "entity_types": types,
         "biggest_classes": types[:TOP_CLASSES],
         "relations": relations,

@@ -24,24 +24,22 @@ def _axis(scope: str) -> str | None:
 
 def overview(tx: Tx, tenant: str, viewer: str | None = None) -> Overview:
     """The counts of what ``viewer`` may read (messages count for their members only)."""
-    kinds = tx.all(
-        f"SELECT item_type, sum(items) AS n, sum(chars) AS chars FROM {tallies.TABLE}"
-        " WHERE tenant = ? AND deleted = 0 GROUP BY item_type",
-        (tenant,),
-    )
-    items = {row["item_type"]: int(row["n"]) for row in kinds}
-    chars = sum(int(row["chars"]) for row in kinds)
+    items: dict[str, int] = {}
+    chars = deleted_notes = 0
+    for row in tallies.counts(tx, tenant, "item_type, deleted"):
+        if not row["deleted"]:
+            items[row["item_type"]] = int(row["n"])
+            chars += int(row["chars"])
+        elif row["item_type"] == "note":
+            deleted_notes = int(row["n"])
     mail = readable_mail(tx, tenant, viewer).values()
     if mail:
         items[MAIL] = sum(n for n, _ in mail)
         chars += sum(characters for _, characters in mail)
     entries: list[EntryCount] = [
         {"category": row["category"], "source": row["source"], "count": int(row["n"])}
-        for row in tx.all(
-            f"SELECT category, source, sum(items) AS n FROM {tallies.TABLE} WHERE tenant = ?"
-            " AND item_type = 'entry' AND deleted = 0 GROUP BY category, source"
-            " ORDER BY category, source",
-            (tenant,),
+        for row in tallies.counts(
+            tx, tenant, "category, source", "item_type = 'entry' AND deleted = 0"
         )
     ]
     notes: list[NoteCount] = [
@@ -62,17 +60,12 @@ def overview(tx: Tx, tenant: str, viewer: str | None = None) -> Overview:
             (now_iso(), tenant),
         )
     ]
-    deleted = tx.scalar(
-        f"SELECT coalesce(sum(items), 0) FROM {tallies.TABLE} WHERE tenant = ?"
-        " AND item_type = 'note' AND deleted = 1",
-        (tenant,),
-    )
     plans = tx.scalar("SELECT count(*) FROM plans WHERE tenant = ?", (tenant,))
     rules = tx.scalar("SELECT count(*) FROM rules WHERE tenant = ?", (tenant,))
     return {
         "items": dict(sorted(items.items())),
-        "chars": int(chars),
-        "deleted_notes": int(deleted),
+        "chars": chars,
+        "deleted_notes": deleted_notes,
         "entries": entries,
         "notes": notes,
         "plans": int(plans),
@@ -86,25 +79,15 @@ def _count(tx: Tx, sql: str, *params: object) -> int:
 
 
 def summary(tx: Tx, tenant: str) -> Summary:
-    by_category = {
-        row["category"]: int(row["n"])
-        for row in tx.all(
-            f"SELECT category, sum(items) AS n FROM {tallies.TABLE} WHERE tenant = ?"
-            " AND item_type = 'entry' GROUP BY category ORDER BY category",
-            (tenant,),
-        )
-    }
+    by_category: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    for row in tallies.counts(tx, tenant, "item_type, category, deleted"):
+        if row["item_type"] == "entry":  # entries count whatever their state, as they always did
+            by_category[row["category"]] = by_category.get(row["category"], 0) + int(row["n"])
+        elif not row["deleted"]:
+            counts[row["item_type"]] = int(row["n"])
     rule_list = rule_ops.get(tx, tenant)
     violations = rule_ops.recent_violations(tx, tenant)
-    counts = {
-        row["item_type"]: int(row["n"])
-        for row in tx.all(
-            f"SELECT item_type, sum(items) AS n FROM {tallies.TABLE} WHERE tenant = ?"
-            " AND deleted = 0 AND item_type IN ('note', 'message', 'document')"
-            " GROUP BY item_type",
-            (tenant,),
-        )
-    }
     # The notes due and the conversations are read from their own indexes (the review dates,
     # the sessions), never by walking every item the tenant holds.
     due = tx.scalar(

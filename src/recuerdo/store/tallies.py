@@ -14,7 +14,10 @@ count is never behind what a reader can see, whichever door or family wrote. A r
 to zero is deleted: a forgotten scope's name does not stay behind in a count.
 
 Mail is not counted here: who may read a message depends on the reader (its conversation's
-members), so its counts are taken from its rows, through its own index, for each reader.
+members), so it is counted for each reader from the conversations the reader is a member of
+(``core/items.readable_mail``).
+
+Readers ask :func:`counts` for the sums they need.
 
 The tallies are derived: left out of backups (a restore's inserts count again) and compared
 with a recount by ``check``. Every backend takes the step: SQLite's four triggers are SQL
@@ -23,7 +26,7 @@ statements, PostgreSQL's three call a function each.
 
 from __future__ import annotations
 
-from .base import Tx
+from .base import Params, Row, Tx
 
 TABLE = "item_tallies"
 
@@ -62,12 +65,26 @@ RECOUNT = _GROUPED.format(values=_values("i"), row="i", table="items /* every te
 """The tallies counted again from the rows (the step fills the table so; ``check`` compares)."""
 
 DIFFERENCES = (
-    f"SELECT (SELECT count(*) FROM (SELECT {_KEYED}, items, chars FROM {TABLE} /* every tenant */"
-    f" EXCEPT {RECOUNT}) a) + (SELECT count(*) FROM ({RECOUNT} EXCEPT SELECT {_KEYED}, items,"
-    f" chars FROM {TABLE} /* every tenant */) b)"
+    f"WITH kept AS (SELECT {_KEYED}, items, chars FROM {TABLE} /* every tenant */),"
+    f" counted AS ({RECOUNT})"
+    " SELECT (SELECT count(*) FROM (SELECT * FROM kept EXCEPT SELECT * FROM counted) a)"
+    " + (SELECT count(*) FROM (SELECT * FROM counted EXCEPT SELECT * FROM kept) b)"
 )
-"""How many tallies differ from a recount (missing, left over or wrong): ``check``'s count."""
+"""How many tallies differ from a recount (missing, left over or wrong): ``check``'s count.
+Each side is read once (a CTE named twice is computed once by both engines)."""
 CHECKED = "item tallies that differ from the items"
+
+
+def counts(tx: Tx, tenant: str, by: str, where: str = "", params: Params = ()) -> list[Row]:
+    """The tenant's tallies summed (``n``: items, ``chars``) for each value of the columns
+    ``by`` (comma-separated), over the tallies matching ``where`` (with ``params``)."""
+    condition = f" AND {where}" if where else ""
+    return tx.all(
+        f"SELECT {by}, sum(items) AS n, sum(chars) AS chars FROM {TABLE} WHERE tenant = ?"
+        f"{condition} GROUP BY {by} ORDER BY {by}",
+        (tenant, *params),
+    )
+
 
 _ADD = (
     f"INSERT INTO {TABLE} ({_KEYED}, items, chars) SELECT {_values('new')}, 1,"

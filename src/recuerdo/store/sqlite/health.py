@@ -189,10 +189,8 @@ def report(conn: sqlite3.Connection) -> dict[str, Any]:
     counts: dict[str, int] = {}
     if "chunks" in tables:
         for name, sql in _CONSISTENCY:
-            if _FOLDS in sql and _FOLDS not in tables:  # a store before m029
-                continue
-            if tallies.TABLE in sql and tallies.TABLE not in tables:  # a store before m031
-                continue
+            if any(later in sql and later not in tables for later in _LATER_TABLES):
+                continue  # a store from before the step that made the table
             found = int(conn.execute(sql).fetchone()[0])
             counts[name] = found
             if found:
@@ -201,6 +199,7 @@ def report(conn: sqlite3.Connection) -> dict[str, Any]:
 
 
 _FOLDS = "entry_trigrams_folds"
+_LATER_TABLES = (_FOLDS, tallies.TABLE)  # made by m029 and m031
 _CONSISTENCY = (
     # The tallies the overview and status read (m031), against a recount of the items.
     (tallies.CHECKED, tallies.DIFFERENCES),
