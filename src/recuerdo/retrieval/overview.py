@@ -24,14 +24,16 @@ def _axis(scope: str) -> str | None:
 
 def overview(tx: Tx, tenant: str, viewer: str | None = None) -> Overview:
     """The counts of what ``viewer`` may read (messages count for their members only)."""
-    items: dict[str, int] = {}
-    chars = deleted_notes = 0
-    for row in tallies.counts(tx, tenant, "item_type, deleted"):
-        if not row["deleted"]:
-            items[row["item_type"]] = int(row["n"])
-            chars += int(row["chars"])
-        elif row["item_type"] == "note":
-            deleted_notes = int(row["n"])
+    # Each count groups by a leading column of the tallies' key, so the rows come in its order
+    # and need no sort: one read grouped by type and state sorted its 2,805 rows at 100,000
+    # entries (overview 2.0 ms against 1.4).
+    kinds = tallies.counts(tx, tenant, "item_type", "deleted = 0", chars=True)
+    items = {row["item_type"]: int(row["n"]) for row in kinds}
+    chars = sum(int(row["chars"]) for row in kinds)
+    deleted_notes = sum(
+        int(row["n"])
+        for row in tallies.counts(tx, tenant, "item_type", "item_type = 'note' AND deleted = 1")
+    )
     mail = readable_mail(tx, tenant, viewer).values()
     if mail:
         items[MAIL] = sum(n for n, _ in mail)
@@ -79,13 +81,17 @@ def _count(tx: Tx, sql: str, *params: object) -> int:
 
 
 def summary(tx: Tx, tenant: str) -> Summary:
-    by_category: dict[str, int] = {}
-    counts: dict[str, int] = {}
-    for row in tallies.counts(tx, tenant, "item_type, category, deleted"):
-        if row["item_type"] == "entry":  # entries count whatever their state, as they always did
-            by_category[row["category"]] = by_category.get(row["category"], 0) + int(row["n"])
-        elif not row["deleted"]:
-            counts[row["item_type"]] = int(row["n"])
+    # Entries count whatever their state, as they always did.
+    by_category = {
+        row["category"]: int(row["n"])
+        for row in tallies.counts(tx, tenant, "category", "item_type = 'entry'")
+    }
+    counts = {
+        row["item_type"]: int(row["n"])
+        for row in tallies.counts(
+            tx, tenant, "item_type", "deleted = 0 AND item_type IN ('note', 'message', 'document')"
+        )
+    }
     rule_list = rule_ops.get(tx, tenant)
     violations = rule_ops.recent_violations(tx, tenant)
     # The notes due and the conversations are read from their own indexes (the review dates,
