@@ -5,9 +5,9 @@ refused, numbers come back as Python numbers, and writes to one memory are seria
 from __future__ import annotations
 
 import random
-import re
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 import recuerdo
 from recuerdo.errors import InvalidInput, StoreTooNew
 from recuerdo.store.postgres import PostgresStore, redact
-from recuerdo.store.postgres.connection import PostgresTx, pyformat
+from recuerdo.store.postgres.connection import PostgresTx
 from recuerdo.store.postgres.rows import PGRow
+from recuerdo.store.postgres.statements import numbered
 
 from .conftest import statements_run
 from .postgres import embedded_url, unique_memory
@@ -30,27 +31,29 @@ def store() -> Iterator[PostgresStore]:
     opened.drop()
 
 
-_literal = st.text(alphabet="ab?%' ", max_size=6).map(lambda t: "'" + t.replace("'", "''") + "'")
-_bare = st.sampled_from(["?", "%", " x ", "=", "LIKE"])
+_literal = st.text(alphabet="ab?%$1' ", max_size=6).map(lambda t: "'" + t.replace("'", "''") + "'")
+_bare = st.sampled_from(["?", "%", "$", " x ", "=", "LIKE"])
 
 
 @given(st.lists(st.one_of(_literal, _bare), max_size=12))
-def test_marks_outside_literals_become_placeholders(parts: list[str]) -> None:
-    sql = "".join(parts)
-    converted = pyformat(sql)
-    marks = sum(1 for part in parts if part == "?")
-    # Read as psycopg reads it: "%%" is a percent sign, "%s" a placeholder, nothing else.
-    tokens = re.findall(r"%%|%s|%", converted)
-    assert "%" not in tokens
-    assert tokens.count("%s") == marks
-    assert tokens.count("%%") == sql.count("%")
+def test_marks_outside_literals_become_numbered_placeholders(parts: list[str]) -> None:
+    """The n-th ``?`` outside a literal is ``$n``; everything else is sent as it was."""
+    converted = numbered("".join(parts))
+    expected, count = [], 0
+    for part in parts:
+        if part == "?":
+            count += 1
+            expected.append(f"${count}")
+        else:
+            expected.append(part)
+    assert converted == "".join(expected)
 
 
-def test_a_question_mark_inside_a_literal_is_text(store: PostgresStore) -> None:
+def test_literals_keep_their_marks_dollars_and_percents(store: PostgresStore) -> None:
     with store.read() as tx:
-        row = tx.one("SELECT '?%' AS text, ? AS bound", ("value",))
+        row = tx.one("SELECT '?$1%s' AS text, ? AS first, ? % 3 AS second", ("value", 7))
     assert row is not None
-    assert (row["text"], row["bound"]) == ("?%", "value")
+    assert (row["text"], row["first"], row["second"]) == ("?$1%s", "value", 1)
 
 
 def test_rows_read_by_name_by_position_and_as_values(store: PostgresStore) -> None:
@@ -337,3 +340,43 @@ def test_a_batch_goes_in_groups_of_rows_and_its_ids_come_back_in_order(
         assert [memory.get(entry)["content"] for entry in ids] == contents
     hundreds, rest = divmod(count, 100)
     assert len(sent) == hundreds + sum(divmod(rest, 10))
+
+
+def test_long_statements_go_to_the_server_as_they_are(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch's grouped inserts and a search's read of its best chunks have hundreds of
+    parameters: psycopg rewrites ``%s`` marks again at every call of such a statement (it keeps
+    the rewrite only up to 50 parameters), so they are sent numbered, on the raw cursor
+    (decision 0058)."""
+    import psycopg
+
+    long_ones: list[tuple[bool, str]] = []
+
+    def spy(name: str) -> None:
+        send = getattr(psycopg.Cursor, name)
+
+        def spied(cursor: Any, query: Any, params: Any = None, *args: Any, **kw: Any) -> Any:
+            counts = [len(params or ())] if name == "execute" else [len(p) for p in params]
+            if max(counts, default=0) > 50:
+                long_ones.append((isinstance(cursor, psycopg.RawCursor), str(query)))
+            return send(cursor, query, params, *args, **kw)
+
+        monkeypatch.setattr(psycopg.Cursor, name, spied)
+
+    with recuerdo.open(unique_memory("raw"), store=store, embedder="none") as memory:
+        spy("execute")
+        spy("executemany")
+        ids = memory.remember_many(
+            [{"category": "context", "content": f"common entry {n}"} for n in range(150)]
+        )
+        memory._upkeep.drain()
+        found = memory.search("common entry", limit=5)["results"]
+        monkeypatch.undo()
+        assert [memory.get(i)["content"] for i in ids[:3]] == [
+            f"common entry {n}" for n in range(3)
+        ]
+    assert found
+    starts = {query.split(" (")[0].split(",")[0] for _, query in long_ones}
+    assert {"INSERT INTO items", "INSERT INTO chunks", "SELECT c.id"} <= starts
+    assert all(raw for raw, _ in long_ones), [q[:60] for raw, q in long_ones if not raw]

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import row_groups
 from ..base import STORED_CHUNK_FIELDS, Tx, stored_fields, word_fields
 from ..chunk_text import SEVERAL, chunks_with_text, keep_cut_texts
+from . import statements
 
 WORDS = (
     "setweight(to_tsvector('recuerdo_words', ?), 'A')"
@@ -38,29 +38,7 @@ def insert_params(row: Sequence[Any]) -> tuple[Any, ...]:
 
 def add_chunks(conn: Any, rows: Sequence[Sequence[Any]]) -> list[int]:
     """:meth:`Tx.add_chunks` on PostgreSQL."""
-    return returning_ids(conn, INSERT, [insert_params(row) for row in rows])
-
-
-def returning_ids(conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
-    """:meth:`Tx.insert_returning_ids` on PostgreSQL: the rows in groups, a statement each
-    (``store/row_groups.py``), all sent in one pipeline (one round trip to the server, not one
-    a group), each returning its rows' ids, sorted into the rows' order."""
-    from .connection import _adapt, pyformat, translated
-
-    if not rows:
-        return []  # a pipeline's end is a round trip, even with nothing in it
-    ids: list[int] = []
-    with translated():
-        sent = []
-        with conn.pipeline():
-            for statement, flat in row_groups.grouped(sql, [_adapt(row) for row in rows]):
-                cursor = conn.cursor()
-                cursor.execute(pyformat(statement), flat)
-                sent.append(cursor)
-        for cursor in sent:
-            ids += sorted(int(row[0]) for row in cursor.fetchall())
-            cursor.close()
-    return ids
+    return statements.returning_ids(conn, INSERT, [insert_params(row) for row in rows])
 
 
 def fill_words(tx: Tx) -> None:

@@ -2,7 +2,7 @@
 ``recuerdo serve`` processes share (``docs/decisions/0013-postgresql.md``).
 
 * Connections come from a pool per (database, memory); statements keep the families' ``?``
-  placeholders, rewritten once per statement text.
+  placeholders, numbered for the server once per statement text (``statements.py``).
 * A write transaction first takes a transaction-scoped advisory lock of its memory, so writes
   to one memory are serialized across processes and machines as SQLite's ``BEGIN IMMEDIATE``
   serializes them in a file: ids commit in the order given (indexing watermarks rely on it),
@@ -15,8 +15,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
-import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -24,51 +22,19 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ...errors import InvalidInput, MemoryNotFound, StorageFull, StoreError
+from ...errors import MemoryNotFound, StoreError
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
 from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current, scoped
-from . import chunk_spans, maintenance, planner
+from . import chunk_spans, maintenance, planner, statements
 from . import vectors as pgvectors
 from .describe import PostgresArchive
 from .folds import Parting, keep_current
 from .rows import register_types, row_factory
 from .search import ScanSubstrings, TrigramSubstrings, TsvectorText
+from .statements import adapted, convert, numbered, translated
 from .vectors import PgvectorSearch, VectorState
 
 POOL_SIZE = 8
-_LITERAL_OR_MARK = re.compile(r"'(?:[^']|'')*'|\?|%")
-
-
-@functools.lru_cache(maxsize=8192)
-def pyformat(sql: str) -> str:
-    """A family statement (``?`` marks) in psycopg's form (``%s``; a literal ``%`` doubled)."""
-
-    def swap(match: re.Match[str]) -> str:
-        token = match.group(0)
-        if token == "?":
-            return "%s"
-        if token == "%":
-            return "%%"
-        return token.replace("%", "%%")
-
-    return _LITERAL_OR_MARK.sub(swap, sql)
-
-
-_INT64 = 2**63
-
-
-def _adapt(params: Params) -> list[Any]:
-    # SQLite has no booleans: the families store flags as 0/1, and so does this schema. An
-    # integer beyond 64 bits is refused as SQLite refuses it (PostgreSQL would compare it as
-    # numeric and answer "no such row").
-    adapted = []
-    for value in params:
-        if isinstance(value, bool):
-            value = int(value)
-        elif isinstance(value, int) and not -_INT64 <= value < _INT64:
-            raise OverflowError(value)
-        adapted.append(value)
-    return adapted
 
 
 def redact(url: str) -> str:
@@ -79,43 +45,6 @@ def redact(url: str) -> str:
     host = parts.hostname or ""
     netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
     return urlunsplit(parts._replace(netloc=netloc))
-
-
-@contextmanager
-def translated() -> Iterator[None]:
-    """The driver's errors raised as recuerdo's (``convert``), and too large integers too."""
-    import psycopg
-
-    try:
-        yield
-    except OverflowError as exc:
-        raise InvalidInput("a number is out of range (at most 64 bits)") from exc
-    except psycopg.Error as exc:
-        error = convert(exc)
-        if error is exc:
-            raise
-        raise error from exc
-
-
-def convert(exc: Exception) -> Exception:
-    """The named error for a database error (an integrity error stays itself: it is a bug)."""
-    import psycopg
-    from psycopg import errors
-
-    if isinstance(exc, psycopg.IntegrityError):
-        return exc
-    if isinstance(exc, errors.DiskFull | errors.OutOfMemory):
-        return StorageFull(
-            "the database has no room: nothing was written, and the memory is as it was before "
-            "this call. Free some space and try again."
-        )
-    if isinstance(exc, errors.NumericValueOutOfRange):
-        return InvalidInput("a number is out of range (at most 64 bits)")
-    if isinstance(exc, errors.SerializationFailure | errors.DeadlockDetected):
-        return StoreError(f"the memory is busy (the database asked to try again): {exc}")
-    if isinstance(exc, psycopg.OperationalError):
-        return StoreError(f"the database is unreachable: {exc}")
-    return StoreError(f"the database refused the operation: {exc}")
 
 
 class PostgresTx:
@@ -139,16 +68,15 @@ class PostgresTx:
 
     def _run(self, sql: str, params: Params) -> Any:
         with translated():
-            adapted = _adapt(params)
             if self._scope != EVERY_TENANT and EVERY_TENANT_STATEMENT in sql:
                 # A statement marked memory-wide reads every tenant's rows on purpose (the
                 # tenancy test lists each): the policies let it, for this statement only.
                 _set_scope(self._conn, EVERY_TENANT)
                 try:
-                    return self._conn.execute(pyformat(sql), adapted)
+                    return statements.run(self._conn, sql, params)
                 finally:
                     _set_scope(self._conn, self._scope)
-            return self._conn.execute(pyformat(sql), adapted)
+            return statements.run(self._conn, sql, params)
 
     def execute(self, sql: str, params: Params = ()) -> int:
         return int(self._run(sql, params).rowcount)
@@ -156,8 +84,8 @@ class PostgresTx:
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
         if not rows:
             return 0
-        with translated(), self._conn.cursor() as cursor:
-            cursor.executemany(pyformat(sql), [_adapt(row) for row in rows])
+        with translated(), statements.cursor(self._conn) as cursor:
+            cursor.executemany(numbered(sql), [adapted(row) for row in rows])
             return int(cursor.rowcount)
 
     def one(self, sql: str, params: Params = ()) -> Row | None:
@@ -190,7 +118,7 @@ class PostgresTx:
         return chunk_spans.add_chunks(self._conn, rows)
 
     def insert_returning_ids(self, sql: str, rows: Sequence[Params]) -> list[int]:
-        return chunk_spans.returning_ids(self._conn, sql, rows)
+        return statements.returning_ids(self._conn, sql, rows)
 
     def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
         # Deleting the row deletes its words (above): nothing stays to purge later.

@@ -1,0 +1,124 @@
+"""Statements sent to PostgreSQL: the families' ``?`` marks as the server's own ``$1, $2, ...``,
+the parameters as the families give them, and the driver's errors as recuerdo's
+(``docs/decisions/0058-postgres-numbered-marks.md``).
+
+psycopg's own placeholders (``%s``) are rewritten for the server by psycopg at every call, and
+it keeps the rewrite of a statement only while it has at most 50 parameters and 4,096
+characters. A batch's inserts (100 rows a statement, ``store/row_groups.py``) and a long
+``IN`` list are above that: a bulk load spent most of its client time in that rewrite. So the
+families' statements are numbered here, once per text (:func:`numbered`), and run on psycopg's
+raw cursor, which sends them as they are.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ...errors import InvalidInput, StorageFull, StoreError
+from .. import row_groups
+from ..base import Params
+
+_LITERAL_OR_MARK = re.compile(r"'(?:[^']|'')*'|\?")
+_INT64 = 2**63
+
+
+@functools.lru_cache(maxsize=8192)
+def numbered(sql: str) -> str:
+    """A family statement with PostgreSQL's numbered marks: the n-th ``?`` outside a string
+    literal becomes ``$n``; literals, and every other character, stay as they are."""
+    count = 0
+
+    def swap(match: re.Match[str]) -> str:
+        nonlocal count
+        if match.group(0) != "?":
+            return match.group(0)
+        count += 1
+        return f"${count}"
+
+    return _LITERAL_OR_MARK.sub(swap, sql)
+
+
+def adapted(params: Params) -> list[Any]:
+    """The parameters as the schema stores them."""
+    # SQLite has no booleans: the families store flags as 0/1, and so does this schema. An
+    # integer beyond 64 bits is refused as SQLite refuses it (PostgreSQL would compare it as
+    # numeric and answer "no such row").
+    values = []
+    for value in params:
+        if isinstance(value, bool):
+            value = int(value)
+        elif isinstance(value, int) and not -_INT64 <= value < _INT64:
+            raise OverflowError(value)
+        values.append(value)
+    return values
+
+
+def cursor(conn: Any) -> Any:
+    """A cursor that sends a statement's text as it is (its marks are the server's own)."""
+    import psycopg
+
+    return psycopg.RawCursor(conn)
+
+
+def run(conn: Any, sql: str, params: Params) -> Any:
+    """``sql`` (``?`` marks) run on ``conn``: the cursor, to read its rows."""
+    return cursor(conn).execute(numbered(sql), adapted(params))
+
+
+def returning_ids(conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
+    """:meth:`Tx.insert_returning_ids` on PostgreSQL: the rows in groups, a statement each
+    (``store/row_groups.py``), all sent in one pipeline (one round trip to the server, not one
+    a group), each returning its rows' ids, sorted into the rows' order."""
+    if not rows:
+        return []  # a pipeline's end is a round trip, even with nothing in it
+    ids: list[int] = []
+    with translated():
+        sent = []
+        with conn.pipeline():
+            for statement, flat in row_groups.grouped(sql, [adapted(row) for row in rows]):
+                sent.append(cursor(conn).execute(numbered(statement), flat))
+        for done in sent:
+            ids += sorted(int(row[0]) for row in done.fetchall())
+            done.close()
+    return ids
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """The driver's errors raised as recuerdo's (``convert``), and too large integers too."""
+    import psycopg
+
+    try:
+        yield
+    except OverflowError as exc:
+        raise InvalidInput("a number is out of range (at most 64 bits)") from exc
+    except psycopg.Error as exc:
+        error = convert(exc)
+        if error is exc:
+            raise
+        raise error from exc
+
+
+def convert(exc: Exception) -> Exception:
+    """The named error for a database error (an integrity error stays itself: it is a bug)."""
+    import psycopg
+    from psycopg import errors
+
+    if isinstance(exc, psycopg.IntegrityError):
+        return exc
+    if isinstance(exc, errors.DiskFull | errors.OutOfMemory):
+        return StorageFull(
+            "the database has no room: nothing was written, and the memory is as it was before "
+            "this call. Free some space and try again."
+        )
+    if isinstance(exc, errors.NumericValueOutOfRange):
+        return InvalidInput("a number is out of range (at most 64 bits)")
+    if isinstance(exc, errors.SerializationFailure | errors.DeadlockDetected):
+        return StoreError(f"the memory is busy (the database asked to try again): {exc}")
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreError(f"the database is unreachable: {exc}")
+    return StoreError(f"the database refused the operation: {exc}")
