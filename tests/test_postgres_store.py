@@ -38,7 +38,7 @@ _bare = st.sampled_from(["?", "%", "$", " x ", "=", "LIKE"])
 @given(st.lists(st.one_of(_literal, _bare), max_size=12))
 def test_marks_outside_literals_become_numbered_placeholders(parts: list[str]) -> None:
     """The n-th ``?`` outside a literal is ``$n``; everything else is sent as it was."""
-    converted = numbered("".join(parts))
+    converted, marks = numbered("".join(parts))
     expected, count = [], 0
     for part in parts:
         if part == "?":
@@ -46,7 +46,31 @@ def test_marks_outside_literals_become_numbered_placeholders(parts: list[str]) -
             expected.append(f"${count}")
         else:
             expected.append(part)
-    assert converted == "".join(expected)
+    assert (converted, marks) == ("".join(expected), count)
+
+
+@pytest.mark.parametrize("given", [(), (1,), (1, 2, 3)])
+def test_parameters_that_do_not_match_the_marks_are_refused(
+    store: PostgresStore, given: tuple[int, ...]
+) -> None:
+    """The raw statements skip psycopg's count of the parameters; the server refuses too few,
+    but takes typed extra ones. Each way in refuses both, and nothing is written."""
+    with store.write() as tx:
+        tx.execute(
+            "CREATE TABLE counted (id BIGINT GENERATED ALWAYS AS IDENTITY, a BIGINT, b BIGINT)"
+        )
+    calls = [
+        lambda tx: tx.one("SELECT ? + ? AS total", given),
+        lambda tx: tx.executemany("INSERT INTO counted (a, b) VALUES (?, ?)", [(1, 2), given]),
+        lambda tx: tx.insert_returning_ids(
+            "INSERT INTO counted (a, b) VALUES (?, ?) RETURNING id", [(1, 2)] * 11 + [given]
+        ),
+    ]
+    for call in calls:
+        with pytest.raises(recuerdo.StoreError, match=r"has 2 marks but"), store.write() as tx:
+            call(tx)
+    with store.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM counted") == 0
 
 
 def test_literals_keep_their_marks_dollars_and_percents(store: PostgresStore) -> None:

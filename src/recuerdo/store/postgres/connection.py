@@ -31,7 +31,7 @@ from .describe import PostgresArchive
 from .folds import Parting, keep_current
 from .rows import register_types, row_factory
 from .search import ScanSubstrings, TrigramSubstrings, TsvectorText
-from .statements import adapted, convert, numbered, translated
+from .statements import convert, translated
 from .vectors import PgvectorSearch, VectorState
 
 POOL_SIZE = 8
@@ -84,9 +84,8 @@ class PostgresTx:
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
         if not rows:
             return 0
-        with translated(), statements.cursor(self._conn) as cursor:
-            cursor.executemany(numbered(sql), [adapted(row) for row in rows])
-            return int(cursor.rowcount)
+        with translated():
+            return statements.run_many(self._conn, sql, rows)
 
     def one(self, sql: str, params: Params = ()) -> Row | None:
         row: Row | None = self._run(sql, params).fetchone()

@@ -3,11 +3,11 @@ the parameters as the families give them, and the driver's errors as recuerdo's
 (``docs/decisions/0058-postgres-numbered-marks.md``).
 
 psycopg's own placeholders (``%s``) are rewritten for the server by psycopg at every call, and
-it keeps the rewrite of a statement only while it has at most 50 parameters and 4,096
-characters. A batch's inserts (100 rows a statement, ``store/row_groups.py``) and a long
-``IN`` list are above that: a bulk load spent most of its client time in that rewrite. So the
-families' statements are numbered here, once per text (:func:`numbered`), and run on psycopg's
-raw cursor, which sends them as they are.
+it keeps the rewrite of a statement only while it has at most 50 parameters and 4,096 bytes.
+A batch's inserts (100 rows a statement, ``store/row_groups.py``) and a long ``IN`` list are
+above that: a bulk load spent most of its client time in that rewrite. So the families'
+statements are numbered here, once per text (:func:`numbered`), checked against their
+parameters, and run on psycopg's raw cursor, which sends them as they are.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ _INT64 = 2**63
 
 
 @functools.lru_cache(maxsize=8192)
-def numbered(sql: str) -> str:
-    """A family statement with PostgreSQL's numbered marks: the n-th ``?`` outside a string
-    literal becomes ``$n``; literals, and every other character, stay as they are."""
+def numbered(sql: str) -> tuple[str, int]:
+    """A family statement with PostgreSQL's numbered marks, and how many: the n-th ``?``
+    outside a ``'...'`` literal becomes ``$n``; every other character stays as it is (a ``?``
+    in a comment or a quoted name is a mark too, as it always was)."""
     count = 0
 
     def swap(match: re.Match[str]) -> str:
@@ -39,7 +40,21 @@ def numbered(sql: str) -> str:
         count += 1
         return f"${count}"
 
-    return _LITERAL_OR_MARK.sub(swap, sql)
+    return _LITERAL_OR_MARK.sub(swap, sql), count
+
+
+def _sendable(sql: str, params: Sequence[Any], rows: int = 1) -> str:
+    """The numbered text, once the parameters are checked against its marks: the server
+    refuses too few, but takes too many when they carry a type (psycopg's own rewrite, which
+    raw statements skip, refused both)."""
+    import psycopg
+
+    text, marks = numbered(sql)
+    if len(params) != marks * rows:
+        raise psycopg.ProgrammingError(
+            f"the statement has {marks * rows} marks but {len(params)} parameters were given"
+        )
+    return text
 
 
 def adapted(params: Params) -> list[Any]:
@@ -64,9 +79,22 @@ def cursor(conn: Any) -> Any:
     return psycopg.RawCursor(conn)
 
 
+def run_many(conn: Any, sql: str, rows: Sequence[Params]) -> int:
+    """``sql`` run once for each row of parameters (psycopg pipelines them): the rows
+    changed."""
+    values = [adapted(row) for row in rows]
+    if not values:
+        return 0
+    texts = {_sendable(sql, row) for row in values}  # one text: each row's count is checked
+    with cursor(conn) as running:
+        running.executemany(texts.pop(), values)
+        return int(running.rowcount)
+
+
 def run(conn: Any, sql: str, params: Params) -> Any:
     """``sql`` (``?`` marks) run on ``conn``: the cursor, to read its rows."""
-    return cursor(conn).execute(numbered(sql), adapted(params))
+    values = adapted(params)
+    return cursor(conn).execute(_sendable(sql, values), values)
 
 
 def returning_ids(conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
@@ -80,7 +108,7 @@ def returning_ids(conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> list[in
         sent = []
         with conn.pipeline():
             for statement, flat in row_groups.grouped(sql, [adapted(row) for row in rows]):
-                sent.append(cursor(conn).execute(numbered(statement), flat))
+                sent.append(cursor(conn).execute(_sendable(statement, flat), flat))
         for done in sent:
             ids += sorted(int(row[0]) for row in done.fetchall())
             done.close()
