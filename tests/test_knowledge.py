@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from decimal import Decimal
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recuerdo
+from recuerdo.graph.remember import named_in
 from recuerdo.store.sqlite import sqlite3
 
 from .conftest import settled_dump
@@ -467,3 +469,32 @@ def test_status_counts_members_exactly(memory: recuerdo.Memory) -> None:
     memory.forget_knowledge("user", subject="Dana")
     classes = memory.status("user")["ontology"]["biggest_classes"]
     assert {c["type"]: c["members"] for c in classes} == {"company": 2, "person": 1}
+
+
+def test_a_name_is_linked_however_many_names_share_its_words(memory: recuerdo.Memory) -> None:
+    """Over 5,000 entities named "Acme N" share a word: a passage naming one of them is linked
+    to it, and to no other (the candidates for a passage were cut at 5,000 rows, silently)."""
+    count = 5200
+    for first in range(0, count, 1000):
+        names = [f"Acme {n}" for n in range(first, min(first + 1000, count))]
+        memory.remember_knowledge(facts={"entities": [{"name": name} for name in names]})
+    text = "The order went to Acme 5199, not to Acme 51."
+    reply = memory.remember_knowledge(text)
+    assert reply["unlinked_passages"] == 0
+    for name in ("Acme 5199", "Acme 51"):
+        passages = [
+            i["text"] for i in memory.about(name, hops=1)["items"] if i["kind"] == "passage"
+        ]
+        assert passages == [text], name
+    assert not [i for i in memory.about("Acme 519", hops=1)["items"] if i["kind"] == "passage"]
+
+
+_word_or_not = st.sampled_from(
+    ["a", "b", "_", "1", "é", "ß", " ", ".", "-", "'", "\u00b2", "\u0663"]
+)
+
+
+@given(st.text(_word_or_not, min_size=1, max_size=4), st.text(_word_or_not, max_size=20))
+def test_a_name_is_found_where_the_word_bounded_pattern_finds_it(name: str, text: str) -> None:
+    expected = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+    assert named_in(name, text) == expected

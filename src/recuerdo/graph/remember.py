@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -426,10 +425,9 @@ def link_passages(tx: Tx, tenant: str, scope: str, passages: Sequence[tuple[int,
         needed = set(store.words(name)) - STOP_WORDS
         if not needed:
             continue
-        pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
         rarest = min(needed, key=lambda word: len(holding.get(word, ())))
         for index in holding.get(rarest, ()):
-            if needed <= present[index] and pattern.search(folded[index]):
+            if needed <= present[index] and named_in(name, folded[index]):
                 mentions.append((tenant, passages[index][0], entity_id))
     tx.executemany(
         "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
@@ -440,8 +438,9 @@ def link_passages(tx: Tx, tenant: str, scope: str, passages: Sequence[tuple[int,
 
 def known_names_in(tx: Tx, tenant: str, scope: str, passage: str) -> set[int]:
     """Entities of the scope whose whole name appears in the passage. Candidates come from the
-    word index (so the cost does not grow with the number of entities), then each candidate's
-    full name is checked word-bounded in the passage."""
+    word index: the entities that share a word with the passage, all of them (a name is
+    checked in the text, never compiled as a pattern, so a word that thousands of names share
+    costs a read of their rows, not a regular expression each)."""
     folded = store.fold(passage)
     tokens = sorted({t for t in store.words(folded) if t not in STOP_WORDS})
     found: set[int] = set()
@@ -451,9 +450,28 @@ def known_names_in(tx: Tx, tenant: str, scope: str, passage: str) -> set[int]:
         for row in tx.all(
             "SELECT DISTINCT e.id, e.folded FROM entity_words w CROSS JOIN entities e"
             " WHERE e.tenant = w.tenant AND e.id = w.entity_id AND w.tenant = ?"
-            f" AND w.word IN ({marks}) AND e.scope = ? LIMIT 5000",
+            f" AND w.word IN ({marks}) AND e.scope = ?",
             [tenant, *part, scope],
         ):
-            if re.search(rf"(?<!\w){re.escape(row['folded'])}(?!\w)", folded):
+            if row["id"] not in found and named_in(row["folded"], folded):
                 found.add(row["id"])
     return found
+
+
+def named_in(name: str, text: str) -> bool:
+    r"""Whether ``name`` occurs in ``text`` with no word character just before or after it:
+    what ``re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text)`` answers, without compiling a
+    pattern for each name (thousands of names can be candidates for one passage)."""
+    at = text.find(name)
+    while at >= 0:
+        end = at + len(name)
+        if (at == 0 or not _is_word(text[at - 1])) and (
+            end == len(text) or not _is_word(text[end])
+        ):
+            return True
+        at = text.find(name, at + 1)
+    return False
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"  # Python's \w on str patterns
