@@ -107,7 +107,7 @@ def opened_on(backend: str, base: Path, prefix: str) -> Iterator[tuple[str, dict
 
 _contract: dict[str, Any] = {}
 # The watermarks a new memory starts with (the schema's own rows of index_marks).
-_FIRST_MARKS = ("entry_trigrams", "chunks", "chunk_deletions", "chunk_deletions_collected")
+_FIRST_MARKS = ("entry_trigrams", "chunks")
 
 
 def contract_url() -> str:
@@ -218,9 +218,10 @@ def _empty(schema: str) -> None:
         # in between.
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [lock_key(schema)])
         holding = {row[0] for row in conn.execute(probe)}
-        # (Deleting chunks counts them in index_marks, which is set back below.)
-        for table in (t for t in tables if t in holding):
+        # Deleting chunks releases their hashes (m032): that table is emptied last.
+        for table in (t for t in tables if t in holding and t != "released_hashes"):
             conn.execute(sql.SQL("DELETE FROM {}").format(sql.Identifier(table)))
+        conn.execute("DELETE FROM released_hashes")
         assert not conn.execute(probe).fetchall(), "the contract store could not be emptied"
         moved = conn.execute(
             "SELECT sequencename FROM pg_sequences"

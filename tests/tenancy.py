@@ -22,7 +22,7 @@ from sqlglot import exp
 EVERY_TENANT = "/* every tenant */"
 
 # Memory-wide bookkeeping: no tenant's rows (distributed, these would be reference tables).
-SHARED_TABLES = frozenset({"index_marks", "embeddings", "_migrations"})
+SHARED_TABLES = frozenset({"index_marks", "embeddings", "released_hashes", "_migrations"})
 
 
 def problems(sql: str, tenant_tables: Iterable[str]) -> list[str]:

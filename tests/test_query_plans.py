@@ -39,6 +39,7 @@ SMALL_OR_WHOLE = {
     "code_repos",  # one row per ingested repository
     "sessions",  # listed whole by recent / overview, a handful per memory
     "rechunk_queue",  # a work queue, empty once the background indexer has drained it
+    "released_hashes",  # a work queue too, emptied by each collection of unused vectors
 }
 WHOLE = "/* whole memory */"  # the mark of a statement that counts everything a tenant holds
 WHOLE_REPOSITORY = "/* whole repository */"  # or everything ingested of one repository

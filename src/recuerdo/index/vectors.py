@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..store import released_hashes
 from ..store.base import Row, Store, Tx
 from ..store.chunk_text import chunks_with_text
 from . import vector_file
@@ -172,11 +173,14 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
     # order and names the vectors it covers, so those must be on disk first (decision 0032).
     with store.write() as tx:
         if vectors is not None:
+            # Only for a text some chunk still carries: one deleted while it was embedded
+            # has been released and collected already, and its vector would stay behind.
             tx.executemany(
-                "INSERT INTO embeddings (model, hash, vector) VALUES (?, ?, ?)"
+                "INSERT INTO embeddings (model, hash, vector) SELECT ?, ?, ?"
+                " WHERE EXISTS (SELECT 1 FROM chunks c /* every tenant */ WHERE c.hash = ?)"
                 " ON CONFLICT (model, hash) DO NOTHING",
                 [
-                    (embedder.name, digest, encode(vector))
+                    (embedder.name, digest, encode(vector), digest)
                     for digest, vector in zip(todo, vectors, strict=True)
                 ],
             )
@@ -264,19 +268,12 @@ def erasing(settle: Settle) -> Iterator[None]:
 
 def collect_orphans(tx: Tx) -> int:
     """Delete vectors whose text no chunk carries any more (after edits and deletes), and
-    tell every process's in-memory copy to start over. Runs only when chunks were deleted
-    since the last collection; returns 1 when it ran (work for the upkeep loop), else 0."""
-    deletions = tx.scalar("SELECT upto FROM index_marks WHERE name = 'chunk_deletions'")
-    collected = tx.scalar("SELECT upto FROM index_marks WHERE name = 'chunk_deletions_collected'")
-    if deletions == collected:
+    tell every process's in-memory copy to start over. Only the texts of chunks deleted since
+    the last collection are looked at (``store/released_hashes.py``); returns 1 when there
+    were some (work for the upkeep loop), else 0."""
+    removed = released_hashes.take_orphans(tx)
+    if removed is None:
         return 0
-    tx.execute(
-        "UPDATE index_marks SET upto = ? WHERE name = 'chunk_deletions_collected'", (deletions,)
-    )
-    removed = tx.all(
-        "DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM chunks c /* every tenant */"
-        " WHERE c.hash = embeddings.hash) RETURNING id, model"
-    )
     if removed:
         before = deletion_mark(tx)
         after = vector_file.next_mark(before)
