@@ -5,7 +5,8 @@
 A generated graph: entities of five types; facts among ten relations (three of them
 transitive, with chains of up to seven links), some with a short document that cites them.
 Measured: facts ingest rate through ``remember_knowledge`` in batches of 5,000 relations;
-the write of a short passage naming three entities and one of 1,000 that share a word;
+the write of a short passage naming three entities and one of 1,000 that share a word, and of
+a document of 300 passages each naming one of those;
 ``about`` p50/p95 at hops 1 and 2; ``context`` with graph seeding p50/p95; a derived transitive
 query over a six-link chain; export and import rates; forget-subject latency including erasure
 (WAL checkpoint and index cleanup). Prints a table and writes ``graph.json``.
@@ -14,6 +15,7 @@ query over a six-link chain; export and import rates; forget-subject latency inc
 from __future__ import annotations
 
 import argparse
+import base64
 import itertools
 import os
 import random
@@ -98,6 +100,13 @@ def run(entities: int, facts: int, queries: int, seed: int) -> dict[str, Any]:
                 for n in range(200)
             ],
         )
+        document = "\n\n".join(  # 300 passages of about 200 words, each naming one of them
+            f"Paragraph {n}. " + "filler words about the quarterly plan " * 30 + f"Acme {n}."
+            for n in range(300)
+        )
+        start = time.perf_counter()
+        mem.ingest(base64.b64encode(document.encode()).decode(), name="minutes.txt")
+        document_ms = (time.perf_counter() - start) * 1000
         asks = [{"subject": name(rng.randrange(entities))} for _ in range(queries)]
         hop1 = time_calls(lambda **a: mem.about(a["subject"], hops=1), asks)
         hop2 = time_calls(lambda **a: mem.about(a["subject"], hops=2), asks)
@@ -136,6 +145,7 @@ def run(entities: int, facts: int, queries: int, seed: int) -> dict[str, Any]:
         "facts_ingest_per_s": round(facts_rate),
         "passage_write_p50_ms": round(passage_writes[0], 2),
         "passage_write_p95_ms": round(passage_writes[1], 2),
+        "document_300_passages_ms": round(document_ms, 1),
         "about_hops1_p50_ms": round(hop1[0], 2),
         "about_hops1_p95_ms": round(hop1[1], 2),
         "about_hops2_p50_ms": round(hop2[0], 2),

@@ -43,7 +43,7 @@ DEFAULT_SCOPE = "user"
 SENTENCE_CUT_CHARS = 1 << 20
 WINDOW_CHARS = 1000
 
-Link = Callable[[Tx, str, str, Sequence[tuple[int, str]]], None]
+Link = Callable[[Tx, str, str, Sequence[tuple[int, str]]], object]
 """Link passages ``(chunk id, text)`` of a scope to the known entities they name: the knowledge
 family provides it (``(tx, tenant, scope, passages)``)."""
 

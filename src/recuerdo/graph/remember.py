@@ -377,31 +377,41 @@ def _link_mentions(
     origin: str | None,
     stamp: str,
 ) -> int:
-    """Link each passage to the entities it names; return how many passages no entity
-    reaches."""
-    unlinked = 0
-    for index, (span, chunk_id) in enumerate(zip(spans, chunk_ids, strict=True)):
-        linked: set[int] = set()
-        for name in explicit[index] if index < len(explicit) else []:
-            linked.add(_ensure(tx, tenant, scope, name, origin, stamp)[0])
-        linked |= known_names_in(tx, tenant, scope, text[span.start : span.end])
-        tx.executemany(
-            "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
-            " ON CONFLICT DO NOTHING",
-            [(tenant, chunk_id, e) for e in linked],
-        )
-        unlinked += not linked
-    return unlinked
+    """Link each passage to the entities it names (those the caller named, made if new, and the
+    known ones found in its text); return how many passages no entity reaches."""
+    given = [explicit[index] if index < len(explicit) else [] for index in range(len(spans))]
+    named = [
+        {_ensure(tx, tenant, scope, name, origin, stamp)[0] for name in names} for names in given
+    ]
+    tx.executemany(
+        "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
+        " ON CONFLICT DO NOTHING",
+        [
+            (tenant, chunk_id, e)
+            for chunk_id, ids in zip(chunk_ids, named, strict=True)
+            for e in ids
+        ],
+    )
+    passages = [
+        (chunk_id, text[s.start : s.end]) for chunk_id, s in zip(chunk_ids, spans, strict=True)
+    ]
+    known = link_passages(tx, tenant, scope, passages)
+    return sum(1 for mine, found in zip(named, known, strict=True) if not mine and not found)
 
 
-def link_passages(tx: Tx, tenant: str, scope: str, passages: Sequence[tuple[int, str]]) -> None:
-    """Link each passage ``(chunk id, text)`` to the known entities of the scope it names, as
-    ``known_names_in`` does one passage at a time, but with the candidates looked up once for
-    all of them (a large message is thousands of passages)."""
+def link_passages(
+    tx: Tx, tenant: str, scope: str, passages: Sequence[tuple[int, str]]
+) -> list[set[int]]:
+    """Link each passage ``(chunk id, text)`` to the known entities of the scope whose whole
+    name it holds, word-bounded; return the entities of each passage. The candidates are read
+    once for all the passages (a document or a large message is thousands of them): every
+    entity that shares a word with one of them, so the cost grows with how many names share
+    the passages' words, not with the passages times those names."""
+    linked: list[set[int]] = [set() for _ in passages]
     if not passages or not tx.scalar(
         "SELECT 1 FROM entities WHERE tenant = ? AND scope = ? LIMIT 1", (tenant, scope)
     ):
-        return
+        return linked
     folded = [store.fold(text) for _, text in passages]
     present = [set(store.words(text)) - STOP_WORDS for text in folded]
     holding: dict[str, list[int]] = {}  # word -> the passages holding it
@@ -420,7 +430,6 @@ def link_passages(tx: Tx, tenant: str, scope: str, passages: Sequence[tuple[int,
             [tenant, *part, scope],
         ):
             candidates[row["id"]] = row["folded"]
-    mentions = []
     for entity_id, name in candidates.items():
         needed = set(store.words(name)) - STOP_WORDS
         if not needed:
@@ -428,34 +437,13 @@ def link_passages(tx: Tx, tenant: str, scope: str, passages: Sequence[tuple[int,
         rarest = min(needed, key=lambda word: len(holding.get(word, ())))
         for index in holding.get(rarest, ()):
             if needed <= present[index] and named_in(name, folded[index]):
-                mentions.append((tenant, passages[index][0], entity_id))
+                linked[index].add(entity_id)
     tx.executemany(
         "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
         " ON CONFLICT DO NOTHING",
-        mentions,
+        [(tenant, passages[i][0], e) for i, ids in enumerate(linked) for e in sorted(ids)],
     )
-
-
-def known_names_in(tx: Tx, tenant: str, scope: str, passage: str) -> set[int]:
-    """Entities of the scope whose whole name appears in the passage. Candidates come from the
-    word index: the entities that share a word with the passage, all of them (a name is
-    checked in the text, never compiled as a pattern, so a word that thousands of names share
-    costs a read of their rows, not a regular expression each)."""
-    folded = store.fold(passage)
-    tokens = sorted({t for t in store.words(folded) if t not in STOP_WORDS})
-    found: set[int] = set()
-    for first in range(0, len(tokens), 400):
-        part = tokens[first : first + 400]
-        marks = ",".join("?" * len(part))
-        for row in tx.all(
-            "SELECT DISTINCT e.id, e.folded FROM entity_words w CROSS JOIN entities e"
-            " WHERE e.tenant = w.tenant AND e.id = w.entity_id AND w.tenant = ?"
-            f" AND w.word IN ({marks}) AND e.scope = ?",
-            [tenant, *part, scope],
-        ):
-            if row["id"] not in found and named_in(row["folded"], folded):
-                found.add(row["id"])
-    return found
+    return linked
 
 
 def named_in(name: str, text: str) -> bool:

@@ -24,7 +24,7 @@ from ..core.clock import now_iso
 from ..core.secrets import redact_text
 from ..core.text import checked_label
 from ..errors import EmptyContent, InvalidInput, PayloadTooLarge, StoreError
-from ..graph.remember import known_names_in
+from ..graph.remember import link_passages
 from ..index.chunk import chunk_spans
 from ..index.chunks import insert_chunks
 from ..store.base import Tx
@@ -120,13 +120,12 @@ def ingest(
         raise StoreError("the stored document did not read back identical (nothing kept)")
     passages = chunk_spans(text)
     chunk_ids = insert_chunks(tx, tenant, doc_id, text, passages, title=label)
-    for chunk_id, span in zip(chunk_ids, passages, strict=True):
-        linked = known_names_in(tx, tenant, scope, text[span.start : span.end])
-        tx.executemany(
-            "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
-            " ON CONFLICT DO NOTHING",
-            [(tenant, chunk_id, e) for e in linked],
-        )
+    link_passages(
+        tx,
+        tenant,
+        scope,
+        [(c, text[s.start : s.end]) for c, s in zip(chunk_ids, passages, strict=True)],
+    )
     encoded = text.encode("utf-8")
     reply: Ingested = {
         "doc_id": doc_id,
