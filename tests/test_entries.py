@@ -232,6 +232,7 @@ def test_a_batch_reaches_postgres_in_as_many_statements_whatever_its_size(
     monkeypatch.setattr(Upkeep, "poke", lambda self, rows=1: None)
 
     with recuerdo.open("batches", store=contract_store(), embedder="none") as memory:
+        memory._upkeep.stop(drain=False)  # its timer wakes it too, poked or not
         assert _statements_of_a_batch(memory, 2, monkeypatch) == _statements_of_a_batch(
             memory, 40, monkeypatch
         )

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import recuerdo
-from recuerdo.index import vectors
+from recuerdo.index import chunks, vectors
 from recuerdo.store import released_hashes
 from recuerdo.store.sqlite import files
 from recuerdo.store.sqlite.connection import SQLiteStore
@@ -150,25 +150,38 @@ def test_a_vector_goes_with_the_last_chunk_of_its_text(embedded: recuerdo.Memory
     assert _collect(embedded) == 0  # nothing released since
 
 
-def test_a_collection_reads_the_released_texts_not_every_vector(
+_SCANNED_ON_PURPOSE = {"released_hashes", "models", "tenants", "CONSTANT"}
+
+
+def test_a_collection_and_the_embedder_read_by_keys_only(
     base: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """No statement of a collection, nor of the embedder's write, walks the vectors or the
+    chunks (SQLite's plans, aliases included); only the released hashes themselves are read
+    whole, and the recursive walks of the models and the tenants."""
     with recuerdo.open("vectors", base_dir=base, embedder="static") as memory:
         ids = [
             memory.save(f"Note {n}", f"Topic {n}: the build {n} passed.")["id"] for n in range(200)
         ]
         memory._upkeep.drain()
         memory._store.optimize()
+        memory._upkeep.stop(drain=False)
         memory.delete(ids[7], hard=True)
-        with statements_run(monkeypatch) as seen, memory._store.write() as tx:
-            assert vectors.collect_orphans(tx) == 1
+        memory.save("Fresh", "A note written after the statistics.")
+        with statements_run(monkeypatch) as seen:
+            with memory._store.write() as tx:
+                assert vectors.collect_orphans(tx) == 1
+                chunks.chunk_backlog(tx)
+            assert vectors.embed_backlog(memory._store, memory._meaning.embedder) > 0
         walks = [
             (sql, step)
             for sql, params in seen
             for step in query_plan(memory, sql, params)
-            if step.startswith("SCAN") and "embeddings" in step
+            if step.startswith("SCAN") and step.split()[1] not in _SCANNED_ON_PURPOSE
         ]
-        assert seen and not walks, walks
+        read = " ".join(sql for sql, _ in seen)
+        assert "DELETE FROM embeddings" in read and "c.id IN" in read
+        assert not walks, walks
 
 
 def _before_the_step(location: str) -> None:
@@ -279,3 +292,58 @@ def test_a_store_opened_at_the_step_is_the_one_the_steps_make(tmp_path: Path) ->
     finally:
         store.close()
     assert "chunk_hashes_released" in triggers and "chunk_deletions_count" not in triggers
+
+
+@pytest.mark.parametrize("source", ["before the step", "with lost chunks"])
+def test_a_recovered_memory_collects_the_vectors_of_lost_chunks(base: Path, source: str) -> None:
+    """``recover`` rebuilds the released hashes: the chunks the damage took release nothing,
+    so every vector no chunk carries is released there; a store from before the step (it has
+    no such table) recovers too."""
+    with recuerdo.open("worn", base_dir=base, embedder="static") as memory:
+        lost = memory.save("Lost", "A note whose chunk the damage takes.")["id"]
+        kept = memory.save("Kept", "A note that survives.")["id"]
+        memory._upkeep.drain()
+        location = memory.location
+        with memory._store.read() as tx:
+            orphan = bytes(tx.scalar("SELECT hash FROM chunks WHERE item_id = ?", (lost,)))
+    if source == "before the step":
+        _before_the_step(location)
+    conn = files.connect(location)
+    try:  # the chunk row is gone, behind every trigger's back: its vector stays
+        conn.execute("DROP TRIGGER IF EXISTS chunk_hashes_released")
+        conn.execute("DROP TRIGGER IF EXISTS chunk_deletions_count")
+        conn.execute("DELETE FROM chunks WHERE item_id = ?", (lost,))
+        conn.commit()
+    finally:
+        conn.close()
+    rescued = base / "rescued.db"
+    assert recuerdo.engine.recover_memory("worn", rescued, base_dir=base)["recovered"] > 0
+    store = SQLiteStore(str(rescued))
+    try:
+        with recuerdo.open("rescued", store=store, embedder="static") as memory:
+            assert memory._store.check()["counts"][released_hashes.CHECKED] == 0
+            memory._upkeep.drain()
+            with memory._store.read() as tx:
+                assert tx.scalar("SELECT count(*) FROM embeddings WHERE hash = ?", (orphan,)) == 0
+            assert _vectors_of(memory, kept) == 1
+    finally:
+        store.close()
+
+
+def test_check_counts_a_vector_no_collection_will_erase(base: Path) -> None:
+    with recuerdo.open("checked", base_dir=base, embedder="static") as memory:
+        gone = memory.save("Gone", "Its chunk leaves behind the trigger's back.")["id"]
+        memory._upkeep.drain()
+        assert memory._store.check()["counts"][released_hashes.CHECKED] == 0
+        location = memory.location
+    conn = files.connect(location)
+    try:
+        conn.execute("DROP TRIGGER chunk_hashes_released")
+        conn.execute("DELETE FROM chunks WHERE item_id = ?", (gone,))
+        conn.commit()
+    finally:
+        conn.close()
+    with recuerdo.open("checked", base_dir=base, embedder="static") as memory:
+        report = memory._store.check()
+        assert report["counts"][released_hashes.CHECKED] == 1
+        assert f"{released_hashes.CHECKED}: 1" in report["problems"]

@@ -173,15 +173,16 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
     # order and names the vectors it covers, so those must be on disk first (decision 0032).
     with store.write() as tx:
         if vectors is not None:
-            # Only for a text some chunk still carries: one deleted while it was embedded
-            # has been released and collected already, and its vector would stay behind.
+            # Only for a text one of these chunks still carries: one deleted while it was
+            # embedded has been released and collected already; its vector would stay behind.
+            carried = released_hashes.still_carried(tx, [row["id"] for row in rows])
             tx.executemany(
-                "INSERT INTO embeddings (model, hash, vector) SELECT ?, ?, ?"
-                " WHERE EXISTS (SELECT 1 FROM chunks c /* every tenant */ WHERE c.hash = ?)"
+                "INSERT INTO embeddings (model, hash, vector) VALUES (?, ?, ?)"
                 " ON CONFLICT (model, hash) DO NOTHING",
                 [
-                    (embedder.name, digest, encode(vector), digest)
+                    (embedder.name, digest, encode(vector))
                     for digest, vector in zip(todo, vectors, strict=True)
+                    if digest in carried
                 ],
             )
         if tx.vectors is not None:

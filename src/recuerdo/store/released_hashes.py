@@ -3,17 +3,20 @@
 A vector is kept once per text (``embeddings``, keyed by model and the text's hash) and shared
 by every chunk of that text, whatever the tenant. When a chunk goes (an edit re-cuts its item,
 a delete, a forget), its vector is erased once no other chunk carries the same hash: that is
-the collection of orphans (``index/vectors.collect_orphans``), run by the upkeep and by every
-erasing write before it returns.
+the collection of orphans (``index/vectors.collect_orphans``), run by the upkeep and by the
+writes that erase knowledge or conversations before they return.
 
 The collection used to look for orphans among all the vectors: a count of deleted chunks told
-it that there was work, not where, so each run read every vector (96 ms at 100,000, after every
-batch of note edits). A trigger now writes the hash of each deleted chunk here, and the
+it that there was work, not where, so each run read every vector (162-183 ms over 100,000
+entries). A trigger now writes the hash of each deleted chunk here, and the
 collection checks only those (``docs/decisions/0060-released-hashes.md``). The table holds no
 tenant's rows: it is memory-wide bookkeeping, as ``embeddings`` is.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from .base import Row, Tx
 
@@ -28,7 +31,27 @@ _MODELS = (
     " FROM models WHERE models.model IS NOT NULL)"
     " SELECT model FROM models WHERE model IS NOT NULL"
 )
-_UNUSED = "NOT EXISTS (SELECT 1 FROM chunks c /* every tenant */ WHERE c.hash = embeddings.hash)"
+_TENANTS = (
+    # The same walk over the chunks' (tenant, hash) key: a text is looked for in each tenant's
+    # chunks by that key, which neither engine here can search by hash alone.
+    "WITH RECURSIVE tenants(tenant) AS (SELECT min(tenant) FROM chunks /* every tenant */"
+    " UNION ALL SELECT (SELECT min(c.tenant) FROM chunks c /* every tenant */"
+    " WHERE c.tenant > tenants.tenant) FROM tenants WHERE tenants.tenant IS NOT NULL)"
+    " SELECT tenant FROM tenants WHERE tenant IS NOT NULL"
+)
+_UNCARRIED = (
+    # Sets, not a lookup per vector: the chunks' key leads with the tenant.
+    "SELECT hash FROM embeddings EXCEPT SELECT hash FROM chunks /* every tenant */"
+)
+RELEASE_UNUSED = (
+    f"INSERT INTO {TABLE} (hash) SELECT hash FROM ({_UNCARRIED}) unused WHERE true"
+    " ON CONFLICT DO NOTHING"
+)
+"""Release every text no chunk carries (it reads every vector: for the step and ``recover``)."""
+CHECKED = "texts with vectors no chunk carries, never released"
+UNRELEASED = f"SELECT count(*) FROM ({_UNCARRIED} EXCEPT SELECT hash FROM {TABLE}) unreleased"
+"""``check``'s count of the texts whose vectors no collection will ever erase."""
+_GROUP = 500  # hashes or ids a statement
 
 _SQLITE = (
     f"CREATE TABLE {TABLE} (hash BLOB PRIMARY KEY) WITHOUT ROWID",
@@ -55,7 +78,7 @@ def m032_released_hashes(tx: Tx) -> None:
     ones the count still promised a collection of, and any other)."""
     for statement in _SQLITE if tx.dialect == "sqlite" else _POSTGRES:
         tx.execute(statement)
-    tx.execute(f"INSERT INTO {TABLE} (hash) SELECT DISTINCT hash FROM embeddings WHERE {_UNUSED}")
+    tx.execute(RELEASE_UNUSED)
     tx.execute(
         "DELETE FROM index_marks WHERE name IN ('chunk_deletions', 'chunk_deletions_collected')"
     )
@@ -64,17 +87,56 @@ def m032_released_hashes(tx: Tx) -> None:
 def take_orphans(tx: Tx) -> list[Row] | None:
     """Delete the vectors whose text no chunk carries any more, among the released hashes,
     and forget those hashes: the vectors deleted (``id``, ``model``), or None when no chunk
-    was deleted since the last time."""
+    was deleted since the last time. Every statement reads by a key; the chunks are read in
+    every tenant (a text's vector is shared by all)."""
     if tx.scalar("SELECT 1 FROM _migrations WHERE name = ?", (STEP,)) is None:
         return None  # a store opened at an older schema (a test's, a restore's): the step collects
-    if tx.scalar(f"SELECT 1 FROM {TABLE} LIMIT 1") is None:
+    released = [row["hash"] for row in tx.all(f"SELECT hash FROM {TABLE}")]
+    if not released:
         return None
+    tenants = [row["tenant"] for row in tx.all(_TENANTS)]
+    carried: set[Any] = set()  # bytes; hex text in a store from before m022
+    for part in _groups(released):
+        marks = ", ".join("?" * len(part))
+        for tenant in tenants:
+            carried.update(
+                row["hash"]
+                for row in tx.all(
+                    f"SELECT DISTINCT hash FROM chunks /* every tenant */ WHERE tenant = ?"
+                    f" AND hash IN ({marks})",
+                    [tenant, *part],
+                )
+            )
     removed: list[Row] = []
-    for row in tx.all(_MODELS):
-        removed += tx.all(
-            f"DELETE FROM embeddings WHERE model = ? AND hash IN (SELECT hash FROM {TABLE})"
-            f" AND {_UNUSED} RETURNING id, model",
-            (row["model"],),
-        )
+    unused = [digest for digest in released if digest not in carried]
+    models = [row["model"] for row in tx.all(_MODELS)] if unused else []
+    for part in _groups(unused):
+        marks = ", ".join("?" * len(part))
+        for model in models:
+            removed += tx.all(
+                f"DELETE FROM embeddings WHERE model = ? AND hash IN ({marks}) RETURNING id, model",
+                [model, *part],
+            )
     tx.execute(f"DELETE FROM {TABLE}")
     return removed
+
+
+def still_carried(tx: Tx, chunk_ids: Sequence[int]) -> set[Any]:
+    """The texts (hashes) that these chunks, as far as they still exist, carry: read by their
+    ids (a chunk deleted since it was read for embedding carries nothing)."""
+    carried: set[Any] = set()
+    for part in _groups(list(chunk_ids)):
+        marks = ", ".join("?" * len(part))
+        carried.update(
+            row["hash"]
+            for row in tx.all(
+                f"SELECT DISTINCT hash FROM chunks c /* every tenant */ WHERE c.id IN ({marks})",
+                part,
+            )
+        )
+    return carried
+
+
+def _groups(values: list[Any]) -> Iterator[list[Any]]:
+    for first in range(0, len(values), _GROUP):
+        yield values[first : first + _GROUP]

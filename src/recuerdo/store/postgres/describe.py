@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import tallies
+from .. import released_hashes, tallies
 from ..archive import Table
 from ..base import Tx
 
@@ -106,6 +106,7 @@ class PostgresArchive:
 _CONSISTENCY = (
     # The tallies the overview and status read (m031), against a recount of the items.
     (tallies.CHECKED, tallies.DIFFERENCES),
+    (released_hashes.CHECKED, released_hashes.UNRELEASED),
     (
         "chunks outside their item's text",
         "SELECT count(*) FROM chunks c JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import StoreDamaged, StoreError
-from .. import tallies
+from .. import released_hashes, tallies
 from .driver import sqlite3
 from .search import INDEXED_UPTO
 
@@ -199,10 +199,11 @@ def report(conn: sqlite3.Connection) -> dict[str, Any]:
 
 
 _FOLDS = "entry_trigrams_folds"
-_LATER_TABLES = (_FOLDS, tallies.TABLE)  # made by m029 and m031
+_LATER_TABLES = (_FOLDS, tallies.TABLE, released_hashes.TABLE)  # made by m029, m031, m032
 _CONSISTENCY = (
     # The tallies the overview and status read (m031), against a recount of the items.
     (tallies.CHECKED, tallies.DIFFERENCES),
+    (released_hashes.CHECKED, released_hashes.UNRELEASED),
     (
         "chunks outside their item's text",
         "SELECT count(*) FROM chunks c JOIN items i ON i.id = c.item_id"

@@ -14,13 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidInput, StoreError
-from .. import tallies
+from .. import released_hashes, tallies
 from .driver import sqlite3
 
 BATCH = 1000
 # The tallies (m031) are counted again as the items are copied: the old ones would count the
-# items lost to the damage, and a store from before the step has none to copy.
-_NOT_COPIED = {"_migrations", "sqlite_sequence", "index_marks", tallies.TABLE}
+# items lost to the damage, and a store from before the step has none to copy. The released
+# hashes (m032) are found again: the chunks lost to the damage released none.
+_NOT_COPIED = {
+    "_migrations",
+    "sqlite_sequence",
+    "index_marks",
+    tallies.TABLE,
+    released_hashes.TABLE,
+}
 
 
 def _readable(path: str) -> sqlite3.Connection:
@@ -66,6 +73,8 @@ def recover(source: str, target: str) -> dict[str, Any]:
             entry["lost"] += removed
             entry["complete"] = False
         _carry_sequence(old, new)
+        # Vectors whose chunks were lost (or dropped above) wait for the upkeep's collection.
+        new.execute(released_hashes.RELEASE_UNUSED)
         # Tag rows copied from a store older than m026 come without their items' categories.
         new.execute(FILL_CATEGORIES)
         # The words index holds no text to copy: it is filled again from the chunks' spans.
