@@ -38,6 +38,13 @@ def _released(memory: recuerdo.Memory) -> int:
         return int(tx.scalar(f"SELECT count(*) FROM {released_hashes.TABLE}"))
 
 
+def _tx_class(memory: recuerdo.Memory) -> type:
+    from recuerdo.store.postgres.connection import PostgresTx
+    from recuerdo.store.sqlite.connection import SQLiteTx
+
+    return SQLiteTx if isinstance(memory._store, SQLiteStore) else PostgresTx
+
+
 def _collect(memory: recuerdo.Memory) -> int:
     with memory._store.write() as tx:
         return vectors.collect_orphans(tx)
@@ -150,7 +157,8 @@ def test_a_vector_goes_with_the_last_chunk_of_its_text(embedded: recuerdo.Memory
     assert _collect(embedded) == 0  # nothing released since
 
 
-_SCANNED_ON_PURPOSE = {"released_hashes", "models", "tenants", "CONSTANT"}
+# The released hashes, and the walks of the models and the tenants (``t``): their own rows.
+_SCANNED_ON_PURPOSE = {"released_hashes", "models", "tenants", "t", "CONSTANT"}
 
 
 def test_a_collection_and_the_embedder_read_by_keys_only(
@@ -347,3 +355,40 @@ def test_check_counts_a_vector_no_collection_will_erase(base: Path) -> None:
         report = memory._store.check()
         assert report["counts"][released_hashes.CHECKED] == 1
         assert f"{released_hashes.CHECKED}: 1" in report["problems"]
+
+
+@pytest.mark.parametrize(
+    ("deleted", "lookup"),
+    [(1, "CROSS JOIN chunks c"), (5, f"CROSS JOIN {released_hashes.TABLE} r")],
+    ids=["by key, tenant by tenant", "in one pass"],
+)
+def test_a_text_another_tenant_still_carries_keeps_its_vector(
+    embedded: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch, deleted: int, lookup: str
+) -> None:
+    """Vectors are shared across tenants: one tenant's delete leaves the vector of a text
+    another tenant holds, whichever way the chunks are looked up (by their key for few
+    released texts, in one pass when that would be more lookups than chunks)."""
+    ann, bob = embedded.for_tenant("ann"), embedded.for_tenant("bob")
+    mine = [ann.save(f"Shared {n}", f"Text number {n} of the shared set.")["id"] for n in range(6)]
+    theirs = bob.save("Shared 0", "Text number 0 of the shared set.")["id"]
+    embedded._upkeep.drain()
+    embedded._upkeep.stop(drain=False)
+    for note in mine[:deleted]:
+        ann.delete(note, hard=True)
+    with statements_run(monkeypatch, _tx_class(embedded)) as seen:
+        assert _collect(embedded) == 1
+    assert any(lookup in sql for sql, _ in seen), [sql[-80:] for sql, _ in seen]
+    with embedded._store.read() as tx:
+        shared = tx.scalar(
+            "SELECT hash FROM chunks WHERE tenant = 'bob' AND item_id = ?", (theirs,)
+        )
+        assert tx.scalar("SELECT count(*) FROM embeddings WHERE hash = ?", (shared,)) == 1
+        gone = tx.all(
+            "SELECT count(*) AS n FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM chunks c"
+            " WHERE c.hash = e.hash)"
+        )
+    assert gone[0]["n"] == 0
+    bob.delete(theirs, hard=True)
+    assert _collect(embedded) == 1
+    with embedded._store.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM embeddings WHERE hash = ?", (shared,)) == 0

@@ -31,14 +31,14 @@ _MODELS = (
     " FROM models WHERE models.model IS NOT NULL)"
     " SELECT model FROM models WHERE model IS NOT NULL"
 )
-_TENANTS = (
-    # The same walk over the chunks' (tenant, hash) key: a text is looked for in each tenant's
-    # chunks by that key, which neither engine here can search by hash alone.
+_TENANT_WALK = (
+    # The same walk over the chunks' (tenant, hash) key, which neither engine here can search
+    # by hash alone: a text is looked up in each tenant's chunks, in one statement.
     "WITH RECURSIVE tenants(tenant) AS (SELECT min(tenant) FROM chunks /* every tenant */"
     " UNION ALL SELECT (SELECT min(c.tenant) FROM chunks c /* every tenant */"
     " WHERE c.tenant > tenants.tenant) FROM tenants WHERE tenants.tenant IS NOT NULL)"
-    " SELECT tenant FROM tenants WHERE tenant IS NOT NULL"
 )
+_TENANTS = f"{_TENANT_WALK} SELECT count(*) FROM tenants WHERE tenant IS NOT NULL"
 _UNCARRIED = (
     # Sets, not a lookup per vector: the chunks' key leads with the tenant.
     "SELECT hash FROM embeddings EXCEPT SELECT hash FROM chunks /* every tenant */"
@@ -87,29 +87,27 @@ def m032_released_hashes(tx: Tx) -> None:
 def take_orphans(tx: Tx) -> list[Row] | None:
     """Delete the vectors whose text no chunk carries any more, among the released hashes,
     and forget those hashes: the vectors deleted (``id``, ``model``), or None when no chunk
-    was deleted since the last time. Every statement reads by a key; the chunks are read in
-    every tenant (a text's vector is shared by all)."""
+    was deleted since the last time. The chunks are read in every tenant (a text's vector is
+    shared by all), and only for the texts that have a vector."""
     if tx.scalar("SELECT 1 FROM _migrations WHERE name = ?", (STEP,)) is None:
         return None  # a store opened at an older schema (a test's, a restore's): the step collects
     released = [row["hash"] for row in tx.all(f"SELECT hash FROM {TABLE}")]
     if not released:
         return None
-    tenants = [row["tenant"] for row in tx.all(_TENANTS)]
-    carried: set[Any] = set()  # bytes; hex text in a store from before m022
+    models = [row["model"] for row in tx.all(_MODELS)]
+    vectored: set[Any] = set()  # bytes; hex text in a store from before m022
     for part in _groups(released):
         marks = ", ".join("?" * len(part))
-        for tenant in tenants:
-            carried.update(
+        for model in models:
+            vectored.update(
                 row["hash"]
                 for row in tx.all(
-                    f"SELECT DISTINCT hash FROM chunks /* every tenant */ WHERE tenant = ?"
-                    f" AND hash IN ({marks})",
-                    [tenant, *part],
+                    f"SELECT hash FROM embeddings WHERE model = ? AND hash IN ({marks})",
+                    [model, *part],
                 )
             )
+    unused = sorted(vectored - _carried(tx, sorted(vectored)))
     removed: list[Row] = []
-    unused = [digest for digest in released if digest not in carried]
-    models = [row["model"] for row in tx.all(_MODELS)] if unused else []
     for part in _groups(unused):
         marks = ", ".join("?" * len(part))
         for model in models:
@@ -119,6 +117,39 @@ def take_orphans(tx: Tx) -> list[Row] | None:
             )
     tx.execute(f"DELETE FROM {TABLE}")
     return removed
+
+
+def _carried(tx: Tx, hashes: list[Any]) -> set[Any]:
+    """Those of ``hashes`` some chunk of some tenant carries. Looked up by the chunks' key,
+    tenant by tenant, while that is fewer lookups than there are chunks; else one pass."""
+    if not hashes:
+        return set()
+    tenants = int(tx.scalar(_TENANTS))
+    chunks = int(tx.scalar("SELECT coalesce(max(id), 0) FROM chunks /* every tenant */"))
+    if tenants * len(hashes) > chunks:
+        return {
+            row["hash"]
+            for row in tx.all(
+                # The chunks first (SQLite keeps a CROSS JOIN's order), each released
+                # hash found by its key: searching the chunks for each hash is the walk
+                # this avoids.
+                f"SELECT DISTINCT c.hash FROM chunks c /* every tenant */ CROSS JOIN {TABLE} r"
+                " WHERE r.hash = c.hash"
+            )
+        }
+    carried: set[Any] = set()
+    for part in _groups(hashes):
+        marks = ", ".join("?" * len(part))
+        carried.update(
+            row["hash"]
+            for row in tx.all(
+                f"{_TENANT_WALK} SELECT DISTINCT c.hash FROM tenants t CROSS JOIN chunks c"
+                " /* every tenant */ WHERE t.tenant IS NOT NULL AND c.tenant = t.tenant"
+                f" AND c.hash IN ({marks})",
+                part,
+            )
+        )
+    return carried
 
 
 def still_carried(tx: Tx, chunk_ids: Sequence[int]) -> set[Any]:
