@@ -118,6 +118,25 @@ def test_a_broken_chain_is_reported_never_served(memory: recuerdo.Memory, change
     assert len(memory.history(note)) == len(texts)
 
 
+def test_a_delta_that_does_not_decompress_is_reported_never_raised_raw(
+    memory: recuerdo.Memory,
+) -> None:
+    """A compressed delta damaged on disk failed with zlib's own error, past the named one."""
+    note = memory.save("Edited", "The first text of a note. " * 20, key="edited")["id"]
+    memory.save("Edited", "The second text of the note. " * 20, key="edited")
+    with memory._store.write() as tx:
+        tx.execute(
+            "UPDATE revisions SET previous = ? WHERE tenant = ? AND item_id = ? AND version = 2",
+            (bytes([text_delta.COMPRESSED | text_delta.DELTA]) + b"not zlib", memory.tenant, note),
+        )
+    with pytest.raises(recuerdo.StoreDamaged) as caught:
+        memory.revision(note, 1)
+    assert caught.value.code == "store_damaged" and "decompress" in str(caught.value)
+    with pytest.raises(recuerdo.StoreDamaged):
+        memory.export(scope="user")
+    assert memory.get(note)["content"] == "The second text of the note. " * 20
+
+
 # The old layout, as the code before m019 wrote it: every version whole in `content`.
 
 

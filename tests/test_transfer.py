@@ -5,10 +5,13 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import recuerdo
+
+from .conftest import statements_run
 
 NAMES = ["Ann Lee", "Bob", "Cid Ortiz", "Dana", "Eve", "Acme", "Globex"]
 RELATIONS = ["works_at", "knows", "manages", "part_of", "married_to"]
@@ -167,3 +170,30 @@ def test_status_lists_scopes_and_ontology(memory: recuerdo.Memory) -> None:
     }
     assert ontology["relation_spellings"] == ["works_at"]
     assert "married_to" in reply["relations_derived"]["symmetric"]
+
+
+def test_a_page_of_notes_reads_their_histories_in_as_many_statements_whatever_its_size(
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export's page of notes reads their versions together: it read three statements a
+    note (a round trip each on PostgreSQL: 242 ms a page of 256 notes over 20,000 entries)."""
+    from recuerdo.store.postgres.connection import PostgresTx
+    from recuerdo.store.sqlite.connection import SQLiteStore, SQLiteTx
+
+    tx_class = SQLiteTx if isinstance(memory._store, SQLiteStore) else PostgresTx
+
+    def statements_for(count: int) -> int:
+        scope = f"project:notes{count}"
+        for n in range(count):
+            for text in (f"first {n}", f"second {n}"):
+                memory.save(f"Note {n}", text, key=f"k{n}", scope=scope)
+        with statements_run(monkeypatch, tx_class) as seen:
+            page = memory.export(scope=scope)
+        notes = [record for record in page["records"] if record["record"] == "note"]
+        assert [[r["content"] for r in note["revisions"]] for note in notes] == [
+            [f"first {n}", f"second {n}"] for n in range(count)
+        ]
+        assert [[r["version"] for r in note["revisions"]] for note in notes] == [[1, 2]] * count
+        return len(seen)
+
+    assert statements_for(3) == statements_for(30)

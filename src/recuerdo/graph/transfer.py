@@ -123,7 +123,7 @@ def _page(
         "SELECT * FROM items WHERE tenant = ? AND scope = ? AND item_type = ?"
         " AND status <> 'deleted' AND id > ? ORDER BY id LIMIT ?",
         (tenant, scope, kind, last, limit),
-    ), _each({"document": _document, "note": _note, "entry": _entry}[kind])
+    ), _notes if kind == "note" else _each({"document": _document, "entry": _entry}[kind])
 
 
 def _document(tx: Tx, row: Row) -> dict[str, Any]:
@@ -256,34 +256,37 @@ def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
     ]
 
 
-def _note(tx: Tx, row: Row) -> dict[str, Any]:
-    texts = history.version_texts(tx, row["tenant"], row["id"])
-    revisions = [
-        {
-            "version": r["version"],
-            "title": r["title"],
-            "kind": r["kind"],
-            "content": texts[r["version"]],
-            "operation": r["operation"],
-            "principal": r["principal"],
-            "created_at": r["created_at"],
-        }
-        for r in tx.all(
-            "SELECT version, title, kind, operation, principal, created_at FROM revisions"
-            " WHERE tenant = ? AND item_id = ? AND version IS NOT NULL ORDER BY version",
-            (row["tenant"], row["id"]),
+def _notes(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
+    histories = (
+        history.versions_of(tx, rows[0]["tenant"], [row["id"] for row in rows]) if rows else {}
+    )
+    records = []
+    for row in rows:
+        texts, versions = histories.get(row["id"], ({}, []))
+        records.append(
+            {
+                "record": "note",
+                "key": _key("note", row["key"] or row["title"], row["created_at"]),
+                "title": row["title"],
+                "kind": row["category"],
+                "note_key": row["key"],
+                "tags": json.loads(row["tags"]),
+                "created_at": row["created_at"],
+                "revisions": [
+                    {
+                        "version": r["version"],
+                        "title": r["title"],
+                        "kind": r["kind"],
+                        "content": texts[r["version"]],
+                        "operation": r["operation"],
+                        "principal": r["principal"],
+                        "created_at": r["created_at"],
+                    }
+                    for r in versions
+                ],
+            }
         )
-    ]
-    return {
-        "record": "note",
-        "key": _key("note", row["key"] or row["title"], row["created_at"]),
-        "title": row["title"],
-        "kind": row["category"],
-        "note_key": row["key"],
-        "tags": json.loads(row["tags"]),
-        "created_at": row["created_at"],
-        "revisions": revisions,
-    }
+    return records
 
 
 def _entry(tx: Tx, row: Row) -> dict[str, Any]:

@@ -9,6 +9,7 @@ what an agent wrote and the journal never holds words that a forget must also er
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any, get_args
 
 from ..core.clock import now_iso
@@ -267,6 +268,13 @@ def version_text(tx: Tx, tenant: str, item_id: int, version: int) -> str | None:
 def version_texts(tx: Tx, tenant: str, item_id: int) -> dict[int, str]:
     """The text of every version of a note, by version number."""
     return revision_deltas.version_texts(tx, tenant, item_id)
+
+
+def versions_of(
+    tx: Tx, tenant: str, item_ids: Sequence[int]
+) -> dict[int, tuple[dict[int, str], list[Row]]]:
+    """Each note's version texts and version rows, for many notes at once."""
+    return revision_deltas.versions_of(tx, tenant, item_ids)
 
 
 def revision_texts(tx: Tx, tenant: str, item_id: int) -> list[tuple[str | None, str]]:

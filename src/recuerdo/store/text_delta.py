@@ -213,7 +213,10 @@ def _payload(data: bytes) -> tuple[int, bytes]:
         raise ValueError("an empty delta")
     kind, body = data[0], data[1:]
     if kind & COMPRESSED:
-        body = zlib.decompress(body)
+        try:
+            body = zlib.decompress(body)
+        except zlib.error as exc:  # damage, reported as any other unreadable delta
+            raise ValueError(f"a compressed delta that does not decompress ({exc})") from exc
         kind &= ~COMPRESSED
     if kind not in (DELTA, WHOLE):
         raise ValueError(f"unknown delta kind {data[0]:#x}")
