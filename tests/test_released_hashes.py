@@ -192,6 +192,18 @@ def test_a_collection_and_the_embedder_read_by_keys_only(
         assert not walks, walks
 
 
+def _doomed_and_kept(base: Path, name: str) -> tuple[str, int, int, bytes]:
+    """A memory file with two embedded notes: its location, the note to lose, the one to
+    keep, and the hash of the first one's text."""
+    with recuerdo.open(name, base_dir=base, embedder="static") as memory:
+        doomed = memory.save("Doomed", "A text whose chunk will go.")["id"]
+        kept = memory.save("Kept", "A text that stays.")["id"]
+        memory._upkeep.drain()
+        with memory._store.read() as tx:
+            orphan = bytes(tx.scalar("SELECT hash FROM chunks WHERE item_id = ?", (doomed,)))
+        return memory.location, doomed, kept, orphan
+
+
 def _before_the_step(location: str) -> None:
     """The store as m031 left it: chunk deletions counted, not their hashes kept."""
     conn = files.connect(location)
@@ -213,27 +225,21 @@ def _before_the_step(location: str) -> None:
 def test_the_step_releases_the_vectors_no_chunk_uses(base: Path) -> None:
     """Vectors orphaned before the step (their collection was still due) are collected after
     it."""
-    with recuerdo.open("older", base_dir=base, embedder="static") as memory:
-        gone = memory.save("Gone", "A text that will be deleted before the step.")["id"]
-        kept = memory.save("Kept", "A text that stays.")["id"]
-        memory._upkeep.drain()
-        location = memory.location
-        with memory._store.read() as tx:
-            orphan = tx.one("SELECT hash FROM chunks WHERE item_id = ?", (gone,))
+    location, gone, kept, orphan = _doomed_and_kept(base, "older")
     _before_the_step(location)
     conn = files.connect(location)
     try:
         conn.execute("PRAGMA foreign_keys = ON")  # its chunks go with it, as the store's do
         conn.execute("DELETE FROM items WHERE id = ?", (gone,))  # the old trigger counts it
         conn.commit()
-        held = conn.execute("SELECT count(*) FROM embeddings WHERE hash = ?", (orphan[0],))
+        held = conn.execute("SELECT count(*) FROM embeddings WHERE hash = ?", (orphan,))
         assert held.fetchone()[0] == 1
     finally:
         conn.close()
     with recuerdo.open("older", base_dir=base, embedder="static") as memory:
         memory._upkeep.drain()
         with memory._store.read() as tx:
-            assert tx.scalar("SELECT count(*) FROM embeddings WHERE hash = ?", (orphan[0],)) == 0
+            assert tx.scalar("SELECT count(*) FROM embeddings WHERE hash = ?", (orphan,)) == 0
             marks = "SELECT count(*) FROM index_marks WHERE name LIKE 'chunk_deletions%'"
             assert tx.scalar(marks) == 0
         assert _vectors_of(memory, kept) == 1
@@ -307,13 +313,7 @@ def test_a_recovered_memory_collects_the_vectors_of_lost_chunks(base: Path, sour
     """``recover`` rebuilds the released hashes: the chunks the damage took release nothing,
     so every vector no chunk carries is released there; a store from before the step (it has
     no such table) recovers too."""
-    with recuerdo.open("worn", base_dir=base, embedder="static") as memory:
-        lost = memory.save("Lost", "A note whose chunk the damage takes.")["id"]
-        kept = memory.save("Kept", "A note that survives.")["id"]
-        memory._upkeep.drain()
-        location = memory.location
-        with memory._store.read() as tx:
-            orphan = bytes(tx.scalar("SELECT hash FROM chunks WHERE item_id = ?", (lost,)))
+    location, lost, kept, orphan = _doomed_and_kept(base, "worn")
     if source == "before the step":
         _before_the_step(location)
     conn = files.connect(location)
