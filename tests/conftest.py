@@ -16,7 +16,7 @@ import pytest
 
 import recuerdo
 from recuerdo.store.sqlite import sqlite3
-from recuerdo.store.sqlite.connection import SQLiteTx
+from recuerdo.store.sqlite.connection import SQLiteStore, SQLiteTx
 
 from .forks import python_command, recuerdo_command
 from .postgres import contract_store, drop_contract_store, embedded_url, unique_memory
@@ -140,6 +140,15 @@ def statements_run(
     with monkeypatch.context() as patch:
         patch.setattr(tx_class, "_run", recorded)
         yield seen
+
+
+def tx_class_of(memory: recuerdo.Memory) -> type[Any]:
+    """The ``Tx`` class of ``memory``'s store, for :func:`statements_run`."""
+    if isinstance(memory._store, SQLiteStore):
+        return SQLiteTx
+    from recuerdo.store.postgres.connection import PostgresTx
+
+    return PostgresTx
 
 
 def query_plan(memory: recuerdo.Memory, sql: str, params: Any = ()) -> list[str]:

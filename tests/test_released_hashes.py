@@ -16,7 +16,7 @@ from recuerdo.store import released_hashes
 from recuerdo.store.sqlite import files
 from recuerdo.store.sqlite.connection import SQLiteStore
 
-from .conftest import query_plan, statements_run
+from .conftest import query_plan, statements_run, tx_class_of
 from .postgres import contract_url, unique_memory
 
 SHARED = "The deploy key rotates every Tuesday at noon."
@@ -36,13 +36,6 @@ def _vectors_of(memory: recuerdo.Memory, text_of: int) -> int:
 def _released(memory: recuerdo.Memory) -> int:
     with memory._store.read() as tx:
         return int(tx.scalar(f"SELECT count(*) FROM {released_hashes.TABLE}"))
-
-
-def _tx_class(memory: recuerdo.Memory) -> type:
-    from recuerdo.store.postgres.connection import PostgresTx
-    from recuerdo.store.sqlite.connection import SQLiteTx
-
-    return SQLiteTx if isinstance(memory._store, SQLiteStore) else PostgresTx
 
 
 def _collect(memory: recuerdo.Memory) -> int:
@@ -188,7 +181,7 @@ def test_a_collection_and_the_embedder_read_by_keys_only(
             if step.startswith("SCAN") and step.split()[1] not in _SCANNED_ON_PURPOSE
         ]
         read = " ".join(sql for sql, _ in seen)
-        assert "DELETE FROM embeddings" in read and "c.id IN" in read
+        assert "DELETE FROM embeddings" in read and "chunks /* every tenant */ WHERE id IN" in read
         assert not walks, walks
 
 
@@ -375,7 +368,7 @@ def test_a_text_another_tenant_still_carries_keeps_its_vector(
     embedded._upkeep.stop(drain=False)
     for note in mine[:deleted]:
         ann.delete(note, hard=True)
-    with statements_run(monkeypatch, _tx_class(embedded)) as seen:
+    with statements_run(monkeypatch, tx_class_of(embedded)) as seen:
         assert _collect(embedded) == 1
     assert any(lookup in sql for sql, _ in seen), [sql[-80:] for sql, _ in seen]
     with embedded._store.read() as tx:

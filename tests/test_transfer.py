@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import recuerdo
 
-from .conftest import statements_run
+from .conftest import statements_run, tx_class_of
 
 NAMES = ["Ann Lee", "Bob", "Cid Ortiz", "Dana", "Eve", "Acme", "Globex"]
 RELATIONS = ["works_at", "knows", "manages", "part_of", "married_to"]
@@ -177,17 +177,13 @@ def test_a_page_of_notes_reads_their_histories_in_as_many_statements_whatever_it
 ) -> None:
     """An export's page of notes reads their versions together: it read three statements a
     note (a round trip each on PostgreSQL: 242 ms a page of 256 notes over 20,000 entries)."""
-    from recuerdo.store.postgres.connection import PostgresTx
-    from recuerdo.store.sqlite.connection import SQLiteStore, SQLiteTx
-
-    tx_class = SQLiteTx if isinstance(memory._store, SQLiteStore) else PostgresTx
 
     def statements_for(count: int) -> int:
         scope = f"project:notes{count}"
         for n in range(count):
             for text in (f"first {n}", f"second {n}"):
                 memory.save(f"Note {n}", text, key=f"k{n}", scope=scope)
-        with statements_run(monkeypatch, tx_class) as seen:
+        with statements_run(monkeypatch, tx_class_of(memory)) as seen:
             page = memory.export(scope=scope)
         notes = [record for record in page["records"] if record["record"] == "note"]
         assert [[r["content"] for r in note["revisions"]] for note in notes] == [

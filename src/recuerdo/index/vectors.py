@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..store import released_hashes
-from ..store.base import Row, Store, Tx
+from ..store.base import Row, Store, Tx, rows_by_id
 from ..store.chunk_text import chunks_with_text
 from . import vector_file
 from .vector_file import IndexFiles
@@ -144,6 +144,9 @@ def embedding_text(row: Row) -> str:
     return f"{row['title']}\n{body}" if row["title"] else body
 
 
+_CHUNK_HASHES = "SELECT id, hash FROM chunks /* every tenant */"
+
+
 def embed_backlog(store: Store, embedder: Embedder) -> int:
     """Embed the next chunks above this model's watermark (outside any write lock); return
     how many chunks it moved over."""
@@ -175,7 +178,8 @@ def embed_backlog(store: Store, embedder: Embedder) -> int:
         if vectors is not None:
             # Only for a text one of these chunks still carries: one deleted while it was
             # embedded has been released and collected already; its vector would stay behind.
-            carried = released_hashes.still_carried(tx, [row["id"] for row in rows])
+            chunks = [row["id"] for row in rows]
+            carried = {c["hash"] for c in rows_by_id(tx, _CHUNK_HASHES, chunks).values()}
             tx.executemany(
                 "INSERT INTO embeddings (model, hash, vector) VALUES (?, ?, ?)"
                 " ON CONFLICT (model, hash) DO NOTHING",

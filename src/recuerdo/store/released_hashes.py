@@ -15,7 +15,7 @@ tenant's rows: it is memory-wide bookkeeping, as ``embeddings`` is.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 from .base import Row, Tx
@@ -146,22 +146,6 @@ def _carried(tx: Tx, hashes: list[Any]) -> set[Any]:
                 f"{_TENANT_WALK} SELECT DISTINCT c.hash FROM tenants t CROSS JOIN chunks c"
                 " /* every tenant */ WHERE t.tenant IS NOT NULL AND c.tenant = t.tenant"
                 f" AND c.hash IN ({marks})",
-                part,
-            )
-        )
-    return carried
-
-
-def still_carried(tx: Tx, chunk_ids: Sequence[int]) -> set[Any]:
-    """The texts (hashes) that these chunks, as far as they still exist, carry: read by their
-    ids (a chunk deleted since it was read for embedding carries nothing)."""
-    carried: set[Any] = set()
-    for part in _groups(list(chunk_ids)):
-        marks = ", ".join("?" * len(part))
-        carried.update(
-            row["hash"]
-            for row in tx.all(
-                f"SELECT DISTINCT hash FROM chunks c /* every tenant */ WHERE c.id IN ({marks})",
                 part,
             )
         )
