@@ -116,6 +116,31 @@ def test_a_statement_that_forgets_its_tenant_filter_sees_only_the_call_s_tenant(
     assert after == ["ann"]  # the call's tenant again for the next statement
 
 
+@pytest.mark.parametrize("marked", [True, False])
+def test_a_marked_statement_run_for_many_rows_reaches_every_tenant_and_only_then(
+    app_store: PostgresStore, marked: bool
+) -> None:
+    """``executemany`` honours the memory-wide mark as the one-row calls do: the store's own
+    memory-wide batches (the words of restored chunks) would otherwise change nothing of the
+    other tenants' rows, and loop on them."""
+    _two_tenants(app_store)
+    mark = " /* every tenant */" if marked else ""
+    with app_store.read() as tx:
+        rows = [(r["id"],) for r in tx.all("SELECT id FROM items WHERE item_type = 'entry'")]
+    assert len(rows) == 2
+    with scoped("ann"), app_store.write() as tx:
+        changed = tx.executemany(f"UPDATE items{mark} SET content = 'swept' WHERE id = ?", rows)
+        scope_after = tx.scalar("SELECT current_setting('recuerdo.tenant')")
+    swept = _raw(app_store, "*", "SELECT tenant FROM items WHERE content = 'swept' ORDER BY 1")
+    assert scope_after == "ann"  # the call's tenant again for the next statement
+    if marked:
+        assert changed == 2
+        assert swept == [("ann",), ("bob",)]
+    else:
+        assert changed == 1
+        assert swept == [("ann",)]
+
+
 def test_every_family_works_under_the_policies(app_store: PostgresStore, tmp_path: Path) -> None:
     """The tenancy workload (every family, two tenants) runs as the ordinary role: no verb
     needs another tenant's rows, memory-wide work (indexing, audit) still sees every tenant,

@@ -66,16 +66,21 @@ class PostgresTx:
         vectors = shared.vectors
         self.vectors = None if vectors is None else PgvectorSearch(self, vectors)
 
+    @contextmanager
+    def _scope_for(self, sql: str) -> Iterator[None]:
+        if self._scope != EVERY_TENANT and EVERY_TENANT_STATEMENT in sql:
+            # A statement marked memory-wide reads every tenant's rows on purpose (the
+            # tenancy test lists each): the policies let it, for this statement only.
+            _set_scope(self._conn, EVERY_TENANT)
+            try:
+                yield
+            finally:
+                _set_scope(self._conn, self._scope)
+        else:
+            yield
+
     def _run(self, sql: str, params: Params) -> Any:
-        with translated():
-            if self._scope != EVERY_TENANT and EVERY_TENANT_STATEMENT in sql:
-                # A statement marked memory-wide reads every tenant's rows on purpose (the
-                # tenancy test lists each): the policies let it, for this statement only.
-                _set_scope(self._conn, EVERY_TENANT)
-                try:
-                    return statements.run(self._conn, sql, params)
-                finally:
-                    _set_scope(self._conn, self._scope)
+        with translated(), self._scope_for(sql):
             return statements.run(self._conn, sql, params)
 
     def execute(self, sql: str, params: Params = ()) -> int:
@@ -84,7 +89,7 @@ class PostgresTx:
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
         if not rows:
             return 0
-        with translated():
+        with translated(), self._scope_for(sql):
             return statements.run_many(self._conn, sql, rows)
 
     def one(self, sql: str, params: Params = ()) -> Row | None:
