@@ -1,4 +1,4 @@
-"""Background indexing claims its work through the database (``FOR UPDATE SKIP LOCKED``):
+"""Background indexing claims its work through the database (a session advisory lock, tried):
 processes sharing a PostgreSQL memory take turns instead of doing the same work twice, and a
 process finding the work held moves on at once, then comes back so nothing stays unindexed."""
 
@@ -81,6 +81,23 @@ def test_a_held_claim_is_skipped_at_once_and_free_again_after(name: str) -> None
     finally:
         first.close()
         second.close()
+
+
+def test_a_held_claim_holds_back_no_vacuum(name: str) -> None:
+    """A claim is held for a whole batch of work: it must not keep a transaction running, or
+    no VACUUM of the database could remove a row deleted meanwhile (decision 0061). A
+    transaction that commits while the claim is held is older than every running one."""
+    store = PostgresStore(contract_url(), name)
+    try:
+        with store.claim("index") as mine:
+            assert mine
+            with store.write() as tx:
+                committed = int(tx.scalar("SELECT txid_current()"))
+            with store.read() as tx:
+                oldest = int(tx.scalar("SELECT txid_snapshot_xmin(txid_current_snapshot())"))
+            assert oldest > committed
+    finally:
+        store.close()
 
 
 def _ask(store: PostgresStore, answers: list[bool]) -> None:

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -115,8 +116,9 @@ class PostgresTx:
 
     def purge_deleted_text(self) -> None:
         # The words index is a column of the chunk row: deleting the row deletes its words.
-        # The dead tuples go at the VACUUM that Store.reclaim runs after the commit.
-        return None
+        # The dead tuples go at the VACUUM that Store.reclaim asks for after the commit; this
+        # transaction records it as owed, so a process that ends first leaves it to the next.
+        maintenance.owe_reclaim(self)
 
     def add_chunks(self, rows: Sequence[Params]) -> list[int]:
         return chunk_spans.add_chunks(self._conn, rows)
@@ -144,6 +146,7 @@ class _Shared:
     lengths: bool = False  # chunks.tokens (m027): a store at an older step has none
     parting: Parting | None = None  # folds.keep_current (m030; None before it)
     vectors: VectorState | None = None
+    reclaimer: maintenance.Reclaimer | None = None  # made with the first handle
     grown: int = 0  # rows written since this process last analysed (maintenance.grew)
     analyzed_rows: int | None = None
 
@@ -176,6 +179,10 @@ def memory_names(url: str) -> list[str]:
     except psycopg.Error as exc:
         raise StoreError(f"cannot reach the database at {redact(url)}: {exc}") from exc
     return [row[0][len(SCHEMA_PREFIX) :] for row in rows]
+
+
+_TRY_CLAIM = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
+_END_CLAIM = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
 
 
 def lock_key(schema: str) -> str:
@@ -269,9 +276,10 @@ class PostgresStore:
             vector_search="memory" if vectors is None else "pgvector",
             vector_search_limit=_vector_limit(vectors),
             secure_delete=False,
-            erasure="rows are deleted and the tables they were in are vacuumed; old row "
-            "versions can stay in unused pages, the write-ahead log and replicas until "
-            "PostgreSQL reuses or recycles them (docs/decisions/0013-postgresql.md)",
+            erasure="rows are deleted, then the memory's tables and indexes are vacuumed; old "
+            "row versions can stay in unused pages, the write-ahead log and replicas until "
+            "PostgreSQL reuses or recycles them, and words only forgotten text held stay keys "
+            "of the GIN indexes until they are rebuilt (docs/decisions/0013-postgresql.md)",
         )
 
     def _attach(self, url: str, schema: str, create: bool) -> _Shared:
@@ -280,6 +288,7 @@ class PostgresStore:
             shared = _registry.get(key)
             if shared is None:
                 shared = _Shared(_open_pool(url, schema, create), schema, lock_key(schema))
+                shared.reclaimer = maintenance.Reclaimer(partial(maintenance.reclaim_owed, shared))
                 _registry[key] = shared
             shared.handles += 1
             return shared
@@ -306,6 +315,11 @@ class PostgresStore:
             if "m017_vector_index" in self._schema.names():
                 pgvectors.install(tx)  # also when the server gained pgvector since m017 ran
             self._shared.vectors = pgvectors.enabled(tx)
+            owed = "m002_entry_substring_index" in self._schema.names() and tx.scalar(
+                "SELECT 1 FROM index_marks WHERE name = ?", (maintenance.RECLAIM_OWED,)
+            )
+        if owed:  # a forget whose process ended before its VACUUM ran
+            self.reclaim()
 
     def _live(self) -> _Shared:
         if self._closed:
@@ -412,45 +426,41 @@ class PostgresStore:
 
     @contextmanager
     def claim(self, work: str) -> Iterator[bool]:
-        """Claim ``work`` through the database: a row lock on its claim row in ``index_marks``,
-        taken with ``FOR UPDATE SKIP LOCKED`` so a server finding it held moves on at once
-        instead of queueing behind it, and held (on a connection of its own) until the block
+        """Claim ``work`` through the database: a session advisory lock named by the memory and
+        the work, tried (``pg_try_advisory_lock``) so a server finding it held moves on at once
+        instead of queueing behind it, and held on a connection of its own until the block
         ends. Released by the database if the holder dies. The claim comes before the write
-        lock and writers never touch claim rows, so the two cannot deadlock."""
-        shared = self._live()
-        name = f"claim:{work}"
-        with self._connection(shared) as conn:
-            self._begin(conn, "BEGIN")
-            try:
-                mine = self._take(conn, name)
-                yield mine
-            finally:
-                _rollback(conn)  # nothing was written under the claim: ending it frees it
+        lock and is never waited for, so the two cannot deadlock.
 
-    def _take(self, conn: Any, name: str) -> bool:
+        No transaction stays open while the work runs. The row lock this used before kept one
+        open, with a transaction id, for the whole block (a batch of embeddings, seconds to
+        minutes): no VACUUM of the database could remove a row deleted meanwhile, the rows a
+        forget deletes included (decision 0061)."""
         import psycopg
 
-        take = "SELECT 1 FROM index_marks WHERE name = %s FOR UPDATE SKIP LOCKED"
-        try:
-            if conn.execute(take, [name]).fetchone():
-                return True
-            if conn.execute("SELECT 1 FROM index_marks WHERE name = %s", [name]).fetchone():
-                return False  # held by another process
-            # The first claim of this work: its row is made and committed on its own (made
-            # inside the claim, it would vanish with it, and a second server would wait for
-            # the whole claim on the uncommitted row instead of skipping it).
-            _rollback(conn)
-            conn.execute(
-                "INSERT INTO index_marks (name, upto) VALUES (%s, 0) ON CONFLICT (name) DO NOTHING",
-                [name],
-            )
-            self._begin(conn, "BEGIN")
-            return conn.execute(take, [name]).fetchone() is not None
-        except psycopg.Error as exc:
-            raise convert(exc) from exc
+        key = f"{self._live().lock_key}:claim:{work}"
+        with self._connection(self._shared) as conn:
+            try:
+                taken = conn.execute(_TRY_CLAIM, [key]).fetchone()[0]
+            except psycopg.Error as exc:
+                raise convert(exc) from exc
+            try:
+                yield bool(taken)
+            finally:
+                if taken:
+                    conn.execute(_END_CLAIM, [key])
 
-    def reclaim(self, tables: Sequence[str] = ()) -> None:
-        maintenance.each_table(self, "VACUUM", tables)  # outside a transaction, as it must
+    def reclaim(self) -> None:
+        # On the reclaimer's thread: its cost grows with the indexes (decision 0061).
+        reclaimer = self._live().reclaimer
+        assert reclaimer is not None
+        reclaimer.ask()
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait for the VACUUM that forgets asked for (tests, and callers about to copy the
+        database's files): False if ``timeout`` came first."""
+        reclaimer = self._live().reclaimer
+        return reclaimer is None or reclaimer.settle(timeout)
 
     def optimize(self) -> None:
         maintenance.each_table(self, "ANALYZE")
@@ -485,6 +495,8 @@ class PostgresStore:
             if shared.handles > 0:
                 return
             _registry.pop((self.url, shared.schema), None)
+        if shared.reclaimer is not None:
+            shared.reclaimer.stop()  # the VACUUM owed by this process's forgets runs first
         shared.pool.close()
 
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 _NOT_ARCHIVED = {"_migrations", tallies.TABLE}  # the tallies: counted again by the inserts
 
-_TABLES = (
+TABLES = (
     "SELECT c.relname AS name FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace"
     " AND c.relkind = 'r' ORDER BY c.oid"
 )
@@ -51,7 +51,7 @@ _IDENTITY = (
 class PostgresArchive:
     def tables(self, tx: Tx) -> list[Table]:
         tables = []
-        for row in tx.all(_TABLES):
+        for row in tx.all(TABLES):
             name = row["name"]
             if name in _NOT_ARCHIVED:
                 continue
@@ -64,7 +64,7 @@ class PostgresArchive:
 
     def table_names_of(self, store: PostgresStore) -> list[str]:
         with store.read() as tx:
-            return [row["name"] for row in tx.all(_TABLES)]
+            return [row["name"] for row in tx.all(TABLES)]
 
     def sequences(self, tx: Tx) -> dict[str, int]:
         """The last id each table gave out (never given again, even after a restore)."""

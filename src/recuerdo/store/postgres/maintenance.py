@@ -9,18 +9,38 @@ minute), and the planner, expecting one row, walks an index once per row it join
 the entries that hold a common word after 1,300 were remembered took 103 ms instead of 5.6
 once analysed. So a process analyses its memory once the rows it wrote since it last did reach
 what the table held then (at least ``FIRST_ANALYZE_ROWS``): a few statements over a load of
-any size, and none for the steady trickle autovacuum handles."""
+any size, and none for the steady trickle autovacuum handles.
+
+VACUUM after a forgetting (decision 0061): ``VACUUM (INDEX_CLEANUP ON)``, since a plain VACUUM
+skips the indexes when the dead rows sit on under 2% of a table's pages (a forget in a large
+memory): their index entries, titles, topic keys and entity names among them, stayed. Its
+cost grows with the indexes' size, so it runs on a thread of the process, not in the forget's
+call, and forgets that come while it runs share the next one. The forget's own transaction
+records the VACUUM as owed (``RECLAIM_OWED`` in ``index_marks``): a process that ends before it
+ran leaves the mark, and the next store to open the memory runs it."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .connection import PostgresStore
+    from .connection import PostgresStore, _Shared
 
 FIRST_ANALYZE_ROWS = 500
+RECLAIM_OWED = "reclaim_owed"
+VACUUM_EVERY_INDEX = "VACUUM (INDEX_CLEANUP ON)"
+
+HORIZON_PATIENCE = 10.0  # seconds a VACUUM waits for older transactions before it runs anyway
+RETRY_AFTER = 30.0  # seconds before a VACUUM that ran too early is run again
+# The oldest transaction still running in the database (any role may read it).
+_OLDEST_RUNNING = "SELECT txid_snapshot_xmin(txid_current_snapshot())"
+
+_log = logging.getLogger("recuerdo.store")
 
 
 def each_table(store: PostgresStore, command: str, tables: Sequence[str] = ()) -> None:
@@ -65,3 +85,106 @@ def _grew(store: PostgresStore, rows: int) -> None:
     shared.analyzed_rows += shared.grown
     shared.grown = 0
     each_table(store, "ANALYZE")
+
+
+def owe_reclaim(tx: Any) -> None:
+    """Inside a forgetting transaction: the memory owes a VACUUM once it commits. The mark
+    holds the newest such transaction's id."""
+    tx.execute(
+        "INSERT INTO index_marks (name, upto) VALUES (?, txid_current())"
+        " ON CONFLICT (name) DO UPDATE SET upto = greatest(index_marks.upto, excluded.upto)",
+        (RECLAIM_OWED,),
+    )
+
+
+def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
+    """One VACUUM of every table of the memory, index entries included; True when it came
+    after every transaction that was running when the forgets committed, and their mark is
+    cleared. A VACUUM cannot remove a row that a transaction older than its deletion may still
+    read, so it first waits (up to ``patience`` seconds) for those to end: otherwise the rows
+    would stay, and their index entries with them, until a VACUUM that reaches the indexes.
+    It takes a connection of the memory's pool, not a store handle: the handle that asked may
+    be closed by now, and another still serve."""
+    from .connection import _quote
+    from .describe import TABLES
+
+    with shared.pool.connection(timeout=60) as conn:
+        owed = "SELECT upto FROM index_marks WHERE name = %s"
+        row = conn.execute(owed, [RECLAIM_OWED]).fetchone()
+        deadline = time.monotonic() + patience
+        behind = row is not None
+        while behind:
+            oldest = conn.execute(_OLDEST_RUNNING).fetchone()[0]
+            behind = int(oldest) <= int(row[0])
+            if not behind or time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+        names = [table["name"] for table in conn.execute(TABLES)]
+        listed = ", ".join(f"{_quote(shared.schema)}.{_quote(name)}" for name in names)
+        conn.execute(f"{VACUUM_EVERY_INDEX} {listed}")
+        if row is not None and not behind:
+            conn.execute(
+                "DELETE FROM index_marks WHERE name = %s AND upto <= %s", [RECLAIM_OWED, row[0]]
+            )
+    return not behind
+
+
+class Reclaimer:
+    """Runs ``vacuum`` on a thread of its own whenever asked; asks that come while it runs are
+    served by one more run, and a run that says it was not complete (False) is asked for
+    again ``retry_after`` seconds later. ``stop`` runs what is owed, then ends the thread."""
+
+    def __init__(self, vacuum: Callable[[], bool], retry_after: float = RETRY_AFTER) -> None:
+        self._retry_after = retry_after
+        self._vacuum = vacuum
+        self._changed = threading.Condition()
+        self._owed = False
+        self._running = False
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+
+    def ask(self) -> None:
+        with self._changed:
+            if self._stopped:
+                return
+            self._owed = True
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._serve, name="recuerdo-reclaim", daemon=True
+                )
+                self._thread.start()
+            self._changed.notify_all()
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until nothing asked is left to run: False if ``timeout`` came first."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not (self._owed or self._running), timeout)
+
+    def stop(self) -> None:
+        with self._changed:
+            self._stopped = True
+            self._changed.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+
+    def _serve(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._owed or self._stopped)
+                if not self._owed:
+                    return
+                self._owed, self._running = False, True
+            done = False
+            try:
+                done = self._vacuum()
+            except Exception:  # the mark stays: the next open of the memory runs it again
+                _log.warning("the VACUUM owed after a forget failed", exc_info=True)
+            finally:
+                with self._changed:
+                    self._running = False
+                    self._changed.notify_all()
+            if not done:  # the mark stays; until this process ends, it tries again later
+                retry = threading.Timer(self._retry_after, self.ask)
+                retry.daemon = True
+                retry.start()

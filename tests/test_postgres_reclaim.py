@@ -1,0 +1,194 @@
+"""The VACUUM a forget owes on PostgreSQL (decision 0061): it reaches the indexes whatever the
+share of the table the forget took, it runs off the forget's call, and a VACUUM still owed
+when a process ends is run by the next one to open the memory."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from psycopg import sql
+
+import recuerdo
+from recuerdo.store.postgres import PostgresStore
+from recuerdo.store.postgres.connection import schema_name
+from recuerdo.store.postgres.maintenance import RECLAIM_OWED
+
+from .postgres import contract_url, unique_memory
+
+MARKER = "Qelvorandisk Tromblevat"
+
+
+@pytest.fixture
+def store() -> Iterator[PostgresStore]:
+    opened = PostgresStore(contract_url(), unique_memory("reclaim"))
+    try:
+        yield opened
+    finally:
+        opened.drop()
+
+
+def _admin(store: PostgresStore) -> psycopg.Connection:
+    conn = psycopg.connect(store.url, autocommit=True)
+    conn.execute(
+        sql.SQL("SET search_path TO {}, public").format(sql.Identifier(schema_name(store.memory)))
+    )
+    return conn
+
+
+def _owed(store: PostgresStore) -> int | None:
+    with _admin(store) as conn:
+        owed = "SELECT upto FROM index_marks WHERE name = %s"
+        row = conn.execute(owed, [RECLAIM_OWED]).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _btree_entries_holding(store: PostgresStore, needle: str) -> list[str]:
+    """The memory's B-tree indexes with an entry whose key holds ``needle``, read page by page
+    (``pageinspect``: what the index holds, dead rows' entries included, not what a query
+    sees)."""
+    wanted = " ".join(f"{byte:02x}" for byte in needle.encode())
+    with _admin(store) as conn:
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pageinspect SCHEMA public")
+        except psycopg.Error as exc:
+            pytest.skip(f"pageinspect is not available on this server: {exc}")
+        indexes = conn.execute(
+            "SELECT c.oid::regclass::text, pg_relation_size(c.oid) / 8192"
+            " FROM pg_class c JOIN pg_am a ON a.oid = c.relam"
+            " WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'i'"
+            " AND a.amname = 'btree'"
+        ).fetchall()
+        holding = set()
+        for index, pages in indexes:
+            for page in range(1, int(pages)):  # page 0 is the metapage
+                keys = conn.execute(
+                    "SELECT data FROM public.bt_page_items(public.get_raw_page(%s, %s))",
+                    [index, page],
+                ).fetchall()
+                if any(wanted in (data or "") for (data,) in keys):
+                    holding.add(index.rsplit(".", 1)[-1])
+    return sorted(holding)
+
+
+def test_a_hard_delete_in_a_large_memory_leaves_no_index_entry_of_its_title(
+    store: PostgresStore,
+) -> None:
+    """One note among 4,000 items: its dead row sits on far under 2% of the table's pages, where
+    a plain VACUUM skips the indexes and left the note's title in ``items_note_titles``."""
+    memory = recuerdo.open(store.memory, store=store, embedder="none")
+    try:
+        for start in range(0, 4000, 1000):
+            memory.remember_many(
+                [
+                    {"category": "learning", "content": f"Routine entry {n} about the harbour"}
+                    for n in range(start, start + 1000)
+                ]
+            )
+        note = memory.save(f"{MARKER} plan", "The plan in full.")
+        memory._upkeep.drain()
+        assert _btree_entries_holding(store, MARKER) == ["items_note_titles"]
+        memory.delete(note["id"], hard=True)
+        assert store.settle(timeout=60)
+        assert _btree_entries_holding(store, MARKER) == []
+        assert _owed(store) is None
+    finally:
+        memory.close()
+
+
+def test_a_forget_does_not_wait_for_its_vacuum_which_stays_owed_until_it_runs(
+    store: PostgresStore,
+) -> None:
+    """A VACUUM held back (another session holds the lock VACUUM needs, which a delete does
+    not) holds back no forget; the mark says it is owed, and it runs once the lock goes."""
+    memory = recuerdo.open(store.memory, store=store, embedder="none")
+    blocker = _admin(store)
+    try:
+        first = memory.remember("learning", f"{MARKER} first")
+        second = memory.remember("learning", f"{MARKER} second")
+        memory._upkeep.drain()
+        assert store.settle(timeout=60)
+        blocker.execute("BEGIN")
+        blocker.execute("LOCK TABLE items IN SHARE UPDATE EXCLUSIVE MODE")
+        done = []
+        forgetting = threading.Thread(
+            target=lambda: done.extend([memory.forget(first), memory.forget(second)])
+        )
+        forgetting.start()
+        forgetting.join(timeout=20)
+        assert done == [True, True]  # both returned while their VACUUM waits for the lock
+        assert _owed(store) is not None
+        assert not store.settle(timeout=0.5)
+        blocker.execute("COMMIT")
+        assert store.settle(timeout=60)
+        assert _owed(store) is None
+        assert memory.recall(search="Qelvorandisk") == []
+    finally:
+        blocker.close()
+        memory.close()
+
+
+def _vacuum_count(conn: psycopg.Connection) -> int:
+    conn.execute("SELECT pg_stat_clear_snapshot()")
+    row = conn.execute(
+        "SELECT vacuum_count FROM pg_stat_user_tables"
+        " WHERE schemaname = current_schema() AND relname = 'items'"
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_a_vacuum_owed_when_a_process_ended_runs_at_the_next_open(store: PostgresStore) -> None:
+    memory = recuerdo.open(store.memory, store=store, embedder="none")
+    try:
+        memory.remember("learning", "A row so that the tables have something to vacuum")
+    finally:
+        memory.close()
+    with _admin(store) as conn:  # what a forget leaves when its process ends before the VACUUM
+        conn.execute("INSERT INTO index_marks (name, upto) VALUES (%s, 3)", [RECLAIM_OWED])
+        before = _vacuum_count(conn)
+    reopened = PostgresStore(store.url, store.memory)
+    try:
+        assert reopened.settle(timeout=60)
+        assert _owed(reopened) is None
+        with _admin(reopened) as conn:
+            deadline = time.monotonic() + 30  # the statistics reach the view asynchronously
+            while _vacuum_count(conn) <= before and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert _vacuum_count(conn) > before
+    finally:
+        reopened.close()
+
+
+def test_closing_the_last_handle_runs_the_vacuum_its_forgets_owe() -> None:
+    """A process that forgets and closes leaves nothing owed: the close waits for the VACUUM
+    (held back here by another session's lock until the close has begun)."""
+    url, name = contract_url(), unique_memory("reclaim")
+    last = PostgresStore(url, name)
+    memory = recuerdo.open(name, store=last, embedder="none")
+    entry = memory.remember("learning", f"{MARKER} to forget")
+    probe = PostgresStore(url, name)  # another handle on the same pool, closed first
+    blocker = _admin(probe)
+    closing = threading.Thread(target=last.close)
+    try:
+        blocker.execute("BEGIN")
+        blocker.execute("LOCK TABLE items IN SHARE UPDATE EXCLUSIVE MODE")
+        assert memory.forget(entry)
+        memory.close()  # the caller's store stays open
+        probe.close()  # ``last`` is now the last handle of this process
+        closing.start()
+        closing.join(timeout=1)
+        assert closing.is_alive()  # waiting for the VACUUM, which waits for the lock
+        assert _owed(probe) is not None
+        blocker.execute("COMMIT")
+        closing.join(timeout=60)
+        assert not closing.is_alive()
+        assert _owed(probe) is None
+    finally:
+        if blocker.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            blocker.execute("COMMIT")
+        blocker.close()
+        closing.join(timeout=60)
+        PostgresStore(url, name).drop()
