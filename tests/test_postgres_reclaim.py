@@ -4,15 +4,18 @@ when a process ends is run by the next one to open the memory."""
 
 from __future__ import annotations
 
+import gzip
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
 from psycopg import sql
 
 import recuerdo
+from recuerdo.store import archive
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.connection import schema_name
 from recuerdo.store.postgres.maintenance import RECLAIM_OWED
@@ -192,3 +195,25 @@ def test_closing_the_last_handle_runs_the_vacuum_its_forgets_owe() -> None:
         blocker.close()
         closing.join(timeout=60)
         PostgresStore(url, name).drop()
+
+
+def test_a_restore_drops_the_mark_its_archive_carries(store: PostgresStore, tmp_path: Path) -> None:
+    """A mark names the archive's server's transaction ids: restored elsewhere it could lie
+    ahead of every id there, and never clear."""
+    memory = recuerdo.open(store.memory, store=store, embedder="none")
+    try:
+        memory.remember("learning", "A row to carry")
+        with _admin(store) as conn:
+            conn.execute("INSERT INTO index_marks (name, upto) VALUES (%s, 9e15)", [RECLAIM_OWED])
+        memory.backup(tmp_path / "carried.jsonl.gz")
+    finally:
+        memory.close()
+    assert b"reclaim_owed" in gzip.decompress((tmp_path / "carried.jsonl.gz").read_bytes())
+    header = archive.read_header(tmp_path / "carried.jsonl.gz")
+    restored = PostgresStore(store.url, unique_memory("reclaim"), steps=len(header.schema))
+    try:
+        with restored.write() as tx:
+            archive.load(tx, restored.archive, tmp_path / "carried.jsonl.gz", header)
+        assert _owed(restored) is None
+    finally:
+        restored.drop()

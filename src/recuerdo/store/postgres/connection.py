@@ -448,7 +448,7 @@ class PostgresStore:
                 yield bool(taken)
             finally:
                 if taken:
-                    conn.execute(_END_CLAIM, [key])
+                    _end_claim(conn, key)
 
     def reclaim(self) -> None:
         # On the reclaimer's thread: its cost grows with the indexes (decision 0061).
@@ -481,6 +481,8 @@ class PostgresStore:
     def drop(self) -> None:
         """Remove this memory from the database (every table of its schema)."""
         shared = self._live()
+        if shared.reclaimer is not None:
+            shared.reclaimer.stop()  # no VACUUM of the memory may run once its schema is gone
         with self._connection(shared) as conn:
             conn.execute(f"DROP SCHEMA IF EXISTS {_quote(shared.schema)} CASCADE")
         self.close()
@@ -498,6 +500,20 @@ class PostgresStore:
         if shared.reclaimer is not None:
             shared.reclaimer.stop()  # the VACUUM owed by this process's forgets runs first
         shared.pool.close()
+
+
+def _end_claim(conn: Any, key: str) -> None:
+    """Release a claim. A connection that cannot say it did is closed, so the pool drops it
+    and the server releases the claim with the session; the block's own error, if any, is
+    the one raised."""
+    import psycopg
+
+    try:
+        released = conn.execute(_END_CLAIM, [key]).fetchone()[0]
+    except psycopg.Error:
+        released = False
+    if not released:
+        conn.close()
 
 
 def _set_scope(conn: Any, scope: str) -> None:

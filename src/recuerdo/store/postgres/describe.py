@@ -88,6 +88,8 @@ class PostgresArchive:
                 tx.scalar("SELECT setval(pg_get_serial_sequence(?, ?), ?)", (table, column, floor))
 
     def after_restore(self, tx: Tx) -> None:
+        # A VACUUM owed on the archive's server names that server's transaction ids.
+        tx.execute("DELETE FROM index_marks WHERE name = 'reclaim_owed'")
         # The trigram index follows the rows as they are inserted, and so did the words of a
         # chunk before m021; since then they are written with the row, from its text.
         if tx.scalar(_COLUMN_EXISTS, ("chunks", "body")) is None:

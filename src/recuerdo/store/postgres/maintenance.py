@@ -37,8 +37,23 @@ VACUUM_EVERY_INDEX = "VACUUM (INDEX_CLEANUP ON)"
 
 HORIZON_PATIENCE = 10.0  # seconds a VACUUM waits for older transactions before it runs anyway
 RETRY_AFTER = 30.0  # seconds before a VACUUM that ran too early is run again
-# The oldest transaction still running in the database (any role may read it).
-_OLDEST_RUNNING = "SELECT txid_snapshot_xmin(txid_current_snapshot())"
+_TABLES_OF = "SELECT relname FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind = 'r'"
+_OWED = "SELECT upto FROM index_marks WHERE name = %s"
+# Whether a session of this database (not this one) holds a transaction id or a snapshot
+# from before the marked transaction (%s, a txid_current()). Ages count back from the next
+# id: the marked one is (next - mark) back. A mark from another server's ids (a restore)
+# lies ahead of the next id, and holds nothing back. Sessions of other roles show no ids to
+# a role without pg_read_all_stats, so for it this sees only its own role's sessions.
+_OLDER_RUNNING = """
+    WITH mark AS (
+        SELECT txid_snapshot_xmax(txid_current_snapshot()) - %s AS back
+    )
+    SELECT EXISTS (
+        SELECT 1 FROM pg_stat_activity, mark
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND mark.back > 0
+          AND (age(backend_xid) >= mark.back OR age(backend_xmin) >= mark.back)
+    )
+"""
 
 _log = logging.getLogger("recuerdo.store")
 
@@ -99,29 +114,32 @@ def owe_reclaim(tx: Any) -> None:
 
 def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
     """One VACUUM of every table of the memory, index entries included; True when it came
-    after every transaction that was running when the forgets committed, and their mark is
-    cleared. A VACUUM cannot remove a row that a transaction older than its deletion may still
-    read, so it first waits (up to ``patience`` seconds) for those to end: otherwise the rows
-    would stay, and their index entries with them, until a VACUUM that reaches the indexes.
-    It takes a connection of the memory's pool, not a store handle: the handle that asked may
-    be closed by now, and another still serve."""
+    after every transaction of the database that was running when the forgets committed, and
+    their mark is cleared. A VACUUM cannot remove a row that a transaction older than its
+    deletion may still read, so it first waits (up to ``patience`` seconds) for those to end:
+    otherwise the rows would stay, and their index entries with them, until a VACUUM that
+    reaches the indexes. It takes a connection of the memory's pool, not a store handle: the
+    handle that asked may be closed by now, and another still serve."""
     from .connection import _quote
-    from .describe import TABLES
 
     with shared.pool.connection(timeout=60) as conn:
-        owed = "SELECT upto FROM index_marks WHERE name = %s"
-        row = conn.execute(owed, [RECLAIM_OWED]).fetchone()
+        names = [row[0] for row in conn.execute(_TABLES_OF, [shared.schema])]
+        if not names:  # the memory was dropped: never a bare VACUUM (the whole database)
+            return True
+        row = conn.execute(_OWED, [RECLAIM_OWED]).fetchone()
         deadline = time.monotonic() + patience
         behind = row is not None
         while behind:
-            oldest = conn.execute(_OLDEST_RUNNING).fetchone()[0]
-            behind = int(oldest) <= int(row[0])
+            behind = bool(conn.execute(_OLDER_RUNNING, [row[0]]).fetchone()[0])
             if not behind or time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
-        names = [table["name"] for table in conn.execute(TABLES)]
         listed = ", ".join(f"{_quote(shared.schema)}.{_quote(name)}" for name in names)
-        conn.execute(f"{VACUUM_EVERY_INDEX} {listed}")
+        conn.execute("SET lock_timeout = '10s'")  # a lock held elsewhere must not hold a close
+        try:
+            conn.execute(f"{VACUUM_EVERY_INDEX} {listed}")
+        finally:
+            conn.execute("RESET lock_timeout")
         if row is not None and not behind:
             conn.execute(
                 "DELETE FROM index_marks WHERE name = %s AND upto <= %s", [RECLAIM_OWED, row[0]]
@@ -140,6 +158,7 @@ class Reclaimer:
         self._changed = threading.Condition()
         self._owed = False
         self._running = False
+        self._incomplete = False  # the last run came before older transactions ended
         self._stopped = False
         self._thread: threading.Thread | None = None
 
@@ -158,11 +177,14 @@ class Reclaimer:
     def settle(self, timeout: float | None = None) -> bool:
         """Wait until nothing asked is left to run: False if ``timeout`` came first."""
         with self._changed:
-            return self._changed.wait_for(lambda: not (self._owed or self._running), timeout)
+            return self._changed.wait_for(
+                lambda: not (self._owed or self._running or self._incomplete), timeout
+            )
 
     def stop(self) -> None:
         with self._changed:
             self._stopped = True
+            self._owed = self._owed or self._incomplete  # one more try before the end
             self._changed.notify_all()
             thread = self._thread
         if thread is not None:
@@ -183,6 +205,7 @@ class Reclaimer:
             finally:
                 with self._changed:
                     self._running = False
+                    self._incomplete = not done
                     self._changed.notify_all()
             if not done:  # the mark stays; until this process ends, it tries again later
                 retry = threading.Timer(self._retry_after, self.ask)
