@@ -217,3 +217,15 @@ def test_a_restore_drops_the_mark_its_archive_carries(store: PostgresStore, tmp_
         assert _owed(restored) is None
     finally:
         restored.drop()
+
+
+def test_a_forget_that_finds_nothing_leaves_no_mark_behind(store: PostgresStore) -> None:
+    """The forgetting transaction marks a VACUUM as owed before it knows whether it deleted
+    anything; its commit asks for the VACUUM either way, so no mark waits for the next open."""
+    memory = recuerdo.open(store.memory, store=store, embedder="none")
+    try:
+        assert memory.forget(987654) is False
+        assert store.settle(timeout=60)
+        assert _owed(store) is None
+    finally:
+        memory.close()

@@ -51,7 +51,7 @@ def redact(url: str) -> str:
 class PostgresTx:
     """A :class:`~recuerdo.store.base.Tx` over one psycopg connection."""
 
-    __slots__ = ("_conn", "_scope", "substrings", "text", "vectors")
+    __slots__ = ("_conn", "_local", "_scope", "substrings", "text", "vectors")
     dialect = "postgres"
     text: TextSearch
     substrings: SubstringSearch
@@ -59,6 +59,7 @@ class PostgresTx:
 
     def __init__(self, conn: Any, shared: _Shared, scope: str = EVERY_TENANT) -> None:
         self._conn = conn
+        self._local = shared.local
         self._scope = scope
         self.text = TsvectorText(self, lengths=shared.lengths)
         self.substrings = (TrigramSubstrings if shared.trigrams else ScanSubstrings)(
@@ -117,8 +118,10 @@ class PostgresTx:
     def purge_deleted_text(self) -> None:
         # The words index is a column of the chunk row: deleting the row deletes its words.
         # The dead tuples go at the VACUUM that Store.reclaim asks for after the commit; this
-        # transaction records it as owed, so a process that ends first leaves it to the next.
+        # transaction records it as owed, so a process that ends first leaves it to the next,
+        # and the commit asks for it (whether or not the caller calls reclaim).
         maintenance.owe_reclaim(self)
+        self._local.owes_reclaim = True
 
     def add_chunks(self, rows: Sequence[Params]) -> list[int]:
         return chunk_spans.add_chunks(self._conn, rows)
@@ -348,6 +351,7 @@ class PostgresStore:
                 _rollback(conn)
                 raise
             local.conn, local.writing, local.scope = conn, 1, scope
+            local.owes_reclaim = False
             try:
                 yield PostgresTx(conn, shared, scope)
             except BaseException:
@@ -355,8 +359,10 @@ class PostgresStore:
                 raise
             else:
                 self._commit(conn)
+                if local.owes_reclaim:
+                    self.reclaim()
             finally:
-                local.conn, local.writing = None, 0
+                local.conn, local.writing, local.owes_reclaim = None, 0, False
 
     @contextmanager
     def read(self) -> Iterator[PostgresTx]:
