@@ -18,7 +18,7 @@ from recuerdo.doors.guard import HostPolicy
 from recuerdo.errors import StoreError
 from recuerdo.store.sqlite import sqlite3
 
-from .conftest import settled_dump
+from .conftest import settled_dump, statements_run, tx_class_of
 
 
 def _audit_rows(memory: recuerdo.Memory) -> list[tuple[str, str]]:
@@ -64,6 +64,43 @@ def test_forgetting_drops_only_the_audit_records_about_it(file_memory: recuerdo.
     queries = [query for _, query in _audit_rows(file_memory)]
     assert queries == ["invoices"], queries
     assert file_memory.recall()[0]["id"] == kept
+
+
+def test_a_word_another_tenant_still_holds_is_gone_for_this_one(memory: recuerdo.Memory) -> None:
+    """Whether a forgotten word is still held is asked of the forgetting tenant's chunks:
+    SQLite's one words index holds every tenant's, and another tenant's passage kept ann's
+    searches for the word in her audit."""
+    ann, bob = memory.for_tenant("ann"), memory.for_tenant("bob")
+    bob.remember("learning", "Varnokelish audits the harbour books")
+    ann.search("what is varnokelish")  # before ann held it: the record returned none of hers
+    gone = ann.remember("learning", "Varnokelish is the vault codename")
+    memory._upkeep.drain()
+    ann.audit()  # flushed
+    assert ann.forget(gone)
+    with memory._store.read() as tx:
+        left = [
+            r["query"] for r in tx.all("SELECT query FROM retrieval_audit WHERE tenant = 'ann'")
+        ]
+    assert left == []
+    assert "Varnokelish" in str(bob.search("varnokelish"))
+
+
+def test_a_forget_of_a_long_text_ranks_nothing(
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each word of the forgotten text is looked up once, in one statement (PostgreSQL) or
+    one index probe each (SQLite): a ranking a word made forgetting a document take seconds."""
+    words = [f"wordling{chr(97 + n % 26)}{chr(97 + n // 26 % 26)}" for n in range(300)]
+    gone = memory.remember("learning", " ".join(words))
+    memory._upkeep.drain()
+    memory.search(words[0])
+    memory.audit()
+    with statements_run(monkeypatch, tx_class_of(memory)) as seen:
+        assert memory.forget(gone)
+    ranking = ("bm25(", "row_security_active", "f.f0")  # FTS5's; PostgreSQL's statistics, BM25
+    assert [sql for sql, _ in seen if any(mark in sql for mark in ranking)] == []
+    with memory._store.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM retrieval_audit") == 0
 
 
 def test_a_server_reads_paths_only_inside_its_root(tmp_path: Path) -> None:

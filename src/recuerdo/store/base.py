@@ -72,6 +72,10 @@ class TextSearch(Protocol):
         as a query wrote them): an ASCII text that holds them all as written is among these.
         None where the backend does not narrow them cheaply (every chunk may then hold them)."""
 
+    def words_held(self, tenant: str, words: Sequence[str]) -> set[str]:
+        """The words of ``words`` that some chunk of ``tenant`` holds, each matched as
+        :meth:`rank` matches a word alone; an index lookup each, nothing ranked."""
+
 
 @dataclass(frozen=True)
 class SubstringPart:

@@ -78,6 +78,16 @@ class TsvectorText(WindowedRanking[Query]):
     def holding_every(self, words: Sequence[str], among: Sequence[int]) -> set[int] | None:
         return None  # the texts are read: a tsquery over the same rows would cost as much
 
+    def words_held(self, tenant: str, words: Sequence[str]) -> set[str]:
+        if not words:
+            return set()
+        rows = self._tx.all(
+            "SELECT w.word FROM unnest(?::text[]) AS w (word) WHERE EXISTS (SELECT 1 FROM chunks c"
+            " WHERE c.tenant = ? AND c.words @@ plainto_tsquery('recuerdo_words', w.word))",
+            (list(dict.fromkeys(words)), tenant),
+        )
+        return {row["word"] for row in rows}
+
     def rank(
         self, tenant: str, words: Sequence[str], mode: str, limit: int, offset: int
     ) -> list[tuple[int, float]]:

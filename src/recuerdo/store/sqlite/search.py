@@ -117,6 +117,26 @@ class FTS5Text(WindowedRanking[str]):
         wanted = set(among)
         return {int(row["chunk_id"]) for row in rows if row["chunk_id"] in wanted}
 
+    def words_held(self, tenant: str, words: Sequence[str]) -> set[str]:
+        # The index is the memory's: where other tenants have chunks, a match must be one of
+        # this tenant's (each match's chunk looked up by id, from the index's side).
+        if self.ranks_others(tenant):
+            held = (
+                "SELECT EXISTS (SELECT 1 FROM chunk_fts CROSS JOIN chunks c"
+                " WHERE chunk_fts MATCH ? AND c.id = chunk_fts.rowid AND c.tenant = ?)"
+            )
+            return {
+                word
+                for word in dict.fromkeys(words)
+                if self._tx.scalar(held, (match_expression([word]), tenant))
+            }
+        anywhere = "SELECT EXISTS (SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ?)"
+        return {
+            word
+            for word in dict.fromkeys(words)
+            if self._tx.scalar(anywhere, (match_expression([word]),))
+        }
+
     def _any(self, words: Sequence[str], mode: str = "any") -> str:
         return match_expression(words, mode)
 
