@@ -76,12 +76,9 @@ def test_a_word_another_tenant_still_holds_is_gone_for_this_one(memory: recuerdo
     gone = ann.remember("learning", "Varnokelish is the vault codename")
     memory._upkeep.drain()
     ann.audit()  # flushed
+    assert _queries_of(memory, "ann") == ["what is varnokelish"]
     assert ann.forget(gone)
-    with memory._store.read() as tx:
-        left = [
-            r["query"] for r in tx.all("SELECT query FROM retrieval_audit WHERE tenant = 'ann'")
-        ]
-    assert left == []
+    assert _queries_of(memory, "ann") == []
     assert "Varnokelish" in str(bob.search("varnokelish"))
 
 
@@ -91,16 +88,24 @@ def test_a_forget_of_a_long_text_ranks_nothing(
     """Each word of the forgotten text is looked up once, in one statement (PostgreSQL) or
     one index probe each (SQLite): a ranking a word made forgetting a document take seconds."""
     words = [f"wordling{chr(97 + n % 26)}{chr(97 + n // 26 % 26)}" for n in range(300)]
+    memory.search(words[0])  # before the text is there: the record returned nothing
     gone = memory.remember("learning", " ".join(words))
     memory._upkeep.drain()
-    memory.search(words[0])
     memory.audit()
+    assert _queries_of(memory, "local") == [words[0]]
     with statements_run(monkeypatch, tx_class_of(memory)) as seen:
         assert memory.forget(gone)
     ranking = ("bm25(", "row_security_active", "f.f0")  # FTS5's; PostgreSQL's statistics, BM25
     assert [sql for sql, _ in seen if any(mark in sql for mark in ranking)] == []
+    lookups = [sql for sql, _ in seen if "chunk_fts MATCH" in sql or "w.word" in sql]
+    assert len(lookups) == (1 if memory._store.capabilities.text_search == "tsvector" else 300)
+    assert _queries_of(memory, "local") == []  # the word is no longer held
+
+
+def _queries_of(memory: recuerdo.Memory, tenant: str) -> list[str]:
     with memory._store.read() as tx:
-        assert tx.scalar("SELECT count(*) FROM retrieval_audit") == 0
+        rows = tx.all("SELECT query FROM retrieval_audit WHERE tenant = ?", (tenant,))
+    return [row["query"] for row in rows]
 
 
 def test_a_server_reads_paths_only_inside_its_root(tmp_path: Path) -> None:

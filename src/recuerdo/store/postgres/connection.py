@@ -360,7 +360,10 @@ class PostgresStore:
             else:
                 self._commit(conn)
                 if local.owes_reclaim:
-                    self.reclaim()
+                    # The write is committed, and its mark durable: a failure to ask now is
+                    # made good at the next open, never reported as the write's.
+                    with contextlib.suppress(StoreError, RuntimeError):
+                        self.reclaim()
             finally:
                 local.conn, local.writing, local.owes_reclaim = None, 0, False
 

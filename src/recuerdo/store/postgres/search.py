@@ -81,9 +81,13 @@ class TsvectorText(WindowedRanking[Query]):
     def words_held(self, tenant: str, words: Sequence[str]) -> set[str]:
         if not words:
             return set()
+        # Each word's query made once (LATERAL), not once a chunk it is checked against: under
+        # the tenant policies ``@@`` (not leakproof) cannot use the GIN index, and every word
+        # reads the tenant's chunks (decision 0062).
         rows = self._tx.all(
-            "SELECT w.word FROM unnest(?::text[]) AS w (word) WHERE EXISTS (SELECT 1 FROM chunks c"
-            " WHERE c.tenant = ? AND c.words @@ plainto_tsquery('recuerdo_words', w.word))",
+            "SELECT w.word FROM unnest(CAST(? AS TEXT[])) AS w (word)"
+            " CROSS JOIN LATERAL plainto_tsquery('recuerdo_words', w.word) AS q (query)"
+            " WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.tenant = ? AND c.words @@ q.query)",
             (list(dict.fromkeys(words)), tenant),
         )
         return {row["word"] for row in rows}
