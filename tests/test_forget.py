@@ -8,7 +8,7 @@ import pytest
 
 import recuerdo
 
-from .conftest import db_dump, settled_dump
+from .conftest import db_dump, settled_dump, statements_run, tx_class_of
 
 
 def graph(memory: recuerdo.Memory, scope: str = "user") -> dict:  # type: ignore[type-arg]
@@ -248,3 +248,29 @@ def test_a_forgotten_turn_leaves_the_turns_around_it(base: Path) -> None:
     mem.close()
     for data in (open_files, _store_bytes(state)):
         assert marker.lower().encode() not in data.lower()
+
+
+def _statements_forgetting_a_scope(
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch, entities: int
+) -> int:
+    scope = f"project:many{entities}"
+    memory.remember_knowledge(
+        facts={"entities": [{"name": f"Person {n}", "type": "person"} for n in range(entities)]},
+        scope=scope,
+    )
+    with statements_run(monkeypatch, tx_class_of(memory)) as seen:
+        memory.forget_knowledge(scope, all=True)
+    return len(seen)
+
+
+def test_forgetting_a_scope_costs_the_same_statements_however_many_entities(
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each entity of a forgotten scope is recorded as forgotten (so a later forget of it says
+    ``already_forgotten``): the records are written together, not two statements each."""
+    _statements_forgetting_a_scope(memory, monkeypatch, 1)  # the memory's secret made first
+    few = _statements_forgetting_a_scope(memory, monkeypatch, 3)
+    many = _statements_forgetting_a_scope(memory, monkeypatch, 30)
+    assert few == many
+    again = memory.forget_knowledge("project:many30", subject="Person 17")
+    assert again["already_forgotten"] is True
