@@ -267,7 +267,12 @@ def test_forgetting_a_scope_costs_the_same_statements_however_many_entities(
     memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each entity of a forgotten scope is recorded as forgotten (so a later forget of it says
-    ``already_forgotten``): the records are written together, not two statements each."""
+    ``already_forgotten``): the records are written together, not two statements each. The
+    upkeep is held: its worker's statements, sent meanwhile, would be counted too."""
+    from recuerdo.core.upkeep import Upkeep
+
+    monkeypatch.setattr(Upkeep, "poke", lambda self, rows=1: None)
+    memory._upkeep.stop(drain=False)  # its timer wakes it too, poked or not
     _statements_forgetting_a_scope(memory, monkeypatch, 1)  # the memory's secret made first
     few = _statements_forgetting_a_scope(memory, monkeypatch, 3)
     many = _statements_forgetting_a_scope(memory, monkeypatch, 30)

@@ -462,7 +462,8 @@ def test_every_cascade_finds_its_rows_through_an_index_on_sqlite(base: Path) -> 
                     where = " AND ".join(f'"{column}" = ?' for column in columns)
                     explained = f'EXPLAIN QUERY PLAN SELECT 1 FROM "{table}" WHERE {where}'
                     plan = [row["detail"] for row in tx.all(explained, [None] * len(columns))]
-                    if any(line.startswith(f"SCAN {table}") for line in plan):
+                    read_whole = (f"SCAN {table}", "AUTOMATIC")  # or an index made per query
+                    if any(line.startswith(read_whole) or read_whole[1] in line for line in plan):
                         scanned.append((table, columns))
     finally:
         memory.close()
@@ -478,6 +479,7 @@ def test_every_cascade_finds_its_rows_through_an_index_on_postgres() -> None:
             "SELECT c.conrelid::regclass::text AS child, c.conname AS name FROM pg_constraint c"
             " WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace"
             " AND NOT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.conrelid"
+            " AND i.indpred IS NULL AND i.indisvalid AND cardinality(c.conkey) <= i.indnkeyatts"
             " AND (i.indkey::int2[])[0:cardinality(c.conkey) - 1] @> c.conkey"
             " AND (i.indkey::int2[])[0:cardinality(c.conkey) - 1] <@ c.conkey)"
         )
