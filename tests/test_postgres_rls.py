@@ -141,6 +141,32 @@ def test_a_marked_statement_run_for_many_rows_reaches_every_tenant_and_only_then
         assert swept == [("ann",)]
 
 
+def test_a_role_that_may_not_use_a_memory_s_schema_is_refused_not_given_an_empty_one() -> None:
+    """PostgreSQL leaves a schema the role may not use out of its search path without a word:
+    the role's statements reached tables of the same names made in ``public``, a memory of its
+    own, empty. Its reads said "nothing stored" and its writes went there."""
+    import psycopg
+
+    from recuerdo.errors import StoreError
+
+    name = unique_memory("owned")
+    owner = PostgresStore(contract_url(), name)  # made by another role (a superuser here)
+    try:
+        recuerdo.open(name, store=owner, embedder="none").remember("learning", "Kept in its schema")
+        with psycopg.connect(contract_url()) as conn:
+            public_before = conn.execute(_PUBLIC_TABLES).fetchone()
+        with pytest.raises(StoreError, match="may not use the schema") as refused:
+            PostgresStore(app_conninfo(), name)
+        assert refused.value.code == "store_unavailable"
+        with psycopg.connect(contract_url()) as conn:
+            assert conn.execute(_PUBLIC_TABLES).fetchone() == public_before
+    finally:
+        owner.drop()
+
+
+_PUBLIC_TABLES = "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+
+
 def test_every_family_works_under_the_policies(app_store: PostgresStore, tmp_path: Path) -> None:
     """The tenancy workload (every family, two tenants) runs as the ordinary role: no verb
     needs another tenant's rows, memory-wide work (indexing, audit) still sees every tenant,

@@ -214,6 +214,17 @@ def _open_pool(url: str, schema: str, create: bool) -> Any:
                 _MEMORY_SCHEMAS + " AND schemaname = %s", [schema, schema]
             ).fetchone():
                 raise MemoryNotFound(f"no memory {schema!r} in the database at {redact(url)}")
+            # A schema the role may not use is left out of its search path without a word: its
+            # statements would reach a memory of the same tables made in ``public`` instead,
+            # empty (reads "nothing stored", writes kept apart from the memory).
+            usable = "SELECT has_schema_privilege(%s, 'USAGE'), current_user"
+            allowed, role = conn.execute(usable, [schema]).fetchone() or (False, "?")
+            if not allowed:
+                raise StoreError(
+                    f"the role {role!r} may not use the schema {schema!r} at {redact(url)}:"
+                    " connect as the memory's owner, or grant it USAGE on the schema and"
+                    " privileges on its tables"
+                )
     except psycopg.Error as exc:
         raise StoreError(f"cannot reach the database at {redact(url)}: {exc}") from exc
 
