@@ -152,7 +152,8 @@ def test_a_role_that_may_not_use_a_memory_s_schema_is_refused_not_given_an_empty
     name = unique_memory("owned")
     owner = PostgresStore(contract_url(), name)  # made by another role (a superuser here)
     try:
-        recuerdo.open(name, store=owner, embedder="none").remember("learning", "Kept in its schema")
+        memory = recuerdo.open(name, store=owner, embedder="none")
+        memory.remember("learning", "Kept in its schema")
         with psycopg.connect(contract_url()) as conn:
             public_before = conn.execute(_PUBLIC_TABLES).fetchone()
         with pytest.raises(StoreError, match="may not use the schema") as refused:
@@ -160,6 +161,7 @@ def test_a_role_that_may_not_use_a_memory_s_schema_is_refused_not_given_an_empty
         assert refused.value.code == "store_unavailable"
         with psycopg.connect(contract_url()) as conn:
             assert conn.execute(_PUBLIC_TABLES).fetchone() == public_before
+        assert [e["content"] for e in memory.recall()] == ["Kept in its schema"]  # untouched
     finally:
         owner.drop()
 

@@ -65,6 +65,11 @@ def _current(tx: Tx, tenant: str, item_id: int, top: int) -> str:
     current = tx.one(
         "SELECT version, content FROM items WHERE tenant = ? AND id = ?", (tenant, item_id)
     )
+    return _current_text(item_id, top, current)
+
+
+def _current_text(item_id: int, top: int, current: Row | None) -> str:
+    """The note's text, which is its newest revision ``top``'s (else the chain is broken)."""
     if current is None or current["version"] != top:
         raise _damaged(item_id, top, "the note's current version is not its newest revision")
     return str(current["content"])
@@ -155,10 +160,7 @@ def versions_of(
         if row["content"] is not None:
             text = str(row["content"])
         elif not listed:
-            item = current.get(item_id)
-            if item is None or item["version"] != at:
-                raise _damaged(item_id, at, "the note's current version is not its newest revision")
-            text = str(item["content"])
+            text = _current_text(item_id, at, current.get(item_id))
         elif int(listed[-1]["version"]) == at + 1 and listed[-1]["previous"] is not None:
             text = _apply(item_id, at, listed[-1]["previous"], texts[at + 1])
         else:

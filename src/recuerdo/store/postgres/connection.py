@@ -149,9 +149,12 @@ class _Shared:
     lengths: bool = False  # chunks.tokens (m027): a store at an older step has none
     parting: Parting | None = None  # folds.keep_current (m030; None before it)
     vectors: VectorState | None = None
-    reclaimer: maintenance.Reclaimer | None = None  # made with the first handle
+    reclaimer: maintenance.Reclaimer = field(init=False)  # this process's VACUUMs (0061)
     grown: int = 0  # rows written since this process last analysed (maintenance.grew)
     analyzed_rows: int | None = None
+
+    def __post_init__(self) -> None:
+        self.reclaimer = maintenance.Reclaimer(partial(maintenance.reclaim_owed, self))
 
 
 _registry: dict[tuple[str, str], _Shared] = {}
@@ -302,7 +305,6 @@ class PostgresStore:
             shared = _registry.get(key)
             if shared is None:
                 shared = _Shared(_open_pool(url, schema, create), schema, lock_key(schema))
-                shared.reclaimer = maintenance.Reclaimer(partial(maintenance.reclaim_owed, shared))
                 _registry[key] = shared
             shared.handles += 1
             return shared
@@ -472,15 +474,12 @@ class PostgresStore:
 
     def reclaim(self) -> None:
         # On the reclaimer's thread: its cost grows with the indexes (decision 0061).
-        reclaimer = self._live().reclaimer
-        assert reclaimer is not None
-        reclaimer.ask()
+        self._live().reclaimer.ask()
 
     def settle(self, timeout: float | None = None) -> bool:
         """Wait for the VACUUM that forgets asked for (tests, and callers about to copy the
         database's files): False if ``timeout`` came first."""
-        reclaimer = self._live().reclaimer
-        return reclaimer is None or reclaimer.settle(timeout)
+        return self._live().reclaimer.settle(timeout)
 
     def optimize(self) -> None:
         maintenance.each_table(self, "ANALYZE")
@@ -501,8 +500,7 @@ class PostgresStore:
     def drop(self) -> None:
         """Remove this memory from the database (every table of its schema)."""
         shared = self._live()
-        if shared.reclaimer is not None:
-            shared.reclaimer.stop()  # no VACUUM of the memory may run once its schema is gone
+        shared.reclaimer.stop()  # no VACUUM of the memory may run once its schema is gone
         with self._connection(shared) as conn:
             conn.execute(f"DROP SCHEMA IF EXISTS {_quote(shared.schema)} CASCADE")
         self.close()
@@ -517,8 +515,7 @@ class PostgresStore:
             if shared.handles > 0:
                 return
             _registry.pop((self.url, shared.schema), None)
-        if shared.reclaimer is not None:
-            shared.reclaimer.stop()  # the VACUUM owed by this process's forgets runs first
+        shared.reclaimer.stop()  # the VACUUM owed by this process's forgets runs first
         shared.pool.close()
 
 

@@ -9,12 +9,11 @@ from ..archive import Table
 from ..base import Tx
 
 if TYPE_CHECKING:
-    from .connection import PostgresStore
     from .folds import Parting
 
 _NOT_ARCHIVED = {"_migrations", tallies.TABLE}  # the tallies: counted again by the inserts
 
-TABLES = (
+_TABLES = (
     "SELECT c.relname AS name FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace"
     " AND c.relkind = 'r' ORDER BY c.oid"
 )
@@ -51,7 +50,7 @@ _IDENTITY = (
 class PostgresArchive:
     def tables(self, tx: Tx) -> list[Table]:
         tables = []
-        for row in tx.all(TABLES):
+        for row in tx.all(_TABLES):
             name = row["name"]
             if name in _NOT_ARCHIVED:
                 continue
@@ -61,10 +60,6 @@ class PostgresArchive:
             order_by = ", ".join(f'"{key}"' for key in keys)
             tables.append(Table(name, columns, parents, order_by))
         return tables
-
-    def table_names_of(self, store: PostgresStore) -> list[str]:
-        with store.read() as tx:
-            return [row["name"] for row in tx.all(TABLES)]
 
     def sequences(self, tx: Tx) -> dict[str, int]:
         """The last id each table gave out (never given again, even after a restore)."""

@@ -25,7 +25,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -58,17 +58,23 @@ _OLDER_RUNNING = """
 _log = logging.getLogger("recuerdo.store")
 
 
-def each_table(store: PostgresStore, command: str, tables: Sequence[str] = ()) -> None:
-    """``command`` (VACUUM, ANALYZE) over ``tables``, or every table of the memory."""
+def each_table(store: PostgresStore, command: str) -> None:
+    """``command`` (ANALYZE) over every table of the memory, in one statement."""
+    shared = store._live()
+    with store._connection(shared) as conn:
+        listed = _tables(conn, shared.schema)
+        if listed:  # never a bare command: it would take the whole database
+            conn.execute(f"{command} {listed}")
+
+
+def _tables(conn: Any, schema: str) -> str:
+    """The memory's tables, qualified and listed for one statement ("" when the schema holds
+    none: a dropped memory). Found by the schema's name, not the search path, which falls
+    back to ``public`` once the schema is gone."""
     from .connection import _quote
 
-    shared = store._live()
-    names = list(tables) or store.archive.table_names_of(store)
-    if not names:  # never a bare command: it would take the whole database
-        return
-    listed = ", ".join(f"{_quote(shared.schema)}.{_quote(name)}" for name in names)
-    with store._connection(shared) as conn:
-        conn.execute(f"{command} {listed}")
+    names = [row[0] for row in conn.execute(_TABLES_OF, [schema])]
+    return ", ".join(f"{_quote(schema)}.{_quote(name)}" for name in names)
 
 
 def grew(store: PostgresStore, rows: int) -> None:
@@ -120,11 +126,9 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
     otherwise the rows would stay, and their index entries with them, until a VACUUM that
     reaches the indexes. It takes a connection of the memory's pool, not a store handle: the
     handle that asked may be closed by now, and another still serve."""
-    from .connection import _quote
-
     with shared.pool.connection(timeout=60) as conn:
-        names = [row[0] for row in conn.execute(_TABLES_OF, [shared.schema])]
-        if not names:  # the memory was dropped: never a bare VACUUM (the whole database)
+        listed = _tables(conn, shared.schema)
+        if not listed:  # the memory was dropped: never a bare VACUUM (the whole database)
             return True
         row = conn.execute(_OWED, [RECLAIM_OWED]).fetchone()
         deadline = time.monotonic() + patience
@@ -134,7 +138,6 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
             if not behind or time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
-        listed = ", ".join(f"{_quote(shared.schema)}.{_quote(name)}" for name in names)
         conn.execute("SET lock_timeout = '10s'")  # a lock held elsewhere must not hold a close
         try:
             conn.execute(f"{VACUUM_EVERY_INDEX} {listed}")

@@ -43,16 +43,16 @@ def numbered(sql: str) -> tuple[str, int]:
     return _LITERAL_OR_MARK.sub(swap, sql), count
 
 
-def _sendable(sql: str, params: Sequence[Any], rows: int = 1) -> str:
+def _sendable(sql: str, params: Sequence[Any]) -> str:
     """The numbered text, once the parameters are checked against its marks: the server
     refuses too few, but takes too many when they carry a type (psycopg's own rewrite, which
     raw statements skip, refused both)."""
     import psycopg
 
     text, marks = numbered(sql)
-    if len(params) != marks * rows:
+    if len(params) != marks:
         raise psycopg.ProgrammingError(
-            f"the statement has {marks * rows} marks but {len(params)} parameters were given"
+            f"the statement has {marks} marks but {len(params)} parameters were given"
         )
     return text
 
@@ -85,9 +85,11 @@ def run_many(conn: Any, sql: str, rows: Sequence[Params]) -> int:
     values = [adapted(row) for row in rows]
     if not values:
         return 0
-    texts = {_sendable(sql, row) for row in values}  # one text: each row's count is checked
+    text = _sendable(sql, values[0])
+    for row in values[1:]:
+        _sendable(sql, row)  # each row's count is checked
     with cursor(conn) as running:
-        running.executemany(texts.pop(), values)
+        running.executemany(text, values)
         return int(running.rowcount)
 
 

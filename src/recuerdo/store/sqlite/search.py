@@ -72,6 +72,13 @@ def trigram_expression(needle: str) -> str:
     return " AND ".join('"' + gram.replace('"', '""') + '"' for gram in grams)
 
 
+_HELD_ANYWHERE = "SELECT EXISTS (SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ?)"
+_HELD_BY_TENANT = (
+    "SELECT EXISTS (SELECT 1 FROM chunk_fts CROSS JOIN chunks c"
+    " WHERE chunk_fts MATCH ? AND c.id = chunk_fts.rowid AND c.tenant = ?)"
+)
+
+
 class FTS5Text(WindowedRanking[str]):
     """:class:`~recuerdo.store.base.TextSearch` over the ``chunk_fts`` table; the expressions
     of :class:`~recuerdo.store.windowed_ranking.WindowedRanking` are FTS5 MATCH strings."""
@@ -120,21 +127,14 @@ class FTS5Text(WindowedRanking[str]):
     def words_held(self, tenant: str, words: Sequence[str]) -> set[str]:
         # The index is the memory's: where other tenants have chunks, a match must be one of
         # this tenant's (each match's chunk looked up by id, from the index's side).
+        scope: tuple[str, ...] = ()
+        held = _HELD_ANYWHERE
         if self.ranks_others(tenant):
-            held = (
-                "SELECT EXISTS (SELECT 1 FROM chunk_fts CROSS JOIN chunks c"
-                " WHERE chunk_fts MATCH ? AND c.id = chunk_fts.rowid AND c.tenant = ?)"
-            )
-            return {
-                word
-                for word in dict.fromkeys(words)
-                if self._tx.scalar(held, (match_expression([word]), tenant))
-            }
-        anywhere = "SELECT EXISTS (SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ?)"
+            held, scope = _HELD_BY_TENANT, (tenant,)
         return {
             word
             for word in dict.fromkeys(words)
-            if self._tx.scalar(anywhere, (match_expression([word]),))
+            if self._tx.scalar(held, (match_expression([word]), *scope))
         }
 
     def _any(self, words: Sequence[str], mode: str = "any") -> str:
