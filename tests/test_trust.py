@@ -82,24 +82,46 @@ def test_a_word_another_tenant_still_holds_is_gone_for_this_one(memory: recuerdo
     assert "Varnokelish" in str(bob.search("varnokelish"))
 
 
-def test_a_forget_of_a_long_text_ranks_nothing(
-    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("asked", [True, False], ids=["one-word-asked", "nothing-asked"])
+def test_a_forget_of_a_long_text_looks_up_only_the_words_the_audit_names(
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch, asked: bool
 ) -> None:
-    """Each word of the forgotten text is looked up once, in one statement (PostgreSQL) or
-    one index probe each (SQLite): a ranking a word made forgetting a document take seconds."""
+    """Whether a forgotten word is still held is asked only for the words some audit record
+    names, in one statement (PostgreSQL) or one index probe each (SQLite), and never by a
+    ranking: a ranking a word made forgetting a document take seconds, and a lookup of each of
+    its words was still most of a long forget's cost when the audit named none of them."""
     words = [f"wordling{chr(97 + n % 26)}{chr(97 + n // 26 % 26)}" for n in range(300)]
-    memory.search(words[0])  # before the text is there: the record returned nothing
+    if asked:
+        memory.search(words[0])  # before the text is there: the record returned nothing
+    memory.search("unrelated matters")
     gone = memory.remember("learning", " ".join(words))
     memory._upkeep.drain()
     memory.audit()
-    assert _queries_of(memory, "local") == [words[0]]
     with statements_run(monkeypatch, tx_class_of(memory)) as seen:
         assert memory.forget(gone)
     ranking = ("bm25(", "row_security_active", "f.f0")  # FTS5's; PostgreSQL's statistics, BM25
     assert [sql for sql, _ in seen if any(mark in sql for mark in ranking)] == []
     lookups = [sql for sql, _ in seen if "chunk_fts MATCH" in sql or "w.word" in sql]
-    assert len(lookups) == (1 if memory._store.capabilities.text_search == "tsvector" else 300)
-    assert _queries_of(memory, "local") == []  # the word is no longer held
+    assert len(lookups) == (1 if asked else 0)
+    assert _queries_of(memory, "local") == ["unrelated matters"]  # the word is no longer held
+
+
+def test_a_note_forgotten_with_a_long_history_drops_searches_for_any_version(
+    memory: recuerdo.Memory,
+) -> None:
+    """Every word of every forgotten text counts, however many there are: the words of the
+    first 2,000 alone were looked at, so a word only an older version of a note held kept the
+    searches that asked for it once the current text had 2,000 words."""
+    memory.search("zanquibrel")
+    first = memory.save("vault notes", "The vault codename is Zanquibrel.", key="vault")
+    long_text = " ".join(f"filler{n}" for n in range(2100))
+    memory.save("vault notes", long_text, key="vault")
+    memory.search("unrelated matters")
+    memory._upkeep.drain()
+    memory.audit()
+    assert _queries_of(memory, "local") == ["zanquibrel", "unrelated matters"]
+    memory.delete(first["id"], hard=True)
+    assert _queries_of(memory, "local") == ["unrelated matters"]
 
 
 def _queries_of(memory: recuerdo.Memory, tenant: str) -> list[str]:

@@ -145,7 +145,7 @@ def scrub(
     """Forgetting: drop the audit records that returned any of ``items``, whose query or
     filters hold any of ``texts`` (the forgotten names and values, any case), or that ask for
     a word of the ``forgotten`` text that memory no longer holds anywhere; how many."""
-    removed = _scrub_words(tx, tenant, vanished_words(tx, tenant, forgotten))
+    removed = _scrub_words(tx, tenant, forgotten)
     wanted = sorted(set(items))
     for first in range(0, len(wanted), 500):
         part = wanted[first : first + 500]
@@ -166,31 +166,39 @@ def scrub(
 
 
 _WORD = re.compile(r"[^\W_]{4,}")
-MAX_WORDS = 2000
 
 
-def vanished_words(tx: Tx, tenant: str, texts: Iterable[str]) -> set[str]:
-    """The words of forgotten text (four letters or more) that no stored passage holds any
-    more: a query naming one of them was a query about what was forgotten."""
+def _words(text: str) -> set[str]:
+    return {word.lower() for word in _WORD.findall(text)}
+
+
+def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
+    """Drop the records whose query or filters name a word (four letters or more) of the
+    ``forgotten`` text that no stored passage of the tenant holds any more: such a query was
+    about what was forgotten.
+
+    Only the words some record names are looked up, every one of them, however long the
+    text: a forget's text can hold thousands of words (a document, a note's history) and the
+    audit seldom names more than a few. Looking up every word of the text (at most 2,000, which
+    left the later texts' words, a note's older versions among them, in the records) was most
+    of a long forget's cost (docs/decisions/0064)."""
     words: set[str] = set()
-    for text in texts:
-        words.update(w.lower() for w in _WORD.findall(text or ""))
-        if len(words) >= MAX_WORDS:
-            break
-    # One index lookup a word: a ranking a word cost a forget of a long text seconds.
-    return words - tx.text.words_held(tenant, sorted(words))
-
-
-def _scrub_words(tx: Tx, tenant: str, words: set[str]) -> int:
+    for text in forgotten:
+        words |= _words(text or "")
     if not words:
         return 0
-    doomed = [
-        row["id"]
-        for row in tx.iterate(
-            "SELECT id, query, filters FROM retrieval_audit WHERE tenant = ?", (tenant,)
-        )
-        if words & {w.lower() for w in _WORD.findall(f"{row['query'] or ''} {row['filters']}")}
-    ]
+    named: dict[int, set[str]] = {}
+    for row in tx.iterate(
+        "SELECT id, query, filters FROM retrieval_audit WHERE tenant = ?", (tenant,)
+    ):
+        asked = words & _words(f"{row['query'] or ''} {row['filters']}")
+        if asked:
+            named[row["id"]] = asked
+    if not named:
+        return 0
+    asked_for = set().union(*named.values())
+    vanished = asked_for - tx.text.words_held(tenant, sorted(asked_for))
+    doomed = [audit_id for audit_id, asked in named.items() if asked & vanished]
     for first in range(0, len(doomed), 500):
         part = doomed[first : first + 500]
         tx.execute(
