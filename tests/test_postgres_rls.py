@@ -14,7 +14,7 @@ import pytest
 from psycopg import sql
 
 import recuerdo
-from recuerdo.store.postgres import PostgresStore
+from recuerdo.store.postgres import PostgresStore, policies
 from recuerdo.store.postgres.connection import schema_name
 from recuerdo.store.postgres.ddl import POLICY
 from recuerdo.store.scope import scoped
@@ -194,3 +194,93 @@ def test_every_family_works_under_the_policies(app_store: PostgresStore, tmp_pat
         audited = tx.scalar("SELECT count(DISTINCT tenant) FROM retrieval_audit /* every tenant */")
     assert unchunked == 0
     assert audited == 2
+
+
+@pytest.fixture
+def leakproof_matchers() -> Iterator[None]:
+    """The functions of the search conditions marked LEAKPROOF (a superuser's statements,
+    for the whole server), then each put back as it was."""
+    names = [name for functions in policies.MATCHERS.values() for name in functions]
+
+    def mark(states: dict[str, bool]) -> None:
+        with psycopg.connect(contract_url(), autocommit=True) as conn:
+            for name, leakproof in states.items():
+                conn.execute(f"ALTER FUNCTION {name} {'' if leakproof else 'NOT '}LEAKPROOF")
+
+    with psycopg.connect(contract_url()) as conn:
+        before = {
+            name: conn.execute(
+                "SELECT proleakproof FROM pg_proc WHERE oid = to_regprocedure(%s)", [name]
+            ).fetchone()[0]
+            for name in names
+        }
+    mark(dict.fromkeys(names, True))
+    try:
+        yield
+    finally:
+        mark(before)
+
+
+def _plan(store: PostgresStore, query: str) -> str:
+    """The plan of ``query`` for tenant ann, as the store's role, with sequential scans priced
+    out: a table this small is read whole whatever its indexes, and the question is only
+    whether the GIN index may choose the rows."""
+    with psycopg.connect(store.url) as conn:
+        conn.execute(
+            sql.SQL("SET search_path TO {}, public").format(
+                sql.Identifier(schema_name(store.memory))
+            )
+        )
+        conn.execute("SET enable_seqscan = off")
+        conn.execute("SELECT set_config('recuerdo.tenant', 'ann', true)")
+        return "\n".join(row[0] for row in conn.execute(f"EXPLAIN {query}").fetchall())
+
+
+# The shapes of the stores' conditions (the trigram index holds entries only).
+_WORDS = (
+    "SELECT id FROM chunks WHERE tenant = 'ann'"
+    " AND words @@ plainto_tsquery('recuerdo_words', 'quorbelax')"
+)
+_SUBSTRING = (
+    "SELECT id FROM items WHERE tenant = 'ann' AND item_type = 'entry'"
+    " AND lower(content) LIKE '%quorbel%'"
+)
+
+
+def test_the_status_says_which_searches_the_policies_keep_from_their_indexes(
+    app_store: PostgresStore, request: pytest.FixtureRequest
+) -> None:
+    """Under the policies a search condition whose function is not LEAKPROOF is tested after
+    the policy, so its GIN index cannot choose the rows: index_status says so, and says when a
+    superuser's marks have let the indexes narrow the searches again (docs/tenancy.md)."""
+    memory = recuerdo.open(app_store.memory, store=app_store, embedder="none")
+    try:
+        ann = memory.for_tenant("ann")
+        ann.remember_many(
+            [{"category": "learning", "content": f"harbour log {n} cranes"} for n in range(3000)]
+        )
+        ann.remember("learning", "Quorbelax guards the vault")
+        memory._upkeep.drain()
+        held = memory.index_status()["backend"]["tenant_policies"]
+    finally:
+        memory.close()
+    with psycopg.connect(app_store.url, autocommit=True) as conn:  # the GIN pending lists
+        schema = sql.Identifier(schema_name(app_store.memory))
+        for table in ("items", "chunks"):
+            conn.execute(sql.SQL("VACUUM (ANALYZE) {}.{}").format(schema, sql.Identifier(table)))
+    assert held.startswith("held, indexes unused: word and substring searches"), held
+    assert all(name in held for name in ("ts_match_vq", "textlike", "lower")), held
+    assert "chunks_words" not in _plan(app_store, _WORDS)
+    assert "items_trigrams" not in _plan(app_store, _SUBSTRING)
+    as_superuser = PostgresStore(contract_url(), app_store.memory, create=False)
+    lifted = as_superuser.capabilities.tenant_policies
+    as_superuser.close()
+    assert lifted.startswith("lifted:"), lifted
+
+    request.getfixturevalue("leakproof_matchers")
+    reopened = PostgresStore(app_store.url, app_store.memory)
+    narrowed = reopened.capabilities.tenant_policies
+    reopened.close()
+    assert narrowed == "held: word and substring searches are narrowed by their indexes"
+    assert "chunks_words" in _plan(app_store, _WORDS)
+    assert "items_trigrams" in _plan(app_store, _SUBSTRING)

@@ -210,6 +210,10 @@ class Capabilities:
     """Whether deleted text leaves the index pages at once."""
     erasure: str
     """What forgetting guarantees about old bytes, in one sentence."""
+    tenant_policies: str
+    """Whether row-level policies hold the connected role, and which searches they keep from
+    their indexes, in one sentence starting ``none``, ``lifted``, ``held`` or ``held, indexes
+    unused``."""
 
 
 class Store(Protocol):

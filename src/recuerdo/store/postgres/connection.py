@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ...errors import MemoryNotFound, StoreError
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
 from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current, scoped
-from . import chunk_spans, maintenance, planner, statements
+from . import chunk_spans, maintenance, planner, policies, statements
 from . import vectors as pgvectors
 from .describe import PostgresArchive
 from .folds import Parting, keep_current
@@ -149,6 +149,7 @@ class _Shared:
     lengths: bool = False  # chunks.tokens (m027): a store at an older step has none
     parting: Parting | None = None  # folds.keep_current (m030; None before it)
     vectors: VectorState | None = None
+    policies: str = ""  # what the tenant policies leave of the indexes (policies.reach)
     reclaimer: maintenance.Reclaimer = field(init=False)  # this process's VACUUMs (0061)
     grown: int = 0  # rows written since this process last analysed (maintenance.grew)
     analyzed_rows: int | None = None
@@ -297,6 +298,7 @@ class PostgresStore:
             "row versions can stay in unused pages, the write-ahead log and replicas until "
             "PostgreSQL reuses or recycles them, and words only forgotten text held stay keys "
             "of the GIN indexes until they are rebuilt (docs/decisions/0013-postgresql.md)",
+            tenant_policies=self._shared.policies,
         )
 
     def _attach(self, url: str, schema: str, create: bool) -> _Shared:
@@ -326,6 +328,7 @@ class PostgresStore:
                 tx.scalar("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")
             )
             self._shared.lengths = "m027_chunk_tokens" in self._schema.names()
+            self._shared.policies = policies.reach(tx)
             if "m030_folded_entries" in self._schema.names():
                 self._shared.parting = keep_current(tx)
             if "m017_vector_index" in self._schema.names():

@@ -51,6 +51,7 @@ CAPABILITIES = Capabilities(
     "leave the index pages"
     + (" at once" if FTS5_SECURE_DELETE else " by a rebuild")
     + ", and the write-ahead log is checkpointed and truncated",
+    tenant_policies="none: a file has no roles; every statement names its tenant (docs/tenancy.md)",
 )
 
 
