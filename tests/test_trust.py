@@ -3,6 +3,7 @@ and origins, damage and version checks (the attack suite drives the same through
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from datetime import UTC, datetime, timedelta
@@ -122,6 +123,27 @@ def test_a_note_forgotten_with_a_long_history_drops_searches_for_any_version(
     assert _queries_of(memory, "local") == ["zanquibrel", "unrelated matters"]
     memory.delete(first["id"], hard=True)
     assert _queries_of(memory, "local") == ["unrelated matters"]
+
+
+def test_a_record_asked_for_its_query_and_its_filters_values_not_their_names(
+    memory: recuerdo.Memory,
+) -> None:
+    """The filters are read as what they are, JSON: their names ("status") are not words a
+    search asked for, and a value past ASCII ("Zürichwald", escaped in the JSON text) is. A
+    forget of the only text holding "status" dropped every search filtered by status, and one
+    of the only text naming Zürichwald kept the search filtered by that tag."""
+    memory.remember("learning", "the harbour cranes lift at dawn")
+    memory.search("harbour", status="archived")
+    memory.search("harbour", tags=["zürichwald"])
+    board = memory.remember("learning", "the status board is blue")
+    named = memory.remember("learning", "Zürichwald keeps the ledger")
+    memory._upkeep.drain()
+    memory.audit()
+    assert memory.forget(board)
+    assert memory.forget(named)
+    with memory._store.read() as tx:
+        rows = tx.all("SELECT filters FROM retrieval_audit WHERE tenant = 'local'")
+    assert [json.loads(row["filters"]) for row in rows] == [{"status": "archived"}]
 
 
 def _queries_of(memory: recuerdo.Memory, tenant: str) -> list[str]:

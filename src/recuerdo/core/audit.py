@@ -172,33 +172,51 @@ def _words(text: str) -> set[str]:
     return {word.lower() for word in _WORD.findall(text)}
 
 
-def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
-    """Drop the records whose query or filters name a word (four letters or more) of the
-    ``forgotten`` text that no stored passage of the tenant holds any more: such a query was
-    about what was forgotten.
+def _asked(query: str | None, filters: str) -> set[str]:
+    """The words a record asked for: those of its query and of its filters' values (the
+    filters' names, "scope" or "status", are no words of what was asked)."""
+    words = _words(query or "")
+    try:
+        values: list[Any] = [json.loads(filters)]
+    except ValueError:  # not JSON (a record from before filters were): its text
+        return words | _words(filters)
+    while values:
+        value = values.pop()
+        if isinstance(value, str):
+            words |= _words(value)
+        elif isinstance(value, dict):
+            values.extend(value.values())
+        elif isinstance(value, list):
+            values.extend(value)
+    return words
 
-    Only the words some record names are looked up, every one of them, however long the
-    text: a forget's text can hold thousands of words (a document, a note's history) and the
-    audit seldom names more than a few. Looking up every word of the text (at most 2,000, which
-    left the later texts' words, a note's older versions among them, in the records) was most
-    of a long forget's cost (docs/decisions/0064)."""
+
+def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
+    """Drop the records that asked for a word (four letters or more) of the ``forgotten`` text
+    that no stored passage of the tenant holds any more: such a query was about what was
+    forgotten.
+
+    The records are read first, and only the forgotten words some record asked for are looked
+    up, every one of them, however long the text: a forget's text can hold thousands of words
+    (a document, a note's history) and the audit seldom names more than a few. Looking up every
+    word of the text (at most 2,000, which left the later texts' words, a note's older versions
+    among them, in the records) was most of a long forget's cost (docs/decisions/0064)."""
+    asked = {
+        row["id"]: _asked(row["query"], row["filters"])
+        for row in tx.iterate(
+            "SELECT id, query, filters FROM retrieval_audit WHERE tenant = ?", (tenant,)
+        )
+    }
+    anything_asked: set[str] = set().union(*asked.values())
+    if not anything_asked:
+        return 0
     words: set[str] = set()
     for text in forgotten:
-        words |= _words(text or "")
+        words |= _words(text or "") & anything_asked
     if not words:
         return 0
-    named: dict[int, set[str]] = {}
-    for row in tx.iterate(
-        "SELECT id, query, filters FROM retrieval_audit WHERE tenant = ?", (tenant,)
-    ):
-        asked = words & _words(f"{row['query'] or ''} {row['filters']}")
-        if asked:
-            named[row["id"]] = asked
-    if not named:
-        return 0
-    asked_for = set().union(*named.values())
-    vanished = asked_for - tx.text.words_held(tenant, sorted(asked_for))
-    doomed = [audit_id for audit_id, asked in named.items() if asked & vanished]
+    vanished = words - tx.text.words_held(tenant, sorted(words))
+    doomed = [audit_id for audit_id, named in asked.items() if named & vanished]
     for first in range(0, len(doomed), 500):
         part = doomed[first : first + 500]
         tx.execute(
