@@ -328,12 +328,12 @@ class PostgresStore:
                 tx.scalar("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")
             )
             self._shared.lengths = "m027_chunk_tokens" in self._schema.names()
-            self._shared.policies = policies.reach(tx)
             if "m030_folded_entries" in self._schema.names():
                 self._shared.parting = keep_current(tx)
             if "m017_vector_index" in self._schema.names():
                 pgvectors.install(tx)  # also when the server gained pgvector since m017 ran
             self._shared.vectors = pgvectors.enabled(tx)
+            self._shared.policies = policies.reach(tx, self._shared.trigrams)
             owed = "m002_entry_substring_index" in self._schema.names() and tx.scalar(
                 "SELECT 1 FROM index_marks WHERE name = ?", (maintenance.RECLAIM_OWED,)
             )

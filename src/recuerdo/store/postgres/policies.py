@@ -4,9 +4,9 @@ their indexes, as ``index_status`` reports it (``backend.tenant_policies``, deci
 PostgreSQL tests a condition whose function is not ``LEAKPROOF`` only after a row passed the
 policy, so such a condition cannot choose the rows through an index: a word search (``@@``,
 ``ts_match_vq``) or a substring search (``lower(content) LIKE``, ``textlike`` and ``lower``)
-then reads every row of the tenant. A superuser may mark those functions ``LEAKPROOF``
-(docs/tenancy.md says how and why it is sound); a superuser or ``BYPASSRLS`` role is held by no
-policy at all."""
+then reads every row of the tenant. A superuser may mark those functions ``LEAKPROOF`` in a
+database that serves recuerdo alone (docs/tenancy.md says why not elsewhere). The sentence is
+read from the catalog when a process opens the memory."""
 
 from __future__ import annotations
 
@@ -18,27 +18,39 @@ MATCHERS = {
     "substring": ("pg_catalog.textlike(text,text)", "pg_catalog.lower(text)"),
 }
 
-_LIFTED = "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
 _LEAKPROOF = (
-    "SELECT name, coalesce((SELECT proleakproof FROM pg_proc WHERE oid = to_regprocedure(name)),"
-    " false) AS leakproof FROM unnest(CAST(? AS TEXT[])) AS name"
+    "SELECT name, (SELECT proleakproof FROM pg_proc WHERE oid = to_regprocedure(name))"
+    " AS leakproof FROM unnest(CAST(? AS TEXT[])) AS name"
 )
 
 
-def reach(tx: Any) -> str:
+def reach(tx: Any, trigrams: bool) -> str:
     """One sentence, starting with ``lifted``, ``held`` or ``held, indexes unused``, that says
-    which searches the policies keep from their indexes for the connected role."""
-    if tx.scalar(_LIFTED):
-        return "lifted: this role is a superuser or has BYPASSRLS, so no tenant policy holds it"
-    names = [name for functions in MATCHERS.values() for name in functions]
-    marked = {row["name"]: bool(row["leakproof"]) for row in tx.all(_LEAKPROOF, (names,))}
-    narrowed = [kind for kind, functions in MATCHERS.items() if all(marked[f] for f in functions)]
-    if len(narrowed) == len(MATCHERS):
-        return "held: word and substring searches are narrowed by their indexes"
-    unmarked = sorted(name.split(".")[1].split("(")[0] for name, ok in marked.items() if not ok)
-    slow = [kind for kind in MATCHERS if kind not in narrowed]
+    which searches the policies keep from their indexes for the connected role (``trigrams``:
+    whether substring searches have an index at all)."""
+    if not tx.scalar("SELECT row_security_active('items')"):
+        return "lifted: no tenant policy holds this role (a superuser or BYPASSRLS role)"
+    searches = {kind: names for kind, names in MATCHERS.items() if trigrams or kind == "word"}
+    wanted = [name for names in searches.values() for name in names]
+    marked = {row["name"]: row["leakproof"] for row in tx.all(_LEAKPROOF, (wanted,))}
+    slow = [kind for kind, names in searches.items() if not all(marked[n] for n in names)]
+    if not slow:
+        return f"held: {_listed(list(searches))} searches are narrowed by their indexes"
+    unmarked = [
+        _short(name) + (" (missing)" if marked[name] is None else "")
+        for name in wanted
+        if not marked[name]
+    ]
     return (
-        f"held, indexes unused: {' and '.join(slow)} searches read every row of the tenant,"
-        f" since {', '.join(unmarked)} {'is' if len(unmarked) == 1 else 'are'} not LEAKPROOF"
-        " (docs/tenancy.md: how a superuser lets the indexes narrow them)"
+        f"held, indexes unused: {_listed(slow)} searches read every row of the tenant, since"
+        f" {_listed(unmarked)} {'is' if len(unmarked) == 1 else 'are'} not LEAKPROOF"
+        " (docs/tenancy.md: when a superuser may let the indexes narrow them)"
     )
+
+
+def _short(name: str) -> str:
+    return name.split(".")[1].split("(")[0]
+
+
+def _listed(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
