@@ -255,6 +255,15 @@ class Memory(
             if self._owned.owner_closes_store:
                 self._store.close()
 
+    def compact(self) -> dict[str, Any]:
+        """The owner's maintenance after deletions: the space they left given back, and what
+        still holds their words rebuilt. On SQLite the file is written again (VACUUM: it needs
+        as much free disk as the file, and holds other writers off while it runs); on
+        PostgreSQL every GIN index of the memory is built again, concurrently (a forgotten
+        word stays a key of the words index until then: ``index_status`` says when a rebuild
+        is owed, as ``backend.rebuild_owed``)."""
+        return {"memory": self.name, **self._store.compact()}
+
     def backup(
         self,
         path: str | os.PathLike[str],

@@ -1,6 +1,6 @@
 """Commands that look after a memory as a whole rather than run a verb: ``memories``,
-``backup``, ``restore``, ``check`` and ``recover`` (the last two work on a damaged memory too,
-which every verb refuses with ``store_damaged``)."""
+``backup``, ``restore``, ``compact``, ``check`` and ``recover`` (the last two work on a damaged
+memory too, which every verb refuses with ``store_damaged``)."""
 
 from __future__ import annotations
 
@@ -142,6 +142,33 @@ def register(cli: click.Group, emit_error: Any) -> None:
             click.echo(render.to_json(report))
         else:
             click.echo(f"restored {report['rows']} rows into {report['memory']}")
+
+    @cli.command("compact")
+    @click.pass_obj
+    def compact(state: Any) -> None:
+        """Give back the space deletions left, and finish forgets: SQLite writes the file again
+        (VACUUM: as much free disk as the file is needed); PostgreSQL builds the memory's GIN
+        indexes again, where words of forgotten text stay keys until then (index_status says
+        rebuild_owed). Reads and writes may go on meanwhile."""
+        try:
+            with state.open(create=False) as memory:
+                report = memory.compact()
+        except RecuerdoError as error:
+            emit_error(error, state.as_json)
+        if state.as_json:
+            click.echo(render.to_json(report))
+        elif report["dialect"] == "sqlite":
+            click.echo(
+                f"compacted {report['memory']}: {report['bytes_before']} -> "
+                f"{report['bytes_after']} bytes in {report['seconds']} s"
+            )
+        else:
+            rebuilt = ", ".join(report["rebuilt"]) or "none"
+            click.echo(
+                f"rebuilt the indexes of {report['memory']} ({rebuilt}) in {report['seconds']} s"
+            )
+            if not report["complete"]:
+                click.echo("older transactions were still running: run compact again later")
 
     @cli.command("check")
     @click.pass_obj

@@ -24,7 +24,7 @@ from ..index import vectors
 from ..index.embed import Embedder
 from ..index.words import check_mode
 from ..notes import pins as pin_ops
-from ..store.base import Tx
+from ..store.base import REBUILD_OWED, Tx
 from . import ask as ask_ops
 from . import pack
 from . import search as search_ops
@@ -455,6 +455,11 @@ class RetrievalVerbs(MemoryBase):
                 "backend": {
                     "dialect": self._store.dialect,
                     **dataclasses.asdict(self._store.capabilities),
+                    # A forget whose words may still be keys of an index until `compact`.
+                    "rebuild_owed": tx.scalar(
+                        "SELECT 1 FROM index_marks WHERE name = ?", (REBUILD_OWED,)
+                    )
+                    is not None,
                 },
             }
             if embedder is not None:

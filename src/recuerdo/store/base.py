@@ -268,12 +268,21 @@ class Store(Protocol):
     def optimize(self) -> None:
         """Refresh the planner's statistics (after bulk loads, and now and then)."""
 
+    def compact(self) -> dict[str, Any]:
+        """The owner's maintenance after deletions: give back the space they left and rebuild
+        what still holds their words (SQLite: the file rewritten by VACUUM; PostgreSQL: the
+        owed VACUUM, then every GIN index built again, since a GIN index keeps each key until
+        then). Reads and writes may go on meanwhile. Returns what was done."""
+
     def check(self) -> dict[str, Any]:
         """Integrity of the store and consistency of its indexes: ``{ok, problems, ...}``."""
 
     def close(self) -> None:
         """Release connections; the state stays on disk."""
 
+
+REBUILD_OWED = "gin_rebuild_owed"
+"""The ``index_marks`` row of a rebuild a forget left owed (PostgreSQL's GIN indexes)."""
 
 _IDS_PER_QUERY = 10_000  # bound parameters, well under SQLite's limit
 

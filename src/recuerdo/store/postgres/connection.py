@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ...errors import MemoryNotFound, StoreError
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
 from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current, scoped
-from . import chunk_spans, maintenance, planner, policies, statements
+from . import chunk_spans, maintenance, planner, policies, rebuild, statements
 from . import vectors as pgvectors
 from .describe import PostgresArchive
 from .folds import Parting, keep_current
@@ -297,7 +297,7 @@ class PostgresStore:
             erasure="rows are deleted, then the memory's tables and indexes are vacuumed; old "
             "row versions can stay in unused pages, the write-ahead log and replicas until "
             "PostgreSQL reuses or recycles them, and words only forgotten text held stay keys "
-            "of the GIN indexes until they are rebuilt (docs/decisions/0013-postgresql.md)",
+            "of the GIN indexes until `compact` rebuilds them (docs/decisions/0066)",
             tenant_policies=self._shared.policies,
         )
 
@@ -486,6 +486,9 @@ class PostgresStore:
 
     def optimize(self) -> None:
         maintenance.each_table(self, "ANALYZE")
+
+    def compact(self) -> dict[str, Any]:
+        return rebuild.compact(self)
 
     def grew(self, rows: int) -> None:
         maintenance.grew(self, rows)

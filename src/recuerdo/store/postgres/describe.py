@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import released_hashes, tallies
 from ..archive import Table
-from ..base import Tx
+from ..base import REBUILD_OWED, Tx
 
 if TYPE_CHECKING:
     from .folds import Parting
@@ -83,8 +83,9 @@ class PostgresArchive:
                 tx.scalar("SELECT setval(pg_get_serial_sequence(?, ?), ?)", (table, column, floor))
 
     def after_restore(self, tx: Tx) -> None:
-        # A VACUUM owed on the archive's server names that server's transaction ids.
-        tx.execute("DELETE FROM index_marks WHERE name = 'reclaim_owed'")
+        # A VACUUM or a rebuild owed on the archive's server names that server's transaction
+        # ids, and the indexes of a memory just filled hold only the rows restored.
+        tx.execute("DELETE FROM index_marks WHERE name IN ('reclaim_owed', ?)", (REBUILD_OWED,))
         # The trigram index follows the rows as they are inserted, and so did the words of a
         # chunk before m021; since then they are written with the row, from its text.
         if tx.scalar(_COLUMN_EXISTS, ("chunks", "body")) is None:

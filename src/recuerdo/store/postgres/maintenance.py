@@ -28,6 +28,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from . import rebuild
+
 if TYPE_CHECKING:
     from .connection import PostgresStore, _Shared
 
@@ -116,6 +118,7 @@ def owe_reclaim(tx: Any) -> None:
         " ON CONFLICT (name) DO UPDATE SET upto = greatest(index_marks.upto, excluded.upto)",
         (RECLAIM_OWED,),
     )
+    rebuild.owe(tx)
 
 
 def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:

@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import tallies
 from ..archive import Table
-from ..base import Tx
+from ..base import REBUILD_OWED, Tx
 from .folded_trigrams_schema import empty_entry_trigrams
 
 # Kept by the migration runner, or derived: the full-text tables (virtual tables and their
@@ -61,6 +61,9 @@ class SQLiteArchive:
     def after_restore(self, tx: Tx) -> None:
         # The trigram index of entries is not in the archive: it fills again off the write path.
         empty_entry_trigrams(tx)
+        # A PostgreSQL memory's maintenance marks (a VACUUM or a rebuild it owed) mean nothing
+        # here: this file's indexes hold only the rows restored.
+        tx.execute("DELETE FROM index_marks WHERE name IN ('reclaim_owed', ?)", (REBUILD_OWED,))
         # The words index: filled by the chunks' insert trigger in a schema before m021; since
         # then it holds no text and is filled from the chunks' spans (chunk_spans.py).
         if not any(c["name"] == "body" for c in tx.all("PRAGMA table_info(chunks)")):

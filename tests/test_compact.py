@@ -1,0 +1,194 @@
+"""``compact``: the owner's maintenance after deletions (decision 0066). On SQLite the file is
+written again without the pages deletions freed; on PostgreSQL the GIN indexes, which keep a
+key that only forgotten text held, are built again, and ``index_status`` says until then that
+the rebuild is owed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+from psycopg import sql
+
+import recuerdo
+from recuerdo.doors.cli import cli
+from recuerdo.engine import restore_memory
+from recuerdo.store.postgres import PostgresStore
+from recuerdo.store.postgres.connection import schema_name
+
+from .postgres import ROLE, app_conninfo, contract_url, unique_memory
+
+WORD = "zanquibrelox"
+
+
+def _fill(memory: recuerdo.Memory, count: int) -> list[int]:
+    ids = [
+        memory.remember("learning", f"harbour crane {n} lifts containers at dawn")
+        for n in range(count)
+    ]
+    memory._upkeep.drain()
+    return ids
+
+
+def test_compact_keeps_what_stays_findable_and_owes_nothing(memory: recuerdo.Memory) -> None:
+    ids = _fill(memory, 60)
+    secret = memory.remember("learning", f"the vault word is {WORD}")
+    memory._upkeep.drain()
+    for entry_id in [*ids[:50], secret]:
+        assert memory.forget(entry_id)
+    owed_before = memory.index_status()["backend"]["rebuild_owed"]
+    report = memory.compact()
+    assert report["memory"] == memory.name
+    assert report["dialect"] == memory._store.dialect
+    assert memory.index_status()["backend"]["rebuild_owed"] is False
+    # Only PostgreSQL's GIN indexes keep the words of deleted rows.
+    assert owed_before is (memory._store.dialect == "postgres")
+    assert memory.search(WORD)["results"] == []
+    found = {hit["id"] for hit in memory.search("harbour crane", limit=100)["results"]}
+    assert found == set(ids[50:])
+    assert {row["id"] for row in memory.recall(search="containers", limit=100)} == set(ids[50:])
+
+
+def test_the_sqlite_file_gives_back_the_pages_deletions_freed(file_memory: recuerdo.Memory) -> None:
+    ids = _fill(file_memory, 1500)
+    for entry_id in ids[:1400]:
+        assert file_memory.forget(entry_id)
+    path = Path(file_memory.location)
+    with file_memory._store.read() as tx:
+        free = tx.scalar("PRAGMA freelist_count") * tx.scalar("PRAGMA page_size")
+    assert free > 0
+    report = file_memory.compact()
+    assert report["bytes_after"] <= report["bytes_before"] - free, report
+    assert path.stat().st_size == report["bytes_after"]
+    with file_memory._store.read() as tx:
+        assert tx.scalar("PRAGMA freelist_count") == 0
+    assert len(file_memory.recall(limit=200)) == 100
+
+
+def test_compact_through_the_cli(tmp_path: Path) -> None:
+    with recuerdo.open("cli-compact", base_dir=tmp_path) as memory:
+        for entry_id in _fill(memory, 300):
+            memory.forget(entry_id)
+    runner = CliRunner(env={"RECUERDO_STATE_DIR": str(tmp_path)})
+    result = runner.invoke(cli, ["--memory", "cli-compact", "--json", "compact"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["memory"] == "cli-compact"
+    assert report["bytes_after"] < report["bytes_before"]
+    missing = runner.invoke(cli, ["--memory", "no-such-memory", "--json", "compact"])
+    assert missing.exit_code != 0
+    assert json.loads(missing.output)["error"] == "memory_not_found"
+
+
+def _index_file(store: PostgresStore, index: str) -> bytes:
+    """The bytes of ``index`` as the server keeps them on disk, read after a checkpoint (a
+    superuser's functions: what is in the file, not what a query sees)."""
+    with psycopg.connect(contract_url(), autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+        name = f"{sql.Identifier(schema_name(store.memory)).as_string(conn)}.{index}"
+        row = conn.execute(
+            "SELECT pg_read_binary_file(pg_relation_filepath(%s::regclass))", [name]
+        ).fetchone()
+    assert row is not None
+    return bytes(row[0])
+
+
+@pytest.fixture
+def app_memory() -> Iterator[recuerdo.Memory]:
+    store = PostgresStore(app_conninfo(), unique_memory("compact"))
+    memory = recuerdo.open(store.memory, store=store, embedder="none")
+    yield memory
+    memory.close()
+    store.drop()
+
+
+def test_a_forgotten_word_leaves_the_postgres_words_index_only_at_compact(
+    app_memory: recuerdo.Memory,
+) -> None:
+    _fill(app_memory, 200)
+    secret = app_memory.remember("learning", f"the vault word is {WORD}")
+    app_memory._upkeep.drain()
+    assert app_memory.forget(secret)
+    store = app_memory._store
+    assert isinstance(store, PostgresStore) and store.settle(30)
+    # VACUUM took the row's id from the key's list, and left the key.
+    assert WORD.encode() in _index_file(store, "chunks_words")
+    assert app_memory.index_status()["backend"]["rebuild_owed"] is True
+    report = app_memory.compact()
+    assert "chunks_words" in report["rebuilt"] and report["complete"] is True
+    assert WORD.encode() not in _index_file(store, "chunks_words")
+    assert app_memory.index_status()["backend"]["rebuild_owed"] is False
+    assert len(app_memory.search("harbour crane", limit=100)["results"]) == 100
+
+
+def test_a_rebuild_cut_short_before_is_cleared_away(app_memory: recuerdo.Memory) -> None:
+    """An interrupted concurrent rebuild leaves its new index, invalid, named ``..._ccnew``:
+    writes keep updating it until it is dropped, so compact drops it."""
+    _fill(app_memory, 20)
+    schema = sql.Identifier(schema_name(app_memory._store.memory))  # type: ignore[attr-defined]
+    with psycopg.connect(contract_url(), autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE INDEX chunks_words_ccnew ON {}.chunks USING gin (words)").format(schema)
+        )
+        conn.execute(
+            sql.SQL(
+                "UPDATE pg_index SET indisvalid = false WHERE indexrelid = '{}.chunks_words_ccnew'"
+            ).format(schema)
+            if False
+            else sql.SQL(
+                "UPDATE pg_index SET indisvalid = false WHERE indexrelid = {}::regclass"
+            ).format(sql.Literal(f"{schema.as_string(conn)}.chunks_words_ccnew"))
+        )
+    report = app_memory.compact()
+    assert report["dropped"] == ["chunks_words_ccnew"]
+    assert "chunks_words_ccnew" not in report["rebuilt"]
+    with psycopg.connect(contract_url()) as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM pg_class WHERE relname = 'chunks_words_ccnew'"
+            " AND relnamespace = %s::regnamespace",
+            [schema_name(app_memory._store.memory)],  # type: ignore[attr-defined]
+        ).fetchone()
+    assert left == (0,)
+
+
+def test_only_the_owner_may_rebuild() -> None:
+    """A role that may use the memory but does not own it is refused with a named error, and
+    the rebuild stays owed."""
+    owner = PostgresStore(contract_url(), unique_memory("compact"))
+    try:
+        memory = recuerdo.open(owner.memory, store=owner, embedder="none")
+        assert memory.forget(memory.remember("learning", f"the vault word is {WORD}"))
+        memory.close()
+        with psycopg.connect(contract_url(), autocommit=True) as conn:
+            schema = sql.Identifier(schema_name(owner.memory))
+            role = sql.Identifier(ROLE)
+            conn.execute(sql.SQL("GRANT USAGE, CREATE ON SCHEMA {} TO {}").format(schema, role))
+            conn.execute(sql.SQL("GRANT ALL ON ALL TABLES IN SCHEMA {} TO {}").format(schema, role))
+        borrowed = PostgresStore(app_conninfo(), owner.memory, create=False)
+        user = recuerdo.open(owner.memory, store=borrowed, embedder="none")
+        with pytest.raises(recuerdo.StoreError) as refused:
+            user.compact()
+        assert refused.value.code == "store_unavailable"
+        assert "owner" in refused.value.detail
+        assert user.index_status()["backend"]["rebuild_owed"] is True
+        user.close()
+        borrowed.close()
+    finally:
+        owner.drop()
+
+
+def test_a_rebuild_owed_by_a_postgres_memory_is_not_owed_by_its_restored_copy(
+    app_memory: recuerdo.Memory, tmp_path: Path
+) -> None:
+    """The archive carries the memory's marks; a copy restored into a file has indexes that
+    hold only the rows restored, and nothing of its own to rebuild."""
+    assert app_memory.forget(app_memory.remember("learning", f"the vault word is {WORD}"))
+    assert app_memory.index_status()["backend"]["rebuild_owed"] is True
+    app_memory.backup(tmp_path / "memory.jsonl.gz")
+    restore_memory("restored", tmp_path / "memory.jsonl.gz", base_dir=tmp_path)
+    with recuerdo.open("restored", base_dir=tmp_path, create=False) as restored:
+        assert restored.index_status()["backend"]["rebuild_owed"] is False
