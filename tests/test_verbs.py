@@ -21,7 +21,8 @@ def test_every_public_memory_method_is_a_verb() -> None:
         and name not in {"agent", "for_tenant", "for_principal", "close"}
         # Python-only: a path to ingest, the repositories and mail domains a server serves, its
         # schedule, an archive written to this machine's disk, the meaning state a profile adds
-        # to replies, notes written to and read from Markdown files on this machine's disk.
+        # to replies, notes written to and read from Markdown files on this machine's disk, the
+        # owner's maintenance of the whole store (a command, as backup is).
         and name
         not in {
             "code_ingest_path",
@@ -29,6 +30,7 @@ def test_every_public_memory_method_is_a_verb() -> None:
             "code_refresh",
             "serve_mail",
             "backup",
+            "compact",
             "meaning_state",
             "export_markdown",
             "import_markdown",
