@@ -47,7 +47,6 @@ def test_compact_keeps_what_stays_findable_and_owes_nothing(memory: recuerdo.Mem
     assert memory.index_status()["backend"]["rebuild_owed"] is False
     # Only PostgreSQL's GIN indexes keep the words of deleted rows.
     assert owed_before is (memory._store.dialect == "postgres")
-    assert memory.search(WORD)["results"] == []
     found = {hit["id"] for hit in memory.search("harbour crane", limit=100)["results"]}
     assert found == set(ids[50:])
     assert {row["id"] for row in memory.recall(search="containers", limit=100)} == set(ids[50:])
@@ -106,75 +105,138 @@ def app_memory() -> Iterator[recuerdo.Memory]:
     store.drop()
 
 
+def _stats(store: PostgresStore) -> str:
+    """What the planner's statistics of the memory's tables hold, as text (a superuser's read:
+    the values sampled from the rows)."""
+    with psycopg.connect(contract_url()) as conn:
+        rows = conn.execute(
+            "SELECT coalesce(most_common_vals::text, '') || coalesce(histogram_bounds::text, '')"
+            " || coalesce(most_common_elems::text, '') FROM pg_stats WHERE schemaname = %s",
+            [schema_name(store.memory)],
+        ).fetchall()
+    return " ".join(row[0] for row in rows)
+
+
 def test_a_forgotten_word_leaves_the_postgres_words_index_only_at_compact(
     app_memory: recuerdo.Memory,
 ) -> None:
+    """The word is in the words index's file after the forget and its VACUUM; compact builds
+    the index again, the old file is emptied, and the statistics, which sampled the entry's
+    text (the largest text is a bound of the histogram), are taken again."""
     _fill(app_memory, 200)
-    secret = app_memory.remember("learning", f"the vault word is {WORD}")
+    secret = app_memory.remember("learning", f"zz the vault word is {WORD}")
     app_memory._upkeep.drain()
-    assert app_memory.forget(secret)
     store = app_memory._store
-    assert isinstance(store, PostgresStore) and store.settle(30)
+    assert isinstance(store, PostgresStore)
+    store.optimize()
+    assert WORD in _stats(store)
+    assert app_memory.forget(secret)
+    assert store.settle(30)
     # VACUUM took the row's id from the key's list, and left the key.
+    old_file = _index_path(store, "chunks_words")
     assert WORD.encode() in _index_file(store, "chunks_words")
     assert app_memory.index_status()["backend"]["rebuild_owed"] is True
     report = app_memory.compact()
-    assert "chunks_words" in report["rebuilt"] and report["complete"] is True
+    assert "chunks_words" in report["rebuilt"] and report["vacuumed"] is True
+    assert _index_path(store, "chunks_words") != old_file
+    assert _file_bytes(old_file) in (None, 0)
     assert WORD.encode() not in _index_file(store, "chunks_words")
+    assert WORD not in _stats(store)
     assert app_memory.index_status()["backend"]["rebuild_owed"] is False
     assert len(app_memory.search("harbour crane", limit=100)["results"]) == 100
 
 
-def test_a_rebuild_cut_short_before_is_cleared_away(app_memory: recuerdo.Memory) -> None:
-    """An interrupted concurrent rebuild leaves its new index, invalid, named ``..._ccnew``:
-    writes keep updating it until it is dropped, so compact drops it."""
+def _index_path(store: PostgresStore, index: str) -> str:
+    with psycopg.connect(contract_url()) as conn:
+        name = f"{sql.Identifier(schema_name(store.memory)).as_string(conn)}.{index}"
+        row = conn.execute("SELECT pg_relation_filepath(%s::regclass)", [name]).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def _file_bytes(path: str) -> int | None:
+    """The size of a file of the data directory after a checkpoint; None once it is gone."""
+    with psycopg.connect(contract_url(), autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+        row = conn.execute("SELECT size FROM pg_stat_file(%s, true)", [path]).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+@pytest.mark.parametrize("ending", ["_ccnew", "_ccold"])
+def test_an_index_an_interrupted_rebuild_left_is_dropped(
+    app_memory: recuerdo.Memory, ending: str
+) -> None:
+    """An interrupted concurrent rebuild leaves an invalid index: the new one (``_ccnew``)
+    before the swap, the old one (``_ccold``, every key still in it) after. Writes keep it up
+    to date until it is dropped, so compact drops it rather than rebuild it."""
     _fill(app_memory, 20)
+    leftover = f"chunks_words{ending}"
     schema = sql.Identifier(schema_name(app_memory._store.memory))  # type: ignore[attr-defined]
     with psycopg.connect(contract_url(), autocommit=True) as conn:
         conn.execute(
-            sql.SQL("CREATE INDEX chunks_words_ccnew ON {}.chunks USING gin (words)").format(schema)
+            sql.SQL("CREATE INDEX {} ON {}.chunks USING gin (words)").format(
+                sql.Identifier(leftover), schema
+            )
         )
+        # What the interruption leaves: the index marked invalid.
+        qualified = sql.Literal(f"{schema.as_string(conn)}.{leftover}")
         conn.execute(
             sql.SQL(
-                "UPDATE pg_index SET indisvalid = false WHERE indexrelid = '{}.chunks_words_ccnew'"
-            ).format(schema)
-            if False
-            else sql.SQL(
                 "UPDATE pg_index SET indisvalid = false WHERE indexrelid = {}::regclass"
-            ).format(sql.Literal(f"{schema.as_string(conn)}.chunks_words_ccnew"))
+            ).format(qualified)
         )
     report = app_memory.compact()
-    assert report["dropped"] == ["chunks_words_ccnew"]
-    assert "chunks_words_ccnew" not in report["rebuilt"]
+    assert report["dropped"] == [leftover]
+    assert leftover not in report["rebuilt"]
     with psycopg.connect(contract_url()) as conn:
         left = conn.execute(
-            "SELECT count(*) FROM pg_class WHERE relname = 'chunks_words_ccnew'"
-            " AND relnamespace = %s::regnamespace",
-            [schema_name(app_memory._store.memory)],  # type: ignore[attr-defined]
+            "SELECT count(*) FROM pg_class WHERE relname = %s AND relnamespace = %s::regnamespace",
+            [leftover, schema_name(app_memory._store.memory)],  # type: ignore[attr-defined]
         ).fetchone()
     assert left == (0,)
 
 
+def test_a_second_compact_at_once_is_told_so(app_memory: recuerdo.Memory) -> None:
+    store = app_memory._store
+    assert isinstance(store, PostgresStore)
+    with store.claim("compact") as mine:  # what a compact of another process holds
+        assert mine
+        with pytest.raises(recuerdo.Conflict, match="another process is compacting"):
+            app_memory.compact()
+
+
 def test_only_the_owner_may_rebuild() -> None:
     """A role that may use the memory but does not own it is refused with a named error, and
-    the rebuild stays owed."""
+    the rebuild stays owed; so does the VACUUM its forget owes (its VACUUM would skip every
+    table it does not own, and cleared the mark all the same)."""
     owner = PostgresStore(contract_url(), unique_memory("compact"))
     try:
         memory = recuerdo.open(owner.memory, store=owner, embedder="none")
-        assert memory.forget(memory.remember("learning", f"the vault word is {WORD}"))
+        secret = memory.remember("learning", f"the vault word is {WORD}")
         memory.close()
         with psycopg.connect(contract_url(), autocommit=True) as conn:
             schema = sql.Identifier(schema_name(owner.memory))
             role = sql.Identifier(ROLE)
-            conn.execute(sql.SQL("GRANT USAGE, CREATE ON SCHEMA {} TO {}").format(schema, role))
-            conn.execute(sql.SQL("GRANT ALL ON ALL TABLES IN SCHEMA {} TO {}").format(schema, role))
+            for grant in (
+                "GRANT USAGE, CREATE ON SCHEMA {} TO {}",
+                "GRANT ALL ON ALL TABLES IN SCHEMA {} TO {}",
+                "GRANT ALL ON ALL SEQUENCES IN SCHEMA {} TO {}",
+            ):
+                conn.execute(sql.SQL(grant).format(schema, role))
         borrowed = PostgresStore(app_conninfo(), owner.memory, create=False)
         user = recuerdo.open(owner.memory, store=borrowed, embedder="none")
+        assert user.forget(secret)
+        assert borrowed.settle(30)
         with pytest.raises(recuerdo.StoreError) as refused:
             user.compact()
         assert refused.value.code == "store_unavailable"
         assert "owner" in refused.value.detail
         assert user.index_status()["backend"]["rebuild_owed"] is True
+        with psycopg.connect(contract_url()) as conn:
+            marks = conn.execute(
+                sql.SQL("SELECT name FROM {}.index_marks ORDER BY name").format(schema)
+            ).fetchall()
+        assert [name for (name,) in marks if "owed" in name] == ["gin_rebuild_owed", "reclaim_owed"]
         user.close()
         borrowed.close()
     finally:

@@ -256,12 +256,12 @@ class Memory(
                 self._store.close()
 
     def compact(self) -> dict[str, Any]:
-        """The owner's maintenance after deletions: the space they left given back, and what
-        still holds their words rebuilt. On SQLite the file is written again (VACUUM: it needs
-        as much free disk as the file, and holds other writers off while it runs); on
-        PostgreSQL every GIN index of the memory is built again, concurrently (a forgotten
-        word stays a key of the words index until then: ``index_status`` says when a rebuild
-        is owed, as ``backend.rebuild_owed``)."""
+        """The owner's maintenance after deletions. On SQLite the file is written again without
+        the pages they freed (VACUUM: other writers wait, and it needs memory and free disk
+        about the file's size). On PostgreSQL every GIN index of the memory is built again
+        while reads and writes go on (a forgotten word stays a key of the words index until
+        then: ``index_status`` says when a rebuild is owed, as ``backend.rebuild_owed``), and
+        the planner's statistics, whose samples quote forgotten rows, are taken again."""
         return {"memory": self.name, **self._store.compact()}
 
     def backup(

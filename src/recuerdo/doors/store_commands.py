@@ -146,10 +146,10 @@ def register(cli: click.Group, emit_error: Any) -> None:
     @cli.command("compact")
     @click.pass_obj
     def compact(state: Any) -> None:
-        """Give back the space deletions left, and finish forgets: SQLite writes the file again
-        (VACUUM: as much free disk as the file is needed); PostgreSQL builds the memory's GIN
-        indexes again, where words of forgotten text stay keys until then (index_status says
-        rebuild_owed). Reads and writes may go on meanwhile."""
+        """Finish forgets and give back space: SQLite writes the file again (VACUUM: it holds
+        writers off meanwhile and needs memory and disk about the file's size); PostgreSQL
+        builds the memory's GIN indexes again, where words of forgotten text stay keys until
+        then (index_status says rebuild_owed), with reads and writes going on."""
         try:
             with state.open(create=False) as memory:
                 report = memory.compact()
@@ -167,8 +167,8 @@ def register(cli: click.Group, emit_error: Any) -> None:
             click.echo(
                 f"rebuilt the indexes of {report['memory']} ({rebuilt}) in {report['seconds']} s"
             )
-            if not report["complete"]:
-                click.echo("older transactions were still running: run compact again later")
+            if not report["vacuumed"]:
+                click.echo("the VACUUM the forgets owe waits for older transactions; it runs later")
 
     @cli.command("check")
     @click.pass_obj

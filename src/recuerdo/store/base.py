@@ -269,10 +269,10 @@ class Store(Protocol):
         """Refresh the planner's statistics (after bulk loads, and now and then)."""
 
     def compact(self) -> dict[str, Any]:
-        """The owner's maintenance after deletions: give back the space they left and rebuild
-        what still holds their words (SQLite: the file rewritten by VACUUM; PostgreSQL: the
-        owed VACUUM, then every GIN index built again, since a GIN index keeps each key until
-        then). Reads and writes may go on meanwhile. Returns what was done."""
+        """The owner's maintenance after deletions. SQLite: the file written again by VACUUM,
+        without the pages they freed (writers wait). PostgreSQL: every GIN index built again
+        (a GIN index keeps each key until then) while reads and writes go on, and the
+        planner's statistics taken again. Returns what was done."""
 
     def check(self) -> dict[str, Any]:
         """Integrity of the store and consistency of its indexes: ``{ok, problems, ...}``."""

@@ -41,6 +41,10 @@ HORIZON_PATIENCE = 10.0  # seconds a VACUUM waits for older transactions before 
 RETRY_AFTER = 30.0  # seconds before a VACUUM that ran too early is run again
 _TABLES_OF = "SELECT relname FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind = 'r'"
 _OWED = "SELECT upto FROM index_marks WHERE name = %s"
+_OWNS_EVERY_TABLE = (
+    "SELECT coalesce(bool_and(pg_has_role(current_user, relowner, 'USAGE')), true)"
+    " FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind = 'r'"
+)
 # Whether a session of this database (not this one) holds a transaction id or a snapshot
 # from before the marked transaction (%s, a txid_current()). Ages count back from the next
 # id: the marked one is (next - mark) back. A mark from another server's ids (a restore)
@@ -132,6 +136,10 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
     with shared.pool.connection(timeout=60) as conn:
         listed = _tables(conn, shared.schema)
         if not listed:  # the memory was dropped: never a bare VACUUM (the whole database)
+            return True
+        if not conn.execute(_OWNS_EVERY_TABLE, [shared.schema]).fetchone()[0]:
+            # A role that may use the memory but does not own its tables: its VACUUM would
+            # skip each of them with a warning. The mark stays for the owner's next open.
             return True
         row = conn.execute(_OWED, [RECLAIM_OWED]).fetchone()
         deadline = time.monotonic() + patience

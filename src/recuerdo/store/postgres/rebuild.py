@@ -9,7 +9,10 @@ indexes). A forget therefore records the rebuild as owed (``REBUILD_OWED`` in
 rebuilds every GIN index of the memory with ``REINDEX INDEX CONCURRENTLY``: reads and writes go
 on meanwhile. It is an owner's command rather than the forget's own work: a rebuild costs
 seconds to minutes (200,000 rows of 40 words: 8.7 s for the words index, 15.4 s for the
-trigrams) and twice the index's space while it runs."""
+trigrams) and twice the index's space while it runs. A concurrent rebuild also waits for every
+transaction of the database that began before it, whoever runs it: a session left idle in a
+transaction holds it. One interrupted leaves an invalid index, which the next compact drops.
+Then the planner's statistics are taken again: their samples quote forgotten rows."""
 
 from __future__ import annotations
 
@@ -28,9 +31,11 @@ _GIN_INDEXES = (
     " JOIN pg_am a ON a.oid = c.relam"
     " WHERE c.relnamespace = %s::regnamespace AND a.amname = 'gin' ORDER BY c.relname"
 )
-# A concurrent rebuild that was interrupted leaves its new index behind, invalid, under the
-# old one's name with this ending; writes keep it up to date until it is dropped.
-_LEFT_BY_A_REBUILD = re.compile(r"_ccnew\d*$")
+# A concurrent rebuild that was interrupted leaves an index behind, invalid, under the old
+# one's name with one of these endings: the new index before the swap, the old one after it
+# (still holding every key). Writes keep it up to date until it is dropped.
+_LEFT_BY_A_REBUILD = re.compile(r"_cc(new|old)\d*$")
+VACUUM_PATIENCE = 30.0  # seconds compact waits for the owed VACUUM before it rebuilds anyway
 
 
 def owe(tx: Any) -> None:
@@ -44,47 +49,57 @@ def owe(tx: Any) -> None:
 
 
 def compact(store: PostgresStore) -> dict[str, Any]:
-    """The VACUUM a forget owes, then each GIN index of the memory built again; what was done.
-    The mark is cleared only for the forgets that committed before the rebuild began."""
+    """Each GIN index of the memory built again, then the planner's statistics taken again;
+    what was done. The mark is cleared for the forgets that committed before the rebuild
+    began: a concurrent rebuild reads the table afresh, so a row those forgets deleted is in
+    no new index, whether or not a VACUUM has removed it yet."""
     import psycopg
 
+    from ...errors import Conflict
     from . import maintenance
     from .connection import _quote
 
     shared = store._live()
     started = time.perf_counter()
-    try:
-        # The dead rows go first: a rebuild copies every row that some transaction may see.
-        vacuumed = maintenance.reclaim_owed(shared)
-        with shared.pool.connection(timeout=60) as conn:
-            owed = conn.execute("SELECT upto FROM index_marks WHERE name = %s", [REBUILD_OWED])
-            mark = owed.fetchone()
-            indexes = conn.execute(_GIN_INDEXES, [shared.schema]).fetchall()
-            dropped = [
-                name for name, valid in indexes if not valid and _LEFT_BY_A_REBUILD.search(name)
-            ]
-            for name in dropped:
-                conn.execute(
-                    f"DROP INDEX CONCURRENTLY IF EXISTS {_quote(shared.schema)}.{_quote(name)}"
-                )
-            rebuilt = [name for name, _ in indexes if name not in dropped]
-            for name in rebuilt:
-                conn.execute(f"REINDEX INDEX CONCURRENTLY {_quote(shared.schema)}.{_quote(name)}")
-            if mark is not None and vacuumed:
-                conn.execute(
-                    "DELETE FROM index_marks WHERE name = %s AND upto <= %s",
-                    [REBUILD_OWED, mark[0]],
-                )
-    except psycopg.errors.InsufficientPrivilege as exc:
-        raise StoreError(
-            f"only the owner of memory {store.memory!r} may rebuild its indexes ({exc})"
-        ) from exc
-    except psycopg.Error as exc:
-        raise StoreError(f"the indexes of memory {store.memory!r} were not rebuilt: {exc}") from exc
+    schema = _quote(shared.schema)
+    with store.claim("compact") as mine:
+        if not mine:
+            raise Conflict(f"another process is compacting memory {store.memory!r}; try later")
+        # The VACUUM the forgets owe, on the thread that runs it after a forget (its own
+        # waits and retries): two VACUUMs of one table would wait on each other.
+        store.reclaim()
+        vacuumed = store.settle(VACUUM_PATIENCE)
+        try:
+            with shared.pool.connection(timeout=60) as conn:
+                owed = conn.execute("SELECT upto FROM index_marks WHERE name = %s", [REBUILD_OWED])
+                mark = owed.fetchone()
+                indexes = conn.execute(_GIN_INDEXES, [shared.schema]).fetchall()
+                dropped = [n for n, valid in indexes if not valid and _LEFT_BY_A_REBUILD.search(n)]
+                for name in dropped:
+                    conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {schema}.{_quote(name)}")
+                rebuilt = [name for name, _ in indexes if name not in dropped]
+                for name in rebuilt:
+                    conn.execute(f"REINDEX INDEX CONCURRENTLY {schema}.{_quote(name)}")
+                if mark is not None:
+                    conn.execute(
+                        "DELETE FROM index_marks WHERE name = %s AND upto <= %s",
+                        [REBUILD_OWED, mark[0]],
+                    )
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise StoreError(
+                f"only the owner of memory {store.memory!r} may rebuild its indexes ({exc})"
+            ) from exc
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"the indexes of memory {store.memory!r} were not rebuilt: {exc}"
+            ) from exc
+        # The statistics' samples (most common values, histograms) hold whole short texts of
+        # the rows they were taken from, forgotten ones included, until they are taken again.
+        maintenance.each_table(store, "ANALYZE")
     return {
         "dialect": "postgres",
         "rebuilt": rebuilt,
         "dropped": dropped,
-        "complete": vacuumed,
+        "vacuumed": vacuumed,
         "seconds": round(time.perf_counter() - started, 3),
     }

@@ -458,11 +458,16 @@ class SQLiteStore:
             except sqlite3.DatabaseError as exc:
                 raise convert(exc, shared.mark_damaged) from exc
             after = _database_bytes(shared.writer)
-        self.reclaim()
+        try:
+            self.reclaim()
+            folded = True
+        except StoreError:  # a reader held the log: the next forget or close folds it
+            folded = False
         return {
             "dialect": "sqlite",
             "bytes_before": before,
             "bytes_after": after,
+            "wal_folded": folded,
             "seconds": round(time.perf_counter() - started, 3),
         }
 
