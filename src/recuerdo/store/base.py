@@ -281,8 +281,12 @@ class Store(Protocol):
         """Release connections; the state stays on disk."""
 
 
+RECLAIM_OWED = "reclaim_owed"
+"""The ``index_marks`` row of the VACUUM a forget left owed (PostgreSQL, decision 0061)."""
 REBUILD_OWED = "gin_rebuild_owed"
-"""The ``index_marks`` row of a rebuild a forget left owed (PostgreSQL's GIN indexes)."""
+"""The ``index_marks`` row of a rebuild a forget left owed (PostgreSQL's GIN indexes, 0066)."""
+OWED_MARKS = (RECLAIM_OWED, REBUILD_OWED)
+"""Both name their server's transaction ids: a restored copy owes neither."""
 
 _IDS_PER_QUERY = 10_000  # bound parameters, well under SQLite's limit
 

@@ -24,7 +24,15 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import MemoryNotFound, StoreError
-from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
+from ..base import (
+    RECLAIM_OWED,
+    Capabilities,
+    Params,
+    Row,
+    SubstringSearch,
+    TextSearch,
+    VectorSearch,
+)
 from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current, scoped
 from . import chunk_spans, maintenance, planner, policies, rebuild, statements
 from . import vectors as pgvectors
@@ -335,7 +343,7 @@ class PostgresStore:
             self._shared.vectors = pgvectors.enabled(tx)
             self._shared.policies = policies.reach(tx, self._shared.trigrams)
             owed = "m002_entry_substring_index" in self._schema.names() and tx.scalar(
-                "SELECT 1 FROM index_marks WHERE name = ?", (maintenance.RECLAIM_OWED,)
+                "SELECT 1 FROM index_marks WHERE name = ?", (RECLAIM_OWED,)
             )
         if owed:  # a forget whose process ended before its VACUUM ran
             self.reclaim()

@@ -28,22 +28,19 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import rebuild
+from ..base import OWED_MARKS, RECLAIM_OWED
 
 if TYPE_CHECKING:
     from .connection import PostgresStore, _Shared
 
 FIRST_ANALYZE_ROWS = 500
-RECLAIM_OWED = "reclaim_owed"
 VACUUM_EVERY_INDEX = "VACUUM (INDEX_CLEANUP ON)"
 
 HORIZON_PATIENCE = 10.0  # seconds a VACUUM waits for older transactions before it runs anyway
 RETRY_AFTER = 30.0  # seconds before a VACUUM that ran too early is run again
-_TABLES_OF = "SELECT relname FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind = 'r'"
-_OWED = "SELECT upto FROM index_marks WHERE name = %s"
-_OWNS_EVERY_TABLE = (
-    "SELECT coalesce(bool_and(pg_has_role(current_user, relowner, 'USAGE')), true)"
-    " FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind = 'r'"
+_TABLES_OF = (
+    "SELECT relname, pg_has_role(current_user, relowner, 'USAGE') AS owned FROM pg_class"
+    " WHERE relnamespace = %s::regnamespace AND relkind = 'r'"
 )
 # Whether a session of this database (not this one) holds a transaction id or a snapshot
 # from before the marked transaction (%s, a txid_current()). Ages count back from the next
@@ -65,22 +62,37 @@ _log = logging.getLogger("recuerdo.store")
 
 
 def each_table(store: PostgresStore, command: str) -> None:
-    """``command`` (ANALYZE) over every table of the memory, in one statement."""
+    """``command`` (ANALYZE) over every table of the memory, in one statement, by its owner."""
     shared = store._live()
     with store._connection(shared) as conn:
-        listed = _tables(conn, shared.schema)
-        if listed:  # never a bare command: it would take the whole database
+        listed, owned = _tables(conn, shared.schema)
+        # Never a bare command: it would take the whole database. A role that does not own
+        # the tables would only be told, table by table, that it was skipped.
+        if listed and owned:
             conn.execute(f"{command} {listed}")
 
 
-def _tables(conn: Any, schema: str) -> str:
+def _tables(conn: Any, schema: str) -> tuple[str, bool]:
     """The memory's tables, qualified and listed for one statement ("" when the schema holds
-    none: a dropped memory). Found by the schema's name, not the search path, which falls
-    back to ``public`` once the schema is gone."""
+    none: a dropped memory), and whether this role owns every one (only an owner's VACUUM
+    does anything). Found by the schema's name, not the search path, which falls back to
+    ``public`` once the schema is gone."""
     from .connection import _quote
 
-    names = [row[0] for row in conn.execute(_TABLES_OF, [schema])]
-    return ", ".join(f"{_quote(schema)}.{_quote(name)}" for name in names)
+    rows = conn.execute(_TABLES_OF, [schema]).fetchall()
+    listed = ", ".join(f"{_quote(schema)}.{_quote(name)}" for name, _ in rows)
+    return listed, all(owned for _, owned in rows)
+
+
+def owed_mark(conn: Any, name: str) -> int | None:
+    """The newest transaction id that left ``name`` owed (one of ``OWED_MARKS``), if any."""
+    row = conn.execute("SELECT upto FROM index_marks WHERE name = %s", [name]).fetchone()
+    return None if row is None else int(row[0])
+
+
+def clear_mark(conn: Any, name: str, upto: int) -> None:
+    """``name`` paid for the transactions up to ``upto``: a later one keeps it owed."""
+    conn.execute("DELETE FROM index_marks WHERE name = %s AND upto <= %s", [name, upto])
 
 
 def grew(store: PostgresStore, rows: int) -> None:
@@ -115,14 +127,14 @@ def _grew(store: PostgresStore, rows: int) -> None:
 
 
 def owe_reclaim(tx: Any) -> None:
-    """Inside a forgetting transaction: the memory owes a VACUUM once it commits. The mark
-    holds the newest such transaction's id."""
+    """Inside a forgetting transaction: the memory owes a VACUUM once it commits, and a rebuild
+    of its GIN indexes (``compact``, decision 0066), which keep the keys only the forgotten
+    rows held. Each mark holds the newest such transaction's id."""
     tx.execute(
-        "INSERT INTO index_marks (name, upto) VALUES (?, txid_current())"
+        "INSERT INTO index_marks (name, upto) VALUES (?, txid_current()), (?, txid_current())"
         " ON CONFLICT (name) DO UPDATE SET upto = greatest(index_marks.upto, excluded.upto)",
-        (RECLAIM_OWED,),
+        OWED_MARKS,
     )
-    rebuild.owe(tx)
 
 
 def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
@@ -134,18 +146,18 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
     reaches the indexes. It takes a connection of the memory's pool, not a store handle: the
     handle that asked may be closed by now, and another still serve."""
     with shared.pool.connection(timeout=60) as conn:
-        listed = _tables(conn, shared.schema)
+        listed, owned = _tables(conn, shared.schema)
         if not listed:  # the memory was dropped: never a bare VACUUM (the whole database)
             return True
-        if not conn.execute(_OWNS_EVERY_TABLE, [shared.schema]).fetchone()[0]:
+        if not owned:
             # A role that may use the memory but does not own its tables: its VACUUM would
             # skip each of them with a warning. The mark stays for the owner's next open.
             return True
-        row = conn.execute(_OWED, [RECLAIM_OWED]).fetchone()
+        mark = owed_mark(conn, RECLAIM_OWED)
         deadline = time.monotonic() + patience
-        behind = row is not None
+        behind = mark is not None
         while behind:
-            behind = bool(conn.execute(_OLDER_RUNNING, [row[0]]).fetchone()[0])
+            behind = bool(conn.execute(_OLDER_RUNNING, [mark]).fetchone()[0])
             if not behind or time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
@@ -154,10 +166,8 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
             conn.execute(f"{VACUUM_EVERY_INDEX} {listed}")
         finally:
             conn.execute("RESET lock_timeout")
-        if row is not None and not behind:
-            conn.execute(
-                "DELETE FROM index_marks WHERE name = %s AND upto <= %s", [RECLAIM_OWED, row[0]]
-            )
+        if mark is not None and not behind:
+            clear_mark(conn, RECLAIM_OWED, mark)
     return not behind
 
 

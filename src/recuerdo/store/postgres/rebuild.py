@@ -4,15 +4,16 @@ decision 0066).
 A GIN index never removes a key. VACUUM takes a deleted row's id out of each key's list, but
 the key stays, pointing at no row, until the index is built again: a word that only
 forgotten text held stays readable in ``chunks_words`` (and its trigrams in the trigram
-indexes). A forget therefore records the rebuild as owed (``REBUILD_OWED`` in
-``index_marks``, written with the VACUUM's mark), ``index_status`` says so, and ``compact``
-rebuilds every GIN index of the memory with ``REINDEX INDEX CONCURRENTLY``: reads and writes go
-on meanwhile. It is an owner's command rather than the forget's own work: a rebuild costs
-seconds to minutes (200,000 rows of 40 words: 8.7 s for the words index, 15.4 s for the
-trigrams) and twice the index's space while it runs. A concurrent rebuild also waits for every
-transaction of the database that began before it, whoever runs it: a session left idle in a
-transaction holds it. One interrupted leaves an invalid index, which the next compact drops.
-Then the planner's statistics are taken again: their samples quote forgotten rows."""
+indexes). A forget therefore records the rebuild as owed (``REBUILD_OWED`` in ``index_marks``,
+written with the VACUUM's mark by ``maintenance.owe_reclaim``), ``index_status`` says so, and
+``compact`` rebuilds every GIN index of the memory with ``REINDEX INDEX CONCURRENTLY``: reads
+and writes go on meanwhile. It is an owner's command rather than the forget's own work: a
+rebuild costs seconds to minutes (200,000 rows of 40 words: 8.7 s for the words index, 15.4 s
+for the trigrams) and twice the index's space while it runs. A concurrent rebuild also waits
+for every transaction of the database that began before it, whoever runs it: a session left
+idle in a transaction holds it. One interrupted leaves an invalid index, which the next
+compact drops. Then the planner's statistics are taken again: their samples quote forgotten
+rows."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from ...errors import StoreError
+from ...errors import Conflict, StoreError
 from ..base import REBUILD_OWED
+from . import maintenance
 
 if TYPE_CHECKING:
     from .connection import PostgresStore
@@ -38,16 +40,6 @@ _LEFT_BY_A_REBUILD = re.compile(r"_cc(new|old)\d*$")
 VACUUM_PATIENCE = 30.0  # seconds compact waits for the owed VACUUM before it rebuilds anyway
 
 
-def owe(tx: Any) -> None:
-    """Inside a forgetting transaction: the GIN indexes hold keys that only the forgotten
-    rows held, until a rebuild that starts after this transaction committed."""
-    tx.execute(
-        "INSERT INTO index_marks (name, upto) VALUES (?, txid_current())"
-        " ON CONFLICT (name) DO UPDATE SET upto = greatest(index_marks.upto, excluded.upto)",
-        (REBUILD_OWED,),
-    )
-
-
 def compact(store: PostgresStore) -> dict[str, Any]:
     """Each GIN index of the memory built again, then the planner's statistics taken again;
     what was done. The mark is cleared for the forgets that committed before the rebuild
@@ -55,8 +47,6 @@ def compact(store: PostgresStore) -> dict[str, Any]:
     no new index, whether or not a VACUUM has removed it yet."""
     import psycopg
 
-    from ...errors import Conflict
-    from . import maintenance
     from .connection import _quote
 
     shared = store._live()
@@ -71,8 +61,7 @@ def compact(store: PostgresStore) -> dict[str, Any]:
         vacuumed = store.settle(VACUUM_PATIENCE)
         try:
             with shared.pool.connection(timeout=60) as conn:
-                owed = conn.execute("SELECT upto FROM index_marks WHERE name = %s", [REBUILD_OWED])
-                mark = owed.fetchone()
+                mark = maintenance.owed_mark(conn, REBUILD_OWED)
                 indexes = conn.execute(_GIN_INDEXES, [shared.schema]).fetchall()
                 dropped = [n for n, valid in indexes if not valid and _LEFT_BY_A_REBUILD.search(n)]
                 for name in dropped:
@@ -81,10 +70,7 @@ def compact(store: PostgresStore) -> dict[str, Any]:
                 for name in rebuilt:
                     conn.execute(f"REINDEX INDEX CONCURRENTLY {schema}.{_quote(name)}")
                 if mark is not None:
-                    conn.execute(
-                        "DELETE FROM index_marks WHERE name = %s AND upto <= %s",
-                        [REBUILD_OWED, mark[0]],
-                    )
+                    maintenance.clear_mark(conn, REBUILD_OWED, mark)
         except psycopg.errors.InsufficientPrivilege as exc:
             raise StoreError(
                 f"only the owner of memory {store.memory!r} may rebuild its indexes ({exc})"
