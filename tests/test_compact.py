@@ -78,9 +78,11 @@ def test_compact_through_the_cli(tmp_path: Path) -> None:
     report = json.loads(result.output)
     assert report["memory"] == "cli-compact"
     assert report["bytes_after"] < report["bytes_before"]
+    before = sorted(path.name for path in tmp_path.rglob("*"))
     missing = runner.invoke(cli, ["--memory", "no-such-memory", "--json", "compact"])
     assert missing.exit_code != 0
     assert json.loads(missing.output)["error"] == "memory_not_found"
+    assert sorted(path.name for path in tmp_path.rglob("*")) == before  # nothing made
 
 
 def _index_file(store: PostgresStore, index: str) -> bytes:
@@ -197,12 +199,19 @@ def test_an_index_an_interrupted_rebuild_left_is_dropped(
 
 
 def test_a_second_compact_at_once_is_told_so(app_memory: recuerdo.Memory) -> None:
+    """Refused at once, and nothing done: no index built again, the rebuild still owed."""
     store = app_memory._store
     assert isinstance(store, PostgresStore)
+    assert app_memory.forget(app_memory.remember("learning", f"the vault word is {WORD}"))
+    assert store.settle(30)
+    files = {name: _index_path(store, name) for name in ("chunks_words",)}  # every server has it
     with store.claim("compact") as mine:  # what a compact of another process holds
         assert mine
-        with pytest.raises(recuerdo.Conflict, match="another process is compacting"):
+        with pytest.raises(recuerdo.Conflict, match="another process is compacting") as refused:
             app_memory.compact()
+    assert refused.value.code == "conflict" and refused.value.status == 409
+    assert {name: _index_path(store, name) for name in files} == files
+    assert app_memory.index_status()["backend"]["rebuild_owed"] is True
 
 
 def test_only_the_owner_may_rebuild() -> None:
