@@ -15,6 +15,8 @@ vocabulary of 60, eleven writers, sentences drawn from a Zipf-shaped vocabulary)
   (d) two tags, both required (``mode="all"``), (e) a category and one agent, (f) one scope
   (every other entry is in one of 50 project scopes, the others in the default one), (g) a
   scope (the default one too) and a category,
+* a forget of the oldest entries and of the newest (p50; the oldest are the costliest to take
+  out of the trigram index), how long ``compact`` takes, and a forget of the oldest after it,
 * peak RSS of the process.
 
 It prints a table and writes ``entries.json`` to ``--out`` (default ``benchmarks/results``).
@@ -28,6 +30,7 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +56,7 @@ AGENTS = [f"agent{i}" for i in range(10)]
 SCOPES = [f"project:p{i:02d}" for i in range(50)]
 BATCH = 1000
 SINGLE_WRITES = 800
+FORGETS = 50
 
 
 def vocabulary(rng: random.Random, size: int = 5000) -> list[str]:
@@ -95,9 +99,10 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         for source, entry in rows:
             by_source.setdefault(source, []).append(entry)
         start = time.perf_counter()
+        ids: list[int] = []
         for source, entries in by_source.items():
             for i in range(0, len(entries), BATCH):
-                views[source].remember_many(entries[i : i + BATCH])  # type: ignore[arg-type]
+                ids += views[source].remember_many(entries[i : i + BATCH])  # type: ignore[arg-type]
         bulk_rate = size / (time.perf_counter() - start)
         # The substring index is built off the write path: measure searches while it lags
         # (they scan the unindexed tail), then how long until it is complete after the load.
@@ -151,6 +156,7 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
             mem.status, [{"scope": rng.choice(SCOPES)} for _ in range(counts)]
         )
         db_mib = folder_mib(Path(mem.location).parent, f"bench-{size}*")
+        forgets = forget_costs(mem, sorted(ids))
         mem.close()
     return {
         "size": size,
@@ -180,7 +186,33 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         "status_p50_ms": round(status[0], 2),
         "status_of_a_scope_p50_ms": round(scope_status[0], 2),
         "db_mib": db_mib,
+        **forgets,
         "peak_rss_mib": peak_rss_mib(),
+    }
+
+
+def forget_costs(mem: recuerdo.Memory, ids: list[int]) -> dict[str, float]:
+    """What a forget costs where its entry sits: the trigram index lists the newest entries
+    first, so the oldest sit last in every list (decision 0067), and after ``compact``. The
+    last thing measured: it takes entries out of the memory."""
+    oldest = iter(ids)
+    newest = reversed(ids)
+
+    def forgets(source: Iterator[int]) -> list[dict[str, Any]]:
+        return [{"id": next(source)} for _ in range(FORGETS)]
+
+    before_oldest = time_calls(mem.forget, forgets(oldest))
+    before_newest = time_calls(mem.forget, forgets(newest))
+    started = time.perf_counter()
+    mem.compact()
+    compact_s = time.perf_counter() - started
+    after_oldest = time_calls(mem.forget, forgets(oldest))
+    return {
+        "forget_oldest_p50_ms": round(before_oldest[0], 2),
+        "forget_oldest_p95_ms": round(before_oldest[1], 2),
+        "forget_newest_p50_ms": round(before_newest[0], 2),
+        "compact_s": round(compact_s, 2),
+        "forget_oldest_after_compact_p50_ms": round(after_oldest[0], 2),
     }
 
 

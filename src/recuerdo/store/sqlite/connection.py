@@ -35,6 +35,8 @@ from . import chunk_spans, files, fresh, health, statistics
 from .describe import SQLiteArchive, copy_file
 from .driver import FTS5_SECURE_DELETE, sqlite3
 from .folded_trigrams_schema import empty_entry_trigrams
+from .full_text_settings import FULL_TEXT_INDEXES, configure_full_text
+from .schema import SCHEMA
 from .search import FTS5Text, TrigramSubstrings
 from .snapshot_memo import SnapshotMemo
 from .superseded_schema import PURGE
@@ -247,12 +249,11 @@ class SQLiteStore:
         steps: int | None = None,
     ) -> None:
         from ..migrations import Schema
-        from .schema import SCHEMA, configure_secure_delete
 
         self._schema = SCHEMA if schema is None else schema
         if steps is not None:  # a store as an older schema left it (a backup being restored)
             self._schema = Schema(steps=list(self._schema.steps[:steps]))
-        self._prepare = configure_secure_delete if schema is None else prepare
+        self._prepare = configure_full_text if schema is None else prepare
         self.location = ":memory:" if path is None else files.absolute(path)
         self._closed = False
         copied = False
@@ -446,14 +447,17 @@ class SQLiteStore:
             statistics.refresh(shared.writer)
 
     def compact(self) -> dict[str, Any]:
-        """VACUUM: the file written again without the pages deletions freed (secure_delete
-        zeroed them, but they stayed in the file), then the write-ahead log, which VACUUM
-        filled with the whole file, folded in and truncated."""
+        """The full-text indexes merged into one segment each, written again in their
+        configured page size (decision 0067); VACUUM: the file written again without the pages
+        deletions freed (secure_delete zeroed them, but they stayed in the file); then the
+        write-ahead log, which VACUUM filled with the whole file, folded in and truncated."""
         shared = self._live()
         started = time.perf_counter()
         with shared.lock:
             before = _database_bytes(shared.writer)
             try:
+                for index in FULL_TEXT_INDEXES:
+                    shared.writer.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
                 shared.writer.execute("VACUUM")
             except sqlite3.DatabaseError as exc:
                 raise convert(exc, shared.mark_damaged) from exc
@@ -465,6 +469,7 @@ class SQLiteStore:
             folded = False
         return {
             "dialect": "sqlite",
+            "rebuilt": list(FULL_TEXT_INDEXES),
             "bytes_before": before,
             "bytes_after": after,
             "wal_folded": folded,

@@ -8,7 +8,6 @@ from ..base import Tx
 from ..migrations import Schema
 from .code_schema import CODE_STORE
 from .comms_schema import COMMS
-from .driver import FTS5_SECURE_DELETE
 from .later_steps import LATER_STEPS
 from .pins_schema import PINS
 from .tenant_schema import tenant_children
@@ -500,16 +499,6 @@ def m008_fact_twins(tx: Tx) -> None:
         " AND d.valid_from IS facts.valid_from AND d.id < facts.id"
     )
     tx.execute(f"UPDATE facts SET twin = (SELECT count(*) {alike}) WHERE EXISTS (SELECT 1 {alike})")
-
-
-def configure_secure_delete(tx: Tx) -> None:
-    # Not a migration: it depends on the SQLite library opening the file, not on the schema.
-    # With it, a row deleted from a full-text index leaves the index's pages at once (so a
-    # forgotten word leaves the file). Before 3.42 there is no such setting: forgets merge.
-    for table in ("chunk_fts", "entry_trigrams") if FTS5_SECURE_DELETE else ():
-        configured = tx.scalar(f"SELECT v FROM {table}_config WHERE k = 'secure-delete'")
-        if configured != 1:
-            tx.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('secure-delete', 1)")
 
 
 @migration
