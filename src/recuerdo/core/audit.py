@@ -5,14 +5,14 @@ take the write lock; ``flush`` writes them at once (close and the ``audit`` verb
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..core.clock import now_iso
+from ..store import audit_words
 from ..store.base import Store, Tx, like_pattern, rows_by_id
 from ..store.scope import EVERY_TENANT, scoped
 from .clock import to_iso
@@ -72,6 +72,8 @@ class AuditLog:
                 return 0
             # The buffer holds every tenant's records, whichever call flushes it.
             with scoped(EVERY_TENANT), store.write() as tx:
+                # At an older schema (a restore's, a test's) the step writes them when it runs.
+                keeps_words = audit_words.kept(tx)
                 for row in self._pending:
                     audit_id = tx.scalar(
                         "INSERT INTO retrieval_audit (tenant, principal, verb, scope, query,"
@@ -86,6 +88,9 @@ class AuditLog:
                             " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                             [(row[0], item, audit_id) for item in items],
                         )
+                    words = audit_words.word_rows(row[0], audit_id, row[4], row[5])
+                    if words and keeps_words:
+                        tx.executemany(audit_words.INSERT, words)
                 if prune:
                     prune_expired(tx)
                     self._next_prune = moment + PRUNE_EVERY_SECONDS
@@ -165,65 +170,78 @@ def scrub(
     return removed
 
 
-_WORD = re.compile(r"[^\W_]{4,}")
-
-
-def _words(text: str) -> set[str]:
-    return {word.lower() for word in _WORD.findall(text)}
-
-
-def _asked(query: str | None, filters: str) -> set[str]:
-    """The words a record asked for: those of its query and of its filters' values (the
-    filters' names, "scope" or "status", are no words of what was asked)."""
-    words = _words(query or "")
-    try:
-        values: list[Any] = [json.loads(filters)]
-    except ValueError:  # not JSON (a record from before filters were): its text
-        return words | _words(filters)
-    while values:
-        value = values.pop()
-        if isinstance(value, str):
-            words |= _words(value)
-        elif isinstance(value, dict):
-            values.extend(value.values())
-        elif isinstance(value, list):
-            values.extend(value)
-    return words
-
-
 def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
     """Drop the records that asked for a word (four letters or more) of the ``forgotten`` text
     that no stored passage of the tenant holds any more: such a query was about what was
     forgotten.
 
-    The records are read first, and only the forgotten words some record asked for are looked
-    up, every one of them, however long the text: a forget's text can hold thousands of words
-    (a document, a note's history) and the audit seldom names more than a few. Looking up every
-    word of the text (at most 2,000, which left the later texts' words, a note's older versions
-    among them, in the records) was most of a long forget's cost (docs/decisions/0064)."""
+    The forgotten words are looked up among the words the records asked for, kept beside them
+    (``store/audit_words.py``), and only those some record asked for are looked up in the
+    words index, every one of them, however long the text: a forget's text can hold thousands
+    of words (a document, a note's history) and the audit seldom names more than a few
+    (docs/decisions/0064). Reading every record instead made a forget's cost grow with the
+    audit (docs/decisions/0068)."""
+    if not audit_words.kept(tx):  # a store opened at an older schema (a restore's, a test's)
+        return _scrub_words_read(tx, tenant, forgotten)
+    if tx.scalar(f"SELECT 1 FROM {audit_words.TABLE} WHERE tenant = ? LIMIT 1", (tenant,)) is None:
+        return 0
+    words: set[str] = set()
+    for text in forgotten:
+        words |= audit_words.words_of(text or "")
+    asked: set[str] = set()
+    for part in _parts(sorted(words)):
+        asked.update(
+            row["word"]
+            for row in tx.all(
+                f"SELECT DISTINCT word FROM {audit_words.TABLE}"
+                f" WHERE tenant = ? AND word IN ({_marks(part)})",
+                (tenant, *part),
+            )
+        )
+    if not asked:
+        return 0
+    vanished = sorted(asked - tx.text.words_held(tenant, sorted(asked)))
+    removed = 0
+    for part in _parts(vanished):
+        removed += tx.execute(
+            "DELETE FROM retrieval_audit WHERE tenant = ? AND id IN (SELECT audit_id"
+            f" FROM {audit_words.TABLE} WHERE tenant = ? AND word IN ({_marks(part)}))",
+            (tenant, tenant, *part),
+        )
+    return removed
+
+
+def _scrub_words_read(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
+    """:func:`_scrub_words` where the records' words are not kept: each record is read."""
     asked = {
-        row["id"]: _asked(row["query"], row["filters"])
+        row["id"]: audit_words.asked_words(row["query"], row["filters"])
         for row in tx.iterate(
             "SELECT id, query, filters FROM retrieval_audit WHERE tenant = ?", (tenant,)
         )
     }
-    anything_asked: set[str] = set().union(*asked.values())
-    if not anything_asked:
-        return 0
     words: set[str] = set()
     for text in forgotten:
-        words |= _words(text or "") & anything_asked
+        words |= audit_words.words_of(text or "")
+    words &= set().union(*asked.values())
     if not words:
         return 0
     vanished = words - tx.text.words_held(tenant, sorted(words))
     doomed = [audit_id for audit_id, named in asked.items() if named & vanished]
-    for first in range(0, len(doomed), 500):
-        part = doomed[first : first + 500]
+    for part in _parts(doomed):
         tx.execute(
-            f"DELETE FROM retrieval_audit WHERE tenant = ? AND id IN ({','.join('?' * len(part))})",
-            [tenant, *part],
+            f"DELETE FROM retrieval_audit WHERE tenant = ? AND id IN ({_marks(part)})",
+            (tenant, *part),
         )
     return len(doomed)
+
+
+def _parts(values: list[Any], size: int = 500) -> Iterator[list[Any]]:
+    for first in range(0, len(values), size):
+        yield values[first : first + size]
+
+
+def _marks(values: list[Any]) -> str:
+    return ",".join("?" * len(values))
 
 
 def read(
