@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 import recuerdo
-from recuerdo.store.audit_words import STEP, TABLE
+from recuerdo.store.audit_words import STEP, TABLE, digest_of
 from recuerdo.store.base import Store
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.sqlite import SQLiteStore
+from recuerdo.store.sqlite.recover import recover_file
 from recuerdo.store.sqlite.schema import SCHEMA
 
 from .conftest import statements_run, tx_class_of
@@ -28,10 +29,11 @@ def _queries(memory: recuerdo.Memory) -> list[str]:
     return [row["query"] for row in rows]
 
 
-def _kept_words(memory: recuerdo.Memory) -> dict[str, set[str]]:
+def _kept_words(memory: recuerdo.Memory) -> dict[str, set[bytes]]:
+    """Each record's query, and the digests of the words kept for it."""
     with memory._store.read() as tx:
         rows = tx.all(
-            f"SELECT a.query, w.word FROM {TABLE} w JOIN retrieval_audit a"
+            f"SELECT a.query, w.digest FROM {TABLE} w JOIN retrieval_audit a"
             " ON a.tenant = w.tenant AND a.id = w.audit_id WHERE w.tenant = 'local'"
         )
         orphans = tx.scalar(
@@ -39,10 +41,14 @@ def _kept_words(memory: recuerdo.Memory) -> dict[str, set[str]]:
             " (SELECT 1 FROM retrieval_audit a WHERE a.tenant = w.tenant AND a.id = w.audit_id)"
         )
     assert orphans == 0
-    words: dict[str, set[str]] = {}
+    words: dict[str, set[bytes]] = {}
     for row in rows:
-        words.setdefault(row["query"], set()).add(row["word"])
+        words.setdefault(row["query"], set()).add(bytes(row["digest"]))
     return words
+
+
+def _digests(*words: str) -> set[bytes]:
+    return {digest_of(word) for word in words}
 
 
 def test_a_forget_finds_the_records_by_their_words_and_reads_none(
@@ -74,12 +80,51 @@ def test_a_records_words_are_kept_beside_it_and_go_with_it(memory: recuerdo.Memo
     memory._upkeep.drain()
     memory.audit()
     assert _kept_words(memory) == {
-        "Harbour CRANES at dawn": {"harbour", "cranes", "dawn", "zürichwald", "archived"},
-        "dawn": {"dawn"},
+        "Harbour CRANES at dawn": _digests("harbour", "cranes", "dawn", "zürichwald", "archived"),
+        "dawn": _digests("dawn"),
     }
     assert memory.forget(entry)  # both records returned it: both go, and their words
     assert _queries(memory) == []
     assert _kept_words(memory) == {}
+
+
+def test_a_word_of_any_length_is_kept_and_found(memory: recuerdo.Memory) -> None:
+    """A query may be one long word (a pasted blob, a run of CJK text): PostgreSQL refuses an
+    index entry past 2,704 bytes, so a word kept as itself stopped every later flush."""
+    long_word = "quor" + "belax" * 1200
+    memory.recall(search=long_word)
+    memory.search("東京の港" * 400)
+    memory.search("unrelated matters")
+    gone = memory.remember("learning", f"{long_word} is the vault codename")
+    memory._upkeep.drain()
+    memory.audit()  # flushed
+    assert _kept_words(memory)[long_word] == _digests(long_word)
+    assert memory.forget(gone)
+    assert _queries(memory) == ["東京の港" * 400, "unrelated matters"]
+
+
+def test_recover_finds_the_words_of_the_records_it_copies(base: Path) -> None:
+    """The words are found again from the records recovered, whether the damaged store kept
+    them or was made before the step: copied as they were, a store from before the step
+    could not be recovered at all."""
+    with _opened_at("sqlite", base, "", SCHEMA.names().index(STEP)) as memory:
+        memory.search("what is quorbelax")
+        memory.search("unrelated matters")
+        memory.audit()
+    recover_file(base / "old.db", base / "recovered.db")
+    store = SQLiteStore(str(base / "recovered.db"))
+    try:
+        with recuerdo.open("recovered", store=store, embedder="none") as memory:
+            assert _kept_words(memory) == {
+                "what is quorbelax": _digests("what", "quorbelax"),
+                "unrelated matters": _digests("unrelated", "matters"),
+            }
+            gone = memory.remember("learning", "Quorbelax is the vault codename")
+            memory._upkeep.drain()
+            assert memory.forget(gone)
+            assert _queries(memory) == ["unrelated matters"]
+    finally:
+        store.close()
 
 
 @contextmanager
@@ -115,8 +160,8 @@ def test_the_step_finds_the_words_of_the_records_kept_before_it(base: Path, kind
             assert _queries(memory) == ["what is quorbelax", "unrelated matters"]
         with _opened_at(kind, base, name, None) as memory:
             assert _kept_words(memory) == {
-                "what is quorbelax": {"what", "quorbelax"},
-                "unrelated matters": {"unrelated", "matters"},
+                "what is quorbelax": _digests("what", "quorbelax"),
+                "unrelated matters": _digests("unrelated", "matters"),
             }
             assert memory.forget(kept)
             assert _queries(memory) == ["unrelated matters"]

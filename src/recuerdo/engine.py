@@ -258,11 +258,12 @@ class Memory(
     def compact(self) -> dict[str, Any]:
         """The owner's maintenance after deletions. On SQLite each full-text index is merged
         into one segment (later forgets then read less of it), and the file is written again
-        without the pages deletions freed (VACUUM: other writers wait, and it needs memory and
-        free disk about the file's size). On PostgreSQL every GIN index of the memory is built again
-        while reads and writes go on (a forgotten word stays a key of the words index until
-        then: ``index_status`` says when a rebuild is owed, as ``backend.rebuild_owed``), and
-        the planner's statistics, whose samples quote forgotten rows, are taken again."""
+        without the pages deletions freed (VACUUM: other writers wait, and it needs memory
+        about the file's size and free disk about twice it, for the write-ahead log). On
+        PostgreSQL every GIN index of the memory is built again while reads and writes go on
+        (a forgotten word stays a key of the words index until then: ``index_status`` says
+        when a rebuild is owed, as ``backend.rebuild_owed``), and the planner's statistics,
+        whose samples quote forgotten rows, are taken again."""
         return {"memory": self.name, **self._store.compact()}
 
     def backup(

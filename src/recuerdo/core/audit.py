@@ -88,9 +88,10 @@ class AuditLog:
                             " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                             [(row[0], item, audit_id) for item in items],
                         )
-                    words = audit_words.word_rows(row[0], audit_id, row[4], row[5])
-                    if words and keeps_words:
-                        tx.executemany(audit_words.INSERT, words)
+                    if keeps_words:
+                        words = audit_words.word_rows(row[0], audit_id, row[4], row[5])
+                        if words:
+                            tx.executemany(audit_words.INSERT, words)
                 if prune:
                     prune_expired(tx)
                     self._next_prune = moment + PRUNE_EVERY_SECONDS
@@ -185,27 +186,29 @@ def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
         return _scrub_words_read(tx, tenant, forgotten)
     if tx.scalar(f"SELECT 1 FROM {audit_words.TABLE} WHERE tenant = ? LIMIT 1", (tenant,)) is None:
         return 0
-    words: set[str] = set()
+    words: dict[bytes, str] = {}
     for text in forgotten:
-        words |= audit_words.words_of(text or "")
+        words.update(
+            (audit_words.digest_of(word), word) for word in audit_words.words_of(text or "")
+        )
     asked: set[str] = set()
     for part in _parts(sorted(words)):
         asked.update(
-            row["word"]
+            words[bytes(row["digest"])]
             for row in tx.all(
-                f"SELECT DISTINCT word FROM {audit_words.TABLE}"
-                f" WHERE tenant = ? AND word IN ({_marks(part)})",
+                f"SELECT DISTINCT digest FROM {audit_words.TABLE}"
+                f" WHERE tenant = ? AND digest IN ({_marks(part)})",
                 (tenant, *part),
             )
         )
     if not asked:
         return 0
-    vanished = sorted(asked - tx.text.words_held(tenant, sorted(asked)))
+    vanished = asked - tx.text.words_held(tenant, sorted(asked))
     removed = 0
-    for part in _parts(vanished):
+    for part in _parts(sorted(audit_words.digest_of(word) for word in vanished)):
         removed += tx.execute(
             "DELETE FROM retrieval_audit WHERE tenant = ? AND id IN (SELECT audit_id"
-            f" FROM {audit_words.TABLE} WHERE tenant = ? AND word IN ({_marks(part)}))",
+            f" FROM {audit_words.TABLE} WHERE tenant = ? AND digest IN ({_marks(part)}))",
             (tenant, tenant, *part),
         )
     return removed

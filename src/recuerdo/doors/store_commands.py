@@ -146,8 +146,9 @@ def register(cli: click.Group, emit_error: Any) -> None:
     @cli.command("compact")
     @click.pass_obj
     def compact(state: Any) -> None:
-        """Finish forgets and give back space: SQLite writes the file again (VACUUM: it holds
-        writers off meanwhile and needs memory and disk about the file's size); PostgreSQL
+        """Finish forgets and give back space: SQLite merges its full-text indexes and writes
+        the file again (VACUUM: it holds writers off meanwhile and needs memory about the
+        file's size, disk about twice it); PostgreSQL
         builds the memory's GIN indexes again, where words of forgotten text stay keys until
         then (index_status says rebuild_owed), with reads and writes going on."""
         try:

@@ -8,11 +8,15 @@ searched (``docs/decisions/0068-audit-words.md``). Now a record's words are writ
 this table's key. A record's words go with it (``ON DELETE CASCADE``).
 
 The words are those of the query and of the filters' values, four letters or more, in lower
-case: the filters' names ("scope", "status") are no words of what was asked.
+case: the filters' names ("scope", "status") are no words of what was asked. Each is kept as a
+16-byte digest: a key of fixed size holds a word of any length (PostgreSQL refuses an index
+entry past 2,704 bytes, and a query may be one long word), and the table repeats no text of
+the queries.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -23,17 +27,18 @@ from .scope import EVERY_TENANT_STATEMENT
 
 STEP = "m034_audit_words"
 TABLE = "retrieval_audit_words"
-INSERT = f"INSERT INTO {TABLE} (tenant, word, audit_id) VALUES (?, ?, ?)"
+INSERT = f"INSERT INTO {TABLE} (tenant, digest, audit_id) VALUES (?, ?, ?)"
+BACKFILL_BATCH = 5000
 _WORD = re.compile(r"[^\W_]{4,}")
 _SQLITE = (
-    f"CREATE TABLE {TABLE} (tenant TEXT NOT NULL, word TEXT NOT NULL,"
+    f"CREATE TABLE {TABLE} (tenant TEXT NOT NULL, digest BLOB NOT NULL,"
     " audit_id INTEGER NOT NULL REFERENCES retrieval_audit (id) ON DELETE CASCADE,"
-    " PRIMARY KEY (tenant, word, audit_id)) WITHOUT ROWID"
+    " PRIMARY KEY (tenant, digest, audit_id)) WITHOUT ROWID"
 )
 _POSTGRES = (
-    f"CREATE TABLE {TABLE} (tenant TEXT NOT NULL, word TEXT NOT NULL, audit_id BIGINT NOT NULL,"
-    " PRIMARY KEY (tenant, word, audit_id), FOREIGN KEY (tenant, audit_id)"
-    " REFERENCES retrieval_audit (tenant, id) ON DELETE CASCADE)"
+    f"CREATE TABLE {TABLE} (tenant TEXT NOT NULL, digest BYTEA NOT NULL,"
+    " audit_id BIGINT NOT NULL, PRIMARY KEY (tenant, digest, audit_id),"
+    " FOREIGN KEY (tenant, audit_id) REFERENCES retrieval_audit (tenant, id) ON DELETE CASCADE)"
 )
 # The cascade finds a deleted record's words by this index (decision 0063's rule).
 _BY_AUDIT = f"CREATE INDEX {TABLE}_by_audit ON {TABLE} (tenant, audit_id)"
@@ -43,6 +48,11 @@ def kept(tx: Tx) -> bool:
     """Whether the store keeps the records' words: not at a schema from before the step (a
     store opened at an older schema, which a restore does before it takes the later steps)."""
     return tx.scalar("SELECT 1 FROM _migrations WHERE name = ?", (STEP,)) is not None
+
+
+def digest_of(word: str) -> bytes:
+    """The key a word is kept under."""
+    return hashlib.blake2b(word.encode(), digest_size=16).digest()
 
 
 def words_of(text: str) -> set[str]:
@@ -71,7 +81,7 @@ def asked_words(query: str | None, filters: str) -> set[str]:
 
 def word_rows(tenant: str, audit_id: int, query: str | None, filters: str) -> list[tuple[Any, ...]]:
     """The rows of :data:`TABLE` for one record, in :data:`INSERT`'s order."""
-    return [(tenant, word, audit_id) for word in sorted(asked_words(query, filters))]
+    return [(tenant, digest_of(word), audit_id) for word in sorted(asked_words(query, filters))]
 
 
 def m034_audit_words(tx: Tx) -> None:
@@ -83,13 +93,27 @@ def m034_audit_words(tx: Tx) -> None:
         from .postgres.ddl import tenant_policies
 
         tenant_policies(tx)
-    rows = _rows_of(
-        tx.iterate(
+    fill(tx)
+
+
+def fill(tx: Tx) -> int:
+    """Write the words of every record (the step's, and a recovered store's: recover copies
+    the records, and finds their words again); how many rows. The records are read a batch at
+    a time, by id, so that a long audit is never held in memory whole."""
+    written, after = 0, 0
+    while True:
+        records = tx.all(
             f"SELECT tenant, id, query, filters FROM retrieval_audit {EVERY_TENANT_STATEMENT}"
+            " WHERE id > ? ORDER BY id LIMIT ?",
+            (after, BACKFILL_BATCH),
         )
-    )
-    if rows:
-        tx.executemany(INSERT, rows)
+        if not records:
+            return written
+        after = records[-1]["id"]
+        rows = _rows_of(records)
+        if rows:
+            tx.executemany(INSERT, rows)
+        written += len(rows)
 
 
 def _rows_of(records: Iterable[Any]) -> list[tuple[Any, ...]]:

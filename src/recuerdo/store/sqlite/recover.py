@@ -14,19 +14,22 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidInput, StoreError
-from .. import released_hashes, tallies
+from .. import audit_words, released_hashes, tallies
 from .driver import sqlite3
 
 BATCH = 1000
 # The tallies (m031) are counted again as the items are copied: the old ones would count the
 # items lost to the damage, and a store from before the step has none to copy. The released
-# hashes (m032) are found again: the chunks lost to the damage released none.
+# hashes (m032) are found again: the chunks lost to the damage released none. The audit
+# records' words (m034) are found again from the records copied: a store from before the step
+# has none, and a damaged table would leave records no forget could find.
 _NOT_COPIED = {
     "_migrations",
     "sqlite_sequence",
     "index_marks",
     tallies.TABLE,
     released_hashes.TABLE,
+    audit_words.TABLE,
 }
 
 
@@ -77,6 +80,7 @@ def recover(source: str, target: str) -> dict[str, Any]:
         new.execute(released_hashes.RELEASE_UNUSED)
         # Tag rows copied from a store older than m026 come without their items' categories.
         new.execute(FILL_CATEGORIES)
+        audit_words.fill(SQLiteTx(new, lambda _: None))
         # The words index holds no text to copy: it is filled again from the chunks' spans.
         index_all(SQLiteTx(new, lambda _: None))
         # Derived work starts over: the upkeep re-indexes (the trigram index is empty: items
