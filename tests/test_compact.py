@@ -17,6 +17,7 @@ from psycopg import sql
 import recuerdo
 from recuerdo.doors.cli import cli
 from recuerdo.engine import restore_memory
+from recuerdo.store.base import OWED_MARKS, REBUILD_OWED
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.connection import schema_name
 
@@ -263,3 +264,27 @@ def test_a_rebuild_owed_by_a_postgres_memory_is_not_owed_by_its_restored_copy(
     restore_memory("restored", tmp_path / "memory.jsonl.gz", base_dir=tmp_path)
     with recuerdo.open("restored", base_dir=tmp_path, create=False) as restored:
         assert restored.index_status()["backend"]["rebuild_owed"] is False
+
+
+def _owed(memory: recuerdo.Memory) -> list[str]:
+    with memory._store.read() as tx:
+        rows = tx.all("SELECT name FROM index_marks WHERE name IN (?, ?) ORDER BY name", OWED_MARKS)
+    return [row["name"] for row in rows]
+
+
+def test_a_forget_that_finds_nothing_owes_nothing(app_memory: recuerdo.Memory) -> None:
+    """A forget of an id that is not there, or no longer, changed no row: it marked a VACUUM of
+    every table and a rebuild of the GIN indexes as owed all the same. One that deletes still
+    owes both."""
+    ids = _fill(app_memory, 3)
+    assert app_memory.forget(ids[0]) is True
+    assert REBUILD_OWED in _owed(app_memory)  # the VACUUM's mark may be cleared already
+    app_memory.compact()
+    assert _owed(app_memory) == []
+    for missing in (ids[0], ids[-1] + 1000):
+        assert app_memory.forget(missing) is False
+    assert _owed(app_memory) == []
+    assert app_memory.index_status()["backend"]["rebuild_owed"] is False
+    assert app_memory.forget(ids[1]) is True
+    assert REBUILD_OWED in _owed(app_memory)
+    assert app_memory.index_status()["backend"]["rebuild_owed"] is True

@@ -56,6 +56,10 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+_CHANGES = ("INSERT", "UPDATE", "DELETE", "MERGE")
+"""The command tags of statements that change rows (a forget's erasing needs one)."""
+
+
 class PostgresTx:
     """A :class:`~recuerdo.store.base.Tx` over one psycopg connection."""
 
@@ -91,7 +95,10 @@ class PostgresTx:
 
     def _run(self, sql: str, params: Params) -> Any:
         with translated(), self._scope_for(sql):
-            return statements.run(self._conn, sql, params)
+            ran = statements.run(self._conn, sql, params)
+        if ran.rowcount > 0 and (ran.statusmessage or "").startswith(_CHANGES):
+            self._local.changed = True
+        return ran
 
     def execute(self, sql: str, params: Params = ()) -> int:
         return int(self._run(sql, params).rowcount)
@@ -100,7 +107,10 @@ class PostgresTx:
         if not rows:
             return 0
         with translated(), self._scope_for(sql):
-            return statements.run_many(self._conn, sql, rows)
+            changed = statements.run_many(self._conn, sql, rows)
+        if changed > 0:  # only writes are sent many times
+            self._local.changed = True
+        return changed
 
     def one(self, sql: str, params: Params = ()) -> Row | None:
         row: Row | None = self._run(sql, params).fetchone()
@@ -127,7 +137,11 @@ class PostgresTx:
         # The words index is a column of the chunk row: deleting the row deletes its words.
         # The dead tuples go at the VACUUM that Store.reclaim asks for after the commit; this
         # transaction records it as owed, so a process that ends first leaves it to the next,
-        # and the commit asks for it (whether or not the caller calls reclaim).
+        # and the commit asks for it (whether or not the caller calls reclaim). A forget that
+        # changed no row (an id that is not there) owes nothing: it marked both, and each such
+        # call cost a VACUUM of every table and said a rebuild was owed (decision 0066).
+        if not getattr(self._local, "changed", False):
+            return
         maintenance.owe_reclaim(self)
         self._local.owes_reclaim = True
 
@@ -375,7 +389,7 @@ class PostgresStore:
                 _rollback(conn)
                 raise
             local.conn, local.writing, local.scope = conn, 1, scope
-            local.owes_reclaim = False
+            local.owes_reclaim = local.changed = False
             try:
                 yield PostgresTx(conn, shared, scope)
             except BaseException:
@@ -390,6 +404,7 @@ class PostgresStore:
                         self.reclaim()
             finally:
                 local.conn, local.writing, local.owes_reclaim = None, 0, False
+                local.changed = False
 
     @contextmanager
     def read(self) -> Iterator[PostgresTx]:
