@@ -188,7 +188,7 @@ def _old_recall(memory: Any, search: str, limit: int) -> list[int]:
     """recall(search=...) as it ran before 0028: every candidate read, sorted, and the rest
     counted up to 100,000 (the same SQL, on the store's connection; the index keeps each entry
     under the negative of its id since m024)."""
-    from recuerdo.store.sqlite.search import _INDEXED_UPTO, trigram_expression
+    from recuerdo.store.sqlite.search import INDEXED_UPTO, trigram_expression
 
     check, checked = "", []
     if len(search) > 3:
@@ -200,7 +200,7 @@ def _old_recall(memory: Any, search: str, limit: int) -> list[int]:
     found = (
         "SELECT hit.id FROM entry_trigrams JOIN items AS hit ON hit.id = -entry_trigrams.rowid"
         f" WHERE entry_trigrams MATCH ? AND hit.tenant = ?{check}"
-        f" UNION ALL SELECT tail.id FROM items AS tail WHERE tail.id > ({_INDEXED_UPTO})"
+        f" UNION ALL SELECT tail.id FROM items AS tail WHERE tail.id > ({INDEXED_UPTO})"
         " AND tail.tenant = ? AND instr(recuerdo_fold(tail.content), ?) > 0"
     )
     tenant, folded = memory.tenant, search.casefold()
