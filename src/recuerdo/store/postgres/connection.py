@@ -56,10 +56,6 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-_CHANGES = ("INSERT", "UPDATE", "DELETE", "MERGE")
-"""The command tags of statements that change rows (a forget's erasing needs one)."""
-
-
 class PostgresTx:
     """A :class:`~recuerdo.store.base.Tx` over one psycopg connection."""
 
@@ -95,10 +91,7 @@ class PostgresTx:
 
     def _run(self, sql: str, params: Params) -> Any:
         with translated(), self._scope_for(sql):
-            ran = statements.run(self._conn, sql, params)
-        if ran.rowcount > 0 and (ran.statusmessage or "").startswith(_CHANGES):
-            self._local.changed = True
-        return ran
+            return statements.run(self._conn, sql, params)
 
     def execute(self, sql: str, params: Params = ()) -> int:
         return int(self._run(sql, params).rowcount)
@@ -107,10 +100,7 @@ class PostgresTx:
         if not rows:
             return 0
         with translated(), self._scope_for(sql):
-            changed = statements.run_many(self._conn, sql, rows)
-        if changed > 0:  # only writes are sent many times
-            self._local.changed = True
-        return changed
+            return statements.run_many(self._conn, sql, rows)
 
     def one(self, sql: str, params: Params = ()) -> Row | None:
         row: Row | None = self._run(sql, params).fetchone()
@@ -139,8 +129,10 @@ class PostgresTx:
         # transaction records it as owed, so a process that ends first leaves it to the next,
         # and the commit asks for it (whether or not the caller calls reclaim). A forget that
         # changed no row (an id that is not there) owes nothing: it marked both, and each such
-        # call cost a VACUUM of every table and said a rebuild was owed (decision 0066).
-        if not getattr(self._local, "changed", False):
+        # call cost a VACUUM of every table and said a rebuild was owed (decision 0066). The
+        # server knows: a transaction gets its id at its first change of a row, by whatever
+        # statement, trigger or function.
+        if self.scalar("SELECT txid_current_if_assigned() IS NULL"):
             return
         maintenance.owe_reclaim(self)
         self._local.owes_reclaim = True
@@ -389,7 +381,7 @@ class PostgresStore:
                 _rollback(conn)
                 raise
             local.conn, local.writing, local.scope = conn, 1, scope
-            local.owes_reclaim = local.changed = False
+            local.owes_reclaim = False
             try:
                 yield PostgresTx(conn, shared, scope)
             except BaseException:
@@ -404,7 +396,6 @@ class PostgresStore:
                         self.reclaim()
             finally:
                 local.conn, local.writing, local.owes_reclaim = None, 0, False
-                local.changed = False
 
     @contextmanager
     def read(self) -> Iterator[PostgresTx]:
