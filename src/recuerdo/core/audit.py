@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..core.clock import now_iso
 from ..store import audit_words
-from ..store.base import Store, Tx, like_pattern, rows_by_id
+from ..store.base import Store, Tx, groups, like_pattern, marks, rows_by_id
 from ..store.scope import EVERY_TENANT, scoped
 from .clock import to_iso
 from .items import MAIL, visible
@@ -23,6 +23,7 @@ from .secrets import redact
 DEFAULT_RETENTION_DAYS = 90
 PRUNE_EVERY_SECONDS = 3600.0
 MIN_SCRUB_CHARS = 3  # shorter texts would match nearly every record
+_PER_STATEMENT = 500  # ids or words a statement
 
 
 class AuditLog:
@@ -72,8 +73,7 @@ class AuditLog:
                 return 0
             # The buffer holds every tenant's records, whichever call flushes it.
             with scoped(EVERY_TENANT), store.write() as tx:
-                # At an older schema (a restore's, a test's) the step writes them when it runs.
-                keeps_words = audit_words.kept(tx)
+                words: list[tuple[Any, ...]] = []
                 for row in self._pending:
                     audit_id = tx.scalar(
                         "INSERT INTO retrieval_audit (tenant, principal, verb, scope, query,"
@@ -88,10 +88,10 @@ class AuditLog:
                             " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                             [(row[0], item, audit_id) for item in items],
                         )
-                    if keeps_words:
-                        words = audit_words.word_rows(row[0], audit_id, row[4], row[5])
-                        if words:
-                            tx.executemany(audit_words.INSERT, words)
+                    words += audit_words.word_rows(row[0], audit_id, row[4], row[5])
+                # At an older schema (a restore's, a test's) the step writes them when it runs.
+                if words and audit_words.kept(tx):
+                    audit_words.insert(tx, words)
                 if prune:
                     prune_expired(tx)
                     self._next_prune = moment + PRUNE_EVERY_SECONDS
@@ -152,13 +152,10 @@ def scrub(
     filters hold any of ``texts`` (the forgotten names and values, any case), or that ask for
     a word of the ``forgotten`` text that memory no longer holds anywhere; how many."""
     removed = _scrub_words(tx, tenant, forgotten)
-    wanted = sorted(set(items))
-    for first in range(0, len(wanted), 500):
-        part = wanted[first : first + 500]
-        marks = ",".join("?" * len(part))
+    for part in groups(sorted(set(items)), _PER_STATEMENT):
         removed += tx.execute(
             "DELETE FROM retrieval_audit WHERE tenant = ? AND id IN (SELECT audit_id"
-            f" FROM retrieval_audit_items WHERE tenant = ? AND item_id IN ({marks}))",
+            f" FROM retrieval_audit_items WHERE tenant = ? AND item_id IN ({marks(part)}))",
             (tenant, tenant, *part),
         )
     for text in {t.strip().lower() for t in texts if t and len(t.strip()) >= MIN_SCRUB_CHARS}:
@@ -192,12 +189,12 @@ def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
             (audit_words.digest_of(word), word) for word in audit_words.words_of(text or "")
         )
     asked: set[str] = set()
-    for part in _parts(sorted(words)):
+    for part in groups(sorted(words), _PER_STATEMENT):
         asked.update(
             words[bytes(row["digest"])]
             for row in tx.all(
                 f"SELECT DISTINCT digest FROM {audit_words.TABLE}"
-                f" WHERE tenant = ? AND digest IN ({_marks(part)})",
+                f" WHERE tenant = ? AND digest IN ({marks(part)})",
                 (tenant, *part),
             )
         )
@@ -205,10 +202,10 @@ def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
         return 0
     vanished = asked - tx.text.words_held(tenant, sorted(asked))
     removed = 0
-    for part in _parts(sorted(audit_words.digest_of(word) for word in vanished)):
+    for part in groups(sorted(map(audit_words.digest_of, vanished)), _PER_STATEMENT):
         removed += tx.execute(
             "DELETE FROM retrieval_audit WHERE tenant = ? AND id IN (SELECT audit_id"
-            f" FROM {audit_words.TABLE} WHERE tenant = ? AND digest IN ({_marks(part)}))",
+            f" FROM {audit_words.TABLE} WHERE tenant = ? AND digest IN ({marks(part)}))",
             (tenant, tenant, *part),
         )
     return removed
@@ -230,21 +227,12 @@ def _scrub_words_read(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
         return 0
     vanished = words - tx.text.words_held(tenant, sorted(words))
     doomed = [audit_id for audit_id, named in asked.items() if named & vanished]
-    for part in _parts(doomed):
+    for part in groups(doomed, _PER_STATEMENT):
         tx.execute(
-            f"DELETE FROM retrieval_audit WHERE tenant = ? AND id IN ({_marks(part)})",
+            f"DELETE FROM retrieval_audit WHERE tenant = ? AND id IN ({marks(part)})",
             (tenant, *part),
         )
     return len(doomed)
-
-
-def _parts(values: list[Any], size: int = 500) -> Iterator[list[Any]]:
-    for first in range(0, len(values), size):
-        yield values[first : first + size]
-
-
-def _marks(values: list[Any]) -> str:
-    return ",".join("?" * len(values))
 
 
 def read(

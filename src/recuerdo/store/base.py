@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 Row = Mapping[str, Any]
 Params = Sequence[Any]
@@ -289,6 +289,7 @@ OWED_MARKS = (RECLAIM_OWED, REBUILD_OWED)
 """Both name their server's transaction ids: a restored copy owes neither."""
 
 _IDS_PER_QUERY = 10_000  # bound parameters, well under SQLite's limit
+_V = TypeVar("_V")
 
 
 def rows_by_id(
@@ -322,7 +323,7 @@ def any_tag(alias: str, tags: Sequence[str]) -> tuple[str, list[Any]]:
     and ``c``, listed twice by a search for either)."""
     return (
         f"EXISTS (SELECT 1 FROM item_tags t WHERE t.tenant = {alias}.tenant"
-        f" AND t.item_id = {alias}.id AND t.tag IN ({_marks(tags)}) LIMIT 1)",
+        f" AND t.item_id = {alias}.id AND t.tag IN ({marks(tags)}) LIMIT 1)",
         [*tags],
     )
 
@@ -332,7 +333,7 @@ def every_tag(alias: str, tags: Sequence[str]) -> tuple[str, list[Any]]:
     (given without repeats)."""
     return (
         f"(SELECT count(*) FROM item_tags t WHERE t.tenant = {alias}.tenant"
-        f" AND t.item_id = {alias}.id AND t.tag IN ({_marks(tags)})) = ?",
+        f" AND t.item_id = {alias}.id AND t.tag IN ({marks(tags)})) = ?",
         [*tags, len(tags)],
     )
 
@@ -354,10 +355,18 @@ def tagged_ids(
     grouped = " GROUP BY t.item_id HAVING count(*) = ?" if every else ""
     return (
         f"{alias}.id IN (SELECT t.item_id FROM item_tags t WHERE t.tenant = ?"
-        f" AND t.tag IN ({_marks(tags)}){of_category}{grouped})",
+        f" AND t.tag IN ({marks(tags)}){of_category}{grouped})",
         [tenant, *tags, *([] if category is None else [category]), *([len(tags)] if every else [])],
     )
 
 
-def _marks(values: Sequence[Any]) -> str:
+def marks(values: Sequence[Any]) -> str:
+    """The parameter marks of an ``IN (...)`` list of ``values``."""
     return ", ".join("?" * len(values))
+
+
+def groups(values: Sequence[_V], size: int) -> Iterator[Sequence[_V]]:
+    """``values`` in consecutive groups of ``size`` (the last may be shorter): a statement each,
+    under the database's limit of bound parameters."""
+    for first in range(0, len(values), size):
+        yield values[first : first + size]

@@ -15,10 +15,9 @@ tenant's rows: it is memory-wide bookkeeping, as ``embeddings`` is.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-from .base import Row, Tx
+from .base import Row, Tx, groups
 
 TABLE = "released_hashes"
 STEP = "m032_released_hashes"
@@ -96,7 +95,7 @@ def take_orphans(tx: Tx) -> list[Row] | None:
         return None
     models = [row["model"] for row in tx.all(_MODELS)]
     vectored: set[Any] = set()  # bytes; hex text in a store from before m022
-    for part in _groups(released):
+    for part in groups(released, _GROUP):
         marks = ", ".join("?" * len(part))
         for model in models:
             vectored.update(
@@ -108,7 +107,7 @@ def take_orphans(tx: Tx) -> list[Row] | None:
             )
     unused = sorted(vectored - _carried(tx, sorted(vectored)))
     removed: list[Row] = []
-    for part in _groups(unused):
+    for part in groups(unused, _GROUP):
         marks = ", ".join("?" * len(part))
         for model in models:
             removed += tx.all(
@@ -138,7 +137,7 @@ def _carried(tx: Tx, hashes: list[Any]) -> set[Any]:
             )
         }
     carried: set[Any] = set()
-    for part in _groups(hashes):
+    for part in groups(hashes, _GROUP):
         marks = ", ".join("?" * len(part))
         carried.update(
             row["hash"]
@@ -150,8 +149,3 @@ def _carried(tx: Tx, hashes: list[Any]) -> set[Any]:
             )
         )
     return carried
-
-
-def _groups(values: list[Any]) -> Iterator[list[Any]]:
-    for first in range(0, len(values), _GROUP):
-        yield values[first : first + _GROUP]
