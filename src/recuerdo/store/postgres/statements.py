@@ -47,14 +47,18 @@ def _sendable(sql: str, params: Sequence[Any]) -> str:
     """The numbered text, once the parameters are checked against its marks: the server
     refuses too few, but takes too many when they carry a type (psycopg's own rewrite, which
     raw statements skip, refused both)."""
-    import psycopg
-
     text, marks = numbered(sql)
+    _check(marks, params)
+    return text
+
+
+def _check(marks: int, params: Sequence[Any]) -> None:
     if len(params) != marks:
+        import psycopg
+
         raise psycopg.ProgrammingError(
             f"the statement has {marks} marks but {len(params)} parameters were given"
         )
-    return text
 
 
 def adapted(params: Params) -> list[Any]:
@@ -85,9 +89,9 @@ def run_many(conn: Any, sql: str, rows: Sequence[Params]) -> int:
     values = [adapted(row) for row in rows]
     if not values:
         return 0
-    text = _sendable(sql, values[0])
-    for row in values[1:]:
-        _sendable(sql, row)  # each row's count is checked
+    text, marks = numbered(sql)  # once: the statement is the same for every row
+    for row in values:
+        _check(marks, row)
     with cursor(conn) as running:
         running.executemany(text, values)
         return int(running.rowcount)
