@@ -148,9 +148,9 @@ def register(cli: click.Group, emit_error: Any) -> None:
     def compact(state: Any) -> None:
         """Finish forgets and give back space: SQLite merges its full-text indexes and writes
         the file again (VACUUM: it holds writers off meanwhile and needs memory about the
-        file's size, disk about twice it); PostgreSQL
-        builds the memory's GIN indexes again, where words of forgotten text stay keys until
-        then (index_status says rebuild_owed), with reads and writes going on."""
+        file's size, disk about twice it); PostgreSQL builds the memory's GIN indexes again,
+        where words of forgotten text stay keys until then (index_status says rebuild_owed),
+        with reads and writes going on."""
         try:
             with state.open(create=False) as memory:
                 report = memory.compact()

@@ -269,8 +269,9 @@ class Store(Protocol):
         """Refresh the planner's statistics (after bulk loads, and now and then)."""
 
     def compact(self) -> dict[str, Any]:
-        """The owner's maintenance after deletions. SQLite: the file written again by VACUUM,
-        without the pages they freed (writers wait). PostgreSQL: every GIN index built again
+        """The owner's maintenance after deletions. SQLite: each full-text index merged into one
+        segment, then the file written again by VACUUM, without the pages they freed (writers
+        wait). PostgreSQL: every GIN index built again
         (a GIN index keeps each key until then) while reads and writes go on, and the
         planner's statistics taken again. Returns what was done."""
 
