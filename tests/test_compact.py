@@ -157,6 +157,19 @@ def _index_path(store: PostgresStore, index: str) -> str:
     return str(row[0])
 
 
+def _gin_files(store: PostgresStore) -> dict[str, str]:
+    """Each GIN index of the memory and its file (which a rebuild replaces)."""
+    with psycopg.connect(contract_url()) as conn:
+        rows = conn.execute(
+            "SELECT c.relname, pg_relation_filepath(c.oid) FROM pg_class c"
+            " JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'gin'"
+            " AND c.relnamespace = %s::regnamespace",
+            [schema_name(store.memory)],
+        ).fetchall()
+    assert rows
+    return {name: path for name, path in rows}
+
+
 def _file_bytes(path: str) -> int | None:
     """The size of a file of the data directory after a checkpoint; None once it is gone."""
     with psycopg.connect(contract_url(), autocommit=True) as conn:
@@ -205,13 +218,13 @@ def test_a_second_compact_at_once_is_told_so(app_memory: recuerdo.Memory) -> Non
     assert isinstance(store, PostgresStore)
     assert app_memory.forget(app_memory.remember("learning", f"the vault word is {WORD}"))
     assert store.settle(30)
-    words_index = _index_path(store, "chunks_words")  # its file changes when it is rebuilt
+    indexes = _gin_files(store)  # each file changes when its index is rebuilt
     with store.claim("compact") as mine:  # what a compact of another process holds
         assert mine
         with pytest.raises(recuerdo.Conflict, match="another process is compacting") as refused:
             app_memory.compact()
     assert refused.value.code == "conflict" and refused.value.status == 409
-    assert _index_path(store, "chunks_words") == words_index
+    assert _gin_files(store) == indexes
     assert app_memory.index_status()["backend"]["rebuild_owed"] is True
 
 
@@ -237,10 +250,12 @@ def test_only_the_owner_may_rebuild() -> None:
         user = recuerdo.open(owner.memory, store=borrowed, embedder="none")
         assert user.forget(secret)
         assert borrowed.settle(30)
+        indexes = _gin_files(owner)
         with pytest.raises(recuerdo.StoreError) as refused:
             user.compact()
         assert refused.value.code == "store_unavailable"
         assert "owner" in refused.value.detail
+        assert _gin_files(owner) == indexes  # none built again
         assert user.index_status()["backend"]["rebuild_owed"] is True
         with psycopg.connect(contract_url()) as conn:
             marks = conn.execute(
