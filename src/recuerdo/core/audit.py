@@ -183,11 +183,7 @@ def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
         return _scrub_words_read(tx, tenant, forgotten)
     if tx.scalar(f"SELECT 1 FROM {audit_words.TABLE} WHERE tenant = ? LIMIT 1", (tenant,)) is None:
         return 0
-    words: dict[bytes, str] = {}
-    for text in forgotten:
-        words.update(
-            (audit_words.digest_of(word), word) for word in audit_words.words_of(text or "")
-        )
+    words = {audit_words.digest_of(word): word for word in _words_of(forgotten)}
     asked: set[str] = set()
     for part in groups(sorted(words), _PER_STATEMENT):
         asked.update(
@@ -219,10 +215,7 @@ def _scrub_words_read(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
             "SELECT id, query, filters FROM retrieval_audit WHERE tenant = ?", (tenant,)
         )
     }
-    words: set[str] = set()
-    for text in forgotten:
-        words |= audit_words.words_of(text or "")
-    words &= set().union(*asked.values())
+    words = _words_of(forgotten) & set().union(*asked.values())
     if not words:
         return 0
     vanished = words - tx.text.words_held(tenant, sorted(words))
@@ -233,6 +226,13 @@ def _scrub_words_read(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
             (tenant, *part),
         )
     return len(doomed)
+
+
+def _words_of(texts: Iterable[str]) -> set[str]:
+    words: set[str] = set()
+    for text in texts:
+        words |= audit_words.words_of(text or "")
+    return words
 
 
 def read(
