@@ -16,7 +16,9 @@ vocabulary of 60, eleven writers, sentences drawn from a Zipf-shaped vocabulary)
   (every other entry is in one of 50 project scopes, the others in the default one), (g) a
   scope (the default one too) and a category,
 * a forget of the oldest entries and of the newest (p50; the oldest are the costliest to take
-  out of the trigram index), how long ``compact`` takes, and a forget of the oldest after it,
+  out of the trigram index), of the newest again with a search and a round of the upkeep
+  between (how an agent forgets: the round deletes the audit records the forget emptied,
+  decision 0069), how long ``compact`` takes, and a forget of the oldest after it,
 * peak RSS of the process.
 
 It prints a table and writes ``entries.json`` to ``--out`` (default ``benchmarks/results``).
@@ -45,6 +47,7 @@ from _common import (
     durable_rates,
     folder_mib,
     peak_rss_mib,
+    percentiles,
     print_table,
     time_calls,
     write_json,
@@ -156,7 +159,7 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
             mem.status, [{"scope": rng.choice(SCOPES)} for _ in range(counts)]
         )
         db_mib = folder_mib(Path(mem.location).parent, f"bench-{size}*")
-        forgets = forget_costs(mem, sorted(ids))
+        forgets = forget_costs(mem, sorted(ids), mid_words)
         mem.close()
     return {
         "size": size,
@@ -191,7 +194,7 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
     }
 
 
-def forget_costs(mem: recuerdo.Memory, ids: list[int]) -> dict[str, float]:
+def forget_costs(mem: recuerdo.Memory, ids: list[int], words: list[str]) -> dict[str, float]:
     """What a forget costs where its entry sits: the trigram index lists the newest entries
     first, so the oldest sit last in every list (decision 0067), and after ``compact``. The
     last thing measured: it takes entries out of the memory."""
@@ -203,6 +206,15 @@ def forget_costs(mem: recuerdo.Memory, ids: list[int]) -> dict[str, float]:
 
     before_oldest = time_calls(mem.forget, forgets(oldest))
     before_newest = time_calls(mem.forget, forgets(newest))
+    spaced, rounds = [], []
+    for word in random.Random(FORGETS).choices(words, k=FORGETS):
+        started = time.perf_counter()
+        mem.forget(next(newest))
+        spaced.append(time.perf_counter() - started)
+        mem.recall(search=word)
+        started = time.perf_counter()
+        mem._upkeep.drain()  # the round a quiet moment gives the worker, run here to be timed
+        rounds.append(time.perf_counter() - started)
     started = time.perf_counter()
     mem.compact()
     compact_s = time.perf_counter() - started
@@ -211,6 +223,8 @@ def forget_costs(mem: recuerdo.Memory, ids: list[int]) -> dict[str, float]:
         "forget_oldest_p50_ms": round(before_oldest[0], 2),
         "forget_oldest_p95_ms": round(before_oldest[1], 2),
         "forget_newest_p50_ms": round(before_newest[0], 2),
+        "forget_newest_spaced_p50_ms": round(percentiles(spaced)[0], 2),
+        "upkeep_round_after_forget_p50_ms": round(percentiles(rounds)[0], 2),
         "compact_s": round(compact_s, 2),
         "forget_oldest_after_compact_p50_ms": round(after_oldest[0], 2),
     }

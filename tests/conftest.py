@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import recuerdo
+from recuerdo.store import audit_sweep
 from recuerdo.store.sqlite import sqlite3
 from recuerdo.store.sqlite.connection import SQLiteStore, SQLiteTx
 
@@ -149,6 +150,17 @@ def tx_class_of(memory: recuerdo.Memory) -> type[Any]:
     from recuerdo.store.postgres.connection import PostgresTx
 
     return PostgresTx
+
+
+def audit_kept(memory: recuerdo.Memory, column: str = "query", tenant: str = "local") -> list[Any]:
+    """``column`` of the audit records of ``tenant`` a read shows, in id order: not those a
+    forget emptied, which wait for the upkeep's sweep (``store/audit_sweep.py``)."""
+    with memory._store.read() as tx:
+        live = f" AND {audit_sweep.LIVE}" if audit_sweep.applied(tx) else ""
+        rows = tx.all(
+            f"SELECT {column} FROM retrieval_audit WHERE tenant = ?{live} ORDER BY id", (tenant,)
+        )
+    return [row[column] for row in rows]
 
 
 def query_plan(memory: recuerdo.Memory, sql: str, params: Any = ()) -> list[str]:

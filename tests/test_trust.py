@@ -17,14 +17,16 @@ from recuerdo.core.clock import to_iso
 from recuerdo.doors.gateway import server_files
 from recuerdo.doors.guard import HostPolicy
 from recuerdo.errors import StoreError
+from recuerdo.store import audit_sweep
 from recuerdo.store.sqlite import sqlite3
 
-from .conftest import settled_dump, statements_run, tx_class_of
+from .conftest import audit_kept, settled_dump, statements_run, tx_class_of
 
 
 def _audit_rows(memory: recuerdo.Memory) -> list[tuple[str, str]]:
     with memory._store.read() as tx:
-        return [(r["tenant"], r["query"]) for r in tx.all("SELECT * FROM retrieval_audit")]
+        rows = tx.all(f"SELECT * FROM retrieval_audit WHERE {audit_sweep.LIVE} ORDER BY id")
+        return [(r["tenant"], r["query"]) for r in rows]
 
 
 def test_audit_records_past_their_retention_are_pruned(file_memory: recuerdo.Memory) -> None:
@@ -141,15 +143,13 @@ def test_a_record_asked_for_its_query_and_its_filters_values_not_their_names(
     memory.audit()
     assert memory.forget(board)
     assert memory.forget(named)
-    with memory._store.read() as tx:
-        rows = tx.all("SELECT filters FROM retrieval_audit WHERE tenant = 'local'")
-    assert [json.loads(row["filters"]) for row in rows] == [{"status": "archived"}]
+    assert [json.loads(filters) for filters in audit_kept(memory, "filters")] == [
+        {"status": "archived"}
+    ]
 
 
 def _queries_of(memory: recuerdo.Memory, tenant: str) -> list[str]:
-    with memory._store.read() as tx:
-        rows = tx.all("SELECT query FROM retrieval_audit WHERE tenant = ?", (tenant,))
-    return [row["query"] for row in rows]
+    return audit_kept(memory, tenant=tenant)
 
 
 def test_a_server_reads_paths_only_inside_its_root(tmp_path: Path) -> None:

@@ -145,7 +145,7 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
 
     index = claimed(indexing)
     cut = claimed(cutting)  # what a vector waits for: the newest items cut into chunks
-    cheap = [index, lambda: audit.flush(store)]
+    cheap = [index, lambda: audit.flush(store), lambda: audit.sweep(store)]
     return Upkeep(cheap, backlog, on_close=cheap, idle_tasks=[embed], settle_tasks=[cut, embed])
 
 

@@ -187,11 +187,14 @@ class MemoryBase:
         """A write that forgets. The audit records still buffered are written first: the scrub
         inside must see every query taken before the forget, or a query naming what is forgotten
         would reach the file after it. Last, the words of the deleted rows leave the full-text
-        indexes wherever the index does not remove them on delete (an SQLite older than 3.42)."""
+        indexes wherever the index does not remove them on delete (an SQLite older than 3.42).
+        The audit records it emptied are deleted by the upkeep's next round."""
         self._audit.flush(self._store)
         with self._write(rows) as tx:
             yield tx
             tx.purge_deleted_text()
+        self._audit.owe_sweep()
+        self._upkeep.poke(0)
 
     def _link_passages(
         self, tx: Tx, tenant: str, scope: str, passages: Sequence[tuple[int, str]]

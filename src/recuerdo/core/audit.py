@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..core.clock import now_iso
-from ..store import audit_words
+from ..store import audit_sweep, audit_words
 from ..store.base import Store, Tx, groups, like_pattern, marks, rows_by_id
 from ..store.scope import EVERY_TENANT, scoped
 from .clock import to_iso
@@ -31,6 +31,7 @@ class AuditLog:
         self._pending: list[tuple[Any, ...]] = []
         self._lock = threading.Lock()
         self._next_prune = 0.0
+        self._sweep_owed = True  # records emptied by a process that closed before its sweep
 
     def record(
         self,
@@ -61,6 +62,40 @@ class AuditLog:
 
     def __len__(self) -> int:
         return len(self._pending)
+
+    def owe_sweep(self) -> None:
+        """A forget committed: it may have emptied records for :meth:`sweep`."""
+        self._sweep_owed = True
+
+    def sweep(self, store: Store) -> int:
+        """Delete a batch of the records forgets emptied (``store/audit_sweep.py``), once a
+        forget was made (or the memory opened: a process may have closed before its sweep);
+        how many. The pages it wrote are then folded into the file as far as that needs no
+        wait (``Store.fold_log``): the next forget folds the log before it answers, and would
+        write them itself.
+
+        Not part of :meth:`flush`: a forget flushes the buffer first, and would sweep the
+        records an earlier forget emptied before it answers."""
+        if not self._sweep_owed:
+            return 0
+        # Cleared first: a forget committed while this sweep runs owes the next one.
+        self._sweep_owed = False
+        batch = audit_sweep.SWEEP_BATCH
+        try:
+            with scoped(EVERY_TENANT):
+                with store.read() as tx:  # most forgets empty none: no write for them
+                    if not audit_sweep.waiting(tx):
+                        return 0
+                with store.write() as tx:
+                    swept = audit_sweep.sweep(tx, batch)
+        except BaseException:
+            self._sweep_owed = True  # the store was busy or closing: the next round tries again
+            raise
+        if swept == batch:
+            self._sweep_owed = True
+        if swept:
+            store.fold_log()
+        return swept
 
     def flush(self, store: Store) -> int:
         """Write the buffered records (and, now and then, drop those past their retention).
@@ -150,25 +185,35 @@ def scrub(
 ) -> int:
     """Forgetting: drop the audit records that returned any of ``items``, whose query or
     filters hold any of ``texts`` (the forgotten names and values, any case), or that ask for
-    a word of the ``forgotten`` text that memory no longer holds anywhere; how many."""
-    removed = _scrub_words(tx, tenant, forgotten)
-    for part in groups(sorted(set(items)), _PER_STATEMENT):
-        removed += tx.execute(
-            "DELETE FROM retrieval_audit WHERE tenant = ? AND id IN (SELECT audit_id"
-            f" FROM retrieval_audit_items WHERE tenant = ? AND item_id IN ({marks(part)}))",
-            (tenant, tenant, *part),
+    a word of the ``forgotten`` text that memory no longer holds anywhere; how many. A dropped
+    record is emptied now and deleted by the upkeep later (``store/audit_sweep.py``)."""
+    emptying = audit_sweep.applied(tx)
+    removed = _scrub_words(tx, tenant, forgotten, emptying)
+    returned = sorted(set(items))
+    for part in groups(returned, _PER_STATEMENT):
+        removed += audit_sweep.drop(
+            tx,
+            tenant,
+            "id IN (SELECT audit_id FROM retrieval_audit_items WHERE tenant = ?"
+            f" AND item_id IN ({marks(part)}))",
+            (tenant, *part),
+            emptying=emptying,
         )
+    if emptying:
+        audit_sweep.drop_items(tx, tenant, returned)
     for text in {t.strip().lower() for t in texts if t and len(t.strip()) >= MIN_SCRUB_CHARS}:
         pattern = like_pattern(text)
-        removed += tx.execute(
-            "DELETE FROM retrieval_audit WHERE tenant = ? AND (lower(query) LIKE ? ESCAPE '\\'"
-            " OR lower(filters) LIKE ? ESCAPE '\\')",
-            (tenant, pattern, pattern),
+        removed += audit_sweep.drop(
+            tx,
+            tenant,
+            "lower(query) LIKE ? ESCAPE '\\' OR lower(filters) LIKE ? ESCAPE '\\'",
+            (pattern, pattern),
+            emptying=emptying,
         )
     return removed
 
 
-def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
+def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str], emptying: bool) -> int:
     """Drop the records that asked for a word (four letters or more) of the ``forgotten`` text
     that no stored passage of the tenant holds any more: such a query was about what was
     forgotten.
@@ -199,10 +244,13 @@ def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
     vanished = asked - tx.text.words_held(tenant, sorted(asked))
     removed = 0
     for part in groups(sorted(map(audit_words.digest_of, vanished)), _PER_STATEMENT):
-        removed += tx.execute(
-            "DELETE FROM retrieval_audit WHERE tenant = ? AND id IN (SELECT audit_id"
-            f" FROM {audit_words.TABLE} WHERE tenant = ? AND digest IN ({marks(part)}))",
-            (tenant, tenant, *part),
+        removed += audit_sweep.drop(
+            tx,
+            tenant,
+            f"id IN (SELECT audit_id FROM {audit_words.TABLE} WHERE tenant = ?"
+            f" AND digest IN ({marks(part)}))",
+            (tenant, *part),
+            emptying=emptying,
         )
     return removed
 
@@ -257,6 +305,8 @@ def read(
     if principal is not None:
         where.append("principal = ?")
         params.append(principal)
+    if audit_sweep.applied(tx):
+        where.append(audit_sweep.LIVE)  # emptied by a forget, waiting for the sweep
     # Newest first along the (tenant, created_at) index, which stops at the limit; in id
     # order every record of the tenant was read and sorted first (17.6 ms for 3,250 records).
     rows = tx.all(

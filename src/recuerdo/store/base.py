@@ -261,6 +261,13 @@ class Store(Protocol):
         """After a forgetting transaction committed: give the old pages back so no copy of the
         forgotten text stays (fold and truncate the WAL; vacuum)."""
 
+    def fold_log(self) -> None:
+        """Fold what the write-ahead log holds into the file now, as far as no reader or writer
+        has to be waited for, and never wait: a later :meth:`reclaim` has that much less to
+        copy before its forget answers. The upkeep calls it after deleting what forgets left
+        to it (``store/audit_sweep.py``). SQLite: a passive checkpoint. PostgreSQL: nothing
+        (the server checkpoints, and a forget's reclaim is a VACUUM, not a fold)."""
+
     def grew(self, rows: int) -> None:
         """A committed write added about ``rows`` items: a backend whose planner samples
         statistics takes new ones when its tables have grown enough."""

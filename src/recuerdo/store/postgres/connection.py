@@ -493,6 +493,10 @@ class PostgresStore:
         # On the reclaimer's thread: its cost grows with the indexes (decision 0061).
         self._live().reclaimer.ask()
 
+    def fold_log(self) -> None:
+        """Nothing: the server checkpoints its own log, and the rows a sweep deletes hold no
+        forgotten text to VACUUM away (decision 0069)."""
+
     def settle(self, timeout: float | None = None) -> bool:
         """Wait for the VACUUM that forgets asked for (tests, and callers about to copy the
         database's files): False if ``timeout`` came first."""

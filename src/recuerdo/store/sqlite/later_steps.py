@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..audit_sweep import m035_audit_sweep
 from ..audit_words import m034_audit_words
 from ..base import Tx
 from ..cascade_indexes import m033_cascade_indexes
@@ -37,5 +38,5 @@ LATER_STEPS = (
     *(m024_trigrams_newest_first, m025_note_titles, m026_tag_categories),
     *(m027_chunk_tokens, m028_entry_scopes, m029_folded_trigrams),
     *(m030_folded_entries, m031_item_tallies, m032_released_hashes),
-    *(m033_cascade_indexes, m034_audit_words),
+    *(m033_cascade_indexes, m034_audit_words, m035_audit_sweep),
 )
