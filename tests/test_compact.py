@@ -149,6 +149,24 @@ def test_a_forgotten_word_leaves_the_postgres_words_index_only_at_compact(
     assert len(app_memory.search("harbour crane", limit=100)["results"]) == 100
 
 
+def test_a_forgotten_text_leaves_the_postgres_statistics_with_the_forgets_vacuum(
+    app_memory: recuerdo.Memory,
+) -> None:
+    """The statistics sample whole short texts (the largest text is a bound of the
+    histogram): they quoted a forgotten entry until ``compact`` or autovacuum analysed."""
+    _fill(app_memory, 200)
+    secret = app_memory.remember("learning", f"zz the vault word is {WORD}")
+    app_memory._upkeep.drain()
+    store = app_memory._store
+    assert isinstance(store, PostgresStore)
+    store.optimize()
+    assert WORD in _stats(store)
+    assert app_memory.forget(secret)
+    assert store.settle(30)
+    assert WORD not in _stats(store)
+    assert "harbour" in _stats(store)  # taken again, not dropped
+
+
 def _index_path(store: PostgresStore, index: str) -> str:
     with psycopg.connect(contract_url()) as conn:
         name = f"{sql.Identifier(schema_name(store.memory)).as_string(conn)}.{index}"

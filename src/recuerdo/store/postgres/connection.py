@@ -308,7 +308,8 @@ class PostgresStore:
             vector_search="memory" if vectors is None else "pgvector",
             vector_search_limit=_vector_limit(vectors),
             secure_delete=False,
-            erasure="rows are deleted, then the memory's tables and indexes are vacuumed; old "
+            erasure="rows are deleted, then the memory's tables and indexes are vacuumed and "
+            "their statistics taken again; old "
             "row versions can stay in unused pages, the write-ahead log and replicas until "
             "PostgreSQL reuses or recycles them, and words only forgotten text held stay keys "
             "of the GIN indexes until `compact` rebuilds them (docs/decisions/0066)",

@@ -11,9 +11,10 @@ once analysed. So a process analyses its memory once the rows it wrote since it 
 what the table held then (at least ``FIRST_ANALYZE_ROWS``): a few statements over a load of
 any size, and none for the steady trickle autovacuum handles.
 
-VACUUM after a forgetting (decision 0061): ``VACUUM (INDEX_CLEANUP ON)``, since a plain VACUUM
-skips the indexes when the dead rows sit on under 2% of a table's pages (a forget in a large
-memory): their index entries, titles, topic keys and entity names among them, stayed. Its
+VACUUM after a forgetting (decision 0061): ``VACUUM (INDEX_CLEANUP ON, ANALYZE)``, since a
+plain VACUUM skips the indexes when the dead rows sit on under 2% of a table's pages (a forget
+in a large memory): their index entries, titles, topic keys and entity names among them,
+stayed; and the statistics quoted forgotten texts until analysed again (decision 0070). Its
 cost grows with the indexes' size, so it runs on a thread of the process, not in the forget's
 call, and forgets that come while it runs share the next one. The forget's own transaction
 records the VACUUM as owed (``RECLAIM_OWED`` in ``index_marks``): a process that ends before it
@@ -34,7 +35,10 @@ if TYPE_CHECKING:
     from .connection import PostgresStore, _Shared
 
 FIRST_ANALYZE_ROWS = 500
-VACUUM_EVERY_INDEX = "VACUUM (INDEX_CLEANUP ON)"
+VACUUM_EVERY_INDEX = "VACUUM (INDEX_CLEANUP ON, ANALYZE)"
+"""After a forget: its index entries go too (decision 0061), and the planner's statistics are
+taken again, since they quote sampled rows (a histogram's bounds are whole short texts):
+the forgotten ones stayed there until ``compact`` or autovacuum analysed (decision 0070)."""
 
 HORIZON_PATIENCE = 10.0  # seconds a VACUUM waits for older transactions before it runs anyway
 RETRY_AFTER = 30.0  # seconds before a VACUUM that ran too early is run again
