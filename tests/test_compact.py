@@ -124,8 +124,8 @@ def test_a_forgotten_word_leaves_the_postgres_words_index_only_at_compact(
     app_memory: recuerdo.Memory,
 ) -> None:
     """The word is in the words index's file after the forget and its VACUUM; compact builds
-    the index again, the old file is emptied, and the statistics, which sampled the entry's
-    text (the largest text is a bound of the histogram), are taken again."""
+    the index again, and the old file is emptied. (The statistics, which sampled the entry's
+    text, were taken again by the forget's VACUUM already: the test below.)"""
     _fill(app_memory, 200)
     secret = app_memory.remember("learning", f"zz the vault word is {WORD}")
     app_memory._upkeep.drain()
