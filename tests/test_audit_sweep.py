@@ -5,6 +5,7 @@ each at that item's place in an index, and an erasing forget writes every page i
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -235,3 +236,32 @@ def test_the_sweep_does_not_wait_for_a_reader(file_memory: recuerdo.Memory) -> N
     finally:
         reader.close()
     assert _emptied(file_memory) == 0
+
+
+def test_the_worker_sweeps_after_a_forget_unasked(file_memory: recuerdo.Memory) -> None:
+    """The forget wakes the upkeep: its worker deletes the emptied records in a quiet moment,
+    with no drain and no later write (the wiring is the same on every backend)."""
+    memory = file_memory
+    entry = memory.remember("learning", "harbour cranes at dawn")
+    memory._upkeep.drain()
+    _searched(memory, "harbour")
+    deadline = time.monotonic() + 20
+    while memory._upkeep.running and time.monotonic() < deadline:
+        time.sleep(0.05)  # the worker the write woke has gone idle: only the forget wakes it
+    assert not memory._upkeep.running
+    assert memory.forget(entry)
+    while _emptied(memory) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _emptied(memory) == 0
+
+
+def test_closing_sweeps(base: Path) -> None:
+    with recuerdo.open("closing", base_dir=base, embedder="none") as memory:
+        entry = memory.remember("learning", "harbour cranes at dawn")
+        memory._upkeep.drain()
+        _searched(memory, "harbour")
+        memory._upkeep.stop(drain=False)  # no worker: the close alone is left to sweep
+        assert memory.forget(entry)
+        assert _emptied(memory) == 1
+    with recuerdo.open("closing", base_dir=base, embedder="none") as memory:
+        assert _emptied(memory) == 0
