@@ -120,21 +120,28 @@ def _stats(store: PostgresStore) -> str:
     return " ".join(row[0] for row in rows)
 
 
+def _forgotten_and_vacuumed(memory: recuerdo.Memory) -> PostgresStore:
+    """An entry holding ``WORD`` among 200 others, quoted by the statistics, then forgotten;
+    its store once the forget's VACUUM has run."""
+    _fill(memory, 200)
+    secret = memory.remember("learning", f"zz the vault word is {WORD}")
+    memory._upkeep.drain()
+    store = memory._store
+    assert isinstance(store, PostgresStore)
+    store.optimize()
+    assert WORD in _stats(store)
+    assert memory.forget(secret)
+    assert store.settle(30)
+    return store
+
+
 def test_a_forgotten_word_leaves_the_postgres_words_index_only_at_compact(
     app_memory: recuerdo.Memory,
 ) -> None:
     """The word is in the words index's file after the forget and its VACUUM; compact builds
     the index again, and the old file is emptied. (The statistics, which sampled the entry's
     text, were taken again by the forget's VACUUM already: the test below.)"""
-    _fill(app_memory, 200)
-    secret = app_memory.remember("learning", f"zz the vault word is {WORD}")
-    app_memory._upkeep.drain()
-    store = app_memory._store
-    assert isinstance(store, PostgresStore)
-    store.optimize()
-    assert WORD in _stats(store)
-    assert app_memory.forget(secret)
-    assert store.settle(30)
+    store = _forgotten_and_vacuumed(app_memory)
     # VACUUM took the row's id from the key's list, and left the key.
     old_file = _index_path(store, "chunks_words")
     assert WORD.encode() in _index_file(store, "chunks_words")
@@ -154,15 +161,7 @@ def test_a_forgotten_text_leaves_the_postgres_statistics_with_the_forgets_vacuum
 ) -> None:
     """The statistics sample whole short texts (the largest text is a bound of the
     histogram): they quoted a forgotten entry until ``compact`` or autovacuum analysed."""
-    _fill(app_memory, 200)
-    secret = app_memory.remember("learning", f"zz the vault word is {WORD}")
-    app_memory._upkeep.drain()
-    store = app_memory._store
-    assert isinstance(store, PostgresStore)
-    store.optimize()
-    assert WORD in _stats(store)
-    assert app_memory.forget(secret)
-    assert store.settle(30)
+    store = _forgotten_and_vacuumed(app_memory)
     assert WORD not in _stats(store)
     assert "harbour" in _stats(store)  # taken again, not dropped
 
