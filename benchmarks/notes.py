@@ -16,6 +16,8 @@ Then, on the filled stores:
   transaction costs, without the re-indexing that follows it); and the CPU of the process per
   rewrite, its re-indexing included (no baseline needed);
 * ``get``, ``history`` and ``recent`` (16 KiB, one scope or all) p50/p95;
+* a forget of an entry after each few edits of notes, re-cut by the upkeep (p50/p95: what a
+  memory in use pays for the words the re-cut left in the index, decision 0071);
 * ``revision`` of each note's first version (the oldest: the most deltas to apply), and of old
   versions of one 30 KB document edited 200 times;
 * database size per stored revision, the bytes of the revisions table itself per revision
@@ -33,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +51,7 @@ from _common import (
     durable_rates,
     folder_mib,
     peak_rss_mib,
+    percentiles,
     print_table,
     time_calls,
     write_json,
@@ -64,6 +68,7 @@ TARGETS = {
     "key_edit_vs_raw": (">=", 0.6),
 }
 LONG_VERSIONS = 200
+EDITS_BETWEEN_FORGETS = 5
 
 
 def vocabulary(rng: random.Random, size: int = 4000) -> list[str]:
@@ -205,6 +210,28 @@ def cpu_per_call(write: Any, mem: recuerdo.Memory, n: int) -> float:
     return (time.process_time() - start) * 1000 / n
 
 
+def forgets_between_edits(
+    mem: recuerdo.Memory, edit_one: Callable[[int, int], None]
+) -> tuple[float, float]:
+    """p50/p95 in ms of forgetting an entry in a memory whose notes are being edited: a few
+    edits, re-cut by the upkeep, before each forget. A re-cut leaves the words of the chunks
+    it replaced in the words index's older segments (decision 0027), and a forget of anything
+    merged the whole index to drop them (decision 0071)."""
+    entries = mem.remember_many(
+        [{"category": "learning", "content": f"a passing remark number {n}"} for n in range(40)]
+    )
+    mem._upkeep.drain()
+    samples = []
+    for round_ in range(len(entries)):
+        for i in range(EDITS_BETWEEN_FORGETS):
+            edit_one(-1 - round_, i)
+        mem._upkeep.drain()
+        start = time.perf_counter()
+        mem.forget(entries[round_])
+        samples.append(time.perf_counter() - start)
+    return percentiles(samples)
+
+
 def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     words = vocabulary(rng)
@@ -257,6 +284,7 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
             edited.revision,
             [{"id": long_note, "version": rng.randint(1, LONG_VERSIONS - 1)} for _ in range(200)],
         )
+        forget_after_edits = forgets_between_edits(edited, edit_one)
         # Last: with the upkeep stopped, the timed saves pay for their own transaction only
         # (the re-indexing they queue is done after the rounds).
         mem._upkeep.stop(drain=False)
@@ -288,6 +316,8 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         "revision_v1_p95_ms": round(first[1], 2),
         "long_doc_old_revision_p50_ms": round(old[0], 2),
         "long_doc_old_revision_p95_ms": round(old[1], 2),
+        "forget_after_edits_p50_ms": round(forget_after_edits[0], 2),
+        "forget_after_edits_p95_ms": round(forget_after_edits[1], 2),
         "peak_rss_mib": peak_rss_mib(),
     }
 

@@ -14,6 +14,7 @@ import recuerdo
 from recuerdo.index.chunk import chunk_spans
 from recuerdo.store.chunk_text import chunks_with_text
 
+from .conftest import statements_run
 from .older_layouts import entries_indexed_before_folds
 
 WORDS = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo"]
@@ -166,3 +167,35 @@ def test_a_chunk_an_embedding_mark_passed_without_a_vector_gets_one_at_the_step(
         memory._upkeep.drain()
         assert list(_vectors(memory, [missed["hash"]])) == [missed["hash"]]
         assert _vectors(memory, [other["hash"]]) == before
+
+
+@pytest.mark.parametrize("forget", ["entry", "note"])
+def test_forgetting_one_item_merges_the_words_index_only_for_its_own_old_chunks(
+    base: Path, monkeypatch: pytest.MonkeyPatch, forget: str
+) -> None:
+    """Another note's superseded chunks hold none of a forgotten entry's or note's text (what
+    they held stays in that note's history anyway): merging the whole index for them made a
+    forget in a memory whose notes are edited cost a merge of every segment (decision 0071).
+    Forgetting a name or a passage still merges (the test above)."""
+    with recuerdo.open("purge", base_dir=base) as memory:
+        edited = memory.save("Plan", f"Body {MARKER} first", key="plan")["id"]
+        memory._upkeep.drain()
+        memory.save("Plan", "Body without it", key="plan")
+        text = "the Vorquelline cranes lift at dawn"
+        gone = (
+            memory.remember("learning", text)
+            if forget == "entry"
+            else memory.save("Other", text, key="other")["id"]
+        )
+        memory._upkeep.drain()
+        with statements_run(monkeypatch) as seen:
+            assert memory.forget(gone) if forget == "entry" else memory.delete(gone, hard=True)
+        assert [sql for sql, _ in seen if "'optimize'" in sql] == []
+        with memory._store.read() as tx:
+            listed = [row["item_id"] for row in tx.all("SELECT item_id FROM chunk_fts_residue")]
+        assert listed == [edited]
+        memory.delete(edited, hard=True)  # its own old chunks go with it
+        with memory._store.read() as tx:
+            assert tx.all("SELECT * FROM chunk_fts_residue") == []
+    assert _on_disk(base, "Vorquelline") == []
+    assert _on_disk(base, MARKER) == []

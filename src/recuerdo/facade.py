@@ -183,16 +183,18 @@ class MemoryBase:
             self._upkeep.poke(rows)
 
     @contextlib.contextmanager
-    def _erasing_write(self, rows: int = 0) -> Iterator[Tx]:
+    def _erasing_write(self, rows: int = 0, *, superseded: bool = False) -> Iterator[Tx]:
         """A write that forgets. The audit records still buffered are written first: the scrub
         inside must see every query taken before the forget, or a query naming what is forgotten
         would reach the file after it. Last, the words of the deleted rows leave the full-text
-        indexes wherever the index does not remove them on delete (an SQLite older than 3.42).
+        indexes wherever the index does not remove them on delete (an SQLite older than 3.42);
+        with ``superseded``, the words every item's superseded chunks left there too (what
+        forgets a name or a passage found in other items asks: ``Tx.purge_deleted_text``).
         The audit records it emptied are deleted by the upkeep's next round."""
         self._audit.flush(self._store)
         with self._write(rows) as tx:
             yield tx
-            tx.purge_deleted_text()
+            tx.purge_deleted_text(superseded=superseded)
         self._audit.owe_sweep()
         self._upkeep.poke(0)
 

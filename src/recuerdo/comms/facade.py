@@ -247,7 +247,7 @@ class CommsVerbs(MemoryBase):
         Args:
             conversation_id: The conversation's id.
         """
-        with self._erasing_write() as tx:
+        with self._erasing_write(superseded=True) as tx:
             reply = erase.forget_conversation(tx, self.tenant, self.principal, conversation_id)
         if not reply["already_forgotten"]:
             self._store.reclaim()  # the WAL still holds the old pages: fold and truncate it

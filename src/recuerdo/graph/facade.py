@@ -226,7 +226,7 @@ class KnowledgeVerbs(MemoryBase):
         if len(given) != 1:
             raise InvalidInput(f"give exactly one of {', '.join(forget.FORMS)}")
         [(form, value)] = given.items()
-        with self._erasing_write() as tx:
+        with self._erasing_write(superseded=True) as tx:
             reply = forget.forget(
                 tx,
                 tenant=self.tenant,

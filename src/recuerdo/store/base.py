@@ -173,9 +173,13 @@ class Tx(Protocol):
     def json_text(self, column: str, key: str) -> str:
         """An SQL expression: the text value of ``key`` in the JSON object of ``column``."""
 
-    def purge_deleted_text(self) -> None:
+    def purge_deleted_text(self, *, superseded: bool = False) -> None:
         """Inside a forgetting transaction: make the words of deleted rows leave the full-text
-        indexes now (where the index does not remove them on delete)."""
+        indexes now (where the index does not remove them on delete). With ``superseded``,
+        also the words that any item's superseded chunks left there
+        (:meth:`delete_superseded_chunks`): a forgotten name or passage may sit in another
+        item's old chunk. A forgotten item's own superseded chunks go with its row, whatever
+        is asked."""
 
     def insert_returning_ids(self, sql: str, rows: Sequence[Params]) -> list[int]:
         """Insert each parameter row with ``sql`` (``INSERT ... VALUES (one row) RETURNING
@@ -190,7 +194,7 @@ class Tx(Protocol):
     def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
         """Delete chunks ``(tenant, item_id, chunk_id)`` that an edit of their item replaced.
         Their words may stay in the full-text index's pages (as they stay in the item's
-        history) until the item is deleted or :meth:`purge_deleted_text` runs."""
+        history) until the item is deleted or :meth:`purge_deleted_text` asks for them."""
 
 
 @dataclass(frozen=True)

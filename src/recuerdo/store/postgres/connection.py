@@ -123,7 +123,7 @@ class PostgresTx:
         # The families keep JSON as text (as SQLite does); a malformed value reads as NULL.
         return f"recuerdo_json_text({column}, '{key}')"
 
-    def purge_deleted_text(self) -> None:
+    def purge_deleted_text(self, *, superseded: bool = False) -> None:
         # The words index is a column of the chunk row: deleting the row deletes its words.
         # The dead tuples go at the VACUUM that Store.reclaim asks for after the commit; this
         # transaction records it as owed, so a process that ends first leaves it to the next,

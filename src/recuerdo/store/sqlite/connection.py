@@ -143,16 +143,19 @@ class SQLiteTx:
             raise ValueError(f"not a JSON key name: {key!r}")
         return f"json_extract({column}, '$.{key}')"
 
-    def purge_deleted_text(self) -> None:
+    def purge_deleted_text(self, *, superseded: bool = False) -> None:
         if not FTS5_SECURE_DELETE:  # this library leaves deleted terms in index segments
             # One merge of every segment drops them from the words index (contentless: it
             # cannot be rebuilt from a table). The trigram index is emptied and its mark set
             # back, as a restore does: the upkeep fills it again (searches scan meanwhile).
             self.execute(PURGE)
             empty_entry_trigrams(self)
-        elif self.scalar("SELECT 1 FROM chunk_fts_residue /* every tenant */ LIMIT 1"):
+        elif superseded and self.scalar(
+            "SELECT 1 FROM chunk_fts_residue /* every tenant */ LIMIT 1"
+        ):
             # Words of superseded chunks may still be in older segments: one merge of every
-            # segment drops all deleted entries (superseded_schema.py).
+            # segment drops all deleted entries (superseded_schema.py). It costs a merge of the
+            # whole index, so only the forgets that ask (decision 0071).
             self.execute(PURGE)
             self.execute("DELETE FROM chunk_fts_residue /* every tenant */")
 

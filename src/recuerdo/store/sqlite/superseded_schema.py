@@ -10,9 +10,10 @@ names the items whose words may so remain.
 Forgetting must still erase them. Deleting such an item's row (what every erasure of an item
 does: an entry's forget, a hard delete, ``forget_knowledge``, a conversation's erasure) merges
 the whole index into one segment (FTS5 ``optimize``), which drops every deleted entry, and
-clears the list. ``purge_deleted_text`` (``forget_knowledge``, a conversation's erasure) does
-the same while any item is listed: a forgotten passage or name may also be in another item's
-superseded chunk.
+clears the list. ``purge_deleted_text(superseded=True)`` (``forget_knowledge``, a
+conversation's erasure) does the same while any item is listed: a forgotten passage or name
+may also be in another item's superseded chunk. Other forgets do not ask: the merge costs a
+rewrite of the whole index (``docs/decisions/0071``).
 """
 
 from __future__ import annotations
