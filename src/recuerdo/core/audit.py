@@ -224,7 +224,9 @@ def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str], emptying: bool) 
     of words (a document, a note's history) and the audit seldom names more than a few
     (docs/decisions/0064). Reading every record instead made a forget's cost grow with the
     audit (docs/decisions/0068)."""
-    if not audit_words.kept(tx):  # a store opened at an older schema (a restore's, a test's)
+    # A store opened at an older schema (a restore's, a test's); the sweep's step (``emptying``)
+    # comes after the words' one, so at its schema the words are kept.
+    if not emptying and not audit_words.kept(tx):
         return _scrub_words_read(tx, tenant, forgotten)
     if tx.scalar(f"SELECT 1 FROM {audit_words.TABLE} WHERE tenant = ? LIMIT 1", (tenant,)) is None:
         return 0

@@ -27,6 +27,7 @@ from typing import Any
 
 from .audit_words import TABLE as WORDS
 from .base import Tx, groups, marks
+from .migrations import has_step
 from .scope import EVERY_TENANT_STATEMENT
 
 STEP = "m035_audit_sweep"
@@ -54,7 +55,7 @@ def applied(tx: Tx) -> bool:
     """Whether the store empties dropped records: not at a schema from before the step (a
     store opened at an older schema, which a restore does before it takes the later steps);
     there a forget deletes them, as before."""
-    return tx.scalar("SELECT 1 FROM _migrations WHERE name = ?", (STEP,)) is not None
+    return has_step(tx, STEP)
 
 
 def drop(tx: Tx, tenant: str, condition: str, params: Sequence[Any], *, emptying: bool) -> int:
@@ -103,17 +104,17 @@ def waiting(tx: Tx) -> bool:
 def sweep(tx: Tx, limit: int = SWEEP_BATCH) -> int:
     """Delete up to ``limit`` emptied records of every tenant, with the rows that cascade from
     them; how many."""
-    waiting = tx.all(
+    emptied = tx.all(
         f"SELECT tenant, id FROM retrieval_audit {EVERY_TENANT_STATEMENT}"
         " WHERE scrubbed = 1 LIMIT ?",
         (limit,),
     )
     by_tenant: dict[str, list[int]] = {}
-    for row in waiting:
+    for row in emptied:
         by_tenant.setdefault(row["tenant"], []).append(row["id"])
     for tenant, ids in by_tenant.items():
         tx.execute(
             f"DELETE FROM retrieval_audit WHERE tenant = ? AND id IN ({marks(ids)})",
             (tenant, *ids),
         )
-    return len(waiting)
+    return len(emptied)

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .base import Tx, groups
+from .migrations import has_step
 from .scope import EVERY_TENANT_STATEMENT
 
 STEP = "m034_audit_words"
@@ -54,7 +55,7 @@ _BY_AUDIT = f"CREATE INDEX {TABLE}_by_audit ON {TABLE} (tenant, audit_id)"
 def kept(tx: Tx) -> bool:
     """Whether the store keeps the records' words: not at a schema from before the step (a
     store opened at an older schema, which a restore does before it takes the later steps)."""
-    return tx.scalar("SELECT 1 FROM _migrations WHERE name = ?", (STEP,)) is not None
+    return has_step(tx, STEP)
 
 
 def digest_of(word: str) -> bytes:

@@ -58,6 +58,13 @@ def check_not_newer(schema: Schema, applied: list[str], version: int, where: str
         )
 
 
+def has_step(tx: Tx, name: str) -> bool:
+    """Whether the store's schema has taken step ``name``: a later step's data may be absent
+    from a store opened at an older schema (a restore's, before it takes the later steps; a
+    test's), and code that reads it keeps the older way there."""
+    return tx.scalar("SELECT 1 FROM _migrations WHERE name = ?", (name,)) is not None
+
+
 def stamp() -> str:
     """Now, in the store's text form (the clock's format: UTC with microseconds)."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

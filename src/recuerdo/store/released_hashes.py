@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Row, Tx, groups
+from .base import Row, Tx, groups, marks
+from .migrations import has_step
 
 TABLE = "released_hashes"
 STEP = "m032_released_hashes"
@@ -88,7 +89,7 @@ def take_orphans(tx: Tx) -> list[Row] | None:
     and forget those hashes: the vectors deleted (``id``, ``model``), or None when no chunk
     was deleted since the last time. The chunks are read in every tenant (a text's vector is
     shared by all), and only for the texts that have a vector."""
-    if tx.scalar("SELECT 1 FROM _migrations WHERE name = ?", (STEP,)) is None:
+    if not has_step(tx, STEP):
         return None  # a store opened at an older schema (a test's, a restore's): the step collects
     released = [row["hash"] for row in tx.all(f"SELECT hash FROM {TABLE}")]
     if not released:
@@ -96,22 +97,21 @@ def take_orphans(tx: Tx) -> list[Row] | None:
     models = [row["model"] for row in tx.all(_MODELS)]
     vectored: set[Any] = set()  # bytes; hex text in a store from before m022
     for part in groups(released, _GROUP):
-        marks = ", ".join("?" * len(part))
         for model in models:
             vectored.update(
                 row["hash"]
                 for row in tx.all(
-                    f"SELECT hash FROM embeddings WHERE model = ? AND hash IN ({marks})",
+                    f"SELECT hash FROM embeddings WHERE model = ? AND hash IN ({marks(part)})",
                     [model, *part],
                 )
             )
     unused = sorted(vectored - _carried(tx, sorted(vectored)))
     removed: list[Row] = []
     for part in groups(unused, _GROUP):
-        marks = ", ".join("?" * len(part))
         for model in models:
             removed += tx.all(
-                f"DELETE FROM embeddings WHERE model = ? AND hash IN ({marks}) RETURNING id, model",
+                f"DELETE FROM embeddings WHERE model = ? AND hash IN ({marks(part)})"
+                " RETURNING id, model",
                 [model, *part],
             )
     tx.execute(f"DELETE FROM {TABLE}")
@@ -138,13 +138,12 @@ def _carried(tx: Tx, hashes: list[Any]) -> set[Any]:
         }
     carried: set[Any] = set()
     for part in groups(hashes, _GROUP):
-        marks = ", ".join("?" * len(part))
         carried.update(
             row["hash"]
             for row in tx.all(
                 f"{_TENANT_WALK} SELECT DISTINCT c.hash FROM tenants t CROSS JOIN chunks c"
                 " /* every tenant */ WHERE t.tenant IS NOT NULL AND c.tenant = t.tenant"
-                f" AND c.hash IN ({marks})",
+                f" AND c.hash IN ({marks(part)})",
                 part,
             )
         )
