@@ -17,7 +17,9 @@ Then, on the filled stores:
   rewrite, its re-indexing included (no baseline needed);
 * ``get``, ``history`` and ``recent`` (16 KiB, one scope or all) p50/p95;
 * a forget of an entry after each few edits of notes, re-cut by the upkeep (p50/p95: what a
-  memory in use pays for the words the re-cut left in the index, decision 0071);
+  memory in use pays for the words the re-cut left in the index, decision 0071), and the hard
+  delete of a note just edited and re-cut, before the upkeep's quiet moment erased the words
+  its old chunk left (decision 0072);
 * ``revision`` of each note's first version (the oldest: the most deltas to apply), and of old
   versions of one 30 KB document edited 200 times;
 * database size per stored revision, the bytes of the revisions table itself per revision
@@ -69,6 +71,7 @@ TARGETS = {
 }
 LONG_VERSIONS = 200
 EDITS_BETWEEN_FORGETS = 5
+HARD_DELETES = 40
 
 
 def vocabulary(rng: random.Random, size: int = 4000) -> list[str]:
@@ -232,6 +235,24 @@ def forgets_between_edits(
     return percentiles(samples)
 
 
+def hard_deletes_after_an_edit(
+    mem: recuerdo.Memory, edit_key: Callable[[str], int], keys: list[str]
+) -> tuple[float, float]:
+    """p50/p95 in ms of the hard delete of a note right after an edit of it was re-cut: its
+    old chunk's words are still in the words index (the upkeep erases them in a quiet moment,
+    which this skips). Before decision 0072 such a delete merged the whole index for them."""
+    mem._upkeep.stop(drain=False)  # its quiet moment would erase them first: drained by hand
+    samples = []
+    for key in keys:
+        note = edit_key(key)
+        mem._upkeep.drain(tasks=mem._upkeep._tasks)  # the re-cut, not the quiet moment's work
+        start = time.perf_counter()
+        mem.delete(note, hard=True)
+        samples.append(time.perf_counter() - start)
+        mem._upkeep.drain()
+    return percentiles(samples)
+
+
 def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     words = vocabulary(rng)
@@ -285,6 +306,14 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
             [{"id": long_note, "version": rng.randint(1, LONG_VERSIONS - 1)} for _ in range(200)],
         )
         forget_after_edits = forgets_between_edits(edited, edit_one)
+
+        def edit_key(key: str) -> int:
+            last[key] = edit(rng, words, last[key]) + " (deleted next)"
+            return int(edited.save(f"Note {key}", last[key], key=key, scope=edit_scopes[key])["id"])
+
+        hard_delete_after_edit = hard_deletes_after_an_edit(
+            edited, edit_key, rng.sample(sorted(last), HARD_DELETES)
+        )
         # Last: with the upkeep stopped, the timed saves pay for their own transaction only
         # (the re-indexing they queue is done after the rounds).
         mem._upkeep.stop(drain=False)
@@ -318,6 +347,8 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         "long_doc_old_revision_p95_ms": round(old[1], 2),
         "forget_after_edits_p50_ms": round(forget_after_edits[0], 2),
         "forget_after_edits_p95_ms": round(forget_after_edits[1], 2),
+        "hard_delete_after_edit_p50_ms": round(hard_delete_after_edit[0], 2),
+        "hard_delete_after_edit_p95_ms": round(hard_delete_after_edit[1], 2),
         "peak_rss_mib": peak_rss_mib(),
     }
 

@@ -1,7 +1,7 @@
 """Re-cutting an edited item (``docs/decisions/0027-superseded-chunks.md``): chunks the new text
 still has keep their rows (id, vector, full-text entry); the others are superseded. On SQLite
-they leave the full-text index without a secure delete, and forgetting the item still erases
-their words from the file."""
+their words stay in the full-text index, listed as stale and found by no search, until the
+upkeep's quiet moment or a forget erases them (``docs/decisions/0072-stale-words.md``)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import pytest
 import recuerdo
 from recuerdo.index.chunk import chunk_spans
 from recuerdo.store.chunk_text import chunks_with_text
+from recuerdo.store.sqlite import stale_words
+from recuerdo.store.sqlite.connection import SQLiteStore
 
 from .conftest import statements_run
 from .older_layouts import entries_indexed_before_folds
@@ -92,38 +94,108 @@ def _on_disk(folder: Path, needle: str) -> list[str]:
 MARKER = "Kzwylpendrasupx"  # no stemmable ending: the index keeps it whole, lower-cased
 
 
+def _recut(memory: recuerdo.Memory) -> None:
+    """The upkeep's work on the writes so far, without what it leaves to a quiet moment (the
+    stale words' erasure among it)."""
+    memory._upkeep.drain(tasks=memory._upkeep._tasks)
+
+
+def _stale(memory: recuerdo.Memory) -> list[tuple[str, int]]:
+    with memory._store.read() as tx:
+        rows = tx.all("SELECT tenant, item_id FROM chunk_fts_stale /* every tenant */")
+    return [(row["tenant"], row["item_id"]) for row in rows]
+
+
+def _index_pages(memory: recuerdo.Memory) -> set[int]:
+    """The rows of the words index's pages but its two records (averages, structure): a merge
+    of every segment writes them all under new ids."""
+    with memory._store.read() as tx:
+        return {int(row["id"]) for row in tx.all("SELECT id FROM chunk_fts_data")} - {1, 10}
+
+
+def _indexed_term(memory: recuerdo.Memory, term: str) -> bool:
+    """Whether the words index still holds ``term`` (its bytes in a page: the tail after the
+    first letter, which a page's prefix compression may share with the term before)."""
+    with memory._store.read() as tx:
+        blocks = [bytes(row["block"]) for row in tx.all("SELECT block FROM chunk_fts_data")]
+    return any(term[1:].lower().encode() in block for block in blocks)
+
+
+def _edited_away(memory: recuerdo.Memory) -> int:
+    """A note whose first version named MARKER, cut into chunks, then saved without it and cut
+    again; its id. The old chunk's words stay in the index, listed as stale. The worker is
+    stopped first: its quiet moment would erase them (the tests drain what they need)."""
+    memory._upkeep.stop(drain=False)
+    filler = "Ordinary background passage about shipping schedules and invoices. " * 3
+    for number in range(60):  # enough index segments and pages for a deleted word to linger
+        memory.save(f"Filler {number}", f"{filler} number {number}.")
+    note = int(memory.save("Plan", f"Body {MARKER} and the {filler}", key="plan")["id"])
+    _recut(memory)
+    memory.save("Plan", f"Body without it and the {filler}", key="plan")
+    _recut(memory)
+    return note
+
+
 @pytest.mark.parametrize("forget", ["hard delete", "forget of another item"])
 def test_a_word_only_a_superseded_chunk_held_leaves_the_file_when_forgotten(
     base: Path, forget: str
 ) -> None:
     """A note's first version names the marker, it is chunked, then saved without it: the
-    re-cut deletes the old chunk without a secure delete (the note is listed as holding such
-    words). Forgetting then erases the marker from every file: deleting the note, or (for a
-    note that stays) any forget, which purges what superseded chunks left."""
+    re-cut leaves the old chunk's words indexed, listed as stale, and no search finds them.
+    Forgetting then erases the marker from every file: deleting the note, or (for a note that
+    stays) a forget of a passage, which erases what every superseded chunk left."""
     memory = recuerdo.open("erasure", base_dir=base)
-    filler = "Ordinary background passage about shipping schedules and invoices. " * 3
-    for number in range(60):  # enough index segments and pages for a deleted word to linger
-        memory.save(f"Filler {number}", f"{filler} number {number}.")
-    memory._upkeep.drain()
-    note = memory.save("Plan", f"Body {MARKER} and the {filler}", key="plan")["id"]
-    memory._upkeep.drain()
-    memory.save("Plan", f"Body without it and the {filler}", key="plan")
-    memory._upkeep.drain()
-    with memory._store.read() as tx:
-        listed = tx.all("SELECT tenant, item_id FROM chunk_fts_residue")
-    assert [(r["tenant"], r["item_id"]) for r in listed] == [(memory.tenant, note)]
+    note = _edited_away(memory)
+    assert _stale(memory) == [(memory.tenant, note)]
+    assert _indexed_term(memory, MARKER)
     assert memory.search(MARKER, stages=["lexical"])["results"] == []
     memory.audit(limit=5)  # the search's audit record (naming the marker) is on disk now
     if forget == "forget of another item":
         other = memory.remember_knowledge(content="A passage to forget.", source="other")
+        _recut(memory)
         memory.forget_knowledge(passage=other["doc_id"])
-        with memory._store.read() as tx:
-            assert tx.all("SELECT * FROM chunk_fts_residue") == []  # purged without the note
+        assert _stale(memory) == []  # erased without the note
+        assert not _indexed_term(memory, MARKER)
     memory.delete(note, hard=True)  # its history holds the marker too
-    with memory._store.read() as tx:
-        assert tx.all("SELECT * FROM chunk_fts_residue") == []
+    assert _stale(memory) == []
     memory.close()
     assert _on_disk(base, MARKER) == []
+
+
+def test_the_upkeep_erases_stale_words_in_a_quiet_moment(memory: recuerdo.Memory) -> None:
+    """What the re-cut left in the words index leaves it at the upkeep's next quiet round (not
+    in a round between writes), while the note (and its history) stays."""
+    if not isinstance(memory._store, SQLiteStore):
+        pytest.skip("a chunk's words leave PostgreSQL with its row")
+    note = _edited_away(memory)
+    assert _stale(memory) == [(memory.tenant, note)]
+    memory._upkeep.step(quiet=False)  # the worker's round while writes keep coming
+    assert _stale(memory) == [(memory.tenant, note)]
+    assert memory._store.check()["ok"]  # listed words are not orphans
+    memory._upkeep.step(quiet=True)
+    assert _stale(memory) == []
+    assert not _indexed_term(memory, MARKER)
+    assert memory.get(note)["content"].startswith("Body without it")
+    assert memory._store.check()["ok"]
+
+
+def test_no_search_and_no_audit_scrub_finds_a_stale_chunks_words(memory: recuerdo.Memory) -> None:
+    """While they wait for the upkeep, a stale chunk's words answer no search (the item keeps
+    no chunk that holds them) and count as held by no chunk (what the audit's scrub asks after
+    a forget)."""
+    memory._upkeep.stop(drain=False)
+    note = memory.save("Plan", f"Body {MARKER} first", key="plan")["id"]
+    _recut(memory)
+    memory.save("Plan", "Body quillwort second", key="plan")
+    _recut(memory)
+    if isinstance(memory._store, SQLiteStore):
+        assert _stale(memory) == [(memory.tenant, note)]
+    assert memory.search(MARKER, stages=["lexical"])["results"] == []
+    [hit] = memory.search("quillwort", stages=["lexical"])["results"]
+    assert hit["id"] == note
+    with memory._store.read() as tx:
+        assert tx.text.words_held(memory.tenant, [MARKER.lower(), "quillwort"]) == {"quillwort"}
+    assert memory._store.check()["ok"]
 
 
 def test_the_newest_notes_edited_chunk_gets_its_vector(memory: recuerdo.Memory) -> None:
@@ -169,33 +241,146 @@ def test_a_chunk_an_embedding_mark_passed_without_a_vector_gets_one_at_the_step(
         assert _vectors(memory, [other["hash"]]) == before
 
 
-@pytest.mark.parametrize("forget", ["entry", "note"])
-def test_forgetting_one_item_merges_the_words_index_only_for_its_own_old_chunks(
+@pytest.mark.parametrize("library", ["with the secure delete", "without it"])
+def test_a_new_chunk_never_takes_a_stale_chunks_id(
+    base: Path, monkeypatch: pytest.MonkeyPatch, library: str
+) -> None:
+    """The newest chunk of the memory is replaced by a cut with fewer chunks: its words stay
+    indexed under its id. A chunk given that id would be found by them (a word the note no
+    longer holds would find the other note), also under a library without FTS5's secure delete
+    opening a store a newer one wrote (the list outlives the library)."""
+    with recuerdo.open("ids", base_dir=base, embedder="none") as memory:
+        memory._upkeep.stop(drain=False)
+        text = "\n\n".join(_paragraph(seed) for seed in range(3))
+        note = memory.save("Field guide", text, key="guide")["id"]
+        _recut(memory)
+        last = max(c["id"] for c in _chunks(memory, note))
+        memory.save("Field guide", text.rsplit("\n\n", 1)[0], key="guide")
+        _recut(memory)
+        assert _stale(memory) == [(memory.tenant, note)]
+        if library == "without it":
+            monkeypatch.setattr(stale_words, "FTS5_SECURE_DELETE", False)
+        other = memory.save("Other", "Quillwort grows by the pond", key="other")["id"]
+        _recut(memory)
+        (chunk,) = _chunks(memory, other)
+        assert chunk["id"] > last
+        assert memory.search(f"{WORDS[3]}2", stages=["lexical"])["results"] == []
+        assert memory._store.check()["ok"]
+        memory.delete(other, hard=True)
+        memory.delete(note, hard=True)
+        assert _stale(memory) == []
+    assert _on_disk(base, "quillwort") == []
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        ("UPDATE chunk_fts_stale SET id = (SELECT max(id) FROM chunks)", "chunks listed as stale"),
+        ("UPDATE chunk_fts_stale SET id = id + 1000", "stale chunks not in the words index"),
+        ("UPDATE chunk_fts_stale SET item_id = item_id + 1000", "stale chunks of missing items"),
+    ],
+)
+def test_the_check_finds_a_damaged_list_of_stale_chunks(
+    base: Path, damage: str, problem: str
+) -> None:
+    """The list a forget trusts to tell the index a chunk's words: an id a chunk also has, one
+    the index does not hold (a delete of words it does not hold damages a contentless index),
+    or one of no item are reported."""
+    with recuerdo.open("listed", base_dir=base) as memory:
+        _edited_away(memory)
+        assert memory._store.check()["ok"]
+        with memory._store.write() as tx:
+            tx.execute(f"{damage} /* every tenant */")
+        found = memory._store.check()
+        with memory._store.write() as tx:  # the close must not tell the index those words
+            tx.execute("DELETE FROM chunk_fts_stale /* every tenant */")
+    assert not found["ok"]
+    assert any(line.startswith(f"{problem}: ") for line in found["problems"])
+
+
+@pytest.mark.parametrize("forget", ["entry", "note", "the edited note"])
+def test_forgetting_one_item_never_merges_the_words_index(
     base: Path, monkeypatch: pytest.MonkeyPatch, forget: str
 ) -> None:
     """Another note's superseded chunks hold none of a forgotten entry's or note's text (what
     they held stays in that note's history anyway): merging the whole index for them made a
     forget in a memory whose notes are edited cost a merge of every segment (decision 0071).
-    Forgetting a name or a passage still merges (the test above)."""
+    The edited note's own hard delete erased its old chunks' words by such a merge too, 72 ms at
+    10,000 notes: they are now erased where they are (decision 0072). Forgetting a name or a
+    passage erases every item's (the test above)."""
     with recuerdo.open("purge", base_dir=base) as memory:
-        edited = memory.save("Plan", f"Body {MARKER} first", key="plan")["id"]
-        memory._upkeep.drain()
-        memory.save("Plan", "Body without it", key="plan")
+        edited = _edited_away(memory)
         text = "the Vorquelline cranes lift at dawn"
         gone = (
-            memory.remember("learning", text)
+            edited
+            if forget == "the edited note"
+            else memory.remember("learning", text)
             if forget == "entry"
             else memory.save("Other", text, key="other")["id"]
         )
-        memory._upkeep.drain()
+        _recut(memory)
+        assert _stale(memory) == [(memory.tenant, edited)]
+        pages = _index_pages(memory)
         with statements_run(monkeypatch) as seen:
             assert memory.forget(gone) if forget == "entry" else memory.delete(gone, hard=True)
         assert [sql for sql, _ in seen if "'optimize'" in sql] == []
-        with memory._store.read() as tx:
-            listed = [row["item_id"] for row in tx.all("SELECT item_id FROM chunk_fts_residue")]
-        assert listed == [edited]
-        memory.delete(edited, hard=True)  # its own old chunks go with it
-        with memory._store.read() as tx:
-            assert tx.all("SELECT * FROM chunk_fts_residue") == []
+        assert len(pages & _index_pages(memory)) > len(pages) // 2  # the index not rewritten
+        assert _stale(memory) == ([] if gone == edited else [(memory.tenant, edited)])
+        if gone != edited:
+            memory.delete(edited, hard=True)  # its own old chunks go with it
+        assert _stale(memory) == []
     assert _on_disk(base, "Vorquelline") == []
     assert _on_disk(base, MARKER) == []
+
+
+def test_past_a_bound_a_forget_of_a_passage_merges_once_instead(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Erasing many stale chunks one by one costs more than one merge of the index: past
+    ERASE_ONE_BY_ONE, they are marked deleted and merged away, and still leave the file."""
+    monkeypatch.setattr(stale_words, "ERASE_ONE_BY_ONE", 0)
+    with recuerdo.open("many", base_dir=base) as memory:
+        note = _edited_away(memory)
+        other = memory.remember_knowledge(content="A passage to forget.", source="other")
+        _recut(memory)
+        assert _stale(memory) == [(memory.tenant, note)]
+        with statements_run(monkeypatch) as seen:
+            memory.forget_knowledge(passage=other["doc_id"])
+        assert [sql for sql, _ in seen if "'optimize'" in sql] != []
+        assert _stale(memory) == []
+        assert not _indexed_term(memory, MARKER)
+        memory.delete(note, hard=True)
+    assert _on_disk(base, MARKER) == []
+
+
+def test_the_step_merges_away_what_the_older_list_named(base: Path) -> None:
+    """A store from before m036 lists the items whose old words a merge must drop
+    (``chunk_fts_residue``): the step merges once and empties the list."""
+    from recuerdo.store.sqlite.connection import SQLiteStore as Store
+    from recuerdo.store.sqlite.schema import SCHEMA
+
+    path = base / "older.db"
+    older = Store(str(path), steps=SCHEMA.names().index("m036_stale_words"))
+    with recuerdo.open("older", store=older) as memory:
+        note = memory.save("Plan", f"Body {MARKER} first", key="plan")["id"]
+        memory._upkeep.drain()
+        (chunk,) = _chunks(memory, note)
+        with memory._store.write() as tx:  # what the older re-cut did: a marker, and the list
+            tx.execute("INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', 0)")
+            tx.execute(
+                "INSERT INTO chunk_fts (chunk_fts, rowid, title, body, context)"
+                " VALUES ('delete', ?, ?, ?, ?)",
+                (chunk["id"], chunk["title"], chunk["body"], chunk["context"]),
+            )
+            tx.execute("INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', 1)")
+            tx.execute("DELETE FROM chunks WHERE id = ?", (chunk["id"],))
+            tx.execute(
+                "INSERT INTO chunk_fts_residue (tenant, item_id) VALUES (?, ?)",
+                (memory.tenant, note),
+            )
+        assert _indexed_term(memory, MARKER)
+    older.close()
+    with recuerdo.open("older", store=Store(str(path))) as memory:
+        with memory._store.read() as tx:
+            assert tx.all("SELECT * FROM chunk_fts_residue /* every tenant */") == []
+        assert not _indexed_term(memory, MARKER)

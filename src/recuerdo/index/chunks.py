@@ -205,9 +205,10 @@ def rechunk_backlog(tx: Tx) -> int:
 
     A chunk whose words and vector text the new cut has too is kept (its id, its vector and
     its full-text entry; only its position is updated): an edit of one paragraph of a long
-    note replaces one chunk, not all of them. The others are superseded: they leave the
-    full-text index without a secure delete (``Tx.delete_superseded_chunks``), which was most
-    of the cost of a re-cut, and are purged for real when the item is forgotten."""
+    note replaces one chunk, not all of them. The others are superseded
+    (``Tx.delete_superseded_chunks``): on SQLite their words stay in the full-text index,
+    found by no search, until the upkeep's quiet moment or a forget erases them (a secure
+    delete of each was most of the cost of a re-cut; decision 0072)."""
     queued = [
         (str(row["tenant"]), int(row["item_id"]))
         for row in tx.all(

@@ -193,8 +193,9 @@ class Tx(Protocol):
 
     def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
         """Delete chunks ``(tenant, item_id, chunk_id)`` that an edit of their item replaced.
-        Their words may stay in the full-text index's pages (as they stay in the item's
-        history) until the item is deleted or :meth:`purge_deleted_text` asks for them."""
+        Their words may stay in the full-text index (as they stay in the item's history), never
+        found by a search, until :meth:`Store.erase_stale_words` erases them, the item is
+        deleted or :meth:`purge_deleted_text` asks for them."""
 
 
 @dataclass(frozen=True)
@@ -271,6 +272,13 @@ class Store(Protocol):
         copy before its forget answers. The upkeep calls it after deleting what forgets left
         to it (``store/audit_sweep.py``). SQLite: a passive checkpoint. PostgreSQL: nothing
         (the server checkpoints, and a forget's reclaim is a VACUUM, not a fold)."""
+
+    def erase_stale_words(self) -> int:
+        """Erase from the full-text index the words of a few chunks
+        :meth:`Tx.delete_superseded_chunks` left there, in a transaction of its own; how many
+        (0: none were left; most calls then write nothing). The upkeep's, in quiet moments. SQLite:
+        a secure delete of each (``store/sqlite/stale_words.py``). PostgreSQL: nothing (a
+        chunk's words leave with its row)."""
 
     def grew(self, rows: int) -> None:
         """A committed write added about ``rows`` items: a backend whose planner samples

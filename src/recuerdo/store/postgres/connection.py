@@ -498,6 +498,9 @@ class PostgresStore:
         """Nothing: the server checkpoints its own log, and the rows a sweep deletes hold no
         forgotten text to VACUUM away (decision 0069)."""
 
+    def erase_stale_words(self) -> int:
+        return 0  # a chunk's words leave with its row (PostgresTx.delete_superseded_chunks)
+
     def settle(self, timeout: float | None = None) -> bool:
         """Wait for the VACUUM that forgets asked for (tests, and callers about to copy the
         database's files): False if ``timeout`` came first."""

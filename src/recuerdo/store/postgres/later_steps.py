@@ -27,6 +27,11 @@ def m029_folded_trigrams(tx: Tx) -> None:
     checked with ``lower()``, and its index follows every write."""
 
 
+def m036_stale_words(tx: Tx) -> None:
+    """SQLite's step (``store/sqlite/stale_words.py``): here a chunk's words are a column of its
+    row, and leave with it."""
+
+
 LATER_STEPS = (
     *(m018_compact_store, m019_revision_deltas, m020_superseded_chunks),
     *(m021_chunk_spans, m022_binary_keys, m023_missed_vectors),
@@ -34,4 +39,5 @@ LATER_STEPS = (
     *(m027_chunk_tokens, m028_entry_scopes, m029_folded_trigrams),
     *(m030_folded_entries, m031_item_tallies, m032_released_hashes),
     *(m033_cascade_indexes, m034_audit_words, m035_audit_sweep),
+    m036_stale_words,
 )

@@ -12,8 +12,9 @@ text its item was cut from), so every way a chunk leaves says them again:
 * a deleted item takes its chunks' words out of the index first (``items_chunk_words``): the
   item's text is read once for all of its chunks;
 * a chunk deleted by itself (a passage blanked out of a document) takes its words out as it
-  goes (``chunk_fts_delete``), unless the index holds it no more: the re-cut of an edited item
-  (:func:`delete_superseded`) and a deleted item have done so already.
+  goes (``chunk_fts_delete``), unless the index holds it no more (a deleted item has done so
+  already) or the re-cut of an edited item left them there, listed as stale
+  (:func:`delete_superseded`, ``stale_words.py``).
 
 ``contentless_delete`` would remove a row without its words, but only by marking it deleted:
 its words stay in the index's pages until the segment holding them is merged, and a forgotten
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import STORED_CHUNK_FIELDS, stored_fields, word_fields
 from ..chunk_text import CUT_JOIN, CUT_TEXT, SEVERAL, by_id, chunks_with_text, keep_cut_texts
-from .driver import FTS5_SECURE_DELETE
+from . import stale_words
 
 if TYPE_CHECKING:
     from ..base import Tx
@@ -62,7 +63,6 @@ TRIGGERS = (
     END""",
 )
 _INSERT_WORDS = "INSERT INTO chunk_fts (rowid, title, body, context) VALUES (?, ?, ?, ?)"
-_SECURE_DELETE = "INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', ?)"
 _CHUNKS_PER_STEP = 500
 
 
@@ -73,9 +73,11 @@ def add_chunks(tx: Tx, rows: Sequence[Sequence[Any]]) -> list[int]:
     # Known here (one writer at a time), the ids key both inserts. Never one at or below an
     # embedding mark: the worker embeds the chunks above its mark, so a chunk given the id of
     # one just deleted (the newest note's chunk, replaced by an edit) would never get a vector.
+    # Nor a stale chunk's, whose words are still indexed under it (stale_words.py).
     first = int(
         tx.scalar(
             "SELECT max(coalesce((SELECT max(id) FROM chunks /* every tenant */), 0),"
+            f" {stale_words.highest_id(tx)},"
             " coalesce((SELECT max(upto) FROM index_marks WHERE name LIKE 'embed:%'), 0)) + 1"
         )
     )
@@ -90,26 +92,29 @@ def add_chunks(tx: Tx, rows: Sequence[Sequence[Any]]) -> list[int]:
     return ids
 
 
-def delete_superseded(tx: Tx, chunks: Sequence[tuple[str, int, int]]) -> list[tuple[str, int]]:
-    """The words of chunks ``(tenant, item_id, chunk_id)`` leave the index without a secure
-    delete (``superseded_schema.py``), read from the text they were cut from (still queued),
-    then the rows go; the items concerned, ``(tenant, item_id)``."""
-    by_tenant: dict[str, list[int]] = {}
-    for tenant, _, chunk_id in chunks:
-        by_tenant.setdefault(tenant, []).append(chunk_id)
+def delete_superseded(tx: Tx, chunks: Sequence[tuple[str, int, int]]) -> None:
+    """Chunks ``(tenant, item_id, chunk_id)`` that a re-cut replaced go. Their words, read from
+    the text they were cut from (still queued), stay in the index, listed as stale, until the
+    upkeep or a forget erases them (``stale_words.py``): a secure delete edits an index page
+    per term of the old chunk (8-12 ms a chunk at 2,000 notes). A library without the secure
+    delete takes them out now (every forget merges the whole index there), as does a store at a
+    schema before ``m036_stale_words``."""
+    by_tenant: dict[str, list[tuple[int, int]]] = {}
+    for tenant, item_id, chunk_id in chunks:
+        by_tenant.setdefault(tenant, []).append((item_id, chunk_id))
     words = []
-    for tenant, ids in by_tenant.items():
-        rows = by_id(tx, ids, tenant).values()
-        words += [(r["id"], r["title"], r["body"], r["context"]) for r in rows]
-    if FTS5_SECURE_DELETE:
-        # A secure delete edits an index page per term of the old chunk (8-12 ms a chunk at
-        # 2,000 notes); without it the delete is a marker written with the new chunks.
-        tx.execute(_SECURE_DELETE, (0,))
-    tx.executemany(f"{_DELETE_WORDS} VALUES ('delete', ?, ?, ?, ?)", words)
-    if FTS5_SECURE_DELETE:
-        tx.execute(_SECURE_DELETE, (1,))
+    for tenant, pairs in by_tenant.items():
+        rows = by_id(tx, [chunk_id for _, chunk_id in pairs], tenant)
+        words += [
+            (tenant, item_id, chunk_id, row["title"], row["body"], row["context"])
+            for item_id, chunk_id in pairs
+            if (row := rows.get(chunk_id)) is not None
+        ]
+    if stale_words.kept(tx):
+        stale_words.keep(tx, words)
+    else:  # a secure delete where the library has it (a store at an older schema)
+        tx.executemany(f"{_DELETE_WORDS} VALUES ('delete', ?, ?, ?, ?)", [w[2:] for w in words])
     tx.executemany("DELETE FROM chunks WHERE tenant = ? AND id = ?", [(t, c) for t, _, c in chunks])
-    return sorted({(tenant, item_id) for tenant, item_id, _ in chunks})
 
 
 def index_all(tx: Tx) -> None:

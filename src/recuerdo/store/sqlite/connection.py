@@ -31,7 +31,7 @@ from typing import Any
 from ...errors import InvalidInput, StorageFull, StoreDamaged, StoreError
 from .. import row_groups
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
-from . import chunk_spans, files, fresh, health, statistics
+from . import chunk_spans, files, fresh, health, stale_words, statistics
 from .describe import SQLiteArchive, copy_file
 from .driver import FTS5_SECURE_DELETE, sqlite3
 from .folded_trigrams_schema import empty_entry_trigrams
@@ -146,18 +146,20 @@ class SQLiteTx:
     def purge_deleted_text(self, *, superseded: bool = False) -> None:
         if not FTS5_SECURE_DELETE:  # this library leaves deleted terms in index segments
             # One merge of every segment drops them from the words index (contentless: it
-            # cannot be rebuilt from a table). The trigram index is emptied and its mark set
-            # back, as a restore does: the upkeep fills it again (searches scan meanwhile).
+            # cannot be rebuilt from a table), with the stale chunks' words marked deleted
+            # first. The trigram index is emptied and its mark set back, as a restore does: the
+            # upkeep fills it again (searches scan meanwhile).
+            stale_words.erase_all(self)
             self.execute(PURGE)
             empty_entry_trigrams(self)
-        elif superseded and self.scalar(
-            "SELECT 1 FROM chunk_fts_residue /* every tenant */ LIMIT 1"
-        ):
-            # Words of superseded chunks may still be in older segments: one merge of every
-            # segment drops all deleted entries (superseded_schema.py). It costs a merge of the
-            # whole index, so only the forgets that ask (decision 0071).
-            self.execute(PURGE)
-            self.execute("DELETE FROM chunk_fts_residue /* every tenant */")
+        elif superseded:
+            # Any item's old chunk may hold the forgotten name or passage (decision 0071).
+            merged = stale_words.erase_all(self)
+            if self.scalar("SELECT 1 FROM chunk_fts_residue /* every tenant */ LIMIT 1"):
+                # Listed before m036 by a library that could not merge at the step.
+                if not merged:
+                    self.execute(PURGE)
+                self.execute("DELETE FROM chunk_fts_residue /* every tenant */")
 
     def add_chunks(self, rows: Sequence[Params]) -> list[int]:
         return chunk_spans.add_chunks(self, rows)
@@ -169,15 +171,8 @@ class SQLiteTx:
         return ids
 
     def delete_superseded_chunks(self, chunks: Sequence[tuple[str, int, int]]) -> None:
-        if not chunks:
-            return
-        items = chunk_spans.delete_superseded(self, chunks)
-        if FTS5_SECURE_DELETE:  # without it every delete leaves its words; forgetting merges
-            self.executemany(
-                "INSERT INTO chunk_fts_residue (tenant, item_id) VALUES (?, ?)"
-                " ON CONFLICT (tenant, item_id) DO NOTHING",
-                items,
-            )
+        if chunks:
+            chunk_spans.delete_superseded(self, chunks)
 
 
 def convert(exc: sqlite3.DatabaseError, on_damage: Callable[[str], None]) -> StoreError:
@@ -448,6 +443,18 @@ class SQLiteStore:
         # PASSIVE never calls the busy handler: what a reader still needs stays in the log.
         with shared.lock:
             shared.writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+    def erase_stale_words(self) -> int:
+        with self.read() as tx:  # most quiet moments find none: no write for them
+            if not stale_words.waiting(tx):
+                return 0
+        with self.write(durable=False) as tx:  # redone after a crash that undid it
+            erased = stale_words.erase_some(tx)
+        if erased < stale_words.ERASE_BATCH:
+            # The pages it rewrote, folded now: the next forget folds the log before it
+            # answers, and would copy them itself (decision 0069).
+            self.fold_log()
+        return erased
 
     def grew(self, rows: int) -> None:
         """Nothing: the planner's figures are stated, not sampled (decision 0018)."""

@@ -45,8 +45,8 @@ class FreshSchema:
     rows: tuple[tuple[str, tuple[str, ...], tuple[tuple[Any, ...], ...]], ...]
     """(table, columns, rows) of every table the steps wrote rows to."""
     built_on: tuple[str, ...]
-    """The indexes, views and triggers, in the order the steps made them (a trigger fires
-    before the ones made after it on the same event)."""
+    """The indexes, views and triggers, in the order the steps made them (on one event, SQLite
+    fires the newest trigger first)."""
 
 
 STATISTICS = "sqlite_stat1"

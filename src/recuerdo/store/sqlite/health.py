@@ -15,6 +15,7 @@ from typing import Any
 
 from ...errors import StoreDamaged, StoreError
 from .. import released_hashes, tallies
+from . import stale_words
 from .driver import sqlite3
 from .search import INDEXED_UPTO
 
@@ -191,6 +192,8 @@ def report(conn: sqlite3.Connection) -> dict[str, Any]:
         for name, sql in _CONSISTENCY:
             if any(later in sql and later not in tables for later in _LATER_TABLES):
                 continue  # a store from before the step that made the table
+            if sql == _ORPHAN_WORDS and stale_words.TABLE in tables:
+                sql += f" AND {stale_words.NOT_LISTED.format(chunk='d.id')}"  # kept (m036)
             found = int(conn.execute(sql).fetchone()[0])
             counts[name] = found
             if found:
@@ -199,7 +202,11 @@ def report(conn: sqlite3.Connection) -> dict[str, Any]:
 
 
 _FOLDS = "entry_trigrams_folds"
-_LATER_TABLES = (_FOLDS, tallies.TABLE, released_hashes.TABLE)  # made by m029, m031, m032
+_LATER_TABLES = (_FOLDS, tallies.TABLE, released_hashes.TABLE, stale_words.TABLE)  # m029-m036
+_ORPHAN_WORDS = (
+    "SELECT count(*) FROM chunk_fts_docsize d WHERE NOT EXISTS (SELECT 1 FROM chunks c"
+    " WHERE c.id = d.id)"
+)
 _CONSISTENCY = (
     # The tallies the overview and status read (m031), against a recount of the items.
     (tallies.CHECKED, tallies.DIFFERENCES),
@@ -216,11 +223,7 @@ _CONSISTENCY = (
         "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM chunk_fts_docsize d"
         " WHERE d.id = c.id)",
     ),
-    (
-        "words of chunks no longer there",
-        "SELECT count(*) FROM chunk_fts_docsize d WHERE NOT EXISTS (SELECT 1 FROM chunks c"
-        " WHERE c.id = d.id)",
-    ),
+    ("words of chunks no longer there", _ORPHAN_WORDS),
     (
         "chunks of missing items",
         "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM items i"
@@ -255,6 +258,22 @@ _CONSISTENCY = (
         "index marks beyond the last item",
         "SELECT count(*) FROM index_marks WHERE name IN ('chunks', 'entry_trigrams')"
         " AND upto > coalesce((SELECT max(id) FROM items), 0)",
+    ),
+    (
+        # A stale chunk's id is never a chunk's: its old words would answer for the new one.
+        "chunks listed as stale",
+        f"SELECT count(*) FROM {stale_words.TABLE} s JOIN chunks c ON c.id = s.id",
+    ),
+    (
+        # Told words the index does not hold, a contentless index is damaged by the delete.
+        "stale chunks not in the words index",
+        f"SELECT count(*) FROM {stale_words.TABLE} s WHERE NOT EXISTS"
+        " (SELECT 1 FROM chunk_fts_docsize d WHERE d.id = s.id)",
+    ),
+    (
+        "stale chunks of missing items",
+        f"SELECT count(*) FROM {stale_words.TABLE} s WHERE NOT EXISTS (SELECT 1 FROM items i"
+        " WHERE i.tenant = s.tenant AND i.id = s.item_id)",
     ),
 )
 

@@ -15,6 +15,7 @@ from .folded_trigrams_schema import m029_folded_trigrams
 from .keys_schema import m022_binary_keys
 from .newest_first_schema import m024_trigrams_newest_first
 from .revisions_schema import m019_revision_deltas
+from .stale_words import m036_stale_words
 from .superseded_schema import m020_superseded_chunks
 from .tag_categories_schema import m026_tag_categories
 from .titles_schema import m025_note_titles
@@ -39,4 +40,5 @@ LATER_STEPS = (
     *(m027_chunk_tokens, m028_entry_scopes, m029_folded_trigrams),
     *(m030_folded_entries, m031_item_tallies, m032_released_hashes),
     *(m033_cascade_indexes, m034_audit_words, m035_audit_sweep),
+    m036_stale_words,
 )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import windowed_ranking
 from ..base import SubstringPart
 from ..windowed_ranking import WindowedRanking
+from . import stale_words
 from .folded_trigrams_schema import indexed_text
 
 if TYPE_CHECKING:
@@ -72,7 +73,6 @@ def trigram_expression(needle: str) -> str:
     return " AND ".join('"' + gram.replace('"', '""') + '"' for gram in grams)
 
 
-_HELD_ANYWHERE = "SELECT EXISTS (SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ?)"
 _HELD_BY_TENANT = (
     "SELECT EXISTS (SELECT 1 FROM chunk_fts CROSS JOIN chunks c"
     " WHERE chunk_fts MATCH ? AND c.id = chunk_fts.rowid AND c.tenant = ?)"
@@ -127,8 +127,9 @@ class FTS5Text(WindowedRanking[str]):
     def words_held(self, tenant: str, words: Sequence[str]) -> set[str]:
         # The index is the memory's: where other tenants have chunks, a match must be one of
         # this tenant's (each match's chunk looked up by id, from the index's side).
+        # Asked of the index alone, a match may be a stale chunk's (stale_words.py).
         scope: tuple[str, ...] = ()
-        held = _HELD_ANYWHERE
+        held = stale_words.held_anywhere(self._tx)
         if self.ranks_others(tenant):
             held, scope = _HELD_BY_TENANT, (tenant,)
         return {
@@ -212,9 +213,15 @@ class FTS5Text(WindowedRanking[str]):
         return found
 
     def _chunk_count(self) -> int:
-        # BM25's statistics are those of the whole full-text index, every tenant's chunks;
-        # max(id) is at least their number, so a word counted common surely is.
-        return int(self._tx.scalar("/* every tenant */ SELECT coalesce(max(id), 0) FROM chunks"))
+        # BM25's statistics are those of the whole full-text index, every tenant's chunks and
+        # the stale ones (stale_words.py); the highest id is at least their number, so a word
+        # counted common surely is.
+        return int(
+            self._tx.scalar(
+                "/* every tenant */ SELECT max(coalesce((SELECT max(id) FROM chunks), 0),"
+                f" {stale_words.highest_id(self._tx)})"
+            )
+        )
 
     def _holding(self, expression: str, narrow: str) -> list[tuple[int, float]]:
         # FTS5 scores a row with a filter's words too: the chunks holding a narrow word are

@@ -1,5 +1,10 @@
 """The step ``m020_superseded_chunks`` on SQLite (``docs/decisions/0027-superseded-chunks.md``).
 
+Since ``m036_stale_words`` (``stale_words.py``, decision 0072) the re-cut lists nothing here:
+a superseded chunk's words stay indexed, unseen, until they are erased one chunk at a time.
+The list and its trigger stay for a store whose step ran under a library that could not merge
+what was listed. What follows is how it worked until then.
+
 When the upkeep re-cuts an edited item, the chunks its new text no longer has leave the
 full-text index without ``secure-delete`` (:meth:`SQLiteTx.delete_superseded_chunks`): a
 secure delete rewrites an index page for every term of the old chunk, about ten times the cost

@@ -1,0 +1,184 @@
+"""The step ``m036_stale_words`` on SQLite: the words of superseded chunks stay in the words
+index until the upkeep erases them, a few at a time (``docs/decisions/0072-stale-words.md``).
+
+When the upkeep re-cuts an edited item, the chunks its new text no longer has leave. Their
+words used to leave the index at once, without a secure delete (decision 0027): a marker that
+hid them, while the words themselves stayed in older segments until a merge of the whole index
+(FTS5 ``optimize``), which a forget of that item then had to run. That merge is linear in the
+index: 72 ms for a hard delete of a just-edited note at 10,000 notes, against 3.7 ms for one
+never edited.
+
+Now the re-cut leaves the words indexed and copies them into ``chunk_fts_stale`` (the index is
+contentless: a row leaves it only when told its words again). The chunk row goes, so no search
+returns such a match: every match is joined to its chunk (:func:`held_anywhere` for the one
+question that is not). Then:
+
+* in a quiet moment, the upkeep erases a few of them at a time with FTS5's secure delete
+  (:func:`erase_some`), which rewrites only the pages that hold them;
+* a forgotten item takes its own with it (the trigger ``items_stale_words``), the same way;
+* a forget of a name or a passage, which may sit in any item's old chunk, erases all of them
+  (:func:`erase_all`), or past :data:`ERASE_ONE_BY_ONE` of them, marks them deleted and merges
+  the index once, as before.
+
+Only a library whose FTS5 has the secure delete (3.42 or later) keeps them: with an older one
+every forget merges the whole index anyway, and the re-cut deletes as it did. The step also
+drops what decision 0027 listed (``chunk_fts_residue``): one merge, at the step, if any item is
+listed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..chunk_text import CUT_JOIN, CUT_TEXT
+from ..migrations import has_step
+from .driver import FTS5_SECURE_DELETE
+from .superseded_schema import PURGE
+
+if TYPE_CHECKING:
+    from ..base import Tx
+
+STEP = "m036_stale_words"
+TABLE = "chunk_fts_stale"
+ERASE_BATCH = 8
+"""Stale chunks erased by one transaction of the upkeep: a secure delete rewrites a page for
+each of the chunk's terms (about 1.3 ms of CPU for a note of 300-900 characters at 10,000
+notes), and the writer is the saves' too."""
+ERASE_ONE_BY_ONE = 64
+"""Past this many stale chunks, a forget that erases them all marks them deleted and merges
+the whole index once: one by one, they would cost more than the merge."""
+
+_WORDS = "INSERT INTO chunk_fts (chunk_fts, rowid, title, body, context)"
+_SECURE_DELETE = "INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', ?)"
+NOT_LISTED = f"NOT EXISTS (SELECT 1 FROM {TABLE} s WHERE s.id = {{chunk}})"
+"""An SQL condition, ``chunk`` formatted in: that id is not a stale chunk's."""
+CHUNK_DELETE_TRIGGER = f"""CREATE TRIGGER chunk_fts_delete AFTER DELETE ON chunks
+    WHEN EXISTS (SELECT 1 FROM chunk_fts_docsize d WHERE d.id = old.id)
+        AND {NOT_LISTED.format(chunk="old.id")}
+    BEGIN
+        {_WORDS}
+        SELECT 'delete', old.id, old.title,
+            coalesce(old.kept_text, substr({CUT_TEXT}, old.start + 1, old.stop - old.start)),
+            old.context
+        FROM items i {CUT_JOIN} WHERE i.tenant = old.tenant AND i.id = old.item_id;
+    END"""
+"""``chunk_fts_delete`` of ``chunk_spans.py``, except for a stale chunk: its words stay."""
+ITEM_DELETE_TRIGGER = f"""CREATE TRIGGER items_stale_words BEFORE DELETE ON items
+    WHEN EXISTS (SELECT 1 FROM {TABLE} s WHERE s.tenant = old.tenant AND s.item_id = old.id)
+    BEGIN
+        {_WORDS} SELECT 'delete', s.id, s.title, s.body, s.context
+            FROM {TABLE} s WHERE s.tenant = old.tenant AND s.item_id = old.id;
+        DELETE FROM {TABLE} WHERE tenant = old.tenant AND item_id = old.id;
+    END"""
+_HELD_ANYWHERE = "SELECT EXISTS (SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ?)"
+_HELD_BY_A_CHUNK = (  # asked where the memory holds one tenant's chunks (FTS5Text.words_held)
+    "SELECT EXISTS (SELECT 1 FROM chunk_fts f WHERE chunk_fts MATCH ?"
+    f" AND {NOT_LISTED.format(chunk='f.rowid')}) /* every tenant */"
+)
+
+
+def held_anywhere(tx: Tx) -> str:
+    """The query whether any chunk holds a word (one MATCH parameter): the one question asked
+    of the index alone, not joined to the chunks."""
+    return _HELD_BY_A_CHUNK if has_step(tx, STEP) else _HELD_ANYWHERE
+
+
+def m036_stale_words(tx: Tx) -> None:
+    """The body of ``m036_stale_words`` on SQLite."""
+    tx.execute(
+        f"CREATE TABLE {TABLE} (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL,"
+        " item_id INTEGER NOT NULL, title TEXT, body TEXT, context TEXT)"
+    )
+    tx.execute(f"CREATE INDEX {TABLE}_item ON {TABLE} (tenant, item_id)")
+    tx.execute("DROP TRIGGER chunk_fts_delete")
+    tx.execute(CHUNK_DELETE_TRIGGER)
+    tx.execute(ITEM_DELETE_TRIGGER)
+    if FTS5_SECURE_DELETE and tx.scalar(
+        "SELECT 1 FROM chunk_fts_residue /* every tenant */ LIMIT 1"
+    ):
+        tx.execute(PURGE)
+        tx.execute("DELETE FROM chunk_fts_residue /* every tenant */")
+
+
+def kept(tx: Tx) -> bool:
+    """Whether the re-cut keeps superseded chunks' words as stale (a store opened at an older
+    schema, a restore's before it takes the later steps, deletes them from the index at once,
+    as a library without the secure delete does)."""
+    return FTS5_SECURE_DELETE and has_step(tx, STEP)
+
+
+def highest_id(tx: Tx) -> str:
+    """An SQL expression: the highest id a stale chunk has, or 0. A new chunk's id and the
+    count of the index's rows must reckon with them, whatever the library: a store that a
+    newer one wrote keeps its list under an older one too."""
+    if not has_step(tx, STEP):
+        return "0"
+    return f"coalesce((SELECT max(id) FROM {TABLE} /* every tenant */), 0)"
+
+
+def keep(tx: Tx, words: list[tuple[str, int, int, object, object, object]]) -> None:
+    """Superseded chunks ``(tenant, item_id, id, title, body, context)`` keep their words in the
+    index, listed here, before their rows are deleted (the delete trigger then leaves them)."""
+    tx.executemany(
+        f"INSERT INTO {TABLE} (tenant, item_id, id, title, body, context)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        words,
+    )
+
+
+def waiting(tx: Tx) -> bool:
+    """Whether any stale chunk's words wait to be erased."""
+    return has_step(tx, STEP) and bool(
+        tx.scalar(f"SELECT 1 FROM {TABLE} /* every tenant */ LIMIT 1")
+    )
+
+
+def erase_some(tx: Tx, limit: int = ERASE_BATCH) -> int:
+    """Erase the words of up to ``limit`` stale chunks, oldest first; how many (the upkeep)."""
+    rows = tx.all(
+        f"SELECT id, title, body, context FROM {TABLE} /* every tenant */ ORDER BY id LIMIT ?",
+        (limit,),
+    )
+    _erase(tx, rows)
+    return len(rows)
+
+
+def erase_all(tx: Tx) -> bool:
+    """Erase the words of every stale chunk (a forget of a name or a passage, which any item's
+    old chunk may hold), one merge of the index past :data:`ERASE_ONE_BY_ONE` of them; whether
+    it merged."""
+    if not has_step(tx, STEP):
+        return False
+    many = tx.scalar(
+        f"SELECT count(*) FROM (SELECT 1 FROM {TABLE} /* every tenant */ LIMIT ?)",
+        (ERASE_ONE_BY_ONE + 1,),
+    )
+    if not many:
+        return False
+    rows = tx.all(f"SELECT id, title, body, context FROM {TABLE} /* every tenant */")
+    if many <= ERASE_ONE_BY_ONE or not FTS5_SECURE_DELETE:
+        _erase(tx, rows)
+        return False
+    # Marked deleted (a marker each, written with the next segment), then dropped with their
+    # markers by the one merge of every segment.
+    tx.execute(_SECURE_DELETE, (0,))
+    _erase(tx, rows)
+    tx.execute(_SECURE_DELETE, (1,))
+    tx.execute(PURGE)
+    return True
+
+
+def _erase(tx: Tx, rows: list) -> None:  # type: ignore[type-arg]
+    if not rows:
+        return
+    tx.executemany(
+        f"{_WORDS} VALUES ('delete', ?, ?, ?, ?)",
+        [(r["id"], r["title"], r["body"], r["context"]) for r in rows],
+    )
+    ids = [int(r["id"]) for r in rows]
+    for first in range(0, len(ids), 500):
+        part = ids[first : first + 500]
+        tx.execute(
+            f"DELETE FROM {TABLE} /* every tenant */ WHERE id IN ({','.join('?' * len(part))})",
+            part,
+        )
