@@ -274,6 +274,7 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
             edited.save(f"Note {key}", last[key], key=key, scope=edit_scopes[key])
 
         update_rate, raw_rate = durable_rates(update, folder, SINGLE_WRITES)
+        mem._upkeep.drain()  # its worker would otherwise erase the replaced words meanwhile
         edit_rate, raw_edit_rate = durable_rates(edit_one, folder, SINGLE_WRITES)
         edited._upkeep.drain()  # its worker would otherwise re-index the edits meanwhile
         update_cpu_ms = cpu_per_call(update, mem, SINGLE_WRITES)

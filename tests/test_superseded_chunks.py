@@ -5,6 +5,7 @@ upkeep's quiet moment or a forget erases them (``docs/decisions/0072-stale-words
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -170,13 +171,31 @@ def test_the_upkeep_erases_stale_words_in_a_quiet_moment(memory: recuerdo.Memory
     note = _edited_away(memory)
     assert _stale(memory) == [(memory.tenant, note)]
     memory._upkeep.step(quiet=False)  # the worker's round while writes keep coming
+    memory._upkeep.step(quiet=True)  # its round when they stop for a moment
     assert _stale(memory) == [(memory.tenant, note)]
     assert memory._store.check()["ok"]  # listed words are not orphans
-    memory._upkeep.step(quiet=True)
+    memory._upkeep.step(quiet=True, late=True)  # when they have paused for LATE_SECONDS
     assert _stale(memory) == []
     assert not _indexed_term(memory, MARKER)
     assert memory.get(note)["content"].startswith("Body without it")
     assert memory._store.check()["ok"]
+
+
+def test_the_worker_erases_them_once_the_writes_pause(base: Path) -> None:
+    """The worker itself: after an edit, it re-cuts the note and, once the writes have paused,
+    erases what the old chunk left, with no drain asked."""
+    with recuerdo.open("paused", base_dir=base) as memory:
+        note = memory.save("Plan", f"Body {MARKER} first", key="plan")["id"]
+        memory._upkeep.drain()
+        memory.save("Plan", "Body quillwort second", key="plan")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (
+            _indexed_term(memory, MARKER) or "quillwort" not in _chunks(memory, note)[0]["body"]
+        ):
+            time.sleep(0.1)
+        assert "quillwort" in _chunks(memory, note)[0]["body"]  # re-cut by the worker
+        assert not _indexed_term(memory, MARKER)
+        assert _stale(memory) == []
 
 
 def test_no_search_and_no_audit_scrub_finds_a_stale_chunks_words(memory: recuerdo.Memory) -> None:

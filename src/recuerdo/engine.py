@@ -146,14 +146,15 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
     index = claimed(indexing)
     cut = claimed(cutting)  # what a vector waits for: the newest items cut into chunks
     cheap = [index, lambda: audit.flush(store), lambda: audit.sweep(store)]
-    # The words replaced chunks left in the index, which no search finds, are erased in quiet
-    # moments: each costs a rewrite of the index pages that hold it (decision 0072).
+    # The words replaced chunks left in the index, which no search finds, are erased after a
+    # pause of the writes: each costs a rewrite of the index pages that hold it (decision 0072).
     return Upkeep(
         cheap,
         backlog,
         on_close=cheap,
-        idle_tasks=[embed, store.erase_stale_words],
+        idle_tasks=[embed],
         settle_tasks=[cut, embed],
+        late_tasks=[store.erase_stale_words],
     )
 
 

@@ -6,8 +6,10 @@ durable; an :class:`Upkeep` thread then brings such indexes up to date in batche
 cover the not-yet-indexed rows themselves, so nothing written is ever missed by a read.
 
 The thread starts on the first write, gathers writes for a moment so one transaction indexes
-many rows, and ends when idle. ``drain()`` finishes the work synchronously (``close()`` uses it,
-so short-lived processes such as CLI calls leave a complete index behind).
+many rows, and ends when idle. Work that nothing waits for (the late tasks: erasing the words
+replaced chunks left in the index) waits for a longer pause of the writes. ``drain()``
+finishes the work synchronously (``close()`` uses it, so short-lived processes such as CLI
+calls leave a complete index behind).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ DRAIN_ON_CLOSE = 20_000
 FORCE_BACKLOG = 100_000
 # Under a steady stream of writes there is never a quiet moment: index at least this often.
 MAX_DELAY_SECONDS = 1.0
+# The work nothing waits for (late tasks) waits for a longer pause: one between two bursts of
+# writes is not it.
+LATE_SECONDS = 1.0
 WORKER_NICE = 15
 CLAIM_RETRY_SECONDS = 0.2
 CLAIM_WAIT_ON_DRAIN = 5.0
@@ -75,9 +80,11 @@ class Upkeep:
         on_close: Sequence[Task] = (),
         idle_tasks: Sequence[Task] = (),
         settle_tasks: Sequence[Task] = (),
+        late_tasks: Sequence[Task] = (),
     ) -> None:
         self._tasks = tuple(tasks)
         self._idle_tasks = tuple(idle_tasks)
+        self._late_tasks = tuple(late_tasks)
         self._settle_tasks = tuple(settle_tasks)
         self._on_close = tuple(on_close)
         self._deferred = 0
@@ -111,10 +118,11 @@ class Upkeep:
                 )
                 self._thread.start()
 
-    def step(self, *, quiet: bool = True) -> int:
+    def step(self, *, quiet: bool = True, late: bool = False) -> int:
         """One round of the tasks; how much work they did. The costly idle tasks (embedding)
         run only in a quiet moment, or when their backlog has grown large, so a steady
-        stream of requests is never starved of CPU by them."""
+        stream of requests is never starved of CPU by them; the late tasks (what nothing
+        waits for) only when ``late``: after a pause of LATE_SECONDS."""
         with self._working:
             work = sum(self._attempt(task) for task in self._tasks)
             if quiet or self._deferred >= FORCE_BACKLOG // 20:
@@ -122,6 +130,8 @@ class Upkeep:
                 with self._guard:
                     self._deferred = max(0, self._deferred - idle) if idle else 0
                 work += idle
+            if late:
+                work += sum(self._attempt(task) for task in self._late_tasks)
             return work
 
     def _attempt(self, task: Task) -> int:
@@ -156,7 +166,8 @@ class Upkeep:
     ) -> int:
         """Do the pending work now (at most about ``limit`` rows, and no new round after
         ``seconds``); return the work done."""
-        chosen = (*self._tasks, *self._idle_tasks) if tasks is None else tuple(tasks)
+        every = (*self._tasks, *self._idle_tasks, *self._late_tasks)
+        chosen = every if tasks is None else tuple(tasks)
         done = 0
         deadline = None if seconds is None else time.monotonic() + seconds
         # Work another process holds is waited for (a little): it may have looked for work
@@ -195,8 +206,9 @@ class Upkeep:
             try:
                 while not self._stopping:
                     with self._guard:
-                        quiet = time.monotonic() - self._last_poke >= GATHER_SECONDS
-                    work = self.step(quiet=quiet)
+                        quiet_for = time.monotonic() - self._last_poke
+                    late = bool(self._late_tasks) and quiet_for >= LATE_SECONDS
+                    work = self.step(quiet=quiet_for >= GATHER_SECONDS, late=late)
                     with self._guard:
                         self._pending = max(0, self._pending - work)
                         self._first_pending = time.monotonic()
@@ -206,6 +218,8 @@ class Upkeep:
                             self._wake.set()
                         elif self._take_skipped() and not self._stopped.wait(CLAIM_RETRY_SECONDS):
                             self._wake.set()  # another process held some work: look again
+                        elif self._late_tasks and not late and self._paused(quiet_for):
+                            continue  # the pause lasted: the late tasks' round
                         break
             except StoreError:
                 pass  # the store is closing or busy; the next write or open retries
@@ -214,6 +228,11 @@ class Upkeep:
                 # write would start another: indexing would stop for the process's life.
                 # The worker stays, and the next write retries.
                 log.exception("index upkeep failed; the next write retries it")
+
+    def _paused(self, quiet_for: float) -> bool:
+        """Wait until writes have paused for LATE_SECONDS; False if one came (or the worker
+        is stopping) first."""
+        return not self._wake.wait(LATE_SECONDS - quiet_for) and not self._stopping
 
     def _quiet_moment(self) -> bool:
         """Wait until writes pause (or the backlog grows too large); False when stopping."""
