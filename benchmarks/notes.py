@@ -18,7 +18,7 @@ Then, on the filled stores:
 * ``get``, ``history`` and ``recent`` (16 KiB, one scope or all) p50/p95;
 * a forget of an entry after each few edits of notes, re-cut by the upkeep (p50/p95: what a
   memory in use pays for the words the re-cut left in the index, decision 0071), and the hard
-  delete of a note just edited and re-cut, before the upkeep's quiet moment erased the words
+  delete of a note just edited and re-cut, before the upkeep erased (after a pause) the words
   its old chunk left (decision 0072);
 * ``revision`` of each note's first version (the oldest: the most deltas to apply), and of old
   versions of one 30 KB document edited 200 times;
@@ -239,13 +239,13 @@ def hard_deletes_after_an_edit(
     mem: recuerdo.Memory, edit_key: Callable[[str], int], keys: list[str]
 ) -> tuple[float, float]:
     """p50/p95 in ms of the hard delete of a note right after an edit of it was re-cut: its
-    old chunk's words are still in the words index (the upkeep erases them in a quiet moment,
+    old chunk's words are still in the words index (the upkeep erases them after a pause,
     which this skips). Before decision 0072 such a delete merged the whole index for them."""
-    mem._upkeep.stop(drain=False)  # its quiet moment would erase them first: drained by hand
+    mem._upkeep.stop(drain=False)  # it would erase them at a pause: drained by hand
     samples = []
     for key in keys:
         note = edit_key(key)
-        mem._upkeep.drain(tasks=mem._upkeep._tasks)  # the re-cut, not the quiet moment's work
+        mem._upkeep.drain(tasks=mem._upkeep._tasks)  # the re-cut, not the work left to a pause
         start = time.perf_counter()
         mem.delete(note, hard=True)
         samples.append(time.perf_counter() - start)

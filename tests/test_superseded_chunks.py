@@ -1,7 +1,8 @@
 """Re-cutting an edited item (``docs/decisions/0027-superseded-chunks.md``): chunks the new text
 still has keep their rows (id, vector, full-text entry); the others are superseded. On SQLite
 their words stay in the full-text index, listed as stale and found by no search, until the
-upkeep's quiet moment or a forget erases them (``docs/decisions/0072-stale-words.md``)."""
+upkeep (after a pause of the writes) or a forget erases them
+(``docs/decisions/0072-stale-words.md``)."""
 
 from __future__ import annotations
 
@@ -96,7 +97,7 @@ MARKER = "Kzwylpendrasupx"  # no stemmable ending: the index keeps it whole, low
 
 
 def _recut(memory: recuerdo.Memory) -> None:
-    """The upkeep's work on the writes so far, without what it leaves to a quiet moment (the
+    """The upkeep's work on the writes so far, without what it leaves to a pause of the writes (the
     stale words' erasure among it)."""
     memory._upkeep.drain(tasks=memory._upkeep._tasks)
 
@@ -125,7 +126,7 @@ def _indexed_term(memory: recuerdo.Memory, term: str) -> bool:
 def _edited_away(memory: recuerdo.Memory) -> int:
     """A note whose first version named MARKER, cut into chunks, then saved without it and cut
     again; its id. The old chunk's words stay in the index, listed as stale. The worker is
-    stopped first: its quiet moment would erase them (the tests drain what they need)."""
+    stopped first: it would erase them at the first pause (the tests drain what they need)."""
     memory._upkeep.stop(drain=False)
     filler = "Ordinary background passage about shipping schedules and invoices. " * 3
     for number in range(60):  # enough index segments and pages for a deleted word to linger
@@ -163,9 +164,9 @@ def test_a_word_only_a_superseded_chunk_held_leaves_the_file_when_forgotten(
     assert _on_disk(base, MARKER) == []
 
 
-def test_the_upkeep_erases_stale_words_in_a_quiet_moment(memory: recuerdo.Memory) -> None:
-    """What the re-cut left in the words index leaves it at the upkeep's next quiet round (not
-    in a round between writes), while the note (and its history) stays."""
+def test_the_upkeep_erases_stale_words_after_a_pause(memory: recuerdo.Memory) -> None:
+    """What the re-cut left in the words index leaves it at the upkeep's round after a pause (not
+    in a round between writes, nor in a quiet moment), while the note (and its history) stays."""
     if not isinstance(memory._store, SQLiteStore):
         pytest.skip("a chunk's words leave PostgreSQL with its row")
     note = _edited_away(memory)

@@ -445,7 +445,7 @@ class SQLiteStore:
             shared.writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def erase_stale_words(self) -> int:
-        with self.read() as tx:  # most quiet moments find none: no write for them
+        with self.read() as tx:  # most pauses find none: no write for them
             if not stale_words.waiting(tx):
                 return 0
         with self.write(durable=False) as tx:  # redone after a crash that undid it

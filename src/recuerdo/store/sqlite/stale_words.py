@@ -13,7 +13,7 @@ contentless: a row leaves it only when told its words again). The chunk row goes
 returns such a match: every match is joined to its chunk (:func:`held_anywhere` for the one
 question that is not). Then:
 
-* in a quiet moment, the upkeep erases a few of them at a time with FTS5's secure delete
+* once the writes pause, the upkeep erases a few of them at a time with FTS5's secure delete
   (:func:`erase_some`), which rewrites only the pages that hold them;
 * a forgotten item takes its own with it (the trigger ``items_stale_words``), the same way;
 * a forget of a name or a passage, which may sit in any item's old chunk, erases all of them
@@ -42,7 +42,7 @@ STEP = "m036_stale_words"
 TABLE = "chunk_fts_stale"
 ERASE_BATCH = 8
 """Stale chunks erased by one transaction of the upkeep: a secure delete rewrites a page for
-each of the chunk's terms (about 1.3 ms of CPU for a note of 300-900 characters at 10,000
+each of the chunk's terms (1.3-1.5 ms of CPU for a note of 300-900 characters at 10,000
 notes), and the writer is the saves' too."""
 ERASE_ONE_BY_ONE = 64
 """Past this many stale chunks, a forget that erases them all marks them deleted and merges
