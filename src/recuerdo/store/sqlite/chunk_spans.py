@@ -39,6 +39,22 @@ CHUNK_FTS = (
 )
 _INDEXED = "EXISTS (SELECT 1 FROM chunk_fts_docsize d WHERE d.id = {chunk}.id)"
 _DELETE_WORDS = "INSERT INTO chunk_fts (chunk_fts, rowid, title, body, context)"
+
+
+def chunk_delete_trigger(also: str = "") -> str:
+    """``chunk_fts_delete``: a chunk deleted by itself takes its words out of the index, when
+    the index holds them and ``also`` (an SQL condition on ``old``, from m036) holds."""
+    return f"""CREATE TRIGGER chunk_fts_delete AFTER DELETE ON chunks
+    WHEN {_INDEXED.format(chunk="old")}{f" AND {also}" if also else ""}
+    BEGIN
+        {_DELETE_WORDS}
+        SELECT 'delete', old.id, old.title,
+            coalesce(old.kept_text, substr({CUT_TEXT}, old.start + 1, old.stop - old.start)),
+            old.context
+        FROM items i {CUT_JOIN} WHERE i.tenant = old.tenant AND i.id = old.item_id;
+    END"""
+
+
 TRIGGERS = (
     # The item's text is read once (OLD.content is a register), for its chunk that keeps no
     # text: one, at the start of it (an item cut into several has its chunks keep theirs).
@@ -52,15 +68,7 @@ TRIGGERS = (
         FROM chunks c WHERE c.tenant = old.tenant AND c.item_id = old.id
             AND {_INDEXED.format(chunk="c")};
     END""",
-    f"""CREATE TRIGGER chunk_fts_delete AFTER DELETE ON chunks
-    WHEN {_INDEXED.format(chunk="old")}
-    BEGIN
-        {_DELETE_WORDS}
-        SELECT 'delete', old.id, old.title,
-            coalesce(old.kept_text, substr({CUT_TEXT}, old.start + 1, old.stop - old.start)),
-            old.context
-        FROM items i {CUT_JOIN} WHERE i.tenant = old.tenant AND i.id = old.item_id;
-    END""",
+    chunk_delete_trigger(),
 )
 _INSERT_WORDS = "INSERT INTO chunk_fts (rowid, title, body, context) VALUES (?, ?, ?, ?)"
 _CHUNKS_PER_STEP = 500

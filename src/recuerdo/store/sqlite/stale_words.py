@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..chunk_text import CUT_JOIN, CUT_TEXT
 from ..migrations import has_step
 from .driver import FTS5_SECURE_DELETE
 from .superseded_schema import PURGE
@@ -52,17 +51,6 @@ _WORDS = "INSERT INTO chunk_fts (chunk_fts, rowid, title, body, context)"
 _SECURE_DELETE = "INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', ?)"
 NOT_LISTED = f"NOT EXISTS (SELECT 1 FROM {TABLE} s WHERE s.id = {{chunk}})"
 """An SQL condition, ``chunk`` formatted in: that id is not a stale chunk's."""
-CHUNK_DELETE_TRIGGER = f"""CREATE TRIGGER chunk_fts_delete AFTER DELETE ON chunks
-    WHEN EXISTS (SELECT 1 FROM chunk_fts_docsize d WHERE d.id = old.id)
-        AND {NOT_LISTED.format(chunk="old.id")}
-    BEGIN
-        {_WORDS}
-        SELECT 'delete', old.id, old.title,
-            coalesce(old.kept_text, substr({CUT_TEXT}, old.start + 1, old.stop - old.start)),
-            old.context
-        FROM items i {CUT_JOIN} WHERE i.tenant = old.tenant AND i.id = old.item_id;
-    END"""
-"""``chunk_fts_delete`` of ``chunk_spans.py``, except for a stale chunk: its words stay."""
 ITEM_DELETE_TRIGGER = f"""CREATE TRIGGER items_stale_words BEFORE DELETE ON items
     WHEN EXISTS (SELECT 1 FROM {TABLE} s WHERE s.tenant = old.tenant AND s.item_id = old.id)
     BEGIN
@@ -90,8 +78,10 @@ def m036_stale_words(tx: Tx) -> None:
         " item_id INTEGER NOT NULL, title TEXT, body TEXT, context TEXT)"
     )
     tx.execute(f"CREATE INDEX {TABLE}_item ON {TABLE} (tenant, item_id)")
+    from .chunk_spans import chunk_delete_trigger  # which imports this module
+
     tx.execute("DROP TRIGGER chunk_fts_delete")
-    tx.execute(CHUNK_DELETE_TRIGGER)
+    tx.execute(chunk_delete_trigger(also=NOT_LISTED.format(chunk="old.id")))  # a stale one stays
     tx.execute(ITEM_DELETE_TRIGGER)
     if FTS5_SECURE_DELETE and tx.scalar(
         "SELECT 1 FROM chunk_fts_residue /* every tenant */ LIMIT 1"
