@@ -97,6 +97,7 @@ class Upkeep:
         self._stopped = threading.Event()
         self._working = threading.Lock()  # one round of tasks at a time (worker or drain)
         self._last_poke = 0.0
+        self._last_write = 0.0  # a poke with rows: a read's poke (its audit) is not a write
         self._first_pending = 0.0
         self._pending = 0
         self._skipped = False  # a task found its work claimed elsewhere: come back to it
@@ -107,6 +108,8 @@ class Upkeep:
             if self._stopping:
                 return
             self._last_poke = time.monotonic()
+            if rows:
+                self._last_write = self._last_poke
             if self._pending == 0 and rows:
                 self._first_pending = self._last_poke
             self._pending += rows
@@ -207,7 +210,7 @@ class Upkeep:
                 while not self._stopping:
                     with self._guard:
                         quiet_for = time.monotonic() - self._last_poke
-                    late = bool(self._late_tasks) and quiet_for >= LATE_SECONDS
+                        late = bool(self._late_tasks) and self._unwritten_for() >= LATE_SECONDS
                     work = self.step(quiet=quiet_for >= GATHER_SECONDS, late=late)
                     with self._guard:
                         self._pending = max(0, self._pending - work)
@@ -218,7 +221,7 @@ class Upkeep:
                             self._wake.set()
                         elif self._take_skipped() and not self._stopped.wait(CLAIM_RETRY_SECONDS):
                             self._wake.set()  # another process held some work: look again
-                        elif self._late_tasks and not late and self._paused(quiet_for):
+                        elif self._late_tasks and not late and self._paused():
                             continue  # the pause lasted: the late tasks' round
                         break
             except StoreError:
@@ -229,10 +232,16 @@ class Upkeep:
                 # The worker stays, and the next write retries.
                 log.exception("index upkeep failed; the next write retries it")
 
-    def _paused(self, quiet_for: float) -> bool:
-        """Wait until writes have paused for LATE_SECONDS; False if one came (or the worker
-        is stopping) first."""
-        return not self._wake.wait(LATE_SECONDS - quiet_for) and not self._stopping
+    def _unwritten_for(self) -> float:
+        """Seconds since the last write (under ``_guard``)."""
+        return time.monotonic() - self._last_write
+
+    def _paused(self) -> bool:
+        """Wait until writes have paused for LATE_SECONDS; False if a poke (a write, or a
+        read's audit: the next quiet round then looks again) or the worker's stop came first."""
+        with self._guard:
+            left = LATE_SECONDS - self._unwritten_for()
+        return not self._wake.wait(max(0.0, left)) and not self._stopping
 
     def _quiet_moment(self) -> bool:
         """Wait until writes pause (or the backlog grows too large); False when stopping."""

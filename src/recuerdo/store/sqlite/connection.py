@@ -450,7 +450,8 @@ class SQLiteStore:
                 return 0
         with self.write(durable=False) as tx:  # redone after a crash that undid it
             erased = stale_words.erase_some(tx)
-        if erased < stale_words.ERASE_BATCH:
+            emptied = erased < stale_words.ERASE_BATCH or not stale_words.waiting(tx)
+        if emptied:
             # The pages it rewrote, folded now: the next forget folds the log before it
             # answers, and would copy them itself (decision 0069).
             self.fold_log()
