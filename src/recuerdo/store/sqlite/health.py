@@ -255,9 +255,12 @@ _CONSISTENCY = (
         " WHERE i.id = f.id AND i.item_type = 'entry')",
     ),
     (
+        # Beyond every id ever given (AUTOINCREMENT): an item written later would be taken
+        # for indexed. The newest item's id may be gone (a forget, a hard delete) and the
+        # marks past it: that is no damage.
         "index marks beyond the last item",
         "SELECT count(*) FROM index_marks WHERE name IN ('chunks', 'entry_trigrams')"
-        " AND upto > coalesce((SELECT max(id) FROM items), 0)",
+        " AND upto > coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'items'), 0)",
     ),
     (
         # A stale chunk's id is never a chunk's: its old words would answer for the new one.
