@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import STORED_CHUNK_FIELDS, stored_fields, word_fields
 from ..chunk_text import CUT_JOIN, CUT_TEXT, SEVERAL, by_id, chunks_with_text, keep_cut_texts
 from . import stale_words
+from .superseded_schema import DELETE_WORDS
 
 if TYPE_CHECKING:
     from ..base import Tx
@@ -38,7 +39,6 @@ CHUNK_FTS = (
     " tokenize='porter unicode61 remove_diacritics 2')"
 )
 _INDEXED = "EXISTS (SELECT 1 FROM chunk_fts_docsize d WHERE d.id = {chunk}.id)"
-_DELETE_WORDS = "INSERT INTO chunk_fts (chunk_fts, rowid, title, body, context)"
 
 
 def chunk_delete_trigger(also: str = "") -> str:
@@ -47,7 +47,7 @@ def chunk_delete_trigger(also: str = "") -> str:
     return f"""CREATE TRIGGER chunk_fts_delete AFTER DELETE ON chunks
     WHEN {_INDEXED.format(chunk="old")}{f" AND {also}" if also else ""}
     BEGIN
-        {_DELETE_WORDS}
+        {DELETE_WORDS}
         SELECT 'delete', old.id, old.title,
             coalesce(old.kept_text, substr({CUT_TEXT}, old.start + 1, old.stop - old.start)),
             old.context
@@ -61,7 +61,7 @@ TRIGGERS = (
     f"""CREATE TRIGGER items_chunk_words BEFORE DELETE ON items
     WHEN EXISTS (SELECT 1 FROM chunks c WHERE c.tenant = old.tenant AND c.item_id = old.id)
     BEGIN
-        {_DELETE_WORDS}
+        {DELETE_WORDS}
         SELECT 'delete', c.id, c.title, coalesce(c.kept_text, substr(coalesce((SELECT q.cut_from
             FROM rechunk_queue q WHERE q.tenant = old.tenant AND q.item_id = old.id),
             old.content), c.start + 1, c.stop - c.start)), c.context
@@ -81,11 +81,12 @@ def add_chunks(tx: Tx, rows: Sequence[Sequence[Any]]) -> list[int]:
     # Known here (one writer at a time), the ids key both inserts. Never one at or below an
     # embedding mark: the worker embeds the chunks above its mark, so a chunk given the id of
     # one just deleted (the newest note's chunk, replaced by an edit) would never get a vector.
-    # Nor a stale chunk's, whose words are still indexed under it (stale_words.py).
+    # Nor one the words index holds: a stale chunk's words stay under its id (stale_words.py),
+    # whatever the library that opens the store.
     first = int(
         tx.scalar(
             "SELECT max(coalesce((SELECT max(id) FROM chunks /* every tenant */), 0),"
-            f" {stale_words.highest_id(tx)},"
+            " coalesce((SELECT max(id) FROM chunk_fts_docsize), 0),"
             " coalesce((SELECT max(upto) FROM index_marks WHERE name LIKE 'embed:%'), 0)) + 1"
         )
     )
@@ -103,8 +104,8 @@ def add_chunks(tx: Tx, rows: Sequence[Sequence[Any]]) -> list[int]:
 def delete_superseded(tx: Tx, chunks: Sequence[tuple[str, int, int]]) -> None:
     """Chunks ``(tenant, item_id, chunk_id)`` that a re-cut replaced go. Their words, read from
     the text they were cut from (still queued), stay in the index, listed as stale, until the
-    upkeep or a forget erases them (``stale_words.py``): a secure delete edits an index page
-    per term of the old chunk (8-12 ms a chunk at 2,000 notes). A library without the secure
+    upkeep or a forget erases them (``stale_words.py``: what a secure delete of each costs). A
+    library without the secure
     delete takes them out now (every forget merges the whole index there), as does a store at a
     schema before ``m036_stale_words``."""
     by_tenant: dict[str, list[tuple[int, int]]] = {}
@@ -121,7 +122,7 @@ def delete_superseded(tx: Tx, chunks: Sequence[tuple[str, int, int]]) -> None:
     if stale_words.kept(tx):
         stale_words.keep(tx, words)
     else:  # a secure delete where the library has it (a store at an older schema)
-        tx.executemany(f"{_DELETE_WORDS} VALUES ('delete', ?, ?, ?, ?)", [w[2:] for w in words])
+        tx.executemany(f"{DELETE_WORDS} VALUES ('delete', ?, ?, ?, ?)", [w[2:] for w in words])
     tx.executemany("DELETE FROM chunks WHERE tenant = ? AND id = ?", [(t, c) for t, _, c in chunks])
 
 

@@ -213,15 +213,10 @@ class FTS5Text(WindowedRanking[str]):
         return found
 
     def _chunk_count(self) -> int:
-        # BM25's statistics are those of the whole full-text index, every tenant's chunks and
-        # the stale ones (stale_words.py); the highest id is at least their number, so a word
-        # counted common surely is.
-        return int(
-            self._tx.scalar(
-                "/* every tenant */ SELECT max(coalesce((SELECT max(id) FROM chunks), 0),"
-                f" {stale_words.highest_id(self._tx)})"
-            )
-        )
+        # BM25's statistics are those of the whole full-text index: every tenant's chunks, and
+        # the stale ones (stale_words.py). The index's highest id is at least the number of
+        # its rows, so a word counted common surely is.
+        return int(self._tx.scalar("SELECT coalesce(max(id), 0) FROM chunk_fts_docsize"))
 
     def _holding(self, expression: str, narrow: str) -> list[tuple[int, float]]:
         # FTS5 scores a row with a filter's words too: the chunks holding a narrow word are

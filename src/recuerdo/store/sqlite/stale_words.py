@@ -30,9 +30,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..base import Row, groups, marks
 from ..migrations import has_step
 from .driver import FTS5_SECURE_DELETE
-from .superseded_schema import PURGE
+from .superseded_schema import DELETE_WORDS, PURGE
 
 if TYPE_CHECKING:
     from ..base import Tx
@@ -47,14 +48,14 @@ ERASE_ONE_BY_ONE = 64
 """Past this many stale chunks, a forget that erases them all marks them deleted and merges
 the whole index once: one by one, they would cost more than the merge."""
 
-_WORDS = "INSERT INTO chunk_fts (chunk_fts, rowid, title, body, context)"
 _SECURE_DELETE = "INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', ?)"
+_PER_STATEMENT = 500
 NOT_LISTED = f"NOT EXISTS (SELECT 1 FROM {TABLE} s WHERE s.id = {{chunk}})"
 """An SQL condition, ``chunk`` formatted in: that id is not a stale chunk's."""
 ITEM_DELETE_TRIGGER = f"""CREATE TRIGGER items_stale_words BEFORE DELETE ON items
     WHEN EXISTS (SELECT 1 FROM {TABLE} s WHERE s.tenant = old.tenant AND s.item_id = old.id)
     BEGIN
-        {_WORDS} SELECT 'delete', s.id, s.title, s.body, s.context
+        {DELETE_WORDS} SELECT 'delete', s.id, s.title, s.body, s.context
             FROM {TABLE} s WHERE s.tenant = old.tenant AND s.item_id = old.id;
         DELETE FROM {TABLE} WHERE tenant = old.tenant AND item_id = old.id;
     END"""
@@ -97,15 +98,6 @@ def kept(tx: Tx) -> bool:
     return FTS5_SECURE_DELETE and has_step(tx, STEP)
 
 
-def highest_id(tx: Tx) -> str:
-    """An SQL expression: the highest id a stale chunk has, or 0. A new chunk's id and the
-    count of the index's rows must reckon with them, whatever the library: a store that a
-    newer one wrote keeps its list under an older one too."""
-    if not has_step(tx, STEP):
-        return "0"
-    return f"coalesce((SELECT max(id) FROM {TABLE} /* every tenant */), 0)"
-
-
 def keep(tx: Tx, words: list[tuple[str, int, int, object, object, object]]) -> None:
     """Superseded chunks ``(tenant, item_id, id, title, body, context)`` keep their words in the
     index, listed here, before their rows are deleted (the delete trigger then leaves them)."""
@@ -139,14 +131,8 @@ def erase_all(tx: Tx) -> bool:
     it merged."""
     if not has_step(tx, STEP):
         return False
-    many = tx.scalar(
-        f"SELECT count(*) FROM (SELECT 1 FROM {TABLE} /* every tenant */ LIMIT ?)",
-        (ERASE_ONE_BY_ONE + 1,),
-    )
-    if not many:
-        return False
     rows = tx.all(f"SELECT id, title, body, context FROM {TABLE} /* every tenant */")
-    if many <= ERASE_ONE_BY_ONE or not FTS5_SECURE_DELETE:
+    if len(rows) <= ERASE_ONE_BY_ONE or not FTS5_SECURE_DELETE:
         _erase(tx, rows)
         return False
     # Marked deleted (a marker each, written with the next segment), then dropped with their
@@ -158,17 +144,10 @@ def erase_all(tx: Tx) -> bool:
     return True
 
 
-def _erase(tx: Tx, rows: list) -> None:  # type: ignore[type-arg]
-    if not rows:
-        return
+def _erase(tx: Tx, rows: list[Row]) -> None:
     tx.executemany(
-        f"{_WORDS} VALUES ('delete', ?, ?, ?, ?)",
+        f"{DELETE_WORDS} VALUES ('delete', ?, ?, ?, ?)",
         [(r["id"], r["title"], r["body"], r["context"]) for r in rows],
     )
-    ids = [int(r["id"]) for r in rows]
-    for first in range(0, len(ids), 500):
-        part = ids[first : first + 500]
-        tx.execute(
-            f"DELETE FROM {TABLE} /* every tenant */ WHERE id IN ({','.join('?' * len(part))})",
-            part,
-        )
+    for part in groups([int(r["id"]) for r in rows], _PER_STATEMENT):
+        tx.execute(f"DELETE FROM {TABLE} /* every tenant */ WHERE id IN ({marks(part)})", part)

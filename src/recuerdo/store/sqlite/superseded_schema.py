@@ -26,6 +26,9 @@ from __future__ import annotations
 from ..base import Tx
 
 PURGE = "INSERT INTO chunk_fts (chunk_fts) VALUES ('optimize')"
+DELETE_WORDS = "INSERT INTO chunk_fts (chunk_fts, rowid, title, body, context)"
+"""Tells the contentless words index a row's words, to take them out (``VALUES ('delete', id,
+title, body, context)`` or a SELECT of those): it holds no text to read them from."""
 
 
 def m020_superseded_chunks(tx: Tx) -> None:
