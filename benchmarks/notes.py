@@ -217,9 +217,9 @@ def forgets_between_edits(
     mem: recuerdo.Memory, edit_one: Callable[[int, int], None]
 ) -> tuple[float, float]:
     """p50/p95 in ms of forgetting an entry in a memory whose notes are being edited: a few
-    edits, re-cut by the upkeep, before each forget. A re-cut leaves the words of the chunks
-    it replaced in the words index's older segments (decision 0027), and a forget of anything
-    merged the whole index to drop them (decision 0071)."""
+    edits, re-cut by the upkeep, before each forget. A forget of anything merged the whole
+    index for the words a re-cut left in it until decision 0071 (since 0072 the upkeep erases
+    them after a pause: the drain here does)."""
     entries = mem.remember_many(
         [{"category": "learning", "content": f"a passing remark number {n}"} for n in range(40)]
     )
@@ -236,7 +236,7 @@ def forgets_between_edits(
 
 
 def hard_deletes_after_an_edit(
-    mem: recuerdo.Memory, edit_key: Callable[[str], int], keys: list[str]
+    mem: recuerdo.Memory, edit_key: Callable[[str, str], int], keys: list[str]
 ) -> tuple[float, float]:
     """p50/p95 in ms of the hard delete of a note right after an edit of it was re-cut: its
     old chunk's words are still in the words index (the upkeep erases them after a pause,
@@ -244,7 +244,7 @@ def hard_deletes_after_an_edit(
     mem._upkeep.stop(drain=False)  # it would erase them at a pause: drained by hand
     samples = []
     for key in keys:
-        note = edit_key(key)
+        note = edit_key(key, "deleted next")
         mem._upkeep.drain(tasks=mem._upkeep._tasks)  # the re-cut, not the work left to a pause
         start = time.perf_counter()
         mem.delete(note, hard=True)
@@ -268,10 +268,12 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
             text = body(rng, words) + f" ({r}-{i})"
             mem.save(f"Note {key}", text, key=key, scope=scopes[key])
 
+        def edit_key(key: str, mark: str) -> int:
+            last[key] = edit(rng, words, last[key]) + f" ({mark})"
+            return int(edited.save(f"Note {key}", last[key], key=key, scope=edit_scopes[key])["id"])
+
         def edit_one(r: int, i: int) -> None:
-            key = f"topic/{rng.randrange(size)}"
-            last[key] = edit(rng, words, last[key]) + f" ({r}-{i})"
-            edited.save(f"Note {key}", last[key], key=key, scope=edit_scopes[key])
+            edit_key(f"topic/{rng.randrange(size)}", f"{r}-{i}")
 
         update_rate, raw_rate = durable_rates(update, folder, SINGLE_WRITES)
         mem._upkeep.drain()  # its worker would otherwise erase the replaced words meanwhile
@@ -307,11 +309,6 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
             [{"id": long_note, "version": rng.randint(1, LONG_VERSIONS - 1)} for _ in range(200)],
         )
         forget_after_edits = forgets_between_edits(edited, edit_one)
-
-        def edit_key(key: str) -> int:
-            last[key] = edit(rng, words, last[key]) + " (deleted next)"
-            return int(edited.save(f"Note {key}", last[key], key=key, scope=edit_scopes[key])["id"])
-
         hard_delete_after_edit = hard_deletes_after_an_edit(
             edited, edit_key, rng.sample(sorted(last), HARD_DELETES)
         )

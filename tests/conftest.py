@@ -7,7 +7,8 @@ import os
 import ssl
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,15 @@ def tx_class_of(memory: recuerdo.Memory) -> type[Any]:
     from recuerdo.store.postgres.connection import PostgresTx
 
     return PostgresTx
+
+
+def eventually(done: Callable[[], bool], seconds: float = 20) -> bool:
+    """Whether ``done()`` comes true within ``seconds`` (asked every 20 ms): for what a
+    background thread does."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not done():
+        time.sleep(0.02)
+    return done()
 
 
 def audit_kept(memory: recuerdo.Memory, column: str = "query", tenant: str = "local") -> list[Any]:

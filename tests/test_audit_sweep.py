@@ -5,7 +5,6 @@ each at that item's place in an index, and an erasing forget writes every page i
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from recuerdo.store.scope import EVERY_TENANT, scoped
 from recuerdo.store.sqlite import sqlite3
 from recuerdo.store.sqlite.schema import SCHEMA
 
-from .conftest import audit_kept, run_python
+from .conftest import audit_kept, eventually, run_python
 from .postgres import contract_url, unique_memory
 from .test_audit_words import _opened_at
 
@@ -245,13 +244,10 @@ def test_the_worker_sweeps_after_a_forget_unasked(file_memory: recuerdo.Memory) 
     entry = memory.remember("learning", "harbour cranes at dawn")
     memory._upkeep.drain()
     _searched(memory, "harbour")
-    deadline = time.monotonic() + 20
-    while memory._upkeep.running and time.monotonic() < deadline:
-        time.sleep(0.05)  # the worker the write woke has gone idle: only the forget wakes it
-    assert not memory._upkeep.running
+    # The worker the write woke goes idle first: only the forget wakes it.
+    assert eventually(lambda: not memory._upkeep.running)
     assert memory.forget(entry)
-    while _emptied(memory) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    eventually(lambda: _emptied(memory) == 0)
     assert _emptied(memory) == 0
 
 

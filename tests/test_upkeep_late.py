@@ -5,12 +5,13 @@ Fake tasks on a real worker thread."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import pytest
 
 from recuerdo.core import upkeep as upkeep_module
 from recuerdo.core.upkeep import Upkeep
+
+from .conftest import eventually
 
 
 class Batches:
@@ -34,19 +35,12 @@ def _worker(monkeypatch: pytest.MonkeyPatch, late_seconds: float) -> tuple[Upkee
     return Upkeep([lambda: 0], backlog=lambda: 0, late_tasks=[late]), late
 
 
-def _within(seconds: float, done: Callable[[], bool]) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and not done():
-        time.sleep(0.02)
-    return done()
-
-
 def test_a_late_task_runs_once_the_writes_have_paused(monkeypatch: pytest.MonkeyPatch) -> None:
     worker, late = _worker(monkeypatch, 0.4)
     try:
         written = time.monotonic()
         worker.poke(1)
-        assert _within(10, lambda: late.left == 0)  # every batch, in the pause's rounds
+        assert eventually(lambda: late.left == 0, 10)  # every batch, in the pause's rounds
         assert late.calls[0] >= written + 0.4
     finally:
         worker.stop(drain=False)
