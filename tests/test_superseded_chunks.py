@@ -6,12 +6,14 @@ upkeep (after a pause of the writes) or a forget erases them
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import recuerdo
+from recuerdo.core import upkeep as upkeep_module
 from recuerdo.index.chunk import chunk_spans
 from recuerdo.store.chunk_text import chunks_with_text
 from recuerdo.store.sqlite import stale_words
@@ -197,6 +199,49 @@ def test_the_worker_erases_them_once_the_writes_pause(base: Path) -> None:
         )
         assert "quillwort" in _chunks(memory, note)[0]["body"]  # re-cut by the worker
         assert not _indexed_term(memory, MARKER)
+        assert _stale(memory) == []
+
+
+def test_a_closing_process_erases_what_its_edits_left(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that edits a note and closes at once (a CLI call) erases the old chunk's words
+    as it closes, after its own re-cut: no pause came, and a later process that only reads
+    would never erase them (decision 0073)."""
+    monkeypatch.setattr(upkeep_module, "LATE_SECONDS", 3600.0)  # no pause comes
+    with recuerdo.open("cli", base_dir=base) as memory:
+        memory.save("Plan", f"Body {MARKER} first", key="plan")
+        memory._upkeep.drain(tasks=memory._upkeep._tasks)
+        memory.save("Plan", "Body quillwort second", key="plan")
+    with recuerdo.open("cli", base_dir=base) as memory:
+        assert _stale(memory) == []
+        assert not _indexed_term(memory, MARKER)
+        assert memory._store.check()["ok"]
+
+
+def test_writes_that_never_pause_still_get_the_words_erased(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under writes a tenth of a second apart (never the pause the erasure waits for), the
+    worker still erases what an edit left once it has waited LATE_OVERDUE_SECONDS, while the
+    writes go on (decision 0073)."""
+    monkeypatch.setattr(upkeep_module, "LATE_OVERDUE_SECONDS", 0.5)
+    with recuerdo.open("steady", base_dir=base) as memory:
+        note = memory.save("Plan", f"Body {MARKER} first", key="plan")["id"]
+        memory._upkeep.drain()
+        memory.save("Plan", "Body quillwort second", key="plan")
+        erased = False
+        writing_until = time.monotonic() + 20
+        number = 0
+        while time.monotonic() < writing_until and not erased:
+            memory.remember("learning", f"a passing remark number {number}")
+            number += 1
+            time.sleep(0.1)
+            with memory._store.read() as tx:  # not a search: a read pokes the worker
+                recut = tx.scalar("SELECT count(*) FROM chunks WHERE item_id = ?", (note,))
+            erased = bool(recut) and not _indexed_term(memory, MARKER)
+        assert erased
+        assert "quillwort" in _chunks(memory, note)[0]["body"]
         assert _stale(memory) == []
 
 

@@ -7,10 +7,11 @@ cover the not-yet-indexed rows themselves, so nothing written is ever missed by 
 
 The thread starts on the first write, gathers writes for a moment so one transaction indexes
 many rows, and ends when idle. Work that nothing waits for (the late tasks: erasing the words
-replaced chunks left in the index) waits for a longer pause of the writes. ``drain()``
-finishes the work synchronously (``close()`` uses it, so short-lived processes such as CLI
-calls leave a complete index behind).
-"""
+replaced chunks left in the index) waits for a longer pause of the writes; under writes that
+never pause it still gets a small share of the time (LATE_SHARE), and a closing process that
+wrote gives it a moment (LATE_ON_CLOSE_SECONDS). ``drain()`` finishes the work synchronously
+(``close()`` uses it, so short-lived processes such as CLI calls leave a complete index
+behind)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,15 @@ MAX_DELAY_SECONDS = 1.0
 # The work nothing waits for (late tasks) waits for a longer pause: one between two bursts of
 # writes is not it.
 LATE_SECONDS = 1.0
+# Writes that never pause that long would hold it back for good (decision 0073): past
+# LATE_OVERDUE_SECONDS without a late round, the late tasks run anyway, for LATE_SHARE of that
+# time at most (one in twenty seconds of a steady stream of writes).
+LATE_OVERDUE_SECONDS = 10.0
+LATE_SHARE = 0.05
+# A closing process that wrote does the late work it can in this long: a CLI call that edited
+# a note would otherwise leave its old words to a later process's pause. Short: it is paid by
+# every such call while a long list waits (one second took a CLI edit from 2 ms to 1 s).
+LATE_ON_CLOSE_SECONDS = 0.05
 WORKER_NICE = 15
 CLAIM_RETRY_SECONDS = 0.2
 CLAIM_WAIT_ON_DRAIN = 5.0
@@ -98,6 +108,7 @@ class Upkeep:
         self._working = threading.Lock()  # one round of tasks at a time (worker or drain)
         self._last_poke = 0.0
         self._last_write = 0.0  # a poke with rows: a read's poke (its audit) is not a write
+        self._last_late = time.monotonic()  # the last round of the late tasks
         self._first_pending = 0.0
         self._pending = 0
         self._skipped = False  # a task found its work claimed elsewhere: come back to it
@@ -126,16 +137,38 @@ class Upkeep:
         run only in a quiet moment, or when their backlog has grown large, so a steady
         stream of requests is never starved of CPU by them; the late tasks (what nothing
         waits for) only when ``late``: after a pause of LATE_SECONDS."""
+        return sum(self._round(quiet=quiet, late=late))
+
+    def _round(self, *, quiet: bool, late: bool) -> tuple[int, int]:
+        """:meth:`step`'s round: the work of the tasks, and that of the idle and late ones
+        (which indexes none of the rows the pokes counted)."""
         with self._working:
             work = sum(self._attempt(task) for task in self._tasks)
+            other = 0
             if quiet or self._deferred >= FORCE_BACKLOG // 20:
-                idle = sum(self._attempt(task) for task in self._idle_tasks)
+                other = sum(self._attempt(task) for task in self._idle_tasks)
                 with self._guard:
-                    self._deferred = max(0, self._deferred - idle) if idle else 0
-                work += idle
+                    self._deferred = max(0, self._deferred - other) if other else 0
             if late:
-                work += sum(self._attempt(task) for task in self._late_tasks)
-            return work
+                other += sum(self._attempt(task) for task in self._late_tasks)
+                self._last_late = time.monotonic()
+            return work, other
+
+    def _late_share(self) -> int:
+        """The late tasks' rounds owed under writes that never paused: LATE_SHARE of the
+        LATE_OVERDUE_SECONDS they waited (not of a longer wait: a memory idle for hours would
+        otherwise hold its next writes back for minutes); the work done. Each round is its own
+        transactions: the writes go on between them."""
+        deadline = time.monotonic() + LATE_SHARE * LATE_OVERDUE_SECONDS
+        done = 0
+        while not self._stopping:
+            with self._working:
+                work = sum(self._attempt(task) for task in self._late_tasks)
+            done += work
+            if not work or time.monotonic() >= deadline:
+                break
+        self._last_late = time.monotonic()
+        return done
 
     def _attempt(self, task: Task) -> int:
         try:
@@ -211,9 +244,13 @@ class Upkeep:
                     with self._guard:
                         quiet_for = time.monotonic() - self._last_poke
                         late = bool(self._late_tasks) and self._unwritten_for() >= LATE_SECONDS
-                    work = self.step(quiet=quiet_for >= GATHER_SECONDS, late=late)
+                        overdue = bool(self._late_tasks) and not late and self._late_overdue()
+                    indexed, other = self._round(quiet=quiet_for >= GATHER_SECONDS, late=late)
+                    if overdue:
+                        other += self._late_share()
+                    work = indexed + other
                     with self._guard:
-                        self._pending = max(0, self._pending - work)
+                        self._pending = max(0, self._pending - indexed)
                         self._first_pending = time.monotonic()
                         busy = time.monotonic() - self._last_poke < GATHER_SECONDS
                     if busy or not work:
@@ -231,6 +268,10 @@ class Upkeep:
                 # write would start another: indexing would stop for the process's life.
                 # The worker stays, and the next write retries.
                 log.exception("index upkeep failed; the next write retries it")
+
+    def _late_overdue(self) -> bool:
+        """Whether the late tasks waited LATE_OVERDUE_SECONDS for a pause (under ``_guard``)."""
+        return time.monotonic() - self._last_late >= LATE_OVERDUE_SECONDS
 
     def _unwritten_for(self) -> float:
         """Seconds since the last write (under ``_guard``)."""
@@ -267,3 +308,5 @@ class Upkeep:
             thread.join()
         if drain and self.backlog() <= DRAIN_ON_CLOSE:
             self.drain(tasks=self._on_close)
+            if self._late_tasks and self._last_write:  # after the close's own re-cut
+                self.drain(tasks=self._late_tasks, seconds=LATE_ON_CLOSE_SECONDS)
