@@ -243,9 +243,10 @@ def forgets_between_edits(
 
 def steady_edits(
     mem: recuerdo.Memory, edit_one: Callable[[int, int], None]
-) -> tuple[float, float, int]:
-    """p50/p95 in ms of an edit every STEADY_EVERY seconds for STEADY_SECONDS, the worker
-    running, and the replaced chunks still listed at the end (``chunk_fts_stale``)."""
+) -> tuple[float, float, float, int]:
+    """p50/p95/p99 in ms of an edit every STEADY_EVERY seconds for STEADY_SECONDS, the worker
+    running, and the replaced chunks still listed at the end (``chunk_fts_stale``). The p99:
+    about one edit in twenty lands while the erasure has its share (decision 0073)."""
     mem._upkeep.drain()
     samples = []
     ends = time.monotonic() + STEADY_SECONDS
@@ -256,7 +257,9 @@ def steady_edits(
         time.sleep(STEADY_EVERY)
     with mem._store.read() as tx:
         listed = int(tx.scalar("SELECT count(*) FROM chunk_fts_stale /* every tenant */"))
-    return (*percentiles(samples), listed)
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))] * 1000
+    return (*percentiles(samples), p99, listed)
 
 
 def hard_deletes_after_an_edit(
@@ -370,7 +373,8 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         "long_doc_old_revision_p95_ms": round(old[1], 2),
         "steady_edit_p50_ms": round(steady[0], 2),
         "steady_edit_p95_ms": round(steady[1], 2),
-        "stale_chunks_after_steady_edits": steady[2],
+        "steady_edit_p99_ms": round(steady[2], 2),
+        "stale_chunks_after_steady_edits": steady[3],
         "forget_after_edits_p50_ms": round(forget_after_edits[0], 2),
         "forget_after_edits_p95_ms": round(forget_after_edits[1], 2),
         "hard_delete_after_edit_p50_ms": round(hard_delete_after_edit[0], 2),

@@ -222,7 +222,7 @@ def test_a_store_written_before_m021_migrates_and_answers_the_same(
     then indexes the edited note's new words and drops its old ones."""
     backend = Backend(kind, base)
     # The upkeep works only when told to (drain): the queued note is re-cut when the test says.
-    monkeypatch.setattr(Upkeep, "poke", lambda self, rows=1: None)
+    monkeypatch.setattr(Upkeep, "poke", lambda self, rows=1, left=False: None)
     monkeypatch.setattr(Upkeep, "stop", lambda self, drain=True: None)
     try:
         before, texts = _old_store(backend, monkeypatch)

@@ -232,7 +232,7 @@ def test_a_batch_reaches_postgres_in_as_many_statements_whatever_its_size(
 
     from .postgres import contract_store
 
-    monkeypatch.setattr(Upkeep, "poke", lambda self, rows=1: None)
+    monkeypatch.setattr(Upkeep, "poke", lambda self, rows=1, left=False: None)
     monkeypatch.setattr(PostgresStore, "grew", lambda self, rows: None)
 
     with recuerdo.open("batches", store=contract_store(), embedder="none") as memory:

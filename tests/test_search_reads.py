@@ -50,7 +50,7 @@ def test_a_search_reads_its_best_chunks_once(
 @pytest.fixture
 def held_upkeep(monkeypatch: pytest.MonkeyPatch) -> None:
     """The worker re-cuts nothing unless the test drains it."""
-    monkeypatch.setattr(Upkeep, "poke", lambda self, rows=1: None)
+    monkeypatch.setattr(Upkeep, "poke", lambda self, rows=1, left=False: None)
 
 
 def test_the_best_chunks_pass_the_filters_and_the_index_as_before(

@@ -19,7 +19,7 @@ from recuerdo.store.chunk_text import chunks_with_text
 from recuerdo.store.sqlite import stale_words
 from recuerdo.store.sqlite.connection import SQLiteStore
 
-from .conftest import eventually, statements_run
+from .conftest import eventually, run_python, statements_run
 from .older_layouts import entries_indexed_before_folds
 
 WORDS = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo"]
@@ -217,6 +217,35 @@ def test_a_closing_process_erases_what_its_edits_left(
         assert _stale(memory) == []
         assert not _indexed_term(memory, MARKER)
         assert memory._store.check()["ok"]
+
+
+def test_a_process_that_only_read_leaves_them_to_the_upkeep(base: Path) -> None:
+    """A process that opens a memory where an earlier one left rows unindexed (it ended
+    without closing), searches and closes, wrote nothing: its close indexes those rows but
+    erases no listed words (decision 0073: a CLI search must not pay for another process's
+    edits). The next process that writes does."""
+    child = run_python(
+        "import os, sys, recuerdo\n"
+        "memory = recuerdo.open('left', base_dir=sys.argv[1], embedder='none')\n"
+        "memory._upkeep.stop(drain=False)\n"
+        f"memory.save('Plan', 'Body {MARKER} first', key='plan')\n"
+        "memory._upkeep.drain()\n"
+        "memory.save('Plan', 'Body quillwort second', key='plan')\n"
+        "memory._upkeep.drain(tasks=memory._upkeep._tasks)\n"
+        "memory.remember('learning', 'a remark left unindexed')\n"
+        "os._exit(0)\n",
+        str(base),
+    )
+    assert child.returncode == 0, child.stderr
+    with recuerdo.open("left", base_dir=base, embedder="none") as memory:
+        assert memory._upkeep.backlog()  # the remark: the open poked the worker for it
+        memory.search("quillwort")
+    with recuerdo.open("left", base_dir=base, embedder="none") as memory:
+        assert memory._upkeep.backlog() == 0
+        assert len(_stale(memory)) == 1
+        memory.remember("learning", "a write of this process")
+    with recuerdo.open("left", base_dir=base, embedder="none") as memory:
+        assert _stale(memory) == []
 
 
 def test_writes_that_never_pause_still_get_the_words_erased(

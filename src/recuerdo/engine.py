@@ -145,13 +145,15 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
 
     index = claimed(indexing)
     cut = claimed(cutting)  # what a vector waits for: the newest items cut into chunks
-    cheap = [index, lambda: audit.flush(store), lambda: audit.sweep(store)]
+    # The audit's records, which reads add too, are none of the rows the writes poked.
+    audit_work = [lambda: audit.flush(store), lambda: audit.sweep(store)]
     # The words replaced chunks left in the index, which no search finds, are erased after a
     # pause of the writes: each costs a rewrite of the index pages that hold it (decision 0072).
     return Upkeep(
-        cheap,
+        [index],
         backlog,
-        on_close=cheap,
+        side_tasks=audit_work,
+        on_close=[index, *audit_work],
         idle_tasks=[embed],
         settle_tasks=[cut, embed],
         late_tasks=[store.erase_stale_words],
@@ -360,7 +362,7 @@ def open_memory(
         prepare_state_dir(path)
         memory = Memory(SQLiteStore(str(path)), name=name, embedder=meaning.choice)
     if memory._upkeep.backlog():
-        memory._upkeep.poke()  # a process that ended early left rows to index
+        memory._upkeep.poke(left=True)  # a process that ended early left rows to index
     return memory
 
 

@@ -91,8 +91,12 @@ class Upkeep:
         idle_tasks: Sequence[Task] = (),
         settle_tasks: Sequence[Task] = (),
         late_tasks: Sequence[Task] = (),
+        side_tasks: Sequence[Task] = (),
     ) -> None:
         self._tasks = tuple(tasks)
+        # Run with the tasks at every round, but their work is of rows no write counted (the
+        # audit's records, which reads add): it does not count the poked rows down.
+        self._side_tasks = tuple(side_tasks)
         self._idle_tasks = tuple(idle_tasks)
         self._late_tasks = tuple(late_tasks)
         self._settle_tasks = tuple(settle_tasks)
@@ -108,19 +112,22 @@ class Upkeep:
         self._working = threading.Lock()  # one round of tasks at a time (worker or drain)
         self._last_poke = 0.0
         self._last_write = 0.0  # a poke with rows: a read's poke (its audit) is not a write
-        self._last_late = time.monotonic()  # the last round of the late tasks
+        self._wrote = False  # this process wrote (not rows an earlier process left)
+        self._last_late = time.monotonic()  # the last round of the late tasks (the worker's)
         self._first_pending = 0.0
         self._pending = 0
         self._skipped = False  # a task found its work claimed elsewhere: come back to it
 
-    def poke(self, rows: int = 1) -> None:
-        """Note that ``rows`` rows were written; make sure a worker will index them."""
+    def poke(self, rows: int = 1, *, left: bool = False) -> None:
+        """Note that ``rows`` rows were written; make sure a worker will index them. ``left``:
+        they are rows an earlier process left unindexed, not this process's writes."""
         with self._guard:
             if self._stopping:
                 return
             self._last_poke = time.monotonic()
-            if rows:
+            if rows and not left:
                 self._last_write = self._last_poke
+                self._wrote = True
             if self._pending == 0 and rows:
                 self._first_pending = self._last_poke
             self._pending += rows
@@ -144,14 +151,16 @@ class Upkeep:
         (which indexes none of the rows the pokes counted)."""
         with self._working:
             work = sum(self._attempt(task) for task in self._tasks)
-            other = 0
+            other = sum(self._attempt(task) for task in self._side_tasks)
             if quiet or self._deferred >= FORCE_BACKLOG // 20:
-                other = sum(self._attempt(task) for task in self._idle_tasks)
+                idle = sum(self._attempt(task) for task in self._idle_tasks)
                 with self._guard:
-                    self._deferred = max(0, self._deferred - other) if other else 0
+                    self._deferred = max(0, self._deferred - idle) if idle else 0
+                other += idle
             if late:
                 other += sum(self._attempt(task) for task in self._late_tasks)
-                self._last_late = time.monotonic()
+                with self._guard:
+                    self._last_late = time.monotonic()
             return work, other
 
     def _late_share(self) -> int:
@@ -161,13 +170,16 @@ class Upkeep:
         transactions: the writes go on between them."""
         deadline = time.monotonic() + LATE_SHARE * LATE_OVERDUE_SECONDS
         done = 0
-        while not self._stopping:
-            with self._working:
-                work = sum(self._attempt(task) for task in self._late_tasks)
-            done += work
-            if not work or time.monotonic() >= deadline:
-                break
-        self._last_late = time.monotonic()
+        try:
+            while not self._stopping:
+                with self._working:
+                    work = sum(self._attempt(task) for task in self._late_tasks)
+                done += work
+                if not work or time.monotonic() >= deadline:
+                    break
+        finally:  # a failing task waits for the next share, not the next round
+            with self._guard:
+                self._last_late = time.monotonic()
         return done
 
     def _attempt(self, task: Task) -> int:
@@ -202,7 +214,7 @@ class Upkeep:
     ) -> int:
         """Do the pending work now (at most about ``limit`` rows, and no new round after
         ``seconds``); return the work done."""
-        every = (*self._tasks, *self._idle_tasks, *self._late_tasks)
+        every = (*self._tasks, *self._side_tasks, *self._idle_tasks, *self._late_tasks)
         chosen = every if tasks is None else tuple(tasks)
         done = 0
         deadline = None if seconds is None else time.monotonic() + seconds
@@ -246,12 +258,13 @@ class Upkeep:
                         late = bool(self._late_tasks) and self._unwritten_for() >= LATE_SECONDS
                         overdue = bool(self._late_tasks) and not late and self._late_overdue()
                     indexed, other = self._round(quiet=quiet_for >= GATHER_SECONDS, late=late)
+                    with self._guard:
+                        self._pending = max(0, self._pending - indexed)
+                        self._first_pending = time.monotonic()
                     if overdue:
                         other += self._late_share()
                     work = indexed + other
                     with self._guard:
-                        self._pending = max(0, self._pending - indexed)
-                        self._first_pending = time.monotonic()
                         busy = time.monotonic() - self._last_poke < GATHER_SECONDS
                     if busy or not work:
                         if busy:  # writes are coming in again: let them have the store
@@ -308,5 +321,7 @@ class Upkeep:
             thread.join()
         if drain and self.backlog() <= DRAIN_ON_CLOSE:
             self.drain(tasks=self._on_close)
-            if self._late_tasks and self._last_write:  # after the close's own re-cut
-                self.drain(tasks=self._late_tasks, seconds=LATE_ON_CLOSE_SECONDS)
+            if self._late_tasks and self._wrote:  # after the close's own re-cut
+                # Work nothing waits for: a busy or closing store leaves it to a later process.
+                with contextlib.suppress(StoreError):
+                    self.drain(tasks=self._late_tasks, seconds=LATE_ON_CLOSE_SECONDS)
