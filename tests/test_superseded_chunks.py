@@ -219,11 +219,17 @@ def test_a_closing_process_erases_what_its_edits_left(
         assert memory._store.check()["ok"]
 
 
-def test_a_process_that_only_read_leaves_them_to_the_upkeep(base: Path) -> None:
+def test_a_process_that_only_read_leaves_them_to_the_upkeep(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A process that opens a memory where an earlier one left rows unindexed (it ended
     without closing), searches and closes, wrote nothing: its close indexes those rows but
     erases no listed words (decision 0073: a CLI search must not pay for another process's
-    edits). The next process that writes does."""
+    edits). The next process that writes does. (Its worker is kept from a round of its own
+    before the close: a reader's quiet rounds erase, as decision 0072 wants of a long-lived
+    one, and a loaded machine could give it one.)"""
+    monkeypatch.setattr(upkeep_module, "GATHER_SECONDS", 3600.0)
+    monkeypatch.setattr(upkeep_module, "MAX_DELAY_SECONDS", 3600.0)
     child = run_python(
         "import os, sys, recuerdo\n"
         "memory = recuerdo.open('left', base_dir=sys.argv[1], embedder='none')\n"

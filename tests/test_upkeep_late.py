@@ -4,6 +4,7 @@ Fake tasks on a real worker thread."""
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import pytest
@@ -224,3 +225,38 @@ def test_a_round_reports_the_work_of_every_kind_of_task(
         late_tasks=[lambda: 7],
     )
     assert worker.step(quiet=quiet, late=late) == expected
+
+
+def test_a_failing_late_task_waits_for_the_next_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A late task that fails (a busy store) under writes that never pause is tried again at
+    the next share, LATE_OVERDUE_SECONDS later, not at every round of the worker."""
+    monkeypatch.setattr(upkeep_module, "MAX_DELAY_SECONDS", 0.05)  # a round every 50 ms
+    monkeypatch.setattr(upkeep_module, "LATE_OVERDUE_SECONDS", 0.5)
+    calls: list[float] = []
+
+    def busy() -> int:
+        calls.append(time.monotonic())
+        raise StoreError("the memory is busy")
+
+    worker = Upkeep([lambda: 0], backlog=lambda: 0, late_tasks=[busy])
+    try:
+        writing_until = time.monotonic() + 30
+        while time.monotonic() < writing_until and len(calls) < 3:
+            worker.poke(1)
+            time.sleep(0.02)
+    finally:
+        worker.stop(drain=False)
+    assert len(calls) >= 3
+    assert min(later - earlier for earlier, later in itertools.pairwise(calls)) >= 0.45
+
+
+def test_a_write_after_the_worker_stopped_still_gets_the_closes_late_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process that stopped its worker (a test, a benchmark) and then wrote is still a
+    process that wrote when it closes."""
+    worker, late = _worker(monkeypatch, 3600)
+    worker.stop(drain=False)
+    worker.poke(1)
+    worker.stop(drain=True)
+    assert late.left == 0

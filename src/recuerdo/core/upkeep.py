@@ -122,12 +122,13 @@ class Upkeep:
         """Note that ``rows`` rows were written; make sure a worker will index them. ``left``:
         they are rows an earlier process left unindexed, not this process's writes."""
         with self._guard:
+            if rows and not left:
+                self._wrote = True  # also after a stop: the close still owes its late work
             if self._stopping:
                 return
             self._last_poke = time.monotonic()
             if rows and not left:
                 self._last_write = self._last_poke
-                self._wrote = True
             if self._pending == 0 and rows:
                 self._first_pending = self._last_poke
             self._pending += rows
