@@ -280,6 +280,19 @@ def run_python(
     )
 
 
+def ended_without_closing(base: Path, name: str, *steps: str) -> None:
+    """A process that opens memory ``name`` under ``base`` (no embedder) as ``memory``, runs
+    ``steps`` (lines of Python) and ends without closing it, as a killed CLI call does."""
+    child = run_python(
+        "import os, sys, recuerdo\n"
+        f"memory = recuerdo.open({name!r}, base_dir=sys.argv[1], embedder='none')\n"
+        + "".join(f"{step}\n" for step in steps)
+        + "os._exit(0)\n",
+        str(base),
+    )
+    assert child.returncode == 0, child.stderr
+
+
 class Server:
     """A real ``recuerdo serve`` process on a free port, stopped at the end of the test."""
 

@@ -19,7 +19,7 @@ from recuerdo.store.scope import EVERY_TENANT, scoped
 from recuerdo.store.sqlite import sqlite3
 from recuerdo.store.sqlite.schema import SCHEMA
 
-from .conftest import audit_kept, eventually, run_python
+from .conftest import audit_kept, ended_without_closing, eventually
 from .postgres import contract_url, unique_memory
 from .test_audit_words import _opened_at
 
@@ -199,19 +199,16 @@ def test_a_sweep_the_store_refused_is_owed_again(
 
 def test_records_a_process_left_emptied_are_swept_by_the_next(base: Path) -> None:
     """The process that emptied them ended before its upkeep's round."""
-    child = run_python(
-        "import os, sys, recuerdo\n"
-        "memory = recuerdo.open('left', base_dir=sys.argv[1], embedder='none')\n"
-        "entry = memory.remember('learning', 'harbour cranes at dawn')\n"
-        "memory._upkeep.stop(drain=False)\n"
-        "memory._upkeep.drain()\n"
-        "memory.search('harbour')\n"
-        "memory.audit()\n"
-        "assert memory.forget(entry)\n"
-        "os._exit(0)\n",
-        str(base),
+    ended_without_closing(
+        base,
+        "left",
+        "entry = memory.remember('learning', 'harbour cranes at dawn')",
+        "memory._upkeep.stop(drain=False)",
+        "memory._upkeep.drain()",
+        "memory.search('harbour')",
+        "memory.audit()",
+        "assert memory.forget(entry)",
     )
-    assert child.returncode == 0, child.stderr
     with recuerdo.open("left", base_dir=base, embedder="none") as memory:
         memory._upkeep.stop(drain=False)
         assert _emptied(memory) == 1

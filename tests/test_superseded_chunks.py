@@ -19,7 +19,7 @@ from recuerdo.store.chunk_text import chunks_with_text
 from recuerdo.store.sqlite import stale_words
 from recuerdo.store.sqlite.connection import SQLiteStore
 
-from .conftest import eventually, run_python, statements_run
+from .conftest import ended_without_closing, eventually, statements_run
 from .older_layouts import entries_indexed_before_folds
 
 WORDS = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo"]
@@ -230,19 +230,16 @@ def test_a_process_that_only_read_leaves_them_to_the_upkeep(
     one, and a loaded machine could give it one.)"""
     monkeypatch.setattr(upkeep_module, "GATHER_SECONDS", 3600.0)
     monkeypatch.setattr(upkeep_module, "MAX_DELAY_SECONDS", 3600.0)
-    child = run_python(
-        "import os, sys, recuerdo\n"
-        "memory = recuerdo.open('left', base_dir=sys.argv[1], embedder='none')\n"
-        "memory._upkeep.stop(drain=False)\n"
-        f"memory.save('Plan', 'Body {MARKER} first', key='plan')\n"
-        "memory._upkeep.drain()\n"
-        "memory.save('Plan', 'Body quillwort second', key='plan')\n"
-        "memory._upkeep.drain(tasks=memory._upkeep._tasks)\n"
-        "memory.remember('learning', 'a remark left unindexed')\n"
-        "os._exit(0)\n",
-        str(base),
+    ended_without_closing(
+        base,
+        "left",
+        "memory._upkeep.stop(drain=False)",
+        f"memory.save('Plan', 'Body {MARKER} first', key='plan')",
+        "memory._upkeep.drain()",
+        "memory.save('Plan', 'Body quillwort second', key='plan')",
+        "memory._upkeep.drain(tasks=memory._upkeep._tasks)",  # re-cut: the old chunk listed
+        "memory.remember('learning', 'a remark left unindexed')",
     )
-    assert child.returncode == 0, child.stderr
     with recuerdo.open("left", base_dir=base, embedder="none") as memory:
         assert memory._upkeep.backlog()  # the remark: the open poked the worker for it
         memory.search("quillwort")
