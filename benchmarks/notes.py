@@ -24,6 +24,9 @@ Then, on the filled stores:
   it erases the words the re-cut left, decision 0072): p50/p95 of each edit, and how many
   replaced chunks still wait for the erasure at the end (decision 0073: a share of the time
   goes to it anyway; before, the list only grew);
+* the hard delete of a keyed note once 100,000 searches are in the retrieval audit (a
+  tenant keeps 90 days of them): the delete drops the records that quote the note's key,
+  which it finds by reading every record (decision 0074), p50/p95;
 * ``revision`` of each note's first version (the oldest: the most deltas to apply), and of old
   versions of one 30 KB document edited 200 times;
 * database size per stored revision, the bytes of the revisions table itself per revision
@@ -77,6 +80,7 @@ LONG_VERSIONS = 200
 EDITS_BETWEEN_FORGETS = 5
 HARD_DELETES = 40
 STEADY_SECONDS = 20.0
+AUDIT_RECORDS = 100_000
 STEADY_EVERY = 0.1
 
 
@@ -262,6 +266,43 @@ def steady_edits(
     return (*percentiles(samples), p99, listed)
 
 
+def hard_deletes_after_searches(
+    mem: recuerdo.Memory, rng: random.Random, words: list[str]
+) -> tuple[float, float]:
+    """p50/p95 in ms of the hard delete of a keyed note after AUDIT_RECORDS searches of two
+    words, each returning one note, were recorded in the audit (written as the searches'
+    own records are: through the audit's buffer). Besides the read of every record for those
+    quoting the key, each delete looks up in the words index the note's words that some
+    record asked for (the notes share one vocabulary: most of them, decision 0068)."""
+    mem._upkeep.drain()
+    with mem._store.read() as tx:
+        notes = [
+            (int(row["id"]), str(row["key"]))
+            for row in tx.all(
+                "SELECT id, key FROM items WHERE item_type = 'note' AND key IS NOT NULL"
+            )
+        ]
+    for number in range(AUDIT_RECORDS):
+        mem._audit.record(
+            tenant=mem.tenant,
+            principal=mem.principal,
+            verb="search",
+            query=" ".join(rng.choices(words, k=2)),
+            filters={"limit": 10},
+            returned=[rng.choice(notes)[0]],
+        )
+        if number % 5000 == 4999:
+            mem._audit.flush(mem._store)
+    mem._upkeep.drain()
+    samples = []
+    for note, _ in rng.sample(notes, HARD_DELETES):
+        start = time.perf_counter()
+        mem.delete(note, hard=True)
+        samples.append(time.perf_counter() - start)
+        mem._upkeep.drain()
+    return percentiles(samples)
+
+
 def hard_deletes_after_an_edit(
     mem: recuerdo.Memory, edit_key: Callable[[str, str], int], keys: list[str]
 ) -> tuple[float, float]:
@@ -347,6 +388,9 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         start = time.perf_counter()
         mem._upkeep.drain()
         reindex_ms = (time.perf_counter() - start) * 1000 / SINGLE_WRITES
+        # After every other phase of this memory (its records would weigh on them), with a
+        # generator of its own (the draws would change theirs).
+        after_searches = hard_deletes_after_searches(mem, random.Random(seed + 1), words)
         mem.close()
         edited.close()
     return {
@@ -379,6 +423,8 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
         "forget_after_edits_p95_ms": round(forget_after_edits[1], 2),
         "hard_delete_after_edit_p50_ms": round(hard_delete_after_edit[0], 2),
         "hard_delete_after_edit_p95_ms": round(hard_delete_after_edit[1], 2),
+        "hard_delete_after_searches_p50_ms": round(after_searches[0], 2),
+        "hard_delete_after_searches_p95_ms": round(after_searches[1], 2),
         "peak_rss_mib": peak_rss_mib(),
     }
 

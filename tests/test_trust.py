@@ -10,6 +10,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import recuerdo
 from recuerdo.core import audit
@@ -18,6 +20,7 @@ from recuerdo.doors.gateway import server_files
 from recuerdo.doors.guard import HostPolicy
 from recuerdo.errors import StoreError
 from recuerdo.store import audit_sweep
+from recuerdo.store.base import like_pattern
 from recuerdo.store.sqlite import sqlite3
 
 from .conftest import audit_kept, settled_dump, statements_run, tx_class_of
@@ -309,3 +312,81 @@ def test_check_counts_a_vector_of_another_size_than_its_models(memory: recuerdo.
     verdict = memory._store.check()
     assert verdict["counts"]["vectors of a wrong size"] == 1
     assert "vectors of a wrong size: 1" in verdict["problems"]
+
+
+_QUOTES = {
+    "who is ZORVANEL QUIST": True,  # any ASCII case
+    "zorvanel quist": True,
+    "Zorvanel": False,  # a part of the name
+    "zorvanel_quist": False,  # '_' in a record is no wildcard for the name's space
+    "50%_off for Zorvanel Quist": True,
+    "50%Xoff": False,  # nor is the name's own '_' a wildcard
+    "fifty off": False,
+    "ÉMILE ZOLA wrote": True,  # beyond ASCII, any case too
+    "émile zola": True,
+    "Emile Zola": False,  # É is no E
+}
+
+
+def test_a_forgotten_name_drops_the_records_quoting_it_in_any_case(
+    memory: recuerdo.Memory,
+) -> None:
+    """What a forget of a name or a key drops (``audit.scrub(texts=...)``): the records whose
+    query or filters hold it, in any case, and no other; LIKE's own characters in the name
+    are matched as themselves. On SQLite the test is LIKE alone for an ASCII name, and LIKE
+    over Python's case folding for any other (decision 0074); on PostgreSQL LIKE over lower().
+    A name beyond ASCII was missed on SQLite in any case but lower case, and in the filters on
+    both stores (written escaped)."""
+    log = memory._audit
+    for query in _QUOTES:
+        log.record(
+            tenant=memory.tenant,
+            principal="p",
+            verb="search",
+            query=query,
+            filters={},
+            returned=[],
+        )
+    for filters in ({"subject": "ZorVanel QUIST"}, {"tag": "50%_OFF"}, {"tags": ["Émile Zola"]}):
+        log.record(
+            tenant=memory.tenant,
+            principal="p",
+            verb="recall",
+            query=None,
+            filters=filters,
+            returned=[],
+        )
+    log.flush(memory._store)
+    with memory._store.write() as tx:
+        names = ["Zorvanel Quist", "50%_off", "Émile Zola"]
+        removed = audit.scrub(tx, memory.tenant, texts=names)
+    left = {query for _, query in _audit_rows(memory)}
+    assert left == {query for query, quoting in _QUOTES.items() if not quoting}
+    assert removed == sum(_QUOTES.values()) + 3
+
+
+_LIBRARIES = {"bundled": sqlite3, "interpreter": __import__("sqlite3")}
+
+
+@pytest.mark.parametrize("library", sorted(_LIBRARIES))
+@given(
+    text=st.text(alphabet="aAzZ %_\\\u00c9\u00e9\u0130i\u00df\u03a3\u03c3", max_size=12),
+    start=st.integers(0, 12),
+    length=st.integers(0, 6),
+    other=st.text(alphabet="aAzZ %_\\\u00c9\u00e9\u0130i\u00df\u03a3\u03c3", max_size=5),
+)
+def test_sqlite_matches_a_lowered_pattern_alike_with_or_without_lower(
+    library: str, text: str, start: int, length: int, other: str
+) -> None:
+    """Why SQLite's scrub may drop lower() (decision 0074): its LIKE ignores ASCII case, and
+    its lower() folds nothing else, so ``lower(x) LIKE p`` and ``x LIKE p`` agree for every
+    text and every lower-case pattern, whichever characters they hold, under the bundled
+    library and the interpreter's own (the records' columns are text)."""
+    connection = _LIBRARIES[library].connect(":memory:")
+    for needle in (text[start : start + length].lower(), other.lower()):
+        pattern = like_pattern(needle)
+        lowered, plain = connection.execute(
+            "SELECT lower(?1) LIKE ?2 ESCAPE '\\', ?1 LIKE ?2 ESCAPE '\\'", (text, pattern)
+        ).fetchone()
+        assert lowered == plain
+    connection.close()
