@@ -1,6 +1,6 @@
 """The upkeep's late tasks (decision 0072): they run once the writes have paused for
 LATE_SECONDS, whatever reads poke the worker meanwhile, and a stop never waits for the pause.
-Fake tasks on a real worker thread."""
+Fake tasks on a real worker thread, and the memory's own worker."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+import recuerdo
 from recuerdo.core import upkeep as upkeep_module
 from recuerdo.core.upkeep import Upkeep
 from recuerdo.errors import StoreError
@@ -260,3 +261,17 @@ def test_a_write_after_the_worker_stopped_still_gets_the_closes_late_work(
     worker.poke(1)
     worker.stop(drain=True)
     assert late.left == 0
+
+
+def test_the_audits_records_are_not_counted_as_rows_indexed(memory: recuerdo.Memory) -> None:
+    """The memory's worker runs the audit's flush and sweep beside its indexing (decision
+    0073): the records that searches leave are written in the same round, and counted apart
+    from the rows the writes poked."""
+    memory._upkeep.stop(drain=False)
+    memory.remember("learning", "harbour cranes at dawn")
+    memory._upkeep.drain()
+    for _ in range(3):
+        memory.search("harbour")
+    indexed, other = memory._upkeep._round(quiet=False, late=False)
+    assert (indexed, other) == (0, 3)  # the flush wrote the three searches' records
+    assert [record["query"] for record in memory.audit(limit=5)] == ["harbour"] * 3
