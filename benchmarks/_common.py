@@ -17,10 +17,14 @@ RESULTS = Path(__file__).parent / "results"
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
     """(p50, p95) in milliseconds of samples in seconds."""
+    return statistics.median(samples) * 1000, percentile(samples, 0.95)
+
+
+def percentile(samples: list[float], share: float) -> float:
+    """The sample ``share`` of the way up (nearest rank), in milliseconds of samples in
+    seconds."""
     ordered = sorted(samples)
-    p50 = statistics.median(ordered)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return p50 * 1000, p95 * 1000
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] * 1000
 
 
 def time_calls(call: Callable[..., Any], arguments: list[dict[str, Any]]) -> tuple[float, float]:

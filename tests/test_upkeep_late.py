@@ -38,6 +38,14 @@ def _worker(monkeypatch: pytest.MonkeyPatch, late_seconds: float) -> tuple[Upkee
     return Upkeep([lambda: 0], backlog=lambda: 0, late_tasks=[late]), late
 
 
+def _no_round_before_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep a worker from any round of its own until it is stopped. A process that never
+    wrote counts as paused since ever (its last write is at 0), so a round that a stall of the
+    loaded machine gave it would do the late work a test says the close must not do."""
+    monkeypatch.setattr(upkeep_module, "GATHER_SECONDS", 3600.0)
+    monkeypatch.setattr(upkeep_module, "MAX_DELAY_SECONDS", 3600.0)
+
+
 def test_a_late_task_runs_once_the_writes_have_paused(monkeypatch: pytest.MonkeyPatch) -> None:
     worker, late = _worker(monkeypatch, 0.4)
     try:
@@ -139,6 +147,7 @@ def test_a_closing_worker_gives_the_late_tasks_their_moment(
     pause waited for, if the process wrote (a read's poke, for its audit record, is no write:
     a search from the command line must not pay for another process's edits); a stop without
     drain leaves it (decision 0073)."""
+    _no_round_before_stop(monkeypatch)
     worker, late = _worker(monkeypatch, 3600)
     worker.poke(rows)
     worker.stop(drain=drain)
@@ -204,6 +213,7 @@ def test_rows_an_earlier_process_left_are_no_write_of_this_one(
 ) -> None:
     """A process that opens a memory with rows left unindexed pokes its worker for them: that
     is no write of its own, so its close does no late work (decision 0073)."""
+    _no_round_before_stop(monkeypatch)
     worker, late = _worker(monkeypatch, 3600)
     worker.poke(left=True)
     worker.stop(drain=True)

@@ -148,7 +148,9 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
     # The audit's records, which reads add too, are none of the rows the writes poked.
     audit_work = [lambda: audit.flush(store), lambda: audit.sweep(store)]
     # The words replaced chunks left in the index, which no search finds, are erased after a
-    # pause of the writes: each costs a rewrite of the index pages that hold it (decision 0072).
+    # pause of the writes (or in a share of the time when none comes, and at the close of a
+    # process that wrote: decision 0073): each costs a rewrite of the index pages that hold it
+    # (decision 0072).
     return Upkeep(
         [index],
         backlog,

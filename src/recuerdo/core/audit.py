@@ -24,16 +24,7 @@ DEFAULT_RETENTION_DAYS = 90
 PRUNE_EVERY_SECONDS = 3600.0
 MIN_SCRUB_CHARS = 3  # shorter texts would match nearly every record
 _PER_STATEMENT = 500  # ids or words a statement
-_QUOTING_LOWERED = "lower(query) LIKE ? ESCAPE '\\' OR lower(filters) LIKE ? ESCAPE '\\'"
-"""A record whose query or filters hold a (lower-case) text: PostgreSQL's LIKE keeps case."""
-_QUOTING = {"sqlite": "query LIKE ? ESCAPE '\\' OR filters LIKE ? ESCAPE '\\'"}
-"""SQLite's LIKE ignores ASCII case and its lower() folds nothing else, so the same records:
-lower() there only copied each text, 40% of a forget's read of the audit (decision 0074)."""
-_QUOTING_FOLDED = {
-    "sqlite": "recuerdo_fold(query) LIKE ? ESCAPE '\\' OR recuerdo_fold(filters) LIKE ? ESCAPE '\\'"
-}
-"""For a text beyond ASCII, which SQLite's LIKE and lower() do not fold: Python's case folding,
-row by row (decision 0074)."""
+_QUOTING = "{fold}(query) LIKE ? ESCAPE '\\' OR {fold}(filters) LIKE ? ESCAPE '\\'"
 
 
 class AuditLog:
@@ -212,13 +203,27 @@ def scrub(
         )
     if emptying:
         audit_sweep.drop_items(tx, tenant, returned)
-    for text in {t.strip() for t in texts if t and len(t.strip()) >= MIN_SCRUB_CHARS}:
-        quoting, folded = _QUOTING.get(tx.dialect, _QUOTING_LOWERED), text.lower()
-        if not text.isascii() and tx.dialect in _QUOTING_FOLDED:
-            quoting, folded = _QUOTING_FOLDED[tx.dialect], text.casefold()
+    kept = [t.strip() for t in texts if t and len(t.strip()) >= MIN_SCRUB_CHARS]
+    named = {_quoting(tx.dialect, text) for text in kept}  # "Zola" and "ZOLA": one scan
+    for quoting, folded in named:
         pattern = like_pattern(folded)
         removed += audit_sweep.drop(tx, tenant, quoting, (pattern, pattern), emptying=emptying)
     return removed
+
+
+def _quoting(dialect: str, text: str) -> tuple[str, str]:
+    """The condition true for the audit records whose query or filters hold ``text`` in any
+    case, and the text folded as that condition folds the records (decision 0074).
+
+    PostgreSQL: LIKE keeps case, over ``lower()`` of both sides. SQLite: LIKE ignores ASCII
+    case and its ``lower()`` folds nothing else, so LIKE alone for an ASCII text (``lower()``
+    only copied each record's texts: 40% of the scan); beyond ASCII, which neither folds,
+    Python's case folding of each record."""
+    if dialect != "sqlite":
+        return _QUOTING.format(fold="lower"), text.lower()
+    if text.isascii():
+        return _QUOTING.format(fold=""), text.lower()
+    return _QUOTING.format(fold="recuerdo_fold"), text.casefold()
 
 
 def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str], emptying: bool) -> int:

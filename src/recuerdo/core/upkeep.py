@@ -148,8 +148,8 @@ class Upkeep:
         return sum(self._round(quiet=quiet, late=late))
 
     def _round(self, *, quiet: bool, late: bool) -> tuple[int, int]:
-        """:meth:`step`'s round: the work of the tasks, and that of the idle and late ones
-        (which indexes none of the rows the pokes counted)."""
+        """:meth:`step`'s round: the work of the tasks, and that of the side, idle and late
+        ones (which indexes none of the rows the pokes counted)."""
         with self._working:
             work = sum(self._attempt(task) for task in self._tasks)
             other = sum(self._attempt(task) for task in self._side_tasks)
@@ -159,9 +159,11 @@ class Upkeep:
                     self._deferred = max(0, self._deferred - idle) if idle else 0
                 other += idle
             if late:
-                other += sum(self._attempt(task) for task in self._late_tasks)
-                with self._guard:
-                    self._last_late = time.monotonic()
+                try:
+                    other += sum(self._attempt(task) for task in self._late_tasks)
+                finally:  # as in _late_share: a failing task waits for its next turn
+                    with self._guard:
+                        self._last_late = time.monotonic()
             return work, other
 
     def _late_share(self) -> int:

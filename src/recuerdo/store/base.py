@@ -277,8 +277,9 @@ class Store(Protocol):
         """Erase from the full-text index the words of a few chunks
         :meth:`Tx.delete_superseded_chunks` left there, in a transaction of its own; how many
         (0: none were left; most calls then write nothing). The upkeep's, after a pause of the
-        writes. SQLite: a secure delete of each (``store/sqlite/stale_words.py``). PostgreSQL:
-        nothing (a chunk's words leave with its row)."""
+        writes, in a share of the time when none comes, and at a close (decision 0073).
+        SQLite: a secure delete of each (``store/sqlite/stale_words.py``). PostgreSQL: nothing
+        (a chunk's words leave with its row)."""
 
     def grew(self, rows: int) -> None:
         """A committed write added about ``rows`` items: a backend whose planner samples

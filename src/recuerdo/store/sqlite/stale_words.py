@@ -14,7 +14,8 @@ returns such a match: every match is joined to its chunk (:func:`held_anywhere` 
 question that is not). Then:
 
 * once the writes pause, the upkeep erases a few of them at a time with FTS5's secure delete
-  (:func:`erase_some`), which rewrites only the pages that hold them;
+  (:func:`erase_some`), which rewrites only the pages that hold them (and in a share of the
+  time when no pause comes, and at the close of a process that wrote: decision 0073);
 * a forgotten item takes its own with it (the trigger ``items_stale_words``), the same way;
 * a forget of a name or a passage, which may sit in any item's old chunk, erases all of them
   (:func:`erase_all`), or past :data:`ERASE_ONE_BY_ONE` of them, marks them deleted and merges
