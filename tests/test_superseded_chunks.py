@@ -183,6 +183,33 @@ def test_the_upkeep_erases_stale_words_after_a_pause(memory: recuerdo.Memory) ->
     assert memory._store.check()["ok"]
 
 
+@pytest.mark.sqlite_only("a chunk's words leave PostgreSQL with its row")
+@pytest.mark.parametrize("extra", [0, 1], ids=["a full last batch", "one more"])
+def test_an_erasure_folds_the_log_once_the_list_is_empty(
+    memory: recuerdo.Memory, extra: int
+) -> None:
+    """Each call erases one batch, oldest first, and folds the log once the list is empty,
+    even when a full batch emptied it; not while chunks wait (decision 0072)."""
+    memory._upkeep.stop(drain=False)
+    notes = stale_words.ERASE_BATCH + extra
+    for number in range(notes):
+        memory.save(f"Plan {number}", f"First body number {number}.", key=f"plan/{number}")
+    _recut(memory)
+    for number in range(notes):
+        memory.save(f"Plan {number}", f"Second body number {number}.", key=f"plan/{number}")
+    _recut(memory)
+    assert len(_stale(memory)) == notes
+    store = memory._store
+    folds = []
+    real_fold = store.fold_log
+    store.fold_log = lambda: folds.append(len(_stale(memory))) or real_fold()  # type: ignore[method-assign]
+    erased = [store.erase_stale_words() for _ in range(1 + extra)]
+    assert erased == [stale_words.ERASE_BATCH] + [1] * extra
+    assert folds == [0]  # once, after the call that emptied the list
+    assert store.erase_stale_words() == 0
+    assert folds == [0]
+
+
 def test_the_worker_erases_them_once_the_writes_pause(base: Path) -> None:
     """The worker itself: after an edit, it re-cuts the note and, once the writes have paused,
     erases what the old chunk left, with no drain asked."""

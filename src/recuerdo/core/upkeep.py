@@ -111,8 +111,9 @@ class Upkeep:
         self._stopped = threading.Event()
         self._working = threading.Lock()  # one round of tasks at a time (worker or drain)
         self._last_poke = 0.0
-        self._last_write = 0.0  # a poke with rows: a read's poke (its audit) is not a write
-        self._wrote = False  # this process wrote (not rows an earlier process left)
+        # This process's last write (0: none). A read's poke (its audit) is no write, nor one
+        # for rows an earlier process left unindexed.
+        self._last_write = 0.0
         self._last_late = time.monotonic()  # the last round of the late tasks (the worker's)
         self._first_pending = 0.0
         self._pending = 0
@@ -122,13 +123,12 @@ class Upkeep:
         """Note that ``rows`` rows were written; make sure a worker will index them. ``left``:
         they are rows an earlier process left unindexed, not this process's writes."""
         with self._guard:
+            moment = time.monotonic()
             if rows and not left:
-                self._wrote = True  # also after a stop: the close still owes its late work
+                self._last_write = moment  # also after a stop: the close owes its late work
             if self._stopping:
                 return
-            self._last_poke = time.monotonic()
-            if rows and not left:
-                self._last_write = self._last_poke
+            self._last_poke = moment
             if self._pending == 0 and rows:
                 self._first_pending = self._last_poke
             self._pending += rows
@@ -159,12 +159,17 @@ class Upkeep:
                     self._deferred = max(0, self._deferred - idle) if idle else 0
                 other += idle
             if late:
-                try:
-                    other += sum(self._attempt(task) for task in self._late_tasks)
-                finally:  # as in _late_share: a failing task waits for its next turn
-                    with self._guard:
-                        self._last_late = time.monotonic()
+                other += self._late_round()
             return work, other
+
+    def _late_round(self) -> int:
+        """One round of the late tasks (the caller holds ``_working``); its time is kept even
+        when a task fails: a failing one waits for its next turn, not the next round."""
+        try:
+            return sum(self._attempt(task) for task in self._late_tasks)
+        finally:
+            with self._guard:
+                self._last_late = time.monotonic()
 
     def _late_share(self) -> int:
         """The late tasks' rounds owed under writes that never paused: LATE_SHARE of the
@@ -173,16 +178,12 @@ class Upkeep:
         transactions: the writes go on between them."""
         deadline = time.monotonic() + LATE_SHARE * LATE_OVERDUE_SECONDS
         done = 0
-        try:
-            while not self._stopping:
-                with self._working:
-                    work = sum(self._attempt(task) for task in self._late_tasks)
-                done += work
-                if not work or time.monotonic() >= deadline:
-                    break
-        finally:  # a failing task waits for the next share, not the next round
-            with self._guard:
-                self._last_late = time.monotonic()
+        while not self._stopping:
+            with self._working:
+                work = self._late_round()
+            done += work
+            if not work or time.monotonic() >= deadline:
+                break
         return done
 
     def _attempt(self, task: Task) -> int:
@@ -324,7 +325,7 @@ class Upkeep:
             thread.join()
         if drain and self.backlog() <= DRAIN_ON_CLOSE:
             self.drain(tasks=self._on_close)
-            if self._late_tasks and self._wrote:  # after the close's own re-cut
+            if self._late_tasks and self._last_write:  # after the close's own re-cut
                 # Work nothing waits for: a busy or closing store leaves it to a later process.
                 with contextlib.suppress(StoreError):
                     self.drain(tasks=self._late_tasks, seconds=LATE_ON_CLOSE_SECONDS)

@@ -207,8 +207,9 @@ def rechunk_backlog(tx: Tx) -> int:
     its full-text entry; only its position is updated): an edit of one paragraph of a long
     note replaces one chunk, not all of them. The others are superseded
     (``Tx.delete_superseded_chunks``): on SQLite their words stay in the full-text index,
-    found by no search, until the upkeep (after a pause) or a forget erases them (a secure
-    delete of each was most of the cost of a re-cut; decision 0072)."""
+    found by no search, until the upkeep (decisions 0072, 0073: after a pause of the writes, in
+    a share of the time, at a close) or a forget erases them (a secure delete of each was most
+    of the cost of a re-cut)."""
     queued = [
         (str(row["tenant"]), int(row["item_id"]))
         for row in tx.all(

@@ -105,9 +105,8 @@ def delete_superseded(tx: Tx, chunks: Sequence[tuple[str, int, int]]) -> None:
     """Chunks ``(tenant, item_id, chunk_id)`` that a re-cut replaced go. Their words, read from
     the text they were cut from (still queued), stay in the index, listed as stale, until the
     upkeep or a forget erases them (``stale_words.py``: what a secure delete of each costs). A
-    library without the secure
-    delete takes them out now (every forget merges the whole index there), as does a store at a
-    schema before ``m036_stale_words``."""
+    library without the secure delete takes them out now (every forget merges the whole index
+    there), as does a store at a schema before ``m036_stale_words``."""
     by_tenant: dict[str, list[tuple[int, int]]] = {}
     for tenant, item_id, chunk_id in chunks:
         by_tenant.setdefault(tenant, []).append((item_id, chunk_id))

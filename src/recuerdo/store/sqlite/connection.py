@@ -449,9 +449,8 @@ class SQLiteStore:
             if not stale_words.waiting(tx):
                 return 0
         with self.write(durable=False) as tx:  # redone after a crash that undid it
-            erased = stale_words.erase_some(tx)
-            emptied = erased < stale_words.ERASE_BATCH or not stale_words.waiting(tx)
-        if emptied:
+            erased, more = stale_words.erase_some(tx)
+        if not more:
             # The pages it rewrote, folded now: the next forget folds the log before it
             # answers, and would copy them itself (decision 0069).
             self.fold_log()

@@ -116,14 +116,15 @@ def waiting(tx: Tx) -> bool:
     )
 
 
-def erase_some(tx: Tx, limit: int = ERASE_BATCH) -> int:
-    """Erase the words of up to ``limit`` stale chunks, oldest first; how many (the upkeep)."""
+def erase_some(tx: Tx, limit: int = ERASE_BATCH) -> tuple[int, bool]:
+    """Erase the words of up to ``limit`` stale chunks, oldest first (the upkeep); how many,
+    and whether more wait."""
     rows = tx.all(
         f"SELECT id, title, body, context FROM {TABLE} /* every tenant */ ORDER BY id LIMIT ?",
-        (limit,),
+        (limit + 1,),
     )
-    _erase(tx, rows)
-    return len(rows)
+    _erase(tx, rows[:limit])
+    return min(len(rows), limit), len(rows) > limit
 
 
 def erase_all(tx: Tx) -> bool:
