@@ -53,7 +53,8 @@ class AuditLog:
             # No store keeps a NUL as text (PostgreSQL refuses it): one would make every later
             # flush fail, so it is written as U+FFFD, as undecodable text is shown.
             None if query is None else redact(query).text.replace("\x00", "\ufffd"),
-            # As written: a forget finds a name in them in any case (escaped, é and É differ).
+            # Characters as themselves: a forget finds a name in them in any case (escaped, é and
+            # É differ; the records written escaped were rewritten by m037, decision 0075).
             redact(json.dumps(filters, default=str, ensure_ascii=False)).text,
             json.dumps(returned),
             int(bool(returned)),
@@ -205,25 +206,29 @@ def scrub(
         audit_sweep.drop_items(tx, tenant, returned)
     kept = [t.strip() for t in texts if t and len(t.strip()) >= MIN_SCRUB_CHARS]
     named = {_quoting(tx.dialect, text) for text in kept}  # "Zola" and "ZOLA": one scan
-    for quoting, folded in named:
-        pattern = like_pattern(folded)
-        removed += audit_sweep.drop(tx, tenant, quoting, (pattern, pattern), emptying=emptying)
+    for quoting, in_query, in_filters in named:
+        patterns = (like_pattern(in_query), like_pattern(in_filters))
+        removed += audit_sweep.drop(tx, tenant, quoting, patterns, emptying=emptying)
     return removed
 
 
-def _quoting(dialect: str, text: str) -> tuple[str, str]:
+def _quoting(dialect: str, text: str) -> tuple[str, str, str]:
     """The condition true for the audit records whose query or filters hold ``text`` in any
-    case, and the text folded as that condition folds the records (decision 0074).
+    case; the text folded as that condition folds the records, as a query holds it and as the
+    filters' JSON spells it (a quote or a backslash escaped, decision 0075).
 
     PostgreSQL: LIKE keeps case, over ``lower()`` of both sides. SQLite: LIKE ignores ASCII
     case and its ``lower()`` folds nothing else, so LIKE alone for an ASCII text (``lower()``
     only copied each record's texts: 40% of the scan); beyond ASCII, which neither folds,
-    Python's case folding of each record."""
+    Python's case folding of each record (decision 0074)."""
     if dialect != "sqlite":
-        return _QUOTING.format(fold="lower"), text.lower()
-    if text.isascii():
-        return _QUOTING.format(fold=""), text.lower()
-    return _QUOTING.format(fold="recuerdo_fold"), text.casefold()
+        fold, folded = "lower", text.lower()
+    elif text.isascii():
+        fold, folded = "", text.lower()
+    else:
+        fold, folded = "recuerdo_fold", text.casefold()
+    # Folding commutes with JSON's escapes: none folds, and no folded character is escaped.
+    return _QUOTING.format(fold=fold), folded, json.dumps(folded, ensure_ascii=False)[1:-1]
 
 
 def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str], emptying: bool) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..audit_filters import m037_unescaped_audit_filters
 from ..audit_sweep import m035_audit_sweep
 from ..audit_words import m034_audit_words
 from ..base import Tx
@@ -40,5 +41,5 @@ LATER_STEPS = (
     *(m027_chunk_tokens, m028_entry_scopes, m029_folded_trigrams),
     *(m030_folded_entries, m031_item_tallies, m032_released_hashes),
     *(m033_cascade_indexes, m034_audit_words, m035_audit_sweep),
-    m036_stale_words,
+    *(m036_stale_words, m037_unescaped_audit_filters),
 )

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidInput, StoreError
-from .. import audit_words, released_hashes, tallies
+from .. import audit_filters, audit_words, released_hashes, tallies
 from .driver import sqlite3
 
 BATCH = 1000
@@ -81,6 +81,8 @@ def recover(source: str, target: str) -> dict[str, Any]:
         # Tag rows copied from a store older than m026 come without their items' categories.
         new.execute(FILL_CATEGORIES)
         audit_words.fill(SQLiteTx(new, lambda _: None))
+        # A file from before m037 kept its records' filters escaped.
+        audit_filters.unescape(SQLiteTx(new, lambda _: None))
         # The words index holds no text to copy: it is filled again from the chunks' spans.
         index_all(SQLiteTx(new, lambda _: None))
         # Derived work starts over: the upkeep re-indexes (the trigram index is empty: items

@@ -1,0 +1,163 @@
+"""A forget of a name finds it in the audit's filters as JSON spells it (decision 0075): a
+quote or a backslash escaped, every other character as itself; the step m037 (and recover)
+write again the filters that earlier code kept with the characters beyond ASCII escaped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import recuerdo
+from recuerdo.core import audit
+from recuerdo.store.audit_filters import STEP, unescaped
+from recuerdo.store.postgres import PostgresStore
+from recuerdo.store.sqlite import SQLiteStore
+from recuerdo.store.sqlite.recover import recover_file
+from recuerdo.store.sqlite.schema import SCHEMA
+
+from .conftest import audit_kept
+from .postgres import contract_url, unique_memory
+from .test_audit_words import _opened_at
+
+_KEPT: dict[str, Any] = {"scope": "user", "tags": ["harbour"]}
+"""Filters no forget below names: their record stays."""
+_ESCAPED_BY_OLD_CODE: list[dict[str, Any]] = [
+    {"subject": "Émile Zola"},
+    {"tags": ["ÉMILE ZOLA", "novels"]},
+    {"subject": "東京の港"},
+    {"value": "line\u0000break \u00e9"},  # a NUL stays escaped: no store keeps one as text
+]
+
+
+def _record(memory: recuerdo.Memory, filters: dict[str, Any], query: str | None = None) -> None:
+    memory._audit.record(
+        tenant=memory.tenant,
+        principal="p",
+        verb="recall",
+        query=query,
+        filters=filters,
+        returned=[],
+    )
+
+
+def _scrub(memory: recuerdo.Memory, *names: str) -> int:
+    memory._audit.flush(memory._store)
+    with memory._store.write() as tx:
+        return audit.scrub(tx, memory.tenant, texts=names)
+
+
+def test_a_forgotten_value_is_found_in_the_filters_with_its_quotes_and_backslashes(
+    memory: recuerdo.Memory,
+) -> None:
+    """JSON escapes a quote and a backslash in the filters; the query holds them as they are.
+    Before 0075 the name was looked for in the filters as the query holds it."""
+    _record(memory, {"subject": 'The "Blue" Lagoon'})
+    _record(memory, {"path": "C:\\Vault\\Keys"})
+    _record(memory, {"subject": 'a "blue" pencil'})  # another name
+    _record(memory, _KEPT, query='where is the "blue" lagoon')
+    _record(memory, _KEPT, query="c:\\vault\\keys")
+    _record(memory, _KEPT, query="the blue lagoon")  # no quotes: not the name
+    _record(memory, _KEPT)
+    assert _scrub(memory, 'the "blue" lagoon', "C:\\VAULT\\keys") == 4
+    left = [(json.loads(f), q) for f, q in zip(_filters(memory), audit_kept(memory), strict=True)]
+    assert left == [
+        ({"subject": 'a "blue" pencil'}, None),
+        (_KEPT, "the blue lagoon"),
+        (_KEPT, None),
+    ]
+
+
+def _filters(memory: recuerdo.Memory) -> list[str]:
+    return audit_kept(memory, "filters")
+
+
+def _escape_as_old_code_did(memory: recuerdo.Memory) -> list[str]:
+    """Each record's filters as the code before 66a4649 wrote them (``json.dumps`` escaping
+    every character beyond ASCII); what was written."""
+    memory._audit.flush(memory._store)
+    with memory._store.write() as tx:
+        rows = tx.all(
+            "SELECT id, filters FROM retrieval_audit WHERE tenant = ? ORDER BY id", (memory.tenant,)
+        )
+        for row in rows:
+            tx.execute(
+                "UPDATE retrieval_audit SET filters = ? WHERE tenant = ? AND id = ?",
+                (json.dumps(json.loads(row["filters"])), memory.tenant, row["id"]),
+            )
+    return _filters(memory)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_the_step_writes_escaped_filters_again_and_a_forget_then_finds_the_name(
+    base: Path, kind: str
+) -> None:
+    name = unique_memory("filters")
+    try:
+        with _opened_at(kind, base, name, SCHEMA.names().index(STEP)) as memory:
+            for filters in (*_ESCAPED_BY_OLD_CODE, _KEPT):
+                _record(memory, filters, query="what was asked")
+            old = _escape_as_old_code_did(memory)
+            assert "\\u00c9mile Zola" in old[0]
+            assert _scrub(memory, "émile zola") == 0  # the gap: escaped, the name is not there
+        with _opened_at(kind, base, name, None) as memory:
+            now = _filters(memory)
+            assert now == [
+                json.dumps(filters, ensure_ascii=False)
+                for filters in (*_ESCAPED_BY_OLD_CODE, _KEPT)
+            ]
+            assert "\\u0000" in now[3] and "\u0000" not in now[3]
+            assert [json.loads(f) for f in now] == [json.loads(f) for f in old]
+            assert audit_kept(memory) == ["what was asked"] * 5  # nothing else moved
+            assert _scrub(memory, "émile zola", "東京の港") == 3
+            assert _filters(memory) == now[3:]
+    finally:
+        if kind == "postgres":
+            PostgresStore(contract_url(), name).drop()
+
+
+def test_recover_writes_again_the_escaped_filters_it_copies(base: Path) -> None:
+    """A damaged file from before the step keeps its records escaped; recover copies every row
+    as it reads it, into a store at the current schema, which the step never reaches."""
+    with _opened_at("sqlite", base, "", SCHEMA.names().index(STEP)) as memory:
+        _record(memory, {"subject": "Émile Zola"}, query="what was asked")
+        _escape_as_old_code_did(memory)
+    recover_file(base / "old.db", base / "recovered.db")
+    store = SQLiteStore(str(base / "recovered.db"))
+    try:
+        with recuerdo.open("recovered", store=store, embedder="none") as memory:
+            assert _filters(memory) == ['{"subject": "Émile Zola"}']
+            assert _scrub(memory, "ÉMILE ZOLA") == 1
+    finally:
+        store.close()
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(value=st.dictionaries(st.text(), _JSON, max_size=4), ascii_only=st.booleans())
+def test_unescaped_filters_mean_what_they_meant(value: dict[str, Any], ascii_only: bool) -> None:
+    """The step's rewrite of one record: the same JSON value, spelled as the audit writes it
+    now; filters it cannot write as UTF-8 text (a lone surrogate) stay as they were."""
+    written = json.dumps(value, ensure_ascii=ascii_only)
+    result = unescaped(written)
+    assert json.loads(result) == value
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        assert result == written
+    else:
+        assert result == json.dumps(value, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("filters", ["{not json", '{"a": "\\u00e9', ""])
+def test_filters_that_are_no_json_stay_as_they_are(filters: str) -> None:
+    assert unescaped(filters) == filters
