@@ -25,6 +25,9 @@ PRUNE_EVERY_SECONDS = 3600.0
 MIN_SCRUB_CHARS = 3  # shorter texts would match nearly every record
 _PER_STATEMENT = 500  # ids or words a statement
 _QUOTING = "{fold}(query) LIKE ? ESCAPE '\\' OR {fold}(filters) LIKE ? ESCAPE '\\'"
+_QUOTING_ON_THE_SERVER = (
+    "lower(query) LIKE lower(?) ESCAPE '\\' OR lower(filters) LIKE lower(?) ESCAPE '\\'"
+)
 
 
 class AuditLog:
@@ -205,7 +208,8 @@ def scrub(
     if emptying:
         audit_sweep.drop_items(tx, tenant, returned)
     kept = [t.strip() for t in texts if t and len(t.strip()) >= MIN_SCRUB_CHARS]
-    named = {_quoting(tx.dialect, text) for text in kept}  # "Zola" and "ZOLA": one scan
+    # On SQLite "Zola" and "ZOLA" make one scan; on PostgreSQL the server lowers each.
+    named = {_quoting(tx.dialect, text) for text in kept}
     for quoting, in_query, in_filters in named:
         patterns = (like_pattern(in_query), like_pattern(in_filters))
         removed += audit_sweep.drop(tx, tenant, quoting, patterns, emptying=emptying)
@@ -214,21 +218,24 @@ def scrub(
 
 def _quoting(dialect: str, text: str) -> tuple[str, str, str]:
     """The condition true for the audit records whose query or filters hold ``text`` in any
-    case; the text folded as that condition folds the records, as a query holds it and as the
-    filters' JSON spells it (a quote or a backslash escaped, decision 0075).
+    case; the text as that condition compares it, as a query holds it and as the filters' JSON
+    spells it (a quote or a backslash escaped, decision 0075).
 
-    PostgreSQL: LIKE keeps case, over ``lower()`` of both sides. SQLite: LIKE ignores ASCII
+    PostgreSQL: LIKE keeps case, over ``lower()`` of both sides, the pattern's lowered by the
+    server too: Python lowers some letters otherwise (a final sigma, a dotted capital I), and
+    a name written in the very case of a record was missed (0075). SQLite: LIKE ignores ASCII
     case and its ``lower()`` folds nothing else, so LIKE alone for an ASCII text (``lower()``
     only copied each record's texts: 40% of the scan); beyond ASCII, which neither folds,
-    Python's case folding of each record (decision 0074)."""
+    Python's case folding of each record and of the text (decision 0074)."""
     if dialect != "sqlite":
-        fold, folded = "lower", text.lower()
+        condition, folded = _QUOTING_ON_THE_SERVER, text
     elif text.isascii():
-        fold, folded = "", text.lower()
+        condition, folded = _QUOTING.format(fold=""), text.lower()
     else:
-        fold, folded = "recuerdo_fold", text.casefold()
-    # Folding commutes with JSON's escapes: none folds, and no folded character is escaped.
-    return _QUOTING.format(fold=fold), folded, json.dumps(folded, ensure_ascii=False)[1:-1]
+        condition, folded = _QUOTING.format(fold="recuerdo_fold"), text.casefold()
+    # Folding commutes with JSON's escapes (and with LIKE's): none folds, and no folded
+    # character is one JSON escapes.
+    return condition, folded, json.dumps(folded, ensure_ascii=False)[1:-1]
 
 
 def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str], emptying: bool) -> int:

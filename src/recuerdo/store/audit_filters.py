@@ -8,9 +8,10 @@ finds, in any case. The step writes those records' filters again with the charac
 themselves (decision 0075). Control characters stay escaped, as JSON writes them (a NUL is no
 text PostgreSQL keeps), and so does a lone surrogate: UTF-8 has no spelling for one.
 
-A record's filters were redacted as written, and only the spelling of characters beyond ASCII
-changes here: every secret pattern is ASCII, so none matches the new spelling that did not
-match the old.
+A record's filters were redacted as written, and are not redacted again here (the store
+layer does not reach the redaction): the step never brings back what was redacted, and a
+secret the old spelling hid from a pattern (a key right after an escaped letter, whose escape
+ends in a letter or a digit) was kept in clear then and stays so.
 """
 
 from __future__ import annotations
@@ -65,10 +66,11 @@ def unescape(tx: Tx) -> int:
 
 def unescaped(filters: str) -> str:
     """``filters`` as the audit writes them now (``json.dumps`` with ``ensure_ascii=False``);
-    as they are when they are no JSON or hold a lone surrogate."""
+    as they are when they are no JSON (a damaged file's, in a recover: nested past Python's
+    depth too) or hold a lone surrogate."""
     try:
         written = json.dumps(json.loads(filters), ensure_ascii=False)
         written.encode("utf-8")
-    except (ValueError, UnicodeEncodeError):
+    except (ValueError, UnicodeEncodeError, RecursionError):
         return filters
     return written
