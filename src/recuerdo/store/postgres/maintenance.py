@@ -18,7 +18,8 @@ stayed; and the statistics quoted forgotten texts until analysed again (decision
 cost grows with the indexes' size, so it runs on a thread of the process, not in the forget's
 call, and forgets that come while it runs share the next one. The forget's own transaction
 records the VACUUM as owed (``RECLAIM_OWED`` in ``index_marks``): a process that ends before it
-ran leaves the mark, and the next store to open the memory runs it."""
+ran leaves the mark, and the next store to open the memory runs it. The tables it finds
+emptied keep the statistics they had: those are cleared after it (``empty_stats.py``)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..base import OWED_MARKS, RECLAIM_OWED
+from . import empty_stats
 
 if TYPE_CHECKING:
     from .connection import PostgresStore, _Shared
@@ -165,11 +167,16 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
             if not behind or time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
+        counted = empty_stats.row_counts(conn, shared.schema)
         conn.execute("SET lock_timeout = '10s'")  # a lock held elsewhere must not hold a close
         try:
             conn.execute(f"{VACUUM_EVERY_INDEX} {listed}")
         finally:
             conn.execute("RESET lock_timeout")
+        # Those the VACUUM found empty keep the statistics they had (decision 0076).
+        emptied = empty_stats.emptied(counted, empty_stats.row_counts(conn, shared.schema))
+        if emptied:
+            empty_stats.clear(conn, shared.schema, emptied)
         if mark is not None and not behind:
             clear_mark(conn, RECLAIM_OWED, mark)
     return not behind
