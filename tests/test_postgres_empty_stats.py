@@ -59,8 +59,14 @@ def _analysed_then_forgotten(memory: recuerdo.Memory, admin: str) -> None:
     assert isinstance(store, PostgresStore)
     store.optimize()
     assert {"items.content", "item_tags.tag", "chunks.words"} <= _quoting(memory, admin)
-    for entry in ids:
-        assert memory.forget(entry)
+    # The forgets' VACUUM waits for this lock: it analyses the entries once all are gone, not
+    # a few rows in between (whose statistics would quote none of them: nothing to clear).
+    with psycopg.connect(admin) as holder:
+        holder.execute(
+            f'LOCK TABLE "{schema_name(memory.name)}".items IN SHARE UPDATE EXCLUSIVE MODE'
+        )
+        for entry in ids:
+            assert memory.forget(entry)
     assert store.settle(30)
 
 
@@ -84,33 +90,77 @@ def test_a_forget_that_empties_tables_leaves_no_statistics_of_them(opened: Opene
 def test_a_table_in_use_keeps_them_until_compact_before_postgresql_18(opened: Opened) -> None:
     """Before 18 the change takes the table's strongest lock, waited for a moment only: a
     table another transaction has read is left to compact (or a later forget's VACUUM)."""
+    from recuerdo.store.postgres import empty_stats
+
     memory, admin = opened
+    for n in range(30):
+        memory.remember("learning", f"tide table {n}", tags=[f"{TAG}{n % 3}"])
+    memory._upkeep.drain()
+    store = memory._store
+    assert isinstance(store, PostgresStore)
+    store.optimize()
+    schema = schema_name(memory.name)
+    with psycopg.connect(admin, autocommit=True) as conn:  # emptied, and analysed empty
+        conn.execute(f'DELETE FROM "{schema}".item_tags')
+        conn.execute(f'VACUUM (ANALYZE) "{schema}".item_tags')
+    assert "item_tags.tag" in _quoting(memory, admin)  # an ANALYZE of no row kept them
+    shared = store._live()
     with psycopg.connect(admin) as reader:
-        reader.execute(f'SELECT 1 FROM "{schema_name(memory.name)}".items LIMIT 1')
-        _analysed_then_forgotten(memory, admin)  # the reader's transaction is still open
-        kept = _quoting(memory, admin)
-        retyping = reader.info.server_version < 180000
-    if retyping:  # the items' columns and their trigram index's, and no other table's
-        assert "items.content" in kept and {c.split(".")[0] for c in kept} <= _ITEMS
-    else:
-        assert kept == set()
-    assert "items" in memory.compact()["statistics_cleared"]  # every empty table
-    assert _quoting(memory, admin) == set()
-    _still_works(memory)
+        reader.execute(f'SELECT 1 FROM "{schema}".item_tags LIMIT 1')
+        with shared.pool.connection() as conn:
+            cleared = empty_stats.clear(conn, shared.schema, ["item_tags"])
+            retyping = conn.info.server_version < empty_stats.CLEAR_FUNCTION_SINCE
+        assert cleared == ([] if retyping else ["item_tags"])
+        assert ("item_tags.tag" in _quoting(memory, admin)) is retyping
+    assert "item_tags" in memory.compact()["statistics_cleared"]  # every empty table
+    assert "item_tags.tag" not in _quoting(memory, admin)  # (the entries, kept, quote it)
+
+
+_CATALOG = {
+    "columns": "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod),"
+    " a.attcollation::regcollation::text, a.attnotnull, a.attidentity, a.attgenerated,"
+    " pg_get_expr(d.adbin, d.adrelid) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
+    " LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum"
+    " WHERE c.relnamespace = %s::regnamespace AND c.relkind = 'r' AND a.attnum > 0"
+    " AND NOT a.attisdropped",
+    "indexes": "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s",
+    "valid": "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c"
+    " ON c.oid = i.indexrelid WHERE c.relnamespace = %s::regnamespace",
+    "triggers": "SELECT t.tgname, pg_get_triggerdef(t.oid), t.tgenabled FROM pg_trigger t"
+    " JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace = %s::regnamespace"
+    " AND NOT t.tgisinternal",
+    "constraints": "SELECT conname, pg_get_constraintdef(k.oid) FROM pg_constraint k"
+    " WHERE k.connamespace = %s::regnamespace",
+    "policies": "SELECT tablename, policyname, qual, with_check FROM pg_policies"
+    " WHERE schemaname = %s",
+}
+
+
+def _catalog(admin: str, schema: str) -> dict[str, list[tuple[object, ...]]]:
+    """The memory's schema as the catalog describes it (what a change of type could alter)."""
+    with psycopg.connect(admin) as conn:
+        return {
+            name: sorted(conn.execute(query, [schema]).fetchall(), key=repr)
+            for name, query in _CATALOG.items()
+        }
 
 
 def test_every_table_of_a_memory_can_be_cleared(
     opened: Opened, caplog: pytest.LogCaptureFixture
 ) -> None:
     """What compact does to every empty table: none is refused (a schema step that adds a
-    trigger, a view or a key over a text column must keep it so), a table holding rows is
-    left as it is, and the memory works after."""
+    trigger, a view or a key over a text column must keep it so), a table holding rows of any
+    tenant is left as it is, nothing of the schema changes (types, collations, defaults,
+    indexes, triggers and their state, keys, policies), and the memory works after."""
     from recuerdo.store.postgres import empty_stats
 
     memory, admin = opened
     store = memory._store
     assert isinstance(store, PostgresStore)
     shared = store._live()
+    # Rows another tenant holds, which this handle's tenant does not see.
+    memory.for_tenant("ann").remember("learning", "ann keeps the tide tables", tags=["tides"])
+    memory._upkeep.drain()
     with psycopg.connect(admin) as conn:  # a superuser sees every tenant's rows
         holding = {
             table
@@ -121,7 +171,8 @@ def test_every_table_of_a_memory_can_be_cleared(
             ).fetchall()
             if conn.execute(f'SELECT 1 FROM "{shared.schema}"."{table}" LIMIT 1').fetchone()
         }
-    assert {"_migrations", "index_marks"} <= holding
+    assert {"_migrations", "index_marks", "items", "chunks", "item_tags"} <= holding
+    before = _catalog(admin, shared.schema)
     with shared.pool.connection() as conn, caplog.at_level(logging.INFO, "recuerdo.store"):
         tables = sorted(empty_stats.row_counts(conn, shared.schema))
         cleared = empty_stats.clear(conn, shared.schema, tables)
@@ -134,5 +185,28 @@ def test_every_table_of_a_memory_can_be_cleared(
         }
     assert caplog.records == []
     assert set(cleared) == (with_text if retyping else set(tables)) - holding
-    assert {"items", "chunks", "item_tags", "retrieval_audit"} <= set(cleared)
+    assert {"entities", "facts", "plans", "rules"} <= set(cleared)
+    assert _catalog(admin, shared.schema) == before
     _still_works(memory)
+
+
+def test_an_interrupted_rebuilds_leftover_stays_for_compact_to_drop(opened: Opened) -> None:
+    """An invalid index (what an interrupted concurrent rebuild leaves, decision 0066) is not
+    built again by a change of type: it would become valid, and compact drops only invalid
+    ones. Its table is left to compact, which drops the leftover first."""
+    memory, admin = opened
+    schema = schema_name(memory.name)
+    leftover = "chunks_words_ccnew"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE INDEX {leftover} ON "{schema}".chunks USING gin (words)')
+        conn.execute(
+            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass",
+            [f'"{schema}".{leftover}'],
+        )
+    _analysed_then_forgotten(memory, admin)
+    valid = dict(_catalog(admin, schema)["valid"])  # type: ignore[arg-type]
+    assert valid[leftover] is False
+    report = memory.compact()
+    assert report["dropped"] == [leftover]
+    assert "chunks" in report["statistics_cleared"]
+    assert _quoting(memory, admin) == set()

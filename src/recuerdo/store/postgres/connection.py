@@ -309,8 +309,9 @@ class PostgresStore:
             vector_search_limit=_vector_limit(vectors),
             secure_delete=False,
             erasure="rows are deleted, then the memory's tables and indexes are vacuumed and "
-            "their statistics taken again (a table left empty has its own cleared, or at "
-            "`compact` when it was in use, docs/decisions/0076); old "
+            "their statistics taken again (a table left empty has them cleared: before "
+            "PostgreSQL 18 those of its text columns, at `compact` if it was in use, "
+            "docs/decisions/0076); old "
             "row versions can stay in unused pages, the write-ahead log and replicas until "
             "PostgreSQL reuses or recycles them, and words only forgotten text held stay keys "
             "of the GIN indexes until `compact` rebuilds them (docs/decisions/0066)",

@@ -33,10 +33,14 @@ waits behind it: a wait of seconds would stall the memory's reads."""
 
 _log = logging.getLogger("recuerdo.store")
 
-# The columns of the listed tables whose type may quote text and that no foreign key, policy,
-# view or generated column uses (a change of their type would check the key under a lock on
-# the other table, or is refused), with the type and the collation that give each column its
-# own type again.
+# The columns of the listed tables whose type may quote text, with the type and the collation
+# that give each column its own type again. Only columns nothing uses but what a change of type
+# rebuilds on an empty table alone: the table's indexes and its own constraints, its own
+# default, extended statistics, and triggers (made again around the change). A foreign key
+# would be checked under a lock on the other table too; a policy, a view, a function's body or
+# another column's generation refuse the change. Not a table with an invalid index either: an
+# interrupted rebuild's leftover, which the change would build again, valid (compact drops
+# only invalid ones).
 _TEXT_COLUMNS = """
     SELECT c.relname AS table_name, a.attname AS column_name,
            format_type(a.atttypid, a.atttypmod) AS type_name,
@@ -49,22 +53,23 @@ _TEXT_COLUMNS = """
     LEFT JOIN pg_namespace cn ON cn.oid = co.collnamespace
     WHERE c.relnamespace = %(schema)s::regnamespace AND c.relkind = 'r'
       AND c.relname = ANY (%(tables)s) AND t.typcategory NOT IN ('N', 'D', 'B')
-      AND NOT EXISTS (
-          SELECT 1 FROM pg_constraint f
-          WHERE f.contype = 'f' AND (
-              (f.confrelid = c.oid AND a.attnum = ANY (f.confkey))
-              OR (f.conrelid = c.oid AND a.attnum = ANY (f.conkey))
-          )
-      )
+      AND NOT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND NOT i.indisvalid)
       AND NOT EXISTS (
           SELECT 1 FROM pg_depend d
           WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = c.oid
             AND d.refobjsubid = a.attnum
-            AND (
-                d.classid IN ('pg_policy'::regclass, 'pg_rewrite'::regclass)
-                OR (d.classid = 'pg_attrdef'::regclass AND EXISTS (
-                    SELECT 1 FROM pg_attrdef ad WHERE ad.oid = d.objid AND ad.adnum <> a.attnum
+            AND NOT (
+                (d.classid = 'pg_class'::regclass AND EXISTS (
+                    SELECT 1 FROM pg_index i WHERE i.indexrelid = d.objid AND i.indrelid = c.oid
                 ))
+                OR (d.classid = 'pg_constraint'::regclass AND EXISTS (
+                    SELECT 1 FROM pg_constraint k
+                    WHERE k.oid = d.objid AND k.conrelid = c.oid AND k.contype <> 'f'
+                ))
+                OR (d.classid = 'pg_attrdef'::regclass AND EXISTS (
+                    SELECT 1 FROM pg_attrdef ad WHERE ad.oid = d.objid AND ad.adnum = a.attnum
+                ))
+                OR d.classid IN ('pg_trigger'::regclass, 'pg_statistic_ext'::regclass)
             )
       )
     ORDER BY c.relname, a.attnum
