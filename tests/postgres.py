@@ -262,3 +262,38 @@ def drop_contract_store() -> None:
     store = _contract.pop("store", None)
     if store is not None:
         store.drop()
+
+
+def sampled_values(url: str, memory: str) -> dict[str, str]:
+    """What the planner's statistics of a memory's tables and indexes sample from the rows, as
+    text, by ``table.column`` (a superuser's read of ``pg_stats``, which hides a table under
+    row-level security from its owner)."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT tablename, attname, coalesce(most_common_vals::text, '')"
+            " || coalesce(histogram_bounds::text, '') || coalesce(most_common_elems::text, '')"
+            " FROM pg_stats WHERE schemaname = %s",
+            [schema_name(memory)],
+        ).fetchall()
+    return {f"{table}.{column}": values for table, column, values in rows}
+
+
+def leave_invalid_index(url: str, memory: str, name: str, table: str, definition: str) -> None:
+    """What an interrupted concurrent rebuild leaves (decision 0066): an index marked invalid,
+    ``name`` on ``table`` ``definition`` (as ``USING gin (words)``), made by a superuser."""
+    import psycopg
+    from psycopg import sql
+
+    schema = sql.Identifier(schema_name(memory))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE INDEX {} ON {}.{} " + definition).format(
+                sql.Identifier(name), schema, sql.Identifier(table)
+            )
+        )
+        qualified = f"{schema.as_string(conn)}.{sql.Identifier(name).as_string(conn)}"
+        conn.execute(
+            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [qualified]
+        )

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import recuerdo
 from recuerdo.core import audit
-from recuerdo.store import audit_filters
+from recuerdo.store import audit_words
 from recuerdo.store.audit_filters import STEP, unescaped
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.sqlite import SQLiteStore
@@ -35,9 +35,14 @@ _ESCAPED_BY_OLD_CODE: list[dict[str, Any]] = [
 ]
 
 
-def _record(memory: recuerdo.Memory, filters: dict[str, Any], query: str | None = None) -> None:
+def _record(
+    memory: recuerdo.Memory,
+    filters: dict[str, Any],
+    query: str | None = None,
+    tenant: str | None = None,
+) -> None:
     memory._audit.record(
-        tenant=memory.tenant,
+        tenant=tenant or memory.tenant,
         principal="p",
         verb="recall",
         query=query,
@@ -116,18 +121,11 @@ def test_the_step_writes_escaped_filters_again_and_a_forget_then_finds_the_name(
     try:
         with _opened_at(kind, base, name, SCHEMA.names().index(STEP)) as memory:
             for tenant, filters in written:
-                memory._audit.record(
-                    tenant=tenant,
-                    principal="p",
-                    verb="recall",
-                    query="what was asked",
-                    filters=filters,
-                    returned=[],
-                )
+                _record(memory, filters, query="what was asked", tenant=tenant)
             old = _escape_as_old_code_did(memory)
             assert ("local", '{"subject": "\\u00c9mile Zola"}') in old
             assert _scrub(memory, "émile zola") == 0  # the gap: escaped, the name is not there
-        monkeypatch.setattr(audit_filters, "_BATCH", 2)
+        monkeypatch.setattr(audit_words, "BACKFILL_BATCH", 2)
         with _opened_at(kind, base, name, None) as memory:
             now = _every_filters(memory)
             assert now == sorted(

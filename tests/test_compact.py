@@ -21,7 +21,14 @@ from recuerdo.store.base import OWED_MARKS, REBUILD_OWED
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.connection import schema_name
 
-from .postgres import ROLE, app_conninfo, contract_url, unique_memory
+from .postgres import (
+    ROLE,
+    app_conninfo,
+    contract_url,
+    leave_invalid_index,
+    sampled_values,
+    unique_memory,
+)
 
 WORD = "zanquibrelox"
 
@@ -109,15 +116,8 @@ def app_memory() -> Iterator[recuerdo.Memory]:
 
 
 def _stats(store: PostgresStore) -> str:
-    """What the planner's statistics of the memory's tables hold, as text (a superuser's read:
-    the values sampled from the rows)."""
-    with psycopg.connect(contract_url()) as conn:
-        rows = conn.execute(
-            "SELECT coalesce(most_common_vals::text, '') || coalesce(histogram_bounds::text, '')"
-            " || coalesce(most_common_elems::text, '') FROM pg_stats WHERE schemaname = %s",
-            [schema_name(store.memory)],
-        ).fetchall()
-    return " ".join(row[0] for row in rows)
+    """What the planner's statistics of the memory's tables hold, as text."""
+    return " ".join(sampled_values(contract_url(), store.memory).values())
 
 
 def _forgotten_and_vacuumed(memory: recuerdo.Memory) -> PostgresStore:
@@ -204,27 +204,15 @@ def test_an_index_an_interrupted_rebuild_left_is_dropped(
     to date until it is dropped, so compact drops it rather than rebuild it."""
     _fill(app_memory, 20)
     leftover = f"chunks_words{ending}"
-    schema = sql.Identifier(schema_name(app_memory._store.memory))  # type: ignore[attr-defined]
-    with psycopg.connect(contract_url(), autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("CREATE INDEX {} ON {}.chunks USING gin (words)").format(
-                sql.Identifier(leftover), schema
-            )
-        )
-        # What the interruption leaves: the index marked invalid.
-        qualified = sql.Literal(f"{schema.as_string(conn)}.{leftover}")
-        conn.execute(
-            sql.SQL(
-                "UPDATE pg_index SET indisvalid = false WHERE indexrelid = {}::regclass"
-            ).format(qualified)
-        )
+    memory_name = app_memory._store.memory  # type: ignore[attr-defined]
+    leave_invalid_index(contract_url(), memory_name, leftover, "chunks", "USING gin (words)")
     report = app_memory.compact()
     assert report["dropped"] == [leftover]
     assert leftover not in report["rebuilt"]
     with psycopg.connect(contract_url()) as conn:
         left = conn.execute(
             "SELECT count(*) FROM pg_class WHERE relname = %s AND relnamespace = %s::regnamespace",
-            [leftover, schema_name(app_memory._store.memory)],  # type: ignore[attr-defined]
+            [leftover, schema_name(memory_name)],
         ).fetchone()
     assert left == (0,)
 

@@ -16,12 +16,17 @@ import recuerdo
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.connection import schema_name
 
-from .postgres import app_conninfo, unique_memory, url_for
+from .postgres import (
+    app_conninfo,
+    leave_invalid_index,
+    sampled_values,
+    unique_memory,
+    url_for,
+)
 
 WORD = "zanquibrelox"
 TAG = "quorvatag"
 Opened = tuple[recuerdo.Memory, str]
-_ITEMS = {"items", "items_trigrams"}
 
 
 @pytest.fixture(params=["system", "embedded"])
@@ -38,21 +43,14 @@ def opened(request: pytest.FixtureRequest) -> Iterator[Opened]:
 
 def _quoting(memory: recuerdo.Memory, admin: str) -> set[str]:
     """The columns (``table.column``) whose statistics quote the word or the tag."""
-    with psycopg.connect(admin) as conn:
-        rows = conn.execute(
-            "SELECT tablename, attname, coalesce(most_common_vals::text, '')"
-            " || coalesce(histogram_bounds::text, '') || coalesce(most_common_elems::text, '')"
-            " FROM pg_stats WHERE schemaname = %s",
-            [schema_name(memory.name)],
-        ).fetchall()
-    return {
-        f"{table}.{column}" for table, column, values in rows if WORD in values or TAG in values
-    }
+    sampled = sampled_values(admin, memory.name)
+    return {column for column, values in sampled.items() if WORD in values or TAG in values}
 
 
 def _analysed_then_forgotten(memory: recuerdo.Memory, admin: str) -> None:
     """Entries quoting the word, tagged with the tag, analysed, then every one forgotten (the
-    tables of entries, chunks and tags left empty), and the forgets' VACUUM run."""
+    tags' table left empty, and the entries' and chunks' too unless other entries stay), and
+    the forgets' VACUUM run."""
     ids = [memory.remember("learning", f"the vault word {WORD} {n}", tags=[TAG]) for n in range(30)]
     memory._upkeep.drain()
     store = memory._store
@@ -79,18 +77,29 @@ def _still_works(memory: recuerdo.Memory) -> None:
     assert len(memory.search("harbour tide")["results"]) == 2
 
 
-def test_a_forget_that_empties_tables_leaves_no_statistics_of_them(opened: Opened) -> None:
+@pytest.mark.parametrize("others", [0, 1])
+def test_a_forget_that_empties_tables_leaves_no_statistics_of_them(
+    opened: Opened, others: int
+) -> None:
+    """With an entry that stays, the forget empties the tags alone (fails before 0076:
+    ``item_tags.tag``); with none, the entries, their chunks and, before 18, the trigram
+    index over them too, at the forget's VACUUM (compact is not run)."""
     memory, admin = opened
-    memory.remember("learning", "an entry that stays, untagged")
+    for _ in range(others):
+        memory.remember("learning", "an entry that stays, untagged")
     _analysed_then_forgotten(memory, admin)
     assert _quoting(memory, admin) == set()
     _still_works(memory)
 
 
-def test_a_table_in_use_keeps_them_until_compact_before_postgresql_18(opened: Opened) -> None:
+def test_a_table_in_use_keeps_them_till_this_processs_next_vacuum_before_postgresql_18(
+    opened: Opened,
+) -> None:
     """Before 18 the change takes the table's strongest lock, waited for a moment only: a
-    table another transaction has read is left to compact (or a later forget's VACUUM)."""
-    from recuerdo.store.postgres import empty_stats
+    table another transaction has read stays owed, and this process's next VACUUM (or
+    compact) clears it. On 18 the clear takes a VACUUM's lock, which a reader does not hold
+    off."""
+    from recuerdo.store.postgres import empty_stats, maintenance
 
     memory, admin = opened
     for n in range(30):
@@ -105,15 +114,89 @@ def test_a_table_in_use_keeps_them_until_compact_before_postgresql_18(opened: Op
         conn.execute(f'VACUUM (ANALYZE) "{schema}".item_tags')
     assert "item_tags.tag" in _quoting(memory, admin)  # an ANALYZE of no row kept them
     shared = store._live()
-    with psycopg.connect(admin) as reader:
+    with psycopg.connect(admin) as reader, shared.pool.connection() as conn:
         reader.execute(f'SELECT 1 FROM "{schema}".item_tags LIMIT 1')
-        with shared.pool.connection() as conn:
-            cleared = empty_stats.clear(conn, shared.schema, ["item_tags"])
-            retyping = conn.info.server_version < empty_stats.CLEAR_FUNCTION_SINCE
-        assert cleared == ([] if retyping else ["item_tags"])
+        retyping = conn.info.server_version < empty_stats.CLEAR_FUNCTION_SINCE
+        # What the VACUUM after a forget does with the tables it found emptied.
+        maintenance._clear_emptied(conn, shared, {"item_tags": 30.0}, behind=False)
+        assert shared.statistics_owed == ({"item_tags"} if retyping else set())
         assert ("item_tags.tag" in _quoting(memory, admin)) is retyping
-    assert "item_tags" in memory.compact()["statistics_cleared"]  # every empty table
+    with shared.pool.connection() as conn:  # the next one, the reader gone, counts nothing new
+        maintenance._clear_emptied(conn, shared, {}, behind=False)
+    assert shared.statistics_owed == set()
     assert "item_tags.tag" not in _quoting(memory, admin)  # (the entries, kept, quote it)
+
+
+def test_after_a_vacuum_that_came_too_early_the_tables_stay_owed(opened: Opened) -> None:
+    """A VACUUM that ran before older transactions ended left the deleted rows: a change of
+    type then would rebuild the indexes over them under the table's strongest lock. The
+    emptied tables wait for the retry, which finds them counted empty before and after."""
+    from recuerdo.store.postgres import maintenance
+
+    memory, admin = opened
+    for n in range(30):
+        memory.remember("learning", f"tide table {n}", tags=[f"{TAG}{n % 3}"])
+    memory._upkeep.drain()
+    store = memory._store
+    assert isinstance(store, PostgresStore)
+    store.optimize()
+    schema = schema_name(memory.name)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DELETE FROM "{schema}".item_tags')
+        conn.execute(f'VACUUM (ANALYZE) "{schema}".item_tags')
+    shared = store._live()
+    with shared.pool.connection() as conn:
+        maintenance._clear_emptied(conn, shared, {"item_tags": 1.0}, behind=True)
+        assert shared.statistics_owed == {"item_tags"}
+        assert "item_tags.tag" in _quoting(memory, admin)
+        maintenance._clear_emptied(conn, shared, {"item_tags": 0.0}, behind=False)
+    assert shared.statistics_owed == set()
+    assert "item_tags.tag" not in _quoting(memory, admin)
+
+
+_NO_TEXT = {
+    "comms_counters",
+    "index_marks",
+    "item_tallies",
+    "mentions",
+    "retrieval_audit_items",
+    "vector_snapshots",
+}
+"""Tables with no text column a change of type reaches (before 18)."""
+_LEFT_BEFORE_18 = {
+    "comms_conversations.id",
+    "comms_inboxes.conversation_id",
+    "comms_members.conversation_id",
+}
+"""The text columns, other than the tenants, that a change of type would not reach: each is
+in a foreign key. A step that puts a view, a policy or another key over a text column must
+add it here, knowing its statistics stay (0076)."""
+
+
+def _left_as_they_are(admin: str, schema: str) -> set[str]:
+    """The text columns of the schema a change of type leaves, less the tenants."""
+    from recuerdo.store.postgres import empty_stats
+
+    with psycopg.connect(admin) as conn:
+        texts = {
+            f"{table}.{column}"
+            for table, column in conn.execute(
+                "SELECT c.relname, a.attname FROM pg_class c JOIN pg_attribute a"
+                " ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped"
+                " JOIN pg_type t ON t.oid = a.atttypid WHERE c.relnamespace = %s::regnamespace"
+                " AND c.relkind = 'r' AND t.typcategory NOT IN ('N', 'D', 'B')"
+                " AND a.attname <> 'tenant'",
+                [schema],
+            ).fetchall()
+        }
+        tables = sorted({column.split(".")[0] for column in texts})
+        changed = {
+            f"{row[0]}.{row[1]}"
+            for row in conn.execute(
+                empty_stats._TEXT_COLUMNS, {"schema": schema, "tables": tables}
+            ).fetchall()
+        }
+    return texts - changed
 
 
 _CATALOG = {
@@ -175,17 +258,13 @@ def test_every_table_of_a_memory_can_be_cleared(
     before = _catalog(admin, shared.schema)
     with shared.pool.connection() as conn, caplog.at_level(logging.INFO, "recuerdo.store"):
         tables = sorted(empty_stats.row_counts(conn, shared.schema))
-        cleared = empty_stats.clear(conn, shared.schema, tables)
+        done = empty_stats.clear(conn, shared.schema, tables)
         retyping = conn.info.server_version < empty_stats.CLEAR_FUNCTION_SINCE
-        with_text = {
-            row["table_name"]
-            for row in conn.execute(
-                empty_stats._TEXT_COLUMNS, {"schema": shared.schema, "tables": tables}
-            ).fetchall()
-        }
     assert caplog.records == []
-    assert set(cleared) == (with_text if retyping else set(tables)) - holding
-    assert {"entities", "facts", "plans", "rules"} <= set(cleared)
+    assert done.owed == []
+    assert set(done.cleared) == set(tables) - holding - (_NO_TEXT if retyping else set())
+    if retyping:
+        assert _left_as_they_are(admin, shared.schema) == _LEFT_BEFORE_18
     assert _catalog(admin, shared.schema) == before
     _still_works(memory)
 
@@ -197,12 +276,7 @@ def test_an_interrupted_rebuilds_leftover_stays_for_compact_to_drop(opened: Open
     memory, admin = opened
     schema = schema_name(memory.name)
     leftover = "chunks_words_ccnew"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE INDEX {leftover} ON "{schema}".chunks USING gin (words)')
-        conn.execute(
-            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass",
-            [f'"{schema}".{leftover}'],
-        )
+    leave_invalid_index(admin, memory.name, leftover, "chunks", "USING gin (words)")
     _analysed_then_forgotten(memory, admin)
     valid = dict(_catalog(admin, schema)["valid"])  # type: ignore[arg-type]
     assert valid[leftover] is False

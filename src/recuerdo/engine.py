@@ -276,7 +276,8 @@ class Memory(
         PostgreSQL every GIN index of the memory is built again while reads and writes go on
         (a forgotten word stays a key of the words index until then: ``index_status`` says
         when a rebuild is owed, as ``backend.rebuild_owed``), and the planner's statistics,
-        whose samples quote forgotten rows, are taken again."""
+        whose samples quote forgotten rows, are taken again, or cleared for an empty table
+        (``statistics_cleared``; ``statistics_owed`` names those in use)."""
         return {"memory": self.name, **self._store.compact()}
 
     def backup(

@@ -208,7 +208,8 @@ def scrub(
     if emptying:
         audit_sweep.drop_items(tx, tenant, returned)
     kept = [t.strip() for t in texts if t and len(t.strip()) >= MIN_SCRUB_CHARS]
-    # On SQLite "Zola" and "ZOLA" make one scan; on PostgreSQL the server lowers each.
+    # On SQLite "Zola" and "ZOLA" make one scan. On PostgreSQL each spelling makes its own, as
+    # only the server knows how it lowers them (a forget names a spelling or two).
     named = {_quoting(tx.dialect, text) for text in kept}
     for quoting, in_query, in_filters in named:
         patterns = (like_pattern(in_query), like_pattern(in_filters))
@@ -218,8 +219,8 @@ def scrub(
 
 def _quoting(dialect: str, text: str) -> tuple[str, str, str]:
     """The condition true for the audit records whose query or filters hold ``text`` in any
-    case; the text as that condition compares it, as a query holds it and as the filters' JSON
-    spells it (a quote or a backslash escaped, decision 0075).
+    case; the text as that condition compares it, as a query holds it and as the filters'
+    JSON spells it (a quote or a backslash escaped, decision 0075).
 
     PostgreSQL: LIKE keeps case, over ``lower()`` of both sides, the pattern's lowered by the
     server too: Python lowers some letters otherwise (a final sigma, a dotted capital I), and
@@ -228,14 +229,15 @@ def _quoting(dialect: str, text: str) -> tuple[str, str, str]:
     only copied each record's texts: 40% of the scan); beyond ASCII, which neither folds,
     Python's case folding of each record and of the text (decision 0074)."""
     if dialect != "sqlite":
-        condition, folded = _QUOTING_ON_THE_SERVER, text
+        condition, compared = _QUOTING_ON_THE_SERVER, text
     elif text.isascii():
-        condition, folded = _QUOTING.format(fold=""), text.lower()
+        condition, compared = _QUOTING.format(fold=""), text.lower()
     else:
-        condition, folded = _QUOTING.format(fold="recuerdo_fold"), text.casefold()
-    # Folding commutes with JSON's escapes (and with LIKE's): none folds, and no folded
-    # character is one JSON escapes.
-    return condition, folded, json.dumps(folded, ensure_ascii=False)[1:-1]
+        condition, compared = _QUOTING.format(fold="recuerdo_fold"), text.casefold()
+    # Spelled as JSON after folding: the same as folding the JSON, since neither Python's
+    # folding nor the server's lower() changes an escape's characters or LIKE's, and no
+    # folded character is one JSON escapes.
+    return condition, compared, json.dumps(compared, ensure_ascii=False)[1:-1]
 
 
 def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str], emptying: bool) -> int:

@@ -17,13 +17,11 @@ ends in a letter or a digit) was kept in clear then and stays so.
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from . import audit_words
 from .base import Tx
-from .scope import EVERY_TENANT_STATEMENT
 
 STEP = "m037_unescaped_audit_filters"
-_BATCH = 2000
 _ESCAPED = "%\\u%"
 """The records worth reading: their filters hold an escape (``ESCAPE '!'``: a backslash is
 then no escape character in either database's LIKE)."""
@@ -34,34 +32,30 @@ def m037_unescaped_audit_filters(tx: Tx) -> None:
     unescape(tx)
 
 
-def unescape(tx: Tx) -> int:
-    """Write again, unescaped, the filters of every record that holds escapes (the step's, and a
-    recovered store's: recover copies the records of a file of any age); how many changed. The
-    records are read a batch at a time in their key's order, as ``audit_words.fill`` does."""
-    sqlite = tx.dialect == "sqlite"
-    after, order = ("id > ?", "id") if sqlite else ("(tenant, id) > (?, ?)", "tenant, id")
-    last: tuple[Any, ...] = (0,) if sqlite else ("", 0)
-    changed = 0
-    while True:
-        records = tx.all(
-            f"SELECT tenant, id, filters FROM retrieval_audit {EVERY_TENANT_STATEMENT}"
-            f" WHERE {after} AND filters LIKE ? ESCAPE '!' ORDER BY {order} LIMIT ?",
-            (*last, _ESCAPED, _BATCH),
-        )
-        if not records:
-            return changed
-        end = records[-1]
-        last = (end["id"],) if sqlite else (end["tenant"], end["id"])
+def unescape(tx: Tx) -> None:
+    """Write again, unescaped, the filters of every record that holds escapes (the step's, and
+    a recovered store's: recover copies the records of a file of any age)."""
+    for records in audit_words.batches(tx, "filters", "filters LIKE ? ESCAPE '!'", (_ESCAPED,)):
         rewritten = [
             (written, record["tenant"], record["id"])
             for record in records
             if (written := unescaped(record["filters"])) != record["filters"]
         ]
-        if rewritten:
+        if not rewritten:
+            continue
+        if tx.dialect == "sqlite":
             tx.executemany(
                 "UPDATE retrieval_audit SET filters = ? WHERE tenant = ? AND id = ?", rewritten
             )
-        changed += len(rewritten)
+        else:  # one statement a batch: a round trip a record took 5.6 s at 100,000 records,
+            # and the batch as arrays 1.8 s more, in the driver's quoting of each element
+            batch = [{"f": written, "t": tenant, "i": id_} for written, tenant, id_ in rewritten]
+            tx.execute(
+                "UPDATE retrieval_audit a SET filters = u.f"
+                " FROM json_to_recordset(?::json) AS u (f text, t text, i bigint)"
+                " WHERE a.tenant = u.t AND a.id = u.i",
+                (json.dumps(batch, ensure_ascii=False),),
+            )
 
 
 def unescaped(filters: str) -> str:

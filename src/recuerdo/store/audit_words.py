@@ -19,10 +19,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .base import Tx, groups
+from .base import Row, Tx, groups
 from .migrations import has_step
 from .scope import EVERY_TENANT_STATEMENT
 
@@ -109,32 +109,45 @@ def m034_audit_words(tx: Tx) -> None:
     tenant_policies(tx)
 
 
-def fill(tx: Tx) -> int:
+def fill(tx: Tx) -> None:
     """Write the words of every record (the step's, and a recovered store's: recover copies
-    the records, and finds their words again); how many rows. The records are read a batch at
-    a time in their key's order, so that a long audit is never held in memory whole nor read
-    again for each batch: SQLite's key is the id, PostgreSQL's leads with the tenant."""
+    the records, and finds their words again)."""
+    for records in batches(tx, "query, filters"):
+        insert(
+            tx,
+            [
+                row
+                for record in records
+                for row in word_rows(
+                    record["tenant"], record["id"], record["query"], record["filters"]
+                )
+            ],
+        )
+
+
+def batches(
+    tx: Tx, columns: str, condition: str = "", params: Sequence[Any] = (), size: int = 0
+) -> Iterator[list[Row]]:
+    """Every audit record of every tenant (``tenant``, ``id`` and ``columns``), or those that
+    meet ``condition`` (SQL with ``params``), a batch of ``size`` (default
+    :data:`BACKFILL_BATCH`) at a time in their key's order, so that a long audit is never held
+    in memory whole nor read again for each batch: SQLite's key is the id, PostgreSQL's leads
+    with the tenant. A batch may be written to before the next is read."""
     sqlite = tx.dialect == "sqlite"
     after, order = ("id > ?", "id") if sqlite else ("(tenant, id) > (?, ?)", "tenant, id")
     last: tuple[Any, ...] = (0,) if sqlite else ("", 0)
-    written = 0
+    also = f" AND ({condition})" if condition else ""
     while True:
         records = tx.all(
-            f"SELECT tenant, id, query, filters FROM retrieval_audit {EVERY_TENANT_STATEMENT}"
-            f" WHERE {after} ORDER BY {order} LIMIT ?",
-            (*last, BACKFILL_BATCH),
+            f"SELECT tenant, id, {columns} FROM retrieval_audit {EVERY_TENANT_STATEMENT}"
+            f" WHERE {after}{also} ORDER BY {order} LIMIT ?",
+            (*last, *params, size or BACKFILL_BATCH),
         )
         if not records:
-            return written
+            return
+        yield records
         end = records[-1]
         last = (end["id"],) if sqlite else (end["tenant"], end["id"])
-        rows = [
-            row
-            for record in records
-            for row in word_rows(record["tenant"], record["id"], record["query"], record["filters"])
-        ]
-        insert(tx, rows)
-        written += len(rows)
 
 
 def insert(tx: Tx, rows: Sequence[tuple[Any, ...]]) -> None:

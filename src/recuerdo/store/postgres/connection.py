@@ -167,6 +167,7 @@ class _Shared:
     reclaimer: maintenance.Reclaimer = field(init=False)  # this process's VACUUMs (0061)
     grown: int = 0  # rows written since this process last analysed (maintenance.grew)
     analyzed_rows: int | None = None
+    statistics_owed: set[str] = field(default_factory=set)  # emptied tables (empty_stats.py)
 
     def __post_init__(self) -> None:
         self.reclaimer = maintenance.Reclaimer(partial(maintenance.reclaim_owed, self))
@@ -309,8 +310,8 @@ class PostgresStore:
             vector_search_limit=_vector_limit(vectors),
             secure_delete=False,
             erasure="rows are deleted, then the memory's tables and indexes are vacuumed and "
-            "their statistics taken again (a table left empty has them cleared: before "
-            "PostgreSQL 18 those of its text columns, at `compact` if it was in use, "
+            "their statistics taken again (a table left empty has them cleared, before "
+            "PostgreSQL 18 those of its text columns; what waits for `compact`: "
             "docs/decisions/0076); old "
             "row versions can stay in unused pages, the write-ahead log and replicas until "
             "PostgreSQL reuses or recycles them, and words only forgotten text held stay keys "

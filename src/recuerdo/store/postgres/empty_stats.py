@@ -10,21 +10,24 @@ From PostgreSQL 18 ``pg_clear_attribute_stats`` clears each column of such a tab
 expression indexes, under the lock a VACUUM takes. Before it, no owner's statement clears a
 column's statistics but a change of its type, which drops them (and those of the indexes
 built over the column, which are built again). So each text column of an empty table is given
-its own type again. On an empty table nothing is rewritten, but the change takes the table's
-strongest lock: a table some transaction is reading is skipped (``LOCK_WAIT``), and cleared at
-``compact`` or a later forget's VACUUM. Not changed: columns a foreign key, a policy, a view or
-a generated column uses (the tenant, the ids, a vector: no forgotten text), and numbers, dates
-and booleans.
+its own type again. Nothing is rewritten, but the change takes the table's strongest lock and
+rebuilds the table's indexes: it waits ``LOCK_WAIT`` at most for the lock (a table some
+transaction is reading is left owed), and never follows a VACUUM that could not remove the
+rows (its indexes would be rebuilt over them under that lock: seconds at 200,000 rows). Not
+changed: columns something else uses than what the change rebuilds on the table alone (see
+``_TEXT_COLUMNS``; on our schema the tenants and three conversation ids), and numbers, dates
+and booleans; nor a pgvector column under its generated one (decision 0076's "Left").
 
 Which tables: those a VACUUM found emptied (:func:`emptied`, from the row counts before and
-after it), and at ``compact`` every empty one: no owner may read which hold statistics
+after it), and those this process still owes (in use, or after a VACUUM that could not
+remove the rows); at ``compact`` every empty one: no owner may read which hold statistics
 (``pg_stats`` hides a table under row-level security, ``pg_statistic`` is a superuser's).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 LOCK_WAIT = "100ms"
@@ -33,8 +36,8 @@ waits behind it: a wait of seconds would stall the memory's reads."""
 
 _log = logging.getLogger("recuerdo.store")
 
-# The columns of the listed tables whose type may quote text, with the type and the collation
-# that give each column its own type again. Only columns nothing uses but what a change of type
+# The columns of the listed tables whose type may quote text: (column, the type and collation
+# that give it its own type again). Only columns nothing uses but what a change of type
 # rebuilds on an empty table alone: the table's indexes and its own constraints, its own
 # default, extended statistics, and triggers (made again around the change). A foreign key
 # would be checked under a lock on the other table too; a policy, a view, a function's body or
@@ -42,10 +45,10 @@ _log = logging.getLogger("recuerdo.store")
 # interrupted rebuild's leftover, which the change would build again, valid (compact drops
 # only invalid ones).
 _TEXT_COLUMNS = """
-    SELECT c.relname AS table_name, a.attname AS column_name,
-           format_type(a.atttypid, a.atttypmod) AS type_name,
-           CASE WHEN a.attcollation <> t.typcollation
-                THEN quote_ident(cn.nspname) || '.' || quote_ident(co.collname) END AS collation
+    SELECT c.relname AS table_name, a.attname AS first,
+           format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attcollation <> t.typcollation
+                THEN ' COLLATE ' || quote_ident(cn.nspname) || '.' || quote_ident(co.collname)
+                ELSE '' END AS second
     FROM pg_class c
     JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
     JOIN pg_type t ON t.oid = a.atttypid
@@ -93,10 +96,34 @@ _TRIGGER_STATES = {
     "A": "ENABLE ALWAYS TRIGGER",
 }
 
+# The columns of the listed tables and of their expression indexes, for
+# ``pg_clear_attribute_stats`` (PostgreSQL 18): (relation, column).
+_EVERY_COLUMN = """
+    SELECT c.relname AS table_name, r.relname AS first, a.attname AS second
+    FROM pg_class c
+    JOIN pg_class r ON r.oid = c.oid OR r.oid IN (
+        SELECT i.indexrelid FROM pg_index i WHERE i.indrelid = c.oid AND i.indexprs IS NOT NULL
+    )
+    JOIN pg_attribute a ON a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped
+    WHERE c.relnamespace = %(schema)s::regnamespace AND c.relkind = 'r'
+      AND c.relname = ANY (%(tables)s)
+    ORDER BY c.relname, r.relname, a.attnum
+"""
+CLEAR_FUNCTION_SINCE = 180000
+"""The server version with ``pg_clear_attribute_stats``."""
+
 _ROWS = (
     "SELECT relname, reltuples FROM pg_class"
     " WHERE relnamespace = %s::regnamespace AND relkind = 'r'"
 )
+
+
+@dataclass(frozen=True)
+class Cleared:
+    cleared: list[str]
+    """The tables whose statistics were cleared."""
+    owed: list[str]
+    """The tables left empty and not cleared: in use, or a failure (logged)."""
 
 
 def row_counts(conn: Any, schema: str) -> dict[str, float]:
@@ -110,102 +137,72 @@ def emptied(before: dict[str, float], after: dict[str, float]) -> list[str]:
     return sorted(t for t, rows in after.items() if rows == 0 and before.get(t, 0) > 0)
 
 
-# The columns of the listed tables and of their expression indexes, for
-# ``pg_clear_attribute_stats`` (PostgreSQL 18), which clears any column under a light lock.
-_EVERY_COLUMN = """
-    SELECT c.relname AS table_name, r.relname AS relation, a.attname AS column_name
-    FROM pg_class c
-    JOIN pg_class r ON r.oid = c.oid OR r.oid IN (
-        SELECT i.indexrelid FROM pg_index i WHERE i.indrelid = c.oid AND i.indexprs IS NOT NULL
-    )
-    JOIN pg_attribute a ON a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped
-    WHERE c.relnamespace = %(schema)s::regnamespace AND c.relkind = 'r'
-      AND c.relname = ANY (%(tables)s)
-    ORDER BY c.relname, r.relname, a.attnum
-"""
-CLEAR_FUNCTION_SINCE = 180000
-"""The server version with ``pg_clear_attribute_stats``."""
-
-Change = Callable[[Any, str], None]
-"""What clears one table's statistics, given the connection and the table's qualified name,
-inside the transaction that holds its lock."""
-
-
-def clear(conn: Any, schema: str, tables: list[str]) -> list[str]:
-    """Clear the statistics of ``tables`` on ``conn`` (autocommit, the tables' owner); the
-    tables cleared. A table that is locked, or holds rows again, is left as it is."""
+def clear(conn: Any, schema: str, tables: list[str] | None = None) -> Cleared:
+    """Clear the statistics of ``tables`` (None: every table counted empty) on ``conn``
+    (autocommit, the tables' owner). A table holding rows again is left: the next ANALYZE
+    samples them. Never raises a database error: what it could not do is logged and owed."""
     import psycopg
 
-    from .connection import _quote
-
-    by_function = conn.info.server_version >= CLEAR_FUNCTION_SINCE
-    changes = (_by_function if by_function else _by_retyping)(conn, schema, tables)
-    cleared = []
-    for table, change in changes.items():
-        qualified = f"{_quote(schema)}.{_quote(table)}"
+    try:
+        if tables is None:
+            tables = sorted(t for t, rows in row_counts(conn, schema).items() if rows == 0)
+        by_function = conn.info.server_version >= CLEAR_FUNCTION_SINCE
+        query = _EVERY_COLUMN if by_function else _TEXT_COLUMNS
+        columns: dict[str, list[tuple[str, str]]] = {}
+        for row in conn.execute(query, {"schema": schema, "tables": tables}).fetchall():
+            columns.setdefault(row["table_name"], []).append((row["first"], row["second"]))
+    except psycopg.Error:
+        _log.warning("the statistics of empty tables could not be cleared", exc_info=True)
+        return Cleared([], sorted(tables or []))
+    cleared, owed = [], []
+    for table, named in columns.items():
         try:
-            with conn.transaction():
-                conn.execute(f"SET LOCAL lock_timeout = '{LOCK_WAIT}'")
-                # Every tenant's rows (row-level security applies to the owner too).
-                conn.execute("SELECT set_config('recuerdo.tenant', '*', true)")
-                if not by_function:
-                    conn.execute(f"LOCK TABLE {qualified} IN ACCESS EXCLUSIVE MODE")
-                if conn.execute(f"SELECT 1 FROM {qualified} LIMIT 1").fetchone() is not None:
-                    continue  # rows came since the VACUUM: the next ANALYZE samples them
-                change(conn, qualified)
+            if _clear_table(conn, schema, table, named, by_function):
+                cleared.append(table)
         except psycopg.errors.LockNotAvailable:
-            _log.info("the statistics of %s wait for a later VACUUM: the table is in use", table)
-            continue
-        except psycopg.Error:  # the VACUUM's other work stands; say what was not done
+            _log.info("the statistics of %s are owed: the table is in use", table)
+            owed.append(table)
+        except psycopg.Error:
             _log.warning("the statistics of %s could not be cleared", table, exc_info=True)
-            continue
-        cleared.append(table)
-    return cleared
+            owed.append(table)
+    return Cleared(cleared, owed)
 
 
-def _by_function(conn: Any, schema: str, tables: list[str]) -> dict[str, Change]:
-    columns: dict[str, list[tuple[str, str]]] = {}
-    for row in conn.execute(_EVERY_COLUMN, {"schema": schema, "tables": tables}).fetchall():
-        columns.setdefault(row["table_name"], []).append((row["relation"], row["column_name"]))
+def _clear_table(
+    conn: Any, schema: str, table: str, named: list[tuple[str, str]], by_function: bool
+) -> bool:
+    """Clear one table's statistics, in a transaction of its own; False when it holds rows.
+    ``named``: (relation, column) to clear by function, or (column, its type) to change."""
+    from ..scope import EVERY_TENANT
+    from .connection import _quote, _set_scope
 
-    def change(named: list[tuple[str, str]]) -> Change:
-        def run(conn: Any, qualified: str) -> None:
+    qualified = f"{_quote(schema)}.{_quote(table)}"
+    with conn.transaction():
+        conn.execute(f"SET LOCAL lock_timeout = '{LOCK_WAIT}'")
+        _set_scope(conn, EVERY_TENANT)  # row-level security applies to the owner too
+        if not by_function:
+            conn.execute(f"LOCK TABLE {qualified} IN ACCESS EXCLUSIVE MODE")
+        if conn.execute(f"SELECT 1 FROM {qualified} LIMIT 1").fetchone() is not None:
+            return False  # rows came since the VACUUM
+        if by_function:
             conn.execute(
                 "SELECT pg_clear_attribute_stats(%s, relation, column_name, false)"
                 " FROM unnest(%s::text[], %s::text[]) AS c (relation, column_name)",
-                [schema, [r for r, _ in named], [c for _, c in named]],
+                [schema, [relation for relation, _ in named], [column for _, column in named]],
             )
-
-        return run
-
-    return {table: change(named) for table, named in columns.items()}
-
-
-def _by_retyping(conn: Any, schema: str, tables: list[str]) -> dict[str, Change]:
-    from .connection import _quote
-
-    columns: dict[str, list[str]] = {}
-    for row in conn.execute(_TEXT_COLUMNS, {"schema": schema, "tables": tables}).fetchall():
-        collation = row["collation"]
-        columns.setdefault(row["table_name"], []).append(
-            f"ALTER COLUMN {_quote(row['column_name'])} TYPE {row['type_name']}"
-            + ("" if collation is None else f" COLLATE {collation}")
+            return True
+        triggers = conn.execute(_TRIGGERS_ON_COLUMNS, [qualified]).fetchall()
+        for trigger in triggers:
+            conn.execute(f"DROP TRIGGER {_quote(trigger['name'])} ON {qualified}")
+        conn.execute(
+            f"ALTER TABLE {qualified} "
+            + ", ".join(f"ALTER COLUMN {_quote(column)} TYPE {type_}" for column, type_ in named)
         )
-
-    def change(retyped: str) -> Change:
-        def run(conn: Any, qualified: str) -> None:
-            triggers = conn.execute(_TRIGGERS_ON_COLUMNS, [qualified]).fetchall()
-            for trigger in triggers:
-                conn.execute(f"DROP TRIGGER {_quote(trigger['name'])} ON {qualified}")
-            conn.execute(f"ALTER TABLE {qualified} {retyped}")
-            for trigger in triggers:
-                conn.execute(trigger["definition"])  # made enabled: set as it was
-                if trigger["state"] in _TRIGGER_STATES:
-                    conn.execute(
-                        f"ALTER TABLE {qualified} {_TRIGGER_STATES[trigger['state']]}"
-                        f" {_quote(trigger['name'])}"
-                    )
-
-        return run
-
-    return {table: change(", ".join(retyped)) for table, retyped in columns.items()}
+        for trigger in triggers:
+            conn.execute(trigger["definition"])  # made enabled: set as it was
+            if trigger["state"] in _TRIGGER_STATES:
+                conn.execute(
+                    f"ALTER TABLE {qualified} {_TRIGGER_STATES[trigger['state']]}"
+                    f" {_quote(trigger['name'])}"
+                )
+    return True

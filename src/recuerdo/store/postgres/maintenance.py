@@ -19,7 +19,8 @@ cost grows with the indexes' size, so it runs on a thread of the process, not in
 call, and forgets that come while it runs share the next one. The forget's own transaction
 records the VACUUM as owed (``RECLAIM_OWED`` in ``index_marks``): a process that ends before it
 ran leaves the mark, and the next store to open the memory runs it. The tables it finds
-emptied keep the statistics they had: those are cleared after it (``empty_stats.py``)."""
+emptied keep the statistics they had: those are cleared after it (``empty_stats.py``), and
+those it could not clear stay owed in this process (``_Shared.statistics_owed``)."""
 
 from __future__ import annotations
 
@@ -173,13 +174,29 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
             conn.execute(f"{VACUUM_EVERY_INDEX} {listed}")
         finally:
             conn.execute("RESET lock_timeout")
-        # Those the VACUUM found empty keep the statistics they had (decision 0076).
-        emptied = empty_stats.emptied(counted, empty_stats.row_counts(conn, shared.schema))
-        if emptied:
-            empty_stats.clear(conn, shared.schema, emptied)
         if mark is not None and not behind:
             clear_mark(conn, RECLAIM_OWED, mark)
+        _clear_emptied(conn, shared, counted, behind)
     return not behind
+
+
+def _clear_emptied(conn: Any, shared: _Shared, counted: dict[str, float], behind: bool) -> None:
+    """Clear the statistics of the tables the VACUUM found emptied, which keep the ones they
+    had (decision 0076), and of those still owed. Not after a VACUUM that came before older
+    transactions ended: the rows it could not remove would have their indexes rebuilt under
+    the table's strongest lock (before PostgreSQL 18); the tables stay owed till the retry."""
+    import psycopg
+
+    try:
+        now = empty_stats.row_counts(conn, shared.schema)
+    except psycopg.Error:
+        _log.warning("the tables a forget emptied could not be counted", exc_info=True)
+        return
+    owed = shared.statistics_owed | set(empty_stats.emptied(counted, now))
+    if behind or not owed:
+        shared.statistics_owed = owed
+        return
+    shared.statistics_owed = set(empty_stats.clear(conn, shared.schema, sorted(owed)).owed)
 
 
 class Reclaimer:

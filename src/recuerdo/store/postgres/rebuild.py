@@ -41,10 +41,11 @@ VACUUM_PATIENCE = 30.0  # seconds compact waits for the owed VACUUM before it re
 
 
 def compact(store: PostgresStore) -> dict[str, Any]:
-    """Each GIN index of the memory built again, then the planner's statistics taken again;
-    what was done. The mark is cleared for the forgets that committed before the rebuild
-    began: a concurrent rebuild reads the table afresh, so a row those forgets deleted is in
-    no new index, whether or not a VACUUM has removed it yet."""
+    """Each GIN index of the memory built again, then the planner's statistics taken again (and
+    cleared for every empty table: ``statistics_cleared``, or ``statistics_owed`` for those in
+    use, decision 0076); what was done. The mark is cleared for the forgets that committed
+    before the rebuild began: a concurrent rebuild reads the table afresh, so a row those
+    forgets deleted is in no new index, whether or not a VACUUM has removed it yet."""
     import psycopg
 
     from .connection import _quote
@@ -84,16 +85,15 @@ def compact(store: PostgresStore) -> dict[str, Any]:
         maintenance.each_table(store, "ANALYZE")
         # An ANALYZE of an empty table keeps the statistics it had: which tables were analysed
         # with rows, no owner may read (row-level security hides them), so every empty one.
-        with shared.pool.connection(timeout=60) as conn:
-            empty = [
-                t for t, rows in empty_stats.row_counts(conn, shared.schema).items() if rows == 0
-            ]
-            cleared = empty_stats.clear(conn, shared.schema, empty)
+        with store._connection(shared) as conn:
+            statistics = empty_stats.clear(conn, shared.schema)
+        shared.statistics_owed = set(statistics.owed)
     return {
         "dialect": "postgres",
         "rebuilt": rebuilt,
         "dropped": dropped,
         "vacuumed": vacuumed,
-        "statistics_cleared": cleared,
+        "statistics_cleared": statistics.cleared,
+        "statistics_owed": statistics.owed,
         "seconds": round(time.perf_counter() - started, 3),
     }

@@ -80,11 +80,12 @@ def recover(source: str, target: str) -> dict[str, Any]:
         new.execute(released_hashes.RELEASE_UNUSED)
         # Tag rows copied from a store older than m026 come without their items' categories.
         new.execute(FILL_CATEGORIES)
-        audit_words.fill(SQLiteTx(new, lambda _: None))
+        copied = SQLiteTx(new, lambda _: None)
+        audit_words.fill(copied)
         # A file from before m037 kept its records' filters escaped.
-        audit_filters.unescape(SQLiteTx(new, lambda _: None))
+        audit_filters.unescape(copied)
         # The words index holds no text to copy: it is filled again from the chunks' spans.
-        index_all(SQLiteTx(new, lambda _: None))
+        index_all(copied)
         # Derived work starts over: the upkeep re-indexes (the trigram index is empty: items
         # were copied without it) and re-embeds what is missing.
         new.execute("UPDATE index_marks SET upto = 0 WHERE name = 'entry_trigrams'")
