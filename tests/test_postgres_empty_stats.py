@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 import pytest
@@ -92,6 +93,23 @@ def test_a_forget_that_empties_tables_leaves_no_statistics_of_them(
     _still_works(memory)
 
 
+def _tags_emptied_by_hand(memory: recuerdo.Memory, admin: str) -> Any:
+    """Tagged entries analysed, then the tags' table emptied and analysed empty by a superuser
+    (not a forget: no VACUUM of the memory's clears anything); the memory's shared state."""
+    for n in range(30):
+        memory.remember("learning", f"tide table {n}", tags=[f"{TAG}{n % 3}"])
+    memory._upkeep.drain()
+    store = memory._store
+    assert isinstance(store, PostgresStore)
+    store.optimize()
+    schema = schema_name(memory.name)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DELETE FROM "{schema}".item_tags')
+        conn.execute(f'VACUUM (ANALYZE) "{schema}".item_tags')
+    assert "item_tags.tag" in _quoting(memory, admin)  # an ANALYZE of no row kept them
+    return store._live()
+
+
 def test_a_table_in_use_keeps_them_till_this_processs_next_vacuum_before_postgresql_18(
     opened: Opened,
 ) -> None:
@@ -102,18 +120,8 @@ def test_a_table_in_use_keeps_them_till_this_processs_next_vacuum_before_postgre
     from recuerdo.store.postgres import empty_stats, maintenance
 
     memory, admin = opened
-    for n in range(30):
-        memory.remember("learning", f"tide table {n}", tags=[f"{TAG}{n % 3}"])
-    memory._upkeep.drain()
-    store = memory._store
-    assert isinstance(store, PostgresStore)
-    store.optimize()
-    schema = schema_name(memory.name)
-    with psycopg.connect(admin, autocommit=True) as conn:  # emptied, and analysed empty
-        conn.execute(f'DELETE FROM "{schema}".item_tags')
-        conn.execute(f'VACUUM (ANALYZE) "{schema}".item_tags')
-    assert "item_tags.tag" in _quoting(memory, admin)  # an ANALYZE of no row kept them
-    shared = store._live()
+    shared = _tags_emptied_by_hand(memory, admin)
+    schema = shared.schema
     with psycopg.connect(admin) as reader, shared.pool.connection() as conn:
         reader.execute(f'SELECT 1 FROM "{schema}".item_tags LIMIT 1')
         retyping = conn.info.server_version < empty_stats.CLEAR_FUNCTION_SINCE
@@ -134,17 +142,7 @@ def test_after_a_vacuum_that_came_too_early_the_tables_stay_owed(opened: Opened)
     from recuerdo.store.postgres import maintenance
 
     memory, admin = opened
-    for n in range(30):
-        memory.remember("learning", f"tide table {n}", tags=[f"{TAG}{n % 3}"])
-    memory._upkeep.drain()
-    store = memory._store
-    assert isinstance(store, PostgresStore)
-    store.optimize()
-    schema = schema_name(memory.name)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DELETE FROM "{schema}".item_tags')
-        conn.execute(f'VACUUM (ANALYZE) "{schema}".item_tags')
-    shared = store._live()
+    shared = _tags_emptied_by_hand(memory, admin)
     with shared.pool.connection() as conn:
         maintenance._clear_emptied(conn, shared, {"item_tags": 1.0}, behind=True)
         assert shared.statistics_owed == {"item_tags"}
