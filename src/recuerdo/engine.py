@@ -277,7 +277,7 @@ class Memory(
         (a forgotten word stays a key of the words index until then: ``index_status`` says
         when a rebuild is owed, as ``backend.rebuild_owed``), and the planner's statistics,
         whose samples quote forgotten rows, are taken again, or cleared for an empty table
-        (``statistics_cleared``; ``statistics_owed`` names those in use)."""
+        (``statistics_cleared``; ``statistics_owed`` names those in use or that failed)."""
         return {"memory": self.name, **self._store.compact()}
 
     def backup(

@@ -12,8 +12,9 @@ column's statistics but a change of its type, which drops them (and those of the
 built over the column, which are built again). So each text column of an empty table is given
 its own type again. Nothing is rewritten, but the change takes the table's strongest lock and
 rebuilds the table's indexes: it waits ``LOCK_WAIT`` at most for the lock (a table some
-transaction is reading is left owed), and never follows a VACUUM that could not remove the
-rows (its indexes would be rebuilt over them under that lock: seconds at 200,000 rows). Not
+transaction is reading is left owed), and does not follow a VACUUM that found older
+transactions running (of those ``pg_stat_activity`` shows it: its indexes would be rebuilt
+over the rows that VACUUM could not remove, under that lock: seconds at 200,000 rows). Not
 changed: columns something else uses than what the change rebuilds on the table alone (see
 ``_TEXT_COLUMNS``; on our schema the tenants and three conversation ids), and numbers, dates
 and booleans; nor a pgvector column under its generated one (decision 0076's "Left").
@@ -123,7 +124,8 @@ class Cleared:
     cleared: list[str]
     """The tables whose statistics were cleared."""
     owed: list[str]
-    """The tables left empty and not cleared: in use, or a failure (logged)."""
+    """The tables left empty and not cleared: in use, or a failure (logged). After a failure
+    to read the catalog, those asked for (none when every empty table was)."""
 
 
 def row_counts(conn: Any, schema: str) -> dict[str, float]:

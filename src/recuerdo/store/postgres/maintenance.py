@@ -160,6 +160,9 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
             # A role that may use the memory but does not own its tables: its VACUUM would
             # skip each of them with a warning. The mark stays for the owner's next open.
             return True
+        # Counted first: an autovacuum that analyses a table during the wait below would
+        # count it empty already, and it would not be found emptied.
+        counted = empty_stats.row_counts(conn, shared.schema)
         mark = owed_mark(conn, RECLAIM_OWED)
         deadline = time.monotonic() + patience
         behind = mark is not None
@@ -168,10 +171,13 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
             if not behind or time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
-        counted = empty_stats.row_counts(conn, shared.schema)
         conn.execute("SET lock_timeout = '10s'")  # a lock held elsewhere must not hold a close
         try:
             conn.execute(f"{VACUUM_EVERY_INDEX} {listed}")
+        except BaseException:
+            # The tables it analysed before it failed are counted empty already: owed.
+            _clear_emptied(conn, shared, counted, behind=True)
+            raise
         finally:
             conn.execute("RESET lock_timeout")
         if mark is not None and not behind:
@@ -182,21 +188,24 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
 
 def _clear_emptied(conn: Any, shared: _Shared, counted: dict[str, float], behind: bool) -> None:
     """Clear the statistics of the tables the VACUUM found emptied, which keep the ones they
-    had (decision 0076), and of those still owed. Not after a VACUUM that came before older
-    transactions ended: the rows it could not remove would have their indexes rebuilt under
-    the table's strongest lock (before PostgreSQL 18); the tables stay owed till the retry."""
+    had (decision 0076), and of those still owed. Before PostgreSQL 18, not after a VACUUM
+    that came before older transactions ended: the rows it could not remove would have their
+    indexes rebuilt under the table's strongest lock; the tables stay owed till the retry.
+    The owed set is changed in place, never replaced: ``compact`` may change it meanwhile."""
     import psycopg
 
     try:
         now = empty_stats.row_counts(conn, shared.schema)
+        retyping = conn.info.server_version < empty_stats.CLEAR_FUNCTION_SINCE
     except psycopg.Error:
         _log.warning("the tables a forget emptied could not be counted", exc_info=True)
         return
-    owed = shared.statistics_owed | set(empty_stats.emptied(counted, now))
-    if behind or not owed:
-        shared.statistics_owed = owed
+    shared.statistics_owed |= set(empty_stats.emptied(counted, now))
+    asked = sorted(shared.statistics_owed)
+    if not asked or (behind and retyping):
         return
-    shared.statistics_owed = set(empty_stats.clear(conn, shared.schema, sorted(owed)).owed)
+    still = empty_stats.clear(conn, shared.schema, asked).owed
+    shared.statistics_owed -= set(asked) - set(still)
 
 
 class Reclaimer:

@@ -43,9 +43,9 @@ VACUUM_PATIENCE = 30.0  # seconds compact waits for the owed VACUUM before it re
 def compact(store: PostgresStore) -> dict[str, Any]:
     """Each GIN index of the memory built again, then the planner's statistics taken again (and
     cleared for every empty table: ``statistics_cleared``, or ``statistics_owed`` for those in
-    use, decision 0076); what was done. The mark is cleared for the forgets that committed
-    before the rebuild began: a concurrent rebuild reads the table afresh, so a row those
-    forgets deleted is in no new index, whether or not a VACUUM has removed it yet."""
+    use or that failed, decision 0076); what was done. The mark is cleared for the forgets
+    that committed before the rebuild began: a concurrent rebuild reads the table afresh, so a
+    row those forgets deleted is in no new index, whether or not a VACUUM has removed it yet."""
     import psycopg
 
     from .connection import _quote
@@ -87,7 +87,8 @@ def compact(store: PostgresStore) -> dict[str, Any]:
         # with rows, no owner may read (row-level security hides them), so every empty one.
         with store._connection(shared) as conn:
             statistics = empty_stats.clear(conn, shared.schema)
-        shared.statistics_owed = set(statistics.owed)
+        shared.statistics_owed -= set(statistics.cleared)  # in place: the reclaimer's too
+        shared.statistics_owed |= set(statistics.owed)
     return {
         "dialect": "postgres",
         "rebuilt": rebuilt,
