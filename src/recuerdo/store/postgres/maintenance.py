@@ -52,8 +52,9 @@ _TABLES_OF = (
 # Whether a session of this database (not this one) holds a transaction id or a snapshot
 # from before the marked transaction (%s, a txid_current()). Ages count back from the next
 # id: the marked one is (next - mark) back. A mark from another server's ids (a restore)
-# lies ahead of the next id, and holds nothing back. Sessions of other roles show no ids to
-# a role without pg_read_all_stats, so for it this sees only its own role's sessions.
+# lies ahead of the next id, and holds nothing back. Every role's sessions show their ids to
+# any role (their query and state need pg_read_all_stats), so this sees them all; not the
+# horizon a replication slot or a standby's feedback holds.
 _OLDER_RUNNING = """
     WITH mark AS (
         SELECT txid_snapshot_xmax(txid_current_snapshot()) - %s AS back
