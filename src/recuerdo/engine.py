@@ -155,7 +155,6 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
         [index],
         backlog,
         side_tasks=audit_work,
-        on_close=[index, *audit_work],
         idle_tasks=[embed],
         settle_tasks=[cut, embed],
         late_tasks=[store.erase_stale_words],

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..core.clock import now_iso
-from ..store import audit_sweep, audit_words
+from ..store import audit_filters, audit_sweep, audit_words
 from ..store.base import Store, Tx, groups, like_pattern, marks, rows_by_id
 from ..store.scope import EVERY_TENANT, scoped
 from .clock import to_iso
@@ -24,10 +24,7 @@ DEFAULT_RETENTION_DAYS = 90
 PRUNE_EVERY_SECONDS = 3600.0
 MIN_SCRUB_CHARS = 3  # shorter texts would match nearly every record
 _PER_STATEMENT = 500  # ids or words a statement
-_QUOTING = "{fold}(query) LIKE ? ESCAPE '\\' OR {fold}(filters) LIKE ? ESCAPE '\\'"
-_QUOTING_ON_THE_SERVER = (
-    "lower(query) LIKE lower(?) ESCAPE '\\' OR lower(filters) LIKE lower(?) ESCAPE '\\'"
-)
+_QUOTING = "{fold}(query) LIKE {p} ESCAPE '\\' OR {fold}(filters) LIKE {p} ESCAPE '\\'"
 
 
 class AuditLog:
@@ -58,7 +55,7 @@ class AuditLog:
             None if query is None else redact(query).text.replace("\x00", "\ufffd"),
             # Characters as themselves: a forget finds a name in them in any case (escaped, é and
             # É differ; the records written escaped were rewritten by m037, decision 0075).
-            redact(json.dumps(filters, default=str, ensure_ascii=False)).text,
+            redact(audit_filters.spelled(filters)).text,
             json.dumps(returned),
             int(bool(returned)),
             now_iso(),
@@ -229,15 +226,15 @@ def _quoting(dialect: str, text: str) -> tuple[str, str, str]:
     only copied each record's texts: 40% of the scan); beyond ASCII, which neither folds,
     Python's case folding of each record and of the text (decision 0074)."""
     if dialect != "sqlite":
-        condition, compared = _QUOTING_ON_THE_SERVER, text
+        condition, compared = _QUOTING.format(fold="lower", p="lower(?)"), text
     elif text.isascii():
-        condition, compared = _QUOTING.format(fold=""), text.lower()
+        condition, compared = _QUOTING.format(fold="", p="?"), text.lower()
     else:
-        condition, compared = _QUOTING.format(fold="recuerdo_fold"), text.casefold()
+        condition, compared = _QUOTING.format(fold="recuerdo_fold", p="?"), text.casefold()
     # Spelled as JSON after folding: the same as folding the JSON, since neither Python's
     # folding nor the server's lower() changes an escape's characters or LIKE's, and no
     # folded character is one JSON escapes.
-    return condition, compared, json.dumps(compared, ensure_ascii=False)[1:-1]
+    return condition, compared, audit_filters.spelled(compared)[1:-1]
 
 
 def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str], emptying: bool) -> int:

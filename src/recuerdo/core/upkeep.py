@@ -87,7 +87,6 @@ class Upkeep:
         self,
         tasks: Sequence[Task],
         backlog: Callable[[], int],
-        on_close: Sequence[Task] = (),
         idle_tasks: Sequence[Task] = (),
         settle_tasks: Sequence[Task] = (),
         late_tasks: Sequence[Task] = (),
@@ -100,7 +99,6 @@ class Upkeep:
         self._idle_tasks = tuple(idle_tasks)
         self._late_tasks = tuple(late_tasks)
         self._settle_tasks = tuple(settle_tasks)
-        self._on_close = tuple(on_close)
         self._deferred = 0
         _live.add(self)
         self._backlog = backlog
@@ -171,14 +169,16 @@ class Upkeep:
             with self._guard:
                 self._last_late = time.monotonic()
 
-    def _late_share(self) -> int:
-        """The late tasks' rounds owed under writes that never paused: LATE_SHARE of the
-        LATE_OVERDUE_SECONDS they waited (not of a longer wait: a memory idle for hours would
-        otherwise hold its next writes back for minutes); the work done. Each round is its own
-        transactions: the writes go on between them."""
-        deadline = time.monotonic() + LATE_SHARE * LATE_OVERDUE_SECONDS
+    def _late_rounds(self, seconds: float, *, closing: bool = False) -> int:
+        """Rounds of the late tasks until they find no work, or for ``seconds`` at most (no
+        new round after it), or until a stop unless ``closing``; the work done. Each round is
+        its own transactions: the writes go on between them. The worker's share under writes
+        that never paused is LATE_SHARE of the LATE_OVERDUE_SECONDS they waited (not of a
+        longer wait: a memory idle for hours would otherwise hold its next writes back for
+        minutes); a closing process's is LATE_ON_CLOSE_SECONDS."""
+        deadline = time.monotonic() + seconds
         done = 0
-        while not self._stopping:
+        while closing or not self._stopping:
             with self._working:
                 work = self._late_round()
             done += work
@@ -266,7 +266,7 @@ class Upkeep:
                         self._pending = max(0, self._pending - indexed)
                         self._first_pending = time.monotonic()
                     if overdue:
-                        other += self._late_share()
+                        other += self._late_rounds(LATE_SHARE * LATE_OVERDUE_SECONDS)
                     work = indexed + other
                     with self._guard:
                         busy = time.monotonic() - self._last_poke < GATHER_SECONDS
@@ -324,8 +324,8 @@ class Upkeep:
         if thread is not None:
             thread.join()
         if drain and self.backlog() <= DRAIN_ON_CLOSE:
-            self.drain(tasks=self._on_close)
+            self.drain(tasks=(*self._tasks, *self._side_tasks))
             if self._late_tasks and self._last_write:  # after the close's own re-cut
                 # Work nothing waits for: a busy or closing store leaves it to a later process.
                 with contextlib.suppress(StoreError):
-                    self.drain(tasks=self._late_tasks, seconds=LATE_ON_CLOSE_SECONDS)
+                    self._late_rounds(LATE_ON_CLOSE_SECONDS, closing=True)

@@ -17,6 +17,7 @@ ends in a letter or a digit) was kept in clear then and stays so.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from . import audit_words
 from .base import Tx
@@ -58,12 +59,19 @@ def unescape(tx: Tx) -> None:
             )
 
 
+def spelled(value: Any) -> str:
+    """``value`` as the audit writes a record's filters: JSON, every character as itself but
+    what JSON escapes (quotes, backslashes, control characters). A forget looks for a name in
+    them spelled so (``core/audit._quoting``)."""
+    return json.dumps(value, default=str, ensure_ascii=False)
+
+
 def unescaped(filters: str) -> str:
-    """``filters`` as the audit writes them now (``json.dumps`` with ``ensure_ascii=False``);
-    as they are when they are no JSON (a damaged file's, in a recover: nested past Python's
-    depth too) or hold a lone surrogate."""
+    """``filters`` as the audit writes them now (:func:`spelled`); as they are when they are
+    no JSON (a damaged file's, in a recover: nested past Python's depth too) or hold a lone
+    surrogate."""
     try:
-        written = json.dumps(json.loads(filters), ensure_ascii=False)
+        written = spelled(json.loads(filters))
         written.encode("utf-8")
     except (ValueError, UnicodeEncodeError, RecursionError):
         return filters

@@ -139,16 +139,23 @@ def emptied(before: dict[str, float], after: dict[str, float]) -> list[str]:
     return sorted(t for t, rows in after.items() if rows == 0 and before.get(t, 0) > 0)
 
 
-def clear(conn: Any, schema: str, tables: list[str] | None = None) -> Cleared:
+def clear(
+    conn: Any, schema: str, tables: list[str] | None = None, *, early: bool = False
+) -> Cleared:
     """Clear the statistics of ``tables`` (None: every table counted empty) on ``conn``
     (autocommit, the tables' owner). A table holding rows again is left: the next ANALYZE
-    samples them. Never raises a database error: what it could not do is logged and owed."""
+    samples them. Never raises a database error: what it could not do is logged and owed.
+    ``early``: after a VACUUM that came before older transactions ended, which before
+    PostgreSQL 18 leaves every table owed (its indexes would be rebuilt over the rows that
+    VACUUM could not remove, under the table's strongest lock)."""
     import psycopg
 
+    by_function = conn.info.server_version >= CLEAR_FUNCTION_SINCE
+    if early and not by_function:
+        return Cleared([], sorted(tables or []))
     try:
         if tables is None:
             tables = sorted(t for t, rows in row_counts(conn, schema).items() if rows == 0)
-        by_function = conn.info.server_version >= CLEAR_FUNCTION_SINCE
         query = _EVERY_COLUMN if by_function else _TEXT_COLUMNS
         columns: dict[str, list[tuple[str, str]]] = {}
         for row in conn.execute(query, {"schema": schema, "tables": tables}).fetchall():

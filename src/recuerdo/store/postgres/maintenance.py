@@ -46,8 +46,8 @@ the forgotten ones stayed there until ``compact`` or autovacuum analysed (decisi
 HORIZON_PATIENCE = 10.0  # seconds a VACUUM waits for older transactions before it runs anyway
 RETRY_AFTER = 30.0  # seconds before a VACUUM that ran too early is run again
 _TABLES_OF = (
-    "SELECT relname, pg_has_role(current_user, relowner, 'USAGE') AS owned FROM pg_class"
-    " WHERE relnamespace = %s::regnamespace AND relkind = 'r'"
+    "SELECT relname, pg_has_role(current_user, relowner, 'USAGE') AS owned, reltuples"
+    " FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind = 'r'"
 )
 # Whether a session of this database (not this one) holds a transaction id or a snapshot
 # from before the marked transaction (%s, a txid_current()). Ages count back from the next
@@ -73,23 +73,24 @@ def each_table(store: PostgresStore, command: str) -> None:
     """``command`` (ANALYZE) over every table of the memory, in one statement, by its owner."""
     shared = store._live()
     with store._connection(shared) as conn:
-        listed, owned = _tables(conn, shared.schema)
+        listed, owned, _ = _tables(conn, shared.schema)
         # Never a bare command: it would take the whole database. A role that does not own
         # the tables would only be told, table by table, that it was skipped.
         if listed and owned:
             conn.execute(f"{command} {listed}")
 
 
-def _tables(conn: Any, schema: str) -> tuple[str, bool]:
+def _tables(conn: Any, schema: str) -> tuple[str, bool, dict[str, float]]:
     """The memory's tables, qualified and listed for one statement ("" when the schema holds
-    none: a dropped memory), and whether this role owns every one (only an owner's VACUUM
-    does anything). Found by the schema's name, not the search path, which falls back to
-    ``public`` once the schema is gone."""
+    none: a dropped memory), whether this role owns every one (only an owner's VACUUM does
+    anything), and each one's rows as the statistics count them (-1: never counted). Found
+    by the schema's name, not the search path, which falls back to ``public`` once the
+    schema is gone."""
     from .connection import _quote
 
     rows = conn.execute(_TABLES_OF, [schema]).fetchall()
-    listed = ", ".join(f"{_quote(schema)}.{_quote(name)}" for name, _ in rows)
-    return listed, all(owned for _, owned in rows)
+    listed = ", ".join(f"{_quote(schema)}.{_quote(row[0])}" for row in rows)
+    return listed, all(row[1] for row in rows), {row[0]: float(row[2]) for row in rows}
 
 
 def owed_mark(conn: Any, name: str) -> int | None:
@@ -154,16 +155,15 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
     reaches the indexes. It takes a connection of the memory's pool, not a store handle: the
     handle that asked may be closed by now, and another still serve."""
     with shared.pool.connection(timeout=60) as conn:
-        listed, owned = _tables(conn, shared.schema)
+        # Counted now, before the wait below: an autovacuum that analysed a table during it
+        # would count it empty already, and it would not be found emptied.
+        listed, owned, counted = _tables(conn, shared.schema)
         if not listed:  # the memory was dropped: never a bare VACUUM (the whole database)
             return True
         if not owned:
             # A role that may use the memory but does not own its tables: its VACUUM would
             # skip each of them with a warning. The mark stays for the owner's next open.
             return True
-        # Counted first: an autovacuum that analyses a table during the wait below would
-        # count it empty already, and it would not be found emptied.
-        counted = empty_stats.row_counts(conn, shared.schema)
         mark = owed_mark(conn, RECLAIM_OWED)
         deadline = time.monotonic() + patience
         behind = mark is not None
@@ -189,24 +189,21 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
 
 def _clear_emptied(conn: Any, shared: _Shared, counted: dict[str, float], behind: bool) -> None:
     """Clear the statistics of the tables the VACUUM found emptied, which keep the ones they
-    had (decision 0076), and of those still owed. Before PostgreSQL 18, not after a VACUUM
-    that came before older transactions ended: the rows it could not remove would have their
-    indexes rebuilt under the table's strongest lock; the tables stay owed till the retry.
-    The owed set is changed in place, never replaced: ``compact`` may change it meanwhile."""
+    had (decision 0076), and of those still owed; ``behind``: it came before older
+    transactions ended (``empty_stats.clear``'s ``early``). The owed set is changed in place,
+    never replaced: ``compact`` may change it meanwhile."""
     import psycopg
 
     try:
-        now = empty_stats.row_counts(conn, shared.schema)
-        retyping = conn.info.server_version < empty_stats.CLEAR_FUNCTION_SINCE
+        now = _tables(conn, shared.schema)[2]
     except psycopg.Error:
         _log.warning("the tables a forget emptied could not be counted", exc_info=True)
         return
     shared.statistics_owed |= set(empty_stats.emptied(counted, now))
     asked = sorted(shared.statistics_owed)
-    if not asked or (behind and retyping):
-        return
-    still = empty_stats.clear(conn, shared.schema, asked).owed
-    shared.statistics_owed -= set(asked) - set(still)
+    if asked:
+        still = empty_stats.clear(conn, shared.schema, asked, early=behind).owed
+        shared.statistics_owed -= set(asked) - set(still)
 
 
 class Reclaimer:
