@@ -85,6 +85,15 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture
+def held_upkeep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The upkeep's worker is never started by a write: it works when the test drains it
+    (or, if the test stops it too, not at all)."""
+    from recuerdo.core.upkeep import Upkeep
+
+    monkeypatch.setattr(Upkeep, "poke", lambda self, *args, **kwargs: None)
+
+
+@pytest.fixture
 def base(tmp_path: Path) -> Path:
     folder = tmp_path / "base"
     folder.mkdir()

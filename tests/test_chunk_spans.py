@@ -214,7 +214,7 @@ def _answers(memory: recuerdo.Memory) -> dict[str, Any]:
 
 @pytest.mark.parametrize("kind", ["file", "postgres"])
 def test_a_store_written_before_m021_migrates_and_answers_the_same(
-    kind: str, base: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str, base: Path, monkeypatch: pytest.MonkeyPatch, held_upkeep: None
 ) -> None:
     """The step drops the chunks' text and keeps, for the note waiting to be re-cut, the text
     its chunks were cut from. Every search, substring recall, ``about`` and ``ask`` answers as
@@ -222,7 +222,6 @@ def test_a_store_written_before_m021_migrates_and_answers_the_same(
     then indexes the edited note's new words and drops its old ones."""
     backend = Backend(kind, base)
     # The upkeep works only when told to (drain): the queued note is re-cut when the test says.
-    monkeypatch.setattr(Upkeep, "poke", lambda self, rows=1, left=False: None)
     monkeypatch.setattr(Upkeep, "stop", lambda self, drain=True: None)
     try:
         before, texts = _old_store(backend, monkeypatch)

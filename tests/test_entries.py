@@ -220,19 +220,17 @@ def _statements_of_a_batch(
 
 
 def test_a_batch_reaches_postgres_in_as_many_statements_whatever_its_size(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, held_upkeep: None
 ) -> None:
     """A batch's entries go to PostgreSQL together (one pipeline, each row returning its id),
     not one statement and one round trip per entry: 1,300 entries made 1,300 round trips. The
     upkeep is held: its worker's statements, sent meanwhile, were counted with the batch's. So
     is the analysis after a load: the shared store's rows written by earlier tests decide
     which batch crosses its threshold, and its listing of the tables was counted."""
-    from recuerdo.core.upkeep import Upkeep
     from recuerdo.store.postgres import PostgresStore
 
     from .postgres import contract_store
 
-    monkeypatch.setattr(Upkeep, "poke", lambda self, rows=1, left=False: None)
     monkeypatch.setattr(PostgresStore, "grew", lambda self, rows: None)
 
     with recuerdo.open("batches", store=contract_store(), embedder="none") as memory:

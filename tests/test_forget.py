@@ -264,14 +264,11 @@ def _statements_forgetting_a_scope(
 
 
 def test_forgetting_a_scope_costs_the_same_statements_however_many_entities(
-    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch, held_upkeep: None
 ) -> None:
     """Each entity of a forgotten scope is recorded as forgotten (so a later forget of it says
     ``already_forgotten``): the records are written together, not two statements each. The
     upkeep is held: its worker's statements, sent meanwhile, would be counted too."""
-    from recuerdo.core.upkeep import Upkeep
-
-    monkeypatch.setattr(Upkeep, "poke", lambda self, rows=1, left=False: None)
     memory._upkeep.stop(drain=False)  # its timer wakes it too, poked or not
     _statements_forgetting_a_scope(memory, monkeypatch, 1)  # the memory's secret made first
     few = _statements_forgetting_a_scope(memory, monkeypatch, 3)

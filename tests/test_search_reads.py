@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 import recuerdo
-from recuerdo.core.upkeep import Upkeep
 
 from .conftest import statements_run
 
@@ -45,12 +44,6 @@ def test_a_search_reads_its_best_chunks_once(
     assert len(reads) == 1, reads
     expected = 20 if scope else 40
     assert replies[0]["count"] == expected
-
-
-@pytest.fixture
-def held_upkeep(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The worker re-cuts nothing unless the test drains it."""
-    monkeypatch.setattr(Upkeep, "poke", lambda self, rows=1, left=False: None)
 
 
 def test_the_best_chunks_pass_the_filters_and_the_index_as_before(

@@ -87,7 +87,11 @@ def test_a_stop_never_waits_for_the_pause(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 class Endless(Batches):
-    """A late task that always has more work, each batch taking ``seconds``."""
+    """A late task that has more work for far longer than any test waits (``ENOUGH`` batches,
+    then none: a test whose bound is gone fails instead of hanging), each batch taking
+    ``seconds``."""
+
+    ENOUGH = 400
 
     def __init__(self, seconds: float) -> None:
         super().__init__()
@@ -95,6 +99,8 @@ class Endless(Batches):
 
     def __call__(self) -> int:
         self.calls.append(time.monotonic())
+        if len(self.calls) > self.ENOUGH:
+            return 0
         time.sleep(self.seconds)
         return 1
 
@@ -118,6 +124,8 @@ def test_writes_that_never_pause_leave_the_late_tasks_a_bounded_share(
     (decision 0073). Before, they never ran until the writes stopped."""
     monkeypatch.setattr(upkeep_module, "LATE_OVERDUE_SECONDS", 0.5)
     monkeypatch.setattr(upkeep_module, "LATE_SHARE", 0.05)  # 25 ms a round: one or two batches
+    # No pause round: a main thread stalled a second would give one, which is no share.
+    monkeypatch.setattr(upkeep_module, "LATE_SECONDS", 3600.0)
     late = Endless(0.02)
     worker = Upkeep([lambda: 0], backlog=lambda: 0, late_tasks=[late])
     try:
@@ -164,10 +172,11 @@ def test_a_closing_worker_stops_the_late_work_after_its_moment(
     late = Endless(0.05)
     worker = Upkeep([lambda: 0], backlog=lambda: 0, late_tasks=[late])
     worker.poke(1)
-    started = time.monotonic()
     worker.stop(drain=True)
     assert late.calls  # it had its moment
-    assert time.monotonic() - started < 3
+    # No new round after it: 0.3 s of 0.05 s batches, and the one that began before its end
+    # (a few more where the machine stalled a sleep; without the bound, all of ENOUGH).
+    assert len(late.calls) <= 0.3 / 0.05 + 2
 
 
 def test_idle_and_late_work_does_not_count_as_rows_indexed(
@@ -243,6 +252,8 @@ def test_a_failing_late_task_waits_for_the_next_share(monkeypatch: pytest.Monkey
     the next share, LATE_OVERDUE_SECONDS later, not at every round of the worker."""
     monkeypatch.setattr(upkeep_module, "MAX_DELAY_SECONDS", 0.05)  # a round every 50 ms
     monkeypatch.setattr(upkeep_module, "LATE_OVERDUE_SECONDS", 0.5)
+    # No pause round: a stalled main thread would otherwise give one, which is no share.
+    monkeypatch.setattr(upkeep_module, "LATE_SECONDS", 3600.0)
     calls: list[float] = []
 
     def busy() -> int:
