@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recuerdo
@@ -223,3 +223,80 @@ def test_a_name_written_as_the_record_wrote_it_is_found_on_every_store(
     _record(memory, _KEPT, query="plain")
     assert _scrub(memory, "ΟΔΟΣ", "İstanbul") == 4
     assert audit_kept(memory) == ["plain"]
+
+
+def _damage_filters(memory: recuerdo.Memory, filters: str) -> None:
+    """Give the newest record ``filters`` that are no JSON (a damaged file's, recovered)."""
+    memory._audit.flush(memory._store)
+    with memory._store.write() as tx:
+        newest = tx.scalar("SELECT max(id) FROM retrieval_audit WHERE tenant = ?", (memory.tenant,))
+        tx.execute(
+            "UPDATE retrieval_audit SET filters = ? WHERE tenant = ? AND id = ?",
+            (filters, memory.tenant, newest),
+        )
+
+
+def test_a_name_is_looked_for_in_the_filters_texts_not_in_their_keys_numbers_or_escapes(
+    memory: recuerdo.Memory,
+) -> None:
+    """Before, the name was looked for in the filters' JSON text: a forget of "scope" dropped
+    every record (each names the key), of "100" every record listing a hundred, and of
+    "there" a record asking for a tab and "here" (``\\there``)."""
+    keys_and_numbers = {"scope": "user", "tags": ["harbour"], "limit": 100, "mode": "all"}
+    _record(memory, keys_and_numbers)
+    _record(memory, {"subject": "the\there"})
+    _record(memory, {"tags": ["x", "Scope creep"]})  # a text in a list: dropped
+    _record(memory, {"subject": "line\u0000break, then scope"})  # after a NUL: dropped
+    _record(memory, _KEPT, query="what is the SCOPE of it")  # the query: dropped
+    _record(memory, _KEPT, query="damaged")
+    _damage_filters(memory, '{"subject": "scope", "cut')  # no JSON: dropped by its text
+    assert _scrub(memory, "Scope", "LIMIT", "100", "tags", "there") == 4
+    assert [json.loads(f) for f in _filters(memory)] == [keys_and_numbers, {"subject": "the\there"}]
+
+
+_WORDS = st.text(alphabet='abtAB1 \t"\\', min_size=0, max_size=8)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    kept=st.lists(
+        st.dictionaries(
+            st.sampled_from(["aba", "bab", "abab"]),  # not "scope": a column of its own
+            st.one_of(st.integers(100, 111), _WORDS, st.lists(_WORDS, max_size=3)),
+            max_size=3,
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    # A key, a number, an escape's letter and what follows it ("\\tab"), or any name.
+    name=st.sampled_from(["ABA", "bab", "101", "tab"])
+    | st.text(alphabet='abtAB1\t"\\', min_size=3, max_size=3),
+)
+def test_a_record_is_dropped_when_a_text_of_its_filters_holds_the_name(
+    memory: recuerdo.Memory, kept: list[dict[str, Any]], name: str
+) -> None:
+    """Against a model: a text among the filters' values (in a list too), in any case; never
+    a key, a number or JSON's spelling of a text."""
+    memory._audit.flush(memory._store)
+    with memory._store.write() as tx:
+        tx.execute("DELETE FROM retrieval_audit WHERE tenant = ?", (memory.tenant,))
+    for filters in kept:
+        _record(memory, filters)
+
+    def texts(value: Any) -> list[str]:
+        return [value] if isinstance(value, str) else [t for v in value for t in texts(v)]
+
+    named = name.strip()  # as a forget names it: a name of under three letters names none
+    expected = [
+        f
+        for f in kept
+        if len(named) < audit.MIN_SCRUB_CHARS
+        or not any(
+            named.lower() in text.lower()
+            for value in f.values()
+            if not isinstance(value, int)
+            for text in texts(value)
+        )
+    ]
+    _scrub(memory, name)
+    assert [json.loads(f) for f in _filters(memory)] == expected

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.clock import now_iso
 from ..store import audit_filters, audit_sweep, audit_words
-from ..store.base import Store, Tx, groups, like_pattern, marks, rows_by_id
+from ..store.base import Store, Tx, groups, marks, rows_by_id
 from ..store.scope import EVERY_TENANT, scoped
 from .clock import to_iso
 from .items import MAIL, visible
@@ -24,7 +24,6 @@ DEFAULT_RETENTION_DAYS = 90
 PRUNE_EVERY_SECONDS = 3600.0
 MIN_SCRUB_CHARS = 3  # shorter texts would match nearly every record
 _PER_STATEMENT = 500  # ids or words a statement
-_QUOTING = "{fold}(query) LIKE {p} ESCAPE '\\' OR {fold}(filters) LIKE {p} ESCAPE '\\'"
 
 
 class AuditLog:
@@ -207,17 +206,14 @@ def scrub(
     kept = [t.strip() for t in texts if t and len(t.strip()) >= MIN_SCRUB_CHARS]
     # On SQLite "Zola" and "ZOLA" make one scan. On PostgreSQL each spelling makes its own, as
     # only the server knows how it lowers them (a forget names a spelling or two).
-    named = {_quoting(tx.dialect, text) for text in kept}
-    for quoting, in_query, in_filters in named:
-        patterns = (like_pattern(in_query), like_pattern(in_filters))
-        removed += audit_sweep.drop(tx, tenant, quoting, patterns, emptying=emptying)
+    for fold, compared in {_folding(tx.dialect, text) for text in kept}:
+        removed += audit_filters.drop_quoting(tx, tenant, fold, compared, emptying=emptying)
     return removed
 
 
-def _quoting(dialect: str, text: str) -> tuple[str, str, str]:
-    """The condition true for the audit records whose query or filters hold ``text`` in any
-    case; the text as that condition compares it, as a query holds it and as the filters'
-    JSON spells it (a quote or a backslash escaped, decision 0075).
+def _folding(dialect: str, text: str) -> tuple[str, str]:
+    """How the audit records are folded to look for ``text`` in any case (the SQL function,
+    none for LIKE alone), and the text as they are compared with it.
 
     PostgreSQL: LIKE keeps case, over ``lower()`` of both sides, the pattern's lowered by the
     server too: Python lowers some letters otherwise (a final sigma, a dotted capital I), and
@@ -226,15 +222,10 @@ def _quoting(dialect: str, text: str) -> tuple[str, str, str]:
     only copied each record's texts: 40% of the scan); beyond ASCII, which neither folds,
     Python's case folding of each record and of the text (decision 0074)."""
     if dialect != "sqlite":
-        condition, compared = _QUOTING.format(fold="lower", p="lower(?)"), text
-    elif text.isascii():
-        condition, compared = _QUOTING.format(fold="", p="?"), text.lower()
-    else:
-        condition, compared = _QUOTING.format(fold="recuerdo_fold", p="?"), text.casefold()
-    # Spelled as JSON after folding: the same as folding the JSON, since neither Python's
-    # folding nor the server's lower() changes an escape's characters or LIKE's, and no
-    # folded character is one JSON escapes.
-    return condition, compared, audit_filters.spelled(compared)[1:-1]
+        return "lower", text
+    if text.isascii():
+        return "", text.lower()
+    return "recuerdo_fold", text.casefold()
 
 
 def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str], emptying: bool) -> int:

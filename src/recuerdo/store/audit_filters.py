@@ -1,5 +1,6 @@
-"""The step ``m037_unescaped_audit_filters``: the audit records' filters, as JSON writes them
-now, with every character as itself.
+"""The audit records' filters: how a forget finds a name among their texts (decision 0077),
+and the step ``m037_unescaped_audit_filters``, which wrote them again as JSON writes them now,
+with every character as itself.
 
 A forget of a name or a key drops the audit records whose query or filters quote it, in any
 case (``core/audit.scrub``, decision 0074). Until 66a4649 a record's filters were written with
@@ -19,8 +20,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import audit_words
-from .base import Tx
+from . import audit_sweep, audit_words
+from .base import Tx, like_pattern, marks
 
 STEP = "m037_unescaped_audit_filters"
 _ESCAPED = "%\\u%"
@@ -62,8 +63,58 @@ def unescape(tx: Tx) -> None:
 def spelled(value: Any) -> str:
     """``value`` as the audit writes a record's filters: JSON, every character as itself but
     what JSON escapes (quotes, backslashes, control characters). A forget looks for a name in
-    them spelled so (``core/audit._quoting``)."""
+    them spelled so (``core/audit._drop_quoting``)."""
     return json.dumps(value, default=str, ensure_ascii=False)
+
+
+def drop_quoting(tx: Tx, tenant: str, fold: str, compared: str, *, emptying: bool) -> int:
+    """Drop ``tenant``'s records whose query or a text among whose filters holds ``compared``
+    (folded by ``fold``: an SQL function, none for LIKE alone; ``compared`` folded alike);
+    how many (``emptying``: as :func:`audit_sweep.drop`).
+
+    A text of the filters, not their JSON: a key ("scope"), a number or an escape's letter
+    ("\\there" for a tab and "here") names nothing (decision 0077). Their JSON, where the name
+    is spelled as JSON spells it (0075), says which records to look into."""
+    # Spelled as JSON after folding: the same as folding the JSON, since neither Python's
+    # folding nor the server's lower() changes an escape's characters or LIKE's, and no
+    # folded character is one JSON escapes.
+    pattern, spelled_ = like_pattern(compared), like_pattern(spelled(compared)[1:-1])
+    if tx.dialect == "sqlite":
+        from .sqlite.audit_quoting import quoting
+
+        return audit_sweep.drop(
+            tx, tenant, quoting(fold), (pattern, spelled_, pattern), emptying=emptying
+        )
+    from .postgres.audit_quoting import quoting_ids
+
+    removed = 0
+    for ids in quoting_ids(tx, tenant, pattern, spelled_, live=emptying):
+        removed += audit_sweep.drop(tx, tenant, f"id IN ({marks(ids)})", ids, emptying=emptying)
+    return removed
+
+
+def texts(filters: str) -> list[str] | None:
+    """The texts among ``filters``' values (in lists and objects too, not their keys), a NUL
+    written as U+FFFD (no text PostgreSQL keeps holds one); None for filters that are no JSON
+    or hold a text UTF-8 cannot spell (a lone surrogate)."""
+    try:
+        waiting = [json.loads(filters)]
+    except (ValueError, RecursionError):
+        return None
+    texts = []
+    while waiting:
+        value = waiting.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
+            texts.append(value.replace("\x00", "\ufffd"))
+        elif isinstance(value, dict):
+            waiting += value.values()
+        elif isinstance(value, list):
+            waiting += value
+    return texts
 
 
 def unescaped(filters: str) -> str:

@@ -126,13 +126,18 @@ def fill(tx: Tx) -> None:
 
 
 def batches(
-    tx: Tx, columns: str, condition: str = "", params: Sequence[Any] = ()
+    tx: Tx,
+    columns: str,
+    condition: str = "",
+    params: Sequence[Any] = (),
+    *,
+    column_params: Sequence[Any] = (),
 ) -> Iterator[list[Row]]:
-    """Every audit record of every tenant (``tenant``, ``id`` and ``columns``), or those that
-    meet ``condition`` (SQL with ``params``), :data:`BACKFILL_BATCH` at a time in their key's
-    order, so that a long audit is never held in memory whole nor read again for each batch:
-    SQLite's key is the id, PostgreSQL's leads with the tenant. A batch may be written to
-    before the next is read, but not its keys."""
+    """Every audit record of every tenant (``tenant``, ``id`` and ``columns``, SQL with
+    ``column_params``), or those that meet ``condition`` (SQL with ``params``),
+    :data:`BACKFILL_BATCH` at a time in their key's order, so that a long audit is never held
+    in memory whole nor read again for each batch: SQLite's key is the id, PostgreSQL's leads
+    with the tenant. A batch may be written to before the next is read, but not its keys."""
     sqlite = tx.dialect == "sqlite"
     after, order = ("id > ?", "id") if sqlite else ("(tenant, id) > (?, ?)", "tenant, id")
     last: tuple[Any, ...] = (0,) if sqlite else ("", 0)
@@ -141,11 +146,13 @@ def batches(
         records = tx.all(
             f"SELECT tenant, id, {columns} FROM retrieval_audit {EVERY_TENANT_STATEMENT}"
             f" WHERE {after}{also} ORDER BY {order} LIMIT ?",
-            (*last, *params, BACKFILL_BATCH),
+            (*column_params, *last, *params, BACKFILL_BATCH),
         )
         if not records:
             return
         yield records
+        if len(records) < BACKFILL_BATCH:
+            return  # the last: another read would only walk the rest of the key again
         end = records[-1]
         last = (end["id"],) if sqlite else (end["tenant"], end["id"])
 
