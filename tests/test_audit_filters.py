@@ -254,6 +254,28 @@ def test_a_name_is_looked_for_in_the_filters_texts_not_in_their_keys_numbers_or_
     assert [json.loads(f) for f in _filters(memory)] == [keys_and_numbers, {"subject": "the\there"}]
 
 
+@pytest.mark.parametrize(
+    ("filters", "name"),
+    [
+        ('{"a": "\\ud800 émile"}', "ÉMILE"),  # a lone surrogate, left escaped by m037
+        ('{"a": "\\ud800", "b": "Émile Zola"}', "émile"),
+        ('{"a": "the scope", "a": "x"}', "Scope"),  # a key given twice
+        ('{"a": {"b": ["x", {"c": "the SCOPE"}]}}', "scope"),  # objects in objects
+    ],
+)
+def test_filters_the_audit_did_not_write_so_are_dropped_when_a_text_of_them_quotes_the_name(
+    memory: recuerdo.Memory, filters: str, name: str
+) -> None:
+    """Found by the review of 0077: SQLite read a lone surrogate as bytes its folding could
+    not read (the record kept, or the forget failed), and Python's JSON reader keeps the last
+    value of a key given twice."""
+    _record(memory, {"subject": "other"}, query="quoted")
+    _damage_filters(memory, filters)
+    _record(memory, {"subject": "other"}, query="kept")
+    assert _scrub(memory, name) == 1
+    assert audit_kept(memory) == ["kept"]
+
+
 _WORDS = st.text(alphabet='abtAB1 \t"\\', min_size=0, max_size=8)
 
 

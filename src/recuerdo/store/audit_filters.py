@@ -63,7 +63,7 @@ def unescape(tx: Tx) -> None:
 def spelled(value: Any) -> str:
     """``value`` as the audit writes a record's filters: JSON, every character as itself but
     what JSON escapes (quotes, backslashes, control characters). A forget looks for a name in
-    them spelled so (``core/audit._drop_quoting``)."""
+    them spelled so (:func:`drop_quoting`)."""
     return json.dumps(value, default=str, ensure_ascii=False)
 
 
@@ -98,7 +98,9 @@ def texts(filters: str) -> list[str] | None:
     written as U+FFFD (no text PostgreSQL keeps holds one); None for filters that are no JSON
     or hold a text UTF-8 cannot spell (a lone surrogate)."""
     try:
-        waiting = [json.loads(filters)]
+        # Each object as the list of its values: a key given twice keeps both (json.loads
+        # keeps the last, and the first could hide a name).
+        waiting = [json.loads(filters, object_pairs_hook=lambda pairs: [v for _, v in pairs])]
     except (ValueError, RecursionError):
         return None
     texts = []
@@ -110,8 +112,6 @@ def texts(filters: str) -> list[str] | None:
             except UnicodeEncodeError:
                 return None
             texts.append(value.replace("\x00", "\ufffd"))
-        elif isinstance(value, dict):
-            waiting += value.values()
         elif isinstance(value, list):
             waiting += value
     return texts
