@@ -17,7 +17,7 @@ from psycopg import sql
 import recuerdo
 from recuerdo.doors.cli import cli
 from recuerdo.engine import restore_memory
-from recuerdo.store.base import OWED_MARKS, REBUILD_OWED
+from recuerdo.store.base import OWED_MARKS, REBUILD_OWED, STATISTICS_OWED
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.connection import schema_name
 
@@ -284,6 +284,23 @@ def test_a_rebuild_owed_by_a_postgres_memory_is_not_owed_by_its_restored_copy(
     restore_memory("restored", tmp_path / "memory.jsonl.gz", base_dir=tmp_path)
     with recuerdo.open("restored", base_dir=tmp_path, create=False) as restored:
         assert restored.index_status()["backend"]["rebuild_owed"] is False
+
+
+def test_statistics_owed_by_a_postgres_memory_are_not_owed_by_its_restored_copy(
+    app_memory: recuerdo.Memory, tmp_path: Path
+) -> None:
+    """The archive carries the marks of the tables whose statistics a forget left to clear
+    (decision 0078); a copy restored into a file has no such statistics."""
+    with app_memory._store.write() as tx:
+        tx.execute(
+            "INSERT INTO index_marks (name, upto) VALUES (?, 0)", (f"{STATISTICS_OWED}item_tags",)
+        )
+    app_memory.backup(tmp_path / "memory.jsonl.gz")
+    restore_memory("restored", tmp_path / "memory.jsonl.gz", base_dir=tmp_path)
+    restored = recuerdo.open("restored", base_dir=tmp_path, create=False)
+    with restored, restored._store.read() as tx:
+        marks = [row["name"] for row in tx.all("SELECT name FROM index_marks")]
+    assert marks and not [name for name in marks if name.startswith(STATISTICS_OWED)]
 
 
 def _owed(memory: recuerdo.Memory) -> dict[str, int]:

@@ -136,13 +136,54 @@ def test_a_table_in_use_keeps_them_till_this_processs_next_vacuum_before_postgre
         # What the VACUUM after a forget does with the tables it found emptied.
         maintenance._clear_emptied(conn, shared, {"item_tags": 30.0}, behind=False)
         assert shared.statistics_owed == ({"item_tags"} if retyping else set())
+        assert _written_down(memory) == shared.statistics_owed  # for a process after this one
         assert ("item_tags.tag" in _quoting(memory, admin)) is retyping
     with shared.pool.connection() as conn:  # the next one, the reader gone, counts nothing new
         maintenance._clear_emptied(conn, shared, {}, behind=False)
-    assert shared.statistics_owed == set()
+    assert shared.statistics_owed == set() == _written_down(memory)
     assert "item_tags.tag" not in _quoting(memory, admin)  # (the entries, kept, quote it)
     report = memory.compact()
     assert report["statistics_owed"] == [] and "item_tags" in report["statistics_cleared"]
+
+
+def _written_down(memory: recuerdo.Memory) -> set[str]:
+    from recuerdo.store.postgres import empty_stats
+
+    with memory._store.read() as tx:
+        return empty_stats.owed_tables(tx)
+
+
+def test_tables_still_owed_when_a_process_ends_are_cleared_when_the_memory_opens_again() -> None:
+    """Before 0078 the owed tables were the process's alone: they kept their statistics until
+    a compact. A reader holds the table while the first store ends (before 18: on 18 a clear
+    waits for no reader); the next store to open the memory clears it."""
+    from recuerdo.store.postgres import empty_stats, maintenance
+
+    admin = url_for("system")
+    name = unique_memory("stats")
+    store = PostgresStore(app_conninfo(admin), name)
+    memory = recuerdo.open(name, store=store, embedder="none")
+    shared = _tags_emptied_by_hand(memory, admin)
+    with psycopg.connect(admin) as reader:
+        reader.execute(f'SELECT 1 FROM "{shared.schema}".item_tags LIMIT 1')
+        with shared.pool.connection() as conn:
+            if conn.info.server_version >= empty_stats.CLEAR_FUNCTION_SINCE:
+                memory.close()
+                store.drop()
+                pytest.skip("the system server clears a table in use (PostgreSQL 18)")
+            maintenance._clear_emptied(conn, shared, {"item_tags": 30.0}, behind=False)
+        assert shared.statistics_owed == {"item_tags"}
+        memory.close()
+        store.close()  # the process ends, owing the table
+    again = PostgresStore(app_conninfo(admin), name)
+    try:
+        assert again.settle(30)
+        assert TAG not in sampled_values(admin, name).get("item_tags.tag", "")
+        assert again._live().statistics_owed == set()
+        with again.read() as tx:
+            assert empty_stats.owed_tables(tx) == set()
+    finally:
+        again.drop()
 
 
 def test_after_a_vacuum_that_came_too_early_the_tables_stay_owed_before_postgresql_18(

@@ -308,6 +308,14 @@ REBUILD_OWED = "gin_rebuild_owed"
 """The ``index_marks`` row of a rebuild a forget left owed (PostgreSQL's GIN indexes, 0066)."""
 OWED_MARKS = (RECLAIM_OWED, REBUILD_OWED)
 """Both name their server's transaction ids: a restored copy owes neither."""
+STATISTICS_OWED = "statistics_owed:"
+"""The ``index_marks`` rows (this, then a table's name) of the tables a forget left empty whose
+statistics are not cleared yet (PostgreSQL, decision 0078): a restored copy owes none."""
+FORGOTTEN_MARKS = (
+    f"DELETE FROM index_marks WHERE name IN (?, ?) OR substr(name, 1, {len(STATISTICS_OWED)}) = ?"
+)
+"""The statement that strikes out, after a restore, what the archive's memory owed: its
+parameters are ``OWED_MARKS`` and ``STATISTICS_OWED``."""
 
 _IDS_PER_QUERY = 10_000  # bound parameters, well under SQLite's limit
 _V = TypeVar("_V")

@@ -25,7 +25,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import MemoryNotFound, StoreError
 from ..base import (
-    RECLAIM_OWED,
     Capabilities,
     Params,
     Row,
@@ -352,10 +351,10 @@ class PostgresStore:
                 pgvectors.install(tx)  # also when the server gained pgvector since m017 ran
             self._shared.vectors = pgvectors.enabled(tx)
             self._shared.policies = policies.reach(tx, self._shared.trigrams)
-            owed = "m002_entry_substring_index" in self._schema.names() and tx.scalar(
-                "SELECT 1 FROM index_marks WHERE name = ?", (RECLAIM_OWED,)
+            owed = "m002_entry_substring_index" in self._schema.names() and (
+                maintenance.owed_at_open(tx, self._shared)
             )
-        if owed:  # a forget whose process ended before its VACUUM ran
+        if owed:  # a forget whose process ended before its VACUUM ran, or its clear
             self.reclaim()
 
     def _live(self) -> _Shared:

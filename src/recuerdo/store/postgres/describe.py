@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import released_hashes, tallies
 from ..archive import Table
-from ..base import OWED_MARKS, Tx
+from ..base import FORGOTTEN_MARKS, OWED_MARKS, STATISTICS_OWED, Tx
 
 if TYPE_CHECKING:
     from .folds import Parting
@@ -85,7 +85,7 @@ class PostgresArchive:
     def after_restore(self, tx: Tx) -> None:
         # A VACUUM or a rebuild owed on the archive's server names that server's transaction
         # ids, and the indexes of a memory just filled hold only the rows restored.
-        tx.execute("DELETE FROM index_marks WHERE name IN (?, ?)", OWED_MARKS)
+        tx.execute(FORGOTTEN_MARKS, (*OWED_MARKS, STATISTICS_OWED))
         # The trigram index follows the rows as they are inserted, and so did the words of a
         # chunk before m021; since then they are written with the row, from its text.
         if tx.scalar(_COLUMN_EXISTS, ("chunks", "body")) is None:

@@ -20,9 +20,11 @@ changed: columns something else uses than what the change rebuilds on the table 
 and booleans; nor a pgvector column under its generated one (decision 0076's "Left").
 
 Which tables: those a VACUUM found emptied (:func:`emptied`, from the row counts before and
-after it), and those this process still owes (in use, or after a VACUUM that could not
-remove the rows); at ``compact`` every empty one: no owner may read which hold statistics
-(``pg_stats`` hides a table under row-level security, ``pg_statistic`` is a superuser's).
+after it), and those still owed (in use, or after a VACUUM that could not remove the rows);
+at ``compact`` every empty one: no owner may read which hold statistics (``pg_stats`` hides a
+table under row-level security, ``pg_statistic`` is a superuser's). The owed ones are written
+down in ``index_marks`` (:func:`keep_owed`, decision 0078): a process that ends owing some
+leaves them to the next store that opens the memory (:func:`owed_tables`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from typing import Any
+
+from ..base import STATISTICS_OWED
 
 LOCK_WAIT = "100ms"
 """How long the lock is waited for. While a strong lock waits, every later reader of the table
@@ -126,6 +130,47 @@ class Cleared:
     owed: list[str]
     """The tables left empty and not cleared: in use, or a failure (logged). After a failure
     to read the catalog, those asked for (none when every empty table was)."""
+
+
+def owed_tables(tx: Any) -> set[str]:
+    """The tables written down as owed (:func:`keep_owed`), by any process (``tx``: a store's
+    transaction)."""
+    start = len(STATISTICS_OWED) + 1
+    return {
+        row["owed"]
+        for row in tx.all(
+            "SELECT substr(name, ?) AS owed FROM index_marks WHERE starts_with(name, ?)",
+            (start, STATISTICS_OWED),
+        )
+    }
+
+
+def keep_owed(conn: Any, owed: list[str], settled: list[str] | None) -> None:
+    """Write down the ``owed`` tables in ``index_marks`` and strike out the ``settled`` ones
+    (None: every other, after a clear of every empty table), on ``conn`` (autocommit). Only
+    logs a database error: the tables stay owed in this process."""
+    import psycopg
+
+    try:
+        with conn.transaction():
+            if settled is None:
+                conn.execute(
+                    "DELETE FROM index_marks WHERE starts_with(name, %s) AND NOT (name = ANY (%s))",
+                    [STATISTICS_OWED, [STATISTICS_OWED + table for table in owed]],
+                )
+            elif settled:
+                conn.execute(
+                    "DELETE FROM index_marks WHERE name = ANY (%s)",
+                    [[STATISTICS_OWED + table for table in settled]],
+                )
+            if owed:
+                conn.execute(
+                    "INSERT INTO index_marks (name, upto) SELECT unnest(%s::text[]), 0"
+                    " ON CONFLICT (name) DO NOTHING",
+                    [[STATISTICS_OWED + table for table in owed]],
+                )
+    except psycopg.Error:
+        _log.warning("the tables whose statistics are owed were not written down", exc_info=True)
 
 
 def row_counts(conn: Any, schema: str) -> dict[str, float]:

@@ -20,7 +20,8 @@ call, and forgets that come while it runs share the next one. The forget's own t
 records the VACUUM as owed (``RECLAIM_OWED`` in ``index_marks``): a process that ends before it
 ran leaves the mark, and the next store to open the memory runs it. The tables it finds
 emptied keep the statistics they had: those are cleared after it (``empty_stats.py``), and
-those it could not clear stay owed in this process (``_Shared.statistics_owed``)."""
+those it could not clear stay owed (``_Shared.statistics_owed``, written down in
+``index_marks`` for the next store to open the memory if this process ends first)."""
 
 from __future__ import annotations
 
@@ -135,6 +136,14 @@ def _grew(store: PostgresStore, rows: int) -> None:
     each_table(store, "ANALYZE")
 
 
+def owed_at_open(tx: Any, shared: _Shared) -> bool:
+    """Whether a process that ended left the memory owing a VACUUM (a forget's) or the clear of
+    tables a forget emptied (``empty_stats.keep_owed``), which are taken into ``shared``."""
+    shared.statistics_owed |= empty_stats.owed_tables(tx)
+    vacuum = tx.scalar("SELECT 1 FROM index_marks WHERE name = ?", (RECLAIM_OWED,))
+    return vacuum is not None or bool(shared.statistics_owed)
+
+
 def owe_reclaim(tx: Any) -> None:
     """Inside a forgetting transaction: the memory owes a VACUUM once it commits, and a rebuild
     of its GIN indexes (``compact``, decision 0066), which keep the keys only the forgotten
@@ -204,6 +213,7 @@ def _clear_emptied(conn: Any, shared: _Shared, counted: dict[str, float], behind
     if asked:
         still = empty_stats.clear(conn, shared.schema, asked, early=behind).owed
         shared.statistics_owed -= set(asked) - set(still)
+        empty_stats.keep_owed(conn, still, sorted(set(asked) - set(still)))
 
 
 class Reclaimer:

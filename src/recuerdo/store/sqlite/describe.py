@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import tallies
 from ..archive import Table
-from ..base import OWED_MARKS, Tx
+from ..base import FORGOTTEN_MARKS, OWED_MARKS, STATISTICS_OWED, Tx
 from .folded_trigrams_schema import empty_entry_trigrams
 
 # Kept by the migration runner, or derived: the full-text tables (virtual tables and their
@@ -63,7 +63,7 @@ class SQLiteArchive:
         empty_entry_trigrams(tx)
         # A PostgreSQL memory's maintenance marks (a VACUUM or a rebuild it owed) mean nothing
         # here: this file's indexes hold only the rows restored.
-        tx.execute("DELETE FROM index_marks WHERE name IN (?, ?)", OWED_MARKS)
+        tx.execute(FORGOTTEN_MARKS, (*OWED_MARKS, STATISTICS_OWED))
         # The words index: filled by the chunks' insert trigger in a schema before m021; since
         # then it holds no text and is filled from the chunks' spans (chunk_spans.py).
         if not any(c["name"] == "body" for c in tx.all("PRAGMA table_info(chunks)")):
