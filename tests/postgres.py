@@ -137,6 +137,10 @@ def app_conninfo(admin: str | None = None) -> str:
 
     admin = admin or contract_url()
     with psycopg.connect(admin, autocommit=True) as conn:
+        # One process at a time (the lock goes with the connection): two GRANTs of one
+        # database at once fail with "tuple concurrently updated" (test workers, or another
+        # run on the same server), and two CREATE ROLEs with a duplicate.
+        conn.execute("SELECT pg_advisory_lock(hashtext(%s))", [ROLE])
         exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [ROLE]).fetchone()
         if not exists:
             conn.execute(
