@@ -377,3 +377,41 @@ def test_compact_reports_and_keeps_owed_a_table_in_use_before_postgresql_18(
     assert ("item_tags" in report["statistics_cleared"]) is not retyping
     assert shared.statistics_owed == ({"item_tags"} if retyping else set())
     assert ("item_tags.tag" in _quoting(memory, admin)) is retyping
+
+
+def test_a_vacuum_behind_an_older_transaction_leaves_its_tables_owed_before_postgresql_18(
+    opened: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the reclaimer's own VACUUM (the tests above drive what follows it): a
+    transaction older than the forgets runs past its patience, so the VACUUM could not remove
+    their rows; the mark stays, and before 18 the tables it emptied stay owed rather than be
+    rebuilt over those rows. Once that transaction ends, the next round clears both."""
+    from recuerdo.store.base import RECLAIM_OWED
+    from recuerdo.store.postgres import empty_stats, maintenance
+
+    memory, admin = opened
+    ids = [memory.remember("learning", f"tide {WORD} {n}", tags=[TAG]) for n in range(30)]
+    _drained_and_held(memory)
+    store = memory._store
+    assert isinstance(store, PostgresStore)
+    store.optimize()
+    assert "item_tags.tag" in _quoting(memory, admin)
+    shared = store._live()
+    monkeypatch.setattr(shared.reclaimer, "ask", lambda: None)  # the rounds are driven here
+    with psycopg.connect(admin) as older:
+        older.execute("SELECT txid_current()")  # holds a transaction id older than the forgets
+        for entry in ids:
+            assert memory.forget(entry)
+        assert maintenance.reclaim_owed(shared, patience=0.2) is False
+        with shared.pool.connection() as conn:
+            assert maintenance.owed_mark(conn, RECLAIM_OWED) is not None
+            retyping = conn.info.server_version < empty_stats.CLEAR_FUNCTION_SINCE
+        # Every table the forgets emptied: the entries, their chunks, tags and tallies.
+        assert ("item_tags" in shared.statistics_owed) is retyping
+        assert shared.statistics_owed == _written_down(memory)
+        assert ("item_tags.tag" in _quoting(memory, admin)) is retyping
+    assert maintenance.reclaim_owed(shared, patience=10) is True
+    with shared.pool.connection() as conn:
+        assert maintenance.owed_mark(conn, RECLAIM_OWED) is None
+    assert shared.statistics_owed == set() == _written_down(memory)
+    assert _quoting(memory, admin) == set()
