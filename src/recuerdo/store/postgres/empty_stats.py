@@ -126,7 +126,8 @@ _ROWS = (
 @dataclass(frozen=True)
 class Cleared:
     cleared: list[str]
-    """The tables whose statistics were cleared."""
+    """The tables whose statistics were cleared (or taken again from the rows that came
+    since they were emptied)."""
     owed: list[str]
     """The tables left empty and not cleared: in use, or a failure (logged). After a failure
     to read the catalog, those asked for (none when every empty table was)."""
@@ -145,20 +146,16 @@ def owed_tables(tx: Any) -> set[str]:
     }
 
 
-def keep_owed(conn: Any, owed: list[str], settled: list[str] | None) -> None:
-    """Write down the ``owed`` tables in ``index_marks`` and strike out the ``settled`` ones
-    (None: every other, after a clear of every empty table), on ``conn`` (autocommit). Only
-    logs a database error: the tables stay owed in this process."""
+def keep_owed(conn: Any, owed: list[str], settled: list[str]) -> None:
+    """Write down the ``owed`` tables in ``index_marks`` and strike out the ``settled`` ones, on
+    ``conn`` (autocommit). Only what this clear settled: another process may have written a
+    table down since its counts were read (compact's "every other" struck out such a mark:
+    the review's). Only logs a database error: the tables stay owed in this process."""
     import psycopg
 
     try:
         with conn.transaction():
-            if settled is None:
-                conn.execute(
-                    "DELETE FROM index_marks WHERE starts_with(name, %s) AND NOT (name = ANY (%s))",
-                    [STATISTICS_OWED, [STATISTICS_OWED + table for table in owed]],
-                )
-            elif settled:
+            if settled:
                 conn.execute(
                     "DELETE FROM index_marks WHERE name = ANY (%s)",
                     [[STATISTICS_OWED + table for table in settled]],
@@ -188,11 +185,13 @@ def clear(
     conn: Any, schema: str, tables: list[str] | None = None, *, early: bool = False
 ) -> Cleared:
     """Clear the statistics of ``tables`` (None: every table counted empty) on ``conn``
-    (autocommit, the tables' owner). A table holding rows again is left: the next ANALYZE
-    samples them. Never raises a database error: what it could not do is logged and owed.
-    ``early``: after a VACUUM that came before older transactions ended, which before
-    PostgreSQL 18 leaves every table owed (its indexes would be rebuilt over the rows that
-    VACUUM could not remove, under the table's strongest lock)."""
+    (autocommit, the tables' owner). A table holding rows again is analysed: a sample of
+    them replaces the old one (left to the next ANALYZE, the old statistics stayed until a
+    compact: autovacuum waits for 50 changed rows and more, decision 0078). Never raises a
+    database error: what it could not do is logged and owed. ``early``: after a VACUUM that
+    came before older transactions ended, which before PostgreSQL 18 leaves every table owed
+    (its indexes would be rebuilt over the rows that VACUUM could not remove, under the
+    table's strongest lock)."""
     import psycopg
 
     by_function = conn.info.server_version >= CLEAR_FUNCTION_SINCE
@@ -211,8 +210,8 @@ def clear(
     cleared, owed = [], []
     for table, named in columns.items():
         try:
-            if _clear_table(conn, schema, table, named, by_function):
-                cleared.append(table)
+            _clear_table(conn, schema, table, named, by_function)
+            cleared.append(table)
         except psycopg.errors.LockNotAvailable:
             _log.info("the statistics of %s are owed: the table is in use", table)
             owed.append(table)
@@ -224,9 +223,10 @@ def clear(
 
 def _clear_table(
     conn: Any, schema: str, table: str, named: list[tuple[str, str]], by_function: bool
-) -> bool:
-    """Clear one table's statistics, in a transaction of its own; False when it holds rows.
-    ``named``: (relation, column) to clear by function, or (column, its type) to change."""
+) -> None:
+    """Clear one table's statistics, in a transaction of its own (analyse it when it holds
+    rows). ``named``: (relation, column) to clear by function, or (column, its type) to
+    change."""
     from ..scope import EVERY_TENANT
     from .connection import _quote, _set_scope
 
@@ -237,14 +237,15 @@ def _clear_table(
         if not by_function:
             conn.execute(f"LOCK TABLE {qualified} IN ACCESS EXCLUSIVE MODE")
         if conn.execute(f"SELECT 1 FROM {qualified} LIMIT 1").fetchone() is not None:
-            return False  # rows came since the VACUUM
+            conn.execute(f"ANALYZE {qualified}")  # rows came since the VACUUM: few, as yet
+            return
         if by_function:
             conn.execute(
                 "SELECT pg_clear_attribute_stats(%s, relation, column_name, false)"
                 " FROM unnest(%s::text[], %s::text[]) AS c (relation, column_name)",
                 [schema, [relation for relation, _ in named], [column for _, column in named]],
             )
-            return True
+            return
         triggers = conn.execute(_TRIGGERS_ON_COLUMNS, [qualified]).fetchall()
         for trigger in triggers:
             conn.execute(f"DROP TRIGGER {_quote(trigger['name'])} ON {qualified}")
@@ -259,4 +260,3 @@ def _clear_table(
                     f"ALTER TABLE {qualified} {_TRIGGER_STATES[trigger['state']]}"
                     f" {_quote(trigger['name'])}"
                 )
-    return True

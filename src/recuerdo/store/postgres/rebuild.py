@@ -87,7 +87,7 @@ def compact(store: PostgresStore) -> dict[str, Any]:
         # with rows, no owner may read (row-level security hides them), so every empty one.
         with store._connection(shared) as conn:
             statistics = empty_stats.clear(conn, shared.schema)
-            empty_stats.keep_owed(conn, statistics.owed, None)
+            empty_stats.keep_owed(conn, statistics.owed, statistics.cleared)
         shared.statistics_owed -= set(statistics.cleared)  # in place: the reclaimer's too
         shared.statistics_owed |= set(statistics.owed)
     return {
