@@ -103,7 +103,7 @@ def texts(filters: str) -> list[str] | None:
         waiting = [json.loads(filters, object_pairs_hook=lambda pairs: [v for _, v in pairs])]
     except (ValueError, RecursionError):
         return None
-    texts = []
+    found = []
     while waiting:
         value = waiting.pop()
         if isinstance(value, str):
@@ -111,10 +111,10 @@ def texts(filters: str) -> list[str] | None:
                 value.encode("utf-8")
             except UnicodeEncodeError:
                 return None
-            texts.append(value.replace("\x00", "\ufffd"))
+            found.append(value.replace("\x00", "\ufffd"))
         elif isinstance(value, list):
             waiting += value
-    return texts
+    return found
 
 
 def unescaped(filters: str) -> str:
