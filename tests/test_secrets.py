@@ -26,7 +26,24 @@ CASES = [
         "secret(PRIVATE_KEY) tail",
         "PRIVATE_KEY",
     ),
-    ("-----BEGIN OPENSSH PRIVATE KEY-----\ncut off", "secret(PRIVATE_KEY)", "PRIVATE_KEY"),
+    # Without its END marker: the body that follows, not the text after it.
+    (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+        + "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAA\n" * 3
+        + "AAtzc2gtZWQ=\n\n## Rollback\nRedeploy the tag.",
+        "secret(PRIVATE_KEY)\n\n## Rollback\nRedeploy the tag.",
+        "PRIVATE_KEY",
+    ),
+    (
+        "the key file must start with -----BEGIN RSA PRIVATE KEY----- or ssh refuses it",
+        "the key file must start with secret(PRIVATE_KEY) or ssh refuses it",
+        "PRIVATE_KEY",
+    ),
+    (
+        "-----BEGIN RSA PRIVATE KEY----- MIIEpAIBAAKCAQEAwJ8vGJ2fHq1 3kQ7LnXzW9pYbVtR0sKdEu2 cut",
+        "secret(PRIVATE_KEY) cut",
+        "PRIVATE_KEY",
+    ),
 ]
 
 
