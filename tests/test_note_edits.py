@@ -65,6 +65,46 @@ def test_headings_inside_code_fences_are_not_sections() -> None:
 
 
 @pytest.mark.parametrize(
+    "block",
+    [
+        "```\n~~~\n## Fake\n```",  # the other character closes nothing
+        "````markdown\n```\n## Fake\n```\n````",  # a shorter run closes nothing
+        "```\n``` not a close\n## Fake\n```",  # nor one with text after it
+        "~~~~\n## Fake\n~~~~~",
+    ],
+)
+def test_a_fence_is_closed_by_its_own_kind_only_and_the_sections_after_it_stay(block: str) -> None:
+    """Found by a hunt: a ``~~~`` line inside a backtick block closed it, so the headings after
+    the block were hidden and replacing the section before them deleted them."""
+    text = f"## A\n\n{block}\n\n## B\n\nkeep me\n"
+    assert [h.title for h in headings(text)] == ["A", "B"]
+    replaced = apply_edit(text, "replace_section", "new A", section="A")
+    assert replaced == "## A\n\nnew A\n\n## B\n\nkeep me\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "title"),
+    [
+        ("## C#", "C#"),
+        ("## C# ##", "C#"),
+        ("## C ##", "C"),
+        ("## F#sharp #", "F#sharp"),
+        ("# #", ""),
+    ],
+)
+def test_a_headings_closing_hashes_follow_a_space(line: str, title: str) -> None:
+    """Found by a hunt: "## C#" was read as "C", and section="C#" was not found."""
+    assert [h.title for h in headings(f"{line}\n\nbody\n")] == [title]
+
+
+def test_find_text_that_overlaps_itself_is_ambiguous() -> None:
+    """Found by a hunt: "ab ab" is twice in "ab ab ab" (str.count saw it once)."""
+    with pytest.raises(recuerdo.FindAmbiguous) as refused:
+        apply_edit("ab ab ab", "find_replace", "X", find="ab ab")
+    assert refused.value.code == "find_ambiguous"
+
+
+@pytest.mark.parametrize(
     ("operation", "content", "section", "find", "error", "message"),
     [
         ("rewrite", "x", None, None, recuerdo.InvalidOperation, "Unknown edit operation"),

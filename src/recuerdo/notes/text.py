@@ -20,8 +20,10 @@ from ..errors import (
 OPERATIONS = ("append", "prepend", "replace", "replace_section", "find_replace")
 _PRIVATE = re.compile(r"<private>.*?</private>", re.DOTALL | re.IGNORECASE)
 PRIVATE_MARK = "[private]"
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*)$")
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+"""A heading's closing run of ``#``: after a space only ("C#" is a title, "C ##" is "C")."""
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 
 class Capped(NamedTuple):
@@ -62,15 +64,24 @@ class Heading(NamedTuple):
 
 
 def headings(text: str) -> list[Heading]:
-    """Markdown ATX headings outside code fences."""
+    """Markdown ATX headings outside code fences. A fence is closed only by a run of its own
+    character at least as long, with nothing after it (CommonMark): a ``~~~`` line inside a
+    backtick block closed it, and the headings after the block were hidden, so a section
+    replaced before them took them with it."""
     found = []
-    fenced = False
+    fence = ""  # the open fence's run of backticks or tildes
     for number, line in enumerate(text.split("\n")):
-        if _FENCE.match(line):
-            fenced = not fenced
+        mark = _FENCE.match(line)
+        if fence:
+            closing = mark and mark.group(1)[0] == fence[0] and len(mark.group(1)) >= len(fence)
+            if closing and mark and not line[mark.end() :].strip():
+                fence = ""
             continue
-        if not fenced and (match := _HEADING.match(line)):
-            found.append(Heading(number, len(match.group(1)), match.group(2).strip()))
+        if mark:
+            fence = mark.group(1)
+        elif match := _HEADING.match(line):
+            title = _CLOSING_HASHES.sub("", match.group(2).rstrip())
+            found.append(Heading(number, len(match.group(1)), title.strip()))
     return found
 
 
@@ -104,8 +115,18 @@ def _replace_section(text: str, section: str, body: str) -> str:
     return f"{result}\n\n{rest}" if rest.strip() else result + ("\n" if text.endswith("\n") else "")
 
 
+def _occurrences(text: str, find: str) -> int:
+    """How many times ``find`` occurs in ``text``, overlapping ones included ("ab ab" is twice
+    in "ab ab ab": ``str.count`` counts it once, and the edit was not refused as ambiguous)."""
+    count, at = 0, text.find(find)
+    while at != -1:
+        count += 1
+        at = text.find(find, at + 1)
+    return count
+
+
 def _find_replace(text: str, find: str, replacement: str) -> str:
-    count = text.count(find)
+    count = _occurrences(text, find)
     if count == 0:
         raise FindNotFound("The text to find does not occur in the note (nothing was changed)")
     if count > 1:
