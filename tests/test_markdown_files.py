@@ -72,6 +72,53 @@ def test_two_notes_with_one_title_get_two_files(mem: recuerdo.Memory, tmp_path: 
     assert first < second
 
 
+def test_a_title_that_holds_the_name_another_note_would_get_keeps_every_file(
+    mem: recuerdo.Memory, tmp_path: Path
+) -> None:
+    """Found by a hunt: "Plan (3)" is the name the third "Plan" got, and one of the two files
+    was written over the other (notes 3, written 3, two files)."""
+    ids = [
+        mem.save(title, text)["id"]
+        for title, text in [("Plan (3)", "first"), ("Plan", "second"), ("Plan", "third")]
+    ]
+    assert ids == [1, 2, 3]
+    report = mem.export_markdown(tmp_path)
+    assert report["written"] == 3
+    assert set(_files(tmp_path)) == {"user/Plan (3).md", "user/Plan.md", "user/Plan (3-2).md"}
+    texts = sorted(
+        path.read_text().rsplit("---\n", 1)[1].strip() for path in tmp_path.rglob("*.md")
+    )
+    assert texts == ["first", "second", "third"]
+
+
+@pytest.mark.parametrize("elsewhere", [False, True])
+def test_a_file_of_another_note_with_the_key_never_writes_over_this_one(
+    mem: recuerdo.Memory, base: Path, tmp_path: Path, elsewhere: bool
+) -> None:
+    """Found by a hunt: the file's version was compared with the version of whichever note has
+    its key, so an unedited file of a note deleted since (or of another memory's note) wrote
+    its old text over the note now holding the key, as an edit. It is kept as a conflict."""
+    old = mem.save("Auth design", "OLD", key="auth/design")["id"]
+    mem.export_markdown(tmp_path)
+    if elsewhere:
+        target = recuerdo.open("other", base_dir=base, embedder="none")
+    else:
+        mem.delete(old)
+        target = mem
+    try:
+        new = target.save("Auth design", "NEW", key="auth/design")
+        assert new["version"] == 1 and (elsewhere or new["id"] != old)  # the same version
+        report = target.import_markdown(tmp_path)
+        assert report["conflicts"] == 1 and report["updated"] == 0
+        assert target.get(new["id"])["content"] == "NEW"
+        assert [c["content"] for c in target.conflicts(new["id"])] == ["OLD"]
+        assert target.import_markdown(tmp_path)["conflicts"] == 1  # kept once
+        assert len(target.conflicts(new["id"])) == 1
+    finally:
+        if elsewhere:
+            target.close()
+
+
 def test_an_unedited_round_trip_changes_nothing(mem: recuerdo.Memory, tmp_path: Path) -> None:
     a = mem.save("Alpha", "links to [[Beta]]", key="a")["id"]
     b = mem.save("Beta", "---\ntitle: fake\n---\n# heading", tags=["x"])["id"]

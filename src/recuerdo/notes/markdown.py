@@ -27,7 +27,9 @@ and only when the key and scope still agree), else by key in the scope, else cre
 file whose text, title, kind and tags are the note's changes nothing; one edited outside
 recuerdo becomes a new revision by principal ``markdown`` (operation ``external``); one whose
 ``version`` is not the note's current one and whose text differs both from that version and
-from the current one is kept as a conflict revision (once), never written over the note.
+from the current one is kept as a conflict revision (once), never written over the note; so is
+one found by key whose version counts another note's revisions (a note deleted since, or
+another memory's), when it differs from the note.
 """
 
 from __future__ import annotations
@@ -117,14 +119,18 @@ def folder_scope(relative: PurePosixPath) -> str:
 
 def file_names(rows: list[Row]) -> dict[int, PurePosixPath]:
     """Each note's path: its folder and title; a title taken in the folder (ignoring case,
-    as some file systems do) gets the note's id added. Stable for the same notes."""
+    as some file systems do) gets the note's id added, and a count after it while that is
+    taken too: a note titled "Plan (3)" holds the name the third "Plan" would get, and one of
+    the two files was written over the other. Stable for the same notes."""
     taken: set[str] = set()
     paths: dict[int, PurePosixPath] = {}
     for row in sorted(rows, key=lambda r: r["id"]):
         folder = scope_folder(row["scope"])
-        stem = safe_name(row["title"] or "")
-        if f"{folder}/{stem}".lower() in taken:
-            stem = f"{stem} ({row['id']})"
+        title = safe_name(row["title"] or "")
+        stem, tries = title, 1
+        while f"{folder}/{stem}".lower() in taken:
+            stem = f"{title} ({row['id']})" if tries == 1 else f"{title} ({row['id']}-{tries})"
+            tries += 1
         taken.add(f"{folder}/{stem}".lower())
         paths[row["id"]] = folder / f"{stem}.md"
     return paths
@@ -376,6 +382,11 @@ def apply(tx: Tx, tenant: str, note: Incoming) -> Applied:
     if _same(row, note):
         added = _add_links(tx, tenant, row["id"], note)
         return Applied("unchanged", row["id"], row["version"], links_added=added)
+    if note.version is not None and not (note.trusted and note.id == row["id"]):
+        # Found by key, but the file's version counts another note's revisions (one deleted
+        # since, or another memory's): equal to this note's by chance, an unedited file wrote
+        # its old text over this note. What it differs by is not known to be an edit.
+        return _conflict(tx, row, note, based_on=row["version"], foreign=True)
     if note.version is not None and note.version != row["version"]:
         base = tx.one(
             "SELECT title, kind FROM revisions WHERE tenant = ? AND item_id = ? AND version = ?",
@@ -393,7 +404,7 @@ def apply(tx: Tx, tenant: str, note: Incoming) -> Applied:
                 detail=f"the file is version {note.version}; the note has moved on to "
                 f"{row['version']} (export again to refresh the file)",
             )
-        return _conflict(tx, row, note)
+        return _conflict(tx, row, note, based_on=note.version)
     version, _, _ = notes.write_version(
         tx,
         row,
@@ -408,12 +419,11 @@ def apply(tx: Tx, tenant: str, note: Incoming) -> Applied:
     return Applied("updated", row["id"], version, links_added=added, rewrite=True)
 
 
-def _conflict(tx: Tx, row: Row, note: Incoming) -> Applied:
-    assert note.version is not None
+def _conflict(tx: Tx, row: Row, note: Incoming, *, based_on: int, foreign: bool = False) -> Applied:
     kept = tx.scalar(
         "SELECT id FROM revisions WHERE item_id = ? AND operation = 'conflict' AND based_on = ?"
         " AND content = ? AND title = ? AND kind = ? ORDER BY id DESC LIMIT 1",
-        (row["id"], note.version, note.content, note.title, note.kind),
+        (row["id"], based_on, note.content, note.title, note.kind),
     )
     if kept is None:
         conflict = notes.keep_conflict(
@@ -423,16 +433,21 @@ def _conflict(tx: Tx, row: Row, note: Incoming) -> Applied:
             title=note.title,
             kind=note.kind,
             body=note.content,
-            expected_version=note.version,
+            expected_version=based_on,
         )
         kept = conflict.conflict_revision_id
     return Applied(
         "conflict",
         row["id"],
         row["version"],
-        detail=f"the file was edited from version {note.version}, but the note is at "
-        f"{row['version']}: the file's text is kept as conflict revision {kept}, nothing was "
-        "overwritten",
+        detail=(
+            f"the file is another note's with this key (version {note.version} of note "
+            f"{note.id} of its memory)"
+            if foreign
+            else f"the file was edited from version {note.version}, but the note is at "
+            f"{row['version']}"
+        )
+        + f": the file's text is kept as conflict revision {kept}, nothing was overwritten",
         conflict_revision_id=int(kept),
     )
 
