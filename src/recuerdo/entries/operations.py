@@ -301,13 +301,13 @@ def forget(tx: Tx, tenant: str, principal: str, entry_id: object) -> bool:
         raise InvalidInput(f"an entry id is an integer, got {entry_id!r}")
     row = tx.one(
         "DELETE FROM items WHERE id = ? AND tenant = ? AND item_type = 'entry'"
-        " RETURNING scope, content, length(content) AS size",
+        " RETURNING scope, content, tags, length(content) AS size",
         (entry_id, tenant),
     )
     if row is None:
         return False
-    # What the retrieval audit kept of it goes too.
-    audit.scrub(tx, tenant, items=[entry_id], forgotten=[row["content"]])
+    # What the retrieval audit kept of it goes too: its tags are its words as well.
+    audit.scrub(tx, tenant, items=[entry_id], forgotten=[row["content"], *from_json(row["tags"])])
     tx.execute(
         "INSERT INTO journal (tenant, scope, item_id, item_type, operation, principal, version,"
         " chars_removed, created_at) VALUES (?, ?, ?, 'entry', 'delete', ?, 1, ?, ?)",

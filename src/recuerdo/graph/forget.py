@@ -34,6 +34,7 @@ from ..errors import InvalidInput, ItemNotFound, UnknownName
 from ..index import chunks as chunk_index
 from ..index.vectors import collect_orphans
 from ..index.words import STOP_WORDS
+from ..notes import history, traces
 from ..store import chunk_text
 from ..store.base import Tx
 from . import derive, store
@@ -94,12 +95,19 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
             "SELECT chunk_id FROM mentions WHERE tenant = ? AND entity_id = ?", (tenant, entity_id)
         )
     ]
-    facts = int(
-        tx.scalar(
-            "SELECT count(*) FROM facts WHERE tenant = ? AND (subject_id = ? OR object_id = ?)",
-            (tenant, entity_id, entity_id),
-        )
+    fact_rows = tx.all(
+        "SELECT attributes FROM facts WHERE tenant = ? AND (subject_id = ? OR object_id = ?)",
+        (tenant, entity_id, entity_id),
     )
+    # Its attributes' values and its facts' go with it (the cascade): a search quoting one
+    # goes too, as the attribute form's does (found by a hunt for erasure residues).
+    values = _values(fact_rows, "attributes") + _values(
+        tx.all(
+            "SELECT value FROM attributes WHERE tenant = ? AND entity_id = ?", (tenant, entity_id)
+        ),
+        "value",
+    )
+    facts = len(fact_rows)
     tx.execute("DELETE FROM entities WHERE tenant = ? AND id = ?", (tenant, entity_id))
     hidden, touched, passages = _blank_passages(tx, tenant, chunks)
     retained = _passages_naming(tx, tenant, scope, name)
@@ -110,7 +118,7 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
         "documents_retained": sorted({item for item, _ in retained}),
     }
     gone = [("passage", str(doc)) for doc in hidden["documents_emptied"]]
-    return Done(counts, touched, [name], passages, gone)
+    return Done(counts, touched, [name, *values], [*passages, *values], gone)
 
 
 def _fact(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
@@ -186,7 +194,9 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     if value is not True:
         raise InvalidInput("all must be true")
     rows = tx.all(
-        "SELECT id, title, content FROM items WHERE tenant = ? AND scope = ?", (tenant, scope)
+        "SELECT id, title, content, tags, summary, item_type FROM items"
+        " WHERE tenant = ? AND scope = ?",
+        (tenant, scope),
     )
     ids = [row["id"] for row in rows]
     names = [
@@ -195,6 +205,27 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
             "SELECT folded FROM entities WHERE tenant = ? AND scope = ?", (tenant, scope)
         )
     ]
+    # What else the scope's words were in (found by a hunt for erasure residues): the notes'
+    # earlier revisions, tags and summaries, and the values of its entities' attributes and
+    # facts. Searches asking for a word only they held go too.
+    earlier = [
+        f"{title or ''} {text}"
+        for row in rows
+        if row["item_type"] == "note"
+        for title, text in history.revision_texts(tx, tenant, row["id"])
+    ]
+    values = _values(
+        tx.all(
+            "SELECT a.value FROM attributes a JOIN entities e ON e.id = a.entity_id"
+            " WHERE a.tenant = ? AND e.tenant = ? AND e.scope = ?",
+            (tenant, tenant, scope),
+        ),
+        "value",
+    ) + _values(
+        tx.all("SELECT attributes FROM facts WHERE tenant = ? AND scope = ?", (tenant, scope)),
+        "attributes",
+    )
+    traces.erase_scope(tx, tenant, scope)
     conversations = forget_conversations(tx, tenant, scope)
     items = tx.execute("DELETE FROM items WHERE tenant = ? AND scope = ?", (tenant, scope))
     entities = tx.execute("DELETE FROM entities WHERE tenant = ? AND scope = ?", (tenant, scope))
@@ -203,13 +234,14 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     for table in ("retrieval_audit", "import_keys", "import_facts"):
         tx.execute(f"DELETE FROM {table} WHERE tenant = ? AND scope = ?", (tenant, scope))
     gone = [("passage", str(i)) for i in ids] + [("subject", name) for name in names]
-    text = [f"{row['title'] or ''} {row['content']}" for row in rows] + names
+    text = [f"{row['title'] or ''} {row['content']}" for row in rows] + names + earlier + values
+    text += [word for row in rows for word in traces.words_of(row)]
     counts = {
         "items_removed": items,
         "entities_removed": entities,
         "conversations_removed": conversations,
     }
-    return Done(counts, ids, [], text, gone)
+    return Done(counts, ids, values, text, gone)
 
 
 def _attribute(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:

@@ -9,7 +9,7 @@ from ..core.clock import now_iso
 from ..core.settings import note_limit_bytes
 from ..errors import Conflict, ContentTooLarge, EmptyContent, OperationContentMismatch
 from ..store.base import Row, Tx
-from . import history
+from . import history, traces
 from .operations import (
     check_body,
     check_scope,
@@ -61,12 +61,13 @@ def delete(tx: Tx, tenant: str, principal: str, item_id: object, hard: bool) -> 
             f"{title or ''} {text}" for title, text in history.revision_texts(tx, tenant, row["id"])
         ]
         tx.execute("DELETE FROM items WHERE tenant = ? AND id = ?", (tenant, row["id"]))
+        traces.erase(tx, tenant, [row])
         audit.scrub(
             tx,
             tenant,
             items=[row["id"]],
             texts=[row["key"] or ""],
-            forgotten=[row["title"] or "", row["content"], *revisions],
+            forgotten=[row["title"] or "", row["content"], *revisions, *traces.words_of(row)],
         )
     else:
         row = load_note(tx, tenant, item_id)

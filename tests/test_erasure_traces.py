@@ -1,0 +1,93 @@
+"""What a forget leaves outside the rows it deletes (found by a hunt for erasure residues): a
+session's summary and a kept ``remember_about`` reply outlived the note they named; the audit
+kept searches quoting an entity's attribute values, an item's tags, or words only a note's
+earlier revisions held. Each test fails on the code before."""
+
+from __future__ import annotations
+
+import recuerdo
+
+from .conftest import audit_kept
+
+MARK = "zqxmarker"
+
+
+def _flushed_queries(memory: recuerdo.Memory) -> list[str]:
+    """The queries the audit keeps, after its filters were checked to quote no marker."""
+    memory._audit.flush(memory._store)
+    assert not [f for f in audit_kept(memory, "filters") if MARK in f]
+    return [query for query in audit_kept(memory) if query]
+
+
+def test_a_sessions_summary_goes_with_its_erased_note(memory: recuerdo.Memory) -> None:
+    memory.session_start("s1")
+    ended = memory.session_end("s1", summary=f"{MARK} plan for the release")
+    assert memory.session_start("s1")["summary"] == f"{MARK} plan for the release"
+    memory.delete(ended["summary_note_id"], hard=True)
+    assert memory.session_start("s1")["summary"] is None
+
+
+def test_a_scope_forgotten_whole_takes_its_sessions(memory: recuerdo.Memory) -> None:
+    memory.session_start("s2", project="shop")
+    memory.session_end("s2", summary=f"{MARK} shop session")
+    memory.forget_knowledge("project:shop", all=True)
+    with memory._store.read() as tx:
+        assert tx.all("SELECT id FROM sessions WHERE tenant = ?", (memory.tenant,)) == []
+
+
+def test_a_retry_after_the_note_is_erased_is_stored_not_skipped(memory: recuerdo.Memory) -> None:
+    """The kept reply answered ``skipped`` with the erased note, and the new observation was
+    never stored (and the reply kept the note's category, its title)."""
+    first = memory.remember_about("user", "likes tea", category="drinks", idempotency_key="k1")
+    memory.delete(first["note_id"], hard=True)
+    again = memory.remember_about("user", "likes coffee", category="drinks", idempotency_key="k1")
+    assert again["outcome"] == "created" and again["note_id"] != first["note_id"]
+    assert memory.get(again["note_id"])["content"] == "likes coffee"
+
+
+def test_a_subjects_forget_drops_the_searches_for_its_attribute_values(
+    memory: recuerdo.Memory,
+) -> None:
+    memory.remember_knowledge(
+        facts={
+            "entities": [
+                {"name": "Vantheris", "type": "person", "attributes": {"code": f"{MARK}03"}},
+                {"name": "Acme", "type": "org"},
+            ],
+            "relations": [
+                {
+                    "source": "Vantheris",
+                    "target": "Acme",
+                    "type": "works_at",
+                    "attributes": {"badge": f"{MARK}33"},
+                }
+            ],
+        }
+    )
+    for query in (f"{MARK}03", f"{MARK}33", "harbour"):
+        memory.search(query)
+    memory.forget_knowledge(subject="Vantheris")
+    assert _flushed_queries(memory) == ["harbour"]
+
+
+def test_an_items_tags_are_forgotten_words_too(memory: recuerdo.Memory) -> None:
+    entry = memory.remember("learning", "plain words", tags=[f"{MARK}05"])
+    note = memory.save("Tagged", "plain text", tags=[f"{MARK}55"])["id"]
+    memory.recall(tags=[f"{MARK}05"], category="rule")  # returns nothing: only its filters quote it
+    memory.search(f"{MARK}55", kind="decision")
+    memory.search("harbour")
+    assert memory.forget(entry)
+    memory.delete(note, hard=True)
+    assert _flushed_queries(memory) == ["harbour"]
+
+
+def test_a_scope_forgotten_whole_drops_the_searches_for_its_notes_earlier_words(
+    memory: recuerdo.Memory,
+) -> None:
+    memory.save("Plan", f"old {MARK}06 text", key="p")
+    memory.save("Plan", "new text", key="p")
+    memory._upkeep.drain()
+    memory.search(f"{MARK}06")
+    memory.search("harbour")
+    memory.forget_knowledge(all=True)
+    assert _flushed_queries(memory) == ["harbour"]
