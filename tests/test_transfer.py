@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -148,6 +149,28 @@ def test_import_reports_skips_and_limits(memory: recuerdo.Memory) -> None:
         assert "4096" in error.detail
     else:
         raise AssertionError("an oversized import was accepted")
+
+
+def test_a_note_whose_key_another_note_holds_is_kept_as_its_conflict(
+    memory: recuerdo.Memory, base: Path
+) -> None:
+    """Found by a hunt over the notes: the insert failed on the key's unique index, with no
+    error code, and the whole call with it (HTTP answered 500)."""
+    source = recuerdo.open("source", base_dir=base, embedder="none")
+    with source:
+        source.save("Design", "their design v1", key="auth/design")
+        source.save("Design", "their design v2", key="auth/design")
+        source.save("Other", "another note")
+        records = source.export()["records"]
+    mine = memory.save("Design", "my design", key="auth/design")["id"]
+    reply = memory.import_records(records)
+    assert reply["imported"] == 1  # the other note
+    [held] = reply["skipped"]
+    assert "held here by note" in held["why"] and "nothing was overwritten" in held["why"]
+    assert memory.get(mine)["content"] == "my design"
+    assert [c["content"] for c in memory.conflicts(mine)] == ["their design v2"]
+    again = memory.import_records(records)
+    assert again["imported"] == 0 and len(memory.conflicts(mine)) == 1
 
 
 def test_status_lists_scopes_and_ontology(memory: recuerdo.Memory) -> None:

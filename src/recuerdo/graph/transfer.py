@@ -326,14 +326,18 @@ def import_records(
             )
             continue
         try:
-            _IMPORTERS[kind](tx, tenant, principal, scope, record)
+            held_by = _IMPORTERS[kind](tx, tenant, principal, scope, record)
         except (KeyError, TypeError, ValueError) as exc:
             skipped.append({"index": index, "why": f"malformed {kind}: {exc}"})
             continue
+        # Recorded either way: a retry of a record kept as a conflict keeps it once.
         tx.execute(
             "INSERT INTO import_keys (tenant, scope, key) VALUES (?, ?, ?)", (tenant, scope, key)
         )
-        imported += 1
+        if held_by is None:
+            imported += 1
+        else:
+            skipped.append({"index": index, "why": held_by})
     return {"imported": imported, "skipped": skipped, "not_reproduced": NOT_REPRODUCED}
 
 
@@ -461,9 +465,32 @@ def _import_fact(tx: Tx, tenant: str, principal: str, scope: str, record: dict[s
             store.cite(tx, tenant, fact_id, doc["id"], start, stop, doc["content"][start:stop])
 
 
-def _import_note(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
+def _import_note(
+    tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
+) -> str | None:
     revisions = record["revisions"]
-    first = revisions[0]
+    first, last = revisions[0], revisions[-1]
+    key = record.get("note_key")
+    held = None if key is None else notes.by_key(tx, tenant, scope, key)
+    if held is not None:
+        # Another note holds the key here: the record's text is kept beside it as a conflict,
+        # never written over it (the insert failed on the key's unique index, with no error
+        # code, and the whole call with it: found by a hunt over the notes).
+        if (held["title"], held["content"]) == (last["title"], last["content"]):
+            return f"note key {key!r} is held here by note {held['id']}, with the same text"
+        kept = notes.keep_conflict(
+            tx,
+            held,
+            principal=last.get("principal") or principal,
+            title=last["title"],
+            kind=last.get("kind") or held["category"],
+            body=last["content"],
+            expected_version=held["version"],
+        )
+        return (
+            f"note key {key!r} is held here by note {held['id']}: the record's text is kept as "
+            f"its conflict revision {kept.conflict_revision_id}, nothing was overwritten"
+        )
     item_id = notes.create(
         tx,
         tenant=tenant,
@@ -472,7 +499,7 @@ def _import_note(tx: Tx, tenant: str, principal: str, scope: str, record: dict[s
         content=first["content"],
         kind=first.get("kind") or "manual",
         scope=scope,
-        key=record.get("note_key"),
+        key=key,
         tags=list(record.get("tags") or []),
     )
     for revision in revisions[1:]:
@@ -497,6 +524,7 @@ def _import_note(tx: Tx, tenant: str, principal: str, scope: str, record: dict[s
         principal=principal,
         version=len(revisions),
     )
+    return None
 
 
 def _import_entry(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
