@@ -71,6 +71,22 @@ def test_idempotency_key_skips_retries(memory: recuerdo.Memory) -> None:
     assert other["outcome"] == "appended"  # the key belongs to one principal
 
 
+@pytest.mark.parametrize(("observation", "category"), [("twice", "c"), ("once", "contacts")])
+def test_a_used_idempotency_key_with_another_observation_is_refused(
+    file_memory: recuerdo.Memory, observation: str, category: str
+) -> None:
+    """Found by a hunt over the notes: it answered ``skipped`` with the earlier reply, even in
+    another category, and the new observation was never stored."""
+    file_memory.remember_about("user", "once", category="c", idempotency_key="req-1")
+    before = settled_dump(file_memory)
+    with pytest.raises(recuerdo.Conflict) as refused:
+        file_memory.remember_about("user", observation, category=category, idempotency_key="req-1")
+    assert refused.value.code == "conflict" and "req-1" in refused.value.detail
+    assert settled_dump(file_memory) == before
+    retry = file_memory.remember_about("user", " once ", category="c", idempotency_key="req-1")
+    assert retry["outcome"] == "skipped"
+
+
 def test_stale_version_token_on_append(file_memory: recuerdo.Memory) -> None:
     first = file_memory.remember_about("user", "a", category="c")
     file_memory.remember_about("user", "b", category="c")

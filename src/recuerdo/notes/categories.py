@@ -17,7 +17,14 @@ from typing import Literal, cast
 from ..core.clock import now, now_iso, to_iso
 from ..core.settings import note_limit_bytes
 from ..core.text import checked_label
-from ..errors import ContentTooLarge, EmptyContent, InvalidInput, InvalidLabel, ItemNotFound
+from ..errors import (
+    Conflict,
+    ContentTooLarge,
+    EmptyContent,
+    InvalidInput,
+    InvalidLabel,
+    ItemNotFound,
+)
 from ..store.base import Row, Tx
 from . import history
 from . import operations as notes
@@ -96,8 +103,14 @@ def _reply(
     }
 
 
+def _asked(label: str, observation: object) -> str:
+    """What a ``remember_about`` asked, as its kept reply remembers it: a retry asks the same."""
+    text = observation.strip() if isinstance(observation, str) else repr(observation)
+    return hashlib.sha256(f"{label}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _idempotent_reply(
-    tx: Tx, tenant: str, principal: str, scope: str, key: str
+    tx: Tx, tenant: str, principal: str, scope: str, key: str, asked: str
 ) -> Remembered | None:
     row = tx.one(
         "SELECT reply, created_at FROM idempotency WHERE tenant = ? AND principal = ?"
@@ -113,8 +126,16 @@ def _idempotent_reply(
             (tenant, principal, scope, key),
         )
         return None
-    earlier = cast(Remembered, json.loads(row["reply"]))
-    return {**earlier, "outcome": "skipped"}
+    earlier = json.loads(row["reply"])
+    # A key given again with another observation or category is no retry: answered skipped,
+    # the new observation was never stored (found by a hunt over the notes). Replies kept
+    # before the request was remembered with them match any.
+    if earlier.pop("asked", asked) != asked:
+        raise Conflict(
+            f"idempotency key {key!r} was used in the last 24 hours for another observation or "
+            "category: nothing was stored; use a new key for a new observation"
+        )
+    return cast(Remembered, {**earlier, "outcome": "skipped"})
 
 
 def remember_about(
@@ -133,7 +154,8 @@ def remember_about(
     scope = scope_for(axis, project)
     label = check_category(category)
     key = None if idempotency_key is None else checked_label(idempotency_key, "idempotency_key")
-    if key is not None and (earlier := _idempotent_reply(tx, tenant, principal, scope, key)):
+    asked = _asked(label, observation)
+    if key is not None and (earlier := _idempotent_reply(tx, tenant, principal, scope, key, asked)):
         return earlier
     text = notes.check_body(observation, "observation").strip()
     if not text:
@@ -170,7 +192,7 @@ def remember_about(
         tx.execute(
             "INSERT INTO idempotency (tenant, principal, verb, scope, key, reply, created_at)"
             " VALUES (?, ?, 'remember_about', ?, ?, ?, ?)",
-            (tenant, principal, scope, key, json.dumps(reply), now_iso()),
+            (tenant, principal, scope, key, json.dumps({**reply, "asked": asked}), now_iso()),
         )
     return reply
 

@@ -267,7 +267,7 @@ class NoteVerbs(MemoryBase):
 
     @verb(
         "write",
-        errors=(InvalidLabel, EmptyContent, ContentTooLarge, VersionConflict),
+        errors=(InvalidLabel, EmptyContent, ContentTooLarge, VersionConflict, Conflict),
         arguments=("axis", "observation"),
         enums={"axis": ("user", "project")},
     )
@@ -292,7 +292,7 @@ class NoteVerbs(MemoryBase):
             category: A label such as 'preferences' (no [ ] | # or line breaks).
             project: The project, for the project axis.
             summary: A one-line summary of the whole category (kept when omitted).
-            idempotency_key: Retries with the same key within 24 h are skipped.
+            idempotency_key: Retries within 24 h are skipped; another observation is refused.
             version_token: The token you last read; a stale one is refused.
         """
         with self._write() as tx:
