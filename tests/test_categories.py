@@ -87,6 +87,18 @@ def test_a_used_idempotency_key_with_another_observation_is_refused(
     assert retry["outcome"] == "skipped"
 
 
+def test_a_key_that_is_a_credential_dedupes_nothing(file_memory: recuerdo.Memory) -> None:
+    """Redacted, every credential given as a key reads the same: two observations with two
+    different ones were refused as a reused key (and skipped before that). Neither is lost."""
+    for token in ("ghp_" + "a" * 36, "ghp_" + "b" * 36):
+        reply = file_memory.remember_about(
+            "user", f"observation with {token[-1]}", category="c", idempotency_key=token
+        )
+        assert reply["outcome"] in ("created", "appended")
+    note = file_memory.get(reply["note_id"])["content"]
+    assert "observation with a" in note and "observation with b" in note
+
+
 def test_stale_version_token_on_append(file_memory: recuerdo.Memory) -> None:
     first = file_memory.remember_about("user", "a", category="c")
     file_memory.remember_about("user", "b", category="c")

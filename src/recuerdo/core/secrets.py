@@ -315,6 +315,15 @@ def redact_text(text: str) -> str:
     return redact(text).text
 
 
+_REDACTION = re.compile(r"secret\((?:API|TOKEN|PRIVATE_KEY|PASSWORD)\)")
+
+
+def holds_redaction(text: str) -> bool:
+    """Whether ``text`` holds a marker that took a credential's place: two texts that held
+    different credentials may read the same after redaction."""
+    return _REDACTION.search(text) is not None
+
+
 def holds_secret(text: str) -> bool:
     """Whether ``text`` holds anything the guard would redact."""
     return bool(redact(text).found)

@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Literal, cast
 
 from ..core.clock import now, now_iso, to_iso
+from ..core.secrets import holds_redaction
 from ..core.settings import note_limit_bytes
 from ..core.text import checked_label
 from ..errors import (
@@ -154,6 +155,11 @@ def remember_about(
     scope = scope_for(axis, project)
     label = check_category(category)
     key = None if idempotency_key is None else checked_label(idempotency_key, "idempotency_key")
+    if key is not None and holds_redaction(key):
+        # A credential given as the key reaches here redacted, the same for every credential:
+        # it names no one request (keys that differed were refused as reused), so none is
+        # kept; a retry appends again rather than lose an observation.
+        key = None
     asked = _asked(label, observation)
     if key is not None and (earlier := _idempotent_reply(tx, tenant, principal, scope, key, asked)):
         return earlier
