@@ -97,6 +97,21 @@ def test_a_headings_closing_hashes_follow_a_space(line: str, title: str) -> None
     assert [h.title for h in headings(f"{line}\n\nbody\n")] == [title]
 
 
+@pytest.mark.parametrize(
+    ("operation", "text", "content", "expected"),
+    [
+        ("prepend", "    $ make deploy\n", "Steps:", "Steps:\n\n    $ make deploy"),
+        ("append", "Steps:", "\n\n    $ make deploy\n", "Steps:\n\n    $ make deploy"),
+        ("prepend", "\n\n\tindented\n", "Head", "Head\n\n\tindented"),
+    ],
+)
+def test_an_added_block_keeps_the_indentation_of_its_first_line(
+    operation: str, text: str, content: str, expected: str
+) -> None:
+    """Found by a hunt: the text after the join lost its first line's indentation."""
+    assert apply_edit(text, operation, content) == expected
+
+
 def test_find_text_that_overlaps_itself_is_ambiguous() -> None:
     """Found by a hunt: "ab ab" is twice in "ab ab ab" (str.count saw it once)."""
     with pytest.raises(recuerdo.FindAmbiguous) as refused:

@@ -47,9 +47,14 @@ def redact_private(text: str) -> str:
     return _PRIVATE.sub(PRIVATE_MARK, text)
 
 
+_BLANK_LINES = re.compile(r"\A(?:[ \t]*\r?\n)+")
+
+
 def join_blocks(first: str, second: str) -> str:
-    """Two blocks of text separated by one blank line (the append rule)."""
-    first, second = first.rstrip(), second.strip()
+    """Two blocks of text separated by one blank line (the append rule). The second keeps the
+    indentation of its first line: only blank lines are taken off before it (a prepend took
+    the spaces of a note that opens with indented code)."""
+    first, second = first.rstrip(), _BLANK_LINES.sub("", second).rstrip()
     if not first:
         return second
     if not second:
