@@ -101,29 +101,6 @@ def test_stale_expected_version_is_a_conflict_that_keeps_both(memory: recuerdo.M
     assert any(j["operation"] == "conflict" for j in memory.journal())
 
 
-@pytest.mark.parametrize("hard", [False, True])
-def test_an_expected_version_of_a_note_deleted_since_is_a_conflict(
-    memory: recuerdo.Memory, hard: bool
-) -> None:
-    """Found by a hunt over the notes: the stale version was ignored once the note was
-    deleted, and a new note was made with the key (which then kept the deleted one from
-    being restored). Deleted: the text is kept beside it; erased: refused, nothing stored."""
-    note = memory.save("Doc", "v1", key="doc")["id"]
-    memory.save("Doc", "v2", key="doc")
-    memory.delete(note, hard=hard)
-    with pytest.raises(recuerdo.Conflict) as caught:
-        memory.save("Doc", "based on v2", key="doc", expected_version=2)
-    assert caught.value.code == "conflict"
-    assert memory.list_notes()["notes"] == []
-    if hard:
-        assert "nothing was stored" in caught.value.detail
-    else:
-        kept = caught.value.extra["conflict_revision_id"]
-        memory.restore(note)
-        assert memory.revision(note, revision_id=kept)["content"] == "based on v2"
-        assert memory.get(note)["content"] == "v2"
-
-
 def test_a_conflict_revision_is_read_by_its_revision_id(memory: recuerdo.Memory) -> None:
     """The revision a conflict names is listed by history and read whole by its revision_id;
     versions are read by number as before."""

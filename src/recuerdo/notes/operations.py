@@ -523,30 +523,6 @@ def save(
         )
         updated = reply(current["id"], version, "updated", current["duplicates"])
         return {**updated, "chars_added": added, "chars_removed": removed}
-    if note_key is not None and expected_version is not None:
-        # The note this save was based on is gone: deleted since (its text is kept beside it,
-        # as for any stale version), or erased. A stale version was ignored here, and a new
-        # note made in its place (found by a hunt over the notes).
-        gone = tx.one(
-            "SELECT * FROM items WHERE tenant = ? AND scope = ? AND key = ?"
-            " AND item_type = 'note' ORDER BY id DESC LIMIT 1",
-            (tenant, note_scope, note_key),
-        )
-        if gone is not None:
-            return keep_conflict(
-                tx,
-                gone,
-                principal=principal,
-                title=note_title,
-                kind=note_kind,
-                body=body,
-                expected_version=expected_version,
-            )
-        raise Conflict(
-            f"version {expected_version} of the note with key {note_key!r} was expected, but no "
-            "note holds the key (erased?): nothing was stored; save without expected_version "
-            "to make a new note"
-        )
     if note_key is None:
         repeat = _duplicate_of(tx, tenant, note_scope, note_kind, note_title, body)
         if repeat is not None:
