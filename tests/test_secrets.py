@@ -26,7 +26,7 @@ CASES = [
         "secret(PRIVATE_KEY) tail",
         "PRIVATE_KEY",
     ),
-    # Without its END marker: the body that follows, not the text after it.
+    # Without its END marker: the rest of its paragraph, not the text after it.
     (
         "-----BEGIN OPENSSH PRIVATE KEY-----\n"
         + "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAA\n" * 3
@@ -35,13 +35,33 @@ CASES = [
         "PRIVATE_KEY",
     ),
     (
-        "the key file must start with -----BEGIN RSA PRIVATE KEY----- or ssh refuses it",
-        "the key file must start with secret(PRIVATE_KEY) or ssh refuses it",
+        "the key file must start with -----BEGIN RSA PRIVATE KEY----- or ssh refuses it."
+        "\n\n## Next\nkept",
+        "the key file must start with secret(PRIVATE_KEY)\n\n## Next\nkept",
         "PRIVATE_KEY",
     ),
     (
         "-----BEGIN RSA PRIVATE KEY----- MIIEpAIBAAKCAQEAwJ8vGJ2fHq1 3kQ7LnXzW9pYbVtR0sKdEu2 cut",
-        "secret(PRIVATE_KEY) cut",
+        "secret(PRIVATE_KEY)",
+        "PRIVATE_KEY",
+    ),
+    # Found by the review: an encrypted key's body after its headers and their blank line, and
+    # bodies quoted or JSON-escaped, leaked when only the base64 after the marker was taken.
+    (
+        "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\n"
+        "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+        "Ws7U8Lf2JEnWGqIVRat57A==\n\nafter",
+        "secret(PRIVATE_KEY)\n\nafter",
+        "PRIVATE_KEY",
+    ),
+    (
+        '{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG\\nQUJD==\\n"}',
+        '{"private_key": "secret(PRIVATE_KEY)',
+        "PRIVATE_KEY",
+    ),
+    (
+        "> -----BEGIN PRIVATE KEY-----\n> MIIEvQIBADANBgkqhkiG9w0B\n> QUJDREVG==\n\n> kept",
+        "> secret(PRIVATE_KEY)\n\n> kept",
         "PRIVATE_KEY",
     ),
 ]

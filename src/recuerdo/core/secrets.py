@@ -72,14 +72,15 @@ def _cue(*fragments: str, then: str = "", flags: int = 0) -> re.Pattern[str]:
 
 
 _PEM_MARK = r"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-# A block without its END marker (cut off, or the marker named in prose) takes the key's body
-# that follows, base64 runs of 16 characters or more and a last padded one, on any number of
-# lines: not the rest of the text, which was once lost whole ("the key file must start with
-# -----BEGIN RSA PRIVATE KEY----- or ssh refuses it" and the note's every later section).
+# A block without its END marker (cut off, or the marker named in prose) takes the rest of its
+# paragraph: to the next blank line, past an encrypted key's headers and the blank line after
+# them. Its body lines may be quoted, commented or JSON-escaped (a review found each leaked when
+# only the base64 right after the marker was taken); to the end of the text took every later
+# section of a note that names the marker in prose.
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
     r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-    r"|(?:\s*[A-Za-z0-9+/=]{16,})*(?:\s*[A-Za-z0-9+/]*={1,2}(?![A-Za-z0-9+/=]))?)",
+    r"|(?:(?:\s*(?:Proc-Type|DEK-Info):[^\n]*)+\s*)?(?:.*?(?=\r?\n[ \t]*\r?\n)|.*\Z))",
     re.DOTALL,
 )
 # The tail of a block whose beginning went elsewhere: body lines, then the END marker.
