@@ -91,3 +91,41 @@ def test_a_scope_forgotten_whole_drops_the_searches_for_its_notes_earlier_words(
     memory.search("harbour")
     memory.forget_knowledge(all=True)
     assert _flushed_queries(memory) == ["harbour"]
+
+
+def test_a_scopes_forget_keeps_other_scopes_searches_for_words_still_held(
+    memory: recuerdo.Memory,
+) -> None:
+    """Found by the review of 0079: attribute values named as names dropped every search in
+    the tenant quoting them, whatever the passages left hold ("engineer", "2024")."""
+    memory.remember_knowledge(
+        facts={
+            "entities": [
+                {
+                    "name": "Vantheris",
+                    "type": "person",
+                    "attributes": {"role": "engineer", "year": "2024"},
+                }
+            ]
+        },
+        scope="project:a",
+    )
+    memory.save("Hiring", "We hire an engineer in 2024 for the platform.", scope="project:b")
+    memory.save("Other", "unrelated", scope="project:a")
+    memory._upkeep.drain()
+    memory.search("engineer hiring plan", scope="project:b")
+    memory.search("2024 budget", scope="project:b")
+    memory.forget_knowledge("project:a", all=True)
+    assert _flushed_queries(memory) == ["engineer hiring plan", "2024 budget"]
+
+
+def test_a_sessions_summary_goes_with_its_scope_after_the_session_moved(
+    memory: recuerdo.Memory,
+) -> None:
+    """Found by the review of 0079: the summary note was in project a, the session row moved to
+    project b by a later start, and the summary outlived the forget of project a."""
+    memory.session_start("s1", project="a")
+    memory.session_end("s1", summary=f"{MARK} summary in a")
+    memory.session_start("s1", project="b")
+    memory.forget_knowledge("project:a", all=True)
+    assert memory.session_start("s1", project="b")["summary"] is None

@@ -114,9 +114,29 @@ def test_a_file_of_another_note_with_the_key_never_writes_over_this_one(
         assert [c["content"] for c in target.conflicts(new["id"])] == ["OLD"]
         assert target.import_markdown(tmp_path)["conflicts"] == 1  # kept once
         assert len(target.conflicts(new["id"])) == 1
+        # Once, also after the note moved on (the review: a copy an import).
+        target.save("Auth design", "NEWER", key="auth/design")
+        target.import_markdown(tmp_path)
+        assert [c["content"] for c in target.conflicts(new["id"])] == ["OLD"]
     finally:
         if elsewhere:
             target.close()
+
+
+def test_a_file_of_this_memory_without_its_id_is_read_by_key_and_version(
+    mem: recuerdo.Memory, tmp_path: Path
+) -> None:
+    """The review of the change above: a file whose id was taken out stays an edit of the note
+    its key names, at its version (it is this memory's)."""
+    note = mem.save("Doc", "v1", key="doc")["id"]
+    mem.export_markdown(tmp_path)
+    [path] = tmp_path.rglob("*.md")
+    text = path.read_text()
+    path.write_text("\n".join(line for line in text.split("\n") if not line.startswith("id:")))
+    _edit(path, "v1", "v1 edited")
+    report = mem.import_markdown(tmp_path)
+    assert report["updated"] == 1 and report["conflicts"] == 0
+    assert mem.get(note)["content"] == "v1 edited"
 
 
 def test_an_unedited_round_trip_changes_nothing(mem: recuerdo.Memory, tmp_path: Path) -> None:

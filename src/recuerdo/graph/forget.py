@@ -99,8 +99,10 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
         "SELECT attributes FROM facts WHERE tenant = ? AND (subject_id = ? OR object_id = ?)",
         (tenant, entity_id, entity_id),
     )
-    # Its attributes' values and its facts' go with it (the cascade): a search quoting one
-    # goes too, as the attribute form's does (found by a hunt for erasure residues).
+    # Its attributes' values and its facts' go with it (the cascade): a search asking for a
+    # word of theirs that no passage holds any more goes too (found by a hunt for erasure
+    # residues). Not as names: a value is often a common word ("engineer", "2024"), and a
+    # name's records go in every scope, whatever the passages left hold (the review's).
     values = _values(fact_rows, "attributes") + _values(
         tx.all(
             "SELECT value FROM attributes WHERE tenant = ? AND entity_id = ?", (tenant, entity_id)
@@ -118,7 +120,7 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
         "documents_retained": sorted({item for item, _ in retained}),
     }
     gone = [("passage", str(doc)) for doc in hidden["documents_emptied"]]
-    return Done(counts, touched, [name, *values], [*passages, *values], gone)
+    return Done(counts, touched, [name], [*passages, *values], gone)
 
 
 def _fact(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
@@ -194,7 +196,7 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     if value is not True:
         raise InvalidInput("all must be true")
     rows = tx.all(
-        "SELECT id, title, content, tags, summary, item_type FROM items"
+        "SELECT id, title, content, tags, summary, item_type, category, session FROM items"
         " WHERE tenant = ? AND scope = ?",
         (tenant, scope),
     )
@@ -225,6 +227,8 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
         tx.all("SELECT attributes FROM facts WHERE tenant = ? AND scope = ?", (tenant, scope)),
         "attributes",
     )
+    # A session's summary note: its session may have moved to another scope since.
+    traces.erase(tx, tenant, [row for row in rows if row["item_type"] == "note"])
     traces.erase_scope(tx, tenant, scope)
     conversations = forget_conversations(tx, tenant, scope)
     items = tx.execute("DELETE FROM items WHERE tenant = ? AND scope = ?", (tenant, scope))
@@ -241,7 +245,7 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
         "entities_removed": entities,
         "conversations_removed": conversations,
     }
-    return Done(counts, ids, values, text, gone)
+    return Done(counts, ids, [], text, gone)
 
 
 def _attribute(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:

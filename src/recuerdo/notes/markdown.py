@@ -382,7 +382,9 @@ def apply(tx: Tx, tenant: str, note: Incoming) -> Applied:
     if _same(row, note):
         added = _add_links(tx, tenant, row["id"], note)
         return Applied("unchanged", row["id"], row["version"], links_added=added)
-    if note.version is not None and not (note.trusted and note.id == row["id"]):
+    if note.version is not None and (
+        not note.trusted or (note.id is not None and note.id != row["id"])
+    ):
         # Found by key, but the file's version counts another note's revisions (one deleted
         # since, or another memory's): equal to this note's by chance, an unedited file wrote
         # its old text over this note. What it differs by is not known to be an edit.
@@ -420,10 +422,13 @@ def apply(tx: Tx, tenant: str, note: Incoming) -> Applied:
 
 
 def _conflict(tx: Tx, row: Row, note: Incoming, *, based_on: int, foreign: bool = False) -> Applied:
+    # Another note's file is kept once whatever this note's version is now (its conflicts
+    # were based on the version each import found: a copy an import, the review found).
+    based = "" if foreign else " AND based_on = ?"
     kept = tx.scalar(
-        "SELECT id FROM revisions WHERE item_id = ? AND operation = 'conflict' AND based_on = ?"
-        " AND content = ? AND title = ? AND kind = ? ORDER BY id DESC LIMIT 1",
-        (row["id"], based_on, note.content, note.title, note.kind),
+        "SELECT id FROM revisions WHERE item_id = ? AND operation = 'conflict'"
+        f"{based} AND content = ? AND title = ? AND kind = ? ORDER BY id DESC LIMIT 1",
+        (row["id"], *(() if foreign else (based_on,)), note.content, note.title, note.kind),
     )
     if kept is None:
         conflict = notes.keep_conflict(
