@@ -129,3 +129,10 @@ def test_a_sessions_summary_goes_with_its_scope_after_the_session_moved(
     memory.session_start("s1", project="b")
     memory.forget_knowledge("project:a", all=True)
     assert memory.session_start("s1", project="b")["summary"] is None
+    # A summary written since, in b, is b's note's: a forget of a leaves it (the second review).
+    memory.session_start("s2", project="a")
+    memory.session_end("s2", summary="written in a")
+    memory.session_start("s2", project="b")
+    memory.session_end("s2", summary="written in b")
+    memory.forget_knowledge("project:a", all=True)
+    assert memory.session_start("s2", project="b")["summary"] == "written in b"

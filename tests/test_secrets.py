@@ -64,6 +64,29 @@ CASES = [
         "> secret(PRIVATE_KEY)\n\n> kept",
         "PRIVATE_KEY",
     ),
+    # Found by the second review: bodies after a blank line (spaced out, or after armor
+    # headers of another name), with Windows line endings too.
+    (
+        "-----BEGIN PRIVATE KEY-----\r\n\r\n"
+        "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\r\n\r\n"
+        "VlQPlmbh4Cm5PzuEOajM\r\n\r\nafter it",
+        "secret(PRIVATE_KEY)\r\n\r\nafter it",
+        "PRIVATE_KEY",
+    ),
+    (
+        "# -----BEGIN RSA PRIVATE KEY-----\n# Proc-Type: 4,ENCRYPTED\n"
+        "# DEK-Info: AES-128-CBC,0A1B\n\n"
+        "# MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+        "# Ws7U8Lf2JEnWGqIVRat57A==\n\nafter it",
+        "# secret(PRIVATE_KEY)\n\nafter it",
+        "PRIVATE_KEY",
+    ),
+    (
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\nComment: mine\n\n"
+        "lQOYBF5yMIIBCAC8mQ7yq3bXkLr0PlE2Wd5Jb9nZeaT0xYq1Lm4vTyH2Gc8RsK3w\n=Xy1Q\n\nafter it",
+        "secret(PRIVATE_KEY)\n\nafter it",
+        "PRIVATE_KEY",
+    ),
 ]
 
 

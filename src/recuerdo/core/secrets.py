@@ -73,14 +73,20 @@ def _cue(*fragments: str, then: str = "", flags: int = 0) -> re.Pattern[str]:
 
 _PEM_MARK = r"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 # A block without its END marker (cut off, or the marker named in prose) takes the rest of its
-# paragraph: to the next blank line, past an encrypted key's headers and the blank line after
-# them. Its body lines may be quoted, commented or JSON-escaped (a review found each leaked when
-# only the base64 right after the marker was taken); to the end of the text took every later
+# paragraph, past the armor headers that may open it ("Proc-Type:", "DEK-Info:", "Version:")
+# and the blank line after them, then every base64 run that follows, across blank lines. Its
+# body lines may be quoted, commented or JSON-escaped (the paragraph takes them), or spaced out
+# by blank lines (the runs take them, quoted or commented too): each leaked in a version that
+# took only one of the two (reviews). Taking the text to its end, as before, lost every later
 # section of a note that names the marker in prose.
+_QUOTED = r"(?:[>#;!*/-]+[ \t]*)?"
+"""What a line of a key may start with when quoted or commented out ("> ", "# ", "// ")."""
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
     r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-    r"|(?:(?:\s*(?:Proc-Type|DEK-Info):[^\n]*)+\s*)?(?:.*?(?=\r?\n[ \t]*\r?\n)|.*\Z))",
+    rf"|(?:(?:\r?\n[ \t]*{_QUOTED}[A-Za-z][A-Za-z-]*[ \t]*:[^\n]*)+\s*)?"
+    r"(?:.*?(?=\r?\n[ \t]*\r?\n)|.*\Z)"
+    rf"(?:\s*{_QUOTED}[A-Za-z0-9+/=]{{16,}})*(?:\s*{_QUOTED}[A-Za-z0-9+/]*={{1,2}}(?![A-Za-z0-9+/=]))?)",
     re.DOTALL,
 )
 # The tail of a block whose beginning went elsewhere: body lines, then the END marker.
@@ -94,9 +100,9 @@ _PRIVATE_KEY_TAIL = re.compile(
 _BODY_LINE = (
     r"(?=[A-Za-z0-9+/=]*[a-z])(?=[A-Za-z0-9+/=]*[A-Z])(?=[A-Za-z0-9+/=]*[0-9])[A-Za-z0-9+/=]{40,76}"
 )
-_BODY_RUN = re.compile(rf"(?m)^[ \t]*{_BODY_LINE}[ \t]*$(?:\r?\n^[ \t]*{_BODY_LINE}[ \t]*$)*")
+_BODY_RUN = re.compile(rf"(?m)^[ \t]*{_BODY_LINE}[ \t]*\r?$(?:\n^[ \t]*{_BODY_LINE}[ \t]*\r?$)*")
 _BODY_RUN_OF_THREE = re.compile(
-    rf"(?m)^[ \t]*{_BODY_LINE}[ \t]*$(?:\r?\n^[ \t]*{_BODY_LINE}[ \t]*$){{2,}}"
+    rf"(?m)^[ \t]*{_BODY_LINE}[ \t]*\r?$(?:\n^[ \t]*{_BODY_LINE}[ \t]*\r?$){{2,}}"
 )
 
 # Provider key formats (prefixes and lengths as the providers publish them).

@@ -60,8 +60,8 @@ def delete(tx: Tx, tenant: str, principal: str, item_id: object, hard: bool) -> 
         revisions = [
             f"{title or ''} {text}" for title, text in history.revision_texts(tx, tenant, row["id"])
         ]
+        traces.erase(tx, tenant, [row])  # before the revisions go: it reads them
         tx.execute("DELETE FROM items WHERE tenant = ? AND id = ?", (tenant, row["id"]))
-        traces.erase(tx, tenant, [row])
         audit.scrub(
             tx,
             tenant,

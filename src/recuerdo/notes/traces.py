@@ -15,11 +15,13 @@ import json
 from collections.abc import Sequence
 
 from ..store.base import Row, Tx
+from . import history
 from .sessions import SUMMARY_KIND
 
 
 def erase(tx: Tx, tenant: str, rows: Sequence[Row]) -> None:
-    """Take out what ``rows`` (notes being erased) left in those tables."""
+    """Take out what ``rows`` (notes being erased, before their rows and revisions go) left in
+    those tables."""
     ids = {row["id"] for row in rows}
     if not ids:
         return
@@ -36,7 +38,18 @@ def erase(tx: Tx, tenant: str, rows: Sequence[Row]) -> None:
                 (tenant, kept["principal"], kept["scope"], kept["key"]),
             )
     for row in rows:
-        if row["category"] == SUMMARY_KIND and row["session"] is not None:
+        if row["category"] != SUMMARY_KIND or row["session"] is None:
+            continue
+        # Only a summary this note holds, or held: a later end of the session (in another
+        # scope) wrote its own, which another note holds (the review's).
+        summary = tx.scalar(
+            "SELECT summary FROM sessions WHERE tenant = ? AND id = ?", (tenant, row["session"])
+        )
+        held = {
+            row["content"],
+            *(text for _, text in history.revision_texts(tx, tenant, row["id"])),
+        }
+        if summary is not None and summary.strip() in {text.strip() for text in held}:
             tx.execute(
                 "UPDATE sessions SET summary = NULL WHERE tenant = ? AND id = ?",
                 (tenant, row["session"]),
