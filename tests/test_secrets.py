@@ -90,6 +90,34 @@ CASES = [
 ]
 
 
+_MARK = "-----BEGIN RSA PRIVATE KEY-----"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (  # each marker named in prose takes its own paragraph only
+            f"see {_MARK} one\n\nkeep A\n\nsee {_MARK} two\n\nkeep B",
+            "see secret(PRIVATE_KEY)\n\nkeep A\n\nsee secret(PRIVATE_KEY)\n\nkeep B",
+        ),
+        (  # a whole block, then a marker without END after it
+            f"{_MARK}\nMIIB\n-----END RSA PRIVATE KEY-----\n\nkeep\n\n{_MARK} cut\n\nkeep too",
+            "secret(PRIVATE_KEY)\n\nkeep\n\nsecret(PRIVATE_KEY)\n\nkeep too",
+        ),
+        (  # another kind's END marker ends no key
+            f"{_MARK} cut\n\nkeep\n-----END CERTIFICATE-----",
+            "secret(PRIVATE_KEY)\n\nkeep\n-----END CERTIFICATE-----",
+        ),
+        (f"{_MARK}\n\n" * 3 + "kept", "secret(PRIVATE_KEY)\n\n" * 3 + "kept"),
+    ],
+)
+def test_private_key_markers_in_one_text_are_each_their_own_block(raw: str, expected: str) -> None:
+    """The blocks are found in one pass (the third review: as one regular expression, each
+    marker read the rest of the text for an END marker, 1.3 s for 100 KB of markers)."""
+    assert redact(raw).text == expected
+    assert apply_rules(raw).text == expected
+
+
 @pytest.mark.parametrize(("raw", "expected", "kind"), CASES)
 def test_known_credentials_are_redacted(raw: str, expected: str, kind: str) -> None:
     result = redact(raw)
