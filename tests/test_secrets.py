@@ -26,65 +26,23 @@ CASES = [
         "secret(PRIVATE_KEY) tail",
         "PRIVATE_KEY",
     ),
-    # Without its END marker: the rest of its paragraph, not the text after it.
+    # Without its END marker: the rest of the text, whatever shape its body has (decision 0080).
     (
         "-----BEGIN OPENSSH PRIVATE KEY-----\n"
         + "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAA\n" * 3
         + "AAtzc2gtZWQ=\n\n## Rollback\nRedeploy the tag.",
-        "secret(PRIVATE_KEY)\n\n## Rollback\nRedeploy the tag.",
-        "PRIVATE_KEY",
-    ),
-    (
-        "the key file must start with -----BEGIN RSA PRIVATE KEY----- or ssh refuses it."
-        "\n\n## Next\nkept",
-        "the key file must start with secret(PRIVATE_KEY)\n\n## Next\nkept",
-        "PRIVATE_KEY",
-    ),
-    (
-        "-----BEGIN RSA PRIVATE KEY----- MIIEpAIBAAKCAQEAwJ8vGJ2fHq1 3kQ7LnXzW9pYbVtR0sKdEu2 cut",
         "secret(PRIVATE_KEY)",
         "PRIVATE_KEY",
     ),
-    # Found by the review: an encrypted key's body after its headers and their blank line, and
-    # bodies quoted or JSON-escaped, leaked when only the base64 after the marker was taken.
     (
-        "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\n"
-        "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
-        "Ws7U8Lf2JEnWGqIVRat57A==\n\nafter",
-        "secret(PRIVATE_KEY)\n\nafter",
+        "the key file must start with -----BEGIN RSA PRIVATE KEY----- or ssh refuses it",
+        "the key file must start with secret(PRIVATE_KEY)",
         "PRIVATE_KEY",
     ),
     (
-        '{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG\\nQUJD==\\n"}',
-        '{"private_key": "secret(PRIVATE_KEY)',
-        "PRIVATE_KEY",
-    ),
-    (
-        "> -----BEGIN PRIVATE KEY-----\n> MIIEvQIBADANBgkqhkiG9w0B\n> QUJDREVG==\n\n> kept",
-        "> secret(PRIVATE_KEY)\n\n> kept",
-        "PRIVATE_KEY",
-    ),
-    # Found by the second review: bodies after a blank line (spaced out, or after armor
-    # headers of another name), with Windows line endings too.
-    (
-        "-----BEGIN PRIVATE KEY-----\r\n\r\n"
-        "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\r\n\r\n"
-        "VlQPlmbh4Cm5PzuEOajM\r\n\r\nafter it",
-        "secret(PRIVATE_KEY)\r\n\r\nafter it",
-        "PRIVATE_KEY",
-    ),
-    (
-        "# -----BEGIN RSA PRIVATE KEY-----\n# Proc-Type: 4,ENCRYPTED\n"
-        "# DEK-Info: AES-128-CBC,0A1B\n\n"
-        "# MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
-        "# Ws7U8Lf2JEnWGqIVRat57A==\n\nafter it",
-        "# secret(PRIVATE_KEY)\n\nafter it",
-        "PRIVATE_KEY",
-    ),
-    (
-        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\nComment: mine\n\n"
-        "lQOYBF5yMIIBCAC8mQ7yq3bXkLr0PlE2Wd5Jb9nZeaT0xYq1Lm4vTyH2Gc8RsK3w\n=Xy1Q\n\nafter it",
-        "secret(PRIVATE_KEY)\n\nafter it",
+        "% -----BEGIN RSA PRIVATE KEY-----\n% Proc-Type: 4,ENCRYPTED\n\n"
+        "% MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n% Ws7U8Lf2JEnWGqI=",
+        "% secret(PRIVATE_KEY)",
         "PRIVATE_KEY",
     ),
 ]
@@ -96,24 +54,21 @@ _MARK = "-----BEGIN RSA PRIVATE KEY-----"
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        (  # each marker named in prose takes its own paragraph only
-            f"see {_MARK} one\n\nkeep A\n\nsee {_MARK} two\n\nkeep B",
-            "see secret(PRIVATE_KEY)\n\nkeep A\n\nsee secret(PRIVATE_KEY)\n\nkeep B",
-        ),
-        (  # a whole block, then a marker without END after it
-            f"{_MARK}\nMIIB\n-----END RSA PRIVATE KEY-----\n\nkeep\n\n{_MARK} cut\n\nkeep too",
-            "secret(PRIVATE_KEY)\n\nkeep\n\nsecret(PRIVATE_KEY)\n\nkeep too",
+        (
+            f"{_MARK}\nMIIB\n-----END RSA PRIVATE KEY-----\n\nkeep\n\n{_MARK} cut\n\nnot kept",
+            "secret(PRIVATE_KEY)\n\nkeep\n\nsecret(PRIVATE_KEY)",
         ),
         (  # another kind's END marker ends no key
-            f"{_MARK} cut\n\nkeep\n-----END CERTIFICATE-----",
-            "secret(PRIVATE_KEY)\n\nkeep\n-----END CERTIFICATE-----",
+            f"{_MARK} cut\n\n-----END CERTIFICATE-----",
+            "secret(PRIVATE_KEY)",
         ),
-        (f"{_MARK}\n\n" * 3 + "kept", "secret(PRIVATE_KEY)\n\n" * 3 + "kept"),
+        (f"{_MARK}\nA\n-----END RSA PRIVATE KEY----- kept " * 3, "secret(PRIVATE_KEY) kept " * 3),
     ],
 )
 def test_private_key_markers_in_one_text_are_each_their_own_block(raw: str, expected: str) -> None:
-    """The blocks are found in one pass (the third review: as one regular expression, each
-    marker read the rest of the text for an END marker, 1.3 s for 100 KB of markers)."""
+    """The blocks are found in one pass (the third review: a form of the rule that stopped
+    before the end of the text made each marker read the rest of it for an END marker, 1.3 s
+    for 100 KB of markers)."""
     assert redact(raw).text == expected
     assert apply_rules(raw).text == expected
 

@@ -81,33 +81,23 @@ def _cue(*fragments: str, then: str = "", flags: int = 0) -> re.Pattern[str]:
 
 
 _PEM_MARK = r"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-# A block without its END marker (cut off, or the marker named in prose) takes the rest of its
-# paragraph, past the armor headers that may open it ("Proc-Type:", "DEK-Info:", "Version:")
-# and the blank line after them, then every base64 run that follows, across blank lines. Its
-# body lines may be quoted, commented or JSON-escaped (the paragraph takes them), or spaced out
-# by blank lines (the runs take them, quoted or commented too): each leaked in a version that
-# took only one of the two (reviews). Taking the text to its end, as before, lost every later
-# section of a note that names the marker in prose.
-_QUOTED = r"(?:[>#;!*/-]+[ \t]*)?"
-"""What a line of a key may start with when quoted or commented out ("> ", "# ", "// ")."""
+# A block without its END marker (cut off, or the marker named in prose) takes the rest of the
+# text. Versions that stopped at the end of its paragraph (to keep a note's later sections)
+# leaked key bodies in shapes found by three reviews: a body after a blank line with a prefix
+# ("% ", "> > ", "| "), zero-width characters or base64url; no rule of what a body looks like
+# held them all (decision 0080).
 _BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 _END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 _CLOSED = re.compile(rf"{_BEGIN.pattern}.*?{_END.pattern}", re.DOTALL)
-_OPEN = re.compile(
-    rf"{_BEGIN.pattern}"
-    rf"(?:(?:\r?\n[ \t]*{_QUOTED}[A-Za-z][A-Za-z-]*[ \t]*:[^\n]*)+\s*)?"
-    r"(?:.*?(?=\r?\n[ \t]*\r?\n)|.*\Z)"
-    rf"(?:\s*{_QUOTED}[A-Za-z0-9+/=]{{16,}})*(?:\s*{_QUOTED}[A-Za-z0-9+/]*={{1,2}}(?![A-Za-z0-9+/=]))?",
-    re.DOTALL,
-)
+_OPEN = re.compile(rf"{_BEGIN.pattern}.*\Z", re.DOTALL)
 
 
 class _KeyBlocks:
     """The private-key rule's pattern, its matches found in one pass (``sub`` as a compiled
     pattern's). A block is its BEGIN marker to the next END marker, or, when no END marker
-    follows, the open form above. As one regular expression each BEGIN marker read the whole
-    rest of the text for an END marker before the open form: 1.3 s for 100 KB of markers
-    (the third review), where the text's one END marker found first settles it for all."""
+    follows, the rest of the text. As one regular expression, a form that stopped earlier made
+    each BEGIN marker read the whole rest of the text for an END marker (1.3 s for 100 KB of
+    markers, the third review): the text's last END marker, found first, settles it for all."""
 
     flags = 0
 
