@@ -102,6 +102,43 @@ def test_a_keys_tail_read_backwards_is_what_the_forward_rule_found(text: str) ->
     assert secrets._PRIVATE_KEY_TAIL.sub(lambda _: "S", text) == _FORWARD_TAIL.sub("S", text)
 
 
+_ASSIGNMENT_PIECES = [
+    "ab",
+    ".",
+    "_",
+    "-",
+    "key",
+    "KEY",
+    "password",
+    "api_key",
+    "=",
+    ":",
+    " ",
+    "'",
+    '"',
+    "x9Kq2LmN8pR4sT6vW0yZ1aB3",
+    "token",
+    "\n",
+    ",",
+    "=>",
+    "é",
+]
+
+
+@given(st.lists(st.sampled_from(_ASSIGNMENT_PIECES), max_size=16).map("".join))
+def test_an_assignment_starts_where_its_name_does(text: str) -> None:
+    """An assignment's name is matched only from the start of its run of name characters (the
+    third review: from every ``.``, ``_`` or ``-`` inside a run, each start read the run to its
+    end: 7.3 s for 30 KB of ``ab.`` before " key=1"). Each match starts there anyway: the same
+    text is redacted as with the pattern that tried every start."""
+    for rule in (secrets._STRONG_ASSIGNMENT, secrets._KEY_ASSIGNMENT):
+        every_start = re.compile(
+            rule.pattern.replace("(?<![A-Za-z0-9_.-])", "(?<![A-Za-z0-9])", 1), rule.flags
+        )
+        assert every_start.pattern != rule.pattern
+        assert rule.sub("S", text) == every_start.sub("S", text)
+
+
 @pytest.mark.parametrize(("raw", "expected", "kind"), CASES)
 def test_known_credentials_are_redacted(raw: str, expected: str, kind: str) -> None:
     result = redact(raw)
