@@ -64,6 +64,11 @@ _MARK = "-----BEGIN RSA PRIVATE KEY-----"
             "secret(PRIVATE_KEY)",
         ),
         (f"{_MARK}\nA\n-----END RSA PRIVATE KEY----- kept " * 3, "secret(PRIVATE_KEY) kept " * 3),
+        (  # a marker that begins inside the dashes ending the block before it (the review's)
+            "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----BEGIN PRIVATE KEY"
+            "-----BEGIN PRIVATE KEY-----\nswordfish\n",
+            "secret(PRIVATE_KEY)BEGIN PRIVATE KEYsecret(PRIVATE_KEY)",
+        ),
     ],
 )
 def test_private_key_markers_in_one_text_are_each_their_own_block(raw: str, expected: str) -> None:
