@@ -179,7 +179,48 @@ _API_KEYS = re.compile(
 _BEARER = re.compile(r"(\b(?:Bearer|Basic|Token)\s+)(?!secret\()[A-Za-z0-9._~+/=-]{12,}")
 
 # scheme://user:password@host (also redis://:password@host).
-_URL_PASSWORD = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@?#]*:)(?!secret\()([^\s@/?#]+)(@)")
+_URL = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@?#]*:)(?!secret\()([^\s@/?#]+)(@)")
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+_WORD = re.compile(r"\w")
+
+
+class _UrlPasswords:
+    """``_URL`` found from each ``://`` (``sub`` as a compiled pattern's): its scheme starts at
+    the first letter of the run of scheme characters before it that follows no word character.
+    As a search, every word boundary of a long dotted or hyphenated run started a scheme that
+    read the run to its end looking for ``://`` (100 KB of "a-" after "x://h ": 5.1 s, the
+    review's)."""
+
+    flags = 0
+
+    def sub(self, replace: Callable[[re.Match[str]], str], text: str) -> str:
+        kept: list[str] = []
+        at = 0
+        while (sign := text.find("://", at)) != -1:
+            run = sign
+            while run > at and text[run - 1] in _SCHEME_CHARS:
+                run -= 1
+            start = next(
+                (
+                    s
+                    for s in range(run, sign)
+                    if text[s].isascii()
+                    and text[s].isalpha()
+                    and (s == 0 or not _WORD.match(text[s - 1]))
+                ),
+                None,
+            )
+            found = None if start is None else _URL.match(text, start)
+            if found is None:
+                kept.append(text[at : sign + 3])
+                at = sign + 3
+                continue
+            kept += [text[at:start], replace(found)]
+            at = found.end()
+        return "".join([*kept, text[at:]]) if kept else text
+
+
+_URL_PASSWORD = _UrlPasswords()
 
 _NETRC = re.compile(
     r"(\blogin\s+\S+\s+password\s+)(?!secret\()(\S+)"
