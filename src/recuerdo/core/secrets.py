@@ -19,7 +19,7 @@ block's body lines are redacted wherever its markers appear in the same call.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
 from typing import Any, NamedTuple, Protocol
 
@@ -92,18 +92,34 @@ _CLOSED = re.compile(rf"{_BEGIN.pattern}.*?{_END.pattern}", re.DOTALL)
 _OPEN = re.compile(rf"{_BEGIN.pattern}.*\Z", re.DOTALL)
 
 
-class _KeyBlocks:
-    """The private-key rule's pattern, its matches found in one pass (``sub`` as a compiled
-    pattern's). A block is its BEGIN marker to the next END marker, or, when no END marker
-    follows, the rest of the text. As one regular expression, a form that stopped earlier made
-    each BEGIN marker read the whole rest of the text for an END marker (1.3 s for 100 KB of
-    markers, the third review): the text's last END marker, found first, settles it for all."""
+class _OnePass:
+    """A rule's pattern whose matches a method finds in one pass, where a regular expression's
+    search read the same run again from each of its positions; ``sub`` as a compiled
+    pattern's."""
 
     flags = 0
 
+    def matches(self, text: str) -> Iterator[re.Match[str]]:
+        """The matches, in order, none overlapping."""
+        raise NotImplementedError
+
     def sub(self, replace: Callable[[re.Match[str]], str], text: str) -> str:
-        last_end = max((found.start() for found in _END.finditer(text)), default=-1)
         kept: list[str] = []
+        at = 0
+        for found in self.matches(text):
+            kept += [text[at : found.start()], replace(found)]
+            at = found.end()
+        return "".join([*kept, text[at:]]) if kept else text
+
+
+class _KeyBlocks(_OnePass):
+    """A block is its BEGIN marker to the next END marker, or, when no END marker follows, the
+    rest of the text. As one regular expression, a form that stopped earlier made each BEGIN
+    marker read the whole rest of the text for an END marker (1.3 s for 100 KB of markers, the
+    third review): the text's last END marker, found first, settles it for all."""
+
+    def matches(self, text: str) -> Iterator[re.Match[str]]:
+        last_end = max((found.start() for found in _END.finditer(text)), default=-1)
         at = 0
         # Searched again from each block's end: a marker may begin inside the dashes that end
         # the block (``-----END PRIVATE KEY-----BEGIN ...``), where an iteration begun before
@@ -112,9 +128,8 @@ class _KeyBlocks:
             block = _CLOSED.match(text, begin.start()) if begin.start() < last_end else None
             block = block or _OPEN.match(text, begin.start())
             assert block is not None  # the open form matches every BEGIN marker
-            kept += [text[at : block.start()], replace(block)]
+            yield block
             at = block.end()
-        return "".join([*kept, text[at:]]) if kept else text
 
 
 _PRIVATE_KEY = _KeyBlocks()
@@ -127,23 +142,17 @@ _TAIL_BACKWARDS = re.compile(r"\n?\r?[ \t]*+[A-Za-z0-9+/=]*+(?:\n\r?[ \t]*+[A-Za
 _SPAN = re.compile(r".+", re.DOTALL)
 
 
-class _KeyTails:
-    """The rule for a key's tail as a pattern (``sub`` as a compiled pattern's), each END
-    marker's body found backwards, never past the previous END marker: one pass."""
+class _KeyTails(_OnePass):
+    """Each END marker's body found backwards, never past the previous END marker."""
 
-    flags = 0
-
-    def sub(self, replace: Callable[[re.Match[str]], str], text: str) -> str:
-        kept: list[str] = []
+    def matches(self, text: str) -> Iterator[re.Match[str]]:
         at = 0
         for end in _END.finditer(text):
             body = _TAIL_BACKWARDS.match(text[at : end.start()][::-1])
-            start = end.start() - (body.end() if body else 0)
-            tail = _SPAN.match(text, start, end.end())
+            tail = _SPAN.match(text, end.start() - (body.end() if body else 0), end.end())
             assert tail is not None
-            kept += [text[at:start], replace(tail)]
+            yield tail
             at = end.end()
-        return "".join([*kept, text[at:]]) if kept else text
 
 
 _PRIVATE_KEY_TAIL = _KeyTails()
@@ -181,43 +190,29 @@ _BEARER = re.compile(r"(\b(?:Bearer|Basic|Token)\s+)(?!secret\()[A-Za-z0-9._~+/=
 # scheme://user:password@host (also redis://:password@host).
 _URL = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@?#]*:)(?!secret\()([^\s@/?#]+)(@)")
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
-_WORD = re.compile(r"\w")
+_SCHEME_START = re.compile(r"\b[a-zA-Z]")
 
 
-class _UrlPasswords:
-    """``_URL`` found from each ``://`` (``sub`` as a compiled pattern's): its scheme starts at
-    the first letter of the run of scheme characters before it that follows no word character.
-    As a search, every word boundary of a long dotted or hyphenated run started a scheme that
-    read the run to its end looking for ``://`` (100 KB of "a-" after "x://h ": 5.1 s, the
-    review's)."""
+class _UrlPasswords(_OnePass):
+    """``_URL`` found from each ``://``: its scheme starts at the first letter at a word
+    boundary in the run of scheme characters before it. As a search, every word boundary of a
+    long dotted or hyphenated run started a scheme that read the run to its end looking for
+    ``://`` (100 KB of "a-" after "x://h ": 5.1 s, the review's)."""
 
-    flags = 0
-
-    def sub(self, replace: Callable[[re.Match[str]], str], text: str) -> str:
-        kept: list[str] = []
+    def matches(self, text: str) -> Iterator[re.Match[str]]:
         at = 0
         while (sign := text.find("://", at)) != -1:
             run = sign
             while run > at and text[run - 1] in _SCHEME_CHARS:
                 run -= 1
-            start = next(
-                (
-                    s
-                    for s in range(run, sign)
-                    if text[s].isascii()
-                    and text[s].isalpha()
-                    and (s == 0 or not _WORD.match(text[s - 1]))
-                ),
-                None,
-            )
-            found = None if start is None else _URL.match(text, start)
+            # With ``pos``, ``\b`` still sees the character before it.
+            start = _SCHEME_START.search(text, run, sign)
+            found = None if start is None else _URL.match(text, start.start())
             if found is None:
-                kept.append(text[at : sign + 3])
                 at = sign + 3
                 continue
-            kept += [text[at:start], replace(found)]
+            yield found
             at = found.end()
-        return "".join([*kept, text[at:]]) if kept else text
 
 
 _URL_PASSWORD = _UrlPasswords()
