@@ -160,7 +160,8 @@ def remember_about(
         # it names no one request (keys that differed were refused as reused), so none is
         # kept; a retry appends again rather than lose an observation.
         key = None
-    asked = _asked(label, observation)
+    # Only with a key: every other call would hash its observation for nothing.
+    asked = "" if key is None else _asked(label, observation)
     if key is not None and (earlier := _idempotent_reply(tx, tenant, principal, scope, key, asked)):
         return earlier
     text = notes.check_body(observation, "observation").strip()
