@@ -212,6 +212,16 @@ def test_conflict_is_409_with_both_versions(server: Server) -> None:
     assert reply["conflict_revision_id"] != reply["current_revision_id"]  # type: ignore[index]
 
 
+def test_a_write_reply_says_what_the_guard_replaced(server: Server) -> None:
+    """A note naming a private key's BEGIN marker in prose loses the rest of its text: the
+    reply says so over HTTP as in process."""
+    content = "Keys start with -----BEGIN RSA PRIVATE KEY-----\n\n## Later\nMore."
+    status, reply = server.post("/v1/save", {"title": "Keys", "content": content})
+    assert status == 200 and reply["redacted"] == {"content": ["PRIVATE_KEY"]}  # type: ignore[index]
+    status, reply = server.post("/v1/save", {"title": "Plain", "content": "Nothing to hide."})
+    assert status == 200 and reply["redacted"] == {}  # type: ignore[index]
+
+
 def test_oversized_request_is_413(server: Server) -> None:
     import http.client
     import json

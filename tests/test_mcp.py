@@ -246,6 +246,15 @@ def test_notarium_workflow(tmp_path: Path) -> None:
                 {"observation": "Prefers Spanish", "category": "language"},
             )
             assert failed is False and first["outcome"] == "created"
+            assert first["redacted"] == {}
+            # The profile's reply says what the guard replaced (and still meets its schema:
+            # the client checks the structured content against the tool's output schema).
+            failed, guarded = await call(
+                session,
+                "remember_about_user",
+                {"observation": "Their vault password: hunter2hunter2", "category": "access"},
+            )
+            assert failed is False and guarded["redacted"] == {"observation": ["PASSWORD"]}
             failed, second = await call(
                 session,
                 "remember_about_project",

@@ -311,12 +311,32 @@ def test_a_call_is_redacted_string_by_string_twice_alike(arguments: dict[str, An
     """Every string of a call is redacted, and every key body line when a marker is anywhere
     in the call, however the call nests; a second call with the same arguments (its short
     clean strings now known) gives the same answer."""
-    expected = {
-        name: _every_string_redacted(value, _holds_mark(arguments))
-        for name, value in arguments.items()
+    marked = _holds_mark(arguments)
+    expected = {name: _every_string_redacted(value, marked) for name, value in arguments.items()}
+    assert redact_call(arguments) == expected
+    found: dict[str, list[str]] = {}
+    assert redact_call(arguments, found) == expected
+    # Each argument with a string the guard changed is reported, with the kinds it replaced
+    # (each once); no other argument is.
+    expected_found = {name: _kinds(value, marked) for name, value in arguments.items()}
+    assert {name: set(kinds) for name, kinds in found.items()} == {
+        name: kinds for name, kinds in expected_found.items() if kinds
     }
-    assert redact_call(arguments) == expected
-    assert redact_call(arguments) == expected
+    assert all(len(kinds) == len(set(kinds)) for kinds in found.values())
+
+
+def _kinds(value: Any, marked: bool) -> set[str]:
+    """The kinds of secret ``redact_call`` replaces in ``value`` (as
+    :func:`_every_string_redacted` redacts it)."""
+    if isinstance(value, str):
+        redaction = redact(value)
+        cut = marked and secrets._BODY_RUN.search(redaction.text) is not None
+        return set(redaction.found) | ({"PRIVATE_KEY"} if cut else set())
+    if isinstance(value, dict):
+        return set().union(*(_kinds(k, marked) | _kinds(v, marked) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return set().union(*(_kinds(item, marked) for item in value))
+    return set()
 
 
 def test_a_short_clean_string_is_redacted_once_and_a_secret_every_time(

@@ -18,7 +18,7 @@ import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, get_type_hints
 
 from .core.secrets import redact_call
 from .core.text import check_text
@@ -112,14 +112,29 @@ def verb(
             # The call's transactions are for this handle's tenant (row-level security).
             with scoped(getattr(args[0], "tenant", EVERY_TENANT)):
                 if guard_secrets:
-                    arguments.update(redact_call({k: v for k, v in given.items() if k not in raw}))
-                    return method(**arguments)  # type: ignore[call-arg]
+                    redacted: dict[str, list[str]] = {}
+                    guarded = {k: v for k, v in given.items() if k not in raw}
+                    arguments.update(redact_call(guarded, redacted))
+                    result = method(**arguments)  # type: ignore[call-arg]
+                    if isinstance(result, dict) and _reports_redactions(method):
+                        result["redacted"] = redacted
+                    return result
                 return method(*args, **kwargs)
 
         wrapper.__verb__ = spec  # type: ignore[attr-defined]
         return wrapper
 
     return decorate
+
+
+@functools.cache
+def _reports_redactions(method: Callable[..., Any]) -> bool:
+    """Whether a write verb's reply declares ``redacted``: the guard then puts in it what it
+    replaced, by argument (every reply, empty when nothing was), so a writer learns that its
+    text was not stored as given. The type is read at the first call: the result types are
+    named as strings until every module is imported."""
+    result = get_type_hints(method).get("return")
+    return "redacted" in getattr(result, "__annotations__", {})
 
 
 def _binder(

@@ -8,10 +8,12 @@ with a ``from`` key are written in the functional form, ``from`` being a Python 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NotRequired
 
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
+
+from ..core.results import Redactions
 
 FORBID = ConfigDict(extra="forbid")
 
@@ -61,6 +63,7 @@ SentMessage = TypedDict(
         "joined": list[str],
         "members": int,
         "passages": int,
+        "redacted": NotRequired[Redactions],
     },
 )
 """``joined``: the addresses that became members with this message (all of them for a new

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import NotRequired
+
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
+
+from ..core.results import Redactions
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -12,3 +16,4 @@ class AddedMessages(TypedDict):
     scope: str
     ids: list[int]
     count: int
+    redacted: NotRequired[Redactions]

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
+
+SecretKind = Literal["API", "TOKEN", "PASSWORD", "PRIVATE_KEY"]
+
+Redactions = dict[str, list[SecretKind]]
+"""What the secret guard replaced in a write's arguments: each argument (by its parameter name)
+that held a credential, with the kinds replaced. A private key's BEGIN marker with no END
+marker takes the rest of its text (decision 0080): the reply says so."""
 
 
 @with_config(ConfigDict(extra="forbid"))

@@ -431,14 +431,21 @@ def holds_secret(text: str) -> bool:
 _MARKER = re.compile(_PEM_MARK)
 
 
-def redact_call(arguments: Mapping[str, Any]) -> dict[str, Any]:
+def redact_call(
+    arguments: Mapping[str, Any], found: dict[str, list[str]] | None = None
+) -> dict[str, Any]:
     """Every string in a call's arguments (recursively, keys too) with credentials redacted.
 
     A private key can arrive in pieces (one message of a batch holds the BEGIN line, the next
     the body, the last the END line): when any string of the call holds a key marker, the body
-    lines in every string of the call are redacted too."""
+    lines in every string of the call are redacted too.
+
+    With ``found``, each argument that had something redacted is put in it, with the kinds of
+    secret replaced (in the order they were first met): a write reports what it did not store
+    as given (a private key's BEGIN marker takes the rest of its text, decision 0080)."""
     marked = False
     clean_short: set[str] = set()
+    kinds: list[str] = []
 
     def look(text: str) -> str:
         nonlocal marked
@@ -446,19 +453,34 @@ def redact_call(arguments: Mapping[str, Any]) -> dict[str, Any]:
         return text
 
     def clean(text: str) -> str:
-        return _redacted(look(text), clean_short)
+        return _redacted(look(text), clean_short, kinds)
+
+    def clean_pieces(text: str) -> str:
+        return _redacted_in_pieces(text, kinds)
+
+    def walk(clean: Callable[[str], str], look: Callable[[str], str]) -> dict[str, Any]:
+        cleaned: dict[str, Any] = {}
+        for name, value in arguments.items():
+            cleaned[name] = _map(value, clean, look)
+            if kinds:
+                if found is not None:
+                    found[name] = list(kinds)
+                kinds.clear()
+        return cleaned
 
     # One walk redacts each string and looks for a marker (a walk to look, then one to clean,
     # cost a bulk load 5 us an entry). A call holding a marker is walked again from its
     # arguments, each string redacted and its body lines cut at once, as keys that become
     # equal must be merged in one step.
-    cleaned = {name: _map(value, clean, look) for name, value in arguments.items()}
+    cleaned = walk(clean, look)
     if not marked:
         if len(_CLEAN_SHORT) + len(clean_short) > _CLEAN_SHORT_CAP:
             _CLEAN_SHORT.clear()
         _CLEAN_SHORT.update(islice(clean_short, _CLEAN_SHORT_CAP))
         return cleaned
-    return {name: _map(value, _redacted_in_pieces, _same) for name, value in arguments.items()}
+    if found is not None:
+        found.clear()
+    return walk(clean_pieces, _same)
 
 
 _CLEAN_SHORT: set[str] = set()
@@ -471,20 +493,29 @@ _SHORT = 64
 _CLEAN_SHORT_CAP = 4096
 
 
-def _redacted(text: str, clean_short: set[str] | None = None) -> str:
-    """``text`` redacted; a short string found clean is put in ``clean_short`` (when given).
-    Only plain ``str`` is looked up or kept: a subclass may compare and hash as it likes."""
+def _redacted(
+    text: str, clean_short: set[str] | None = None, kinds: list[str] | None = None
+) -> str:
+    """``text`` redacted; a short string found clean is put in ``clean_short`` (when given),
+    the kinds of secret replaced in ``kinds`` (when given, each once). Only plain ``str`` is
+    looked up or kept: a subclass may compare and hash as it likes."""
     plain = type(text) is str
     if plain and text in _CLEAN_SHORT:
         return text
-    cleaned = redact(text).text
-    if clean_short is not None and plain and cleaned == text and len(text) <= _SHORT:
+    redaction = redact(text)
+    if clean_short is not None and plain and not redaction.found and len(text) <= _SHORT:
         clean_short.add(text)
-    return cleaned
+    if kinds is not None:
+        kinds.extend(kind for kind in redaction.found if kind not in kinds)
+    return redaction.text
 
 
-def _redacted_in_pieces(text: str) -> str:
-    return _BODY_RUN.sub("secret(PRIVATE_KEY)", _redacted(text))
+def _redacted_in_pieces(text: str, kinds: list[str] | None = None) -> str:
+    cleaned = _redacted(text, None, kinds)
+    cut = _BODY_RUN.sub("secret(PRIVATE_KEY)", cleaned)
+    if kinds is not None and cut != cleaned and "PRIVATE_KEY" not in kinds:
+        kinds.append("PRIVATE_KEY")
+    return cut
 
 
 def _same(text: str) -> str:

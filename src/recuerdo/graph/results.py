@@ -14,6 +14,7 @@ from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
 from ..comms.model import AddressRecord, ConversationRecord, CursorRecord, MailRecord
+from ..core.results import Redactions
 
 _EXACT = ConfigDict(extra="forbid")
 
@@ -216,6 +217,7 @@ class KnowledgeRemembered(TypedDict):
     unlinked_passages: int
     date: str | None
     meaning: MeaningState
+    redacted: NotRequired[Redactions]
 
 
 @with_config(_EXACT)

@@ -84,6 +84,8 @@ class NoteVerbs(MemoryBase):
         """Save a titled note. With a key, update the current note of that key in the scope (earlier
         text is kept as a revision); an exact repeat within 15 minutes is counted, not stored again.
         Over-long content is cut and reported (truncated), or refused in strict mode.
+        Credentials are replaced before storing, and reported (redacted, by argument): a private
+        key's BEGIN marker with no END marker takes the rest of the text.
 
         Args:
             title: A short, specific title.

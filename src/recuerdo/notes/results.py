@@ -12,6 +12,8 @@ from typing import Literal, NotRequired
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
+from ..core.results import Redactions
+
 FORBID = ConfigDict(extra="forbid")
 
 JournalOperation = Literal[
@@ -49,6 +51,7 @@ class Saved(TypedDict):
     limit_bytes: int
     chars_added: NotRequired[int]
     chars_removed: NotRequired[int]
+    redacted: NotRequired[Redactions]
 
 
 @with_config(FORBID)
@@ -144,6 +147,7 @@ class Edited(TypedDict):
     chars_removed: int
     bytes: int
     title: str | None
+    redacted: NotRequired[Redactions]
 
 
 @with_config(FORBID)
@@ -162,6 +166,7 @@ class Remembered(TypedDict):
     summary_updated: bool
     category: str
     scope: str
+    redacted: NotRequired[Redactions]
 
 
 @with_config(FORBID)
@@ -197,6 +202,7 @@ class Captured(TypedDict):
     duplicates: int
     ids: list[int]
     scope: str
+    redacted: NotRequired[Redactions]
 
 
 @with_config(FORBID)

@@ -7,11 +7,12 @@ addressed as ``/m/<id>``, so replies that name a note carry that ``path``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
+from ...core.results import Redactions
 from ...errors import InvalidInput
 from . import ToolMap, drop_none, prop, schema
 
@@ -43,6 +44,7 @@ class NotariumRemembered(TypedDict):
     summary_updated: bool
     category: str
     scope: str
+    redacted: NotRequired[Redactions]
 
 
 def path_of(note_id: int) -> str:

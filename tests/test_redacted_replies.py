@@ -1,0 +1,101 @@
+"""A write that had a credential replaced says so: ``redacted`` names each argument the guard
+changed, with the kinds of secret replaced. A private key's BEGIN marker with no END marker takes
+the rest of its text (decision 0080): without the report, a note naming the marker in prose lost
+its later sections silently."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, get_type_hints
+
+import pytest
+from pydantic import TypeAdapter
+
+import recuerdo
+from recuerdo.verbs import VERBS
+
+MARKER = "-----BEGIN RSA PRIVATE KEY-----"
+PROSE = f"## Setup\nThe key file starts with {MARKER} or ssh refuses it.\n\n## Rollback\nRedeploy."
+TOKEN = "ghp_" + "x" * 36  # a GitHub token's shape
+PASSWORD = "password = hunter2hunter2"
+
+Write = Callable[[recuerdo.Memory, str], Any]
+
+
+def _edit(memory: recuerdo.Memory, text: str) -> Any:
+    saved = memory.save("Runbook", "## Deploy\nShip it.")
+    return memory.edit(saved["id"], "append", text)
+
+
+def _send(memory: recuerdo.Memory, text: str) -> Any:
+    for name in ("alice", "bob"):
+        memory.agent(name).bind_address(f"{name}@local")
+    return memory.agent("alice").send_message(["bob@local"], "Deploy", text)
+
+
+WRITES: dict[str, tuple[Write, str]] = {
+    "save": (lambda m, text: m.save("Runbook", text), "content"),
+    "edit": (_edit, "content"),
+    "remember_about": (lambda m, text: m.remember_about("user", text), "observation"),
+    "capture_passive": (lambda m, text: m.capture_passive(text), "text"),
+    "remember_knowledge": (lambda m, text: m.remember_knowledge(text), "content"),
+    "relate": (
+        lambda m, text: m.relate("Ann", "Acme", "works_at", attributes={"note": text}),
+        "attributes",
+    ),
+    "add_messages": (
+        lambda m, text: m.add_messages("c1", [{"speaker": "Ann", "text": text}]),
+        "messages",
+    ),
+    "send_message": (_send, "body"),
+}
+
+
+@pytest.mark.parametrize("verb", list(WRITES))
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        (PROSE, ["PRIVATE_KEY"]),
+        (f"use {TOKEN}, then {PASSWORD}", ["API", "PASSWORD"]),
+        ("## Deploy\nNothing secret here.", []),
+    ],
+    ids=["key-marker", "token-and-password", "clean"],
+)
+def test_a_write_reports_what_the_guard_replaced(
+    memory: recuerdo.Memory, verb: str, text: str, kinds: list[str]
+) -> None:
+    write, argument = WRITES[verb]
+    reply = write(memory, text)
+    assert reply["redacted"] == ({argument: kinds} if kinds else {})
+    # The reply still matches its published type (which forbids keys it does not declare).
+    result = get_type_hints(getattr(recuerdo.Memory, verb))["return"]
+    assert TypeAdapter(result).validate_python(reply) == reply
+
+
+def test_the_prose_marker_reports_the_sections_it_took(memory: recuerdo.Memory) -> None:
+    """The case the report is for: the stored note ends at the marker, and the reply says the
+    content was not stored as given (the section after it is gone)."""
+    saved = memory.save("Runbook", PROSE)
+    assert saved["redacted"] == {"content": ["PRIVATE_KEY"]}
+    stored = memory.get(saved["id"])["content"]
+    assert "Rollback" not in stored and stored.endswith("secret(PRIVATE_KEY)")
+
+
+def test_a_key_sent_in_pieces_names_each_argument_it_reached(memory: recuerdo.Memory) -> None:
+    """The BEGIN line in the title, the body lines in the content: both are reported."""
+    body = "MIIBOgIBAAJBAKj34GkxFhD90vcNMIIBOgIBAAJBAKj34GkxAbCdEfGh12345678"
+    saved = memory.save(f"key {MARKER}", f"the body:\n{body}\n")
+    assert saved["redacted"] == {"title": ["PRIVATE_KEY"], "content": ["PRIVATE_KEY"]}
+    assert body not in memory.get(saved["id"])["content"]
+
+
+def test_every_write_reply_that_carries_text_declares_redacted() -> None:
+    """The verbs whose text arguments become stored prose report the guard; a new one of their
+    reply types that dropped the field would fail here."""
+    reporting = {
+        name
+        for name in VERBS.names()
+        if "redacted" in getattr(VERBS[name].result, "__annotations__", {})
+    }
+    assert reporting == set(WRITES)
+    assert all(VERBS[name].mode == "write" for name in reporting)
