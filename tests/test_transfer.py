@@ -41,9 +41,8 @@ def normalised(records: list[dict[str, Any]]) -> list[Any]:
             if k not in ("key", "recorded_at", "created_at", "exported_at")
         }
         if kind == "note":
-            kept["revisions"] = [
-                {k: v for k, v in r.items() if k != "created_at"} for r in kept["revisions"]
-            ]
+            for part in ("revisions", "conflicts"):
+                kept[part] = [{k: v for k, v in r.items() if k != "created_at"} for r in kept[part]]
         if kind == "entity":
             kept["attributes"] = [
                 {k: v for k, v in a.items() if k not in ("recorded_at", "ended_at")}
@@ -111,6 +110,8 @@ def test_export_import_round_trips(calls: list[dict[str, Any]], with_text: bool)
             memory.remember_knowledge(text, facts=facts, date=f"202{number}-01-01", scope="a")
         memory.save("Plan", "v1", key="plan", scope="a")
         memory.save("Plan", "v2 with more", key="plan", scope="a")
+        with pytest.raises(recuerdo.Conflict):
+            memory.save("Plan", "a stale v2", key="plan", scope="a", expected_version=1)
         memory.remember("learning", "exported entries come along", scope="a")
         source = export_all(memory, "a")
         for first in range(0, len(source), 5):
@@ -171,6 +172,118 @@ def test_a_note_whose_key_another_note_holds_is_kept_as_its_conflict(
     assert [c["content"] for c in memory.conflicts(mine)] == ["their design v2"]
     again = memory.import_records(records)
     assert again["imported"] == 0 and len(memory.conflicts(mine)) == 1
+
+
+@pytest.mark.parametrize("same_text", [False, True])
+def test_a_held_keys_record_keeps_its_conflicts_too(
+    memory: recuerdo.Memory, base: Path, same_text: bool
+) -> None:
+    """The record's own conflicts are kept beside the note holding its key (without a
+    version: they were based on the record's versions), even when its last text is the held
+    note's."""
+    with recuerdo.open("source", base_dir=base, embedder="none") as source:
+        source.save("Design", "v1", key="auth/design")
+        source.save("Design", "their v2", key="auth/design")
+        with pytest.raises(recuerdo.Conflict):
+            source.save("Design", "a stale v2", key="auth/design", expected_version=1)
+        records = source.export()["records"]
+    mine = memory.save("Design", "their v2" if same_text else "my design", key="auth/design")
+    [held] = memory.import_records(records)["skipped"]
+    kept = memory.conflicts(mine["id"])
+    expected = ["a stale v2"] if same_text else ["their v2", "a stale v2"]
+    assert [c["content"] for c in kept] == expected
+    assert kept[-1]["based_on"] is None
+    assert all(str(c["revision_id"]) in held["why"] for c in kept)
+    assert memory.get(mine["id"])["content"] == ("their v2" if same_text else "my design")
+
+
+def test_a_notes_conflicts_travel_with_it(memory: recuerdo.Memory, base: Path) -> None:
+    """Text kept beside a note because it came with a stale version is exported with the note
+    and kept beside the imported note, against the same version: the export left it out, and
+    the copy lost the version the stale writer had sent."""
+    with recuerdo.open("source", base_dir=base, embedder="none") as source:
+        first = source.save("Plan", "v1", key="plan")
+        source.save("Plan", "v2 from Ann", key="plan")
+        for text in ("v2 from Bob", "v2 from Cid"):
+            with pytest.raises(recuerdo.Conflict):
+                source.agent("bob").save("Plan", text, key="plan", expected_version=1)
+        kept = source.conflicts(first["id"])
+        records = source.export()["records"]
+    reply = memory.import_records(records, scope="project:copy")
+    assert reply["imported"] == 1 and reply["skipped"] == []
+    [note] = memory.list_notes(scope="project:copy")["notes"]
+    copied = memory.conflicts(note["id"])
+    fields = ("content", "based_on", "title", "kind", "principal")
+    assert [[c[f] for f in fields] for c in copied] == [[c[f] for f in fields] for c in kept]
+    assert [c["content"] for c in copied] == ["v2 from Bob", "v2 from Cid"]
+    assert memory.get(note["id"])["content"] == "v2 from Ann"
+    # Read again, nothing is kept twice.
+    assert memory.import_records(records, scope="project:copy")["imported"] == 0
+    assert len(memory.conflicts(note["id"])) == 2
+
+
+def test_an_export_without_conflicts_still_imports(memory: recuerdo.Memory) -> None:
+    """Exports written before conflicts were exported have no such field."""
+    record = {
+        "record": "note",
+        "key": "old-export-1",
+        "title": "Plan",
+        "kind": "manual",
+        "note_key": "plan",
+        "tags": [],
+        "revisions": [{"version": 1, "title": "Plan", "kind": "manual", "content": "v1"}],
+    }
+    assert memory.import_records([record])["imported"] == 1
+    assert memory.get(memory.list_notes()["notes"][0]["id"])["content"] == "v1"
+
+
+NOTE = {
+    "record": "note",
+    "title": "Plan",
+    "kind": "manual",
+    "note_key": "plan",
+    "tags": [],
+    "revisions": [
+        {"version": 1, "title": "Plan", "kind": "manual", "content": "v1"},
+        {"version": 2, "title": "Plan", "kind": "manual", "content": "v2"},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"revisions": [NOTE["revisions"][0], {"version": 2, "title": "Plan"}]}, "content"),
+        ({"revisions": []}, "non-empty"),
+        ({"conflicts": [{"based_on": 1}]}, "content"),
+        ({"conflicts": [{"based_on": 3, "content": "later"}]}, "version of the note"),
+        ({"conflicts": [{"based_on": True, "content": "x"}]}, "version of the note"),
+        ({"conflicts": [{"content": "x", "title": 5}]}, "title"),
+        ({"conflicts": "x"}, "conflicts is a list"),
+    ],
+    ids=[
+        "second-revision-without-text",
+        "no-revision",
+        "conflict-without-text",
+        "conflict-on-a-later-version",
+        "conflict-on-true",
+        "conflict-title-a-number",
+        "conflicts-not-a-list",
+    ],
+)
+def test_a_malformed_note_record_writes_nothing(
+    memory: recuerdo.Memory, change: dict[str, Any], why: str
+) -> None:
+    """Checked whole before anything is written: a note record found malformed at its second
+    revision left the note behind while the reply called it skipped (a retry imported it
+    twice)."""
+    reply = memory.import_records([{**NOTE, "key": "k1", **change}])
+    assert reply["imported"] == 0
+    [skipped] = reply["skipped"]
+    assert skipped["why"].startswith("malformed note") and why in skipped["why"]
+    assert memory.list_notes()["notes"] == []
+    fixed = memory.import_records([{**NOTE, "key": "k1"}])
+    assert fixed["imported"] == 1 and len(memory.list_notes()["notes"]) == 1
 
 
 def test_status_lists_scopes_and_ontology(memory: recuerdo.Memory) -> None:

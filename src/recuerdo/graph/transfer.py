@@ -2,16 +2,15 @@
 
 Records: an ``export`` header, then ``document`` (text once, live passages in order with the
 entities they mention), ``entity`` (types, attribute values with history), ``fact`` (state,
-validity, ended_at, replaced_by, dated sources), ``note`` (every revision), ``entry``, and the
-messaging records (``address``, ``conversation``, ``mail``, ``cursor``: ``comms/transfer.py``;
-only the conversations the caller is a member of). Forgotten data is gone and so never
-exported. Importing is idempotent: every record carries a stable ``key`` and a record already
-present is skipped.
+validity, ended_at, replaced_by, dated sources), ``note`` (every revision, and the conflicts
+kept beside it: ``notes/transfer.py``), ``entry``, and the messaging records (``address``,
+``conversation``, ``mail``, ``cursor``: ``comms/transfer.py``; only the conversations the
+caller is a member of). Forgotten data is gone and so never exported. Importing is idempotent:
+every record carries a stable ``key`` and a record already present is skipped.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -22,8 +21,8 @@ from ..entries import operations as entries
 from ..errors import InvalidInput
 from ..index.chunk import Span
 from ..index.chunks import check_spans, insert_chunks
-from ..notes import history
-from ..notes import operations as notes
+from ..notes import transfer as note_transfer
+from ..notes.transfer import record_key as _key
 from ..store.base import Row, Tx
 from . import store, values
 from .remember import link_passages
@@ -34,11 +33,8 @@ NOT_REPRODUCED = [
     "ids: imported items, entities, facts and conversations get new ids",
     "vectors: imported text is embedded again by this memory's model",
     "the revision journal and the retrieval audit of the source",
+    "times: an imported note's revisions (and conflicts) are dated at the import",
 ]
-
-
-def _key(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
 
 
 # A fact's `twin` (see migration m008) tells apart facts alike in every field of the key.
@@ -123,7 +119,9 @@ def _page(
         "SELECT * FROM items WHERE tenant = ? AND scope = ? AND item_type = ?"
         " AND status <> 'deleted' AND id > ? ORDER BY id LIMIT ?",
         (tenant, scope, kind, last, limit),
-    ), _notes if kind == "note" else _each({"document": _document, "entry": _entry}[kind])
+    ), note_transfer.export_records if kind == "note" else _each(
+        {"document": _document, "entry": _entry}[kind]
+    )
 
 
 def _document(tx: Tx, row: Row) -> dict[str, Any]:
@@ -254,39 +252,6 @@ def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
         }
         for row in rows
     ]
-
-
-def _notes(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
-    histories = (
-        history.versions_of(tx, rows[0]["tenant"], [row["id"] for row in rows]) if rows else {}
-    )
-    records = []
-    for row in rows:
-        texts, versions = histories.get(row["id"], ({}, []))
-        records.append(
-            {
-                "record": "note",
-                "key": _key("note", row["key"] or row["title"], row["created_at"]),
-                "title": row["title"],
-                "kind": row["category"],
-                "note_key": row["key"],
-                "tags": json.loads(row["tags"]),
-                "created_at": row["created_at"],
-                "revisions": [
-                    {
-                        "version": r["version"],
-                        "title": r["title"],
-                        "kind": r["kind"],
-                        "content": texts[r["version"]],
-                        "operation": r["operation"],
-                        "principal": r["principal"],
-                        "created_at": r["created_at"],
-                    }
-                    for r in versions
-                ],
-            }
-        )
-    return records
 
 
 def _entry(tx: Tx, row: Row) -> dict[str, Any]:
@@ -465,78 +430,21 @@ def _import_fact(tx: Tx, tenant: str, principal: str, scope: str, record: dict[s
             store.cite(tx, tenant, fact_id, doc["id"], start, stop, doc["content"][start:stop])
 
 
-def _import_note(
-    tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
-) -> str | None:
-    revisions = record["revisions"]
-    first, last = revisions[0], revisions[-1]
-    key = record.get("note_key")
-    held = None if key is None else notes.by_key(tx, tenant, scope, key)
-    if held is not None:
-        # Another note holds the key here: the record's text is kept beside it as a conflict,
-        # never written over it (the insert failed on the key's unique index, with no error
-        # code, and the whole call with it: found by a hunt over the notes).
-        if (held["title"], held["content"]) == (last["title"], last["content"]):
-            return f"note key {key!r} is held here by note {held['id']}, with the same text"
-        kept = notes.keep_conflict(
-            tx,
-            held,
-            principal=last.get("principal") or principal,
-            title=last["title"],
-            kind=last.get("kind") or held["category"],
-            body=last["content"],
-            expected_version=held["version"],
-        )
-        return (
-            f"note key {key!r} is held here by note {held['id']}: the record's text is kept as "
-            f"its conflict revision {kept.conflict_revision_id}, nothing was overwritten"
-        )
-    item_id = notes.create(
-        tx,
-        tenant=tenant,
-        principal=first.get("principal") or principal,
-        title=first["title"],
-        content=first["content"],
-        kind=first.get("kind") or "manual",
-        scope=scope,
-        key=key,
-        tags=list(record.get("tags") or []),
-    )
-    for revision in revisions[1:]:
-        row = tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
-        assert row is not None
-        notes.write_version(
-            tx,
-            row,
-            principal=revision.get("principal") or principal,
-            operation=revision.get("operation") or "import",
-            content=revision["content"],
-            title=revision["title"],
-            kind=revision.get("kind"),
-        )
-    history.journal(
-        tx,
-        tenant=tenant,
-        scope=scope,
-        item_id=item_id,
-        item_type="note",
-        operation="import",
-        principal=principal,
-        version=len(revisions),
-    )
-    return None
-
-
 def _import_entry(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
     prepared = entries.prepare(record["category"], record["content"], record.get("tags"), scope)
     entries.insert(tx, tenant, record.get("source") or principal, [prepared])
 
 
+_RENDERERS: dict[str, Render] = {
+    "document": _each(_document),
+    "note": note_transfer.export_records,
+    "entry": _each(_entry),
+}
 _IMPORTERS = {
     "document": _import_document,
     "entity": _import_entity,
     "fact": _import_fact,
-    "note": _import_note,
+    "note": note_transfer.import_record,
     "entry": _import_entry,
     **comms_transfer.importers(link_passages),
 }
