@@ -19,11 +19,13 @@ KEY = "odd/auth/tasks"
 DOC = "# Auth tasks\n\n- [x] design tokens\n- [ ] rotate keys\n- [ ] revoke on logout\n"
 
 
-def mirror(base: Path, *args: str, server: str | None = None) -> tuple[int, Any]:
+def mirror(
+    base: Path, *args: str, server: str | None = None, memory: str = "work"
+) -> tuple[int, Any]:
     command = recuerdo_command("--state-dir", str(base), "--json")
     command += ["--server", server] if server else []
     done = subprocess.run(
-        [*command, "--memory", "work", "mirror", *args],
+        [*command, "--memory", memory, "mirror", *args],
         capture_output=True, text=True, timeout=120, cwd=base,
     )  # fmt: skip
     try:
@@ -80,6 +82,32 @@ def test_diverged_copies_are_both_kept_and_never_overwritten(base: Path, task_fi
         assert memory.get(theirs["id"])["content"].endswith("- [x] theirs\n")  # not overwritten
         kept = [r for r in memory.history(theirs["id"]) if r["operation"] == "conflict"]
         assert len(kept) == 1  # the pushed text is kept beside it
+
+
+def test_a_push_elsewhere_is_not_held_to_the_last_syncs_version(
+    base: Path, task_file: Path
+) -> None:
+    """The ledger's version is of the note the file was last synced with: a push of the same
+    file to another scope or memory is not based on it (the copy there at version 2 made the
+    push a conflict, nothing stored)."""
+    mirror(base, "push", str(task_file), "--key", KEY)
+    with recuerdo.open("work", base_dir=base) as memory:
+        for text in ("other v1", "other v2"):
+            memory.save("auth", text, key=KEY, kind="mirror", scope="project:other")
+    code, pushed = mirror(base, "push", str(task_file), "--key", KEY, "--scope", "project:other")
+    assert code == 0 and pushed["status"] == "in_sync", pushed
+    assert (pushed["outcome"], pushed["version"]) == ("updated", 3)
+    code, pushed = mirror(base, "push", str(task_file), "--key", KEY, memory="elsewhere")
+    assert code == 0 and (pushed["outcome"], pushed["version"]) == ("created", 1), pushed
+    # Synced again where it was first: still checked against the version there.
+    task_file.write_text(DOC + "- [ ] more\n")
+    code, pushed = mirror(base, "push", str(task_file), "--key", KEY, memory="elsewhere")
+    assert code == 0 and pushed["version"] == 2, pushed
+    with recuerdo.open("elsewhere", base_dir=base) as memory:
+        memory.save("auth", "theirs", key=KEY, kind="mirror")
+    task_file.write_text(DOC + "- [ ] mine\n")
+    code, pushed = mirror(base, "push", str(task_file), "--key", KEY, memory="elsewhere")
+    assert code == 1 and pushed["status"] == "diverged", pushed
 
 
 def test_pull_refuses_to_lose_local_changes_unless_forced(base: Path, task_file: Path) -> None:

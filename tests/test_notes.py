@@ -101,6 +101,37 @@ def test_stale_expected_version_is_a_conflict_that_keeps_both(memory: recuerdo.M
     assert any(j["operation"] == "conflict" for j in memory.journal())
 
 
+def test_an_expected_version_of_a_note_deleted_since_is_refused(memory: recuerdo.Memory) -> None:
+    """Found by a hunt over the notes: once the note was deleted, the stale version was
+    ignored and a new note took the key (undoing the deletion unseen; the deleted note could
+    then not be restored). Refused now, nothing stored; restoring it, or saving without a
+    version, goes on."""
+    note = memory.save("Doc", "v1", key="doc")["id"]
+    memory.save("Doc", "v2", key="doc")
+    memory.delete(note)
+    before = memory.journal()
+    with pytest.raises(recuerdo.Conflict) as caught:
+        memory.save("Doc", "based on v2", key="doc", expected_version=2)
+    assert caught.value.code == "conflict" and "nothing was stored" in caught.value.detail
+    assert caught.value.extra == {"id": note, "deleted_version": 2, "expected_version": 2}
+    assert memory.list_notes()["notes"] == [] and memory.journal() == before
+    memory.restore(note)
+    saved = memory.save("Doc", "based on v2", key="doc", expected_version=2)
+    assert (saved["id"], saved["outcome"]) == (note, "updated")
+
+
+def test_an_expected_version_of_an_erased_or_unknown_key_makes_a_note(
+    memory: recuerdo.Memory,
+) -> None:
+    """An erased note leaves no trace to tell it from a key no note ever held: a new note."""
+    note = memory.save("Doc", "v1", key="doc")["id"]
+    memory.delete(note, hard=True)
+    again = memory.save("Doc", "v1 again", key="doc", expected_version=1)
+    fresh = memory.save("New", "text", key="never-held", expected_version=3)
+    assert again["outcome"] == fresh["outcome"] == "created"
+    assert memory.get(again["id"])["content"] == "v1 again"
+
+
 def test_a_conflict_revision_is_read_by_its_revision_id(memory: recuerdo.Memory) -> None:
     """The revision a conflict names is listed by history and read whole by its revision_id;
     versions are read by number as before."""

@@ -122,12 +122,24 @@ class Ledger:
         self._queued(file).unlink(missing_ok=True)
 
 
+def _same_target(last: dict[str, Any], state: Any, key: str, scope: str | None) -> bool:
+    """Whether the last sync of a file went where this push goes: the same memory, server,
+    scope and key. A version is a version of one note: the ledger's version of another
+    memory's (or scope's) copy made a first push elsewhere a conflict."""
+    return bool(
+        last.get("key", "").strip() == key.strip()
+        and last.get("scope", "user") == (scope or "user").strip()
+        and last.get("memory") == state.memory_name
+        and last.get("server") == state.server
+    )
+
+
 def _push(
     state: Any, ledger: Ledger, file: Path, key: str, scope: str | None, force: bool = False
 ) -> dict[str, Any]:
     content = file.read_text(encoding="utf-8")
     last = ledger.entry(file)
-    expected = last["version"] if last and last.get("key") == key else None
+    expected = last["version"] if last and _same_target(last, state, key, scope) else None
     if force:  # the local copy wins; the memory's stays in the note's history
         scoped = {"scope": scope} if scope else {}
         expected = state.call(VERBS["mirror_get"], {"key": key, **scoped}).get("version")

@@ -523,6 +523,8 @@ def save(
         )
         updated = reply(current["id"], version, "updated", current["duplicates"])
         return {**updated, "chars_added": added, "chars_removed": removed}
+    if note_key is not None and expected_version is not None:
+        _refuse_if_deleted_since(tx, tenant, note_scope, note_key, expected_version)
     if note_key is None:
         repeat = _duplicate_of(tx, tenant, note_scope, note_kind, note_title, body)
         if repeat is not None:
@@ -542,6 +544,30 @@ def save(
     )
     created = reply(item_id, 1, "created", 0)
     return {**created, "chars_added": len(body), "chars_removed": 0}
+
+
+def _refuse_if_deleted_since(
+    tx: Tx, tenant: str, scope: str, key: str, expected_version: int
+) -> None:
+    """A save based on a version of a keyed note that was deleted since is refused, nothing
+    stored: it made a new note with the key, undoing the deletion unseen (and the deleted note
+    could then not be restored). A key no note ever held, or held by a note erased since (no
+    trace is left to tell), makes a new note as before. The text is not kept beside the
+    deleted note: no verb reads a deleted note's revisions."""
+    deleted = tx.one(
+        "SELECT id, version FROM items WHERE tenant = ? AND scope = ? AND key = ?"
+        " AND item_type = 'note' AND status = 'deleted' ORDER BY id DESC LIMIT 1",
+        (tenant, scope, key),
+    )
+    if deleted is not None:
+        raise Conflict(
+            f"version {expected_version} of note {deleted['id']} (key {key!r}) was expected, "
+            f"but the note was deleted at version {deleted['version']}: nothing was stored. "
+            "Restore it and save again, or save without expected_version to make a new note",
+            id=deleted["id"],
+            deleted_version=deleted["version"],
+            expected_version=expected_version,
+        )
 
 
 def by_key(tx: Tx, tenant: str, scope: str, key: str) -> Row | None:
