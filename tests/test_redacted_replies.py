@@ -5,7 +5,8 @@ its later sections silently."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from typing import Any, get_type_hints
 
 import pytest
@@ -48,6 +49,10 @@ WRITES: dict[str, tuple[Write, str]] = {
         "messages",
     ),
     "send_message": (_send, "body"),
+    "session_end": (
+        lambda m, text: m.session_end(m.session_start("s1")["session"], text),
+        "summary",
+    ),
 }
 
 
@@ -99,3 +104,44 @@ def test_every_write_reply_that_carries_text_declares_redacted() -> None:
     }
     assert reporting == set(WRITES)
     assert all(VERBS[name].mode == "write" for name in reporting)
+
+
+def test_an_argument_spelled_with_a_trailing_underscore_is_named_as_the_doors_name_it(
+    memory: recuerdo.Memory,
+) -> None:
+    """``from_`` in Python is ``from`` in every door's schema (the review's)."""
+    reply = memory.relate(f"Ann {TOKEN}", "Acme", "works_at")
+    assert reply["redacted"] == {"from": ["API"]}
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [
+        lambda: {TOKEN},
+        lambda: frozenset({TOKEN}),
+        lambda: deque([TOKEN]),
+        lambda: (tag for tag in [TOKEN]),
+        lambda: {TOKEN: 1}.keys(),
+    ],
+    ids=["set", "frozenset", "deque", "generator", "keys-view"],
+)
+def test_a_secret_in_any_iterable_is_redacted(
+    memory: recuerdo.Memory, tags: Callable[[], Iterable[str]]
+) -> None:
+    """A tag given in a set or a deque (any iterable but a list or a tuple) was stored in
+    clear, and the reply said nothing was replaced (the review of decision 0082)."""
+    saved = memory.save("Runbook", "Deploy on Mondays.", tags=tags())
+    assert saved["redacted"] == {"tags": ["API"]}
+    assert memory.get(saved["id"])["tags"] == ["secret(API)"]
+    assert TOKEN not in repr(memory.export()["records"])
+
+
+def test_a_generator_in_a_call_holding_a_key_marker_is_read_once_and_redacted(
+    memory: recuerdo.Memory,
+) -> None:
+    """A call holding a key marker is walked twice; a generator can be read once: its items
+    are kept from the first walk (none was lost, and the body line is cut)."""
+    body = "MIIBOgIBAAJBAKj34GkxFhD90vcNMIIBOgIBAAJBAKj34GkxAbCdEfGh12345678"
+    saved = memory.save(f"key {MARKER}", "text", tags=(t for t in ["ops", body]))
+    assert memory.get(saved["id"])["tags"] == ["ops", "secret(PRIVATE_KEY)"]
+    assert saved["redacted"] == {"title": ["PRIVATE_KEY"], "tags": ["PRIVATE_KEY"]}

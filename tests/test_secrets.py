@@ -247,9 +247,9 @@ def test_the_retrieval_audit_keeps_queries_redacted(file_memory: recuerdo.Memory
 
 
 def _every_string_redacted(value: Any, marked: bool) -> Any:
-    """What ``redact_call`` promises, written out: each string of the call (keys too, not
-    the members of sets) through :func:`redact`, and, when any string anywhere (sets too)
-    holds a key marker, no run of key body lines left in any of them."""
+    """What ``redact_call`` promises, written out: each string of the call (keys and the
+    members of sets too) through :func:`redact`, and, when any string anywhere holds a key
+    marker, no run of key body lines left in any of them."""
     if isinstance(value, str):
         text = redact(value).text
         # The guard's own definitions of a marker and of a run of body lines: what is checked
@@ -260,7 +260,7 @@ def _every_string_redacted(value: Any, marked: bool) -> Any:
             _every_string_redacted(k, marked): _every_string_redacted(v, marked)
             for k, v in value.items()
         }
-    if isinstance(value, list | tuple):
+    if isinstance(value, list | tuple | set | frozenset):
         return type(value)(_every_string_redacted(item, marked) for item in value)
     return value
 
@@ -334,7 +334,7 @@ def _kinds(value: Any, marked: bool) -> set[str]:
         return set(redaction.found) | ({"PRIVATE_KEY"} if cut else set())
     if isinstance(value, dict):
         return set().union(*(_kinds(k, marked) | _kinds(v, marked) for k, v in value.items()))
-    if isinstance(value, list | tuple):
+    if isinstance(value, list | tuple | set | frozenset):
         return set().union(*(_kinds(item, marked) for item in value))
     return set()
 

@@ -117,7 +117,10 @@ def verb(
                     arguments.update(redact_call(guarded, redacted))
                     result = method(**arguments)  # type: ignore[call-arg]
                     if isinstance(result, dict) and _reports_redactions(method):
-                        result["redacted"] = redacted
+                        # By the name the doors publish (``from``, not ``from_``).
+                        result["redacted"] = {
+                            name.removesuffix("_"): kinds for name, kinds in redacted.items()
+                        }
                     return result
                 return method(*args, **kwargs)
 

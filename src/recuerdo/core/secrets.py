@@ -19,7 +19,7 @@ block's body lines are redacted wherever its markers appear in the same call.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
 from typing import Any, NamedTuple, Protocol
 
@@ -446,6 +446,7 @@ def redact_call(
     marked = False
     clean_short: set[str] = set()
     kinds: list[str] = []
+    read: dict[int, list[Any]] = {}
 
     def look(text: str) -> str:
         nonlocal marked
@@ -458,10 +459,10 @@ def redact_call(
     def clean_pieces(text: str) -> str:
         return _redacted_in_pieces(text, kinds)
 
-    def walk(clean: Callable[[str], str], look: Callable[[str], str]) -> dict[str, Any]:
+    def walk(clean: Callable[[str], str]) -> dict[str, Any]:
         cleaned: dict[str, Any] = {}
         for name, value in arguments.items():
-            cleaned[name] = _map(value, clean, look)
+            cleaned[name] = _map(value, clean, read)
             if kinds:
                 if found is not None:
                     found[name] = list(kinds)
@@ -472,7 +473,7 @@ def redact_call(
     # cost a bulk load 5 us an entry). A call holding a marker is walked again from its
     # arguments, each string redacted and its body lines cut at once, as keys that become
     # equal must be merged in one step.
-    cleaned = walk(clean, look)
+    cleaned = walk(clean)
     if not marked:
         if len(_CLEAN_SHORT) + len(clean_short) > _CLEAN_SHORT_CAP:
             _CLEAN_SHORT.clear()
@@ -480,7 +481,7 @@ def redact_call(
         return cleaned
     if found is not None:
         found.clear()
-    return walk(clean_pieces, _same)
+    return walk(clean_pieces)
 
 
 _CLEAN_SHORT: set[str] = set()
@@ -518,22 +519,28 @@ def _redacted_in_pieces(text: str, kinds: list[str] | None = None) -> str:
     return cut
 
 
-def _same(text: str) -> str:
-    return text
-
-
-def _map(value: Any, clean: Callable[[str], str], look: Callable[[str], str]) -> Any:
-    """``value`` with ``clean`` applied to every string of it (keys too); the strings of sets,
-    which are kept as they are, only go through ``look``."""
+def _map(value: Any, clean: Callable[[str], str], read: dict[int, list[Any]]) -> Any:
+    """``value`` with ``clean`` applied to every string of it (keys too). Sets stay sets; any
+    other iterable (a deque, a generator, a view) becomes a list: a verb reads it as a
+    sequence, and one left as it was reached the disk unredacted (a tag given in a set or a
+    deque was stored in clear, found by the review of decision 0082). Its items are kept in
+    ``read`` (by the iterable's id, alive in the call's arguments), so a second walk of the
+    call finds them again when the iterable can be read only once."""
     if isinstance(value, str):
         return clean(value)
     if isinstance(value, Mapping):
-        return {_map(key, clean, look): _map(item, clean, look) for key, item in value.items()}
+        return {_map(key, clean, read): _map(item, clean, read) for key, item in value.items()}
     if isinstance(value, list):
-        return [_map(item, clean, look) for item in value]
+        return [_map(item, clean, read) for item in value]
     if isinstance(value, tuple):
-        return tuple(_map(item, clean, look) for item in value)
-    if isinstance(value, set | frozenset):
-        for item in value:
-            _map(item, look, look)
+        return tuple(_map(item, clean, read) for item in value)
+    if isinstance(value, frozenset):
+        return frozenset(_map(item, clean, read) for item in value)
+    if isinstance(value, set):
+        return {_map(item, clean, read) for item in value}
+    if isinstance(value, Iterable) and not isinstance(value, bytes | bytearray | memoryview):
+        items = read.get(id(value))
+        if items is None:
+            items = read[id(value)] = list(value)
+        return [_map(item, clean, read) for item in items]
     return value

@@ -224,6 +224,7 @@ class Session(TypedDict):
 @with_config(FORBID)
 class SessionEnded(Session):
     summary_note_id: int | None
+    redacted: NotRequired[Redactions]
 
 
 @with_config(FORBID)
