@@ -145,3 +145,30 @@ def test_a_generator_in_a_call_holding_a_key_marker_is_read_once_and_redacted(
     saved = memory.save(f"key {MARKER}", "text", tags=(t for t in ["ops", body]))
     assert memory.get(saved["id"])["tags"] == ["ops", "secret(PRIVATE_KEY)"]
     assert saved["redacted"] == {"title": ["PRIVATE_KEY"], "tags": ["PRIVATE_KEY"]}
+
+
+def _append(memory: recuerdo.Memory, start: str, rest: str) -> tuple[Any, int]:
+    saved = memory.save("Settings", start)
+    return memory.edit(saved["id"], "append", rest), saved["id"]
+
+
+def _observe(memory: recuerdo.Memory, start: str, rest: str) -> tuple[Any, int]:
+    first = memory.remember_about("user", start, category="access")
+    return memory.remember_about("user", rest, category="access"), first["note_id"]
+
+
+@pytest.mark.parametrize(
+    ("write", "argument"), [(_append, "content"), (_observe, "observation")], ids=["edit", "about"]
+)
+def test_a_credential_completed_by_a_write_is_redacted_in_the_joined_note(
+    memory: recuerdo.Memory, write: Callable[..., tuple[Any, int]], argument: str
+) -> None:
+    """A value appended after a note's closing "password:" is a credential in neither text
+    alone: it was stored in clear (the review of 0082). The note is redacted whole."""
+    reply, note = write(memory, "The staging database password:", "hunter2hunter2")
+    assert reply["redacted"] == {argument: ["PASSWORD"]}
+    stored = memory.get(note)["content"]
+    assert "hunter2" not in stored and stored.endswith("secret(PASSWORD)")
+    # Text that completes nothing is not reported.
+    clean, _ = write(memory, "The deploy window:", "Mondays after noon")
+    assert clean["redacted"] == {}

@@ -131,7 +131,14 @@ def test_capture_saves_passive_notes_and_skips_known_ones(memory: recuerdo.Memor
     elsewhere = memory.capture_passive(NUMBERED, scope="project:web")
     assert elsewhere["saved"] == 3
     nothing = memory.capture_passive("no section")
-    assert nothing == {"extracted": 0, "saved": 0, "duplicates": 0, "ids": [], "scope": "user"}
+    assert nothing == {
+        "extracted": 0,
+        "saved": 0,
+        "duplicates": 0,
+        "ids": [],
+        "scope": "user",
+        "redacted": {},
+    }
 
 
 def test_strip_markdown() -> None:

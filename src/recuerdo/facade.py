@@ -117,10 +117,7 @@ def verb(
                     arguments.update(redact_call(guarded, redacted))
                     result = method(**arguments)  # type: ignore[call-arg]
                     if isinstance(result, dict) and _reports_redactions(method):
-                        # By the name the doors publish (``from``, not ``from_``).
-                        result["redacted"] = {
-                            name.removesuffix("_"): kinds for name, kinds in redacted.items()
-                        }
+                        result["redacted"] = _reported(redacted, result.get("redacted"))
                     return result
                 return method(*args, **kwargs)
 
@@ -128,6 +125,20 @@ def verb(
         return wrapper
 
     return decorate
+
+
+def _reported(
+    arguments: Mapping[str, list[str]], joined: Mapping[str, list[str]] | None
+) -> dict[str, list[str]]:
+    """What the guard replaced in the arguments, with what the verb replaced in the text they
+    joined (an edit's note as a whole), each argument by the name the doors publish (``from``,
+    not ``from_``)."""
+    reported: dict[str, list[str]] = {}
+    for found in (arguments, joined or {}):
+        for name, kinds in found.items():
+            named = reported.setdefault(name.removesuffix("_"), [])
+            named.extend(kind for kind in kinds if kind not in named)
+    return reported
 
 
 @functools.cache

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
-SecretKind = Literal["API", "TOKEN", "PASSWORD", "PRIVATE_KEY"]
+from .secrets import SecretKind
 
 Redactions = dict[str, list[SecretKind]]
 """What the secret guard replaced in a write's arguments: each argument (by its parameter name)

@@ -21,7 +21,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
+
+SecretKind = Literal["API", "TOKEN", "PASSWORD", "PRIVATE_KEY"]
+"""What ``secret(KIND)`` says was replaced."""
 
 
 class _Substitution(Protocol):
@@ -34,7 +37,7 @@ class _Substitution(Protocol):
 
 
 class _Rule(NamedTuple):
-    kind: str
+    kind: SecretKind
     pattern: _Substitution
     replace: Callable[[re.Match[str]], str]
     words: tuple[str, ...]  # every text ``pattern`` can change holds one of them (regexes)...
@@ -44,7 +47,7 @@ class _Rule(NamedTuple):
 
 
 def _rule(
-    kind: str,
+    kind: SecretKind,
     pattern: _Substitution,
     replace: Callable[[re.Match[str]], str],
     *words: str,
@@ -375,7 +378,7 @@ def _folded(text: str) -> str:
 
 class Redaction(NamedTuple):
     text: str
-    found: tuple[str, ...]  # the kinds of secret replaced, in order of the rules
+    found: tuple[SecretKind, ...]  # the kinds of secret replaced, in order of the rules
 
 
 def redact(text: str) -> Redaction:
@@ -394,7 +397,7 @@ def apply_rules(text: str) -> Redaction:
 def _apply(text: str, rules: tuple[_Rule, ...], folded: str | None) -> Redaction:
     """The rules in turn; with ``folded`` (``text`` case-folded), only those whose cue is
     found, each in its quick form."""
-    found: list[str] = []
+    found: list[SecretKind] = []
     for rule in rules:
         pattern = rule.pattern
         if folded is not None:

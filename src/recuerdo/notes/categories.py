@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Literal, cast
 
 from ..core.clock import now, now_iso, to_iso
-from ..core.secrets import holds_redaction
+from ..core.secrets import SecretKind, holds_redaction, redact
 from ..core.settings import note_limit_bytes
 from ..core.text import checked_label
 from ..errors import (
@@ -170,6 +170,7 @@ def remember_about(
     line = None if summary is None else " ".join(notes.check_body(summary, "summary").split())
     limit = note_limit_bytes(tx, tenant)
     row = _category_note(tx, tenant, scope, label)
+    completed: tuple[SecretKind, ...] = ()
     if row is None:
         body = text
         outcome: Literal["created", "appended"] = "created"
@@ -188,13 +189,18 @@ def remember_about(
         version = 1
     else:
         notes.check_token(row, version_token)
-        body, outcome = join_blocks(row["content"], text), "appended"
+        # Redacted as a whole: a credential the observation completes (a value after a
+        # "password:" that ends the note) is in neither alone (the review of 0082).
+        joined = redact(join_blocks(row["content"], text))
+        body, outcome, completed = joined.text, "appended", joined.found
         _check_size(body, limit)
         version, _, _ = notes.write_version(
             tx, row, principal=principal, operation="write", content=body, summary=line
         )
         note_id = row["id"]
     reply = _reply(note_id, version, body, outcome, line is not None, label, scope)
+    if completed:
+        reply["redacted"] = {"observation": list(completed)}
     if key is not None:
         tx.execute(
             "INSERT INTO idempotency (tenant, principal, verb, scope, key, reply, created_at)"

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..core import audit
 from ..core.clock import now_iso
+from ..core.secrets import redact
 from ..core.settings import note_limit_bytes
 from ..errors import Conflict, ContentTooLarge, EmptyContent, OperationContentMismatch
 from ..store.base import Row, Tx
@@ -170,6 +171,10 @@ def edit(
             section=section if isinstance(section, str) else None,
             find=find if isinstance(find, str) else None,
         )
+    # The note's text as a whole: a credential the edit completes (a value appended after
+    # "password =") is in neither the note nor the edit's text alone (the review of 0082).
+    joined = redact(updated)
+    updated = joined.text
     renamed = new_title is not None and new_title != row["title"]
     if updated == row["content"] and not renamed:
         return {
@@ -202,7 +207,7 @@ def edit(
         content=updated,
         title=new_title if renamed else None,
     )
-    return {
+    edited: Edited = {
         "id": row["id"],
         "operation": op,
         "outcome": "edited",
@@ -213,3 +218,6 @@ def edit(
         "bytes": size,
         "title": new_title if renamed else row["title"],
     }
+    if joined.found:
+        edited["redacted"] = {"content": list(joined.found)}
+    return edited

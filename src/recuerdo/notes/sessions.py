@@ -7,6 +7,7 @@ that ``recent`` (the context an agent reads when it starts) shows it beside the 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import cast
 
 from ..core.clock import now_iso
 from ..core.items import status_of
@@ -80,7 +81,9 @@ def end(tx: Tx, tenant: str, principal: str, session: object, summary: object) -
         )
         assert not isinstance(reply, notes.ConflictKept)  # no expected version: no conflict
         note_id = reply["id"]
-    return {**_session(tx, tenant, session_id), "summary_note_id": note_id}
+    # A cast: mypy asks a ** of a type with a key that is NotRequired (``redacted``, which
+    # the verb adds) to name it.
+    return cast(SessionEnded, {**_session(tx, tenant, session_id), "summary_note_id": note_id})
 
 
 def _brief(row: Row, at: str) -> Brief:
