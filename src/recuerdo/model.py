@@ -13,6 +13,8 @@ from pydantic import ConfigDict, GetCoreSchemaHandler, with_config
 from pydantic_core import CoreSchema
 from typing_extensions import TypedDict
 
+from .core.results import Redactions as Redactions  # the doors' reply types name it
+
 CATEGORIES: tuple[str, ...] = ("preference", "rule", "learning", "decision", "context")
 RULE_LEVELS: tuple[str, ...] = ("must", "should", "avoid", "prefer")
 STEP_STATUSES: tuple[str, ...] = ("pending", "in_progress", "done", "failed", "skipped")

@@ -12,8 +12,8 @@ from typing import Any, Literal, NotRequired
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
-from ...core.results import Redactions
 from ...errors import InvalidInput
+from ...model import Redactions
 from . import ToolMap, drop_none, prop, schema
 
 _PROJECT = prop("string", "The project.")
