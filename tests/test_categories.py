@@ -168,3 +168,24 @@ def test_four_processes_append_to_one_category_and_lose_nothing(base: Path) -> N
         assert len(observations) == 800
         assert set(observations) == {f"obs p{p} n{i}" for p in range(4) for i in range(200)}
         assert len(mem.history(entry["note_id"])) == 800
+
+
+def test_a_version_token_of_a_category_note_deleted_since_is_refused(
+    memory: recuerdo.Memory,
+) -> None:
+    """The token was ignored once the category note was deleted, and a new note took its key
+    (the deleted one could then not be restored; the review of decision 0084)."""
+    first = memory.remember_about("user", "likes tea", category="drinks")
+    memory.delete(first["note_id"])
+    with pytest.raises(recuerdo.Conflict) as caught:
+        memory.remember_about(
+            "user", "likes coffee", category="drinks", version_token=first["version_token"]
+        )
+    assert caught.value.extra["version_token"] == first["version_token"]
+    assert caught.value.extra["id"] == first["note_id"]
+    assert memory.list_notes()["notes"] == []
+    memory.restore(first["note_id"])
+    again = memory.remember_about(
+        "user", "likes coffee", category="drinks", version_token=first["version_token"]
+    )
+    assert (again["note_id"], again["outcome"]) == (first["note_id"], "appended")

@@ -84,30 +84,40 @@ def test_diverged_copies_are_both_kept_and_never_overwritten(base: Path, task_fi
         assert len(kept) == 1  # the pushed text is kept beside it
 
 
-def test_a_push_elsewhere_is_not_held_to_the_last_syncs_version(
+def test_a_push_to_another_memory_with_no_note_there_is_a_first_push(
     base: Path, task_file: Path
 ) -> None:
-    """The ledger's version is of the note the file was last synced with: a push of the same
-    file to another scope or memory is not based on it (the copy there at version 2 made the
-    push a conflict, nothing stored)."""
+    """The last sync's version goes with every push of the file (a target that holds another
+    note at the key is then a conflict, never an overwrite): where no note ever held the key
+    it makes one (0084's first version refused it: the review of 0ae5fdf)."""
     mirror(base, "push", str(task_file), "--key", KEY)
-    with recuerdo.open("work", base_dir=base) as memory:
-        for text in ("other v1", "other v2"):
-            memory.save("auth", text, key=KEY, kind="mirror", scope="project:other")
-    code, pushed = mirror(base, "push", str(task_file), "--key", KEY, "--scope", "project:other")
-    assert code == 0 and pushed["status"] == "in_sync", pushed
-    assert (pushed["outcome"], pushed["version"]) == ("updated", 3)
     code, pushed = mirror(base, "push", str(task_file), "--key", KEY, memory="elsewhere")
     assert code == 0 and (pushed["outcome"], pushed["version"]) == ("created", 1), pushed
-    # Synced again where it was first: still checked against the version there.
-    task_file.write_text(DOC + "- [ ] more\n")
-    code, pushed = mirror(base, "push", str(task_file), "--key", KEY, memory="elsewhere")
-    assert code == 0 and pushed["version"] == 2, pushed
-    with recuerdo.open("elsewhere", base_dir=base) as memory:
-        memory.save("auth", "theirs", key=KEY, kind="mirror")
-    task_file.write_text(DOC + "- [ ] mine\n")
-    code, pushed = mirror(base, "push", str(task_file), "--key", KEY, memory="elsewhere")
+    with recuerdo.open("work", base_dir=base) as memory:
+        for text in ("other v1", "other v2", "other v3"):
+            memory.save("auth", text, key=KEY, kind="mirror", scope="project:other")
+    code, pushed = mirror(base, "push", str(task_file), "--key", KEY, "--scope", "project:other")
     assert code == 1 and pushed["status"] == "diverged", pushed
+
+
+def test_a_push_to_a_note_deleted_since_says_nothing_was_stored(
+    base: Path, task_file: Path
+) -> None:
+    """Decision 0084: the push is refused, and the report says so (it said the pushed text
+    was kept as a conflict); a pull leaves the file (it failed with a KeyError); --force
+    starts a new note."""
+    mirror(base, "push", str(task_file), "--key", KEY)
+    with recuerdo.open("work", base_dir=base) as memory:
+        memory.delete(memory.mirror_get(KEY)["id"])
+    task_file.write_text(DOC + "- [ ] after the delete\n")
+    code, pushed = mirror(base, "push", str(task_file), "--key", KEY)
+    assert code == 1 and pushed["status"] == "diverged", pushed
+    assert "nothing was stored" in pushed["detail"] and pushed["deleted_version"] == 1
+    code, pulled = mirror(base, "pull", str(task_file), "--force")
+    assert code == 1 and pulled["status"] == "refused", pulled
+    assert task_file.read_text().endswith("after the delete\n")
+    code, forced = mirror(base, "push", str(task_file), "--key", KEY, "--force")
+    assert code == 0 and forced["outcome"] == "created", forced
 
 
 def test_pull_refuses_to_lose_local_changes_unless_forced(base: Path, task_file: Path) -> None:

@@ -123,6 +123,23 @@ def test_export_import_round_trips(calls: list[dict[str, Any]], with_text: bool)
         assert {s["why"] for s in again["skipped"]} <= {"already imported"}
 
 
+def test_an_export_pages_one_record_at_a_time(memory: recuerdo.Memory) -> None:
+    """The first page of one record is the header alone: its cursor ("document:") was
+    refused as one the export never gave out (the review's)."""
+    for title in ("A", "B"):
+        memory.save(title, f"text of {title}")
+    pages = []
+    cursor = None
+    while True:
+        page = memory.export(cursor=cursor, limit=1)
+        pages.append([r["record"] for r in page["records"]])
+        cursor = page["next"]
+        if cursor is None:
+            break
+    assert [kind for page in pages for kind in page] == ["export", "note", "note"]
+    assert all(len(page) <= 1 for page in pages)
+
+
 def test_forgotten_data_is_not_exported(memory: recuerdo.Memory) -> None:
     memory.remember_knowledge(
         "Ann Lee works at Acme.",
@@ -256,19 +273,34 @@ NOTE = {
         ({"revisions": [NOTE["revisions"][0], {"version": 2, "title": "Plan"}]}, "content"),
         ({"revisions": []}, "non-empty"),
         ({"conflicts": [{"based_on": 1}]}, "content"),
-        ({"conflicts": [{"based_on": 3, "content": "later"}]}, "version of the note"),
-        ({"conflicts": [{"based_on": True, "content": "x"}]}, "version of the note"),
+        ({"conflicts": [{"based_on": True, "content": "x"}]}, "version number"),
         ({"conflicts": [{"content": "x", "title": 5}]}, "title"),
         ({"conflicts": "x"}, "conflicts is a list"),
+        (
+            {"revisions": [NOTE["revisions"][0], {"content": "v2", "operation": "conflict"}]},
+            "one of",
+        ),
+        ({"revisions": [NOTE["revisions"][0], {"content": "v2", "operation": {"a": 1}}]}, "one of"),
+        ({"revisions": [NOTE["revisions"][0], {"content": "v2\x00"}]}, "NUL"),
+        ({"tags": [{"a": 1}]}, "tag"),
+        ({"note_key": {"a": 1}}, "note_key"),
+        ({"note_key": " "}, "note_key"),
+        ({"revisions": [{"content": "v1"}], "title": ""}, "title"),
     ],
     ids=[
         "second-revision-without-text",
         "no-revision",
         "conflict-without-text",
-        "conflict-on-a-later-version",
         "conflict-on-true",
         "conflict-title-a-number",
         "conflicts-not-a-list",
+        "version-called-a-conflict",
+        "operation-an-object",
+        "text-with-a-nul",
+        "tag-an-object",
+        "key-an-object",
+        "key-empty",
+        "no-title-anywhere",
     ],
 )
 def test_a_malformed_note_record_writes_nothing(
@@ -284,6 +316,51 @@ def test_a_malformed_note_record_writes_nothing(
     assert memory.list_notes()["notes"] == []
     fixed = memory.import_records([{**NOTE, "key": "k1"}])
     assert fixed["imported"] == 1 and len(memory.list_notes()["notes"]) == 1
+
+
+def test_a_conflict_on_a_version_the_note_never_had_is_kept(memory: recuerdo.Memory) -> None:
+    """A save keeps the version it was sent (0, or one past the note's): such a conflict made
+    the import refuse the whole note (the review's)."""
+    first = memory.save("Plan", "v1", key="plan")
+    for stale in (0, 99):
+        with pytest.raises(recuerdo.Conflict):
+            memory.save("Plan", f"based on {stale}", key="plan", expected_version=stale)
+    records = memory.export()["records"]
+    reply = memory.import_records(records, scope="project:copy")
+    assert reply["imported"] == 1 and reply["skipped"] == []
+    [note] = memory.list_notes(scope="project:copy")["notes"]
+    assert [c["based_on"] for c in memory.conflicts(note["id"])] == [0, 99]
+    assert [c["based_on"] for c in memory.conflicts(first["id"])] == [0, 99]
+
+
+def test_a_later_revision_without_a_title_keeps_the_notes(memory: recuerdo.Memory) -> None:
+    """A revision with no title keeps the one before (it made a KeyError after the note was
+    written: the note stayed, reported skipped, and a retry imported it twice)."""
+    record = {
+        **NOTE,
+        "key": "k2",
+        "revisions": [{"title": "T", "content": "v1"}, {"content": "v2"}],
+    }
+    assert memory.import_records([record])["imported"] == 1
+    [note] = memory.list_notes()["notes"]
+    assert (note["title"], memory.get(note["id"])["content"]) == ("T", "v2")
+
+
+def test_a_copy_imported_back_adds_no_conflict_twice(memory: recuerdo.Memory, base: Path) -> None:
+    """A to B to A: the held note already has the record's text and conflicts (they were
+    kept again, one more set for each trip)."""
+    note = memory.save("Plan", "v1", key="plan")["id"]
+    memory.save("Plan", "v2", key="plan")
+    with pytest.raises(recuerdo.Conflict):
+        memory.save("Plan", "a stale edit", key="plan", expected_version=1)
+    records = memory.export()["records"]
+    for name in ("copy", "another-copy"):  # each copy's records have keys of their own
+        with recuerdo.open(name, base_dir=base, embedder="none") as copy:
+            copy.import_records(records)
+            back = copy.export()["records"]
+        [held] = memory.import_records(back)["skipped"]
+        assert "holds every text of the record already" in held["why"]
+    assert [c["content"] for c in memory.conflicts(note)] == ["a stale edit"]
 
 
 def test_status_lists_scopes_and_ontology(memory: recuerdo.Memory) -> None:

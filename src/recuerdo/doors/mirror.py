@@ -122,24 +122,16 @@ class Ledger:
         self._queued(file).unlink(missing_ok=True)
 
 
-def _same_target(last: dict[str, Any], state: Any, key: str, scope: str | None) -> bool:
-    """Whether the last sync of a file went where this push goes: the same memory, server,
-    scope and key. A version is a version of one note: the ledger's version of another
-    memory's (or scope's) copy made a first push elsewhere a conflict."""
-    return bool(
-        last.get("key", "").strip() == key.strip()
-        and last.get("scope", "user") == (scope or "user").strip()
-        and last.get("memory") == state.memory_name
-        and last.get("server") == state.server
-    )
-
-
 def _push(
     state: Any, ledger: Ledger, file: Path, key: str, scope: str | None, force: bool = False
 ) -> dict[str, Any]:
     content = file.read_text(encoding="utf-8")
     last = ledger.entry(file)
-    expected = last["version"] if last and _same_target(last, state, key, scope) else None
+    # The version of the last sync, wherever it went: a push to a memory or scope holding
+    # another note at the key is then a conflict (both kept), never an overwrite. Matching the
+    # target too (the server's spelling, the database's) let a push overwrite unchecked when
+    # one was spelled otherwise (decision 0084's review).
+    expected = last["version"] if last and last.get("key") == key else None
     if force:  # the local copy wins; the memory's stays in the note's history
         scoped = {"scope": scope} if scope else {}
         expected = state.call(VERBS["mirror_get"], {"key": key, **scoped}).get("version")
@@ -153,13 +145,20 @@ def _push(
     try:
         reply = state.call(VERBS["mirror_push"], arguments)
     except Conflict as error:
+        deleted = "deleted_version" in error.extra
         return {
             "status": "diverged",
             "file": str(file),
             "key": key,
-            "detail": "memory moved on since the last sync: both versions are kept (the "
-            "pushed text as a conflict revision), nothing was overwritten. Reconcile, then "
-            "pull or push with --force.",
+            "detail": (
+                f"the memory's note at this key (note {error.extra.get('id')}) was deleted "
+                "since the last sync: nothing was stored. Restore it and push again, or push "
+                "with --force to start a new note."
+                if deleted
+                else "memory moved on since the last sync: both versions are kept (the "
+                "pushed text as a conflict revision), nothing was overwritten. Reconcile, "
+                "then pull or push with --force."
+            ),
             **{k: v for k, v in error.extra.items() if "version" in k or "revision" in k},
         }
     except RecuerdoError as error:
@@ -299,6 +298,19 @@ def register(cli: click.Group, emit_error: Any) -> None:
             copy = state.call(VERBS["mirror_get"], {"key": entry["key"], "scope": entry["scope"]})
         except RecuerdoError as error:
             emit_error(error, state.as_json)
+        if copy.get("state") == "nothing_stored":
+            # The memory holds no note at the key (deleted or erased since): the file stays.
+            finish(
+                state,
+                {
+                    "file": str(file),
+                    "status": "refused",
+                    "key": entry["key"],
+                    "detail": "the memory holds no note at this key any more: the file is "
+                    "left as it is (push it to store it again)",
+                },
+            )
+            sys.exit(1)
         file.write_text(copy["content"], encoding="utf-8")
         ledger.record(file, {**entry, "version": copy["version"], "sha256": copy["sha256"]})
         finish(state, {"file": str(file), "status": "in_sync", "version": copy["version"]})

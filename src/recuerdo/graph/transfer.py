@@ -52,7 +52,8 @@ def _cursor(value: object) -> tuple[int, str]:
     try:
         name, last = str(value).split(":")
         phase = PHASES.index(name)
-        if name != "address":
+        # A page that ends with the header alone ends no phase: "document:" starts one.
+        if name != "address" and last:
             int(last)
         return phase, last
     except ValueError as exc:
@@ -65,7 +66,7 @@ def export(
     """One page of records; ``viewer`` sees its own conversations only."""
     phase, last = _cursor(cursor)
     records: list[dict[str, Any]] = []
-    if phase == 0 and last == "":
+    if cursor is None or cursor == "":  # the first page ("document:" is the page after it)
         records.append({"record": "export", "version": 1, "scope": scope, "exported_at": now_iso()})
     while phase < len(PHASES) and len(records) < limit:
         wanted = limit - len(records)

@@ -171,6 +171,11 @@ def remember_about(
     limit = note_limit_bytes(tx, tenant)
     row = _category_note(tx, tenant, scope, label)
     completed: tuple[SecretKind, ...] = ()
+    if row is None and version_token is not None:
+        # The token names a version of the category note: deleted since, it is refused.
+        notes.refuse_if_deleted_since(
+            tx, tenant, scope, category_key(label), str(version_token), "version_token"
+        )
     if row is None:
         body = text
         outcome: Literal["created", "appended"] = "created"

@@ -524,7 +524,9 @@ def save(
         updated = reply(current["id"], version, "updated", current["duplicates"])
         return {**updated, "chars_added": added, "chars_removed": removed}
     if note_key is not None and expected_version is not None:
-        _refuse_if_deleted_since(tx, tenant, note_scope, note_key, expected_version)
+        refuse_if_deleted_since(
+            tx, tenant, note_scope, note_key, expected_version, "expected_version"
+        )
     if note_key is None:
         repeat = _duplicate_of(tx, tenant, note_scope, note_kind, note_title, body)
         if repeat is not None:
@@ -546,28 +548,32 @@ def save(
     return {**created, "chars_added": len(body), "chars_removed": 0}
 
 
-def _refuse_if_deleted_since(
-    tx: Tx, tenant: str, scope: str, key: str, expected_version: int
+def refuse_if_deleted_since(
+    tx: Tx, tenant: str, scope: str, key: str, based_on: int | str, without: str
 ) -> None:
-    """A save based on a version of a keyed note that was deleted since is refused, nothing
-    stored: it made a new note with the key, undoing the deletion unseen (and the deleted note
-    could then not be restored). A key no note ever held, or held by a note erased since (no
-    trace is left to tell), makes a new note as before. The text is not kept beside the
-    deleted note: no verb reads a deleted note's revisions."""
+    """A write based on a version of a keyed note (``based_on``: a version number, or a
+    version token) that was deleted since is refused, nothing stored: it made a new note with
+    the key, undoing the deletion unseen (and the deleted note could then not be restored).
+    A key no note ever held, or held by a note erased since (no trace is left to tell), makes
+    a new note as before. The text is not kept beside the deleted note: no verb reads a
+    deleted note's revisions. ``without``: the argument to leave out to make a new note."""
     deleted = tx.one(
         "SELECT id, version FROM items WHERE tenant = ? AND scope = ? AND key = ?"
         " AND item_type = 'note' AND status = 'deleted' ORDER BY id DESC LIMIT 1",
         (tenant, scope, key),
     )
-    if deleted is not None:
-        raise Conflict(
-            f"version {expected_version} of note {deleted['id']} (key {key!r}) was expected, "
-            f"but the note was deleted at version {deleted['version']}: nothing was stored. "
-            "Restore it and save again, or save without expected_version to make a new note",
-            id=deleted["id"],
-            deleted_version=deleted["version"],
-            expected_version=expected_version,
-        )
+    if deleted is None:
+        return
+    token = isinstance(based_on, str)
+    raise Conflict(
+        f"{'version token' if token else 'version'} {based_on} of note {deleted['id']} (key "
+        f"{key!r}) was expected, but the note was deleted at version {deleted['version']}: "
+        f"nothing was stored. Restore it and write again, or leave out {without} to make a "
+        "new note",
+        id=deleted["id"],
+        deleted_version=deleted["version"],
+        **({"version_token": based_on} if token else {"expected_version": based_on}),
+    )
 
 
 def by_key(tx: Tx, tenant: str, scope: str, key: str) -> Row | None:

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ..core.text import check_tags, checked_label
+from ..errors import RecuerdoError
 from ..store.base import Row, Tx
 from . import history
 from . import operations as notes
@@ -61,7 +64,8 @@ def _conflicts_of(tx: Tx, tenant: str, ids: list[int]) -> dict[int, list[dict[st
     found: dict[int, list[dict[str, Any]]] = {}
     for r in tx.all(
         "SELECT item_id, based_on, title, kind, content, principal, created_at FROM revisions"
-        f" WHERE tenant = ? AND item_id IN ({marks}) AND operation = 'conflict' ORDER BY id",
+        f" WHERE tenant = ? AND item_id IN ({marks}) AND operation = 'conflict'"
+        " AND version IS NULL ORDER BY id",
         (tenant, *ids),
     ):
         found.setdefault(r["item_id"], []).append(
@@ -77,52 +81,63 @@ def _conflicts_of(tx: Tx, tenant: str, ids: list[int]) -> dict[int, list[dict[st
     return found
 
 
+VERSION_OPERATIONS = frozenset(
+    {"write", "edit", "external", "restore", "merge", "import", "review"}
+)
+"""What a version of a note may record (``conflict`` and ``delete`` make no version)."""
+
+
+@dataclass(frozen=True)
+class _Text:
+    title: str | None
+    kind: str | None
+    content: str
+    principal: str | None
+    operation: str  # a version's (``conflict`` for a conflict)
+    based_on: int | None = None
+
+
+@dataclass(frozen=True)
+class _Checked:
+    key: str | None
+    tags: list[str]
+    versions: list[_Text]
+    conflicts: list[_Text]
+
+
 def import_record(
     tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
 ) -> str | None:
-    revisions, conflicts = _checked_note(record)
-    first, last = revisions[0], revisions[-1]
-    key = record.get("note_key")
-    held = None if key is None else notes.by_key(tx, tenant, scope, key)
+    note = _checked_note(record)
+    first, last = note.versions[0], note.versions[-1]
+    held = None if note.key is None else notes.by_key(tx, tenant, scope, note.key)
     if held is not None:
-        return _kept_beside(tx, held, principal, last, conflicts)
+        return _kept_beside(tx, held, principal, last, note.conflicts)
     item_id = notes.create(
         tx,
         tenant=tenant,
-        principal=first.get("principal") or principal,
-        title=first["title"],
-        content=first["content"],
-        kind=first.get("kind") or "manual",
+        principal=first.principal or principal,
+        title=first.title or "",
+        content=first.content,
+        kind=first.kind or "manual",
         scope=scope,
-        key=key,
-        tags=list(record.get("tags") or []),
+        key=note.key,
+        tags=note.tags,
     )
-    for revision in revisions[1:]:
+    for version in note.versions[1:]:
         row = tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
         assert row is not None
         notes.write_version(
             tx,
             row,
-            principal=revision.get("principal") or principal,
-            operation=revision.get("operation") or "import",
-            content=revision["content"],
-            title=revision["title"],
-            kind=revision.get("kind"),
+            principal=version.principal or principal,
+            operation=version.operation,
+            content=version.content,
+            title=version.title,
+            kind=version.kind,
         )
-    for conflict in conflicts:
-        history.record_revision(
-            tx,
-            tenant=tenant,
-            item_id=item_id,
-            operation="conflict",
-            principal=conflict.get("principal") or principal,
-            title=conflict.get("title"),
-            kind=conflict.get("kind"),
-            content=conflict["content"],
-            added=0,
-            removed=0,
-            based_on=conflict.get("based_on"),
-        )
+    for conflict in note.conflicts:
+        _keep(tx, tenant, item_id, conflict, principal, conflict.based_on)
     history.journal(
         tx,
         tenant=tenant,
@@ -131,72 +146,106 @@ def import_record(
         item_type="note",
         operation="import",
         principal=principal,
-        version=len(revisions),
+        version=len(note.versions),
     )
     return None
 
 
-def _kept_beside(
-    tx: Tx, held: Row, principal: str, last: dict[str, Any], conflicts: list[Any]
-) -> str:
+def _keep(
+    tx: Tx, tenant: str, item_id: int, text: _Text, principal: str, based_on: int | None
+) -> int:
+    return history.record_revision(
+        tx,
+        tenant=tenant,
+        item_id=item_id,
+        operation="conflict",
+        principal=text.principal or principal,
+        title=text.title,
+        kind=text.kind,
+        content=text.content,
+        added=0,
+        removed=0,
+        based_on=based_on,
+    )
+
+
+def _kept_beside(tx: Tx, held: Row, principal: str, last: _Text, conflicts: list[_Text]) -> str:
     """Another note holds the record's key here: the record's text, and the conflicts it
     carries, are kept beside that note as its conflict revisions, never written over it (the
     insert failed on the key's unique index, with no error code, and the whole call with it:
     found by a hunt over the notes). The record's conflicts were based on versions of its own
-    note, not of this one: they are kept without a version."""
-    same = (held["title"], held["content"]) == (last["title"], last["content"])
-    texts = [] if same else [(last, held["version"])]
-    texts += [(conflict, None) for conflict in conflicts]
-    kept = [
-        history.record_revision(
-            tx,
-            tenant=held["tenant"],
-            item_id=held["id"],
-            operation="conflict",
-            principal=text.get("principal") or principal,
-            title=text.get("title"),
-            kind=text.get("kind") or held["category"],
-            content=text["content"],
-            added=0,
-            removed=0,
-            based_on=based_on,
+    note, not of this one: they are kept without a version. A text the note already holds (as
+    its current text or a conflict) is not kept again: a copy imported back (A to B to A)
+    doubled every conflict."""
+    held_texts = {
+        (row["title"], row["kind"], row["content"])
+        for row in tx.all(
+            "SELECT title, kind, content FROM revisions WHERE tenant = ? AND item_id = ?"
+            " AND operation = 'conflict' AND version IS NULL",
+            (held["tenant"], held["id"]),
         )
-        for text, based_on in texts
-    ]
+    }
+    held_texts.add((held["title"], held["category"], held["content"]))
+    kept = []
+    for text, based_on in [(last, held["version"]), *((c, None) for c in conflicts)]:
+        kind = text.kind or held["category"]
+        if (text.title or held["title"], kind, text.content) in held_texts:
+            continue
+        held_texts.add((text.title or held["title"], kind, text.content))
+        kept.append(_keep(tx, held["tenant"], held["id"], text, principal, based_on))
     where = f"note key {held['key']!r} is held here by note {held['id']}"
     if not kept:
-        return f"{where}, with the same text"
-    named = ", ".join(str(revision) for revision in kept)
+        return f"{where}, which holds every text of the record already"
     history.journal_row(tx, held, "conflict", principal)
+    named = ", ".join(str(revision) for revision in kept)
     plural = "s" if len(kept) > 1 else ""
     return (
-        f"{where}: the record's text{plural} kept as its conflict revision{plural} {named},"
-        " nothing was overwritten"
+        f"{where}: {len(kept)} text{plural} of the record kept as its conflict"
+        f" revision{plural} {named}, nothing was overwritten"
     )
 
 
-def _checked_note(record: dict[str, Any]) -> tuple[list[Any], list[Any]]:
-    """A note record's revisions and conflicts, their shapes checked before anything is
-    written: a record found malformed half-way left a note behind while the reply called it
-    skipped (and a retry imported it twice)."""
-    revisions, conflicts = record["revisions"], record.get("conflicts") or []
-    if not isinstance(revisions, list) or not revisions:
-        raise ValueError("revisions is a non-empty list")
-    if not isinstance(conflicts, list):
-        raise ValueError("conflicts is a list")
-    for revision in (*revisions, *conflicts):
-        if not isinstance(revision, dict) or not isinstance(revision.get("content"), str):
-            raise ValueError("each revision and conflict is an object with a text content")
-        for name in ("title", "kind", "principal"):
-            if not isinstance(revision.get(name), str | None):
-                raise ValueError(f"a revision's {name} is a text")
-    versions = len(revisions)
-    for conflict in conflicts:
-        based_on = conflict.get("based_on")
-        if based_on is not None and (
-            isinstance(based_on, bool)
-            or not isinstance(based_on, int)
-            or not 0 < based_on <= versions
-        ):
-            raise ValueError(f"a conflict's based_on is a version of the note (1-{versions})")
-    return revisions, conflicts
+def _checked_note(record: dict[str, Any]) -> _Checked:
+    """A note record checked whole, and read as the note verbs read their arguments, before
+    anything is written: a record found malformed half-way left a note behind while the reply
+    called it skipped (and a retry imported it twice); text a save refuses (a NUL, an empty
+    key, an object where a text goes) reached the store, where it failed the whole call."""
+    try:
+        key = record.get("note_key")
+        revisions, conflicts = record["revisions"], record.get("conflicts") or []
+        if not isinstance(revisions, list) or not revisions:
+            raise ValueError("revisions is a non-empty list")
+        if not isinstance(conflicts, list):
+            raise ValueError("conflicts is a list")
+        versions = [_text(revision, version=True) for revision in revisions]
+        if versions[0].title is None:  # the note's title, as the record names it
+            versions[0] = replace(versions[0], title=notes.check_title(record.get("title")))
+        return _Checked(
+            key=None if key is None else checked_label(key, "note_key"),
+            tags=check_tags(record.get("tags")),
+            versions=versions,
+            conflicts=[_text(conflict, version=False) for conflict in conflicts],
+        )
+    except RecuerdoError as error:
+        raise ValueError(error.detail) from error
+
+
+def _text(revision: object, *, version: bool) -> _Text:
+    if not isinstance(revision, dict):
+        raise ValueError("each revision and conflict is an object")
+    title, kind, principal = (revision.get(name) for name in ("title", "kind", "principal"))
+    operation = (revision.get("operation") or "import") if version else "conflict"
+    if version and (not isinstance(operation, str) or operation not in VERSION_OPERATIONS):
+        raise ValueError(f"a version's operation is one of {', '.join(sorted(VERSION_OPERATIONS))}")
+    based_on = None if version else revision.get("based_on")
+    if based_on is not None and (isinstance(based_on, bool) or not isinstance(based_on, int)):
+        # Any version number: a save keeps the one it was sent, even one the note never had.
+        raise ValueError("a conflict's based_on is a version number")
+    return _Text(
+        title=None if title is None else notes.check_title(title),
+        kind=None if kind is None else notes.check_kind(kind),
+        content=notes.check_body(revision.get("content")),
+        principal=None if principal is None else checked_label(principal, "principal"),
+        operation=operation,
+        based_on=based_on,
+    )
