@@ -192,6 +192,7 @@ class Memory(
         self._is_view = _owned is not None
         if _owned is None:
             audit = AuditLog()
+            audit.start(store)
             meaning = Meaning(embedder, store)
             _owned = _Owned(
                 store,

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, get_type_hints
 
+from .core import audit
 from .core.secrets import redact_call
 from .core.text import check_text
 from .errors import CapabilityNotGranted, RecuerdoError
@@ -222,8 +223,12 @@ class MemoryBase:
         The audit records it emptied are deleted by the upkeep's next round."""
         self._audit.flush(self._store)
         with self._write(rows) as tx:
+            # Counted first: another process's flush, which takes the write lock this holds
+            # until the commit, then drops its records taken before (decision 0085).
+            number = audit.count_forget(tx)
             yield tx
             tx.purge_deleted_text(superseded=superseded)
+        self._audit.forgot(number)
         self._audit.owe_sweep()
         self._upkeep.poke(0)
 

@@ -26,12 +26,59 @@ MIN_SCRUB_CHARS = 3  # shorter texts would match nearly every record
 _PER_STATEMENT = 500  # ids or words a statement
 
 
+FORGETS = "audit_forgets"
+"""The ``index_marks`` row that counts the memory's forgets (decision 0085)."""
+
+
+def forgets(tx: Tx) -> int:
+    """How many forgets the memory has committed (any process's)."""
+    return int(tx.scalar("SELECT upto FROM index_marks WHERE name = ?", (FORGETS,)) or 0)
+
+
+def count_forget(tx: Tx) -> int:
+    """A forget's number: the count, one up, in the forget's own transaction."""
+    return int(
+        tx.scalar(
+            "INSERT INTO index_marks (name, upto) VALUES (?, 1) ON CONFLICT (name)"
+            " DO UPDATE SET upto = index_marks.upto + 1 RETURNING upto",
+            (FORGETS,),
+        )
+    )
+
+
 class AuditLog:
+    """The records of this process's reads, buffered until the upkeep writes them.
+
+    A forget writes this log's buffer before it scrubs, but another process's buffer (or
+    another handle's on the same file) it cannot reach: a search made there just before the
+    forget reached the file after the scrub, quoting what was forgotten. So each record keeps
+    the count of forgets this log had seen when it was taken, and a flush that finds the
+    memory's count moved on drops the records taken before: they may quote what a forget
+    erased, and nothing here can tell (the forgotten names are gone). Too many, never too few:
+    the records dropped are those of the few moments between a search and the upkeep's next
+    flush (0.2 s when the worker is free), and only when another process forgot meanwhile
+    (decision 0085)."""
+
     def __init__(self) -> None:
         self._pending: list[tuple[Any, ...]] = []
         self._lock = threading.Lock()
         self._next_prune = 0.0
         self._sweep_owed = True  # records emptied by a process that closed before its sweep
+        self._forgets_seen = 0
+        self.dropped = 0  # records taken before another process's forget, never written
+
+    def start(self, store: Store) -> None:
+        """Take the memory's count of forgets (at open): a record is compared with it."""
+        with scoped(EVERY_TENANT), store.read() as tx:
+            seen = forgets(tx)
+        with self._lock:
+            self._forgets_seen = max(self._forgets_seen, seen)
+
+    def forgot(self, number: int) -> None:
+        """This process's forget ``number`` committed, with this log written first: the
+        records taken from now on were taken after it."""
+        with self._lock:
+            self._forgets_seen = max(self._forgets_seen, number)
 
     def record(
         self,
@@ -60,7 +107,7 @@ class AuditLog:
             now_iso(),
         )
         with self._lock:
-            self._pending.append(row)
+            self._pending.append((*row, self._forgets_seen))
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -110,8 +157,11 @@ class AuditLog:
                 return 0
             # The buffer holds every tenant's records, whichever call flushes it.
             with scoped(EVERY_TENANT), store.write() as tx:
+                # Read under the write lock, which a forget holds until it commits.
+                counted = forgets(tx)
+                kept = [row[:-1] for row in self._pending if row[-1] >= counted]
                 words: list[tuple[Any, ...]] = []
-                for row in self._pending:
+                for row in kept:
                     audit_id = tx.scalar(
                         "INSERT INTO retrieval_audit (tenant, principal, verb, scope, query,"
                         " filters, returned, found, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -132,8 +182,10 @@ class AuditLog:
                 if prune:
                     prune_expired(tx)
                     self._next_prune = moment + PRUNE_EVERY_SECONDS
-            written, self._pending = len(self._pending), []
-            return written
+            self.dropped += len(self._pending) - len(kept)
+            self._forgets_seen = max(self._forgets_seen, counted)
+            self._pending = []
+            return len(kept)
 
 
 def prune_expired(tx: Tx, now: datetime | None = None) -> int:
