@@ -148,6 +148,22 @@ def test_an_unreachable_memory_leaves_the_push_pending_then_sync_sends_it(
         server.stop()
 
 
+def test_a_stale_push_through_a_server_is_reported_diverged(base: Path, task_file: Path) -> None:
+    """The server's conflict reached the command as a generic remote error: it printed an
+    error, not the report that both copies are kept."""
+    server = Server(base, memory="work")
+    try:
+        mirror(base, "push", str(task_file), "--key", KEY, server=server.url)
+        with recuerdo.open("work", base_dir=base) as memory:
+            memory.save("auth", DOC + "- [x] theirs\n", key=KEY, kind="mirror")
+        task_file.write_text(DOC + "- [ ] mine\n")
+        code, pushed = mirror(base, "push", str(task_file), "--key", KEY, server=server.url)
+        assert code == 1 and pushed["status"] == "diverged", pushed
+        assert pushed["current_version"] == 2 and pushed["conflict_revision_id"]
+    finally:
+        server.stop()
+
+
 def test_resume_runs_the_seed_order_and_finds_the_next_task(base: Path, task_file: Path) -> None:
     mirror(base, "push", str(task_file), "--key", KEY)
     task_file.write_text(DOC.replace("- [ ] rotate keys", "- [x] rotate keys"))

@@ -4,6 +4,7 @@ HTTP API, so scripts work the same against a local file and a shared server."""
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import urllib.error
 import urllib.parse
@@ -11,13 +12,15 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput, RecuerdoError, StoreError
+from ..errors import InvalidInput, RecuerdoError, StoreError, all_error_classes
 from ..model import EntryList
 from ..verbs import Verb
 
 
 class RemoteError(RecuerdoError):
-    """An error the server answered with; ``code`` and ``status`` are the server's."""
+    """An error the server answered with; ``code`` and ``status`` are the server's. It is also
+    an instance of the local class of that code (:func:`remote_error`), so a caller that
+    catches ``Conflict`` catches a server's conflict too."""
 
     carries_remote_code = True
 
@@ -25,6 +28,21 @@ class RemoteError(RecuerdoError):
         super().__init__(detail, **extra)
         self.code = code  # type: ignore[misc]
         self.status = status  # type: ignore[misc]
+
+
+@functools.cache
+def _remote_class(code: str) -> type[RemoteError]:
+    local = next((cls for cls in all_error_classes() if cls.code == code), None)
+    if local is None or local is RecuerdoError:
+        return RemoteError
+    return type(f"Remote{local.__name__}", (RemoteError, local), {})
+
+
+def remote_error(code: str, status: int, detail: str, extra: dict[str, Any]) -> RemoteError:
+    """The server's error as the local class of its code: ``mirror push`` through a server
+    took a stale push's conflict for a failure (``except Conflict`` missed it), not for the
+    two copies kept, and a busy server's store for a refusal, not for a push to queue."""
+    return _remote_class(code)(code, status, detail, extra)
 
 
 def remote_call(
@@ -66,7 +84,7 @@ def remote_call(
         except ValueError:
             shape = {"error": "internal", "detail": f"HTTP {error.code}"}
         extra = {k: v for k, v in shape.items() if k not in ("ok", "error", "detail")}
-        raise RemoteError(
+        raise remote_error(
             shape.get("error", "internal"), error.code, shape.get("detail", ""), extra
         ) from error
     except (urllib.error.URLError, OSError) as error:
