@@ -123,6 +123,28 @@ def test_a_file_of_another_note_with_the_key_never_writes_over_this_one(
             target.close()
 
 
+@pytest.mark.parametrize("key", ["doc", None])
+def test_a_file_of_a_note_deleted_since_makes_no_new_note(
+    mem: recuerdo.Memory, tmp_path: Path, key: str | None
+) -> None:
+    """Reading the directory back made a new note of each file whose note was deleted since:
+    every deletion undone unseen (the review of decision 0084). Skipped now, nothing stored;
+    once the note is restored the file reads into it."""
+    note = mem.save("Doc", "v1", key=key)["id"]
+    mem.export_markdown(tmp_path)
+    [path] = tmp_path.rglob("*.md")
+    _edit(path, "v1", "v1 edited")
+    mem.delete(note)
+    report = mem.import_markdown(tmp_path)
+    assert (report["created"], report["skipped"]) == (0, 1), report
+    [change] = report["changes"]
+    assert change["outcome"] == "skipped" and "deleted since" in change["detail"]
+    assert mem.list_notes()["notes"] == []
+    mem.restore(note)
+    assert mem.import_markdown(tmp_path)["updated"] == 1
+    assert mem.get(note)["content"] == "v1 edited"
+
+
 def test_a_file_of_this_memory_without_its_id_is_read_by_key_and_version(
     mem: recuerdo.Memory, tmp_path: Path
 ) -> None:

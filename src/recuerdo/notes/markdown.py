@@ -29,7 +29,8 @@ recuerdo becomes a new revision by principal ``markdown`` (operation ``external`
 ``version`` is not the note's current one and whose text differs both from that version and
 from the current one is kept as a conflict revision (once), never written over the note; so is
 one found by key whose version counts another note's revisions (a note deleted since, or
-another memory's), when it differs from the note.
+another memory's), when it differs from the note. A file of a note of this memory that was
+deleted since (and whose key no other note took) is skipped: it would undo the deletion.
 """
 
 from __future__ import annotations
@@ -334,6 +335,22 @@ def _find(tx: Tx, tenant: str, note: Incoming) -> Row | None:
     return None
 
 
+def _deleted_since(tx: Tx, tenant: str, note: Incoming) -> int | None:
+    """The id of the note this memory wrote the file from, when that note is deleted and no
+    other holds its key: reading the file made a new note with the key, undoing the deletion
+    unseen (decision 0084)."""
+    if not note.trusted or note.id is None:
+        return None
+    found = tx.one(
+        "SELECT id, scope, key FROM items WHERE id = ? AND tenant = ? AND item_type = 'note'"
+        " AND status = 'deleted'",
+        (note.id, tenant),
+    )
+    if found is None or (found["scope"], found["key"]) != (note.scope, note.key):
+        return None
+    return int(found["id"])
+
+
 def _same(row: Row, note: Incoming) -> bool:
     return (row["content"], row["title"], row["category"], json.loads(row["tags"])) == (
         note.content,
@@ -365,6 +382,14 @@ def apply(tx: Tx, tenant: str, note: Incoming) -> Applied:
     if len(note.content.encode("utf-8")) > limit:
         return Applied("skipped", detail=f"its text is over the note size limit ({limit} bytes)")
     row = _find(tx, tenant, note)
+    if row is None and (deleted := _deleted_since(tx, tenant, note)) is not None:
+        return Applied(
+            "skipped",
+            deleted,
+            detail=f"its note ({deleted}) was deleted since the file was written: nothing was "
+            "stored (restore the note to read the file into it, or take the id out of the "
+            "file's front matter to make a new note)",
+        )
     if row is None:
         item_id = notes.create(
             tx,
