@@ -210,11 +210,11 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     # What else the scope's words were in (found by a hunt for erasure residues): the notes'
     # earlier revisions, tags and summaries, and the values of its entities' attributes and
     # facts. Searches asking for a word only they held go too.
+    notes = [row["id"] for row in rows if row["item_type"] == "note"]
     earlier = [
         f"{title or ''} {text}"
-        for row in rows
-        if row["item_type"] == "note"
-        for title, text in history.revision_texts(tx, tenant, row["id"])
+        for revisions in history.revision_texts_of(tx, tenant, notes).values()
+        for title, text in revisions
     ]
     values = _values(
         tx.all(

@@ -37,9 +37,9 @@ def erase(tx: Tx, tenant: str, rows: Sequence[Row]) -> None:
                 " AND verb = 'remember_about' AND scope = ? AND key = ?",
                 (tenant, kept["principal"], kept["scope"], kept["key"]),
             )
-    for row in rows:
-        if row["category"] != SUMMARY_KIND or row["session"] is None:
-            continue
+    summaries = [r for r in rows if r["category"] == SUMMARY_KIND and r["session"] is not None]
+    histories = history.revision_texts_of(tx, tenant, [row["id"] for row in summaries])
+    for row in summaries:
         # Only a summary this note holds, or held: a later end of the session (in another
         # scope) wrote its own, which another note holds (the review's).
         summary = tx.scalar(
@@ -47,7 +47,7 @@ def erase(tx: Tx, tenant: str, rows: Sequence[Row]) -> None:
         )
         held = {
             row["content"],
-            *(text for _, text in history.revision_texts(tx, tenant, row["id"])),
+            *(text for _, text in histories.get(row["id"], [])),
         }
         if summary is not None and summary.strip() in {text.strip() for text in held}:
             tx.execute(
