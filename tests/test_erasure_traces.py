@@ -172,3 +172,37 @@ def test_many_notes_histories_are_read_together_as_one_at_a_time(
     with statements_run(monkeypatch, tx_class_of(memory)) as many:
         read(ids)
     assert len(few) == len(many)
+
+
+def test_a_facts_or_attributes_forget_keeps_searches_for_words_still_held(
+    memory: recuerdo.Memory,
+) -> None:
+    """A fact's or an attribute's values were named as names: every search of the tenant
+    quoting one went, whatever the passages left hold (as a subject's did until the review of
+    0079). A value nothing holds any more still takes its searches."""
+    memory.remember_knowledge(
+        facts={
+            "entities": [
+                {"name": "Vantheris", "type": "person", "attributes": {"role": "engineer"}},
+                {"name": "Acme", "type": "org"},
+            ],
+            "relations": [
+                {
+                    "source": "Vantheris",
+                    "target": "Acme",
+                    "type": "works_at",
+                    "attributes": {"team": "platform", "badge": f"{MARK}07"},
+                }
+            ],
+        },
+        scope="project:a",
+    )
+    memory.save("Hiring", "We hire an engineer for the platform team.", scope="project:b")
+    memory._upkeep.drain()
+    for query in ("engineer hiring plan", "platform roadmap", f"{MARK}07"):
+        memory.search(query, scope="project:b")
+    memory.forget_knowledge(
+        "project:a", fact={"from": "Vantheris", "to": "Acme", "type": "works_at"}
+    )
+    memory.forget_knowledge("project:a", attribute={"subject": "Vantheris", "key": "role"})
+    assert _flushed_queries(memory) == ["engineer hiring plan", "platform roadmap"]

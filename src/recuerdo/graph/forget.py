@@ -138,8 +138,10 @@ def _fact(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     )
     if not rows:
         return None
-    values = _values(rows, "attributes")
-    return Done({"facts_removed": len(rows)}, names=values, text=values)
+    # Its values are forgotten words, not names: a search for one goes only when nothing left
+    # holds it (as a subject's values since the review of 0079: "engineer" named as a name
+    # dropped every search of the tenant quoting it).
+    return Done({"facts_removed": len(rows)}, text=_values(rows, "attributes"))
 
 
 def _passage(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
@@ -262,8 +264,7 @@ def _attribute(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     )
     if not rows:
         return None
-    values = _values(rows, "value")
-    return Done({"attribute_values_removed": len(rows)}, names=values, text=values)
+    return Done({"attribute_values_removed": len(rows)}, text=_values(rows, "value"))
 
 
 _NOTHING_REMOVED: dict[str, dict[str, Any]] = {
