@@ -111,7 +111,11 @@ def verb(
             given = {k: v for k, v in arguments.items() if k != "self"}
             check_text(given, reading=mode == "read")
             # The call's transactions are for this handle's tenant (row-level security).
-            with scoped(getattr(args[0], "tenant", EVERY_TENANT)):
+            tenant = getattr(args[0], "tenant", EVERY_TENANT)
+            with scoped(tenant):
+                if not guard_secrets and (log := getattr(args[0], "_audit", None)) is not None:
+                    with log.reading(tenant):  # what it audits, counted from before it reads
+                        return method(*args, **kwargs)
                 if guard_secrets:
                     redacted: dict[str, list[str]] = {}
                     guarded = {k: v for k, v in given.items() if k not in raw}
@@ -223,12 +227,12 @@ class MemoryBase:
         The audit records it emptied are deleted by the upkeep's next round."""
         self._audit.flush(self._store)
         with self._write(rows) as tx:
-            # Counted first: another process's flush, which takes the write lock this holds
-            # until the commit, then drops its records taken before (decision 0085).
-            number = audit.count_forget(tx)
             yield tx
             tx.purge_deleted_text(superseded=superseded)
-        self._audit.forgot(number)
+            # The scrub counted this forget: another process's flush, which takes the write
+            # lock this holds until the commit, then drops its records taken before (0085).
+            counted = audit.forgets(tx, [self.tenant]).get(self.tenant, 0)
+        self._audit.forgot(self.tenant, counted)
         self._audit.owe_sweep()
         self._upkeep.poke(0)
 

@@ -4,10 +4,12 @@ take the write lock; ``flush`` writes them at once (close and the ``audit`` verb
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,23 +28,30 @@ MIN_SCRUB_CHARS = 3  # shorter texts would match nearly every record
 _PER_STATEMENT = 500  # ids or words a statement
 
 
-FORGETS = "audit_forgets"
-"""The ``index_marks`` row that counts the memory's forgets (decision 0085)."""
+FORGETS = "audit_forgets:"
+"""The ``index_marks`` rows (this, then a tenant) that count each tenant's forgets (0085)."""
+_READ_SEEN: ContextVar[int | None] = ContextVar("audit_read_seen", default=None)
 
 
-def forgets(tx: Tx) -> int:
-    """How many forgets the memory has committed (any process's)."""
-    return int(tx.scalar("SELECT upto FROM index_marks WHERE name = ?", (FORGETS,)) or 0)
+def forgets(tx: Tx, tenants: Iterable[str]) -> dict[str, int]:
+    """How many forgets of each of ``tenants`` the memory has committed (any process's)."""
+    counts: dict[str, int] = {}
+    for part in groups(sorted(set(tenants)), _PER_STATEMENT):
+        for row in tx.all(
+            f"SELECT name, upto FROM index_marks WHERE name IN ({marks(part)})",
+            [FORGETS + tenant for tenant in part],
+        ):
+            counts[str(row["name"])[len(FORGETS) :]] = int(row["upto"])
+    return counts
 
 
-def count_forget(tx: Tx) -> int:
-    """A forget's number: the count, one up, in the forget's own transaction."""
-    return int(
-        tx.scalar(
-            "INSERT INTO index_marks (name, upto) VALUES (?, 1) ON CONFLICT (name)"
-            " DO UPDATE SET upto = index_marks.upto + 1 RETURNING upto",
-            (FORGETS,),
-        )
+def count_forget(tx: Tx, tenant: str) -> None:
+    """One more forget of ``tenant``, in the forget's own transaction (the scrub's: a forget
+    that removed nothing counts none)."""
+    tx.execute(
+        "INSERT INTO index_marks (name, upto) VALUES (?, 1) ON CONFLICT (name)"
+        " DO UPDATE SET upto = index_marks.upto + 1",
+        (FORGETS + tenant,),
     )
 
 
@@ -51,34 +60,52 @@ class AuditLog:
 
     A forget writes this log's buffer before it scrubs, but another process's buffer (or
     another handle's on the same file) it cannot reach: a search made there just before the
-    forget reached the file after the scrub, quoting what was forgotten. So each record keeps
-    the count of forgets this log had seen when it was taken, and a flush that finds the
-    memory's count moved on drops the records taken before: they may quote what a forget
-    erased, and nothing here can tell (the forgotten names are gone). Too many, never too few:
-    the records dropped are those of the few moments between a search and the upkeep's next
-    flush (0.2 s when the worker is free), and only when another process forgot meanwhile
-    (decision 0085)."""
+    forget reached the file after the scrub, quoting what was forgotten. So each tenant's
+    forgets are counted, each record keeps the count of its tenant's forgets this log had seen
+    when its read began (:meth:`reading`), and a flush that finds the count moved on drops the
+    records taken before: they may quote what a forget erased, and nothing here can tell (the
+    forgotten names are gone). Too many, never too few: what is dropped is what a log took
+    between its last flush and the flush that finds another process's forget of the same
+    tenant (decision 0085)."""
 
     def __init__(self) -> None:
         self._pending: list[tuple[Any, ...]] = []
         self._lock = threading.Lock()
         self._next_prune = 0.0
         self._sweep_owed = True  # records emptied by a process that closed before its sweep
-        self._forgets_seen = 0
+        self._forgets_seen: dict[str, int] = {}
         self.dropped = 0  # records taken before another process's forget, never written
 
     def start(self, store: Store) -> None:
-        """Take the memory's count of forgets (at open): a record is compared with it."""
+        """Take every tenant's count of forgets (at open): a record is compared with it."""
         with scoped(EVERY_TENANT), store.read() as tx:
-            seen = forgets(tx)
+            rows = tx.all(
+                "SELECT name, upto FROM index_marks /* every tenant */"
+                f" WHERE substr(name, 1, {len(FORGETS)}) = ?",
+                (FORGETS,),
+            )
         with self._lock:
-            self._forgets_seen = max(self._forgets_seen, seen)
+            for row in rows:
+                tenant = str(row["name"])[len(FORGETS) :]
+                seen = max(self._forgets_seen.get(tenant, 0), int(row["upto"]))
+                self._forgets_seen[tenant] = seen
 
-    def forgot(self, number: int) -> None:
-        """This process's forget ``number`` committed, with this log written first: the
-        records taken from now on were taken after it."""
+    @contextlib.contextmanager
+    def reading(self, tenant: str) -> Iterator[None]:
+        """A read of ``tenant``'s memory: the records it takes keep the count seen *before*
+        it began. Taken when it records, a search whose read began before a forget committed
+        was kept, with the forgotten name and items in it (the review of 0085)."""
+        token = _READ_SEEN.set(self._forgets_seen.get(tenant, 0))
+        try:
+            yield
+        finally:
+            _READ_SEEN.reset(token)
+
+    def forgot(self, tenant: str, count: int) -> None:
+        """This log's forget of ``tenant`` committed, with this log written first: the reads
+        that begin from now on began after it."""
         with self._lock:
-            self._forgets_seen = max(self._forgets_seen, number)
+            self._forgets_seen[tenant] = max(self._forgets_seen.get(tenant, 0), count)
 
     def record(
         self,
@@ -106,8 +133,10 @@ class AuditLog:
             int(bool(returned)),
             now_iso(),
         )
+        began = _READ_SEEN.get()
         with self._lock:
-            self._pending.append((*row, self._forgets_seen))
+            seen = self._forgets_seen.get(tenant, 0) if began is None else began
+            self._pending.append((*row, seen))
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -158,8 +187,8 @@ class AuditLog:
             # The buffer holds every tenant's records, whichever call flushes it.
             with scoped(EVERY_TENANT), store.write() as tx:
                 # Read under the write lock, which a forget holds until it commits.
-                counted = forgets(tx)
-                kept = [row[:-1] for row in self._pending if row[-1] >= counted]
+                counted = forgets(tx, {row[0] for row in self._pending})
+                kept = [row[:-1] for row in self._pending if row[-1] >= counted.get(row[0], 0)]
                 words: list[tuple[Any, ...]] = []
                 for row in kept:
                     audit_id = tx.scalar(
@@ -183,7 +212,8 @@ class AuditLog:
                     prune_expired(tx)
                     self._next_prune = moment + PRUNE_EVERY_SECONDS
             self.dropped += len(self._pending) - len(kept)
-            self._forgets_seen = max(self._forgets_seen, counted)
+            for tenant, count in counted.items():
+                self._forgets_seen[tenant] = max(self._forgets_seen.get(tenant, 0), count)
             self._pending = []
             return len(kept)
 
@@ -241,6 +271,7 @@ def scrub(
     filters hold any of ``texts`` (the forgotten names and values, any case), or that ask for
     a word of the ``forgotten`` text that memory no longer holds anywhere; how many. A dropped
     record is emptied now and deleted by the upkeep later (``store/audit_sweep.py``)."""
+    count_forget(tx, tenant)
     emptying = audit_sweep.applied(tx)
     removed = _scrub_words(tx, tenant, forgotten, emptying)
     returned = sorted(set(items))
