@@ -337,6 +337,18 @@ class NoteRecord(TypedDict):
     tags: list[str]
     created_at: str
     revisions: list[NoteRevision]
+    conflicts: list[NoteConflict]
+    """Text that came with a stale version and was kept beside the note (decision 0083)."""
+
+
+@with_config(_EXACT)
+class NoteConflict(TypedDict):
+    based_on: int | None
+    title: str | None
+    kind: str | None
+    content: str
+    principal: str
+    created_at: str
 
 
 @with_config(_EXACT)
