@@ -7,7 +7,7 @@ The verbs live here, in their own mixin of the notes family, with their typed re
 from __future__ import annotations
 
 from ..core.clock import now_iso
-from ..core.items import status_of
+from ..core.items import status_of, visible
 from ..errors import InvalidInput, ItemNotFound
 from ..facade import MemoryBase, verb
 from ..store.base import Row, Tx
@@ -91,20 +91,23 @@ def _linked(row: Row) -> LinkedItem:
     }
 
 
-def note_links(tx: Tx, tenant: str, item_id: object) -> NoteLinks:
+def note_links(tx: Tx, tenant: str, item_id: object, viewer: str) -> NoteLinks:
+    """A note's links, to and from the items ``viewer`` may read: a message linked to a note
+    showed its subject to anyone who read the note (a hunt over the messages)."""
     row = load_note(tx, tenant, item_id)
-    live = "i.tenant = ? AND i.status <> 'deleted'"
+    members_only, shown = visible("i", viewer)
+    live = f"i.tenant = ? AND i.status <> 'deleted' AND {members_only}"
     outgoing = tx.all(
         "SELECT i.id, i.title, i.item_type, l.type, l.origin FROM links l JOIN items i"
         f" ON i.tenant = l.tenant AND i.id = l.to_id WHERE l.tenant = ? AND l.from_id = ?"
         f" AND {live} ORDER BY i.id, l.type",
-        (tenant, row["id"], tenant),
+        (tenant, row["id"], tenant, *shown),
     )
     incoming = tx.all(
         "SELECT i.id, i.title, i.item_type, l.type, l.origin FROM links l JOIN items i"
         f" ON i.tenant = l.tenant AND i.id = l.from_id WHERE l.tenant = ? AND l.to_id = ?"
         f" AND {live} ORDER BY i.id, l.type",
-        (tenant, row["id"], tenant),
+        (tenant, row["id"], tenant, *shown),
     )
     return {
         "id": row["id"],
@@ -169,7 +172,7 @@ class NoteBrowsingVerbs(MemoryBase):
             id: The note's id.
         """
         with self._store.read() as tx:
-            return note_links(tx, self.tenant, id)
+            return note_links(tx, self.tenant, id, self.principal)
 
     @verb("read", errors=(ItemNotFound,), arguments=("id",))
     def conflicts(self, id: int) -> list[ConflictRevision]:

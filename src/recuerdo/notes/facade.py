@@ -486,7 +486,9 @@ class NoteVerbs(MemoryBase):
             context_set_name: Also load this named context set (see context_set), after the pins.
         """
         with self._store.read() as tx:
-            return sessions.recent(tx, self.tenant, scope, max_bytes, context_set_name)
+            return sessions.recent(
+                tx, self.tenant, scope, max_bytes, context_set_name, viewer=self.principal
+            )
 
     @verb("read")
     def journal(

@@ -58,7 +58,7 @@ class NoteFiles(MemoryBase):
         root = markdown.check_folder(folder, must_exist=False)
         with self._store.read() as tx:
             rows = markdown.note_rows(tx, self.tenant, scope)
-            linked = markdown.explicit_links(tx, self.tenant)
+            linked = markdown.explicit_links(tx, self.tenant, self.principal)
         paths = markdown.file_names(rows)
         written = 0
         for row in rows:
@@ -119,7 +119,9 @@ class NoteFiles(MemoryBase):
                     else:
                         counts[done.outcome] += 1
                     if done.rewrite and done.id is not None:
-                        front = markdown.front_of(tx, self.tenant, done.id, self.name)
+                        front = markdown.front_of(
+                            tx, self.tenant, done.id, self.name, self.principal
+                        )
                         rewrites.append((path, text, markdown.rewrite_front(text, front)))
                     if done.outcome != "unchanged":
                         change: MarkdownFile = {

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from ..core.items import visible
 from ..core.secrets import redact_call
 from ..core.settings import note_limit_bytes
 from ..core.text import check_tags, checked_label
@@ -212,17 +213,19 @@ def note_rows(tx: Tx, tenant: str, scope: str | None) -> list[Row]:
 
 
 def explicit_links(
-    tx: Tx, tenant: str, item_id: int | None = None
+    tx: Tx, tenant: str, viewer: str, item_id: int | None = None
 ) -> dict[int, list[dict[str, Any]]]:
-    """Each note's links written by the link verb (``[[Title]]`` links live in its text)."""
+    """Each note's links written by the link verb (``[[Title]]`` links live in its text), to
+    the items ``viewer`` may read (a linked message's subject was written for anyone)."""
     found: dict[int, list[dict[str, Any]]] = {}
     one = "" if item_id is None else " AND l.from_id = ?"
+    members_only, shown = visible("i", viewer)
     for row in tx.iterate(
         "SELECT l.from_id, l.to_id, l.type, i.title FROM links l JOIN items f ON f.id = l.from_id"
         " JOIN items i ON i.id = l.to_id WHERE f.tenant = ? AND f.item_type = 'note'"
-        f" AND l.origin <> 'wikilink' AND i.status <> 'deleted'{one}"
+        f" AND l.origin <> 'wikilink' AND i.status <> 'deleted' AND {members_only}{one}"
         " ORDER BY l.from_id, l.to_id, l.type",
-        (tenant,) if item_id is None else (tenant, item_id),
+        (tenant, *shown) if item_id is None else (tenant, *shown, item_id),
     ):
         found.setdefault(row["from_id"], []).append(
             {"id": row["to_id"], "type": row["type"], "title": row["title"]}
@@ -493,11 +496,11 @@ def read_text(path: Path) -> str:
         raise FileRefused("it is not UTF-8 text") from exc
 
 
-def front_of(tx: Tx, tenant: str, item_id: int, memory: str) -> dict[str, Any]:
+def front_of(tx: Tx, tenant: str, item_id: int, memory: str, viewer: str) -> dict[str, Any]:
     """The front matter of a note as it now is."""
     row = tx.one("SELECT * FROM items WHERE id = ? AND tenant = ?", (item_id, tenant))
     assert row is not None
-    linked = explicit_links(tx, tenant, item_id).get(item_id, [])
+    linked = explicit_links(tx, tenant, viewer, item_id).get(item_id, [])
     return front_matter(row, linked, memory)
 
 

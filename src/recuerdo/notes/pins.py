@@ -1,10 +1,13 @@
 """Pins and named context sets: what a session starts with, chosen by hand.
 
 A pinned item (a note or an entry) comes first in ``recent`` (and Engram's ``mem_context``),
-within the size limit, flagged ``pinned``. A context set is a named, ordered list of items that
-``recent`` and ``context`` load on request (``context_set_name``). Forgetting an item takes its
-pin and its places in sets with it (the tables cascade from ``items``); a soft-deleted note
-keeps its pin but is shown nowhere until it is restored.
+within the size limit, flagged ``pinned``. Pins and sets are the tenant's, but a message in
+one is shown only to the members of its conversation, as everywhere (``core.items.visible``):
+they showed any message to anyone who named its id (a hunt over the messages). A context set
+is a named, ordered list of items that ``recent`` and ``context`` load on request
+(``context_set_name``). Forgetting an item takes its pin and its places in sets with it (the
+tables cascade from ``items``); a soft-deleted note keeps its pin but is shown nowhere until it
+is restored.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.clock import now_iso
+from ..core.items import visible
 from ..core.text import checked_label
 from ..errors import ContextSetNotFound, InvalidInput, ItemNotFound
 from ..facade import MemoryBase, verb
@@ -20,7 +24,6 @@ from .results import ContextSet, ContextSetInfo, Pinned, PinnedItem, Unpinned
 
 MAX_SET_ITEMS = 200
 MAX_PINS = 200
-_LIVE = "tenant = ? AND status <> 'deleted'"
 
 
 def _id(value: object, field: str = "id") -> int:
@@ -29,16 +32,21 @@ def _id(value: object, field: str = "id") -> int:
     return value
 
 
-def _live(tx: Tx, tenant: str, item_id: object) -> Row:
+def _live(tx: Tx, tenant: str, item_id: object, viewer: str) -> Row:
     checked = _id(item_id)
-    row = tx.one(f"SELECT id, scope FROM items WHERE id = ? AND {_LIVE}", (checked, tenant))
+    members_only, shown = visible("i", viewer)
+    row = tx.one(
+        "SELECT i.id, i.scope FROM items i WHERE i.id = ? AND i.tenant = ?"
+        f" AND i.status <> 'deleted' AND {members_only}",
+        (checked, tenant, *shown),
+    )
     if row is None:
         raise ItemNotFound(f"no item with id {checked} (nothing was changed)")
     return row
 
 
-def pin(tx: Tx, tenant: str, item_id: object) -> Pinned:
-    row = _live(tx, tenant, item_id)
+def pin(tx: Tx, tenant: str, item_id: object, viewer: str) -> Pinned:
+    row = _live(tx, tenant, item_id, viewer)
     current = tx.scalar(
         "SELECT pinned_at FROM pins WHERE tenant = ? AND item_id = ?", (tenant, row["id"])
     )
@@ -59,11 +67,12 @@ def unpin(tx: Tx, tenant: str, item_id: object) -> Unpinned:
     return {"id": checked, "outcome": "unpinned" if gone else "not_pinned"}
 
 
-def pinned_rows(tx: Tx, tenant: str, scope: str | None = None) -> list[Row]:
-    """The live pinned items (of ``scope``), oldest pin first."""
-    where, params = "", [tenant, tenant]
+def pinned_rows(tx: Tx, tenant: str, viewer: str, scope: str | None = None) -> list[Row]:
+    """The live pinned items ``viewer`` may read (of ``scope``), oldest pin first."""
+    members_only, shown = visible("i", viewer)
+    where, params = f" AND {members_only}", [tenant, tenant, *shown]
     if scope is not None:
-        where, params = " AND i.scope = ?", [*params, scope]
+        where, params = f"{where} AND i.scope = ?", [*params, scope]
     # The pins drive (CROSS JOIN fixes SQLite's join order): an empty pins table keeps its
     # stated million rows while items has its real count, and the planner then walked every
     # item to find none pinned (26 ms for each `recent` at 100,000 entries).
@@ -80,7 +89,7 @@ def _title(row: Row) -> str:
     return str(row["title"] or f"{row['category']} {row['item_type']}")
 
 
-def pins(tx: Tx, tenant: str) -> list[PinnedItem]:
+def pins(tx: Tx, tenant: str, viewer: str) -> list[PinnedItem]:
     return [
         {
             "id": row["id"],
@@ -90,7 +99,7 @@ def pins(tx: Tx, tenant: str) -> list[PinnedItem]:
             "scope": row["scope"],
             "pinned_at": row["pinned_at"],
         }
-        for row in pinned_rows(tx, tenant)
+        for row in pinned_rows(tx, tenant, viewer)
     ]
 
 
@@ -98,7 +107,7 @@ def set_name(name: object) -> str:
     return checked_label(name, "name", max_chars=100)
 
 
-def save_set(tx: Tx, tenant: str, name: object, ids: object) -> ContextSet:
+def save_set(tx: Tx, tenant: str, name: object, ids: object, viewer: str) -> ContextSet:
     label = set_name(name)
     if isinstance(ids, str | bytes) or not isinstance(ids, Sequence):
         raise InvalidInput("ids is a list of item ids")
@@ -106,7 +115,7 @@ def save_set(tx: Tx, tenant: str, name: object, ids: object) -> ContextSet:
     if len(wanted) > MAX_SET_ITEMS:
         raise InvalidInput(f"a context set holds at most {MAX_SET_ITEMS} items")
     for item_id in wanted:
-        _live(tx, tenant, item_id)  # all or nothing: an unknown id changes nothing
+        _live(tx, tenant, item_id, viewer)  # all or nothing: an unknown id changes nothing
     existed = tx.execute("DELETE FROM context_sets WHERE tenant = ? AND name = ?", (tenant, label))
     stamp = now_iso()
     tx.executemany(
@@ -119,12 +128,14 @@ def save_set(tx: Tx, tenant: str, name: object, ids: object) -> ContextSet:
     return {"name": label, "ids": wanted, "outcome": "replaced" if existed else "created"}
 
 
-def context_sets(tx: Tx, tenant: str) -> list[ContextSetInfo]:
+def context_sets(tx: Tx, tenant: str, viewer: str) -> list[ContextSetInfo]:
     found: dict[str, ContextSetInfo] = {}
+    members_only, shown = visible("i", viewer)
     for row in tx.all(
-        "SELECT name, item_id, updated_at FROM context_sets WHERE tenant = ?"
-        " ORDER BY name, position",
-        (tenant,),
+        "SELECT s.name, s.item_id, s.updated_at FROM context_sets s JOIN items i"
+        " ON i.tenant = s.tenant AND i.id = s.item_id"
+        f" WHERE s.tenant = ? AND {members_only} ORDER BY s.name, s.position",
+        (tenant, *shown),
     ):
         entry = found.setdefault(
             row["name"], {"name": row["name"], "ids": [], "updated_at": row["updated_at"]}
@@ -133,14 +144,16 @@ def context_sets(tx: Tx, tenant: str) -> list[ContextSetInfo]:
     return list(found.values())
 
 
-def set_rows(tx: Tx, tenant: str, name: object) -> list[Row]:
-    """The live items of a context set, in its order; an unknown set is refused."""
+def set_rows(tx: Tx, tenant: str, name: object, viewer: str) -> list[Row]:
+    """The live items of a context set ``viewer`` may read, in its order; an unknown set is
+    refused."""
     label = set_name(name)
+    members_only, shown = visible("i", viewer)
     rows = tx.all(
         "SELECT i.* FROM context_sets s JOIN items i ON i.id = s.item_id"
         " WHERE s.tenant = ? AND s.name = ? AND i.tenant = ? AND i.status <> 'deleted'"
-        " ORDER BY s.position",
-        (tenant, label, tenant),
+        f" AND {members_only} ORDER BY s.position",
+        (tenant, label, tenant, *shown),
     )
     if not rows and not tx.one(
         "SELECT 1 FROM context_sets WHERE tenant = ? AND name = ? LIMIT 1", (tenant, label)
@@ -161,7 +174,7 @@ class PinVerbs(MemoryBase):
             id: The item's id.
         """
         with self._write(0) as tx:
-            return pin(tx, self.tenant, id)
+            return pin(tx, self.tenant, id, self.principal)
 
     @verb("write", arguments=("id",))
     def unpin(self, id: int) -> Unpinned:
@@ -177,7 +190,7 @@ class PinVerbs(MemoryBase):
     def pins(self) -> list[PinnedItem]:
         """The pinned items, oldest pin first: id, type, title, kind, scope and when pinned."""
         with self._store.read() as tx:
-            return pins(tx, self.tenant)
+            return pins(tx, self.tenant, self.principal)
 
     @verb("write", errors=(ItemNotFound,), arguments=("name", "ids"))
     def context_set(self, name: str, ids: list[int]) -> ContextSet:
@@ -190,10 +203,10 @@ class PinVerbs(MemoryBase):
             ids: The items, in the order they are shown (at most 200).
         """
         with self._write(0) as tx:
-            return save_set(tx, self.tenant, name, ids)
+            return save_set(tx, self.tenant, name, ids, self.principal)
 
     @verb("read")
     def context_sets(self) -> list[ContextSetInfo]:
         """The named context sets: each name with its item ids in order."""
         with self._store.read() as tx:
-            return context_sets(tx, self.tenant)
+            return context_sets(tx, self.tenant, self.principal)

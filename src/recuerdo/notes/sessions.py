@@ -162,7 +162,13 @@ def _latest(tx: Tx, where: str, params: Sequence[object]) -> Iterator[Row]:
 
 
 def recent(
-    tx: Tx, tenant: str, scope: object, max_bytes: object, context_set_name: object = None
+    tx: Tx,
+    tenant: str,
+    scope: object,
+    max_bytes: object,
+    context_set_name: object = None,
+    *,
+    viewer: str,
 ) -> Recent:
     """The pinned items, then the items of the named context set, then the latest notes and
     session summaries of a scope (or all), as one text of at most ``max_bytes`` bytes of
@@ -178,8 +184,10 @@ def recent(
     if chosen is not None:
         where += " AND scope = ?"
         params.append(chosen)
-    pinned = pin_ops.pinned_rows(tx, tenant, chosen)
-    in_set = [] if context_set_name is None else pin_ops.set_rows(tx, tenant, context_set_name)
+    pinned = pin_ops.pinned_rows(tx, tenant, viewer, chosen)
+    in_set = (
+        [] if context_set_name is None else pin_ops.set_rows(tx, tenant, context_set_name, viewer)
+    )
     at = now_iso()
     blocks: list[str] = []
     ids: list[int] = []

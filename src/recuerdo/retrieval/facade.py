@@ -279,7 +279,7 @@ class RetrievalVerbs(MemoryBase):
             blocks = self._blocks(tx, candidates, filters, hops)
             if context_set_name is not None:
                 blocks = pack.set_blocks(
-                    pin_ops.set_rows(tx, self.tenant, context_set_name), blocks
+                    pin_ops.set_rows(tx, self.tenant, context_set_name, self.principal), blocks
                 )
         body, sources, truncated = pack.pack(blocks, budget, cap)
         state: AnswerState = (
