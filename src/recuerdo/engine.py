@@ -187,6 +187,7 @@ class Memory(
         source: str = MAIN_SOURCE,
         is_agent: bool = False,
         closes_store: bool = True,
+        owner: bool = True,
         _owned: _Owned | None = None,
     ) -> None:
         self._is_view = _owned is not None
@@ -214,6 +215,7 @@ class Memory(
         self.tenant = tenant
         self.source = source
         self.is_agent = is_agent
+        self.owner = owner
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -222,13 +224,14 @@ class Memory(
         """Where the state lives: the database file, or ``:memory:``."""
         return self._store.location
 
-    def _view(self, *, tenant: str, source: str, is_agent: bool) -> Memory:
+    def _view(self, *, tenant: str, source: str, is_agent: bool, owner: bool = True) -> Memory:
         return Memory(
             self._store,
             name=self.name,
             tenant=tenant,
             source=source,
             is_agent=is_agent,
+            owner=self.owner and owner,
             _owned=self._owned,
         )
 
@@ -248,13 +251,16 @@ class Memory(
             is_agent=self.is_agent,
         )
 
-    def for_principal(self, principal: str, tenant: str) -> Memory:
+    def for_principal(self, principal: str, tenant: str, *, owner: bool = False) -> Memory:
         """A view for a caller of the network doors: it writes as ``principal`` and reads and
-        writes only ``tenant``'s memory (reads are not limited to its own entries)."""
+        writes only ``tenant``'s memory (reads are not limited to its own entries). ``owner``:
+        the caller is the memory's owner (a door's local, tokenless caller), not a token
+        holder."""
         return self._view(
             tenant=checked_label(tenant, "tenant", max_chars=600),
             source=checked_label(principal, "principal", max_chars=200),
             is_agent=False,
+            owner=owner,
         )
 
     def close(self) -> None:

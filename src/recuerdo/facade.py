@@ -198,6 +198,9 @@ class MemoryBase:
     tenant: str
     source: str
     is_agent: bool
+    owner: bool
+    """Whether this handle acts for the memory's owner (a local call), not for a door's token
+    holder: only the owner may write what names other principals (imported messages)."""
 
     @property
     def principal(self) -> str:

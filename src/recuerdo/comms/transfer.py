@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from ..core.clock import now_iso
@@ -201,6 +202,27 @@ def _imported(tx: Tx, tenant: str, scope: str, key: object) -> str:
     return str(found)
 
 
+def _moment(value: object, field: str) -> str:
+    """A record's time: an ISO 8601 text (now when none is given). Anything else reached the
+    store, which refused it (an object, a list) and failed the whole call (HTTP 500), or kept
+    it as a time (the hunt over the messages)."""
+    if value is None or value == "":
+        return now_iso()
+    if not isinstance(value, str):
+        raise ValueError(f"{field} is an ISO 8601 time")
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{field} is an ISO 8601 time, not {value[:40]!r}") from None
+    return value
+
+
+def _count(value: object, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**53:
+        raise ValueError(f"{field} is a whole number from 0")
+    return value
+
+
 def _checked(check: Callable[..., Any], *args: Any) -> Any:
     """Run a check; a refusal makes the record malformed (skipped), not the import."""
     try:
@@ -220,7 +242,7 @@ def import_address(tx: Tx, tenant: str, principal: str, scope: str, record: dict
         tx.execute(
             "INSERT INTO comms_addresses (tenant, address, principal, kind, bound_at)"
             " VALUES (?, ?, ?, ?, ?)",
-            (tenant, address, owner, kind, record.get("bound_at") or now_iso()),
+            (tenant, address, owner, kind, _moment(record.get("bound_at"), "bound_at")),
         )
 
 
@@ -228,11 +250,16 @@ def import_conversation(
     tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
 ) -> None:
     members: dict[str, Any] = {}
+    if not isinstance(record["members"], list):
+        raise ValueError("members is a list")
     for member in record["members"]:
         given = member["address"]
-        members[_checked(addresses.check_address, given)] = member.get("joined_at")
+        joined = member.get("joined_at")
+        members[_checked(addresses.check_address, given)] = (
+            None if joined is None else _moment(joined, "joined_at")
+        )
     started_by = _checked(addresses.check_address, record["started_by"])
-    at = str(record.get("started_at") or now_iso())
+    at = _moment(record.get("started_at"), "started_at")
     conversation_id = mail.start_conversation(tx, tenant, scope, started_by, at, record["key"])
     tx.executemany(
         "INSERT INTO comms_members (tenant, conversation_id, address, joined_at)"
@@ -265,7 +292,12 @@ def import_mail(
         checked_label, record.get("principal") or principal, "principal"
     )
     position = record.get("reply_to")
-    reply_to = None if position is None else _nth_mail(tx, tenant, conversation_id, int(position))
+    reply_to = (
+        None
+        if position is None
+        else _nth_mail(tx, tenant, conversation_id, _count(position, "reply_to"))
+    )
+    sent_at = _moment(record.get("sent_at"), "sent_at")
     mail.store(
         tx,
         tenant=tenant,
@@ -278,7 +310,7 @@ def import_mail(
         body=body,
         size=size,
         reply_to=reply_to,
-        at=str(record.get("sent_at") or now_iso()),
+        at=sent_at,
         link=link,
         import_key=str(record["key"]),
     )
@@ -286,14 +318,21 @@ def import_mail(
 
 def import_cursor(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
     conversation_id = _imported(tx, tenant, scope, record["conversation"])
-    for cursor in record["cursors"]:
-        read = int(cursor["read"])
+    if not isinstance(record["cursors"], list):
+        raise ValueError("cursors is a list")
+    # All checked before any is applied: a bad one after a good one left the good one applied,
+    # with the record reported skipped (the hunt over the messages).
+    cursors = [
+        (_checked(checked_label, cursor["principal"], "principal"), _count(cursor["read"], "read"))
+        for cursor in record["cursors"]
+    ]
+    for reader, read in cursors:
         upto = _nth_mail(tx, tenant, conversation_id, read - 1) if read > 0 else None
         if upto is not None:
             tx.execute(
                 "UPDATE comms_inboxes SET read_upto = ? WHERE tenant = ? AND principal = ?"
                 " AND conversation_id = ? AND read_upto < ?",
-                (upto, tenant, str(cursor["principal"]), conversation_id, upto),
+                (upto, tenant, reader, conversation_id, upto),
             )
 
 

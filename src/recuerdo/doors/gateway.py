@@ -217,7 +217,9 @@ def call(
         reachable=functools.partial(reaches, principal),
     )
     view = memory.for_principal(
-        principal.name if not principal.local else "main", tenant_for(principal, user_id)
+        principal.name if not principal.local else "main",
+        tenant_for(principal, user_id),
+        owner=principal.local,
     )
     reply = VERBS[tool.verb].call(view, native)
     return reply if tool.present is None else tool.present(reply, view)

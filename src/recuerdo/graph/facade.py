@@ -279,6 +279,7 @@ class KnowledgeVerbs(MemoryBase):
                 principal=self.principal,
                 scope=_scope(scope),
                 records=[dict(r) for r in records],
+                owner=self.owner,
             )
         self._upkeep.poke(reply["imported"])  # counted once validated
         return cast(Imported, reply)

@@ -29,6 +29,10 @@ from .remember import link_passages
 
 PHASES = ("document", "entity", "fact", "note", "entry", *comms_transfer.PHASES)
 MAX_IMPORT = 4096
+OWNER_ONLY = (
+    "messaging records name other principals (their addresses, messages and reading): only"
+    " the memory's owner imports them, not a token holder"
+)
 NOT_REPRODUCED = [
     "ids: imported items, entities, facts and conversations get new ids",
     "vectors: imported text is embedded again by this memory's model",
@@ -268,8 +272,12 @@ def _entry(tx: Tx, row: Row) -> dict[str, Any]:
 
 
 def import_records(
-    tx: Tx, *, tenant: str, principal: str, scope: str, records: object
+    tx: Tx, *, tenant: str, principal: str, scope: str, records: object, owner: bool = True
 ) -> dict[str, Any]:
+    """Each record read in (skipped, with the reason, when malformed or read before). The
+    messaging records name other principals (an address bound to one, a message one wrote, how
+    far one read): only the memory's owner imports them. A token holder's import made a
+    message from anyone, bound anyone's address, in any domain (a hunt over the messages)."""
     if not isinstance(records, list):
         raise InvalidInput("records is a list of exported records")
     if len(records) > MAX_IMPORT:
@@ -281,6 +289,9 @@ def import_records(
             continue
         kind = record["record"]
         if kind == "export":
+            continue
+        if kind in comms_transfer.PHASES and not owner:
+            skipped.append({"index": index, "why": OWNER_ONLY})
             continue
         key = record.get("key")
         if not isinstance(key, str) or tx.scalar(
