@@ -158,3 +158,27 @@ def test_a_malformed_messaging_record_is_skipped_and_changes_nothing(
     assert bob.inbox()["conversations"][0]["unread"] == unread == 1
     assert {a["address"] for a in bob.addresses()["addresses"]} == {"bob@local"}
     assert len(bob.inbox()["conversations"]) == 1
+
+
+def test_a_token_holders_forget_of_a_name_reaches_only_what_it_may_read(
+    memory: recuerdo.Memory,
+) -> None:
+    """A non-member's forget of a name blanked it in a conversation it was not in (the
+    message was deleted), and its reply named the messages that held the name: an oracle for
+    words of messages it cannot read (a hunt over the messages). The owner's reaches all."""
+    alice, bob = memory.agent("alice"), memory.agent("bob")
+    alice.bind_address("alice@local")
+    bob.bind_address("bob@local")
+    memory.relate("Marie Curie", "Sorbonne", "works_at")  # the name is known: it is linked
+    sent = alice.send_message(["bob@local"], "lab", "Marie Curie joins us. Codename bluefalcon.")
+    eve = memory.for_principal("eve", memory.tenant)
+    eve.relate("bluefalcon", "probe", "is")
+    probed = eve.forget_knowledge(subject="bluefalcon")
+    assert (probed["passages_retained"], probed["documents_retained"]) == (0, [])
+    reply = eve.forget_knowledge(subject="Marie Curie")
+    assert reply["documents_emptied"] == [] and reply["passages_hidden"] == 0
+    assert "Marie Curie" in bob.read_message(sent["id"])["body"]
+    # The owner's forget names it (no entity links it now: it is retained, to forget by hand).
+    memory.relate("Marie Curie", "Sorbonne", "works_at")
+    owned = memory.forget_knowledge(subject="Marie Curie")
+    assert owned["documents_retained"] == [int(sent["id"])]

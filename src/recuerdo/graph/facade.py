@@ -233,6 +233,7 @@ class KnowledgeVerbs(MemoryBase):
                 scope=_scope(scope),
                 form=form,
                 value=dict(value) if isinstance(value, Mapping) else value,
+                reader=None if self.owner else self.principal,
             )
         if not reply["already_forgotten"]:
             self._store.reclaim()  # the WAL still holds the old pages: fold and truncate it

@@ -30,6 +30,7 @@ from typing import Any
 from ..comms.erase import forget_scope as forget_conversations
 from ..core import audit
 from ..core.clock import now_iso
+from ..core.items import visible
 from ..errors import InvalidInput, ItemNotFound, UnknownName
 from ..index import chunks as chunk_index
 from ..index.vectors import collect_orphans
@@ -45,12 +46,21 @@ FORGETTABLE_ITEMS = ("document", "message")
 _RETAINED_WINDOW = 10_000  # passages of a scope looked at for the forgotten name's words
 
 
-def forget(tx: Tx, *, tenant: str, scope: str, form: str, value: Any) -> dict[str, Any]:
+def forget(
+    tx: Tx, *, tenant: str, scope: str, form: str, value: Any, reader: str | None = None
+) -> dict[str, Any]:
+    """``reader``: the principal of a caller that is not the memory's owner; a subject's
+    forget then reaches (and names) only the passages it may read. A message's passages are its
+    conversation's members': a token holder's forget of a name blanked them in conversations it
+    was not in, and named them (a hunt over the messages)."""
     if form not in _FORMS:
         raise InvalidInput(f"forget takes exactly one of {', '.join(FORMS)}")
     key = _key(tx, form, value)
     reply: dict[str, Any] = {"scope": scope, "form": form, "already_forgotten": False}
-    done = _FORMS[form](tx, tenant, scope, value)
+    if form == "subject":
+        done = _subject(tx, tenant, scope, value, reader)
+    else:
+        done = _FORMS[form](tx, tenant, scope, value)
     if done is None:  # nothing of it is stored: forgotten before, or never there
         if _was_forgotten(tx, tenant, scope, form, key):
             return {**reply, **_NOTHING_REMOVED[form], "already_forgotten": True}
@@ -83,16 +93,20 @@ class Done:
     forget is forgotten as a passage too."""
 
 
-def _subject(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
+def _subject(tx: Tx, tenant: str, scope: str, value: Any, reader: str | None = None) -> Done | None:
     name = store.check_name(value, "subject")
     found = store.entity(tx, tenant, scope, name, create=False)
     if found is None:
         return None
     entity_id = found[0]
+    readable, shown = ("1 = 1", []) if reader is None else visible("i", reader)
     chunks = [
         r["chunk_id"]
         for r in tx.all(
-            "SELECT chunk_id FROM mentions WHERE tenant = ? AND entity_id = ?", (tenant, entity_id)
+            "SELECT m.chunk_id FROM mentions m JOIN chunks c ON c.tenant = m.tenant"
+            " AND c.id = m.chunk_id JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
+            f" WHERE m.tenant = ? AND m.entity_id = ? AND {readable}",
+            (tenant, entity_id, *shown),
         )
     ]
     fact_rows = tx.all(
@@ -112,7 +126,7 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     facts = len(fact_rows)
     tx.execute("DELETE FROM entities WHERE tenant = ? AND id = ?", (tenant, entity_id))
     hidden, touched, passages = _blank_passages(tx, tenant, chunks)
-    retained = _passages_naming(tx, tenant, scope, name)
+    retained = _passages_naming(tx, tenant, scope, name, reader)
     counts = {
         **hidden,
         "facts_removed": facts,
@@ -447,9 +461,13 @@ def _blank_passages(
     return counts, sorted(by_doc), [row["body"] for row in rows]
 
 
-def _passages_naming(tx: Tx, tenant: str, scope: str, name: str) -> list[tuple[int, int]]:
+def _passages_naming(
+    tx: Tx, tenant: str, scope: str, name: str, reader: str | None = None
+) -> list[tuple[int, int]]:
     """Live passages of the scope that still hold a word of a forgotten name (no entity linked
-    them, so forgetting the subject did not reach them): (item, chunk) pairs."""
+    them, so forgetting the subject did not reach them), of the items ``reader`` may read (all,
+    for the owner): (item, chunk) pairs."""
+    readable, shown = ("1 = 1", []) if reader is None else visible("i", reader)
     words = [w for w in store.words(name) if len(w) >= 3 and w not in STOP_WORDS]
     if not words:
         return []
@@ -465,8 +483,9 @@ def _passages_naming(tx: Tx, tenant: str, scope: str, name: str) -> list[tuple[i
             (row["item_id"], row["id"])
             for row in tx.all(
                 "SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.tenant = c.tenant"
-                f" AND i.id = c.item_id WHERE c.id IN ({marks}) AND i.tenant = ? AND i.scope = ?",
-                [*part, tenant, scope],
+                f" AND i.id = c.item_id WHERE c.id IN ({marks}) AND i.tenant = ? AND i.scope = ?"
+                f" AND {readable}",
+                [*part, tenant, scope, *shown],
             )
         ]
     return found
