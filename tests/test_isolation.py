@@ -102,7 +102,6 @@ READ_ARGS: dict[str, dict[str, Any]] = {
     "progress_display": {"task": f"{MARK}-task"},
     "get_progress": {"task": f"{MARK}-task"},
     "list_progress": {},
-    "check_rules": {"context": {"x": 5}},
     "get_rules": {},
     "get": {"id": 0},
     "history": {"id": 0},
@@ -169,6 +168,10 @@ def test_every_read_verb_is_blind_to_the_other_tenant(tmp_path: Path) -> None:
             assert server.post("/v1/get", {"id": item}, token=bob)[0] == 404
             assert server.post("/v1/get", {"id": item}, token=alice)[0] == 200
         assert SECRET in json.dumps(server.post("/v1/search", {"query": MARK}, token=alice)[1])
+        # check_rules keeps its violations (a write): the other tenant's rules never apply.
+        assert server.post("/v1/check_rules", {"context": {"x": 5}}, token=bob) == (200, [])
+        [broken] = server.post("/v1/check_rules", {"context": {"x": 5}}, token=alice)[1]
+        assert broken["rule"] == f"{MARK}-rule"
 
         async def over_mcp() -> list[str]:
             seen = []

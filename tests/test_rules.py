@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 
 import recuerdo
+from recuerdo.work import rules
 from recuerdo.work.rules import parse_condition
 
 
@@ -98,3 +101,78 @@ def test_violations_appear_in_the_summary(memory: recuerdo.Memory) -> None:
 def test_context_must_be_a_mapping(memory: recuerdo.Memory) -> None:
     with pytest.raises(recuerdo.InvalidInput):
         memory.check_rules(None, [1, 2])  # type: ignore[arg-type]
+
+
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2  # a GitHub token's shape
+
+
+def test_a_violation_keeps_no_credential_of_its_context(memory: recuerdo.Memory) -> None:
+    """The message quotes the context, and is kept for the summary: a token in it was stored
+    in clear (a hunt over the rules)."""
+    memory.add_rule("cap", "must", "discount <= 0.2")
+    [violation] = memory.check_rules(None, {"discount": 0.5, "note": f"use {TOKEN}"})
+    assert TOKEN not in violation["message"] and "secret(API)" in violation["message"]
+    assert TOKEN not in memory.summary()["text"]
+
+
+def test_a_violations_context_is_quoted_cut_and_kept_bounded(memory: recuerdo.Memory) -> None:
+    """A 5 MB context made a 5 MB row each time, every one kept (the hunt: 100 MB after 20
+    calls). The quote is cut and says so; the newest violations are kept."""
+    memory.add_rule("cap", "must", "discount <= 0.2")
+    [violation] = memory.check_rules(None, {"discount": 0.5, "note": "x" * 100_000})
+    assert len(violation["message"]) < rules.MAX_SHOWN_CHARS + 200
+    assert violation["message"].endswith(f"(cut at {rules.MAX_SHOWN_CHARS} characters)")
+    for _ in range(rules.KEPT_VIOLATIONS + 5):
+        memory.check_rules(None, {"discount": 0.5})
+    with memory._store.read() as tx:
+        kept = tx.scalar("SELECT count(*) FROM rule_violations WHERE tenant = ?", ("local",))
+    assert kept == rules.KEPT_VIOLATIONS
+
+
+@pytest.mark.parametrize(
+    "context",
+    [{1: 0.5, "discount": 0.5}, {"discount": 0.5, "x": 10**5000}],
+    ids=["a-key-that-does-not-sort", "an-int-past-strs-digits"],
+)
+def test_an_odd_context_is_quoted_not_a_raw_error(
+    memory: recuerdo.Memory, context: dict[object, object]
+) -> None:
+    memory.add_rule("cap", "must", "discount <= 0.2")
+    [violation] = memory.check_rules(None, context)  # type: ignore[arg-type]
+    assert violation["rule"] == "cap"
+
+
+def test_a_context_that_holds_itself_is_refused(memory: recuerdo.Memory) -> None:
+    context: dict[str, object] = {"discount": 0.5}
+    context["self"] = context
+    with pytest.raises(recuerdo.InvalidInput) as refused:
+        memory.check_rules(None, context)
+    assert refused.value.code == "invalid_input" and "nested too deeply" in refused.value.detail
+
+
+@pytest.mark.parametrize("bound", ["1e-10000000", "1e999999999"])
+def test_a_bound_past_any_number_a_rule_compares_is_refused(
+    memory: recuerdo.Memory, bound: str
+) -> None:
+    """Its exact form took 7 s to build (or never ended), at every add, get, check and
+    summary (a hunt over the rules)."""
+    with pytest.raises(recuerdo.InvalidInput):
+        memory.add_rule("tiny", "must", f"x <= {bound}")
+    assert memory.get_rules() == []
+
+
+@pytest.mark.parametrize(
+    ("value", "violated"),
+    [
+        (Decimal("1e-10000000"), False),
+        (Decimal("-1e10000000"), False),
+        (Decimal("1e10000000"), True),
+        (Fraction(1, 10**400), False),
+        (10**5000, True),
+    ],
+    ids=["tiny-decimal", "huge-negative-decimal", "huge-decimal", "tiny-fraction", "huge-int"],
+)
+def test_exact_values_of_any_size_compare_exactly(value: object, violated: bool) -> None:
+    """A Decimal of a huge exponent took 7 s to compare (its whole expansion as a fraction)."""
+    condition = parse_condition("x <= 0.2")
+    assert condition is not None and condition.holds(value) is not violated

@@ -134,6 +134,9 @@ TOKEN_ATTACKS = [
     ("not a bearer", "basic", "recall", 401, "unauthorized"),
     ("revoked token", "revoked", "recall", 401, "unauthorized"),
     ("read-only writing", "reader", "remember", 403, "capability_not_granted"),
+    # It keeps each violation for the owner's summary: as a read, a read-only token wrote
+    # text of its choosing there (a hunt over the rules).
+    ("read-only checking rules", "reader", "check_rules", 403, "capability_not_granted"),
     ("other memory's pattern", "narrow", "recall", 403, "capability_not_granted"),
     ("other memory's pattern, writing", "narrow", "remember", 403, "capability_not_granted"),
 ]

@@ -77,14 +77,18 @@ def check_text(arguments: Mapping[str, Any], *, reading: bool = False) -> None:
     for a read (``reading``), text with a NUL character: no stored text holds one (writes
     refuse it), so it could match nothing, and PostgreSQL refuses it as a parameter."""
     for name, value in arguments.items():
-        if _has_lone_surrogate(value):
-            raise InvalidInput(
-                f"{name.rstrip('_')} holds text that is not valid Unicode (a lone surrogate)"
-            )
-        if reading and _has_nul(value):
-            raise InvalidInput(
-                f"{name.rstrip('_')} contains a NUL character; no stored text holds one"
-            )
+        try:
+            _check_value(name.rstrip("_"), value, reading)
+        except RecursionError:
+            # A value that holds itself (a raw RecursionError, the hunt over the rules).
+            raise InvalidInput(f"{name.rstrip('_')} is nested too deeply") from None
+
+
+def _check_value(name: str, value: Any, reading: bool) -> None:
+    if _has_lone_surrogate(value):
+        raise InvalidInput(f"{name} holds text that is not valid Unicode (a lone surrogate)")
+    if reading and _has_nul(value):
+        raise InvalidInput(f"{name} contains a NUL character; no stored text holds one")
 
 
 def _has_nul(value: Any) -> bool:

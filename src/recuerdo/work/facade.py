@@ -145,8 +145,10 @@ class WorkVerbs(MemoryBase):
         with self._write(0) as tx:
             return rule_ops.add(tx, self.tenant, name, level, description, category)
 
+    # A write: each violation is kept for the summary. As a read, a read-only token wrote
+    # text of its choosing into the owner's summary, unguarded (a hunt over the rules).
     @verb(
-        "read",
+        "write",
         arguments=("category",),
         fails=lambda found: any(violation["level"] == "must" for violation in found),
     )

@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from ..core.clock import now_iso
+from ..core.secrets import redact_text
 from ..core.text import checked_label, checked_text
 from ..errors import InvalidInput, InvalidRuleLevel
 from ..model import RULE_LEVELS, Rule, Violation
@@ -25,6 +26,14 @@ from ..store.base import Row, Tx
 
 MAX_DESCRIPTION_BYTES = 4096
 RECENT_VIOLATIONS = 5
+MAX_EXPONENT = 400
+"""A bound past 10**±400 is no number a rule compares: the exact form of ``1e-10000000`` took
+7 s to build, at every add, get, check and summary (a hunt over the rules)."""
+MAX_SHOWN_CHARS = 2000
+"""A violation's message quotes its context up to this many characters: the message is kept,
+and a 5 MB context made a 5 MB row each time (a hunt over the rules)."""
+KEPT_VIOLATIONS = 1000
+"""The violations kept per tenant (the newest): the summary shows the last few."""
 
 _CONDITION = re.compile(
     r"(?<![\w.])([A-Za-z_][A-Za-z0-9_.]*)\s*(<=|>=|==|!=|<|>)\s*"
@@ -45,8 +54,10 @@ class Condition(NamedTuple):
     op: str
     bound: float
     text: str
-    exact: Fraction
-    """The bound as written (``0.20`` exactly), for exact numbers (Decimal, Fraction, int)."""
+    exact: Decimal
+    """The bound as written (``0.20`` exactly), for exact numbers (Decimal, Fraction, int):
+    Python compares a Decimal with each of them exactly, without building a fraction of the
+    Decimal's whole expansion (``Decimal("1e-10000000")`` as a context value took 7 s)."""
 
     def holds(self, value: object) -> bool:
         """Whether ``value`` satisfies the condition. Any real number compares: floats (numpy's
@@ -58,7 +69,7 @@ class Condition(NamedTuple):
         if isinstance(value, Decimal | Fraction | int):
             if isinstance(value, Decimal) and not value.is_finite():
                 return False
-            return compare(Fraction(value), self.exact)
+            return compare(value, self.exact)
         if isinstance(value, numbers.Real):
             number = float(value)
             return not math.isnan(number) and compare(number, self.bound)
@@ -71,7 +82,10 @@ def parse_condition(description: str) -> Condition | None:
     if match is None:
         return None
     variable, op, number = match.groups()
-    return Condition(variable, op, float(number), match.group(0), Fraction(Decimal(number)))
+    exact = Decimal(number)
+    if exact and abs(exact.adjusted()) > MAX_EXPONENT:
+        return None
+    return Condition(variable, op, float(number), match.group(0), exact)
 
 
 def check_level(level: object) -> str:
@@ -102,6 +116,10 @@ def add(
     rule_level = check_level(level)
     text = checked_text(description, "description", max_bytes=MAX_DESCRIPTION_BYTES)
     rule_category = None if category is None else checked_label(category, "category")
+    if _CONDITION.search(text) is not None and parse_condition(text) is None:
+        raise InvalidInput(
+            f"the condition's bound is beyond 1e±{MAX_EXPONENT}: no number a rule compares"
+        )
     stamp = now_iso()
     tx.execute(
         "INSERT INTO rules (tenant, name, level, description, category, created_at, updated_at)"
@@ -141,7 +159,7 @@ def check(tx: Tx, tenant: str, category: object, context: object) -> list[Violat
             " ORDER BY name",
             (tenant, checked_label(category, "category")),
         )
-    shown = json.dumps(context, sort_keys=True, default=str, ensure_ascii=False)
+    shown = _shown(context)
     violations: list[Violation] = []
     for row in rows:
         condition = parse_condition(row["description"])
@@ -166,7 +184,36 @@ def check(tx: Tx, tenant: str, category: object, context: object) -> list[Violat
             " VALUES (?, ?, ?, ?, ?)",
             [(tenant, v["rule"], v["level"], v["message"], stamp) for v in violations],
         )
+        tx.execute(
+            "DELETE FROM rule_violations WHERE tenant = ? AND id <= (SELECT id FROM"
+            " rule_violations WHERE tenant = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+            (tenant, tenant, KEPT_VIOLATIONS),
+        )
     return violations
+
+
+def _shown(context: Mapping[Any, Any]) -> str:
+    """The context as a violation's message quotes it: JSON, its credentials redacted (the
+    message is kept, and ``check_rules`` is a read: the write guard never saw it), cut at
+    :data:`MAX_SHOWN_CHARS` (flagged)."""
+    try:
+        text = json.dumps(context, sort_keys=True, default=str, ensure_ascii=False)
+    except (TypeError, ValueError):  # keys that do not sort, an int past str()'s digits
+        text = json.dumps(
+            {str(key): _plain(value) for key, value in context.items()}, ensure_ascii=False
+        )
+    text = redact_text(text)
+    if len(text) > MAX_SHOWN_CHARS:
+        return f"{text[:MAX_SHOWN_CHARS]}... (cut at {MAX_SHOWN_CHARS} characters)"
+    return text
+
+
+def _plain(value: object) -> object:
+    if value is None or isinstance(value, str | bool | float):
+        return value
+    if isinstance(value, int) and value.bit_length() < 1000:
+        return value
+    return f"<{type(value).__name__}>"
 
 
 def recent_violations(tx: Tx, tenant: str, limit: int = RECENT_VIOLATIONS) -> list[str]:
