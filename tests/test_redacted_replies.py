@@ -172,3 +172,16 @@ def test_a_credential_completed_by_a_write_is_redacted_in_the_joined_note(
     # Text that completes nothing is not reported.
     clean, _ = write(memory, "The deploy window:", "Mondays after noon")
     assert clean["redacted"] == {}
+
+
+def test_a_read_names_what_the_writes_stored_redacted(memory: recuerdo.Memory) -> None:
+    """Writes store a credential redacted, reads looked for it as given: a plan whose name held
+    one was never found again, nor an entry by such a tag (a hunt over the plans)."""
+    task = "rotate password=hunter2hunter2"
+    memory.create_progress(task, ["revoke", "issue"])
+    memory.start_step(task, "revoke")
+    assert memory.resume_point(task) == "revoke"
+    assert memory.get_progress(task)["task"].endswith("secret(PASSWORD)")
+    tag = f"key:{TOKEN}"
+    memory.remember("context", "the key moved", [tag])
+    assert [e["content"] for e in memory.recall(tags=[tag])] == ["the key moved"]

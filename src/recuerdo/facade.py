@@ -7,8 +7,9 @@ the tool, then an ``Args:`` section). :mod:`recuerdo.verbs` collects the decorat
 the verb table.
 
 Every call through ``@verb`` passes two guards in one place: code inside :func:`recuerdo.sandbox`
-is refused, and every string argument of a write verb (recursively, inside lists and objects)
-goes through the secret guard before the method sees it, so no family can forget it.
+is refused, and every string argument (recursively, inside lists and objects) goes through the
+secret guard before the method sees it, so no family can forget it: a write's, so that no
+credential is stored; a read's, so that it names what was stored redacted.
 """
 
 from __future__ import annotations
@@ -112,19 +113,22 @@ def verb(
             check_text(given, reading=mode == "read")
             # The call's transactions are for this handle's tenant (row-level security).
             tenant = getattr(args[0], "tenant", EVERY_TENANT)
+            guarded = {k: v for k, v in given.items() if k not in raw}
             with scoped(tenant):
-                if not guard_secrets and (log := getattr(args[0], "_audit", None)) is not None:
-                    with log.reading(tenant):  # what it audits, counted from before it reads
-                        return method(*args, **kwargs)
                 if guard_secrets:
                     redacted: dict[str, list[str]] = {}
-                    guarded = {k: v for k, v in given.items() if k not in raw}
                     arguments.update(redact_call(guarded, redacted))
                     result = method(**arguments)  # type: ignore[call-arg]
                     if isinstance(result, dict) and _reports_redactions(method):
                         result["redacted"] = _reported(redacted, result.get("redacted"))
                     return result
-                return method(*args, **kwargs)
+                # A read names what the writes stored redacted (a task, a tag, a query):
+                # unredacted, a task whose name held a credential was never found again.
+                arguments.update(redact_call(guarded))
+                if (log := getattr(args[0], "_audit", None)) is not None:
+                    with log.reading(tenant):  # what it audits, counted from before it reads
+                        return method(**arguments)  # type: ignore[call-arg]
+                return method(**arguments)  # type: ignore[call-arg]
 
         wrapper.__verb__ = spec  # type: ignore[attr-defined]
         return wrapper
