@@ -30,7 +30,6 @@ def reads(ids: dict[str, str]) -> dict[str, dict[str, Any]]:
         "progress_display": {"task": "t"},
         "get_progress": {"task": "t"},
         "list_progress": {},
-        "check_rules": {"context": {"x": 5}},
         "get_rules": {},
         "get": {"id": int(ids["message"])},
         "history": {"id": int(ids["message"])},

@@ -147,6 +147,16 @@ def test_search_treats_operators_as_text(memory: recuerdo.Memory) -> None:
         (2.7, 2),
         (True, 200),
         (500, 250),
+        # Found by a hunt over the entries: a number in text other than digits meant 200 (the
+        # command line's --limit 2.0 returned everything), an infinite one raised
+        # OverflowError, one near 2**63 was refused as out of range.
+        ("2.0", 2),
+        ("1e1", 10),
+        (" 7 ", 7),
+        (float("inf"), 200),
+        (float("-inf"), 200),
+        (float("nan"), 200),
+        (2**63 - 1000, 250),
     ],
 )
 def test_limit_and_its_fallback(file_memory: recuerdo.Memory, limit: Any, expected: int) -> None:
@@ -390,3 +400,11 @@ def test_refusals_are_named_and_store_nothing(
     }
     assert settled_dump(file_memory) == before_rows
     assert tree(Path(file_memory.location).parent.parent) == before_files
+
+
+def test_an_unknown_field_of_any_key_type_is_named(memory: recuerdo.Memory) -> None:
+    """A key that is no text raised a raw TypeError (sorting the unknown keys)."""
+    with pytest.raises(recuerdo.InvalidBatch) as refused:
+        memory.remember_many([{"category": "learning", "content": "c", 1: "x", "zz": 2}])  # type: ignore[misc]
+    assert refused.value.code == "invalid_batch" and "'1', 'zz'" in refused.value.detail
+    assert memory.recall() == []

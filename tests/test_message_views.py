@@ -182,3 +182,13 @@ def test_a_token_holders_forget_of_a_name_reaches_only_what_it_may_read(
     memory.relate("Marie Curie", "Sorbonne", "works_at")
     owned = memory.forget_knowledge(subject="Marie Curie")
     assert owned["documents_retained"] == [int(sent["id"])]
+
+
+@pytest.mark.parametrize("messages", [None, 5, "text"])
+def test_add_messages_names_what_it_got_in_process(
+    memory: recuerdo.Memory, messages: object
+) -> None:
+    """In process it raised a raw TypeError (len() before the check); the doors answered 400."""
+    with pytest.raises(recuerdo.InvalidBatch) as refused:
+        memory.add_messages("c1", messages)  # type: ignore[arg-type]
+    assert refused.value.code == "invalid_batch"

@@ -77,7 +77,8 @@ class CommsVerbs(MemoryBase):
             messages: The turns, oldest first.
             scope: Scope of the turns (default 'conversation:<id>').
         """
-        with self._write(len(messages)) as tx:
+        # Counted only once it is a list (the write's own check names what else it got).
+        with self._write(len(messages) if isinstance(messages, list | tuple) else 0) as tx:
             reply = transcripts.add(
                 tx,
                 tenant=self.tenant,

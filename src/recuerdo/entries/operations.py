@@ -53,15 +53,22 @@ def check_scope(scope: object) -> str:
     return checked_label(scope, "scope")
 
 
+MAX_LIMIT = 2**31
+"""Past it a limit means every entry (a larger one overflowed the count of what is left)."""
+
+
 def effective_limit(limit: object) -> int:
-    """The spec's limit rule: a missing, negative, zero or non-numeric limit means 200."""
+    """The spec's limit rule: a missing, negative, zero or non-numeric limit means 200. A number
+    in text reads as the number does (``"2.0"`` is 2: it meant 200, so ``--limit 2.0`` on the
+    command line returned everything); an infinite one means 200 (it raised OverflowError)."""
     if isinstance(limit, bool) or limit is None:
         return DEFAULT_LIMIT
     try:
-        value = int(str(limit).strip()) if not isinstance(limit, int | float) else int(limit)
-    except (TypeError, ValueError):
+        number = float(limit.strip()) if isinstance(limit, str) else limit
+        value = int(number)  # type: ignore[call-overload]
+    except (TypeError, ValueError, OverflowError):
         return DEFAULT_LIMIT
-    return value if value > 0 else DEFAULT_LIMIT
+    return min(value, MAX_LIMIT) if value > 0 else DEFAULT_LIMIT
 
 
 class _Prepared:
@@ -92,7 +99,8 @@ def prepare_batch(entries: object) -> list[_Prepared]:
             raise InvalidBatch(f"entry {index} is not an object", index=index)
         unknown = set(entry) - set(EntryIn.__annotations__)
         if unknown:
-            raise InvalidBatch(f"entry {index} has unknown fields: {sorted(unknown)}", index=index)
+            named = sorted(map(str, unknown))  # keys of any type (a number raised a TypeError)
+            raise InvalidBatch(f"entry {index} has unknown fields: {named}", index=index)
         try:
             prepared.append(
                 prepare(
