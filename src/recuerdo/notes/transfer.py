@@ -138,16 +138,9 @@ def import_record(
         )
     for conflict in note.conflicts:
         _keep(tx, tenant, item_id, conflict, principal, conflict.based_on)
-    history.journal(
-        tx,
-        tenant=tenant,
-        scope=scope,
-        item_id=item_id,
-        item_type="note",
-        operation="import",
-        principal=principal,
-        version=len(note.versions),
-    )
+    created = tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
+    assert created is not None
+    history.journal_row(tx, created, "import", principal, version=len(note.versions))
     return None
 
 
