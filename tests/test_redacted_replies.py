@@ -185,3 +185,15 @@ def test_a_read_names_what_the_writes_stored_redacted(memory: recuerdo.Memory) -
     tag = f"key:{TOKEN}"
     memory.remember("context", "the key moved", [tag])
     assert [e["content"] for e in memory.recall(tags=[tag])] == ["the key moved"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["sk-support-triage-assistant-01", "Token authentication bot", "ASIAPACIFICDATACENTER01"],
+)
+def test_a_read_finds_names_stored_as_given(memory: recuerdo.Memory, name: str) -> None:
+    """Agent names (and principals, paths) are stored as given: a read that redacted its every
+    argument found nothing by a name the guard takes for a credential (the review's)."""
+    agent = memory.agent(name)
+    agent.remember("context", "written by the agent")
+    assert [e["content"] for e in memory.recall(from_=name)] == ["written by the agent"]

@@ -7,9 +7,10 @@ the tool, then an ``Args:`` section). :mod:`recuerdo.verbs` collects the decorat
 the verb table.
 
 Every call through ``@verb`` passes two guards in one place: code inside :func:`recuerdo.sandbox`
-is refused, and every string argument (recursively, inside lists and objects) goes through the
+is refused, and string arguments (recursively, inside lists and objects) go through the
 secret guard before the method sees it, so no family can forget it: a write's, so that no
-credential is stored; a read's, so that it names what was stored redacted.
+credential is stored; the few a read names stored values by (``guarded``), so that it finds
+them as they were stored.
 """
 
 from __future__ import annotations
@@ -61,6 +62,10 @@ class VerbSpec:
     """The verb's name when it differs from the method's (``import`` is a Python keyword)."""
     raw: tuple[str, ...] = ()
     """Arguments the secret guard leaves as they are (bytes in base64, paths, ids)."""
+    guarded: tuple[str, ...] = ()
+    """A read's arguments that name what the writes stored redacted (a plan's task, a tag):
+    the guard rewrites them as it rewrote the writes'. A read's other arguments are left as
+    they are: agent names, principals and paths are never redacted where they are stored."""
     paths: Mapping[str, str] = field(default_factory=dict)
     """Parameters naming a file on the machine that runs the verb, each with the parameter that
     carries the file's bytes (base64) instead: remote doors never take the path."""
@@ -80,6 +85,7 @@ def verb(
     cli_batch: str | None = None,
     name: str | None = None,
     raw: tuple[str, ...] = (),
+    guarded: tuple[str, ...] = (),
     paths: Mapping[str, str] | None = None,
     fails: Callable[[Any], bool] | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -94,6 +100,7 @@ def verb(
         cli_batch=cli_batch,
         name=name,
         raw=raw,
+        guarded=guarded,
         paths=dict(paths or {}),
         fails=fails,
     )
@@ -113,18 +120,20 @@ def verb(
             check_text(given, reading=mode == "read")
             # The call's transactions are for this handle's tenant (row-level security).
             tenant = getattr(args[0], "tenant", EVERY_TENANT)
-            guarded = {k: v for k, v in given.items() if k not in raw}
             with scoped(tenant):
                 if guard_secrets:
                     redacted: dict[str, list[str]] = {}
-                    arguments.update(redact_call(guarded, redacted))
+                    arguments.update(
+                        redact_call({k: v for k, v in given.items() if k not in raw}, redacted)
+                    )
                     result = method(**arguments)  # type: ignore[call-arg]
                     if isinstance(result, dict) and _reports_redactions(method):
                         result["redacted"] = _reported(redacted, result.get("redacted"))
                     return result
-                # A read names what the writes stored redacted (a task, a tag, a query):
-                # unredacted, a task whose name held a credential was never found again.
-                arguments.update(redact_call(guarded))
+                # A read names what the writes stored redacted (a task, a tag): unredacted, a
+                # task whose name held a credential was never found again.
+                if guarded:
+                    arguments.update(redact_call({k: given[k] for k in guarded if k in given}))
                 if (log := getattr(args[0], "_audit", None)) is not None:
                     with log.reading(tenant):  # what it audits, counted from before it reads
                         return method(**arguments)  # type: ignore[call-arg]

@@ -55,7 +55,12 @@ class EntryVerbs(MemoryBase):
             ids = entry_ops.insert(tx, self.tenant, self.source, prepared)
         return ids
 
-    @verb("read", errors=(InvalidCategory, InvalidTags), cli_names={"tags": "tag", "from_": "from"})
+    @verb(
+        "read",
+        errors=(InvalidCategory, InvalidTags),
+        cli_names={"tags": "tag", "from_": "from"},
+        guarded=("tags",),
+    )
     def recall(
         self,
         category: str | None = None,

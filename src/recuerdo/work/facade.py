@@ -77,7 +77,7 @@ class WorkVerbs(MemoryBase):
         with self._write(0) as tx:
             return plan_ops.move(tx, self.tenant, task, step, "skipped", reason)
 
-    @verb("read", arguments=("task",))
+    @verb("read", arguments=("task",), guarded=("task",))
     def resume_point(self, task: str) -> str | None:
         """The step to resume a task from: the first in progress or failed, else the first pending;
         null when the task is finished or unknown.
@@ -88,7 +88,7 @@ class WorkVerbs(MemoryBase):
         with self._store.read() as tx:
             return plan_ops.resume_point(tx, self.tenant, task)
 
-    @verb("read", arguments=("task",))
+    @verb("read", arguments=("task",), guarded=("task",))
     def progress_percent(self, task: str) -> int:
         """Percent of a task's steps done or skipped (0 if unknown, 100 if no steps).
 
@@ -98,7 +98,7 @@ class WorkVerbs(MemoryBase):
         with self._store.read() as tx:
             return plan_ops.percent(tx, self.tenant, task)
 
-    @verb("read", errors=(TaskNotFound,), arguments=("task",))
+    @verb("read", errors=(TaskNotFound,), arguments=("task",), guarded=("task",))
     def progress_display(self, task: str) -> str:
         """A task's plan as text: one line per step with its status, duration and result.
 
@@ -108,7 +108,7 @@ class WorkVerbs(MemoryBase):
         with self._store.read() as tx:
             return plan_ops.display(plan_ops.get(tx, self.tenant, task))
 
-    @verb("read", errors=(TaskNotFound,), arguments=("task",))
+    @verb("read", errors=(TaskNotFound,), arguments=("task",), guarded=("task",))
     def get_progress(self, task: str) -> Plan:
         """A task's whole plan: every step with status, result, error and duration.
 
