@@ -239,3 +239,18 @@ def test_note_verbs_through_the_cli(runner: CliRunner) -> None:
     assert refused.exit_code == 1 and "section_not_found" in refused.output
     assert runner.invoke(cli, ["delete", note_id, "--hard"]).exit_code == 0
     assert "item_not_found" in runner.invoke(cli, ["get", note_id]).output
+
+
+@pytest.mark.parametrize("verb", ["check_rules", "get_rules"])
+def test_checking_the_rules_of_a_mistyped_memory_fails_and_creates_nothing(
+    tmp_path: Path, verb: str
+) -> None:
+    """check_rules keeps its violations (a write), but a check of a memory that does not
+    exist found no rule and passed, making the memory (the review: a gate `check_rules &&
+    deploy` passed on a typo)."""
+    ran = run(
+        "--state-dir", str(tmp_path), "--json", "--memory", "nosuch", verb,
+        *(["--context", '{"cost": 5}'] if verb == "check_rules" else []),
+    )  # fmt: skip
+    assert ran.returncode == 1 and "memory_not_found" in ran.stdout + ran.stderr
+    assert not list(tmp_path.rglob("*.db"))

@@ -62,6 +62,9 @@ class VerbSpec:
     """The verb's name when it differs from the method's (``import`` is a Python keyword)."""
     raw: tuple[str, ...] = ()
     """Arguments the secret guard leaves as they are (bytes in base64, paths, ids)."""
+    creates: bool = True
+    """Whether a write makes its memory on first use. A write that only keeps a log of a check
+    (``check_rules``) does not: on a mistyped memory it made one, found no rule, and passed."""
     guarded: tuple[str, ...] = ()
     """A read's arguments that name what the writes stored redacted (a plan's task, a tag):
     the guard rewrites them as it rewrote the writes'. A read's other arguments are left as
@@ -86,6 +89,7 @@ def verb(
     name: str | None = None,
     raw: tuple[str, ...] = (),
     guarded: tuple[str, ...] = (),
+    creates: bool = True,
     paths: Mapping[str, str] | None = None,
     fails: Callable[[Any], bool] | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -101,6 +105,7 @@ def verb(
         name=name,
         raw=raw,
         guarded=guarded,
+        creates=creates,
         paths=dict(paths or {}),
         fails=fails,
     )

@@ -33,7 +33,7 @@ from .facade import Mode, VerbSpec
 
 # Every verb may meet these: bad arguments, a denied capability, an unreachable store.
 COMMON_ERRORS: tuple[type[RecuerdoError], ...] = (InvalidInput, CapabilityNotGranted, StoreError)
-# A read names a memory that must exist (the doors never create one to read it).
+# A read (or a write that makes no memory) names a memory that must exist.
 READ_ERRORS: tuple[type[RecuerdoError], ...] = (MemoryNotFound,)
 
 
@@ -58,6 +58,8 @@ class Verb:
     """Parameters naming a local file -> the parameter carrying its bytes (base64) instead."""
     fails: Callable[[Any], bool] | None = None
     """Says of a result that the command failed (the CLI then exits 1)."""
+    creates: bool = False
+    """Whether a call may make the memory it names (a write, unless it only logs a check)."""
 
     def call(self, memory: Memory, arguments: Mapping[str, Any]) -> Any:
         """Validate door arguments (JSON names, e.g. ``from``) and run the verb."""
@@ -164,6 +166,7 @@ class VerbTable:
 
     def add_method(self, method_name: str, method: Any, spec: VerbSpec) -> None:
         name = spec.name or method_name
+        creates = spec.mode == "write" and spec.creates
         if name in self._verbs:
             raise ValueError(f"verb {name!r} is defined twice")
         description, docs = parse_docstring(method.__doc__)
@@ -183,7 +186,7 @@ class VerbTable:
             description=description,
             params=params,
             result=result,
-            errors=COMMON_ERRORS + (READ_ERRORS if spec.mode == "read" else ()) + spec.errors,
+            errors=COMMON_ERRORS + (() if creates else READ_ERRORS) + spec.errors,
             arguments=spec.arguments,
             cli_names=dict(spec.cli_names),
             destructive=spec.destructive,
@@ -191,6 +194,7 @@ class VerbTable:
             cli_batch=spec.cli_batch,
             paths=dict(spec.paths),
             fails=spec.fails,
+            creates=creates,
         )
 
     def __getitem__(self, name: str) -> Verb:

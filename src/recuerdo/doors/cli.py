@@ -100,7 +100,7 @@ class _State:
             except StoreError as error:
                 if self.server or not refused(error):
                     raise  # only a call that reached nobody may be run again here
-        with self.open(create=self.declared or verb.mode == "write") as memory:
+        with self.open(create=self.declared or verb.creates) as memory:
             return verb.call(memory, arguments)
 
 
@@ -252,7 +252,7 @@ def _run_batch(
     try:
         arguments = _arguments(verb, values)
         with (
-            _one_memory(state, create=verb.mode == "write") as memory,
+            _one_memory(state, create=verb.creates) as memory,
             click.progressbar(
                 batch,
                 label=verb.name,

@@ -213,7 +213,7 @@ def call(
     authorize(principal, name, tool, native)
     memory = pool.get(
         name,
-        create=VERBS[tool.verb].mode == "write",
+        create=VERBS[tool.verb].creates,
         reachable=functools.partial(reaches, principal),
     )
     view = memory.for_principal(

@@ -150,6 +150,7 @@ class WorkVerbs(MemoryBase):
     @verb(
         "write",
         arguments=("category",),
+        creates=False,
         fails=lambda found: any(violation["level"] == "must" for violation in found),
     )
     def check_rules(
