@@ -124,7 +124,17 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any, reader: str | None = N
         "value",
     )
     facts = len(fact_rows)
-    tx.execute("DELETE FROM entities WHERE tenant = ? AND id = ?", (tenant, entity_id))
+    if reader is not None and _named_beyond(tx, tenant, entity_id, readable, shown):
+        # Passages the caller may not read name it: the entity stays, linked to them, for
+        # whoever may forget them (deleted, the owner's later forget found it forgotten and
+        # reached none of them: the review's). Its facts and attributes go.
+        tx.execute(
+            "DELETE FROM facts WHERE tenant = ? AND (subject_id = ? OR object_id = ?)",
+            (tenant, entity_id, entity_id),
+        )
+        tx.execute("DELETE FROM attributes WHERE tenant = ? AND entity_id = ?", (tenant, entity_id))
+    else:
+        tx.execute("DELETE FROM entities WHERE tenant = ? AND id = ?", (tenant, entity_id))
     hidden, touched, passages = _blank_passages(tx, tenant, chunks)
     retained = _passages_naming(tx, tenant, scope, name, reader)
     counts = {
@@ -135,6 +145,19 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any, reader: str | None = N
     }
     gone = [("passage", str(doc)) for doc in hidden["documents_emptied"]]
     return Done(counts, touched, [name], [*passages, *values], gone)
+
+
+def _named_beyond(tx: Tx, tenant: str, entity_id: int, readable: str, shown: list[str]) -> bool:
+    """Whether a passage the caller may not read (``readable`` false) mentions the entity."""
+    return (
+        tx.one(
+            "SELECT 1 FROM mentions m JOIN chunks c ON c.tenant = m.tenant AND c.id = m.chunk_id"
+            " JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
+            f" WHERE m.tenant = ? AND m.entity_id = ? AND NOT {readable} LIMIT 1",
+            (tenant, entity_id, *shown),
+        )
+        is not None
+    )
 
 
 def _fact(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:

@@ -293,6 +293,8 @@ def import_records(
         if kind in comms_transfer.PHASES and not owner:
             skipped.append({"index": index, "why": OWNER_ONLY})
             continue
+        if not owner:
+            record = _as_caller(record)
         key = record.get("key")
         if not isinstance(key, str) or tx.scalar(
             "SELECT 1 FROM import_keys WHERE tenant = ? AND scope = ? AND key = ?",
@@ -316,6 +318,22 @@ def import_records(
         else:
             skipped.append({"index": index, "why": held_by})
     return {"imported": imported, "skipped": skipped, "not_reproduced": NOT_REPRODUCED}
+
+
+def _as_caller(record: dict[str, Any]) -> dict[str, Any]:
+    """A token holder's record, written as its own: who wrote an entry (``source``) and each
+    note revision (``principal``) is the caller, not whom the record names (the review of
+    decision 0086: an entry read in as Alice's rule, a note revision as the owner's)."""
+    if record.get("record") == "entry":
+        return {**record, "source": None}
+    written = dict(record)
+    for part in ("revisions", "conflicts"):
+        if isinstance(record.get(part), list):
+            written[part] = [
+                {**item, "principal": None} if isinstance(item, dict) else item
+                for item in record[part]
+            ]
+    return written
 
 
 def _import_document(
