@@ -215,3 +215,30 @@ def test_a_token_holders_import_writes_as_itself(memory: recuerdo.Memory) -> Non
     assert entry["source"] == "eve"
     [note] = memory.list_notes()["notes"]
     assert {r["principal"] for r in memory.history(note["id"])} == {"eve"}
+
+
+def test_a_non_member_cannot_unpin_a_message(
+    sent: tuple[recuerdo.Memory, recuerdo.Memory, int],
+) -> None:
+    """It removed the pin and learned the message had one (the review of 0086)."""
+    alice, eve, message = sent
+    alice.pin(message)
+    with pytest.raises(recuerdo.ItemNotFound):
+        eve.unpin(message)
+    assert [p["id"] for p in alice.pins()] == [message]
+
+
+def test_the_context_walk_goes_through_no_message_the_reader_may_not_read(
+    sent: tuple[recuerdo.Memory, recuerdo.Memory, int],
+) -> None:
+    """A note linked to a note only through a message reached a non-member's context pack
+    (the review of 0086)."""
+    alice, eve, message = sent
+    first = alice.save("Alpha zebra", "zebra crossing plans")["id"]
+    beyond = alice.save("Beta", "quarterly figures nobody else links")["id"]
+    alice.link(first, message)
+    alice.link(message, beyond)
+    alice._upkeep.drain()
+    ids = lambda view: [s["id"] for s in view.context("zebra", depth=2)["sources"]]  # noqa: E731
+    assert beyond in ids(alice)
+    assert first in ids(eve) and beyond not in ids(eve) and message not in ids(eve)

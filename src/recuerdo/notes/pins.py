@@ -61,8 +61,15 @@ def pin(tx: Tx, tenant: str, item_id: object, viewer: str) -> Pinned:
     return {"id": row["id"], "outcome": "pinned", "pinned_at": stamp}
 
 
-def unpin(tx: Tx, tenant: str, item_id: object) -> Unpinned:
+def unpin(tx: Tx, tenant: str, item_id: object, viewer: str) -> Unpinned:
     checked = _id(item_id)
+    members_only, shown = visible("i", viewer)
+    hidden = tx.one(
+        f"SELECT 1 FROM items i WHERE i.id = ? AND i.tenant = ? AND NOT {members_only}",
+        (checked, tenant, *shown),
+    )
+    if hidden is not None:  # a message of another conversation: as unknown as to pin it
+        raise ItemNotFound(f"no item with id {checked} (nothing was changed)")
     gone = tx.execute("DELETE FROM pins WHERE tenant = ? AND item_id = ?", (tenant, checked))
     return {"id": checked, "outcome": "unpinned" if gone else "not_pinned"}
 
@@ -176,7 +183,7 @@ class PinVerbs(MemoryBase):
         with self._write(0) as tx:
             return pin(tx, self.tenant, id, self.principal)
 
-    @verb("write", arguments=("id",))
+    @verb("write", errors=(ItemNotFound,), arguments=("id",))
     def unpin(self, id: int) -> Unpinned:
         """Unpin an item (not_pinned when it was not pinned).
 
@@ -184,7 +191,7 @@ class PinVerbs(MemoryBase):
             id: The item's id.
         """
         with self._write(0) as tx:
-            return unpin(tx, self.tenant, id)
+            return unpin(tx, self.tenant, id, self.principal)
 
     @verb("read")
     def pins(self) -> list[PinnedItem]:

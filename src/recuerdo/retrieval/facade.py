@@ -369,7 +369,7 @@ class RetrievalVerbs(MemoryBase):
         self, tx: Any, candidates: list[search_ops.Candidate], filters: Filters, hops: int
     ) -> list[pack.Block]:
         seeds = {c.item_id: c for c in candidates}
-        reached = pack.walk(tx, self.tenant, list(seeds), hops)
+        reached = pack.walk(tx, self.tenant, list(seeds), hops, self.principal)
         where, params = filters.sql("i")
         marks = ",".join("?" * len(reached)) or "NULL"
         members_only, viewer = visible("i", self.principal)

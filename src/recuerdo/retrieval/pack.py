@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from typing_extensions import TypedDict
 
+from ..core.items import visible
 from ..store.base import Row, Tx
 from .results import AnswerState, Cited, Grounding, Source
 
@@ -55,8 +56,13 @@ def title_of(row: Row) -> str:
     return f"{row['category']} {row['item_type']}"
 
 
-def walk(tx: Tx, tenant: str, seeds: Sequence[int], depth: int) -> dict[int, tuple[int, int]]:
-    """item id -> (hop, number of distinct seeds it is linked to), breadth first."""
+def walk(
+    tx: Tx, tenant: str, seeds: Sequence[int], depth: int, viewer: str
+) -> dict[int, tuple[int, int]]:
+    """item id -> (hop, number of distinct seeds it is linked to), breadth first, through the
+    items ``viewer`` may read only: a message it is no member of was walked through, and the
+    notes beyond it packed (the review of decision 0086)."""
+    members_only, shown = visible("i", viewer)
     reached: dict[int, tuple[int, int]] = {seed: (0, 1) for seed in seeds}
     frontier = list(seeds)
     touches: dict[int, set[int]] = {}
@@ -66,10 +72,13 @@ def walk(tx: Tx, tenant: str, seeds: Sequence[int], depth: int) -> dict[int, tup
             break
         marks = ",".join("?" * len(frontier))
         rows = tx.all(
-            f"SELECT from_id AS a, to_id AS b FROM links WHERE tenant = ? AND from_id IN ({marks})"
-            " UNION ALL SELECT to_id AS a, from_id AS b FROM links WHERE tenant = ?"
-            f" AND to_id IN ({marks})",
-            [tenant, *frontier, tenant, *frontier],
+            "SELECT l.from_id AS a, l.to_id AS b FROM links l JOIN items i"
+            " ON i.tenant = l.tenant AND i.id = l.to_id"
+            f" WHERE l.tenant = ? AND l.from_id IN ({marks}) AND {members_only}"
+            " UNION ALL SELECT l.to_id AS a, l.from_id AS b FROM links l JOIN items i"
+            " ON i.tenant = l.tenant AND i.id = l.from_id"
+            f" WHERE l.tenant = ? AND l.to_id IN ({marks}) AND {members_only}",
+            [tenant, *frontier, *shown, tenant, *frontier, *shown],
         )
         nxt = []
         for row in rows:
