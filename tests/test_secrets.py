@@ -415,3 +415,23 @@ def test_the_strings_known_clean_stay_within_their_cap(
     cleaned = redact_call({"tags": tags, "content": "token: hunter2"})
     assert cleaned == {"tags": tags, "content": "token: secret(PASSWORD)"}
     assert 0 < len(secrets._CLEAN_SHORT) <= 8
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Basic authentication is weak", "Basic authentication is weak"),
+        ("the Token authentication bot", "the Token authentication bot"),
+        ("Bearer Abcdefghijklmnop", "Bearer secret(TOKEN)"),
+        ("Basic dXNlcjpwYXNz", "Basic secret(TOKEN)"),  # base64 of user:pass, no digit in it
+        ("Bearer abc.def-ghi_jkl012", "Bearer secret(TOKEN)"),
+        ("Bearer tokens/refresh.md", "Bearer secret(TOKEN)"),
+    ],
+)
+def test_a_word_of_lower_case_letters_after_bearer_basic_or_token_is_prose(
+    text: str, expected: str
+) -> None:
+    """Any word of 12 letters or more after one of them was taken for a token: a note on
+    "Basic authentication" lost its second word (the review of decision 0086)."""
+    assert redact(text).text == expected
+    assert apply_rules(text).text == expected
