@@ -242,3 +242,21 @@ def test_the_context_walk_goes_through_no_message_the_reader_may_not_read(
     ids = lambda view: [s["id"] for s in view.context("zebra", depth=2)["sources"]]  # noqa: E731
     assert beyond in ids(alice)
     assert first in ids(eve) and beyond not in ids(eve) and message not in ids(eve)
+
+
+def test_a_token_holders_forget_of_a_scope_leaves_the_conversations_it_is_not_in(
+    sent: tuple[recuerdo.Memory, recuerdo.Memory, int], memory: recuerdo.Memory
+) -> None:
+    """It erased the scope's every conversation, and counted them (the review of 0086); the
+    owner's erases them all."""
+    alice, _, message = sent
+    eve = memory.for_principal("eve", memory.tenant)
+    alice.save("Plan", "a note of the scope")
+    reply = eve.forget_knowledge(all=True)
+    assert (reply["items_removed"], reply["conversations_removed"]) == (1, 0)
+    assert SECRET in alice.read_message(message)["body"]
+    assert memory.list_notes()["notes"] == []
+    owned = memory.forget_knowledge(all=True)
+    assert owned["conversations_removed"] == 1
+    with pytest.raises(recuerdo.MessageNotFound):
+        alice.read_message(message)

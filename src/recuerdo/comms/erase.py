@@ -101,13 +101,22 @@ def forget_conversation(
     }
 
 
-def forget_scope(tx: Tx, tenant: str, scope: str) -> int:
+def forget_scope(tx: Tx, tenant: str, scope: str, member: str | None = None) -> int:
     """Every conversation of a scope (``forget_knowledge(all=True)``, which scrubs the audit
-    and erases the index remains once for the whole forget); how many."""
+    and erases the index remains once for the whole forget), or with ``member`` (a caller that
+    is not the owner) those it is a member of; how many."""
+    joined, params = "", [tenant, scope]
+    if member is not None:
+        joined = (
+            " AND EXISTS (SELECT 1 FROM comms_inboxes v WHERE v.tenant = c.tenant"
+            " AND v.conversation_id = c.id AND v.principal = ?)"
+        )
+        params.append(member)
     ids = [
         row["id"]
         for row in tx.all(
-            "SELECT id FROM comms_conversations WHERE tenant = ? AND scope = ?", (tenant, scope)
+            f"SELECT c.id FROM comms_conversations c WHERE c.tenant = ? AND c.scope = ?{joined}",
+            params,
         )
     ]
     erased = Erased()

@@ -59,6 +59,8 @@ def forget(
     reply: dict[str, Any] = {"scope": scope, "form": form, "already_forgotten": False}
     if form == "subject":
         done = _subject(tx, tenant, scope, value, reader)
+    elif form == "all":
+        done = _all(tx, tenant, scope, value, reader)
     else:
         done = _FORMS[form](tx, tenant, scope, value)
     if done is None:  # nothing of it is stored: forgotten before, or never there
@@ -231,13 +233,16 @@ def _source(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     return Done({"documents_removed": len(ids), "facts_kept": kept}, ids, [label], text, gone)
 
 
-def _all(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
+def _all(tx: Tx, tenant: str, scope: str, value: Any, reader: str | None = None) -> Done | None:
+    """The whole scope; for a ``reader`` (not the owner), less the conversations it is no member
+    of: it erased them, and counted them (the review of decision 0086)."""
     if value is not True:
         raise InvalidInput("all must be true")
+    readable, shown = ("1 = 1", []) if reader is None else visible("i", reader)
     rows = tx.all(
-        "SELECT id, title, content, tags, summary, item_type, category, session FROM items"
-        " WHERE tenant = ? AND scope = ?",
-        (tenant, scope),
+        "SELECT i.id, i.title, i.content, i.tags, i.summary, i.item_type, i.category, i.session"
+        f" FROM items i WHERE i.tenant = ? AND i.scope = ? AND {readable}",
+        (tenant, scope, *shown),
     )
     ids = [row["id"] for row in rows]
     names = [
@@ -269,8 +274,12 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     # A session's summary note: its session may have moved to another scope since.
     traces.erase(tx, tenant, [row for row in rows if row["item_type"] == "note"])
     traces.erase_scope(tx, tenant, scope)
-    conversations = forget_conversations(tx, tenant, scope)
-    items = tx.execute("DELETE FROM items WHERE tenant = ? AND scope = ?", (tenant, scope))
+    conversations = forget_conversations(tx, tenant, scope, reader)
+    items = tx.execute(
+        "DELETE FROM items WHERE tenant = ? AND scope = ? AND id NOT IN (SELECT i.id FROM items i"
+        f" WHERE i.tenant = ? AND i.scope = ? AND NOT {readable})",
+        (tenant, scope, tenant, scope, *shown),
+    )
     entities = tx.execute("DELETE FROM entities WHERE tenant = ? AND scope = ?", (tenant, scope))
     if items == 0 and entities == 0 and conversations == 0:
         return None
