@@ -406,3 +406,24 @@ def test_a_page_of_notes_reads_their_histories_in_as_many_statements_whatever_it
         return len(seen)
 
     assert statements_for(3) == statements_for(30)
+
+
+def test_a_held_keys_record_without_kinds_is_kept_once(memory: recuerdo.Memory) -> None:
+    """Texts kept beside the note holding the key are kept with the kind they were compared
+    with: kept without one, the same record read again (under another key) kept them twice."""
+    note = memory.save("Plan", "mine", key="plan")["id"]
+    record = {
+        "record": "note",
+        "title": "Plan",
+        "note_key": "plan",
+        "tags": [],
+        "revisions": [{"content": "theirs"}],
+        "conflicts": [{"content": "stale"}],
+    }
+    memory.import_records([{**record, "key": "k1"}])
+    [again] = memory.import_records([{**record, "key": "k2"}])["skipped"]
+    assert "holds every text of the record already" in again["why"]
+    assert [(c["content"], c["kind"]) for c in memory.conflicts(note)] == [
+        ("theirs", "manual"),
+        ("stale", "manual"),
+    ]

@@ -119,14 +119,12 @@ def _page(
             " WHERE f.tenant = ? AND f.scope = ? AND f.id > ? ORDER BY f.id LIMIT ?",
             (tenant, scope, last, limit),
         ), _facts
-    kind = {"document": "document", "note": "note", "entry": "entry"}[phase]
+    render = _RENDERERS[phase]  # the phases of items: their type is the phase's name
     return tx.all(
         "SELECT * FROM items WHERE tenant = ? AND scope = ? AND item_type = ?"
         " AND status <> 'deleted' AND id > ? ORDER BY id LIMIT ?",
-        (tenant, scope, kind, last, limit),
-    ), note_transfer.export_records if kind == "note" else _each(
-        {"document": _document, "entry": _entry}[kind]
-    )
+        (tenant, scope, phase, last, limit),
+    ), render
 
 
 def _document(tx: Tx, row: Row) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from ..core.clock import now_iso
 from ..core.items import MAIL, visible
 from ..errors import InvalidInput, ItemNotFound
 from ..store import revision_deltas
-from ..store.base import Row, Tx
+from ..store.base import Row, Tx, groups, marks
 from ..store.hashes import text_key
 from ..store.text_delta import common_prefix, common_suffix
 from .results import JournalLine, JournalOperation, Revision, RevisionSummary
@@ -292,17 +292,14 @@ def revision_texts_of(
     """:func:`revision_texts` of many notes, in three statements for each thousand of them (a
     forget of a whole scope read two a note: a round trip each on PostgreSQL)."""
     found: dict[int, list[tuple[str | None, str]]] = {}
-    ids = sorted(set(item_ids))
-    for first in range(0, len(ids), _NOTES_A_STATEMENT):
-        part = ids[first : first + _NOTES_A_STATEMENT]
+    for part in groups(sorted(set(item_ids)), _NOTES_A_STATEMENT):
         for item_id, (texts, rows) in versions_of(tx, tenant, part).items():
             found.setdefault(item_id, []).extend(
                 (row["title"], texts[row["version"]]) for row in rows
             )
-        marks = ", ".join("?" * len(part))
         for row in tx.all(
-            f"SELECT item_id, title, content FROM revisions WHERE tenant = ? AND item_id IN"
-            f" ({marks}) AND version IS NULL ORDER BY id",
+            "SELECT item_id, title, content FROM revisions WHERE tenant = ? AND item_id IN"
+            f" ({marks(part)}) AND version IS NULL ORDER BY id",
             (tenant, *part),
         ):
             found.setdefault(int(row["item_id"]), []).append((row["title"], row["content"]))

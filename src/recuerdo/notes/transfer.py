@@ -7,13 +7,14 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, get_args
 
 from ..core.text import check_tags, checked_label
 from ..errors import RecuerdoError
-from ..store.base import Row, Tx
+from ..store.base import Row, Tx, marks
 from . import history
 from . import operations as notes
+from .results import JournalOperation
 
 
 def record_key(*parts: Any) -> str:
@@ -60,11 +61,10 @@ def export_records(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
 def _conflicts_of(tx: Tx, tenant: str, ids: list[int]) -> dict[int, list[dict[str, Any]]]:
     """The conflict revisions of notes (text that came with a stale version and was kept beside
     the note): an export that left them out lost the version a writer's save did not replace."""
-    marks = ", ".join("?" * len(ids))
     found: dict[int, list[dict[str, Any]]] = {}
     for r in tx.all(
         "SELECT item_id, based_on, title, kind, content, principal, created_at FROM revisions"
-        f" WHERE tenant = ? AND item_id IN ({marks}) AND operation = 'conflict'"
+        f" WHERE tenant = ? AND item_id IN ({marks(ids)}) AND operation = 'conflict'"
         " AND version IS NULL ORDER BY id",
         (tenant, *ids),
     ):
@@ -81,9 +81,7 @@ def _conflicts_of(tx: Tx, tenant: str, ids: list[int]) -> dict[int, list[dict[st
     return found
 
 
-VERSION_OPERATIONS = frozenset(
-    {"write", "edit", "external", "restore", "merge", "import", "review"}
-)
+VERSION_OPERATIONS = frozenset(get_args(JournalOperation)) - {"conflict", "delete"}
 """What a version of a note may record (``conflict`` and ``delete`` make no version)."""
 
 
@@ -138,8 +136,7 @@ def import_record(
         )
     for conflict in note.conflicts:
         _keep(tx, tenant, item_id, conflict, principal, conflict.based_on)
-    created = tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
-    assert created is not None
+    created = {"tenant": tenant, "scope": scope, "id": item_id, "item_type": "note"}
     history.journal_row(tx, created, "import", principal, version=len(note.versions))
     return None
 
@@ -181,11 +178,12 @@ def _kept_beside(tx: Tx, held: Row, principal: str, last: _Text, conflicts: list
     held_texts.add((held["title"], held["category"], held["content"]))
     kept = []
     for text, based_on in [(last, held["version"]), *((c, None) for c in conflicts)]:
-        kind = text.kind or held["category"]
-        if (text.title or held["title"], kind, text.content) in held_texts:
+        spelled = (text.title or held["title"], text.kind or held["category"], text.content)
+        if spelled in held_texts:
             continue
-        held_texts.add((text.title or held["title"], kind, text.content))
-        kept.append(_keep(tx, held["tenant"], held["id"], text, principal, based_on))
+        held_texts.add(spelled)
+        as_kept = replace(text, title=spelled[0], kind=spelled[1])  # as compared next time
+        kept.append(_keep(tx, held["tenant"], held["id"], as_kept, principal, based_on))
     where = f"note key {held['key']!r} is held here by note {held['id']}"
     if not kept:
         return f"{where}, which holds every text of the record already"
