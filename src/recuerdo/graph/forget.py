@@ -49,20 +49,15 @@ _RETAINED_WINDOW = 10_000  # passages of a scope looked at for the forgotten nam
 def forget(
     tx: Tx, *, tenant: str, scope: str, form: str, value: Any, reader: str | None = None
 ) -> dict[str, Any]:
-    """``reader``: the principal of a caller that is not the memory's owner; a subject's
-    forget then reaches (and names) only the passages it may read. A message's passages are its
+    """``reader``: the principal of a caller that is not the memory's owner; a subject's or a
+    scope's forget then reaches (and names) only what it may read. A message's passages are its
     conversation's members': a token holder's forget of a name blanked them in conversations it
     was not in, and named them (a hunt over the messages)."""
     if form not in _FORMS:
         raise InvalidInput(f"forget takes exactly one of {', '.join(FORMS)}")
     key = _key(tx, form, value)
     reply: dict[str, Any] = {"scope": scope, "form": form, "already_forgotten": False}
-    if form == "subject":
-        done = _subject(tx, tenant, scope, value, reader)
-    elif form == "all":
-        done = _all(tx, tenant, scope, value, reader)
-    else:
-        done = _FORMS[form](tx, tenant, scope, value)
+    done = _FORMS[form](tx, tenant, scope, value, _Reach.of(reader))
     if done is None:  # nothing of it is stored: forgotten before, or never there
         if _was_forgotten(tx, tenant, scope, form, key):
             return {**reply, **_NOTHING_REMOVED[form], "already_forgotten": True}
@@ -76,6 +71,23 @@ def forget(
     # the end of the erasing write (``MemoryBase._erasing_write``).
     collect_orphans(tx)
     return reply
+
+
+@dataclass(frozen=True)
+class _Reach:
+    """What a forget may touch and name: every item for the owner; for a token holder
+    (``reader``) the items it may read, as a condition on ``items`` aliased ``i``."""
+
+    reader: str | None = None
+    condition: str = "1 = 1"
+    params: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, reader: str | None) -> _Reach:
+        if reader is None:
+            return cls()
+        condition, params = visible("i", reader)
+        return cls(reader, condition, tuple(params))
 
 
 @dataclass
@@ -95,22 +107,20 @@ class Done:
     forget is forgotten as a passage too."""
 
 
-def _subject(tx: Tx, tenant: str, scope: str, value: Any, reader: str | None = None) -> Done | None:
+def _subject(tx: Tx, tenant: str, scope: str, value: Any, reach: _Reach) -> Done | None:
     name = store.check_name(value, "subject")
     found = store.entity(tx, tenant, scope, name, create=False)
     if found is None:
         return None
     entity_id = found[0]
-    readable, shown = ("1 = 1", []) if reader is None else visible("i", reader)
-    chunks = [
-        r["chunk_id"]
-        for r in tx.all(
-            "SELECT m.chunk_id FROM mentions m JOIN chunks c ON c.tenant = m.tenant"
-            " AND c.id = m.chunk_id JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
-            f" WHERE m.tenant = ? AND m.entity_id = ? AND {readable}",
-            (tenant, entity_id, *shown),
-        )
-    ]
+    mentions = tx.all(
+        f"SELECT m.chunk_id, CASE WHEN {reach.condition} THEN 1 ELSE 0 END AS readable"
+        " FROM mentions m JOIN chunks c ON c.tenant = m.tenant AND c.id = m.chunk_id"
+        " JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
+        " WHERE m.tenant = ? AND m.entity_id = ?",
+        (*reach.params, tenant, entity_id),
+    )
+    chunks = [r["chunk_id"] for r in mentions if r["readable"]]
     fact_rows = tx.all(
         "SELECT attributes FROM facts WHERE tenant = ? AND (subject_id = ? OR object_id = ?)",
         (tenant, entity_id, entity_id),
@@ -126,7 +136,7 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any, reader: str | None = N
         "value",
     )
     facts = len(fact_rows)
-    if reader is not None and _named_beyond(tx, tenant, entity_id, readable, shown):
+    if len(chunks) < len(mentions):
         # Passages the caller may not read name it: the entity stays, linked to them, for
         # whoever may forget them (deleted, the owner's later forget found it forgotten and
         # reached none of them: the review's). Its facts and attributes go.
@@ -138,7 +148,7 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any, reader: str | None = N
     else:
         tx.execute("DELETE FROM entities WHERE tenant = ? AND id = ?", (tenant, entity_id))
     hidden, touched, passages = _blank_passages(tx, tenant, chunks)
-    retained = _passages_naming(tx, tenant, scope, name, reader)
+    retained = _passages_naming(tx, tenant, scope, name, reach)
     counts = {
         **hidden,
         "facts_removed": facts,
@@ -149,20 +159,7 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any, reader: str | None = N
     return Done(counts, touched, [name], [*passages, *values], gone)
 
 
-def _named_beyond(tx: Tx, tenant: str, entity_id: int, readable: str, shown: list[str]) -> bool:
-    """Whether a passage the caller may not read (``readable`` false) mentions the entity."""
-    return (
-        tx.one(
-            "SELECT 1 FROM mentions m JOIN chunks c ON c.tenant = m.tenant AND c.id = m.chunk_id"
-            " JOIN items i ON i.tenant = c.tenant AND i.id = c.item_id"
-            f" WHERE m.tenant = ? AND m.entity_id = ? AND NOT {readable} LIMIT 1",
-            (tenant, entity_id, *shown),
-        )
-        is not None
-    )
-
-
-def _fact(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
+def _fact(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Done | None:
     if not isinstance(value, dict) or not {"from", "to", "type"} <= set(value):
         raise InvalidInput("fact is {from, to, type}")
     subject = store.entity(tx, tenant, scope, store.check_name(value["from"], "from"), create=False)
@@ -183,7 +180,7 @@ def _fact(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     return Done({"facts_removed": len(rows)}, text=_values(rows, "attributes"))
 
 
-def _passage(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
+def _passage(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Done | None:
     item_id = _item_id(value)
     row = tx.one(
         "SELECT id, scope, item_type, title, content FROM items WHERE id = ? AND tenant = ?",
@@ -216,7 +213,7 @@ def _passage(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     )
 
 
-def _source(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
+def _source(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Done | None:
     label = str(value)
     docs = tx.all(
         "SELECT id, title, content FROM items WHERE tenant = ? AND scope = ?"
@@ -233,16 +230,15 @@ def _source(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
     return Done({"documents_removed": len(ids), "facts_kept": kept}, ids, [label], text, gone)
 
 
-def _all(tx: Tx, tenant: str, scope: str, value: Any, reader: str | None = None) -> Done | None:
-    """The whole scope; for a ``reader`` (not the owner), less the conversations it is no member
-    of: it erased them, and counted them (the review of decision 0086)."""
+def _all(tx: Tx, tenant: str, scope: str, value: Any, reach: _Reach) -> Done | None:
+    """The whole scope; for a token holder, less the conversations it is no member of: it
+    erased them, and counted them (the review of decision 0086)."""
     if value is not True:
         raise InvalidInput("all must be true")
-    readable, shown = ("1 = 1", []) if reader is None else visible("i", reader)
     rows = tx.all(
         "SELECT i.id, i.title, i.content, i.tags, i.summary, i.item_type, i.category, i.session"
-        f" FROM items i WHERE i.tenant = ? AND i.scope = ? AND {readable}",
-        (tenant, scope, *shown),
+        f" FROM items i WHERE i.tenant = ? AND i.scope = ? AND {reach.condition}",
+        (tenant, scope, *reach.params),
     )
     ids = [row["id"] for row in rows]
     names = [
@@ -254,10 +250,10 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any, reader: str | None = None)
     # What else the scope's words were in (found by a hunt for erasure residues): the notes'
     # earlier revisions, tags and summaries, and the values of its entities' attributes and
     # facts. Searches asking for a word only they held go too.
-    notes = [row["id"] for row in rows if row["item_type"] == "note"]
+    notes = [row for row in rows if row["item_type"] == "note"]
     earlier = [
         f"{title or ''} {text}"
-        for revisions in history.revision_texts_of(tx, tenant, notes).values()
+        for revisions in history.revision_texts_of(tx, tenant, [r["id"] for r in notes]).values()
         for title, text in revisions
     ]
     values = _values(
@@ -272,14 +268,17 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any, reader: str | None = None)
         "attributes",
     )
     # A session's summary note: its session may have moved to another scope since.
-    traces.erase(tx, tenant, [row for row in rows if row["item_type"] == "note"])
+    traces.erase(tx, tenant, notes)
     traces.erase_scope(tx, tenant, scope)
-    conversations = forget_conversations(tx, tenant, scope, reader)
-    items = tx.execute(
-        "DELETE FROM items WHERE tenant = ? AND scope = ? AND id NOT IN (SELECT i.id FROM items i"
-        f" WHERE i.tenant = ? AND i.scope = ? AND NOT {readable})",
-        (tenant, scope, tenant, scope, *shown),
-    )
+    conversations = forget_conversations(tx, tenant, scope, reach.reader)
+    if reach.reader is None:
+        items = tx.execute("DELETE FROM items WHERE tenant = ? AND scope = ?", (tenant, scope))
+    else:  # the messages it may not read stay
+        items = tx.execute(
+            "DELETE FROM items WHERE tenant = ? AND scope = ? AND id NOT IN (SELECT i.id FROM"
+            f" items i WHERE i.tenant = ? AND i.scope = ? AND NOT ({reach.condition}))",
+            (tenant, scope, tenant, scope, *reach.params),
+        )
     entities = tx.execute("DELETE FROM entities WHERE tenant = ? AND scope = ?", (tenant, scope))
     if items == 0 and entities == 0 and conversations == 0:
         return None
@@ -296,7 +295,7 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any, reader: str | None = None)
     return Done(counts, ids, [], text, gone)
 
 
-def _attribute(tx: Tx, tenant: str, scope: str, value: Any) -> Done | None:
+def _attribute(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Done | None:
     if not isinstance(value, dict) or not {"subject", "key"} <= set(value):
         raise InvalidInput("attribute is {subject, key}")
     subject = store.entity(
@@ -494,12 +493,11 @@ def _blank_passages(
 
 
 def _passages_naming(
-    tx: Tx, tenant: str, scope: str, name: str, reader: str | None = None
+    tx: Tx, tenant: str, scope: str, name: str, reach: _Reach
 ) -> list[tuple[int, int]]:
     """Live passages of the scope that still hold a word of a forgotten name (no entity linked
-    them, so forgetting the subject did not reach them), of the items ``reader`` may read (all,
-    for the owner): (item, chunk) pairs."""
-    readable, shown = ("1 = 1", []) if reader is None else visible("i", reader)
+    them, so forgetting the subject did not reach them), of the items the forget may name:
+    (item, chunk) pairs."""
     words = [w for w in store.words(name) if len(w) >= 3 and w not in STOP_WORDS]
     if not words:
         return []
@@ -516,8 +514,8 @@ def _passages_naming(
             for row in tx.all(
                 "SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.tenant = c.tenant"
                 f" AND i.id = c.item_id WHERE c.id IN ({marks}) AND i.tenant = ? AND i.scope = ?"
-                f" AND {readable}",
-                [*part, tenant, scope, *shown],
+                f" AND {reach.condition}",
+                [*part, tenant, scope, *reach.params],
             )
         ]
     return found
