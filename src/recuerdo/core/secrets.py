@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol, get_args
 
 SecretKind = Literal["API", "TOKEN", "PASSWORD", "PRIVATE_KEY"]
 """What ``secret(KIND)`` says was replaced."""
@@ -83,14 +83,15 @@ def _cue(*fragments: str, then: str = "", flags: int = 0) -> re.Pattern[str]:
     return re.compile(f"(?:{branches(tree)}){then}", flags)
 
 
-_PEM_MARK = r"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+_KEY_MARK = r" (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"  # after "-----BEGIN" or "-----END"
+_PEM_MARK = rf"-----(?:BEGIN|END){_KEY_MARK}"
 # A block without its END marker (cut off, or the marker named in prose) takes the rest of the
 # text. Versions that stopped at the end of its paragraph (to keep a note's later sections)
 # leaked key bodies in shapes found by three reviews: a body after a blank line with a prefix
 # ("% ", "> > ", "| "), zero-width characters or base64url; no rule of what a body looks like
 # held them all (decision 0080).
-_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
-_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_BEGIN = re.compile(rf"-----BEGIN{_KEY_MARK}")
+_END = re.compile(rf"-----END{_KEY_MARK}")
 _CLOSED = re.compile(rf"{_BEGIN.pattern}.*?{_END.pattern}", re.DOTALL)
 _OPEN = re.compile(rf"{_BEGIN.pattern}.*\Z", re.DOTALL)
 
@@ -423,7 +424,7 @@ def redact_text(text: str) -> str:
     return redact(text).text
 
 
-_REDACTION = re.compile(r"secret\((?:API|TOKEN|PRIVATE_KEY|PASSWORD)\)")
+_REDACTION = re.compile(rf"secret\((?:{'|'.join(get_args(SecretKind))})\)")
 
 
 def holds_redaction(text: str) -> bool:

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..core import audit
 from ..core.clock import now_iso
-from ..core.secrets import redact
+from ..core.secrets import SecretKind, redact
 from ..core.settings import note_limit_bytes
 from ..errors import Conflict, ContentTooLarge, EmptyContent, OperationContentMismatch
 from ..store.base import Row, Tx
@@ -171,10 +171,12 @@ def edit(
             section=section if isinstance(section, str) else None,
             find=find if isinstance(find, str) else None,
         )
-    # The note's text as a whole: a credential the edit completes (a value appended after
-    # "password =") is in neither the note nor the edit's text alone (the review of 0082).
-    joined = redact(updated)
-    updated = joined.text
+    # The note's text as a whole, when the edit changed it: a credential the edit completes (a
+    # value appended after "password =") is in neither the note nor the edit's text alone (the
+    # review of 0082).
+    completed: tuple[SecretKind, ...] = ()
+    if text_edit is not None:
+        updated, completed = redact(updated)
     renamed = new_title is not None and new_title != row["title"]
     if updated == row["content"] and not renamed:
         return {
@@ -218,6 +220,6 @@ def edit(
         "bytes": size,
         "title": new_title if renamed else row["title"],
     }
-    if joined.found:
-        edited["redacted"] = {"content": list(joined.found)}
+    if completed:
+        edited["redacted"] = {"content": list(completed)}
     return edited

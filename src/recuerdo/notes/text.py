@@ -78,8 +78,12 @@ def headings(text: str) -> list[Heading]:
     for number, line in enumerate(text.split("\n")):
         mark = _FENCE.match(line)
         if fence:
-            closing = mark and mark.group(1)[0] == fence[0] and len(mark.group(1)) >= len(fence)
-            if closing and mark and not line[mark.end() :].strip():
+            if (
+                mark is not None
+                and mark.group(1)[0] == fence[0]
+                and len(mark.group(1)) >= len(fence)
+                and not line[mark.end() :].strip()
+            ):
                 fence = ""
             continue
         if mark:

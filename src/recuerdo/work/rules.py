@@ -193,9 +193,10 @@ def check(tx: Tx, tenant: str, category: object, context: object) -> list[Violat
 
 
 def _shown(context: Mapping[Any, Any]) -> str:
-    """The context as a violation's message quotes it: JSON, its credentials redacted (the
-    message is kept, and ``check_rules`` is a read: the write guard never saw it), cut at
-    :data:`MAX_SHOWN_CHARS` (flagged)."""
+    """The context as a violation's message quotes it: JSON, cut at :data:`MAX_SHOWN_CHARS`
+    (flagged), and redacted as a whole, as the message is kept: the write guard redacted each
+    string of the context alone, and a key with its value (``"password": "hunter2"``) is a
+    credential only together."""
     try:
         text = json.dumps(context, sort_keys=True, default=str, ensure_ascii=False)
     except (TypeError, ValueError):  # keys that do not sort, an int past str()'s digits
