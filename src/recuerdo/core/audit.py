@@ -33,16 +33,25 @@ FORGETS = "audit_forgets:"
 _READ_SEEN: ContextVar[int | None] = ContextVar("audit_read_seen", default=None)
 
 
-def forgets(tx: Tx, tenants: Iterable[str]) -> dict[str, int]:
-    """How many forgets of each of ``tenants`` the memory has committed (any process's)."""
-    counts: dict[str, int] = {}
-    for part in groups(sorted(set(tenants)), _PER_STATEMENT):
-        for row in tx.all(
-            f"SELECT name, upto FROM index_marks WHERE name IN ({marks(part)})",
-            [FORGETS + tenant for tenant in part],
-        ):
-            counts[str(row["name"])[len(FORGETS) :]] = int(row["upto"])
-    return counts
+def forgets(tx: Tx, tenants: Iterable[str] | None = None) -> dict[str, int]:
+    """How many forgets of each of ``tenants`` (None: of every tenant) the memory has committed,
+    in any process."""
+    if tenants is None:
+        rows = tx.all(
+            "SELECT name, upto FROM index_marks /* every tenant */"
+            f" WHERE substr(name, 1, {len(FORGETS)}) = ?",
+            (FORGETS,),
+        )
+    else:
+        rows = [
+            row
+            for part in groups(sorted(set(tenants)), _PER_STATEMENT)
+            for row in tx.all(
+                f"SELECT name, upto FROM index_marks WHERE name IN ({marks(part)})",
+                [FORGETS + tenant for tenant in part],
+            )
+        ]
+    return {str(row["name"])[len(FORGETS) :]: int(row["upto"]) for row in rows}
 
 
 def count_forget(tx: Tx, tenant: str) -> None:
@@ -79,16 +88,14 @@ class AuditLog:
     def start(self, store: Store) -> None:
         """Take every tenant's count of forgets (at open): a record is compared with it."""
         with scoped(EVERY_TENANT), store.read() as tx:
-            rows = tx.all(
-                "SELECT name, upto FROM index_marks /* every tenant */"
-                f" WHERE substr(name, 1, {len(FORGETS)}) = ?",
-                (FORGETS,),
-            )
+            counted = forgets(tx)
         with self._lock:
-            for row in rows:
-                tenant = str(row["name"])[len(FORGETS) :]
-                seen = max(self._forgets_seen.get(tenant, 0), int(row["upto"]))
-                self._forgets_seen[tenant] = seen
+            self._saw(counted)
+
+    def _saw(self, counted: dict[str, int]) -> None:
+        """Counts of forgets read from the store (they only grow); the lock is held."""
+        for tenant, count in counted.items():
+            self._forgets_seen[tenant] = max(self._forgets_seen.get(tenant, 0), count)
 
     @contextlib.contextmanager
     def reading(self, tenant: str) -> Iterator[None]:
@@ -105,7 +112,7 @@ class AuditLog:
         """This log's forget of ``tenant`` committed, with this log written first: the reads
         that begin from now on began after it."""
         with self._lock:
-            self._forgets_seen[tenant] = max(self._forgets_seen.get(tenant, 0), count)
+            self._saw({tenant: count})
 
     def record(
         self,
@@ -212,8 +219,7 @@ class AuditLog:
                     prune_expired(tx)
                     self._next_prune = moment + PRUNE_EVERY_SECONDS
             self.dropped += len(self._pending) - len(kept)
-            for tenant, count in counted.items():
-                self._forgets_seen[tenant] = max(self._forgets_seen.get(tenant, 0), count)
+            self._saw(counted)
             self._pending = []
             return len(kept)
 
