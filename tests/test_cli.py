@@ -254,3 +254,4 @@ def test_checking_the_rules_of_a_mistyped_memory_fails_and_creates_nothing(
     )  # fmt: skip
     assert ran.returncode == 1 and "memory_not_found" in ran.stdout + ran.stderr
     assert not list(tmp_path.rglob("*.db"))
+    assert list(tmp_path.iterdir()) == []

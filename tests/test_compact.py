@@ -5,6 +5,7 @@ the rebuild is owed."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -296,6 +297,8 @@ def test_statistics_owed_by_a_postgres_memory_are_not_owed_by_its_restored_copy(
             "INSERT INTO index_marks (name, upto) VALUES (?, 0)", (f"{STATISTICS_OWED}item_tags",)
         )
     app_memory.backup(tmp_path / "memory.jsonl.gz")
+    with gzip.open(tmp_path / "memory.jsonl.gz", "rt") as archive:
+        assert f"{STATISTICS_OWED}item_tags" in archive.read()  # the archive carries it
     restore_memory("restored", tmp_path / "memory.jsonl.gz", base_dir=tmp_path)
     restored = recuerdo.open("restored", base_dir=tmp_path, create=False)
     with restored, restored._store.read() as tx:

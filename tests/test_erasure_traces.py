@@ -129,7 +129,7 @@ def test_a_sessions_summary_goes_with_its_scope_after_the_session_moved(
     project b by a later start, and the summary outlived the forget of project a."""
     memory.session_start("s1", project="a")
     memory.session_end("s1", summary=f"{MARK} summary in a")
-    memory.session_start("s1", project="b")
+    assert memory.session_start("s1", project="b")["summary"] == f"{MARK} summary in a"
     memory.forget_knowledge("project:a", all=True)
     assert memory.session_start("s1", project="b")["summary"] is None
     # A summary written since, in b, is b's note's: a forget of a leaves it (the second review).

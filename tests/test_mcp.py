@@ -72,6 +72,7 @@ async def family_tour(session: ClientSession) -> None:
     assert failed is False and isinstance(entry["result"], int)
     failed, found = await call(session, "search", {"query": "remembers"})
     assert failed is False and found["state"] == "answered"
+    assert [r["id"] for r in found["results"]] == [entry["result"]]
     failed, note = await call(session, "save", {"title": "Doc", "content": "Body text"})
     assert failed is False and note["outcome"] == "created"
     failed, plan = await call(session, "create_progress", {"task": "t", "steps": ["a"]})
@@ -81,8 +82,11 @@ async def family_tour(session: ClientSession) -> None:
     failed, error = await call(session, "remember", {"category": "bogus", "content": "x"})
     assert failed is True
     assert error == {"ok": False, "error": "invalid_category", "detail": error["detail"]}
+    assert "bogus" in error["detail"]
     failed, error = await call(session, "get", {"id": "not a number"})
     assert failed is True and error["error"] == "invalid_input"
+    failed, listed = await call(session, "recall", {})
+    assert failed is False and [e["content"] for e in listed["result"]] == ["MCP remembers"]
 
 
 def test_stdio_tools_and_families(tmp_path: Path) -> None:

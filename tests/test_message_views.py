@@ -23,15 +23,28 @@ def sent(memory: recuerdo.Memory) -> tuple[recuerdo.Memory, recuerdo.Memory, int
     return alice, eve, int(message["id"])
 
 
+People = tuple[recuerdo.Memory, recuerdo.Memory, recuerdo.Memory]
+
+
+@pytest.fixture
+def people(memory: recuerdo.Memory) -> People:
+    """Alice and Bob, each with an address, and Eve, a door's token holder (not the owner)."""
+    alice, bob = memory.agent("alice"), memory.agent("bob")
+    alice.bind_address("alice@local")
+    bob.bind_address("bob@local")
+    return alice, bob, memory.for_principal("eve", memory.tenant)
+
+
 def test_a_non_member_can_neither_pin_nor_set_a_message(
     sent: tuple[recuerdo.Memory, recuerdo.Memory, int],
 ) -> None:
-    _, eve, message = sent
+    alice, eve, message = sent
     with pytest.raises(recuerdo.ItemNotFound):
         eve.pin(message)
     with pytest.raises(recuerdo.ItemNotFound):
         eve.context_set("loot", [message])
     assert eve.pins() == [] and eve.context_sets() == []
+    assert alice.pins() == [] and alice.context_sets() == []
 
 
 def test_a_members_pin_or_set_shows_the_message_to_members_only(
@@ -46,6 +59,8 @@ def test_a_members_pin_or_set_shows_the_message_to_members_only(
     assert SECRET not in eve.recent()["text"]
     assert SECRET not in eve.recent(context_set_name="review")["text"]
     assert SECRET not in eve.context("salary", context_set_name="review")["context"]
+    assert SECRET in alice.recent(context_set_name="review")["text"]
+    assert SECRET in alice.context("salary", context_set_name="review")["context"]
 
 
 def test_a_note_linked_to_a_message_shows_its_subject_to_members_only(
@@ -85,25 +100,26 @@ FORGED = [
 ]
 
 
-def test_a_token_holder_imports_no_messaging_records(memory: recuerdo.Memory) -> None:
+def test_a_token_holder_imports_no_messaging_records(
+    memory: recuerdo.Memory, people: People
+) -> None:
     """Found by a hunt over the messages: any writer's import made a message from anyone,
     bound anyone's address, in any domain. The messaging records name other principals: only
     the owner imports them; a token holder's are skipped, with the reason, and nothing of
     them is stored."""
-    alice, bob = memory.agent("alice"), memory.agent("bob")
-    alice.bind_address("alice@local")
-    bob.bind_address("bob@local")
-    eve = memory.for_principal("eve", memory.tenant)
+    _, bob, eve = people
     reply = eve.import_records(FORGED)
     assert reply["imported"] == 0
     assert [s["index"] for s in reply["skipped"]] == list(range(len(FORGED)))
     assert all("only the memory's owner" in s["why"] for s in reply["skipped"])
     assert bob.inbox()["conversations"] == []
     assert {a["address"] for a in bob.addresses()["addresses"]} == {"bob@local"}
+    assert eve.addresses()["addresses"] == []
     # The owner (a local call, or a door's tokenless caller) imports them.
     owner = memory.for_principal("main", memory.tenant, owner=True)
     assert owner.import_records(FORGED[2:4])["imported"] == 2
     assert len(bob.inbox()["conversations"]) == 1
+    assert memory.addresses()["addresses"] == []
 
 
 CONVERSATION = {
@@ -144,13 +160,11 @@ MAIL = {
          "reply-to-inf", "cursor-without-read", "second-cursor-bad"],
 )  # fmt: skip
 def test_a_malformed_messaging_record_is_skipped_and_changes_nothing(
-    memory: recuerdo.Memory, record: dict[str, object]
+    memory: recuerdo.Memory, people: People, record: dict[str, object]
 ) -> None:
     """They reached the store, which failed the whole call (HTTP 500), or (a cursor after a
     good one) applied the good one while the record was reported skipped."""
-    memory.agent("alice").bind_address("alice@local")
-    bob = memory.agent("bob")
-    bob.bind_address("bob@local")
+    _, bob, _ = people
     assert memory.import_records([CONVERSATION, MAIL])["imported"] == 2
     unread = bob.inbox()["conversations"][0]["unread"]
     reply = memory.import_records([record])
@@ -161,17 +175,14 @@ def test_a_malformed_messaging_record_is_skipped_and_changes_nothing(
 
 
 def test_a_token_holders_forget_of_a_name_reaches_only_what_it_may_read(
-    memory: recuerdo.Memory,
+    memory: recuerdo.Memory, people: People
 ) -> None:
     """A non-member's forget of a name blanked it in a conversation it was not in (the
     message was deleted), and its reply named the messages that held the name: an oracle for
     words of messages it cannot read (a hunt over the messages). The owner's reaches all."""
-    alice, bob = memory.agent("alice"), memory.agent("bob")
-    alice.bind_address("alice@local")
-    bob.bind_address("bob@local")
+    alice, bob, eve = people
     memory.relate("Marie Curie", "Sorbonne", "works_at")  # the name is known: it is linked
     sent = alice.send_message(["bob@local"], "lab", "Marie Curie joins us. Codename bluefalcon.")
-    eve = memory.for_principal("eve", memory.tenant)
     eve.relate("bluefalcon", "probe", "is")
     probed = eve.forget_knowledge(subject="bluefalcon")
     assert (probed["passages_retained"], probed["documents_retained"]) == (0, [])

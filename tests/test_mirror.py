@@ -109,9 +109,12 @@ def test_a_push_to_a_note_deleted_since_says_nothing_was_stored(
     mirror(base, "push", str(task_file), "--key", KEY)
     with recuerdo.open("work", base_dir=base) as memory:
         memory.delete(memory.mirror_get(KEY)["id"])
+        before = memory.journal()
     task_file.write_text(DOC + "- [ ] after the delete\n")
     code, pushed = mirror(base, "push", str(task_file), "--key", KEY)
     assert code == 1 and pushed["status"] == "diverged", pushed
+    with recuerdo.open("work", base_dir=base) as memory:
+        assert memory.journal() == before and memory.list_notes()["notes"] == []
     assert "nothing was stored" in pushed["detail"] and pushed["deleted_version"] == 1
     code, pulled = mirror(base, "pull", str(task_file), "--force")
     assert code == 1 and pulled["status"] == "refused", pulled

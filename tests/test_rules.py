@@ -139,15 +139,21 @@ def test_an_odd_context_is_quoted_not_a_raw_error(
 ) -> None:
     memory.add_rule("cap", "must", "discount <= 0.2")
     [violation] = memory.check_rules(None, context)  # type: ignore[arg-type]
-    assert violation["rule"] == "cap"
+    assert violation["rule"] == "cap" and '"discount": 0.5' in violation["message"]
 
 
 def test_a_context_that_holds_itself_is_refused(memory: recuerdo.Memory) -> None:
+    memory.add_rule("cap", "must", "discount <= 0.2")
     context: dict[str, object] = {"discount": 0.5}
     context["self"] = context
     with pytest.raises(recuerdo.InvalidInput) as refused:
         memory.check_rules(None, context)
     assert refused.value.code == "invalid_input" and "nested too deeply" in refused.value.detail
+    with memory._store.read() as tx:
+        assert (
+            tx.scalar("SELECT count(*) FROM rule_violations WHERE tenant = ?", (memory.tenant,))
+            == 0
+        )
 
 
 @pytest.mark.parametrize("bound", ["1e-10000000", "1e999999999"])

@@ -166,11 +166,22 @@ def test_token_attacks_are_refused(
 ) -> None:
     """Each bad credential: 401 or 403 in the error shape, and nothing stored."""
     tokens = world[1]
+    body: dict[str, Any] = {}
+    if verb == "remember":
+        body = {"category": "learning", "content": "should not be stored"}
+    if verb == "check_rules":  # a real violation, that a wrongly accepted call would keep
+        after.ok(
+            "add_rule",
+            {"name": "cap", "level": "must", "description": "x <= 1"},
+            token=tokens.alice,
+        )
+        body = {"context": {"x": 5, "note": "planted by a reader"}}
     before = snapshot(after, token=tokens.alice)
-    body = {"category": "learning", "content": "should not be stored"} if verb == "remember" else {}
+    summary = after.ok("summary", {}, token=tokens.alice)["text"]
     reply = after.call(verb, body, headers=_authorization(tokens, who))
     assert_error(reply, status, code)
     assert snapshot(after, token=tokens.alice) == before
+    assert after.ok("summary", {}, token=tokens.alice)["text"] == summary
 
 
 INJECTIONS = [
