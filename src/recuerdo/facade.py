@@ -75,6 +75,10 @@ class VerbSpec:
     fails: Callable[[Any], bool] | None = None
     """Says of a result that the command failed: the CLI prints it, then exits 1 (a must-rule
     violated, for a script's ``&&``)."""
+    unscoped: bool = False
+    """The verb reaches nothing kept in a scope (a principal's own addresses): a token limited
+    to scopes may call it. Every other verb takes a ``scope`` the token names, or is closed to
+    it."""
 
 
 def verb(
@@ -92,6 +96,7 @@ def verb(
     creates: bool = True,
     paths: Mapping[str, str] | None = None,
     fails: Callable[[Any], bool] | None = None,
+    unscoped: bool = False,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Declare a facade method as a verb (see the module docstring)."""
     spec = VerbSpec(
@@ -108,6 +113,7 @@ def verb(
         creates=creates,
         paths=dict(paths or {}),
         fails=fails,
+        unscoped=unscoped,
     )
 
     def decorate(method: Callable[P, R]) -> Callable[P, R]:

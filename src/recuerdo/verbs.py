@@ -60,6 +60,8 @@ class Verb:
     """Says of a result that the command failed (the CLI then exits 1)."""
     creates: bool = False
     """Whether a call may make the memory it names (a write, unless it only logs a check)."""
+    unscoped: bool = False
+    """It reaches nothing kept in a scope (see ``VerbSpec.unscoped``)."""
 
     def call(self, memory: Memory, arguments: Mapping[str, Any]) -> Any:
         """Validate door arguments (JSON names, e.g. ``from``) and run the verb."""
@@ -179,6 +181,8 @@ class VerbTable:
         missing = [arg for arg in spec.arguments if arg not in params.model_fields]
         if missing:
             raise ValueError(f"verb {name!r}: CLI arguments {missing} are not parameters")
+        if spec.unscoped and "scope" in params.model_fields:
+            raise ValueError(f"verb {name!r} takes a scope, so it reaches what scopes keep")
         self._verbs[name] = Verb(
             name=name,
             family=_family(method),
@@ -195,6 +199,7 @@ class VerbTable:
             paths=dict(spec.paths),
             fails=spec.fails,
             creates=creates,
+            unscoped=spec.unscoped,
         )
 
     def __getitem__(self, name: str) -> Verb:

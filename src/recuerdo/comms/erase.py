@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..core import audit
 from ..core.items import MAIL
+from ..core.text import checked_label
 from ..errors import ConversationNotFound, NotAMember
 from ..index.vectors import collect_orphans
 from ..store.base import Tx
@@ -69,12 +70,15 @@ def _erase(tx: Tx, tenant: str, conversation_id: str, erased: Erased) -> None:
 
 
 def forget_conversation(
-    tx: Tx, tenant: str, viewer: str, conversation_id: object
+    tx: Tx, tenant: str, viewer: str, conversation_id: object, kept_to: object = None
 ) -> ForgottenConversation:
     key = str(check_id(conversation_id, "conversation"))
+    wanted = None if kept_to is None else checked_label(kept_to, "scope")
     scope = tx.scalar(
         "SELECT scope FROM comms_conversations WHERE tenant = ? AND id = ?", (tenant, key)
     )
+    if scope is not None and wanted is not None and scope != wanted:
+        raise ConversationNotFound(f"no conversation with id {key} in scope {wanted!r}")
     if scope is None:
         issued = tx.scalar("SELECT conversations FROM comms_counters WHERE tenant = ?", (tenant,))
         if issued is None or int(key) > int(issued) or int(key) == 0:

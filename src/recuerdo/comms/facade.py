@@ -94,6 +94,7 @@ class CommsVerbs(MemoryBase):
         errors=(AddressInvalid, DomainNotOurs, AddressTaken, KindInvalid),
         arguments=("address",),
         enums={"kind": address_ops.KINDS},
+        unscoped=True,
     )
     def bind_address(self, address: str, kind: str = "agent") -> AddressBinding:
         """Bind an address (name@domain) to you, the caller, so others can message you there.
@@ -115,7 +116,7 @@ class CommsVerbs(MemoryBase):
                 served=self._mail.served,
             )
 
-    @verb("read")
+    @verb("read", unscoped=True)
     def addresses(self) -> Addresses:
         """Your addresses (the first one sends unless you name another) and the domains an
         address may be bound in here.
@@ -183,7 +184,13 @@ class CommsVerbs(MemoryBase):
             )
 
     @verb("read", errors=(PageCursorInvalid,))
-    def inbox(self, after: str | None = None, limit: int = inbox_ops.DEFAULT_LIMIT) -> Inbox:
+    def inbox(
+        self,
+        after: str | None = None,
+        limit: int = inbox_ops.DEFAULT_LIMIT,
+        *,
+        scope: str | None = None,
+    ) -> Inbox:
         """Your conversations, the most recently active first: for each its member count, the
         time, sender and start of its newest message, how many messages it holds and how many
         of others' you have not read yet.
@@ -191,9 +198,11 @@ class CommsVerbs(MemoryBase):
         Args:
             after: The next cursor of the previous page.
             limit: Conversations per page (1-4096, default 50).
+            scope: Only the conversations kept in this scope (a token limited to scopes names
+                one of them).
         """
         with self._store.read() as tx:
-            return inbox_ops.inbox(tx, self.tenant, self.principal, after, limit)
+            return inbox_ops.inbox(tx, self.tenant, self.principal, after, limit, scope)
 
     @verb("read", errors=_READ_ERRORS, arguments=("conversation_id",))
     def thread(
@@ -202,6 +211,8 @@ class CommsVerbs(MemoryBase):
         after: str | None = None,
         limit: int = inbox_ops.DEFAULT_LIMIT,
         preview_chars: int = inbox_ops.DEFAULT_PREVIEW,
+        *,
+        scope: str | None = None,
     ) -> Thread:
         """The messages of one of your conversations, oldest first, as previews (truncated says
         a message holds more: read_message returns it whole) with each one's size. Reading a
@@ -212,10 +223,11 @@ class CommsVerbs(MemoryBase):
             after: The next cursor of the previous page (default: from the first message).
             limit: Messages per page (1-4096, default 50).
             preview_chars: Preview length in characters (20-16384, default 500).
+            scope: The scope the conversation must be kept in (else conversation_not_found).
         """
         with self._store.read() as tx:
             page, moves = inbox_ops.thread(
-                tx, self.tenant, self.principal, conversation_id, after, limit, preview_chars
+                tx, self.tenant, self.principal, conversation_id, after, limit, preview_chars, scope
             )
         if moves:  # a write only when the cursor moves: re-reading a page takes no lock
             with self._write(0) as tx:
@@ -223,16 +235,17 @@ class CommsVerbs(MemoryBase):
         return page
 
     @verb("read", errors=(MessageNotFound, NotAMember), arguments=("message_id",))
-    def read_message(self, message_id: int | str) -> Message:
+    def read_message(self, message_id: int | str, *, scope: str | None = None) -> Message:
         """One of your messages whole: its body exactly as sent, sender, recipients, subject,
         size, time and the message it answers. It does not move your unread cursor (thread
         does).
 
         Args:
             message_id: The message's id.
+            scope: The scope the message must be kept in (else message_not_found).
         """
         with self._store.read() as tx:
-            return mail.message(mail.readable(tx, self.tenant, self.principal, message_id))
+            return mail.message(mail.readable(tx, self.tenant, self.principal, message_id, scope))
 
     @verb(
         "write",
@@ -240,16 +253,22 @@ class CommsVerbs(MemoryBase):
         arguments=("conversation_id",),
         destructive=True,
     )
-    def forget_conversation(self, conversation_id: int | str) -> ForgottenConversation:
+    def forget_conversation(
+        self, conversation_id: int | str, *, scope: str | None = None
+    ) -> ForgottenConversation:
         """Forget one of your conversations for everyone, for real: its messages, members and
         cursors are erased from the store's files. Forgetting it again answers
         already_forgotten; forget_knowledge with all=true forgets a scope's conversations.
 
         Args:
             conversation_id: The conversation's id.
+            scope: The scope the conversation must be kept in (else conversation_not_found:
+                nothing is erased).
         """
         with self._erasing_write(superseded=True) as tx:
-            reply = erase.forget_conversation(tx, self.tenant, self.principal, conversation_id)
+            reply = erase.forget_conversation(
+                tx, self.tenant, self.principal, conversation_id, scope
+            )
         if not reply["already_forgotten"]:
             self._store.reclaim()  # the WAL still holds the old pages: fold and truncate it
         return reply

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from ..core.items import MAIL
+from ..core.text import checked_label
 from ..errors import ConversationNotFound, InvalidInput, NotAMember, PageCursorInvalid
 from ..store.base import Row, Tx, rows_by_id
 from .addresses import own
@@ -47,9 +48,29 @@ def check_cursor(after: object) -> int | None:
     raise PageCursorInvalid(f"after {after!r} is not a cursor a page gave out (a decimal string)")
 
 
-def conversation(tx: Tx, tenant: str, viewer: str, conversation_id: object) -> Row:
-    """The conversation, if the viewer is one of its members."""
+def check_inbox_cursor(after: object) -> tuple[int, int] | None:
+    """An inbox page's cursor: the last conversation's activity and its id (``12.3``). The
+    activity alone (``12``, as earlier pages gave out) still reads: below it."""
+    if isinstance(after, str) and after.count(".") == 1:
+        activity, _, conversation_id = after.partition(".")
+        if all(part.isascii() and part.isdecimal() for part in (activity, conversation_id)):
+            return int(activity), int(conversation_id)
+        raise PageCursorInvalid(f"after {after!r} is not a cursor an inbox page gave out")
+    below = check_cursor(after)
+    return None if below is None else (below, 0)
+
+
+def check_scope(scope: object) -> str | None:
+    """The scope a read is kept to, or None for every scope."""
+    return None if scope is None else checked_label(scope, "scope")
+
+
+def conversation(
+    tx: Tx, tenant: str, viewer: str, conversation_id: object, scope: object = None
+) -> Row:
+    """The conversation, if the viewer is one of its members (and it is kept in ``scope``)."""
     key = str(check_id(conversation_id, "conversation"))
+    kept_to = check_scope(scope)
     row = tx.one(
         "SELECT id, scope, started_by, started_at FROM comms_conversations"
         " WHERE tenant = ? AND id = ?",
@@ -57,6 +78,8 @@ def conversation(tx: Tx, tenant: str, viewer: str, conversation_id: object) -> R
     )
     if row is None:
         raise ConversationNotFound(f"no conversation with id {key}")
+    if kept_to is not None and row["scope"] != kept_to:
+        raise ConversationNotFound(f"no conversation with id {key} in scope {kept_to!r}")
     if not is_member(tx, tenant, viewer, key):
         raise NotAMember(f"you are not a member of conversation {key}")
     return row
@@ -75,9 +98,16 @@ def _previews(tx: Tx, tenant: str, ids: list[int], chars: int) -> dict[int, Row]
     )
 
 
-def inbox(tx: Tx, tenant: str, viewer: str, after: object, limit: object) -> Inbox:
-    below = check_cursor(after)
+def inbox(
+    tx: Tx, tenant: str, viewer: str, after: object, limit: object, scope: object = None
+) -> Inbox:
+    # Conversations with no message yet (imported empty) share an activity of 0: the id breaks
+    # the tie, or a page ending among them skipped the rest.
+    below = check_inbox_cursor(after)
     count = check_limit(limit)
+    kept_to = check_scope(scope)
+    activity, after_id = below if below is not None else (2**62, 0)
+    by_id = "CAST(v.conversation_id AS INTEGER)"
     rows = tx.all(
         "SELECT v.conversation_id, v.last_id, c.scope,"
         " (SELECT count(*) FROM comms_members m WHERE m.tenant = v.tenant"
@@ -88,9 +118,19 @@ def inbox(tx: Tx, tenant: str, viewer: str, after: object, limit: object) -> Inb
         f" (SELECT max(i.id) {_MAILS}) AS newest"
         " FROM comms_inboxes v JOIN comms_conversations c"
         " ON c.tenant = v.tenant AND c.id = v.conversation_id"
-        " WHERE v.tenant = ? AND v.principal = ? AND v.last_id < ?"
-        " ORDER BY v.last_id DESC LIMIT ?",
-        (tenant, viewer, below if below is not None else 2**62, count + 1),
+        " WHERE v.tenant = ? AND v.principal = ?"
+        f" AND (v.last_id < ? OR (v.last_id = ? AND {by_id} < ?))"
+        + ("" if kept_to is None else " AND c.scope = ?")
+        + f" ORDER BY v.last_id DESC, {by_id} DESC LIMIT ?",
+        (
+            tenant,
+            viewer,
+            activity,
+            activity,
+            after_id,
+            *(() if kept_to is None else (kept_to,)),
+            count + 1,
+        ),
     )
     more = len(rows) > count
     rows = rows[:count]
@@ -123,7 +163,7 @@ def inbox(tx: Tx, tenant: str, viewer: str, after: object, limit: object) -> Inb
         "addresses": [a["address"] for a in own(tx, tenant, viewer)],
         "conversations": entries,
         "count": len(entries),
-        "next": str(rows[-1]["last_id"]) if more and rows else None,
+        "next": f"{rows[-1]['last_id']}.{rows[-1]['conversation_id']}" if more else None,
     }
 
 
@@ -135,11 +175,12 @@ def thread(
     after: object,
     limit: object,
     preview_chars: object,
+    scope: object = None,
 ) -> tuple[Thread, int]:
     """One page of a thread, oldest first, and where the viewer's cursor must move to (0: it
     stays). ``unread`` flags are as they were before this read; ``read_upto`` and the count
     of ``unread`` messages left are as they are once the caller has moved the cursor."""
-    head = conversation(tx, tenant, viewer, conversation_id)
+    head = conversation(tx, tenant, viewer, conversation_id, scope)
     start = check_cursor(after) or 0
     count = check_limit(limit)
     chars = check_limit(preview_chars, "preview_chars", MAX_PREVIEW, 20)

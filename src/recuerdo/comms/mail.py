@@ -150,9 +150,12 @@ def is_member(tx: Tx, tenant: str, principal: str, conversation_id: str) -> bool
     )
 
 
-def readable(tx: Tx, tenant: str, viewer: str, message_id: object) -> Row:
-    """A message the viewer may read, or ``message_not_found`` / ``not_a_member``."""
+def readable(tx: Tx, tenant: str, viewer: str, message_id: object, scope: object = None) -> Row:
+    """A message the viewer may read (kept in ``scope`` when one is named), or
+    ``message_not_found`` / ``not_a_member``."""
     row = mail_row(tx, tenant, message_id)
+    if scope is not None and row["scope"] != checked_label(scope, "scope"):
+        raise MessageNotFound(f"no message with id {row['id']} in scope {scope!r}")
     if not is_member(tx, tenant, viewer, row["session"]):
         raise NotAMember(
             f"message {row['id']} belongs to conversation {row['session']}, "

@@ -181,7 +181,7 @@ def authorize(
         raise CapabilityNotGranted(
             f"Capability not granted: this token is read-only and {tool.name} writes"
         )
-    if principal.scopes is not None:
+    if principal.scopes is not None and not verb.unscoped:
         scope = arguments.get("scope")
         asked = scope if isinstance(scope, list) and scope else [scope]
         if "scope" not in verb.params.model_fields or any(s not in principal.scopes for s in asked):

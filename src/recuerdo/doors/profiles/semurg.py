@@ -130,6 +130,11 @@ def _memory(name: str, verb: str, description: str, shape: dict[str, Any], **res
 _ADDRESS = prop("string", "An address, name@domain.")
 _CURSOR = prop("string", "The next cursor of the previous page.")
 _PAGE = prop("integer", "How many per page.", minimum=1, maximum=4096)
+_COMMS_SCOPE = prop(
+    "string",
+    "Keep to the conversations of this scope (a new one is kept in it; default: every scope,"
+    " and 'user' for a new one). A token limited to scopes names one of them.",
+)
 
 
 def comms_tools() -> list[ToolMap]:
@@ -160,6 +165,7 @@ def comms_tools() -> list[ToolMap]:
                     "subject": prop("string", "At most 1024 bytes."),
                     "body": prop("string", "The text, at most 16 MiB."),
                     "reply_to": prop("string", "The id of the message this answers."),
+                    "scope": _COMMS_SCOPE,
                     "user_id": _USER,
                 },
                 ["to", "body"],
@@ -170,6 +176,7 @@ def comms_tools() -> list[ToolMap]:
                     "subject": a.get("subject") or "",
                     "body": a.get("body"),
                     "reply_to": a.get("reply_to"),
+                    "scope": a.get("scope"),
                 }
             ),
             http_path="comms_send",
@@ -178,8 +185,8 @@ def comms_tools() -> list[ToolMap]:
             "comms_inbox",
             "inbox",
             "Your conversations, most recent first, with unread counts.",
-            schema({"after": _CURSOR, "limit": _PAGE, "user_id": _USER}),
-            translate=_keep("after", "limit"),
+            schema({"after": _CURSOR, "limit": _PAGE, "scope": _COMMS_SCOPE, "user_id": _USER}),
+            translate=_keep("after", "limit", "scope"),
             read_only=True,
             http_path="comms_inbox",
         ),
@@ -192,11 +199,12 @@ def comms_tools() -> list[ToolMap]:
                     "conversation_id": prop("string", "The conversation."),
                     "after": _CURSOR,
                     "limit": _PAGE,
+                    "scope": _COMMS_SCOPE,
                     "user_id": _USER,
                 },
                 ["conversation_id"],
             ),
-            translate=_keep("conversation_id", "after", "limit"),
+            translate=_keep("conversation_id", "after", "limit", "scope"),
             read_only=True,
             http_path="comms_thread",
         ),
@@ -205,9 +213,14 @@ def comms_tools() -> list[ToolMap]:
             "read_message",
             "One message whole, body exactly as sent.",
             schema(
-                {"message_id": prop("string", "The message."), "user_id": _USER}, ["message_id"]
+                {
+                    "message_id": prop("string", "The message."),
+                    "scope": _COMMS_SCOPE,
+                    "user_id": _USER,
+                },
+                ["message_id"],
             ),
-            translate=_keep("message_id"),
+            translate=_keep("message_id", "scope"),
             read_only=True,
             http_path="comms_read",
         ),
