@@ -26,24 +26,20 @@ def normalise_relation(name: str) -> str:
     return "_".join(name.strip().lower().replace("-", " ").split())
 
 
+def mirror_relation(relation: str) -> str | None:
+    """The relation that states the same fact read from its other end (B r' A for A r B):
+    itself for a symmetric one, its pair for an inverse one, else None."""
+    return relation if relation in SYMMETRIC else INVERSE.get(relation)
+
+
 def mirrors(fact: dict[str, Any]) -> list[dict[str, Any]]:
     """The symmetric or inverse counterpart of one stored fact."""
     relation = fact["relation"]
-    if relation in SYMMETRIC:
-        return [
-            _derived(fact["object_id"], relation, fact["subject_id"], "symmetric", [fact["id"]])
-        ]
-    if relation in INVERSE:
-        return [
-            _derived(
-                fact["object_id"],
-                INVERSE[relation],
-                fact["subject_id"],
-                f"inverse of {relation}",
-                [fact["id"]],
-            )
-        ]
-    return []
+    mirrored = mirror_relation(relation)
+    if mirrored is None:
+        return []
+    rule = "symmetric" if relation in SYMMETRIC else f"inverse of {relation}"
+    return [_derived(fact["object_id"], mirrored, fact["subject_id"], rule, [fact["id"]])]
 
 
 def _derived(

@@ -37,8 +37,8 @@ from ..index.vectors import collect_orphans
 from ..index.words import STOP_WORDS
 from ..notes import history, traces
 from ..store import chunk_text
-from ..store.base import Tx
-from . import derive, store
+from ..store.base import Row, Tx, marks
+from . import derive, import_residue, store
 from .match import suggestions
 
 FORMS = ("subject", "fact", "passage", "source", "all", "attribute")
@@ -122,9 +122,13 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any, reach: _Reach) -> Done
     )
     chunks = [r["chunk_id"] for r in mentions if r["readable"]]
     fact_rows = tx.all(
-        "SELECT attributes FROM facts WHERE tenant = ? AND (subject_id = ? OR object_id = ?)",
+        "SELECT id, attributes FROM facts WHERE tenant = ? AND (subject_id = ? OR object_id = ?)",
         (tenant, entity_id, entity_id),
     )
+    imported = import_residue.held(tx, tenant, scope)
+    keys = [import_residue.entity_key(store.fold(name))] if imported else []
+    keys += import_residue.fact_keys(tx, tenant, [r["id"] for r in fact_rows]) if imported else []
+    documents = _documents_of(tx, tenant, chunks) if imported else {}
     # Its attributes' values and its facts' go with it (the cascade): a search asking for a
     # word of theirs that no passage holds any more goes too (found by a hunt for erasure
     # residues). Not as names: a value is often a common word ("engineer", "2024"), and a
@@ -148,6 +152,9 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any, reach: _Reach) -> Done
     else:
         tx.execute("DELETE FROM entities WHERE tenant = ? AND id = ?", (tenant, entity_id))
     hidden, touched, passages = _blank_passages(tx, tenant, chunks)
+    # A document kept blanked keeps its key: a hash of its whole text, nothing to guess from.
+    emptied = [documents[doc] for doc in hidden["documents_emptied"] if doc in documents]
+    import_residue.drop(tx, tenant, scope, keys + import_residue.document_keys(emptied))
     retained = _passages_naming(tx, tenant, scope, name, reach)
     counts = {
         **hidden,
@@ -167,13 +174,28 @@ def _fact(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Done |
     if subject is None or obj is None:
         return None
     relation = derive.normalise_relation(str(value["type"]))
+    # The fact as stated from either end: with B married_to A (or A child_of B) still stored,
+    # A married_to B (A parent_of B) was served again as derived, and a derived fact was
+    # refused as never stored (a hunt over the knowledge graph).
+    mirrored = derive.mirror_relation(relation)
+    stated = "(subject_id = ? AND object_id = ? AND relation = ?)"
+    either_end = stated if mirrored is None else f"{stated} OR {stated}"
     rows = tx.all(
-        "DELETE FROM facts WHERE tenant = ? AND subject_id = ? AND object_id = ? AND relation = ?"
-        " RETURNING attributes",
-        (tenant, subject[0], obj[0], relation),
+        f"SELECT id, attributes FROM facts WHERE tenant = ? AND ({either_end})",
+        (
+            tenant,
+            subject[0],
+            obj[0],
+            relation,
+            *(() if mirrored is None else (obj[0], subject[0], mirrored)),
+        ),
     )
     if not rows:
         return None
+    ids = [row["id"] for row in rows]
+    keys = import_residue.fact_keys(tx, tenant, ids)
+    tx.execute(f"DELETE FROM facts WHERE tenant = ? AND id IN ({marks(ids)})", [tenant, *ids])
+    import_residue.drop(tx, tenant, scope, keys)
     # Its values are forgotten words, not names: a search for one goes only when nothing left
     # holds it (as a subject's values since the review of 0079: "engineer" named as a name
     # dropped every search of the tenant quoting it).
@@ -202,6 +224,7 @@ def _passage(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Don
     kept = _detach_facts(tx, tenant, [item_id])
     beside = chunk_index.turns_beside(tx, tenant, [item_id])
     tx.execute("DELETE FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
+    import_residue.drop(tx, tenant, scope, import_residue.document_keys([row]))
     # The turns around a message hold its words as their context: cut again without them.
     chunk_index.recut_now(tx, tenant, beside)
     kind = "documents_removed" if row["item_type"] == "document" else "messages_removed"
@@ -225,6 +248,7 @@ def _source(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Done
     ids = [doc["id"] for doc in docs]
     kept = _detach_facts(tx, tenant, ids)
     tx.executemany("DELETE FROM items WHERE tenant = ? AND id = ?", [(tenant, i) for i in ids])
+    import_residue.drop(tx, tenant, scope, import_residue.document_keys(docs))
     gone = [("passage", str(doc)) for doc in ids]
     text = [f"{doc['title'] or ''} {doc['content']}" for doc in docs]
     return Done({"documents_removed": len(ids), "facts_kept": kept}, ids, [label], text, gone)
@@ -451,6 +475,20 @@ def _values(rows: list[Any], column: str) -> list[str]:
             elif item is not None and not isinstance(item, bool):
                 texts.append(str(item))
     return texts
+
+
+def _documents_of(tx: Tx, tenant: str, chunk_ids: list[int]) -> dict[int, Row]:
+    """The documents holding these passages, with their text as it is before any is blanked."""
+    if not chunk_ids:
+        return {}
+    return {
+        row["id"]: row
+        for row in tx.all(
+            "SELECT id, content, title FROM items WHERE tenant = ? AND id IN (SELECT item_id"
+            f" FROM chunks WHERE tenant = ? AND id IN ({marks(chunk_ids)}))",
+            [tenant, tenant, *chunk_ids],
+        )
+    }
 
 
 def _blank_passages(

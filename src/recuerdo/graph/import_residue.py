@@ -1,0 +1,65 @@
+"""The import keys of forgotten knowledge.
+
+An import remembers each record's ``key`` (``import_keys``) so that a page sent twice stores
+nothing twice. An entity's key is a plain hash of its folded name, a document's of its text: kept
+after a forget, the name could be found again by hashing guesses, and a later import of the same
+page was skipped as "already imported" (a hunt over the knowledge graph). A forget drops the keys
+of what it removed, in the scope it forgets in. Only a scope that received an import holds any:
+one indexed probe answers for the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..notes.transfer import record_key
+from ..store.base import Row, Tx, groups, marks
+
+_GROUP = 1000  # keys a statement, under either database's limit of bound parameters
+
+
+def held(tx: Tx, tenant: str, scope: str) -> bool:
+    """Whether the scope received an import (and so may hold keys of what is forgotten)."""
+    return (
+        tx.scalar(
+            "SELECT 1 FROM import_keys WHERE tenant = ? AND scope = ? LIMIT 1", (tenant, scope)
+        )
+        is not None
+    )
+
+
+def entity_key(folded: str) -> str:
+    return record_key("entity", folded)
+
+
+def document_keys(rows: Iterable[Row]) -> list[str]:
+    """Keys of documents, from rows with their ``content`` and ``title`` as exported."""
+    return [record_key("document", row["content"], row["title"]) for row in rows]
+
+
+def fact_keys(tx: Tx, tenant: str, fact_ids: list[int]) -> list[str]:
+    """The keys the facts were imported under (read before the facts go: the rows holding
+    them go with the facts)."""
+    return [
+        row["key"]
+        for group in groups(fact_ids, _GROUP)
+        for row in tx.all(
+            f"SELECT key FROM import_facts WHERE tenant = ? AND fact_id IN ({marks(group)})",
+            [tenant, *group],
+        )
+    ]
+
+
+def drop(tx: Tx, tenant: str, scope: str, keys: list[str]) -> None:
+    """Forget the keys, and the links to them of facts imported as replaced by one."""
+    for group in groups(keys, _GROUP):
+        at = marks(group)
+        tx.execute(
+            f"DELETE FROM import_keys WHERE tenant = ? AND scope = ? AND key IN ({at})",
+            [tenant, scope, *group],
+        )
+        tx.execute(
+            "UPDATE import_facts SET replaced_by_key = NULL WHERE tenant = ? AND scope = ?"
+            f" AND replaced_by_key IN ({at})",
+            [tenant, scope, *group],
+        )
