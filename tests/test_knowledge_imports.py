@@ -166,6 +166,16 @@ def test_a_round_trip_keeps_when_an_entity_was_known(memory: recuerdo.Memory) ->
         ]
 
 
+def test_documents_of_the_same_text_on_two_dates_both_travel(memory: recuerdo.Memory) -> None:
+    """They were exported under one key, and the import kept the first only."""
+    for date in ("2024-01-01", "2025-06-01"):
+        memory.remember_knowledge("Alice works at Acme.", date=date, scope="src")
+    reply = memory.import_records(export_all(memory, "src"), scope="dst")
+    assert reply["skipped"] == []
+    dates = [r["date"][:10] for r in held(memory, "dst") if r["record"] == "document"]
+    assert dates == ["2024-01-01", "2025-06-01"]
+
+
 @pytest.mark.parametrize("records", ["abc", 5, None])
 def test_records_that_are_not_a_list_are_refused(memory: recuerdo.Memory, records: Any) -> None:
     """A text raised a raw ValueError before the call reached the import."""

@@ -47,6 +47,12 @@ def _fact_key(
     return _key(*parts, twin) if twin else _key(*parts)
 
 
+def _document_key(row: Row) -> str:
+    """Its date and when it was stored tell apart documents of the same text: the same words
+    said on two dates exported under one key, and an import kept only the first."""
+    return _key("document", row["content"], row["title"], row["occurred_at"], row["created_at"])
+
+
 def _cursor(value: object) -> tuple[int, str]:
     """(phase, the position within it: a row id, or an address for addresses)."""
     if value is None or value == "":
@@ -144,7 +150,7 @@ def _document(tx: Tx, row: Row) -> dict[str, Any]:
     meta = json.loads(row["meta"])
     return {
         "record": "document",
-        "key": _key("document", row["content"], row["title"]),
+        "key": _document_key(row),
         "name": row["title"],
         "text": row["content"],
         "passages": passages,
@@ -199,12 +205,12 @@ def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
     document_keys: dict[int, str] = {}
     for r in tx.all(
         "SELECT fs.fact_id, fs.item_id, fs.start, fs.stop, i.content, i.title,"
-        " i.occurred_at FROM fact_sources fs JOIN items i ON i.tenant = fs.tenant"
+        " i.occurred_at, i.created_at FROM fact_sources fs JOIN items i ON i.tenant = fs.tenant"
         f" AND i.id = fs.item_id WHERE fs.tenant = ? AND fs.fact_id IN ({marks})",
         [tenant, *ids],
     ):
         if r["item_id"] not in document_keys:
-            document_keys[r["item_id"]] = _key("document", r["content"], r["title"])
+            document_keys[r["item_id"]] = _document_key(r)
         sources.setdefault(r["fact_id"], []).append(
             {
                 "document_key": document_keys[r["item_id"]],
