@@ -279,7 +279,11 @@ class KnowledgeVerbs(MemoryBase):
                 tenant=self.tenant,
                 principal=self.principal,
                 scope=_scope(scope),
-                records=[dict(r) for r in records],
+                # Anything but a list of objects is refused or skipped there: dict("abc")
+                # raised a raw ValueError here.
+                records=[dict(r) if isinstance(r, Mapping) else r for r in records]
+                if isinstance(records, list | tuple)
+                else records,
                 owner=self.owner,
             )
         self._upkeep.poke(reply["imported"])  # counted once validated

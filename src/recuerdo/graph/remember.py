@@ -73,8 +73,8 @@ def _facts(facts: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         if not isinstance(attributes, dict):
             raise FactsShape(f"entities[{index}].attributes must be an object")
         kind = item.get("type")
-        if kind is not None and (not isinstance(kind, str) or not kind.strip()):
-            raise FactsShape(f"entities[{index}].type must be a non-empty word")
+        if kind is not None:
+            check_type(kind, f"entities[{index}].type")
         clean_entities.append(
             {"name": store.check_name(item["name"]), "type": kind, "attributes": attributes}
         )
@@ -95,12 +95,28 @@ def _facts(facts: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             {
                 "source": store.check_name(item["source"], "source"),
                 "target": store.check_name(item["target"], "target"),
-                "type": derive.normalise_relation(item["type"]),
+                "type": check_relation(item["type"], f"relations[{index}].type"),
                 "replaces": bool(item.get("replaces", False)),
                 "attributes": values.plain(item.get("attributes") or {}),
             }
         )
     return clean_entities, clean_relations
+
+
+def check_type(kind: object, field: str) -> str:
+    """An entity type as it is stored (trimmed, in lower case)."""
+    if not isinstance(kind, str) or not kind.strip():
+        raise FactsShape(f"{field} must be a non-empty word")
+    return kind.strip().lower()
+
+
+def check_relation(relation: object, field: str) -> str:
+    """A relation as it is stored (words joined by '_', in lower case): a name of no word
+    ("-") was stored as the empty relation."""
+    name = derive.normalise_relation(relation) if isinstance(relation, str) else ""
+    if not name:
+        raise FactsShape(f"{field} must be a relation name, e.g. works_at")
+    return name
 
 
 def _document(

@@ -19,12 +19,10 @@ from ..comms import transfer as comms_transfer
 from ..core.clock import now_iso
 from ..entries import operations as entries
 from ..errors import InvalidInput
-from ..index.chunk import Span
-from ..index.chunks import check_spans, insert_chunks
 from ..notes import transfer as note_transfer
 from ..notes.transfer import record_key as _key
 from ..store.base import Row, Tx
-from . import store, values
+from . import imports, store, values
 from .remember import link_passages
 
 PHASES = ("document", "entity", "fact", "note", "entry", *comms_transfer.PHASES)
@@ -47,6 +45,12 @@ def _fact_key(
 ) -> str:
     parts = ["fact", subject, relation, obj, valid_from, recorded_at]
     return _key(*parts, twin) if twin else _key(*parts)
+
+
+def _document_key(row: Row) -> str:
+    """Its date and when it was stored tell apart documents of the same text: the same words
+    said on two dates exported under one key, and an import kept only the first."""
+    return _key("document", row["content"], row["title"], row["occurred_at"], row["created_at"])
 
 
 def _cursor(value: object) -> tuple[int, str]:
@@ -146,7 +150,7 @@ def _document(tx: Tx, row: Row) -> dict[str, Any]:
     meta = json.loads(row["meta"])
     return {
         "record": "document",
-        "key": _key("document", row["content"], row["title"]),
+        "key": _document_key(row),
         "name": row["title"],
         "text": row["content"],
         "passages": passages,
@@ -201,12 +205,12 @@ def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
     document_keys: dict[int, str] = {}
     for r in tx.all(
         "SELECT fs.fact_id, fs.item_id, fs.start, fs.stop, i.content, i.title,"
-        " i.occurred_at FROM fact_sources fs JOIN items i ON i.tenant = fs.tenant"
+        " i.occurred_at, i.created_at FROM fact_sources fs JOIN items i ON i.tenant = fs.tenant"
         f" AND i.id = fs.item_id WHERE fs.tenant = ? AND fs.fact_id IN ({marks})",
         [tenant, *ids],
     ):
         if r["item_id"] not in document_keys:
-            document_keys[r["item_id"]] = _key("document", r["content"], r["title"])
+            document_keys[r["item_id"]] = _document_key(r)
         sources.setdefault(r["fact_id"], []).append(
             {
                 "document_key": document_keys[r["item_id"]],
@@ -334,130 +338,6 @@ def _as_caller(record: dict[str, Any]) -> dict[str, Any]:
     return written
 
 
-def _import_document(
-    tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
-) -> None:
-    text = str(record["text"])
-    spans = [Span(int(p["start"]), int(p["end"])) for p in record.get("passages", [])]
-    check_spans(text, spans)  # before anything is stored: a malformed record leaves nothing
-    doc_id = int(
-        tx.scalar(
-            "INSERT INTO items (tenant, scope, item_type, title, content, source, occurred_at,"
-            " meta, created_at, updated_at) VALUES (?, ?, 'document', ?, ?, ?, ?, ?, ?, ?)"
-            " RETURNING id",
-            (
-                tenant,
-                scope,
-                record.get("name"),
-                text,
-                principal,
-                record.get("date"),
-                json.dumps(
-                    {
-                        "kind": record.get("kind", "text"),
-                        "source": record.get("source"),
-                        "import_key": record["key"],
-                    }
-                ),
-                record.get("ingested_at") or now_iso(),
-                now_iso(),
-            ),
-        )
-    )
-    chunk_ids = insert_chunks(tx, tenant, doc_id, text, spans, title=record.get("name") or "")
-    for passage, chunk_id in zip(record.get("passages", []), chunk_ids, strict=True):
-        for name in passage.get("mentions", []):
-            found = store.entity(
-                tx, tenant, scope, store.check_name(name), recorded_at=record.get("ingested_at")
-            )
-            assert found is not None
-            tx.execute(
-                "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
-                " ON CONFLICT DO NOTHING",
-                (tenant, chunk_id, found[0]),
-            )
-
-
-def _import_entity(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
-    found = store.entity(
-        tx, tenant, scope, store.check_name(record["name"]), recorded_at=record.get("recorded_at")
-    )
-    assert found is not None
-    for kind in record.get("types", []):
-        store.add_type(tx, tenant, found[0], kind)
-    for attribute in record.get("attributes", []):
-        value = attribute["value"]
-        tx.execute(
-            "INSERT INTO attributes (tenant, entity_id, key, value, valid_from, recorded_at,"
-            " ended_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                tenant,
-                found[0],
-                attribute["key"],
-                values.encode(value["type"], value["value"]),
-                attribute.get("valid_from"),
-                attribute["recorded_at"],
-                attribute.get("ended_at"),
-            ),
-        )
-
-
-def _import_fact(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
-    when = record["recorded_at"]
-    subject = store.entity(tx, tenant, scope, store.check_name(record["subject"]), recorded_at=when)
-    obj = store.entity(tx, tenant, scope, store.check_name(record["object"]), recorded_at=when)
-    assert subject is not None and obj is not None
-    for end, kinds in ((subject, "subject_types"), (obj, "object_types")):
-        for kind in record.get(kinds) or []:
-            store.add_type(tx, tenant, end[0], str(kind))
-    fact_id = int(
-        tx.scalar(
-            "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
-            " valid_from, valid_to, recorded_at, ended_at, source, twin) VALUES"
-            f" (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {store.NEXT_TWIN}) RETURNING id",
-            (
-                tenant,
-                scope,
-                subject[0],
-                record["relation"],
-                obj[0],
-                json.dumps(values.plain(record.get("attributes") or {}), sort_keys=True),
-                record.get("valid_from"),
-                record.get("valid_to"),
-                record["recorded_at"],
-                record.get("ended_at"),
-                record.get("source"),
-                *(tenant, subject[0], record["relation"], obj[0], record["recorded_at"]),
-                record.get("valid_from"),
-            ),
-        )
-    )
-    tx.execute(
-        "INSERT INTO import_facts (tenant, scope, key, fact_id, replaced_by_key)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (tenant, scope, record["key"], fact_id, record.get("replaced_by")),
-    )
-    tx.execute(
-        "UPDATE facts SET replaced_by = (SELECT fact_id FROM import_facts WHERE"
-        " tenant = ? AND scope = ? AND key = ?) WHERE tenant = ? AND id = ?",
-        (tenant, scope, record.get("replaced_by"), tenant, fact_id),
-    )
-    tx.execute(
-        "UPDATE facts SET replaced_by = ? WHERE tenant = ? AND id IN (SELECT fact_id"
-        " FROM import_facts WHERE tenant = ? AND scope = ? AND replaced_by_key = ?)",
-        (fact_id, tenant, tenant, scope, record["key"]),
-    )
-    for source in record.get("sources", []):
-        doc = tx.one(
-            "SELECT id, content FROM items WHERE tenant = ? AND scope = ? AND"
-            f" item_type = 'document' AND {tx.json_text('meta', 'import_key')} = ?",
-            (tenant, scope, source["document_key"]),
-        )
-        if doc is not None:
-            start, stop = int(source["start"]), int(source["end"])
-            store.cite(tx, tenant, fact_id, doc["id"], start, stop, doc["content"][start:stop])
-
-
 def _import_entry(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
     prepared = entries.prepare(record["category"], record["content"], record.get("tags"), scope)
     entries.insert(tx, tenant, record.get("source") or principal, [prepared])
@@ -469,9 +349,9 @@ _RENDERERS: dict[str, Render] = {
     "entry": _each(_entry),
 }
 _IMPORTERS = {
-    "document": _import_document,
-    "entity": _import_entity,
-    "fact": _import_fact,
+    "document": imports.import_document,
+    "entity": imports.import_entity,
+    "fact": imports.import_fact,
     "note": note_transfer.import_record,
     "entry": _import_entry,
     **comms_transfer.importers(link_passages),

@@ -1,0 +1,410 @@
+"""The knowledge records of an import (``document``, ``entity``, ``fact``), which
+``transfer.import_records`` reads in.
+
+Each record is checked whole, with the checks the write verbs make, before anything of it is
+written: a record found malformed half-way left rows behind (a fact, an attribute) while the
+reply called it skipped, and the same page sent again failed on the rows it had left; a field
+the write verbs refuse (no time, a type that is a number, an object where a time goes) reached
+the store and failed the whole call. What is written then follows the write path's rules: one
+current value per attribute, one current fact per (subject, relation, object), an entity known
+from the first record that names it (decision 0088).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
+
+from ..core.clock import now_iso, parse_time
+from ..core.text import checked_label, checked_text
+from ..errors import RecuerdoError
+from ..index.chunk import Span
+from ..index.chunks import check_spans, insert_chunks
+from ..store.base import Tx
+from . import store, values
+from .remember import LIMITS, check_relation, check_type
+
+MAX_DOCUMENT_BYTES = LIMITS["passages"] * (LIMITS["passage_bytes"] + 2)
+"""The largest text a ``remember_knowledge`` call stores (its passages, joined)."""
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _whole(check: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A check whose refusal makes the record malformed (skipped), not the whole import."""
+
+    def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return check(*args, **kwargs)
+        except RecuerdoError as error:
+            raise ValueError(error.detail) from error
+
+    return checked
+
+
+def _time(value: object, field: str) -> str | None:
+    return None if value is None else parse_time(value, field)
+
+
+def _list(value: object, field: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"{field} is a list")
+    return value
+
+
+def _object(value: object, field: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{field} is an object")
+    return value
+
+
+def _offset(value: object, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{field} is a whole number from 0")
+    return value
+
+
+def _label(value: object, field: str) -> str | None:
+    return None if value is None else checked_label(value, field)
+
+
+def _types(value: object, field: str) -> list[str]:
+    return [check_type(kind, f"{field}[{i}]") for i, kind in enumerate(_list(value, field))]
+
+
+def _entity(tx: Tx, tenant: str, scope: str, name: str, known_at: str | None) -> int:
+    """The entity of a name, made if new. One made here later than the record says it was
+    known is dated back: a document read in before the entity's record named it at the
+    document's time, and ``as_of`` reads between the two answered nothing after a round trip."""
+    found = store.entity(tx, tenant, scope, name, recorded_at=known_at)
+    assert found is not None
+    if known_at is not None and not found[1]:
+        tx.execute(
+            "UPDATE entities SET recorded_at = ? WHERE tenant = ? AND id = ? AND recorded_at > ?",
+            (known_at, tenant, found[0], known_at),
+        )
+    return found[0]
+
+
+@dataclass(frozen=True)
+class _Document:
+    text: str
+    spans: list[Span]
+    mentions: list[list[str]]
+    name: str | None
+    source: str | None
+    kind: str
+    date: str | None
+    ingested_at: str
+
+
+@_whole
+def _checked_document(record: dict[str, Any]) -> _Document:
+    text = checked_text(record.get("text"), "text", max_bytes=MAX_DOCUMENT_BYTES)
+    spans, mentions = [], []
+    for index, passage in enumerate(_list(record.get("passages"), "passages")):
+        field = f"passages[{index}]"
+        _object(passage, field)
+        start = _offset(passage.get("start"), f"{field}.start")
+        spans.append(Span(start, _offset(passage.get("end"), f"{field}.end")))
+        named = _list(passage.get("mentions"), f"{field}.mentions")
+        mentions.append([store.check_name(name, f"{field}.mentions") for name in named])
+    check_spans(text, spans)
+    return _Document(
+        text=text,
+        spans=spans,
+        mentions=mentions,
+        name=_label(record.get("name"), "name"),
+        source=_label(record.get("source"), "source"),
+        kind=checked_label(record.get("kind", "text"), "kind"),
+        date=_time(record.get("date"), "date"),
+        ingested_at=_time(record.get("ingested_at"), "ingested_at") or now_iso(),
+    )
+
+
+def import_document(
+    tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
+) -> None:
+    doc = _checked_document(record)
+    meta = {"kind": doc.kind, "source": doc.source, "import_key": record["key"]}
+    doc_id = int(
+        tx.scalar(
+            "INSERT INTO items (tenant, scope, item_type, title, content, source, occurred_at,"
+            " meta, created_at, updated_at) VALUES (?, ?, 'document', ?, ?, ?, ?, ?, ?, ?)"
+            " RETURNING id",
+            (
+                tenant,
+                scope,
+                doc.name,
+                doc.text,
+                principal,
+                doc.date,
+                json.dumps(meta),
+                doc.ingested_at,
+                now_iso(),
+            ),
+        )
+    )
+    chunk_ids = insert_chunks(tx, tenant, doc_id, doc.text, doc.spans, title=doc.name or "")
+    tx.executemany(
+        "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
+        " ON CONFLICT DO NOTHING",
+        [
+            (tenant, chunk_id, _entity(tx, tenant, scope, name, doc.ingested_at))
+            for names, chunk_id in zip(doc.mentions, chunk_ids, strict=True)
+            for name in names
+        ],
+    )
+
+
+@dataclass(frozen=True)
+class _Value:
+    key: str
+    encoded: str
+    valid_from: str | None
+    recorded_at: str
+    ended_at: str | None
+
+    def said(self) -> tuple[str, str, str | None, str]:
+        """What was said and when: a value held here that says it is this one, even if this
+        import has ended it since."""
+        return (self.key, self.encoded, self.valid_from, self.recorded_at)
+
+
+@dataclass(frozen=True)
+class _Entity:
+    name: str
+    types: list[str]
+    values: list[_Value]
+    recorded_at: str | None
+
+
+@_whole
+def _checked_entity(record: dict[str, Any]) -> _Entity:
+    kept = []
+    for index, given in enumerate(_list(record.get("attributes"), "attributes")):
+        field = f"attributes[{index}]"
+        key = _object(given, field).get("key")
+        if not isinstance(key, str):
+            raise ValueError(f"{field}.key is a text")
+        if "value" not in given:
+            raise ValueError(f"{field} has no value")
+        kind, canonical = values.typed(given["value"], f"attribute {key!r}")
+        recorded_at = parse_time(given.get("recorded_at"), f"{field}.recorded_at")
+        kept.append(
+            _Value(
+                key=key,
+                encoded=values.encode(kind, canonical),
+                valid_from=_time(given.get("valid_from"), f"{field}.valid_from"),
+                recorded_at=recorded_at,
+                ended_at=_time(given.get("ended_at"), f"{field}.ended_at"),
+            )
+        )
+    return _Entity(
+        name=store.check_name(record.get("name")),
+        types=_types(record.get("types"), "types"),
+        values=kept,
+        recorded_at=_time(record.get("recorded_at"), "recorded_at"),
+    )
+
+
+def import_entity(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
+    entity = _checked_entity(record)
+    entity_id = _entity(tx, tenant, scope, entity.name, entity.recorded_at)
+    for kind in entity.types:
+        store.add_type(tx, tenant, entity_id, kind)
+    held = Counter(
+        (r["key"], r["value"], r["valid_from"], r["recorded_at"])
+        for r in tx.all(
+            "SELECT key, value, valid_from, recorded_at FROM attributes"
+            " WHERE tenant = ? AND entity_id = ?",
+            (tenant, entity_id),
+        )
+    )
+    for value in entity.values:
+        if held[value.said()]:  # a copy read back (A to B to A) adds no row twice
+            held[value.said()] -= 1
+            continue
+        _add_value(tx, tenant, entity_id, value)
+
+
+def _add_value(tx: Tx, tenant: str, entity_id: int, value: _Value) -> None:
+    """One value of an attribute's history, beside those held here: of two current values the
+    one recorded later stays current and ends the other then (as a write would have, in that
+    order). The rows were inserted as they came, and an entity held here with another value
+    had two current ones."""
+    ended_at = value.ended_at
+    if ended_at is None:
+        current = tx.one(
+            "SELECT id, value, recorded_at FROM attributes WHERE tenant = ? AND entity_id = ?"
+            " AND key = ? AND ended_at IS NULL ORDER BY recorded_at DESC, id DESC",
+            (tenant, entity_id, value.key),
+        )
+        if current is not None and current["value"] == value.encoded:
+            return
+        if current is not None and current["recorded_at"] > value.recorded_at:
+            ended_at = current["recorded_at"]
+        elif current is not None:
+            tx.execute(
+                "UPDATE attributes SET ended_at = ? WHERE tenant = ? AND id = ?",
+                (value.recorded_at, tenant, current["id"]),
+            )
+    tx.execute(
+        "INSERT INTO attributes (tenant, entity_id, key, value, valid_from, recorded_at,"
+        " ended_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (tenant, entity_id, *value.said(), ended_at),
+    )
+
+
+@dataclass(frozen=True)
+class _Fact:
+    subject: str
+    relation: str
+    object: str
+    types: tuple[list[str], list[str]]
+    attributes: str
+    valid_from: str | None
+    valid_to: str | None
+    recorded_at: str
+    ended_at: str | None
+    source: str | None
+    replaced_by: str | None
+    sources: list[tuple[str, int, int]]
+
+    @property
+    def ends(self) -> tuple[str, str]:
+        return self.subject, self.object
+
+
+@_whole
+def _checked_fact(record: dict[str, Any]) -> _Fact:
+    attributes = record.get("attributes") or {}
+    _object(attributes, "attributes")
+    replaced_by = record.get("replaced_by")
+    if replaced_by is not None and not isinstance(replaced_by, str):
+        raise ValueError("replaced_by is the key of a fact record")
+    sources = []
+    for index, given in enumerate(_list(record.get("sources"), "sources")):
+        field = f"sources[{index}]"
+        key = _object(given, field).get("document_key")
+        if not isinstance(key, str):
+            raise ValueError(f"{field}.document_key is the key of a document record")
+        start = _offset(given.get("start"), f"{field}.start")
+        stop = _offset(given.get("end"), f"{field}.end")
+        if stop < start:
+            raise ValueError(f"{field} ends before it starts")
+        sources.append((key, start, stop))
+    return _Fact(
+        subject=store.check_name(record.get("subject"), "subject"),
+        relation=check_relation(record.get("relation"), "relation"),
+        object=store.check_name(record.get("object"), "object"),
+        types=(
+            _types(record.get("subject_types"), "subject_types"),
+            _types(record.get("object_types"), "object_types"),
+        ),
+        attributes=json.dumps(values.plain(attributes), sort_keys=True),
+        valid_from=_time(record.get("valid_from"), "valid_from"),
+        valid_to=_time(record.get("valid_to"), "valid_to"),
+        recorded_at=parse_time(record.get("recorded_at"), "recorded_at"),
+        ended_at=_time(record.get("ended_at"), "ended_at"),
+        source=_label(record.get("source"), "source"),
+        replaced_by=replaced_by,
+        sources=sources,
+    )
+
+
+def _cited(
+    tx: Tx, tenant: str, scope: str, sources: list[tuple[str, int, int]]
+) -> list[tuple[int, int, int, str]]:
+    """(document id, start, stop, quote) of each source whose document was read in here (one
+    that was not, or is forgotten, is left out); a span past its document's end is refused."""
+    cited = []
+    for index, (key, start, stop) in enumerate(sources):
+        doc = tx.one(
+            "SELECT id, content FROM items WHERE tenant = ? AND scope = ? AND"
+            f" item_type = 'document' AND {tx.json_text('meta', 'import_key')} = ?",
+            (tenant, scope, key),
+        )
+        if doc is None:
+            continue
+        if stop > len(doc["content"]):
+            raise ValueError(f"sources[{index}] runs past the end of its document")
+        cited.append((int(doc["id"]), start, stop, doc["content"][start:stop]))
+    return cited
+
+
+def import_fact(
+    tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
+) -> str | None:
+    fact = _checked_fact(record)
+    cited = _cited(tx, tenant, scope, fact.sources)
+    subject, obj = (_entity(tx, tenant, scope, name, fact.recorded_at) for name in fact.ends)
+    for entity_id, kinds in ((subject, fact.types[0]), (obj, fact.types[1])):
+        for kind in kinds:
+            store.add_type(tx, tenant, entity_id, kind)
+    # As a write would: a fact current here already is not stored twice (the import read in a
+    # second copy of every fact a scope shared with the one it came from).
+    held = None
+    if fact.ended_at is None:
+        held = tx.scalar(
+            "SELECT id FROM facts WHERE tenant = ? AND subject_id = ? AND relation = ?"
+            " AND object_id = ? AND ended_at IS NULL",
+            (tenant, subject, fact.relation, obj),
+        )
+    fact_id = _insert_fact(tx, tenant, scope, subject, obj, fact) if held is None else int(held)
+    tx.execute(
+        "INSERT INTO import_facts (tenant, scope, key, fact_id, replaced_by_key)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (tenant, scope, record["key"], fact_id, fact.replaced_by),
+    )
+    if held is None:
+        tx.execute(
+            "UPDATE facts SET replaced_by = (SELECT fact_id FROM import_facts WHERE"
+            " tenant = ? AND scope = ? AND key = ?) WHERE tenant = ? AND id = ?",
+            (tenant, scope, fact.replaced_by, tenant, fact_id),
+        )
+    tx.execute(
+        "UPDATE facts SET replaced_by = ? WHERE tenant = ? AND id IN (SELECT fact_id"
+        " FROM import_facts WHERE tenant = ? AND scope = ? AND replaced_by_key = ?)",
+        (fact_id, tenant, tenant, scope, record["key"]),
+    )
+    for doc_id, start, stop, quote in cited:
+        store.cite(tx, tenant, fact_id, doc_id, start, stop, quote)
+    if held is None:
+        return None
+    added = ", its sources were added to it" if cited else ""
+    return (
+        f"the fact {fact.subject} {fact.relation} {fact.object} is current here already"
+        f" (fact {fact_id}): nothing was stored twice{added}"
+    )
+
+
+def _insert_fact(tx: Tx, tenant: str, scope: str, subject: int, obj: int, fact: _Fact) -> int:
+    return int(
+        tx.scalar(
+            "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
+            " valid_from, valid_to, recorded_at, ended_at, source, twin) VALUES"
+            f" (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {store.NEXT_TWIN}) RETURNING id",
+            (
+                tenant,
+                scope,
+                subject,
+                fact.relation,
+                obj,
+                fact.attributes,
+                fact.valid_from,
+                fact.valid_to,
+                fact.recorded_at,
+                fact.ended_at,
+                fact.source,
+                *(tenant, subject, fact.relation, obj, fact.recorded_at, fact.valid_from),
+            ),
+        )
+    )
