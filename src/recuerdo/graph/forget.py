@@ -205,7 +205,8 @@ def _fact(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Done |
 def _passage(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Done | None:
     item_id = _item_id(value)
     row = tx.one(
-        "SELECT id, scope, item_type, title, content FROM items WHERE id = ? AND tenant = ?",
+        "SELECT id, scope, item_type, title, content, occurred_at, created_at FROM items"
+        " WHERE id = ? AND tenant = ?",
         (item_id, tenant),
     )
     if row is None:
@@ -239,8 +240,8 @@ def _passage(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Don
 def _source(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Done | None:
     label = str(value)
     docs = tx.all(
-        "SELECT id, title, content FROM items WHERE tenant = ? AND scope = ?"
-        f" AND item_type = 'document' AND {tx.json_text('meta', 'source')} = ?",
+        "SELECT id, title, content, occurred_at, created_at FROM items WHERE tenant = ?"
+        f" AND scope = ? AND item_type = 'document' AND {tx.json_text('meta', 'source')} = ?",
         (tenant, scope, label),
     )
     if not docs:
@@ -484,7 +485,8 @@ def _documents_of(tx: Tx, tenant: str, chunk_ids: list[int]) -> dict[int, Row]:
     return {
         row["id"]: row
         for row in tx.all(
-            "SELECT id, content, title FROM items WHERE tenant = ? AND id IN (SELECT item_id"
+            "SELECT id, content, title, occurred_at, created_at FROM items WHERE tenant = ?"
+            " AND id IN (SELECT item_id"
             f" FROM chunks WHERE tenant = ? AND id IN ({marks(chunk_ids)}))",
             [tenant, tenant, *chunk_ids],
         )

@@ -32,9 +32,18 @@ def entity_key(folded: str) -> str:
     return record_key("entity", folded)
 
 
+def document_key(row: Row) -> str:
+    """A document's key, from its row (``content``, ``title``, ``occurred_at``,
+    ``created_at``). Its date and when it was stored tell apart documents of the same text:
+    the same words said on two dates exported under one key, and an import kept only the
+    first (decision 0088)."""
+    return record_key(
+        "document", row["content"], row["title"], row["occurred_at"], row["created_at"]
+    )
+
+
 def document_keys(rows: Iterable[Row]) -> list[str]:
-    """Keys of documents, from rows with their ``content`` and ``title`` as exported."""
-    return [record_key("document", row["content"], row["title"]) for row in rows]
+    return [document_key(row) for row in rows]
 
 
 def fact_keys(tx: Tx, tenant: str, fact_ids: list[int]) -> list[str]:

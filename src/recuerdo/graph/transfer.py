@@ -23,6 +23,7 @@ from ..notes import transfer as note_transfer
 from ..notes.transfer import record_key as _key
 from ..store.base import Row, Tx
 from . import imports, store, values
+from .import_residue import document_key, entity_key
 from .remember import link_passages
 
 PHASES = ("document", "entity", "fact", "note", "entry", *comms_transfer.PHASES)
@@ -45,12 +46,6 @@ def _fact_key(
 ) -> str:
     parts = ["fact", subject, relation, obj, valid_from, recorded_at]
     return _key(*parts, twin) if twin else _key(*parts)
-
-
-def _document_key(row: Row) -> str:
-    """Its date and when it was stored tell apart documents of the same text: the same words
-    said on two dates exported under one key, and an import kept only the first."""
-    return _key("document", row["content"], row["title"], row["occurred_at"], row["created_at"])
 
 
 def _cursor(value: object) -> tuple[int, str]:
@@ -150,7 +145,7 @@ def _document(tx: Tx, row: Row) -> dict[str, Any]:
     meta = json.loads(row["meta"])
     return {
         "record": "document",
-        "key": _document_key(row),
+        "key": document_key(row),
         "name": row["title"],
         "text": row["content"],
         "passages": passages,
@@ -185,7 +180,7 @@ def _entities(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
     return [
         {
             "record": "entity",
-            "key": _key("entity", row["folded"]),
+            "key": entity_key(row["folded"]),
             "name": row["name"],
             "types": types.get(row["id"], []),
             "attributes": attributes.get(row["id"], []),
@@ -210,7 +205,7 @@ def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
         [tenant, *ids],
     ):
         if r["item_id"] not in document_keys:
-            document_keys[r["item_id"]] = _document_key(r)
+            document_keys[r["item_id"]] = document_key(r)
         sources.setdefault(r["fact_id"], []).append(
             {
                 "document_key": document_keys[r["item_id"]],
