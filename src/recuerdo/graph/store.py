@@ -9,25 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..core.clock import now_iso
 from ..errors import InvalidInput
 from ..store.base import Row, Tx, rows_by_id
+from ..store.entity_names import fold as fold
+from ..store.entity_names import words as words
 from . import values
 
 MAX_NAME_BYTES = 1024
-
-
-def fold(name: str) -> str:
-    return " ".join(name.casefold().split())
-
-
-def words(text: str) -> list[str]:
-    """The words of a (folded) name or query, for whole-word and prefix matching."""
-    return re.findall(r"[^\W_]+", text.casefold())
 
 
 def check_name(name: object, field: str = "name") -> str:

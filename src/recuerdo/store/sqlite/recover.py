@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidInput, StoreError
-from .. import audit_filters, audit_words, released_hashes, tallies
+from .. import audit_filters, audit_words, entity_names, released_hashes, tallies
 from .driver import sqlite3
 
 BATCH = 1000
@@ -84,6 +84,8 @@ def recover(source: str, target: str) -> dict[str, Any]:
         audit_words.fill(copied)
         # A file from before m037 kept its records' filters escaped.
         audit_filters.unescape(copied)
+        # A file from before m038 folded names by case alone.
+        entity_names.refold(copied)
         # The words index holds no text to copy: it is filled again from the chunks' spans.
         index_all(copied)
         # Derived work starts over: the upkeep re-indexes (the trigram index is empty: items

@@ -1,0 +1,88 @@
+"""How an entity's name is compared: folded (case, runs of spaces, and Unicode's two spellings of
+an accented letter), and the step ``m038_nfc_entity_names``, which folds the names stored before
+the last was part of it.
+
+"José" can be written with one code point for the "é" (NFC, what most keyboards send) or two, an
+"e" and a combining accent (NFD, what macOS file names and some tools send). Folded by case
+alone, the two spellings made two entities of one person, and a forget of one spelling left the
+other (a hunt over the knowledge graph). Names and the words of passages are compared in NFC
+now (decision 0091).
+
+The step folds again the stored names whose folding changes. A scope that holds both spellings
+already keeps both entities: merging them (facts, mentions, attributes, types and history) is
+left to the caller, who can forget one; the step does not guess.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .base import Tx
+
+_WORD = re.compile(r"[^\W_]+")
+STEP = "m038_nfc_entity_names"
+_BATCH = 1000
+
+
+def fold(name: str) -> str:
+    """The form names are compared in: NFC, case-folded, single spaces."""
+    return " ".join(_nfc_folded(name).split())
+
+
+def words(text: str) -> list[str]:
+    """The words of a (folded) name or query, for whole-word and prefix matching."""
+    return _WORD.findall(_nfc_folded(text))
+
+
+def _nfc_folded(text: str) -> str:
+    # Case folding can decompose ("İ" folds to "i" and a combining dot): composed again after.
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+
+
+def m038_nfc_entity_names(tx: Tx) -> None:
+    """The step, on both stores (registered in each later_steps.py)."""
+    refold(tx)
+
+
+def refold(tx: Tx) -> int:
+    """Fold again the names whose folding changed (the step's, and a recovered store's:
+    recover copies the entities of a file of any age); how many. Only a name beyond ASCII
+    can change, and only those are read."""
+    wider = (
+        "length(CAST(folded AS BLOB)) <> length(folded)"
+        if tx.dialect == "sqlite"
+        else "octet_length(folded) <> char_length(folded)"
+    )
+    changed = 0
+    last = 0
+    while True:
+        rows = tx.all(
+            f"SELECT id, tenant, scope, name, folded FROM entities WHERE id > ? AND {wider}"
+            " ORDER BY id LIMIT ?",
+            (last, _BATCH),
+        )
+        if not rows:
+            return changed
+        last = int(rows[-1]["id"])
+        for row in rows:
+            folded = fold(row["name"])
+            if folded == row["folded"] or tx.scalar(
+                "SELECT 1 FROM entities WHERE tenant = ? AND scope = ? AND folded = ?",
+                (row["tenant"], row["scope"], folded),
+            ):
+                continue
+            tx.execute(
+                "UPDATE entities SET folded = ? WHERE tenant = ? AND id = ?",
+                (folded, row["tenant"], row["id"]),
+            )
+            tx.execute(
+                "DELETE FROM entity_words WHERE tenant = ? AND entity_id = ?",
+                (row["tenant"], row["id"]),
+            )
+            tx.executemany(
+                "INSERT INTO entity_words (tenant, word, entity_id) VALUES (?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
+                [(row["tenant"], word, row["id"]) for word in set(words(folded))],
+            )
+            changed += 1
