@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -188,6 +188,7 @@ class Memory(
         is_agent: bool = False,
         closes_store: bool = True,
         owner: bool = True,
+        scopes: Sequence[str] | None = None,
         _owned: _Owned | None = None,
     ) -> None:
         self._is_view = _owned is not None
@@ -216,6 +217,7 @@ class Memory(
         self.source = source
         self.is_agent = is_agent
         self.owner = owner
+        self.scopes = None if scopes is None else tuple(scopes)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -224,7 +226,15 @@ class Memory(
         """Where the state lives: the database file, or ``:memory:``."""
         return self._store.location
 
-    def _view(self, *, tenant: str, source: str, is_agent: bool, owner: bool = True) -> Memory:
+    def _view(
+        self,
+        *,
+        tenant: str,
+        source: str,
+        is_agent: bool,
+        owner: bool = True,
+        scopes: Sequence[str] | None = None,
+    ) -> Memory:
         return Memory(
             self._store,
             name=self.name,
@@ -232,6 +242,7 @@ class Memory(
             source=source,
             is_agent=is_agent,
             owner=self.owner and owner,
+            scopes=self.scopes if scopes is None else scopes,
             _owned=self._owned,
         )
 
@@ -251,16 +262,24 @@ class Memory(
             is_agent=self.is_agent,
         )
 
-    def for_principal(self, principal: str, tenant: str, *, owner: bool = False) -> Memory:
+    def for_principal(
+        self,
+        principal: str,
+        tenant: str,
+        *,
+        owner: bool = False,
+        scopes: Sequence[str] | None = None,
+    ) -> Memory:
         """A view for a caller of the network doors: it writes as ``principal`` and reads and
         writes only ``tenant``'s memory (reads are not limited to its own entries). ``owner``:
         the caller is the memory's owner (a door's local, tokenless caller), not a token
-        holder."""
+        holder. ``scopes``: the only scopes whose items it reads (a token limited to them)."""
         return self._view(
             tenant=checked_label(tenant, "tenant", max_chars=600),
             source=checked_label(principal, "principal", max_chars=200),
             is_agent=False,
             owner=owner,
+            scopes=None if scopes is None else [checked_label(s, "scope") for s in scopes],
         )
 
     def close(self) -> None:

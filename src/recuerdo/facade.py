@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, get_type_hints
 
 from .core import audit
+from .core.items import reaching
 from .core.secrets import redact_call
 from .core.text import check_text
 from .errors import CapabilityNotGranted, RecuerdoError
@@ -131,7 +132,7 @@ def verb(
             check_text(given, reading=mode == "read")
             # The call's transactions are for this handle's tenant (row-level security).
             tenant = getattr(args[0], "tenant", EVERY_TENANT)
-            with scoped(tenant):
+            with scoped(tenant), reaching(getattr(args[0], "scopes", None)):
                 if guard_secrets:
                     redacted: dict[str, list[str]] = {}
                     arguments.update(
@@ -225,6 +226,9 @@ class MemoryBase:
     owner: bool
     """Whether this handle acts for the memory's owner (a local call), not for a door's token
     holder: only the owner may write what names other principals (imported messages)."""
+    scopes: tuple[str, ...] | None
+    """The scopes this handle reads items of (a door's token limited to scopes), or None for
+    every scope of its tenant."""
 
     @property
     def principal(self) -> str:

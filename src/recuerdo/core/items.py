@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+
 from ..store.base import Row, Tx
 
 MAIL = "mail"
@@ -16,18 +20,42 @@ def status_of(row: Row, at: str) -> str:
     return str(row["status"])
 
 
+_REACH: ContextVar[tuple[str, ...] | None] = ContextVar("recuerdo_reach", default=None)
+
+
+@contextlib.contextmanager
+def reaching(scopes: Sequence[str] | None) -> Iterator[None]:
+    """Confine the items a call reads to ``scopes`` (None: every scope of the tenant). The
+    ``@verb`` wrapper sets it from the handle: a token limited to scopes names one of them in
+    each call, and this keeps the items it reaches by other ways (a context set, a link, an id)
+    inside them too (a hunt over the doors)."""
+    token = _REACH.set(None if scopes is None else tuple(scopes))
+    try:
+        yield
+    finally:
+        _REACH.reset(token)
+
+
+def reach() -> tuple[str, ...] | None:
+    """The scopes the running call may read (None: every one)."""
+    return _REACH.get()
+
+
 def visible(alias: str, viewer: str | None) -> tuple[str, list[str]]:
     """A condition (and its parameters) on the items table aliased ``alias``: true for the rows
     ``viewer`` may read inside its tenant. A message belongs to the members of its conversation
     only, as a tenant's items belong to the tenant; every read of items applies this beside
-    the tenant (no viewer: no message is readable)."""
+    the tenant (no viewer: no message is readable). A call confined to scopes
+    (:func:`reaching`) reads their items only."""
+    scopes = _REACH.get()
+    within = "" if scopes is None else f" AND {alias}.scope IN ({', '.join('?' * len(scopes))})"
     if viewer is None:
-        return f"{alias}.item_type <> '{MAIL}'", []
+        return f"({alias}.item_type <> '{MAIL}'{within})", [*(scopes or ())]
     return (
-        f"({alias}.item_type <> '{MAIL}' OR EXISTS (SELECT 1 FROM comms_inboxes v"
+        f"(({alias}.item_type <> '{MAIL}' OR EXISTS (SELECT 1 FROM comms_inboxes v"
         f" WHERE v.tenant = {alias}.tenant AND v.principal = ?"
-        f" AND v.conversation_id = {alias}.session))",
-        [viewer],
+        f" AND v.conversation_id = {alias}.session)){within})",
+        [viewer, *(scopes or ())],
     )
 
 

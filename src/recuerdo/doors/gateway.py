@@ -220,6 +220,7 @@ def call(
         principal.name if not principal.local else "main",
         tenant_for(principal, user_id),
         owner=principal.local,
+        scopes=principal.scopes,
     )
     reply = VERBS[tool.verb].call(view, native)
     return reply if tool.present is None else tool.present(reply, view)

@@ -30,7 +30,7 @@ from typing import Any
 from ..comms.erase import forget_scope as forget_conversations
 from ..core import audit
 from ..core.clock import now_iso
-from ..core.items import visible
+from ..core.items import reach, visible
 from ..errors import InvalidInput, ItemNotFound, UnknownName
 from ..index import chunks as chunk_index
 from ..index.vectors import collect_orphans
@@ -217,6 +217,8 @@ def _passage(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Don
             "conversation message (forget an entry with forget, a note with delete)"
         )
     if row["scope"] != scope:
+        if reach() is not None:  # a caller confined to scopes learns nothing of another one
+            raise ItemNotFound(f"no passage {item_id} in scope {scope!r}")
         raise ItemNotFound(
             f"passage {item_id} is not in scope {scope!r} (it is in {row['scope']!r}): name "
             "that scope to forget it",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from ..core.items import readable_mail
+from ..core.items import reach, readable_mail
 from ..store import tallies
 from ..store.base import Tx
 
@@ -23,9 +23,14 @@ def status(tx: Tx, tenant: str, scope: str | None, viewer: str | None = None) ->
         "SELECT scope, count(*) AS n FROM entities WHERE tenant = ? GROUP BY scope", (tenant,)
     ):
         held[row["scope"]]["entities"] = int(row["n"])
+    reached = reach()  # a token limited to scopes learns nothing of the others, not even names
     reply: dict[str, Any] = {
         "memory": "on",
-        "scopes": [{"scope": name, **counts} for name, counts in sorted(held.items())],
+        "scopes": [
+            {"scope": name, **counts}
+            for name, counts in sorted(held.items())
+            if reached is None or name in reached
+        ],
     }
     if scope is None:
         return reply

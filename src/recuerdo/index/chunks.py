@@ -58,17 +58,17 @@ def date_words(moment: str | None) -> str:
 
 
 def _neighbours(tx: Tx, row: Row) -> tuple[Row | None, Row | None]:
-    """The previous and next turns of a message in its conversation."""
+    """The previous and next turns of a message in its conversation. A conversation is kept
+    in one scope: one of the same name in another scope is another conversation (its turns
+    were indexed as this one's context, and a search in one scope answered for the other's
+    words: a hunt over the doors)."""
     if row["session"] is None:
         return None, None
     common = "SELECT content, category FROM items WHERE tenant = ? AND session = ?"
-    common += " AND item_type = 'message'"
-    before = tx.one(
-        f"{common} AND id < ? ORDER BY id DESC LIMIT 1", (row["tenant"], row["session"], row["id"])
-    )
-    after = tx.one(
-        f"{common} AND id > ? ORDER BY id LIMIT 1", (row["tenant"], row["session"], row["id"])
-    )
+    common += " AND scope = ? AND item_type = 'message'"
+    where = (row["tenant"], row["session"], row["scope"], row["id"])
+    before = tx.one(f"{common} AND id < ? ORDER BY id DESC LIMIT 1", where)
+    after = tx.one(f"{common} AND id > ? ORDER BY id LIMIT 1", where)
     return before, after
 
 
@@ -229,17 +229,18 @@ def turns_beside(tx: Tx, tenant: str, item_ids: Sequence[int]) -> list[int]:
     beside: set[int] = set()
     turns = rows_by_id(
         tx,
-        "SELECT id, session FROM items",
+        "SELECT id, session, scope FROM items",
         gone,
         where="tenant = ? AND item_type = 'message' AND session IS NOT NULL",
         params=(tenant,),
     )
-    near = "SELECT id FROM items WHERE tenant = ? AND session = ? AND item_type = 'message'"
+    near = "SELECT id FROM items WHERE tenant = ? AND session = ? AND scope = ?"
+    near += " AND item_type = 'message'"
     for item_id, row in turns.items():
         for order, side in (("DESC", "<"), ("", ">")):
             for other in tx.all(
                 f"{near} AND id {side} ? ORDER BY id {order} LIMIT ?",
-                (tenant, row["session"], item_id, len(gone) + 1),
+                (tenant, row["session"], row["scope"], item_id, len(gone) + 1),
             ):
                 if int(other["id"]) not in gone:
                     beside.add(int(other["id"]))

@@ -390,7 +390,11 @@ class NoteVerbs(MemoryBase):
         if action == "mark_reviewed":
             if id is None:
                 raise InvalidInput("mark_reviewed needs the note's id")
-            return self.mark_reviewed(id)
+            with self._write() as tx:
+                # The scope is the note's: a call naming one scope reviewed a note of any
+                # (a token limited to that scope moved another's review date: a hunt over
+                # the doors).
+                return note_lifecycle.mark_reviewed(tx, self.tenant, self.principal, id, scope)
         if action != "list":
             raise InvalidInput(f"action must be one of {', '.join(REVIEW_ACTIONS)}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:

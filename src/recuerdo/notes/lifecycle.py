@@ -8,7 +8,13 @@ from ..core import audit
 from ..core.clock import now_iso
 from ..core.secrets import SecretKind, redact
 from ..core.settings import note_limit_bytes
-from ..errors import Conflict, ContentTooLarge, EmptyContent, OperationContentMismatch
+from ..errors import (
+    Conflict,
+    ContentTooLarge,
+    EmptyContent,
+    ItemNotFound,
+    OperationContentMismatch,
+)
 from ..store.base import Row, Tx
 from . import history, traces
 from .operations import (
@@ -100,8 +106,12 @@ def restore(tx: Tx, tenant: str, principal: str, item_id: object) -> Note:
     return note_dict(load_note(tx, tenant, row["id"]))
 
 
-def mark_reviewed(tx: Tx, tenant: str, principal: str, item_id: object) -> Reviewed:
+def mark_reviewed(
+    tx: Tx, tenant: str, principal: str, item_id: object, scope: object = None
+) -> Reviewed:
     row = load_note(tx, tenant, item_id)
+    if scope is not None and row["scope"] != check_scope(scope):
+        raise ItemNotFound(f"no note with id {row['id']} in scope {scope!r}")
     due = review_date(tx, tenant, row["category"])
     tx.execute(
         "UPDATE items SET review_at = ? WHERE tenant = ? AND id = ?",

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..core.clock import now, now_iso, to_iso
-from ..core.items import status_of
+from ..core.items import reach, status_of
 from ..core.settings import note_limit_bytes, review_months
 from ..core.text import check_tags, checked_label, checked_text
 from ..errors import (
@@ -130,7 +130,12 @@ def load_note(tx: Tx, tenant: str, item_id: object, *, deleted: bool = False) ->
         "SELECT * FROM items WHERE id = ? AND tenant = ? AND item_type = 'note'",
         (item_id, tenant),
     )
-    if row is None or (row["status"] == "deleted") != deleted:
+    reached = reach()
+    if (
+        row is None
+        or (row["status"] == "deleted") != deleted
+        or (reached is not None and row["scope"] not in reached)
+    ):
         state = "deleted note" if deleted else "note"
         raise ItemNotFound(f"no {state} with id {item_id}")
     return row
