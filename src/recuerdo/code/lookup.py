@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ..errors import InvalidInput, RepoNotIngested, RevisionNotFound
 from ..store.base import Row, Tx
 from .model import CommitRef, IngestedThrough
+from .paths import guarded, raw, spell
 
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 _HEX = re.compile(r"[0-9a-fA-F]{4,64}")
@@ -32,7 +33,9 @@ def check_path(path: object, field: str = "path") -> str:
     clean = _relative(path.strip())
     if not clean:
         raise InvalidInput(f"{field} names no file: {path!r}")
-    return clean
+    # As the ingest spelled the path it stored: ``\xFF`` reads as ``\xff``, and a credential
+    # in the name as its marker (decision 0095).
+    return guarded(spell(raw(clean)))
 
 
 def check_prefix(prefix: object) -> str | None:
@@ -40,7 +43,8 @@ def check_prefix(prefix: object) -> str | None:
         return None
     if not isinstance(prefix, str) or len(prefix) > MAX_PATH or "\0" in prefix:
         raise InvalidInput(f"path_prefix is a path of at most {MAX_PATH} characters")
-    return _relative(prefix) or None
+    clean = _relative(prefix)
+    return guarded(spell(raw(clean))) if clean else None
 
 
 def _relative(path: str) -> str:
