@@ -213,3 +213,19 @@ def test_a_tampered_blob_is_refused_and_reported(mem: recuerdo.Memory) -> None:
     assert [c["sha256"] for c in report["corrupt"]] == [readme["sha256"]]
     assert report["corrupt"][0]["paths"] == ["sample:README.md"]
     assert mem.code_at("sample", "b.txt")["content"].startswith("alpha")
+
+
+@pytest.mark.parametrize("prefix", [".github/", "/.github/", "./.github/", "//./.github/"])
+def test_a_leading_slash_or_dot_slash_keeps_the_dot_directory(
+    memory: recuerdo.Memory, tmp_path: Path, prefix: str
+) -> None:
+    """Over every store. ``/.github/`` narrowed to ``github/``: the characters ``.`` and ``/``
+    were stripped, not the tokens ``./`` and ``/``."""
+    repo = Repo(tmp_path / "p")
+    repo.commit("one", {"README": "a\n", "github/x.txt": "not the dot-directory\n"})
+    repo.commit("add ci", {".github/workflows/ci.yml": "on: push\n"})
+    memory.code_ingest_path(repo.path, "r")
+    since = memory.code_changes_since("r", "HEAD~1", path_prefix=prefix)
+    assert [f["path"] for c in since["commits"] for f in c["files"]] == [".github/workflows/ci.yml"]
+    diff = memory.code_diff("r", "HEAD~1", path_prefix=prefix)
+    assert [p["path"] for p in diff["paths"]] == [".github/workflows/ci.yml"]

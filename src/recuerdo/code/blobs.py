@@ -119,6 +119,13 @@ def known(tx: Tx, tenant: str, git_blobs: list[str]) -> dict[str, Row]:
     return found
 
 
+def still_stored(tx: Tx, tenant: str, git_blobs: list[str]) -> bool:
+    """Whether every blob an ingest found stored (in an earlier read) is still there, checked
+    inside its write: a repository's forget deletes the blobs no change points at, and a
+    change row pointing at a deleted blob would be unreadable (``blob_corrupt``)."""
+    return len(known(tx, tenant, git_blobs)) == len(set(git_blobs))
+
+
 def read(tx: Tx, tenant: str, sha256: str) -> tuple[Row, bytes | None]:
     """A blob's row and its bytes (``None`` when only the hash is kept), re-hashed: a blob
     that does not hash to its address raises :class:`BlobCorrupt` and is never returned."""

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import GitUnreadable, RevisionNotFound
+from .paths import guarded, spell
 
 _GIT = ("git", "--no-replace-objects", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off")
 _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
@@ -58,8 +59,13 @@ class Commit:
 
 
 def _text(raw: bytes) -> str:
-    # Paths and names are bytes in git; stored text must be valid Unicode.
+    # Names and messages are bytes in git; stored text must be valid Unicode. (Paths are
+    # spelled one-to-one instead: two paths must never become one, see ``paths.spell``.)
     return raw.decode("utf-8", errors="replace")
+
+
+def _path(raw: bytes) -> str:
+    return guarded(spell(raw))
 
 
 class GitRepo:
@@ -201,11 +207,13 @@ def _parse(raw: bytes, *, with_changes: bool) -> Iterator[tuple[Commit, list[Cha
         commit = Commit(
             id=fields[0].decode(),
             parents=tuple(fields[1].decode().split()),
-            author=_text(fields[2]),
-            email=_text(fields[3]),
+            # What a commit says reaches the disk only through the secret guard, as its files
+            # do: a token pasted in a message or an author field was stored in clear.
+            author=guarded(_text(fields[2])),
+            email=guarded(_text(fields[3])),
             authored_at=fields[4].decode(),
             committed_at=fields[5].decode(),
-            message=_text(fields[6]).rstrip("\n"),
+            message=guarded(_text(fields[6]).rstrip("\n")),
         )
         changes: list[Change] = []
         while with_changes and i < n:
@@ -215,10 +223,10 @@ def _parse(raw: bytes, *, with_changes: bool) -> Iterator[tuple[Commit, list[Cha
             _, new_mode, _, new_blob, status = meta[1:].decode().split(" ")
             code = status[0]
             if code in "RC":
-                old, path = _text(tokens[i + 1]), _text(tokens[i + 2])
+                old, path = _path(tokens[i + 1]), _path(tokens[i + 2])
                 i += 3
             else:
-                old, path = None, _text(tokens[i + 1])
+                old, path = None, _path(tokens[i + 1])
                 i += 2
             if code == "C":
                 code, old = "A", None

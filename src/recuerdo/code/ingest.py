@@ -322,6 +322,8 @@ def ingest(
             if number == 0 and row is None:
                 _create(tx, tenant, repo, chosen, principal, at)
             _claim(tx, tenant, repo, expected)
+            if not blob_ops.still_stored(tx, tenant, [g for g in kept if g not in fresh]):
+                raise Conflict(f"a forget erased blobs the ingest of {repo!r} reuses; try again")
             touched: set[str] = set()
             if number == 0 and moved:
                 touched = _drop_after(tx, tenant, repo, plan.base_ordinal)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ..errors import InvalidInput, RepoNotIngested, RevisionNotFound
 from ..store.base import Row, Tx
 from .model import CommitRef, IngestedThrough
+from .paths import guarded, raw, spell
 
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 _HEX = re.compile(r"[0-9a-fA-F]{4,64}")
@@ -29,12 +30,12 @@ def check_repo(repo: object) -> str:
 def check_path(path: object, field: str = "path") -> str:
     if not isinstance(path, str) or not path or len(path) > MAX_PATH or "\0" in path:
         raise InvalidInput(f"{field} is a file path of 1 to {MAX_PATH} characters")
-    clean = path.strip()
-    while clean.startswith(("./", "/")):
-        clean = clean[2:] if clean.startswith("./") else clean[1:]
+    clean = _relative(path.strip())
     if not clean:
         raise InvalidInput(f"{field} names no file: {path!r}")
-    return clean
+    # As the ingest spelled the path it stored: ``\xFF`` reads as ``\xff``, and a credential
+    # in the name as its marker (decision 0095).
+    return guarded(spell(raw(clean)))
 
 
 def check_prefix(prefix: object) -> str | None:
@@ -42,8 +43,17 @@ def check_prefix(prefix: object) -> str | None:
         return None
     if not isinstance(prefix, str) or len(prefix) > MAX_PATH or "\0" in prefix:
         raise InvalidInput(f"path_prefix is a path of at most {MAX_PATH} characters")
-    clean = prefix.lstrip("./") if prefix.startswith(("./", "/")) else prefix
-    return clean or None
+    clean = _relative(prefix)
+    return guarded(spell(raw(clean))) if clean else None
+
+
+def _relative(path: str) -> str:
+    """``path`` without the leading ``./`` and ``/`` a caller may write, each taken off whole:
+    stripping the characters ``.`` and ``/`` took the dot of a dot-directory with them
+    (``/.github/`` narrowed to ``github/``, a hunt over the code store)."""
+    while path.startswith(("./", "/")):
+        path = path[2:] if path.startswith("./") else path[1:]
+    return path
 
 
 def bounded(value: object, field: str, low: int, high: int | None = None) -> int:

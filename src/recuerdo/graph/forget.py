@@ -27,6 +27,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..code import erase as code_store
 from ..comms.erase import forget_scope as forget_conversations
 from ..core import audit
 from ..core.clock import now_iso
@@ -307,18 +308,22 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any, reach: _Reach) -> Done | N
             (tenant, scope, tenant, scope, *reach.params),
         )
     entities = tx.execute("DELETE FROM entities WHERE tenant = ? AND scope = ?", (tenant, scope))
-    if items == 0 and entities == 0 and conversations == 0:
+    # A code scope's items are a repository's files: its code store rows go too (0095).
+    code = code_store.forget_scope(tx, tenant, scope)
+    if items == 0 and entities == 0 and conversations == 0 and code.repos == 0:
         return None
     for table in ("retrieval_audit", "import_keys", "import_facts"):
         tx.execute(f"DELETE FROM {table} WHERE tenant = ? AND scope = ?", (tenant, scope))
     gone = [("passage", str(i)) for i in ids] + [("subject", name) for name in names]
     text = [f"{row['title'] or ''} {row['content']}" for row in rows] + names + earlier + values
-    text += [word for row in rows for word in traces.words_of(row)]
+    text += [word for row in rows for word in traces.words_of(row)] + code.text
     counts = {
         "items_removed": items,
         "entities_removed": entities,
         "conversations_removed": conversations,
     }
+    if code_store.repo_of(scope) is not None:
+        counts["code_repos_removed"] = code.repos
     return Done(counts, ids, [], text, gone)
 
 

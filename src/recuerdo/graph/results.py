@@ -239,6 +239,7 @@ class Forgot(TypedDict):
     items_removed: NotRequired[int]
     entities_removed: NotRequired[int]
     attribute_values_removed: NotRequired[int]
+    code_repos_removed: NotRequired[int]
 
 
 @with_config(_EXACT)
