@@ -87,7 +87,10 @@ def fact_citations(tx: Tx, tenant: str, fact_rows: list[Row]) -> dict[int, dict[
             }
             continue
         doc = docs.get(cited["item_id"])
-        span, state = verified_span(doc, cited["start"], cited["stop"], cited["quote_hash"])
+        if doc is not None and cited["start"] == cited["stop"]:  # no passage names both ends
+            span, state = None, "not_in_text"
+        else:
+            span, state = verified_span(doc, cited["start"], cited["stop"], cited["quote_hash"])
         citations[row["id"]] = {
             "source": _source(doc, row["source"], row["recorded_at"]),
             "span": span,

@@ -17,11 +17,12 @@ from typing import Any
 from ..core.clock import now_iso, parse_time
 from ..core.text import checked_label, checked_text
 from ..errors import FactsShape, InvalidInput, LimitExceeded, MentionNotInPassage
-from ..index.chunk import Span, chunk_spans, sentence_spans
+from ..index.chunk import Span, chunk_spans
 from ..index.chunks import insert_chunks
 from ..index.words import STOP_WORDS
 from ..store.base import Tx
 from . import derive, store, values
+from .cite import Citer, named_in
 
 LIMITS = {
     "entities": 1000,
@@ -279,6 +280,7 @@ def remember(
         counts["facts_created"] += created
         counts["facts_existing"] += len(relations) - created
         relations = []
+    citer = Citer(text or "", spans) if doc_id is not None and relations else None
     for relation in relations:
         subject, obj = end(relation["source"]), end(relation["target"])
         fact_id, created, replaced = store.add_fact(
@@ -296,17 +298,9 @@ def remember(
         )
         counts["facts_created" if created else "facts_existing"] += 1
         counts["facts_replaced"] += replaced
-        if doc_id is not None:
-            _cite(
-                tx,
-                tenant,
-                fact_id,
-                doc_id,
-                text or "",
-                spans,
-                relation["source"],
-                relation["target"],
-            )
+        if citer is not None and doc_id is not None:
+            cited = citer.span(relation["source"], relation["target"])
+            store.cite(tx, tenant, fact_id, doc_id, *cited, (text or "")[slice(*cited)])
     unlinked = 0
     if doc_id is not None:
         unlinked = _link_mentions(
@@ -337,33 +331,6 @@ def _ensure(
     found = store.entity(tx, tenant, scope, name, source=origin, recorded_at=stamp)
     assert found is not None
     return found[0], int(found[1])
-
-
-def _cite(
-    tx: Tx,
-    tenant: str,
-    fact_id: int,
-    doc_id: int,
-    text: str,
-    spans: list[Span],
-    source: str,
-    target: str,
-) -> None:
-    """Cite the sentence that supports the fact: the first naming both ends (else one end);
-    without one, the passage that names most of them (else the first passage)."""
-    wanted = (store.fold(source), store.fold(target))
-
-    def names(span: Span) -> int:
-        body = store.fold(text[span.start : span.end])
-        return sum(1 for name in wanted if name in body)
-
-    if not spans:
-        return
-    sentences = [s for span in spans for s in sentence_spans(text, span)]
-    best = max(sentences, key=lambda span: (names(span), -span.start), default=None)
-    if best is None or names(best) == 0:
-        best = max(spans, key=lambda span: (names(span), -span.start))
-    store.cite(tx, tenant, fact_id, doc_id, best.start, best.end, text[best.start : best.end])
 
 
 def _link_mentions(
@@ -448,22 +415,3 @@ def link_passages(
         [(tenant, passages[i][0], e) for i, ids in enumerate(linked) for e in sorted(ids)],
     )
     return linked
-
-
-def named_in(name: str, text: str) -> bool:
-    r"""Whether ``name`` occurs in ``text`` with no word character just before or after it:
-    what ``re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text)`` answers, without compiling a
-    pattern for each name (thousands of names can be candidates for one passage)."""
-    at = text.find(name)
-    while at >= 0:
-        end = at + len(name)
-        if (at == 0 or not _is_word(text[at - 1])) and (
-            end == len(text) or not _is_word(text[end])
-        ):
-            return True
-        at = text.find(name, at + 1)
-    return False
-
-
-def _is_word(char: str) -> bool:
-    return char.isalnum() or char == "_"  # Python's \w on str patterns
