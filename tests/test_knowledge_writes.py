@@ -1,4 +1,5 @@
-"""Knowledge writes (decision 0089): which span a fact cites."""
+"""Knowledge writes (decision 0089): which span a fact cites, restating what was replaced, and
+a known fact stated with other attributes."""
 
 from __future__ import annotations
 
@@ -109,3 +110,106 @@ def test_many_relations_each_cite_their_own_sentence(memory: recuerdo.Memory) ->
     for i in (0, 1, 10, 101, n - 1):
         cited = citation(memory, f"Person {i}", "works_at")
         assert cited["span"]["text"] == f"Person {i} works at Company {i}."
+
+
+def facts_of(memory: recuerdo.Memory, subject: str, **view: Any) -> list[tuple[Any, ...]]:
+    return [
+        (i["object"], i["attributes"], i["state"])
+        for i in memory.about(subject, hops=1, **view)["items"]
+        if i["kind"] == "fact" and i["subject"] == subject and not i["derived"]
+    ]
+
+
+def test_restating_what_was_replaced_makes_it_current_again(memory: recuerdo.Memory) -> None:
+    """She moved back: the same undated call as an earlier one is stored again once something
+    replaced what it said."""
+    for company in ("Acme", "Globex", "Acme"):
+        reply = memory.relate("Alice", company, "works_at", replaces=True)
+        assert (reply["outcome"], reply["facts_created"]) == ("stored", 1)
+    assert facts_of(memory, "Alice") == [("Acme", {}, "current")]
+    assert memory.relate("Alice", "Acme", "works_at", replaces=True)["outcome"] == "already"
+    for city in ("Paris", "London", "Paris"):
+        reply = memory.remember_knowledge(
+            facts={"entities": [{"name": "Bob", "attributes": {"city": city}}]}
+        )
+        assert (reply["outcome"], reply["attributes_changed"]) == ("stored", 1)
+    [bob] = [i for i in memory.about("Bob")["items"] if i["kind"] == "entity"]
+    assert bob["attributes"]["city"]["value"] == "Paris"
+
+
+def test_a_call_that_replaces_within_itself_is_already_when_retried(
+    memory: recuerdo.Memory,
+) -> None:
+    call = {
+        "facts": {
+            "entities": [
+                {"name": "Bob", "attributes": {"city": "Paris"}},
+                {"name": "Bob", "attributes": {"city": "London"}},
+            ],
+            "relations": [
+                {"source": "Bob", "target": "Acme", "type": "works_at", "replaces": True},
+                {"source": "Bob", "target": "Globex", "type": "works_at", "replaces": True},
+            ],
+        },
+        "content": "Bob works at Globex.",
+    }
+    first = memory.remember_knowledge(**call)
+    again = memory.remember_knowledge(**call)
+    assert again["outcome"] == "already" and again["doc_id"] == first["doc_id"]
+    assert facts_of(memory, "Bob") == [("Globex", {}, "current")]
+
+
+def test_a_dated_call_again_is_already_whatever_came_later(memory: recuerdo.Memory) -> None:
+    """The same statement of the same time: a later-dated one that replaced it stays current."""
+    memory.relate("Alice", "Acme", "works_at", replaces=True, date="2020-01-01")
+    memory.relate("Alice", "Globex", "works_at", replaces=True, date="2021-01-01")
+    again = memory.relate("Alice", "Acme", "works_at", replaces=True, date="2020-01-01")
+    assert (again["outcome"], again["facts_created"]) == ("already", 0)
+    assert facts_of(memory, "Alice") == [("Globex", {}, "current")]
+
+
+def test_a_call_again_after_its_subject_was_forgotten_is_stored(memory: recuerdo.Memory) -> None:
+    memory.relate("Alice", "Acme", "works_at", date="2020-01-01")
+    memory.forget_knowledge(subject="Alice")
+    reply = memory.relate("Alice", "Acme", "works_at", date="2020-01-01")
+    assert (reply["outcome"], reply["facts_created"]) == ("stored", 1)
+    assert facts_of(memory, "Alice") == [("Acme", {}, "current")]
+
+
+def test_a_known_fact_with_other_attributes_is_a_new_version(memory: recuerdo.Memory) -> None:
+    memory.relate("Alice", "Acme", "works_at", attributes={"role": "engineer"})
+    [first] = [i for i in memory.about("Alice", hops=1)["items"] if i.get("relation") == "works_at"]
+    reply = memory.relate("Alice", "Acme", "works_at", attributes={"role": "manager"})
+    assert (reply["facts_created"], reply["facts_existing"], reply["facts_replaced"]) == (1, 0, 1)
+    assert facts_of(memory, "Alice") == [("Acme", {"role": "manager"}, "current")]
+    then = facts_of(memory, "Alice", as_of=first["recorded_at"])
+    assert then == [("Acme", {"role": "engineer"}, "ended")]
+    # Attributes are laid over the current ones, key by key; none given change nothing.
+    memory.relate("Alice", "Acme", "works_at", attributes={"since": 2020})
+    same = memory.relate("Alice", "Acme", "works_at")
+    assert (same["facts_created"], same["facts_existing"]) == (0, 1)
+    assert facts_of(memory, "Alice") == [("Acme", {"role": "manager", "since": 2020}, "current")]
+    exported = [r for r in memory.export()["records"] if r["record"] == "fact"]
+    assert [(r["attributes"], r["state"]) for r in exported] == [
+        ({"role": "engineer"}, "ended"),
+        ({"role": "manager"}, "ended"),
+        ({"role": "manager", "since": 2020}, "current"),
+    ]
+
+
+@pytest.mark.parametrize("date", [None, "2024-05-01"])
+@pytest.mark.parametrize("content", [None, "Alice works at Acme."])
+def test_a_batch_stating_a_fact_twice_keeps_both_versions(
+    memory: recuerdo.Memory, date: str | None, content: str | None
+) -> None:
+    relations = [
+        {"source": "Alice", "target": "Acme", "type": "works_at", "attributes": {"role": role}}
+        for role in ("engineer", "manager")
+    ]
+    reply = memory.remember_knowledge(content, facts={"relations": relations}, date=date)
+    assert (reply["facts_created"], reply["facts_replaced"]) == (2, 1)
+    assert facts_of(memory, "Alice") == [("Acme", {"role": "manager"}, "current")]
+    exported = [r for r in memory.export()["records"] if r["record"] == "fact"]
+    assert len({r["key"] for r in exported}) == 2
+    memory.import_records(memory.export()["records"], scope="copy")
+    assert facts_of(memory, "Alice", scope="copy") == [("Acme", {"role": "manager"}, "current")]

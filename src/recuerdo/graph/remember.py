@@ -213,8 +213,11 @@ def remember(
         (tenant, label, fingerprint),
     )
     if earlier is not None:
-        # The earlier call's document and what it holds, but nothing created by this one.
-        return {**json.loads(earlier["reply"]), **NOTHING_CREATED, "outcome": "already"}
+        told = json.loads(earlier["reply"])
+        kept = told.pop(_HOLDS, None)  # None: stored before decision 0089, trusted as it was
+        if kept is None or _still_holds(tx, tenant, kept, dated=when is not None):
+            # The earlier call's document and what it holds, but nothing created by this one.
+            return {**told, **NOTHING_CREATED, "outcome": "already"}
     stamp = now_iso()
     doc_id, chunk_ids = None, []
     if text is not None:
@@ -244,29 +247,35 @@ def remember(
         "facts_replaced": 0,
         "attributes_changed": 0,
     }
+    held: dict[str, list[int]] = {"entities": [], "facts": [], "attributes": []}
     for item in entities:
         entity_id, created = _ensure(tx, tenant, label, item["name"], origin, stamp)
+        held["entities"].append(entity_id)
         counts["entities_created"] += created
         if item["type"]:
             store.add_type(tx, tenant, entity_id, item["type"])
         for key, value in item["attributes"].items():
-            counts["attributes_changed"] += store.set_attribute(
+            changed, row_id = store.set_attribute(
                 tx, tenant, entity_id, str(key), value, when, stamp
             )
+            counts["attributes_changed"] += changed
+            held["attributes"].append(row_id)
     known = store.known_entities(
         tx, tenant, label, [end for r in relations for end in (r["source"], r["target"])]
     )
+    held["entities"] += known.values()
 
     def end(name: str) -> int:
         folded = store.fold(name)
         if folded not in known:
             known[folded], created = _ensure(tx, tenant, label, name, origin, stamp)
             counts["entities_created"] += created
+            held["entities"].append(known[folded])
         return known[folded]
 
     if doc_id is None and not any(r["replaces"] for r in relations):
         # Nothing to cite or end: the whole batch in a few statements (the usual bulk load).
-        created = store.add_plain_facts(
+        created, replaced, held["facts"] = store.add_plain_facts(
             tx,
             tenant=tenant,
             scope=label,
@@ -279,6 +288,7 @@ def remember(
         )
         counts["facts_created"] += created
         counts["facts_existing"] += len(relations) - created
+        counts["facts_replaced"] += replaced
         relations = []
     citer = Citer(text or "", spans) if doc_id is not None and relations else None
     for relation in relations:
@@ -298,6 +308,7 @@ def remember(
         )
         counts["facts_created" if created else "facts_existing"] += 1
         counts["facts_replaced"] += replaced
+        held["facts"].append(fact_id)
         if citer is not None and doc_id is not None:
             cited = citer.span(relation["source"], relation["target"])
             store.cite(tx, tenant, fact_id, doc_id, *cited, (text or "")[slice(*cited)])
@@ -317,12 +328,60 @@ def remember(
         "unlinked_passages": unlinked,
         "date": when,
     }
+    for table in ("facts", "attributes"):  # what a later step of this call ended is not held
+        held[table] = _current(tx, tenant, table, held[table])
     tx.execute(
         "INSERT INTO knowledge_calls (tenant, scope, fingerprint, reply, created_at)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (tenant, label, fingerprint, json.dumps(reply), stamp),
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (tenant, scope, fingerprint)"
+        " DO UPDATE SET reply = excluded.reply, created_at = excluded.created_at",
+        (tenant, label, fingerprint, json.dumps({**reply, _HOLDS: held}), stamp),
     )
     return reply
+
+
+_HOLDS = "_holds"
+"""The key, in a call's stored reply, of the entities, facts and attribute values it left
+current (by id), which decide whether the same call again is ``already``."""
+_IDS_PER_QUERY = 500
+
+
+def _current(tx: Tx, tenant: str, table: str, ids: list[int]) -> list[int]:
+    """Those of ``ids`` (rows of facts or attributes) that are not ended."""
+    unique = sorted(set(ids))
+    current: list[int] = []
+    for first in range(0, len(unique), _IDS_PER_QUERY):
+        part = unique[first : first + _IDS_PER_QUERY]
+        current += [
+            int(row["id"])
+            for row in tx.all(
+                f"SELECT id FROM {table} WHERE tenant = ? AND ended_at IS NULL"
+                f" AND id IN ({','.join('?' * len(part))})",
+                [tenant, *part],
+            )
+        ]
+    return sorted(current)
+
+
+def _still_holds(tx: Tx, tenant: str, held: dict[str, list[int]], *, dated: bool) -> bool:
+    """Whether the same call again is ``already``: every entity, fact and attribute value the
+    earlier one left current is still there and, unless the call is dated, still current. An
+    undated call is said when it is made: restated after something replaced what it said
+    ("she moved back"), it is said again. A dated one is the same statement of the same time,
+    whatever came later."""
+    for table in ("entities", "facts", "attributes"):
+        unique = sorted(set(held.get(table, [])))
+        ended = "0" if table == "entities" else "count(ended_at)"
+        for first in range(0, len(unique), _IDS_PER_QUERY):
+            part = unique[first : first + _IDS_PER_QUERY]
+            row = tx.one(
+                f"SELECT count(*) AS n, {ended} AS ended FROM {table} WHERE tenant = ?"
+                f" AND id IN ({','.join('?' * len(part))})",
+                [tenant, *part],
+            )
+            assert row is not None
+            if int(row["n"]) < len(part) or (not dated and int(row["ended"])):
+                return False
+    return True
 
 
 def _ensure(
