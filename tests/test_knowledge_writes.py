@@ -213,3 +213,45 @@ def test_a_batch_stating_a_fact_twice_keeps_both_versions(
     assert len({r["key"] for r in exported}) == 2
     memory.import_records(memory.export()["records"], scope="copy")
     assert facts_of(memory, "Alice", scope="copy") == [("Acme", {"role": "manager"}, "current")]
+
+
+@pytest.mark.parametrize(
+    ("relation", "error"),
+    [
+        ({"type": "---"}, recuerdo.FactsShape),
+        ({"type": "works_at", "attributes": {"weight": float("nan")}}, recuerdo.InvalidInput),
+        ({"type": "works_at", "attributes": {"w": [float("inf")]}}, recuerdo.InvalidInput),
+        ({"type": "works_at", "attributes": ["a list"]}, recuerdo.FactsShape),
+    ],
+)
+def test_a_relation_with_no_type_or_a_non_json_attribute_is_refused(
+    memory: recuerdo.Memory, relation: dict[str, Any], error: type[recuerdo.RecuerdoError]
+) -> None:
+    with pytest.raises(error):
+        memory.remember_knowledge(facts={"relations": [{"source": "X", "target": "Y", **relation}]})
+    assert memory.about("X")["state"] == "nothing_stored"
+
+
+def test_relate_says_its_facts_came_from_the_agent(memory: recuerdo.Memory) -> None:
+    assert memory.relate("X", "Y", "knows")["extraction"] == "agent_facts"
+    assert memory.remember_knowledge("X met Y.")["extraction"] == "known_names_only"
+
+
+def test_zero_hops_derive_no_chain(memory: recuerdo.Memory) -> None:
+    memory.relate("Room", "Floor", "part_of")
+    memory.relate("Floor", "Building", "part_of")
+    assert [i["kind"] for i in memory.about("Room", hops=0)["items"]] == ["entity"]
+    derived = [i for i in memory.about("Room", hops=1)["items"] if i.get("derived")]
+    assert [i["object"] for i in derived] == ["Building"]
+
+
+def test_entities_made_for_mentions_are_counted(memory: recuerdo.Memory) -> None:
+    memory.relate("Rosa", "Acme", "works_at")
+    reply = memory.remember_knowledge(
+        passages=[
+            {"text": "Quentin met Rosa.", "mentions": ["Quentin", "Rosa"]},
+            {"text": "quentin left.", "mentions": ["QUENTIN"]},
+        ]
+    )
+    assert reply["entities_created"] == 1
+    assert memory.status("user")["ontology"]["entities"] == 3

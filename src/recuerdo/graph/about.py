@@ -279,7 +279,8 @@ def graph_facts(
         for r, hop, _, name in walked
         for d in derive.mirrors(dict(r))
     ]
-    derived += [dict(d, hop=1) for d in _transitive(tx, tenant, seeds, view, k)]
+    if hops > 0:  # a chain starts with a step from the seed: zero steps reach none
+        derived += [dict(d, hop=1) for d in _transitive(tx, tenant, seeds, view, k)]
     unique: dict[tuple[int, str, int], dict[str, Any]] = {}
     for item in derived:
         key = (item["subject_id"], item["relation"], item["object_id"])

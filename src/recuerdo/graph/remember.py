@@ -92,13 +92,26 @@ def _facts(facts: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         ends = [item.get("source"), item.get("target"), item.get("type")]
         if not all(isinstance(end, str) and end.strip() for end in ends):
             raise FactsShape(f"relations[{index}] needs both ends (source, target) and a type")
+        kind = derive.normalise_relation(item["type"])
+        if not store.words(kind):
+            raise FactsShape(f"relations[{index}].type {item['type']!r} has no letter or digit")
+        attributes = values.plain(item.get("attributes") or {})
+        if not isinstance(attributes, dict):
+            raise FactsShape(f"relations[{index}].attributes must be an object")
+        try:
+            json.dumps(attributes, allow_nan=False, default=str)
+        except ValueError as exc:
+            raise InvalidInput(
+                f"relations[{index}].attributes: numbers must be finite (NaN and Infinity are"
+                " not JSON)"
+            ) from exc
         clean_relations.append(
             {
                 "source": store.check_name(item["source"], "source"),
                 "target": store.check_name(item["target"], "target"),
-                "type": derive.normalise_relation(item["type"]),
+                "type": kind,
                 "replaces": bool(item.get("replaces", False)),
-                "attributes": values.plain(item.get("attributes") or {}),
+                "attributes": attributes,
             }
         )
     return clean_entities, clean_relations
@@ -264,6 +277,7 @@ def remember(
         tx, tenant, label, [end for r in relations for end in (r["source"], r["target"])]
     )
     held["entities"] += known.values()
+    stated = bool(entities or relations)
 
     def end(name: str) -> int:
         folded = store.fold(name)
@@ -314,16 +328,17 @@ def remember(
             store.cite(tx, tenant, fact_id, doc_id, *cited, (text or "")[slice(*cited)])
     unlinked = 0
     if doc_id is not None:
-        unlinked = _link_mentions(
+        unlinked, made = _link_mentions(
             tx, tenant, label, text or "", spans, chunk_ids, explicit, origin, stamp
         )
+        counts["entities_created"] += made
     reply = {
         "outcome": "stored",
         "scope": label,
         "doc_id": doc_id,
         "passages": len(chunk_ids),
         **counts,
-        "extraction": "agent_facts" if entities or relations else "known_names_only",
+        "extraction": "agent_facts" if stated else "known_names_only",
         "model_extraction": "not_installed",
         "unlinked_passages": unlinked,
         "date": when,
@@ -402,13 +417,19 @@ def _link_mentions(
     explicit: list[list[str]],
     origin: str | None,
     stamp: str,
-) -> int:
+) -> tuple[int, int]:
     """Link each passage to the entities it names (those the caller named, made if new, and the
-    known ones found in its text); return how many passages no entity reaches."""
+    known ones found in its text); return how many passages no entity reaches, and how many
+    entities were made."""
     given = [explicit[index] if index < len(explicit) else [] for index in range(len(spans))]
-    named = [
-        {_ensure(tx, tenant, scope, name, origin, stamp)[0] for name in names} for names in given
-    ]
+    made = 0
+    named: list[set[int]] = []
+    for names in given:
+        named.append(set())
+        for name in names:
+            entity_id, created = _ensure(tx, tenant, scope, name, origin, stamp)
+            named[-1].add(entity_id)
+            made += created
     tx.executemany(
         "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
         " ON CONFLICT DO NOTHING",
@@ -422,7 +443,8 @@ def _link_mentions(
         (chunk_id, text[s.start : s.end]) for chunk_id, s in zip(chunk_ids, spans, strict=True)
     ]
     known = link_passages(tx, tenant, scope, passages)
-    return sum(1 for mine, found in zip(named, known, strict=True) if not mine and not found)
+    unlinked = sum(1 for mine, found in zip(named, known, strict=True) if not mine and not found)
+    return unlinked, made
 
 
 def link_passages(
