@@ -99,7 +99,8 @@ def _facts(facts: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         if not isinstance(attributes, dict):
             raise FactsShape(f"relations[{index}].attributes must be an object")
         try:
-            json.dumps(attributes, allow_nan=False, default=str)
+            if attributes:
+                json.dumps(attributes, allow_nan=False, default=str)
         except ValueError as exc:
             raise InvalidInput(
                 f"relations[{index}].attributes: numbers must be finite (NaN and Infinity are"

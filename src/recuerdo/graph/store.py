@@ -323,6 +323,7 @@ def _insert_fact(
 
 
 _TRIPLES_PER_QUERY = 300  # three parameters each
+_ROWS_PER_INSERT = 100  # nine parameters each
 
 Triple = tuple[int, str, int]
 
@@ -360,8 +361,9 @@ def add_plain_facts(
     repeated in the batch, is not stored twice; one stated with attributes that change it gets
     a new version), in a few statements. Returns how many were created, how many versions
     they ended, and the current fact of each."""
-    triples = [(subject, relation, obj) for subject, relation, obj, _ in facts]
-    current = {t: str(row["attributes"]) for t, row in current_facts(tx, tenant, triples).items()}
+    found = current_facts(tx, tenant, [(s, r, o) for s, r, o, _ in facts])
+    current = {triple: str(row["attributes"]) for triple, row in found.items()}
+    ids = {triple: int(row["id"]) for triple, row in found.items()}
     new, versions = [], []
     for subject, relation, obj, attributes in facts:
         triple = (subject, relation, obj)
@@ -373,14 +375,22 @@ def add_plain_facts(
         if merged is not None:  # rare: stored one by one after the new ones, in order
             current[triple] = encode_attributes(merged)
             versions.append((subject, relation, obj, attributes))
-    tx.executemany(
-        "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
-        " valid_from, recorded_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        new,
-    )
+    for first in range(0, len(new), _ROWS_PER_INSERT):
+        part = new[first : first + _ROWS_PER_INSERT]
+        # Each new triple is once in the batch: the rows say which id is whose.
+        for row in tx.all(
+            "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
+            " valid_from, recorded_at, source) VALUES"
+            f" {', '.join('(?, ?, ?, ?, ?, ?, ?, ?, ?)' for _ in part)}"
+            " RETURNING id, subject_id, relation, object_id",
+            [value for fact in part for value in fact],
+        ):
+            ids[(int(row["subject_id"]), str(row["relation"]), int(row["object_id"]))] = int(
+                row["id"]
+            )
     replaced = 0
     for subject, relation, obj, attributes in versions:
-        replaced += add_fact(
+        fact_id, _, ended = add_fact(
             tx,
             tenant=tenant,
             scope=scope,
@@ -392,9 +402,10 @@ def add_plain_facts(
             source=source,
             replaces=False,
             recorded_at=recorded_at,
-        )[2]
-    ids = current_facts(tx, tenant, sorted(set(triples)))
-    return len(new) + len(versions), replaced, [int(row["id"]) for row in ids.values()]
+        )
+        ids[(subject, relation, obj)] = fact_id
+        replaced += ended
+    return len(new) + len(versions), replaced, sorted(ids.values())
 
 
 def quote_hash(text: str) -> str:
