@@ -4,7 +4,8 @@ No model runs on this path: the caller's entities and relations are stored at on
 typed attributes and temporal facts; the text becomes a document cut into passages (chunks);
 passages are linked to the entity names they mention (the caller's explicit mentions, and
 every name already known in the scope). The same call with the same date answers ``already``
-and stores nothing. Every refusal stores nothing.
+and stores nothing, unless an undated call's facts or values were replaced since: then it is
+said again (decision 0089). Every refusal stores nothing.
 """
 
 from __future__ import annotations
