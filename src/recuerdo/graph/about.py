@@ -87,7 +87,10 @@ def fact_citations(tx: Tx, tenant: str, fact_rows: list[Row]) -> dict[int, dict[
             }
             continue
         doc = docs.get(cited["item_id"])
-        span, state = verified_span(doc, cited["start"], cited["stop"], cited["quote_hash"])
+        if doc is not None and cited["start"] == cited["stop"]:  # no passage names both ends
+            span, state = None, "not_in_text"
+        else:
+            span, state = verified_span(doc, cited["start"], cited["stop"], cited["quote_hash"])
         citations[row["id"]] = {
             "source": _source(doc, row["source"], row["recorded_at"]),
             "span": span,
@@ -276,7 +279,8 @@ def graph_facts(
         for r, hop, _, name in walked
         for d in derive.mirrors(dict(r))
     ]
-    derived += [dict(d, hop=1) for d in _transitive(tx, tenant, seeds, view, k)]
+    if hops > 0:  # a chain starts with a step from the seed: zero steps reach none
+        derived += [dict(d, hop=1) for d in _transitive(tx, tenant, seeds, view, k)]
     unique: dict[tuple[int, str, int], dict[str, Any]] = {}
     for item in derived:
         key = (item["subject_id"], item["relation"], item["object_id"])

@@ -4,7 +4,8 @@ No model runs on this path: the caller's entities and relations are stored at on
 typed attributes and temporal facts; the text becomes a document cut into passages (chunks);
 passages are linked to the entity names they mention (the caller's explicit mentions, and
 every name already known in the scope). The same call with the same date answers ``already``
-and stores nothing. Every refusal stores nothing.
+and stores nothing, unless an undated call's facts or values were replaced since: then it is
+said again (decision 0089). Every refusal stores nothing.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from typing import Any
 from ..core.clock import now_iso, parse_time
 from ..core.text import checked_label, checked_text
 from ..errors import FactsShape, InvalidInput, LimitExceeded, MentionNotInPassage
-from ..index.chunk import Span, chunk_spans, sentence_spans
+from ..index.chunk import Span, chunk_spans
 from ..index.chunks import insert_chunks
 from ..index.words import STOP_WORDS
 from ..store.base import Tx
 from . import derive, store, values
+from .cite import Citer, named_in
 
 LIMITS = {
     "entities": 1000,
@@ -91,13 +93,25 @@ def _facts(facts: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         ends = [item.get("source"), item.get("target"), item.get("type")]
         if not all(isinstance(end, str) and end.strip() for end in ends):
             raise FactsShape(f"relations[{index}] needs both ends (source, target) and a type")
+        kind = check_relation(item["type"], f"relations[{index}].type")
+        attributes = values.plain(item.get("attributes") or {})
+        if not isinstance(attributes, dict):
+            raise FactsShape(f"relations[{index}].attributes must be an object")
+        try:
+            if attributes:
+                json.dumps(attributes, allow_nan=False, default=str)
+        except ValueError as exc:
+            raise InvalidInput(
+                f"relations[{index}].attributes: numbers must be finite (NaN and Infinity are"
+                " not JSON)"
+            ) from exc
         clean_relations.append(
             {
                 "source": store.check_name(item["source"], "source"),
                 "target": store.check_name(item["target"], "target"),
-                "type": check_relation(item["type"], f"relations[{index}].type"),
+                "type": kind,
                 "replaces": bool(item.get("replaces", False)),
-                "attributes": values.plain(item.get("attributes") or {}),
+                "attributes": attributes,
             }
         )
     return clean_entities, clean_relations
@@ -114,7 +128,7 @@ def check_relation(relation: object, field: str) -> str:
     """A relation as it is stored (words joined by '_', in lower case): a name of no word
     ("-") was stored as the empty relation."""
     name = derive.normalise_relation(relation) if isinstance(relation, str) else ""
-    if not name:
+    if not store.words(name):  # "---" or "@@": no letter or digit
         raise FactsShape(f"{field} must be a relation name, e.g. works_at")
     return name
 
@@ -228,8 +242,11 @@ def remember(
         (tenant, label, fingerprint),
     )
     if earlier is not None:
-        # The earlier call's document and what it holds, but nothing created by this one.
-        return {**json.loads(earlier["reply"]), **NOTHING_CREATED, "outcome": "already"}
+        told = json.loads(earlier["reply"])
+        kept = told.pop(_HOLDS, None)  # None: stored before decision 0089, trusted as it was
+        if kept is None or _still_holds(tx, tenant, kept, dated=when is not None):
+            # The earlier call's document and what it holds, but nothing created by this one.
+            return {**told, **NOTHING_CREATED, "outcome": "already"}
     stamp = now_iso()
     doc_id, chunk_ids = None, []
     if text is not None:
@@ -259,29 +276,36 @@ def remember(
         "facts_replaced": 0,
         "attributes_changed": 0,
     }
+    held: dict[str, list[int]] = {"entities": [], "facts": [], "attributes": []}
     for item in entities:
         entity_id, created = _ensure(tx, tenant, label, item["name"], origin, stamp)
+        held["entities"].append(entity_id)
         counts["entities_created"] += created
         if item["type"]:
             store.add_type(tx, tenant, entity_id, item["type"])
         for key, value in item["attributes"].items():
-            counts["attributes_changed"] += store.set_attribute(
+            changed, row_id = store.set_attribute(
                 tx, tenant, entity_id, str(key), value, when, stamp
             )
+            counts["attributes_changed"] += changed
+            held["attributes"].append(row_id)
     known = store.known_entities(
         tx, tenant, label, [end for r in relations for end in (r["source"], r["target"])]
     )
+    held["entities"] += known.values()
+    stated = bool(entities or relations)
 
     def end(name: str) -> int:
         folded = store.fold(name)
         if folded not in known:
             known[folded], created = _ensure(tx, tenant, label, name, origin, stamp)
             counts["entities_created"] += created
+            held["entities"].append(known[folded])
         return known[folded]
 
     if doc_id is None and not any(r["replaces"] for r in relations):
         # Nothing to cite or end: the whole batch in a few statements (the usual bulk load).
-        created = store.add_plain_facts(
+        created, replaced, held["facts"] = store.add_plain_facts(
             tx,
             tenant=tenant,
             scope=label,
@@ -294,7 +318,9 @@ def remember(
         )
         counts["facts_created"] += created
         counts["facts_existing"] += len(relations) - created
+        counts["facts_replaced"] += replaced
         relations = []
+    citer = Citer(text or "", spans) if doc_id is not None and relations else None
     for relation in relations:
         subject, obj = end(relation["source"]), end(relation["target"])
         fact_id, created, replaced = store.add_fact(
@@ -312,39 +338,81 @@ def remember(
         )
         counts["facts_created" if created else "facts_existing"] += 1
         counts["facts_replaced"] += replaced
-        if doc_id is not None:
-            _cite(
-                tx,
-                tenant,
-                fact_id,
-                doc_id,
-                text or "",
-                spans,
-                relation["source"],
-                relation["target"],
-            )
+        held["facts"].append(fact_id)
+        if citer is not None and doc_id is not None:
+            cited = citer.span(relation["source"], relation["target"])
+            store.cite(tx, tenant, fact_id, doc_id, *cited, (text or "")[slice(*cited)])
     unlinked = 0
     if doc_id is not None:
-        unlinked = _link_mentions(
+        unlinked, made = _link_mentions(
             tx, tenant, label, text or "", spans, chunk_ids, explicit, origin, stamp
         )
+        counts["entities_created"] += made
     reply = {
         "outcome": "stored",
         "scope": label,
         "doc_id": doc_id,
         "passages": len(chunk_ids),
         **counts,
-        "extraction": "agent_facts" if entities or relations else "known_names_only",
+        "extraction": "agent_facts" if stated else "known_names_only",
         "model_extraction": "not_installed",
         "unlinked_passages": unlinked,
         "date": when,
     }
+    for table in ("facts", "attributes"):  # what a later step of this call ended is not held
+        held[table] = _current(tx, tenant, table, held[table])
     tx.execute(
         "INSERT INTO knowledge_calls (tenant, scope, fingerprint, reply, created_at)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (tenant, label, fingerprint, json.dumps(reply), stamp),
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (tenant, scope, fingerprint)"
+        " DO UPDATE SET reply = excluded.reply, created_at = excluded.created_at",
+        (tenant, label, fingerprint, json.dumps({**reply, _HOLDS: held}), stamp),
     )
     return reply
+
+
+_HOLDS = "_holds"
+"""The key, in a call's stored reply, of the entities, facts and attribute values it left
+current (by id), which decide whether the same call again is ``already``."""
+_IDS_PER_QUERY = 500
+
+
+def _current(tx: Tx, tenant: str, table: str, ids: list[int]) -> list[int]:
+    """Those of ``ids`` (rows of facts or attributes) that are not ended."""
+    unique = sorted(set(ids))
+    current: list[int] = []
+    for first in range(0, len(unique), _IDS_PER_QUERY):
+        part = unique[first : first + _IDS_PER_QUERY]
+        current += [
+            int(row["id"])
+            for row in tx.all(
+                f"SELECT id FROM {table} WHERE tenant = ? AND ended_at IS NULL"
+                f" AND id IN ({','.join('?' * len(part))})",
+                [tenant, *part],
+            )
+        ]
+    return sorted(current)
+
+
+def _still_holds(tx: Tx, tenant: str, held: dict[str, list[int]], *, dated: bool) -> bool:
+    """Whether the same call again is ``already``: every entity, fact and attribute value the
+    earlier one left current is still there and, unless the call is dated, still current. An
+    undated call is said when it is made: restated after something replaced what it said
+    ("she moved back"), it is said again. A dated one is the same statement of the same time,
+    whatever came later."""
+    for table in ("entities", "facts", "attributes"):
+        unique = sorted(set(held.get(table, [])))
+        ended = "0" if table == "entities" else "count(ended_at)"
+        for first in range(0, len(unique), _IDS_PER_QUERY):
+            part = unique[first : first + _IDS_PER_QUERY]
+            row = tx.one(
+                f"SELECT count(*) AS n, {ended} AS ended FROM {table} WHERE tenant = ?"
+                f" AND id IN ({','.join('?' * len(part))})",
+                [tenant, *part],
+            )
+            assert row is not None
+            if int(row["n"]) < len(part) or (not dated and int(row["ended"])):
+                return False
+    return True
 
 
 def _ensure(
@@ -353,33 +421,6 @@ def _ensure(
     found = store.entity(tx, tenant, scope, name, source=origin, recorded_at=stamp)
     assert found is not None
     return found[0], int(found[1])
-
-
-def _cite(
-    tx: Tx,
-    tenant: str,
-    fact_id: int,
-    doc_id: int,
-    text: str,
-    spans: list[Span],
-    source: str,
-    target: str,
-) -> None:
-    """Cite the sentence that supports the fact: the first naming both ends (else one end);
-    without one, the passage that names most of them (else the first passage)."""
-    wanted = (store.fold(source), store.fold(target))
-
-    def names(span: Span) -> int:
-        body = store.fold(text[span.start : span.end])
-        return sum(1 for name in wanted if name in body)
-
-    if not spans:
-        return
-    sentences = [s for span in spans for s in sentence_spans(text, span)]
-    best = max(sentences, key=lambda span: (names(span), -span.start), default=None)
-    if best is None or names(best) == 0:
-        best = max(spans, key=lambda span: (names(span), -span.start))
-    store.cite(tx, tenant, fact_id, doc_id, best.start, best.end, text[best.start : best.end])
 
 
 def _link_mentions(
@@ -392,13 +433,19 @@ def _link_mentions(
     explicit: list[list[str]],
     origin: str | None,
     stamp: str,
-) -> int:
+) -> tuple[int, int]:
     """Link each passage to the entities it names (those the caller named, made if new, and the
-    known ones found in its text); return how many passages no entity reaches."""
+    known ones found in its text); return how many passages no entity reaches, and how many
+    entities were made."""
     given = [explicit[index] if index < len(explicit) else [] for index in range(len(spans))]
-    named = [
-        {_ensure(tx, tenant, scope, name, origin, stamp)[0] for name in names} for names in given
-    ]
+    made = 0
+    named: list[set[int]] = []
+    for names in given:
+        named.append(set())
+        for name in names:
+            entity_id, created = _ensure(tx, tenant, scope, name, origin, stamp)
+            named[-1].add(entity_id)
+            made += created
     tx.executemany(
         "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
         " ON CONFLICT DO NOTHING",
@@ -412,7 +459,8 @@ def _link_mentions(
         (chunk_id, text[s.start : s.end]) for chunk_id, s in zip(chunk_ids, spans, strict=True)
     ]
     known = link_passages(tx, tenant, scope, passages)
-    return sum(1 for mine, found in zip(named, known, strict=True) if not mine and not found)
+    unlinked = sum(1 for mine, found in zip(named, known, strict=True) if not mine and not found)
+    return unlinked, made
 
 
 def link_passages(
@@ -464,22 +512,3 @@ def link_passages(
         [(tenant, passages[i][0], e) for i, ids in enumerate(linked) for e in sorted(ids)],
     )
     return linked
-
-
-def named_in(name: str, text: str) -> bool:
-    r"""Whether ``name`` occurs in ``text`` with no word character just before or after it:
-    what ``re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text)`` answers, without compiling a
-    pattern for each name (thousands of names can be candidates for one passage)."""
-    at = text.find(name)
-    while at >= 0:
-        end = at + len(name)
-        if (at == 0 or not _is_word(text[at - 1])) and (
-            end == len(text) or not _is_word(text[end])
-        ):
-            return True
-        at = text.find(name, at + 1)
-    return False
-
-
-def _is_word(char: str) -> bool:
-    return char.isalnum() or char == "_"  # Python's \w on str patterns

@@ -58,6 +58,13 @@ class Span(TypedDict):
     end: int
 
 
+SPAN_STATES = ("verified", "mismatch", "source_missing", "not_in_text", "asserted", "derived")
+"""A citation's ``span_state``: ``verified`` (the stored text still says the span), and why
+``span`` is null otherwise: ``mismatch`` (the text changed), ``source_missing`` (the document
+is gone), ``not_in_text`` (the fact came with a text that names no passage with both ends),
+``asserted`` (the fact came with no text), ``derived`` (a rule gives it; see ``found_by``)."""
+
+
 @with_config(_EXACT)
 class SourceCitation(TypedDict):
     source: CitationSource

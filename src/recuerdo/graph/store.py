@@ -139,9 +139,9 @@ def set_attribute(
     value: object,
     valid_from: str | None,
     recorded_at: str,
-) -> bool:
+) -> tuple[bool, int]:
     """Make ``value`` the current value of ``key``; the older value stays as history.
-    Returns whether anything changed."""
+    Returns whether anything changed, and the row of the current value."""
     kind, canonical = values.typed(value, f"attribute {key!r}")
     encoded = values.encode(kind, canonical)
     current = tx.one(
@@ -150,18 +150,18 @@ def set_attribute(
         (tenant, entity_id, key),
     )
     if current is not None and current["value"] == encoded:
-        return False
+        return False, int(current["id"])
     if current is not None:
         tx.execute(
             "UPDATE attributes SET ended_at = ? WHERE tenant = ? AND id = ?",
             (recorded_at, tenant, current["id"]),
         )
-    tx.execute(
+    row_id = tx.scalar(
         "INSERT INTO attributes (tenant, entity_id, key, value, valid_from, recorded_at)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
+        " VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
         (tenant, entity_id, key, encoded, valid_from, recorded_at),
     )
-    return True
+    return True, int(row_id)
 
 
 def attributes_of(tx: Tx, tenant: str, entity_id: int, view: View) -> dict[str, Any]:
@@ -218,7 +218,20 @@ NEXT_TWIN = (
 )
 """The ``twin`` of a fact about to be stored (bind tenant, subject, relation, object,
 recorded_at, valid_from): how many alike facts came before it in the same call (see migration m008).
-Facts stored by :func:`add_plain_facts` have none: no fact ends within such a call."""
+The facts :func:`add_plain_facts` inserts together have none: each is the first alike in its
+call (a new version of one, later in the call, is stored by :func:`add_fact`)."""
+
+
+def encode_attributes(attributes: dict[str, Any]) -> str:
+    return json.dumps(attributes, sort_keys=True, default=str) if attributes else "{}"
+
+
+def _merged(stored: str, given: dict[str, Any]) -> dict[str, Any] | None:
+    """A current fact's attributes with the ``given`` ones laid over them, as entity attributes
+    are set key by key; None when that changes nothing."""
+    old: dict[str, Any] = json.loads(stored)
+    merged = {**old, **json.loads(encode_attributes(given))}
+    return None if merged == old else merged
 
 
 def add_fact(
@@ -235,38 +248,37 @@ def add_fact(
     replaces: bool,
     recorded_at: str,
 ) -> tuple[int, bool, int]:
-    """(fact id, created, facts replaced). The same current fact is not stored twice."""
-    existing = tx.scalar(
-        "SELECT id FROM facts WHERE tenant = ? AND subject_id = ? AND relation = ?"
+    """(fact id, created, facts replaced). The same current fact is not stored twice; stated
+    with attributes that change it, it gets a new version (the new fact) from the call's date,
+    else from now, and the older one ends then, replaced by it."""
+    existing = tx.one(
+        "SELECT id, attributes FROM facts WHERE tenant = ? AND subject_id = ? AND relation = ?"
         " AND object_id = ? AND ended_at IS NULL",
         (tenant, subject, relation, obj),
     )
     replaced = 0
-    if existing is not None:
-        fact_id, created = int(existing), False
+    merged = None if existing is None else _merged(existing["attributes"], attributes)
+    if existing is not None and merged is None:
+        fact_id, created = int(existing["id"]), False
     else:
-        fact_id = int(
-            tx.scalar(
-                "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
-                f" valid_from, recorded_at, source, twin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
-                f" {NEXT_TWIN}) RETURNING id",
-                (
-                    tenant,
-                    scope,
-                    subject,
-                    relation,
-                    obj,
-                    json.dumps(attributes, sort_keys=True, default=str) if attributes else "{}",
-                    valid_from,
-                    recorded_at,
-                    source,
-                    *(tenant, subject, relation, obj, recorded_at, valid_from),
-                ),
-            )
+        since = valid_from if existing is None else valid_from or recorded_at
+        fact_id = _insert_fact(
+            tx,
+            (tenant, scope, subject, relation, obj),
+            encode_attributes(attributes if merged is None else merged),
+            since,
+            recorded_at,
+            source,
         )
         created = True
+        if existing is not None:
+            replaced = tx.execute(
+                "UPDATE facts SET valid_to = ?, ended_at = ?, replaced_by = ?"
+                " WHERE tenant = ? AND id = ?",
+                (since, recorded_at, fact_id, tenant, existing["id"]),
+            )
     if replaces:
-        replaced = tx.execute(
+        replaced += tx.execute(
             "UPDATE facts SET valid_to = coalesce(?, ?), ended_at = ?, replaced_by = ?"
             " WHERE tenant = ? AND subject_id = ? AND relation = ? AND object_id <> ?"
             " AND ended_at IS NULL",
@@ -275,7 +287,55 @@ def add_fact(
     return fact_id, created, replaced
 
 
+def _insert_fact(
+    tx: Tx,
+    fact: tuple[str, str, int, str, int],
+    attributes: str,
+    valid_from: str | None,
+    recorded_at: str,
+    source: str | None,
+) -> int:
+    """Insert ``(tenant, scope, subject, relation, object)``; return its id."""
+    tenant, _, subject, relation, obj = fact
+    return int(
+        tx.scalar(
+            "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
+            f" valid_from, recorded_at, source, twin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
+            f" {NEXT_TWIN}) RETURNING id",
+            (
+                *fact,
+                attributes,
+                valid_from,
+                recorded_at,
+                source,
+                *(tenant, subject, relation, obj, recorded_at, valid_from),
+            ),
+        )
+    )
+
+
 _TRIPLES_PER_QUERY = 300  # three parameters each
+_ROWS_PER_INSERT = 100  # nine parameters each
+
+Triple = tuple[int, str, int]
+
+
+def current_facts(tx: Tx, tenant: str, triples: list[Triple]) -> dict[Triple, Row]:
+    """(subject, relation, object) -> the current fact (id, attributes) of those that have one,
+    in a few queries for a batch."""
+    current: dict[Triple, Row] = {}
+    for first in range(0, len(triples), _TRIPLES_PER_QUERY):
+        part = triples[first : first + _TRIPLES_PER_QUERY]
+        rows = ", ".join("(?, ?, ?)" for _ in part)
+        for row in tx.all(
+            f"WITH wanted (s, r, o) AS (VALUES {rows})"
+            " SELECT DISTINCT s, r, o, f.id, f.attributes FROM wanted JOIN facts f"
+            " ON f.tenant = ? AND f.subject_id = s AND f.relation = r AND f.object_id = o"
+            " AND f.ended_at IS NULL",
+            [*(value for triple in part for value in triple), tenant],
+        ):
+            current[(int(row["s"]), str(row["r"]), int(row["o"]))] = row
+    return current
 
 
 def add_plain_facts(
@@ -287,44 +347,57 @@ def add_plain_facts(
     valid_from: str | None,
     source: str | None,
     recorded_at: str,
-) -> int:
+) -> tuple[int, int, list[int]]:
     """Store many (subject, relation, object, attributes) facts that replace nothing and cite
     nothing, in order, as :func:`add_fact` would one by one (a fact already current, or
-    repeated in the batch, is not stored twice), in a few statements; return how many were
-    created."""
-    current: set[tuple[int, str, int]] = set()
-    for first in range(0, len(facts), _TRIPLES_PER_QUERY):
-        part = facts[first : first + _TRIPLES_PER_QUERY]
-        rows = ", ".join("(?, ?, ?)" for _ in part)
-        for row in tx.all(
-            f"WITH wanted (s, r, o) AS (VALUES {rows})"
-            " SELECT DISTINCT s, r, o FROM wanted JOIN facts f ON f.tenant = ?"
-            " AND f.subject_id = s AND f.relation = r AND f.object_id = o AND f.ended_at IS NULL",
-            [
-                *(
-                    value
-                    for subject, relation, obj, _ in part
-                    for value in (subject, relation, obj)
-                ),
-                tenant,
-            ],
-        ):
-            current.add((int(row["s"]), str(row["r"]), int(row["o"])))
-    new = []
+    repeated in the batch, is not stored twice; one stated with attributes that change it gets
+    a new version), in a few statements. Returns how many were created, how many versions
+    they ended, and the current fact of each."""
+    found = current_facts(tx, tenant, [(s, r, o) for s, r, o, _ in facts])
+    current = {triple: str(row["attributes"]) for triple, row in found.items()}
+    ids = {triple: int(row["id"]) for triple, row in found.items()}
+    new, versions = [], []
     for subject, relation, obj, attributes in facts:
-        if (subject, relation, obj) in current:
+        triple = (subject, relation, obj)
+        if triple not in current:
+            current[triple] = encode_attributes(attributes)
+            new.append((tenant, scope, *triple, current[triple], valid_from, recorded_at, source))
             continue
-        current.add((subject, relation, obj))
-        encoded = json.dumps(attributes, sort_keys=True, default=str) if attributes else "{}"
-        new.append(
-            (tenant, scope, subject, relation, obj, encoded, valid_from, recorded_at, source)
+        merged = _merged(current[triple], attributes)
+        if merged is not None:  # rare: stored one by one after the new ones, in order
+            current[triple] = encode_attributes(merged)
+            versions.append((subject, relation, obj, attributes))
+    for first in range(0, len(new), _ROWS_PER_INSERT):
+        part = new[first : first + _ROWS_PER_INSERT]
+        # Each new triple is once in the batch: the rows say which id is whose.
+        for row in tx.all(
+            "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
+            " valid_from, recorded_at, source) VALUES"
+            f" {', '.join('(?, ?, ?, ?, ?, ?, ?, ?, ?)' for _ in part)}"
+            " RETURNING id, subject_id, relation, object_id",
+            [value for fact in part for value in fact],
+        ):
+            ids[(int(row["subject_id"]), str(row["relation"]), int(row["object_id"]))] = int(
+                row["id"]
+            )
+    replaced = 0
+    for subject, relation, obj, attributes in versions:
+        fact_id, _, ended = add_fact(
+            tx,
+            tenant=tenant,
+            scope=scope,
+            subject=subject,
+            relation=relation,
+            obj=obj,
+            attributes=attributes,
+            valid_from=valid_from,
+            source=source,
+            replaces=False,
+            recorded_at=recorded_at,
         )
-    tx.executemany(
-        "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
-        " valid_from, recorded_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        new,
-    )
-    return len(new)
+        ids[(subject, relation, obj)] = fact_id
+        replaced += ended
+    return len(new) + len(versions), replaced, sorted(ids.values())
 
 
 def quote_hash(text: str) -> str:
