@@ -145,12 +145,23 @@ def set_attribute(
     kind, canonical = values.typed(value, f"attribute {key!r}")
     encoded = values.encode(kind, canonical)
     current = tx.one(
-        "SELECT id, value FROM attributes WHERE tenant = ? AND entity_id = ? AND key = ?"
-        " AND ended_at IS NULL",
+        "SELECT id, value, coalesce(valid_from, recorded_at) AS since FROM attributes"
+        " WHERE tenant = ? AND entity_id = ? AND key = ? AND ended_at IS NULL",
         (tenant, entity_id, key),
     )
     if current is not None and current["value"] == encoded:
         return False, int(current["id"])
+    if current is not None and valid_from is not None and valid_from < current["since"]:
+        # Said of a time before the current value took effect: history, not the present (a
+        # value dated 2019 learnt after one dated 2025 became current: a hunt over the graph).
+        # Ended as it is recorded: no instant of our knowledge had it current.
+        return True, int(
+            tx.scalar(
+                "INSERT INTO attributes (tenant, entity_id, key, value, valid_from, recorded_at,"
+                " ended_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (tenant, entity_id, key, encoded, valid_from, recorded_at, recorded_at),
+            )
+        )
     if current is not None:
         tx.execute(
             "UPDATE attributes SET ended_at = ? WHERE tenant = ? AND id = ?",
@@ -278,13 +289,47 @@ def add_fact(
                 (since, recorded_at, fact_id, tenant, existing["id"]),
             )
     if replaces:
-        replaced += tx.execute(
-            "UPDATE facts SET valid_to = coalesce(?, ?), ended_at = ?, replaced_by = ?"
-            " WHERE tenant = ? AND subject_id = ? AND relation = ? AND object_id <> ?"
-            " AND ended_at IS NULL",
-            (valid_from, recorded_at, recorded_at, fact_id, tenant, subject, relation, obj),
+        replaced += _replace_others(
+            tx, tenant, (subject, relation, obj), fact_id, created, valid_from, recorded_at
         )
     return fact_id, created, replaced
+
+
+def _replace_others(
+    tx: Tx,
+    tenant: str,
+    fact: tuple[int, str, int],
+    fact_id: int,
+    created: bool,
+    valid_from: str | None,
+    recorded_at: str,
+) -> int:
+    """End the subject's other current targets of the relation that took effect no later than
+    the fact; how many. One that took effect later is the present, and a new fact said of an
+    earlier time ends where it begins: a back-dated statement ended a later fact before that
+    fact began (true at no instant) and became current itself (a hunt over the graph)."""
+    subject, relation, obj = fact
+    since = valid_from or recorded_at
+    others = "tenant = ? AND subject_id = ? AND relation = ? AND object_id <> ?"
+    others += " AND ended_at IS NULL"
+    started = "coalesce(valid_from, recorded_at)"
+    if created:
+        later = tx.one(
+            f"SELECT id, {started} AS since FROM facts WHERE {others} AND {started} > ?"
+            " ORDER BY since, id LIMIT 1",
+            (tenant, subject, relation, obj, since),
+        )
+        if later is not None:
+            tx.execute(
+                "UPDATE facts SET valid_to = ?, ended_at = ?, replaced_by = ?"
+                " WHERE tenant = ? AND id = ?",
+                (later["since"], recorded_at, later["id"], tenant, fact_id),
+            )
+    return tx.execute(
+        "UPDATE facts SET valid_to = ?, ended_at = ?, replaced_by = ?"
+        f" WHERE {others} AND {started} <= ?",
+        (since, recorded_at, fact_id, tenant, subject, relation, obj, since),
+    )
 
 
 def _insert_fact(
