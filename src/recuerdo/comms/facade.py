@@ -70,7 +70,9 @@ class CommsVerbs(MemoryBase):
         self, conversation: str, messages: Sequence[dict[str, Any]], *, scope: str | None = None
     ) -> AddedMessages:
         """Store the turns of a conversation in order, in one transaction; each message is {speaker,
-        text, date (ISO 8601), ref (your id for the turn)}.
+        text, date (ISO 8601), ref (your id for the turn)}. A turn whose ref the conversation
+        holds already is not stored again (a retried call stores nothing twice): its id is
+        answered, and counted in already.
 
         Args:
             conversation: The conversation's id.

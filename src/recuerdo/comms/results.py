@@ -15,5 +15,9 @@ class AddedMessages(TypedDict):
     conversation: str
     scope: str
     ids: list[int]
+    """Each turn's id, in the order given (a turn stored already: the id it has)."""
     count: int
+    """Turns stored by this call."""
+    already: int
+    """Turns whose ref the conversation held already: not stored again."""
     redacted: NotRequired[Redactions]

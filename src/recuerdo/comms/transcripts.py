@@ -9,7 +9,7 @@ from ..core.clock import now_iso, parse_time
 from ..core.text import checked_label, checked_text
 from ..errors import InvalidBatch, RecuerdoError
 from ..index.chunks import rechunk
-from ..store.base import Tx
+from ..store.base import Tx, groups, marks
 from .results import AddedMessages
 
 MAX_TURNS = 10_000
@@ -46,12 +46,26 @@ def add(
     turns = [_turn(index, message) for index, message in enumerate(messages)]
     label = f"conversation:{conversation_id}" if scope is None else checked_label(scope, "scope")
     stamp = now_iso()
-    previous_last = tx.scalar(
-        "SELECT max(id) FROM items WHERE tenant = ? AND session = ? AND item_type = 'message'",
-        (tenant, conversation_id),
-    )
-    ids = []
+    # A conversation is kept in one scope: one of the same name elsewhere is another one.
+    kept = "FROM items WHERE tenant = ? AND session = ? AND scope = ? AND item_type = 'message'"
+    previous_last = tx.scalar(f"SELECT max(id) {kept}", (tenant, conversation_id, label))
+    # A turn whose ref the conversation holds is stored already: a retried call (a timeout
+    # after the commit) stored every turn twice.
+    refs = sorted({ref for *_, ref in turns if ref is not None})
+    held = {
+        row["ref"]: int(row["id"])
+        for group in groups(refs, 500)
+        for row in tx.all(
+            f"SELECT id, {tx.json_text('meta', 'ref')} AS ref {kept}"
+            f" AND {tx.json_text('meta', 'ref')} IN ({marks(group)})",
+            (tenant, conversation_id, label, *group),
+        )
+    }
+    ids, new = [], []
     for speaker, text, date, ref in turns:
+        if ref is not None and ref in held:
+            ids.append(held[ref])
+            continue
         meta = json.dumps(
             {"speaker": speaker, "ref": ref, "conversation": conversation_id}, ensure_ascii=False
         )
@@ -76,14 +90,20 @@ def add(
                 )
             )
         )
+        new.append((ids[-1], text))
+        if ref is not None:
+            held[ref] = ids[-1]  # the same ref twice in one call is one turn
     tx.executemany(
         "INSERT INTO journal (tenant, scope, item_id, item_type, operation, principal, version,"
         " chars_added, created_at) VALUES (?, ?, ?, 'message', 'write', ?, 1, ?, ?)",
-        [
-            (tenant, label, item_id, principal, len(turn[1]), stamp)
-            for item_id, turn in zip(ids, turns, strict=True)
-        ],
+        [(tenant, label, item_id, principal, len(text), stamp) for item_id, text in new],
     )
-    if previous_last is not None:
+    if previous_last is not None and new:
         rechunk(tx, tenant, int(previous_last))  # its reply has arrived: its vector text changes
-    return {"conversation": conversation_id, "scope": label, "ids": ids, "count": len(ids)}
+    return {
+        "conversation": conversation_id,
+        "scope": label,
+        "ids": ids,
+        "count": len(new),
+        "already": len(ids) - len(new),
+    }

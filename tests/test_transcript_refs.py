@@ -1,0 +1,55 @@
+"""A conversation's turns are stored once per ref: a retried add_messages (a timeout after its
+commit) stored every turn twice. A conversation of the same name in another scope is another
+one. Each test fails on the code before."""
+
+from __future__ import annotations
+
+import recuerdo
+
+TURNS = [
+    {"speaker": "ana", "text": "Shall we ship on Friday?", "ref": "t1"},
+    {"speaker": "bo", "text": "Friday works for me.", "ref": "t2"},
+]
+
+
+def _turns(memory: recuerdo.Memory, conversation: str, scope: str) -> list[str]:
+    with memory._store.read() as tx:
+        rows = tx.all(
+            "SELECT content FROM items WHERE session = ? AND scope = ? AND item_type = 'message'"
+            " ORDER BY id",
+            (conversation, scope),
+        )
+    return [row["content"] for row in rows]
+
+
+def test_a_retried_call_stores_nothing_twice(memory: recuerdo.Memory) -> None:
+    first = memory.add_messages("standup", TURNS)
+    again = memory.add_messages("standup", TURNS)
+    assert (first["count"], first["already"]) == (2, 0)
+    assert (again["ids"], again["count"], again["already"]) == (first["ids"], 0, 2)
+    assert _turns(memory, "standup", "conversation:standup") == [t["text"] for t in TURNS]
+
+
+def test_a_call_adds_only_the_turns_it_does_not_hold(memory: recuerdo.Memory) -> None:
+    first = memory.add_messages("standup", TURNS[:1])
+    later = memory.add_messages(
+        "standup", [*TURNS, {"speaker": "ana", "text": "Great.", "ref": "t3"}]
+    )
+    assert later["ids"][0] == first["ids"][0] and (later["count"], later["already"]) == (2, 1)
+    unreffed = memory.add_messages("standup", [{"speaker": "bo", "text": "Friday works for me."}])
+    assert unreffed["count"] == 1  # without a ref, a turn is a new turn
+    assert len(_turns(memory, "standup", "conversation:standup")) == 4
+
+
+def test_a_ref_twice_in_one_call_is_one_turn(memory: recuerdo.Memory) -> None:
+    added = memory.add_messages("standup", [TURNS[0], TURNS[0]])
+    assert added["ids"][0] == added["ids"][1] and (added["count"], added["already"]) == (1, 1)
+
+
+def test_the_same_ref_in_another_scopes_conversation_is_another_turn(
+    memory: recuerdo.Memory,
+) -> None:
+    memory.add_messages("standup", TURNS, scope="project:a")
+    other = memory.add_messages("standup", TURNS, scope="project:b")
+    assert other["count"] == 2
+    assert len(_turns(memory, "standup", "project:b")) == 2
