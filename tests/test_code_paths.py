@@ -147,3 +147,20 @@ def test_no_byte_of_the_credential_reaches_the_files(base: Path, leaky: Repo) ->
     stored = b"".join(p.read_bytes() for p in base.rglob("*") if p.is_file())
     assert b"region = eu" in stored  # the check can see what was kept
     assert KEY.encode() not in stored and AWS.encode() not in stored
+
+
+def test_files_under_a_name_holding_a_credential_stay_apart(
+    memory: recuerdo.Memory, tmp_path: Path
+) -> None:
+    """The guard read a path whole, and a credential's rule takes the rest of its text:
+    ``fixtures/password=.../a.txt`` and ``.../b.txt`` became one path (the review of 0095)."""
+    repo = Repo(tmp_path / "r")
+    repo.write("fixtures/password=hunter2xyz/a.txt", "alpha file\n")
+    repo.write("fixtures/password=hunter2xyz/b.txt", "beta file\n")
+    repo.commit("fixtures")
+    memory.code_ingest_path(repo.path, "r")
+    assert memory.code_status("r")["file_entries"] == 2
+    for name, content in (("a", "alpha file\n"), ("b", "beta file\n")):
+        found = memory.code_at("r", f"fixtures/password=hunter2xyz/{name}.txt")
+        assert found["content"] == content and "hunter2xyz" not in found["path"]
+        assert found["path"].endswith(f"/{name}.txt")

@@ -76,6 +76,32 @@ def test_a_refusal_names_no_scope_beyond_reach(setting: Setting) -> None:
     assert memory.search("merger", scope="project:secret")["results"]
 
 
+def test_the_audit_shows_no_read_that_named_a_scope_beyond_reach(setting: Setting) -> None:
+    """A search over several scopes is filed under its first: the confined caller read its
+    query, the other scope's name and the ids it returned (the review of 0097)."""
+    memory, lim, ids = setting
+    memory.search("payroll", scope=["project:a", "project:b"])
+    memory.search("launch checklist", scope="project:a")
+    memory.search("payroll", scope="project:b")
+    memory._audit.flush(memory._store)
+    seen = lim.audit(scope="project:a")
+    assert [record["query"] for record in seen] == ["launch checklist"]
+    assert all(ids["b"] not in record["returned"] for record in seen)
+    assert len(memory.audit(scope="project:a")) == 2  # the owner's view is as it was
+
+
+def test_a_reply_refused_names_no_scope_beyond_reach(memory: recuerdo.Memory) -> None:
+    boss = memory.agent("boss")
+    boss.bind_address("boss@local")
+    lim = memory.for_principal("lim", memory.tenant, scopes=["project:a"])
+    lim.bind_address("lim@local")
+    sent = boss.send_message(["lim@local"], "merger", "the terms", scope="project:secret")
+    with pytest.raises(recuerdo.MessageNotFound) as refused:
+        lim.send_message(["boss@local"], "re", "ok", reply_to=sent["id"], scope="project:a")
+    assert "project:secret" not in str(refused.value)
+    assert len(boss.thread(sent["conversation_id"])["messages"]) == 1
+
+
 def test_a_conversation_of_the_same_name_in_another_scope_is_not_context(
     memory: recuerdo.Memory,
 ) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import GitUnreadable, RevisionNotFound
-from .paths import guarded, spell
+from .paths import guarded, guarded_path, spell
 
 _GIT = ("git", "--no-replace-objects", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off")
 _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
@@ -65,7 +65,7 @@ def _text(raw: bytes) -> str:
 
 
 def _path(raw: bytes) -> str:
-    return guarded(spell(raw))
+    return guarded_path(spell(raw))
 
 
 class GitRepo:

@@ -119,7 +119,9 @@ def inbox(
         " FROM comms_inboxes v JOIN comms_conversations c"
         " ON c.tenant = v.tenant AND c.id = v.conversation_id"
         " WHERE v.tenant = ? AND v.principal = ?"
-        f" AND (v.last_id < ? OR (v.last_id = ? AND {by_id} < ?))"
+        # A range on the activity index, less the conversations of the cursor's activity at or
+        # above its id (an OR of the two read every row before the cursor: the review's).
+        f" AND v.last_id <= ? AND NOT (v.last_id = ? AND {by_id} >= ?)"
         + ("" if kept_to is None else " AND c.scope = ?")
         + f" ORDER BY v.last_id DESC, {by_id} DESC LIMIT ?",
         (

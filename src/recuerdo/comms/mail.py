@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.clock import now_iso
-from ..core.items import MAIL
+from ..core.items import MAIL, reach
 from ..core.text import checked_label
 from ..errors import (
     BodyTooLarge,
@@ -154,8 +154,12 @@ def readable(tx: Tx, tenant: str, viewer: str, message_id: object, scope: object
     """A message the viewer may read (kept in ``scope`` when one is named), or
     ``message_not_found`` / ``not_a_member``."""
     row = mail_row(tx, tenant, message_id)
-    if scope is not None and row["scope"] != checked_label(scope, "scope"):
-        raise MessageNotFound(f"no message with id {row['id']} in scope {scope!r}")
+    reached = reach()  # a caller confined to scopes: a reply's refusal named the other one
+    if (scope is not None and row["scope"] != checked_label(scope, "scope")) or (
+        reached is not None and row["scope"] not in reached
+    ):
+        where = "" if scope is None else f" in scope {scope!r}"
+        raise MessageNotFound(f"no message with id {row['id']}{where}")
     if not is_member(tx, tenant, viewer, row["session"]):
         raise NotAMember(
             f"message {row['id']} belongs to conversation {row['session']}, "

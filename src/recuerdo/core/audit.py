@@ -15,10 +15,10 @@ from typing import Any
 
 from ..core.clock import now_iso
 from ..store import audit_filters, audit_sweep, audit_words
-from ..store.base import Store, Tx, groups, marks, rows_by_id
+from ..store.base import Row, Store, Tx, groups, marks, rows_by_id
 from ..store.scope import EVERY_TENANT, scoped
 from .clock import to_iso
-from .items import MAIL, visible
+from .items import MAIL, reach, visible
 from .results import AuditRecord
 from .secrets import redact
 
@@ -420,6 +420,12 @@ def read(
         " ORDER BY created_at DESC, id DESC LIMIT ?",
         (*params, limit),
     )
+    reached = reach()
+    if reached is not None:
+        # A search over several scopes is filed under its first: a caller confined to scopes
+        # sees only the records whose every scope it reaches (the query of one that named
+        # another scope quoted it, and its ids: the review of 0097).
+        rows = [row for row in rows if set(_scopes_of(row)) <= set(reached)]
     returned = {row["id"]: json.loads(row["returned"]) for row in rows}
     hidden = _hidden(tx, tenant, viewer, {i for ids in returned.values() for i in ids})
     return [
@@ -438,16 +444,26 @@ def read(
     ]
 
 
+def _scopes_of(row: Row) -> list[str]:
+    """The scopes a record's read named (its filters' ``scopes``, else its own)."""
+    named = json.loads(row["filters"]).get("scopes") if row["filters"] else None
+    if isinstance(named, list) and all(isinstance(s, str) for s in named):
+        return [*named, row["scope"]]
+    return [row["scope"]]
+
+
 def _hidden(tx: Tx, tenant: str, viewer: str | None, ids: set[int]) -> set[int]:
-    """Which of ``ids`` are messages ``viewer`` may not read."""
+    """Which of ``ids`` ``viewer`` may not read: messages of conversations it is no member
+    of, and for a call confined to scopes, the items of the others."""
     if not ids:
         return set()
     members_only, params = visible("i", viewer)
+    only_mail = "" if reach() is not None else f" AND i.item_type = '{MAIL}'"
     found = rows_by_id(
         tx,
         "SELECT i.id FROM items i",
         [i for i in ids if isinstance(i, int)],
-        where=f"i.tenant = ? AND i.item_type = '{MAIL}' AND NOT {members_only}",
+        where=f"i.tenant = ?{only_mail} AND NOT {members_only}",
         params=[tenant, *params],
     )
     return set(found)
