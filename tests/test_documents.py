@@ -185,6 +185,32 @@ def test_kind_comes_from_the_bytes_not_the_name(memory: recuerdo.Memory, tmp_pat
     assert reply["kind"] == "docx" and reply["name"] == "report.txt"
 
 
+SNIFFED = [
+    (b"Review notes: the template forgets to close the <body> element.\n\nFix it.", "text"),
+    (b"# Frontend checklist\n\n- every page has one <p> per paragraph\n", "markdown"),
+    (b"Notes\n<html> is the root element.", "text"),
+    (b"\xef\xbb\xbf  <!-- saved page -->\n<!DOCTYPE html><p>Saved</p>", "html"),
+    (b'<?xml version="1.0"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><p>X</p></html>', "html"),
+    (b"<HEAD><title>t</title></HEAD><BODY>Upper case</BODY>", "html"),
+    (b"\n\n<body>Only a body</body>", "html"),
+]
+
+
+@pytest.mark.parametrize(
+    ("data", "kind"), SNIFFED, ids=[f"{k}-{i}" for i, (_, k) in enumerate(SNIFFED)]
+)
+def test_html_is_what_starts_as_html(data: bytes, kind: str) -> None:
+    """HTML only when the bytes start as an HTML document (after a byte order mark, white
+    space, comments, an XML declaration); notes and Markdown that mention a tag stay text (a
+    .txt naming "<body>" was refused as empty, a .md naming "<p>" lost its heading)."""
+    from recuerdo.ingest.document import blocks_of
+
+    found, blocks = blocks_of(data)
+    assert found == kind and blocks
+    if kind != "html":
+        assert "<" in " ".join(block.text for block in blocks)
+
+
 def test_large_text_answers_sizes(memory: recuerdo.Memory) -> None:
     reply = memory.ingest(b64(("A long sentence of words. " * 2000).encode()), name="big")
     assert "text" not in reply and "blocks" not in reply
