@@ -11,8 +11,10 @@ lines and indentation. Only what a reader never sees is skipped: scripts, styles
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from ..errors import DocumentNotReadable
 from .blocks import Block, BlockKind
 
 # Elements a browser lays out as blocks (the HTML standard's rendering section): each one is a
@@ -97,7 +99,15 @@ class _Gatherer:
 def html(text: str) -> list[Block]:
     from selectolax.lexbor import LexborHTMLParser
 
+    if _too_deep(text):
+        raise DocumentNotReadable(
+            "the HTML nests its elements too deep to be read (thousands of levels)"
+        )
     tree = LexborHTMLParser(text)
+    # Dropped in one query rather than looked at on every element of the walk (reading each
+    # element's attributes took as long as the rest of the walk).
+    for invisible in tree.css("[hidden]"):
+        invisible.decompose()
     root = tree.body or tree.root
     if root is None:
         return []
@@ -122,7 +132,7 @@ def html(text: str) -> list[Block]:
         if not node.is_element_node:
             continue  # a comment
         tag = node.tag
-        if tag in _SKIPPED or "hidden" in node.attributes:
+        if tag in _SKIPPED:
             continue
         if tag == "br":
             out.line_break(_kind(headings, lists), verbatim > 0)
@@ -147,3 +157,42 @@ def _kind(headings: int, lists: int) -> BlockKind:
     """Text inside a heading is the heading's; inside a list item (even in a paragraph of
     it, as loose lists are written) the item's."""
     return "heading" if headings else "list_item" if lists else "paragraph"
+
+
+# The HTML parser's own cost. Building the tree, the standard parser looks down the stack of
+# open elements at each <div>, <p>, <section>... for a <p> to close: with thousands of elements
+# open that is quadratic (lexbor, 16,000 nested <div>s: 1.2 s; 32,000: 11 s; a 5 MB page of
+# them: hours). Browsers cap the depth; here a page whose look-downs would pass the budget
+# (about a second of parsing) is refused, on an estimate made in one pass over the tags.
+# Real pages nest a few dozen deep: their estimate is thousands of times below it.
+_MAX_SCOPE_STEPS = 100_000_000
+_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)")
+_LOOKS_DOWN = _BREAKS - {"body", "html", "frameset", "caption", "td", "th", "tr", "tbody"}
+_STAYS_SHUT = frozenset(  # void elements, and those the next of their kind closes
+    (
+        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
+        "source", "track", "wbr", "p", "li", "dt", "dd", "option", "optgroup", "tr", "td", "th",
+        "tbody", "thead", "tfoot", "rb", "rt", "rp", "rtc", "colgroup",
+    )
+)  # fmt: skip
+
+
+def _too_deep(text: str) -> bool:
+    """Whether the parser would look at more than ``_MAX_SCOPE_STEPS`` stack entries (an
+    estimate: every element stays open until its end tag, except those of ``_STAYS_SHUT``)."""
+    if text.count("<") ** 2 <= _MAX_SCOPE_STEPS:
+        return False  # too few tags to pass it, whatever their nesting
+    depth = steps = 0
+    for found in _TAG.finditer(text):
+        closing, name = found.groups()
+        name = name.lower()
+        if name in _STAYS_SHUT:
+            steps += depth if not closing and name in _LOOKS_DOWN else 0
+        elif closing:
+            depth -= depth > 0
+        else:
+            steps += depth if name in _LOOKS_DOWN else 0
+            depth += 1
+        if steps > _MAX_SCOPE_STEPS:
+            return True
+    return False
