@@ -228,6 +228,29 @@ def test_ingested_passages_are_searchable_and_cited(memory: recuerdo.Memory) -> 
     assert passages[0]["citation"]["span_state"] == "verified"
 
 
+def test_the_same_document_twice_is_stored_once(memory: recuerdo.Memory) -> None:
+    """The same bytes, name and source in the same scope: the second ingest answers
+    ``already`` with the first's doc_id and stores nothing (it was stored twice, and found
+    twice). Another name, source, scope or other bytes make a document of their own."""
+    first = memory.ingest(b64(MARKDOWN), name="handbook.md", source="wiki")
+    memory._upkeep.drain()
+    before = memory.export(scope="user")["records"][1:]  # past the header and its time
+    again = memory.ingest(b64(MARKDOWN), name="handbook.md", source="wiki")
+    assert (first["outcome"], again["outcome"]) == ("stored", "already")
+    assert {**again, "outcome": "stored"} == first
+    memory._upkeep.drain()
+    assert memory.export(scope="user")["records"][1:] == before
+    assert [h["id"] for h in memory.search("refunds approved")["results"]] == [first["doc_id"]]
+    others = [
+        memory.ingest(b64(MARKDOWN), name="copy.md", source="wiki"),
+        memory.ingest(b64(MARKDOWN), name="handbook.md", source="mail"),
+        memory.ingest(b64(MARKDOWN), name="handbook.md", source="wiki", scope="team"),
+        memory.ingest(b64(MARKDOWN + b"\nOne more line."), name="handbook.md", source="wiki"),
+    ]
+    assert [o["outcome"] for o in others] == ["stored"] * 4
+    assert len({first["doc_id"], *(o["doc_id"] for o in others)}) == 5
+
+
 def _truncated_zip() -> bytes:
     data = make_docx()
     return data[: len(data) // 2]
