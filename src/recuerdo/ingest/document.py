@@ -31,8 +31,8 @@ from ..core.secrets import redact_text
 from ..core.text import checked_label
 from ..errors import EmptyContent, InvalidInput, PayloadTooLarge, StoreError
 from ..graph.remember import link_passages
-from ..index.chunk import chunk_spans
-from ..index.chunks import insert_chunks
+from ..index.chunk import Span, chunk_spans
+from ..index.chunks import chunk_hash, insert_chunks
 from ..store.base import Tx
 from . import parse
 from .results import Ingested
@@ -106,11 +106,17 @@ def ingest(
     text = "\n\n".join(parts)
     label = checked_label(name, "name")
     digest = hashlib.sha256(data).hexdigest()
+    passages = chunk_spans(text)
+    # Found through its first passage's key (indexed; it covers the title too), not by reading
+    # the scope's documents.
+    head = text[passages[0].start : passages[0].end] if passages else ""
     earlier = tx.one(
-        "SELECT id, created_at FROM items WHERE tenant = ? AND scope = ?"
-        f" AND item_type = 'document' AND title = ? AND {tx.json_text('meta', 'sha256')} = ?"
-        f" AND {tx.json_text('meta', 'source')} = ? AND content = ? ORDER BY id LIMIT 1",
-        (tenant, scope, label, digest, source or label, text),
+        "SELECT i.id, i.created_at FROM chunks c JOIN items i ON i.tenant = c.tenant"
+        " AND i.id = c.item_id WHERE c.tenant = ? AND c.hash = ? AND c.ordinal = 0"
+        " AND i.scope = ? AND i.item_type = 'document' AND i.title = ?"
+        f" AND {tx.json_text('i.meta', 'sha256')} = ? AND {tx.json_text('i.meta', 'source')} = ?"
+        " AND i.content = ? ORDER BY i.id LIMIT 1",
+        (tenant, chunk_hash(f"{label}\n{head}"), scope, label, digest, source or label, text),
     )
     if earlier is not None:
         doc_id, stamp = int(earlier["id"]), str(earlier["created_at"])
@@ -122,7 +128,7 @@ def ingest(
         outcome: Literal["stored", "already"] = "already"
     else:
         doc_id, stamp, passage_count = _store(
-            tx, tenant, principal, scope, label, text, kind, source, data, digest
+            tx, tenant, principal, scope, label, text, passages, kind, source, data, digest
         )
         outcome = "stored"
     encoded = text.encode("utf-8")
@@ -170,6 +176,7 @@ def _store(
     scope: str,
     label: str,
     text: str,
+    passages: list[Span],
     kind: str,
     source: str | None,
     data: bytes,
@@ -188,7 +195,6 @@ def _store(
     )
     if tx.scalar("SELECT content FROM items WHERE tenant = ? AND id = ?", (tenant, doc_id)) != text:
         raise StoreError("the stored document did not read back identical (nothing kept)")
-    passages = chunk_spans(text)
     chunk_ids = insert_chunks(tx, tenant, doc_id, text, passages, title=label)
     link_passages(
         tx,
