@@ -185,6 +185,32 @@ def test_kind_comes_from_the_bytes_not_the_name(memory: recuerdo.Memory, tmp_pat
     assert reply["kind"] == "docx" and reply["name"] == "report.txt"
 
 
+SNIFFED = [
+    (b"Review notes: the template forgets to close the <body> element.\n\nFix it.", "text"),
+    (b"# Frontend checklist\n\n- every page has one <p> per paragraph\n", "markdown"),
+    (b"Notes\n<html> is the root element.", "text"),
+    (b"\xef\xbb\xbf  <!-- saved page -->\n<!DOCTYPE html><p>Saved</p>", "html"),
+    (b'<?xml version="1.0"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><p>X</p></html>', "html"),
+    (b"<HEAD><title>t</title></HEAD><BODY>Upper case</BODY>", "html"),
+    (b"\n\n<body>Only a body</body>", "html"),
+]
+
+
+@pytest.mark.parametrize(
+    ("data", "kind"), SNIFFED, ids=[f"{k}-{i}" for i, (_, k) in enumerate(SNIFFED)]
+)
+def test_html_is_what_starts_as_html(data: bytes, kind: str) -> None:
+    """HTML only when the bytes start as an HTML document (after a byte order mark, white
+    space, comments, an XML declaration); notes and Markdown that mention a tag stay text (a
+    .txt naming "<body>" was refused as empty, a .md naming "<p>" lost its heading)."""
+    from recuerdo.ingest.document import blocks_of
+
+    found, blocks = blocks_of(data)
+    assert found == kind and blocks
+    if kind != "html":
+        assert "<" in " ".join(block.text for block in blocks)
+
+
 def test_large_text_answers_sizes(memory: recuerdo.Memory) -> None:
     reply = memory.ingest(b64(("A long sentence of words. " * 2000).encode()), name="big")
     assert "text" not in reply and "blocks" not in reply
@@ -200,6 +226,29 @@ def test_ingested_passages_are_searchable_and_cited(memory: recuerdo.Memory) -> 
     passages = [i for i in memory.about("finance team")["items"] if i["kind"] == "passage"]
     assert passages[0]["citation"]["source"]["name"] == "handbook"
     assert passages[0]["citation"]["span_state"] == "verified"
+
+
+def test_the_same_document_twice_is_stored_once(memory: recuerdo.Memory) -> None:
+    """The same bytes, name and source in the same scope: the second ingest answers
+    ``already`` with the first's doc_id and stores nothing (it was stored twice, and found
+    twice). Another name, source, scope or other bytes make a document of their own."""
+    first = memory.ingest(b64(MARKDOWN), name="handbook.md", source="wiki")
+    memory._upkeep.drain()
+    before = memory.export(scope="user")["records"][1:]  # past the header and its time
+    again = memory.ingest(b64(MARKDOWN), name="handbook.md", source="wiki")
+    assert (first["outcome"], again["outcome"]) == ("stored", "already")
+    assert {**again, "outcome": "stored"} == first
+    memory._upkeep.drain()
+    assert memory.export(scope="user")["records"][1:] == before
+    assert [h["id"] for h in memory.search("refunds approved")["results"]] == [first["doc_id"]]
+    others = [
+        memory.ingest(b64(MARKDOWN), name="copy.md", source="wiki"),
+        memory.ingest(b64(MARKDOWN), name="handbook.md", source="mail"),
+        memory.ingest(b64(MARKDOWN), name="handbook.md", source="wiki", scope="team"),
+        memory.ingest(b64(MARKDOWN + b"\nOne more line."), name="handbook.md", source="wiki"),
+    ]
+    assert [o["outcome"] for o in others] == ["stored"] * 4
+    assert len({first["doc_id"], *(o["doc_id"] for o in others)}) == 5
 
 
 def _truncated_zip() -> bytes:

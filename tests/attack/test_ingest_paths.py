@@ -42,7 +42,7 @@ class Rooted:
 def servers(launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> tuple[Tenants, Rooted]:
     """Two servers started at once. One with tokens for two tenants, acme's token sitting in a
     file on the server's disk. One single-user, started with --ingest-root: beside the root,
-    files it must not read, and inside it symlinks that point out."""
+    files it must not read, and inside it symlinks that point out and a named pipe."""
     base = tmp_path_factory.mktemp("ingest")
     acme, globex = tokens_at_once(
         base,
@@ -64,6 +64,7 @@ def servers(launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> tuple
     (twin / "evil.md").write_text(f"# Twin\n\n{MARK_OUTSIDE} through a prefix.\n")
     os.symlink(outside, root / "link.md")
     os.symlink(outside.parent, root / "linkdir")
+    os.mkfifo(root / "pipe")
     plain, with_root = launch.many(
         {"base": base}, {"base": area / "state", "args": ["--ingest-root", str(root)]}
     )
@@ -225,3 +226,19 @@ def test_ingest_root_holds_over_mcp_too(rooted: Rooted) -> None:
     assert snapshot(server, queries=[MARK_OUTSIDE]) == before
     failed, content = mcp_call(server, "ingest", {"path": str(rooted.inside)})
     assert failed is False and MARK_INSIDE in content["text"], content
+
+
+NOT_FILES = [".", "sub", "", "pipe"]
+
+
+@pytest.mark.parametrize("given", NOT_FILES, ids=["the-root", "a-folder", "empty", "named-pipe"])
+def test_ingest_root_reads_regular_files_only(rooted: Rooted, given: str) -> None:
+    """A folder inside the root (the root itself too) or a named pipe: 400 invalid_input and
+    nothing stored (a folder failed as a 500 IsADirectoryError; opening a pipe waited for a
+    writer for ever, holding the server's write lane), and the next write is served."""
+    server = rooted.server
+    before = snapshot(server, queries=[MARK_INSIDE])
+    reply = server.call("ingest", {"path": given})
+    assert_error(reply, 400, "invalid_input")
+    assert snapshot(server, queries=[MARK_INSIDE]) == before
+    server.ok("remember", {"category": "learning", "content": f"Written after {given!r}."})

@@ -270,10 +270,18 @@ def server_files(
         real = os.path.realpath(os.path.join(root, given))
         if os.path.commonpath([root, real]) != root:
             raise PathNotAllowed(f"{name}: {given!r} is outside the server's --ingest-root")
+        # O_NONBLOCK: opening a named pipe waits for a writer, and would hold the write lane
+        # for ever; the descriptor then says what was opened, and only a regular file is read
+        # (a directory failed as IsADirectoryError, a 500).
         try:
-            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
         except OSError as exc:
             raise InvalidInput(f"{name}: no readable file at {given!r}") from exc
+        import stat
+
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise InvalidInput(f"{name}: {given!r} is not a regular file")
         with os.fdopen(fd, "rb") as file:
             data = file.read(MAX_SERVER_FILE + 1)
         if len(data) > MAX_SERVER_FILE:

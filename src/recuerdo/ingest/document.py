@@ -10,23 +10,29 @@ from its bytes (never its name), its size, how many blocks had a secret redacted
 stored text read back identical, and ``emptied: true``: the uploaded bytes were dropped once
 the text was safely stored (only the parsed text is kept). A text up to 16 KiB comes back
 with its ``blocks``; a larger one gives sizes (``text_bytes``, ``block_count``) instead.
+
+The same bytes under the same name and source in the same scope, read to the same text, are
+stored once: a second ingest answers ``outcome: already`` with the stored document's id and
+stores nothing, as ``remember_knowledge`` does with the same call.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Literal
 
 from ..core.clock import now_iso
 from ..core.secrets import redact_text
 from ..core.text import checked_label
 from ..errors import EmptyContent, InvalidInput, PayloadTooLarge, StoreError
 from ..graph.remember import link_passages
-from ..index.chunk import chunk_spans
-from ..index.chunks import insert_chunks
+from ..index.chunk import Span, chunk_spans
+from ..index.chunks import chunk_hash, insert_chunks
 from ..store.base import Tx
 from . import parse
 from .results import Ingested
@@ -98,36 +104,36 @@ def ingest(
         spans.append((position, position + len(text)))
         position += len(text) + 2
     text = "\n\n".join(parts)
-    stamp = now_iso()
     label = checked_label(name, "name")
-    doc_id = int(
-        tx.scalar(
-            "INSERT INTO items (tenant, scope, item_type, title, content, source, meta, created_at,"
-            " updated_at) VALUES (?, ?, 'document', ?, ?, ?, ?, ?, ?) RETURNING id",
-            (
-                tenant,
-                scope,
-                label,
-                text,
-                principal,
-                json.dumps({"kind": kind, "source": source or label, "bytes": len(data)}),
-                stamp,
-                stamp,
-            ),
-        )
-    )
-    if tx.scalar("SELECT content FROM items WHERE tenant = ? AND id = ?", (tenant, doc_id)) != text:
-        raise StoreError("the stored document did not read back identical (nothing kept)")
+    digest = hashlib.sha256(data).hexdigest()
     passages = chunk_spans(text)
-    chunk_ids = insert_chunks(tx, tenant, doc_id, text, passages, title=label)
-    link_passages(
-        tx,
-        tenant,
-        scope,
-        [(c, text[s.start : s.end]) for c, s in zip(chunk_ids, passages, strict=True)],
+    # Found through its first passage's key (indexed; it covers the title too), not by reading
+    # the scope's documents.
+    head = text[passages[0].start : passages[0].end] if passages else ""
+    earlier = tx.one(
+        "SELECT i.id, i.created_at FROM chunks c JOIN items i ON i.tenant = c.tenant"
+        " AND i.id = c.item_id WHERE c.tenant = ? AND c.hash = ? AND c.ordinal = 0"
+        " AND i.scope = ? AND i.item_type = 'document' AND i.title = ?"
+        f" AND {tx.json_text('i.meta', 'sha256')} = ? AND {tx.json_text('i.meta', 'source')} = ?"
+        " AND i.content = ? ORDER BY i.id LIMIT 1",
+        (tenant, chunk_hash(f"{label}\n{head}"), scope, label, digest, source or label, text),
     )
+    if earlier is not None:
+        doc_id, stamp = int(earlier["id"]), str(earlier["created_at"])
+        passage_count = int(
+            tx.scalar(
+                "SELECT count(*) FROM chunks WHERE tenant = ? AND item_id = ?", (tenant, doc_id)
+            )
+        )
+        outcome: Literal["stored", "already"] = "already"
+    else:
+        doc_id, stamp, passage_count = _store(
+            tx, tenant, principal, scope, label, text, passages, kind, source, data, digest
+        )
+        outcome = "stored"
     encoded = text.encode("utf-8")
     reply: Ingested = {
+        "outcome": outcome,
         "doc_id": doc_id,
         "name": label,
         "kind": kind,
@@ -136,7 +142,7 @@ def ingest(
         "text_bytes": len(encoded),
         "text_chars": len(text),
         "block_count": len(blocks),
-        "passages": len(chunk_ids),
+        "passages": passage_count,
         "ingested_at": stamp,
         "customs": {
             "kind": kind,
@@ -161,3 +167,39 @@ def ingest(
             for number, (block, (start, end)) in enumerate(zip(blocks, spans, strict=True), 1)
         ]
     return reply
+
+
+def _store(
+    tx: Tx,
+    tenant: str,
+    principal: str,
+    scope: str,
+    label: str,
+    text: str,
+    passages: list[Span],
+    kind: str,
+    source: str | None,
+    data: bytes,
+    digest: str,
+) -> tuple[int, str, int]:
+    """The document stored, read back and cut into linked passages: its id, stored time and
+    passage count."""
+    stamp = now_iso()
+    meta = {"kind": kind, "source": source or label, "bytes": len(data), "sha256": digest}
+    doc_id = int(
+        tx.scalar(
+            "INSERT INTO items (tenant, scope, item_type, title, content, source, meta, created_at,"
+            " updated_at) VALUES (?, ?, 'document', ?, ?, ?, ?, ?, ?) RETURNING id",
+            (tenant, scope, label, text, principal, json.dumps(meta), stamp, stamp),
+        )
+    )
+    if tx.scalar("SELECT content FROM items WHERE tenant = ? AND id = ?", (tenant, doc_id)) != text:
+        raise StoreError("the stored document did not read back identical (nothing kept)")
+    chunk_ids = insert_chunks(tx, tenant, doc_id, text, passages, title=label)
+    link_passages(
+        tx,
+        tenant,
+        scope,
+        [(c, text[s.start : s.end]) for c, s in zip(chunk_ids, passages, strict=True)],
+    )
+    return doc_id, stamp, len(chunk_ids)

@@ -37,7 +37,8 @@ class IngestVerbs(MemoryBase):
         the kind is read from the bytes) as citable passages. The reply has its doc_id, sizes and
         block_count, customs (what the upload went through: kind, size, redactions, the stored
         text read back identical, the upload emptied), and, up to 16 KiB of text, the text and its
-        blocks.
+        blocks. The same bytes with the same name and source in the same scope answer outcome
+        'already' with the stored doc_id, and nothing is stored again.
 
         Args:
             content_base64: The document's bytes, base64.

@@ -37,6 +37,10 @@ class TextBlock(TypedDict):
 
 @with_config(_EXACT)
 class Ingested(TypedDict):
+    """``outcome``: ``stored``, or ``already``: the same bytes, name and source were stored in
+    this scope before, as this text; ``doc_id`` is that document's and nothing is stored."""
+
+    outcome: Literal["stored", "already"]
     doc_id: int
     name: str
     kind: str

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 
 from ..errors import UnsupportedMediaType
 
 KINDS = ("pdf", "docx", "html", "markdown", "text")
+
+# HTML is what starts like an HTML document: a doctype or an <html>, <head> or <body> tag, after
+# white space, comments and an XML declaration (XHTML). A tag further in is not enough: notes
+# and Markdown that mention "<body>" or "<p>" were read as HTML and lost their text.
+_HTML_START = re.compile(
+    r"(?:\s|<!--.*?-->|<\?xml[^>]*\?>)*<(?:!doctype\s+html|html|head|body)[\s>/]",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 def sniff(data: bytes) -> str:
@@ -29,8 +38,7 @@ def sniff(data: bytes) -> str:
         raise UnsupportedMediaType(
             "not a document: the bytes are neither PDF, Word, HTML nor UTF-8 text"
         ) from exc
-    head = text[:2048].lstrip().lower()
-    if head.startswith(("<!doctype html", "<html")) or "<body" in head or "<p>" in head:
+    if _HTML_START.match(text, 0, 8192):
         return "html"
     lines = [line.lstrip() for line in text.splitlines()[:200]]
     if any(line.startswith(("# ", "## ", "- ", "* ", "```")) for line in lines):
