@@ -70,8 +70,12 @@ def fact_citations(tx: Tx, tenant: str, fact_rows: list[Row]) -> dict[int, dict[
     sources = {
         r["fact_id"]: r
         for r in tx.all(
+            # The last row of a fact wins: its newest source that quotes a span, else its
+            # newest. A later text naming no passage with both ends hid the span an earlier
+            # one quoted (the review of 0089).
             "SELECT fact_id, item_id, start, stop, quote_hash FROM fact_sources WHERE tenant = ?"
-            f" AND fact_id IN ({marks}) ORDER BY item_id",
+            f" AND fact_id IN ({marks}) ORDER BY CASE WHEN stop > start THEN 1 ELSE 0 END,"
+            " item_id",
             [tenant, *ids],
         )
     }

@@ -127,7 +127,7 @@ def _subject(tx: Tx, tenant: str, scope: str, value: Any, reach: _Reach) -> Done
         (tenant, entity_id, entity_id),
     )
     imported = import_residue.held(tx, tenant, scope)
-    keys = [import_residue.entity_key(store.fold(name))] if imported else []
+    keys = import_residue.entity_keys([name, _name_of(tx, tenant, entity_id)]) if imported else []
     keys += import_residue.fact_keys(tx, tenant, [r["id"] for r in fact_rows]) if imported else []
     documents = _documents_of(tx, tenant, chunks) if imported else {}
     # Its attributes' values and its facts' go with it (the cascade): a search asking for a
@@ -206,7 +206,7 @@ def _fact(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Done |
 def _passage(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Done | None:
     item_id = _item_id(value)
     row = tx.one(
-        "SELECT id, scope, item_type, title, content, occurred_at, created_at FROM items"
+        "SELECT id, scope, item_type, title, content, occurred_at, created_at, meta FROM items"
         " WHERE id = ? AND tenant = ?",
         (item_id, tenant),
     )
@@ -243,7 +243,7 @@ def _passage(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Don
 def _source(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Done | None:
     label = str(value)
     docs = tx.all(
-        "SELECT id, title, content, occurred_at, created_at FROM items WHERE tenant = ?"
+        "SELECT id, title, content, occurred_at, created_at, meta FROM items WHERE tenant = ?"
         f" AND scope = ? AND item_type = 'document' AND {tx.json_text('meta', 'source')} = ?",
         (tenant, scope, label),
     )
@@ -485,6 +485,11 @@ def _values(rows: list[Any], column: str) -> list[str]:
     return texts
 
 
+def _name_of(tx: Tx, tenant: str, entity_id: int) -> str:
+    name = tx.scalar("SELECT name FROM entities WHERE tenant = ? AND id = ?", (tenant, entity_id))
+    return str(name)
+
+
 def _documents_of(tx: Tx, tenant: str, chunk_ids: list[int]) -> dict[int, Row]:
     """The documents holding these passages, with their text as it is before any is blanked."""
     if not chunk_ids:
@@ -492,7 +497,7 @@ def _documents_of(tx: Tx, tenant: str, chunk_ids: list[int]) -> dict[int, Row]:
     return {
         row["id"]: row
         for row in tx.all(
-            "SELECT id, content, title, occurred_at, created_at FROM items WHERE tenant = ?"
+            "SELECT id, content, title, occurred_at, created_at, meta FROM items WHERE tenant = ?"
             " AND id IN (SELECT item_id"
             f" FROM chunks WHERE tenant = ? AND id IN ({marks(chunk_ids)}))",
             [tenant, tenant, *chunk_ids],

@@ -10,10 +10,12 @@ one indexed probe answers for the others.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 from ..notes.transfer import record_key
 from ..store.base import Row, Tx, groups, marks
+from ..store.entity_names import fold
 
 _GROUP = 1000  # keys a statement, under either database's limit of bound parameters
 
@@ -32,6 +34,18 @@ def entity_key(folded: str) -> str:
     return record_key("entity", folded)
 
 
+def entity_keys(names: Iterable[str]) -> list[str]:
+    """Every key an entity of these names may have been imported under: its folding now, and
+    the one before decision 0091 (case alone), which an earlier export's record carries."""
+    return sorted(
+        {entity_key(folded) for name in names for folded in (fold(name), _case_folded(name))}
+    )
+
+
+def _case_folded(name: str) -> str:
+    return " ".join(name.casefold().split())
+
+
 def document_key(row: Row) -> str:
     """A document's key, from its row (``content``, ``title``, ``occurred_at``,
     ``created_at``). Its date and when it was stored tell apart documents of the same text:
@@ -43,7 +57,16 @@ def document_key(row: Row) -> str:
 
 
 def document_keys(rows: Iterable[Row]) -> list[str]:
-    return [document_key(row) for row in rows]
+    """The keys of documents, from rows that also carry their ``meta``: the key an import
+    read a document under is kept there (an export made before decision 0088 keyed a
+    document by its text and title alone, and a key rebuilt today never matched it)."""
+    keys: set[str] = set()
+    for row in rows:
+        given = json.loads(row["meta"]).get("import_key") if row["meta"] else None
+        keys.update({document_key(row), record_key("document", row["content"], row["title"])})
+        if isinstance(given, str):
+            keys.add(given)
+    return sorted(keys)
 
 
 def fact_keys(tx: Tx, tenant: str, fact_ids: list[int]) -> list[str]:

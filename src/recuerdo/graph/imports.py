@@ -194,6 +194,7 @@ def _checked_entity(record: dict[str, Any]) -> _Entity:
         key = _object(given, field).get("key")
         if not isinstance(key, str):
             raise ValueError(f"{field}.key is a text")
+        key = store.check_key(key, f"{field}.key")
         if "value" not in given:
             raise ValueError(f"{field} has no value")
         kind, canonical = values.typed(given["value"], f"attribute {key!r}")
@@ -309,7 +310,7 @@ def _checked_fact(record: dict[str, Any]) -> _Fact:
             _types(record.get("subject_types"), "subject_types"),
             _types(record.get("object_types"), "object_types"),
         ),
-        attributes=json.dumps(values.plain(attributes), sort_keys=True),
+        attributes=_finite(attributes),
         valid_from=_time(record.get("valid_from"), "valid_from"),
         valid_to=_time(record.get("valid_to"), "valid_to"),
         recorded_at=parse_time(record.get("recorded_at"), "recorded_at"),
@@ -318,6 +319,17 @@ def _checked_fact(record: dict[str, Any]) -> _Fact:
         replaced_by=replaced_by,
         sources=sources,
     )
+
+
+def _finite(attributes: dict[str, Any]) -> str:
+    """A fact's attributes as stored, refused as the write verbs refuse them: an import kept
+    NaN and Infinity, which ``relate`` refuses and no JSON reader takes (the review of 0088)."""
+    try:
+        return json.dumps(values.plain(attributes), sort_keys=True, allow_nan=False)
+    except ValueError as exc:
+        raise ValueError(
+            "attributes: numbers must be finite (NaN and Infinity are not JSON)"
+        ) from exc
 
 
 def _cited(

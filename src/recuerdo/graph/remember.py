@@ -74,6 +74,10 @@ def _facts(facts: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         attributes = item.get("attributes") or {}
         if not isinstance(attributes, dict):
             raise FactsShape(f"entities[{index}].attributes must be an object")
+        attributes = {
+            store.check_key(key, f"entities[{index}].attributes key"): value
+            for key, value in attributes.items()
+        }
         kind = item.get("type")
         if kind is not None:
             check_type(kind, f"entities[{index}].type")
@@ -119,8 +123,8 @@ def _facts(facts: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 def check_type(kind: object, field: str) -> str:
     """An entity type as it is stored (trimmed, in lower case)."""
-    if not isinstance(kind, str) or not kind.strip():
-        raise FactsShape(f"{field} must be a non-empty word")
+    if not isinstance(kind, str) or not kind.strip() or "\0" in kind:
+        raise FactsShape(f"{field} must be a non-empty word (with no NUL)")
     return kind.strip().lower()
 
 
@@ -128,7 +132,7 @@ def check_relation(relation: object, field: str) -> str:
     """A relation as it is stored (words joined by '_', in lower case): a name of no word
     ("-") was stored as the empty relation."""
     name = derive.normalise_relation(relation) if isinstance(relation, str) else ""
-    if not store.words(name):  # "---" or "@@": no letter or digit
+    if not store.words(name) or "\0" in name:  # "---" or "@@": no letter or digit
         raise FactsShape(f"{field} must be a relation name, e.g. works_at")
     return name
 

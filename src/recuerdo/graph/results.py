@@ -58,7 +58,7 @@ class Span(TypedDict):
     end: int
 
 
-SPAN_STATES = ("verified", "mismatch", "source_missing", "not_in_text", "asserted", "derived")
+SpanState = Literal["verified", "mismatch", "source_missing", "not_in_text", "asserted", "derived"]
 """A citation's ``span_state``: ``verified`` (the stored text still says the span), and why
 ``span`` is null otherwise: ``mismatch`` (the text changed), ``source_missing`` (the document
 is gone), ``not_in_text`` (the fact came with a text that names no passage with both ends),
@@ -69,7 +69,7 @@ is gone), ``not_in_text`` (the fact came with a text that names no passage with 
 class SourceCitation(TypedDict):
     source: CitationSource
     span: Span | None
-    span_state: str
+    span_state: SpanState
 
 
 @with_config(_EXACT)
@@ -105,7 +105,7 @@ class FoundBy(TypedDict):
 class Citation(TypedDict):
     source: CitationSource
     span: Span | None
-    span_state: str
+    span_state: SpanState
     found_by: FoundBy
 
 

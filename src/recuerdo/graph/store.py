@@ -23,12 +23,25 @@ MAX_NAME_BYTES = 1024
 
 
 def check_name(name: object, field: str = "name") -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidInput(f"{field} must be a non-empty name")
+    # No NUL: PostgreSQL's text takes none, and SQLite stored what PostgreSQL refused as a
+    # store error (the review of 0088).
+    if not isinstance(name, str) or not name.strip() or "\0" in name:
+        raise InvalidInput(f"{field} must be a non-empty name (with no NUL)")
     cleaned = " ".join(name.split())
     if len(cleaned.encode("utf-8")) > MAX_NAME_BYTES:
         raise InvalidInput(f"{field} is longer than {MAX_NAME_BYTES} bytes")
     return cleaned
+
+
+def check_key(key: object, field: str) -> str:
+    """An attribute's key as it is stored: a non-empty text with no NUL."""
+    text = str(key)
+    if not text.strip() or "\0" in text or len(text.encode("utf-8")) > MAX_NAME_BYTES:
+        raise InvalidInput(
+            f"{field} {text[:40]!r} must be a non-empty text of at most {MAX_NAME_BYTES} bytes,"
+            " with no NUL"
+        )
+    return text
 
 
 @dataclass(frozen=True)

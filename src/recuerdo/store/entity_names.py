@@ -49,22 +49,25 @@ def refold(tx: Tx) -> int:
     """Fold again the names whose folding changed (the step's, and a recovered store's:
     recover copies the entities of a file of any age); how many. Only a name beyond ASCII
     can change, and only those are read."""
-    wider = (
-        "length(CAST(folded AS BLOB)) <> length(folded)"
-        if tx.dialect == "sqlite"
-        else "octet_length(folded) <> char_length(folded)"
-    )
+    # Pages along each store's key: the row id on SQLite, (tenant, id) on PostgreSQL, where
+    # paging by id alone read and sorted the whole table for each page (the review of 0091).
+    if tx.dialect == "sqlite":
+        wider, after, order = "length(CAST(folded AS BLOB)) <> length(folded)", "id > ?", "id"
+    else:
+        wider, after = "octet_length(folded) <> char_length(folded)", "(tenant, id) > (?, ?)"
+        order = "tenant, id"
     changed = 0
-    last = 0
+    last: tuple[object, ...] = (0,) if tx.dialect == "sqlite" else ("", 0)
     while True:
         rows = tx.all(
-            f"SELECT id, tenant, scope, name, folded FROM entities WHERE id > ? AND {wider}"
-            " ORDER BY id LIMIT ?",
-            (last, _BATCH),
+            f"SELECT id, tenant, scope, name, folded FROM entities WHERE {after} AND {wider}"
+            f" ORDER BY {order} LIMIT ?",
+            (*last, _BATCH),
         )
         if not rows:
             return changed
-        last = int(rows[-1]["id"])
+        final = rows[-1]
+        last = (final["id"],) if tx.dialect == "sqlite" else (final["tenant"], final["id"])
         for row in rows:
             folded = fold(row["name"])
             if folded == row["folded"] or tx.scalar(

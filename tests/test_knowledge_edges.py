@@ -1,0 +1,131 @@
+"""What the review of decisions 0088-0091 found. Each test fails on the code before:
+
+* a forget left the key of a document or an entity imported from an earlier export (keyed by
+  the formulas before 0088 and 0091), so importing that page again brought nothing back;
+* an imported fact kept NaN and Infinity attributes that ``relate`` refuses;
+* a NUL in a name, a type, a relation or an attribute key was stored on SQLite and failed the
+  whole call (and an import's whole page) on PostgreSQL;
+* a later text naming no passage with both ends of a fact hid the span an earlier one quoted.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from typing import Any
+
+import pytest
+
+import recuerdo
+from recuerdo.notes.transfer import record_key
+
+WHEN = "2024-01-01T00:00:00.000000Z"
+TEXT = "Mallory works at Initech."
+
+
+def test_a_document_from_an_earlier_export_imports_again_after_its_forget(
+    memory: recuerdo.Memory,
+) -> None:
+    document = {
+        "record": "document",
+        "key": record_key("document", TEXT, "notes"),  # an export before 0088 keyed it so
+        "name": "notes",
+        "text": TEXT,
+        "passages": [{"start": 0, "end": len(TEXT), "mentions": ["Mallory"]}],
+        "date": WHEN,
+        "source": "crm",
+    }
+    assert memory.import_records([document])["imported"] == 1
+    memory.forget_knowledge(source="crm")
+    assert memory.import_records([document])["imported"] == 1
+    assert memory.search("Initech")["results"]
+
+
+def test_an_entity_from_an_earlier_export_imports_again_after_its_forget(
+    memory: recuerdo.Memory,
+) -> None:
+    name = unicodedata.normalize("NFD", "José Müller")
+    entity = {  # an export before 0091 keyed it by its name folded by case alone
+        "record": "entity",
+        "key": record_key("entity", " ".join(name.casefold().split())),
+        "name": name,
+        "attributes": [{"key": "city", "value": "Lima", "recorded_at": WHEN}],
+    }
+    assert memory.import_records([entity], scope="e")["imported"] == 1
+    memory.forget_knowledge(subject="José Müller", scope="e")
+    assert memory.import_records([entity], scope="e")["imported"] == 1
+
+
+@pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf])
+def test_an_imported_fact_with_a_number_that_is_no_json_is_skipped(
+    memory: recuerdo.Memory, number: float
+) -> None:
+    fact = {
+        "record": "fact",
+        "key": "f",
+        "subject": "Ann",
+        "relation": "works_at",
+        "object": "Acme",
+        "attributes": {"score": number},
+        "recorded_at": WHEN,
+    }
+    reply = memory.import_records([fact])
+    assert reply["imported"] == 0 and "finite" in reply["skipped"][0]["why"]
+    assert memory.about("Ann")["state"] == "nothing_stored"
+
+
+GOOD = {
+    "record": "fact",
+    "key": "ok",
+    "subject": "Ann",
+    "relation": "works_at",
+    "object": "Acme",
+    "recorded_at": WHEN,
+}
+WITH_NUL: dict[str, dict[str, Any]] = {
+    "entity name": {"record": "entity", "key": "e", "name": "Tr\x00udy"},
+    "entity type": {"record": "entity", "key": "e", "name": "Trudy", "types": ["per\x00son"]},
+    "relation": {**GOOD, "key": "f", "relation": "wo\x00rks"},
+    "attribute key": {
+        "record": "entity",
+        "key": "e",
+        "name": "Trudy",
+        "attributes": [{"key": "ci\x00ty", "value": "Oslo", "recorded_at": WHEN}],
+    },
+}
+
+
+@pytest.mark.parametrize("field", sorted(WITH_NUL))
+def test_a_record_with_a_nul_is_skipped_alone(memory: recuerdo.Memory, field: str) -> None:
+    reply = memory.import_records([GOOD, WITH_NUL[field]])
+    assert reply["imported"] == 1 and [s["index"] for s in reply["skipped"]] == [1]
+    assert reply["skipped"][0]["why"].startswith("malformed")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        {"from_": "Ma\x00llory", "to": "Acme", "type": "works_at"},
+        {"from_": "Mallory", "to": "Acme", "type": "works\x00at"},
+    ],
+)
+def test_a_write_with_a_nul_is_refused_by_name(
+    memory: recuerdo.Memory, call: dict[str, str]
+) -> None:
+    with pytest.raises((recuerdo.InvalidInput, recuerdo.FactsShape)):
+        memory.relate(**call)
+    facts = {"entities": [{"name": "Trudy", "attributes": {"ci\x00ty": "Oslo"}}]}
+    with pytest.raises(recuerdo.InvalidInput):
+        memory.remember_knowledge(facts=facts)
+    assert memory.status()["scopes"] == []
+
+
+def test_a_later_text_that_does_not_state_a_fact_keeps_its_quote(
+    memory: recuerdo.Memory,
+) -> None:
+    relation = {"relations": [{"source": "Alice", "target": "Acme", "type": "works_at"}]}
+    memory.remember_knowledge("Alice works at Acme since May.", facts=relation)
+    memory.remember_knowledge("Alice said lunch was fish.", facts=relation)
+    cited = next(i for i in memory.about("Alice")["items"] if i["kind"] == "fact")["citation"]
+    assert cited["span_state"] == "verified"
+    assert cited["span"]["text"] == "Alice works at Acme since May."
