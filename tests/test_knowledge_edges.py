@@ -129,3 +129,21 @@ def test_a_later_text_that_does_not_state_a_fact_keeps_its_quote(
     cited = next(i for i in memory.about("Alice")["items"] if i["kind"] == "fact")["citation"]
     assert cited["span_state"] == "verified"
     assert cited["span"]["text"] == "Alice works at Acme since May."
+
+
+def test_a_source_finds_its_document_through_the_import_key_index(
+    memory: recuerdo.Memory,
+) -> None:
+    """Each source of an imported fact read every document of the scope (the review of 0088;
+    step m039): the lookup the import makes is planned on the index, on either store."""
+    with memory._store.read() as tx:
+        lookup = (
+            "SELECT id, content FROM items WHERE tenant = ? AND scope = ? AND"
+            f" item_type = 'document' AND {tx.json_text('meta', 'import_key')} = ?"
+        )
+        if tx.dialect == "sqlite":
+            plan = [str(row[3]) for row in tx.all(f"EXPLAIN QUERY PLAN {lookup}", ("t", "s", "k"))]
+        else:
+            tx.execute("SET LOCAL enable_seqscan = off")  # an empty table is read whole anyway
+            plan = [str(row[0]) for row in tx.all(f"EXPLAIN {lookup}", ("t", "s", "k"))]
+    assert any("items_document_import_keys" in line for line in plan), plan
