@@ -147,3 +147,27 @@ def test_a_source_finds_its_document_through_the_import_key_index(
             tx.execute("SET LOCAL enable_seqscan = off")  # an empty table is read whole anyway
             plan = [str(row[0]) for row in tx.all(f"EXPLAIN {lookup}", ("t", "s", "k"))]
     assert any("items_document_import_keys" in line for line in plan), plan
+
+
+def _versions(memory: recuerdo.Memory, scope: str) -> list[tuple[Any, str]]:
+    records = memory.export(scope=scope, limit=1024)["records"]
+    return sorted(
+        (r["attributes"].get("role"), r["state"]) for r in records if r["record"] == "fact"
+    )
+
+
+@pytest.mark.parametrize(
+    ("recorded", "current"), [("2030-01-01T00:00:00Z", "manager"), (WHEN, "engineer")]
+)
+def test_an_imported_fact_with_other_attributes_is_another_version(
+    memory: recuerdo.Memory, recorded: str, current: str
+) -> None:
+    """The held fact's attributes were kept and the record's dropped, reported as held (the
+    review of 0088): the later of the two is current, the other history."""
+    memory.relate("Ann", "Acme", "works_at", attributes={"role": "engineer"}, scope="b")
+    record = {**GOOD, "attributes": {"role": "manager"}, "recorded_at": recorded}
+    reply = memory.import_records([record], scope="b")
+    assert (reply["imported"], reply["skipped"]) == (1, [])
+    other = "engineer" if current == "manager" else "manager"
+    assert _versions(memory, "b") == sorted([(current, "current"), (other, "ended")])
+    assert memory.import_records([record], scope="b")["imported"] == 0  # a retry

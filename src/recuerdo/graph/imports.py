@@ -12,6 +12,7 @@ from the first record that names it (decision 0088).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from ..core.text import checked_label, checked_text
 from ..errors import RecuerdoError
 from ..index.chunk import Span
 from ..index.chunks import check_spans, insert_chunks
-from ..store.base import Tx
+from ..store.base import Row, Tx
 from . import store, values
 from .remember import LIMITS, check_relation, check_type
 
@@ -363,14 +364,25 @@ def import_fact(
             store.add_type(tx, tenant, entity_id, kind)
     # As a write would: a fact current here already is not stored twice (the import read in a
     # second copy of every fact a scope shared with the one it came from).
-    held = None
+    held = ended = None
     if fact.ended_at is None:
-        held = tx.scalar(
-            "SELECT id FROM facts WHERE tenant = ? AND subject_id = ? AND relation = ?"
-            " AND object_id = ? AND ended_at IS NULL",
+        current = tx.one(
+            "SELECT id, attributes, recorded_at FROM facts WHERE tenant = ? AND subject_id = ?"
+            " AND relation = ? AND object_id = ? AND ended_at IS NULL",
             (tenant, subject, fact.relation, obj),
         )
+        if current is not None and json.loads(current["attributes"]) != json.loads(fact.attributes):
+            # Other attributes make another version, as ``relate`` makes it (the held fact's
+            # were kept and the record's dropped: the review of 0088), the later one current.
+            fact = _versioned(tx, tenant, fact, current)
+            ended = current["id"] if fact.ended_at is None else None
+        elif current is not None:
+            held = current["id"]
     fact_id = _insert_fact(tx, tenant, scope, subject, obj, fact) if held is None else int(held)
+    if ended is not None:
+        tx.execute(
+            "UPDATE facts SET replaced_by = ? WHERE tenant = ? AND id = ?", (fact_id, tenant, ended)
+        )
     tx.execute(
         "INSERT INTO import_facts (tenant, scope, key, fact_id, replaced_by_key)"
         " VALUES (?, ?, ?, ?, ?)",
@@ -395,6 +407,22 @@ def import_fact(
     return (
         f"the fact {fact.subject} {fact.relation} {fact.object} is current here already"
         f" (fact {fact_id}): nothing was stored twice{added}"
+    )
+
+
+def _versioned(tx: Tx, tenant: str, fact: _Fact, current: Row) -> _Fact:
+    """The record as a version beside the current fact of other attributes: recorded later, it
+    ends the current one (which ends where it begins); recorded earlier, it is history, ended
+    where the current one begins (its ``replaced_by`` is left to the record's own)."""
+    since = fact.valid_from or fact.recorded_at
+    if fact.recorded_at > current["recorded_at"]:
+        tx.execute(
+            "UPDATE facts SET valid_to = ?, ended_at = ? WHERE tenant = ? AND id = ?",
+            (since, fact.recorded_at, tenant, current["id"]),
+        )
+        return fact
+    return dataclasses.replace(
+        fact, valid_to=fact.valid_to or current["recorded_at"], ended_at=current["recorded_at"]
     )
 
 
