@@ -106,3 +106,45 @@ def test_recover_folds_the_names_it_copies(base: Path) -> None:
             assert _facts(memory, NFC) == [f"{NFC} works_at Acme"]
     finally:
         store.close()
+
+
+RELATION = "casado_con_señora"
+
+
+def test_a_relation_or_a_type_in_either_spelling_is_one(memory: recuerdo.Memory) -> None:
+    """The review of 0091: relations and types were stored as given, so one spelling made a
+    second fact and a second type, and a forget of one left the other."""
+    nfd = unicodedata.normalize("NFD", RELATION)
+    memory.relate("José", "Ana", RELATION)
+    assert memory.relate("José", "Ana", nfd)["facts_created"] == 0
+    for spelling in ("Compañía", unicodedata.normalize("NFD", "Compañía")):
+        memory.remember_knowledge(facts={"entities": [{"name": "Acme", "type": spelling}]})
+    types = memory.status(scope="user")["ontology"]["entity_types"]
+    assert [(t["type"], t["members"]) for t in types] == [("compañía", 1)]
+    assert (
+        memory.forget_knowledge(fact={"from": "José", "to": "Ana", "type": nfd})["facts_removed"]
+        == 1
+    )
+    assert _facts(memory, "José") == []
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_the_step_recomposes_relations_and_types(base: Path, kind: str) -> None:
+    name = unique_memory("relations")
+    nfd = unicodedata.normalize("NFD", RELATION)
+    try:
+        with _opened_at(kind, base, name, SCHEMA.names().index(STEP)) as memory:
+            memory.relate("José", "Ana", RELATION)
+            memory.remember_knowledge(facts={"entities": [{"name": "Acme", "type": "compañía"}]})
+            with memory._store.write() as tx:  # as the code before the step stored them
+                tx.execute("UPDATE facts SET relation = ?", (nfd,))
+                tx.execute(
+                    "UPDATE entity_types SET type = ?", (unicodedata.normalize("NFD", "compañía"),)
+                )
+        with _opened_at(kind, base, name, None) as memory:
+            assert _facts(memory, "José") == [f"José {RELATION} Ana"]
+            types = memory.status(scope="user")["ontology"]["entity_types"]
+            assert [t["type"] for t in types] == ["compañía"]
+    finally:
+        if kind == "postgres":
+            PostgresStore(contract_url(), name).drop()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..store.entity_names import nfc
+
 SYMMETRIC = frozenset({"married_to", "spouse_of", "sibling_of"})
 _PAIRS = [
     ("parent_of", "child_of"),
@@ -23,7 +25,8 @@ MAX_LINKS = 6
 
 
 def normalise_relation(name: str) -> str:
-    return "_".join(name.strip().lower().replace("-", " ").split())
+    """A relation's stored name: words joined by '_', lower case, NFC (decision 0091)."""
+    return "_".join(nfc(name).strip().lower().replace("-", " ").split())
 
 
 def mirror_relation(relation: str) -> str | None:

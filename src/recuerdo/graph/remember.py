@@ -22,6 +22,7 @@ from ..index.chunk import Span, chunk_spans
 from ..index.chunks import insert_chunks
 from ..index.words import STOP_WORDS
 from ..store.base import Tx
+from ..store.entity_names import nfc
 from . import derive, store, values
 from .cite import Citer, named_in
 
@@ -80,7 +81,7 @@ def _facts(facts: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         }
         kind = item.get("type")
         if kind is not None:
-            check_type(kind, f"entities[{index}].type")
+            kind = check_type(kind, f"entities[{index}].type")
         clean_entities.append(
             {"name": store.check_name(item["name"]), "type": kind, "attributes": attributes}
         )
@@ -125,7 +126,7 @@ def check_type(kind: object, field: str) -> str:
     """An entity type as it is stored (trimmed, in lower case)."""
     if not isinstance(kind, str) or not kind.strip() or "\0" in kind:
         raise FactsShape(f"{field} must be a non-empty word (with no NUL)")
-    return kind.strip().lower()
+    return nfc(kind).strip().lower()
 
 
 def check_relation(relation: object, field: str) -> str:

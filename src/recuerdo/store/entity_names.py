@@ -40,9 +40,51 @@ def _nfc_folded(text: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
 
 
+def nfc(text: str) -> str:
+    """A relation's or a type's name in NFC (their case is lowered where they are checked)."""
+    return unicodedata.normalize("NFC", text)
+
+
 def m038_nfc_entity_names(tx: Tx) -> None:
     """The step, on both stores (registered in each later_steps.py)."""
     refold(tx)
+
+
+def _beyond_ascii(tx: Tx, column: str) -> str:
+    if tx.dialect == "sqlite":
+        return f"length(CAST({column} AS BLOB)) <> length({column})"
+    return f"octet_length({column}) <> char_length({column})"
+
+
+def _recompose(tx: Tx) -> None:
+    """Relations and types in NFC: stored as given, one spelling of "señora" was a relation
+    and a type apart from the other (the review of decision 0091). Only names beyond ASCII are
+    read; there are few (a relation or a type is a word of a vocabulary)."""
+    facts = tx.all(f"SELECT tenant, id, relation FROM facts WHERE {_beyond_ascii(tx, 'relation')}")
+    tx.executemany(
+        "UPDATE facts SET relation = ? WHERE tenant = ? AND id = ?",
+        [
+            (nfc(r["relation"]), r["tenant"], r["id"])
+            for r in facts
+            if nfc(r["relation"]) != r["relation"]
+        ],
+    )
+    types = [
+        r
+        for r in tx.all(
+            f"SELECT tenant, entity_id, type FROM entity_types WHERE {_beyond_ascii(tx, 'type')}"
+        )
+        if nfc(r["type"]) != r["type"]
+    ]
+    tx.executemany(
+        "INSERT INTO entity_types (tenant, entity_id, type) VALUES (?, ?, ?)"
+        " ON CONFLICT DO NOTHING",
+        [(r["tenant"], r["entity_id"], nfc(r["type"])) for r in types],
+    )
+    tx.executemany(
+        "DELETE FROM entity_types WHERE tenant = ? AND entity_id = ? AND type = ?",
+        [(r["tenant"], r["entity_id"], r["type"]) for r in types],
+    )
 
 
 def refold(tx: Tx) -> int:
@@ -51,11 +93,12 @@ def refold(tx: Tx) -> int:
     can change, and only those are read."""
     # Pages along each store's key: the row id on SQLite, (tenant, id) on PostgreSQL, where
     # paging by id alone read and sorted the whole table for each page (the review of 0091).
+    _recompose(tx)
+    wider = _beyond_ascii(tx, "folded")
     if tx.dialect == "sqlite":
-        wider, after, order = "length(CAST(folded AS BLOB)) <> length(folded)", "id > ?", "id"
+        after, order = "id > ?", "id"
     else:
-        wider, after = "octet_length(folded) <> char_length(folded)", "(tenant, id) > (?, ?)"
-        order = "tenant, id"
+        after, order = "(tenant, id) > (?, ?)", "tenant, id"
     changed = 0
     last: tuple[object, ...] = (0,) if tx.dialect == "sqlite" else ("", 0)
     while True:
