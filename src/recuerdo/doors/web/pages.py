@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
@@ -11,7 +12,7 @@ from fastapi.responses import Response
 from ...engine import state_size
 from ...errors import CapabilityNotGranted, InvalidInput, RecuerdoError
 from . import render
-from .lens import Lens, NotSignedIn
+from .lens import Lens, NotSignedIn, off_loop
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -135,17 +136,14 @@ def add_pages(app: FastAPI, lens: Lens) -> None:
         conflicts = await lens.call(request, "conflicts", id=item_id)
         old = number(request, "a", versions[-2] if len(versions) > 1 else None)
         new = number(request, "b", versions[-1] if versions else None)
-        compared = None
+        pair = None
         if old is not None and new is not None:
             before = await lens.call(request, "revision", id=item_id, version=old)
             after = await lens.call(request, "revision", id=item_id, version=new)
-            compared = {
-                "a": old,
-                "b": new,
-                "lines": render.diff(before["content"], after["content"]),
-            }
-        sides = [{**c, "lines": render.diff(item["content"], c["content"])} for c in conflicts]
-        return lens.page(
+            pair = (old, before["content"], new, after["content"])
+        # Diffs and the page grow with the note: worked out off the event loop (decision 0092).
+        compared, sides = await off_loop(diffs, item["content"], conflicts, pair)
+        return await lens.page_off_loop(
             request,
             "note.html",
             item=item,
@@ -169,6 +167,19 @@ def add_pages(app: FastAPI, lens: Lens) -> None:
         if operation not in EDIT_OPERATIONS:
             raise InvalidInput(f"operation must be one of {', '.join(EDIT_OPERATIONS)}")
         return lens.page(request, "edit.html", item=item, operation=operation)
+
+
+def diffs(
+    current: str, conflicts: list[dict[str, Any]], pair: tuple[int, str, int, str] | None
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """The two revisions compared (``pair``: version and text of each, when asked), and each
+    conflict revision against the current text."""
+    compared = None
+    if pair is not None:
+        old, before, new, after = pair
+        compared = {"a": old, "b": new, "diff": render.diff(before, after)}
+    sides = [{**c, "diff": render.diff(current, c["content"])} for c in conflicts]
+    return compared, sides
 
 
 EDIT_OPERATIONS: dict[str, str] = {
