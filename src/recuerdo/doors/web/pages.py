@@ -11,6 +11,7 @@ from fastapi.responses import Response
 
 from ...engine import state_size
 from ...errors import CapabilityNotGranted, InvalidInput, RecuerdoError
+from ...model import whole_number
 from . import render
 from .lens import Lens, NotSignedIn, off_loop
 
@@ -37,9 +38,16 @@ def number(request: Request, name: str, default: int | None = None) -> int | Non
     raw = request.query_params.get(name)
     if raw in (None, ""):
         return default
-    if not raw.isdigit():
-        raise InvalidInput(f"{name} must be a whole number, got {raw!r}")
-    return int(raw)
+    return whole(raw, name)
+
+
+def whole(raw: str, name: str) -> int:
+    """A number from a path, a query or a form (``whole_number``: ASCII digits, within a
+    store's 64 bits), else the lens's 400 page."""
+    value = whole_number(raw)
+    if value is None:
+        raise InvalidInput(f"{name} must be a whole number, got {raw[:40]!r}")
+    return value
 
 
 def page_route(app: FastAPI, lens: Lens) -> Callable[[str], Callable[[Handler], Handler]]:
@@ -123,10 +131,7 @@ def add_pages(app: FastAPI, lens: Lens) -> None:
 
     @get("/m/{item_id}")
     async def note(request: Request) -> Response:
-        raw = request.path_params["item_id"]
-        if not str(raw).isdigit():
-            raise InvalidInput(f"an item id is a whole number, got {raw!r}")
-        item_id = int(raw)
+        item_id = whole(request.path_params["item_id"], "an item id")
         item = await lens.call(request, "get", id=item_id)
         if item["item_type"] != "note":
             return lens.page(request, "item.html", item=item)
@@ -158,11 +163,9 @@ def add_pages(app: FastAPI, lens: Lens) -> None:
 
     @get("/lens/edit/{item_id}")
     async def edit_form(request: Request) -> Response:
-        raw = request.path_params["item_id"]
-        if not str(raw).isdigit():
-            raise InvalidInput(f"an item id is a whole number, got {raw!r}")
+        item_id = whole(request.path_params["item_id"], "an item id")
         lens.check_writer(request)
-        item = await lens.call(request, "get", id=int(raw))
+        item = await lens.call(request, "get", id=item_id)
         operation = request.query_params.get("operation") or "append"
         if operation not in EDIT_OPERATIONS:
             raise InvalidInput(f"operation must be one of {', '.join(EDIT_OPERATIONS)}")
