@@ -235,7 +235,11 @@ def call(
     if not tool.native:
         check_schema(tool, arguments)
     given = dict(arguments)
-    user_id = given.pop("user_id", None)
+    # An end user inside the tenant is a Semurg feature (decision 0006): only a tool whose schema
+    # declares user_id takes it; to a native verb it is an unknown argument, never a silent
+    # switch of tenant (decision 0094).
+    declared = "user_id" in tool.schema.get("properties", {})
+    user_id = given.pop("user_id", None) if declared else None
     native = tool.translate(given)
     if pool.remote:
         native = server_files(pool.ingest_root, VERBS[tool.verb].paths, native)
