@@ -14,6 +14,7 @@ from pydantic_core import CoreSchema
 from typing_extensions import TypedDict
 
 from .core.results import Redactions as Redactions  # the doors' reply types name it
+from .core.text import whole_number as whole_number  # the doors read numbers with it
 
 CATEGORIES: tuple[str, ...] = ("preference", "rule", "learning", "decision", "context")
 RULE_LEVELS: tuple[str, ...] = ("must", "should", "avoid", "prefer")

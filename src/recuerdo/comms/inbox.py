@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from ..core.items import MAIL
-from ..core.text import checked_label
+from ..core.text import MAX_ID, checked_label, whole_number
 from ..errors import ConversationNotFound, InvalidInput, NotAMember, PageCursorInvalid
 from ..store.base import Row, Tx, rows_by_id
 from .addresses import own
@@ -41,10 +41,11 @@ def check_limit(limit: object, field: str = "limit", high: int = MAX_LIMIT, low:
 def check_cursor(after: object) -> int | None:
     if after is None or after == "":
         return None
-    if isinstance(after, int) and not isinstance(after, bool) and after >= 0:
+    if isinstance(after, int) and not isinstance(after, bool) and 0 <= after <= MAX_ID:
         return after
-    if isinstance(after, str) and after.isascii() and after.isdecimal():
-        return int(after)
+    number = whole_number(after) if isinstance(after, str) else None
+    if number is not None:
+        return number
     raise PageCursorInvalid(f"after {after!r} is not a cursor a page gave out (a decimal string)")
 
 
@@ -53,8 +54,9 @@ def check_inbox_cursor(after: object) -> tuple[int, int] | None:
     activity alone (``12``, as earlier pages gave out) still reads: below it."""
     if isinstance(after, str) and after.count(".") == 1:
         activity, _, conversation_id = after.partition(".")
-        if all(part.isascii() and part.isdecimal() for part in (activity, conversation_id)):
-            return int(activity), int(conversation_id)
+        parts = whole_number(activity), whole_number(conversation_id)
+        if parts[0] is not None and parts[1] is not None:
+            return parts[0], parts[1]
         raise PageCursorInvalid(f"after {after!r} is not a cursor an inbox page gave out")
     below = check_cursor(after)
     return None if below is None else (below, 0)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..core.clock import now_iso
 from ..core.items import MAIL, reach
-from ..core.text import checked_label
+from ..core.text import MAX_ID, checked_label, whole_number
 from ..errors import (
     BodyTooLarge,
     EmptyContent,
@@ -50,10 +50,11 @@ family provides it (``(tx, tenant, scope, passages)``)."""
 
 def check_id(value: object, what: str) -> int:
     """A message or conversation id: a decimal string (or an integer)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_ID:
         return value
-    if isinstance(value, str) and value.strip().isdecimal() and value.strip().isascii():
-        return int(value.strip())
+    number = whole_number(value.strip()) if isinstance(value, str) else None
+    if number is not None:
+        return number
     raise InvalidInput(f"a {what} id is a decimal string, got {value!r}")
 
 

@@ -7,6 +7,23 @@ from typing import Any
 
 from ..errors import ContentTooLarge, EmptyContent, InvalidInput, InvalidTags
 
+MAX_ID = 2**63 - 1
+"""The largest id either store keeps (a signed 64-bit integer)."""
+
+
+def whole_number(raw: str, *, largest: int = MAX_ID) -> int | None:
+    """``raw`` read as a whole number from 0 to ``largest``, or None when it is not one.
+
+    Every number a caller writes as text (an id in a path, a form or a JSON string, a page
+    cursor, a port) is read by this and nothing else: ``str.isdigit`` is true of "²", which
+    ``int`` refuses, and of "٣", which ``int`` reads; ``int`` refuses more than 4,300 digits,
+    and a store refuses a number past 64 bits. Each was an HTTP 500 where it was read directly.
+    """
+    if not 0 < len(raw) <= len(str(largest)) or not (raw.isascii() and raw.isdecimal()):
+        return None
+    value = int(raw)
+    return value if value <= largest else None
+
 
 def checked_text(value: object, field: str, *, max_bytes: int, allow_blank: bool = False) -> str:
     """Validate ``value`` as storable text and return it (the secret guard ran before, at the

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, RecuerdoError, StoreError, all_error_classes
-from ..model import EntryList
+from ..model import EntryList, whole_number
 from ..verbs import Verb
 
 
@@ -75,8 +75,9 @@ def remote_call(
         with urllib.request.urlopen(request, timeout=timeout) as response:
             result = json.loads(response.read())
             more = response.headers.get("X-Recuerdo-More")
-            if isinstance(result, list) and more is not None and more.isdigit():
-                return EntryList(result, int(more))  # the server cut the list: say how much
+            total = None if more is None else whole_number(more)
+            if isinstance(result, list) and total is not None:
+                return EntryList(result, total)  # the server cut the list: say how much
             return result
     except urllib.error.HTTPError as error:
         try:

@@ -22,7 +22,15 @@ from typing import Any
 
 import anyio
 
-from ..engine import Memory, missing_memory, open_memory, validate_name
+from ..engine import (
+    Memory,
+    database_url,
+    discard_new_memory,
+    memory_exists,
+    missing_memory,
+    open_memory,
+    validate_name,
+)
 from ..errors import (
     CapabilityNotGranted,
     InvalidInput,
@@ -67,6 +75,9 @@ class MemoryPool:
         """Memories are opened in this PostgreSQL database (any number of servers may share
         it), else as files under ``base_dir``."""
         self._open: dict[str, Memory] = {}
+        self._made: set[str] = set()
+        """Memories a write is making (they did not exist before it): removed again when that
+        write is refused (``settle``)."""
         self._lock = threading.Lock()
 
     def name(self, name: str | None) -> str:
@@ -93,6 +104,14 @@ class MemoryPool:
         with self._lock:
             memory = self._open.get(chosen)
             if memory is None:
+                if (
+                    create
+                    and chosen != self.default
+                    and not memory_exists(
+                        chosen, self.base_dir, url=database_url(self.database_url)
+                    )
+                ):
+                    self._made.add(chosen)
                 try:
                     memory = open_memory(
                         chosen,
@@ -108,6 +127,19 @@ class MemoryPool:
                 memory.serve_mail(self.mail_domains)
                 self._open[chosen] = memory
             return memory
+
+    def settle(self, name: str, refused: bool) -> None:
+        """A call on ``name`` has ended. When it was refused and its memory did not exist
+        before it, that memory is removed again: a refused write creates nothing (decision
+        0093). Writes run one at a time (``run``'s write lane), so the memory made is this
+        call's; one another process wrote to meanwhile is kept."""
+        with self._lock:
+            if name not in self._made:
+                return
+            self._made.discard(name)
+            if refused:
+                memory = self._open.pop(name)
+                discard_new_memory(memory, self.base_dir, url=self.database_url)
 
     def close(self) -> None:
         with self._lock:
@@ -203,7 +235,11 @@ def call(
     if not tool.native:
         check_schema(tool, arguments)
     given = dict(arguments)
-    user_id = given.pop("user_id", None)
+    # An end user inside the tenant is a Semurg feature (decision 0006): only a tool whose schema
+    # declares user_id takes it; to a native verb it is an unknown argument, never a silent
+    # switch of tenant (decision 0094).
+    declared = "user_id" in tool.schema.get("properties", {})
+    user_id = given.pop("user_id", None) if declared else None
     native = tool.translate(given)
     if pool.remote:
         native = server_files(pool.ingest_root, VERBS[tool.verb].paths, native)
@@ -216,13 +252,18 @@ def call(
         create=VERBS[tool.verb].creates,
         reachable=functools.partial(reaches, principal),
     )
-    view = memory.for_principal(
-        principal.name if not principal.local else "main",
-        tenant_for(principal, user_id),
-        owner=principal.local,
-        scopes=principal.scopes,
-    )
-    reply = VERBS[tool.verb].call(view, native)
+    try:
+        view = memory.for_principal(
+            principal.name if not principal.local else "main",
+            tenant_for(principal, user_id),
+            owner=principal.local,
+            scopes=principal.scopes,
+        )
+        reply = VERBS[tool.verb].call(view, native)
+    except BaseException:
+        pool.settle(name, refused=True)
+        raise
+    pool.settle(name, refused=False)
     return reply if tool.present is None else tool.present(reply, view)
 
 

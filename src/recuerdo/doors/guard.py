@@ -24,6 +24,7 @@ from ..errors import (
     RecuerdoError,
     Unauthorized,
 )
+from ..model import whole_number
 from ..security.tokens import LOCAL, Principal, TokenStore
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
@@ -101,7 +102,11 @@ def _host_and_port(host_header: str, scheme: str) -> tuple[str, int]:
     rest = value[value.find("]") + 1 :] if value.startswith("[") else value[len(name) :]
     port = rest[1:] if rest.startswith(":") else ""
     default = 443 if scheme == "https" else 80
-    return name, int(port) if port.isdigit() else default
+    if not port:
+        return name, default
+    number = whole_number(port, largest=65535)
+    # A port that is no port ("²", 4,400 digits, 99999) matches no origin: -1, never a port.
+    return name, -1 if number is None else number
 
 
 def _hostname(host_header: str) -> str:
@@ -162,7 +167,8 @@ class Guard:
             length = headers.get("content-length")
             path = scope["path"]
             limit = self.large_body_bytes if path in self.large_paths else self.max_body_bytes
-            if length is not None and (not length.isdigit() or int(length) > limit):
+            size = None if length is None else whole_number(length)
+            if length is not None and (size is None or size > limit):
                 raise PayloadTooLarge(f"the request is {length} bytes; the limit is {limit}")
             if path not in OPEN_PATHS:
                 principal = self._principal(headers.get("authorization", ""))

@@ -18,6 +18,7 @@ from ..engine import (
     state_size,
 )
 from ..errors import MemoryNotNamed, RecuerdoError
+from ..model import whole_number
 from . import render
 
 
@@ -123,8 +124,9 @@ def register(cli: click.Group, emit_error: Any) -> None:
     @click.pass_context
     def restore(ctx: click.Context, target: str, as_json: bool) -> None:
         state = ctx.obj
-        if target.strip().isdigit() and note_restore is not None:
-            ctx.invoke(note_restore, id=int(target), as_json=as_json)
+        note_id = whole_number(target.strip())
+        if note_id is not None and note_restore is not None:
+            ctx.invoke(note_restore, id=note_id, as_json=as_json)
             return
         as_json = as_json or state.as_json
         bar = _Bar("restore")

@@ -19,6 +19,7 @@ from ...errors import InvalidInput, RecuerdoError
 from ..http import read_body
 from . import auth
 from .lens import Lens, NotSignedIn
+from .pages import whole
 
 MAX_FORM_BYTES = 2_000_000
 
@@ -35,10 +36,7 @@ class Action:
 
 
 def _id(form: Mapping[str, str], name: str = "id") -> int:
-    raw = form.get(name, "")
-    if not raw.isdigit():
-        raise InvalidInput(f"{name} must be a whole number, got {raw!r}")
-    return int(raw)
+    return whole(form.get(name, ""), name)
 
 
 def _some(form: Mapping[str, str], *names: str) -> dict[str, Any]:

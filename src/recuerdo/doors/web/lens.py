@@ -7,10 +7,13 @@ tokens, memory patterns and the secret guard apply to it unchanged.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import os
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 import anyio
@@ -21,6 +24,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from ... import __version__
 from ...engine import memory_names
 from ...errors import CapabilityNotGranted, MemoryNotNamed, RecuerdoError, Timeout
+from ...security.sessions import Session
 from ...security.tokens import Principal
 from ...verbs import VERBS
 from .. import gateway
@@ -28,6 +32,7 @@ from ..profiles import ToolMap
 from . import auth, render
 
 HERE = Path(__file__).resolve().parent
+T = TypeVar("T")
 TOOLS = {
     verb.name: ToolMap(
         name=verb.name,
@@ -40,6 +45,23 @@ TOOLS = {
     )
     for verb in VERBS
 }
+
+
+# Per event loop (a limiter belongs to the loop it was first used in): one thread renders the
+# lens's heavy pages, apart from the verbs' lanes (gateway.run), so a long page neither holds
+# up the event loop nor queues ahead of a verb.
+_render_lanes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def off_loop(work: Callable[..., T], *args: Any) -> T:
+    """``work(*args)`` in the lens's rendering thread."""
+    loop = asyncio.get_running_loop()
+    lane = _render_lanes.get(loop)
+    if lane is None:
+        lane = _render_lanes.setdefault(loop, anyio.CapacityLimiter(1))
+    return await anyio.to_thread.run_sync(functools.partial(work, *args), limiter=lane)
 
 
 class NotSignedIn(Exception):
@@ -64,6 +86,7 @@ class Lens:
         )
         self.templates.filters["markdown"] = render.markdown
         self.templates.globals["version"] = __version__
+        self.templates.globals["diff_limit"] = render.MAX_MATCHED_LINES
 
     # -- who and which memory ------------------------------------------------------------
 
@@ -113,6 +136,23 @@ class Lens:
     def page(
         self, request: Request, template: str, status: int = 200, **values: Any
     ) -> HTMLResponse:
+        session, context = self._context(request, values)
+        body = self.templates.get_template(template).render(context)
+        return self._response(request, session, body, status)
+
+    async def page_off_loop(
+        self, request: Request, template: str, status: int = 200, **values: Any
+    ) -> HTMLResponse:
+        """:meth:`page`, its template rendered in a worker thread: for pages whose size grows
+        with a note's (a diff of thousands of lines), so that rendering one never holds up the
+        event loop and with it /health, /v1 and /mcp."""
+        session, context = self._context(request, values)
+        body = await off_loop(self.templates.get_template(template).render, context)
+        return self._response(request, session, body, status)
+
+    def _context(
+        self, request: Request, values: Mapping[str, Any]
+    ) -> tuple[Session, dict[str, Any]]:
         principal: Principal | None = getattr(request.state, "principal", None)
         session = auth.fitting_session(request, self.auth, principal)
         memory = request.query_params.get("memory") or self.pool.default
@@ -126,7 +166,9 @@ class Lens:
             "url": lambda path, **params: self.url(path, memory, **params),
             **values,
         }
-        body = self.templates.get_template(template).render(context)
+        return session, context
+
+    def _response(self, request: Request, session: Session, body: str, status: int) -> HTMLResponse:
         response = HTMLResponse(body, status_code=status, headers=SECURITY_HEADERS)
         if session.value != request.cookies.get(auth.COOKIE):
             auth.set_cookie(response, request, session)

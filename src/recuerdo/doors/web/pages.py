@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from ...engine import state_size
 from ...errors import CapabilityNotGranted, InvalidInput, RecuerdoError
+from ...model import whole_number
 from . import render
-from .lens import Lens, NotSignedIn
+from .lens import Lens, NotSignedIn, off_loop
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -36,9 +38,16 @@ def number(request: Request, name: str, default: int | None = None) -> int | Non
     raw = request.query_params.get(name)
     if raw in (None, ""):
         return default
-    if not raw.isdigit():
-        raise InvalidInput(f"{name} must be a whole number, got {raw!r}")
-    return int(raw)
+    return whole(raw, name)
+
+
+def whole(raw: str, name: str) -> int:
+    """A number from a path, a query or a form (``whole_number``: ASCII digits, within a
+    store's 64 bits), else the lens's 400 page."""
+    value = whole_number(raw)
+    if value is None:
+        raise InvalidInput(f"{name} must be a whole number, got {raw[:40]!r}")
+    return value
 
 
 def page_route(app: FastAPI, lens: Lens) -> Callable[[str], Callable[[Handler], Handler]]:
@@ -122,10 +131,7 @@ def add_pages(app: FastAPI, lens: Lens) -> None:
 
     @get("/m/{item_id}")
     async def note(request: Request) -> Response:
-        raw = request.path_params["item_id"]
-        if not str(raw).isdigit():
-            raise InvalidInput(f"an item id is a whole number, got {raw!r}")
-        item_id = int(raw)
+        item_id = whole(request.path_params["item_id"], "an item id")
         item = await lens.call(request, "get", id=item_id)
         if item["item_type"] != "note":
             return lens.page(request, "item.html", item=item)
@@ -135,17 +141,14 @@ def add_pages(app: FastAPI, lens: Lens) -> None:
         conflicts = await lens.call(request, "conflicts", id=item_id)
         old = number(request, "a", versions[-2] if len(versions) > 1 else None)
         new = number(request, "b", versions[-1] if versions else None)
-        compared = None
+        pair = None
         if old is not None and new is not None:
             before = await lens.call(request, "revision", id=item_id, version=old)
             after = await lens.call(request, "revision", id=item_id, version=new)
-            compared = {
-                "a": old,
-                "b": new,
-                "lines": render.diff(before["content"], after["content"]),
-            }
-        sides = [{**c, "lines": render.diff(item["content"], c["content"])} for c in conflicts]
-        return lens.page(
+            pair = (old, before["content"], new, after["content"])
+        # Diffs and the page grow with the note: worked out off the event loop (decision 0092).
+        compared, sides = await off_loop(diffs, item["content"], conflicts, pair)
+        return await lens.page_off_loop(
             request,
             "note.html",
             item=item,
@@ -160,15 +163,26 @@ def add_pages(app: FastAPI, lens: Lens) -> None:
 
     @get("/lens/edit/{item_id}")
     async def edit_form(request: Request) -> Response:
-        raw = request.path_params["item_id"]
-        if not str(raw).isdigit():
-            raise InvalidInput(f"an item id is a whole number, got {raw!r}")
+        item_id = whole(request.path_params["item_id"], "an item id")
         lens.check_writer(request)
-        item = await lens.call(request, "get", id=int(raw))
+        item = await lens.call(request, "get", id=item_id)
         operation = request.query_params.get("operation") or "append"
         if operation not in EDIT_OPERATIONS:
             raise InvalidInput(f"operation must be one of {', '.join(EDIT_OPERATIONS)}")
         return lens.page(request, "edit.html", item=item, operation=operation)
+
+
+def diffs(
+    current: str, conflicts: list[dict[str, Any]], pair: tuple[int, str, int, str] | None
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """The two revisions compared (``pair``: version and text of each, when asked), and each
+    conflict revision against the current text."""
+    compared = None
+    if pair is not None:
+        old, before, new, after = pair
+        compared = {"a": old, "b": new, "diff": render.diff(before, after)}
+    sides = [{**c, "diff": render.diff(current, c["content"])} for c in conflicts]
+    return compared, sides
 
 
 EDIT_OPERATIONS: dict[str, str] = {
