@@ -121,12 +121,15 @@ def test_another_server_key_signs_different_sessions(tmp_path: Path) -> None:
     assert SessionKeys(tmp_path / "one").read(session.value) == session  # a restart keeps it
 
 
-def test_a_revoked_token_has_no_principal(tmp_path: Path) -> None:
+def test_a_revoked_token_or_a_logged_out_session_has_no_principal(tmp_path: Path) -> None:
     store = TokenStore(tmp_path)
     token_id, _ = store.create(principal="p", tenant="t", read_only=True)
-    principal = store.principal_of(token_id)
+    principal = store.principal_of_session(token_id, "n1")
     assert principal is not None and principal.read_only and principal.tenant == "t"
+    store.end_session("n1", 2**40)
+    assert store.principal_of_session(token_id, "n1") is None  # logged out
+    assert store.principal_of_session(token_id, "n2") is not None  # another session
     store.revoke(token_id)
-    assert store.principal_of(token_id) is None
-    assert store.principal_of("no-such-id") is None
+    assert store.principal_of_session(token_id, "n2") is None
+    assert store.principal_of_session("no-such-id", "n3") is None
     store.close()

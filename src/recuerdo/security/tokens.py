@@ -68,6 +68,16 @@ def t001_tokens(tx: Tx) -> None:
     )
 
 
+@TOKEN_SCHEMA.step
+def t002_lens_logouts(tx: Tx) -> None:
+    """The lens sessions logged out before they expire: a session is a signed cookie, and
+    logging out only replaced it in the browser, so a copy of the cookie kept working for its
+    12 hours (a hunt over the doors)."""
+    tx.execute(
+        "CREATE TABLE IF NOT EXISTS lens_logouts (nonce TEXT PRIMARY KEY, expires INTEGER NOT NULL)"
+    )
+
+
 class TokenStore:
     """The host's tokens, in a small store beside the memories (its own SQLite file, 0600)."""
 
@@ -184,11 +194,27 @@ class TokenStore:
             raise NotFound(f"no active token with id {token_id!r}")
         return {"id": token_id, "revoked": True}
 
-    def principal_of(self, token_id: str) -> Principal | None:
-        """The principal of an active token, by its id (a lens session names the id, never the
-        secret); None once the token is revoked."""
+    def end_session(self, nonce: str, expires: int) -> None:
+        """Log a lens session out for good (until it would have expired); the sessions past
+        their time go from the list on the way."""
+        store = self._opened(create=False)
+        if store is None:
+            return
+        with store.write() as tx:
+            tx.execute("DELETE FROM lens_logouts WHERE expires < ?", (int(time.time()),))
+            tx.execute(
+                "INSERT INTO lens_logouts (nonce, expires) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                (nonce, expires),
+            )
+
+    def principal_of_session(self, token_id: str, nonce: str) -> Principal | None:
+        """The principal of a lens session: its token's, while the token is active and the
+        session was not logged out."""
         row = self._read(
-            "SELECT * FROM tokens WHERE id = ? AND revoked_at IS NULL", (token_id,), look_again=True
+            "SELECT * FROM tokens WHERE id = ? AND revoked_at IS NULL"
+            " AND NOT EXISTS (SELECT 1 FROM lens_logouts WHERE nonce = ?)",
+            (token_id, nonce),
+            look_again=True,
         )
         return None if row is None else _principal(row)
 

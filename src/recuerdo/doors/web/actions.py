@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 
@@ -212,6 +213,12 @@ def add_actions(app: FastAPI, lens: Lens) -> None:
             auth.check_csrf(request, lens.auth, form)
         except RecuerdoError as error:
             return lens.error(request, error)
+        ending = auth.session_of(request, lens.auth)
+        if ending is not None and ending.kind == "token":
+            # Off the event loop: a write to the token store.
+            await anyio.to_thread.run_sync(
+                lens.auth.tokens.end_session, ending.nonce, ending.expires
+            )
         response = RedirectResponse("/login", status_code=303)
         auth.set_cookie(response, request, lens.auth.keys.issue("anon"))
         return response

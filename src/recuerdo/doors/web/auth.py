@@ -46,7 +46,7 @@ class LensAuth:
         if session.kind == "local":
             return LOCAL if single_user else None
         if session.kind == "token":
-            return self.tokens.principal_of(session.subject)
+            return self.tokens.principal_of_session(session.subject, session.nonce)
         return None
 
 
