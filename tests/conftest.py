@@ -182,6 +182,12 @@ def audit_kept(memory: recuerdo.Memory, column: str = "query", tenant: str = "lo
     return [row[column] for row in rows]
 
 
+@pytest.fixture
+def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No embedding model: memories opened by the test search by words alone."""
+    monkeypatch.setenv("RECUERDO_EMBEDDER", "none")
+
+
 def query_plan(memory: recuerdo.Memory, sql: str, params: Any = ()) -> list[str]:
     """SQLite's plan of a statement (one step a line), explained on ``memory``'s own store as
     it is now: for a statement recorded by :func:`statements_run`."""

@@ -23,9 +23,7 @@ SAID = "Zyxquorblatmsg"  # in a commit message only
 TABLES = ("code_repos", "code_commits", "code_changes", "code_tree", "code_blobs")
 
 
-@pytest.fixture(autouse=True)
-def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RECUERDO_EMBEDDER", "none")
+pytestmark = pytest.mark.usefixtures("no_model")  # the code store's own search, no vectors
 
 
 @pytest.fixture

@@ -14,10 +14,7 @@ import recuerdo
 
 from .gitrepo import CREDENTIAL, Repo, sample
 
-
-@pytest.fixture(autouse=True)
-def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RECUERDO_EMBEDDER", "none")
+pytestmark = pytest.mark.usefixtures("no_model")  # the code store's own search, no vectors
 
 
 @pytest.fixture

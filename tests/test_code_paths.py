@@ -24,9 +24,7 @@ KEY = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 AWS = "AKIAIOSFODNN7EXAMPLQ"
 
 
-@pytest.fixture(autouse=True)
-def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RECUERDO_EMBEDDER", "none")
+pytestmark = pytest.mark.usefixtures("no_model")  # the code store's own search, no vectors
 
 
 def _write(repo: Repo, name: bytes, content: bytes) -> None:

@@ -16,10 +16,7 @@ from recuerdo.store.sqlite import sqlite3
 from .conftest import db_dump, settled_dump
 from .gitrepo import Repo, sample
 
-
-@pytest.fixture(autouse=True)
-def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RECUERDO_EMBEDDER", "none")
+pytestmark = pytest.mark.usefixtures("no_model")  # the code store's own search, no vectors
 
 
 @pytest.fixture

@@ -66,6 +66,19 @@ def _object(value: object, field: str) -> dict[str, Any]:
     return value
 
 
+def _items(record: dict[str, Any], name: str) -> list[tuple[str, dict[str, Any]]]:
+    """The objects of a record's list ``name``, each with the field that names it."""
+    listed = _list(record.get(name), name)
+    return [(f"{name}[{i}]", _object(given, f"{name}[{i}]")) for i, given in enumerate(listed)]
+
+
+def _text(given: dict[str, Any], field: str, name: str, meaning: str) -> str:
+    value = given.get(name)
+    if not isinstance(value, str):
+        raise ValueError(f"{field}.{name} is {meaning}")
+    return value
+
+
 def _offset(value: object, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{field} is a whole number from 0")
@@ -135,23 +148,17 @@ def import_document(
 ) -> None:
     doc = _checked_document(record)
     meta = {"kind": doc.kind, "source": doc.source, "import_key": record["key"]}
-    doc_id = int(
-        tx.scalar(
-            "INSERT INTO items (tenant, scope, item_type, title, content, source, occurred_at,"
-            " meta, created_at, updated_at) VALUES (?, ?, 'document', ?, ?, ?, ?, ?, ?, ?)"
-            " RETURNING id",
-            (
-                tenant,
-                scope,
-                doc.name,
-                doc.text,
-                principal,
-                doc.date,
-                json.dumps(meta),
-                doc.ingested_at,
-                now_iso(),
-            ),
-        )
+    doc_id = store.insert_document(
+        tx,
+        tenant,
+        scope,
+        title=doc.name,
+        text=doc.text,
+        principal=principal,
+        said_at=doc.date,
+        meta=meta,
+        stored_at=doc.ingested_at,
+        updated_at=now_iso(),
     )
     chunk_ids = insert_chunks(tx, tenant, doc_id, doc.text, doc.spans, title=doc.name or "")
     tx.executemany(
@@ -190,12 +197,8 @@ class _Entity:
 @_whole
 def _checked_entity(record: dict[str, Any]) -> _Entity:
     kept = []
-    for index, given in enumerate(_list(record.get("attributes"), "attributes")):
-        field = f"attributes[{index}]"
-        key = _object(given, field).get("key")
-        if not isinstance(key, str):
-            raise ValueError(f"{field}.key is a text")
-        key = store.check_key(key, f"{field}.key")
+    for field, given in _items(record, "attributes"):
+        key = store.check_key(_text(given, field, "key", "a text"), f"{field}.key")
         if "value" not in given:
             raise ValueError(f"{field} has no value")
         kind, canonical = values.typed(given["value"], f"attribute {key!r}")
@@ -293,11 +296,8 @@ def _checked_fact(record: dict[str, Any]) -> _Fact:
     if replaced_by is not None and not isinstance(replaced_by, str):
         raise ValueError("replaced_by is the key of a fact record")
     sources = []
-    for index, given in enumerate(_list(record.get("sources"), "sources")):
-        field = f"sources[{index}]"
-        key = _object(given, field).get("document_key")
-        if not isinstance(key, str):
-            raise ValueError(f"{field}.document_key is the key of a document record")
+    for field, given in _items(record, "sources"):
+        key = _text(given, field, "document_key", "the key of a document record")
         start = _offset(given.get("start"), f"{field}.start")
         stop = _offset(given.get("end"), f"{field}.end")
         if stop < start:

@@ -255,23 +255,17 @@ def remember(
     stamp = now_iso()
     doc_id, chunk_ids = None, []
     if text is not None:
-        doc_id = int(
-            tx.scalar(
-                "INSERT INTO items (tenant, scope, item_type, title, content, source, occurred_at,"
-                " meta, created_at, updated_at) VALUES (?, ?, 'document', ?, ?, ?, ?, ?, ?, ?)"
-                " RETURNING id",
-                (
-                    tenant,
-                    label,
-                    origin or "remembered text",
-                    text,
-                    principal,
-                    when,
-                    json.dumps({"kind": "text", "source": origin}),
-                    stamp,
-                    stamp,
-                ),
-            )
+        doc_id = store.insert_document(
+            tx,
+            tenant,
+            label,
+            title=origin or "remembered text",
+            text=text,
+            principal=principal,
+            said_at=when,
+            meta={"kind": "text", "source": origin},
+            stored_at=stamp,
+            updated_at=stamp,
         )
         chunk_ids = insert_chunks(tx, tenant, doc_id, text, spans, title=origin or "")
     counts = {

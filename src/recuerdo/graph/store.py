@@ -33,6 +33,40 @@ def check_name(name: object, field: str = "name") -> str:
     return cleaned
 
 
+def insert_document(
+    tx: Tx,
+    tenant: str,
+    scope: str,
+    *,
+    title: str | None,
+    text: str,
+    principal: str,
+    said_at: str | None,
+    meta: dict[str, Any],
+    stored_at: str,
+    updated_at: str,
+) -> int:
+    """A document item of knowledge (a remembered text, an imported one); its id."""
+    return int(
+        tx.scalar(
+            "INSERT INTO items (tenant, scope, item_type, title, content, source, occurred_at,"
+            " meta, created_at, updated_at) VALUES (?, ?, 'document', ?, ?, ?, ?, ?, ?, ?)"
+            " RETURNING id",
+            (
+                tenant,
+                scope,
+                title,
+                text,
+                principal,
+                said_at,
+                json.dumps(meta),
+                stored_at,
+                updated_at,
+            ),
+        )
+    )
+
+
 def check_key(key: object, field: str) -> str:
     """An attribute's key as it is stored: a non-empty text with no NUL."""
     text = str(key)
