@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -488,34 +487,6 @@ def memory_exists(
     if url is not None:
         return name in memory_names(url=url)
     return state_path(name, base_dir).exists()
-
-
-HOLDINGS = ("items", "rules", "plans", "settings", "facts", "journal", "comms_addresses")
-"""Where anything a caller writes is kept: a memory with none of these rows holds nothing."""
-
-
-def discard_new_memory(
-    memory: Memory, base_dir: str | os.PathLike[str] | None = None, *, url: str | None = None
-) -> bool:
-    """Close ``memory`` and remove it (its file, write-ahead log and vector index, or its
-    PostgreSQL schema) when it holds nothing: what a door does with a memory that only a
-    refused first write made (decision 0093). One something was written to meanwhile (by
-    another process) is closed and kept: False."""
-    with memory._store.read() as tx:
-        held = any(tx.one(f"SELECT 1 FROM {table} LIMIT 1") for table in HOLDINGS)
-    name = memory.name
-    memory.close()
-    if held:
-        return False
-    database = database_url(url)
-    if database is not None:
-        _postgres_backend().PostgresStore(database, name, create=False).drop()
-        return True
-    path = state_path(name, base_dir)
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        path.with_name(path.name + suffix).unlink(missing_ok=True)
-    shutil.rmtree(path.with_name(path.name + "-vectors"), ignore_errors=True)
-    return True
 
 
 def missing_memory(

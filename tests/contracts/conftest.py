@@ -170,12 +170,6 @@ class Http:
         """The native route of a verb: what the owner (not the profile's agent) does."""
         return self.ok(f"/v1/{verb}", body)
 
-    def missing(self) -> bool:
-        """Whether the memory does not exist: a refused first write leaves not even the memory
-        (decision 0093), and a read of it is memory_not_found."""
-        reply = self.post("/v1/journal", {"limit": 1})
-        return reply.status == 404 and reply.body.get("error") == "memory_not_found"
-
 
 @pytest.fixture
 def http(server: Server, name: str, seen: Seen) -> Http:

@@ -1,6 +1,6 @@
 """The lens never creates a memory by looking at it: a page of a memory that does not exist
 (`?memory=dmeo`, a typo) is a 404 page saying memory_not_found, with links to the close names,
-and no file appears; a refused write through the lens (a confirmed form) creates none."""
+and no file appears; a write through the lens (a confirmed form) creates the memory."""
 
 from __future__ import annotations
 
@@ -55,10 +55,10 @@ def test_a_page_of_a_missing_memory_is_memory_not_found(
     assert "Overview of demo" in text_of(page)
 
 
-def test_a_refused_write_through_the_lens_creates_nothing(page: Any, server: Server) -> None:
+def test_a_write_through_the_lens_creates_the_memory(page: Any, server: Server) -> None:
     """The lens's forms go through the same doors: a confirmed mute (a write verb) posted to
-    `fresh` is answered by the verb (`fresh` holds no such category), not by
-    memory_not_found; refused, it leaves no memory behind (decision 0093)."""
+    `fresh` opens it, creating it, and is then answered by the verb (`fresh` holds no such
+    category yet), not by memory_not_found; its overview then opens."""
     state = Path(server.base) / ".recuerdo" / "state"
     page.goto("/lens/overview")
     csrf = page.get_attribute("input[name=csrf]", "value")
@@ -67,7 +67,7 @@ def test_a_refused_write_through_the_lens_creates_nothing(page: Any, server: Ser
     assert not (state / "fresh.db").exists()
     reply = page.request.post("/lens/do?memory=fresh", form=form)
     assert reply.status == 404 and "item_not_found" in reply.text(), reply.text()
-    assert not (state / "fresh.db").exists()
-    assert page.goto("/lens/overview?memory=fresh").status == 404
+    assert (state / "fresh.db").exists()
+    assert page.goto("/lens/overview?memory=fresh").status == 200
     reply = page.request.post("/lens/do?memory=demo", form=form)  # where it exists: done
     assert reply.status == 200 and "muted" in reply.url, reply.text()

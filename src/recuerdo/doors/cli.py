@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from ..engine import Memory, database_url, discard_new_memory, memory_exists, open_memory
+from ..engine import Memory, open_memory
 from ..errors import InvalidInput, MemoryNotNamed, RecuerdoError, StoreError
 from ..security.caps import check_memory_allowed
 from ..verbs import VERBS, Verb
@@ -65,28 +65,13 @@ class _State:
         exist is ``memory_not_found``: nothing is created."""
         if not self.memory_name:
             raise MemoryNotNamed(NO_MEMORY)
-        url = database_url(self.database_url)
-        # A write that makes a memory the command did not declare, and is refused, leaves
-        # nothing behind (decision 0093).
-        made = (
-            create
-            and not self.declared
-            and not memory_exists(self.memory_name, self.state_dir, url=url)
-        )
         memory = open_memory(
             self.memory_name, base_dir=self.state_dir, url=self.database_url, create=create
         )
-        refused = False
         try:
             yield memory.agent(self.agent) if self.agent else memory
-        except BaseException:
-            refused = True
-            raise
         finally:
-            if refused and made:
-                discard_new_memory(memory, self.state_dir, url=url)
-            else:
-                memory.close()
+            memory.close()
 
     def server_for(self, verb: Verb) -> str | None:
         """Where the verb runs: the --server given, else a ``recuerdo serve`` running for this

@@ -22,15 +22,7 @@ from typing import Any
 
 import anyio
 
-from ..engine import (
-    Memory,
-    database_url,
-    discard_new_memory,
-    memory_exists,
-    missing_memory,
-    open_memory,
-    validate_name,
-)
+from ..engine import Memory, missing_memory, open_memory, validate_name
 from ..errors import (
     CapabilityNotGranted,
     InvalidInput,
@@ -75,9 +67,6 @@ class MemoryPool:
         """Memories are opened in this PostgreSQL database (any number of servers may share
         it), else as files under ``base_dir``."""
         self._open: dict[str, Memory] = {}
-        self._made: set[str] = set()
-        """Memories a write is making (they did not exist before it): removed again when that
-        write is refused (``settle``)."""
         self._lock = threading.Lock()
 
     def name(self, name: str | None) -> str:
@@ -104,14 +93,6 @@ class MemoryPool:
         with self._lock:
             memory = self._open.get(chosen)
             if memory is None:
-                if (
-                    create
-                    and chosen != self.default
-                    and not memory_exists(
-                        chosen, self.base_dir, url=database_url(self.database_url)
-                    )
-                ):
-                    self._made.add(chosen)
                 try:
                     memory = open_memory(
                         chosen,
@@ -127,19 +108,6 @@ class MemoryPool:
                 memory.serve_mail(self.mail_domains)
                 self._open[chosen] = memory
             return memory
-
-    def settle(self, name: str, refused: bool) -> None:
-        """A call on ``name`` has ended. When it was refused and its memory did not exist
-        before it, that memory is removed again: a refused write creates nothing (decision
-        0093). Writes run one at a time (``run``'s write lane), so the memory made is this
-        call's; one another process wrote to meanwhile is kept."""
-        with self._lock:
-            if name not in self._made:
-                return
-            self._made.discard(name)
-            if refused:
-                memory = self._open.pop(name)
-                discard_new_memory(memory, self.base_dir, url=self.database_url)
 
     def close(self) -> None:
         with self._lock:
@@ -252,18 +220,13 @@ def call(
         create=VERBS[tool.verb].creates,
         reachable=functools.partial(reaches, principal),
     )
-    try:
-        view = memory.for_principal(
-            principal.name if not principal.local else "main",
-            tenant_for(principal, user_id),
-            owner=principal.local,
-            scopes=principal.scopes,
-        )
-        reply = VERBS[tool.verb].call(view, native)
-    except BaseException:
-        pool.settle(name, refused=True)
-        raise
-    pool.settle(name, refused=False)
+    view = memory.for_principal(
+        principal.name if not principal.local else "main",
+        tenant_for(principal, user_id),
+        owner=principal.local,
+        scopes=principal.scopes,
+    )
+    reply = VERBS[tool.verb].call(view, native)
     return reply if tool.present is None else tool.present(reply, view)
 
 
