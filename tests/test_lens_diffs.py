@@ -122,3 +122,36 @@ def test_the_page_of_a_diff_bomb_answers_and_the_server_answers_meanwhile(
         assert middle, (done - start, answered[:5], answered[-5:])
     finally:
         server.stop()
+
+
+def test_a_middle_the_review_found_slow_is_simplified() -> None:
+    """2,000 lines of 50 symbols against their first 1,000 interleaved with another line took
+    1.77 s under the first bound (2,000 lines): the review of 0092."""
+    current = [f"s{i % 50}" for i in range(2_000)]
+    other = [line for pair in zip(current[:1_000], ["F"] * 1_000, strict=True) for line in pair]
+    assert render.diff("\n".join(current), "\n".join(other)).simplified
+    small = render.diff("\n".join(current[:400]), "\n".join(other[:400]))
+    assert not small.simplified  # what an edit changes is still matched line by line
+
+
+def test_only_the_newest_conflicts_are_compared_on_the_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each stale save is one more conflict, each diffed against the note: 20 of a 7.6 KB note
+    rendered for 37 s (the review of 0092). The newest five are compared; the rest listed."""
+    monkeypatch.setenv("RECUERDO_EMBEDDER", "none")
+    server = Server(tmp_path / "state", memory="main")
+    try:
+        status, saved = server.post("/v1/save", {"title": "n", "content": "v1", "key": "k"})
+        server.post("/v1/save", {"title": "n", "content": "v2", "key": "k"})
+        for n in range(8):
+            stale = {"title": "n", "content": f"stale {n}", "key": "k", "expected_version": 1}
+            assert server.post("/v1/save", stale)[0] == 409
+        status, html = get(f"{server.url}/m/{saved['id']}?memory=main")  # type: ignore[index]
+        assert status == 200
+        assert html.count("<h3>Conflict revision ") == 8  # every conflict is named
+        assert html.count("Not compared here") == 3
+        assert html.count('class="side-by-side"') == 5
+        assert all(f"stale {n}" in html for n in range(3, 8))  # the newest, side by side
+    finally:
+        server.stop()
