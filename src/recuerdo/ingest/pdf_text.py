@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from ..errors import DocumentCorrupt, DocumentNotReadable
 from .blocks import Block, BlockKind, clean
+from .pdf_columns import column_order
 
 
 def pdf(data: bytes) -> list[Block]:
@@ -78,6 +79,7 @@ class _Line(NamedTuple):
     y0: float
     y1: float
     page: int
+    column: int = 0  # on a page set in columns, which one (0: one column, or across them)
 
     @property
     def height(self) -> float:
@@ -88,30 +90,37 @@ def _page_lines(page: Any, number: int) -> list[_Line]:
     from pdfminer.layout import LTTextBox, LTTextLine
 
     boxes = sorted((e for e in page if isinstance(e, LTTextBox)), key=lambda box: (-box.y1, box.x0))
+    found = [
+        _Line(line.get_text().rstrip("\n"), line.x0, line.x1, line.y0, line.y1, number)
+        for box in boxes
+        for line in box
+        if isinstance(line, LTTextLine) and line.get_text().strip()
+    ]
+    # Sorted by height alone, a page in columns reads one line of each column in turn: such a
+    # page is read column by column (a page of one column keeps the order above).
+    columns = column_order(found)
+    if columns is not None:
+        found = [line._replace(column=column) for line, column in columns]
     lines: list[_Line] = []
-    for box in boxes:
-        for found in box:
-            if not isinstance(found, LTTextLine) or not found.get_text().strip():
-                continue
-            line = _Line(
-                found.get_text().rstrip("\n"), found.x0, found.x1, found.y0, found.y1, number
-            )
-            if lines and _same_line(lines[-1], line):
-                # Widely spaced words can come out as pieces of one line: join them.
-                before = lines[-1]
-                line = before._replace(
-                    text=f"{before.text.rstrip()} {line.text.lstrip()}", x1=line.x1
-                )
-                lines[-1] = line
-            else:
-                lines.append(line)
+    for line in found:
+        if lines and _same_line(lines[-1], line):
+            # Widely spaced words can come out as pieces of one line: join them.
+            before = lines[-1]
+            line = before._replace(text=f"{before.text.rstrip()} {line.text.lstrip()}", x1=line.x1)
+            lines[-1] = line
+        else:
+            lines.append(line)
     return lines
 
 
 def _same_line(left: _Line, right: _Line) -> bool:
     """``right`` continues ``left`` on the same baseline, a word space or so further on."""
     height = max(left.height, right.height, 1e-6)
-    return abs(left.y0 - right.y0) < 0.25 * height and 0 <= right.x0 - left.x1 < height
+    return (
+        left.column == right.column  # across a gutter: two columns' lines, however close
+        and abs(left.y0 - right.y0) < 0.25 * height
+        and 0 <= right.x0 - left.x1 < height
+    )
 
 
 def _gap(upper: _Line, lower: _Line) -> float:
@@ -121,6 +130,7 @@ def _gap(upper: _Line, lower: _Line) -> float:
 def _same_column(upper: _Line, lower: _Line) -> bool:
     return (
         upper.page == lower.page
+        and upper.column == lower.column  # a full-width line never continues a column's text
         and lower.y1 <= upper.y1  # below it, not a new column starting higher up
         and lower.x0 < upper.x1
         and upper.x0 < lower.x1
