@@ -49,6 +49,7 @@ WRITES: dict[str, tuple[Write, str]] = {
         "messages",
     ),
     "send_message": (_send, "body"),
+    "mirror_push": (lambda m, text: m.mirror_push("odd/x/tasks", text), "content"),
     "session_end": (
         lambda m, text: m.session_end(m.session_start("s1")["session"], text),
         "summary",

@@ -8,12 +8,15 @@ The local side of Engram's mirror workflow (the memory side is the ``mirror_push
   (a server down, a store busy or damaged, a full disk) leaves the push in a local queue:
   ``status`` says ``pending`` and ``sync`` retries; success is never claimed. Copies that both
   changed since the last sync are kept both (a conflict revision) and reported as diverged.
-* ``status [FILE]``: ``in_sync``, ``local_ahead``, ``memory_ahead``, ``diverged`` or ``pending``.
+* ``status [FILE]``: ``in_sync``, ``in_sync_except_redacted`` (memory holds the file with its
+  secrets replaced, decision 0101), ``local_ahead``, ``memory_ahead``, ``diverged`` or
+  ``pending``.
 * ``pull FILE``: the memory copy into the file; refused when the file is ahead (``--force``).
 * ``resume FEATURE``: the seed's resume order in one command.
 
 What was last synced lives in ``.recuerdo/mirror.json`` beside the state folder (file path ->
-memory, key, scope, version, hash); queued pushes in ``.recuerdo/mirror-pending/``.
+memory, key, scope, version, the file's hash and the memory copy's); queued pushes in
+``.recuerdo/mirror-pending/``. Files are read and written as bytes (CRLF kept).
 """
 
 from __future__ import annotations
@@ -25,22 +28,64 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..errors import Conflict, RecuerdoError, StoreError, StoreTooNew, Timeout
+from ..errors import (
+    Conflict,
+    DocumentCorrupt,
+    RecuerdoError,
+    StoreError,
+    StoreTooNew,
+    Timeout,
+)
 from ..verbs import VERBS
 from . import render
 
-STATES = ("in_sync", "local_ahead", "memory_ahead", "diverged", "pending")
+STATES = (
+    "in_sync",
+    "in_sync_except_redacted",
+    "local_ahead",
+    "memory_ahead",
+    "diverged",
+    "pending",
+)
 _TASK = re.compile(r"^\s*[-*]\s*\[ \]\s*(.+)$", re.MULTILINE)
 
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _read(file: Path) -> str:
+    """The file's text as its bytes hold it: ``read_text`` turned CRLF into LF, so memory held
+    another document than the file, and the hash reported was not the file's (decision 0101)."""
+    return file.read_bytes().decode("utf-8")
+
+
+def _write_atomic(path: Path, text: str, *, private: bool = True) -> None:
+    """Write through a temporary file and a rename: a crash leaves the old file or the new one,
+    never half of one (a cut ledger or queue file stopped every mirror command). ``private``:
+    the mirror's own state (0700 folder, 0600 file); else a user's file keeps its mode."""
+    if private:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(text.encode("utf-8"))
+        if not private:  # mkstemp makes 0600: the file's own mode, or the umask's for a new one
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~umask
+            os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _unreachable(error: RecuerdoError) -> bool:
@@ -67,6 +112,23 @@ def _locator(path: Path) -> str:
         return path.name
 
 
+def _json(path: Path) -> dict[str, Any]:
+    """A ledger or queue file, or a named refusal saying which one is damaged (a raw
+    JSONDecodeError stopped every mirror command, and named no file)."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except ValueError as error:  # JSONDecodeError and UnicodeDecodeError
+        data = error
+    if not isinstance(data, dict):
+        raise DocumentCorrupt(
+            f"{path.resolve()} is damaged (not a JSON object: {data}); the mirror's local "
+            "state is not read or written until it is moved aside (the memory is untouched: "
+            "`recuerdo mirror pull FILE --key KEY` rebuilds a file's entry)",
+            path=str(path.resolve()),
+        )
+    return data
+
+
 class Ledger:
     """What was last synced, per file, and the pushes waiting for memory to come back."""
 
@@ -76,16 +138,10 @@ class Ledger:
         self.queue = root / "mirror-pending"
 
     def load(self) -> dict[str, Any]:
-        if not self.path.exists():
-            return {}
-        data: dict[str, Any] = json.loads(self.path.read_text())
-        return data
+        return _json(self.path) if self.path.exists() else {}
 
     def save(self, files: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        partial = self.path.with_suffix(".partial")
-        partial.write_text(json.dumps(files, indent=2, sort_keys=True))
-        os.replace(partial, self.path)
+        _write_atomic(self.path, json.dumps(files, indent=2, sort_keys=True))
 
     def record(self, file: Path, entry: dict[str, Any]) -> None:
         files = self.load()
@@ -101,48 +157,53 @@ class Ledger:
         return self.queue / f"{digest}.json"
 
     def enqueue(self, file: Path, push: dict[str, Any]) -> Path:
-        self.queue.mkdir(parents=True, exist_ok=True, mode=0o700)
         target = self._queued(file)
-        target.write_text(json.dumps({"file": str(file.resolve()), **push}))
+        _write_atomic(target, json.dumps({"file": str(file.resolve()), **push}))
         return target
 
     def pending(self, file: Path) -> dict[str, Any] | None:
         target = self._queued(file)
-        if not target.exists():
-            return None
-        found: dict[str, Any] = json.loads(target.read_text())
-        return found
+        return _json(target) if target.exists() else None
 
     def all_pending(self) -> list[dict[str, Any]]:
         if not self.queue.exists():
             return []
-        return [json.loads(p.read_text()) for p in sorted(self.queue.glob("*.json"))]
+        return [_json(p) for p in sorted(self.queue.glob("*.json"))]
 
     def done(self, file: Path) -> None:
         self._queued(file).unlink(missing_ok=True)
 
 
 def _push(
-    state: Any, ledger: Ledger, file: Path, key: str, scope: str | None, force: bool = False
+    state: Any,
+    ledger: Ledger,
+    file: Path,
+    key: str,
+    scope: str | None,
+    force: bool = False,
+    content: str | None = None,
 ) -> dict[str, Any]:
-    content = file.read_text(encoding="utf-8")
+    """Push ``content`` (the file's, read whole, when not given: ``sync`` gives the queued)."""
+    content = _read(file) if content is None else content
     last = ledger.entry(file)
     # The version of the last sync, wherever it went: a push to a memory or scope holding
     # another note at the key is then a conflict (both kept), never an overwrite. Matching the
     # target too (the server's spelling, the database's) let a push overwrite unchecked when
-    # one was spelled otherwise (decision 0084's review).
-    expected = last["version"] if last and last.get("key") == key else None
-    if force:  # the local copy wins; the memory's stays in the note's history
-        scoped = {"scope": scope} if scope else {}
-        expected = state.call(VERBS["mirror_get"], {"key": key, **scoped}).get("version")
-    arguments: dict[str, Any] = {
-        "key": key,
-        "content": content,
-        "locator": _locator(file),
-        **({"scope": scope} if scope else {}),
-        **({"expected_version": expected} if expected is not None else {}),
-    }
+    # one was spelled otherwise (decision 0084's review). Never synced to this key: version 0,
+    # so another document already at the key (another machine's first push) is a conflict,
+    # not silently replaced (the upsert trap, decision 0101).
+    expected: int | None = last["version"] if last and last.get("key") == key else 0
+    scoped = {"scope": scope} if scope else {}
     try:
+        if force:  # the local copy wins; the memory's stays in the note's history
+            expected = state.call(VERBS["mirror_get"], {"key": key, **scoped}).get("version")
+        arguments: dict[str, Any] = {
+            "key": key,
+            "content": content,
+            "locator": _locator(file),
+            **scoped,
+            **({"expected_version": expected} if expected is not None else {}),
+        }
         reply = state.call(VERBS["mirror_push"], arguments)
     except Conflict as error:
         deleted = "deleted_version" in error.extra
@@ -155,6 +216,10 @@ def _push(
                 "since the last sync: nothing was stored. Restore it and push again, or push "
                 "with --force to start a new note."
                 if deleted
+                else "memory already holds another document at this key, never synced from "
+                "here: both are kept (the pushed text as a conflict revision), nothing was "
+                "overwritten. Reconcile, then pull or push with --force."
+                if expected == 0
                 else "memory moved on since the last sync: both versions are kept (the "
                 "pushed text as a conflict revision), nothing was overwritten. Reconcile, "
                 "then pull or push with --force."
@@ -173,6 +238,11 @@ def _push(
             "waits in the local queue: run `recuerdo mirror sync` when memory is back",
         }
     ledger.done(file)
+    # Both hashes are kept: the document's (the file's bytes) and the memory copy's. They
+    # differ when the guard replaced a secret: the status compares each side with its own,
+    # so the pair stays in sync (one hash for both said local_ahead forever, decision 0101).
+    sent = _sha(content)
+    redacted = reply.get("redacted") or {}
     ledger.record(
         file,
         {
@@ -182,10 +252,19 @@ def _push(
             "scope": reply["scope"],
             "version": reply["version"],
             "sha256": reply["memory_sha256"],
+            "local_sha256": sent,
+            "redacted": redacted,
             "synced_at": time.time(),
         },
     )
-    return {"status": "in_sync" if reply["in_sync"] else "memory_differs", **reply}
+    alike = sent == reply["memory_sha256"]
+    return {
+        **reply,
+        "file": str(file),
+        "status": "in_sync" if alike else "in_sync_except_redacted",
+        "local_sha256": sent,
+        "in_sync": alike,
+    }
 
 
 def _status(state: Any, ledger: Ledger, file: Path) -> dict[str, Any]:
@@ -194,10 +273,11 @@ def _status(state: Any, ledger: Ledger, file: Path) -> dict[str, Any]:
         return {"file": str(file), "status": "pending", "detail": "a push waits in the queue"}
     if entry is None:
         return {"file": str(file), "status": "local_ahead", "detail": "never pushed"}
-    local = _sha(file.read_text(encoding="utf-8")) if file.exists() else None
+    local = hashlib.sha256(file.read_bytes()).hexdigest() if file.exists() else None
     copy = state.call(VERBS["mirror_get"], {"key": entry["key"], "scope": entry["scope"]})
     memory = copy.get("sha256")
-    local_moved = local != entry["sha256"]
+    synced_local = entry.get("local_sha256", entry["sha256"])  # older ledgers kept one hash
+    local_moved = local != synced_local
     memory_moved = memory != entry["sha256"] or copy.get("version") != entry["version"]
     status = {
         (False, False): "in_sync",
@@ -205,6 +285,17 @@ def _status(state: Any, ledger: Ledger, file: Path) -> dict[str, Any]:
         (False, True): "memory_ahead",
         (True, True): "diverged",
     }[(local_moved, memory_moved)]
+    report: dict[str, Any] = {}
+    if local is None:  # nothing local to lose: the memory copy is what there is
+        status = "memory_ahead"
+        report["detail"] = "the file is missing: `recuerdo mirror pull` writes the memory copy"
+    elif status == "in_sync" and synced_local != entry["sha256"]:
+        status = "in_sync_except_redacted"
+        report["detail"] = (
+            "neither side moved since the sync; the memory copy differs from the file by the "
+            "secrets replaced before storing (memory never holds them)"
+        )
+        report["redacted"] = entry.get("redacted", {})
     return {
         "file": str(file),
         "status": status,
@@ -215,6 +306,8 @@ def _status(state: Any, ledger: Ledger, file: Path) -> dict[str, Any]:
         "local_sha256": local,
         "memory_sha256": memory,
         "synced_sha256": entry["sha256"],
+        "synced_local_sha256": synced_local,
+        **report,
     }
 
 
@@ -258,11 +351,13 @@ def register(cli: click.Group, emit_error: Any) -> None:
     @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
     @click.pass_obj
     def status(state: Any, file: Path | None) -> None:
-        """in_sync, local_ahead, memory_ahead, diverged or pending, for FILE or every file."""
+        """in_sync, in_sync_except_redacted, local_ahead, memory_ahead, diverged or pending,
+        for FILE or every file."""
         ledger = Ledger(state.state_dir)
-        files = [file] if file else [Path(p) for p in ledger.load()]
-        files += [Path(p["file"]) for p in ledger.all_pending() if Path(p["file"]) not in files]
         try:
+            files = [file] if file else [Path(p) for p in ledger.load()]
+            queued = [Path(p["file"]) for p in ledger.all_pending()]
+            files += [f for f in queued if f not in files]
             reports = [_status(state, ledger, f) for f in files]
         except RecuerdoError as error:
             emit_error(error, state.as_json)
@@ -277,24 +372,37 @@ def register(cli: click.Group, emit_error: Any) -> None:
     def pull(state: Any, file: Path, key: str | None, scope: str | None, force: bool) -> None:
         """Write the memory copy into FILE (refused when FILE is ahead, unless --force)."""
         ledger = Ledger(state.state_dir)
-        if ledger.entry(file) is None:
-            if key is None:
-                raise click.UsageError(f"{file} was never synced here: name its --key")
-            ledger.record(file, {"memory": state.memory_name, "server": state.server,
-                                 "key": key, "scope": scope or "user", "version": None,
-                                 "sha256": None})  # fmt: skip
         try:
+            if ledger.entry(file) is None:
+                if key is None:
+                    raise click.UsageError(f"{file} was never synced here: name its --key")
+                ledger.record(file, {"memory": state.memory_name, "server": state.server,
+                                     "key": key, "scope": scope or "user", "version": None,
+                                     "sha256": None})  # fmt: skip
             now = _status(state, ledger, file)
-            if not file.exists():
-                now["status"] = "memory_ahead"
-            if now["status"] in ("local_ahead", "diverged", "pending") and not force:
+            entry = ledger.entry(file) or {}
+            # The file holds secrets the memory copy has replaced: writing that copy would put
+            # the placeholders in place of the credentials (decision 0101).
+            secrets = (
+                file.exists() and entry.get("local_sha256", entry["sha256"]) != entry["sha256"]
+            )
+            refused = ("local_ahead", "diverged", "pending") + (
+                ("memory_ahead",) if secrets else ()
+            )
+            if now["status"] in refused and not force:
                 now["detail"] = (
                     f"refused: the file is {now['status'].replace('_', ' ')}; pulling would "
                     "lose its changes (push them, or pull with --force)"
+                    if now["status"] != "memory_ahead"
+                    else "refused: the memory copy has the file's secrets replaced; pulling "
+                    "would write the placeholders over them (merge by hand, `recuerdo mirror "
+                    "resume` shows the lines, or pull with --force)"
                 )
                 finish(state, {**now, "status": "refused"})
                 sys.exit(1)
-            entry = ledger.entry(file) or {}
+            if now["status"] == "in_sync_except_redacted" and not force:
+                finish(state, {**now, "detail": "nothing to pull: " + now["detail"]})
+                return
             copy = state.call(VERBS["mirror_get"], {"key": entry["key"], "scope": entry["scope"]})
         except RecuerdoError as error:
             emit_error(error, state.as_json)
@@ -311,8 +419,13 @@ def register(cli: click.Group, emit_error: Any) -> None:
                 },
             )
             sys.exit(1)
-        file.write_text(copy["content"], encoding="utf-8")
-        ledger.record(file, {**entry, "version": copy["version"], "sha256": copy["sha256"]})
+        # Its bytes as memory holds them (CRLF kept: write_text turned them into LF).
+        _write_atomic(file, copy["content"], private=False)
+        ledger.record(
+            file,
+            {**entry, "version": copy["version"], "sha256": copy["sha256"],
+             "local_sha256": copy["sha256"], "redacted": {}},
+        )  # fmt: skip
         finish(state, {"file": str(file), "status": "in_sync", "version": copy["version"]})
 
     @mirror.command("sync")
@@ -322,16 +435,34 @@ def register(cli: click.Group, emit_error: Any) -> None:
         ledger = Ledger(state.state_dir)
         reports = []
         try:
-            for queued in ledger.all_pending():
-                file = Path(queued["file"])
-                file_now = file.read_text(encoding="utf-8") if file.exists() else None
-                if file_now is not None and file_now != queued["content"]:
-                    queued["content"] = file_now  # the file moved on: push what it holds now
-                reports.append(_push(state, ledger, file, queued["key"], queued.get("scope")))
+            queue = ledger.all_pending()
         except RecuerdoError as error:
             emit_error(error, state.as_json)
+        for queued in queue:
+            # Each push on its own: a file gone or a refusal is reported with its item, and
+            # the others are still sent (one raised, and the queue never drained).
+            file = Path(queued["file"])
+            try:
+                # The queued push holds the whole document; the file, when it is still there
+                # and moved on, holds newer text: that is pushed instead.
+                now = _read(file) if file.exists() else None
+                report = _push(state, ledger, file, queued["key"], queued.get("scope"),
+                               content=queued["content"] if now is None else now)  # fmt: skip
+            except RecuerdoError as error:
+                report = {"file": str(file), "status": "refused", **error.to_dict()}
+            except (OSError, UnicodeDecodeError) as error:
+                report = {"file": str(file), "status": "refused",
+                          "detail": f"the file could not be read: {error}"}  # fmt: skip
+            if now is None and report["status"] in ("in_sync", "in_sync_except_redacted"):
+                # Memory holds the document, the file is gone: what `status` says of it.
+                report["status"] = "memory_ahead"
+                report["detail"] = (
+                    "the file is gone: the queued copy was pushed (`recuerdo mirror pull` "
+                    "writes it back)"
+                )
+            reports.append(report)
         click.echo(render.to_json(reports) if state.as_json else render.human(reports))
-        if any(r["status"] in ("diverged", "pending") for r in reports):
+        if any(r["status"] in ("diverged", "pending", "refused") for r in reports):
             sys.exit(1)
 
     @mirror.command("resume")
@@ -353,12 +484,13 @@ def register(cli: click.Group, emit_error: Any) -> None:
             recent = state.call(VERBS["recent"], {**scoped, "max_bytes": 4000})
             found = state.call(VERBS["search"], {"query": feature, **scoped, "limit": 5})
             copy = state.call(VERBS["mirror_get"], {"key": key, **scoped})
+            if local is None:
+                synced = [Path(p) for p, e in ledger.load().items() if e.get("key") == key]
+                local = synced[0] if synced else Path("odd") / "tasks" / f"{feature}.md"
         except RecuerdoError as error:
             emit_error(error, state.as_json)
-        if local is None:
-            synced = [Path(p) for p, e in ledger.load().items() if e.get("key") == key]
-            local = synced[0] if synced else Path("odd") / "tasks" / f"{feature}.md"
-        text = local.read_text(encoding="utf-8") if local.exists() else None
+        assert local is not None  # set in the try (emit_error exits)
+        text = _read(local) if local.exists() else None
         memory_text = copy.get("content")
         report = {
             "1_recent": recent.get("context", recent),

@@ -28,7 +28,16 @@ def sha256(text: str) -> str:
 
 
 class MirrorVerbs(MemoryBase):
-    @verb("write", errors=(Conflict, ContentTooLarge, EmptyContent), arguments=("key", "content"))
+    # ``content`` passes the guard unredacted so that the evidence compares the document SENT
+    # with the copy kept: hashed after the guard, a file holding a credential was reported
+    # identical to its redacted copy (decision 0101). It is redacted by ``save`` below, the
+    # one place it is stored, whose reply says what was replaced.
+    @verb(
+        "write",
+        errors=(Conflict, ContentTooLarge, EmptyContent),
+        arguments=("key", "content"),
+        raw=("content",),
+    )
     def mirror_push(
         self,
         key: str,
@@ -40,16 +49,18 @@ class MirrorVerbs(MemoryBase):
     ) -> MirrorPush:
         """Save a WHOLE document as the mirror note at a topic key, then read it back and
         compare: the reply holds the version, both sha256 hashes and whether the memory copy
-        is identical. Pass the version you last synced: if the note has moved on since, nothing
-        is overwritten (a conflict names both versions, both kept). A document over the note
-        size limit is refused, never cut.
+        is identical. A credential in the document is stored replaced (``redacted`` names
+        what was), so that copy is never reported identical. Pass the version you last synced:
+        if the note has moved on since, nothing is overwritten (a conflict names both
+        versions, both kept). A document over the note size limit is refused, never cut.
 
         Args:
             key: The topic key, e.g. odd/auth/tasks.
             content: The whole document.
             locator: Where the file lives, relative to its repository (e.g. odd/tasks/auth.md).
             scope: 'user' or 'project:<name>' (default 'user').
-            expected_version: The version you last synced (none for a first push).
+            expected_version: The version you last synced; 0 for a first push that must not
+                replace another document already at the key (it is a conflict, both kept).
         """
         title = locator or key
         saved = self.save(  # type: ignore[attr-defined]
@@ -63,12 +74,20 @@ class MirrorVerbs(MemoryBase):
         )
         stored = self.get(saved["id"])["content"]  # type: ignore[attr-defined]
         sent, kept = sha256(content), sha256(stored)
-        detail = (
-            "the memory copy is identical to the document sent"
-            if sent == kept
-            else "the memory copy differs from the document sent (credentials or <private> "
-            "spans are redacted before they are stored)"
-        )
+        redacted = saved.get("redacted") or {}
+        if sent == kept:
+            detail = "the memory copy is identical to the document sent"
+        elif redacted:
+            kinds = sorted({kind for found in redacted.values() for kind in found})
+            detail = (
+                "the memory copy differs from the document sent by the secrets replaced "
+                f"before storing ({', '.join(kinds)}): memory never holds them"
+            )
+        else:
+            detail = (
+                "the memory copy differs from the document sent (<private> spans are "
+                "removed before storing)"
+            )
         return {
             "key": saved["key"],
             "scope": saved["scope"],
@@ -80,6 +99,7 @@ class MirrorVerbs(MemoryBase):
             "in_sync": sent == kept,
             "bytes": len(stored.encode("utf-8")),
             "detail": detail,
+            "redacted": redacted,
         }
 
     @verb("read", arguments=("key",))

@@ -7,6 +7,8 @@ from typing import Literal, NotRequired
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
+from ..core.results import Redactions
+
 
 @with_config(ConfigDict(extra="forbid"))
 class MirrorPush(TypedDict):
@@ -22,6 +24,8 @@ class MirrorPush(TypedDict):
     in_sync: bool
     bytes: int
     detail: str
+    redacted: NotRequired[Redactions]
+    """What the guard replaced before storing, by argument (``{}`` when nothing was)."""
 
 
 @with_config(ConfigDict(extra="forbid"))

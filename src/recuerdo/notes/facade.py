@@ -96,7 +96,8 @@ class NoteVerbs(MemoryBase):
             key: A topic key (see suggest_key): saving the same key again updates that note.
             session: The working session this note belongs to.
             expected_version: The version you last read; if the note has moved on, nothing is
-                overwritten and a conflict is reported.
+                overwritten and a conflict is reported. 0 when you read none: a note already
+                at the key with other text is then a conflict, not replaced.
             tags: Labels for the note.
             strict: Refuse over-long content instead of cutting it.
             unique_title: Refuse a title another note of the scope already has (title_taken);

@@ -2,7 +2,9 @@
 
 A save with a key updates the current note of that (tenant, scope, key) and keeps the previous
 version as a revision; a stale ``expected_version`` keeps the incoming text as a conflict
-revision and changes nothing else. Soft-deleted notes are hidden from every read.
+revision and changes nothing else. ``expected_version=0`` says the writer read no note: a note
+already at the key with other text is a conflict too (the upsert trap), never replaced.
+Soft-deleted notes are hidden from every read.
 """
 
 from __future__ import annotations
@@ -497,7 +499,14 @@ def save(
     if unique_title:
         _check_title_free(tx, tenant, note_scope, note_title, note_kind, current)
     if current is not None:
-        if expected_version is not None and expected_version != current["version"]:
+        # Version 0: the writer read no note (a first write from a copy never synced). The
+        # text already there is no conflict: the write goes on as one based on it.
+        same_text = expected_version == 0 and current["content"] == body
+        if (
+            expected_version is not None
+            and expected_version != current["version"]
+            and not same_text
+        ):
             return keep_conflict(
                 tx,
                 current,
@@ -528,7 +537,8 @@ def save(
         )
         updated = reply(current["id"], version, "updated", current["duplicates"])
         return {**updated, "chars_added": added, "chars_removed": removed}
-    if note_key is not None and expected_version is not None:
+    # Version 0 read no note, so none can have been deleted since: the write makes one.
+    if note_key is not None and expected_version:
         refuse_if_deleted_since(
             tx, tenant, note_scope, note_key, expected_version, "expected_version"
         )
