@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CapabilityNotGranted, ImportSourceInvalid, RecuerdoError, StoreError
-from .common import Outcome, Tally, holds, iso_time, remember, save_note, tag
+from .common import Outcome, Tally, holds, iso_time, marker, remember, save_note, tag
 
 if TYPE_CHECKING:
     from ..engine import Memory
 
 KIND = "engram"
 DEFAULT_ORIGIN = "engram"
+ID_TAG = "{origin}-id:{id}"
 # A note kind is a short lower-case word (the notes family refuses anything else).
 _KIND_WORD = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _SECTIONS = ("sessions", "observations", "prompts")
@@ -211,7 +212,7 @@ def _observation_note(tally: Tally, record: object, origin: str) -> dict[str, An
 
 def _kind_and_tags(record: dict[str, Any], origin: str) -> tuple[str, list[str]]:
     """The note's kind, and the tags that keep what a note has no field for."""
-    tags = [tag(f"{origin}-id", record.get("id"))]
+    tags = [marker(ID_TAG, origin, record.get("id"))]
     kind = str(record.get("type") or "").strip().lower()
     if not _KIND_WORD.fullmatch(kind):
         if kind:
@@ -270,8 +271,8 @@ def _describe_fields(tally: Tally, origin: str) -> None:
     )
     tally.kept_as(
         "observations.id",
-        f"the tag {origin}-id:<id>, and the key {origin}/observation/<id> when there is no "
-        "topic key",
+        f"the tag {marker(ID_TAG, origin, '<id>')}, and the key {origin}/observation/<id> "
+        "when there is no topic key",
     )
     tally.kept_as(
         "observations.tool_name, revision_count, duplicate_count, last_seen_at",

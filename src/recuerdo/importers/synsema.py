@@ -26,13 +26,24 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Conflict, ImportSourceInvalid, InvalidInput, TaskNotFound
 from ..model import STEP_STATUSES
-from .common import Outcome, Tally, fingerprint, iso_time, one_line, save_note, tag
+from .common import (
+    Outcome,
+    Tally,
+    cut_marker,
+    fingerprint,
+    iso_time,
+    marker,
+    one_line,
+    save_note,
+    tag,
+)
 from .synsema_db import Table, read_tables
 
 if TYPE_CHECKING:
     from ..engine import Memory
 
 KIND = "synsema"
+MARKER = "synsema:{origin}:{id}"
 ENTRY_COLUMNS: dict[str, tuple[str, ...]] = {
     "id": ("id",),
     "category": ("category",),
@@ -168,7 +179,16 @@ def _entries(
             f"{table.name}.data" + "".join(f", {table.name}.{c}" for c in extra),
             "a 'data: {...}' line after the entry's content",
         )
-    tally.kept_as(f"{table.name}.id", f"the tag synsema:{origin}:<id> (found again on re-import)")
+    shown = marker(MARKER, origin, "<id>")
+    tally.kept_as(
+        f"{table.name}.id",
+        f"the tag {shown} (found again on re-import)"
+        + (
+            ""
+            if shown.startswith(f"synsema:{origin}:")
+            else "; the origin is too long for a tag: its digest stands for it"
+        ),
+    )
     tally.kept_as(f"{table.name}.created_at", "the tag created:<time>")
     tally.kept_as(f"{table.name}.confidence", "the tag confidence:<value> when it is not 1")
     tally.kept_as(f"{table.name}.updated_at", "the import order (recall lists newest first)")
@@ -205,9 +225,10 @@ def _entry_record(
     if data:
         text += f"\n\ndata: {json.dumps(data, ensure_ascii=False, sort_keys=True, default=str)}"
     ident = row.get(columns.get("id", ""))
-    marker = tag("synsema", f"{origin}:{ident}")
+    found_by = marker(MARKER, origin, ident)
     tags = _tag_list(row.get(columns["tags"]) if "tags" in columns else None)
-    tags.append(marker)
+    own = len(tags)
+    tags.append(found_by)
     created = iso_time(row.get(columns.get("created_at", "")))
     if created:
         tags.append(tag("created", created))
@@ -217,14 +238,23 @@ def _entry_record(
     source = row.get(columns.get("source", ""))
     category = str(row.get(columns["category"]) or "").strip().lower()
     said = fingerprint(category, text, tags)
-    return {
+    record: dict[str, Any] = {
         "writer": one_line(source) if isinstance(source, str) and source.strip() else "main",
         "category": category,
         "text": text,
-        "marker": marker,
+        "marker": found_by,
         "said": said,
         "tags": [*tags, said],
+        "cut": None,
     }
+    cut = cut_marker(MARKER, origin, ident)
+    if cut != found_by:
+        # An import before decision 0102 stored this entry under the cut marker (shared by the
+        # source's other entries): its tags were these, with that marker, so its fingerprint is
+        # known exactly, and the entry it finds is this record's and no other's.
+        tags[own] = cut
+        record["cut"] = (cut, fingerprint(category, text, tags))
+    return record
 
 
 def _tag_list(value: object) -> list[str]:
@@ -245,6 +275,13 @@ def _entry(memory: Memory, record: dict[str, Any], scope: str | None) -> Outcome
     writer = memory.agent(record["writer"])
     category, text, tags = record["category"], record["text"], record["tags"]
     earlier = writer.recall(tags=[record["marker"]], from_="*", limit=1000)
+    if record["cut"] is not None:
+        cut, said = record["cut"]
+        earlier += [
+            entry
+            for entry in writer.recall(tags=[cut], from_="*", limit=1000)
+            if said in entry["tags"] and entry["source"] == writer.source
+        ]
     for entry in earlier:
         if (
             record["said"] in entry["tags"]
