@@ -6,9 +6,11 @@ sessions, observations, prompts}``. What goes where:
 - a session becomes a recuerdo session (``session_start``; ``session_end`` with its summary,
   which becomes the session's summary note);
 - an observation becomes a note in the scope Engram's profile uses (``personal`` is ``user``,
-  otherwise ``project:<project>``), its type the note's kind, at its topic key (so a later
-  observation of the same topic updates it and keeps a revision) or, without one, at the key
-  ``<origin>/observation/<id>``; observations deleted in Engram are skipped;
+  otherwise ``project:<project>``, the project trimmed and lower-cased as Engram matches it:
+  :mod:`recuerdo.profiles.engram_scopes`, shared with the profile), its type the note's kind,
+  at its topic key (so a later observation of the same topic updates it and keeps a revision)
+  or, without one, at the key ``<origin>/observation/<id>``; observations deleted in Engram
+  are skipped;
 - a user prompt becomes a dated knowledge document in its project's scope, its source label
   naming the prompt and its session (a prompt is something said at a time, and knowledge keeps
   both; the same prompt imported again is recognised and stored once).
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CapabilityNotGranted, ImportSourceInvalid, RecuerdoError, StoreError
+from ..profiles.engram_scopes import engram_scope, project_name, project_scope
 from .common import Outcome, Tally, holds, iso_time, marker, remember, save_note, tag
 
 if TYPE_CHECKING:
@@ -100,13 +103,6 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _project_scope(project: object) -> str:
-    """Engram's project as the scope its profile uses (no project is 'default')."""
-    if isinstance(project, str) and project.strip():
-        return f"project:{project.strip()}"
-    return "project:default"
-
-
 def _start_session(
     writer: Memory, tally: Tally, record: object
 ) -> tuple[dict[str, Any], dict[str, Any], bool] | None:
@@ -120,7 +116,7 @@ def _start_session(
     try:
         reply = writer.session_start(
             session_id,
-            project=_text(record, "project") or "default",
+            project=project_name(record.get("project")) or "default",
             directory=_text(record, "directory"),
         )
     except (StoreError, CapabilityNotGranted):
@@ -195,7 +191,7 @@ def _observation_note(tally: Tally, record: object, origin: str) -> dict[str, An
     if title is None or content is None:
         tally.skip("observations", ref, "no title or no content: nothing to keep")
         return None
-    scope = "user" if record.get("scope") == "personal" else _project_scope(record.get("project"))
+    scope = engram_scope(record.get("project"), record.get("scope"))
     key = _text(record, "topic_key") or f"{origin}/observation/{record.get('id')}"
     kind, tags = _kind_and_tags(record, origin)
     return {
@@ -253,7 +249,7 @@ def _prompt(writer: Memory, tally: Tally, record: object, origin: str) -> None:
             content=content,
             date=iso_time(record.get("created_at")),
             source=source[:200],
-            scope=_project_scope(record.get("project")),
+            scope=project_scope(record.get("project")),
         ),
     )
 
