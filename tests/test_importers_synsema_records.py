@@ -113,3 +113,68 @@ def test_an_entry_stored_under_a_cut_marker_is_replaced_not_doubled(
     entries = _entries(base)
     assert sorted(entries) == ["fact number 1", "fact number 2", "fact number 3"]
     assert entries["fact number 3"] == [f"synsema:{digest(LONG_STEM)}:mem_3"]
+
+
+def _progress(path: Path, rows: list[tuple[str, str, str | None, str | None]]) -> Path:
+    """A Synsema state file whose task 'sync' has these (step, status, result, error) rows."""
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE progress (task_name TEXT, step_name TEXT, status TEXT, started_at REAL,"
+            " finished_at REAL, result TEXT, error TEXT, metadata TEXT, retries INTEGER)"
+        )
+        db.executemany(
+            "INSERT INTO progress VALUES ('sync', ?, ?, 1, 2, ?, ?, '{}', 0)",
+            rows,
+        )
+    db.close()
+    return path
+
+
+def test_a_plan_keeps_each_steps_result_and_error_and_is_found_again(
+    base: Path, tmp_path: Path
+) -> None:
+    """A failed step keeps its error and, after it, its result; a skipped step keeps its
+    reason; a step with both keeps both; a credential is stored redacted. The same file again
+    writes nothing (the stored steps are compared as stored)."""
+    path = _progress(
+        tmp_path / "shop.db",
+        [
+            ("fetch", "done", "got 100 items", None),
+            ("load", "failed", "partial: 40 rows", "timeout"),
+            ("notify", "skipped", None, "no recipients"),
+            ("report", "done", "sent with AKIAIOSFODNN7EXAMPLE", "one mail bounced"),
+            ("archive", "pending", "stale result", None),
+        ],
+    )
+    first = run_import(base, "synsema", path)
+    assert first["counts"]["plans"]["imported"] == 1
+    assert any(
+        note["outcome"] == "skipped" and "pending" in note["field"] for note in first["fields"]
+    )
+    with recuerdo.open("target", base_dir=base, embedder="none") as memory:
+        steps = memory.get_progress("sync")["steps"]
+    assert [(s["name"], s["status"], s["result"], s["error"]) for s in steps] == [
+        ("fetch", "done", "got 100 items", None),
+        ("load", "failed", None, "timeout\n\nresult: partial: 40 rows"),
+        ("notify", "skipped", "no recipients", None),
+        ("report", "done", "sent with secret(API)\n\nerror: one mail bounced", None),
+        ("archive", "pending", None, None),
+    ]
+    before = stored(base)
+    for _ in range(2):
+        again = run_import(base, "synsema", path)
+        assert again["counts"]["plans"]["unchanged"] == 1
+        assert stored(base) == before
+
+
+def test_a_changed_failed_step_is_moved_again(base: Path, tmp_path: Path) -> None:
+    """A failed step whose error changed in the source is updated once, then unchanged."""
+    path = _progress(tmp_path / "shop.db", [("load", "failed", None, "timeout")])
+    run_import(base, "synsema", path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE progress SET error = 'disk full'")
+    db.close()
+    assert run_import(base, "synsema", path)["counts"]["plans"]["updated"] == 1
+    with recuerdo.open("target", base_dir=base, embedder="none") as memory:
+        assert memory.get_progress("sync")["steps"][0]["error"] == "disk full"
+    assert run_import(base, "synsema", path)["counts"]["plans"]["unchanged"] == 1

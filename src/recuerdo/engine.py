@@ -348,10 +348,13 @@ class Memory(
         return f"<recuerdo.Memory {self.name!r}{who} at {self.location}>"
 
 
-def stored_text(text: str) -> str:
-    """``text`` as a write stores it: credentials redacted, ``<private>`` spans replaced, ends
-    trimmed. Whoever compares text it wrote with what is stored (an import run again) compares
+def stored_text(text: str, *, body: bool = True) -> str:
+    """``text`` as a write stores it: credentials redacted and, in a note's ``body``,
+    ``<private>`` spans replaced and ends trimmed (other text, such as a step's result, keeps
+    them). Whoever compares text it wrote with what is stored (an import run again) compares
     this: the stored text never equals a source that held a credential or a private span."""
+    if not body:
+        return redact_text(text)
     return redact_private(redact_text(text)).strip()
 
 
