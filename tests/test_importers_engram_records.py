@@ -1,17 +1,22 @@
 """What an Engram import writes is what the Engram profile reads (decision 0102): projects are
-matched as Engram matches them (trimmed, lower-cased) by one mapping both use."""
+matched as Engram matches them (trimmed, lower-cased) by one mapping both use. JSON nested too
+deep to parse is refused as the source's kind refuses it, not a crash."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 import recuerdo
 
-from .importing import run_import, stored, totals
+from .forks import recuerdo_command
+from .importing import SOURCES, run_import, stored, totals
 from .test_mcp import call, stdio_session
 
 
@@ -80,3 +85,44 @@ def test_an_imported_project_is_the_project_the_engram_tools_read(
             assert failed is False and "Payments via intents" in context["text"]
 
     anyio.run(scenario)
+
+
+DEEP = "[" * 200_000 + "]" * 200_000
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "text"),
+    [
+        ("engram", "deep.json", '{"version": 1, "observations": ' + DEEP + "}"),
+        ("mcp-memory", "deep.jsonl", DEEP + "\n"),
+    ],
+)
+def test_json_nested_too_deep_is_refused_as_invalid(
+    base: Path, tmp_path: Path, kind: str, name: str, text: str
+) -> None:
+    """The library and the CLI refuse it with import_source_invalid; nothing is written."""
+    run_import(base, "mcp-memory", SOURCES["mcp-memory"])
+    before = stored(base)
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(recuerdo.ImportSourceInvalid) as refused:
+        run_import(base, kind, path)
+    assert "too deep" in refused.value.detail
+    assert stored(base) == before
+    shown = subprocess.run(
+        recuerdo_command(
+            "--state-dir", str(base), "--memory", "target", "--json", "import-from", kind, str(path)
+        ),
+        capture_output=True,
+        text=True,
+        env={
+            "RECUERDO_EMBEDDER": "none",
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        },
+        timeout=120,
+        check=False,
+    )
+    assert shown.returncode == 1, shown.stderr
+    assert json.loads(shown.stdout)["error"] == "import_source_invalid", shown.stderr[-2000:]
+    assert stored(base) == before

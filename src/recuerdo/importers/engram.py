@@ -53,6 +53,10 @@ def load(path: Path) -> dict[str, list[Any]]:
             f"{str(path)!r} is not an Engram export (not JSON: {exc}); make one with "
             "`engram export FILE`"
         ) from exc
+    except RecursionError as exc:  # JSON nested deeper than Python's parser goes
+        raise ImportSourceInvalid(
+            f"{str(path)!r} is not an Engram export: its JSON is nested too deep to read"
+        ) from exc
     if not isinstance(data, dict) or "version" not in data or "observations" not in data:
         raise ImportSourceInvalid(
             f"{str(path)!r} is not an Engram export: expected an object with version, "
