@@ -132,7 +132,11 @@ def tools() -> list[ToolMap]:
                     "type": prop("string", "Only this type."),
                     "project": _PROJECT,
                     "scope": _SCOPE,
-                    "limit": prop("integer", "At most 20.", minimum=1, maximum=20),
+                    # Engram's limit is 10 by default, at most 20: a larger one reads 20
+                    # (the mapping caps it), as Engram does, rather than refusing the call.
+                    "limit": prop(
+                        "integer", "How many (default 10); at most 20: more reads 20.", minimum=1
+                    ),
                     "match_mode": prop("string", "'any' or 'all'.", enum=["any", "all"]),
                 },
                 ["query"],
