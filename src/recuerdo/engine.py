@@ -31,6 +31,7 @@ from .core.declare import (
     state_root,
     validate_name,
 )
+from .core.secrets import redact_text
 from .core.text import checked_label
 from .core.upkeep import Claimed, Upkeep
 from .entries import operations as entry_ops
@@ -45,6 +46,7 @@ from .notes.browsing import NoteBrowsingVerbs
 from .notes.facade import NoteVerbs
 from .notes.files import NoteFiles
 from .notes.pins import PinVerbs
+from .notes.text import redact_private
 from .retrieval.facade import RetrievalVerbs
 from .security import caps
 from .store import archive
@@ -66,6 +68,7 @@ __all__ = [
     "sanitize_name",
     "state_root",
     "state_size",
+    "stored_text",
     "validate_name",
 ]
 
@@ -343,6 +346,16 @@ class Memory(
     def __repr__(self) -> str:
         who = f" agent={self.source!r}" if self.is_agent else ""
         return f"<recuerdo.Memory {self.name!r}{who} at {self.location}>"
+
+
+def stored_text(text: str, *, body: bool = True) -> str:
+    """``text`` as a write stores it: credentials redacted and, in a note's ``body``,
+    ``<private>`` spans replaced and ends trimmed (other text, such as a step's result, keeps
+    them). Whoever compares text it wrote with what is stored (an import run again) compares
+    this: the stored text never equals a source that held a credential or a private span."""
+    if not body:
+        return redact_text(text)
+    return redact_private(redact_text(text)).strip()
 
 
 def open_memory(

@@ -250,6 +250,8 @@ def test_E13_search_limit_defaults_to_10_and_caps_at_20(mcp: Mcp) -> None:
             await save(tools, title=f"widget {i}", content=f"widget number {i}", project="shop")
         assert len(await search(tools, query="widget", project="shop")) == 10
         assert len(await search(tools, query="widget", project="shop", limit=20)) == 20
+        # A larger limit is capped, not refused: the schema and the mapping agree.
+        assert len(await search(tools, query="widget", project="shop", limit=50)) == 20
 
     mcp(scenario)
 

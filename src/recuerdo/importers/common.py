@@ -186,9 +186,42 @@ def iso_time(value: object) -> str | None:
 
 
 def tag(name: str, value: object) -> str:
-    """A ``name:value`` tag on one line, cut to the tag limit."""
+    """A ``name:value`` tag on one line, cut to the tag limit (for what a tag keeps of a
+    record; a tag that finds a record again is a :func:`marker`, never cut)."""
     text = " ".join(f"{name}:{value}".split())
     return text[:MAX_TAG_CHARS]
+
+
+def digest(text: str) -> str:
+    """A short stable stand-in for a text too long for its place: ``~`` and the first 12 hex
+    digits of its SHA-256 (the ``~`` tells it from the text itself)."""
+    return "~" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def marker(form: str, origin: str, ident: object) -> str:
+    """The tag by which a re-import finds a record again: ``form`` (such as
+    ``synsema:{origin}:{id}``) filled with the source's origin and the record's id.
+
+    A tag holds at most 100 characters, and a marker is never cut: a cut that drops the id
+    gives every record of the source one marker, and each then replaces the one before. When
+    the marker is too long, the origin is replaced by its :func:`digest`, then the id too. A
+    marker that fits is the plain one, as earlier imports wrote it."""
+    plain, short = one_line(origin), one_line(str(ident))
+    for origin_part, id_part in (
+        (plain, short),
+        (digest(plain), short),
+        (digest(plain), digest(short)),
+    ):
+        text = form.format(origin=origin_part, id=id_part)
+        if len(text) <= MAX_TAG_CHARS:
+            return text
+    raise ValueError(f"the marker form {form!r} leaves no room for a digest")
+
+
+def cut_marker(form: str, origin: str, ident: object) -> str:
+    """The marker as imports before decision 0102 wrote it: cut to the tag limit. Only to
+    find, and replace, what those imports stored under a marker too long to be whole."""
+    return one_line(form.format(origin=origin, id=ident))[:MAX_TAG_CHARS]
 
 
 def one_line(text: str) -> str:

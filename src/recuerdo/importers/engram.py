@@ -6,9 +6,11 @@ sessions, observations, prompts}``. What goes where:
 - a session becomes a recuerdo session (``session_start``; ``session_end`` with its summary,
   which becomes the session's summary note);
 - an observation becomes a note in the scope Engram's profile uses (``personal`` is ``user``,
-  otherwise ``project:<project>``), its type the note's kind, at its topic key (so a later
-  observation of the same topic updates it and keeps a revision) or, without one, at the key
-  ``<origin>/observation/<id>``; observations deleted in Engram are skipped;
+  otherwise ``project:<project>``, the project trimmed and lower-cased as Engram matches it:
+  :mod:`recuerdo.profiles.engram_scopes`, shared with the profile), its type the note's kind,
+  at its topic key (so a later observation of the same topic updates it and keeps a revision)
+  or, without one, at the key ``<origin>/observation/<id>``; observations deleted in Engram
+  are skipped;
 - a user prompt becomes a dated knowledge document in its project's scope, its source label
   naming the prompt and its session (a prompt is something said at a time, and knowledge keeps
   both; the same prompt imported again is recognised and stored once).
@@ -24,13 +26,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CapabilityNotGranted, ImportSourceInvalid, RecuerdoError, StoreError
-from .common import Outcome, Tally, holds, iso_time, remember, save_note, tag
+from ..profiles.engram_scopes import engram_scope, project_name, project_scope
+from .common import Outcome, Tally, holds, iso_time, marker, remember, save_note, tag
 
 if TYPE_CHECKING:
     from ..engine import Memory
 
 KIND = "engram"
 DEFAULT_ORIGIN = "engram"
+ID_TAG = "{origin}-id:{id}"
 # A note kind is a short lower-case word (the notes family refuses anything else).
 _KIND_WORD = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _SECTIONS = ("sessions", "observations", "prompts")
@@ -48,6 +52,10 @@ def load(path: Path) -> dict[str, list[Any]]:
         raise ImportSourceInvalid(
             f"{str(path)!r} is not an Engram export (not JSON: {exc}); make one with "
             "`engram export FILE`"
+        ) from exc
+    except RecursionError as exc:  # JSON nested deeper than Python's parser goes
+        raise ImportSourceInvalid(
+            f"{str(path)!r} is not an Engram export: its JSON is nested too deep to read"
         ) from exc
     if not isinstance(data, dict) or "version" not in data or "observations" not in data:
         raise ImportSourceInvalid(
@@ -99,13 +107,6 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _project_scope(project: object) -> str:
-    """Engram's project as the scope its profile uses (no project is 'default')."""
-    if isinstance(project, str) and project.strip():
-        return f"project:{project.strip()}"
-    return "project:default"
-
-
 def _start_session(
     writer: Memory, tally: Tally, record: object
 ) -> tuple[dict[str, Any], dict[str, Any], bool] | None:
@@ -119,7 +120,7 @@ def _start_session(
     try:
         reply = writer.session_start(
             session_id,
-            project=_text(record, "project") or "default",
+            project=project_name(record.get("project")) or "default",
             directory=_text(record, "directory"),
         )
     except (StoreError, CapabilityNotGranted):
@@ -194,7 +195,7 @@ def _observation_note(tally: Tally, record: object, origin: str) -> dict[str, An
     if title is None or content is None:
         tally.skip("observations", ref, "no title or no content: nothing to keep")
         return None
-    scope = "user" if record.get("scope") == "personal" else _project_scope(record.get("project"))
+    scope = engram_scope(record.get("project"), record.get("scope"))
     key = _text(record, "topic_key") or f"{origin}/observation/{record.get('id')}"
     kind, tags = _kind_and_tags(record, origin)
     return {
@@ -211,7 +212,7 @@ def _observation_note(tally: Tally, record: object, origin: str) -> dict[str, An
 
 def _kind_and_tags(record: dict[str, Any], origin: str) -> tuple[str, list[str]]:
     """The note's kind, and the tags that keep what a note has no field for."""
-    tags = [tag(f"{origin}-id", record.get("id"))]
+    tags = [marker(ID_TAG, origin, record.get("id"))]
     kind = str(record.get("type") or "").strip().lower()
     if not _KIND_WORD.fullmatch(kind):
         if kind:
@@ -252,7 +253,7 @@ def _prompt(writer: Memory, tally: Tally, record: object, origin: str) -> None:
             content=content,
             date=iso_time(record.get("created_at")),
             source=source[:200],
-            scope=_project_scope(record.get("project")),
+            scope=project_scope(record.get("project")),
         ),
     )
 
@@ -270,8 +271,8 @@ def _describe_fields(tally: Tally, origin: str) -> None:
     )
     tally.kept_as(
         "observations.id",
-        f"the tag {origin}-id:<id>, and the key {origin}/observation/<id> when there is no "
-        "topic key",
+        f"the tag {marker(ID_TAG, origin, '<id>')}, and the key {origin}/observation/<id> "
+        "when there is no topic key",
     )
     tally.kept_as(
         "observations.tool_name, revision_count, duplicate_count, last_seen_at",

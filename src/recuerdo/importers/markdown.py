@@ -83,21 +83,46 @@ def markdown_files(root: Path, tally: Tally) -> list[Path]:
             )
         return [root]
     found: list[Path] = []
+    inside = root.resolve()
     for folder, folders, names in os.walk(root):
         here = Path(folder)
         for name in sorted(folders):
             if name.startswith("."):
                 tally.leave_out("folder", (here / name).relative_to(root), "hidden")
-        folders[:] = sorted(name for name in folders if not name.startswith("."))
+            elif (here / name).is_symlink():
+                tally.leave_out(
+                    "folder", (here / name).relative_to(root), _link(here / name, inside)
+                )
+        folders[:] = sorted(
+            name for name in folders if not name.startswith(".") and not (here / name).is_symlink()
+        )
         for name in sorted(names):
             relative = (here / name).relative_to(root)
             if name.startswith("."):
                 tally.leave_out("file", relative, "hidden")
+            elif (here / name).is_symlink():
+                tally.leave_out("file", relative, _link(here / name, inside))
             elif name.lower().endswith(".md"):
                 found.append(here / name)
             else:
                 tally.leave_out("file", relative, "not a Markdown file")
     return sorted(found)
+
+
+def _link(path: Path, inside: Path) -> str:
+    """Why a symbolic link under the folder is not read. An import reads the folder it was
+    given and nothing else: a link may lead anywhere (a diary, a home folder), and one inside
+    the folder leads to what is imported where it is (following it would import it twice)."""
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return "a symbolic link to nothing (broken, or a loop): not read"
+    if target == inside or inside in target.parents:
+        return (
+            f"a symbolic link to {target.relative_to(inside).as_posix() or '.'} in the folder: "
+            "not followed (that is imported where it is)"
+        )
+    return "a symbolic link leading outside the imported folder: not read"
 
 
 def run(memory: Memory, root: Path, *, origin: str | None, scope: str | None) -> Tally:
@@ -109,17 +134,22 @@ def run(memory: Memory, root: Path, *, origin: str | None, scope: str | None) ->
     tally.expect(*THINGS)
     writer = memory.agent(f"import:{KIND}")
     base = root.parent if root.is_file() else root
+    # The key each note took, and the file that took it: files are read in path order, so
+    # when two files name one permalink the first keeps it, on every run.
+    claimed: dict[str, str] = {}
     for path in files:
         relative = path.relative_to(base).as_posix()
         try:
-            front, body = split_front_matter(path.read_text(encoding="utf-8"))
+            # An editor may save a byte order mark first: it would hide the front matter.
+            text = path.read_text(encoding="utf-8").removeprefix("\ufeff")
+            front, body = split_front_matter(text)
         except (FrontMatterError, UnicodeDecodeError) as exc:
             tally.skip("notes", relative, str(exc))
             continue
         if str(front.get("class", "")).strip().lower() in markdown_memory.CLASSES:
             markdown_memory.import_category(writer, tally, relative, front, body)
         else:
-            _note(writer, tally, relative, front, body, label, scope or DEFAULT_SCOPE)
+            _note(writer, tally, relative, front, body, label, scope or DEFAULT_SCOPE, claimed)
     _describe_fields(tally)
     return tally
 
@@ -176,10 +206,12 @@ def _note(
     body: str,
     origin: str,
     scope: str,
+    claimed: dict[str, str],
 ) -> None:
     title = title_of(front, body, relative)
     kind, extra_tags = _kind(front)
     key = _key(front, relative, origin)
+    first = claimed.setdefault(key, relative)
     source = f"{origin}:{key}"[:200]
     attributes = {
         name: attribute_value(value)
@@ -187,7 +219,12 @@ def _note(
         if name not in _NOTE_FIELDS and value is not None
     }
     content = body.strip("\n")
-    if not content.strip():
+    if first != relative:
+        # Two notes at one key would replace each other on every import.
+        tally.skip(
+            "notes", relative, f"its key {key!r} is the note of {first}: a key holds one note"
+        )
+    elif not content.strip():
         tally.skip("notes", relative, "no body: a note needs text")
     else:
 

@@ -4,9 +4,11 @@ Notarium keeps an agent's memory as ordinary notes of the class ``agent-memory``
 category on the user axis or a project's axis; each observation is appended to its category's
 note, separated by a blank line. Such a file is imported through ``remember_about`` on the same
 axis and category, one observation (block of text between blank lines) at a time; an
-observation the category note already holds is not appended again. Front matter read:
-``category`` (else the title), ``axis`` (``user`` or ``project``; ``project`` when a project is
-named), ``project``, ``summary`` and ``muted``.
+observation the category note already holds is not appended again. A block is compared as a
+write stores it (credentials and ``<private>`` spans redacted): the note never holds the raw
+block, and comparing that appended it again on every import. Front matter read: ``category``
+(else the title), ``axis`` (``user`` or ``project``; ``project`` when a project is named),
+``project``, ``summary`` and ``muted``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ..engine import stored_text
 from ..errors import CapabilityNotGranted, RecuerdoError, StoreError
 from .common import Outcome, Tally, one_line
 
@@ -64,7 +67,7 @@ def import_category(
     added = 0
     for index, block in enumerate(blocks(body)):
         ref = f"{relative} observation {index + 1}"
-        if block in held:
+        if block in held or stored_text(block) in held:
             tally.add("category_observations", "unchanged")
             continue
 
@@ -82,7 +85,7 @@ def import_category(
         tally.attempt("category_observations", ref, write)
         if len(tally.skipped) == before:
             added += 1
-            held.add(block)
+            held.add(stored_text(block))
     outcome: Outcome = "unchanged" if not added else ("updated" if existing else "imported")
     tally.add("categories", outcome)
     if front.get("muted") is True:

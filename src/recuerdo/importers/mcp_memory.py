@@ -52,6 +52,11 @@ def load(path: Path) -> list[tuple[int, Any]]:
             raise ImportSourceInvalid(
                 f"{str(path)!r} line {number} is not JSON ({exc.msg}): not an MCP memory file"
             ) from exc
+        except RecursionError as exc:  # JSON nested deeper than Python's parser goes
+            raise ImportSourceInvalid(
+                f"{str(path)!r} line {number} is JSON nested too deep to read: not an MCP "
+                "memory file"
+            ) from exc
     if records and not any(
         isinstance(record, dict) and record.get("type") in ("entity", "relation")
         for _, record in records

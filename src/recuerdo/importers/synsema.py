@@ -24,15 +24,27 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..engine import stored_text
 from ..errors import Conflict, ImportSourceInvalid, InvalidInput, TaskNotFound
-from ..model import STEP_STATUSES
-from .common import Outcome, Tally, fingerprint, iso_time, one_line, save_note, tag
+from ..model import STEP_STATUSES, Step
+from .common import (
+    Outcome,
+    Tally,
+    cut_marker,
+    fingerprint,
+    iso_time,
+    marker,
+    one_line,
+    save_note,
+    tag,
+)
 from .synsema_db import Table, read_tables
 
 if TYPE_CHECKING:
     from ..engine import Memory
 
 KIND = "synsema"
+MARKER = "synsema:{origin}:{id}"
 ENTRY_COLUMNS: dict[str, tuple[str, ...]] = {
     "id": ("id",),
     "category": ("category",),
@@ -168,7 +180,16 @@ def _entries(
             f"{table.name}.data" + "".join(f", {table.name}.{c}" for c in extra),
             "a 'data: {...}' line after the entry's content",
         )
-    tally.kept_as(f"{table.name}.id", f"the tag synsema:{origin}:<id> (found again on re-import)")
+    shown = marker(MARKER, origin, "<id>")
+    tally.kept_as(
+        f"{table.name}.id",
+        f"the tag {shown} (found again on re-import)"
+        + (
+            ""
+            if shown.startswith(f"synsema:{origin}:")
+            else "; the origin is too long for a tag: its digest stands for it"
+        ),
+    )
     tally.kept_as(f"{table.name}.created_at", "the tag created:<time>")
     tally.kept_as(f"{table.name}.confidence", "the tag confidence:<value> when it is not 1")
     tally.kept_as(f"{table.name}.updated_at", "the import order (recall lists newest first)")
@@ -205,9 +226,10 @@ def _entry_record(
     if data:
         text += f"\n\ndata: {json.dumps(data, ensure_ascii=False, sort_keys=True, default=str)}"
     ident = row.get(columns.get("id", ""))
-    marker = tag("synsema", f"{origin}:{ident}")
+    found_by = marker(MARKER, origin, ident)
     tags = _tag_list(row.get(columns["tags"]) if "tags" in columns else None)
-    tags.append(marker)
+    own = len(tags)
+    tags.append(found_by)
     created = iso_time(row.get(columns.get("created_at", "")))
     if created:
         tags.append(tag("created", created))
@@ -217,14 +239,23 @@ def _entry_record(
     source = row.get(columns.get("source", ""))
     category = str(row.get(columns["category"]) or "").strip().lower()
     said = fingerprint(category, text, tags)
-    return {
+    record: dict[str, Any] = {
         "writer": one_line(source) if isinstance(source, str) and source.strip() else "main",
         "category": category,
         "text": text,
-        "marker": marker,
+        "marker": found_by,
         "said": said,
         "tags": [*tags, said],
+        "cut": None,
     }
+    cut = cut_marker(MARKER, origin, ident)
+    if cut != found_by:
+        # An import before decision 0102 stored this entry under the cut marker (shared by the
+        # source's other entries): its tags were these, with that marker, so its fingerprint is
+        # known exactly, and the entry it finds is this record's and no other's.
+        tags[own] = cut
+        record["cut"] = (cut, fingerprint(category, text, tags))
+    return record
 
 
 def _tag_list(value: object) -> list[str]:
@@ -245,6 +276,13 @@ def _entry(memory: Memory, record: dict[str, Any], scope: str | None) -> Outcome
     writer = memory.agent(record["writer"])
     category, text, tags = record["category"], record["text"], record["tags"]
     earlier = writer.recall(tags=[record["marker"]], from_="*", limit=1000)
+    if record["cut"] is not None:
+        cut, said = record["cut"]
+        earlier += [
+            entry
+            for entry in writer.recall(tags=[cut], from_="*", limit=1000)
+            if said in entry["tags"] and entry["source"] == writer.source
+        ]
     for entry in earlier:
         if (
             record["said"] in entry["tags"]
@@ -317,20 +355,68 @@ def _plans(memory: Memory, tally: Tally, table: Table, columns: dict[str, str]) 
         column = columns.get(name)
         if column and any(row.get(column) not in (None, "", default) for row in table.rows):
             tally.not_kept(f"{table.name}.{column}", why)
+    tally.kept_as(
+        f"{table.name}.result, {table.name}.error",
+        "a done or skipped step's result (an error after it as 'error: ...'); a failed step's "
+        "error (a result after it as 'result: ...'): a recuerdo step keeps one of the two",
+    )
     tasks: dict[str, list[dict[str, Any]]] = {}
     for row in table.rows:
         tasks.setdefault(str(row.get(columns["task"])), []).append(row)
     for task, rows in tasks.items():
         steps = [
-            {
-                "name": str(row.get(columns["step"])),
-                "status": str(row.get(columns.get("status", "")) or "pending").strip().lower(),
-                "result": row.get(columns.get("result", "")),
-                "error": row.get(columns.get("error", "")),
-            }
+            _step(
+                str(row.get(columns["step"])),
+                str(row.get(columns.get("status", "")) or "pending").strip().lower(),
+                row.get(columns.get("result", "")),
+                row.get(columns.get("error", "")),
+            )
             for row in rows
         ]
+        for step in steps:
+            if step["lost"]:
+                tally.not_kept(
+                    f"{table.name}.result, {table.name}.error of a {step['status']} step",
+                    "a pending or started recuerdo step has no result or error",
+                )
         tally.attempt("plans", f"task {task}", partial(_plan, writer, task, steps))
+
+
+def _text(value: object) -> str | None:
+    return None if value is None or value == "" else stored_text(str(value), body=False)
+
+
+def _step(name: str, status: str, result: object, error: object) -> dict[str, Any]:
+    """A source step as the plan keeps it. A step keeps one text: a done or skipped step its
+    result (skip_step's reason), a failed step its error (fail_step keeps no result); the
+    other, when the source has both, follows it, so neither is dropped. Texts are compared as
+    stored (credentials redacted), so a second import finds the step unchanged."""
+    said, wrong = _text(result), _text(error)
+    note: str | None = None
+    if status == "failed":
+        note = (
+            wrong
+            if said is None
+            else (f"{wrong}\n\nresult: {said}" if wrong else f"result: {said}")
+        )
+    elif status in ("done", "skipped"):
+        note = said if wrong is None else (f"{said}\n\nerror: {wrong}" if said else wrong)
+    return {
+        "name": name,
+        "status": status,
+        "note": note,
+        "lost": status in ("pending", "in_progress") and (said, wrong) != (None, None),
+    }
+
+
+def _held(step: Step) -> tuple[str, str, str | None]:
+    """What a stored step says: its status and its one text (a failed step's result is what
+    an earlier move left, not the source's, so it is not compared)."""
+    if step["status"] == "failed":
+        return step["name"], step["status"], step["error"]
+    if step["status"] in ("done", "skipped"):
+        return step["name"], step["status"], step["result"]
+    return step["name"], step["status"], None
 
 
 def _plan(writer: Memory, task: str, steps: Sequence[dict[str, Any]]) -> Outcome:
@@ -341,32 +427,30 @@ def _plan(writer: Memory, task: str, steps: Sequence[dict[str, Any]]) -> Outcome
         before = writer.get_progress(task)
     except TaskNotFound:
         before = None
-    wanted = [(s["name"], s["status"], s["result"], s["error"]) for s in steps]
-    if before is not None:
-        have = [(s["name"], s["status"], s["result"], s["error"]) for s in before["steps"]]
-        if have == wanted:
-            return "unchanged"
+    wanted = [(s["name"], s["status"], s["note"]) for s in steps]
+    if before is not None and [_held(s) for s in before["steps"]] == wanted:
+        return "unchanged"
     plan = writer.create_progress(task, [s["name"] for s in steps])
-    have_status = {s["name"]: s["status"] for s in plan["steps"]}
+    have = {s["name"]: _held(s) for s in plan["steps"]}
     if [s["name"] for s in plan["steps"]] != [s["name"] for s in steps] or any(
-        s["status"] == "pending" and have_status[s["name"]] != "pending" for s in steps
+        s["status"] == "pending" and have[s["name"]][1] != "pending" for s in steps
     ):
         raise Conflict(
             f"memory already tracks an unfinished task {task!r} with other steps or progress; "
             "it is left as it is"
         )
-    for step in steps:
+    for step, said in zip(steps, wanted, strict=True):
         status = step["status"]
-        if status == "pending" or (status == have_status[step["name"]] and status != "done"):
+        if status == "pending" or have[step["name"]] == said:
             continue
         if status == "skipped":
-            writer.skip_step(task, step["name"], step["result"] or step["error"])
+            writer.skip_step(task, step["name"], step["note"])
         elif status == "in_progress":
             writer.start_step(task, step["name"])
         elif status == "done":
-            writer.complete_step(task, step["name"], step["result"])
+            writer.complete_step(task, step["name"], step["note"])
         else:
-            writer.fail_step(task, step["name"], step["error"])
+            writer.fail_step(task, step["name"], step["note"])
     return "updated" if before is not None else "imported"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...profiles.engram_scopes import engram_scope, project_name
 from . import ToolMap, drop_none, prop, schema
 
 INSTRUCTIONS = """
@@ -23,17 +24,12 @@ _PROMPT_TITLE_CHARS = 60
 
 def project_of(args: dict[str, Any]) -> str | None:
     """The project as Engram matches it: trimmed and lower-cased, so that "ShopAPI" and
-    " shopapi " are one project."""
-    project = args.get("project")
-    if not isinstance(project, str):
-        return None
-    return project.strip().lower() or None
+    " shopapi " are one project (the same mapping the Engram importer uses)."""
+    return project_name(args.get("project"))
 
 
 def scope_of(args: dict[str, Any]) -> str:
-    if args.get("scope") == "personal":
-        return "user"
-    return f"project:{project_of(args) or 'default'}"
+    return engram_scope(args.get("project"), args.get("scope"))
 
 
 def _prompt_title(content: Any) -> str:
@@ -136,7 +132,11 @@ def tools() -> list[ToolMap]:
                     "type": prop("string", "Only this type."),
                     "project": _PROJECT,
                     "scope": _SCOPE,
-                    "limit": prop("integer", "At most 20.", minimum=1, maximum=20),
+                    # Engram's limit is 10 by default, at most 20: a larger one reads 20
+                    # (the mapping caps it), as Engram does, rather than refusing the call.
+                    "limit": prop(
+                        "integer", "How many (default 10); at most 20: more reads 20.", minimum=1
+                    ),
                     "match_mode": prop("string", "'any' or 'all'.", enum=["any", "all"]),
                 },
                 ["query"],

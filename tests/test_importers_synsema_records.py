@@ -1,0 +1,180 @@
+"""Synsema imports keep every record (decision 0102): an origin too long for a tag still
+gives each entry its own marker, and a plan's steps keep the fields the plan can hold, so a
+second import of the same file writes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import recuerdo
+from recuerdo.importers.common import fingerprint
+
+from .importing import run_import, stored, totals
+
+LONG_STEM = "customer-support-assistant-production-eu-west-memory-state-" + "x" * 60
+
+
+def digest(text: str) -> str:
+    """The digest docs/importers.md names: ``~`` and 12 hex digits of the SHA-256."""
+    return "~" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _state(path: Path, entries: int = 3) -> Path:
+    """A Synsema state file with ``entries`` active entries mem_1..mem_n, oldest first."""
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE memory (id TEXT PRIMARY KEY, category TEXT, content TEXT, data TEXT,"
+            " tags TEXT, source TEXT, confidence REAL, active INTEGER, created_at REAL,"
+            " updated_at REAL)"
+        )
+        for number in range(1, entries + 1):
+            db.execute(
+                "INSERT INTO memory VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (
+                    f"mem_{number}",
+                    "learning",
+                    f"fact number {number}",
+                    "{}",
+                    "[]",
+                    "main",
+                    1.0,
+                    1,
+                    1e9 + number,
+                    1e9 + number,
+                ),
+            )
+    db.close()
+    return path
+
+
+def _entries(base: Path) -> dict[str, list[str]]:
+    """Every live entry's content and its synsema marker tags."""
+    with recuerdo.open("target", base_dir=base, embedder="none") as memory:
+        return {
+            entry["content"]: [t for t in entry["tags"] if t.startswith("synsema:")]
+            for entry in memory.recall(from_="*", limit=100)
+        }
+
+
+def test_a_long_file_name_keeps_every_entry(base: Path, tmp_path: Path) -> None:
+    """The default origin is the file name (here 119 characters): each entry keeps its own
+    marker, the origin replaced by its digest, and nothing is cut or forgotten."""
+    path = _state(tmp_path / f"{LONG_STEM}.db")
+    first = run_import(base, "synsema", path)
+    assert first["counts"]["entries"] == {
+        "read": 3,
+        "imported": 3,
+        "updated": 0,
+        "unchanged": 0,
+        "skipped": 0,
+    }
+    short = digest(LONG_STEM)
+    assert _entries(base) == {f"fact number {n}": [f"synsema:{short}:mem_{n}"] for n in (1, 2, 3)}
+    assert any(short in note["detail"] for note in first["fields"])
+    before = stored(base)
+    again = run_import(base, "synsema", path)
+    assert stored(base) == before
+    assert totals(again)["unchanged"] == 3 and totals(again)["imported"] == 0
+
+
+def test_an_origin_of_a_hundred_characters_keeps_every_entry(base: Path, tmp_path: Path) -> None:
+    path = _state(tmp_path / "doc.db")
+    origin = "o" * 100
+    report = run_import(base, "synsema", path, origin=origin)
+    assert report["counts"]["entries"]["imported"] == 3
+    assert len(_entries(base)) == 3
+    before = stored(base)
+    again = run_import(base, "synsema", path, origin=origin)
+    assert stored(base) == before and again["counts"]["entries"]["unchanged"] == 3
+
+
+def test_a_marker_that_fits_is_the_plain_one(base: Path, tmp_path: Path) -> None:
+    """Short origins keep the marker earlier imports wrote, so those imports are found."""
+    run_import(base, "synsema", _state(tmp_path / "doc.db"), origin="o" * 80)
+    assert _entries(base)["fact number 1"] == [f"synsema:{'o' * 80}:mem_1"]
+
+
+def test_an_entry_stored_under_a_cut_marker_is_replaced_not_doubled(
+    base: Path, tmp_path: Path
+) -> None:
+    """What an import before the fix left (the last entry, under the cut marker every entry
+    shared) is recognised as that entry's import and replaced, not kept beside it."""
+    path = _state(tmp_path / f"{LONG_STEM}.db")
+    cut = f"synsema:{LONG_STEM}:mem_3"[:100]  # what imports before the fix wrote
+    created = "created:2001-09-09T01:46:43Z"
+    said = fingerprint("learning", "fact number 3", [cut, created])
+    with recuerdo.open("target", base_dir=base, embedder="none") as memory:
+        memory.agent("main").remember("learning", "fact number 3", [cut, created, said])
+    report = run_import(base, "synsema", path)
+    assert report["counts"]["entries"]["imported"] == 2
+    assert report["counts"]["entries"]["updated"] == 1
+    entries = _entries(base)
+    assert sorted(entries) == ["fact number 1", "fact number 2", "fact number 3"]
+    assert entries["fact number 3"] == [f"synsema:{digest(LONG_STEM)}:mem_3"]
+
+
+def _progress(path: Path, rows: list[tuple[str, str, str | None, str | None]]) -> Path:
+    """A Synsema state file whose task 'sync' has these (step, status, result, error) rows."""
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE progress (task_name TEXT, step_name TEXT, status TEXT, started_at REAL,"
+            " finished_at REAL, result TEXT, error TEXT, metadata TEXT, retries INTEGER)"
+        )
+        db.executemany(
+            "INSERT INTO progress VALUES ('sync', ?, ?, 1, 2, ?, ?, '{}', 0)",
+            rows,
+        )
+    db.close()
+    return path
+
+
+def test_a_plan_keeps_each_steps_result_and_error_and_is_found_again(
+    base: Path, tmp_path: Path
+) -> None:
+    """A failed step keeps its error and, after it, its result; a skipped step keeps its
+    reason; a step with both keeps both; a credential is stored redacted. The same file again
+    writes nothing (the stored steps are compared as stored)."""
+    path = _progress(
+        tmp_path / "shop.db",
+        [
+            ("fetch", "done", "got 100 items", None),
+            ("load", "failed", "partial: 40 rows", "timeout"),
+            ("notify", "skipped", None, "no recipients"),
+            ("report", "done", "sent with AKIAIOSFODNN7EXAMPLE", "one mail bounced"),
+            ("archive", "pending", "stale result", None),
+        ],
+    )
+    first = run_import(base, "synsema", path)
+    assert first["counts"]["plans"]["imported"] == 1
+    assert any(
+        note["outcome"] == "skipped" and "pending" in note["field"] for note in first["fields"]
+    )
+    with recuerdo.open("target", base_dir=base, embedder="none") as memory:
+        steps = memory.get_progress("sync")["steps"]
+    assert [(s["name"], s["status"], s["result"], s["error"]) for s in steps] == [
+        ("fetch", "done", "got 100 items", None),
+        ("load", "failed", None, "timeout\n\nresult: partial: 40 rows"),
+        ("notify", "skipped", "no recipients", None),
+        ("report", "done", "sent with secret(API)\n\nerror: one mail bounced", None),
+        ("archive", "pending", None, None),
+    ]
+    before = stored(base)
+    for _ in range(2):
+        again = run_import(base, "synsema", path)
+        assert again["counts"]["plans"]["unchanged"] == 1
+        assert stored(base) == before
+
+
+def test_a_changed_failed_step_is_moved_again(base: Path, tmp_path: Path) -> None:
+    """A failed step whose error changed in the source is updated once, then unchanged."""
+    path = _progress(tmp_path / "shop.db", [("load", "failed", None, "timeout")])
+    run_import(base, "synsema", path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE progress SET error = 'disk full'")
+    db.close()
+    assert run_import(base, "synsema", path)["counts"]["plans"]["updated"] == 1
+    with recuerdo.open("target", base_dir=base, embedder="none") as memory:
+        assert memory.get_progress("sync")["steps"][0]["error"] == "disk full"
+    assert run_import(base, "synsema", path)["counts"]["plans"]["unchanged"] == 1
