@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,27 +14,12 @@ import pytest
 
 import recuerdo
 
-from .forks import recuerdo_command
+from .test_mirror import mirror
 
 KEY = "odd/deploy/tasks"
 CREDENTIAL = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
 SECRET_DOC = f"# Deploy\n- [ ] set OPENAI_API_KEY={CREDENTIAL}\n- [ ] ship\n"
 DEAD = "http://127.0.0.1:9"  # nothing listens there: the memory cannot be reached
-
-
-def mirror(
-    base: Path, *args: str, server: str | None = None, memory: str = "work"
-) -> tuple[int, Any]:
-    command = recuerdo_command("--state-dir", str(base), "--json")
-    command += ["--server", server] if server else []
-    done = subprocess.run(
-        [*command, "--memory", memory, "mirror", *args],
-        capture_output=True, text=True, timeout=120, cwd=base,
-    )  # fmt: skip
-    try:
-        return done.returncode, json.loads(done.stdout)
-    except ValueError:
-        raise AssertionError(done.stdout + done.stderr) from None
 
 
 def sha(data: bytes) -> str:
