@@ -166,6 +166,17 @@ def test_crlf_files_are_kept_byte_for_byte(base: Path) -> None:
     )
 
 
+def test_a_file_that_is_not_utf8_is_refused_by_name(base: Path) -> None:
+    """A push of a Latin-1 file died with a raw UnicodeDecodeError."""
+    file = base / "auth.md"
+    file.write_bytes("# Auth\n- [ ] caf\u00e9\n".encode("latin-1"))
+    code, refused = mirror(base, "push", str(file), "--key", KEY)
+    assert code == 1 and refused["error"] == "invalid_input", refused
+    assert "not UTF-8" in refused["detail"] and str(file) in refused["detail"]
+    with recuerdo.open("work", base_dir=base) as memory:
+        assert memory.mirror_get(KEY)["state"] == "nothing_stored"
+
+
 @pytest.mark.parametrize("damaged", ["ledger", "queue"])
 def test_a_damaged_ledger_or_queue_file_is_a_named_refusal(base: Path, damaged: str) -> None:
     """Every mirror command died with a raw JSONDecodeError, naming no file."""

@@ -38,6 +38,7 @@ import click
 from ..errors import (
     Conflict,
     DocumentCorrupt,
+    InvalidInput,
     RecuerdoError,
     StoreError,
     StoreTooNew,
@@ -64,7 +65,14 @@ def _sha(text: str) -> str:
 def _read(file: Path) -> str:
     """The file's text as its bytes hold it: ``read_text`` turned CRLF into LF, so memory held
     another document than the file, and the hash reported was not the file's (decision 0101)."""
-    return file.read_bytes().decode("utf-8")
+    held = file.read_bytes()
+    try:
+        return held.decode("utf-8")
+    except UnicodeDecodeError as error:  # a raw traceback before (the review of 0101)
+        raise InvalidInput(
+            f"{file} is not UTF-8 text (byte {error.start} is not): the mirror keeps text"
+            " documents; nothing was sent"
+        ) from error
 
 
 def _write_atomic(path: Path, text: str, *, private: bool = True) -> None:
