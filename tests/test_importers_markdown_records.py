@@ -113,3 +113,44 @@ def test_symbolic_links_are_listed_and_never_read_outside(base: Path, tmp_path: 
     before = stored(base)
     run_import(base, "markdown", folder)
     assert stored(base) == before
+
+
+def test_a_file_that_stores_nothing_leaves_its_permalink_free(base: Path, tmp_path: Path) -> None:
+    """The first file claimed the key before it was found empty, and the file with the text
+    was skipped for it (the review of 0102)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a-draft.md").write_text("---\npermalink: auth-design\n---\n")
+    (folder / "b-auth.md").write_text("---\npermalink: auth-design\n---\nThe auth design.\n")
+    report = run_import(base, "markdown", folder)
+    assert report["counts"]["notes"]["imported"] == 1
+    assert [s["ref"] for s in report["skipped"]] == ["a-draft.md"]
+
+
+def test_front_matter_nested_too_deep_skips_that_file_only(base: Path, tmp_path: Path) -> None:
+    """YAML nested past Python's depth raised RecursionError out of the import, after some
+    files were written and before the others were read (the review of 0102)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("First note.\n")
+    (folder / "b.md").write_text("---\ndeep: " + "[" * 5_000 + "]" * 5_000 + "\n---\nBody.\n")
+    (folder / "c.md").write_text("Third note.\n")
+    report = run_import(base, "markdown", folder)
+    assert report["counts"]["notes"]["imported"] == 2
+    assert [s["ref"] for s in report["skipped"]] == ["b.md"]
+
+
+def test_a_private_span_across_a_blank_line_is_never_stored(base: Path, tmp_path: Path) -> None:
+    """The body was cut into blocks first: neither half held the span whole, and the note
+    joined them back readable (the review of 0102)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "infra.md").write_text(
+        "---\nclass: agent-memory\ncategory: infra\naxis: user\n---\n"
+        "Deploys go through staging. <private>the root password is hunter2-Orchid\n\n"
+        "and the backup box takes the same one</private> done.\n"
+    )
+    run_import(base, "markdown", folder)
+    content = _category(base, "infra")
+    assert "hunter2" not in content and "backup box" not in content
+    assert "[private]" in content

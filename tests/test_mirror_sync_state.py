@@ -209,3 +209,56 @@ def test_a_damaged_ledger_or_queue_file_is_a_named_refusal(base: Path, damaged: 
     copy = stored(base, KEY)
     assert (copy["version"], copy["content"]) == (1, "# Auth\n- [ ] rotate keys\n")
     assert file.read_text().endswith("- [ ] more\n")
+
+
+def test_sync_reports_a_queued_file_it_cannot_read_and_sends_the_others(base: Path) -> None:
+    """A queued file turned unreadable raised UnboundLocalError out of sync (its text was never
+    read), and no other item was sent: the review of 0101."""
+    bad, good = base / "bad.md", base / "good.md"
+    for file, key in ((bad, "odd/bad/tasks"), (good, "odd/good/tasks")):
+        file.write_text(f"# {file.stem}\n- [ ] a\n")
+        assert mirror(base, "push", str(file), "--key", key, server=DEAD)[0] == 1
+    bad.write_bytes("# bad\n- [ ] caf\u00e9\n".encode("latin-1"))
+    code, reports = mirror(base, "sync")
+    by_file = {Path(r["file"]).name: r for r in reports}
+    assert code == 1 and by_file["bad.md"]["status"] == "refused", reports
+    assert by_file["good.md"]["status"] == "in_sync"
+    assert stored(base, "odd/good/tasks")["content"] == "# good\n- [ ] a\n"
+
+
+def test_a_pull_writes_the_file_a_link_names(base: Path) -> None:
+    """The atomic write replaced the link itself with a file: the linked file stayed old and
+    the ledger held two entries (the review of 0101)."""
+    (base / "shared").mkdir()
+    target = base / "shared" / "auth.md"
+    target.write_text("# Auth\n- [ ] a\n")
+    link = base / "auth.md"
+    link.symlink_to(target)
+    assert mirror(base, "push", str(link), "--key", KEY)[0] == 0
+    with recuerdo.open("work", base_dir=base) as memory:
+        memory.save("auth", "# Auth\n- [ ] a\n- [x] b\n", key=KEY, kind="mirror")
+    code, pulled = mirror(base, "pull", str(link))
+    assert code == 0, pulled
+    assert link.is_symlink() and target.read_text() == "# Auth\n- [ ] a\n- [x] b\n"
+    code, reports = mirror(base, "status")
+    assert [r["status"] for r in reports] == ["in_sync"]
+
+
+def test_a_first_push_of_the_same_text_keeps_the_notes_title_and_kind(base: Path) -> None:
+    """Version 0 with the same text went on as an update, and retitled the note (the review
+    of 0101): another title or kind is a conflict, and the note stays as it was."""
+    doc = "# Auth\n- [ ] a\n"
+    with recuerdo.open("work", base_dir=base) as memory:
+        memory.save("Auth rollout decision", doc, key=KEY, kind="decision")
+    file = base / "auth.md"
+    file.write_text(doc)
+    code, pushed = mirror(base, "push", str(file), "--key", KEY)
+    assert code == 1 and pushed["status"] != "in_sync", pushed
+    with recuerdo.open("work", base_dir=base) as memory:
+        note = memory.mirror_get(KEY)
+        held = memory.get(note["id"])
+    assert (held["title"], held["kind"], held["version"]) == (
+        "Auth rollout decision",
+        "decision",
+        1,
+    )

@@ -81,6 +81,8 @@ def _write_atomic(path: Path, text: str, *, private: bool = True) -> None:
     the mirror's own state (0700 folder, 0600 file); else a user's file keeps its mode."""
     if private:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    else:  # the file a link names: replacing the link made a second file (the review of 0101)
+        path = path.resolve()
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(handle, "wb") as out:
@@ -300,8 +302,9 @@ def _status(state: Any, ledger: Ledger, file: Path) -> dict[str, Any]:
     elif status == "in_sync" and synced_local != entry["sha256"]:
         status = "in_sync_except_redacted"
         report["detail"] = (
-            "neither side moved since the sync; the memory copy differs from the file by the "
-            "secrets replaced before storing (memory never holds them)"
+            "neither side moved since the sync; the memory copy differs from the file by what "
+            "the guard took out before storing (secrets replaced, <private> spans removed: "
+            "memory never holds them)"
         )
         report["redacted"] = entry.get("redacted", {})
     return {
@@ -402,9 +405,9 @@ def register(cli: click.Group, emit_error: Any) -> None:
                     f"refused: the file is {now['status'].replace('_', ' ')}; pulling would "
                     "lose its changes (push them, or pull with --force)"
                     if now["status"] != "memory_ahead"
-                    else "refused: the memory copy has the file's secrets replaced; pulling "
-                    "would write the placeholders over them (merge by hand, `recuerdo mirror "
-                    "resume` shows the lines, or pull with --force)"
+                    else "refused: the memory copy lacks what the guard took out of the file "
+                    "(secrets, <private> spans); pulling would write that over them (merge by "
+                    "hand, `recuerdo mirror resume` shows the lines, or pull with --force)"
                 )
                 finish(state, {**now, "status": "refused"})
                 sys.exit(1)
@@ -450,6 +453,7 @@ def register(cli: click.Group, emit_error: Any) -> None:
             # Each push on its own: a file gone or a refusal is reported with its item, and
             # the others are still sent (one raised, and the queue never drained).
             file = Path(queued["file"])
+            now = None  # unread: a file that cannot be read is reported with its item
             try:
                 # The queued push holds the whole document; the file, when it is still there
                 # and moved on, holds newer text: that is pushed instead.

@@ -146,6 +146,9 @@ def run(memory: Memory, root: Path, *, origin: str | None, scope: str | None) ->
         except (FrontMatterError, UnicodeDecodeError) as exc:
             tally.skip("notes", relative, str(exc))
             continue
+        except RecursionError:  # YAML nested past Python's depth: a raw traceback before
+            tally.skip("notes", relative, "its front matter is nested too deep to read")
+            continue
         if str(front.get("class", "")).strip().lower() in markdown_memory.CLASSES:
             markdown_memory.import_category(writer, tally, relative, front, body)
         else:
@@ -211,7 +214,9 @@ def _note(
     title = title_of(front, body, relative)
     kind, extra_tags = _kind(front)
     key = _key(front, relative, origin)
-    first = claimed.setdefault(key, relative)
+    # The key is claimed by the file whose note is written: a file that stores nothing (no
+    # body, a refusal) left the key to no note and dropped the next (the review of 0102).
+    first = claimed.get(key, relative)
     source = f"{origin}:{key}"[:200]
     attributes = {
         name: attribute_value(value)
@@ -224,7 +229,8 @@ def _note(
         tally.skip(
             "notes", relative, f"its key {key!r} is the note of {first}: a key holds one note"
         )
-    elif not content.strip():
+        return  # its items too: they would be filed under the other note's source
+    if not content.strip():
         tally.skip("notes", relative, "no body: a note needs text")
     else:
 
@@ -238,6 +244,7 @@ def _note(
                 key=key,
                 tags=_tags(front) + extra_tags,
             )
+            claimed.setdefault(key, relative)
             if attributes:
                 entity = {"name": title, "type": kind, "attributes": attributes}
                 added = remember(writer, facts={"entities": [entity]}, source=source, scope=scope)

@@ -65,7 +65,10 @@ def import_category(
         existing = None
     held = set(blocks(existing["content"])) if existing else set()
     added = 0
-    for index, block in enumerate(blocks(body)):
+    # The body is read as a write stores it before it is cut into blocks: a <private> span
+    # across a blank line was cut in two halves that neither held whole, and the category
+    # note joined them back readable (the review of 0102).
+    for index, block in enumerate(blocks(stored_text(body))):
         ref = f"{relative} observation {index + 1}"
         if block in held or stored_text(block) in held:
             tally.add("category_observations", "unchanged")

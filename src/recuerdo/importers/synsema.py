@@ -157,7 +157,7 @@ def _json(value: object, default: Any) -> Any:
     if isinstance(value, str):
         try:
             return json.loads(value)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # nested past Python's depth: as text
             return value
     return value
 

@@ -500,8 +500,13 @@ def save(
         _check_title_free(tx, tenant, note_scope, note_title, note_kind, current)
     if current is not None:
         # Version 0: the writer read no note (a first write from a copy never synced). The
-        # text already there is no conflict: the write goes on as one based on it.
-        same_text = expected_version == 0 and current["content"] == body
+        # same note already there (text, title and kind) is no conflict: a duplicate. Another
+        # title or kind is: the same text retitled the note unseen (the review of 0101).
+        same_text = expected_version == 0 and (
+            current["content"],
+            current["title"],
+            current["category"],
+        ) == (body, note_title, note_kind)
         if (
             expected_version is not None
             and expected_version != current["version"]
