@@ -500,17 +500,14 @@ def save(
         _check_title_free(tx, tenant, note_scope, note_title, note_kind, current)
     if current is not None:
         # Version 0: the writer read no note (a first write from a copy never synced). The
-        # same note already there (text, title and kind) is no conflict: a duplicate. Another
-        # title or kind is: the same text retitled the note unseen (the review of 0101).
-        same_text = expected_version == 0 and (
-            current["content"],
-            current["title"],
-            current["category"],
-        ) == (body, note_title, note_kind)
-        if (
-            expected_version is not None
-            and expected_version != current["version"]
-            and not same_text
+        # same note there (text, title, kind) is a duplicate; else a conflict (0101's review).
+        same = (current["content"], current["title"], current["category"]) == (
+            body,
+            note_title,
+            note_kind,
+        )
+        if expected_version not in (None, current["version"]) and not (
+            expected_version == 0 and same
         ):
             return keep_conflict(
                 tx,
@@ -521,11 +518,6 @@ def save(
                 body=body,
                 expected_version=expected_version,
             )
-        same = (current["content"], current["title"], current["category"]) == (
-            body,
-            note_title,
-            note_kind,
-        )
         if same:
             counted = _count_duplicate(tx, current)
             return reply(current["id"], current["version"], "duplicate", counted)
