@@ -260,3 +260,29 @@ def test_a_first_push_of_the_same_text_keeps_the_notes_title_and_kind(base: Path
         "decision",
         1,
     )
+
+
+def _record_many(state: str, prefix: str, count: int) -> None:
+    from recuerdo.doors.mirror import Ledger
+
+    ledger = Ledger(state)
+    for n in range(count):
+        ledger.record(Path(state) / f"{prefix}{n}.md", {"key": f"k{n}", "sha256": "x"})
+
+
+def test_two_mirror_commands_at_once_lose_no_ledger_entry(base: Path) -> None:
+    """The ledger was read, changed and written without a lock: two commands at once kept
+    one's entries only (noted by the fix of 0101)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    workers = [
+        context.Process(target=_record_many, args=(str(base), prefix, 150)) for prefix in "ab"
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(120)
+        assert worker.exitcode == 0
+    ledger = json.loads((base / ".recuerdo" / "mirror.json").read_text())
+    assert len(ledger) == 300

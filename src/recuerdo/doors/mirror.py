@@ -21,6 +21,7 @@ memory, key, scope, version, the file's hash and the memory copy's); queued push
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -30,10 +31,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: one mirror command at a time is assumed
+    fcntl = None  # type: ignore[assignment]
 
 from ..errors import (
     Conflict,
@@ -154,9 +161,20 @@ class Ledger:
         _write_atomic(self.path, json.dumps(files, indent=2, sort_keys=True))
 
     def record(self, file: Path, entry: dict[str, Any]) -> None:
-        files = self.load()
-        files[str(file.resolve())] = entry
-        self.save(files)
+        with self._locked():  # two mirror commands at once: one's entry was lost
+            files = self.load()
+            files[str(file.resolve())] = entry
+            self.save(files)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The ledger's read, change and write, one process at a time (a lock file beside it;
+        where there is no ``fcntl``, one process at a time is assumed)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(self.path.with_name("mirror.lock"), "ab") as handle:
+            if fcntl is not None:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            yield  # closing the file lets the lock go
 
     def entry(self, file: Path) -> dict[str, Any] | None:
         found: dict[str, Any] | None = self.load().get(str(file.resolve()))
