@@ -133,6 +133,28 @@ def record_revision(
     )
 
 
+def held_conflict(tx: Tx, current: Row, fields: dict[str, Any]) -> int | None:
+    """The conflict revision of the note that holds this write already (the same text, title
+    and kind, from the same principal, on the same version): a stale write retried (a
+    mirror's sync of a diverged push, each time) kept one more copy each time."""
+    found = tx.scalar(
+        "SELECT id FROM revisions WHERE tenant = ? AND item_id = ? AND operation = 'conflict'"
+        " AND based_on = ? AND principal = ? AND title = ? AND kind = ? AND content_hash = ?"
+        " AND content = ? ORDER BY id LIMIT 1",
+        (
+            current["tenant"],
+            current["id"],
+            fields["based_on"],
+            fields["principal"],
+            fields["title"],
+            fields["kind"],
+            content_hash(fields["content"]),
+            fields["content"],
+        ),
+    )
+    return None if found is None else int(found)
+
+
 def journal(
     tx: Tx,
     *,

@@ -404,20 +404,15 @@ def keep_conflict(
     body: str,
     expected_version: int,
 ) -> ConflictKept:
-    conflict_id = history.record_revision(
-        tx,
-        tenant=current["tenant"],
-        item_id=current["id"],
-        operation="conflict",
-        principal=principal,
-        title=title,
-        kind=kind,
-        content=body,
-        added=0,
-        removed=0,
-        based_on=expected_version,
-    )
-    history.journal_row(tx, current, "conflict", principal)
+    fields: dict[str, Any] = {"principal": principal, "title": title, "kind": kind}
+    fields.update(content=body, based_on=expected_version)
+    conflict_id = history.held_conflict(tx, current, fields)
+    if conflict_id is None:  # the same stale write again keeps no second copy
+        conflict_id = history.record_revision(
+            tx, tenant=current["tenant"], item_id=current["id"], operation="conflict",
+            added=0, removed=0, **fields,
+        )  # fmt: skip
+        history.journal_row(tx, current, "conflict", principal)
     current_revision = tx.scalar(
         "SELECT id FROM revisions WHERE tenant = ? AND item_id = ? AND version = ?",
         (current["tenant"], current["id"], current["version"]),
