@@ -40,6 +40,17 @@ def copy_of(fixture: str, folder: Path) -> Path:
     return target
 
 
+def folder_of(where: Path, files: dict[str, str | bytes]) -> Path:
+    """A folder at ``where`` holding ``files`` (name -> text, or bytes written as they are)."""
+    where.mkdir(parents=True)
+    for name, content in files.items():
+        if isinstance(content, bytes):
+            (where / name).write_bytes(content)
+        else:
+            (where / name).write_text(content)
+    return where
+
+
 def run_import(
     base: Path, kind: str, source: Path, name: str = "target", **options: Any
 ) -> ImportReport:

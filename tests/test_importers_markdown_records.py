@@ -7,7 +7,7 @@ from pathlib import Path
 
 import recuerdo
 
-from .importing import run_import, stored, totals
+from .importing import folder_of, run_import, stored, totals
 
 KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
 
@@ -23,14 +23,15 @@ def _category(base: Path, category: str) -> str:
 def test_a_notarium_block_stored_redacted_is_not_appended_again(base: Path, tmp_path: Path) -> None:
     """A block with a credential or a <private> span is stored redacted, so the note never
     holds it as written: a re-import still recognises it and writes nothing."""
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    (folder / "infra.md").write_text(
-        "---\nclass: agent-memory\ncategory: infra\naxis: user\n---\n"
-        f"Staging deploys use the key {KEY} for the API.\n\n"
-        "Production deploys only on Tuesdays.\n\n"
-        "use <private>my home address</private> never\n\n"
-        "line one   \nline two\n"
+    folder = folder_of(
+        tmp_path / "notes",
+        {
+            "infra.md": "---\nclass: agent-memory\ncategory: infra\naxis: user\n---\n"
+            f"Staging deploys use the key {KEY} for the API.\n\n"
+            "Production deploys only on Tuesdays.\n\n"
+            "use <private>my home address</private> never\n\n"
+            "line one   \nline two\n",
+        },
     )
     first = run_import(base, "markdown", folder)
     assert first["counts"]["category_observations"]["imported"] == 4
@@ -48,11 +49,14 @@ def test_a_notarium_block_stored_redacted_is_not_appended_again(base: Path, tmp_
 
 
 def test_a_byte_order_mark_does_not_hide_the_front_matter(base: Path, tmp_path: Path) -> None:
-    folder = tmp_path / "a"
-    folder.mkdir()
-    (folder / "bom.md").write_bytes(
-        "\ufeff---\ntitle: Coffee brewing\ntags: [coffee, brewing]\npermalink: coffee-brewing\n"
-        "---\nUse 15 g per 250 ml.\n".encode()
+    folder = folder_of(
+        tmp_path / "a",
+        {
+            "bom.md": (
+                "\ufeff---\ntitle: Coffee brewing\ntags: [coffee, brewing]\n"
+                "permalink: coffee-brewing\n---\nUse 15 g per 250 ml.\n"
+            ).encode(),
+        },
     )
     run_import(base, "markdown", folder)
     with recuerdo.open("target", base_dir=base, embedder="none") as memory:
@@ -70,10 +74,13 @@ def test_a_byte_order_mark_does_not_hide_the_front_matter(base: Path, tmp_path: 
 def test_a_permalink_in_two_files_is_kept_by_the_first(base: Path, tmp_path: Path) -> None:
     """Two files naming one permalink would replace each other on every import: the first in
     path order keeps the note, the second is skipped naming it, every time."""
-    folder = tmp_path / "b"
-    folder.mkdir()
-    (folder / "two.md").write_text("---\ntitle: Checkout\npermalink: checkout\n---\nSecond.\n")
-    (folder / "one.md").write_text("---\ntitle: Checkout\npermalink: checkout\n---\nFirst.\n")
+    folder = folder_of(
+        tmp_path / "b",
+        {
+            "two.md": "---\ntitle: Checkout\npermalink: checkout\n---\nSecond.\n",
+            "one.md": "---\ntitle: Checkout\npermalink: checkout\n---\nFirst.\n",
+        },
+    )
     first = run_import(base, "markdown", folder)
     assert first["counts"]["notes"]["imported"] == 1
     [skip] = first["skipped"]
@@ -118,10 +125,13 @@ def test_symbolic_links_are_listed_and_never_read_outside(base: Path, tmp_path: 
 def test_a_file_that_stores_nothing_leaves_its_permalink_free(base: Path, tmp_path: Path) -> None:
     """The first file claimed the key before it was found empty, and the file with the text
     was skipped for it (the review of 0102)."""
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    (folder / "a-draft.md").write_text("---\npermalink: auth-design\n---\n")
-    (folder / "b-auth.md").write_text("---\npermalink: auth-design\n---\nThe auth design.\n")
+    folder = folder_of(
+        tmp_path / "notes",
+        {
+            "a-draft.md": "---\npermalink: auth-design\n---\n",
+            "b-auth.md": "---\npermalink: auth-design\n---\nThe auth design.\n",
+        },
+    )
     report = run_import(base, "markdown", folder)
     assert report["counts"]["notes"]["imported"] == 1
     assert [s["ref"] for s in report["skipped"]] == ["a-draft.md"]
@@ -130,11 +140,14 @@ def test_a_file_that_stores_nothing_leaves_its_permalink_free(base: Path, tmp_pa
 def test_front_matter_nested_too_deep_skips_that_file_only(base: Path, tmp_path: Path) -> None:
     """YAML nested past Python's depth raised RecursionError out of the import, after some
     files were written and before the others were read (the review of 0102)."""
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    (folder / "a.md").write_text("First note.\n")
-    (folder / "b.md").write_text("---\ndeep: " + "[" * 5_000 + "]" * 5_000 + "\n---\nBody.\n")
-    (folder / "c.md").write_text("Third note.\n")
+    folder = folder_of(
+        tmp_path / "notes",
+        {
+            "a.md": "First note.\n",
+            "b.md": "---\ndeep: " + "[" * 5_000 + "]" * 5_000 + "\n---\nBody.\n",
+            "c.md": "Third note.\n",
+        },
+    )
     report = run_import(base, "markdown", folder)
     assert report["counts"]["notes"]["imported"] == 2
     assert [s["ref"] for s in report["skipped"]] == ["b.md"]
@@ -143,12 +156,13 @@ def test_front_matter_nested_too_deep_skips_that_file_only(base: Path, tmp_path:
 def test_a_private_span_across_a_blank_line_is_never_stored(base: Path, tmp_path: Path) -> None:
     """The body was cut into blocks first: neither half held the span whole, and the note
     joined them back readable (the review of 0102)."""
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    (folder / "infra.md").write_text(
-        "---\nclass: agent-memory\ncategory: infra\naxis: user\n---\n"
-        "Deploys go through staging. <private>the root password is hunter2-Orchid\n\n"
-        "and the backup box takes the same one</private> done.\n"
+    folder = folder_of(
+        tmp_path / "notes",
+        {
+            "infra.md": "---\nclass: agent-memory\ncategory: infra\naxis: user\n---\n"
+            "Deploys go through staging. <private>the root password is hunter2-Orchid\n\n"
+            "and the backup box takes the same one</private> done.\n",
+        },
     )
     run_import(base, "markdown", folder)
     content = _category(base, "infra")
