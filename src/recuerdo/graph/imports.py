@@ -378,7 +378,20 @@ def import_fact(
             ended = current["id"] if fact.ended_at is None else None
         elif current is not None:
             held = current["id"]
-    fact_id = _insert_fact(tx, tenant, scope, subject, obj, fact) if held is None else int(held)
+    fact_id = (
+        store.insert_fact(
+            tx,
+            (tenant, scope, subject, fact.relation, obj),
+            fact.attributes,
+            fact.valid_from,
+            fact.recorded_at,
+            fact.source,
+            valid_to=fact.valid_to,
+            ended_at=fact.ended_at,
+        )
+        if held is None
+        else int(held)
+    )
     if ended is not None:
         tx.execute(
             "UPDATE facts SET replaced_by = ? WHERE tenant = ? AND id = ?", (fact_id, tenant, ended)
@@ -423,28 +436,4 @@ def _versioned(tx: Tx, tenant: str, fact: _Fact, current: Row) -> _Fact:
         return fact
     return dataclasses.replace(
         fact, valid_to=fact.valid_to or current["recorded_at"], ended_at=current["recorded_at"]
-    )
-
-
-def _insert_fact(tx: Tx, tenant: str, scope: str, subject: int, obj: int, fact: _Fact) -> int:
-    return int(
-        tx.scalar(
-            "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
-            " valid_from, valid_to, recorded_at, ended_at, source, twin) VALUES"
-            f" (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {store.NEXT_TWIN}) RETURNING id",
-            (
-                tenant,
-                scope,
-                subject,
-                fact.relation,
-                obj,
-                fact.attributes,
-                fact.valid_from,
-                fact.valid_to,
-                fact.recorded_at,
-                fact.ended_at,
-                fact.source,
-                *(tenant, subject, fact.relation, obj, fact.recorded_at, fact.valid_from),
-            ),
-        )
     )

@@ -320,7 +320,7 @@ def add_fact(
         fact_id, created = int(existing["id"]), False
     else:
         since = valid_from if existing is None else valid_from or recorded_at
-        fact_id = _insert_fact(
+        fact_id = insert_fact(
             tx,
             (tenant, scope, subject, relation, obj),
             encode_attributes(attributes if merged is None else merged),
@@ -379,26 +379,32 @@ def _replace_others(
     )
 
 
-def _insert_fact(
+def insert_fact(
     tx: Tx,
     fact: tuple[str, str, int, str, int],
     attributes: str,
     valid_from: str | None,
     recorded_at: str,
     source: str | None,
+    *,
+    valid_to: str | None = None,
+    ended_at: str | None = None,
 ) -> int:
-    """Insert ``(tenant, scope, subject, relation, object)``; return its id."""
+    """Insert ``(tenant, scope, subject, relation, object)`` (ended already when an import
+    reads in a fact's history); return its id."""
     tenant, _, subject, relation, obj = fact
     return int(
         tx.scalar(
             "INSERT INTO facts (tenant, scope, subject_id, relation, object_id, attributes,"
-            f" valid_from, recorded_at, source, twin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
-            f" {NEXT_TWIN}) RETURNING id",
+            " valid_from, valid_to, recorded_at, ended_at, source, twin)"
+            f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {NEXT_TWIN}) RETURNING id",
             (
                 *fact,
                 attributes,
                 valid_from,
+                valid_to,
                 recorded_at,
+                ended_at,
                 source,
                 *(tenant, subject, relation, obj, recorded_at, valid_from),
             ),
