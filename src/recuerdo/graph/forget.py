@@ -31,7 +31,7 @@ from ..code import erase as code_store
 from ..comms.erase import forget_scope as forget_conversations
 from ..core import audit
 from ..core.clock import now_iso
-from ..core.items import reach, visible
+from ..core.items import visible
 from ..errors import InvalidInput, ItemNotFound, UnknownName
 from ..index import chunks as chunk_index
 from ..index.vectors import collect_orphans
@@ -203,12 +203,14 @@ def _fact(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Done |
     return Done({"facts_removed": len(rows)}, text=_values(rows, "attributes"))
 
 
-def _passage(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Done | None:
+def _passage(tx: Tx, tenant: str, scope: str, value: Any, reach: _Reach) -> Done | None:
     item_id = _item_id(value)
+    # An item the caller may not read (a message of another conversation, another scope of a
+    # confined token) is one it never had: the refusal names nothing of it.
     row = tx.one(
-        "SELECT id, scope, item_type, title, content, occurred_at, created_at, meta FROM items"
-        " WHERE id = ? AND tenant = ?",
-        (item_id, tenant),
+        "SELECT i.id, i.scope, i.item_type, i.title, i.content, i.occurred_at, i.created_at,"
+        f" i.meta FROM items i WHERE i.id = ? AND i.tenant = ? AND {reach.condition}",
+        (item_id, tenant, *reach.params),
     )
     if row is None:
         return None
@@ -218,8 +220,6 @@ def _passage(tx: Tx, tenant: str, scope: str, value: Any, _reach: _Reach) -> Don
             "conversation message (forget an entry with forget, a note with delete)"
         )
     if row["scope"] != scope:
-        if reach() is not None:  # a caller confined to scopes learns nothing of another one
-            raise ItemNotFound(f"no passage {item_id} in scope {scope!r}")
         raise ItemNotFound(
             f"passage {item_id} is not in scope {scope!r} (it is in {row['scope']!r}): name "
             "that scope to forget it",
