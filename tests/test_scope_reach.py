@@ -88,6 +88,10 @@ def test_the_audit_shows_no_read_that_named_a_scope_beyond_reach(setting: Settin
     assert [record["query"] for record in seen] == ["launch checklist"]
     assert all(ids["b"] not in record["returned"] for record in seen)
     assert len(memory.audit(scope="project:a")) == 2  # the owner's view is as it was
+    # A page reads on past what it leaves out: cut after the LIMIT, it came back empty.
+    memory.search("payroll again", scope=["project:a", "project:b"])
+    memory._audit.flush(memory._store)
+    assert [r["query"] for r in lim.audit(scope="project:a", limit=1)] == ["launch checklist"]
 
 
 def test_a_reply_refused_names_no_scope_beyond_reach(memory: recuerdo.Memory) -> None:
