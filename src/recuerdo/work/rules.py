@@ -79,8 +79,12 @@ class Condition(NamedTuple):
 def parse_condition(description: str) -> Condition | None:
     """The first ``variable op number`` in ``description``, or ``None`` when there is none."""
     match = _CONDITION.search(description)
-    if match is None:
-        return None
+    return None if match is None else _condition(match)
+
+
+def _condition(match: re.Match[str]) -> Condition | None:
+    """The condition a match of :data:`_CONDITION` states; None when its bound is beyond any
+    number a rule compares."""
     variable, op, number = match.groups()
     exact = Decimal(number)
     if exact and abs(exact.adjusted()) > MAX_EXPONENT:
@@ -116,7 +120,8 @@ def add(
     rule_level = check_level(level)
     text = checked_text(description, "description", max_bytes=MAX_DESCRIPTION_BYTES)
     rule_category = None if category is None else checked_label(category, "category")
-    if _CONDITION.search(text) is not None and parse_condition(text) is None:
+    stated = _CONDITION.search(text)
+    if stated is not None and _condition(stated) is None:
         raise InvalidInput(
             f"the condition's bound is beyond 1e±{MAX_EXPONENT}: no number a rule compares"
         )
@@ -159,7 +164,7 @@ def check(tx: Tx, tenant: str, category: object, context: object) -> list[Violat
             " ORDER BY name",
             (tenant, checked_label(category, "category")),
         )
-    shown = _shown(context)
+    shown: str | None = None  # quoted by violations only: a context may be megabytes
     violations: list[Violation] = []
     for row in rows:
         condition = parse_condition(row["description"])
@@ -169,6 +174,7 @@ def check(tx: Tx, tenant: str, category: object, context: object) -> list[Violat
             continue  # a rule about something the context does not mention does not apply
         if condition.holds(context[condition.variable]):
             continue
+        shown = _shown(context) if shown is None else shown
         violations.append(
             {
                 "rule": row["name"],
