@@ -9,7 +9,7 @@ from ..core.clock import now_iso, parse_time
 from ..core.text import checked_label, checked_text
 from ..errors import InvalidBatch, RecuerdoError
 from ..index.chunks import rechunk
-from ..store.base import Tx, groups, marks
+from ..store.base import Tx
 from .results import AddedMessages
 
 MAX_TURNS = 10_000
@@ -48,19 +48,20 @@ def add(
     stamp = now_iso()
     # A conversation is kept in one scope: one of the same name elsewhere is another one.
     kept = "FROM items WHERE tenant = ? AND session = ? AND scope = ? AND item_type = 'message'"
-    previous_last = tx.scalar(f"SELECT max(id) {kept}", (tenant, conversation_id, label))
     # A turn whose ref the conversation holds is stored already: a retried call (a timeout
-    # after the commit) stored every turn twice.
-    refs = sorted({ref for *_, ref in turns if ref is not None})
-    held = {
-        row["ref"]: int(row["id"])
-        for group in groups(refs, 500)
-        for row in tx.all(
-            f"SELECT id, {tx.json_text('meta', 'ref')} AS ref {kept}"
-            f" AND {tx.json_text('meta', 'ref')} IN ({marks(group)})",
-            (tenant, conversation_id, label, *group),
+    # after the commit) stored every turn twice. Refs have no index: the conversation's turns
+    # are read once, and give its newest turn too.
+    wanted = {ref for *_, ref in turns if ref is not None}
+    held: dict[str, int] = {}
+    if wanted:
+        rows = tx.all(
+            f"SELECT id, {tx.json_text('meta', 'ref')} AS ref {kept}",
+            (tenant, conversation_id, label),
         )
-    }
+        previous_last = max((int(row["id"]) for row in rows), default=None)
+        held = {row["ref"]: int(row["id"]) for row in rows if row["ref"] in wanted}
+    else:
+        previous_last = tx.scalar(f"SELECT max(id) {kept}", (tenant, conversation_id, label))
     ids, new = [], []
     for speaker, text, date, ref in turns:
         if ref is not None and ref in held:
