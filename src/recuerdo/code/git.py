@@ -16,8 +16,9 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from ..core.secrets import redact_text
 from ..errors import GitUnreadable, RevisionNotFound
-from .paths import guarded, guarded_path, spell
+from .paths import stored
 
 _GIT = ("git", "--no-replace-objects", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off")
 _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
@@ -62,10 +63,6 @@ def _text(raw: bytes) -> str:
     # Names and messages are bytes in git; stored text must be valid Unicode. (Paths are
     # spelled one-to-one instead: two paths must never become one, see ``paths.spell``.)
     return raw.decode("utf-8", errors="replace")
-
-
-def _path(raw: bytes) -> str:
-    return guarded_path(spell(raw))
 
 
 class GitRepo:
@@ -209,11 +206,11 @@ def _parse(raw: bytes, *, with_changes: bool) -> Iterator[tuple[Commit, list[Cha
             parents=tuple(fields[1].decode().split()),
             # What a commit says reaches the disk only through the secret guard, as its files
             # do: a token pasted in a message or an author field was stored in clear.
-            author=guarded(_text(fields[2])),
-            email=guarded(_text(fields[3])),
+            author=redact_text(_text(fields[2])),
+            email=redact_text(_text(fields[3])),
             authored_at=fields[4].decode(),
             committed_at=fields[5].decode(),
-            message=guarded(_text(fields[6]).rstrip("\n")),
+            message=redact_text(_text(fields[6]).rstrip("\n")),
         )
         changes: list[Change] = []
         while with_changes and i < n:
@@ -223,10 +220,10 @@ def _parse(raw: bytes, *, with_changes: bool) -> Iterator[tuple[Commit, list[Cha
             _, new_mode, _, new_blob, status = meta[1:].decode().split(" ")
             code = status[0]
             if code in "RC":
-                old, path = _path(tokens[i + 1]), _path(tokens[i + 2])
+                old, path = stored(tokens[i + 1]), stored(tokens[i + 2])
                 i += 3
             else:
-                old, path = None, _path(tokens[i + 1])
+                old, path = None, stored(tokens[i + 1])
                 i += 2
             if code == "C":
                 code, old = "A", None

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..errors import InvalidInput, RepoNotIngested, RevisionNotFound
 from ..store.base import Row, Tx
 from .model import CommitRef, IngestedThrough
-from .paths import guarded_path, raw, spell
+from .paths import raw, stored
 
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 _HEX = re.compile(r"[0-9a-fA-F]{4,64}")
@@ -35,7 +35,7 @@ def check_path(path: object, field: str = "path") -> str:
         raise InvalidInput(f"{field} names no file: {path!r}")
     # As the ingest spelled the path it stored: ``\xFF`` reads as ``\xff``, and a credential
     # in the name as its marker (decision 0095).
-    return guarded_path(spell(raw(clean)))
+    return stored(raw(clean))
 
 
 def check_prefix(prefix: object) -> str | None:
@@ -44,7 +44,7 @@ def check_prefix(prefix: object) -> str | None:
     if not isinstance(prefix, str) or len(prefix) > MAX_PATH or "\0" in prefix:
         raise InvalidInput(f"path_prefix is a path of at most {MAX_PATH} characters")
     clean = _relative(prefix)
-    return guarded_path(spell(raw(clean))) if clean else None
+    return stored(raw(clean)) if clean else None
 
 
 def _relative(path: str) -> str:

@@ -69,15 +69,10 @@ def raw(spelled: str) -> bytes:
     return b"".join(parts)
 
 
-def guarded(text: str) -> str:
-    """``text`` through the secret guard that reads every blob: the one guard of every
-    write (a commit's message, author, email and paths reached the disk in clear)."""
-    return redact_text(text)
-
-
-def guarded_path(spelled: str) -> str:
-    """A spelled path through the guard one name at a time: a credential's rule takes the
-    rest of its text, so ``cfg/password=x/a.txt`` and ``.../b.txt`` became one path and one
-    file was lost (the review of 0095). Two names that differ only in their credential still
-    meet (the cost 0095 names)."""
-    return "/".join(redact_text(name) for name in spelled.split("/"))
+def stored(path: bytes) -> str:
+    """A path as the store keeps it, and as a lookup finds it: spelled one-to-one, then
+    through the secret guard one name at a time (a credential's rule takes the rest of its
+    text, so ``cfg/password=x/a.txt`` and ``.../b.txt`` became one path and one file was lost:
+    the review of 0095). Two names that differ only in their credential still meet (the cost
+    0095 names)."""
+    return "/".join(redact_text(name) for name in spell(path).split("/"))

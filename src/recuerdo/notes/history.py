@@ -287,11 +287,6 @@ def version_text(tx: Tx, tenant: str, item_id: int, version: int) -> str | None:
     return None if row is None else revision_deltas.version_text(tx, tenant, item_id, row)
 
 
-def version_texts(tx: Tx, tenant: str, item_id: int) -> dict[int, str]:
-    """The text of every version of a note, by version number."""
-    return revision_deltas.version_texts(tx, tenant, item_id)
-
-
 def versions_of(
     tx: Tx, tenant: str, item_ids: Sequence[int]
 ) -> dict[int, tuple[dict[int, str], list[Row]]]:

@@ -16,7 +16,6 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..core.clock import now_iso
@@ -241,7 +240,3 @@ def _principal(row: Any) -> Principal:
         scopes=None if row["scopes"] is None else tuple(json.loads(row["scopes"])),
         token_id=row["id"],
     )
-
-
-def token_file(base_dir: str | os.PathLike[str] | None) -> Path:
-    return TokenStore(base_dir).path

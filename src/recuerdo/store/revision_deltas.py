@@ -121,12 +121,6 @@ def version_text(tx: Tx, tenant: str, item_id: int, row: Row) -> str:
     return _checked(item_id, row, text)
 
 
-def version_texts(tx: Tx, tenant: str, item_id: int) -> dict[int, str]:
-    """The text of every version of a note, by version number (one pass down from the
-    current text: each delta is applied once)."""
-    return versions_of(tx, tenant, [item_id]).get(item_id, ({}, []))[0]
-
-
 def versions_of(
     tx: Tx, tenant: str, item_ids: Sequence[int]
 ) -> dict[int, tuple[dict[int, str], list[Row]]]:
