@@ -52,9 +52,12 @@ def _source(doc: Row | None, fallback_name: str | None, recorded_at: str) -> dic
 def verified_span(
     doc: Row | None, start: int, stop: int, expected_hash: str
 ) -> tuple[dict[str, Any] | None, str]:
-    """The quoted span if the stored text still says it, else None and why."""
+    """The quoted span if the stored text still says it, else None and why (an empty span:
+    the fact came with a text that names no passage with both ends)."""
     if doc is None:
         return None, "source_missing"
+    if start == stop:
+        return None, "not_in_text"
     quote = doc["content"][start:stop]
     if store.quote_hash(quote) != expected_hash:
         return None, "mismatch"
@@ -91,10 +94,7 @@ def fact_citations(tx: Tx, tenant: str, fact_rows: list[Row]) -> dict[int, dict[
             }
             continue
         doc = docs.get(cited["item_id"])
-        if doc is not None and cited["start"] == cited["stop"]:  # no passage names both ends
-            span, state = None, "not_in_text"
-        else:
-            span, state = verified_span(doc, cited["start"], cited["stop"], cited["quote_hash"])
+        span, state = verified_span(doc, cited["start"], cited["stop"], cited["quote_hash"])
         citations[row["id"]] = {
             "source": _source(doc, row["source"], row["recorded_at"]),
             "span": span,

@@ -38,7 +38,7 @@ from ..index.vectors import collect_orphans
 from ..index.words import STOP_WORDS
 from ..notes import history, traces
 from ..store import chunk_text
-from ..store.base import Row, Tx, marks
+from ..store.base import Row, Tx, groups, marks
 from . import derive, import_residue, store
 from .match import suggestions
 
@@ -513,13 +513,14 @@ def _blank_passages(
     the passages' text."""
     if not chunk_ids:
         return {"passages_hidden": 0, "documents_emptied": []}, [], []
-    marks = ",".join("?" * len(chunk_ids))
     rows = list(chunk_text.by_id(tx, chunk_ids, tenant).values())
     by_doc: dict[int, list[tuple[int, int]]] = {}
     for row in rows:
         by_doc.setdefault(row["item_id"], []).append((row["start"], row["stop"]))
     beside = chunk_index.turns_beside(tx, tenant, list(by_doc))
-    tx.execute(f"DELETE FROM chunks WHERE tenant = ? AND id IN ({marks})", [tenant, *chunk_ids])
+    tx.execute(
+        f"DELETE FROM chunks WHERE tenant = ? AND id IN ({marks(chunk_ids)})", [tenant, *chunk_ids]
+    )
     emptied = []
     for doc_id, spans in by_doc.items():
         left = int(
@@ -558,14 +559,13 @@ def _passages_naming(
         return []
     ids = [chunk_id for chunk_id, _ in ranked]
     found: list[tuple[int, int]] = []
-    for first in range(0, len(ids), 500):
-        part = ids[first : first + 500]
-        marks = ",".join("?" * len(part))
+    for part in groups(ids, 500):
         found += [
             (row["item_id"], row["id"])
             for row in tx.all(
                 "SELECT c.id, c.item_id FROM chunks c JOIN items i ON i.tenant = c.tenant"
-                f" AND i.id = c.item_id WHERE c.id IN ({marks}) AND i.tenant = ? AND i.scope = ?"
+                f" AND i.id = c.item_id WHERE c.id IN ({marks(part)}) AND i.tenant = ?"
+                " AND i.scope = ?"
                 f" AND {reach.condition}",
                 [*part, tenant, scope, *reach.params],
             )
@@ -577,11 +577,10 @@ def _detach_facts(tx: Tx, tenant: str, doc_ids: list[int]) -> int:
     """Facts cited only by these documents stay, as asserted facts; how many."""
     if not doc_ids:
         return 0
-    marks = ",".join("?" * len(doc_ids))
     return int(
         tx.scalar(
             "SELECT count(DISTINCT fact_id) FROM fact_sources WHERE tenant = ?"
-            f" AND item_id IN ({marks})",
+            f" AND item_id IN ({marks(doc_ids)})",
             [tenant, *doc_ids],
         )
     )

@@ -374,7 +374,7 @@ def import_fact(
         if current is not None and json.loads(current["attributes"]) != json.loads(fact.attributes):
             # Other attributes make another version, as ``relate`` makes it (the held fact's
             # were kept and the record's dropped: the review of 0088), the later one current.
-            fact = _versioned(tx, tenant, fact, current)
+            fact = _versioned(fact, current)
             ended = current["id"] if fact.ended_at is None else None
         elif current is not None:
             held = current["id"]
@@ -392,9 +392,11 @@ def import_fact(
         if held is None
         else int(held)
     )
-    if ended is not None:
+    if ended is not None:  # ended where the record begins, replaced by it: one statement
         tx.execute(
-            "UPDATE facts SET replaced_by = ? WHERE tenant = ? AND id = ?", (fact_id, tenant, ended)
+            "UPDATE facts SET valid_to = ?, ended_at = ?, replaced_by = ?"
+            " WHERE tenant = ? AND id = ?",
+            (fact.valid_from or fact.recorded_at, fact.recorded_at, fact_id, tenant, ended),
         )
     tx.execute(
         "INSERT INTO import_facts (tenant, scope, key, fact_id, replaced_by_key)"
@@ -423,16 +425,12 @@ def import_fact(
     )
 
 
-def _versioned(tx: Tx, tenant: str, fact: _Fact, current: Row) -> _Fact:
-    """The record as a version beside the current fact of other attributes: recorded later, it
-    ends the current one (which ends where it begins); recorded earlier, it is history, ended
-    where the current one begins (its ``replaced_by`` is left to the record's own)."""
-    since = fact.valid_from or fact.recorded_at
+def _versioned(fact: _Fact, current: Row) -> _Fact:
+    """The record as a version beside the current fact of other attributes: recorded later,
+    it stays as it is (and ends the current one once written); recorded earlier, it is
+    history, ended where the current one begins (its ``replaced_by`` is left to the record's
+    own)."""
     if fact.recorded_at > current["recorded_at"]:
-        tx.execute(
-            "UPDATE facts SET valid_to = ?, ended_at = ? WHERE tenant = ? AND id = ?",
-            (since, fact.recorded_at, tenant, current["id"]),
-        )
         return fact
     return dataclasses.replace(
         fact, valid_to=fact.valid_to or current["recorded_at"], ended_at=current["recorded_at"]

@@ -21,7 +21,7 @@ from ..errors import FactsShape, InvalidInput, LimitExceeded, MentionNotInPassag
 from ..index.chunk import Span, chunk_spans
 from ..index.chunks import insert_chunks
 from ..index.words import STOP_WORDS
-from ..store.base import Tx
+from ..store.base import Tx, groups, marks, rows_by_id
 from ..store.entity_names import nfc
 from . import derive, store, values
 from .cite import Citer, named_in
@@ -377,19 +377,8 @@ _IDS_PER_QUERY = 500
 
 def _current(tx: Tx, tenant: str, table: str, ids: list[int]) -> list[int]:
     """Those of ``ids`` (rows of facts or attributes) that are not ended."""
-    unique = sorted(set(ids))
-    current: list[int] = []
-    for first in range(0, len(unique), _IDS_PER_QUERY):
-        part = unique[first : first + _IDS_PER_QUERY]
-        current += [
-            int(row["id"])
-            for row in tx.all(
-                f"SELECT id FROM {table} WHERE tenant = ? AND ended_at IS NULL"
-                f" AND id IN ({','.join('?' * len(part))})",
-                [tenant, *part],
-            )
-        ]
-    return sorted(current)
+    live = "tenant = ? AND ended_at IS NULL"
+    return sorted(rows_by_id(tx, f"SELECT id FROM {table}", ids, where=live, params=(tenant,)))
 
 
 def _still_holds(tx: Tx, tenant: str, held: dict[str, list[int]], *, dated: bool) -> bool:
@@ -401,11 +390,10 @@ def _still_holds(tx: Tx, tenant: str, held: dict[str, list[int]], *, dated: bool
     for table in ("entities", "facts", "attributes"):
         unique = sorted(set(held.get(table, [])))
         ended = "0" if table == "entities" else "count(ended_at)"
-        for first in range(0, len(unique), _IDS_PER_QUERY):
-            part = unique[first : first + _IDS_PER_QUERY]
+        for part in groups(unique, _IDS_PER_QUERY):
             row = tx.one(
                 f"SELECT count(*) AS n, {ended} AS ended FROM {table} WHERE tenant = ?"
-                f" AND id IN ({','.join('?' * len(part))})",
+                f" AND id IN ({marks(part)})",
                 [tenant, *part],
             )
             assert row is not None

@@ -16,6 +16,7 @@ from ..core.clock import now_iso
 from ..errors import InvalidInput
 from ..store.base import Row, Tx, rows_by_id
 from ..store.entity_names import fold as fold
+from ..store.entity_names import nfc
 from ..store.entity_names import words as words
 from . import values
 
@@ -174,7 +175,7 @@ def add_type(tx: Tx, tenant: str, entity_id: int, kind: str) -> None:
     tx.execute(
         "INSERT INTO entity_types (tenant, entity_id, type) VALUES (?, ?, ?)"
         " ON CONFLICT DO NOTHING",
-        (tenant, entity_id, kind.strip().lower()),
+        (tenant, entity_id, nfc(kind).strip().lower()),  # as check_type stores it (0091)
     )
 
 
