@@ -24,7 +24,7 @@ from ..core.text import checked_label, checked_text
 from ..errors import RecuerdoError
 from ..index.chunk import Span
 from ..index.chunks import check_spans, insert_chunks
-from ..store.base import Row, Tx
+from ..store.base import Row, Tx, groups, marks
 from . import store, values
 from .remember import LIMITS, check_relation, check_type
 
@@ -161,11 +161,17 @@ def import_document(
         updated_at=now_iso(),
     )
     chunk_ids = insert_chunks(tx, tenant, doc_id, doc.text, doc.spans, title=doc.name or "")
+    # Each name once: an entity looked up (and dated back) per mention was two statements a
+    # mention of every passage.
+    entities = {
+        name: _entity(tx, tenant, scope, name, doc.ingested_at)
+        for name in {name for names in doc.mentions for name in names}
+    }
     tx.executemany(
         "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
         " ON CONFLICT DO NOTHING",
         [
-            (tenant, chunk_id, _entity(tx, tenant, scope, name, doc.ingested_at))
+            (tenant, chunk_id, entities[name])
             for names, chunk_id in zip(doc.mentions, chunk_ids, strict=True)
             for name in names
         ],
@@ -338,13 +344,20 @@ def _cited(
 ) -> list[tuple[int, int, int, str]]:
     """(document id, start, stop, quote) of each source whose document was read in here (one
     that was not, or is forgotten, is left out); a span past its document's end is refused."""
+    key_of = tx.json_text("meta", "import_key")
+    keys = sorted({key for key, _, _ in sources})
+    docs = {  # each document read once, however many sources cite it
+        row["key"]: row
+        for part in groups(keys, 500)
+        for row in tx.all(
+            f"SELECT id, content, {key_of} AS key FROM items WHERE tenant = ? AND scope = ?"
+            f" AND item_type = 'document' AND {key_of} IN ({marks(part)})",
+            (tenant, scope, *part),
+        )
+    }
     cited = []
     for index, (key, start, stop) in enumerate(sources):
-        doc = tx.one(
-            "SELECT id, content FROM items WHERE tenant = ? AND scope = ? AND"
-            f" item_type = 'document' AND {tx.json_text('meta', 'import_key')} = ?",
-            (tenant, scope, key),
-        )
+        doc = docs.get(key)
         if doc is None:
             continue
         if stop > len(doc["content"]):
