@@ -142,6 +142,12 @@ def chunk_rows(tx: Tx, row: Row) -> list[tuple[Any, ...]]:
     return rows
 
 
+def passage_key(title: str, body: str) -> bytes:
+    """The key a passage cut by its writer is stored under (``chunks.hash``, indexed): what
+    finds a document ingested again by its first passage."""
+    return chunk_hash(f"{title}\n{body}" if title else body)
+
+
 def insert_chunks(
     tx: Tx, tenant: str, item_id: int, text: str, spans: Sequence[Span], *, title: str = ""
 ) -> list[int]:
@@ -153,7 +159,7 @@ def insert_chunks(
     several = len(check_spans(text, spans)) > 1
     for ordinal, span in enumerate(spans):
         body = text[span.start : span.end]
-        key = chunk_hash(f"{title}\n{body}" if title else body)
+        key = passage_key(title, body)
         rows.append(
             (tenant, item_id, ordinal, *span, title, body, "", None, key, body if several else None)
         )

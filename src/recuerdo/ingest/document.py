@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Literal
@@ -31,8 +30,9 @@ from ..core.secrets import redact_text
 from ..core.text import checked_label
 from ..errors import EmptyContent, InvalidInput, PayloadTooLarge, StoreError
 from ..graph.remember import link_passages
+from ..graph.store import insert_document
 from ..index.chunk import Span, chunk_spans
-from ..index.chunks import chunk_hash, insert_chunks
+from ..index.chunks import insert_chunks, passage_key
 from ..store.base import Tx
 from . import parse
 from .results import Ingested
@@ -116,7 +116,7 @@ def ingest(
         " AND i.scope = ? AND i.item_type = 'document' AND i.title = ?"
         f" AND {tx.json_text('i.meta', 'sha256')} = ? AND {tx.json_text('i.meta', 'source')} = ?"
         " AND i.content = ? ORDER BY i.id LIMIT 1",
-        (tenant, chunk_hash(f"{label}\n{head}"), scope, label, digest, source or label, text),
+        (tenant, passage_key(label, head), scope, label, digest, source or label, text),
     )
     if earlier is not None:
         doc_id, stamp = int(earlier["id"]), str(earlier["created_at"])
@@ -186,12 +186,17 @@ def _store(
     passage count."""
     stamp = now_iso()
     meta = {"kind": kind, "source": source or label, "bytes": len(data), "sha256": digest}
-    doc_id = int(
-        tx.scalar(
-            "INSERT INTO items (tenant, scope, item_type, title, content, source, meta, created_at,"
-            " updated_at) VALUES (?, ?, 'document', ?, ?, ?, ?, ?, ?) RETURNING id",
-            (tenant, scope, label, text, principal, json.dumps(meta), stamp, stamp),
-        )
+    doc_id = insert_document(
+        tx,
+        tenant,
+        scope,
+        title=label,
+        text=text,
+        principal=principal,
+        said_at=None,
+        meta=meta,
+        stored_at=stamp,
+        updated_at=stamp,
     )
     if tx.scalar("SELECT content FROM items WHERE tenant = ? AND id = ?", (tenant, doc_id)) != text:
         raise StoreError("the stored document did not read back identical (nothing kept)")
