@@ -70,7 +70,7 @@ def import_category(
     # note joined them back readable (the review of 0102).
     for index, block in enumerate(blocks(stored_text(body))):
         ref = f"{relative} observation {index + 1}"
-        if block in held or stored_text(block) in held:
+        if block in held:  # read as stored already (above)
             tally.add("category_observations", "unchanged")
             continue
 
@@ -88,7 +88,7 @@ def import_category(
         tally.attempt("category_observations", ref, write)
         if len(tally.skipped) == before:
             added += 1
-            held.add(stored_text(block))
+            held.add(block)
     outcome: Outcome = "unchanged" if not added else ("updated" if existing else "imported")
     tally.add("categories", outcome)
     if front.get("muted") is True:
