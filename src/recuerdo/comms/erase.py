@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 
 from ..core import audit
 from ..core.items import MAIL
-from ..core.text import checked_label
 from ..errors import ConversationNotFound, NotAMember
 from ..index.vectors import collect_orphans
 from ..store.base import Tx
-from .mail import check_id, is_member
+from .mail import check_id, check_scope, is_member
 from .model import ForgottenConversation
 from .transfer import cursor_key
 
@@ -73,7 +72,7 @@ def forget_conversation(
     tx: Tx, tenant: str, viewer: str, conversation_id: object, kept_to: object = None
 ) -> ForgottenConversation:
     key = str(check_id(conversation_id, "conversation"))
-    wanted = None if kept_to is None else checked_label(kept_to, "scope")
+    wanted = check_scope(kept_to)
     scope = tx.scalar(
         "SELECT scope FROM comms_conversations WHERE tenant = ? AND id = ?", (tenant, key)
     )

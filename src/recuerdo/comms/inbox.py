@@ -14,11 +14,11 @@ import json
 from typing import Any
 
 from ..core.items import MAIL
-from ..core.text import MAX_ID, checked_label, whole_number
+from ..core.text import MAX_ID, whole_number
 from ..errors import ConversationNotFound, InvalidInput, NotAMember, PageCursorInvalid
 from ..store.base import Row, Tx, rows_by_id
 from .addresses import own
-from .mail import check_id, is_member
+from .mail import check_id, check_scope, is_member
 from .model import Inbox, InboxEntry, Thread, ThreadMessage
 
 DEFAULT_LIMIT = 50
@@ -60,11 +60,6 @@ def check_inbox_cursor(after: object) -> tuple[int, int] | None:
         raise PageCursorInvalid(f"after {after!r} is not a cursor an inbox page gave out")
     below = check_cursor(after)
     return None if below is None else (below, 0)
-
-
-def check_scope(scope: object) -> str | None:
-    """The scope a read is kept to, or None for every scope."""
-    return None if scope is None else checked_label(scope, "scope")
 
 
 def conversation(

@@ -151,12 +151,18 @@ def is_member(tx: Tx, tenant: str, principal: str, conversation_id: str) -> bool
     )
 
 
+def check_scope(scope: object) -> str | None:
+    """The scope a call is kept to, or None for every scope."""
+    return None if scope is None else checked_label(scope, "scope")
+
+
 def readable(tx: Tx, tenant: str, viewer: str, message_id: object, scope: object = None) -> Row:
     """A message the viewer may read (kept in ``scope`` when one is named), or
     ``message_not_found`` / ``not_a_member``."""
     row = mail_row(tx, tenant, message_id)
     reached = reach()  # a caller confined to scopes: a reply's refusal named the other one
-    if (scope is not None and row["scope"] != checked_label(scope, "scope")) or (
+    kept_to = check_scope(scope)
+    if (kept_to is not None and row["scope"] != kept_to) or (
         reached is not None and row["scope"] not in reached
     ):
         where = "" if scope is None else f" in scope {scope!r}"
@@ -334,11 +340,11 @@ def send(
     owners[origin] = principal
     at = now_iso()
     if answered is None:
-        label = DEFAULT_SCOPE if scope is None else checked_label(scope, "scope")
+        label = check_scope(scope) or DEFAULT_SCOPE
         conversation_id = start_conversation(tx, tenant, label, origin, at)
     else:
         label, conversation_id = answered["scope"], answered["session"]
-        if scope is not None and checked_label(scope, "scope") != label:
+        if scope is not None and check_scope(scope) != label:
             raise InvalidInput(
                 f"a reply stays in its conversation's scope {label!r}, not {scope!r}"
             )

@@ -94,6 +94,8 @@ def _write_atomic(path: Path, text: str, *, private: bool = True) -> None:
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(text.encode("utf-8"))
+            out.flush()
+            os.fsync(out.fileno())  # on disk before the rename, or a crash may leave it empty
         if not private:  # mkstemp makes 0600: the file's own mode, or the umask's for a new one
             umask = os.umask(0)
             os.umask(umask)
