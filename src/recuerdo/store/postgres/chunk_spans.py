@@ -18,13 +18,15 @@ from typing import Any
 from ..base import STORED_CHUNK_FIELDS, Tx, stored_fields, word_fields
 from ..chunk_text import SEVERAL, chunks_with_text, keep_cut_texts
 from . import statements
+from .word_folds import fold_fields
 
 WORDS = (
     "setweight(to_tsvector('recuerdo_words', ?), 'A')"
     " || setweight(to_tsvector('recuerdo_words', ?), 'B')"
     " || setweight(to_tsvector('recuerdo_words', ?), 'C')"
 )
-"""The tsvector of (title, body, context), as the generated column of ``m005`` made it."""
+"""The tsvector of (title, body, context), as the generated column of ``m005`` made it; each
+text is given folded (:func:`.word_folds.fold_fields`)."""
 INSERT = (
     f"INSERT INTO chunks ({', '.join(STORED_CHUNK_FIELDS)}, words)"
     f" VALUES ({', '.join('?' * len(STORED_CHUNK_FIELDS))}, {WORDS}) RETURNING id"
@@ -33,7 +35,7 @@ INSERT = (
 
 def insert_params(row: Sequence[Any]) -> tuple[Any, ...]:
     """A row of ``CHUNK_FIELDS`` as the parameters of :data:`INSERT`."""
-    return (*stored_fields(row), *word_fields(row))
+    return (*stored_fields(row), *fold_fields(word_fields(row)))
 
 
 def add_chunks(conn: Any, rows: Sequence[Sequence[Any]]) -> list[int]:
@@ -49,7 +51,10 @@ def fill_words(tx: Tx) -> None:
     ):
         tx.executemany(
             f"UPDATE chunks /* every tenant */ SET words = {WORDS} WHERE tenant = ? AND id = ?",
-            [(c["title"], c["body"], c["context"], c["tenant"], c["id"]) for c in rows],
+            [
+                (*fold_fields((c["title"], c["body"], c["context"])), c["tenant"], c["id"])
+                for c in rows
+            ],
         )
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import SubstringPart, like_pattern
 from ..windowed_ranking import WindowedRanking
-from . import folds, word_statistics
+from . import folds, word_folds, word_statistics
 
 if TYPE_CHECKING:
     from .connection import PostgresTx
@@ -84,17 +84,21 @@ class TsvectorText(WindowedRanking[Query]):
         # Each word's query made once (LATERAL), not once a chunk it is checked against: under
         # the tenant policies ``@@`` (not leakproof) cannot use the GIN index, and every word
         # reads the tenant's chunks (decision 0062).
+        asked = {word: word_folds.fold(word) for word in words}
         rows = self._tx.all(
             "SELECT w.word FROM unnest(CAST(? AS TEXT[])) AS w (word)"
             " CROSS JOIN LATERAL plainto_tsquery('recuerdo_words', w.word) AS q (query)"
             " WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.tenant = ? AND c.words @@ q.query)",
-            (list(dict.fromkeys(words)), tenant),
+            (list(dict.fromkeys(asked.values())), tenant),
         )
-        return {row["word"] for row in rows}
+        held = {row["word"] for row in rows}
+        return {word for word, folded in asked.items() if folded in held}
 
     def rank(
         self, tenant: str, words: Sequence[str], mode: str, limit: int, offset: int
     ) -> list[tuple[int, float]]:
+        # The words as the index holds them (decision 0115): every later step reads these.
+        words = word_folds.folded(words)
         if not words:
             return []
         # Each ranking reads the statistics again (another statement of the transaction may

@@ -36,6 +36,11 @@ def m030_folded_entries(tx: Tx) -> None:
     the index's mark are folded by Python as they are read."""
 
 
+def m044_folded_words(tx: Tx) -> None:
+    """PostgreSQL's step (``store/postgres/word_folds.py``): FTS5's tokenizer already reads
+    words without their Latin accents, in either Unicode form."""
+
+
 LATER_STEPS = (
     *(m018_compact_store, m019_revision_deltas, m020_superseded_chunks),
     *(m021_chunk_spans, m022_binary_keys, m023_missed_vectors),
@@ -44,5 +49,5 @@ LATER_STEPS = (
     *(m030_folded_entries, m031_item_tallies, m032_released_hashes),
     *(m033_cascade_indexes, m034_audit_words, m035_audit_sweep),
     *(m036_stale_words, m037_unescaped_audit_filters, m038_nfc_entity_names),
-    m039_document_import_keys,
+    *(m039_document_import_keys, m044_folded_words),
 )

@@ -1,0 +1,77 @@
+"""Accents and Unicode forms in PostgreSQL's word index, read as SQLite's (decision 0115).
+
+SQLite's word index (``unicode61 remove_diacritics 2``) takes the accents off Latin letters,
+and its tokenizer drops a combining mark after one: "José", "Jose" and "Jose" with a combining
+acute (NFD: macOS file names, text pasted from some tools) are one word there. PostgreSQL's
+parser keeps a letter's accent and a combining mark in the word, so each spelling was a word of
+its own: a note written in NFD was not found by its name typed on a keyboard, and "cafe" did
+not find "café", where SQLite found both.
+
+So every text PostgreSQL's word index is given, stored or asked, is folded first, by
+:func:`fold`: composed (NFC), with the accents of Latin letters taken off. Other scripts keep
+their marks (a Greek or Cyrillic word keeps its letters as typed), but a word in NFD and the
+same word in NFC are one. Folding happens in Python, where the texts are in hand as they are
+written and asked, so the index and the queries cannot part however the server is set up.
+ASCII text is returned as it is, unread.
+
+The step ``m044_folded_words`` gives the chunks already stored the words of their folded text;
+only chunks whose text goes past ASCII can change, and only those are read.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from ..base import Tx
+from ..chunk_text import CHUNK_JOIN, by_id
+
+_LATIN_ACCENTS = re.compile(r"(?<=[A-Za-z\u00c0-\u024f\u1e00-\u1eff])[\u0300-\u036f]+")
+"""Combining diacritics (U+0300-U+036F) after a Latin letter, once the text is decomposed;
+the range covers the letters that decompose to a Latin letter and marks."""
+_PAST_ASCII = "~ '[^\\x01-\\x7f]'"
+_BATCH = 500
+
+
+def fold(text: str) -> str:
+    """``text`` as PostgreSQL's word index reads it: NFC, Latin letters without accents."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", _LATIN_ACCENTS.sub("", unicodedata.normalize("NFD", text)))
+
+
+def folded(words: Iterable[str]) -> list[str]:
+    """Query words folded, each once, in their order."""
+    return list(dict.fromkeys(fold(word) for word in words))
+
+
+def fold_fields(texts: Iterable[str | None]) -> tuple[str | None, ...]:
+    """A chunk's (title, body, context) as its words are computed from (NULL stays NULL)."""
+    return tuple(None if text is None else fold(text) for text in texts)
+
+
+def m044_folded_words(tx: Tx) -> None:
+    """The step (registered in later_steps.py): the words of each chunk whose text goes past
+    ASCII, written again from its folded text."""
+    from .chunk_spans import WORDS
+
+    past_ascii = " OR ".join(
+        f"{column} {_PAST_ASCII}"
+        for column in ("c.title", "c.context", "coalesce(c.kept_text, q.cut_from, i.content)")
+    )
+    ids = [
+        int(row["id"])
+        for row in tx.all(
+            f"SELECT c.id FROM chunks c {CHUNK_JOIN} /* every tenant */ WHERE {past_ascii}"
+        )
+    ]
+    for first in range(0, len(ids), _BATCH):
+        chunks = by_id(tx, ids[first : first + _BATCH], None)
+        tx.executemany(
+            f"UPDATE chunks /* every tenant */ SET words = {WORDS} WHERE tenant = ? AND id = ?",
+            [
+                (*fold_fields((c["title"], c["body"], c["context"])), c["tenant"], c["id"])
+                for c in chunks.values()
+            ],
+        )
