@@ -177,6 +177,31 @@ def test_E8_soft_delete_hides_an_observation_everywhere(mcp: Mcp) -> None:
     mcp(scenario)
 
 
+def test_E8b_a_soft_deleted_observation_can_be_restored(mcp: Mcp) -> None:
+    """E8b (extension, decision 0084): a save based on an observation deleted since is refused,
+    naming restoring; mem_restore brings it back, and the save then goes through."""
+
+    async def scenario(tools: Tools) -> None:
+        key = {"topic_key": "odd/cart/tasks", "project": "shop", "title": "cart tasks"}
+        saved = await save(tools, content="zebra first", **key)
+        await tools.ok("mem_delete", {"id": saved["id"]})
+        refused = await tools.refused(
+            "mem_save", {**key, "content": "zebra second", "expected_version": 1}, "conflict"
+        )
+        assert "restore it" in refused["detail"].lower()
+        await tools.refused("mem_restore", {"id": saved["id"] + 1000}, "item_not_found")
+        back = await tools.ok("mem_restore", {"id": saved["id"]})
+        assert back["id"] == saved["id"]
+        again = await save(tools, content="zebra second", expected_version=1, **key)
+        assert again["id"] == saved["id"] and again["outcome"] == "updated"
+        assert [hit["id"] for hit in await search(tools, query="zebra", project="shop")] == [
+            saved["id"]
+        ]
+        await tools.refused("mem_restore", {"id": saved["id"]}, "item_not_found")  # live
+
+    mcp(scenario)
+
+
 def test_E9_hard_delete_removes_the_observation_and_its_revisions(mcp: Mcp, http: Http) -> None:
     """E9 mem_delete with hard_delete removes the observation for good, revisions included."""
 

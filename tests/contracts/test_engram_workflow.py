@@ -174,6 +174,7 @@ CALLS: dict[str, Json] = {
     "mem_save_prompt": {"content": "add refunds"},
     "mem_history": {"id": "{id}"},
     "mem_revision": {"id": "{id}", "version": 1},
+    "mem_restore": {"id": "{id}"},
 }
 
 
@@ -186,6 +187,8 @@ def test_E32_unknown_arguments_are_refused_by_name(mcp: Mcp, http: Http) -> None
     dropped, and the store is unchanged: every mem_* tool."""
 
     async def scenario(tools: Tools) -> None:
+        listed = {tool.name for tool in (await tools.session.list_tools()).tools}
+        assert set(CALLS) == listed  # every tool is tried
         await tools.ok("mem_session_start", {"id": "s1"})
         note_id = int((await save(tools, title="kept", content="kept text"))["id"])
         wrong: dict[str, Any] = {}

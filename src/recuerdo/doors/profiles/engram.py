@@ -9,11 +9,12 @@ from ...profiles.engram_scopes import engram_scope, project_name
 from . import ToolMap, drop_none, prop, schema
 
 INSTRUCTIONS = """
-Engram tools, with two extensions:
+Engram tools, with these extensions:
 - mem_history(id) lists every revision of an observation (a topic_key upsert keeps the text it
   replaces): version, revision_id, operation, who and when.
 - mem_revision(id, version | revision_id) reads one revision whole, e.g. the conflict revision
   a stale expected_version kept aside (mem_save names it as conflict_revision_id).
+- mem_restore(id) brings back a soft-deleted observation.
 - mem_save(expected_version=N) refuses to overwrite an observation that moved past version N:
   nothing is lost, both texts are kept and named. Read, merge, then save the whole document."""
 
@@ -120,6 +121,14 @@ def tools() -> list[ToolMap]:
             ),
             lambda a: {"id": a["id"], "hard": bool(a.get("hard_delete", False))},
             destructive=True,
+        ),
+        ToolMap(
+            "mem_restore",
+            "restore",
+            "Bring back a soft-deleted observation (extension): a save based on it is refused"
+            " while it is deleted.",
+            schema({"id": prop("integer", "The observation id.")}, ["id"]),
+            lambda a: {"id": a["id"]},
         ),
         ToolMap(
             "mem_search",
