@@ -112,9 +112,10 @@ def record_revision(
     added: int,
     removed: int,
     based_on: int | None = None,
+    at: str | None = None,
 ) -> int:
     """A revision without a version (a conflict kept aside, a deletion, a restore): its text
-    is kept whole, as it never was (or no longer is) the item's."""
+    is kept whole, as it never was (or no longer is) the item's. ``at``: when (default now)."""
     return _insert_revision(
         tx,
         tenant,
@@ -130,6 +131,7 @@ def record_revision(
             "chars_removed": removed,
             "content_hash": content_hash(content),
         },
+        at,
     )
 
 

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..core.clock import now, now_iso, to_iso
+from ..core.clock import now, now_iso, parse_iso, to_iso
 from ..core.items import reach, status_of
 from ..core.settings import note_limit_bytes, review_months
 from ..core.text import check_tags, checked_label, checked_text
@@ -86,11 +86,11 @@ def plus_months(moment: datetime, months: int) -> datetime:
     raise AssertionError("unreachable")
 
 
-def review_date(tx: Tx, tenant: str, kind: str) -> str | None:
+def review_date(tx: Tx, tenant: str, kind: str, since: str | None = None) -> str | None:
     months = review_months(tx, tenant).get(kind)
     if not months:
         return None
-    return to_iso(plus_months(now(), months))
+    return to_iso(plus_months(now() if since is None else parse_iso(since), months))
 
 
 def note_dict(row: Row, at: str | None = None) -> Note:
@@ -174,8 +174,10 @@ def create(
     tags: list[str] | None = None,
     session: str | None = None,
     summary: str | None = None,
+    at: str | None = None,
 ) -> int:
-    stamp = now_iso()
+    """A new note; ``at``: when it was written (an import's), else now."""
+    stamp = at or now_iso()
     tags = tags or []
     item_id = int(
         tx.scalar(
@@ -195,7 +197,7 @@ def create(
                 stamp,
                 session,
                 None if key is not None else history.normalized_hash(content),
-                review_date(tx, tenant, kind),
+                review_date(tx, tenant, kind, stamp),
                 summary,
             ),
         )
@@ -231,7 +233,7 @@ def create(
         principal=principal,
         version=1,
         added=len(content),
-        at=stamp,
+        at=None if at else stamp,  # the journal tells when it happened here
     )
     return item_id
 
@@ -248,9 +250,11 @@ def write_version(
     tags: list[str] | None = None,
     summary: str | None = None,
     session: str | None = None,
+    at: str | None = None,
 ) -> tuple[int, int, int]:
-    """Make ``content`` the current version of the note in ``row``; keep the revision.
-    Returns (new version, characters added, characters removed)."""
+    """Make ``content`` the current version of the note in ``row``; keep the revision (dated
+    ``at``, an import's, else now). Returns (new version, characters added, characters
+    removed)."""
     version = int(row["version"]) + 1
     added, removed = history.change_size(row["content"], content)
     new_title = row["title"] if title is None else title
@@ -258,7 +262,7 @@ def write_version(
     # Only columns that change are written: SQLite rewrites an index entry whenever its
     # column appears in the SET list, changed or not.
     # One clock reading for the item, its revision and its journal line (each is a strftime).
-    stamp = now_iso()
+    stamp = at or now_iso()
     changes: dict[str, Any] = {"content": content, "version": version, "updated_at": stamp}
     if row["key"] is None:
         # Repeats are found by this hash only for notes without a key; a keyed note is
@@ -314,7 +318,7 @@ def write_version(
         version=version,
         added=added,
         removed=removed,
-        at=stamp,
+        at=None if at else stamp,
     )
     return version, added, removed
 

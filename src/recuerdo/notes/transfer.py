@@ -1,14 +1,21 @@
 """A note's records in an export (``graph/transfer.py`` pages and reads them): every version,
 and the conflict revisions kept beside it (text that came with a stale version: both versions
-are kept, and an export that dropped one lost it)."""
+are kept, and an export that dropped one lost it).
+
+An import keeps the dates the record gives (each revision's, the review date): a note and its
+revisions dated at the import read as written that day, and a second export of the copy keyed
+each record anew (decision 0116). A record without dates (an export of an older version, or
+written by hand) is dated at the import, as before."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import Any, get_args
 
+from ..core.clock import parse_time
 from ..core.text import check_tags, checked_label
 from ..errors import RecuerdoError
 from ..store.base import Row, Tx, marks
@@ -40,6 +47,7 @@ def export_records(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
                 "note_key": row["key"],
                 "tags": json.loads(row["tags"]),
                 "created_at": row["created_at"],
+                "review_at": row["review_at"],
                 "revisions": [
                     {
                         "version": r["version"],
@@ -93,11 +101,14 @@ class _Text:
     principal: str | None
     operation: str  # a version's (``conflict`` for a conflict)
     based_on: int | None = None
+    at: str | None = None
+    """When it was written, as the record says (None: at the import)."""
 
 
 @dataclass(frozen=True)
 class _Checked:
     key: str | None
+    review_at: str | None
     tags: list[str]
     versions: list[_Text]
     conflicts: list[_Text]
@@ -121,7 +132,13 @@ def import_record(
         scope=scope,
         key=note.key,
         tags=note.tags,
+        at=first.at,
     )
+    if note.review_at is not None:
+        tx.execute(
+            "UPDATE items SET review_at = ? WHERE tenant = ? AND id = ?",
+            (note.review_at, tenant, item_id),
+        )
     for version in note.versions[1:]:
         row = tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (tenant, item_id))
         assert row is not None
@@ -133,6 +150,7 @@ def import_record(
             content=version.content,
             title=version.title,
             kind=version.kind,
+            at=version.at,
         )
     for conflict in note.conflicts:
         _keep(tx, tenant, item_id, conflict, principal, conflict.based_on)
@@ -156,6 +174,7 @@ def _keep(
         added=0,
         removed=0,
         based_on=based_on,
+        at=text.at,
     )
 
 
@@ -209,10 +228,15 @@ def _checked_note(record: dict[str, Any]) -> _Checked:
         if not isinstance(conflicts, list):
             raise ValueError("conflicts is a list")
         versions = [_text(revision, version=True) for revision in revisions]
+        _in_order(versions)
         if versions[0].title is None:  # the note's title, as the record names it
             versions[0] = replace(versions[0], title=notes.check_title(record.get("title")))
+        if versions[0].kind is None and record.get("kind") is not None:  # and its kind
+            versions[0] = replace(versions[0], kind=notes.check_kind(record["kind"]))
+        review_at = record.get("review_at")
         return _Checked(
             key=None if key is None else checked_label(key, "note_key"),
+            review_at=None if review_at is None else parse_time(review_at, "review_at"),
             tags=check_tags(record.get("tags")),
             versions=versions,
             conflicts=[_text(conflict, version=False) for conflict in conflicts],
@@ -239,4 +263,16 @@ def _text(revision: object, *, version: bool) -> _Text:
         principal=None if principal is None else checked_label(principal, "principal"),
         operation=operation,
         based_on=based_on,
+        at=None
+        if revision.get("created_at") is None
+        else parse_time(revision["created_at"], "created_at"),
     )
+
+
+def _in_order(versions: list[_Text]) -> None:
+    """A later version written earlier than the one before it would make the note's history
+    read backwards (and its creation come after its last change)."""
+    dated = [(number, v.at) for number, v in enumerate(versions, 1) if v.at is not None]
+    for (_, earlier), (number, later) in pairwise(dated):
+        if later < earlier:
+            raise ValueError(f"version {number} is dated earlier than the one before it")
