@@ -187,3 +187,38 @@ def test_context_over_a_project_and_the_user(memory: recuerdo.Memory) -> None:
     pack_ = memory.context("tea-time", scope=["project:shop", "user"])
     assert {s["id"] for s in pack_["sources"]} == {mine["note_id"], shop["note_id"]}
     assert memory.audit(limit=1)[0]["scope"] == "project:shop"
+
+
+@pytest.mark.parametrize(
+    ("asked", "outside"),
+    [
+        ({"scope": "project:shop"}, {"scope": "project:secret"}),
+        ({"scope": ["project:shop", "user"]}, {"scope": "project:secret"}),
+        ({"kind": "decision"}, {"kind": "manual"}),
+        ({"types": "note"}, {"entry": True}),
+    ],
+)
+def test_linked_items_outside_the_filters_stay_out(
+    memory: recuerdo.Memory,
+    asked: dict,  # type: ignore[type-arg]
+    outside: dict,  # type: ignore[type-arg]
+) -> None:
+    """A neighbour is packed on the seed's terms: a link does not carry another scope's,
+    kind's or type's item into a pack asked for one (nor reach past it)."""
+    where = {"scope": "project:shop", "kind": "decision"}
+    seed = memory.save("Cache plan", "The shop caches sessions in Redis.", **where)["id"]
+    near = memory.save("Cache keys", "Keys expire hourly.", **where)["id"]
+    if outside.get("entry"):
+        far = memory.remember("learning", "Launch codes are 0000.", ["ops"])
+    else:
+        far = memory.save("Launch codes", "Launch codes are 0000.", **{**where, **outside})["id"]
+    beyond = memory.save("Launch day", "It launches on Friday.", **where)["id"]
+    memory.link(seed, near)
+    memory.link(seed, far)
+    memory.link(far, beyond)
+    memory._upkeep.drain()
+    every = memory.context("redis sessions", depth=2)
+    assert {s["id"] for s in every["sources"]} == {seed, near, far, beyond}
+    reply = memory.context("redis sessions", depth=2, **asked)
+    assert [s["id"] for s in reply["sources"]] == [seed, near]
+    assert "Launch" not in reply["context"] and reply["truncated"] is False
