@@ -222,3 +222,27 @@ def test_linked_items_outside_the_filters_stay_out(
     reply = memory.context("redis sessions", depth=2, **asked)
     assert [s["id"] for s in reply["sources"]] == [seed, near]
     assert "Launch" not in reply["context"] and reply["truncated"] is False
+
+
+@pytest.mark.parametrize("cap", [1, 2, 3, 4, 5, 10])
+def test_the_per_source_cap_holds_when_the_header_is_longer(cap: int) -> None:
+    """max_per_source is a cap on the block, header included: a header longer than the cap
+    was kept whole, with '...' after it (6 tokens for a cap of 1)."""
+    header = "## A long title of a note (project: shop)"
+    text, kept, truncated = pack(
+        [block(1, "v" * 400, header), block(2, "w" * 400, header)],
+        budget_tokens=1000,
+        max_per_source=cap,
+    )
+    assert [k["id"] for k in kept] == [1, 2] and truncated is False
+    for part, source in zip(text.split("\n\n"), kept, strict=True):
+        assert len(part) <= cap * CHARS_PER_TOKEN and source["tokens"] <= cap
+        assert source["cut"] is True and part.endswith("...")
+
+
+def test_a_context_keeps_each_block_to_the_cap(memory: recuerdo.Memory) -> None:
+    memory.save("Harbour schedule for the summer season", "The ferry leaves at nine. " * 40)
+    memory._upkeep.drain()
+    reply = memory.context("ferry", max_per_source=2)
+    assert [s["tokens"] for s in reply["sources"]] == [2] and reply["sources"][0]["cut"]
+    assert len(reply["context"]) <= 2 * CHARS_PER_TOKEN and reply["used_tokens"] <= 2

@@ -143,12 +143,10 @@ def pack(
     kept: list[Source] = []
     truncated = False
     for block in blocks:
-        body = block["text"]
-        cut = False
-        if len(block["header"]) + 1 + len(body) > cap:
-            room = max(0, cap - len(block["header"]) - 1 - len(ELLIPSIS))
-            body, cut = body[:room] + ELLIPSIS, True
-        text = f"{block['header']}\n{body}"
+        text = f"{block['header']}\n{block['text']}"
+        cut = len(text) > cap
+        if cut:  # the cap holds for the whole block: a header longer than it is cut too
+            text = (text[: max(0, cap - len(ELLIPSIS))] + ELLIPSIS)[:cap]
         cost = len(text) + (len(SEPARATOR) if parts else 0)
         if used + cost > budget:
             if not parts:  # never empty: the first block is cut to the budget
