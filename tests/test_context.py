@@ -187,3 +187,62 @@ def test_context_over_a_project_and_the_user(memory: recuerdo.Memory) -> None:
     pack_ = memory.context("tea-time", scope=["project:shop", "user"])
     assert {s["id"] for s in pack_["sources"]} == {mine["note_id"], shop["note_id"]}
     assert memory.audit(limit=1)[0]["scope"] == "project:shop"
+
+
+@pytest.mark.parametrize(
+    ("asked", "outside"),
+    [
+        ({"scope": "project:shop"}, {"scope": "project:secret"}),
+        ({"scope": ["project:shop", "user"]}, {"scope": "project:secret"}),
+        ({"kind": "decision"}, {"kind": "manual"}),
+        ({"types": "note"}, {"entry": True}),
+    ],
+)
+def test_linked_items_outside_the_filters_stay_out(
+    memory: recuerdo.Memory,
+    asked: dict,  # type: ignore[type-arg]
+    outside: dict,  # type: ignore[type-arg]
+) -> None:
+    """A neighbour is packed on the seed's terms: a link does not carry another scope's,
+    kind's or type's item into a pack asked for one (nor reach past it)."""
+    where = {"scope": "project:shop", "kind": "decision"}
+    seed = memory.save("Cache plan", "The shop caches sessions in Redis.", **where)["id"]
+    near = memory.save("Cache keys", "Keys expire hourly.", **where)["id"]
+    if outside.get("entry"):
+        far = memory.remember("learning", "Launch codes are 0000.", ["ops"])
+    else:
+        far = memory.save("Launch codes", "Launch codes are 0000.", **{**where, **outside})["id"]
+    beyond = memory.save("Launch day", "It launches on Friday.", **where)["id"]
+    memory.link(seed, near)
+    memory.link(seed, far)
+    memory.link(far, beyond)
+    memory._upkeep.drain()
+    every = memory.context("redis sessions", depth=2)
+    assert {s["id"] for s in every["sources"]} == {seed, near, far, beyond}
+    reply = memory.context("redis sessions", depth=2, **asked)
+    assert [s["id"] for s in reply["sources"]] == [seed, near]
+    assert "Launch" not in reply["context"] and reply["truncated"] is False
+
+
+@pytest.mark.parametrize("cap", [1, 2, 3, 4, 5, 10])
+def test_the_per_source_cap_holds_when_the_header_is_longer(cap: int) -> None:
+    """max_per_source is a cap on the block, header included: a header longer than the cap
+    was kept whole, with '...' after it (6 tokens for a cap of 1)."""
+    header = "## A long title of a note (project: shop)"
+    text, kept, truncated = pack(
+        [block(1, "v" * 400, header), block(2, "w" * 400, header)],
+        budget_tokens=1000,
+        max_per_source=cap,
+    )
+    assert [k["id"] for k in kept] == [1, 2] and truncated is False
+    for part, source in zip(text.split("\n\n"), kept, strict=True):
+        assert len(part) <= cap * CHARS_PER_TOKEN and source["tokens"] <= cap
+        assert source["cut"] is True and part.endswith("...")
+
+
+def test_a_context_keeps_each_block_to_the_cap(memory: recuerdo.Memory) -> None:
+    memory.save("Harbour schedule for the summer season", "The ferry leaves at nine. " * 40)
+    memory._upkeep.drain()
+    reply = memory.context("ferry", max_per_source=2)
+    assert [s["tokens"] for s in reply["sources"]] == [2] and reply["sources"][0]["cut"]
+    assert len(reply["context"]) <= 2 * CHARS_PER_TOKEN and reply["used_tokens"] <= 2

@@ -29,7 +29,9 @@ def now() -> datetime:
 
 
 def to_iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime(_FORMAT)
+    # isoformat writes the year in four digits, as text order needs; strftime's %Y writes
+    # the year 999 as "999", which sorted after "2023" (a since of 0999-01-01 kept nothing).
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def now_iso() -> str:
@@ -50,4 +52,9 @@ def parse_time(value: object, field: str) -> str:
         raise InvalidInput(f"{field} must be an ISO 8601 time, got {value!r}") from exc
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return to_iso(moment)
+    try:
+        return to_iso(moment)
+    except OverflowError as exc:  # 9999-12-31T23:00-05:00 is past the last instant in UTC
+        raise InvalidInput(
+            f"{field} must be an ISO 8601 time within the years 0001-9999 in UTC, got {value!r}"
+        ) from exc

@@ -8,6 +8,7 @@ as ``- " : * ( ) NEAR AND OR ^`` are therefore just text, and no input can raise
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from ..errors import InvalidInput
 
@@ -162,11 +163,18 @@ STOP_WORDS = frozenset(
 )
 
 
+def _tokens(text: str) -> list[str]:
+    # In NFC: a letter typed as a base and a combining mark (NFD, as macOS file names and some
+    # keyboards send it) is one word, as stored; the mark alone is no word character, and
+    # "Zu\u0308rich" was asked as "zu" and "rich".
+    return _TOKEN.findall(unicodedata.normalize("NFC", text))
+
+
 def written_words(text: str) -> list[str]:
     """Lower-cased word tokens of ``text``, stop words included, in order, without repeats, at
     most MAX_TERMS: the words as a plain keyword search would match them."""
     unique: list[str] = []
-    for token in _TOKEN.findall(text):
+    for token in _tokens(text):
         if token.lower() not in unique:
             unique.append(token.lower())
     return unique[:MAX_TERMS]
@@ -175,7 +183,7 @@ def written_words(text: str) -> list[str]:
 def terms(text: str) -> list[str]:
     """Lower-cased word tokens of ``text`` without stop words (all of them if only stop words
     remain), in order, without repeats, at most MAX_TERMS."""
-    tokens = [token.lower() for token in _TOKEN.findall(text)]
+    tokens = [token.lower() for token in _tokens(text)]
     kept = [t for t in tokens if t not in STOP_WORDS] or tokens
     unique: list[str] = []
     for token in kept:

@@ -9,7 +9,6 @@ from typing import Any, cast
 
 from ..core import audit as audit_log
 from ..core.clock import now_iso, parse_time
-from ..core.items import visible
 from ..core.results import AuditRecord
 from ..core.text import checked_label
 from ..errors import (
@@ -369,24 +368,15 @@ class RetrievalVerbs(MemoryBase):
         self, tx: Any, candidates: list[search_ops.Candidate], filters: Filters, hops: int
     ) -> list[pack.Block]:
         seeds = {c.item_id: c for c in candidates}
-        reached = pack.walk(tx, self.tenant, list(seeds), hops, self.principal)
+        # Every block, a neighbour as a seed, is one the filters keep: the walk passes through
+        # those items only, and the rows are read under the same condition.
         where, params = filters.sql("i")
+        reached = pack.walk(tx, self.tenant, list(seeds), hops, where, params)
         marks = ",".join("?" * len(reached)) or "NULL"
-        members_only, viewer = visible("i", self.principal)
         rows = {
             r["id"]: r
             for r in tx.all(
-                f"SELECT * FROM items i WHERE i.id IN ({marks}) AND i.tenant = ?"
-                f" AND i.status <> 'deleted' AND i.muted = 0 AND {members_only}",
-                [*reached, self.tenant, *viewer],
-            )
-        }
-        seed_marks = ",".join("?" * len(seeds)) or "NULL"
-        allowed = {
-            r["id"]
-            for r in tx.all(
-                f"SELECT i.id FROM items i WHERE i.id IN ({seed_marks}) AND {where}",
-                [*seeds, *params],
+                f"SELECT * FROM items i WHERE i.id IN ({marks}) AND {where}", [*reached, *params]
             )
         }
         chunk_ids = [c.chunk_id for c in seeds.values() if c.chunk_id is not None]
@@ -401,7 +391,7 @@ class RetrievalVerbs(MemoryBase):
         ranked = []
         for item_id, (hop, touches) in reached.items():
             row = rows.get(item_id)
-            if row is None or (hop == 0 and item_id not in allowed):
+            if row is None:
                 continue
             seed = seeds.get(item_id)
             base = seed.score if seed else 0.0

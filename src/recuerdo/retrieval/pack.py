@@ -1,8 +1,9 @@
 """Context packs: ranked blocks of memory within a token budget (the Notarium recall rules).
 
 1. Seeds come from hybrid search, with their fused scores.
-2. A breadth-first walk follows item links both ways up to ``depth`` hops (links to missing or
-   deleted items are skipped).
+2. A breadth-first walk follows item links both ways up to ``depth`` hops, through the items the
+   call's filters keep only (scope, kind, type, muted, deleted, who may read): a neighbour is
+   packed on the same terms as a seed (docs/decisions/0103-context-walk-keeps-the-filters.md).
 3. Blocks rank by ``score - 1000 * hop`` (a seed always outranks a neighbour), plus a small bonus
    for neighbours linked to more than one seed; ties by id.
 4. The budget in characters is ``budget_tokens * 4``; each block is capped at
@@ -22,7 +23,6 @@ from collections.abc import Sequence
 
 from typing_extensions import TypedDict
 
-from ..core.items import visible
 from ..store.base import Row, Tx
 from .results import AnswerState, Cited, Grounding, Source
 
@@ -57,12 +57,13 @@ def title_of(row: Row) -> str:
 
 
 def walk(
-    tx: Tx, tenant: str, seeds: Sequence[int], depth: int, viewer: str
+    tx: Tx, tenant: str, seeds: Sequence[int], depth: int, where: str, params: Sequence[object]
 ) -> dict[int, tuple[int, int]]:
     """item id -> (hop, number of distinct seeds it is linked to), breadth first, through the
-    items ``viewer`` may read only: a message it is no member of was walked through, and the
-    notes beyond it packed (the review of decision 0086)."""
-    members_only, shown = visible("i", viewer)
+    items ``where`` (a condition on the items aliased ``i``, with ``params``) keeps only: a
+    message the viewer is no member of was walked through, and the notes beyond it packed (the
+    review of decision 0086); a note of another scope than the ones asked for was packed
+    (0103)."""
     reached: dict[int, tuple[int, int]] = {seed: (0, 1) for seed in seeds}
     frontier = list(seeds)
     touches: dict[int, set[int]] = {}
@@ -74,11 +75,11 @@ def walk(
         rows = tx.all(
             "SELECT l.from_id AS a, l.to_id AS b FROM links l JOIN items i"
             " ON i.tenant = l.tenant AND i.id = l.to_id"
-            f" WHERE l.tenant = ? AND l.from_id IN ({marks}) AND {members_only}"
+            f" WHERE l.tenant = ? AND l.from_id IN ({marks}) AND {where}"
             " UNION ALL SELECT l.to_id AS a, l.from_id AS b FROM links l JOIN items i"
             " ON i.tenant = l.tenant AND i.id = l.from_id"
-            f" WHERE l.tenant = ? AND l.to_id IN ({marks}) AND {members_only}",
-            [tenant, *frontier, *shown, tenant, *frontier, *shown],
+            f" WHERE l.tenant = ? AND l.to_id IN ({marks}) AND {where}",
+            [tenant, *frontier, *params, tenant, *frontier, *params],
         )
         nxt = []
         for row in rows:
@@ -142,12 +143,10 @@ def pack(
     kept: list[Source] = []
     truncated = False
     for block in blocks:
-        body = block["text"]
-        cut = False
-        if len(block["header"]) + 1 + len(body) > cap:
-            room = max(0, cap - len(block["header"]) - 1 - len(ELLIPSIS))
-            body, cut = body[:room] + ELLIPSIS, True
-        text = f"{block['header']}\n{body}"
+        text = f"{block['header']}\n{block['text']}"
+        cut = len(text) > cap
+        if cut:  # the cap holds for the whole block: a header longer than it is cut too
+            text = (text[: max(0, cap - len(ELLIPSIS))] + ELLIPSIS)[:cap]
         cost = len(text) + (len(SEPARATOR) if parts else 0)
         if used + cost > budget:
             if not parts:  # never empty: the first block is cut to the budget
