@@ -5,11 +5,10 @@ Plans belong to the memory as a whole (one plan board), not to a writer.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 
 from ..core.clock import now_iso, parse_iso
-from ..core.text import checked_label, checked_text
+from ..core.text import checked_label, checked_text, shown_on_one_line
 from ..errors import InvalidInput, StepNotFound, TaskNotFound
 from ..model import Plan, PlanSummary, Step
 from ..store.base import Row, Tx
@@ -244,32 +243,14 @@ def percent(tx: Tx, tenant: str, task: object) -> int:
 
 
 def display(plan: Plan) -> str:
-    lines = [f"Task: {_one_line(plan['task'])} ({plan['percent']}%)"]
+    lines = [f"Task: {shown_on_one_line(plan['task'])} ({plan['percent']}%)"]
     for step in plan["steps"]:
-        line = f"  [{_MARKS[step['status']]}] {_one_line(step['name'])}"
+        line = f"  [{_MARKS[step['status']]}] {shown_on_one_line(step['name'])}"
         if step["duration_ms"]:
             line += f" ({step['duration_ms']}ms)"
         if step["result"] and step["status"] != "failed":
-            line += f" -> {_one_line(step['result'])}"
+            line += f" -> {shown_on_one_line(step['result'])}"
         if step["status"] == "failed":
-            line += f" ERROR: {_one_line(step['error'] or 'failed')}"
+            line += f" ERROR: {shown_on_one_line(step['error'] or 'failed')}"
         lines.append(line)
     return "\n".join(lines)
-
-
-def _one_line(text: str) -> str:
-    """``text`` on one line of the display: a line break or another control character is
-    written as its escape (``\\n``), so a multi-line result cannot pass for more steps (or move
-    a terminal's cursor). The stored text keeps them: ``get_progress`` returns it whole."""
-    if text.isprintable():
-        return text
-    return "".join(_escaped(ch) if _unprintable(ch) else ch for ch in text)
-
-
-def _unprintable(ch: str) -> bool:
-    return unicodedata.category(ch) in ("Cc", "Zl", "Zp") and ch != "\t"
-
-
-def _escaped(ch: str) -> str:
-    named = {"\n": "\\n", "\r": "\\r"}
-    return named.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
