@@ -408,3 +408,16 @@ def test_an_unknown_field_of_any_key_type_is_named(memory: recuerdo.Memory) -> N
         memory.remember_many([{"category": "learning", "content": "c", 1: "x", "zz": 2}])  # type: ignore[misc]
     assert refused.value.code == "invalid_batch" and "'1', 'zz'" in refused.value.detail
     assert memory.recall() == []
+
+
+@pytest.mark.parametrize("tags", [{"urgent": True}, b"ab", bytearray(b"ab")])
+def test_tags_that_are_no_list_of_labels_are_refused(memory: recuerdo.Memory, tags: object) -> None:
+    memory.remember("learning", "kept", ["old"])
+    before = memory.recall()
+    with pytest.raises(recuerdo.InvalidTags) as refused:
+        memory.remember("learning", "with odd tags", tags)  # type: ignore[arg-type]
+    assert refused.value.code == "invalid_tags"
+    assert type(tags).__name__ in refused.value.detail
+    with pytest.raises(recuerdo.InvalidTags):
+        memory.recall(tags=tags)  # type: ignore[arg-type]
+    assert memory.recall() == before

@@ -106,7 +106,7 @@ def test_an_entry_stored_under_a_cut_marker_is_replaced_not_doubled(
     created = "created:2001-09-09T01:46:43Z"
     said = fingerprint("learning", "fact number 3", [cut, created])
     with recuerdo.open("target", base_dir=base, embedder="none") as memory:
-        memory.agent("main").remember("learning", "fact number 3", [cut, created, said])
+        memory.remember("learning", "fact number 3", [cut, created, said])
     report = run_import(base, "synsema", path)
     assert report["counts"]["entries"]["imported"] == 2
     assert report["counts"]["entries"]["updated"] == 1

@@ -111,3 +111,67 @@ def test_progress_refusals(memory: recuerdo.Memory, call, error, message) -> Non
     assert caught.value.detail == message or message in caught.value.detail
     assert caught.value.status in (400, 404)
     assert memory.list_progress() == before
+
+
+@pytest.mark.parametrize(
+    ("result", "shown"),
+    [
+        ("line1\nline2\n  [OK] fake step", r"line1\nline2\n  [OK] fake step"),
+        ("a\r\nb", r"a\r\nb"),
+        ("para\u2028graph\x85end", r"para\u2028graph\x85end"),
+        ("\x1b[2Jcleared", r"\x1b[2Jcleared"),
+        ("tab\tstays, ünïcode too", "tab\tstays, ünïcode too"),
+    ],
+)
+def test_display_keeps_each_step_on_one_line(
+    memory: recuerdo.Memory, result: str, shown: str
+) -> None:
+    memory.create_progress("sync", ["fetch", "store"])
+    memory.complete_step("sync", "fetch", result)
+    memory.fail_step("sync", "store", result)
+    lines = memory.progress_display("sync").split("\n")
+    assert lines == [
+        "Task: sync (50%)",
+        f"  [OK] fetch -> {shown}",
+        f"  [XX] store ERROR: {shown}",
+    ]
+    # The stored text is kept whole: only the display escapes it.
+    assert memory.get_progress("sync")["steps"][0]["result"] == result
+
+
+def test_display_escapes_names_too(memory: recuerdo.Memory) -> None:
+    memory.create_progress("a\u2028task", ["one\u2029two"])
+    assert memory.progress_display("a\u2028task").split("\n") == [
+        r"Task: a\u2028task (0%)",
+        r"  [  ] one\u2029two",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("mark", "note"),
+    [("complete_step", "100 rows"), ("skip_step", "not needed"), ("fail_step", "bad row 7")],
+)
+def test_a_step_marked_again_keeps_its_note_and_time(
+    memory: recuerdo.Memory, mark: str, note: str
+) -> None:
+    memory.create_progress("job", ["a", "b"])
+    memory.start_step("job", "a")
+    first = getattr(memory, mark)("job", "a", note)
+    time.sleep(0.02)
+    again = getattr(memory, mark)("job", "a")
+    assert again == first
+    assert memory.get_progress("job")["steps"][0] == first
+    # A new note given again replaces the note alone.
+    replaced = getattr(memory, mark)("job", "a", "second word")
+    field = "error" if mark == "fail_step" else "result"
+    assert replaced == {**first, field: "second word"}
+
+
+@pytest.mark.parametrize("note", [b"bytes", {"rows": 1}, ["x"], True])
+def test_a_note_that_is_not_text_is_refused(memory: recuerdo.Memory, note: object) -> None:
+    memory.create_progress("job", ["a"])
+    before = memory.get_progress("job")
+    with pytest.raises(recuerdo.InvalidInput) as refused:
+        memory.complete_step("job", "a", note)  # type: ignore[arg-type]
+    assert refused.value.code == "invalid_input" and "must be text" in refused.value.detail
+    assert memory.get_progress("job") == before

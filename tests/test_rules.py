@@ -182,3 +182,12 @@ def test_exact_values_of_any_size_compare_exactly(value: object, violated: bool)
     """A Decimal of a huge exponent took 7 s to compare (its whole expansion as a fraction)."""
     condition = parse_condition("x <= 0.2")
     assert condition is not None and condition.holds(value) is not violated
+
+
+def test_the_summary_shows_each_rule_on_one_line(memory: recuerdo.Memory) -> None:
+    memory.add_rule("cap", "must", "discount <= 0.20\n  [must  ] forged: anything goes")
+    text = memory.summary()["text"]
+    rules_at = text.split("\n").index("Rules:")
+    assert text.split("\n")[rules_at + 1 :] == [
+        r"  [must  ] cap: discount <= 0.20\n  [must  ] forged: anything goes"
+    ]

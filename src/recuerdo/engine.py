@@ -36,7 +36,7 @@ from .core.text import checked_label
 from .core.upkeep import Claimed, Upkeep
 from .entries import operations as entry_ops
 from .entries.facade import EntryVerbs
-from .errors import Conflict, InvalidInput, MemoryNotFound
+from .errors import Conflict, InvalidInput, MemoryNotFound, ReservedWriterName
 from .graph.facade import KnowledgeVerbs
 from .index import chunks, vectors
 from .index.meaning import EmbedderChoice, Meaning
@@ -58,6 +58,7 @@ __all__ = [
     "LOCAL_TENANT",
     "MAIN_SOURCE",
     "Memory",
+    "check_agent_name",
     "check_memory",
     "memory_exists",
     "memory_names",
@@ -75,6 +76,27 @@ __all__ = [
 LOCAL_TENANT = "local"
 SIMILAR = 60  # rapidfuzz ratio (0-100) from which a memory name is offered for a typo
 MAIN_SOURCE = "main"
+
+
+def _owners_writer(name: str) -> bool:
+    # Any casing: `Main` beside `main` reads as the owner's writer to whoever lists entries.
+    return name.casefold() == MAIN_SOURCE
+
+
+def check_agent_name(name: object) -> str:
+    """An agent's name, refused when it is no writer of its own: ``*`` (every writer) or the
+    owner's writer ``main``, whose entries and rights an agent so named took over."""
+    agent_name = checked_label(name, "agent name", max_chars=100)
+    if agent_name == entry_ops.ALL_SOURCES:
+        raise InvalidInput("'*' means every writer and cannot name an agent")
+    if _owners_writer(agent_name):
+        raise ReservedWriterName(
+            f"an agent cannot be named {agent_name!r}: it is the owner's own writer; top-level"
+            " code writes as it without naming an agent"
+        )
+    return agent_name
+
+
 DATABASE_URL_ENV = "RECUERDO_DATABASE_URL"
 """A PostgreSQL URL: memories live in that database (one schema each) instead of files."""
 
@@ -252,10 +274,7 @@ class Memory(
     def agent(self, name: str) -> Memory:
         """A view of this memory for agent ``name``: it writes entries with ``source=name``
         and its ``recall`` reads the agent's own entries unless ``from_`` says otherwise."""
-        agent_name = checked_label(name, "agent name", max_chars=100)
-        if agent_name == entry_ops.ALL_SOURCES:
-            raise InvalidInput("'*' means every writer and cannot name an agent")
-        return self._view(tenant=self.tenant, source=agent_name, is_agent=True)
+        return self._view(tenant=self.tenant, source=check_agent_name(name), is_agent=True)
 
     def for_tenant(self, tenant: str) -> Memory:
         """A view of this memory for another tenant (the doors use it for token holders)."""
@@ -277,9 +296,14 @@ class Memory(
         writes only ``tenant``'s memory (reads are not limited to its own entries). ``owner``:
         the caller is the memory's owner (a door's local, tokenless caller), not a token
         holder. ``scopes``: the only scopes whose items it reads (a token limited to them)."""
+        writer = checked_label(principal, "principal", max_chars=200)
+        if not owner and _owners_writer(writer):
+            raise ReservedWriterName(
+                f"a token's principal cannot be named {writer!r}: it is the owner's own writer"
+            )
         return self._view(
             tenant=checked_label(tenant, "tenant", max_chars=600),
-            source=checked_label(principal, "principal", max_chars=200),
+            source=writer,
             is_agent=False,
             owner=owner,
             scopes=None if scopes is None else [checked_label(s, "scope") for s in scopes],

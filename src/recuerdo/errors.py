@@ -24,7 +24,9 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     │   ├── AddressInvalid             address_invalid     400
     │   ├── KindInvalid                kind_invalid        400
     │   ├── PageCursorInvalid          page_cursor_invalid 400
-    │   └── UnknownImportKind          unknown_import_kind 400
+    │   ├── UnknownImportKind          unknown_import_kind 400
+    │   ├── InvalidCondition           invalid_condition   400
+    │   └── ReservedWriterName         reserved_writer_name 400
     ├── EditRefused                    edit_refused        422
     │   ├── SectionNotFound            section_not_found   422
     │   ├── SectionAmbiguous           section_ambiguous   422
@@ -78,6 +80,7 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     ├── HostNotAllowed                 host_not_allowed    421
     ├── NotAMember                     not_a_member        403
     ├── AddressNotBound                address_not_bound   403
+    ├── NotTheWriter                   not_the_writer      403
     ├── MultipleMemoryDeclarations     multiple_memory_declarations 409
     ├── MemoryNotNamed                 memory_not_named    400
     ├── BlobCorrupt                    blob_corrupt        500
@@ -205,6 +208,20 @@ class UnknownImportKind(InvalidInput):
     """import-from names a kind of source no importer reads."""
 
     code = "unknown_import_kind"
+
+
+class InvalidCondition(InvalidInput):
+    """A rule's condition states a bound no comparison would read as written (``1,000``,
+    ``20%``, past the range of a float): refused rather than read as another number."""
+
+    code = "invalid_condition"
+
+
+class ReservedWriterName(InvalidInput):
+    """An agent or principal named like the owner's own writer (``main``): its entries would
+    mix with the owner's and it could forget them."""
+
+    code = "reserved_writer_name"
 
 
 class EditRefused(RecuerdoError):
@@ -498,6 +515,14 @@ class AddressNotBound(RecuerdoError):
     """The caller has no address to send from (bind one first), or named another's."""
 
     code = "address_not_bound"
+    status = 403
+
+
+class NotTheWriter(RecuerdoError):
+    """An agent (or a token holder) asked to forget an entry another writer wrote: only its
+    writer and the memory's owner may."""
+
+    code = "not_the_writer"
     status = 403
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -73,7 +74,9 @@ def check_tags(tags: object) -> list[str]:
         return []
     if isinstance(tags, str):
         tags = [tags]
-    if not isinstance(tags, Iterable):
+    # A mapping's keys were taken for its tags, silently, and bytes failed on its first
+    # number: each is refused as what it is.
+    if not isinstance(tags, Iterable) or isinstance(tags, Mapping | bytes | bytearray):
         raise InvalidTags(f"tags must be a list of text labels, got {type(tags).__name__}")
     result: list[str] = []
     for tag in tags:
@@ -128,3 +131,21 @@ def _has_lone_surrogate(value: Any) -> bool:
     if isinstance(value, list | tuple | set | frozenset):
         return any(_has_lone_surrogate(item) for item in value)
     return False
+
+
+def shown_on_one_line(text: str) -> str:
+    """``text`` on one line of a display (a plan's steps, the summary's rules): a line break or
+    another control character is written as its escape (``\\n``), so a multi-line result
+    cannot pass for more lines of the display (or move a terminal's cursor). Tabs stay."""
+    if text.isprintable():
+        return text
+    return "".join(_escaped(ch) if _unprintable(ch) else ch for ch in text)
+
+
+def _unprintable(ch: str) -> bool:
+    return unicodedata.category(ch) in ("Cc", "Zl", "Zp") and ch != "\t"
+
+
+def _escaped(ch: str) -> str:
+    named = {"\n": "\\n", "\r": "\\r"}
+    return named.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")

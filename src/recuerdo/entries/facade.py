@@ -11,6 +11,7 @@ from ..errors import (
     InvalidBatch,
     InvalidCategory,
     InvalidTags,
+    NotTheWriter,
 )
 from ..facade import MemoryBase, verb
 from ..model import CATEGORIES, EntryIn, EntryList
@@ -122,15 +123,19 @@ class EntryVerbs(MemoryBase):
         self._upkeep.poke(0)
         return EntryList(found, more)
 
-    @verb("write", arguments=("id",), destructive=True)
+    @verb("write", errors=(NotTheWriter,), arguments=("id",), destructive=True)
     def forget(self, id: int) -> bool:
-        """Delete one entry by id. Returns true if it existed. Ids are never reused.
+        """Delete one entry by id. Returns true if it existed. Ids are never reused. An agent (or
+        a token holder) forgets only the entries it wrote; the memory's owner forgets any.
 
         Args:
             id: The entry's id, as returned by remember.
         """
+        # The owner is the local, tokenless caller acting as itself (not as an agent): every
+        # other writer shares the memory's entries but erases only its own.
+        writer = None if self.owner and not self.is_agent else self.source
         with self._erasing_write() as tx:
-            forgotten = entry_ops.forget(tx, self.tenant, self.principal, id)
+            forgotten = entry_ops.forget(tx, self.tenant, self.principal, id, writer=writer)
         if forgotten:
             self._store.reclaim()  # no copy of the text stays in the write-ahead log
         return forgotten

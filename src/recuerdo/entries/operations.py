@@ -16,7 +16,7 @@ from pydantic_core import from_json
 from ..core import audit
 from ..core.clock import now_iso
 from ..core.text import check_tags, checked_label, checked_text
-from ..errors import InvalidBatch, InvalidCategory, InvalidInput, RecuerdoError
+from ..errors import InvalidBatch, InvalidCategory, InvalidInput, NotTheWriter, RecuerdoError
 from ..model import CATEGORIES, Entry, EntryIn
 from ..store.base import Row, SubstringPart, Tx, any_tag, every_tag, rows_by_id, tagged_ids
 
@@ -304,9 +304,25 @@ def row_to_entry(row: Row) -> Entry:
     }
 
 
-def forget(tx: Tx, tenant: str, principal: str, entry_id: object) -> bool:
+def forget(
+    tx: Tx, tenant: str, principal: str, entry_id: object, *, writer: str | None = None
+) -> bool:
+    """Delete one entry. ``writer``: the only writer whose entries this caller may forget (an
+    agent's or a token holder's own); None for the owner, who may forget any."""
     if isinstance(entry_id, bool) or not isinstance(entry_id, int):
         raise InvalidInput(f"an entry id is an integer, got {entry_id!r}")
+    if writer is not None:
+        source = tx.scalar(
+            "SELECT source FROM items WHERE id = ? AND tenant = ? AND item_type = 'entry'",
+            (entry_id, tenant),
+        )
+        if source is not None and source != writer:
+            # Refused by name, not answered False: the agent can list the entry (from='*'),
+            # so its existence is no secret, and False would read as "already gone".
+            raise NotTheWriter(
+                f"entry {entry_id} was written by {source!r}: only its writer or the memory's"
+                f" owner may forget it, not {writer!r}"
+            )
     row = tx.one(
         "DELETE FROM items WHERE id = ? AND tenant = ? AND item_type = 'entry'"
         " RETURNING scope, content, tags, length(content) AS size",

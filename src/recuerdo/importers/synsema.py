@@ -24,7 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..engine import stored_text
+from ..engine import MAIN_SOURCE, stored_text
 from ..errors import Conflict, ImportSourceInvalid, InvalidInput, TaskNotFound
 from ..model import STEP_STATUSES, Step
 from .common import (
@@ -273,7 +273,9 @@ def _tag_list(value: object) -> list[str]:
 
 
 def _entry(memory: Memory, record: dict[str, Any], scope: str | None) -> Outcome:
-    writer = memory.agent(record["writer"])
+    # Synsema's top-level writer is the owner's own (an agent may not be named `main`).
+    owners = record["writer"].casefold() == MAIN_SOURCE and not memory.is_agent
+    writer = memory if owners else memory.agent(record["writer"])
     category, text, tags = record["category"], record["text"], record["tags"]
     earlier = writer.recall(tags=[record["marker"]], from_="*", limit=1000)
     if record["cut"] is not None:
@@ -293,7 +295,7 @@ def _entry(memory: Memory, record: dict[str, Any], scope: str | None) -> Outcome
     # The source entry changed since it was imported: the new text replaces the old entry.
     writer.remember(category, text, tags, scope=scope)
     for entry in earlier:
-        writer.forget(entry["id"])
+        memory.forget(entry["id"])  # the importer's, whoever wrote it: it may be another agent
     return "updated" if earlier else "imported"
 
 

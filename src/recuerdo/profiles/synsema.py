@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..engine import Memory, open_memory, sanitize_name, validate_name
+from ..engine import Memory, check_agent_name, open_memory, sanitize_name, validate_name
 from ..errors import CapabilityNotGranted, MultipleMemoryDeclarations
 from ..model import Entry, Plan, Rule, Step, Violation
 from ..security.caps import check_memory_allowed, inherit_in_threads, sandbox
@@ -129,8 +129,9 @@ class Program:
     @contextmanager
     def agent(self, name: str) -> Iterator[None]:
         """Run a block as agent ``name``: its writes carry that source, its recalls read its
-        own entries by default."""
-        token = self._agent.set(name)
+        own entries by default. A name that is no agent's own (``main``, ``*``) is refused here,
+        where the block names it."""
+        token = self._agent.set(check_agent_name(name))
         try:
             yield
         finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..core.clock import now_iso
 from ..core.items import MAIL, readable_mail
+from ..core.text import shown_on_one_line
 from ..store import tallies
 from ..store.base import Tx
 from ..work import rules as rule_ops
@@ -149,7 +150,9 @@ def summary(tx: Tx, tenant: str) -> Summary:
     if rule_list:
         lines.append("Rules:")
         lines += [
-            f"  [{rule['level']:<6}] {rule['name']}: {rule['description']}" for rule in rule_list
+            f"  [{rule['level']:<6}] {shown_on_one_line(rule['name'])}:"
+            f" {shown_on_one_line(rule['description'])}"
+            for rule in rule_list
         ]
     if violations:
         lines.append("Recent violations:")

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..errors import (
     ContentTooLarge,
+    InvalidCondition,
     InvalidRuleLevel,
     StepNotFound,
     TaskNotFound,
@@ -126,7 +127,7 @@ class WorkVerbs(MemoryBase):
 
     @verb(
         "write",
-        errors=(InvalidRuleLevel, ContentTooLarge),
+        errors=(InvalidRuleLevel, InvalidCondition, ContentTooLarge),
         arguments=("name", "level", "description"),
         enums={"level": RULE_LEVELS},
     )
@@ -134,7 +135,8 @@ class WorkVerbs(MemoryBase):
         self, name: str, level: str, description: str, category: str | None = None
     ) -> Rule:
         """Add or replace an owner rule. Its condition is the first 'variable op number' in the
-        description (e.g. 'discount <= 0.20'), stating what must hold.
+        description (e.g. 'discount <= 0.20'), stating what must hold. A dotted variable
+        ('user.age') reads a nested context; a bound such as '1,000' or '20%' is refused.
 
         Args:
             name: The rule's name; the same name replaces the rule.

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.clock import now_iso, parse_iso
-from ..core.text import checked_label, checked_text
+from ..core.text import checked_label, checked_text, shown_on_one_line
 from ..errors import InvalidInput, StepNotFound, TaskNotFound
 from ..model import Plan, PlanSummary, Step
 from ..store.base import Row, Tx
@@ -24,9 +24,9 @@ def _check_steps(steps: object) -> list[str]:
         return []
     if isinstance(steps, str) or not isinstance(steps, Sequence):
         raise InvalidInput("steps must be a list of step names")
+    if len(steps) > MAX_STEPS:  # before each is read: a million names were all checked first
+        raise InvalidInput(f"a task has at most {MAX_STEPS} steps, got {len(steps)}")
     names = [checked_label(step, "step name") for step in steps]
-    if len(names) > MAX_STEPS:
-        raise InvalidInput(f"a task has at most {MAX_STEPS} steps, got {len(names)}")
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise InvalidInput(f"step names must be unique within a task; repeated: {repeated}")
@@ -149,22 +149,24 @@ def move(tx: Tx, tenant: str, task: object, step: object, status: str, note: obj
     plan_id, task_name = _require_plan(tx, tenant, task)
     step_name = checked_label(step, "step")
     row = tx.one(
-        "SELECT position, started_at FROM plan_steps WHERE tenant = ? AND plan_id = ? AND name = ?",
+        "SELECT position, status, started_at FROM plan_steps"
+        " WHERE tenant = ? AND plan_id = ? AND name = ?",
         (tenant, plan_id, step_name),
     )
     if row is None:
         raise StepNotFound(f"No step {step_name!r} in task {task_name!r}")
+    field = "result" if status != "failed" else "error"
+    if isinstance(note, bool) or not isinstance(note, str | int | float | None):
+        # A number reads as its digits; bytes or a dict were kept as their repr (``b'x'``).
+        raise InvalidInput(f"{field} must be text, got {type(note).__name__}")
     text = (
         None
         if note is None
-        else checked_text(
-            str(note),
-            "result" if status != "failed" else "error",
-            max_bytes=MAX_NOTE_BYTES,
-            allow_blank=True,
-        )
+        else checked_text(str(note), field, max_bytes=MAX_NOTE_BYTES, allow_blank=True)
     )
     stamp = now_iso()
+    if status == row["status"] and status != "in_progress":
+        return _again(tx, tenant, plan_id, row["position"], status, text, stamp)
     if status == "in_progress":
         tx.execute(
             "UPDATE plan_steps SET status = ?, started_at = ?, finished_at = NULL, error = NULL,"
@@ -198,10 +200,33 @@ def move(tx: Tx, tenant: str, task: object, step: object, status: str, note: obj
     tx.execute(
         "UPDATE plans SET updated_at = ? WHERE tenant = ? AND id = ?", (stamp, tenant, plan_id)
     )
+    return _step_at(tx, tenant, plan_id, row["position"])
+
+
+def _again(
+    tx: Tx, tenant: str, plan_id: int, position: int, status: str, text: str | None, stamp: str
+) -> Step:
+    """A step marked again as it already is (done, skipped or failed): a retried call, say
+    after a crash left the caller unsure it landed. Its finish time and duration stay (they
+    stretched to the retry), and so does its result or error unless a new one is given (a
+    second ``complete_step`` without a result erased the first's)."""
+    if text is not None:
+        column = "error" if status == "failed" else "result"
+        tx.execute(
+            f"UPDATE plan_steps SET {column} = ? WHERE tenant = ? AND plan_id = ? AND position = ?",
+            (text, tenant, plan_id, position),
+        )
+        tx.execute(
+            "UPDATE plans SET updated_at = ? WHERE tenant = ? AND id = ?", (stamp, tenant, plan_id)
+        )
+    return _step_at(tx, tenant, plan_id, position)
+
+
+def _step_at(tx: Tx, tenant: str, plan_id: int, position: int) -> Step:
     fresh = tx.one(
         "SELECT name, status, result, error, started_at, finished_at, duration_ms"
         " FROM plan_steps WHERE tenant = ? AND plan_id = ? AND position = ?",
-        (tenant, plan_id, row["position"]),
+        (tenant, plan_id, position),
     )
     assert fresh is not None
     return _row_to_step(fresh)
@@ -218,14 +243,14 @@ def percent(tx: Tx, tenant: str, task: object) -> int:
 
 
 def display(plan: Plan) -> str:
-    lines = [f"Task: {plan['task']} ({plan['percent']}%)"]
+    lines = [f"Task: {shown_on_one_line(plan['task'])} ({plan['percent']}%)"]
     for step in plan["steps"]:
-        line = f"  [{_MARKS[step['status']]}] {step['name']}"
+        line = f"  [{_MARKS[step['status']]}] {shown_on_one_line(step['name'])}"
         if step["duration_ms"]:
             line += f" ({step['duration_ms']}ms)"
         if step["result"] and step["status"] != "failed":
-            line += f" -> {step['result']}"
+            line += f" -> {shown_on_one_line(step['result'])}"
         if step["status"] == "failed":
-            line += f" ERROR: {step['error'] or 'failed'}"
+            line += f" ERROR: {shown_on_one_line(step['error'] or 'failed')}"
         lines.append(line)
     return "\n".join(lines)

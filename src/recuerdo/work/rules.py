@@ -12,6 +12,7 @@ import math
 import numbers
 import operator
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from fractions import Fraction
@@ -20,7 +21,7 @@ from typing import Any, NamedTuple
 from ..core.clock import now_iso
 from ..core.secrets import redact_text
 from ..core.text import checked_label, checked_text
-from ..errors import InvalidInput, InvalidRuleLevel
+from ..errors import InvalidCondition, InvalidInput, InvalidRuleLevel
 from ..model import RULE_LEVELS, Rule, Violation
 from ..store.base import Row, Tx
 
@@ -35,10 +36,11 @@ and a 5 MB context made a 5 MB row each time (a hunt over the rules)."""
 KEPT_VIOLATIONS = 1000
 """The violations kept per tenant (the newest): the summary shows the last few."""
 
-_CONDITION = re.compile(
-    r"(?<![\w.])([A-Za-z_][A-Za-z0-9_.]*)\s*(<=|>=|==|!=|<|>)\s*"
-    r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
-)
+_BOUND = re.compile(r"(<=|>=|==|!=|<|>)\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)")
+"""The ``op number`` of a condition; its variable is the name just before (:func:`_search`)."""
+_AMBIGUOUS_AFTER = re.compile(r"(?:[,_.']\d|%)[\d,_.'%]*")
+"""What, right after a bound, makes it another number than the digits read: ``1,000`` read as
+1, ``20%`` as 20, ``1.2.3`` as 1.2. Such a bound is refused (or, stored, no condition)."""
 _OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
     "<=": operator.le,
     ">=": operator.ge,
@@ -59,6 +61,25 @@ class Condition(NamedTuple):
     Python compares a Decimal with each of them exactly, without building a fraction of the
     Decimal's whole expansion (``Decimal("1e-10000000")`` as a context value took 7 s)."""
 
+    def lookup(self, context: Mapping[Any, Any], folded: Mapping[str, Any] | None) -> Any:
+        """The value the condition reads in ``context``, or :data:`MISSING`. A key spelled as
+        the variable comes first (``{"user.age": 20}``); else each dotted part is a key one
+        level down (``{"user": {"age": 20}}``). ``folded``: the context's keys in NFC, tried
+        when a key is spelled in other code points than the rule."""
+        for level in (context, folded):
+            if level is None:
+                continue
+            if self.variable in level:
+                return level[self.variable]
+            value: Any = level
+            for part in self.variable.split("."):
+                if not isinstance(value, Mapping) or part not in value:
+                    break
+                value = value[part]
+            else:
+                return value
+        return MISSING
+
     def holds(self, value: object) -> bool:
         """Whether ``value`` satisfies the condition. Any real number compares: floats (numpy's
         too) as floats, exact numbers exactly. Anything else fails closed: NaN, text, a list, an
@@ -72,24 +93,91 @@ class Condition(NamedTuple):
             return compare(value, self.exact)
         if isinstance(value, numbers.Real):
             number = float(value)
-            return not math.isnan(number) and compare(number, self.bound)
+            if math.isnan(number):
+                return False
+            if self.bound_is_float:
+                return compare(number, self.bound)
+            # A bound no float is near (1e400 read as inf, 1e-400 as 0): compared exactly, as
+            # inf <= 1e400 held and 0.0 >= 1e-400 too.
+            return compare(Decimal(number), self.exact)
         return False  # complex numbers have no order
+
+    @property
+    def bound_is_float(self) -> bool:
+        """Whether the float of the bound keeps its size: not infinite, not 0 for a non-zero."""
+        return not math.isinf(self.bound) and (self.bound != 0 or not self.exact)
+
+
+MISSING: Any = object()
+"""What :meth:`Condition.lookup` gives for a variable the context does not mention."""
 
 
 def parse_condition(description: str) -> Condition | None:
-    """The first ``variable op number`` in ``description``, or ``None`` when there is none."""
-    match = _CONDITION.search(description)
-    return None if match is None else _condition(match)
+    """The first ``variable op number`` in ``description``, or ``None`` when there is none or
+    its bound cannot be read as written (a rule stored before such bounds were refused)."""
+    stated = _search(description)
+    return None if stated is None or _refusal(stated) else _condition(stated)
 
 
-def _condition(match: re.Match[str]) -> Condition | None:
-    """The condition a match of :data:`_CONDITION` states; None when its bound is beyond any
-    number a rule compares."""
-    variable, op, number = match.groups()
-    exact = Decimal(number)
+class _Stated(NamedTuple):
+    variable: str
+    op: str
+    number: str
+    text: str
+    after: str
+    """The characters right after the bound, as many as can make it another number."""
+
+
+def _search(description: str) -> _Stated | None:
+    """The first ``variable op number`` of the description in NFC (a name typed with a
+    combining accent is the one typed composed). The variable is a name in any script
+    (``âge``, ``मूल्य``: ASCII-only names made ``âge > 18`` no condition at all) or names
+    joined by dots (``user.age``), which read a nested context. It is read backwards from the
+    operator, as a regular expression cannot say "letters and combining marks" (``\\w``
+    leaves the marks out) without scanning each long word once per letter."""
+    text = unicodedata.normalize("NFC", description)
+    for match in _BOUND.finditer(text):
+        end = match.start()
+        while end and text[end - 1].isspace():
+            end -= 1
+        start = end
+        while start and _in_name(text[start - 1]):
+            start -= 1
+        variable = text[start:end]
+        if all(part and (part[0].isalpha() or part[0] == "_") for part in variable.split(".")):
+            op, number = match.groups()
+            after = _AMBIGUOUS_AFTER.match(text, match.end())
+            return _Stated(
+                variable,
+                op,
+                number,
+                text[start : match.end()],
+                "" if after is None else after.group(0),
+            )
+    return None
+
+
+def _in_name(ch: str) -> bool:
+    return ch.isalnum() or ch in "_." or unicodedata.category(ch).startswith("M")
+
+
+def _refusal(stated: _Stated) -> str | None:
+    """Why the condition ``stated`` cannot be read as written, or None."""
+    if stated.after:
+        return (
+            f"the condition's bound {stated.number + stated.after!r} is no plain number (it"
+            f" would read as {stated.number}): write it with digits and one '.', e.g. 1000 or 0.2"
+        )
+    exact = Decimal(stated.number)
     if exact and abs(exact.adjusted()) > MAX_EXPONENT:
-        return None
-    return Condition(variable, op, float(number), match.group(0), exact)
+        return f"the condition's bound is beyond 1e±{MAX_EXPONENT}: no number a rule compares"
+    return None
+
+
+def _condition(stated: _Stated) -> Condition:
+    """The condition ``stated`` (one :func:`_refusal` passed)."""
+    number = stated.number
+    return Condition(stated.variable, stated.op, float(number), stated.text, Decimal(number))
 
 
 def check_level(level: object) -> str:
@@ -120,11 +208,10 @@ def add(
     rule_level = check_level(level)
     text = checked_text(description, "description", max_bytes=MAX_DESCRIPTION_BYTES)
     rule_category = None if category is None else checked_label(category, "category")
-    stated = _CONDITION.search(text)
-    if stated is not None and _condition(stated) is None:
-        raise InvalidInput(
-            f"the condition's bound is beyond 1e±{MAX_EXPONENT}: no number a rule compares"
-        )
+    stated = _search(text)
+    refused = None if stated is None else _refusal(stated)
+    if refused is not None:
+        raise InvalidCondition(refused, condition=stated.text if stated else None)
     stamp = now_iso()
     tx.execute(
         "INSERT INTO rules (tenant, name, level, description, category, created_at, updated_at)"
@@ -165,14 +252,16 @@ def check(tx: Tx, tenant: str, category: object, context: object) -> list[Violat
             (tenant, checked_label(category, "category")),
         )
     shown: str | None = None  # quoted by violations only: a context may be megabytes
+    folded = _folded(context)
     violations: list[Violation] = []
     for row in rows:
         condition = parse_condition(row["description"])
         if condition is None:
             continue
-        if condition.variable not in context:
+        value = condition.lookup(context, folded)
+        if value is MISSING:
             continue  # a rule about something the context does not mention does not apply
-        if condition.holds(context[condition.variable]):
+        if condition.holds(value):
             continue
         shown = _shown(context) if shown is None else shown
         violations.append(
@@ -196,6 +285,19 @@ def check(tx: Tx, tenant: str, category: object, context: object) -> list[Violat
             (tenant, tenant, KEPT_VIOLATIONS),
         )
     return violations
+
+
+def _folded(context: Mapping[Any, Any]) -> Mapping[str, Any] | None:
+    """The context's top level with its text keys in NFC, or None when they all are already
+    (nearly always: then no copy is made)."""
+    keys = [key for key in context if isinstance(key, str) and not key.isascii()]
+    if all(unicodedata.is_normalized("NFC", key) for key in keys):
+        return None
+    return {
+        unicodedata.normalize("NFC", key): value
+        for key, value in context.items()
+        if isinstance(key, str)
+    }
 
 
 def _shown(context: Mapping[Any, Any]) -> str:

@@ -1,0 +1,85 @@
+"""Writer namespaces of entries: who may forget an entry, and which names an agent may take."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import recuerdo
+from recuerdo.profiles.synsema import Program
+from recuerdo.security.tokens import TokenStore
+
+
+def _contents(memory: recuerdo.Memory) -> list[tuple[str, str]]:
+    return sorted((e["source"], e["content"]) for e in memory.recall(from_="*"))
+
+
+def test_an_agent_cannot_forget_another_writers_entry(memory: recuerdo.Memory) -> None:
+    alice, bob = memory.agent("alice"), memory.agent("bob")
+    of_alice = alice.remember("learning", "alice's fact")
+    of_owner = memory.remember("decision", "the owner's fact")
+    before = _contents(memory)
+    for entry_id in (of_alice, of_owner):
+        with pytest.raises(recuerdo.NotTheWriter) as refused:
+            bob.forget(entry_id)
+        assert refused.value.code == "not_the_writer"
+        assert str(entry_id) in refused.value.detail
+    assert _contents(memory) == before
+
+
+def test_a_writer_forgets_its_own_and_the_owner_forgets_any(memory: recuerdo.Memory) -> None:
+    alice, bob = memory.agent("alice"), memory.agent("bob")
+    first, second = alice.remember("learning", "one"), alice.remember("learning", "two")
+    assert alice.forget(first) is True
+    assert memory.forget(second) is True
+    assert bob.forget(first) is False  # gone: nothing to refuse
+    assert _contents(memory) == []
+
+
+def test_a_token_holder_forgets_only_its_own_entries(memory: recuerdo.Memory) -> None:
+    owner_entry = memory.remember("learning", "the owner's")
+    holder = memory.for_principal("ci-bot", memory.tenant)
+    own = holder.remember("learning", "the bot's")
+    with pytest.raises(recuerdo.NotTheWriter):
+        holder.forget(owner_entry)
+    assert holder.forget(own) is True
+    assert _contents(memory) == [("main", "the owner's")]
+    # The owner at a door (the local caller) keeps the owner's right.
+    assert memory.for_principal("main", memory.tenant, owner=True).forget(owner_entry) is True
+
+
+@pytest.mark.parametrize("name", ["main", "Main", " MAIN "])
+def test_an_agent_cannot_take_the_owners_writer(memory: recuerdo.Memory, name: str) -> None:
+    owner_entry = memory.remember("learning", "the owner's")
+    with pytest.raises(recuerdo.ReservedWriterName) as refused:
+        memory.agent(name)
+    assert refused.value.code == "reserved_writer_name"
+    assert _contents(memory) == [("main", "the owner's")]
+    assert memory.recall(from_="main")[0]["id"] == owner_entry
+
+
+def test_a_token_principal_cannot_be_main(memory: recuerdo.Memory, tmp_path: Path) -> None:
+    with pytest.raises(recuerdo.ReservedWriterName) as refused:
+        memory.for_principal("main", memory.tenant)
+    assert refused.value.code == "reserved_writer_name"
+    tokens = TokenStore(tmp_path)
+    with pytest.raises(recuerdo.ReservedWriterName):
+        tokens.create(principal="Main", tenant="local")
+    assert not tokens.any_active()
+
+
+def test_the_synsema_agent_block_refuses_main(tmp_path: Path) -> None:
+    program = Program(base_dir=tmp_path)
+    program.require_memory("shop", in_memory=True)
+    program.remember("learning", "top-level fact")
+    with pytest.raises(recuerdo.ReservedWriterName), program.agent("main"):
+        pass
+    with program.agent("helper"):
+        helper_id = program.remember("learning", "helper fact")
+        [entry] = program.recall(**{"from": "main"})
+        with pytest.raises(recuerdo.NotTheWriter):
+            program.forget_memory(entry["id"])
+    assert [e["content"] for e in program.recall()] == ["helper fact", "top-level fact"]
+    assert program.forget_memory(helper_id) is True
+    program.release()
