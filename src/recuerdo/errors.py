@@ -247,6 +247,13 @@ class AddressTaken(Conflict):
     code = "address_taken"
 
 
+class IdempotencyKeyReused(Conflict):
+    """The idempotency key was given before with another request: nothing was done (a retry
+    repeats the request it retries; a new request takes a new key)."""
+
+    code = "idempotency_key_reused"
+
+
 class TitleTaken(Conflict):
     """A document's title is already used in its scope (a name, like a file's in a folder)."""
 

@@ -33,7 +33,7 @@ from ..errors import (
 from ..index.chunk import Span, chunk_spans
 from ..index.chunks import insert_chunks
 from ..store.base import Row, Tx
-from . import addresses
+from . import addresses, send_keys
 from .model import Message, SentMessage
 
 MAX_RECIPIENTS = 4096
@@ -321,9 +321,26 @@ def send(
     sender: object,
     scope: object,
     link: Link | None,
+    idempotency_key: object = None,
 ) -> SentMessage:
     recipients = check_recipients(to)
     title, text, size = check_message(subject, body)
+    key = send_keys.check_key(idempotency_key)
+    digest = ""
+    if key is not None:  # looked up before anything else is: a retry is answered as it was
+        digest = send_keys.asked(
+            [
+                recipients,
+                title,
+                text,
+                None if reply_to is None else check_id(reply_to, "message"),
+                None if sender is None else addresses.check_address(sender),
+                check_scope(scope),
+            ]
+        )
+        earlier = send_keys.sent_before(tx, tenant, principal, key, digest)
+        if earlier is not None:
+            return earlier
     answered: Row | None = None
     members_before: list[str] = []
     if reply_to is not None:
@@ -365,7 +382,7 @@ def send(
         at=at,
         link=link,
     )
-    return {
+    reply: SentMessage = {
         "id": str(item_id),
         "conversation_id": conversation_id,
         "scope": label,
@@ -380,3 +397,6 @@ def send(
         "members": len(members_before) + len(joined),
         "passages": passages,
     }
+    if key is not None:
+        send_keys.keep(tx, tenant, principal, key, digest, reply, at)
+    return reply
