@@ -1,6 +1,6 @@
 """send_message's idempotency key: a retried send answers the first one and stores nothing; the
 key given with another message is refused; forgetting the message takes the key with it
-(decision 0109)."""
+(decision 0109). And the subject's limit, checked on what the sender sent."""
 
 from __future__ import annotations
 
@@ -178,3 +178,39 @@ def test_a_store_written_before_the_step_gains_it(
         sent = ann.send_message(["bob@local"], "after", "with a key", idempotency_key="k")
         assert ann.send_message(["bob@local"], "after", "with a key", idempotency_key="k") == sent
         assert sorted(_mail(bob)) == [old["id"], sent["id"]]
+
+
+# -- the subject's limit, on what the sender sent (the guard's markers change its length) ----
+
+PASSWORD = "password=hunter2 "  # its marker is longer than the password it replaces
+API_KEY = "sk-ant-api03-" + "a1B2c3D4e5" * 9 + " "  # its marker is shorter than the key
+
+
+@pytest.mark.parametrize("secret", [PASSWORD, API_KEY])
+def test_a_subject_within_the_limit_as_sent_is_sent(
+    file_memory: recuerdo.Memory, secret: str
+) -> None:
+    alice = file_memory.agent("alice")
+    alice.bind_address("alice@local")
+    file_memory.agent("bob").bind_address("bob@local")
+    subject = secret + "s" * (1024 - len(secret))
+    assert len(subject.encode()) == 1024
+    sent = alice.send_message(["bob@local"], subject, "body")
+    assert sent["redacted"]["subject"] and "secret(" in sent["subject"]
+    assert file_memory.agent("bob").read_message(sent["id"])["subject"] == sent["subject"]
+
+
+@pytest.mark.parametrize("secret", [PASSWORD, API_KEY])
+def test_a_subject_over_the_limit_as_sent_is_refused_with_its_size(
+    file_memory: recuerdo.Memory, secret: str
+) -> None:
+    alice = file_memory.agent("alice")
+    alice.bind_address("alice@local")
+    file_memory.agent("bob").bind_address("bob@local")
+    subject = secret + "s" * (1030 - len(secret))
+    before = db_dump(file_memory.location)
+    with pytest.raises(recuerdo.SubjectTooLong) as caught:
+        alice.send_message(["bob@local"], subject, "body")
+    assert caught.value.code == "subject_too_long"
+    assert "the subject is 1030 bytes" in caught.value.detail
+    assert db_dump(file_memory.location) == before

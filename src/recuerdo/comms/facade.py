@@ -146,6 +146,7 @@ class CommsVerbs(MemoryBase):
             IdempotencyKeyReused,
         ),
         arguments=("subject", "body"),
+        sent=lambda given: mail.check_sizes(given.get("subject"), given.get("body")),
     )
     def send_message(
         self,
