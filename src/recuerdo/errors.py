@@ -69,6 +69,7 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     ├── Conflict                       conflict            409
     │   ├── VersionConflict            version_conflict    409
     │   ├── AddressTaken               address_taken       409
+    │   ├── IdempotencyKeyReused       idempotency_key_reused 409
     │   └── TitleTaken                 title_taken         409
     ├── Unauthorized                   unauthorized        401
     ├── CapabilityNotGranted           capability_not_granted       403
