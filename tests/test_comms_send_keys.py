@@ -214,3 +214,11 @@ def test_a_subject_over_the_limit_as_sent_is_refused_with_its_size(
     assert caught.value.code == "subject_too_long"
     assert "the subject is 1030 bytes" in caught.value.detail
     assert db_dump(file_memory.location) == before
+
+
+def test_a_forgotten_conversations_keys_send_anew_on_every_store(trio: Trio) -> None:
+    alice, bob, _ = trio
+    first = alice.send_message(["bob@local"], "s", "b", idempotency_key="k")
+    bob.forget_conversation(first["conversation_id"])
+    again = alice.send_message(["bob@local"], "s", "b", idempotency_key="k")
+    assert again["id"] != first["id"] and _mail(bob) == [again["id"]]
