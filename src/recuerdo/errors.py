@@ -71,6 +71,7 @@ doors answer with. A refusal never leaves partial state behind: the store is unc
     ├── Conflict                       conflict            409
     │   ├── VersionConflict            version_conflict    409
     │   ├── AddressTaken               address_taken       409
+    │   ├── IdempotencyKeyReused       idempotency_key_reused 409
     │   └── TitleTaken                 title_taken         409
     ├── Unauthorized                   unauthorized        401
     ├── CapabilityNotGranted           capability_not_granted       403
@@ -262,6 +263,13 @@ class AddressTaken(Conflict):
     """The address is bound to another principal (an address has one owner)."""
 
     code = "address_taken"
+
+
+class IdempotencyKeyReused(Conflict):
+    """The idempotency key was given before with another request: nothing was done (a retry
+    repeats the request it retries; a new request takes a new key)."""
+
+    code = "idempotency_key_reused"
 
 
 class TitleTaken(Conflict):

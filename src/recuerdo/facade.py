@@ -80,6 +80,9 @@ class VerbSpec:
     """The verb reaches nothing kept in a scope (a principal's own addresses): a token limited
     to scopes may call it. Every other verb takes a ``scope`` the token names, or is closed to
     it."""
+    sent: Callable[[Mapping[str, Any]], None] | None = None
+    """Checks of the arguments as the caller sent them, before the secret guard rewrites them
+    (a limit stated to the caller: a marker is longer or shorter than what it replaced)."""
 
 
 def verb(
@@ -98,6 +101,7 @@ def verb(
     paths: Mapping[str, str] | None = None,
     fails: Callable[[Any], bool] | None = None,
     unscoped: bool = False,
+    sent: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Declare a facade method as a verb (see the module docstring)."""
     spec = VerbSpec(
@@ -115,6 +119,7 @@ def verb(
         paths=dict(paths or {}),
         fails=fails,
         unscoped=unscoped,
+        sent=sent,
     )
 
     def decorate(method: Callable[P, R]) -> Callable[P, R]:
@@ -130,6 +135,8 @@ def verb(
             arguments = by_name(args, kwargs)
             given = {k: v for k, v in arguments.items() if k != "self"}
             check_text(given, reading=mode == "read")
+            if sent is not None:
+                sent(given)
             # The call's transactions are for this handle's tenant (row-level security).
             tenant = getattr(args[0], "tenant", EVERY_TENANT)
             with scoped(tenant), reaching(getattr(args[0], "scopes", None)):

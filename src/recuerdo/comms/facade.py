@@ -22,6 +22,7 @@ from ..errors import (
     ConversationNotFound,
     DomainNotOurs,
     EmptyContent,
+    IdempotencyKeyReused,
     InvalidBatch,
     KindInvalid,
     MessageNotFound,
@@ -142,8 +143,10 @@ class CommsVerbs(MemoryBase):
             EmptyContent,
             MessageNotFound,
             NotAMember,
+            IdempotencyKeyReused,
         ),
         arguments=("subject", "body"),
+        sent=lambda given: mail.check_sizes(given.get("subject"), given.get("body")),
     )
     def send_message(
         self,
@@ -154,6 +157,7 @@ class CommsVerbs(MemoryBase):
         *,
         from_: str | None = None,
         scope: str | None = None,
+        idempotency_key: str | None = None,
     ) -> SentMessage:
         """Send a message to addresses. It is stored once, in a conversation whose members are
         you and the recipients; with reply_to it joins the conversation of the message it
@@ -170,6 +174,8 @@ class CommsVerbs(MemoryBase):
                 else your first).
             scope: The scope a new conversation is kept in (default 'user'); a reply stays in
                 its conversation's.
+            idempotency_key: Your key for this send (such as a UUID): sending again with it
+                answers the first send and sends nothing; with another message it is refused.
         """
         with self._write() as tx:
             return mail.send(
@@ -183,6 +189,7 @@ class CommsVerbs(MemoryBase):
                 sender=from_,
                 scope=scope,
                 link=self._link_passages,
+                idempotency_key=idempotency_key,
             )
 
     @verb("read", errors=(PageCursorInvalid,))

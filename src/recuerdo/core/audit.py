@@ -418,6 +418,7 @@ def read(
     rows = _page(tx, " AND ".join(where), params, limit)
     returned = {row["id"]: json.loads(row["returned"]) for row in rows}
     hidden = _hidden(tx, tenant, viewer, {i for ids in returned.values() for i in ids})
+    shown = {key: [i for i in ids if i not in hidden] for key, ids in returned.items()}
     return [
         {
             "id": row["id"],
@@ -426,8 +427,11 @@ def read(
             "scope": row["scope"],
             "query": row["query"],
             "filters": json.loads(row["filters"]),
-            "returned": [i for i in returned[row["id"]] if i not in hidden],
-            "found": bool(row["found"]),
+            "returned": shown[row["id"]],
+            # Found is what the viewer is shown: a search that found only messages it may not
+            # read said found with nothing returned, telling them apart from no match at all.
+            "found": bool(row["found"])
+            and (len(shown[row["id"]]) == len(returned[row["id"]]) or bool(shown[row["id"]])),
             "created_at": row["created_at"],
         }
         for row in rows

@@ -76,3 +76,18 @@ def readable_mail(tx: Tx, tenant: str, viewer: str | None) -> dict[str, tuple[in
             (tenant, viewer),
         )
     }
+
+
+def hidden_mail_chunks(tx: Tx, tenant: str, viewer: str | None, above: int = 0) -> int:
+    """How many passages (chunks with an id above ``above``) belong to messages ``viewer`` may
+    not read: what the counts of the tenant's chunks leave out for it, or they would tell a
+    non-member that messages it cannot see were stored (``index_status``)."""
+    readable, params = visible("i", viewer)
+    return int(
+        tx.scalar(
+            "SELECT count(*) FROM items i JOIN chunks c ON c.tenant = i.tenant"
+            f" AND c.item_id = i.id AND c.id > ? WHERE i.tenant = ? AND i.item_type = '{MAIL}'"
+            f" AND NOT {readable}",
+            (above, tenant, *params),
+        )
+    )

@@ -234,6 +234,7 @@ class KnowledgeVerbs(MemoryBase):
                 form=form,
                 value=dict(value) if isinstance(value, Mapping) else value,
                 reader=None if self.owner else self.principal,
+                viewer=self.principal,
             )
         if not reply["already_forgotten"]:
             self._store.reclaim()  # the WAL still holds the old pages: fold and truncate it

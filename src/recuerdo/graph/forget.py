@@ -48,17 +48,28 @@ _RETAINED_WINDOW = 10_000  # passages of a scope looked at for the forgotten nam
 
 
 def forget(
-    tx: Tx, *, tenant: str, scope: str, form: str, value: Any, reader: str | None = None
+    tx: Tx,
+    *,
+    tenant: str,
+    scope: str,
+    form: str,
+    value: Any,
+    reader: str | None = None,
+    viewer: str | None = None,
 ) -> dict[str, Any]:
     """``reader``: the principal of a caller that is not the memory's owner; a subject's or a
     scope's forget then reaches (and names) only what it may read. A message's passages are its
     conversation's members': a token holder's forget of a name blanked them in conversations it
-    was not in, and named them (a hunt over the messages)."""
+    was not in, and named them (a hunt over the messages). ``viewer``: the caller, whoever it
+    is; a passage it names is looked for among the items it may read."""
     if form not in _FORMS:
         raise InvalidInput(f"forget takes exactly one of {', '.join(FORMS)}")
     key = _key(tx, form, value)
     reply: dict[str, Any] = {"scope": scope, "form": form, "already_forgotten": False}
-    done = _FORMS[form](tx, tenant, scope, value, _Reach.of(reader))
+    # A passage is looked for among what the caller reads: a non-member was told "passage 7
+    # is a mail" where a missing id was not found (no message is forgotten as a passage).
+    reach = _Reach.of(viewer if form == "passage" and reader is None else reader)
+    done = _FORMS[form](tx, tenant, scope, value, reach)
     if done is None:  # nothing of it is stored: forgotten before, or never there
         if _was_forgotten(tx, tenant, scope, form, key):
             return {**reply, **_NOTHING_REMOVED[form], "already_forgotten": True}

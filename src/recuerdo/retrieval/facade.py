@@ -9,6 +9,10 @@ from typing import Any, cast
 
 from ..core import audit as audit_log
 from ..core.clock import now_iso, parse_time
+<<<<<<< HEAD
+=======
+from ..core.items import hidden_mail_chunks, visible
+>>>>>>> fix_messaging
 from ..core.results import AuditRecord
 from ..core.text import checked_label
 from ..errors import (
@@ -435,6 +439,7 @@ class RetrievalVerbs(MemoryBase):
             # tenant), so the chunk index alone counts them: the join to items read every item,
             # 10.1 ms against 1.1 at 50,000 notes (clients poll this verb while a backlog clears).
             chunks = int(tx.scalar("SELECT count(*) FROM chunks WHERE tenant = ?", (self.tenant,)))
+            chunks -= hidden_mail_chunks(tx, self.tenant, self.principal)
             unchunked = index.unchunked(tx)
             reply: IndexStatus = {
                 "chunks": chunks,
@@ -453,14 +458,17 @@ class RetrievalVerbs(MemoryBase):
                 },
             }
             if embedder is not None:
+                mark = tx.scalar(
+                    "SELECT upto FROM index_marks WHERE name = ?",
+                    (vectors.mark_name(embedder.name),),
+                )
+                upto = 0 if mark is None else int(mark)
                 waiting = int(
                     tx.scalar(
-                        "SELECT count(*) FROM chunks c WHERE c.tenant = ?"
-                        " AND c.id > coalesce((SELECT upto FROM"
-                        " index_marks WHERE name = ?), 0)",
-                        (self.tenant, vectors.mark_name(embedder.name)),
+                        "SELECT count(*) FROM chunks c WHERE c.tenant = ? AND c.id > ?",
+                        (self.tenant, upto),
                     )
-                )
+                ) - hidden_mail_chunks(tx, self.tenant, self.principal, upto)
                 reply["chunks_waiting_for_vectors"] = waiting
                 reply["embedded_percent"] = (
                     100 if chunks == 0 else round(100 * (chunks - waiting) / chunks, 1)

@@ -10,6 +10,7 @@ from ..cascade_indexes import m033_cascade_indexes
 from ..document_import_keys import m039_document_import_keys
 from ..entity_names import m038_nfc_entity_names
 from ..released_hashes import m032_released_hashes
+from ..send_keys import m042_send_keys
 from ..tallies import m031_item_tallies
 from .chunk_spans import m021_chunk_spans, m023_missed_vectors
 from .compact_schema import m018_compact_store
@@ -49,5 +50,5 @@ LATER_STEPS = (
     *(m030_folded_entries, m031_item_tallies, m032_released_hashes),
     *(m033_cascade_indexes, m034_audit_words, m035_audit_sweep),
     *(m036_stale_words, m037_unescaped_audit_filters, m038_nfc_entity_names),
-    *(m039_document_import_keys, m044_folded_words),
+    *(m039_document_import_keys, m042_send_keys, m044_folded_words),
 )

@@ -1,0 +1,224 @@
+"""send_message's idempotency key: a retried send answers the first one and stores nothing; the
+key given with another message is refused; forgetting the message takes the key with it
+(decision 0109). And the subject's limit, checked on what the sender sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import recuerdo
+from recuerdo.verbs import VERBS
+
+from .conftest import db_dump
+
+Trio = tuple[recuerdo.Memory, recuerdo.Memory, recuerdo.Memory]
+
+
+@pytest.fixture
+def trio(memory: recuerdo.Memory) -> Trio:
+    views = tuple(memory.agent(name) for name in ("alice", "bob", "carol"))
+    for view in views:
+        view.bind_address(f"{view.principal}@local")
+    return views  # type: ignore[return-value]
+
+
+def _mail(view: recuerdo.Memory) -> list[str]:
+    """Every message the view may read, by id, over its whole inbox."""
+    return [
+        message["id"]
+        for entry in view.inbox(limit=100)["conversations"]
+        for message in view.thread(entry["conversation_id"])["messages"]
+    ]
+
+
+def test_a_retry_with_the_key_answers_the_first_send_and_stores_nothing(trio: Trio) -> None:
+    alice, bob, _ = trio
+    first = alice.send_message(["bob@local"], "Launch", "Monday?", idempotency_key="k-1")
+    again = alice.send_message(["bob@local"], "Launch", "Monday?", idempotency_key="k-1")
+    assert again == first
+    assert _mail(bob) == [first["id"]]
+    # Spelled otherwise, asked the same: an address in upper case, a reply's id as a number.
+    reply = bob.send_message(["ALICE@local"], "Re", "Yes.", int(first["id"]), idempotency_key="r")
+    assert bob.send_message(["alice@local"], "Re", "Yes.", first["id"], idempotency_key="r") == (
+        reply
+    )
+    assert _mail(alice) == [first["id"], reply["id"]]
+
+
+def test_without_a_key_every_send_is_a_message(trio: Trio) -> None:
+    alice, bob, _ = trio
+    ids = {alice.send_message(["bob@local"], "s", "b")["id"] for _ in range(2)}
+    assert len(ids) == 2 and len(_mail(bob)) == 2
+
+
+def test_a_key_is_the_senders_own_in_its_tenant(memory: recuerdo.Memory, trio: Trio) -> None:
+    alice, bob, carol = trio
+    first = alice.send_message(["bob@local"], "s", "b", idempotency_key="same")
+    other = carol.send_message(["bob@local"], "s", "b", idempotency_key="same")
+    assert other["id"] != first["id"] and other["from"] == "carol@local"
+    elsewhere = memory.for_tenant("acme").agent("alice")
+    elsewhere.bind_address("alice@local")
+    elsewhere.agent("bob").bind_address("bob@local")
+    assert elsewhere.send_message(["bob@local"], "s", "b", idempotency_key="same")["id"] not in {
+        first["id"],
+        other["id"],
+    }
+    assert len(_mail(bob)) == 2
+
+
+CHANGED: dict[str, dict[str, Any]] = {
+    "body": {"body": "Tuesday?"},
+    "subject": {"subject": "Launch!"},
+    "recipients": {"to": ["bob@local", "carol@local"]},
+    "scope": {"scope": "project:x"},
+    "reply_to": {"reply_to": "first"},
+    "sender": {"from_": "alice2@local"},
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGED))
+def test_the_key_with_another_message_is_refused_and_nothing_is_sent(
+    file_memory: recuerdo.Memory, change: str
+) -> None:
+    alice, bob = file_memory.agent("alice"), file_memory.agent("bob")
+    for address in ("alice@local", "alice2@local"):
+        alice.bind_address(address)
+    bob.bind_address("bob@local")
+    file_memory.agent("carol").bind_address("carol@local")
+    first = alice.send_message(["bob@local"], "Launch", "Monday?")
+    asked: dict[str, Any] = {"to": ["bob@local"], "subject": "Launch", "body": "Monday?"}
+    kept = alice.send_message(**asked, idempotency_key="k")
+    file_memory._upkeep.drain()
+    before = db_dump(file_memory.location)
+    changed = {k: first["id"] if v == "first" else v for k, v in CHANGED[change].items()}
+    with pytest.raises(recuerdo.IdempotencyKeyReused) as caught:
+        alice.send_message(**{**asked, **changed}, idempotency_key="k")
+    assert caught.value.code == "idempotency_key_reused" and "'k'" in caught.value.detail
+    assert db_dump(file_memory.location) == before
+    assert alice.send_message(**asked, idempotency_key="k") == kept
+
+
+def test_a_key_that_reads_as_a_credential_is_refused(file_memory: recuerdo.Memory) -> None:
+    """The guard replaces a credential by its kind's marker: two such keys would read alike."""
+    alice = file_memory.agent("alice")
+    alice.bind_address("alice@local")
+    file_memory.agent("bob").bind_address("bob@local")
+    before = db_dump(file_memory.location)
+    with pytest.raises(recuerdo.InvalidInput) as caught:
+        alice.send_message(
+            ["bob@local"], "s", "b", idempotency_key="sk-ant-api03-" + "a1B2c3D4e5" * 9
+        )
+    assert caught.value.code == "invalid_input" and "idempotency_key" in caught.value.detail
+    assert db_dump(file_memory.location) == before
+
+
+@pytest.mark.parametrize("form", ["conversation", "all"])
+def test_forgetting_the_message_forgets_its_key(base: Path, form: str) -> None:
+    marker = "Qorvantel"
+    mem = recuerdo.open("keys", base_dir=base)
+    alice, bob = mem.agent("alice"), mem.agent("bob")
+    alice.bind_address("alice@local")
+    bob.bind_address("bob@local")
+    asked: dict[str, Any] = {
+        "to": ["bob@local"],
+        "subject": f"{marker} plans",
+        "body": "The codename is secret.",
+        "scope": "vault",
+        "idempotency_key": "k",
+    }
+    first = alice.send_message(**asked)
+    mem._upkeep.drain()
+    if form == "conversation":
+        bob.forget_conversation(first["conversation_id"])
+    else:
+        alice.forget_knowledge(all=True, scope="vault")
+    state = base / ".recuerdo" / "state"
+    raw = b"".join(p.read_bytes() for p in sorted(state.iterdir()) if p.is_file())
+    assert marker.encode() not in raw  # the key's copy of the reply went with the message
+    again = alice.send_message(**asked)  # the key sends anew
+    assert again["id"] != first["id"] and again["new_conversation"] is True
+    assert _mail(bob) == [again["id"]]
+    mem.close()
+
+
+def test_the_doors_take_the_key(trio: Trio) -> None:
+    """Through the verb table, as the CLI, HTTP and MCP call it."""
+    alice, bob, _ = trio
+    verb = VERBS["send_message"]
+    assert "idempotency_key" in verb.params.model_fields
+    assert recuerdo.IdempotencyKeyReused in verb.errors
+    asked = {"to": ["bob@local"], "body": "b", "subject": "s", "idempotency_key": "door"}
+    first = verb.call(alice, asked)
+    assert verb.call(alice, asked) == first and _mail(bob) == [first["id"]]
+
+
+def test_a_store_written_before_the_step_gains_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """m042_send_keys comes last on both backends; a store without it gains it on open, and a
+    message sent before it still reads."""
+    from recuerdo.store.postgres.schema import SCHEMA as POSTGRES
+    from recuerdo.store.send_keys import STEP
+    from recuerdo.store.sqlite.schema import SCHEMA
+
+    assert SCHEMA.names()[-1] == POSTGRES.names()[-1] == STEP
+    steps = list(SCHEMA.steps)
+    monkeypatch.setattr(SCHEMA, "steps", steps[:-1])
+    with recuerdo.open("older", base_dir=tmp_path) as memory:
+        ann, bob = memory.agent("ann"), memory.agent("bob")
+        ann.bind_address("ann@local")
+        bob.bind_address("bob@local")
+        old = ann.send_message(["bob@local"], "before", "sent before the step")
+    monkeypatch.setattr(SCHEMA, "steps", steps)
+    with recuerdo.open("older", base_dir=tmp_path) as memory:
+        ann, bob = memory.agent("ann"), memory.agent("bob")
+        sent = ann.send_message(["bob@local"], "after", "with a key", idempotency_key="k")
+        assert ann.send_message(["bob@local"], "after", "with a key", idempotency_key="k") == sent
+        assert sorted(_mail(bob)) == [old["id"], sent["id"]]
+
+
+# -- the subject's limit, on what the sender sent (the guard's markers change its length) ----
+
+PASSWORD = "password=hunter2 "  # its marker is longer than the password it replaces
+API_KEY = "sk-ant-api03-" + "a1B2c3D4e5" * 9 + " "  # its marker is shorter than the key
+
+
+@pytest.mark.parametrize("secret", [PASSWORD, API_KEY])
+def test_a_subject_within_the_limit_as_sent_is_sent(
+    file_memory: recuerdo.Memory, secret: str
+) -> None:
+    alice = file_memory.agent("alice")
+    alice.bind_address("alice@local")
+    file_memory.agent("bob").bind_address("bob@local")
+    subject = secret + "s" * (1024 - len(secret))
+    assert len(subject.encode()) == 1024
+    sent = alice.send_message(["bob@local"], subject, "body")
+    assert sent["redacted"]["subject"] and "secret(" in sent["subject"]
+    assert file_memory.agent("bob").read_message(sent["id"])["subject"] == sent["subject"]
+
+
+@pytest.mark.parametrize("secret", [PASSWORD, API_KEY])
+def test_a_subject_over_the_limit_as_sent_is_refused_with_its_size(
+    file_memory: recuerdo.Memory, secret: str
+) -> None:
+    alice = file_memory.agent("alice")
+    alice.bind_address("alice@local")
+    file_memory.agent("bob").bind_address("bob@local")
+    subject = secret + "s" * (1030 - len(secret))
+    before = db_dump(file_memory.location)
+    with pytest.raises(recuerdo.SubjectTooLong) as caught:
+        alice.send_message(["bob@local"], subject, "body")
+    assert caught.value.code == "subject_too_long"
+    assert "the subject is 1030 bytes" in caught.value.detail
+    assert db_dump(file_memory.location) == before
+
+
+def test_a_forgotten_conversations_keys_send_anew_on_every_store(trio: Trio) -> None:
+    alice, bob, _ = trio
+    first = alice.send_message(["bob@local"], "s", "b", idempotency_key="k")
+    bob.forget_conversation(first["conversation_id"])
+    again = alice.send_message(["bob@local"], "s", "b", idempotency_key="k")
+    assert again["id"] != first["id"] and _mail(bob) == [again["id"]]
