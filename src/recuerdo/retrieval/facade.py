@@ -9,10 +9,7 @@ from typing import Any, cast
 
 from ..core import audit as audit_log
 from ..core.clock import now_iso, parse_time
-<<<<<<< HEAD
-=======
-from ..core.items import hidden_mail_chunks, visible
->>>>>>> fix_messaging
+from ..core.items import hidden_mail_chunks
 from ..core.results import AuditRecord
 from ..core.text import checked_label
 from ..errors import (
