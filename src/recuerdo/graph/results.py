@@ -344,6 +344,8 @@ class NoteRecord(TypedDict):
     note_key: str | None
     tags: list[str]
     created_at: str
+    review_at: str | None
+    """When the note is next due for review (kept by an import, decision 0116)."""
     revisions: list[NoteRevision]
     conflicts: list[NoteConflict]
     """Text that came with a stale version and was kept beside the note (decision 0083)."""

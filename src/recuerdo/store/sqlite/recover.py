@@ -147,6 +147,8 @@ def _copy_table(old: sqlite3.Connection, new: sqlite3.Connection, table: str) ->
     except sqlite3.DatabaseError as exc:
         return {"recovered": 0, "lost": 0, "complete": False, "note": str(exc)}
     columns = [c for c in old_columns if c in new_columns]
+    if not columns:  # a table of a later step than the file's: nothing of it to lose
+        return {"recovered": 0, "lost": 0, "complete": True, "note": "not in the file's schema"}
     listed = ", ".join(f'"{c}"' for c in columns)
     insert = (
         f'INSERT INTO "{table}" ({listed}) VALUES ({", ".join("?" * len(columns))})'
