@@ -12,6 +12,8 @@ from recuerdo.store import SQLiteStore
 from recuerdo.store.sqlite import sqlite3
 from recuerdo.store.sqlite.schema import SCHEMA
 
+from .gitrepo import Repo
+
 
 def block(item_id: int, text: str, header: str = "## T (personal)") -> dict:  # type: ignore[type-arg]
     return {"header": header, "text": text, "source": {"id": item_id}}
@@ -222,6 +224,30 @@ def test_linked_items_outside_the_filters_stay_out(
     reply = memory.context("redis sessions", depth=2, **asked)
     assert [s["id"] for s in reply["sources"]] == [seed, near]
     assert "Launch" not in reply["context"] and reply["truncated"] is False
+
+
+@pytest.mark.usefixtures("no_model")
+def test_a_file_linked_on_purpose_is_packed_unless_types_leave_it_out(
+    memory: recuerdo.Memory, tmp_path: Path
+) -> None:
+    """Stored code is searched only when asked for, but a note linked to a file packs it: a
+    walk without filters is unchanged by 0103 (it dropped the file once it took the search's
+    filters)."""
+    repo = Repo(tmp_path / "app")
+    repo.commit("Start", {"src/cart.py": "def checkout_total(cart):\n    return sum(cart)\n"})
+    memory.code_ingest_path(repo.path, "app")
+    memory._upkeep.drain()
+    [code] = memory.search("checkout_total", types=["code"])["results"]
+    note = memory.save("Checkout design", "The basket uses zebra pricing rules.")["id"]
+    memory.link(note, code["id"], "implements")
+    memory._upkeep.drain()
+    every = memory.context("zebra pricing")
+    assert [s["id"] for s in every["sources"]] == [note, code["id"]]
+    assert "checkout_total" in every["context"]
+    notes_only = memory.context("zebra pricing", types="note")
+    assert [s["id"] for s in notes_only["sources"]] == [note]
+    other_scope = memory.context("zebra pricing", scope="user")
+    assert [s["id"] for s in other_scope["sources"]] == [note]
 
 
 @pytest.mark.parametrize("cap", [1, 2, 3, 4, 5, 10])

@@ -107,10 +107,26 @@ def recuerdo_now() -> str:
             },
             "earlier",
         ),
+        (
+            {
+                "revisions": [
+                    {"content": "v1"},  # undated: written at the import, after v2's date
+                    {"content": "v2", "created_at": "2024-04-01T00:00:00Z"},
+                ]
+            },
+            "earlier",
+        ),
         ({"conflicts": [{"content": "x", "created_at": "soon"}]}, "created_at"),
         ({"review_at": "later"}, "review_at"),
     ],
-    ids=["words", "a-number", "back-in-time", "conflict-words", "review-words"],
+    ids=[
+        "words",
+        "a-number",
+        "back-in-time",
+        "undated-then-dated",
+        "conflict-words",
+        "review-words",
+    ],
 )
 def test_a_date_that_is_not_one_writes_nothing(
     memory: recuerdo.Memory, change: dict[str, Any], why: str
@@ -120,3 +136,53 @@ def test_a_date_that_is_not_one_writes_nothing(
     [skipped] = reply["skipped"]
     assert skipped["why"].startswith("malformed note") and why in skipped["why"]
     assert memory.list_notes()["notes"] == []
+
+
+@pytest.mark.parametrize("kind", ["manual", "decision"])
+@pytest.mark.parametrize("future", ["2999-01-01T00:00:00Z", "9999-12-31T00:00:00Z"])
+def test_a_later_date_after_the_import_is_read_as_the_import(
+    memory: recuerdo.Memory, kind: str, future: str
+) -> None:
+    """A clock ahead of this one, or a made-up date, kept the note first in every "newest"
+    list for good (decision 0117)."""
+    later = {"content": "v2", "created_at": future}
+    record = {
+        **NOTE,
+        "kind": kind,
+        "revisions": [NOTE["revisions"][0], later],
+        "conflicts": [{"based_on": 1, "content": "stale", "created_at": future}],
+    }
+    del record["created_at"]
+    before = recuerdo_now()
+    reply = memory.import_records([record, {**record, "key": "dated-2", "note_key": "plan-2"}])
+    after = recuerdo_now()
+    assert reply["imported"] == 2
+    for listed in memory.list_notes()["notes"]:
+        note = memory.get(listed["id"])  # the two records alike but for their keys
+        assert note["created_at"] == "2024-01-02T09:00:00.000000Z"
+        assert before <= note["updated_at"] <= after
+        [conflict] = memory.conflicts(note["id"])
+        assert before <= conflict["created_at"] <= after
+
+
+@pytest.mark.parametrize("future", ["2999-01-01T00:00:00Z", "9999-12-31T00:00:00Z"])
+def test_a_note_first_dated_after_the_import_is_created_at_the_import(
+    memory: recuerdo.Memory, future: str
+) -> None:
+    """Its review date is counted from the import: counted from 9999-12-31 it failed the whole
+    call, every other record with it."""
+    first = {**NOTE, "title": "Far", "kind": "decision", "conflicts": []}
+    first["revisions"] = [{"content": "v1", "created_at": future}]
+    before = recuerdo_now()
+    reply = memory.import_records([first, {**NOTE, "key": "other", "note_key": "other"}])
+    assert reply["imported"] == 2
+    [note] = [memory.get(n["id"]) for n in memory.list_notes()["notes"] if n["title"] == "Far"]
+    assert before <= note["created_at"] <= recuerdo_now()
+    assert note["review_at"] is not None and note["review_at"] > note["created_at"]
+
+
+def test_the_import_names_the_times_it_does_not_keep(memory: recuerdo.Memory) -> None:
+    """The reply said every note revision was dated at the import, after 0116 kept them."""
+    reply = memory.import_records([NOTE])
+    [times] = [line for line in reply["not_reproduced"] if line.startswith("times")]
+    assert "entry is dated at the import" in times and "note keeps" in times

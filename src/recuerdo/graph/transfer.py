@@ -36,7 +36,8 @@ NOT_REPRODUCED = [
     "ids: imported items, entities, facts and conversations get new ids",
     "vectors: imported text is embedded again by this memory's model",
     "the revision journal and the retrieval audit of the source",
-    "times: an imported note's revisions (and conflicts) are dated at the import",
+    "times: an imported entry is dated at the import (a note keeps its revisions' dates, a"
+    " document its ingestion time, a fact its recorded time)",
 ]
 
 

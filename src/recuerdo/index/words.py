@@ -170,6 +170,12 @@ def _tokens(text: str) -> list[str]:
     return _TOKEN.findall(unicodedata.normalize("NFC", text))
 
 
+def as_read(text: str) -> str:
+    """``text`` in the form query words are read in (NFC, lower case): a text stored
+    decomposed (NFD) holds the words it shows."""
+    return text.lower() if text.isascii() else unicodedata.normalize("NFC", text).lower()
+
+
 def written_words(text: str) -> list[str]:
     """Lower-cased word tokens of ``text``, stop words included, in order, without repeats, at
     most MAX_TERMS: the words as a plain keyword search would match them."""

@@ -5,7 +5,8 @@ are kept, and an export that dropped one lost it).
 An import keeps the dates the record gives (each revision's, the review date): a note and its
 revisions dated at the import read as written that day, and a second export of the copy keyed
 each record anew (decision 0116). A record without dates (an export of an older version, or
-written by hand) is dated at the import, as before."""
+written by hand) is dated at the import, as before; a date after the import is read as the
+import (decision 0117)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any, get_args
 
-from ..core.clock import parse_time
+from ..core.clock import now_iso, parse_time
 from ..core.text import check_tags, checked_label
 from ..errors import RecuerdoError
 from ..store.base import Row, Tx, marks
@@ -101,8 +102,8 @@ class _Text:
     principal: str | None
     operation: str  # a version's (``conflict`` for a conflict)
     based_on: int | None = None
-    at: str | None = None
-    """When it was written, as the record says (None: at the import)."""
+    at: str = ""
+    """When it was written, as the record says (undated: at the import)."""
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,10 @@ def _checked_note(record: dict[str, Any]) -> _Checked:
             raise ValueError("revisions is a non-empty list")
         if not isinstance(conflicts, list):
             raise ValueError("conflicts is a list")
-        versions = [_text(revision, version=True) for revision in revisions]
+        # One reading of the clock: the import's time, that of every undated text and the
+        # latest a text may be dated (decision 0117).
+        now = now_iso()
+        versions = [_text(revision, now, version=True) for revision in revisions]
         _in_order(versions)
         if versions[0].title is None:  # the note's title, as the record names it
             versions[0] = replace(versions[0], title=notes.check_title(record.get("title")))
@@ -239,13 +243,17 @@ def _checked_note(record: dict[str, Any]) -> _Checked:
             review_at=None if review_at is None else parse_time(review_at, "review_at"),
             tags=check_tags(record.get("tags")),
             versions=versions,
-            conflicts=[_text(conflict, version=False) for conflict in conflicts],
+            conflicts=[_text(conflict, now, version=False) for conflict in conflicts],
         )
     except RecuerdoError as error:
         raise ValueError(error.detail) from error
 
 
-def _text(revision: object, *, version: bool) -> _Text:
+def _text(revision: object, now: str, *, version: bool) -> _Text:
+    """A version or conflict of a record, read as the note verbs read their arguments; its
+    date no later than ``now`` (a clock ahead of this one, or a made-up date, would put it
+    first in every "newest" list for good, and a review counted from past 9999 failed the
+    whole import)."""
     if not isinstance(revision, dict):
         raise ValueError("each revision and conflict is an object")
     title, kind, principal = (revision.get(name) for name in ("title", "kind", "principal"))
@@ -263,16 +271,17 @@ def _text(revision: object, *, version: bool) -> _Text:
         principal=None if principal is None else checked_label(principal, "principal"),
         operation=operation,
         based_on=based_on,
-        at=None
+        at=now
         if revision.get("created_at") is None
-        else parse_time(revision["created_at"], "created_at"),
+        else min(parse_time(revision["created_at"], "created_at"), now),
     )
 
 
 def _in_order(versions: list[_Text]) -> None:
     """A later version written earlier than the one before it would make the note's history
-    read backwards (and its creation come after its last change)."""
-    dated = [(number, v.at) for number, v in enumerate(versions, 1) if v.at is not None]
+    read backwards (and its creation come after its last change). An undated version is
+    dated at the import: a dated one after it is backwards too."""
+    dated = [(number, v.at) for number, v in enumerate(versions, 1)]
     for (_, earlier), (number, later) in pairwise(dated):
         if later < earlier:
             raise ValueError(f"version {number} is dated earlier than the one before it")

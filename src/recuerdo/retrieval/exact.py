@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..index.words import as_read
 from ..store import chunk_text
 from ..store.base import Row, Tx
 
@@ -74,7 +75,7 @@ def exact_chunks(
     for chunk_id, body in texts.items():
         if holding is not None and chunk_id not in holding and body.isascii():
             continue
-        text = body.lower()
+        text = as_read(body)
         if all(holds_word(text, word) for word in words):
             exact.add(chunk_id)
     return exact if len(exact) < looked_at else set()

@@ -370,8 +370,10 @@ class RetrievalVerbs(MemoryBase):
     ) -> list[pack.Block]:
         seeds = {c.item_id: c for c in candidates}
         # Every block, a neighbour as a seed, is one the filters keep: the walk passes through
-        # those items only, and the rows are read under the same condition.
-        where, params = filters.sql("i")
+        # those items only, and the rows are read under the same condition. Stored code is
+        # left out of a search unless asked for (it would crowd out what agents remembered),
+        # not out of the walk: a link to a file was made on purpose, and was walked before 0103.
+        where, params = filters.sql("i", unasked_code=True)
         reached = pack.walk(tx, self.tenant, list(seeds), hops, where, params)
         marks = ",".join("?" * len(reached)) or "NULL"
         rows = {

@@ -110,8 +110,10 @@ class Filters:
             known_at=known_at,
         )
 
-    def sql(self, alias: str = "i") -> tuple[str, list[Any]]:
-        """A WHERE fragment over the items table aliased ``alias``, and its parameters."""
+    def sql(self, alias: str = "i", *, unasked_code: bool = False) -> tuple[str, list[Any]]:
+        """A WHERE fragment over the items table aliased ``alias``, and its parameters.
+        ``unasked_code``: keep stored code though no type asks for it (a link to it was made
+        on purpose: decision 0103)."""
         a = alias
         members_only, viewer = visible(a, self.viewer)
         clauses = [f"{a}.tenant = ?", f"{a}.status <> 'deleted'", members_only]
@@ -123,7 +125,7 @@ class Filters:
             if values:
                 clauses.append(f"{column} IN ({', '.join('?' * len(values))})")
                 params.extend(values)
-        if not self.types:
+        if not self.types and not unasked_code:
             clauses.append(f"{a}.item_type <> '{ASKED_ONLY}'")
         if self.repo is not None:
             clauses.append(f"{a}.scope = ?")

@@ -168,10 +168,10 @@ def grounding(query: str, body: str, state: AnswerState, by_meaning: bool) -> Gr
     (some words; ``uncovered`` lists the others), uncited, nothing_stored, could_not_judge."""
     if state == "nothing_stored" or state == "could_not_judge":
         return {"state": state}
-    from ..index.words import terms
+    from ..index.words import as_read, terms
 
     words = terms(query)
-    text = body.lower()
+    text = as_read(body)
     uncovered = [w for w in words if w[:5] not in text]
     if not uncovered:
         return {"state": "grounded"}

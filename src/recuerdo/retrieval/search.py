@@ -22,7 +22,7 @@ from ..index.chunk import line_range
 from ..index.chunks import chunk_mark, stale
 from ..index.meaning import Meaning
 from ..index.vectors import meaning_candidates, ordered_candidates
-from ..index.words import terms, written_words
+from ..index.words import as_read, terms, written_words
 from ..store import chunk_text
 from ..store.base import Row, Tx, rows_by_id
 from . import turns
@@ -228,7 +228,7 @@ def _tail(tx: Tx, filters: Filters, words: list[str], mode: str) -> list[int]:
     prefixes = [word[:5] for word in words if word[:5].isalnum()]
     scored = []
     for row in rows:
-        text = f"{row['title'] or ''} {row['content']}".lower()
+        text = as_read(f"{row['title'] or ''} {row['content']}")
         hits = sum(holds_word(text, prefix, whole=False) for prefix in prefixes)
         if hits and (mode != "all" or hits == len(words)):
             scored.append((hits, row["id"]))
