@@ -8,6 +8,7 @@ module only translates: arguments in, results and errors out.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import sys
 import types
@@ -18,7 +19,14 @@ from typing import Any
 import click
 
 from ..engine import Memory, open_memory
-from ..errors import InvalidInput, MemoryNotNamed, RecuerdoError, StoreError
+from ..errors import (
+    InvalidInput,
+    MemoryNotNamed,
+    RecuerdoError,
+    StorageFull,
+    StoreError,
+    UnknownArgument,
+)
 from ..security.caps import check_memory_allowed
 from ..verbs import VERBS, Verb
 from . import render
@@ -301,12 +309,59 @@ def _one_memory(state: _State, *, create: bool) -> Iterator[Memory | None]:
 
 
 class _VerbGroup(click.Group):
-    """Accepts ``create-progress`` for ``create_progress``: both spellings are common."""
+    """Accepts ``create-progress`` for ``create_progress``: both spellings are common.
+
+    It also keeps the promise of ``--json`` (errors too in the JSON error shape) for what no
+    command catches itself: a usage error (click printed its own text, then exit 2) and a file
+    of this machine a command could not read or write (a Python traceback)."""
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return super().get_command(ctx, cmd_name) or super().get_command(
             ctx, cmd_name.replace("-", "_")
         )
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_GIVEN] = list(args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as error:
+            _usage_error(error, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        given = ctx.meta.get(_GIVEN, [])
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as error:
+            _usage_error(error, given)
+        except OSError as error:
+            if error.errno == errno.EPIPE:
+                raise  # a reader that went away: click quiets it
+            _emit_error(_file_error(error), _asks_json(given))
+
+
+_GIVEN = "recuerdo.arguments"
+
+
+def _asks_json(args: Sequence[str]) -> bool:
+    """Whether the command line asks for JSON: the global flag, or a command's own ``--json``
+    (a usage error comes before either is parsed). After ``--`` every word is a value."""
+    words = list(args)
+    return "--json" in words[: words.index("--")] if "--" in words else "--json" in words
+
+
+def _usage_error(error: click.UsageError, args: Sequence[str]) -> typing.NoReturn:
+    if not _asks_json(args):
+        raise error
+    code = UnknownArgument if isinstance(error, click.NoSuchOption) else InvalidInput
+    click.echo(render.to_json(code(error.format_message()).to_dict()))
+    sys.exit(error.exit_code)
+
+
+def _file_error(error: OSError) -> RecuerdoError:
+    if error.errno == errno.ENOSPC:
+        return StorageFull(f"the disk is full: {error.strerror}")
+    where = f"{error.filename}: " if error.filename else ""
+    return InvalidInput(f"{where}{error.strerror or error}")
 
 
 @click.group(

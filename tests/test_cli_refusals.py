@@ -1,0 +1,138 @@
+"""What the command line answers when it refuses: with ``--json``, one JSON error shape on
+stdout with a stable code and a non-zero exit; without it, a line on stderr; never a Python
+traceback, and nothing written."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from recuerdo.doors.cli import cli
+
+from .conftest import tree
+
+
+@pytest.fixture
+def runner(tmp_path: Path) -> CliRunner:
+    state = tmp_path / "state"
+    return CliRunner(env={"RECUERDO_STATE_DIR": str(state), "RECUERDO_MEMORY": "refusals"})
+
+
+def refused(result: Result) -> dict[str, object]:
+    """The JSON error shape, checked: printed alone on stdout, by an exit, not an exception."""
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code != 0
+    shape = json.loads(result.stdout)
+    assert shape["ok"] is False and isinstance(shape["detail"], str)
+    assert "Traceback" not in result.output
+    return shape
+
+
+def written(runner: CliRunner) -> None:
+    assert runner.invoke(cli, ["save", "Kept", "the one note"]).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["--json", "get", "abc"], "invalid_input"),  # not an integer
+        (["get", "abc", "--json"], "invalid_input"),  # the command's own --json
+        (["--json", "get"], "invalid_input"),  # a missing argument
+        (["--json", "no_such_verb"], "invalid_input"),
+        (["--json", "get", "1", "--bogus"], "unknown_argument"),
+        (["--bogus", "--json", "get", "1"], "unknown_argument"),  # a global option
+        (["--json", "recent", "--max-bytes", "many"], "invalid_input"),
+        (["--json", "mirror", "pull", "never-synced.md"], "invalid_input"),  # a UsageError
+    ],
+)
+def test_usage_errors_under_json_are_the_json_error_shape(
+    runner: CliRunner, tmp_path: Path, args: list[str], code: str
+) -> None:
+    written(runner)
+    before = tree(tmp_path)
+    result = runner.invoke(cli, args)
+    shape = refused(result)
+    assert shape["error"] == code
+    assert result.exit_code == 2  # a usage error's exit, as without --json
+    assert tree(tmp_path) == before
+
+
+def test_usage_errors_without_json_stay_click_text(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["get", "abc"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "Invalid value for 'ID'" in result.stderr
+
+
+def test_a_json_word_after_the_separator_is_a_value(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["get", "--", "--json"])
+    assert result.exit_code == 2 and result.stdout == ""
+
+
+def test_backup_into_a_missing_folder_is_refused(runner: CliRunner, tmp_path: Path) -> None:
+    written(runner)
+    before = tree(tmp_path)
+    for raw in ([], ["--raw"]):
+        target = tmp_path / "missing" / "out.gz"
+        shape = refused(runner.invoke(cli, ["--json", "backup", *raw, str(target)]))
+        assert shape["error"] == "invalid_input"
+        assert "missing" in str(shape["detail"]) and ".partial" not in str(shape["detail"])
+        assert tree(tmp_path) == before
+    text = runner.invoke(cli, ["backup", str(tmp_path / "missing" / "out.gz")])
+    assert text.exit_code == 1 and text.stderr.startswith("error: invalid_input: ")
+
+
+def _archives(tmp_path: Path) -> dict[str, Path]:
+    whole = tmp_path / "whole.gz"
+    CliRunner(env={"RECUERDO_STATE_DIR": str(tmp_path / "other")}).invoke(
+        cli, ["-m", "src", "save", "T", "x"]
+    )
+    CliRunner(env={"RECUERDO_STATE_DIR": str(tmp_path / "other")}).invoke(
+        cli, ["-m", "src", "backup", str(whole)]
+    )
+    cut = tmp_path / "cut.gz"
+    cut.write_bytes(whole.read_bytes()[:60])
+    text = tmp_path / "text.gz"
+    text.write_text("#!/bin/sh\n")
+    garbage = tmp_path / "garbage.gz"
+    garbage.write_bytes(gzip.compress(b"garbage"))
+    return {"cut": cut, "text": text, "garbage": garbage, "missing": tmp_path / "none.gz"}
+
+
+@pytest.mark.parametrize("kind", ["cut", "text", "garbage", "missing"])
+def test_restore_of_what_is_not_a_backup_is_refused(
+    runner: CliRunner, tmp_path: Path, kind: str
+) -> None:
+    archive = _archives(tmp_path)[kind]
+    before = tree(tmp_path)
+    shape = refused(runner.invoke(cli, ["-m", "fresh", "--json", "restore", str(archive)]))
+    assert shape["error"] == "invalid_input"
+    assert tree(tmp_path) == before  # no memory "fresh", no leftover
+
+
+def test_a_file_a_command_cannot_write_is_refused(runner: CliRunner, tmp_path: Path) -> None:
+    written(runner)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    before = tree(tmp_path)
+    shape = refused(runner.invoke(cli, ["--json", "export-markdown", str(blocker / "notes")]))
+    assert shape["error"] == "invalid_input" and "Not a directory" in str(shape["detail"])
+    assert tree(tmp_path) == before
+    text = runner.invoke(cli, ["export-markdown", str(blocker / "notes")])
+    assert text.exit_code == 1 and text.stderr.startswith("error: invalid_input: ")
+    assert isinstance(text.exception, SystemExit)
+
+
+def test_mirror_pull_into_a_missing_folder_is_refused(runner: CliRunner, tmp_path: Path) -> None:
+    document = tmp_path / "tasks.md"
+    document.write_text("# Tasks\n- one\n")
+    assert runner.invoke(cli, ["mirror", "push", str(document), "--key", "odd/x"]).exit_code == 0
+    before = tree(tmp_path)
+    target = tmp_path / "missing" / "tasks.md"
+    shape = refused(runner.invoke(cli, ["--json", "mirror", "pull", str(target), "--key", "odd/x"]))
+    assert shape["error"] == "invalid_input" and "missing" in str(shape["detail"])
+    assert tree(tmp_path) == before  # the mirror's ledger does not name the file either
