@@ -428,7 +428,7 @@ class NoteVerbs(MemoryBase):
 
         Args:
             text: The text to read (an agent's final answer, say).
-            scope: 'user' or 'project:<name>' (default 'user').
+            scope: 'user' or 'project:<name>' (default: the session's scope, else 'user').
             session: The session to file them under.
             source: Who wrote the text.
         """
