@@ -76,10 +76,9 @@ def test_a_session_started_again_keeps_its_scope(memory: recuerdo.Memory) -> Non
     first = memory.session_end("s3", summary="Day one.")
     resumed = memory.session_start("s3")
     assert (resumed["scope"], resumed["directory"]) == ("project:shop", "/src/shop")
-    assert resumed["ended_at"] is None  # open again
+    assert resumed["ended_at"] == first["ended_at"]  # it says it has ended
     ended = memory.session_end("s3", summary="Day two.")
-    assert ended["scope"] == "project:shop"
-    assert ended["ended_at"] is not None and ended["ended_at"] >= first["ended_at"]
+    assert (ended["scope"], ended["ended_at"]) == ("project:shop", first["ended_at"])
     assert ended["summary_note_id"] == first["summary_note_id"]
     assert notes_by_scope(memory) == {"project:shop": ["Session s3 summary"]}
     moved = memory.session_start("s3", project="web")  # a project named moves it

@@ -33,11 +33,11 @@ def start(tx: Tx, tenant: str, session: object, project: object, directory: obje
     stamp = now_iso()
     # Started again (a resumed session): it keeps its scope unless a project is named (one
     # start without it moved the session to 'user', and its summary then became a second note
-    # there), and it is open again until it is ended again.
+    # there). An ended one stays ended: the reply says so (the Engram importer reads it).
     tx.execute(
         "INSERT INTO sessions (tenant, id, scope, directory, started_at) VALUES (?, ?, ?, ?, ?)"
         " ON CONFLICT (tenant, id) DO UPDATE SET scope = coalesce(?, sessions.scope),"
-        " directory = coalesce(excluded.directory, sessions.directory), ended_at = NULL",
+        " directory = coalesce(excluded.directory, sessions.directory)",
         (tenant, session_id, scope, folder, stamp, None if project is None else scope),
     )
     return _session(tx, tenant, session_id)
