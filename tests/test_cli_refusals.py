@@ -5,7 +5,9 @@ traceback, and nothing written."""
 from __future__ import annotations
 
 import gzip
+import http.server
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -136,3 +138,32 @@ def test_mirror_pull_into_a_missing_folder_is_refused(runner: CliRunner, tmp_pat
     shape = refused(runner.invoke(cli, ["--json", "mirror", "pull", str(target), "--key", "odd/x"]))
     assert shape["error"] == "invalid_input" and "missing" in str(shape["detail"])
     assert tree(tmp_path) == before  # the mirror's ledger does not name the file either
+
+
+@pytest.mark.parametrize(
+    "server", ["notaurl", "http://[::1", "http://host:abc", "ftp://host", "http://"]
+)
+def test_a_server_that_is_not_a_url_is_refused(runner: CliRunner, server: str) -> None:
+    shape = refused(runner.invoke(cli, ["--server", server, "--json", "recall"]))
+    assert shape["error"] == "invalid_input" and "--server" in str(shape["detail"])
+
+
+def test_a_server_that_answers_something_else_is_unavailable(runner: CliRunner) -> None:
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<html>a router's login page</html>")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page) as other:
+        threading.Thread(target=other.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{other.server_address[1]}"
+        try:
+            shape = refused(runner.invoke(cli, ["--server", url, "--json", "recall"]))
+        finally:
+            other.shutdown()
+    assert shape["error"] == "store_unavailable" and "did not answer JSON" in str(shape["detail"])
