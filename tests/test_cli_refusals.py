@@ -167,3 +167,42 @@ def test_a_server_that_answers_something_else_is_unavailable(runner: CliRunner) 
         finally:
             other.shutdown()
     assert shape["error"] == "store_unavailable" and "did not answer JSON" in str(shape["detail"])
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "says"),
+    [
+        (["add_messages", "c", "--messages", "-"], "[" * 50_000 + "]" * 50_000, "nested"),
+        (["check_rules", "pricing", "--context", "-"], '{"n": ' + "9" * 5000 + "}", "digits"),
+        (
+            ["remember_knowledge", "--passages", "-", "--facts", "-"],
+            '[{"text": "Ana works at Acme", "mentions": ["Ana"]}]',
+            "--passages reads standard input already",
+        ),
+        (["context_set", "s", "not json"], "", "IDS must be JSON"),
+    ],
+)
+def test_json_arguments_that_cannot_be_read_are_refused(
+    runner: CliRunner, tmp_path: Path, args: list[str], stdin: str, says: str
+) -> None:
+    written(runner)
+    before = tree(tmp_path)
+    shape = refused(runner.invoke(cli, ["--json", *args], input=stdin))
+    assert shape["error"] == "invalid_input" and says in str(shape["detail"])
+    assert tree(tmp_path) == before
+    notes = json.loads(runner.invoke(cli, ["--json", "list_notes"]).stdout)["notes"]
+    assert [note["title"] for note in notes] == ["Kept"]
+
+
+def test_json_fractions_keep_their_digits(runner: CliRunner) -> None:
+    """As over HTTP (test_http.test_fractions_keep_their_digits_over_http): a float lost them."""
+    facts = {"entities": [{"name": "Acme", "attributes": {"revenue": 0, "margin": 0}}]}
+    text = json.dumps(facts).replace('"revenue": 0', '"revenue": 12345678901234567.89')
+    text = text.replace('"margin": 0', '"margin": 0.25')
+    args = ["remember_knowledge", "--facts", "-", "--scope", "dec"]
+    stored = runner.invoke(cli, args, input=text)
+    assert stored.exit_code == 0, stored.output
+    about = json.loads(runner.invoke(cli, ["--json", "about", "Acme", "--scope", "dec"]).stdout)
+    values = about["items"][0]["attributes"]
+    assert values["revenue"] == {"type": "decimal", "value": "12345678901234567.89"}
+    assert values["margin"] == {"type": "decimal", "value": "0.25"}

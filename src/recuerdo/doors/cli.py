@@ -8,6 +8,7 @@ module only translates: arguments in, results and errors out.
 from __future__ import annotations
 
 import contextlib
+import decimal
 import errno
 import json
 import sys
@@ -161,7 +162,7 @@ def _click_params(verb: Verb) -> list[click.Parameter]:
         if name in verb.arguments:
             params.append(click.Argument([name], required=required, type=click_type))
             continue
-        flag = "--" + verb.cli_names.get(name, name.rstrip("_")).replace("_", "-")
+        flag = _shown(verb, name)
         if kind == "flag":
             params.append(click.Option([flag, name], is_flag=True, default=None, help=help_text))
         elif kind == "list":
@@ -190,6 +191,7 @@ def _click_params(verb: Verb) -> list[click.Parameter]:
 def _arguments(verb: Verb, values: Mapping[str, Any]) -> dict[str, Any]:
     """Click's values -> the verb's arguments, leaving out what the user did not give."""
     arguments: dict[str, Any] = {}
+    stdin_for: list[str] = []
     for name, info in verb.params.model_fields.items():
         value = values.get(name)
         kind = _kind(info.annotation)
@@ -198,18 +200,38 @@ def _arguments(verb: Verb, values: Mapping[str, Any]) -> dict[str, Any]:
         if kind == "list":
             value = list(value)
         elif kind == "json":
-            value = _parse_json(name, value)
+            value = _parse_json(_shown(verb, name), value, stdin_for)
         arguments[name] = value
     return arguments
 
 
-def _parse_json(name: str, text: str) -> Any:
+def _shown(verb: Verb, name: str) -> str:
+    """A parameter as the command line spells it (``--context-set``, or ``IDS`` given in
+    place): an error names what the user typed, not the Python name."""
+    if name in verb.arguments or name == verb.cli_batch:
+        return name.upper()
+    return "--" + verb.cli_names.get(name, name.rstrip("_")).replace("_", "-")
+
+
+def _parse_json(shown: str, text: str, stdin_for: list[str]) -> Any:
     if text == "-":
+        if stdin_for:
+            # The second one read nothing and was refused as "not JSON".
+            raise InvalidInput(
+                f"{stdin_for[0]} reads standard input already: give {shown} in place"
+            )
+        stdin_for.append(shown)
         text = sys.stdin.read()
     try:
-        return json.loads(text)
+        # Fractions as exact decimals, as the HTTP door reads them: a float lost digits
+        # (12345678901234567.89 was stored as 1.2345678901234568e16).
+        return json.loads(text, parse_float=decimal.Decimal)
     except json.JSONDecodeError as exc:
-        raise InvalidInput(f"--{name.replace('_', '-')} must be JSON: {exc.msg}") from exc
+        raise InvalidInput(f"{shown} must be JSON: {exc.msg}") from exc
+    except RecursionError:  # a traceback before
+        raise InvalidInput(f"{shown} is nested too deeply to read") from None
+    except ValueError as exc:  # a number of thousands of digits: a traceback before
+        raise InvalidInput(f"{shown} is not JSON this command can read ({exc})") from None
 
 
 def _emit_error(error: RecuerdoError, as_json: bool) -> typing.NoReturn:
