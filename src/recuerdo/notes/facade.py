@@ -465,7 +465,9 @@ class NoteVerbs(MemoryBase):
 
     @verb("write", errors=(ItemNotFound,), arguments=("id",))
     def session_end(self, id: str, summary: str | None = None) -> SessionEnded:
-        """Close a session; its summary is saved as a note that recent context shows.
+        """Close a session; its summary is saved as a note that recent context shows (cut to the
+        note size limit like any note, and flagged truncated). Ending it again keeps its first
+        end; a summary given then replaces the summary.
 
         Args:
             id: The session id.

@@ -61,14 +61,8 @@ def end(tx: Tx, tenant: str, principal: str, session: object, summary: object) -
     session_id = checked_label(session, "session")
     current = _session(tx, tenant, session_id)
     text = None if summary is None else notes.check_body(summary, "summary").strip() or None
-    # Ended again (a retried call, or a summary sent after the end): the session ended when
-    # it was first ended, and the summary note it has is answered (the reply said none).
-    tx.execute(
-        "UPDATE sessions SET ended_at = coalesce(ended_at, ?), summary = coalesce(?, summary)"
-        " WHERE tenant = ? AND id = ?",
-        (now_iso(), text, tenant, session_id),
-    )
     note_id = _summary_note(tx, tenant, session_id, current["scope"])
+    truncated = False
     if text is not None:
         reply = notes.save(
             tx,
@@ -85,10 +79,28 @@ def end(tx: Tx, tenant: str, principal: str, session: object, summary: object) -
             strict=False,
         )
         assert not isinstance(reply, notes.ConflictKept)  # no expected version: no conflict
-        note_id = reply["id"]
+        note_id, truncated = reply["id"], reply["truncated"]
+        # The session keeps the summary as its note holds it: a summary over the note size
+        # limit was kept whole here, cut in the note, and so outlived the note's erasure
+        # (traces.erase takes the session's summary when the note holds, or held, it).
+        text = tx.scalar("SELECT content FROM items WHERE tenant = ? AND id = ?", (tenant, note_id))
+    # Ended again (a retried call, or a summary sent after the end): the session ended when
+    # it was first ended, and the summary note it has is answered (the reply said none).
+    tx.execute(
+        "UPDATE sessions SET ended_at = coalesce(ended_at, ?), summary = coalesce(?, summary)"
+        " WHERE tenant = ? AND id = ?",
+        (now_iso(), text, tenant, session_id),
+    )
     # A cast: mypy asks a ** of a type with a key that is NotRequired (``redacted``, which
     # the verb adds) to name it.
-    return cast(SessionEnded, {**_session(tx, tenant, session_id), "summary_note_id": note_id})
+    return cast(
+        SessionEnded,
+        {
+            **_session(tx, tenant, session_id),
+            "summary_note_id": note_id,
+            "truncated": truncated,
+        },
+    )
 
 
 def _summary_note(tx: Tx, tenant: str, session_id: str, scope: str) -> int | None:
