@@ -206,3 +206,17 @@ def test_json_fractions_keep_their_digits(runner: CliRunner) -> None:
     values = about["items"][0]["attributes"]
     assert values["revenue"] == {"type": "decimal", "value": "12345678901234567.89"}
     assert values["margin"] == {"type": "decimal", "value": "0.25"}
+
+
+@pytest.mark.parametrize(
+    ("command", "usage"),
+    [
+        ("relate", "relate [OPTIONS] FROM TO TYPE"),
+        ("code_diff", "code_diff [OPTIONS] REPO FROM"),
+        ("complete_step", "complete_step [OPTIONS] TASK STEP [RESULT]"),
+    ],
+)
+def test_usage_lines_spell_arguments_as_typed(runner: CliRunner, command: str, usage: str) -> None:
+    shown = runner.invoke(cli, [command, "--help"])
+    assert shown.exit_code == 0 and f"Usage: cli {usage}\n" in shown.stdout
+    assert "FROM_" not in shown.stdout

@@ -160,7 +160,12 @@ def _click_params(verb: Verb) -> list[click.Parameter]:
             params.append(click.Argument([name], nargs=-1, type=click_type))
             continue
         if name in verb.arguments:
-            params.append(click.Argument([name], required=required, type=click_type))
+            # A Python name's trailing _ stays out of the usage line (FROM, not FROM_).
+            shown = _shown(verb, name) if required else f"[{_shown(verb, name)}]"
+            metavar = shown if name.endswith("_") else None
+            params.append(
+                click.Argument([name], required=required, type=click_type, metavar=metavar)
+            )
             continue
         flag = _shown(verb, name)
         if kind == "flag":
@@ -209,7 +214,7 @@ def _shown(verb: Verb, name: str) -> str:
     """A parameter as the command line spells it (``--context-set``, or ``IDS`` given in
     place): an error names what the user typed, not the Python name."""
     if name in verb.arguments or name == verb.cli_batch:
-        return name.upper()
+        return name.rstrip("_").upper()  # FROM, not the Python name's FROM_
     return "--" + verb.cli_names.get(name, name.rstrip("_")).replace("_", "-")
 
 
