@@ -30,6 +30,34 @@ def test_a_sessions_summary_goes_with_its_erased_note(memory: recuerdo.Memory) -
     assert memory.session_start("s1")["summary"] is None
 
 
+def test_a_summary_over_the_note_limit_goes_with_its_erased_note(
+    memory: recuerdo.Memory,
+) -> None:
+    """The note cut the summary to its size limit; the session kept it whole, so the erasure
+    (which takes the summary its note holds) left it, readable by session_start."""
+    memory.configure(note_limit_bytes=1024)
+    memory.session_start("s1", project="shop")
+    summary = f"{MARK} plan for the release. " * 100  # about 3,000 bytes
+    ended = memory.session_end("s1", summary=summary)
+    held = memory.get(ended["summary_note_id"])["content"]
+    assert len(held.encode()) <= 1024
+    memory.delete(ended["summary_note_id"], hard=True)
+    again = memory.session_start("s1")
+    assert again["summary"] is None and again["scope"] == "project:shop"
+    with memory._store.read() as tx:
+        kept = tx.all("SELECT summary FROM sessions WHERE tenant = ?", (memory.tenant,))
+    assert [row["summary"] for row in kept] == [None]
+    # The reply said what the session keeps, and that it was cut.
+    assert (ended["summary"], ended["truncated"]) == (held, True)
+
+
+def test_a_summary_within_the_limit_is_not_flagged(memory: recuerdo.Memory) -> None:
+    memory.session_start("s1")
+    done = memory.session_end("s1", summary="  Shipped the release.  ")
+    assert (done["truncated"], done["summary"]) == (False, "Shipped the release.")
+    assert memory.session_end("s1")["truncated"] is False
+
+
 def test_a_scope_forgotten_whole_takes_its_sessions(memory: recuerdo.Memory) -> None:
     memory.session_start("s2", project="shop")
     memory.session_end("s2", summary=f"{MARK} shop session")

@@ -344,21 +344,29 @@ class Memory(
         memory of it), or with ``raw`` a copy of the live store file (SQLite's online backup).
         Every tenant's data is in it: it is the owner's backup, not a door's."""
         target = Path(path)
+        if not target.parent.is_dir():
+            # Said before anything is read: the open failed with a traceback naming the
+            # .partial file (SQLite's copy: "unable to open database file").
+            raise InvalidInput(f"no folder {str(target.parent)!r} to write the backup in")
         if raw:
             self._store.copy_to(str(target))  # type: ignore[attr-defined]
             return {"path": str(target), "bytes": target.stat().st_size, "raw": True}
         self._audit.flush(self._store)
         partial = target.with_name(target.name + ".partial")
-        with self._store.read() as tx, partial.open("wb") as out:
-            written = archive.write(
-                tx,
-                self._store.archive,
-                out,
-                schema=self._store.schema_steps,
-                memory=self.name,
-                progress=progress,
-            )
-        os.replace(partial, target)  # an archive is whole or absent, never cut short
+        try:
+            with self._store.read() as tx, partial.open("wb") as out:
+                written = archive.write(
+                    tx,
+                    self._store.archive,
+                    out,
+                    schema=self._store.schema_steps,
+                    memory=self.name,
+                    progress=progress,
+                )
+            os.replace(partial, target)  # an archive is whole or absent, never cut short
+        except BaseException:
+            partial.unlink(missing_ok=True)  # a cut archive left beside the target misleads
+            raise
         return {"path": str(target), "bytes": target.stat().st_size, **written}
 
     def __enter__(self) -> Memory:

@@ -8,6 +8,8 @@ module only translates: arguments in, results and errors out.
 from __future__ import annotations
 
 import contextlib
+import decimal
+import errno
 import json
 import sys
 import types
@@ -18,7 +20,14 @@ from typing import Any
 import click
 
 from ..engine import Memory, open_memory
-from ..errors import InvalidInput, MemoryNotNamed, RecuerdoError, StoreError
+from ..errors import (
+    InvalidInput,
+    MemoryNotNamed,
+    RecuerdoError,
+    StorageFull,
+    StoreError,
+    UnknownArgument,
+)
 from ..security.caps import check_memory_allowed
 from ..verbs import VERBS, Verb
 from . import render
@@ -151,9 +160,14 @@ def _click_params(verb: Verb) -> list[click.Parameter]:
             params.append(click.Argument([name], nargs=-1, type=click_type))
             continue
         if name in verb.arguments:
-            params.append(click.Argument([name], required=required, type=click_type))
+            # A Python name's trailing _ stays out of the usage line (FROM, not FROM_).
+            shown = _shown(verb, name) if required else f"[{_shown(verb, name)}]"
+            metavar = shown if name.endswith("_") else None
+            params.append(
+                click.Argument([name], required=required, type=click_type, metavar=metavar)
+            )
             continue
-        flag = "--" + verb.cli_names.get(name, name.rstrip("_")).replace("_", "-")
+        flag = _shown(verb, name)
         if kind == "flag":
             params.append(click.Option([flag, name], is_flag=True, default=None, help=help_text))
         elif kind == "list":
@@ -182,6 +196,7 @@ def _click_params(verb: Verb) -> list[click.Parameter]:
 def _arguments(verb: Verb, values: Mapping[str, Any]) -> dict[str, Any]:
     """Click's values -> the verb's arguments, leaving out what the user did not give."""
     arguments: dict[str, Any] = {}
+    stdin_for: list[str] = []
     for name, info in verb.params.model_fields.items():
         value = values.get(name)
         kind = _kind(info.annotation)
@@ -190,18 +205,38 @@ def _arguments(verb: Verb, values: Mapping[str, Any]) -> dict[str, Any]:
         if kind == "list":
             value = list(value)
         elif kind == "json":
-            value = _parse_json(name, value)
+            value = _parse_json(_shown(verb, name), value, stdin_for)
         arguments[name] = value
     return arguments
 
 
-def _parse_json(name: str, text: str) -> Any:
+def _shown(verb: Verb, name: str) -> str:
+    """A parameter as the command line spells it (``--context-set``, or ``IDS`` given in
+    place): an error names what the user typed, not the Python name."""
+    if name in verb.arguments or name == verb.cli_batch:
+        return name.rstrip("_").upper()  # FROM, not the Python name's FROM_
+    return "--" + verb.cli_names.get(name, name.rstrip("_")).replace("_", "-")
+
+
+def _parse_json(shown: str, text: str, stdin_for: list[str]) -> Any:
     if text == "-":
+        if stdin_for:
+            # The second one read nothing and was refused as "not JSON".
+            raise InvalidInput(
+                f"{stdin_for[0]} reads standard input already: give {shown} in place"
+            )
+        stdin_for.append(shown)
         text = sys.stdin.read()
     try:
-        return json.loads(text)
+        # Fractions as exact decimals, as the HTTP door reads them: a float lost digits
+        # (12345678901234567.89 was stored as 1.2345678901234568e16).
+        return json.loads(text, parse_float=decimal.Decimal)
     except json.JSONDecodeError as exc:
-        raise InvalidInput(f"--{name.replace('_', '-')} must be JSON: {exc.msg}") from exc
+        raise InvalidInput(f"{shown} must be JSON: {exc.msg}") from exc
+    except RecursionError:  # a traceback before
+        raise InvalidInput(f"{shown} is nested too deeply to read") from None
+    except ValueError as exc:  # a number of thousands of digits: a traceback before
+        raise InvalidInput(f"{shown} is not JSON this command can read ({exc})") from None
 
 
 def _emit_error(error: RecuerdoError, as_json: bool) -> typing.NoReturn:
@@ -301,12 +336,59 @@ def _one_memory(state: _State, *, create: bool) -> Iterator[Memory | None]:
 
 
 class _VerbGroup(click.Group):
-    """Accepts ``create-progress`` for ``create_progress``: both spellings are common."""
+    """Accepts ``create-progress`` for ``create_progress``: both spellings are common.
+
+    It also keeps the promise of ``--json`` (errors too in the JSON error shape) for what no
+    command catches itself: a usage error (click printed its own text, then exit 2) and a file
+    of this machine a command could not read or write (a Python traceback)."""
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return super().get_command(ctx, cmd_name) or super().get_command(
             ctx, cmd_name.replace("-", "_")
         )
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_GIVEN] = list(args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as error:
+            _usage_error(error, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        given = ctx.meta.get(_GIVEN, [])
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as error:
+            _usage_error(error, given)
+        except OSError as error:
+            if error.errno == errno.EPIPE:
+                raise  # a reader that went away: click quiets it
+            _emit_error(_file_error(error), _asks_json(given))
+
+
+_GIVEN = "recuerdo.arguments"
+
+
+def _asks_json(args: Sequence[str]) -> bool:
+    """Whether the command line asks for JSON: the global flag, or a command's own ``--json``
+    (a usage error comes before either is parsed). After ``--`` every word is a value."""
+    words = list(args)
+    return "--json" in words[: words.index("--")] if "--" in words else "--json" in words
+
+
+def _usage_error(error: click.UsageError, args: Sequence[str]) -> typing.NoReturn:
+    if not _asks_json(args):
+        raise error
+    code = UnknownArgument if isinstance(error, click.NoSuchOption) else InvalidInput
+    click.echo(render.to_json(code(error.format_message()).to_dict()))
+    sys.exit(error.exit_code)
+
+
+def _file_error(error: OSError) -> RecuerdoError:
+    if error.errno == errno.ENOSPC:
+        return StorageFull(f"the disk is full: {error.strerror}")
+    where = f"{error.filename}: " if error.filename else ""
+    return InvalidInput(f"{where}{error.strerror or error}")
 
 
 @click.group(

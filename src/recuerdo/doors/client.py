@@ -53,6 +53,16 @@ def remote_call(
     arguments: dict[str, Any],
     timeout: float = 120,
 ) -> Any:
+    try:
+        address = urllib.parse.urlsplit(server)
+        port = address.port  # a port that is not a number raises here
+        reachable = address.scheme in ("http", "https") and bool(address.hostname)
+        reachable = reachable and (port is None or port > 0)
+    except ValueError:
+        reachable = False
+    if not reachable:
+        # urllib's ValueError was a traceback, before anything was sent.
+        raise InvalidInput(f"--server {server!r} is not an http:// or https:// URL")
     if verb.name == "ingest" and "path" in arguments:
         # The file is on this machine, not the server's: send its bytes.
         path = Path(str(arguments.pop("path")))
@@ -73,7 +83,10 @@ def remote_call(
     )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            result = json.loads(response.read())
+            try:
+                result = json.loads(response.read())
+            except ValueError as error:  # another kind of server at that address
+                raise StoreError(f"the server at {server} did not answer JSON") from error
             more = response.headers.get("X-Recuerdo-More")
             total = None if more is None else whole_number(more)
             if isinstance(result, list) and total is not None:

@@ -404,6 +404,9 @@ def register(cli: click.Group, emit_error: Any) -> None:
         """Write the memory copy into FILE (refused when FILE is ahead, unless --force)."""
         ledger = Ledger(state.state_dir)
         try:
+            if not file.resolve().parent.is_dir():
+                # Before the ledger names the file: the write failed after it, in a traceback.
+                raise InvalidInput(f"no folder {str(file.parent)!r} to write {file} in")
             if ledger.entry(file) is None:
                 if key is None:
                     raise click.UsageError(f"{file} was never synced here: name its --key")

@@ -428,7 +428,7 @@ class NoteVerbs(MemoryBase):
 
         Args:
             text: The text to read (an agent's final answer, say).
-            scope: 'user' or 'project:<name>' (default 'user').
+            scope: 'user' or 'project:<name>' (default: the session's scope, else 'user').
             session: The session to file them under.
             source: Who wrote the text.
         """
@@ -465,7 +465,9 @@ class NoteVerbs(MemoryBase):
 
     @verb("write", errors=(ItemNotFound,), arguments=("id",))
     def session_end(self, id: str, summary: str | None = None) -> SessionEnded:
-        """Close a session; its summary is saved as a note that recent context shows.
+        """Close a session; its summary is saved as a note that recent context shows (cut to the
+        note size limit like any note, and flagged truncated). Ending it again keeps its first
+        end; a summary given then replaces the summary.
 
         Args:
             id: The session id.

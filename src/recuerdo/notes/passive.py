@@ -133,7 +133,18 @@ def capture(
     tx: Tx, *, tenant: str, principal: str, text: object, scope: object, session: object
 ) -> Captured:
     body = notes.check_body(text, "text")
+    session_id = None if session is None else checked_label(session, "session")
     note_scope = notes.check_scope(scope)
+    if scope is None and session_id is not None:
+        # The learnings of a session are its project's (Engram's capture names no project,
+        # only the session): they went to 'user', where the session's timeline, its summary and
+        # the project's recent context never showed them, and were de-duplicated there.
+        note_scope = (
+            tx.scalar(
+                "SELECT scope FROM sessions WHERE tenant = ? AND id = ?", (tenant, session_id)
+            )
+            or note_scope
+        )
     learnings = extract_learnings(body)
     saved: list[int] = []
     duplicates = 0
@@ -158,7 +169,7 @@ def capture(
                 content=item,
                 kind=PASSIVE_KIND,
                 scope=note_scope,
-                session=None if session is None else checked_label(session, "session"),
+                session=session_id,
             )
         )
     return {

@@ -224,6 +224,9 @@ class Session(TypedDict):
 @with_config(FORBID)
 class SessionEnded(Session):
     summary_note_id: int | None
+    truncated: bool
+    """Whether the summary given was cut to the note size limit (the session keeps what its
+    note holds)."""
     redacted: NotRequired[Redactions]
 
 

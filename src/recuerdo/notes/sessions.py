@@ -31,11 +31,14 @@ def start(tx: Tx, tenant: str, session: object, project: object, directory: obje
     scope = "user" if project is None else f"project:{checked_label(project, 'project')}"
     folder = None if directory is None else checked_label(directory, "directory", max_chars=4096)
     stamp = now_iso()
+    # Started again (a resumed session): it keeps its scope unless a project is named (one
+    # start without it moved the session to 'user', and its summary then became a second note
+    # there). An ended one stays ended: the reply says so (the Engram importer reads it).
     tx.execute(
         "INSERT INTO sessions (tenant, id, scope, directory, started_at) VALUES (?, ?, ?, ?, ?)"
-        " ON CONFLICT (tenant, id) DO UPDATE SET scope = excluded.scope,"
+        " ON CONFLICT (tenant, id) DO UPDATE SET scope = coalesce(?, sessions.scope),"
         " directory = coalesce(excluded.directory, sessions.directory)",
-        (tenant, session_id, scope, folder, stamp),
+        (tenant, session_id, scope, folder, stamp, None if project is None else scope),
     )
     return _session(tx, tenant, session_id)
 
@@ -58,12 +61,8 @@ def end(tx: Tx, tenant: str, principal: str, session: object, summary: object) -
     session_id = checked_label(session, "session")
     current = _session(tx, tenant, session_id)
     text = None if summary is None else notes.check_body(summary, "summary").strip() or None
-    tx.execute(
-        "UPDATE sessions SET ended_at = ?, summary = coalesce(?, summary)"
-        " WHERE tenant = ? AND id = ?",
-        (now_iso(), text, tenant, session_id),
-    )
-    note_id = None
+    note_id = _summary_note(tx, tenant, session_id, current["scope"])
+    truncated = False
     if text is not None:
         reply = notes.save(
             tx,
@@ -73,17 +72,48 @@ def end(tx: Tx, tenant: str, principal: str, session: object, summary: object) -
             content=text,
             kind=SUMMARY_KIND,
             scope=current["scope"],
-            key=f"session/{session_id}/summary",
+            key=_summary_key(session_id),
             session=session_id,
             expected_version=None,
             tags=None,
             strict=False,
         )
         assert not isinstance(reply, notes.ConflictKept)  # no expected version: no conflict
-        note_id = reply["id"]
+        note_id, truncated = reply["id"], reply["truncated"]
+        # The session keeps the summary as its note holds it: a summary over the note size
+        # limit was kept whole here, cut in the note, and so outlived the note's erasure
+        # (traces.erase takes the session's summary when the note holds, or held, it).
+        text = tx.scalar("SELECT content FROM items WHERE tenant = ? AND id = ?", (tenant, note_id))
+    # Ended again (a retried call, or a summary sent after the end): the session ended when
+    # it was first ended, and the summary note it has is answered (the reply said none).
+    tx.execute(
+        "UPDATE sessions SET ended_at = coalesce(ended_at, ?), summary = coalesce(?, summary)"
+        " WHERE tenant = ? AND id = ?",
+        (now_iso(), text, tenant, session_id),
+    )
     # A cast: mypy asks a ** of a type with a key that is NotRequired (``redacted``, which
     # the verb adds) to name it.
-    return cast(SessionEnded, {**_session(tx, tenant, session_id), "summary_note_id": note_id})
+    return cast(
+        SessionEnded,
+        {
+            **_session(tx, tenant, session_id),
+            "summary_note_id": note_id,
+            "truncated": truncated,
+        },
+    )
+
+
+def _summary_note(tx: Tx, tenant: str, session_id: str, scope: str) -> int | None:
+    found = tx.scalar(
+        "SELECT id FROM items WHERE tenant = ? AND scope = ? AND key = ? AND item_type = 'note'"
+        " AND status <> 'deleted' ORDER BY id DESC LIMIT 1",
+        (tenant, scope, _summary_key(session_id)),
+    )
+    return None if found is None else int(found)
+
+
+def _summary_key(session_id: str) -> str:
+    return f"session/{session_id}/summary"
 
 
 def _brief(row: Row, at: str) -> Brief:

@@ -146,8 +146,13 @@ def _line(value: Any) -> bytes:
 
 
 def read_header(path: str | os.PathLike[str]) -> Header:
-    with gzip.open(path, "rb") as archive:
-        first = archive.readline()
+    try:
+        with gzip.open(path, "rb") as archive:
+            first = archive.readline()
+    except FileNotFoundError as exc:
+        raise InvalidInput(f"no backup at {str(path)!r}") from exc
+    except (OSError, EOFError) as exc:  # not gzip (BadGzipFile), cut short, unreadable
+        raise InvalidInput(f"not a readable recuerdo backup: {path} ({exc})") from exc
     return _header(first)
 
 
