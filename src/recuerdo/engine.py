@@ -34,8 +34,8 @@ from .core.declare import (
 from .core.secrets import redact_text
 from .core.text import checked_label
 from .core.upkeep import Claimed, Upkeep
-from .entries import operations as entry_ops
 from .entries.facade import EntryVerbs
+from .entries.writers import MAIN_SOURCE, check_agent_name, owners_writer
 from .errors import Conflict, InvalidInput, MemoryNotFound, ReservedWriterName
 from .graph.facade import KnowledgeVerbs
 from .index import chunks, vectors
@@ -75,28 +75,6 @@ __all__ = [
 
 LOCAL_TENANT = "local"
 SIMILAR = 60  # rapidfuzz ratio (0-100) from which a memory name is offered for a typo
-MAIN_SOURCE = "main"
-
-
-def _owners_writer(name: str) -> bool:
-    # Any casing: `Main` beside `main` reads as the owner's writer to whoever lists entries.
-    return name.casefold() == MAIN_SOURCE
-
-
-def check_agent_name(name: object) -> str:
-    """An agent's name, refused when it is no writer of its own: ``*`` (every writer) or the
-    owner's writer ``main``, whose entries and rights an agent so named took over."""
-    agent_name = checked_label(name, "agent name", max_chars=100)
-    if agent_name == entry_ops.ALL_SOURCES:
-        raise InvalidInput("'*' means every writer and cannot name an agent")
-    if _owners_writer(agent_name):
-        raise ReservedWriterName(
-            f"an agent cannot be named {agent_name!r}: it is the owner's own writer; top-level"
-            " code writes as it without naming an agent"
-        )
-    return agent_name
-
-
 DATABASE_URL_ENV = "RECUERDO_DATABASE_URL"
 """A PostgreSQL URL: memories live in that database (one schema each) instead of files."""
 
@@ -297,7 +275,7 @@ class Memory(
         the caller is the memory's owner (a door's local, tokenless caller), not a token
         holder. ``scopes``: the only scopes whose items it reads (a token limited to them)."""
         writer = checked_label(principal, "principal", max_chars=200)
-        if not owner and _owners_writer(writer):
+        if not owner and owners_writer(writer):
             raise ReservedWriterName(
                 f"a token's principal cannot be named {writer!r}: it is the owner's own writer"
             )
