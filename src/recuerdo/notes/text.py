@@ -18,7 +18,7 @@ from ..errors import (
 )
 
 OPERATIONS = ("append", "prepend", "replace", "replace_section", "find_replace")
-_PRIVATE = re.compile(r"<private>.*?</private>", re.DOTALL | re.IGNORECASE)
+_PRIVATE_TAG = re.compile(r"<(/?)private>", re.IGNORECASE)
 PRIVATE_MARK = "[private]"
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*)$")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
@@ -43,8 +43,31 @@ def cap_utf8(text: str, limit_bytes: int) -> Capped:
 
 
 def redact_private(text: str) -> str:
-    """``<private>...</private>`` spans never reach the store."""
-    return _PRIVATE.sub(PRIVATE_MARK, text)
+    """``<private>...</private>`` spans never reach the store. Spans may nest: a span ends at
+    the ``</private>`` that closes its first ``<private>`` (the first ``</private>`` ended it,
+    and what followed an inner span was stored in clear). A ``<private>`` never closed takes
+    the rest of the text, as a private key without its END marker does (decision 0080): it was
+    stored in clear, tag and all. A ``</private>`` with no span open is left as it is: nothing
+    says where the private text began."""
+    if "<" not in text:
+        return text
+    kept: list[str] = []
+    depth, start = 0, 0
+    for tag in _PRIVATE_TAG.finditer(text):
+        if not tag.group(1):  # an opening tag
+            if depth == 0:
+                kept.append(text[start : tag.start()])
+            depth += 1
+        elif depth:
+            depth -= 1
+            if depth == 0:
+                kept.append(PRIVATE_MARK)
+                start = tag.end()
+    if depth:
+        kept.append(PRIVATE_MARK)
+    else:
+        kept.append(text[start:])
+    return "".join(kept)
 
 
 _BLANK_LINES = re.compile(r"\A(?:[ \t]*\r?\n)+")
