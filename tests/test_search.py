@@ -522,3 +522,19 @@ def test_index_status_counts_what_the_substring_index_does_not_hold_yet(
     assert memory.search("bulk entry 3", stages=["lexical"])["results"]  # found meanwhile
     indexed(memory)
     assert memory.index_status()["items_waiting_for_substring_index"] == 0
+
+
+@pytest.mark.usefixtures("words_only")
+def test_a_query_searched_in_part_says_so(memory: recuerdo.Memory) -> None:
+    """Past 2,000 characters, or past 32 distinct words, less than the query was searched: a
+    mode 'all' search then answered with items lacking the words left out, and nothing said
+    so (a hunt over retrieval)."""
+    words = [f"zq{n:02d}" for n in range(40)]
+    memory.save("Holds the first 32", " ".join(words[:32]))
+    reply = indexed(memory).search(" ".join(words), mode="all", stages=["lexical"])
+    assert [hit["title"] for hit in reply["results"]] == ["Holds the first 32"]
+    assert reply["query_truncated"] is True
+    long = memory.search("zq00 " + "x" * 2_500, stages=["lexical"])
+    assert long["query_truncated"] is True and len(long["query"]) == 2_000
+    whole = memory.search(" ".join(words[:32]), mode="all", stages=["lexical"])
+    assert "query_truncated" not in whole and whole["count"] == 1

@@ -179,23 +179,23 @@ def as_read(text: str) -> str:
 def written_words(text: str) -> list[str]:
     """Lower-cased word tokens of ``text``, stop words included, in order, without repeats, at
     most MAX_TERMS: the words as a plain keyword search would match them."""
-    unique: list[str] = []
-    for token in _tokens(text):
-        if token.lower() not in unique:
-            unique.append(token.lower())
-    return unique[:MAX_TERMS]
+    return list(dict.fromkeys(token.lower() for token in _tokens(text)))[:MAX_TERMS]
 
 
 def terms(text: str) -> list[str]:
     """Lower-cased word tokens of ``text`` without stop words (all of them if only stop words
     remain), in order, without repeats, at most MAX_TERMS."""
+    return _distinct_terms(text)[:MAX_TERMS]
+
+
+def _distinct_terms(text: str) -> list[str]:
     tokens = [token.lower() for token in _tokens(text)]
-    kept = [t for t in tokens if t not in STOP_WORDS] or tokens
-    unique: list[str] = []
-    for token in kept:
-        if token not in unique:
-            unique.append(token)
-    return unique[:MAX_TERMS]
+    return list(dict.fromkeys([t for t in tokens if t not in STOP_WORDS] or tokens))
+
+
+def terms_left_out(text: str) -> bool:
+    """Whether ``text`` has more distinct words than :func:`terms` keeps (MAX_TERMS)."""
+    return len(_distinct_terms(text)) > MAX_TERMS
 
 
 def check_mode(mode: object) -> str:

@@ -22,7 +22,7 @@ from ..graph.store import View
 from ..index import chunks as index
 from ..index import vectors
 from ..index.embed import Embedder
-from ..index.words import check_mode
+from ..index.words import check_mode, terms_left_out
 from ..notes import pins as pin_ops
 from ..store.base import REBUILD_OWED, Tx
 from . import ask as ask_ops
@@ -52,10 +52,13 @@ def _bounded(value: object, field: str, low: int, high: int) -> int:
     return value
 
 
+MAX_QUERY_CHARS = 2000
+
+
 def _query_text(query: object) -> str:
     if not isinstance(query, str):
         raise InvalidInput(f"query must be text, got {type(query).__name__}")
-    return query[:2000]
+    return query[:MAX_QUERY_CHARS]
 
 
 class RetrievalVerbs(MemoryBase):
@@ -213,6 +216,10 @@ class RetrievalVerbs(MemoryBase):
         }
         if failed:
             reply["failed_stages"] = failed
+        if len(query) > MAX_QUERY_CHARS or terms_left_out(text):
+            # What was searched is less than what was asked: said, never silent ("all" then
+            # means all of the words kept).
+            reply["query_truncated"] = True
         return reply
 
     @verb(

@@ -74,6 +74,9 @@ class Found(TypedDict):
     results: list[Hit]
     count: int
     failed_stages: NotRequired[list[str]]
+    query_truncated: NotRequired[bool]
+    """Present (true) when less than the query was searched: its first 2,000 characters (the
+    ``query`` field holds them), or its first 32 distinct words (stop words aside)."""
 
 
 @with_config(FORBID)
