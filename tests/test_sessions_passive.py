@@ -167,3 +167,19 @@ def test_suggest_key_without_title_words(memory: recuerdo.Memory) -> None:
     assert (
         key.startswith("decision/n-") and key == memory.suggest_key("decision", "!!!", "???")["key"]
     )
+
+
+def test_a_capture_says_what_it_left_out_and_cut(memory: recuerdo.Memory) -> None:
+    """Learnings past the first 100 were dropped, and one longer than the note size limit
+    was stored whole, both unsaid (a hunt over sessions and passive capture)."""
+    memory.configure(note_limit_bytes=1_024)
+    items = [f"{n}. Learning number {n} says the deploy needs care" for n in range(1, 106)]
+    long = "106. " + "the cache warms slowly " * 60
+    reply = memory.capture_passive("## Key Learnings\n" + "\n".join([*items, long]))
+    assert (reply["extracted"], reply["saved"], reply["left_out"]) == (100, 100, 6)
+    assert "truncated" not in reply
+    cut = memory.capture_passive("## Key Learnings\n" + long)
+    assert cut["truncated"] == 1 and cut["saved"] == 1
+    assert len(memory.get(cut["ids"][0])["content"].encode()) <= 1_024
+    again = memory.capture_passive("## Key Learnings\n" + long)
+    assert (again["saved"], again["duplicates"]) == (0, 1)  # known by the text it was cut to

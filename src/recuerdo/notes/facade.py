@@ -424,7 +424,9 @@ class NoteVerbs(MemoryBase):
         source: str | None = None,
     ) -> Captured:
         """Save the items of the last 'Key Learnings' section of a text (numbered, else bulleted; at
-        least 20 characters and 4 words) as passive notes, skipping ones already known.
+        least 20 characters and 4 words) as passive notes, skipping ones already known. At most
+        100 a call (the reply's left_out counts the rest); each is cut to the note size limit
+        (truncated counts them).
 
         Args:
             text: The text to read (an agent's final answer, say).

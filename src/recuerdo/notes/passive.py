@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from ..core.settings import note_limit_bytes
 from ..core.text import checked_label
 from ..store.base import Tx
 from . import history
 from . import operations as notes
 from .results import Captured, SuggestedKey
+from .text import cap_utf8
 
 HEADINGS = ("key learnings", "learnings", "aprendizajes clave")
 MIN_CHARS = 20
@@ -122,7 +124,7 @@ def extract_learnings(text: str) -> list[str]:
         clean = strip_markdown(item)
         if len(clean) >= MIN_CHARS and len(clean.split()) >= MIN_WORDS:
             kept.append(clean)
-    return kept[:MAX_ITEMS]
+    return kept
 
 
 def _title(item: str) -> str:
@@ -145,11 +147,18 @@ def capture(
             )
             or note_scope
         )
-    learnings = extract_learnings(body)
+    found = extract_learnings(body)
+    # The first MAX_ITEMS are captured; the reply counts the rest (they were dropped unsaid).
+    learnings, left_out = found[:MAX_ITEMS], max(0, len(found) - MAX_ITEMS)
+    limit = note_limit_bytes(tx, tenant)
     saved: list[int] = []
-    duplicates = 0
+    duplicates = truncated = 0
     seen: set[bytes] = set()
-    for item in learnings:
+    for whole in learnings:
+        # Each learning becomes a note, under the note size limit as every note is (one item
+        # past it was stored whole): cut, and counted in the reply.
+        capped = cap_utf8(whole, limit)
+        item, truncated = capped.text, truncated + capped.truncated
         digest = history.normalized_hash(item)
         known = digest in seen or tx.scalar(
             "SELECT 1 FROM items WHERE tenant = ? AND scope = ? AND content_hash = ?"
@@ -172,13 +181,18 @@ def capture(
                 session=session_id,
             )
         )
-    return {
+    reply: Captured = {
         "extracted": len(learnings),
         "saved": len(saved),
         "duplicates": duplicates,
         "ids": saved,
         "scope": note_scope,
     }
+    if left_out:
+        reply["left_out"] = left_out
+    if truncated:
+        reply["truncated"] = truncated
+    return reply
 
 
 def _slug(text: str, words: int = 6) -> str:

@@ -202,6 +202,10 @@ class Captured(TypedDict):
     duplicates: int
     ids: list[int]
     scope: str
+    left_out: NotRequired[int]
+    """Learnings past the first 100 of one capture: not captured (send them again)."""
+    truncated: NotRequired[int]
+    """Learnings cut to the note size limit (their notes hold the start)."""
     redacted: NotRequired[Redactions]
 
 
