@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import recuerdo
+from recuerdo.engine import check_memory
 
 
 @pytest.mark.parametrize("newest", ["a note hard-deleted", "an entry forgotten"])
@@ -44,3 +45,27 @@ def test_a_mark_beyond_every_id_ever_given_is_reported(base: Path) -> None:
             tx.execute("UPDATE index_marks SET upto = upto + 5 WHERE name = 'entry_trigrams'")
         found = memory._store.check()
     assert "index marks beyond the last item: 1" in found["problems"]
+
+
+def _header_lost(base: Path) -> tuple[Path, bytes]:
+    """A memory whose file lost its first bytes (SQLite's header): SQLite calls it "not a
+    database", and the file is the memory's own, damaged."""
+    with recuerdo.open("headless", base_dir=base, embedder="none") as memory:
+        memory.remember("learning", "kept before the damage")
+    [path] = base.rglob("headless.db")
+    data = bytearray(path.read_bytes())
+    data[:16] = bytes(16)
+    path.write_bytes(bytes(data))
+    return path, bytes(data)
+
+
+def test_a_memory_whose_header_is_lost_is_damaged_not_unavailable(base: Path) -> None:
+    """It answered store_unavailable (503: try again later, which never helps) and check
+    raised the same error instead of reporting (a hunt over the CLI)."""
+    path, before = _header_lost(base)
+    with pytest.raises(recuerdo.StoreDamaged) as refused:
+        recuerdo.open("headless", base_dir=base, embedder="none")
+    assert refused.value.code == "store_damaged" and "recover" in refused.value.detail
+    report = check_memory("headless", base_dir=base)
+    assert report["ok"] is False and "not a database" in report["integrity"][0]
+    assert path.read_bytes() == before  # nothing was written to it

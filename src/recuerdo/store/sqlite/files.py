@@ -69,6 +69,17 @@ def raw_connection(path: str, *, read_only: bool = False) -> sqlite3.Connection:
         _configure(conn, read_only)
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if getattr(exc, "sqlite_errorcode", 0) & 0xFF in (
+            sqlite3.SQLITE_NOTADB,
+            sqlite3.SQLITE_CORRUPT,
+        ):
+            # The memory's own file, unreadable from its first page (its header lost): damaged,
+            # not unavailable (a 503 that says "try again" never helps). Nothing is written.
+            from .connection import damaged_detail
+
+            raise StoreDamaged(
+                damaged_detail(f"the database file at {path} is damaged ({exc})")
+            ) from exc
         raise StoreError(f"cannot open the memory at {path}: {exc}") from exc
     return conn
 

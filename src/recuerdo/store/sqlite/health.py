@@ -288,7 +288,17 @@ def examine(path: str) -> dict[str, Any]:
 
     # Read-write, inside a transaction rolled back at the end: FTS5's integrity-check is an
     # INSERT (it writes nothing, but needs a connection that could).
-    conn = raw_connection(path)
+    try:
+        conn = raw_connection(path)
+    except StoreDamaged as damaged:  # not even its first page reads: the verdict, not an error
+        cause = str(damaged.__cause__ or damaged.detail)
+        write_damage_mark(path, f"the database file is damaged ({cause})")
+        return {
+            "ok": False,
+            "integrity": [cause],
+            "problems": [f"integrity: {cause}"],
+            "path": path,
+        }
     try:
         conn.execute("BEGIN")
         result = report(conn)
