@@ -185,4 +185,43 @@ def test_the_import_names_the_times_it_does_not_keep(memory: recuerdo.Memory) ->
     """The reply said every note revision was dated at the import, after 0116 kept them."""
     reply = memory.import_records([NOTE])
     [times] = [line for line in reply["not_reproduced"] if line.startswith("times")]
-    assert "entry is dated at the import" in times and "note keeps" in times
+    assert "an entry and a note's revisions keep their records' dates" in times
+
+
+ENTRY = {
+    "record": "entry",
+    "key": "entry-1",
+    "category": "learning",
+    "content": "deploys need a window",
+    "tags": ["ops"],
+    "created_at": "2024-05-06T07:08:09Z",
+}
+
+
+def test_an_imported_entry_keeps_its_date_and_its_key(memory: recuerdo.Memory) -> None:
+    """An entry was dated at the import: it answered since= filters it never met, and its
+    copy's export keyed it anew (the key hashes its date)."""
+    assert memory.import_records([ENTRY], scope="project:a")["imported"] == 1
+    [entry] = memory.recall(scope="project:a")
+    assert entry["created_at"] == "2024-05-06T07:08:09.000000Z"
+    [exported] = [r for r in export_all(memory, "project:a") if r["record"] == "entry"]
+    assert exported["created_at"] == entry["created_at"]
+    memory.import_records([exported], scope="project:b")
+    [copied] = [r for r in export_all(memory, "project:b") if r["record"] == "entry"]
+    assert copied["key"] == exported["key"]
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [({"category": "bogus"}, "category"), ({"created_at": "yesterday"}, "created_at")],
+    ids=["bad-category", "bad-date"],
+)
+def test_a_refused_entry_record_is_skipped_not_the_call(
+    memory: recuerdo.Memory, change: dict[str, Any], why: str
+) -> None:
+    """A bad category refused the whole call, every other record with it."""
+    reply = memory.import_records([{**ENTRY, **change}, {**ENTRY, "key": "entry-2"}])
+    assert reply["imported"] == 1
+    [skipped] = reply["skipped"]
+    assert skipped["index"] == 0 and skipped["why"].startswith("malformed entry")
+    assert why in skipped["why"]

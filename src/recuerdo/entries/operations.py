@@ -117,8 +117,11 @@ def prepare_batch(entries: object) -> list[_Prepared]:
     return prepared
 
 
-def insert(tx: Tx, tenant: str, source: str, entries: Sequence[_Prepared]) -> list[int]:
-    stamp = now_iso()
+def insert(
+    tx: Tx, tenant: str, source: str, entries: Sequence[_Prepared], *, at: str | None = None
+) -> list[int]:
+    """The entries, written by ``source``, dated ``at`` (an import's) or now."""
+    stamp = at or now_iso()
     rows = [
         (
             tenant,

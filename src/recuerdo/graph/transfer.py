@@ -16,9 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..comms import transfer as comms_transfer
-from ..core.clock import now_iso
+from ..core.clock import now_iso, parse_time
 from ..entries import operations as entries
-from ..errors import InvalidInput
+from ..errors import InvalidInput, RecuerdoError
 from ..notes import transfer as note_transfer
 from ..notes.transfer import record_key as _key
 from ..store.base import Row, Tx
@@ -36,8 +36,9 @@ NOT_REPRODUCED = [
     "ids: imported items, entities, facts and conversations get new ids",
     "vectors: imported text is embedded again by this memory's model",
     "the revision journal and the retrieval audit of the source",
-    "times: an imported entry is dated at the import (a note keeps its revisions' dates, a"
-    " document its ingestion time, a fact its recorded time)",
+    "times: an entry and a note's revisions keep their records' dates up to the import's (a"
+    " later one, or none, is the import's); a document keeps its ingestion time, a fact its"
+    " recorded time",
 ]
 
 
@@ -335,8 +336,16 @@ def _as_caller(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _import_entry(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
-    prepared = entries.prepare(record["category"], record["content"], record.get("tags"), scope)
-    entries.insert(tx, tenant, record.get("source") or principal, [prepared])
+    """An entry as ``remember`` checks it, dated as its record says (decision 0117's rule: no
+    later than the import; undated, at the import). A refused record is skipped with the
+    reason, as a note's is: a bad category refused the whole call, every other record with it."""
+    try:
+        prepared = entries.prepare(record["category"], record["content"], record.get("tags"), scope)
+        given = record.get("created_at")
+        at = None if given is None else min(parse_time(given, "created_at"), now_iso())
+    except RecuerdoError as error:
+        raise ValueError(error.detail) from error
+    entries.insert(tx, tenant, record.get("source") or principal, [prepared], at=at)
 
 
 _RENDERERS: dict[str, Render] = {
