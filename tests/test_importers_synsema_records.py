@@ -8,6 +8,8 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 import recuerdo
 from recuerdo.importers.common import fingerprint
 
@@ -178,6 +180,32 @@ def test_a_changed_failed_step_is_moved_again(base: Path, tmp_path: Path) -> Non
     with recuerdo.open("target", base_dir=base, embedder="none") as memory:
         assert memory.get_progress("sync")["steps"][0]["error"] == "disk full"
     assert run_import(base, "synsema", path)["counts"]["plans"]["unchanged"] == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "result", "error"),
+    [("done", "got 100 items", None), ("skipped", None, "no recipients"), ("failed", None, "x")],
+)
+def test_a_step_whose_text_the_source_dropped_is_moved_again(
+    base: Path, tmp_path: Path, status: str, result: str | None, error: str | None
+) -> None:
+    """A step of an unfinished plan whose result (or error) the source no longer holds keeps
+    none once imported again, then is unchanged: marking a step again as it is keeps its text
+    (decision 0108), so the import said updated at every run and kept the old text."""
+    path = _progress(
+        tmp_path / "shop.db", [("fetch", status, result, error), ("load", "pending", None, None)]
+    )
+    run_import(base, "synsema", path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE progress SET result = NULL, error = NULL WHERE step_name = 'fetch'")
+    db.close()
+    assert run_import(base, "synsema", path)["counts"]["plans"]["updated"] == 1
+    with recuerdo.open("target", base_dir=base, embedder="none") as memory:
+        fetch = memory.get_progress("sync")["steps"][0]
+    assert (fetch["status"], fetch["result"], fetch["error"]) == (status, None, None)
+    before = stored(base)
+    assert run_import(base, "synsema", path)["counts"]["plans"]["unchanged"] == 1
+    assert stored(base) == before
 
 
 def _written_by(path: Path, rows: list[tuple[str, str]]) -> Path:

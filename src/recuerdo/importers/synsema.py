@@ -456,6 +456,10 @@ def _plan(writer: Memory, task: str, steps: Sequence[dict[str, Any]]) -> Outcome
         status = step["status"]
         if status == "pending" or have[step["name"]] == said:
             continue
+        if have[step["name"]][1] == status and step["note"] is None:
+            # Marked again as it is, a step keeps its text (decision 0108): started anew, it
+            # holds none, as the source's step (its times are the import's anyway).
+            writer.start_step(task, step["name"])
         if status == "skipped":
             writer.skip_step(task, step["name"], step["note"])
         elif status == "in_progress":
