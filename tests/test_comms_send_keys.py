@@ -223,3 +223,47 @@ def test_a_forgotten_conversations_keys_send_anew_on_every_store(trio: Trio) -> 
     bob.forget_conversation(first["conversation_id"])
     again = alice.send_message(["bob@local"], "s", "b", idempotency_key="k")
     assert again["id"] != first["id"] and _mail(bob) == [again["id"]]
+
+
+def _exported(view: recuerdo.Memory) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page = view.export(cursor=cursor)
+        records += page["records"]
+        if not page.get("next"):
+            return records
+        cursor = page["next"]
+
+
+@pytest.mark.parametrize("secret", [PASSWORD, API_KEY])
+def test_a_message_sent_within_the_limits_is_imported_again(trio: Trio, secret: str) -> None:
+    """Exported as stored (redacted: here 1,033 bytes for a 1,024-byte subject), a message sent
+    within the limits is imported again, not skipped as over them."""
+    alice, bob, _ = trio
+    subject = secret + "s" * (1024 - len(secret))
+    body = secret + "b" * 100
+    sent = alice.send_message(["bob@local"], subject, body)
+    reply = alice.import_records(_exported(alice), scope="copy")
+    assert reply["skipped"] == []
+    [copied] = [
+        c
+        for c in bob.inbox(limit=100)["conversations"]
+        if c["conversation_id"] != sent["conversation_id"]
+    ]
+    [listed] = bob.thread(copied["conversation_id"])["messages"]
+    message, original = bob.read_message(listed["id"]), bob.read_message(sent["id"])
+    assert (message["subject"], message["body"]) == (original["subject"], original["body"])
+    assert len(sent["subject"].encode()) != 1024  # the guard's marker changed its length
+
+
+def test_an_imported_subject_over_the_limit_is_skipped_with_its_size(trio: Trio) -> None:
+    alice, _, _ = trio
+    alice.send_message(["bob@local"], "s", "body")
+    records = _exported(alice)
+    [mail] = [r for r in records if r["record"] == "mail"]
+    mail["subject"] = "secret(password)" + "s" * 1024  # its marker replaced one byte at least
+    reply = alice.import_records(records, scope="copy")
+    [skipped] = reply["skipped"]
+    assert "the subject is 1040 bytes; the limit is 1024" in skipped["why"]
+    assert skipped["index"] == records.index(mail)

@@ -8,6 +8,8 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 import recuerdo
 from recuerdo.importers.common import fingerprint
 
@@ -178,3 +180,66 @@ def test_a_changed_failed_step_is_moved_again(base: Path, tmp_path: Path) -> Non
     with recuerdo.open("target", base_dir=base, embedder="none") as memory:
         assert memory.get_progress("sync")["steps"][0]["error"] == "disk full"
     assert run_import(base, "synsema", path)["counts"]["plans"]["unchanged"] == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "result", "error"),
+    [("done", "got 100 items", None), ("skipped", None, "no recipients"), ("failed", None, "x")],
+)
+def test_a_step_whose_text_the_source_dropped_is_moved_again(
+    base: Path, tmp_path: Path, status: str, result: str | None, error: str | None
+) -> None:
+    """A step of an unfinished plan whose result (or error) the source no longer holds keeps
+    none once imported again, then is unchanged: marking a step again as it is keeps its text
+    (decision 0108), so the import said updated at every run and kept the old text."""
+    path = _progress(
+        tmp_path / "shop.db", [("fetch", status, result, error), ("load", "pending", None, None)]
+    )
+    run_import(base, "synsema", path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE progress SET result = NULL, error = NULL WHERE step_name = 'fetch'")
+    db.close()
+    assert run_import(base, "synsema", path)["counts"]["plans"]["updated"] == 1
+    with recuerdo.open("target", base_dir=base, embedder="none") as memory:
+        fetch = memory.get_progress("sync")["steps"][0]
+    assert (fetch["status"], fetch["result"], fetch["error"]) == (status, None, None)
+    before = stored(base)
+    assert run_import(base, "synsema", path)["counts"]["plans"]["unchanged"] == 1
+    assert stored(base) == before
+
+
+def _written_by(path: Path, rows: list[tuple[str, str]]) -> Path:
+    """A Synsema state file whose entries mem_1.. are (writer, content), oldest first."""
+    path.unlink(missing_ok=True)
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE memory (id TEXT PRIMARY KEY, category TEXT, content TEXT, data TEXT,"
+            " tags TEXT, source TEXT, confidence REAL, active INTEGER, created_at REAL,"
+            " updated_at REAL)"
+        )
+        for number, (writer, content) in enumerate(rows, 1):
+            db.execute(
+                "INSERT INTO memory VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (f"mem_{number}", "learning", content, "{}", "[]", writer, 1.0, 1, 1e9, 1e9),
+            )
+    db.close()
+    return path
+
+
+def test_an_import_run_as_an_agent_keeps_every_writer(
+    memory: recuerdo.Memory, tmp_path: Path
+) -> None:
+    """Run as an agent (``recuerdo --agent bob import-from``), the import still writes the
+    source's top-level entries as ``main`` (they were skipped: no agent is named main) and
+    replaces a changed entry of another writer (refused as not bob's, its old text was kept
+    beside the new one)."""
+    bob = memory.agent("bob")
+    path = tmp_path / "src.db"
+    first = recuerdo.import_from(bob, "synsema", _written_by(path, [("main", "a"), ("ann", "b")]))
+    assert first["counts"]["entries"]["imported"] == 2 and first["skipped"] == []
+    again = recuerdo.import_from(bob, "synsema", _written_by(path, [("main", "A"), ("ann", "B")]))
+    assert again["counts"]["entries"]["updated"] == 2 and again["skipped"] == []
+    held = sorted((e["source"], e["content"]) for e in memory.recall(from_="*"))
+    assert held == [("ann", "B"), ("main", "A")]
+    same = recuerdo.import_from(bob, "synsema", path)
+    assert same["counts"]["entries"]["unchanged"] == 2

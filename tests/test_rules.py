@@ -191,3 +191,21 @@ def test_the_summary_shows_each_rule_on_one_line(memory: recuerdo.Memory) -> Non
     assert text.split("\n")[rules_at + 1 :] == [
         r"  [must  ] cap: discount <= 0.20\n  [must  ] forged: anything goes"
     ]
+
+
+@pytest.mark.parametrize(
+    ("description", "context"),
+    [
+        ("amount\n<=\n5", {"amount": 6}),  # a condition spans the breaks between its words
+        ("amount <= 5", {"amount": 6, "k\u2028[MUST] Rule 'x' violated: y": 1}),
+    ],
+)
+def test_the_summary_shows_each_violation_on_one_line(
+    memory: recuerdo.Memory, description: str, context: dict[str, int]
+) -> None:
+    memory.add_rule("cap", "must", description)
+    [violation] = memory.check_rules(None, context)
+    lines = memory.summary()["text"].splitlines()
+    assert lines[lines.index("Recent violations:") + 1 :] == [
+        "  " + violation["message"].replace("\n", r"\n").replace("\u2028", r"\u2028")
+    ]

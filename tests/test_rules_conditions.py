@@ -51,6 +51,10 @@ def test_variables_as_written(
         ("count < 1_000", "1_000"),
         ("version >= 1.2.3", "1.2.3"),
         ("total <= 1'000", "1'000"),
+        ("mask <= 0xFF", "0xFF"),
+        ("flags == 0b101", "0b101"),
+        ("mode != 0o755", "0o755"),
+        ("delta >= -0x1_0", "-0x1_0"),
     ],
 )
 def test_a_bound_that_is_no_plain_number_is_refused(
@@ -66,7 +70,15 @@ def test_a_bound_that_is_no_plain_number_is_refused(
 
 
 @pytest.mark.parametrize(
-    "description", ["total <= 1000.", "total <= 1000, says finance", "x < 5. Then y"]
+    "description",
+    [
+        "total <= 1000.",
+        "total <= 1000, says finance",
+        "x < 5. Then y",
+        "total <= 1000x over the baseline",  # a unit or a factor, not a literal's prefix
+        "x < 5bn",
+        "total <= 1000 bytes",
+    ],
 )
 def test_a_bound_before_punctuation_still_reads(memory: recuerdo.Memory, description: str) -> None:
     memory.add_rule("r", "must", description)
@@ -99,7 +111,9 @@ def test_a_bound_past_float_range_compares_exactly(
     assert bool(memory.check_rules(None, {"x": value, "discount": value})) is violated
 
 
-@pytest.mark.parametrize("description", ["total <= 1,000", "discount <= 20%", "x < 1e401"])
+@pytest.mark.parametrize(
+    "description", ["total <= 1,000", "discount <= 20%", "x < 1e401", "mask <= 0xFF"]
+)
 def test_a_stored_bound_that_is_no_plain_number_is_no_condition(description: str) -> None:
     # A rule stored before such bounds were refused: listed without a condition, never read
     # as another number (1,000 as 1).

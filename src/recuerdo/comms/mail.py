@@ -20,6 +20,7 @@ from typing import Any
 
 from ..core.clock import now_iso
 from ..core.items import MAIL, reach
+from ..core.secrets import least_sent_bytes
 from ..core.text import MAX_ID, checked_label, whole_number
 from ..errors import (
     BodyTooLarge,
@@ -87,30 +88,40 @@ def check_recipients(to: object) -> list[str]:
     return list(dict.fromkeys(addresses.check_address(a) for a in given))
 
 
-def check_sizes(subject: object, body: object) -> None:
+def check_sizes(subject: object, body: object, *, stored: bool = False) -> None:
     """The subject's and the body's limits, on what the sender sent: the verb checks them before
     the secret guard rewrites the text (a 1,017-byte subject was refused as 1,026 bytes, its
-    redaction markers being longer than what they replaced). Text of another type is left to
-    :func:`check_message`."""
-    if isinstance(subject, str) and (size := _size(subject, "subject")) > MAX_SUBJECT_BYTES:
+    redaction markers being longer than what they replaced). ``stored``: the texts are as the
+    guard stored them (an imported message, exported redacted), each marker counted as the one
+    byte it replaced at least: a message sent within the limits is imported again. Text of
+    another type is left to :func:`check_message`."""
+    if isinstance(subject, str) and _sent_size(subject, "subject", stored) > MAX_SUBJECT_BYTES:
         raise SubjectTooLong(
-            f"the subject is {size} bytes; the limit is {MAX_SUBJECT_BYTES} (nothing was sent)",
+            f"the subject is {_size(subject, 'subject')} bytes; the limit is"
+            f" {MAX_SUBJECT_BYTES} (nothing was sent)",
             limit=MAX_SUBJECT_BYTES,
         )
-    if isinstance(body, str) and (size := _size(body, "body")) > MAX_BODY_BYTES:
+    if isinstance(body, str) and _sent_size(body, "body", stored) > MAX_BODY_BYTES:
+        size = _size(body, "body")
         raise BodyTooLarge(
             f"the body is {size} bytes; the limit is {MAX_BODY_BYTES} (16 MiB; nothing was sent)",
             limit=MAX_BODY_BYTES,
         )
 
 
+def _sent_size(text: str, field: str, stored: bool) -> int:
+    size = _size(text, field)  # refuses a lone surrogate, which least_sent_bytes cannot encode
+    return least_sent_bytes(text) if stored else size
+
+
 def check_message(subject: object, body: object, *, sized: bool = False) -> tuple[str, str, int]:
-    """(subject, body, body bytes), both kept exactly as given; within the limits unless
-    ``sized`` (checked on what was sent, :func:`check_sizes`)."""
+    """(subject, body, body bytes), both kept exactly as given. Unless ``sized`` (checked on
+    what was sent, :func:`check_sizes`), they are texts as stored (an import's), within the
+    limits as :func:`check_sizes` reads stored text."""
     title = _text("" if subject is None else subject, "subject")
     text = _text(body, "body")
     if not sized:
-        check_sizes(title, text)
+        check_sizes(title, text, stored=True)
     if not text.strip():
         raise EmptyContent("the body is empty: there is nothing to send")
     return title, text, _size(text, "body")

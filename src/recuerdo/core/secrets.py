@@ -433,6 +433,14 @@ def holds_redaction(text: str) -> bool:
     return _REDACTION.search(text) is not None
 
 
+def least_sent_bytes(text: str) -> int:
+    """The fewest UTF-8 bytes ``text``, as the guard stored it, can have been sent as: each of
+    its markers took the place of at least one byte (a marker is longer or shorter than what it
+    replaced, so the text as sent is not known)."""
+    markers = sum(len(found.group().encode()) - 1 for found in _REDACTION.finditer(text))
+    return len(text.encode()) - markers
+
+
 def holds_secret(text: str) -> bool:
     """Whether ``text`` holds anything the guard would redact."""
     return bool(redact(text).found)

@@ -272,10 +272,21 @@ def _tag_list(value: object) -> list[str]:
     return tags
 
 
+def _top_level(memory: Memory) -> Memory:
+    """The owner's top-level handle (writer ``main``) of the memory imported into, whichever
+    agent the import runs as (``recuerdo --agent bob import-from``): Synsema's top-level
+    entries are written as ``main`` (an agent may not be named so) and a changed entry is
+    replaced whoever wrote it. An agent's own view skipped the first and, refused the second,
+    kept both texts of a changed entry. A token holder's view is no owner's: it stays as is."""
+    if not memory.owner:
+        return memory
+    return memory.for_principal(MAIN_SOURCE, memory.tenant, owner=True, scopes=memory.scopes)
+
+
 def _entry(memory: Memory, record: dict[str, Any], scope: str | None) -> Outcome:
-    # Synsema's top-level writer is the owner's own (an agent may not be named `main`).
-    owners = record["writer"].casefold() == MAIN_SOURCE and not memory.is_agent
-    writer = memory if owners else memory.agent(record["writer"])
+    top = _top_level(memory)
+    owners = record["writer"].casefold() == MAIN_SOURCE
+    writer = top if owners else top.agent(record["writer"])
     category, text, tags = record["category"], record["text"], record["tags"]
     earlier = writer.recall(tags=[record["marker"]], from_="*", limit=1000)
     if record["cut"] is not None:
@@ -295,7 +306,7 @@ def _entry(memory: Memory, record: dict[str, Any], scope: str | None) -> Outcome
     # The source entry changed since it was imported: the new text replaces the old entry.
     writer.remember(category, text, tags, scope=scope)
     for entry in earlier:
-        memory.forget(entry["id"])  # the importer's, whoever wrote it: it may be another agent
+        top.forget(entry["id"])  # the importer's, whoever wrote it: it may be another agent
     return "updated" if earlier else "imported"
 
 
@@ -445,6 +456,10 @@ def _plan(writer: Memory, task: str, steps: Sequence[dict[str, Any]]) -> Outcome
         status = step["status"]
         if status == "pending" or have[step["name"]] == said:
             continue
+        if have[step["name"]][1] == status and step["note"] is None:
+            # Marked again as it is, a step keeps its text (decision 0108): started anew, it
+            # holds none, as the source's step (its times are the import's anyway).
+            writer.start_step(task, step["name"])
         if status == "skipped":
             writer.skip_step(task, step["name"], step["note"])
         elif status == "in_progress":

@@ -156,6 +156,8 @@ def summary(tx: Tx, tenant: str) -> Summary:
         ]
     if violations:
         lines.append("Recent violations:")
-        lines += [f"  {message}" for message in violations]
+        # A condition spans the line breaks between its words, and a context's text keeps a
+        # line separator (U+2028) as JSON does: either forged violation lines.
+        lines += [f"  {shown_on_one_line(message)}" for message in violations]
     reply["text"] = "\n".join(lines)
     return reply
