@@ -276,3 +276,22 @@ def test_a_table_or_column_without_a_home_is_reported(base: Path, tmp_path: Path
     with recuerdo.open("target", base_dir=base, embedder="none") as memory:
         [entry] = memory.recall(tags=["synsema:doc-memory:mem_1"], from_="*")
         assert entry["content"] == 'Formal tone preferred\n\ndata: {"mood": "calm"}'
+
+
+def test_a_rule_whose_bound_cannot_be_read_is_imported_without_a_condition(
+    base: Path, tmp_path: Path
+) -> None:
+    """A Synsema rule stating '20%' was skipped as invalid_condition (0107), so the import lost
+    it; Synsema kept it (an unparseable condition is never a violation)."""
+    path = copy_of("synsema", tmp_path)
+    with sqlite3.connect(path) as db:
+        name = db.execute("SELECT name FROM rules WHERE active = 1 LIMIT 1").fetchone()[0]
+        db.execute(
+            "UPDATE rules SET description = 'pct < 20%', condition = NULL WHERE name = ?", (name,)
+        )
+    db.close()
+    report = run_import(base, "synsema", path)
+    assert not [s for s in report["skipped"] if s["ref"] == f"rules {name}"], report["skipped"]
+    with recuerdo.open("target", base_dir=base, embedder="none") as memory:
+        [rule] = [r for r in memory.get_rules() if r["name"] == name]
+    assert (rule["description"], rule["condition"]) == ("pct < 20%", None)

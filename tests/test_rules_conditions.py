@@ -69,6 +69,23 @@ def test_a_bound_that_is_no_plain_number_is_refused(
     assert memory.get_rules() == before
 
 
+@pytest.mark.parametrize("description", ["total <= 1,000", "discount <= 20%", "x < 1e401"])
+def test_a_rule_stored_as_written_says_why_it_has_no_condition(
+    memory: recuerdo.Memory, description: str
+) -> None:
+    rule = memory.add_rule("r", "must", description, unreadable="store")
+    assert rule["condition"] is None and rule["unread"]
+    [listed] = memory.get_rules()
+    assert listed["description"] == description and listed["condition"] is None
+    assert memory.check_rules(None, {"total": 5000, "discount": 90, "x": 1}) == []
+
+
+def test_an_unknown_way_of_taking_an_unread_bound_is_refused(memory: recuerdo.Memory) -> None:
+    with pytest.raises(recuerdo.InvalidInput, match="unreadable"):
+        memory.add_rule("r", "must", "total <= 1,000", unreadable="guess")
+    assert memory.get_rules() == []
+
+
 @pytest.mark.parametrize(
     "description",
     [

@@ -97,6 +97,9 @@ class Rule(TypedDict):
     description: str
     category: str | None
     condition: str | None
+    unread: NotRequired[str]
+    """Why the description's condition was not read (``add_rule(unreadable="store")``): the
+    rule is kept with no condition, and no context violates it."""
 
 
 @with_config(ConfigDict(extra="forbid"))

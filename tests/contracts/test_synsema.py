@@ -457,6 +457,19 @@ def test_Y28_rule_levels(program: Program) -> None:
     }
 
 
+def test_Y28b_a_rule_whose_bound_cannot_be_read_is_kept_without_a_condition(
+    program: Program,
+) -> None:
+    """Y28b Synsema takes any description (an unparseable condition is never a violation):
+    '20%' or '1,000' raised invalid_condition in a program and stopped it (the review of 0107).
+    The rule is kept with no condition, and a warning says why."""
+    with pytest.warns(UserWarning, match="'pct_cap' has no condition.*20%"):
+        rule = program.add_rule("pct_cap", "must", "pct < 20%")
+    assert rule["condition"] is None and "20%" in rule["unread"]
+    assert program.check_rules(None, {"pct": 50}) == []
+    assert [r["name"] for r in program.get_rules()] == ["pct_cap"]
+
+
 @pytest.mark.parametrize(
     ("description", "value", "violated"),
     [

@@ -353,7 +353,11 @@ def _rule(writer: Memory, current: dict[str, Any], rule: dict[str, Any]) -> Outc
     wanted = (rule["level"], rule["description"], rule["category"])
     if before and (before["level"], before["description"], before["category"]) == wanted:
         return "unchanged"
-    writer.add_rule(rule["name"], rule["level"], rule["description"], rule["category"])
+    # Kept as Synsema kept it, without a condition when its bound cannot be read (a skip lost
+    # the rule); get_rules then shows condition null.
+    writer.add_rule(
+        rule["name"], rule["level"], rule["description"], rule["category"], unreadable="store"
+    )
     return "updated" if before else "imported"
 
 

@@ -205,7 +205,14 @@ class Program:
     def add_rule(
         self, name: str, level: str, description: str, category: str | None = None
     ) -> Rule:
-        return self._current().add_rule(name, level, description, category)
+        # Synsema takes any description (an unparseable condition is never a violation): a
+        # program adding a rule whose bound cannot be read runs on, told so by a warning.
+        rule = self._current().add_rule(name, level, description, category, unreadable="store")
+        if "unread" in rule:
+            warnings.warn(
+                f"rule {name!r} has no condition: {rule['unread']}", UserWarning, stacklevel=2
+            )
+        return rule
 
     def check_rules(self, category: str | None, context: Mapping[str, Any]) -> list[Violation]:
         return self._current().check_rules(category, context)

@@ -129,23 +129,30 @@ class WorkVerbs(MemoryBase):
         "write",
         errors=(InvalidRuleLevel, InvalidCondition, ContentTooLarge),
         arguments=("name", "level", "description"),
-        enums={"level": RULE_LEVELS},
+        enums={"level": RULE_LEVELS, "unreadable": rule_ops.UNREADABLE},
     )
     def add_rule(
-        self, name: str, level: str, description: str, category: str | None = None
+        self,
+        name: str,
+        level: str,
+        description: str,
+        category: str | None = None,
+        unreadable: str = "refuse",
     ) -> Rule:
         """Add or replace an owner rule. Its condition is the first 'variable op number' in the
         description (e.g. 'discount <= 0.20'), stating what must hold. A dotted variable
-        ('user.age') reads a nested context; a bound such as '1,000' or '20%' is refused.
+        ('user.age') reads a nested context; a bound such as '1,000' or '20%' cannot be read.
 
         Args:
             name: The rule's name; the same name replaces the rule.
             level: One of: must, should, avoid, prefer (must is a hard block).
             description: What must hold, e.g. 'discount <= 0.20'.
             category: The category it applies to; none means every category.
+            unreadable: A condition that cannot be read: 'refuse' it (default), or 'store' the
+                rule without a condition (the reply's unread says why).
         """
         with self._write(0) as tx:
-            return rule_ops.add(tx, self.tenant, name, level, description, category)
+            return rule_ops.add(tx, self.tenant, name, level, description, category, unreadable)
 
     # A write: each violation is kept for the summary. As a read, a read-only token wrote
     # text of its choosing into the owner's summary, unguarded (a hunt over the rules).

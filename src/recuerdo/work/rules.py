@@ -28,6 +28,7 @@ from ..store.base import Row, Tx
 MAX_DESCRIPTION_BYTES = 4096
 RECENT_VIOLATIONS = 5
 MAX_EXPONENT = 400
+UNREADABLE = ("refuse", "store")
 """A bound past 10**±400 is no number a rule compares: the exact form of ``1e-10000000`` took
 7 s to build, at every add, get, check and summary (a hunt over the rules)."""
 MAX_SHOWN_CHARS = 2000
@@ -205,15 +206,26 @@ def _row_to_rule(row: Row) -> Rule:
 
 
 def add(
-    tx: Tx, tenant: str, name: object, level: object, description: object, category: object
+    tx: Tx,
+    tenant: str,
+    name: object,
+    level: object,
+    description: object,
+    category: object,
+    unreadable: object = "refuse",
 ) -> Rule:
+    """The rule, stored. A condition whose bound cannot be read as written is refused, or with
+    ``unreadable="store"`` the rule is stored without a condition and the reply says why
+    (``unread``): Synsema takes any description, and a program that adds such a rule runs on."""
+    if unreadable not in UNREADABLE:
+        raise InvalidInput(f"unreadable is one of {', '.join(UNREADABLE)}, got {unreadable!r}")
     rule_name = checked_label(name, "rule name")
     rule_level = check_level(level)
     text = checked_text(description, "description", max_bytes=MAX_DESCRIPTION_BYTES)
     rule_category = None if category is None else checked_label(category, "category")
     stated = _search(text)
     refused = None if stated is None else _refusal(stated)
-    if refused is not None:
+    if refused is not None and unreadable == "refuse":
         raise InvalidCondition(refused, condition=stated.text if stated else None)
     stamp = now_iso()
     tx.execute(
@@ -223,7 +235,10 @@ def add(
         " category = excluded.category, updated_at = excluded.updated_at",
         (tenant, rule_name, rule_level, text, rule_category, stamp, stamp),
     )
-    return _rule(rule_name, rule_level, text, rule_category)
+    added = _rule(rule_name, rule_level, text, rule_category)
+    if refused is not None:
+        added["unread"] = refused
+    return added
 
 
 def get(tx: Tx, tenant: str, category: object = None) -> list[Rule]:
