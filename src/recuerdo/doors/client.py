@@ -114,6 +114,8 @@ def remote_call(
         try:
             shape = json.loads(error.read())
         except ValueError:
+            shape = None
+        if not isinstance(shape, dict):  # a proxy's page, not our error shape
             shape = {"error": "internal", "detail": f"HTTP {error.code}"}
         extra = {k: v for k, v in shape.items() if k not in ("ok", "error", "detail")}
         raise remote_error(
