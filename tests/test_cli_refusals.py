@@ -47,6 +47,8 @@ def written(runner: CliRunner) -> None:
         (["--json", "no_such_verb"], "invalid_input"),
         (["--json", "get", "1", "--bogus"], "unknown_argument"),
         (["--bogus", "--json", "get", "1"], "unknown_argument"),  # a global option
+        (["--json", "--memory"], "invalid_input"),  # a global option without its value
+        (["--json", "--state-dir", "a-file", "recall"], "invalid_input"),  # a global's bad value
         (["--json", "recent", "--max-bytes", "many"], "invalid_input"),
         (["--json", "mirror", "pull", "never-synced.md"], "invalid_input"),  # a UsageError
     ],
@@ -55,6 +57,8 @@ def test_usage_errors_under_json_are_the_json_error_shape(
     runner: CliRunner, tmp_path: Path, args: list[str], code: str
 ) -> None:
     written(runner)
+    (tmp_path / "a-file").write_text("not a folder")
+    args = [str(tmp_path / arg) if arg == "a-file" else arg for arg in args]
     before = tree(tmp_path)
     result = runner.invoke(cli, args)
     shape = refused(result)
