@@ -47,6 +47,8 @@ def written(runner: CliRunner) -> None:
         (["--json", "no_such_verb"], "invalid_input"),
         (["--json", "get", "1", "--bogus"], "unknown_argument"),
         (["--bogus", "--json", "get", "1"], "unknown_argument"),  # a global option
+        (["--json", "--memory"], "invalid_input"),  # a global option without its value
+        (["--json", "--state-dir", "a-file", "recall"], "invalid_input"),  # a global's bad value
         (["--json", "recent", "--max-bytes", "many"], "invalid_input"),
         (["--json", "mirror", "pull", "never-synced.md"], "invalid_input"),  # a UsageError
     ],
@@ -55,6 +57,8 @@ def test_usage_errors_under_json_are_the_json_error_shape(
     runner: CliRunner, tmp_path: Path, args: list[str], code: str
 ) -> None:
     written(runner)
+    (tmp_path / "a-file").write_text("not a folder")
+    args = [str(tmp_path / arg) if arg == "a-file" else arg for arg in args]
     before = tree(tmp_path)
     result = runner.invoke(cli, args)
     shape = refused(result)
@@ -167,6 +171,32 @@ def test_a_server_that_answers_something_else_is_unavailable(runner: CliRunner) 
         finally:
             other.shutdown()
     assert shape["error"] == "store_unavailable" and "did not answer JSON" in str(shape["detail"])
+
+
+@pytest.mark.parametrize("body", [b'["bad gateway"]', b'"bad gateway"', b"502", b"null"])
+def test_a_server_error_that_is_not_the_error_shape_is_an_error(
+    runner: CliRunner, body: bytes
+) -> None:
+    """A proxy's error page may be JSON that is not an object: it was an AttributeError."""
+
+    class Gateway(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(502)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Gateway) as other:
+        threading.Thread(target=other.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{other.server_address[1]}"
+        try:
+            shape = refused(runner.invoke(cli, ["--server", url, "--json", "recall"]))
+        finally:
+            other.shutdown()
+    assert shape["error"] == "internal" and shape["detail"] == "HTTP 502"
 
 
 @pytest.mark.parametrize(

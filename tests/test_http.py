@@ -346,3 +346,31 @@ def test_mcp_answers_in_the_error_shape_when_its_transport_cannot_start(
         assert client.post("/v1/summary", json={}).json()["text"].startswith("Agent Memory")
         refused = client.post("/mcp", content=b"{not json", headers=headers)
         assert refused.status_code == 400 and refused.json()["error"] == "invalid_json"
+
+
+def test_the_cli_sends_a_fraction_to_a_server_as_a_number(server: Server, tmp_path: Path) -> None:
+    """The CLI reads a JSON fraction as an exact decimal; through --server it went as a string
+    ("0.25"): an entity attribute typed string, a fact's attribute a string."""
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            recuerdo_command("--server", server.url, "--memory", "fractions", "--json", *args),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            cwd=tmp_path,
+        )
+
+    facts = '{"entities": [{"name": "Acme", "attributes": {"margin": 0.25, "big": 1e400}}]}'
+    assert cli("remember_knowledge", "--facts", facts).returncode == 0
+    share = '{"share": 0.5}'
+    assert cli("relate", "Ann", "Acme", "works_at", "--attributes", share).returncode == 0
+    status, about = server.post("/v1/about", {"subject": "Acme"}, memory="fractions")
+    assert status == 200
+    entity, fact = about["items"][:2]  # type: ignore[index]
+    assert entity["attributes"] == {
+        "margin": {"type": "decimal", "value": "0.25"},
+        "big": {"type": "decimal", "value": "1E+400"},
+    }
+    assert fact["attributes"] == {"share": 0.5}

@@ -126,3 +126,29 @@ def test_json_nested_too_deep_is_refused_as_invalid(
     assert shown.returncode == 1, shown.stderr
     assert json.loads(shown.stdout)["error"] == "import_source_invalid", shown.stderr[-2000:]
     assert stored(base) == before
+
+
+def test_a_summary_over_the_note_limit_is_imported_once(base: Path) -> None:
+    """session_end keeps a summary as its note holds it, cut to the note size limit (0112); an
+    import again compared the session's summary with the whole one, so it ended the session
+    again at every import ('updated', the summary note's duplicate count going up)."""
+    summary = "The refunds flow is half done; the ledger still double counts. " * 40
+    session = {"id": "s1", "project": "shop", "ended_at": "2025-03-01 11:00:00", "summary": summary}
+    source = _export(base, [], sessions=[session])
+    with recuerdo.open("target", base_dir=base, embedder="none") as memory:
+        memory.configure(note_limit_bytes=1024)
+    first = run_import(base, "engram", source)
+    assert first["counts"]["sessions"]["imported"] == 1
+    before = stored(base)
+    again = run_import(base, "engram", source)
+    assert again["counts"]["sessions"] == {
+        "read": 1,
+        "imported": 0,
+        "updated": 0,
+        "unchanged": 1,
+        "skipped": 0,
+    }
+    assert stored(base) == before
+    with recuerdo.open("target", base_dir=base, embedder="none") as memory:
+        kept = memory.session_start("s1")["summary"]
+    assert kept is not None and len(kept.encode()) <= 1024 and summary.startswith(kept)

@@ -478,6 +478,26 @@ def test_E22_passive_capture_skips_what_the_project_knows(mcp: Mcp) -> None:
     mcp(scenario)
 
 
+def test_E22b_passive_capture_in_a_session_goes_to_its_project(mcp: Mcp) -> None:
+    """E22b mem_capture_passive names a session, not a project: the learnings are the session's
+    project's, in its context (the profile's default project sent them to project:default)."""
+
+    async def scenario(tools: Tools) -> None:
+        text = LEARNINGS.format(heading="## Key Learnings").replace("tenant", "region")
+        await tools.ok("mem_session_start", {"id": "s22", "project": "Depot"})
+        reply = await tools.ok("mem_capture_passive", {"content": text, "session_id": "s22"})
+        assert (reply["scope"], reply["saved"]) == ("project:depot", 2)
+        context = await tools.ok("mem_context", {"project": "depot"})
+        assert "version key per region" in context["text"]
+        alone = text.replace("region", "store")
+        reply = await tools.ok("mem_capture_passive", {"content": alone})
+        assert reply["scope"] == "project:default"
+        named = {"content": alone, "session_id": "s22", "project": "yard"}
+        assert (await tools.ok("mem_capture_passive", named))["scope"] == "project:yard"
+
+    mcp(scenario)
+
+
 def test_E23_decisions_policies_and_preferences_get_review_dates(mcp: Mcp) -> None:
     """E23 decisions, policies and preferences get review dates (about 6, 12 and 3 months)."""
 

@@ -348,11 +348,11 @@ class _VerbGroup(click.Group):
         )
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        ctx.meta[_GIVEN] = list(args)
+        given = ctx.meta[_GIVEN] = list(args)  # click's parser empties ``args`` as it reads
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as error:
-            _usage_error(error, args)
+            _usage_error(error, given)
 
     def invoke(self, ctx: click.Context) -> Any:
         given = ctx.meta.get(_GIVEN, [])

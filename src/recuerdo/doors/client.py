@@ -6,9 +6,12 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import re
+import secrets
 import urllib.error
 import urllib.parse
 import urllib.request
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +48,21 @@ def remote_error(code: str, status: int, detail: str, extra: dict[str, Any]) -> 
     return _remote_class(code)(code, status, detail, extra)
 
 
+def request_body(body: Any) -> bytes:
+    """``body`` as JSON, an exact decimal (how the CLI reads a JSON fraction) as the number it
+    is: ``default=str`` sent it as a string, so ``0.25`` reached the server as ``"0.25"`` (an
+    entity attribute typed string, a fact's attribute a string)."""
+    mark = secrets.token_hex(8)  # no text of the body can spell it
+
+    def spelled(value: Any) -> str:
+        if isinstance(value, Decimal) and value.is_finite():
+            return f"{mark}{value}"
+        return str(value)
+
+    text = json.dumps(body, default=spelled)
+    return re.sub(f'"{mark}([-+.0-9Ee]+)"', r"\1", text).encode()
+
+
 def remote_call(
     server: str,
     token: str | None,
@@ -75,7 +93,7 @@ def remote_call(
     request = urllib.request.Request(
         f"{server.rstrip('/')}/v1/{verb.name}{query}",
         method="POST",
-        data=json.dumps(body, default=str).encode(),
+        data=request_body(body),
         headers={
             "Content-Type": "application/json",
             **({"Authorization": f"Bearer {token}"} if token else {}),
@@ -96,6 +114,8 @@ def remote_call(
         try:
             shape = json.loads(error.read())
         except ValueError:
+            shape = None
+        if not isinstance(shape, dict):  # a proxy's page, not our error shape
             shape = {"error": "internal", "detail": f"HTTP {error.code}"}
         extra = {k: v for k, v in shape.items() if k not in ("ok", "error", "detail")}
         raise remote_error(

@@ -145,13 +145,24 @@ def _end_session(
         if (
             existed
             and current["ended_at"] is not None
-            and (summary is None or current["summary"] == summary.strip())
+            and (summary is None or _holds_summary(writer, current["summary"], summary))
         ):
             return "unchanged"
         writer.session_end(session_id, summary=summary)
         return "updated" if existed else "imported"
 
     tally.attempt("sessions", f"session {session_id}", write)
+
+
+def _holds_summary(writer: Memory, kept: str | None, summary: str) -> bool:
+    """Whether the session holds ``summary`` as session_end keeps it: stripped, and cut to the
+    note size limit as its summary note holds it (one over the limit was ended again at every
+    import, the note's duplicate count going up each time)."""
+    text = summary.strip()
+    if kept is None or kept == text:
+        return kept == text
+    limit = int(writer.configure()["note_limit_bytes"])  # read only: nothing given to change
+    return kept == text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
 
 
 def _observations(writer: Memory, tally: Tally, records: list[Any], origin: str) -> None:

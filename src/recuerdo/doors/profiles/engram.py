@@ -33,6 +33,21 @@ def scope_of(args: dict[str, Any]) -> str:
     return engram_scope(args.get("project"), args.get("scope"))
 
 
+def _capture(args: dict[str, Any]) -> dict[str, Any]:
+    """Engram's capture names a session, not a project: its learnings are the session's
+    project's (the verb files them in the session's scope when none is given). The default
+    project here sent them to project:default, whatever project the session was started for."""
+    by_session = args.get("session_id") is not None and project_of(args) is None
+    return drop_none(
+        {
+            "text": args["content"],
+            "session": args.get("session_id"),
+            "source": args.get("source"),
+            "scope": None if by_session else scope_of(args),
+        }
+    )
+
+
 def _prompt_title(content: Any) -> str:
     """A prompt is stored as a note titled by its first words."""
     first = content.strip().split("\n", 1)[0] if isinstance(content, str) else ""
@@ -261,18 +276,15 @@ def tools() -> list[ToolMap]:
                     "content": prop("string", "The text."),
                     "session_id": prop("string", "The session."),
                     "source": prop("string", "Who wrote it."),
-                    "project": _PROJECT,
+                    "project": prop(
+                        "string",
+                        "The project (default: the session's project; 'default' without a "
+                        "session); names are trimmed and lower-cased.",
+                    ),
                 },
                 ["content"],
             ),
-            lambda a: drop_none(
-                {
-                    "text": a["content"],
-                    "session": a.get("session_id"),
-                    "source": a.get("source"),
-                    "scope": scope_of(a),
-                }
-            ),
+            _capture,
         ),
         ToolMap(
             "mem_suggest_topic_key",
