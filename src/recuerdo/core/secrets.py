@@ -524,7 +524,7 @@ def _redacted(
     redaction = redact(text)
     if clean_short is not None and plain and not redaction.found and len(text) <= _SHORT:
         clean_short.add(text)
-    if kinds is not None:
+    if kinds is not None and redaction.found:  # most texts hold none: no generator for them
         kinds.extend(kind for kind in redaction.found if kind not in kinds)
     return redaction.text
 
