@@ -73,3 +73,26 @@ def test_index_status_counts_no_passage_of_a_hidden_message(
     memory._upkeep.drain()
     assert eve.index_status()["chunks"] == before
     assert bob.index_status()["chunks"] > before
+
+
+@pytest.mark.parametrize("who", list(VIEWERS))
+def test_a_non_member_naming_scopes_learns_no_conversation_s_scope(
+    memory: recuerdo.Memory, who: str
+) -> None:
+    """Asked with a scope, a non-member got "not found in scope" for every scope but the one
+    the conversation is kept in, and not_a_member for that one: its scope, told."""
+    bob, message_id = _send(memory)
+    conversation = bob.read_message(message_id)["conversation_id"]
+    kept = bob.read_message(message_id)["scope"]
+    eve = VIEWERS[who](memory)
+    for scope in (kept, "project:elsewhere"):
+        for call in (
+            lambda s: eve.thread(conversation, scope=s),
+            lambda s: eve.read_message(message_id, scope=s),
+            lambda s: eve.forget_conversation(conversation, scope=s),
+        ):
+            with pytest.raises(recuerdo.NotAMember):
+                call(scope)
+    with pytest.raises(recuerdo.ConversationNotFound):  # a member is told
+        bob.thread(conversation, scope="project:elsewhere")
+    assert int(bob.read_message(message_id)["id"]) == message_id

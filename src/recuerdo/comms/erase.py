@@ -76,8 +76,6 @@ def forget_conversation(
     scope = tx.scalar(
         "SELECT scope FROM comms_conversations WHERE tenant = ? AND id = ?", (tenant, key)
     )
-    if scope is not None and wanted is not None and scope != wanted:
-        raise ConversationNotFound(f"no conversation with id {key} in scope {wanted!r}")
     if scope is None:
         issued = tx.scalar("SELECT conversations FROM comms_counters WHERE tenant = ?", (tenant,))
         if issued is None or int(key) > int(issued) or int(key) == 0:
@@ -91,6 +89,8 @@ def forget_conversation(
         }
     if not is_member(tx, tenant, viewer, key):
         raise NotAMember(f"only a member forgets conversation {key}, and you are not one")
+    if wanted is not None and scope != wanted:  # told to members only (as inbox.conversation)
+        raise ConversationNotFound(f"no conversation with id {key} in scope {wanted!r}")
     erased = Erased()
     _erase(tx, tenant, key, erased)
     audit.scrub(tx, tenant, items=erased.items, forgotten=erased.text)

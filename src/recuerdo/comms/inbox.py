@@ -75,10 +75,12 @@ def conversation(
     )
     if row is None:
         raise ConversationNotFound(f"no conversation with id {key}")
-    if kept_to is not None and row["scope"] != kept_to:
-        raise ConversationNotFound(f"no conversation with id {key} in scope {kept_to!r}")
+    # Membership first: a non-member asking in one scope and then another learnt where the
+    # conversation is kept (not found in one, not a member in the other).
     if not is_member(tx, tenant, viewer, key):
         raise NotAMember(f"you are not a member of conversation {key}")
+    if kept_to is not None and row["scope"] != kept_to:
+        raise ConversationNotFound(f"no conversation with id {key} in scope {kept_to!r}")
     return row
 
 

@@ -181,16 +181,17 @@ def readable(tx: Tx, tenant: str, viewer: str, message_id: object, scope: object
     row = mail_row(tx, tenant, message_id)
     reached = reach()  # a caller confined to scopes: a reply's refusal named the other one
     kept_to = check_scope(scope)
-    if (kept_to is not None and row["scope"] != kept_to) or (
-        reached is not None and row["scope"] not in reached
-    ):
-        where = "" if scope is None else f" in scope {scope!r}"
+    where = "" if scope is None else f" in scope {scope!r}"
+    if reached is not None and row["scope"] not in reached:
         raise MessageNotFound(f"no message with id {row['id']}{where}")
+    # Membership before the scope asked for: a non-member learnt where the message is kept.
     if not is_member(tx, tenant, viewer, row["session"]):
         raise NotAMember(
             f"message {row['id']} belongs to conversation {row['session']}, "
             "which you are not a member of"
         )
+    if kept_to is not None and row["scope"] != kept_to:
+        raise MessageNotFound(f"no message with id {row['id']}{where}")
     return row
 
 
