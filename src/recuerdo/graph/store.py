@@ -256,19 +256,28 @@ def with_attribute(
     "12"), as the view sees it."""
     kind, canonical = values.typed(value, f"attribute {key!r}")
     wanted = values.encode(kind, canonical)
+    # A decimal keeps the digits it was given ("1.80"), and is found by its value: 1.8 asked
+    # missed 1.80 stored (the CLI reads fractions as exact decimals since 0113).
+    same = values.same_value if kind == "decimal" else None
     rows = tx.all(
-        "SELECT DISTINCT e.id, e.name, e.recorded_at FROM attributes a JOIN entities e"
+        "SELECT DISTINCT e.id, e.name, e.recorded_at, a.value FROM attributes a JOIN entities e"
         " ON e.tenant = a.tenant AND e.id = a.entity_id WHERE e.tenant = ? AND e.scope = ?"
-        " AND a.key = ? AND a.value = ?"
-        " ORDER BY e.id",
-        (tenant, scope, key, wanted),
+        f" AND a.key = ? AND {'a.value LIKE ?' if same else 'a.value = ?'} ORDER BY e.id",
+        (tenant, scope, key, values.KIND_PATTERN.format(kind=kind) if same else wanted),
     )
+    asked = values.decode(wanted)
     return [
         row
         for row in rows
         if view.knows(row["recorded_at"])
-        and attributes_of(tx, tenant, row["id"], view).get(key) == values.decode(wanted)
+        and (same is None or same(values.decode(row["value"]), asked))
+        and _holds(attributes_of(tx, tenant, row["id"], view).get(key), asked, same)
     ]
+
+
+def _holds(current: Any, asked: dict[str, Any], same: Any) -> bool:
+    """Whether the entity's current value of the key is the one asked for."""
+    return current is not None and (current == asked if same is None else same(current, asked))
 
 
 NEXT_TWIN = (

@@ -98,6 +98,17 @@ def plain(value: Any) -> Any:
     return value
 
 
+KIND_PATTERN = '{{"type": "{kind}", %'
+"""A LIKE pattern for the encoded values of one type (:func:`encode` writes "type" first)."""
+
+
+def same_value(stored: dict[str, Any], asked: dict[str, Any]) -> bool:
+    """Two decimals of equal value, whatever their digits ("1.80" and "1.8")."""
+    if stored.get("type") != "decimal" or asked.get("type") != "decimal":
+        return stored == asked
+    return Decimal(stored["value"]) == Decimal(asked["value"])
+
+
 def encode(kind: str, value: Any) -> str:
     return json.dumps({"type": kind, "value": value}, sort_keys=True, ensure_ascii=False)
 
