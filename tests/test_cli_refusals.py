@@ -4,9 +4,11 @@ traceback, and nothing written."""
 
 from __future__ import annotations
 
+import errno
 import gzip
 import http.server
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -250,3 +252,23 @@ def test_usage_lines_spell_arguments_as_typed(runner: CliRunner, command: str, u
     shown = runner.invoke(cli, [command, "--help"])
     assert shown.exit_code == 0 and f"Usage: cli {usage}\n" in shown.stdout
     assert "FROM_" not in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("number", "code"),
+    [
+        (errno.ENOSPC, "storage_full"),
+        (errno.EDQUOT, "storage_full"),
+        (errno.EFBIG, "storage_full"),
+        (errno.EIO, "store_unavailable"),
+        (errno.EACCES, "invalid_input"),
+    ],
+    ids=["disk-full", "quota", "file-too-big", "device", "permission"],
+)
+def test_a_file_error_is_named_by_what_went_wrong(number: int, code: str) -> None:
+    """A quota reached or a file past the largest allowed was invalid_input (the caller's
+    mistake); it is no room to write, as a full disk is (a review of 0113)."""
+    from recuerdo.doors.cli import _file_error
+
+    refusal = _file_error(OSError(number, os.strerror(number), "/some/path"))
+    assert refusal.code == code and "/some/path" in refusal.detail

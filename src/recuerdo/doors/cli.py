@@ -384,10 +384,16 @@ def _usage_error(error: click.UsageError, args: Sequence[str]) -> typing.NoRetur
     sys.exit(error.exit_code)
 
 
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+"""No room to write: a full disk, a quota reached, a file past the largest one allowed."""
+
+
 def _file_error(error: OSError) -> RecuerdoError:
-    if error.errno == errno.ENOSPC:
-        return StorageFull(f"the disk is full: {error.strerror}")
     where = f"{error.filename}: " if error.filename else ""
+    if error.errno in _NO_ROOM:
+        return StorageFull(f"no room to write: {where}{error.strerror}")
+    if error.errno == errno.EIO:  # the device failed, not the path given
+        return StoreError(f"the disk failed to read or write: {where}{error.strerror}")
     return InvalidInput(f"{where}{error.strerror or error}")
 
 
