@@ -273,7 +273,8 @@ class Memory(
         """A view for a caller of the network doors: it writes as ``principal`` and reads and
         writes only ``tenant``'s memory (reads are not limited to its own entries). ``owner``:
         the caller is the memory's owner (a door's local, tokenless caller), not a token
-        holder. ``scopes``: the only scopes whose items it reads (a token limited to them)."""
+        holder. ``scopes``: the only scopes it reaches (a token limited to them): it runs a verb
+        only when the call names one of them, as the doors do, and reads their items only."""
         writer = checked_label(principal, "principal", max_chars=200)
         if not owner and owners_writer(writer):
             raise ReservedWriterName(

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, get_type_hints
 
 from .core import audit
-from .core.items import reaching
+from .core.items import check_reach, reach, reaching
 from .core.secrets import redact_call
 from .core.text import check_text
 from .errors import CapabilityNotGranted, RecuerdoError
@@ -123,8 +123,10 @@ def verb(
     )
 
     def decorate(method: Callable[P, R]) -> Callable[P, R]:
-        by_name = _binder(inspect.signature(method))
+        signature = inspect.signature(method)
+        by_name = _binder(signature)
         guard_secrets = mode == "write"
+        takes_scope = "scope" in signature.parameters
 
         @functools.wraps(method)
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -139,7 +141,13 @@ def verb(
                 sent(given)
             # The call's transactions are for this handle's tenant (row-level security).
             tenant = getattr(args[0], "tenant", EVERY_TENANT)
-            with scoped(tenant), reaching(getattr(args[0], "scopes", None)):
+            scopes = getattr(args[0], "scopes", None)
+            if not unscoped and reach() is None:
+                # A confined view keeps the doors' rule itself, checked on what its caller
+                # asked; a verb another verb calls (mirror_push's get) runs inside that call's
+                # reach, on its terms.
+                check_reach(scopes, takes_scope, given.get("scope"))
+            with scoped(tenant), reaching(scopes):
                 if guard_secrets:
                     redacted: dict[str, list[str]] = {}
                     arguments.update(

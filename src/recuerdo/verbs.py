@@ -19,6 +19,7 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from .core.items import check_reach as check_reach  # the doors' check, in one place
 from .core.text import check_text
 from .engine import Memory
 from .errors import (

@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 
+from ..errors import CapabilityNotGranted
 from ..store.base import Row, Tx
 
 MAIL = "mail"
@@ -39,6 +40,23 @@ def reaching(scopes: Sequence[str] | None) -> Iterator[None]:
 def reach() -> tuple[str, ...] | None:
     """The scopes the running call may read (None: every one)."""
     return _REACH.get()
+
+
+def check_reach(scopes: Sequence[str] | None, takes_scope: bool, scope: object) -> None:
+    """Refuse a call of a caller confined to ``scopes`` unless it names one of them (each, when
+    ``scope`` is a list); a verb that takes no scope is closed to it. The gateway checks a token's
+    call with it before it opens the memory, and ``@verb`` checks every call of a confined view:
+    a verb called without a scope, or one taking none (``recent()``, ``session_start``,
+    ``overview``), read and wrote every scope there (a hunt over what a caller may reach). A
+    verb that reaches nothing kept in a scope (``unscoped``) is not checked."""
+    if scopes is None:
+        return
+    asked = list(scope) if isinstance(scope, list | tuple) and scope else [scope]
+    if not takes_scope or any(s not in scopes for s in asked):
+        raise CapabilityNotGranted(
+            f"Capability not granted: this token is limited to scopes {', '.join(scopes)};"
+            " name one of them (scope=...)"
+        )
 
 
 def visible(alias: str, viewer: str | None) -> tuple[str, list[str]]:

@@ -34,7 +34,7 @@ from ..errors import (
 )
 from ..security.caps import check_memory_allowed
 from ..security.tokens import Principal
-from ..verbs import VERBS, check_door_text
+from ..verbs import VERBS, check_door_text, check_reach
 from .profiles import ToolMap
 
 log = logging.getLogger("recuerdo.code")
@@ -181,14 +181,8 @@ def authorize(
         raise CapabilityNotGranted(
             f"Capability not granted: this token is read-only and {tool.name} writes"
         )
-    if principal.scopes is not None and not verb.unscoped:
-        scope = arguments.get("scope")
-        asked = scope if isinstance(scope, list) and scope else [scope]
-        if "scope" not in verb.params.model_fields or any(s not in principal.scopes for s in asked):
-            raise CapabilityNotGranted(
-                f"Capability not granted: this token is limited to scopes "
-                f"{', '.join(principal.scopes)}; name one of them (scope=...)"
-            )
+    if not verb.unscoped:
+        check_reach(principal.scopes, "scope" in verb.params.model_fields, arguments.get("scope"))
 
 
 def call(

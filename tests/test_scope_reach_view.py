@@ -1,0 +1,100 @@
+"""A view confined to scopes (``Memory.for_principal(scopes=)``, what the doors give a token
+limited to them) keeps the doors' rule itself: a verb runs only when it names one of those
+scopes, or reaches nothing kept in a scope. The view filtered the items it read by id (decision
+0097), but a verb called without a scope, or one that takes none, read and wrote every scope:
+``recent()`` packed another scope's notes whole, ``session_start`` of another scope's session
+answered its summary, ``session_end`` rewrote that summary's note, ``capture_passive`` with
+that session filed notes in its scope, ``save(scope=...)`` wrote anywhere, and ``overview``,
+``summary``, ``list_progress`` and ``get_rules`` counted and named what the token may not see
+(a hunt over what a caller may reach). Each refusal test fails on the code before."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import recuerdo
+
+SECRET = "Project B payroll is 1.2M"
+LEARNED = "## Key Learnings\n1. the payroll batch runs every night at two"
+Setting = tuple[recuerdo.Memory, recuerdo.Memory, dict[str, Any]]
+
+
+@pytest.fixture
+def setting(memory: recuerdo.Memory) -> Setting:
+    """The owner's session ``sb`` of project b, a note in it and its summary; a profile of
+    project b, a plan and a rule; ``lim``, a view limited to project:a, with a note of its own
+    filed under that session."""
+    memory.session_start("sb", project="b")
+    memory.save("B secret", SECRET, scope="project:b", session="sb")
+    memory.session_end("sb", summary=f"summary: {SECRET}")
+    memory.remember_about("project", SECRET, category="payroll", project="b")
+    memory.create_progress("payroll for B", steps=["pay"])
+    memory.add_rule("payroll-b", "must", "pay project B before the fifth")
+    lim = memory.for_principal("lim", memory.tenant, scopes=["project:a"])
+    mine = lim.save("A plan", "Launch checklist for A", scope="project:a", session="sb")["id"]
+    return memory, lim, {"mine": mine}
+
+
+def state(memory: recuerdo.Memory) -> tuple[Any, ...]:
+    """What the owner sees of project b and the session: unchanged by every refusal."""
+    notes = memory.list_notes(scope="project:b", limit=100)["notes"]
+    return (
+        memory.recent(scope="project:b")["text"],
+        sorted((n["id"], n["version"]) for n in notes),
+        memory.session_start("sb"),
+        len(memory.journal(limit=1000)),
+    )
+
+
+REFUSED: dict[str, Callable[[recuerdo.Memory, dict[str, Any]], Any]] = {
+    "recent": lambda lim, ids: lim.recent(),
+    "list_notes": lambda lim, ids: lim.list_notes(),
+    "journal": lambda lim, ids: lim.journal(),
+    "timeline": lambda lim, ids: lim.timeline(ids["mine"]),
+    "profile": lambda lim, ids: lim.profile("project", project="b"),
+    "session_start": lambda lim, ids: lim.session_start("sb"),
+    "session_end": lambda lim, ids: lim.session_end("sb", summary="rewritten by lim"),
+    "capture_passive": lambda lim, ids: lim.capture_passive(LEARNED, session="sb"),
+    "save": lambda lim, ids: lim.save("planted", "planted by lim", scope="project:b"),
+    "search": lambda lim, ids: lim.search("payroll", scope=["project:a", "project:b"]),
+    "overview": lambda lim, ids: lim.overview(),
+    "summary": lambda lim, ids: lim.summary(),
+    "list_progress": lambda lim, ids: lim.list_progress(),
+    "get_rules": lambda lim, ids: lim.get_rules(),
+    "add_rule": lambda lim, ids: lim.add_rule("payroll-b", "avoid", "nothing"),
+}
+
+
+@pytest.mark.parametrize("verb", REFUSED)
+def test_a_confined_view_runs_no_verb_that_names_no_scope_it_reaches(
+    setting: Setting, verb: str
+) -> None:
+    memory, lim, ids = setting
+    before = state(memory)
+    with pytest.raises(recuerdo.CapabilityNotGranted) as refused:
+        REFUSED[verb](lim, ids)
+    assert refused.value.code == "capability_not_granted"
+    assert "project:b" not in str(refused.value)
+    assert state(memory) == before
+    assert memory.get_rules()[0]["level"] == "must"
+
+
+def test_a_confined_view_still_runs_what_names_its_scope(setting: Setting) -> None:
+    """Named within reach, a verb runs, and so do the verbs it calls itself (``mirror_push``
+    reads and saves through ``get`` and ``save``, which the view alone would refuse)."""
+    memory, lim, _ = setting
+    shown = lim.recent(scope="project:a")["text"]
+    assert "Launch checklist" in shown and SECRET not in shown
+    assert lim.capture_passive(LEARNED, scope="project:a", session="sb")["scope"] == "project:a"
+    pushed = lim.mirror_push("doc/plan", "the plan", locator="plan.md", scope="project:a")
+    assert pushed["outcome"] == "created"
+    again = lim.mirror_push("doc/plan", "the plan, v2", locator="plan.md", scope="project:a")
+    assert again["outcome"] == "updated"
+    assert lim.relate("Alpha", "Beta", "partners_with", scope="project:a")["facts_created"] == 1
+    assert lim.bind_address("lim@local")["bound"] == "new"  # reaches no scope: always runs
+    assert [s["scope"] for s in lim.status(scope="project:a")["scopes"]] == ["project:a"]
+    # The owner's own view is not confined.
+    assert SECRET in memory.recent()["text"]
