@@ -36,7 +36,7 @@ from .core.text import checked_label
 from .core.upkeep import Claimed, Upkeep
 from .entries.facade import EntryVerbs
 from .entries.writers import MAIN_SOURCE, check_agent_name, owners_writer
-from .errors import Conflict, InvalidInput, MemoryNotFound, ReservedWriterName
+from .errors import InvalidInput, MemoryNotFound, ReservedWriterName
 from .graph.facade import KnowledgeVerbs
 from .index import chunks, vectors
 from .index.meaning import EmbedderChoice, Meaning
@@ -49,7 +49,7 @@ from .notes.pins import PinVerbs
 from .notes.text import redact_private
 from .retrieval.facade import RetrievalVerbs
 from .security import caps
-from .store import archive
+from .store import archive, backup_files
 from .store.base import Store, Tx
 from .store.sqlite import SQLiteStore
 from .work.facade import WorkVerbs
@@ -321,32 +321,15 @@ class Memory(
         """Write the whole memory to ``path``: a portable archive (gzip JSON Lines of every
         table, whichever backend holds the memory; :func:`restore_memory` makes a new SQLite
         memory of it), or with ``raw`` a copy of the live store file (SQLite's online backup).
-        Every tenant's data is in it: it is the owner's backup, not a door's."""
-        target = Path(path)
-        if not target.parent.is_dir():
-            # Said before anything is read: the open failed with a traceback naming the
-            # .partial file (SQLite's copy: "unable to open database file").
-            raise InvalidInput(f"no folder {str(target.parent)!r} to write the backup in")
+        Every tenant's data is in it: it is the owner's backup, not a door's. It is created
+        0600, and replaces at ``path`` only an earlier archive (anything else there, such as a
+        memory's own file, is :class:`Conflict`: nothing is written)."""
         if raw:
-            self._store.copy_to(str(target))  # type: ignore[attr-defined]
-            return {"path": str(target), "bytes": target.stat().st_size, "raw": True}
+            return backup_files.write_raw(self._store, Path(path))
         self._audit.flush(self._store)
-        partial = target.with_name(target.name + ".partial")
-        try:
-            with self._store.read() as tx, partial.open("wb") as out:
-                written = archive.write(
-                    tx,
-                    self._store.archive,
-                    out,
-                    schema=self._store.schema_steps,
-                    memory=self.name,
-                    progress=progress,
-                )
-            os.replace(partial, target)  # an archive is whole or absent, never cut short
-        except BaseException:
-            partial.unlink(missing_ok=True)  # a cut archive left beside the target misleads
-            raise
-        return {"path": str(target), "bytes": target.stat().st_size, **written}
+        return backup_files.write_archive(
+            self._store, Path(path), memory=self.name, progress=progress
+        )
 
     def __enter__(self) -> Memory:
         return self
@@ -452,35 +435,27 @@ def restore_memory(
     path: str | os.PathLike[str],
     *,
     base_dir: str | os.PathLike[str] | None = None,
+    url: str | None = None,
     progress: archive.Progress | None = None,
 ) -> dict[str, Any]:
     """Rebuild a new memory ``name`` from a backup archive: a store made at the archive's
     schema, every row loaded, the id sequences carried over, then the newer steps applied. The
-    name must be new (nothing is overwritten)."""
+    name must be new (nothing is overwritten). Given a PostgreSQL ``url`` (else
+    ``$RECUERDO_DATABASE_URL``) the memory is made in that database, else as a file."""
     validate_name(name)
     caps.check_memory_allowed(name)
     header = archive.read_header(path)
-    target = state_path(name, base_dir)
-    if target.exists():
-        raise Conflict(
-            f"a memory named {name!r} exists already: restore makes a new memory (choose "
-            "another name, or move the existing one away first)"
-        )
+    database = database_url(url)
+    if database is None and state_path(name, base_dir).exists():
+        raise backup_files.exists(name)
     archive.check_schema(header, SQLiteStore(None).schema_steps)
-    prepare_state_dir(target)
-    partial = target.with_name(f".{target.name}.restoring")
-    store = SQLiteStore(str(partial), steps=len(header.schema))
-    try:
-        with store.write() as tx:
-            loaded = archive.load(tx, store.archive, path, header, progress=progress)
-    except BaseException:
-        store.close()
-        for leftover in partial.parent.glob(f"{partial.name}*"):
-            leftover.unlink()
-        raise
-    store.close()
-    os.replace(partial, target)
-    with open_memory(name, base_dir=base_dir) as memory:  # the newer steps, and the upkeep
+    if database is not None:
+        loaded = backup_files.restore_postgres(database, name, path, header, progress)
+    else:
+        target = state_path(name, base_dir)
+        prepare_state_dir(target)
+        loaded = backup_files.restore_file(target, path, header, progress)
+    with open_memory(name, base_dir=base_dir, url=database) as memory:  # the newer steps
         memory._upkeep.drain(tasks=[])
     return {"memory": name, "rows": loaded, "tables": header.tables, "from": header.memory}
 
@@ -552,14 +527,27 @@ def state_size(name: str, base_dir: str | os.PathLike[str] | None = None) -> int
     return total
 
 
-def check_memory(name: str, *, base_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+def check_memory(
+    name: str, *, base_dir: str | os.PathLike[str] | None = None, url: str | None = None
+) -> dict[str, Any]:
     """The health of a memory's file, read without opening it as a memory (so a damaged one can
     be examined): integrity, the full-text indexes against their tables, chunks, vectors and
     index marks. A damage mark left by an earlier process is cleared when the file is whole, and
-    set when it is not."""
+    set when it is not. Given a PostgreSQL ``url`` (else ``$RECUERDO_DATABASE_URL``), the
+    memory of that database: its tallies, chunks, vectors and folded copies."""
     from .store.sqlite.health import examine
 
     validate_name(name)
+    database = database_url(url)
+    if database is not None:
+        try:
+            store = _postgres(database, name, create=False)
+        except MemoryNotFound:
+            raise missing_memory(name, url=database) from None
+        try:
+            return {"path": store.location, **store.check()}
+        finally:
+            store.close()
     path = state_path(name, base_dir)
     if not path.exists():
         raise MemoryNotFound(f"no memory named {name!r} at {path}")
@@ -567,13 +555,24 @@ def check_memory(name: str, *, base_dir: str | os.PathLike[str] | None = None) -
 
 
 def recover_memory(
-    name: str, target: str | os.PathLike[str], *, base_dir: str | os.PathLike[str] | None = None
+    name: str,
+    target: str | os.PathLike[str],
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+    url: str | None = None,
 ) -> dict[str, Any]:
     """Copy what is readable of a (damaged) memory into a new store at ``target``, reporting
-    per table what was recovered and what was lost."""
+    per table what was recovered and what was lost. A memory file's: a PostgreSQL memory
+    (``url``, else ``$RECUERDO_DATABASE_URL``) is refused, its pages are the server's."""
     from .store.sqlite.recover import recover_file
 
     validate_name(name)
+    if database_url(url) is not None:
+        raise InvalidInput(
+            "recover salvages a damaged memory file; a PostgreSQL memory's pages are the "
+            "server's to repair (its own tools), and `backup` copies what it holds. Nothing "
+            "was written."
+        )
     path = state_path(name, base_dir)
     if not path.exists():
         raise MemoryNotFound(f"no memory named {name!r} at {path}")

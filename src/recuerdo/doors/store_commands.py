@@ -90,7 +90,9 @@ def register(cli: click.Group, emit_error: Any) -> None:
         """Write the whole memory to OUT: a portable archive (gzip JSON Lines of every table:
         entries, rules, plans, notes with every revision, conversations, knowledge with its
         history, links, settings, mutes, sessions, pins, code, messages, the audit), from
-        whichever backend holds the memory; `restore` makes a new SQLite memory of it."""
+        whichever backend holds the memory; `restore` makes a new memory of it, on either.
+        OUT is created readable by you alone; it may replace an earlier archive, never
+        another file."""
         bar = _Bar("backup")
         try:
             with state.open(create=False) as memory:
@@ -113,7 +115,8 @@ def register(cli: click.Group, emit_error: Any) -> None:
         "restore",
         help=(
             (note_restore.help or "") + " With a FILE instead of an ID: rebuild the memory "
-            "named by --memory (a new one) from that backup archive (see `backup`)."
+            "named by --memory (a new one; in the --database-url database when one is given) "
+            "from that backup archive (see `backup`)."
             if note_restore is not None
             else "Rebuild the memory named by --memory (a new one) from a backup ARCHIVE."
         ),
@@ -134,7 +137,11 @@ def register(cli: click.Group, emit_error: Any) -> None:
             if not state.memory_name:
                 raise MemoryNotNamed("name the memory to restore into: recuerdo --memory NAME")
             report = restore_memory(
-                state.memory_name, target, base_dir=state.state_dir, progress=bar
+                state.memory_name,
+                target,
+                base_dir=state.state_dir,
+                url=state.database_url,
+                progress=bar,
             )
         except RecuerdoError as error:
             emit_error(error, as_json)
@@ -176,12 +183,15 @@ def register(cli: click.Group, emit_error: Any) -> None:
     @cli.command("check")
     @click.pass_obj
     def check(state: Any) -> None:
-        """Check a memory's file: integrity, full-text indexes, chunks, vectors and index marks.
+        """Check a memory's file: integrity, full-text indexes, chunks, vectors and index marks
+        (with --database-url, the memory there: tallies, chunks, vectors, folded copies).
         Exits 1 when anything is wrong."""
         try:
             if not state.memory_name:
                 raise MemoryNotNamed("name the memory to check: recuerdo --memory NAME check")
-            report = check_memory(state.memory_name, base_dir=state.state_dir)
+            report = check_memory(
+                state.memory_name, base_dir=state.state_dir, url=state.database_url
+            )
         except RecuerdoError as error:
             emit_error(error, state.as_json)
         if state.as_json:
@@ -206,7 +216,9 @@ def register(cli: click.Group, emit_error: Any) -> None:
         try:
             if not state.memory_name:
                 raise MemoryNotNamed("name the memory to recover: recuerdo --memory NAME recover")
-            report = recover_memory(state.memory_name, out, base_dir=state.state_dir)
+            report = recover_memory(
+                state.memory_name, out, base_dir=state.state_dir, url=state.database_url
+            )
         except RecuerdoError as error:
             emit_error(error, state.as_json)
         if state.as_json:

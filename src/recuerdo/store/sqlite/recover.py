@@ -5,6 +5,11 @@ read again row by row, and the rows that cannot be read are counted as lost. Tab
 rowid are read as far as they can be. The full-text indexes are rebuilt from the copied rows,
 not copied, and so are the tallies of what the memory holds; the id sequence is carried over,
 so an id is never given out twice.
+
+The rows go into a store at the file's own schema steps, and the steps the file is older than
+then run on them, as they do when such a file is opened: a step that converts what it finds
+(m022's binary keys, m018's shorter ones) would otherwise never see the rows copied into the
+current schema. A file whose steps cannot be read is copied into the current schema.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 
 from ...errors import InvalidInput, StoreError
 from .. import audit_filters, audit_words, entity_names, released_hashes, tallies
+from ..migrations import check_not_newer
 from .driver import sqlite3
 
 BATCH = 1000
@@ -44,18 +50,25 @@ def recover(source: str, target: str) -> dict[str, Any]:
     report per table what was recovered and what was lost."""
     from .chunk_spans import index_all
     from .connection import SQLiteStore, SQLiteTx
+    from .schema import SCHEMA
     from .tag_categories_schema import FILL_CATEGORIES
 
     if not os.path.exists(source):
         raise InvalidInput(f"no memory at {source}")
     if os.path.exists(target):
         raise InvalidInput(f"{target} exists already: recover writes a new file")
-    SQLiteStore(target).close()  # the current schema, empty
     old = _readable(source)
+    try:
+        steps = _file_steps(old, source)
+        SQLiteStore(target, steps=steps).close()  # the file's schema, empty
+    except BaseException:
+        old.close()
+        raise
     new = sqlite3.connect(target, isolation_level=None)
     new.row_factory = sqlite3.Row
     # Rows come in as they can be read: a row whose parent was lost is removed at the end.
     new.execute("PRAGMA foreign_keys=OFF")
+    taken = set(SCHEMA.names()[:steps]) if steps is not None else None
     report: dict[str, Any] = {"source": source, "target": target, "tables": {}}
     try:
         new.execute("BEGIN IMMEDIATE")
@@ -76,18 +89,26 @@ def recover(source: str, target: str) -> dict[str, Any]:
             entry["lost"] += removed
             entry["complete"] = False
         _carry_sequence(old, new)
-        # Vectors whose chunks were lost (or dropped above) wait for the upkeep's collection.
-        new.execute(released_hashes.RELEASE_UNUSED)
-        # Tag rows copied from a store older than m026 come without their items' categories.
-        new.execute(FILL_CATEGORIES)
         copied = SQLiteTx(new, lambda _: None)
-        audit_words.fill(copied)
-        # A file from before m037 kept its records' filters escaped.
-        audit_filters.unescape(copied)
-        # A file from before m038 folded names by case alone.
-        entity_names.refold(copied)
-        # The words index holds no text to copy: it is filled again from the chunks' spans.
-        index_all(copied)
+
+        def taken_step(name: str) -> bool:  # a later one fills what it needs when it runs
+            return taken is None or name in taken
+
+        if taken_step("m032_released_hashes"):
+            # Vectors whose chunks were lost (or dropped above) wait for the upkeep's collection.
+            new.execute(released_hashes.RELEASE_UNUSED)
+        if taken_step("m026_tag_categories"):
+            new.execute(FILL_CATEGORIES)  # tag rows of a damaged table, without categories
+        if taken_step("m034_audit_words"):
+            audit_words.fill(copied)
+        if taken_step("m037_unescaped_audit_filters"):
+            audit_filters.unescape(copied)
+        if taken_step("m038_nfc_entity_names"):
+            entity_names.refold(copied)
+        if taken_step("m021_chunk_spans"):
+            # The words index holds no text to copy: it is filled again from the chunks' spans
+            # (before the step, the chunks' insert trigger filled it as they were copied).
+            index_all(copied)
         # Derived work starts over: the upkeep re-indexes (the trigram index is empty: items
         # were copied without it) and re-embeds what is missing.
         new.execute("UPDATE index_marks SET upto = 0 WHERE name = 'entry_trigrams'")
@@ -103,11 +124,30 @@ def recover(source: str, target: str) -> dict[str, Any]:
     finally:
         old.close()
         new.close()
+    SQLiteStore(target).close()  # the steps the file is older than, on the rows copied
     tables = report["tables"]
     report["recovered"] = sum(t["recovered"] for t in tables.values())
     report["lost"] = sum(t["lost"] for t in tables.values())
     report["incomplete_tables"] = sorted(name for name, t in tables.items() if not t["complete"])
     return report
+
+
+def _file_steps(old: sqlite3.Connection, source: str) -> int | None:
+    """How many of this version's steps the file has taken (None: its record is unreadable);
+    a file of a newer recuerdo is refused, as its open is: its rows would lose what the newer
+    steps added."""
+    from .schema import SCHEMA
+
+    try:
+        applied = [row[0] for row in old.execute("SELECT name FROM _migrations")]
+        version = int(old.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.DatabaseError:
+        return None
+    check_not_newer(SCHEMA, applied, version, source)
+    known = SCHEMA.names()
+    if set(applied) != set(known[: len(applied)]):
+        return None  # steps out of order: no schema of this version is the file's
+    return len(applied)
 
 
 def _drop_orphans(conn: sqlite3.Connection) -> dict[str, int]:

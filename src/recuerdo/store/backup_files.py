@@ -1,0 +1,183 @@
+"""Where a backup is written and where a restore lands (decision 0121).
+
+A backup is written beside its target under ``<name>.partial``, created 0600 (it holds every
+tenant's data, as the memory's own file does), and moved over the target only once whole. The
+target may be new, or an earlier archive: anything else that is there (the memory's own file,
+another memory, a document, a directory, a device) is refused before anything is written, since
+the move would replace it. A raw copy replaces no file at all: an earlier raw copy cannot be told
+from a memory in use.
+
+A restore builds the new memory under a name nobody uses, and gives it its name in one step
+(a file moved in place; a PostgreSQL schema renamed), so a memory is never seen half restored
+and a restore that fails leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from ..errors import Conflict, InvalidInput, RecuerdoError
+from . import archive
+from .base import Store
+from .sqlite import SQLiteStore
+
+
+def check_target(target: Path, *, raw: bool) -> None:
+    """Refuse a target the backup would replace and must not (nothing is written yet)."""
+    if not target.parent.is_dir():
+        # Said before anything is read: the open failed with a traceback naming the
+        # .partial file (SQLite's copy: "unable to open database file").
+        raise InvalidInput(f"no folder {str(target.parent)!r} to write the backup in")
+    if not os.path.lexists(target):
+        return
+    if raw:
+        raise Conflict(
+            f"{str(target)!r} exists: a raw copy replaces no file (an earlier copy cannot be "
+            "told from a memory in use); remove it or name a new file. Nothing was written."
+        )
+    if target.is_file() and not target.is_symlink():
+        try:
+            archive.read_header(target)
+            return  # an earlier archive, replaced whole once the new one is
+        except RecuerdoError:
+            pass
+    raise Conflict(
+        f"{str(target)!r} exists and is not a recuerdo backup archive: a backup replaces only "
+        "an earlier archive (never a memory's file or another file); name a new file. Nothing "
+        "was written."
+    )
+
+
+def _partial(target: Path) -> Path:
+    return target.with_name(target.name + ".partial")
+
+
+def _private(path: Path) -> int:
+    """A new empty file only its owner may read (whatever the umask), open for writing."""
+    path.unlink(missing_ok=True)  # an earlier run's leftover: its mode is not ours to trust
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+
+
+@contextmanager
+def _replacing(target: Path) -> Iterator[Path]:
+    """The partial file to write; moved over ``target`` when the block ends normally, removed
+    (with a journal SQLite left beside it) when it raises: a backup is whole or absent."""
+    partial = _partial(target)
+    try:
+        yield partial
+        os.replace(partial, target)
+    except BaseException:
+        for leftover in (partial, partial.with_name(partial.name + "-journal")):
+            leftover.unlink(missing_ok=True)
+        raise
+
+
+def write_archive(
+    store: Store, target: Path, *, memory: str, progress: archive.Progress | None
+) -> dict[str, Any]:
+    check_target(target, raw=False)
+    with _replacing(target) as partial:
+        out: IO[bytes]
+        with os.fdopen(_private(partial), "wb") as out, store.read() as tx:
+            written = archive.write(
+                tx, store.archive, out, schema=store.schema_steps, memory=memory, progress=progress
+            )
+    return {"path": str(target), "bytes": target.stat().st_size, **written}
+
+
+def write_raw(store: Store, target: Path) -> dict[str, Any]:
+    check_target(target, raw=True)
+    with _replacing(target) as partial:
+        os.close(_private(partial))  # SQLite writes its copy into the empty file, mode kept
+        store.copy_to(str(partial))  # type: ignore[attr-defined]
+    return {"path": str(target), "bytes": target.stat().st_size, "raw": True}
+
+
+def restore_file(
+    target: Path, path: str | os.PathLike[str], header: archive.Header, progress: Any
+) -> int:
+    """Load the archive into a new file, moved to ``target`` once whole."""
+    partial = target.with_name(f".{target.name}.restoring")
+    store = SQLiteStore(str(partial), steps=len(header.schema))
+    try:
+        with store.write() as tx:
+            loaded = archive.load(tx, store.archive, path, header, progress=progress)
+    except BaseException:
+        store.close()
+        for leftover in partial.parent.glob(f"{partial.name}*"):
+            leftover.unlink()
+        raise
+    store.close()
+    if target.exists():  # made meanwhile by another process: it stays as it is
+        for leftover in partial.parent.glob(f"{partial.name}*"):
+            leftover.unlink()
+        raise exists(target.stem)
+    os.replace(partial, target)
+    return loaded
+
+
+def exists(name: str) -> Conflict:
+    return Conflict(
+        f"a memory named {name!r} exists already: restore makes a new memory (choose "
+        "another name, or move the existing one away first)"
+    )
+
+
+def restore_postgres(
+    url: str, name: str, path: str | os.PathLike[str], header: archive.Header, progress: Any
+) -> int:
+    """Load the archive into a new schema of the database at ``url``, renamed to the memory's
+    once whole (a schema's objects keep their identity through a rename)."""
+    from .postgres import PostgresStore, memory_names
+    from .postgres.connection import schema_name
+
+    if name in memory_names(url):
+        raise exists(name)
+    scratch_name = f"restoring-{secrets.token_hex(6)}"  # short: a schema's name has 63 bytes
+    scratch = schema_name(scratch_name)
+    store = PostgresStore(url, scratch_name, steps=len(header.schema))
+    try:
+        with store.write() as tx:
+            loaded = archive.load(tx, store.archive, path, header, progress=progress)
+    except BaseException:
+        store.drop()
+        raise
+    store.close()
+    try:
+        renamed = _rename_schema(url, scratch, schema_name(name))
+    except BaseException:
+        _drop_schema(url, scratch)
+        raise
+    if not renamed:
+        _drop_schema(url, scratch)
+        raise exists(name)
+    return loaded
+
+
+def _rename_schema(url: str, scratch: str, schema: str) -> bool:
+    """Give the restored schema its memory's name, unless a memory took it meanwhile: under
+    the memory's lock, which its creation takes too."""
+    import psycopg
+
+    from .postgres.connection import _quote, lock_key
+
+    with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [lock_key(schema)])
+        if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema]).fetchone():
+            return False
+        conn.execute(f"ALTER SCHEMA {_quote(scratch)} RENAME TO {_quote(schema)}")
+    return True
+
+
+def _drop_schema(url: str, schema: str) -> None:
+    import psycopg
+
+    from .postgres.connection import _quote
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {_quote(schema)} CASCADE")

@@ -1,0 +1,213 @@
+"""Where a backup is written and where a restore lands (decision 0121): a backup replaces only
+an earlier archive and is readable by its owner alone; a restore given a PostgreSQL database
+makes the memory there, whole or not at all; `check` and `recover` name the memory of the
+database they are given, not a file of the same name."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+
+import recuerdo
+from recuerdo.doors.cli import cli
+from recuerdo.engine import restore_memory
+from recuerdo.store.postgres import PostgresStore, memory_names
+
+from .postgres import system_url, unique_memory
+from .test_backup import _rewrite, deep_dump, play
+
+SCRIPT = [
+    ("entry", ("Zebras prefer gravel paths", ["animals"], "user")),
+    ("note", ("runbook", ["Restart the queue first.", "Then the workers."], True)),
+    ("plan", ("deploy", ["build", "ship"], 1)),
+    ("rule", ("budget", 5)),
+    ("fact", ("ann", "bob", False)),
+    ("messages", ("chat", ["hello there", "hi ann"])),
+    ("pin", ("kept", True)),
+    ("mute", ("drinks",)),
+    ("forget", ("gone",)),
+]
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "not a file"
+
+
+def _own_file(base: Path) -> Path:
+    return base / ".recuerdo" / "state" / "mine.db"
+
+
+def _other_memory(base: Path) -> Path:
+    with recuerdo.open("other", base_dir=base, embedder="none") as other:
+        other.remember("learning", "the other memory's only entry")
+    return base / ".recuerdo" / "state" / "other.db"
+
+
+def _document(base: Path) -> Path:
+    (base / "notes.txt").write_text("a document of the user's, not a backup\n")
+    return base / "notes.txt"
+
+
+def _earlier_raw_copy(base: Path) -> Path:
+    with recuerdo.open("mine", base_dir=base, embedder="none") as memory:
+        memory.backup(base / "copy.db", raw=True)
+    return base / "copy.db"
+
+
+TARGETS: dict[str, Callable[[Path], Path]] = {
+    "the memory's own file": _own_file,
+    "another memory's file": _other_memory,
+    "a document": _document,
+    "a folder": lambda base: base,
+    "an earlier raw copy": _earlier_raw_copy,
+}
+
+
+@pytest.mark.parametrize("raw", [False, True], ids=["archive", "raw"])
+@pytest.mark.parametrize("target", list(TARGETS))
+def test_a_backup_never_replaces_what_is_not_an_earlier_archive(
+    base: Path, target: str, raw: bool
+) -> None:
+    """A backup onto its own memory's file replaced the live store with the archive (the next
+    open: store_damaged, the writes after it lost); onto another memory, that memory."""
+    with recuerdo.open("mine", base_dir=base, embedder="none") as memory:
+        memory.remember("learning", "the entry that must survive")
+    path = TARGETS[target](base)
+    before = _digest(path)
+    with recuerdo.open("mine", base_dir=base, embedder="none") as memory:
+        with pytest.raises(recuerdo.Conflict) as refused:
+            memory.backup(path, raw=raw)
+        assert refused.value.code == "conflict"
+        memory.remember("learning", "written after the refusal")
+    if path != _own_file(base):  # the live file changes with the write; the reads below tell
+        assert _digest(path) == before
+    assert not list(path.parent.glob("*.partial*"))
+    with recuerdo.open("mine", base_dir=base, embedder="none") as memory:
+        assert len(memory.recall()) == 2
+
+
+def test_an_archive_replaces_an_earlier_archive(base: Path) -> None:
+    with recuerdo.open("mine", base_dir=base, embedder="none") as memory:
+        memory.remember("learning", "first")
+        memory.backup(base / "nightly.rbk")
+        memory.remember("learning", "second")
+        assert memory.backup(base / "nightly.rbk")["tables"]["items"] == 2
+    restore_memory("again", base / "nightly.rbk", base_dir=base)
+    with recuerdo.open("again", base_dir=base, embedder="none") as copy:
+        assert len(copy.recall()) == 2
+
+
+@pytest.mark.parametrize("raw", [False, True], ids=["archive", "raw"])
+def test_a_backup_is_readable_by_its_owner_alone(base: Path, raw: bool) -> None:
+    """It holds every tenant's data, as the memory's file (0600) does: it was made 0644."""
+    previous = os.umask(0o022)
+    try:
+        with recuerdo.open("mine", base_dir=base, embedder="none") as memory:
+            memory.remember("learning", "not for other users of the machine")
+            path = Path(memory.backup(base / "out.bak", raw=raw)["path"])
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+@contextmanager
+def _dropped(url: str, *names: str) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        for name in names:
+            if name in memory_names(url):
+                PostgresStore(url, name).drop()
+
+
+def _scratch_schemas(url: str) -> list[str]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'recuerdo\\_restoring-%'"
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def test_a_file_memory_moves_to_postgresql_and_back_unchanged(base: Path) -> None:
+    """restore_memory made a file whatever the database it was given: a memory could not move
+    to PostgreSQL."""
+    url = system_url()
+    name = unique_memory("moved")
+    with recuerdo.open("original", base_dir=base, embedder="none") as memory:
+        play(memory, SCRIPT)
+        memory._upkeep.drain()
+        wanted = [hit["id"] for hit in memory.search("gravel")["results"]]
+        memory.backup(base / "file.rbk")
+    with _dropped(url, name):
+        restore_memory(name, base / "file.rbk", url=url)
+        assert not (base / ".recuerdo" / "state" / f"{name}.db").exists()
+        with recuerdo.open(name, url=url, embedder="none", create=False) as moved:
+            moved.backup(base / "postgres.rbk")  # before the search below adds to the audit
+            assert [hit["id"] for hit in moved.search("gravel")["results"]] == wanted
+    restore_memory("back", base / "postgres.rbk", base_dir=base)
+    state = base / ".recuerdo" / "state"
+    back = deep_dump(state / "back.db")
+    # PostgreSQL's mark of the folded copies its server made (its restore drops it) rides along.
+    back["index_marks"] = [m for m in back["index_marks"] if "folded_copies" not in m]
+    assert back == deep_dump(state / "original.db")
+
+
+def test_a_restore_into_postgresql_overwrites_nothing_and_leaves_nothing(base: Path) -> None:
+    url = system_url()
+    name = unique_memory("taken")
+    with recuerdo.open("src", base_dir=base, embedder="none") as memory:
+        memory.remember("learning", "one")
+        memory.remember("learning", "two")
+        memory.backup(base / "good.rbk")
+    _rewrite(base / "good.rbk", base / "cut.rbk", lambda lines: lines[:-1])
+    with _dropped(url, name):
+        with pytest.raises(recuerdo.InvalidInput):
+            restore_memory(name, base / "cut.rbk", url=url)
+        assert name not in memory_names(url)
+        with recuerdo.open(name, url=url, embedder="none") as existing:
+            existing.remember("learning", "already here")
+        with pytest.raises(recuerdo.Conflict) as refused:
+            restore_memory(name, base / "good.rbk", url=url)
+        assert refused.value.code == "conflict"
+        with recuerdo.open(name, url=url, embedder="none") as existing:
+            assert [e["content"] for e in existing.recall()] == ["already here"]
+    assert not _scratch_schemas(url)
+
+
+def _run(base: Path, url: str, *args: str) -> tuple[int, dict[str, object]]:
+    result = CliRunner().invoke(
+        cli, ["--state-dir", str(base), "--database-url", url, "--json", *args]
+    )
+    return result.exit_code, json.loads(result.output or "{}")
+
+
+def test_the_cli_restores_checks_and_refuses_recover_in_the_database_it_is_given(
+    base: Path,
+) -> None:
+    """With --database-url, `restore` wrote a file and said it restored the memory (which the
+    database then did not hold); `check` and `recover` looked for a file of that name."""
+    url = system_url()
+    name = unique_memory("cli")
+    with recuerdo.open(name, base_dir=base, embedder="none") as memory:
+        memory.save("Runbook", "Restart the queue first.", key="runbook")
+        memory.backup(base / "cli.rbk")
+    with _dropped(url, name):
+        code, _ = _run(base, url, "--memory", name, "restore", str(base / "cli.rbk"))
+        assert code == 0
+        with recuerdo.open(name, url=url, embedder="none", create=False) as restored:
+            assert restored.search("queue")["results"]
+        code, report = _run(base, url, "--memory", name, "check")
+        assert (code, report["ok"]) == (0, True)
+        assert str(report["path"]).endswith(f"#recuerdo_{name}")
+        code, error = _run(base, url, "--memory", name, "recover", str(base / "out.db"))
+        assert code != 0 and error["error"] == "invalid_input"
+        assert not (base / "out.db").exists()

@@ -1,0 +1,105 @@
+"""``recover`` of a file an older recuerdo wrote gives what opening the file gives: the rows go
+into a store at the file's own steps, and the steps it is older than run on them. A file of a
+newer recuerdo is refused, as its open is."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+import recuerdo
+from recuerdo.engine import recover_memory
+from recuerdo.index.chunks import chunk_hash
+from recuerdo.notes.history import normalized_hash
+from recuerdo.store.hashes import BINARY_KEYS
+from recuerdo.store.sqlite import SQLiteStore, sqlite3
+from recuerdo.store.sqlite.schema import SCHEMA
+
+from .test_backup import deep_dump
+
+STEP = "m022_binary_keys"
+
+
+TEXT = "Restart the queue first."
+
+
+def _written_before_m022(path: Path) -> None:
+    """A memory file as a recuerdo before m022 left it: a note, its chunk and the chunk's
+    vector, their keys stored as 32 hex digits."""
+    store = SQLiteStore(str(path), steps=SCHEMA.names().index(STEP))
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    try:
+        with store.write() as tx:
+            tx.execute(
+                "INSERT INTO items (id, tenant, scope, item_type, category, title, key, content,"
+                " source, created_at, updated_at, content_hash) VALUES (1, 'local', 'user',"
+                " 'note', 'manual', 'Runbook', 'runbook', ?, 'main', ?, ?, ?)",
+                (TEXT, now, now, normalized_hash(TEXT).hex()),
+            )
+            tx.execute(
+                "INSERT INTO chunks (id, item_id, ordinal, start, stop, title, hash, tenant)"
+                " VALUES (1, 1, 0, 0, ?, 'Runbook', ?, 'local')",
+                (len(TEXT), chunk_hash(TEXT).hex()),
+            )
+            tx.execute(
+                "INSERT INTO embeddings (model, hash, vector) VALUES ('static', ?, ?)",
+                (chunk_hash(TEXT).hex(), bytes(16)),
+            )
+    finally:
+        store.close()
+
+
+def test_a_file_from_before_a_converting_step_recovers_as_it_opens(base: Path) -> None:
+    """The rows went into the current schema as they were: the keys stayed hex text where
+    every key written since is 16 bytes, so none ever matched them (the same note saved again
+    was a new version, not a repeat)."""
+    state = base / ".recuerdo" / "state"
+    state.mkdir(parents=True)
+    _written_before_m022(state / "old.db")
+    shutil.copy(state / "old.db", base / "opened.db")
+    SQLiteStore(str(base / "opened.db")).close()  # the steps, as an open takes them
+    report = recover_memory("old", base / "recovered.db", base_dir=base)
+    assert report["lost"] == 0
+    conn = sqlite3.connect(str(base / "recovered.db"))
+    try:
+        for table, column in BINARY_KEYS:
+            kinds = conn.execute(f"SELECT DISTINCT typeof({column}) FROM {table}").fetchall()
+            assert kinds == [("blob",)], table
+    finally:
+        conn.close()
+    opened, recovered = deep_dump(base / "opened.db"), deep_dump(base / "recovered.db")
+    # The marks say how far the derived indexes got; recover starts them over.
+    del opened["index_marks"], recovered["index_marks"]
+    assert recovered == opened
+    store = SQLiteStore(str(base / "recovered.db"))
+    try:
+        with recuerdo.open("recovered", store=store, embedder="none") as memory:
+            again = memory.save("Runbook", TEXT, scope="user")  # no key: found by its hash
+            assert (again["id"], memory.get(1)["version"], memory.get(1)["duplicates"]) == (
+                1,
+                1,
+                1,
+            )
+    finally:
+        store.close()
+
+
+def test_a_file_of_a_newer_recuerdo_is_refused_and_nothing_is_written(base: Path) -> None:
+    """Its rows were copied into this version's schema: what the newer steps added was lost
+    without a word."""
+    with recuerdo.open("newer", base_dir=base, embedder="none") as memory:
+        memory.remember("learning", "kept by a newer recuerdo")
+    path = base / ".recuerdo" / "state" / "newer.db"
+    conn = sqlite3.connect(str(path))
+    try:
+        conn.execute("INSERT INTO _migrations (name, applied_at) VALUES ('m999_later', 'now')")
+        conn.commit()
+    finally:
+        conn.close()
+    with pytest.raises(recuerdo.StoreTooNew) as refused:
+        recover_memory("newer", base / "recovered.db", base_dir=base)
+    assert refused.value.code == "store_too_new"
+    assert not list(base.glob("recovered.db*"))
