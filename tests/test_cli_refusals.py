@@ -154,24 +154,33 @@ def test_a_server_that_is_not_a_url_is_refused(runner: CliRunner, server: str) -
     assert shape["error"] == "invalid_input" and "--server" in str(shape["detail"])
 
 
-def test_a_server_that_answers_something_else_is_unavailable(runner: CliRunner) -> None:
-    class Page(http.server.BaseHTTPRequestHandler):
+def _recall_through(
+    runner: CliRunner, status: int, content_type: str, body: bytes
+) -> dict[str, object]:
+    """The CLI's JSON refusal of ``recall`` sent to a server that answers every POST with
+    ``status`` and ``body``."""
+
+    class Answer(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
             self.end_headers()
-            self.wfile.write(b"<html>a router's login page</html>")
+            self.wfile.write(body)
 
         def log_message(self, *args: object) -> None:
             pass
 
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page) as other:
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer) as other:
         threading.Thread(target=other.serve_forever, daemon=True).start()
         url = f"http://127.0.0.1:{other.server_address[1]}"
         try:
-            shape = refused(runner.invoke(cli, ["--server", url, "--json", "recall"]))
+            return refused(runner.invoke(cli, ["--server", url, "--json", "recall"]))
         finally:
             other.shutdown()
+
+
+def test_a_server_that_answers_something_else_is_unavailable(runner: CliRunner) -> None:
+    shape = _recall_through(runner, 200, "text/html", b"<html>a router's login page</html>")
     assert shape["error"] == "store_unavailable" and "did not answer JSON" in str(shape["detail"])
 
 
@@ -180,24 +189,7 @@ def test_a_server_error_that_is_not_the_error_shape_is_an_error(
     runner: CliRunner, body: bytes
 ) -> None:
     """A proxy's error page may be JSON that is not an object: it was an AttributeError."""
-
-    class Gateway(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.send_response(502)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Gateway) as other:
-        threading.Thread(target=other.serve_forever, daemon=True).start()
-        url = f"http://127.0.0.1:{other.server_address[1]}"
-        try:
-            shape = refused(runner.invoke(cli, ["--server", url, "--json", "recall"]))
-        finally:
-            other.shutdown()
+    shape = _recall_through(runner, 502, "application/json", body)
     assert shape["error"] == "internal" and shape["detail"] == "HTTP 502"
 
 

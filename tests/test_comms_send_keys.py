@@ -25,6 +25,14 @@ def trio(memory: recuerdo.Memory) -> Trio:
     return views  # type: ignore[return-value]
 
 
+def _alice_to_bob(memory: recuerdo.Memory) -> recuerdo.Memory:
+    """Alice's view, with addresses bound for her and for Bob."""
+    alice = memory.agent("alice")
+    alice.bind_address("alice@local")
+    memory.agent("bob").bind_address("bob@local")
+    return alice
+
+
 def _mail(view: recuerdo.Memory) -> list[str]:
     """Every message the view may read, by id, over its whole inbox."""
     return [
@@ -103,9 +111,7 @@ def test_the_key_with_another_message_is_refused_and_nothing_is_sent(
 
 def test_a_key_that_reads_as_a_credential_is_refused(file_memory: recuerdo.Memory) -> None:
     """The guard replaces a credential by its kind's marker: two such keys would read alike."""
-    alice = file_memory.agent("alice")
-    alice.bind_address("alice@local")
-    file_memory.agent("bob").bind_address("bob@local")
+    alice = _alice_to_bob(file_memory)
     before = db_dump(file_memory.location)
     with pytest.raises(recuerdo.InvalidInput) as caught:
         alice.send_message(
@@ -191,9 +197,7 @@ API_KEY = "sk-ant-api03-" + "a1B2c3D4e5" * 9 + " "  # its marker is shorter than
 def test_a_subject_within_the_limit_as_sent_is_sent(
     file_memory: recuerdo.Memory, secret: str
 ) -> None:
-    alice = file_memory.agent("alice")
-    alice.bind_address("alice@local")
-    file_memory.agent("bob").bind_address("bob@local")
+    alice = _alice_to_bob(file_memory)
     subject = secret + "s" * (1024 - len(secret))
     assert len(subject.encode()) == 1024
     sent = alice.send_message(["bob@local"], subject, "body")
@@ -205,9 +209,7 @@ def test_a_subject_within_the_limit_as_sent_is_sent(
 def test_a_subject_over_the_limit_as_sent_is_refused_with_its_size(
     file_memory: recuerdo.Memory, secret: str
 ) -> None:
-    alice = file_memory.agent("alice")
-    alice.bind_address("alice@local")
-    file_memory.agent("bob").bind_address("bob@local")
+    alice = _alice_to_bob(file_memory)
     subject = secret + "s" * (1030 - len(secret))
     before = db_dump(file_memory.location)
     with pytest.raises(recuerdo.SubjectTooLong) as caught:
