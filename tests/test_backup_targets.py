@@ -294,7 +294,8 @@ def test_a_restore_that_died_leaves_no_memory_and_the_next_removes_its_schema(
     assert died.returncode == 9
     left = _scratch_schemas(url)
     assert left
-    assert not [n for n in recuerdo_memory_names(url=url) if "restoring" in n]
+    listed = set(recuerdo_memory_names(url=url))
+    assert not {schema.removeprefix("recuerdo_") for schema in left} & listed
     with _dropped(url, other):
         restore_memory(other, base / "good.rbk", url=url)
         assert not set(left) & set(_scratch_schemas(url))
