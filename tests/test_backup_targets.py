@@ -9,6 +9,9 @@ import hashlib
 import json
 import os
 import stat
+import subprocess
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +22,7 @@ from click.testing import CliRunner
 
 import recuerdo
 from recuerdo.doors.cli import cli
+from recuerdo.engine import memory_names as recuerdo_memory_names
 from recuerdo.engine import restore_memory
 from recuerdo.store.postgres import PostgresStore, memory_names
 
@@ -132,7 +136,7 @@ def _dropped(url: str, *names: str) -> Iterator[None]:
 def _scratch_schemas(url: str) -> list[str]:
     with psycopg.connect(url, autocommit=True) as conn:
         rows = conn.execute(
-            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'recuerdo\\_restoring-%'"
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'recuerdo\\_restoring$%'"
         ).fetchall()
     return [row[0] for row in rows]
 
@@ -211,3 +215,88 @@ def test_the_cli_restores_checks_and_refuses_recover_in_the_database_it_is_given
         code, error = _run(base, url, "--memory", name, "recover", str(base / "out.db"))
         assert code != 0 and error["error"] == "invalid_input"
         assert not (base / "out.db").exists()
+
+
+def test_a_backup_never_replaces_another_memorys_archive(base: Path) -> None:
+    """Any archive was an "earlier archive": `mine`'s backup replaced `other`'s only one."""
+    with recuerdo.open("other", base_dir=base, embedder="none") as other:
+        other.remember("learning", "the other memory's only entry")
+        other.backup(base / "other.rbk")
+    before = _digest(base / "other.rbk")
+    with (
+        recuerdo.open("mine", base_dir=base, embedder="none") as memory,
+        pytest.raises(recuerdo.Conflict) as refused,
+    ):
+        memory.backup(base / "other.rbk")
+    assert refused.value.code == "conflict"
+    assert _digest(base / "other.rbk") == before
+    assert not list(base.glob("*.partial*"))
+
+
+def test_two_restores_of_one_name_make_one_memory_whole(base: Path) -> None:
+    """Both loaded into one `.NAME.db.restoring`: the loser's cleanup removed the winner's
+    file, which then said it restored the memory and left it empty."""
+    for name, count in (("first", 3), ("second", 4)):
+        with recuerdo.open(name, base_dir=base, embedder="none") as memory:
+            for i in range(count):
+                memory.remember("learning", f"{name} entry {i}")
+            memory.backup(base / f"{name}.rbk")
+    outcome: dict[str, object] = {}
+
+    def second() -> None:
+        try:
+            outcome["second"] = restore_memory("twin", base / "second.rbk", base_dir=base)
+        except recuerdo.RecuerdoError as error:
+            outcome["second"] = error
+
+    def midway(done: int, total: int) -> None:  # the second restore runs while the first loads
+        if "second" not in outcome and done:
+            helper = threading.Thread(target=second)
+            helper.start()
+            helper.join(60)
+
+    with pytest.raises(recuerdo.Conflict) as refused:
+        restore_memory("twin", base / "first.rbk", base_dir=base, progress=midway)
+    assert refused.value.code == "conflict"
+    assert isinstance(outcome["second"], dict)
+    with recuerdo.open("twin", base_dir=base, embedder="none", create=False) as twin:
+        assert sorted(e["content"] for e in twin.recall()) == [
+            f"second entry {i}" for i in range(4)
+        ]
+    assert [p.name for p in (base / ".recuerdo" / "state").iterdir() if "twin" in p.name] == [
+        "twin.db"
+    ]
+
+
+_DIES_MIDWAY = """
+import os, sys
+from recuerdo.engine import restore_memory
+def progress(done, total):
+    if done:
+        os._exit(9)
+restore_memory(sys.argv[1], sys.argv[2], url=sys.argv[3], progress=progress)
+"""
+
+
+def test_a_restore_that_died_leaves_no_memory_and_the_next_removes_its_schema(
+    base: Path,
+) -> None:
+    """Its scratch schema (`restoring-<hex>`) was listed as a memory, and stayed for good."""
+    url = system_url()
+    name, other = unique_memory("died"), unique_memory("after")
+    with recuerdo.open("src", base_dir=base, embedder="none") as memory:
+        memory.remember("learning", "one")
+        memory.backup(base / "good.rbk")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    died = subprocess.run(
+        [sys.executable, "-c", _DIES_MIDWAY, name, str(base / "good.rbk"), url], env=env
+    )
+    assert died.returncode == 9
+    left = _scratch_schemas(url)
+    assert left
+    listed = set(recuerdo_memory_names(url=url))
+    assert not {schema.removeprefix("recuerdo_") for schema in left} & listed
+    with _dropped(url, other):
+        restore_memory(other, base / "good.rbk", url=url)
+        assert not set(left) & set(_scratch_schemas(url))
+        assert name not in memory_names(url)

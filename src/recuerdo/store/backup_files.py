@@ -27,8 +27,9 @@ from .base import Store
 from .sqlite import SQLiteStore
 
 
-def check_target(target: Path, *, raw: bool) -> None:
-    """Refuse a target the backup would replace and must not (nothing is written yet)."""
+def check_target(target: Path, *, raw: bool, memory: str = "") -> None:
+    """Refuse a target the backup would replace and must not (nothing is written yet): an
+    archive of another memory is that memory's backup, not this one's to replace."""
     if not target.parent.is_dir():
         # Said before anything is read: the open failed with a traceback naming the
         # .partial file (SQLite's copy: "unable to open database file").
@@ -42,10 +43,17 @@ def check_target(target: Path, *, raw: bool) -> None:
         )
     if target.is_file() and not target.is_symlink():
         try:
-            archive.read_header(target)
-            return  # an earlier archive, replaced whole once the new one is
+            earlier = archive.read_header(target).memory
         except RecuerdoError:
             pass
+        else:
+            if not earlier or not memory or earlier == memory:
+                return  # an earlier archive, replaced whole once the new one is
+            raise Conflict(
+                f"{str(target)!r} is a backup of the memory {earlier!r}, not of {memory!r}: a "
+                "backup replaces only an earlier archive of its own memory; name a new file. "
+                "Nothing was written."
+            )
     raise Conflict(
         f"{str(target)!r} exists and is not a recuerdo backup archive: a backup replaces only "
         "an earlier archive (never a memory's file or another file); name a new file. Nothing "
@@ -80,7 +88,7 @@ def _replacing(target: Path) -> Iterator[Path]:
 def write_archive(
     store: Store, target: Path, *, memory: str, progress: archive.Progress | None
 ) -> dict[str, Any]:
-    check_target(target, raw=False)
+    check_target(target, raw=False, memory=memory)
     with _replacing(target) as partial:
         out: IO[bytes]
         with os.fdopen(_private(partial), "wb") as out, store.read() as tx:
@@ -101,8 +109,11 @@ def write_raw(store: Store, target: Path) -> dict[str, Any]:
 def restore_file(
     target: Path, path: str | os.PathLike[str], header: archive.Header, progress: Any
 ) -> int:
-    """Load the archive into a new file, moved to ``target`` once whole."""
-    partial = target.with_name(f".{target.name}.restoring")
+    """Load the archive into a new file, linked at ``target`` once whole. The file is this
+    restore's own (two restores of one name at once shared one: the loser's cleanup removed the
+    winner's, which then said it restored the memory into an empty file), and the link fails
+    rather than replace a memory made meanwhile."""
+    partial = target.with_name(f".{target.name}.restoring-{secrets.token_hex(6)}")
     store = SQLiteStore(str(partial), steps=len(header.schema))
     try:
         with store.write() as tx:
@@ -113,12 +124,24 @@ def restore_file(
             leftover.unlink()
         raise
     store.close()
-    if target.exists():  # made meanwhile by another process: it stays as it is
+    try:
+        _place(partial, target)
+    finally:
         for leftover in partial.parent.glob(f"{partial.name}*"):
             leftover.unlink()
-        raise exists(target.stem)
-    os.replace(partial, target)
     return loaded
+
+
+def _place(partial: Path, target: Path) -> None:
+    """``partial`` becomes ``target`` unless a memory is there (made meanwhile: it stays)."""
+    try:
+        os.link(partial, target)  # atomic, and never replaces
+    except FileExistsError:
+        raise exists(target.stem) from None
+    except OSError:  # a file system without hard links: checked, then moved
+        if target.exists():
+            raise exists(target.stem) from None
+        os.replace(partial, target)
 
 
 def exists(name: str) -> Conflict:
@@ -128,35 +151,79 @@ def exists(name: str) -> Conflict:
     )
 
 
+# A scratch schema's name is no memory's (a memory's has no '$'; an identifier may hold one
+# unquoted, as `regnamespace` reads it): it is never listed or opened as a memory, neither while
+# it loads nor when a restore that died left it behind.
+SCRATCH = "restoring$"
+
+
 def restore_postgres(
     url: str, name: str, path: str | os.PathLike[str], header: archive.Header, progress: Any
 ) -> int:
     """Load the archive into a new schema of the database at ``url``, renamed to the memory's
     once whole (a schema's objects keep their identity through a rename)."""
+    import psycopg
+
     from .postgres import PostgresStore, memory_names
     from .postgres.connection import schema_name
 
     if name in memory_names(url):
         raise exists(name)
-    scratch_name = f"restoring-{secrets.token_hex(6)}"  # short: a schema's name has 63 bytes
+    scratch_name = f"{SCRATCH}{secrets.token_hex(6)}"  # short: a schema's name has 63 bytes
     scratch = schema_name(scratch_name)
-    store = PostgresStore(url, scratch_name, steps=len(header.schema))
-    try:
-        with store.write() as tx:
-            loaded = archive.load(tx, store.archive, path, header, progress=progress)
-    except BaseException:
-        store.drop()
-        raise
-    store.close()
-    try:
-        renamed = _rename_schema(url, scratch, schema_name(name))
-    except BaseException:
-        _drop_schema(url, scratch)
-        raise
+    with psycopg.connect(url, autocommit=True) as guard:
+        # Held while this restore runs (the server lets it go if the process dies): a scratch
+        # schema whose lock is free was left by a restore that died, and is dropped here.
+        guard.execute(_HOLD, [_scratch_key(scratch)])
+        _drop_abandoned(guard)
+        store = PostgresStore(url, scratch_name, steps=len(header.schema))
+        try:
+            with store.write() as tx:
+                loaded = archive.load(tx, store.archive, path, header, progress=progress)
+        except BaseException:
+            store.drop()
+            raise
+        store.close()
+        try:
+            renamed = _rename_schema(url, scratch, schema_name(name))
+        except BaseException:
+            _drop_schema(url, scratch)
+            raise
     if not renamed:
         _drop_schema(url, scratch)
         raise exists(name)
     return loaded
+
+
+_HOLD = "SELECT pg_advisory_lock(hashtextextended(%s, 0))"
+_TRY = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
+_LET_GO = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
+
+
+def _scratch_key(schema: str) -> str:
+    return f"recuerdo-restoring:{schema}"  # not the memory's write lock, which the load takes
+
+
+def _drop_abandoned(conn: Any) -> None:
+    """Drop the scratch schemas of restores that died (every tenant's data, out of reach of
+    any forget); those of restores under way hold their lock and are kept."""
+    import psycopg
+
+    from .postgres.connection import SCHEMA_PREFIX, _quote
+
+    found = conn.execute(
+        "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, %s)",
+        [SCHEMA_PREFIX + SCRATCH],
+    ).fetchall()
+    for (schema,) in found:
+        if not conn.execute(_TRY, [_scratch_key(schema)]).fetchone()[0]:
+            continue
+        try:
+            conn.execute(f"DROP SCHEMA IF EXISTS {_quote(schema)} CASCADE")
+        except psycopg.Error:
+            pass  # another role's: its owner's to drop
+        finally:
+            conn.execute(_LET_GO, [_scratch_key(schema)])
 
 
 def _rename_schema(url: str, scratch: str, schema: str) -> bool:
