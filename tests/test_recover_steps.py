@@ -103,3 +103,31 @@ def test_a_file_of_a_newer_recuerdo_is_refused_and_nothing_is_written(base: Path
         recover_memory("newer", base / "recovered.db", base_dir=base)
     assert refused.value.code == "store_too_new"
     assert not list(base.glob("recovered.db*"))
+
+
+@pytest.mark.parametrize("steps", [1, 2, 4])
+def test_a_file_from_before_the_word_index_recovers(base: Path, steps: int) -> None:
+    """A store at a step before both full-text indexes exist could not be opened (its open set
+    the indexes' settings): recover, which now builds the file's own steps, failed on such
+    files with "no such table" (the review of 0122)."""
+    state = base / ".recuerdo" / "state"
+    state.mkdir(parents=True)
+    store = SQLiteStore(str(state / "early.db"), steps=steps)
+    try:
+        with store.write() as tx:
+            tx.execute(
+                "INSERT INTO items (tenant, scope, item_type, category, content, source,"
+                " created_at, updated_at) VALUES ('local', 'user', 'entry', 'learning', ?,"
+                " 'main', '2024-01-01T00:00:00.000000Z', '2024-01-01T00:00:00.000000Z')",
+                (TEXT,),
+            )
+    finally:
+        store.close()
+    report = recover_memory("early", base / "recovered.db", base_dir=base)
+    assert report["lost"] == 0
+    store = SQLiteStore(str(base / "recovered.db"))
+    try:
+        with recuerdo.open("recovered", store=store, embedder="none") as memory:
+            assert [e["content"] for e in memory.recall(search="queue")] == [TEXT]
+    finally:
+        store.close()

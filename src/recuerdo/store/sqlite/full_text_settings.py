@@ -19,8 +19,19 @@ stops growing with the memory (``docs/decisions/0067-small-trigram-pages.md``)."
 
 
 def configure_full_text(tx: Tx) -> None:
-    """Each index's settings, written where the file does not hold them already."""
+    """Each index's settings, written where the file does not hold them already. A store at a
+    step before an index exists (an old file opened at its own steps, by ``recover`` or a
+    restore) has nothing to set for it."""
+    present = {
+        str(row["name"])
+        for row in tx.all(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
+            tuple(f"{table}_config" for table in FULL_TEXT_INDEXES),
+        )
+    }
     for table in FULL_TEXT_INDEXES:
+        if f"{table}_config" not in present:
+            continue
         held = {
             str(row["k"]): row["v"]
             for row in tx.all(

@@ -147,7 +147,14 @@ def _file_steps(old: sqlite3.Connection, source: str) -> int | None:
     known = SCHEMA.names()
     if set(applied) != set(known[: len(applied)]):
         return None  # steps out of order: no schema of this version is the file's
+    if len(applied) <= known.index(_FIRST_COPIED_AT_ITS_STEP):
+        # Before the chunks and their index marks exist, recover's own fix-ups have nothing
+        # to work on: such a file's rows go into the current schema, as before 0122.
+        return None
     return len(applied)
+
+
+_FIRST_COPIED_AT_ITS_STEP = "m005_retrieval"
 
 
 def _drop_orphans(conn: sqlite3.Connection) -> dict[str, int]:
