@@ -137,7 +137,19 @@ def test_a_confined_view_runs_no_owner_method_beyond_its_scopes(
 def test_a_confined_view_exports_its_own_scope_as_markdown(
     setting: Setting, tmp_path: Path
 ) -> None:
-    _, lim, _ = setting
-    assert lim.export_markdown(tmp_path, scope="project:a")["notes"] == 1
-    texts = [file.read_text(encoding="utf-8") for file in tmp_path.rglob("*.md")]
-    assert len(texts) == 1 and "Launch checklist for A" in texts[0] and SECRET not in texts[0]
+    """Its front matter lists the links the owner made to another scope's notes without them
+    (a linked note's title is the owner's secret too)."""
+    memory, lim, ids = setting
+    (hidden,) = [
+        n["id"] for n in memory.list_notes(scope="project:b")["notes"] if n["title"] == "B secret"
+    ]
+    memory.link(ids["mine"], hidden)
+    assert "B secret" in next(iter(_exported(memory, tmp_path / "owner", "project:a")))
+    texts = _exported(lim, tmp_path / "lim", "project:a")
+    assert len(texts) == 1 and "Launch checklist for A" in texts[0]
+    assert "B secret" not in texts[0] and SECRET not in texts[0]
+
+
+def _exported(memory: recuerdo.Memory, folder: Path, scope: str) -> list[str]:
+    memory.export_markdown(folder, scope=scope)
+    return [file.read_text(encoding="utf-8") for file in folder.rglob("*.md")]
