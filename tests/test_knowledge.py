@@ -417,6 +417,25 @@ def test_a_decimal_attribute_is_found_by_its_value(memory: recuerdo.Memory, aske
     assert memory.about(attribute={"key": "height", "value": 2})["state"] == "nothing_stored"
 
 
+def test_a_decimal_written_in_several_spellings_seeds_its_entity_once(
+    memory: recuerdo.Memory,
+) -> None:
+    """Found by its value, a decimal written as 1.8, then 1.80, then 1.800 (a float from Python,
+    the CLI's exact digits) matched a row for each spelling: the reply's seeding named the
+    entity three times (review of the decimal lookup)."""
+    for digits in ("1.8", "1.80", "1.800"):
+        entity = {"name": "Priya Raman", "attributes": {"height": Decimal(digits)}}
+        memory.remember_knowledge(facts={"entities": [entity]})
+    found = memory.about(attribute={"key": "height", "value": 1.8})
+    assert [seed["name"] for seed in found["seeding"]] == ["Priya Raman"]
+    assert [i["name"] for i in found["items"] if i["kind"] == "entity"] == ["Priya Raman"]
+    # Its value now is 2: no spelling of 1.8 it was once seeds it.
+    memory.remember_knowledge(
+        facts={"entities": [{"name": "Priya Raman", "attributes": {"height": Decimal("2")}}]}
+    )
+    assert memory.about(attribute={"key": "height", "value": 1.8})["seeding"] == []
+
+
 def test_an_attribute_value_finds_its_entities(memory: recuerdo.Memory) -> None:
     """about(attribute={key, value}) seeds the entities whose current value it is, compared by
     type (the text "3" is not the integer 3)."""

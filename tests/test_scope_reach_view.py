@@ -11,6 +11,7 @@ that session filed notes in its scope, ``save(scope=...)`` wrote anywhere, and `
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -98,3 +99,57 @@ def test_a_confined_view_still_runs_what_names_its_scope(setting: Setting) -> No
     assert [s["scope"] for s in lim.status(scope="project:a")["scopes"]] == ["project:a"]
     # The owner's own view is not confined.
     assert SECRET in memory.recent()["text"]
+
+
+def _planted_folder(memory: recuerdo.Memory, folder: Path) -> Path:
+    """Project b's notes as Markdown, one of them edited: read back, it would be a revision."""
+    memory.export_markdown(folder, scope="project:b")
+    file = next(f for f in folder.rglob("*.md") if "B secret" in f.read_text(encoding="utf-8"))
+    file.write_text(file.read_text(encoding="utf-8") + "\nplanted by lim\n", encoding="utf-8")
+    return folder
+
+
+OWNERS: dict[str, Callable[[recuerdo.Memory, recuerdo.Memory, Path], Any]] = {
+    "export_markdown": lambda memory, lim, at: lim.export_markdown(at / "out"),
+    "export_markdown_b": lambda memory, lim, at: lim.export_markdown(at / "out", scope="project:b"),
+    "import_markdown": lambda memory, lim, at: lim.import_markdown(_planted_folder(memory, at)),
+    "backup": lambda memory, lim, at: lim.backup(at / "out.jsonl.gz"),
+}
+
+
+@pytest.mark.parametrize("method", OWNERS)
+def test_a_confined_view_runs_no_owner_method_beyond_its_scopes(
+    setting: Setting, tmp_path: Path, method: str
+) -> None:
+    """The owner's methods that are no verbs (the doors never offer them) kept no scope: a
+    confined view exported every scope's notes as Markdown, read a folder back into project b,
+    and wrote a backup of the whole memory."""
+    memory, lim, _ = setting
+    before = state(memory)
+    with pytest.raises(recuerdo.CapabilityNotGranted) as refused:
+        OWNERS[method](memory, lim, tmp_path)
+    assert refused.value.code == "capability_not_granted"
+    assert "project:b" not in str(refused.value)
+    assert state(memory) == before
+    assert not list(tmp_path.glob("out*"))
+
+
+def test_a_confined_view_exports_its_own_scope_as_markdown(
+    setting: Setting, tmp_path: Path
+) -> None:
+    """Its front matter lists the links the owner made to another scope's notes without them
+    (a linked note's title is the owner's secret too)."""
+    memory, lim, ids = setting
+    (hidden,) = [
+        n["id"] for n in memory.list_notes(scope="project:b")["notes"] if n["title"] == "B secret"
+    ]
+    memory.link(ids["mine"], hidden)
+    assert "B secret" in next(iter(_exported(memory, tmp_path / "owner", "project:a")))
+    texts = _exported(lim, tmp_path / "lim", "project:a")
+    assert len(texts) == 1 and "Launch checklist for A" in texts[0]
+    assert "B secret" not in texts[0] and SECRET not in texts[0]
+
+
+def _exported(memory: recuerdo.Memory, folder: Path, scope: str) -> list[str]:
+    memory.export_markdown(folder, scope=scope)
+    return [file.read_text(encoding="utf-8") for file in folder.rglob("*.md")]

@@ -31,6 +31,7 @@ from .core.declare import (
     state_root,
     validate_name,
 )
+from .core.items import check_whole
 from .core.secrets import redact_text
 from .core.text import checked_label
 from .core.upkeep import Claimed, Upkeep
@@ -323,7 +324,9 @@ class Memory(
         memory of it), or with ``raw`` a copy of the live store file (SQLite's online backup).
         Every tenant's data is in it: it is the owner's backup, not a door's. It is created
         0600, and replaces at ``path`` only an earlier archive (anything else there, such as a
-        memory's own file, is :class:`Conflict`: nothing is written)."""
+        memory's own file, is :class:`Conflict`: nothing is written). Refused to a view confined
+        to scopes."""
+        check_whole(self.scopes, "backup")
         if raw:
             return backup_files.write_raw(self._store, Path(path))
         self._audit.flush(self._store)

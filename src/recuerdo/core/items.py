@@ -59,6 +59,17 @@ def check_reach(scopes: Sequence[str] | None, takes_scope: bool, scope: object) 
         )
 
 
+def check_whole(scopes: Sequence[str] | None, what: str) -> None:
+    """Refuse ``what``, an owner's method that reads or writes every scope (a backup, a
+    Markdown import: no verb, so the doors never offer it), to a caller confined to ``scopes``.
+    A confined view ran it whole in process: the rule of 0123 was kept by verbs only."""
+    if scopes is not None:
+        raise CapabilityNotGranted(
+            f"Capability not granted: this token is limited to scopes {', '.join(scopes)};"
+            f" {what} reaches every scope"
+        )
+
+
 def visible(alias: str, viewer: str | None) -> tuple[str, list[str]]:
     """A condition (and its parameters) on the items table aliased ``alias``: true for the rows
     ``viewer`` may read inside its tenant. A message belongs to the members of its conversation

@@ -266,13 +266,19 @@ def with_attribute(
         (tenant, scope, key, values.KIND_PATTERN.format(kind=kind) if same else wanted),
     )
     asked = values.decode(wanted)
-    return [
-        row
-        for row in rows
-        if view.knows(row["recorded_at"])
-        and (same is None or same(values.decode(row["value"]), asked))
-        and _holds(attributes_of(tx, tenant, row["id"], view).get(key), asked, same)
-    ]
+    found: list[Row] = []
+    judged: set[int] = set()
+    for row in rows:
+        if row["id"] in judged or not view.knows(row["recorded_at"]):
+            continue
+        if same is not None and not same(values.decode(row["value"]), asked):
+            continue
+        # Its current value decides, once: a row for each spelling the entity's value was
+        # ever written in ("1.8", "1.80") named the entity as many times among the seeds.
+        judged.add(row["id"])
+        if _holds(attributes_of(tx, tenant, row["id"], view).get(key), asked, same):
+            found.append(row)
+    return found
 
 
 def _holds(current: Any, asked: dict[str, Any], same: Any) -> bool:

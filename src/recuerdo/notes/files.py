@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
+from ..core.items import check_reach, check_whole, reaching
 from ..facade import MemoryBase
 from . import markdown
 from .results import MarkdownExport, MarkdownFile, MarkdownImport
@@ -54,9 +55,11 @@ class NoteFiles(MemoryBase):
     ) -> MarkdownExport:
         """Write every note (of ``scope``, or all) to ``folder`` as one Markdown file with front
         matter, in folders by axis and scope (see :mod:`recuerdo.notes.markdown`). A file that
-        already holds the note exactly is left as it is."""
+        already holds the note exactly is left as it is. A view confined to scopes exports one
+        of them, named (it wrote every scope's notes, and the titles they link to)."""
+        check_reach(self.scopes, True, scope)
         root = markdown.check_folder(folder, must_exist=False)
-        with self._store.read() as tx:
+        with reaching(self.scopes), self._store.read() as tx:
             rows = markdown.note_rows(tx, self.tenant, scope)
             linked = markdown.explicit_links(tx, self.tenant, self.principal)
         paths = markdown.file_names(rows)
@@ -76,7 +79,9 @@ class NoteFiles(MemoryBase):
         """Read the Markdown files under ``folder`` back as notes: created or updated by id or
         key, an edited file a new revision by principal ``markdown``, a file edited from an
         older version a conflict revision (never written over the note). Files that created or
-        updated a note get its new id and version in their front matter."""
+        updated a note get its new id and version in their front matter. A file names its
+        note's scope: a view confined to scopes is refused (it wrote into any)."""
+        check_whole(self.scopes, "import_markdown")
         root = markdown.check_folder(folder, must_exist=True)
         files = _markdown_files(root)
         changes: list[MarkdownFile] = []

@@ -28,9 +28,10 @@ from ..store.base import Row, Tx
 MAX_DESCRIPTION_BYTES = 4096
 RECENT_VIOLATIONS = 5
 MAX_EXPONENT = 400
-UNREADABLE = ("refuse", "store")
 """A bound past 10**±400 is no number a rule compares: the exact form of ``1e-10000000`` took
 7 s to build, at every add, get, check and summary (a hunt over the rules)."""
+UNREADABLE = ("refuse", "store")
+"""What ``add_rule`` does with a condition whose bound cannot be read (its ``unreadable``)."""
 MAX_SHOWN_CHARS = 2000
 """A violation's message quotes its context up to this many characters: the message is kept,
 and a 5 MB context made a 5 MB row each time (a hunt over the rules)."""
