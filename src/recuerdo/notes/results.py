@@ -203,7 +203,8 @@ class Captured(TypedDict):
     ids: list[int]
     scope: str
     left_out: NotRequired[int]
-    """Learnings past the first 100 of one capture: not captured (send them again)."""
+    """Learnings past the first 100 of one capture: not captured (send them in a text of
+    their own: the same text again captures the same first 100)."""
     truncated: NotRequired[int]
     """Learnings cut to the note size limit (their notes hold the start)."""
     redacted: NotRequired[Redactions]
