@@ -43,6 +43,13 @@ def _collect(memory: recuerdo.Memory) -> int:
         return vectors.collect_orphans(tx)
 
 
+def _delete_uncollected(memory: recuerdo.Memory, tenant: str, item: int) -> None:
+    """Delete an item (its chunks go by the cascade, releasing their hashes) in a write that
+    does not collect: a forgetting verb collects in its own write, these tests collect apart."""
+    with memory._store.write() as tx:
+        tx.execute("DELETE FROM items WHERE tenant = ? AND id = ?", (tenant, item))
+
+
 class MeanwhileEmbedder:
     """Fixed vectors; while it embeds a text that ``meanwhile`` is set for, it runs that
     first: what another writer does while the upkeep embeds outside the write lock."""
@@ -133,7 +140,7 @@ def test_a_vector_goes_with_the_last_chunk_of_its_text(embedded: recuerdo.Memory
         hashes = tx.all(
             "SELECT DISTINCT hash FROM chunks WHERE tenant = 'local' AND item_id = ?", (first,)
         )
-    embedded.delete(first, hard=True)
+    _delete_uncollected(embedded, "local", first)
     assert _released(embedded) == len(hashes)  # the deleted chunks' texts, once each
     assert _collect(embedded) == 1
     assert _released(embedded) == 0
@@ -169,7 +176,7 @@ def test_a_collection_and_the_embedder_read_by_keys_only(
         memory._upkeep.drain()
         memory._store.optimize()
         memory._upkeep.stop(drain=False)
-        memory.delete(ids[7], hard=True)
+        _delete_uncollected(memory, "local", ids[7])
         memory.save("Fresh", "A note written after the statistics.")
         with statements_run(monkeypatch) as seen:
             with memory._store.write() as tx:
@@ -369,7 +376,7 @@ def test_a_text_another_tenant_still_carries_keeps_its_vector(
     embedded._upkeep.drain()
     embedded._upkeep.stop(drain=False)
     for note in mine[:deleted]:
-        ann.delete(note, hard=True)
+        _delete_uncollected(embedded, "ann", note)
     with statements_run(monkeypatch, tx_class_of(embedded)) as seen:
         assert _collect(embedded) == 1
     assert any(lookup in sql for sql, _ in seen), [sql[-80:] for sql, _ in seen]
@@ -383,7 +390,55 @@ def test_a_text_another_tenant_still_carries_keeps_its_vector(
             " WHERE c.hash = e.hash)"
         )
     assert gone[0]["n"] == 0
-    bob.delete(theirs, hard=True)
+    _delete_uncollected(embedded, "bob", theirs)
     assert _collect(embedded) == 1
     with embedded._store.read() as tx:
         assert tx.scalar("SELECT count(*) FROM embeddings WHERE hash = ?", (shared,)) == 0
+
+
+FORGETS: dict[
+    str, tuple[Callable[[recuerdo.Memory], int], Callable[[recuerdo.Memory, int], object]]
+] = {
+    "entry": (
+        lambda m: int(m.remember("learning", "Plorvintex launches from pad nine.")),
+        lambda m, item: m.forget(item),
+    ),
+    "note": (
+        lambda m: int(m.save("Launch", "Plorvintex launches from pad nine.")["id"]),
+        lambda m, item: m.delete(item, hard=True),
+    ),
+}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+@pytest.mark.parametrize("form", sorted(FORGETS))
+def test_a_forget_erases_the_vector_before_it_returns(backend: str, base: Path, form: str) -> None:
+    """``forget`` of an entry and a hard ``delete`` of a note erase the vector of the text no
+    chunk carries any more in their own write (decision 0005, step 3), as ``forget_knowledge``
+    does: they left it to the upkeep, so the vector stayed stored (and, on a file, its bytes
+    stayed in the pages after the forget's checkpoint) until the upkeep's next round."""
+    memory, close = _opened(backend, base, "static")
+    try:
+        write, erase = FORGETS[form]
+        item = write(memory)
+        kept = memory.save("Kept", "Lunch is served in the atrium on Fridays.")["id"]
+        memory._upkeep.drain()
+        memory._upkeep.stop(drain=False)  # nothing but the forget itself may erase
+        with memory._store.read() as tx:
+            row = tx.one(
+                "SELECT e.hash, e.vector FROM embeddings e JOIN chunks c ON c.hash = e.hash"
+                " WHERE c.tenant = 'local' AND c.item_id = ?",
+                (item,),
+            )
+        assert row is not None
+        erase(memory, item)
+        with memory._store.read() as tx:
+            assert tx.scalar("SELECT count(*) FROM embeddings WHERE hash = ?", (row["hash"],)) == 0
+        assert _released(memory) == 0
+        assert _vectors_of(memory, kept) == 1
+        if backend == "sqlite":
+            state = base / ".recuerdo" / "state"
+            stored = b"".join(path.read_bytes() for path in state.glob("vectors.db*"))
+            assert bytes(row["vector"]) not in stored
+    finally:
+        close()

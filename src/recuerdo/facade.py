@@ -27,7 +27,7 @@ from .core.items import check_reach, reach, reaching
 from .core.secrets import redact_call
 from .core.text import check_text
 from .errors import CapabilityNotGranted, RecuerdoError
-from .index.vectors import pending
+from .index.vectors import collect_orphans, pending
 from .security import caps
 from .store.scope import EVERY_TENANT, scoped
 
@@ -274,6 +274,10 @@ class MemoryBase:
         self._audit.flush(self._store)
         with self._write(rows) as tx:
             yield tx
+            # The vectors of texts no chunk carries any more go in this write, before the
+            # checkpoint that follows it: left to the upkeep, they stayed stored (and in the
+            # file's pages) after the forget returned, or after a crash until the next open.
+            collect_orphans(tx)
             tx.purge_deleted_text(superseded=superseded)
             # The scrub counted this forget: another process's flush, which takes the write
             # lock this holds until the commit, then drops its records taken before (0085).

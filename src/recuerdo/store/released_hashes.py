@@ -3,8 +3,8 @@
 A vector is kept once per text (``embeddings``, keyed by model and the text's hash) and shared
 by every chunk of that text, whatever the tenant. When a chunk goes (an edit re-cuts its item,
 a delete, a forget), its vector is erased once no other chunk carries the same hash: that is
-the collection of orphans (``index/vectors.collect_orphans``), run by the upkeep and by the
-writes that erase knowledge or conversations before they return.
+the collection of orphans (``index/vectors.collect_orphans``), run by the upkeep and by every
+forgetting write before it returns (``MemoryBase._erasing_write``).
 
 The collection used to look for orphans among all the vectors: a count of deleted chunks told
 it that there was work, not where, so each run read every vector (162-183 ms over 100,000
