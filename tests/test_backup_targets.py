@@ -300,3 +300,44 @@ def test_a_restore_that_died_leaves_no_memory_and_the_next_removes_its_schema(
         restore_memory(other, base / "good.rbk", url=url)
         assert not set(left) & set(_scratch_schemas(url))
         assert name not in memory_names(url)
+
+
+_FILE_RESTORE_DIES = """
+import os, sys
+from recuerdo.engine import restore_memory
+def progress(done, total):
+    if done:
+        os._exit(9)
+restore_memory(sys.argv[1], sys.argv[2], base_dir=sys.argv[3], progress=progress)
+"""
+
+
+def test_a_file_restore_that_died_leaves_no_copy_once_the_next_runs(base: Path) -> None:
+    """Its `.NAME.db.restoring-<hex>` stayed in the state dir for good: every tenant's data,
+    out of reach of any forget (decision 0128). A restore still loading keeps its own."""
+    with recuerdo.open("src", base_dir=base, embedder="none") as memory:
+        memory.remember_many(
+            [{"category": "learning", "content": f"secret {i}"} for i in range(600)]
+        )
+        memory.backup(base / "good.rbk")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    died = subprocess.run(
+        [sys.executable, "-c", _FILE_RESTORE_DIES, "died", str(base / "good.rbk"), str(base)],
+        env=env,
+        check=False,
+    )
+    assert died.returncode == 9
+    state = base / ".recuerdo" / "state"
+    left = [p.name for p in state.iterdir() if ".died.db.restoring-" in p.name]
+    assert left  # the dead restore's copy is there until the next restore
+    seen: list[list[str]] = []
+
+    def midway(done: int, total: int) -> None:  # the live restore's own copy is never swept
+        if done and not seen:
+            seen.append([p.name for p in state.iterdir() if "restoring" in p.name])
+
+    restore_memory("after", base / "good.rbk", base_dir=base, progress=midway)
+    assert any(".after.db.restoring-" in name for name in seen[0])
+    assert sorted(p.name for p in state.iterdir()) == ["after.db", "src.db"]
+    with recuerdo.open("after", base_dir=base, embedder="none", create=False) as after:
+        assert len(after.recall(limit=1000)) == 600

@@ -24,7 +24,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 
-from ..errors import StoreError
+from ..errors import StorageFull, StoreError
 from ..store.scope import EVERY_TENANT, scoped
 
 log = logging.getLogger("recuerdo.upkeep")
@@ -324,7 +324,14 @@ class Upkeep:
         if thread is not None:
             thread.join()
         if drain and self.backlog() <= DRAIN_ON_CLOSE:
-            self.drain(tasks=(*self._tasks, *self._side_tasks))
+            try:
+                self.drain(tasks=(*self._tasks, *self._side_tasks))
+            except StorageFull as full:
+                # Every acknowledged write is stored; what is left is index work the next
+                # process redoes from the marks. Failing the close for it lost nothing but
+                # made `with recuerdo.open(...)` raise after writes that all succeeded.
+                log.warning("recuerdo: %s; the indexes catch up when the memory next opens", full)
+                return
             if self._late_tasks and self._last_write:  # after the close's own re-cut
                 # Work nothing waits for: a busy or closing store leaves it to a later process.
                 with contextlib.suppress(StoreError):

@@ -14,7 +14,9 @@ and a restore that fails leaves nothing behind.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -113,23 +115,76 @@ def restore_file(
     restore's own (two restores of one name at once shared one: the loser's cleanup removed the
     winner's, which then said it restored the memory into an empty file), and the link fails
     rather than replace a memory made meanwhile."""
+    _sweep_dead_restores(target.parent)
     partial = target.with_name(f".{target.name}.restoring-{secrets.token_hex(6)}")
-    store = SQLiteStore(str(partial), steps=len(header.schema))
+    held = _claimed(partial)
     try:
-        with store.write() as tx:
-            loaded = archive.load(tx, store.archive, path, header, progress=progress)
-    except BaseException:
+        store = SQLiteStore(str(partial), steps=len(header.schema))
+        try:
+            with store.write() as tx:
+                loaded = archive.load(tx, store.archive, path, header, progress=progress)
+        except BaseException:
+            store.close()
+            _remove_copy(partial)
+            raise
         store.close()
-        for leftover in partial.parent.glob(f"{partial.name}*"):
-            leftover.unlink()
-        raise
-    store.close()
-    try:
-        _place(partial, target)
+        try:
+            _place(partial, target)
+        finally:
+            _remove_copy(partial)
     finally:
-        for leftover in partial.parent.glob(f"{partial.name}*"):
-            leftover.unlink()
+        os.close(held)
     return loaded
+
+
+_SCRATCH_FILE = re.compile(r"\..+\.db\.restoring-[0-9a-f]{12}")
+
+
+def _claimed(partial: Path) -> int:
+    """Create the scratch file and hold a lock on it for the restore's life (decision 0128).
+    Created and locked before SQLite opens it, so a sweep never finds it unlocked while the
+    restore runs. ``flock`` is apart from SQLite's own (``fcntl``) locks on Linux and macOS."""
+    fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BaseException:
+        os.close(fd)
+        partial.unlink(missing_ok=True)
+        raise
+    return fd
+
+
+def _sweep_dead_restores(folder: Path) -> None:
+    """Remove the scratch copies of restores that died (killed mid-load): each holds every
+    tenant's data, out of reach of any forget. A copy whose lock is held is a live restore's.
+    A restore of an older release held no lock: its copy is swept too, as it was left anyway
+    when that restore ended (its copy is linked at the memory's name first)."""
+    try:
+        names = [entry.name for entry in os.scandir(folder)]
+    except OSError:
+        return
+    for name in names:
+        if not _SCRATCH_FILE.fullmatch(name):
+            continue
+        scratch = folder / name
+        try:
+            fd = os.open(scratch, os.O_RDWR)
+        except OSError:
+            continue  # gone meanwhile, or not ours to open
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # a restore still loading
+        try:
+            _remove_copy(scratch)
+        finally:
+            os.close(fd)
+
+
+def _remove_copy(partial: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{partial}{suffix}").unlink(missing_ok=True)
 
 
 def _place(partial: Path, target: Path) -> None:
