@@ -447,6 +447,24 @@ def test_export_and_import_carry_addresses_conversations_members_and_cursors(
     target.close()
 
 
+def test_an_export_lists_only_the_addresses_its_records_need(memory: recuerdo.Memory) -> None:
+    """Every address of the tenant, with the principal it belongs to, went to any caller's
+    export, a token limited to one scope too, while addresses() shows a caller its own only
+    (a hunt over what a caller may reach)."""
+    views = {n: memory.agent(n) for n in ("alice", "bob", "carol", "dave")}
+    for name, view in views.items():
+        view.bind_address(f"{name}@local")
+    views["alice"].send_message(["bob@local"], "Plan", "Step one.", scope="project:a")
+    views["carol"].send_message(["dave@local"], "Secret", "Elsewhere.", scope="project:b")
+    limited = memory.for_principal("alice", memory.tenant, scopes=["project:a"])
+    for exporter in (views["alice"], limited):
+        records = _export_all(exporter, "project:a", 50)
+        listed = sorted(r["address"] for r in records if r["record"] == "address")
+        assert listed == ["alice@local", "bob@local"]
+    carols = _export_all(views["carol"], "project:a", 50)  # no conversation of hers there
+    assert [r["address"] for r in carols if r["record"] == "address"] == ["carol@local"]
+
+
 AGENT = """
 import sys
 import recuerdo

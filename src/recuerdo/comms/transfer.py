@@ -1,6 +1,7 @@
 """Messaging records of a scope's export, and their import (``graph/transfer.py`` pages them).
 
-Records, in this order: ``address`` (every address of the tenant, with its principal and kind),
+Records, in this order: ``address`` (the caller's addresses and those of the members of its
+conversations, each with its principal and kind),
 ``conversation`` (its members), ``mail`` (each message whole, with its conversation's key and,
 for a reply, the position of the message it answers) and ``cursor`` (each member principal's
 unread cursor, as how many messages of the conversation it has read). An export shows what its
@@ -91,10 +92,22 @@ def export_page(
 ) -> tuple[list[dict[str, Any]], str, bool]:
     """(records, the cursor's new position in the phase, whether the phase is done)."""
     if phase == "address":
+        # The addresses the export needs: the viewer's own and those of the members of its
+        # conversations in the scope. Every address of the tenant, with its principal, went
+        # to any caller, a token limited to one scope too, while ``addresses`` shows a caller
+        # its own only (a hunt over what a caller may reach).
+        known = (
+            ""
+            if viewer is None
+            else " AND (a.principal = ? OR a.address IN (SELECT m.address FROM comms_inboxes v"
+            " JOIN comms_conversations c ON c.tenant = v.tenant AND c.id = v.conversation_id"
+            " AND c.scope = ? JOIN comms_members m ON m.tenant = v.tenant"
+            " AND m.conversation_id = v.conversation_id WHERE v.tenant = ? AND v.principal = ?))"
+        )
         rows = tx.all(
-            "SELECT * FROM comms_addresses WHERE tenant = ? AND address > ? ORDER BY address"
-            " LIMIT ?",
-            (tenant, last, limit),
+            f"SELECT a.* FROM comms_addresses a WHERE a.tenant = ? AND a.address > ?{known}"
+            " ORDER BY a.address LIMIT ?",
+            (tenant, last, *(() if viewer is None else (viewer, scope, tenant, viewer)), limit),
         )
         records = [
             {
