@@ -54,6 +54,9 @@ def test_variables_as_written(
         ("mask <= 0xFF", "0xFF"),
         ("flags == 0b101", "0b101"),
         ("mode != 0o755", "0o755"),
+        ("ratio <= 3:1", "3:1"),
+        ("share < 1/2", "1/2"),
+        ("start >= 09:30", "09:30"),
         ("delta >= -0x1_0", "-0x1_0"),
     ],
 )

@@ -41,11 +41,11 @@ KEPT_VIOLATIONS = 1000
 _BOUND = re.compile(r"(<=|>=|==|!=|<|>)\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)")
 """The ``op number`` of a condition; its variable is the name just before (:func:`_search`)."""
 _AMBIGUOUS_AFTER = re.compile(
-    r"(?:[,_.']\d|%)[\d,_.'%]*|(?<=(?<![\w.])0)[xXbBoO][0-9a-fA-F][0-9a-fA-F_]*"
+    r"(?:[,_.':/]\d|%)[\d,_.':/%]*|(?<=(?<![\w.])0)[xXbBoO][0-9a-fA-F][0-9a-fA-F_]*"
 )
 """What, right after a bound, makes it another number than the digits read: ``1,000`` read as
-1, ``20%`` as 20, ``1.2.3`` as 1.2, ``0xFF`` (a literal of a programming language) as 0. Such a
-bound is refused (or, stored, no condition)."""
+1, ``20%`` as 20, ``1.2.3`` as 1.2, ``3:1`` or ``1/2`` as 3 or 1, ``0xFF`` (a literal of a
+programming language) as 0. Such a bound is refused (or, stored, no condition)."""
 _OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
     "<=": operator.le,
     ">=": operator.ge,
