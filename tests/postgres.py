@@ -25,7 +25,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
 
-from recuerdo.store.postgres.connection import lock_key, schema_name
+from recuerdo.store.postgres.connection import lock_key
+from recuerdo.store.postgres.schemas import schema_name
 
 _lock = threading.Lock()
 _embedded: dict[str, Any] = {}

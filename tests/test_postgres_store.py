@@ -21,7 +21,7 @@ from recuerdo.store.postgres.rows import PGRow
 from recuerdo.store.postgres.statements import numbered
 
 from .conftest import statements_run
-from .postgres import embedded_url, unique_memory
+from .postgres import contract_url, embedded_url, system_url, unique_memory
 
 
 @pytest.fixture
@@ -404,3 +404,28 @@ def test_long_statements_go_to_the_server_as_they_are(
     starts = {query.split(" (")[0].split(",")[0] for _, query in long_ones}
     assert {"INSERT INTO items", "INSERT INTO chunks", "SELECT c.id"} <= starts
     assert all(raw for raw, _ in long_ones), [q[:60] for raw, q in long_ones if not raw]
+
+
+def test_a_name_postgresql_would_cut_is_refused_and_nothing_is_made() -> None:
+    """A schema name past 63 bytes is cut by PostgreSQL with a notice: the open failed as
+    "cannot reach the database" (store_unavailable), and two names alike in their first 54
+    characters would be one schema (a hunt over store maintenance)."""
+    import psycopg
+
+    name = unique_memory("long") + "-" + "x" * 60
+    with pytest.raises(InvalidInput) as refused:
+        PostgresStore(contract_url(), name)
+    assert refused.value.code == "invalid_input" and "at most 54 bytes" in refused.value.detail
+    with psycopg.connect(system_url(), autocommit=True) as conn:
+        made = conn.execute(
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE %s", [f"recuerdo_{name[:20]}%"]
+        ).fetchone()
+    assert made == (0,)
+    fits = unique_memory("fit")
+    fits += "-" + "y" * (54 - len(fits) - 1)
+    assert len(fits) == 54
+    store = PostgresStore(contract_url(), fits)
+    try:
+        assert store.dialect == "postgres"
+    finally:
+        store.drop()

@@ -220,7 +220,7 @@ def restore_postgres(
     import psycopg
 
     from .postgres import PostgresStore, memory_names
-    from .postgres.connection import schema_name
+    from .postgres.schemas import schema_name
 
     if name in memory_names(url):
         raise exists(name)
@@ -264,7 +264,8 @@ def _drop_abandoned(conn: Any) -> None:
     any forget); those of restores under way hold their lock and are kept."""
     import psycopg
 
-    from .postgres.connection import SCHEMA_PREFIX, _quote
+    from .postgres.connection import _quote
+    from .postgres.schemas import SCHEMA_PREFIX
 
     found = conn.execute(
         "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, %s)",

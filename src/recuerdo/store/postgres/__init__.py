@@ -2,6 +2,7 @@
 
 Needs the ``postgres`` extra (psycopg 3 and its pool)."""
 
-from .connection import PostgresStore, PostgresTx, memory_names, redact, schema_name
+from .connection import PostgresStore, PostgresTx, memory_names, redact
+from .schemas import schema_name
 
 __all__ = ["PostgresStore", "PostgresTx", "memory_names", "redact", "schema_name"]

@@ -38,6 +38,7 @@ from . import vectors as pgvectors
 from .describe import PostgresArchive
 from .folds import Parting, keep_current
 from .rows import register_types, row_factory
+from .schemas import SCHEMA_PREFIX, schema_name
 from .search import ScanSubstrings, TrigramSubstrings, TsvectorText
 from .statements import convert, translated
 from .vectors import PgvectorSearch, VectorState
@@ -176,18 +177,12 @@ _registry: dict[tuple[str, str], _Shared] = {}
 _registry_lock = threading.Lock()
 
 
-SCHEMA_PREFIX = "recuerdo_"
 # A memory is a schema holding its migration record: an empty schema (left by a creation that
 # failed half way) is no memory, and a read does not open it.
 _MEMORY_SCHEMAS = (
     "SELECT schemaname FROM pg_tables WHERE tablename = '_migrations'"
     " AND starts_with(schemaname, %s)"
 )
-
-
-def schema_name(memory: str) -> str:
-    """The database schema holding a memory (names are already checked: ``[a-z0-9_-]``)."""
-    return f"{SCHEMA_PREFIX}{memory}"
 
 
 def memory_names(url: str) -> list[str]:
