@@ -444,8 +444,16 @@ class RetrievalVerbs(MemoryBase):
             # (PostgreSQL's key says so; SQLite's writes copy it, and nothing changes an item's
             # tenant), so the chunk index alone counts them: the join to items read every item,
             # 10.1 ms against 1.1 at 50,000 notes (clients poll this verb while a backlog clears).
+            upto = 0
+            if embedder is not None:
+                mark = tx.scalar(
+                    "SELECT upto FROM index_marks WHERE name = ?",
+                    (vectors.mark_name(embedder.name),),
+                )
+                upto = 0 if mark is None else int(mark)
+            hidden, hidden_waiting = hidden_mail_chunks(tx, self.tenant, self.principal, upto)
             chunks = int(tx.scalar("SELECT count(*) FROM chunks WHERE tenant = ?", (self.tenant,)))
-            chunks -= hidden_mail_chunks(tx, self.tenant, self.principal)
+            chunks -= hidden
             unchunked = index.unchunked(tx)
             reply: IndexStatus = {
                 "chunks": chunks,
@@ -464,17 +472,15 @@ class RetrievalVerbs(MemoryBase):
                 },
             }
             if embedder is not None:
-                mark = tx.scalar(
-                    "SELECT upto FROM index_marks WHERE name = ?",
-                    (vectors.mark_name(embedder.name),),
-                )
-                upto = 0 if mark is None else int(mark)
-                waiting = int(
-                    tx.scalar(
-                        "SELECT count(*) FROM chunks c WHERE c.tenant = ? AND c.id > ?",
-                        (self.tenant, upto),
+                waiting = (
+                    int(
+                        tx.scalar(
+                            "SELECT count(*) FROM chunks c WHERE c.tenant = ? AND c.id > ?",
+                            (self.tenant, upto),
+                        )
                     )
-                ) - hidden_mail_chunks(tx, self.tenant, self.principal, upto)
+                    - hidden_waiting
+                )
                 reply["chunks_waiting_for_vectors"] = waiting
                 reply["embedded_percent"] = (
                     100 if chunks == 0 else round(100 * (chunks - waiting) / chunks, 1)
