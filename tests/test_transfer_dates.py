@@ -225,3 +225,9 @@ def test_a_refused_entry_record_is_skipped_not_the_call(
     [skipped] = reply["skipped"]
     assert skipped["index"] == 0 and skipped["why"].startswith("malformed entry")
     assert why in skipped["why"]
+    # The refused record wrote nothing, not even its import key: sent again, it is refused
+    # again, never "already imported".
+    [kept] = memory.recall(from_="*")
+    assert kept["created_at"] == "2024-05-06T07:08:09.000000Z"
+    again = memory.import_records([{**ENTRY, **change}])
+    assert again["imported"] == 0 and again["skipped"][0]["why"].startswith("malformed entry")

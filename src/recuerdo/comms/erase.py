@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from ..core import audit
 from ..core.items import MAIL
 from ..errors import ConversationNotFound, NotAMember
-from ..index.vectors import collect_orphans
 from ..store.base import Tx
 from .mail import check_id, check_scope, is_member
 from .model import ForgottenConversation
@@ -93,8 +92,8 @@ def forget_conversation(
         raise ConversationNotFound(f"no conversation with id {key} in scope {wanted!r}")
     erased = Erased()
     _erase(tx, tenant, key, erased)
+    # Its vectors, and the words left in index pages, go at the end of the erasing write.
     audit.scrub(tx, tenant, items=erased.items, forgotten=erased.text)
-    collect_orphans(tx)  # the words left in index pages go at the end of the erasing write
     return {
         "conversation_id": key,
         "already_forgotten": False,

@@ -34,7 +34,6 @@ from ..core.clock import now_iso
 from ..core.items import visible
 from ..errors import InvalidInput, ItemNotFound, UnknownName
 from ..index import chunks as chunk_index
-from ..index.vectors import collect_orphans
 from ..index.words import STOP_WORDS
 from ..notes import history, traces
 from ..store import chunk_text
@@ -79,9 +78,8 @@ def forget(
     _remember_forgotten(tx, tenant, scope, [(form, key), *done.also])
     audit.scrub(tx, tenant, items=done.items, texts=done.names, forgotten=done.text)
     tx.execute("DELETE FROM knowledge_calls WHERE tenant = ? AND scope = ?", (tenant, scope))
-    # Vectors of vanished text go now; the words left in the full-text index's pages go at
-    # the end of the erasing write (``MemoryBase._erasing_write``).
-    collect_orphans(tx)
+    # The vectors of vanished text and the words left in the full-text index's pages go at
+    # the end of the erasing write this runs in (``MemoryBase._erasing_write``).
     return reply
 
 
