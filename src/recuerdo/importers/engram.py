@@ -25,6 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..engine import stored_text
 from ..errors import CapabilityNotGranted, ImportSourceInvalid, RecuerdoError, StoreError
 from ..profiles.engram_scopes import engram_scope, project_name, project_scope
 from .common import Outcome, Tally, holds, iso_time, marker, remember, save_note, tag
@@ -155,10 +156,10 @@ def _end_session(
 
 
 def _holds_summary(writer: Memory, kept: str | None, summary: str) -> bool:
-    """Whether the session holds ``summary`` as session_end keeps it: stripped, and cut to the
-    note size limit as its summary note holds it (one over the limit was ended again at every
-    import, the note's duplicate count going up each time)."""
-    text = summary.strip()
+    """Whether the session holds ``summary`` as session_end keeps it: redacted, stripped, and
+    cut to the note size limit as its summary note holds it (one over the limit, or holding a
+    credential, was ended again at every import, the note's duplicate count going up)."""
+    text = stored_text(summary)  # redacted as session_end stores it (a credential, <private>)
     if kept is None or kept == text:
         return kept == text
     limit = int(writer.configure()["note_limit_bytes"])  # read only: nothing given to change
