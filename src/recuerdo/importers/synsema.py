@@ -201,6 +201,7 @@ def _entries(
                 return float(value)
         return 0.0
 
+    top = _top_level(memory)  # one handle for every entry (a view was made per entry)
     for index, row in sorted(enumerate(table.rows), key=lambda pair: order(pair[1])):
         ident = row.get(columns.get("id", ""), index + 1)
         ref = f"{table.name} {ident}"
@@ -212,7 +213,7 @@ def _entries(
             tally.skip("entries", ref, "empty content: nothing to keep")
             continue
         record = _entry_record(row, columns, extra, origin, content)
-        tally.attempt("entries", ref, partial(_entry, memory, record, scope))
+        tally.attempt("entries", ref, partial(_entry, top, record, scope))
 
 
 def _entry_record(
@@ -283,8 +284,8 @@ def _top_level(memory: Memory) -> Memory:
     return memory.for_principal(MAIN_SOURCE, memory.tenant, owner=True, scopes=memory.scopes)
 
 
-def _entry(memory: Memory, record: dict[str, Any], scope: str | None) -> Outcome:
-    top = _top_level(memory)
+def _entry(top: Memory, record: dict[str, Any], scope: str | None) -> Outcome:
+    """One entry, written through ``top`` (:func:`_top_level`) or its agent."""
     owners = record["writer"].casefold() == MAIN_SOURCE
     writer = top if owners else top.agent(record["writer"])
     category, text, tags = record["category"], record["text"], record["tags"]

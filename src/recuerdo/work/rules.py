@@ -7,6 +7,7 @@ into a comparison, never evaluated as code.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import numbers
@@ -117,9 +118,12 @@ MISSING: Any = object()
 """What :meth:`Condition.lookup` gives for a variable the context does not mention."""
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_condition(description: str) -> Condition | None:
     """The first ``variable op number`` in ``description``, or ``None`` when there is none or
-    its bound cannot be read as written (a rule stored before such bounds were refused)."""
+    its bound cannot be read as written (a rule stored before such bounds were refused).
+    Cached: every check and every listing reads each stored rule's description again, and a
+    Condition is immutable."""
     stated = _search(description)
     return None if stated is None or _refusal(stated) else _condition(stated)
 
