@@ -12,7 +12,7 @@ comparison of old chunks with new.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..base import STORED_CHUNK_FIELDS, Tx, stored_fields, word_fields
@@ -49,13 +49,19 @@ def fill_words(tx: Tx) -> None:
     while rows := chunks_with_text(
         tx, "c.words IS NULL ORDER BY c.id LIMIT 500", (), every_tenant=True
     ):
-        tx.executemany(
-            f"UPDATE chunks /* every tenant */ SET words = {WORDS} WHERE tenant = ? AND id = ?",
-            [
-                (*fold_fields((c["title"], c["body"], c["context"])), c["tenant"], c["id"])
-                for c in rows
-            ],
-        )
+        write_words(tx, rows)
+
+
+def write_words(tx: Tx, chunks: Sequence[Mapping[str, Any]]) -> None:
+    """The words of ``chunks`` (rows of :func:`~recuerdo.store.chunk_text.chunks_with_text`)
+    written again from their folded text."""
+    tx.executemany(
+        f"UPDATE chunks /* every tenant */ SET words = {WORDS} WHERE tenant = ? AND id = ?",
+        [
+            (*fold_fields((c["title"], c["body"], c["context"])), c["tenant"], c["id"])
+            for c in chunks
+        ],
+    )
 
 
 def m021_chunk_spans(tx: Tx) -> None:

@@ -54,12 +54,14 @@ def fold_fields(texts: Iterable[str | None]) -> tuple[str | None, ...]:
 def m044_folded_words(tx: Tx) -> None:
     """The step (registered in later_steps.py): the words of each chunk whose text goes past
     ASCII, written again from its folded text."""
-    from .chunk_spans import WORDS
+    from .chunk_spans import write_words
 
     past_ascii = " OR ".join(
         f"{column} {_PAST_ASCII}"
         for column in ("c.title", "c.context", "coalesce(c.kept_text, q.cut_from, i.content)")
     )
+    # The ids in one statement, then each batch read by id: paging the condition in id order
+    # sorted what was left at each batch (13.45 s against 6.78 at 100,000 entries).
     ids = [
         int(row["id"])
         for row in tx.all(
@@ -67,11 +69,4 @@ def m044_folded_words(tx: Tx) -> None:
         )
     ]
     for first in range(0, len(ids), _BATCH):
-        chunks = by_id(tx, ids[first : first + _BATCH], None)
-        tx.executemany(
-            f"UPDATE chunks /* every tenant */ SET words = {WORDS} WHERE tenant = ? AND id = ?",
-            [
-                (*fold_fields((c["title"], c["body"], c["context"])), c["tenant"], c["id"])
-                for c in chunks.values()
-            ],
-        )
+        write_words(tx, list(by_id(tx, ids[first : first + _BATCH], None).values()))
