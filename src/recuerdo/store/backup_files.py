@@ -239,20 +239,18 @@ def restore_postgres(
             store.drop()
             raise
         store.close()
+        renamed = False
         try:
-            renamed = _rename_schema(url, scratch, schema_name(name))
-        except BaseException:
-            _drop_schema(url, scratch)
-            raise
+            renamed = _rename_schema(guard, scratch, schema_name(name))
+        finally:
+            if not renamed:  # refused or failed: the scratch copy goes, whole
+                _drop_schema(guard, scratch)
     if not renamed:
-        _drop_schema(url, scratch)
         raise exists(name)
     return loaded
 
 
 _HOLD = "SELECT pg_advisory_lock(hashtextextended(%s, 0))"
-_TRY = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
-_LET_GO = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
 
 
 def _scratch_key(schema: str) -> str:
@@ -264,7 +262,7 @@ def _drop_abandoned(conn: Any) -> None:
     any forget); those of restores under way hold their lock and are kept."""
     import psycopg
 
-    from .postgres.connection import _quote
+    from .postgres.connection import _END_CLAIM, _TRY_CLAIM, _quote
     from .postgres.schemas import SCHEMA_PREFIX
 
     found = conn.execute(
@@ -272,24 +270,22 @@ def _drop_abandoned(conn: Any) -> None:
         [SCHEMA_PREFIX + SCRATCH],
     ).fetchall()
     for (schema,) in found:
-        if not conn.execute(_TRY, [_scratch_key(schema)]).fetchone()[0]:
+        if not conn.execute(_TRY_CLAIM, [_scratch_key(schema)]).fetchone()[0]:
             continue
         try:
             conn.execute(f"DROP SCHEMA IF EXISTS {_quote(schema)} CASCADE")
         except psycopg.Error:
             pass  # another role's: its owner's to drop
         finally:
-            conn.execute(_LET_GO, [_scratch_key(schema)])
+            conn.execute(_END_CLAIM, [_scratch_key(schema)])
 
 
-def _rename_schema(url: str, scratch: str, schema: str) -> bool:
+def _rename_schema(conn: Any, scratch: str, schema: str) -> bool:
     """Give the restored schema its memory's name, unless a memory took it meanwhile: under
-    the memory's lock, which its creation takes too."""
-    import psycopg
-
+    the memory's lock, which its creation takes too (on the restore's own connection)."""
     from .postgres.connection import _quote, lock_key
 
-    with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+    with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [lock_key(schema)])
         if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema]).fetchone():
             return False
@@ -297,10 +293,7 @@ def _rename_schema(url: str, scratch: str, schema: str) -> bool:
     return True
 
 
-def _drop_schema(url: str, schema: str) -> None:
-    import psycopg
-
+def _drop_schema(conn: Any, schema: str) -> None:
     from .postgres.connection import _quote
 
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {_quote(schema)} CASCADE")
+    conn.execute(f"DROP SCHEMA IF EXISTS {_quote(schema)} CASCADE")
