@@ -24,7 +24,8 @@ BACKGROUND_DELAY_SECONDS = 5.0
 RETRY_SECONDS = 60.0
 
 
-def _applied_steps(conn: sqlite3.Connection) -> list[str]:
+def applied_steps(conn: sqlite3.Connection) -> list[str]:
+    """The schema steps the file has taken, by name (none: no record)."""
     has_table = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
     ).fetchone()
@@ -41,7 +42,7 @@ def check_before_use(conn: sqlite3.Connection, path: str, schema: Any) -> None:
 
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        applied = _applied_steps(conn)
+        applied = applied_steps(conn)
     except sqlite3.DatabaseError as exc:
         raise _opening_error(exc, path) from exc
     check_not_newer(schema, applied, version, path)

@@ -22,6 +22,7 @@ from ...errors import InvalidInput, StoreError
 from .. import audit_filters, audit_words, entity_names, released_hashes, tallies
 from ..migrations import check_not_newer
 from .driver import sqlite3
+from .health import applied_steps
 
 BATCH = 1000
 # The tallies (m031) are counted again as the items are copied: the old ones would count the
@@ -139,7 +140,7 @@ def _file_steps(old: sqlite3.Connection, source: str) -> int | None:
     from .schema import SCHEMA
 
     try:
-        applied = [row[0] for row in old.execute("SELECT name FROM _migrations")]
+        applied = applied_steps(old)
         version = int(old.execute("PRAGMA user_version").fetchone()[0])
     except sqlite3.DatabaseError:
         return None
