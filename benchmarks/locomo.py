@@ -68,6 +68,19 @@ def turns_of(conversation: dict[str, Any]) -> list[dict[str, Any]]:
     return turns
 
 
+def evidence_ids(listed: list[str]) -> list[str]:
+    """The evidence turn ids of a question as LoCoMo means them. A few of its entries hold
+    several ids in one string ('D8:6; D9:17', 'D9:1 D4:4 D4:6') or are misspelt ('D:11:26',
+    'D30:05' for D30:5); read literally they named no turn and counted as misses. An id that
+    still names no turn (e.g. 'D') stays, and counts as missed."""
+    ids: list[str] = []
+    for entry in listed:
+        for part in re.split(r"[;\s]+", entry.strip()):
+            match = re.fullmatch(r"D:?(\d+):0*(\d+)", part)
+            ids.append(f"D{match.group(1)}:{match.group(2)}" if match else part)
+    return [e for e in ids if e]
+
+
 def score(ranked: list[str], evidence: list[str], known: set[str]) -> dict[str, float]:
     usable = [e for e in evidence if e in known]
     result: dict[str, float] = {}
@@ -138,7 +151,7 @@ def run(
             if split is not None:
                 part = f"conv 0-{split - 1}" if index < split else f"conv {split}-{len(every) - 1}"
             for qa in conversation["qa"]:
-                evidence = [e.strip() for e in qa.get("evidence", [])]
+                evidence = evidence_ids(qa.get("evidence", []))
                 info["questions"] += 1
                 info["no_evidence"] += not evidence
                 info["unknown_evidence_ids"] += sum(e not in known[scope] for e in evidence)
