@@ -44,6 +44,7 @@ from .index.meaning import EmbedderChoice, Meaning
 from .ingest.facade import IngestVerbs
 from .mirror.facade import MirrorVerbs
 from .notes.browsing import NoteBrowsingVerbs
+from .notes.category_verbs import CategoryVerbs
 from .notes.facade import NoteVerbs
 from .notes.files import NoteFiles
 from .notes.pins import PinVerbs
@@ -169,6 +170,7 @@ class Memory(
     EntryVerbs,
     WorkVerbs,
     NoteVerbs,
+    CategoryVerbs,
     NoteBrowsingVerbs,
     NoteFiles,
     PinVerbs,
