@@ -159,7 +159,7 @@ def verb(
                 check_reach(scopes, takes_scope, given.get("scope"))
             reached = scopes
             if keeps_to_scope and given.get("scope") is not None:
-                # Checked inside another call too: a scope named here narrows that call's
+                # Checked inside another call too: a scope named here narrows the view's
                 # reach, never widens it.
                 check_reach(scopes, True, given["scope"])
                 reached = (checked_label(given["scope"], "scope"),)

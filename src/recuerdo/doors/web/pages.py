@@ -118,8 +118,8 @@ def add_pages(app: FastAPI, lens: Lens) -> None:
                 # seconds at 100,000 items in 50 scopes)
             described = await lens.call(request, "status", scope=scope["scope"])
             ontology = described["ontology"]
-            if not ontology["entities"]:
-                continue
+            if confined and not ontology["entities"]:
+                continue  # the scope of a confined visitor, asked whatever it holds
             page = await lens.call(request, "export", scope=scope["scope"], limit=256)
             names = [r["name"] for r in page["records"] if r.get("record") == "entity"]
             knowledge.append({"scope": scope["scope"], "ontology": ontology, "names": names})
