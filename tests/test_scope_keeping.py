@@ -14,6 +14,7 @@ import pytest
 
 import recuerdo
 from recuerdo.errors import CapabilityNotGranted, ItemNotFound
+from recuerdo.facade import verb
 
 SECRET = "Zorblax payroll"
 Ids = dict[str, int]
@@ -140,3 +141,34 @@ def test_an_overview_counts_only_the_scopes_named(
     )
     whole = memory.overview()
     assert (whole["plans"], whole["rules"], whole["deleted_notes"]) == (1, 1, 1)
+
+
+# A verb that reads through another verb, as mirror_push reads through get: what the outer call
+# is kept to holds inside too. The inner verb was reached with the handle's scopes set anew,
+# so an owner's call kept to project:a read project:b's note through it (review of 0130).
+@verb("read", keeps_to_scope=True)
+def _title_through_get(self: recuerdo.Memory, id: int, *, scope: str | None = None) -> str:
+    return str(self.get(id)["title"])
+
+
+@verb("read", keeps_to_scope=True)
+def _title_through_scoped_get(
+    self: recuerdo.Memory, id: int, inner: str, *, scope: str | None = None
+) -> str:
+    return str(self.get(id, scope=inner)["title"])
+
+
+@pytest.mark.parametrize("who", ["owner", "two scopes"])
+def test_a_verb_called_inside_a_kept_call_keeps_to_its_scope(
+    memory: recuerdo.Memory, ids: Ids, who: str
+) -> None:
+    view = (
+        memory
+        if who == "owner"
+        else memory.for_principal("lim", memory.tenant, scopes=["project:a", "project:b"])
+    )
+    assert _title_through_get(view, ids["a"], scope="project:a") == "A note"
+    with pytest.raises(ItemNotFound):
+        _title_through_get(view, ids["b"], scope="project:a")
+    with pytest.raises(CapabilityNotGranted):  # a scope named inside cannot widen it either
+        _title_through_scoped_get(view, ids["b"], "project:b", scope="project:a")

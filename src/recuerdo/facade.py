@@ -152,16 +152,20 @@ def verb(
             # The call's transactions are for this handle's tenant (row-level security).
             tenant = getattr(args[0], "tenant", EVERY_TENANT)
             scopes = getattr(args[0], "scopes", None)
-            if not unscoped and reach() is None:
+            outer = reach()
+            if not unscoped and outer is None:
                 # A confined view keeps the doors' rule itself, checked on what its caller
                 # asked; a verb another verb calls (mirror_push's get) runs inside that call's
                 # reach, on its terms.
                 check_reach(scopes, takes_scope, given.get("scope"))
-            reached = scopes
+            # A verb another verb calls keeps to that call's reach: set anew from the handle,
+            # it undid the scope an outer keeps_to_scope call was kept to (an owner's call
+            # kept to project:a read every scope in the verbs it called).
+            reached = scopes if outer is None else _within(outer, scopes)
             if keeps_to_scope and given.get("scope") is not None:
-                # Checked inside another call too: a scope named here narrows the view's
-                # reach, never widens it.
-                check_reach(scopes, True, given["scope"])
+                # Checked inside another call too, against what that call reaches: a scope
+                # named here narrows the reach, never widens it.
+                check_reach(reached, True, given["scope"])
                 reached = (checked_label(given["scope"], "scope"),)
             with scoped(tenant), reaching(reached):
                 if guard_secrets:
@@ -186,6 +190,11 @@ def verb(
         return wrapper
 
     return decorate
+
+
+def _within(outer: tuple[str, ...], scopes: Sequence[str] | None) -> tuple[str, ...]:
+    """The scopes both a running call and the handle a verb inside it is called on reach."""
+    return outer if scopes is None else tuple(s for s in outer if s in scopes)
 
 
 def _without_scope(method: Callable[..., R]) -> Callable[..., R]:
