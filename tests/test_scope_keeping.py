@@ -172,3 +172,17 @@ def test_a_verb_called_inside_a_kept_call_keeps_to_its_scope(
         _title_through_get(view, ids["b"], scope="project:a")
     with pytest.raises(CapabilityNotGranted):  # a scope named inside cannot widen it either
         _title_through_scoped_get(view, ids["b"], "project:b", scope="project:a")
+
+
+@pytest.mark.parametrize("scopes", [["project:b"], ["project:a", "project:b"]])
+def test_a_view_of_a_confined_view_reaches_no_further(
+    memory: recuerdo.Memory, ids: Ids, scopes: list[str]
+) -> None:
+    """In process, a token's view made another view naming scopes beyond its own, and read
+    project:b's note through it."""
+    lim = views(memory)["confined"]
+    with pytest.raises(CapabilityNotGranted):
+        lim.for_principal("lim", memory.tenant, scopes=scopes).get(ids["b"], scope="project:b")
+    narrowed = lim.for_principal("lim", memory.tenant, scopes=["project:a"])
+    assert narrowed.get(ids["a"], scope="project:a")["title"] == "A note"
+    assert lim.for_principal("lim", memory.tenant).scopes == ("project:a",)

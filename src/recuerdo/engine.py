@@ -31,7 +31,7 @@ from .core.declare import (
     state_root,
     validate_name,
 )
-from .core.items import check_whole
+from .core.items import check_reach, check_whole
 from .core.secrets import redact_text
 from .core.text import checked_label
 from .core.upkeep import Claimed, Upkeep
@@ -241,6 +241,10 @@ class Memory(
         owner: bool = True,
         scopes: Sequence[str] | None = None,
     ) -> Memory:
+        if self.scopes is not None and scopes is not None:
+            # A view of a confined view is confined as much: for_principal(scopes=[another])
+            # on a token's view reached that other scope in process.
+            check_reach(self.scopes, True, list(scopes))
         return Memory(
             self._store,
             name=self.name,
