@@ -31,7 +31,7 @@ from .core.declare import (
     state_root,
     validate_name,
 )
-from .core.items import check_whole
+from .core.items import check_reach, check_whole
 from .core.secrets import redact_text
 from .core.text import checked_label
 from .core.upkeep import Claimed, Upkeep
@@ -44,6 +44,7 @@ from .index.meaning import EmbedderChoice, Meaning
 from .ingest.facade import IngestVerbs
 from .mirror.facade import MirrorVerbs
 from .notes.browsing import NoteBrowsingVerbs
+from .notes.category_verbs import CategoryVerbs
 from .notes.facade import NoteVerbs
 from .notes.files import NoteFiles
 from .notes.pins import PinVerbs
@@ -169,6 +170,7 @@ class Memory(
     EntryVerbs,
     WorkVerbs,
     NoteVerbs,
+    CategoryVerbs,
     NoteBrowsingVerbs,
     NoteFiles,
     PinVerbs,
@@ -239,6 +241,10 @@ class Memory(
         owner: bool = True,
         scopes: Sequence[str] | None = None,
     ) -> Memory:
+        if self.scopes is not None and scopes is not None:
+            # A view of a confined view is confined as much: for_principal(scopes=[another])
+            # on a token's view reached that other scope in process.
+            check_reach(self.scopes, True, list(scopes))
         return Memory(
             self._store,
             name=self.name,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, get_type_hin
 from .core import audit
 from .core.items import check_reach, reach, reaching
 from .core.secrets import redact_call
-from .core.text import check_text
+from .core.text import check_text, checked_label
 from .errors import CapabilityNotGranted, RecuerdoError
 from .index.vectors import collect_orphans, pending
 from .security import caps
@@ -83,6 +83,11 @@ class VerbSpec:
     sent: Callable[[Mapping[str, Any]], None] | None = None
     """Checks of the arguments as the caller sent them, before the secret guard rewrites them
     (a limit stated to the caller: a marker is longer or shorter than what it replaced)."""
+    keeps_to_scope: bool = False
+    """The verb reaches its item by id (or by axis), and its optional ``scope`` keeps the call
+    to that scope: the call reaches only that scope's items (``core.items.reaching``), so an
+    item kept in another is not found. The method never sees ``scope``. A token limited to
+    scopes names one of them so (decision 0130: the lens of such a token)."""
 
 
 def verb(
@@ -102,6 +107,7 @@ def verb(
     fails: Callable[[Any], bool] | None = None,
     unscoped: bool = False,
     sent: Callable[[Mapping[str, Any]], None] | None = None,
+    keeps_to_scope: bool = False,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Declare a facade method as a verb (see the module docstring)."""
     spec = VerbSpec(
@@ -120,6 +126,7 @@ def verb(
         fails=fails,
         unscoped=unscoped,
         sent=sent,
+        keeps_to_scope=keeps_to_scope,
     )
 
     def decorate(method: Callable[P, R]) -> Callable[P, R]:
@@ -127,6 +134,9 @@ def verb(
         by_name = _binder(signature)
         guard_secrets = mode == "write"
         takes_scope = "scope" in signature.parameters
+        if keeps_to_scope and not takes_scope:
+            raise TypeError(f"{method.__name__} keeps to a scope and takes none")
+        run = _without_scope(method) if keeps_to_scope else method
 
         @functools.wraps(method)
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -142,18 +152,28 @@ def verb(
             # The call's transactions are for this handle's tenant (row-level security).
             tenant = getattr(args[0], "tenant", EVERY_TENANT)
             scopes = getattr(args[0], "scopes", None)
-            if not unscoped and reach() is None:
+            outer = reach()
+            if not unscoped and outer is None:
                 # A confined view keeps the doors' rule itself, checked on what its caller
                 # asked; a verb another verb calls (mirror_push's get) runs inside that call's
                 # reach, on its terms.
                 check_reach(scopes, takes_scope, given.get("scope"))
-            with scoped(tenant), reaching(scopes):
+            # A verb another verb calls keeps to that call's reach: set anew from the handle,
+            # it undid the scope an outer keeps_to_scope call was kept to (an owner's call
+            # kept to project:a read every scope in the verbs it called).
+            reached = scopes if outer is None else _within(outer, scopes)
+            if keeps_to_scope and given.get("scope") is not None:
+                # Checked inside another call too, against what that call reaches: a scope
+                # named here narrows the reach, never widens it.
+                check_reach(reached, True, given["scope"])
+                reached = (checked_label(given["scope"], "scope"),)
+            with scoped(tenant), reaching(reached):
                 if guard_secrets:
                     redacted: dict[str, list[str]] = {}
                     arguments.update(
                         redact_call({k: v for k, v in given.items() if k not in raw}, redacted)
                     )
-                    result = method(**arguments)  # type: ignore[call-arg]
+                    result = run(**arguments)  # type: ignore[call-arg]
                     if isinstance(result, dict) and _reports_redactions(method):
                         result["redacted"] = _reported(redacted, result.get("redacted"))
                     return result
@@ -163,13 +183,28 @@ def verb(
                     arguments.update(redact_call({k: given[k] for k in guarded if k in given}))
                 if (log := getattr(args[0], "_audit", None)) is not None:
                     with log.reading(tenant):  # what it audits, counted from before it reads
-                        return method(**arguments)  # type: ignore[call-arg]
-                return method(**arguments)  # type: ignore[call-arg]
+                        return run(**arguments)  # type: ignore[call-arg]
+                return run(**arguments)  # type: ignore[call-arg]
 
         wrapper.__verb__ = spec  # type: ignore[attr-defined]
         return wrapper
 
     return decorate
+
+
+def _within(outer: tuple[str, ...], scopes: Sequence[str] | None) -> tuple[str, ...]:
+    """The scopes both a running call and the handle a verb inside it is called on reach."""
+    return outer if scopes is None else tuple(s for s in outer if s in scopes)
+
+
+def _without_scope(method: Callable[..., R]) -> Callable[..., R]:
+    """``method`` called without its ``scope``: the wrapper kept the call to it."""
+
+    def run(**arguments: Any) -> R:
+        arguments.pop("scope", None)
+        return method(**arguments)
+
+    return run
 
 
 def _reported(

@@ -123,13 +123,15 @@ class EntryVerbs(MemoryBase):
         self._upkeep.poke(0)
         return EntryList(found, more)
 
-    @verb("write", errors=(NotTheWriter,), arguments=("id",), destructive=True)
-    def forget(self, id: int) -> bool:
+    @verb("write", errors=(NotTheWriter,), arguments=("id",), destructive=True, keeps_to_scope=True)
+    def forget(self, id: int, *, scope: str | None = None) -> bool:
         """Delete one entry by id. Returns true if it existed. Ids are never reused. An agent (or
         a token holder) forgets only the entries it wrote; the memory's owner forgets any.
 
         Args:
             id: The entry's id, as returned by remember.
+            scope: Only an item kept in this scope (else not found); a token limited to
+                scopes names one of them.
         """
         # The owner is the local, tokenless caller acting as itself (not as an agent): every
         # other writer shares the memory's entries but erases only its own.

@@ -15,6 +15,7 @@ from pydantic_core import from_json
 
 from ..core import audit
 from ..core.clock import now_iso
+from ..core.items import reach
 from ..core.text import check_tags, checked_label, checked_text
 from ..errors import InvalidBatch, InvalidCategory, InvalidInput, NotTheWriter, RecuerdoError
 from ..model import CATEGORIES, Entry, EntryIn
@@ -314,6 +315,15 @@ def forget(
     agent's or a token holder's own); None for the owner, who may forget any."""
     if isinstance(entry_id, bool) or not isinstance(entry_id, int):
         raise InvalidInput(f"an entry id is an integer, got {entry_id!r}")
+    reached = reach()
+    if reached is not None:
+        # An entry beyond the call's scopes is not there for it: neither erased nor named.
+        scope = tx.scalar(
+            "SELECT scope FROM items WHERE id = ? AND tenant = ? AND item_type = 'entry'",
+            (entry_id, tenant),
+        )
+        if scope is None or scope not in reached:
+            return False
     if writer is not None:
         source = tx.scalar(
             "SELECT source FROM items WHERE id = ? AND tenant = ? AND item_type = 'entry'",

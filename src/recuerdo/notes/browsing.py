@@ -163,24 +163,28 @@ class NoteBrowsingVerbs(MemoryBase):
                 tx, self.tenant, scope=scope, kind=kind, status=status, sort=sort, limit=limit
             )
 
-    @verb("read", errors=(ItemNotFound,), arguments=("id",))
-    def links(self, id: int) -> NoteLinks:
+    @verb("read", errors=(ItemNotFound,), arguments=("id",), keeps_to_scope=True)
+    def links(self, id: int, *, scope: str | None = None) -> NoteLinks:
         """The links of a note both ways: the items it links to and the items linking to it, each
         with the link's type and origin (explicit, or a [[wikilink]] in the text).
 
         Args:
             id: The note's id.
+            scope: Only an item kept in this scope (else not found); a token limited to
+                scopes names one of them.
         """
         with self._store.read() as tx:
             return note_links(tx, self.tenant, id, self.principal)
 
-    @verb("read", errors=(ItemNotFound,), arguments=("id",))
-    def conflicts(self, id: int) -> list[ConflictRevision]:
+    @verb("read", errors=(ItemNotFound,), arguments=("id",), keeps_to_scope=True)
+    def conflicts(self, id: int, *, scope: str | None = None) -> list[ConflictRevision]:
         """The conflict revisions of a note, whole: text that arrived with a stale version and was
         kept beside the current one instead of overwriting it, with who sent it and when.
 
         Args:
             id: The note's id.
+            scope: Only an item kept in this scope (else not found); a token limited to
+                scopes names one of them.
         """
         with self._store.read() as tx:
             return conflict_revisions(tx, self.tenant, id)

@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Literal, cast
 
 from ..core.clock import now, now_iso, to_iso
+from ..core.items import reach
 from ..core.secrets import SecretKind, holds_redaction, redact
 from ..core.settings import note_limit_bytes
 from ..core.text import checked_label
@@ -232,6 +233,9 @@ def profile(
     """The derived index of one axis: per category its summary (or a snippet), size in tokens,
     muted flag and modified time. Muted categories are left out unless asked for."""
     scope = scope_for(axis, project)
+    reached = reach()
+    if reached is not None and scope not in reached:
+        return []  # an axis beyond the call's scopes has no category it may read
     muted_clause = "" if include_muted else " AND muted = 0"
     rows = tx.all(
         "SELECT id, title, content, summary, muted, updated_at FROM items WHERE tenant = ?"
@@ -270,7 +274,9 @@ def set_muted(
 ) -> Muted:
     scope = scope_for(axis, project)
     label = check_category(category)
-    row = _category_note(tx, tenant, scope, label)
+    reached = reach()
+    beyond = reached is not None and scope not in reached
+    row = None if beyond else _category_note(tx, tenant, scope, label)
     if row is None:
         raise ItemNotFound(f"no category {label!r} on the {axis} axis ({scope})")
     tx.execute(

@@ -20,7 +20,6 @@ from ..errors import (
     FindAmbiguous,
     FindNotFound,
     InvalidInput,
-    InvalidLabel,
     InvalidOperation,
     ItemNotFound,
     OperationContentMismatch,
@@ -30,7 +29,7 @@ from ..errors import (
     VersionConflict,
 )
 from ..facade import MemoryBase, verb
-from . import categories, history, links, passive, sessions
+from . import history, links, passive, sessions
 from . import lifecycle as note_lifecycle
 from . import operations as notes
 from .results import (
@@ -40,11 +39,8 @@ from .results import (
     EntryItem,
     JournalLine,
     Linked,
-    Muted,
     Note,
-    ProfileEntry,
     Recent,
-    Remembered,
     Reviewed,
     Revision,
     RevisionSummary,
@@ -123,13 +119,15 @@ class NoteVerbs(MemoryBase):
             raise reply.error()  # raised after the conflict revision is committed
         return reply
 
-    @verb("read", errors=(ItemNotFound,), arguments=("id",))
-    def get(self, id: int) -> Note | EntryItem:
+    @verb("read", errors=(ItemNotFound,), arguments=("id",), keeps_to_scope=True)
+    def get(self, id: int, *, scope: str | None = None) -> Note | EntryItem:
         """Read one item (note, entry, document or message) whole by id: search results are
         previews, get is the full text.
 
         Args:
             id: The item's id.
+            scope: Only an item kept in this scope (else not found); a token limited to
+                scopes names one of them.
         """
         if isinstance(id, bool) or not isinstance(id, int):
             raise InvalidInput(f"an id is an integer, got {id!r}")
@@ -146,22 +144,29 @@ class NoteVerbs(MemoryBase):
             return {**entry_ops.row_to_entry(row), "item_type": "entry"}
         return notes.note_dict(row)  # a message too: kind is its sender, session its conversation
 
-    @verb("read", errors=(ItemNotFound,), arguments=("id",))
-    def history(self, id: int) -> list[RevisionSummary]:
+    @verb("read", errors=(ItemNotFound,), arguments=("id",), keeps_to_scope=True)
+    def history(self, id: int, *, scope: str | None = None) -> list[RevisionSummary]:
         """List a note's revisions, oldest first: revision_id, version, time, principal,
         operation, characters added and removed, content hash. Conflicts kept aside, deletions
         and restores have no version: read them by revision_id.
 
         Args:
             id: The note's id.
+            scope: Only an item kept in this scope (else not found); a token limited to
+                scopes names one of them.
         """
         with self._store.read() as tx:
             row = notes.load_note(tx, self.tenant, id)
             return history.history(tx, self.tenant, row["id"])
 
-    @verb("read", errors=(ItemNotFound,), arguments=("id", "version"))
+    @verb("read", errors=(ItemNotFound,), arguments=("id", "version"), keeps_to_scope=True)
     def revision(
-        self, id: int, version: int | None = None, *, revision_id: int | None = None
+        self,
+        id: int,
+        version: int | None = None,
+        *,
+        revision_id: int | None = None,
+        scope: str | None = None,
     ) -> Revision:
         """Read one revision of a note whole: an earlier version, or by its revision_id a
         conflict kept aside (the id a conflict names), a deletion or a restore.
@@ -170,6 +175,8 @@ class NoteVerbs(MemoryBase):
             id: The note's id.
             version: The version number (from history).
             revision_id: The revision's id (from history or a conflict), instead of version.
+            scope: Only an item kept in this scope (else not found); a token limited to
+                scopes names one of them.
         """
         with self._store.read() as tx:
             row = notes.load_note(tx, self.tenant, id)
@@ -203,6 +210,7 @@ class NoteVerbs(MemoryBase):
         ),
         arguments=("id", "operation", "content"),
         enums={"operation": OPERATIONS},
+        keeps_to_scope=True,
     )
     def edit(
         self,
@@ -214,6 +222,7 @@ class NoteVerbs(MemoryBase):
         find: str | None = None,
         version_token: str | None = None,
         title: str | None = None,
+        scope: str | None = None,
     ) -> Edited:
         """Edit a note in place: append, prepend, replace (whole note), replace_section (by heading)
         or find_replace (unique text; empty content deletes it); and/or give it a new title. The
@@ -228,6 +237,8 @@ class NoteVerbs(MemoryBase):
             find: The exact text find_replace replaces; it must occur once.
             version_token: The token you last read; a stale one is refused (version_conflict).
             title: A new title for the note.
+            scope: Only an item kept in this scope (else not found); a token limited to
+                scopes names one of them.
         """
         with self._write() as tx:
             return note_lifecycle.edit(
@@ -243,14 +254,16 @@ class NoteVerbs(MemoryBase):
                 title=title,
             )
 
-    @verb("write", errors=(ItemNotFound,), arguments=("id",), destructive=True)
-    def delete(self, id: int, hard: bool = False) -> Deleted:
+    @verb("write", errors=(ItemNotFound,), arguments=("id",), destructive=True, keeps_to_scope=True)
+    def delete(self, id: int, hard: bool = False, *, scope: str | None = None) -> Deleted:
         """Delete a note: soft by default (hidden from every read, restorable), or hard (removed
         with all its revisions).
 
         Args:
             id: The note's id.
             hard: Remove for good, with every revision.
+            scope: Only an item kept in this scope (else not found); a token limited to
+                scopes names one of them.
         """
         with self._erasing_write(1) if hard else self._write() as tx:
             reply = note_lifecycle.delete(tx, self.tenant, self.principal, id, hard)
@@ -258,112 +271,17 @@ class NoteVerbs(MemoryBase):
             self._store.reclaim()  # no copy of the text stays in the write-ahead log
         return reply
 
-    @verb("write", errors=(ItemNotFound, Conflict), arguments=("id",))
-    def restore(self, id: int) -> Note:
+    @verb("write", errors=(ItemNotFound, Conflict), arguments=("id",), keeps_to_scope=True)
+    def restore(self, id: int, *, scope: str | None = None) -> Note:
         """Bring back a soft-deleted note.
 
         Args:
             id: The note's id.
+            scope: Only an item kept in this scope (else not found); a token limited to
+                scopes names one of them.
         """
         with self._write() as tx:
             return note_lifecycle.restore(tx, self.tenant, self.principal, id)
-
-    @verb(
-        "write",
-        errors=(InvalidLabel, EmptyContent, ContentTooLarge, VersionConflict, Conflict),
-        arguments=("axis", "observation"),
-        enums={"axis": ("user", "project")},
-    )
-    def remember_about(
-        self,
-        axis: str,
-        observation: str,
-        *,
-        category: str = "general",
-        project: str | None = None,
-        summary: str | None = None,
-        idempotency_key: str | None = None,
-        version_token: str | None = None,
-    ) -> Remembered:
-        """Remember an observation about the user (the same in every project) or about a project: it
-        is appended to that category's note, created on first use. Search first and reuse an
-        existing category rather than inventing a synonym.
-
-        Args:
-            axis: 'user' or 'project'.
-            observation: The fact to append.
-            category: A label such as 'preferences' (no [ ] | # or line breaks).
-            project: The project, for the project axis.
-            summary: A one-line summary of the whole category (kept when omitted).
-            idempotency_key: Retries within 24 h are skipped; another observation is refused.
-            version_token: The token you last read; a stale one is refused.
-        """
-        with self._write() as tx:
-            return categories.remember_about(
-                tx,
-                tenant=self.tenant,
-                principal=self.principal,
-                axis=axis,
-                observation=observation,
-                category=category,
-                project=project,
-                summary=summary,
-                idempotency_key=idempotency_key,
-                version_token=version_token,
-            )
-
-    @verb("read", arguments=("axis",), enums={"axis": ("user", "project")})
-    def profile(
-        self, axis: str, project: str | None = None, include_muted: bool = False
-    ) -> list[ProfileEntry]:
-        """The categories of an axis: per category its summary (or a 160-character snippet), token
-        estimate, muted flag and modified time.
-
-        Args:
-            axis: 'user' or 'project'.
-            project: The project, for the project axis.
-            include_muted: Also list muted categories.
-        """
-        with self._store.read() as tx:
-            return categories.profile(tx, self.tenant, axis, project, include_muted)
-
-    @verb(
-        "write",
-        errors=(ItemNotFound, InvalidLabel),
-        arguments=("category",),
-        enums={"axis": ("user", "project")},
-    )
-    def mute(self, category: str, *, axis: str = "user", project: str | None = None) -> Muted:
-        """Keep a category out of context and the profile (search still finds it).
-
-        Args:
-            category: The category label.
-            axis: 'user' or 'project'.
-            project: The project, for the project axis.
-        """
-        with self._write() as tx:
-            return categories.set_muted(
-                tx, self.tenant, self.principal, category, axis, project, True
-            )
-
-    @verb(
-        "write",
-        errors=(ItemNotFound, InvalidLabel),
-        arguments=("category",),
-        enums={"axis": ("user", "project")},
-    )
-    def unmute(self, category: str, *, axis: str = "user", project: str | None = None) -> Muted:
-        """Bring a muted category back into context and the profile.
-
-        Args:
-            category: The category label.
-            axis: 'user' or 'project'.
-            project: The project, for the project axis.
-        """
-        with self._write() as tx:
-            return categories.set_muted(
-                tx, self.tenant, self.principal, category, axis, project, False
-            )
 
     @verb(
         "write",
@@ -403,13 +321,15 @@ class NoteVerbs(MemoryBase):
         with self._store.read() as tx:
             return note_lifecycle.due_for_review(tx, self.tenant, scope, limit)
 
-    @verb("write", errors=(ItemNotFound,), arguments=("id",))
-    def mark_reviewed(self, id: int) -> Reviewed:
+    @verb("write", errors=(ItemNotFound,), arguments=("id",), keeps_to_scope=True)
+    def mark_reviewed(self, id: int, *, scope: str | None = None) -> Reviewed:
         """Confirm a note is still true: its review date moves forward by its kind's interval.
         Nothing else ever moves it.
 
         Args:
             id: The note's id.
+            scope: Only an item kept in this scope (else not found); a token limited to
+                scopes names one of them.
         """
         with self._write() as tx:
             return note_lifecycle.mark_reviewed(tx, self.tenant, self.principal, id)

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..core import audit
 from ..core.clock import now_iso
+from ..core.items import reach
 from ..core.secrets import SecretKind, redact
 from ..core.settings import note_limit_bytes
 from ..errors import (
@@ -61,7 +62,8 @@ def delete(tx: Tx, tenant: str, principal: str, item_id: object, hard: bool) -> 
             if isinstance(item_id, int) and not isinstance(item_id, bool)
             else None
         )
-        if row is None:
+        reached = reach()
+        if row is None or (reached is not None and row["scope"] not in reached):
             load_note(tx, tenant, item_id)  # raises the right error
             raise AssertionError("unreachable")
         revisions = [

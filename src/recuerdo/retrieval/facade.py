@@ -28,7 +28,7 @@ from ..store.base import REBUILD_OWED, Tx
 from . import ask as ask_ops
 from . import pack
 from . import search as search_ops
-from .filters import Filters
+from .filters import Filters, labels
 from .overview import overview as count_memory
 from .overview import summary as summarize
 from .results import (
@@ -488,13 +488,20 @@ class RetrievalVerbs(MemoryBase):
         return reply
 
     @verb("read")
-    def overview(self) -> Overview:
+    def overview(self, scope: str | list[str] | None = None) -> Overview:
         """What this memory holds, counted: items by type, characters stored, entries by category
         and writer, notes by scope and kind (with how many need review or are muted), soft-deleted
         notes, plans and rules.
+
+        Args:
+            scope: Count only what these scopes hold (plans and rules, kept in no scope, are
+                then not counted); a token limited to scopes names them.
         """
+        scopes = labels(scope, "scope")
         with self._store.read() as tx:
-            return count_memory(tx, self.tenant, self.principal)
+            return count_memory(
+                tx, self.tenant, self.principal, None if scopes is None else tuple(scopes)
+            )
 
     @verb("read")
     def summary(self) -> Summary:

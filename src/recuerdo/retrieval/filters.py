@@ -22,7 +22,7 @@ ASKED_ONLY = "code"
 STATUSES = ("active", "needs_review", "archived")
 
 
-def _labels(value: object, field_name: str) -> list[str] | None:
+def labels(value: object, field_name: str) -> list[str] | None:
     if value is None:
         return None
     values = [value] if isinstance(value, str) else value
@@ -78,7 +78,7 @@ class Filters:
         path_prefix: object = None,
         known_at: str | None = None,
     ) -> Filters:
-        item_types = _labels(types, "types")
+        item_types = labels(types, "types")
         if item_types and not set(item_types) <= set(ITEM_TYPES):
             raise InvalidInput(f"types are among {', '.join(ITEM_TYPES)}, got {item_types}")
         if repo is not None or path_prefix is not None:
@@ -91,12 +91,12 @@ class Filters:
             raise InvalidInput(f"status is one of {', '.join(STATUSES)}, got {status!r}")
         if tags_mode is not None and tags_mode not in ("any", "all"):
             raise InvalidInput(f"tags_mode is 'any' or 'all', got {tags_mode!r}")
-        scopes = _labels(scope, "scope")
+        scopes = labels(scope, "scope")
         return cls(
             tenant=tenant,
             viewer=viewer,
             scopes=None if scopes is None else tuple(dict.fromkeys(scopes)),
-            kinds=_labels(kind, "kind"),
+            kinds=labels(kind, "kind"),
             types=item_types,
             tags=check_tags(tags),
             tags_all=tags_mode == "all",

@@ -160,6 +160,11 @@ def add_actions(app: FastAPI, lens: Lens) -> None:
             if action is None:
                 raise InvalidInput(f"action must be one of {', '.join(ACTIONS)}")
             arguments = action.arguments(form)
+            in_scope = lens.scope(request)
+            if in_scope is not None:
+                # A token limited to scopes names one to every verb: the page's, unless the
+                # form names its own (checked by the doors as any scope is).
+                arguments = {"scope": in_scope, **arguments}
             if form.get("confirmed") != "yes":
                 shown = {name: form[name] for name in action.fields if form.get(name)}
                 return lens.page(
@@ -172,7 +177,8 @@ def add_actions(app: FastAPI, lens: Lens) -> None:
                 )
             await lens.call(request, action.verb, **arguments)
             path, query = action.then(form)
-            target = lens.url(path, request.query_params.get("memory"), **query)
+            kept = {} if in_scope is None else {"scope": in_scope}
+            target = lens.url(path, request.query_params.get("memory"), **kept, **query)
             return RedirectResponse(target, status_code=303)
         except NotSignedIn:
             return lens.to_login(request)

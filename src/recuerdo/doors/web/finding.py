@@ -27,20 +27,26 @@ def add_finding(app: FastAPI, lens: Lens) -> None:
             raise InvalidInput(f"type must be one of {', '.join(SEARCH_TYPES[1:])}")
         found = None
         if query.strip():
-            found = await lens.call(request, "search", query=query, types=kind, limit=20)
+            found = await lens.call(
+                request, "search", query=query, types=kind, limit=20, scope=lens.scope(request)
+            )
         return lens.page(request, "search.html", q=query, type=kind or "", found=found)
 
     @get("/lens/context")
     async def context(request: Request) -> Response:
         query = request.query_params.get("q", "")
-        pack = await lens.call(request, "context", query=query) if query.strip() else None
+        pack = (
+            await lens.call(request, "context", query=query, scope=lens.scope(request))
+            if query.strip()
+            else None
+        )
         return lens.page(request, "context.html", q=query, pack=pack)
 
     @get("/lens/entity")
     async def entity(request: Request) -> Response:
         query = request.query_params
         name = (query.get("name") or "").strip()
-        scope = query.get("scope") or None
+        scope = lens.scope(request) or query.get("scope") or None
         as_of, valid_at = query.get("as_of") or None, query.get("valid_at") or None
         hops = number(request, "hops", 2)
         about = None
@@ -98,26 +104,26 @@ def add_finding(app: FastAPI, lens: Lens) -> None:
         lens.check_writer(request)
         query = request.query_params
         subject = (query.get("subject") or "").strip()
+        scope = lens.scope(request) or query.get("scope") or None
         item = None
         about = None
         extra: dict[str, Any] = {}
         if subject:
-            about = await lens.call(
-                request, "about", subject=subject, scope=query.get("scope") or None, hops=1
-            )
+            about = await lens.call(request, "about", subject=subject, scope=scope, hops=1)
         else:
             item_id = number(request, "id")
             if item_id is None:
                 raise InvalidInput("name what to forget: ?id=ITEM or ?subject=NAME")
-            item = await lens.call(request, "get", id=item_id)
+            shown = lens.scope(request)
+            item = await lens.call(request, "get", id=item_id, scope=shown)
             if item["item_type"] == "note":
-                extra["history"] = await lens.call(request, "history", id=item_id)
-                extra["links"] = await lens.call(request, "links", id=item_id)
+                extra["history"] = await lens.call(request, "history", id=item_id, scope=shown)
+                extra["links"] = await lens.call(request, "links", id=item_id, scope=shown)
         return lens.page(
             request,
             "forget.html",
             subject=subject,
-            scope=query.get("scope") or "",
+            scope=scope or "",
             about=about,
             item=item,
             **extra,
@@ -126,13 +132,17 @@ def add_finding(app: FastAPI, lens: Lens) -> None:
     @get("/lens/audit")
     async def audit(request: Request) -> Response:
         principal = request.query_params.get("principal") or None
-        records = await lens.call(request, "audit", principal=principal, limit=200)
+        records = await lens.call(
+            request, "audit", principal=principal, limit=200, scope=lens.scope(request)
+        )
         return lens.page(request, "audit.html", records=records, who=principal or "")
 
     @get("/lens/journal")
     async def journal(request: Request) -> Response:
         principal = request.query_params.get("principal") or None
-        rows = await lens.call(request, "journal", principal=principal, limit=200)
+        rows = await lens.call(
+            request, "journal", principal=principal, limit=200, scope=lens.scope(request)
+        )
         return lens.page(request, "journal.html", rows=rows, who=principal or "")
 
 

@@ -26,7 +26,7 @@ from ...engine import memory_names
 from ...errors import CapabilityNotGranted, MemoryNotNamed, RecuerdoError, Timeout
 from ...security.sessions import Session
 from ...security.tokens import Principal
-from ...verbs import VERBS
+from ...verbs import VERBS, check_reach
 from .. import gateway
 from ..profiles import ToolMap
 from . import auth, render
@@ -108,6 +108,18 @@ class Lens:
     def memory_names(self) -> list[str]:
         return memory_names(self.pool.base_dir)
 
+    def scope(self, request: Request) -> str | None:
+        """The scope a page shows a visitor whose token is limited to scopes: the one it names
+        (``?scope=``, which must be one of them) or else its first; None for every other
+        visitor, whose pages read every scope as they always did. Each page names it to every
+        verb it calls, as such a token must at the doors (decision 0130)."""
+        scopes = self.principal(request).scopes
+        if scopes is None:
+            return None
+        named = request.query_params.get("scope") or scopes[0]
+        check_reach(scopes, True, named)
+        return named
+
     # -- verbs ---------------------------------------------------------------------------
 
     async def call(
@@ -156,6 +168,13 @@ class Lens:
         principal: Principal | None = getattr(request.state, "principal", None)
         session = auth.fitting_session(request, self.auth, principal)
         memory = request.query_params.get("memory") or self.pool.default
+        scopes = None if principal is None else principal.scopes
+        shown = None
+        if scopes is not None:
+            named = request.query_params.get("scope")
+            shown = named if named in scopes else scopes[0]
+        # A confined visitor's links and forms keep its scope, as they keep the memory.
+        kept = {} if shown is None else {"scope": shown}
         context = {
             "request": request,
             "principal": principal,
@@ -163,7 +182,12 @@ class Lens:
             "signed_in": principal is not None and not principal.local,
             "csrf": self.auth.keys.csrf(session),
             "memory": memory,
-            "url": lambda path, **params: self.url(path, memory, **params),
+            "scopes": scopes,
+            "view_scope": shown,
+            "chooser_path": _chooser_path(request.url.path),
+            "url": lambda path, **params: self.url(
+                path, params.pop("memory", memory), **{**kept, **params}
+            ),
             **values,
         }
         return session, context
@@ -186,6 +210,12 @@ class Lens:
     def to_login(self, request: Request) -> Response:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(self.url("/login", None, next=target), status_code=303)
+
+
+def _chooser_path(path: str) -> str:
+    """Where the scope chooser goes: the same page, but for one item's pages (kept in one
+    scope) the overview."""
+    return "/lens/overview" if path.startswith(("/m/", "/lens/edit/", "/lens/forget")) else path
 
 
 SECURITY_HEADERS: Mapping[str, str] = {

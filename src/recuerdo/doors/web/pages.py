@@ -69,10 +69,12 @@ def add_pages(app: FastAPI, lens: Lens) -> None:
     @get("/")
     async def memories(request: Request) -> Response:
         principal = lens.principal(request)
+        # A token limited to scopes counts what they hold, all of them (None: every scope).
+        scopes = None if principal.scopes is None else list(principal.scopes)
         rows = []
         for name in lens.memory_names():
             try:
-                counts = await lens.call(request, "overview", memory=name)
+                counts = await lens.call(request, "overview", memory=name, scope=scopes)
             except CapabilityNotGranted:
                 continue  # beyond this token's memories: not even its name is shown
             size = state_size(name, lens.pool.base_dir) if principal.local else None
@@ -81,27 +83,43 @@ def add_pages(app: FastAPI, lens: Lens) -> None:
 
     @get("/lens/overview")
     async def overview(request: Request) -> Response:
-        counts = await lens.call(request, "overview")
-        plans = await lens.call(request, "list_progress")
-        rules = await lens.call(request, "get_rules")
-        axes = [("user", None)] + [
+        shown = lens.scope(request)
+        counts = await lens.call(request, "overview", scope=shown)
+        # Plans and rules are kept in no scope: a token limited to scopes is refused them.
+        confined = shown is not None
+        plans = None if confined else await lens.call(request, "list_progress")
+        rules = None if confined else await lens.call(request, "get_rules")
+        in_view: list[str] = (
+            [shown] if shown is not None else sorted({n["scope"] for n in counts["notes"]})
+        )
+        axes: list[tuple[str, str | None]] = (
+            [] if confined and shown != "user" else [("user", None)]
+        )
+        axes += [
             ("project", scope.removeprefix("project:"))
-            for scope in sorted({n["scope"] for n in counts["notes"]})
+            for scope in in_view
             if scope.startswith("project:")
         ]
         categories = []
         for axis, project in axes:
             for row in await lens.call(
-                request, "profile", axis=axis, project=project, include_muted=True
+                request, "profile", axis=axis, project=project, include_muted=True, scope=shown
             ):
                 categories.append({**row, "axis": axis, "project": project})
         knowledge = []
-        for scope in (await lens.call(request, "status"))["scopes"]:
+        described_scopes = (
+            [{"scope": shown, "entities": True}]
+            if confined
+            else (await lens.call(request, "status"))["scopes"]
+        )
+        for scope in described_scopes:
             if not scope["entities"]:
                 continue  # no knowledge to describe: not asked about (a call per scope was
                 # seconds at 100,000 items in 50 scopes)
             described = await lens.call(request, "status", scope=scope["scope"])
             ontology = described["ontology"]
+            if confined and not ontology["entities"]:
+                continue  # the scope of a confined visitor, asked whatever it holds
             page = await lens.call(request, "export", scope=scope["scope"], limit=256)
             names = [r["name"] for r in page["records"] if r.get("record") == "entity"]
             knowledge.append({"scope": scope["scope"], "ontology": ontology, "names": names})
@@ -122,7 +140,7 @@ def add_pages(app: FastAPI, lens: Lens) -> None:
         listed = await lens.call(
             request,
             "list_notes",
-            scope=query.get("scope") or None,
+            scope=lens.scope(request) or query.get("scope") or None,
             kind=query.get("kind") or None,
             status=status,
             sort=query.get("sort") or "modified",
@@ -132,19 +150,20 @@ def add_pages(app: FastAPI, lens: Lens) -> None:
     @get("/m/{item_id}")
     async def note(request: Request) -> Response:
         item_id = whole(request.path_params["item_id"], "an item id")
-        item = await lens.call(request, "get", id=item_id)
+        shown = lens.scope(request)
+        item = await lens.call(request, "get", id=item_id, scope=shown)
         if item["item_type"] != "note":
             return lens.page(request, "item.html", item=item)
-        history = await lens.call(request, "history", id=item_id)
+        history = await lens.call(request, "history", id=item_id, scope=shown)
         versions = [r["version"] for r in history if r["version"] is not None]
-        links = await lens.call(request, "links", id=item_id)
-        conflicts = await lens.call(request, "conflicts", id=item_id)
+        links = await lens.call(request, "links", id=item_id, scope=shown)
+        conflicts = await lens.call(request, "conflicts", id=item_id, scope=shown)
         old = number(request, "a", versions[-2] if len(versions) > 1 else None)
         new = number(request, "b", versions[-1] if versions else None)
         pair = None
         if old is not None and new is not None:
-            before = await lens.call(request, "revision", id=item_id, version=old)
-            after = await lens.call(request, "revision", id=item_id, version=new)
+            before = await lens.call(request, "revision", id=item_id, version=old, scope=shown)
+            after = await lens.call(request, "revision", id=item_id, version=new, scope=shown)
             pair = (old, before["content"], new, after["content"])
         # Diffs and the page grow with the note: worked out off the event loop (decision 0092).
         compared, sides = await off_loop(diffs, item["content"], conflicts, pair)
@@ -166,7 +185,7 @@ def add_pages(app: FastAPI, lens: Lens) -> None:
     async def edit_form(request: Request) -> Response:
         item_id = whole(request.path_params["item_id"], "an item id")
         lens.check_writer(request)
-        item = await lens.call(request, "get", id=item_id)
+        item = await lens.call(request, "get", id=item_id, scope=lens.scope(request))
         operation = request.query_params.get("operation") or "append"
         if operation not in EDIT_OPERATIONS:
             raise InvalidInput(f"operation must be one of {', '.join(EDIT_OPERATIONS)}")
