@@ -68,7 +68,8 @@ def main() -> None:
         sys.exit(f"launch.py: the forking process went away before {args} ended")
     code = int(last.split()[1])
     if code < 0:
-        _signal.signal(-code, _signal.SIG_DFL)
+        if -code != _signal.SIGKILL:  # whose handling cannot be set (nor needs to be)
+            _signal.signal(-code, _signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     sys.exit(code)
 

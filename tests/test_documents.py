@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import threading
 import zipfile
 from pathlib import Path
 
@@ -249,6 +250,41 @@ def test_the_same_document_twice_is_stored_once(memory: recuerdo.Memory) -> None
     ]
     assert [o["outcome"] for o in others] == ["stored"] * 4
     assert len({first["doc_id"], *(o["doc_id"] for o in others)}) == 5
+
+
+@pytest.mark.parametrize("kind", ["pdf", "docx", "html", "markdown"])
+def test_a_document_is_read_before_the_memory_is_locked_for_writing(
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Reading a document holds no other writer back: a PDF of 3,000 short paragraphs took
+    27 s to read on a loaded machine, while every writer of the memory (on PostgreSQL, every
+    server sharing it) waited behind the ingest's write lock. A write from another thread
+    during the read is done before the read ends."""
+    from recuerdo.ingest import parse
+
+    data = {"pdf": make_pdf([PARAGRAPH_1]), "docx": make_docx(), "html": HTML, "markdown": MARKDOWN}
+    reader = "plain" if kind == "markdown" else kind
+    original = getattr(parse, reader)
+    written: list[int] = []
+    during: list[bool] = []
+    writers: list[threading.Thread] = []
+
+    def read_while_another_writes(*args: object, **kwargs: object) -> object:
+        writer = threading.Thread(
+            target=lambda: written.append(memory.remember("context", "written during a read"))
+        )
+        writers.append(writer)
+        writer.start()
+        writer.join(timeout=5)
+        during.append(bool(written))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(parse, reader, read_while_another_writes)
+    reply = memory.ingest(b64(data[kind]), name=f"handbook.{kind}")
+    for writer in writers:
+        writer.join(timeout=60)
+    assert during == [True]
+    assert reply["outcome"] == "stored" and written
 
 
 def _truncated_zip() -> bytes:

@@ -135,6 +135,18 @@ def test_a_terminated_server_ends_by_its_signal(
     assert not marker_path(str(tmp_path)).exists()
 
 
+@pytest.mark.parametrize("number", [signal.SIGKILL, signal.SIGTERM], ids=["kill", "term"])
+def test_a_command_killed_by_a_signal_is_a_launcher_killed_by_it(number: int) -> None:
+    """A command that dies of a signal (a crash test kills the command's own process) leaves
+    its launcher dead of the same signal, with nothing written: for SIGKILL the launcher died
+    of a traceback instead (its handler cannot be set)."""
+    code = f"import os; os.kill(os.getpid(), {int(number)})"
+    if os.environ.get(SWITCH) == "0":
+        pytest.skip("the suite's commands are not forked in this run")
+    forked = subprocess.run(python_command(code), capture_output=True, text=True, timeout=60)
+    assert (forked.returncode, forked.stderr) == (-number, "")
+
+
 def test_a_killed_launcher_takes_its_command_with_it(tmp_path: Path) -> None:
     """SIGKILL cannot be passed on: the forking process sees the launcher go and kills the
     command (a server here), as a test that kills its server expects."""

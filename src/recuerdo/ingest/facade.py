@@ -48,14 +48,17 @@ class IngestVerbs(MemoryBase):
             scope: The scope (default 'user'); another scope never sees this one.
         """
         data, file_name = document.read_input(content_base64, path)
+        scope = _scope(scope)
+        source = None if source is None else checked_label(source, "source")
+        # Read outside the write: a large document takes seconds, and every writer waits.
+        read = document.read(data, name or file_name or "document")
         with self._write() as tx:
             reply = document.ingest(
                 tx,
                 tenant=self.tenant,
                 principal=self.principal,
-                data=data,
-                name=name or file_name or "document",
-                scope=_scope(scope),
-                source=None if source is None else checked_label(source, "source"),
+                document=read,
+                scope=scope,
+                source=source,
             )
         return reply
