@@ -95,6 +95,34 @@ def test_a_number_json_cannot_hold_is_refused(memory: recuerdo.Memory, number: s
     assert memory.about("Ann", hops=1)["items"] == []
 
 
+UNWRITABLE: dict[str, dict[Any, Any]] = {
+    "an integer past the digits a JSON reader takes": {"n": 10**5000},
+    "a decimal key": {Decimal("1.5"): "x"},
+    "a tuple key deeper in": {"more": {(1, 2): "x"}},
+}
+
+
+@pytest.mark.parametrize("case", list(UNWRITABLE))
+def test_attributes_json_cannot_hold_are_refused(memory: recuerdo.Memory, case: str) -> None:
+    """Refused whole, the store unchanged: a ValueError or TypeError escaped ``relate`` and
+    ``remember_knowledge`` (an integer of 5000 digits was refused before fact attributes kept
+    their digits; a key that is not text or a number never was)."""
+    relation = {"source": "Ann", "target": "Acme", "type": "works_at"}
+    with pytest.raises(recuerdo.errors.InvalidInput, match="attributes"):
+        memory.relate("Ann", "Acme", "works_at", attributes=UNWRITABLE[case])
+    with pytest.raises(recuerdo.errors.InvalidInput, match="attributes"):
+        memory.remember_knowledge(
+            facts={"relations": [relation | {"attributes": UNWRITABLE[case]}]}
+        )
+    assert memory.about("Ann", hops=1)["items"] == []
+    # An import's fact record so: malformed, skipped, nothing stored.
+    memory.relate("Ann", "Acme", "works_at", scope="a")
+    [fact] = [r for r in export_all(memory, "a") if r["record"] == "fact"]
+    outcome = memory.import_records([{**fact, "attributes": UNWRITABLE[case]}], scope="b")
+    assert [s["why"].startswith("malformed fact") for s in outcome["skipped"]] == [True]
+    assert memory.about("Ann", scope="b", hops=1)["items"] == []
+
+
 def test_a_string_and_a_number_of_the_same_digits_are_two_calls(
     memory: recuerdo.Memory,
 ) -> None:

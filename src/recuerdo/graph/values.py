@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -94,7 +95,22 @@ def fact_attributes(attributes: dict[str, Any], field: str) -> dict[str, Any]:
     fractions kept as their digits, as an entity's decimals are (``1.80`` stays ``1.80``, and
     ``12345678901234567890.123`` keeps every digit; a float took both). A number JSON cannot
     hold (NaN, Infinity, or a decimal past a float's range, which a JSON reader takes for
-    Infinity) is refused."""
+    Infinity) is refused, and so is what JSON cannot write: a key that is not text or a number,
+    an integer past the digits a JSON reader takes (a raw ValueError or TypeError escaped the
+    write verbs)."""
+    try:
+        # First: it also refuses an object that holds itself, which the walk below never ends.
+        encode_fact_attributes(attributes)
+    except ValueError:  # the digits' limit, or a cycle
+        limit = sys.get_int_max_str_digits()
+        digits = (
+            f"an integer has at most {limit} digits (a JSON reader takes no more), "
+            if limit
+            else ""
+        )
+        raise InvalidInput(f"{field}: {digits}an object does not hold itself") from None
+    except TypeError as exc:
+        raise InvalidInput(f"{field}: a key is text or a number ({exc})") from None
     stack: list[Any] = [attributes]
     while stack:
         item = stack.pop()
