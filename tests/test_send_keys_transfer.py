@@ -148,6 +148,7 @@ BAD: dict[str, Any] = {
     "not an object": "k-1",
     "a missing field": {"key": "k-1"},
     "a blank key": {"key": " "},
+    "a null key": {"key": None},
     "a digest that is not one": {"asked": "abc"},
     "a reply of another shape": {"reply": {"id": "1"}},
     "a time that is not one": {"created_at": "yesterday"},
@@ -182,3 +183,35 @@ def test_a_retry_in_another_memory_read_from_the_export_file(tmp_path: Path) -> 
         again = alice.send_message(**ASKED, idempotency_key="k-1")
         assert again["id"] in held and _mail(alice) == held
         assert again["subject"] == first["subject"] and again["sent_at"] == first["sent_at"]
+
+
+FORGED: dict[str, Any] = {
+    "from": "mallory@local",
+    "to": ["carol@local"],
+    "subject": "Not this one",
+    "bytes": 99999,
+    "sent_at": "2000-01-01T00:00:00.000000Z",
+    "passages": 42,
+}
+
+
+@pytest.mark.parametrize("field", list(FORGED))
+def test_a_retry_is_answered_with_the_message_as_stored(
+    memory: recuerdo.Memory, field: str
+) -> None:
+    """A key's reply that says another thing of its message than the record (an export edited
+    by hand) was kept as given: a retry was told its message went from, to, or said what the
+    stored message does not. The reply names the message as it is stored here."""
+    first, _, records = _sent(memory)
+    [record] = [r for r in records if r["record"] == "mail" and r["subject"] == "Launch"]
+    record["send_key"]["reply"][field] = FORGED[field]
+    fresh = memory.for_tenant("fresh").agent("alice")
+    assert fresh.import_records(records)["skipped"] == []
+    again = fresh.send_message(**ASKED, idempotency_key="k-1")
+    stored = fresh.read_message(again["id"])
+    assert again[field] == first[field] != FORGED[field]
+    assert (again["from"], again["to"], again["subject"]) == (
+        stored["from"],
+        stored["to"],
+        stored["subject"],
+    )

@@ -105,6 +105,8 @@ def checked_record(given: object) -> SendKeyRecord:
     the record malformed: ``ValueError``)."""
     if not isinstance(given, dict) or set(given) != {"key", "asked", "reply", "created_at"}:
         raise ValueError("send_key is {key, asked, reply, created_at}")
+    if given["key"] is None:  # check_key's "no key given": here a NULL the store refused
+        raise ValueError("send_key.key is the idempotency key, not null")
     try:
         key = check_key(given["key"])
         created_at = parse_time(given["created_at"], "send_key.created_at")
@@ -122,7 +124,8 @@ def keep_imported(
     tx: Tx, tenant: str, principal: str, record: SendKeyRecord, where: dict[str, Any]
 ) -> str | None:
     """Keep an imported message's key for its sender here, its reply naming the message as it
-    is stored here (``where``: its id, conversation, scope and the id it answers). None when
+    is stored here (``where``: its id, conversation, scope, the id it answers, and what it is:
+    from, to, subject, size, time and passages). None when
     kept; why not when the sender's key already answers another message here: that one is
     kept (a retry of the send made here must still answer it), and the import says so."""
     held = tx.scalar(

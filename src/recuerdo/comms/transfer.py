@@ -326,7 +326,7 @@ def import_mail(
         else _nth_mail(tx, tenant, conversation_id, _count(position, "reply_to"))
     )
     sent_at = _moment(record.get("sent_at"), "sent_at")
-    item_id, _ = mail.store(
+    item_id, passages = mail.store(
         tx,
         tenant=tenant,
         scope=scope,
@@ -345,12 +345,19 @@ def import_mail(
     if send_key is None:
         return None
     # The first send's reply, naming the message as it is stored here: a retry is answered
-    # with this memory's ids, not the source's.
+    # with this memory's ids, not the source's, and with what the stored message is (a reply
+    # edited in the export file told a retry its message said, or went to, what none did).
     where = {
         "id": str(item_id),
         "conversation_id": conversation_id,
         "scope": scope,
         "reply_to": None if reply_to is None else str(reply_to),
+        "from": sender,
+        "to": to,
+        "subject": subject,
+        "bytes": size,
+        "sent_at": sent_at,
+        "passages": passages,
     }
     return send_keys.keep_imported(tx, tenant, owner, send_key, where)
 
