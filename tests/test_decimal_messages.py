@@ -4,13 +4,17 @@ violation as text (``"discount": "0.5"``), an attribute lookup's seeding as text
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import recuerdo
+from recuerdo.core import exact
 from recuerdo.core.exact import shown
 
 REFUSALS: list[tuple[str, Callable[[recuerdo.Memory], Any], str]] = [
@@ -68,3 +72,44 @@ def test_an_attribute_seed_shows_the_number_it_matched(memory: recuerdo.Memory) 
 )
 def test_shown(value: Any, text: str) -> None:
     assert shown(value) == text
+
+
+_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.text(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.decimals(),  # NaN, sNaN and Infinity too: written as their text
+)
+_VALUES = st.recursive(
+    _LEAVES, lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=30
+)
+_OPTIONS = [{}, {"ensure_ascii": False}, {"indent": 2}, {"separators": (",", ":")}]
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_VALUES, options=st.sampled_from(_OPTIONS))
+def test_the_doors_encoder_writes_json_a_reader_takes_back(
+    value: Any, options: dict[str, Any]
+) -> None:
+    """What every door writes: valid JSON whose numbers read back with their digits, each
+    finite decimal where it was; without a decimal, json.dumps(default=str)'s very text."""
+    text = exact.dumps(value, **options)
+    back = exact.loads(text)
+    assert exact.dumps(back, sort_keys=True) == exact.dumps(_as_read(value), sort_keys=True)
+    if "Decimal" not in repr(value):
+        assert text == json.dumps(value, default=str, **options)
+
+
+def _as_read(value: Any) -> Any:
+    """``value`` as a JSON reader with exact fractions makes it."""
+    if isinstance(value, Decimal):
+        return exact.loads(str(value)) if value.is_finite() else str(value)
+    if isinstance(value, float):
+        return exact.loads(repr(value))
+    if isinstance(value, list):
+        return [_as_read(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _as_read(item) for key, item in value.items()}
+    return value
