@@ -232,6 +232,17 @@ def test_json_fractions_keep_their_digits(runner: CliRunner) -> None:
     assert values["margin"] == {"type": "decimal", "value": "0.25"}
 
 
+def test_a_facts_json_fractions_keep_their_digits(runner: CliRunner) -> None:
+    """A fact's attributes are printed with the digits they were given (a float lost them)."""
+    attributes = '{"weight": 1.80, "big": 12345678901234567890.123}'
+    args = ["relate", "Ann", "Acme", "works_at", "--attributes", attributes, "--scope", "decf"]
+    stored = runner.invoke(cli, args)
+    assert stored.exit_code == 0, stored.output
+    shown = runner.invoke(cli, ["--json", "about", "Ann", "--scope", "decf", "--hops", "1"])
+    assert '"big": 12345678901234567890.123' in shown.stdout
+    assert '"weight": 1.80' in shown.stdout
+
+
 @pytest.mark.parametrize(
     ("command", "usage"),
     [

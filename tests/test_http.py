@@ -159,6 +159,26 @@ def test_fractions_keep_their_digits_over_http(server: Server) -> None:
         server.post("/v1/remove_rule", {"name": "dec-cap"})
 
 
+def test_a_facts_fractions_keep_their_digits_over_http(server: Server) -> None:
+    """A fact's attributes are untyped: a fraction comes back as the JSON number it was sent
+    as, every digit kept (it came back as a float, 1.8 and 1.2345678901234567e+19; written as
+    text, it would have been a string)."""
+    import urllib.request
+
+    attributes = b'{"weight": 1.80, "big": 12345678901234567890.123, "tiny": [0.1]}'
+    raw = b'{"from": "Ann", "to": "Acme", "type": "works_at", "scope": "decf", "attributes": %s}'
+    assert server.post("/v1/relate", raw=raw % attributes)[0] == 200
+    request = urllib.request.Request(
+        f"{server.url}/v1/about",
+        data=b'{"subject": "Ann", "scope": "decf", "hops": 1}',
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        body = response.read()
+    assert b'"attributes":{"big":12345678901234567890.123,"tiny":[0.1],"weight":1.80}' in body
+
+
 def stored(server: Server, token: str | None = None) -> list[Any]:
     """Everything the memory holds, as its export and its entries show it (timestamps of the
     export itself left out)."""

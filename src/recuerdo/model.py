@@ -13,6 +13,7 @@ from pydantic import ConfigDict, GetCoreSchemaHandler, with_config
 from pydantic_core import CoreSchema
 from typing_extensions import TypedDict
 
+from .core import exact as exact  # the doors write and read exact decimals with it
 from .core.results import Redactions as Redactions  # the doors' reply types name it
 from .core.text import whole_number as whole_number  # the doors read numbers with it
 

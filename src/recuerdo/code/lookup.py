@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..core.exact import shown
 from ..errors import InvalidInput, RepoNotIngested, RevisionNotFound
 from ..store.base import Row, Tx
 from .model import CommitRef, IngestedThrough
@@ -22,7 +23,7 @@ def check_repo(repo: object) -> str:
     if not isinstance(repo, str) or not _REPO.fullmatch(repo):
         raise InvalidInput(
             "repo is 1-63 letters, digits, '.', '_' or '-' (starting with a letter or digit), "
-            f"got {repo!r}"
+            f"got {shown(repo)}"
         )
     return repo
 
@@ -64,7 +65,7 @@ def bounded(value: object, field: str, low: int, high: int | None = None) -> int
         or value < low
         or (high is not None and value > high)
     ):
-        raise InvalidInput(f"{field} must be an integer from {low}{top}, got {value!r}")
+        raise InvalidInput(f"{field} must be an integer from {low}{top}, got {shown(value)}")
     return value
 
 

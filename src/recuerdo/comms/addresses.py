@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 
 from ..core.clock import now_iso
+from ..core.exact import shown
 from ..core.settings import mail_domains
 from ..errors import (
     AddressInvalid,
@@ -53,7 +54,7 @@ def check_kind(kind: object) -> Kind:
     for known in KINDS:
         if kind == known:
             return known
-    raise KindInvalid(f"kind is one of {', '.join(KINDS)}, got {kind!r}")
+    raise KindInvalid(f"kind is one of {', '.join(KINDS)}, got {shown(kind)}")
 
 
 def domains(tx: Tx, tenant: str, served: Sequence[str]) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..core.exact import shown
 from ..core.items import MAIL
 from ..core.text import MAX_ID, whole_number
 from ..errors import ConversationNotFound, InvalidInput, NotAMember, PageCursorInvalid
@@ -34,7 +35,7 @@ _MAILS = (
 
 def check_limit(limit: object, field: str = "limit", high: int = MAX_LIMIT, low: int = 1) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not low <= limit <= high:
-        raise InvalidInput(f"{field} must be an integer from {low} to {high}, got {limit!r}")
+        raise InvalidInput(f"{field} must be an integer from {low} to {high}, got {shown(limit)}")
     return limit
 
 

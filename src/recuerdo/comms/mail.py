@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.clock import now_iso
+from ..core.exact import shown
 from ..core.items import MAIL, reach
 from ..core.secrets import least_sent_bytes
 from ..core.text import MAX_ID, checked_label, whole_number
@@ -56,7 +57,7 @@ def check_id(value: object, what: str) -> int:
     number = whole_number(value.strip()) if isinstance(value, str) else None
     if number is not None:
         return number
-    raise InvalidInput(f"a {what} id is a decimal string, got {value!r}")
+    raise InvalidInput(f"a {what} id is a decimal string, got {shown(value)}")
 
 
 def _text(value: object, field: str) -> str:

@@ -194,6 +194,17 @@ class ConversationRecord(TypedDict):
     members: list[MemberRecord]
 
 
+@with_config(FORBID)
+class SendKeyRecord(TypedDict):
+    """A message's ``send_message`` idempotency key, its sender's (decision 0109): the digest of
+    what the send asked for and the reply a retry is answered with, as first sent."""
+
+    key: str
+    asked: str
+    reply: SentMessage
+    created_at: str
+
+
 MailRecord = TypedDict(
     "MailRecord",
     {
@@ -207,9 +218,12 @@ MailRecord = TypedDict(
         "body": str,
         "sent_at": str,
         "reply_to": int | None,
+        "send_key": NotRequired[SendKeyRecord | None],
     },
 )
-"""``reply_to``: the position in its conversation of the message it answers (0 is the first)."""
+"""``reply_to``: the position in its conversation of the message it answers (0 is the first).
+``send_key``: the idempotency key it was sent with (decision 0131); an export made before keys
+travelled has none."""
 with_config(FORBID)(MailRecord)
 
 

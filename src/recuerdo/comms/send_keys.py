@@ -13,13 +13,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import cast
+import re
+from typing import Any, cast
 
+from pydantic import TypeAdapter
+
+from ..core.clock import parse_time
 from ..core.secrets import holds_redaction
 from ..core.text import checked_label
 from ..errors import IdempotencyKeyReused, InvalidInput
-from ..store.base import Tx
-from .model import SentMessage
+from ..store.base import Tx, marks
+from .model import SendKeyRecord, SentMessage
+
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_REPLY = TypeAdapter(SentMessage)
 
 
 def check_key(value: object) -> str | None:
@@ -68,3 +75,81 @@ def keep(
         " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (tenant, principal, key, int(reply["id"]), digest, json.dumps(reply), at),
     )
+
+
+# -- export and import (comms/transfer.py): a key travels with its message, decision 0131 -----
+
+
+def of_messages(tx: Tx, tenant: str, message_ids: list[int]) -> dict[int, SendKeyRecord]:
+    """The key each of these messages was sent with, by message id (those sent without one are
+    not in it)."""
+    found: dict[int, SendKeyRecord] = {}
+    for first in range(0, len(message_ids), 500):
+        part = message_ids[first : first + 500]
+        for row in tx.all(
+            "SELECT message_id, key, asked, reply, created_at FROM comms_send_keys"
+            f" WHERE tenant = ? AND message_id IN ({marks(part)})",
+            (tenant, *part),
+        ):
+            found[int(row["message_id"])] = {
+                "key": row["key"],
+                "asked": row["asked"],
+                "reply": json.loads(row["reply"]),
+                "created_at": row["created_at"],
+            }
+    return found
+
+
+def checked_record(given: object) -> SendKeyRecord:
+    """A mail record's ``send_key``, checked whole before its message is stored (a bad one makes
+    the record malformed: ``ValueError``)."""
+    if not isinstance(given, dict) or set(given) != {"key", "asked", "reply", "created_at"}:
+        raise ValueError("send_key is {key, asked, reply, created_at}")
+    if given["key"] is None:  # check_key's "no key given": here a NULL the store refused
+        raise ValueError("send_key.key is the idempotency key, not null")
+    try:
+        key = check_key(given["key"])
+        created_at = parse_time(given["created_at"], "send_key.created_at")
+    except InvalidInput as error:
+        raise ValueError(f"send_key: {error.detail}") from error
+    asked = given["asked"]
+    if not isinstance(asked, str) or not _DIGEST.fullmatch(asked):
+        raise ValueError("send_key.asked is a SHA-256 digest in hex")
+    # The reply is what a retry is answered: held to the shape send_message answers.
+    reply = _REPLY.validate_python(given["reply"], strict=True)
+    return {"key": cast(str, key), "asked": asked, "reply": reply, "created_at": created_at}
+
+
+def keep_imported(
+    tx: Tx, tenant: str, principal: str, record: SendKeyRecord, where: dict[str, Any]
+) -> str | None:
+    """Keep an imported message's key for its sender here, its reply naming the message as it
+    is stored here (``where``: its id, conversation, scope, the id it answers, and what it is:
+    from, to, subject, size, time and passages). None when
+    kept; why not when the sender's key already answers another message here: that one is
+    kept (a retry of the send made here must still answer it), and the import says so."""
+    held = tx.scalar(
+        "SELECT message_id FROM comms_send_keys WHERE tenant = ? AND principal = ? AND key = ?",
+        (tenant, principal, record["key"]),
+    )
+    if held is not None:
+        return (
+            f"the message was imported (id {where['id']}) without its idempotency key"
+            f" {record['key']!r}: {principal}'s key answers message {held} here already, and a"
+            " retry with it still answers that one"
+        )
+    reply = cast(SentMessage, {**record["reply"], **where})
+    tx.execute(
+        "INSERT INTO comms_send_keys (tenant, principal, key, message_id, asked, reply,"
+        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            tenant,
+            principal,
+            record["key"],
+            int(where["id"]),
+            record["asked"],
+            json.dumps(reply),
+            record["created_at"],
+        ),
+    )
+    return None

@@ -22,14 +22,14 @@ from ..core.items import MAIL, visible
 from ..core.text import checked_label
 from ..errors import RecuerdoError
 from ..store.base import Row, Tx
-from . import addresses, mail
+from . import addresses, mail, send_keys
 
 PHASES = ("address", "conversation", "mail", "cursor")
 MAX_PAGE_BYTES = 16 * 2**20
 """A page of mail holds at most this many bytes of bodies (or one larger message), so any page
 fits one import request."""
 
-Importer = Callable[[Tx, str, str, str, dict[str, Any]], None]
+Importer = Callable[[Tx, str, str, str, dict[str, Any]], str | None]
 
 
 def _key(*parts: Any) -> str:
@@ -162,6 +162,7 @@ def _mail_page(
     members_only, params = visible("i", viewer)
     heads: dict[str, str] = {}
     records: list[dict[str, Any]] = []
+    ids: list[int] = []
     last, size = after, 0
     for row in tx.iterate(
         f"SELECT i.* FROM items i WHERE i.tenant = ? AND i.scope = ? AND i.item_type = '{MAIL}'"
@@ -169,7 +170,7 @@ def _mail_page(
         (tenant, scope, after, *params, limit),
     ):
         if records and size + int(json.loads(row["meta"]).get("bytes", 0)) > MAX_PAGE_BYTES:
-            return records, str(last), False
+            return _with_keys(tx, tenant, records, ids), str(last), False
         if row["session"] not in heads:
             head = tx.one(
                 "SELECT * FROM comms_conversations WHERE tenant = ? AND id = ?",
@@ -202,7 +203,19 @@ def _mail_page(
             }
         )
         last, size = int(row["id"]), size + shown["bytes"]
-    return records, str(last), len(records) < limit
+        ids.append(last)
+    return _with_keys(tx, tenant, records, ids), str(last), len(records) < limit
+
+
+def _with_keys(
+    tx: Tx, tenant: str, records: list[dict[str, Any]], ids: list[int]
+) -> list[dict[str, Any]]:
+    """Each mail record with the idempotency key its message was sent with, or None: an import
+    lost them, and a retried send then sent again in the memory read in (decision 0131)."""
+    keys = send_keys.of_messages(tx, tenant, ids)
+    for record, item_id in zip(records, ids, strict=True):
+        record["send_key"] = keys.get(item_id)
+    return records
 
 
 def _imported(tx: Tx, tenant: str, scope: str, key: object) -> str:
@@ -296,8 +309,10 @@ def import_mail(
     scope: str,
     record: dict[str, Any],
     link: mail.Link | None,
-) -> None:
+) -> str | None:
     conversation_id = _imported(tx, tenant, scope, record["conversation"])
+    given_key = record.get("send_key")
+    send_key = None if given_key is None else send_keys.checked_record(given_key)
     sender = _checked(addresses.check_address, record["from"])
     to = _checked(mail.check_recipients, record["to"])
     subject, body, size = _checked(mail.check_message, record["subject"], record["body"])
@@ -311,7 +326,7 @@ def import_mail(
         else _nth_mail(tx, tenant, conversation_id, _count(position, "reply_to"))
     )
     sent_at = _moment(record.get("sent_at"), "sent_at")
-    mail.store(
+    item_id, passages = mail.store(
         tx,
         tenant=tenant,
         scope=scope,
@@ -327,6 +342,24 @@ def import_mail(
         link=link,
         import_key=str(record["key"]),
     )
+    if send_key is None:
+        return None
+    # The first send's reply, naming the message as it is stored here: a retry is answered
+    # with this memory's ids, not the source's, and with what the stored message is (a reply
+    # edited in the export file told a retry its message said, or went to, what none did).
+    where = {
+        "id": str(item_id),
+        "conversation_id": conversation_id,
+        "scope": scope,
+        "reply_to": None if reply_to is None else str(reply_to),
+        "from": sender,
+        "to": to,
+        "subject": subject,
+        "bytes": size,
+        "sent_at": sent_at,
+        "passages": passages,
+    }
+    return send_keys.keep_imported(tx, tenant, owner, send_key, where)
 
 
 def import_cursor(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
@@ -352,8 +385,8 @@ def import_cursor(tx: Tx, tenant: str, principal: str, scope: str, record: dict[
 def importers(link: mail.Link | None) -> dict[str, Importer]:
     def mail_with_links(
         tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
-    ) -> None:
-        import_mail(tx, tenant, principal, scope, record, link)
+    ) -> str | None:
+        return import_mail(tx, tenant, principal, scope, record, link)
 
     return {
         "address": import_address,

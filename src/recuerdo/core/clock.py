@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from ..errors import InvalidInput
+from .exact import shown
 
 _FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 MONTH_NAMES = (
@@ -45,16 +46,17 @@ def parse_iso(value: str) -> datetime:
 def parse_time(value: object, field: str) -> str:
     """Any ISO 8601 instant from a caller, in the store's text form (naive means UTC)."""
     if not isinstance(value, str):
-        raise InvalidInput(f"{field} must be an ISO 8601 time, got {value!r}")
+        raise InvalidInput(f"{field} must be an ISO 8601 time, got {shown(value)}")
     try:
         moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError as exc:
-        raise InvalidInput(f"{field} must be an ISO 8601 time, got {value!r}") from exc
+        raise InvalidInput(f"{field} must be an ISO 8601 time, got {shown(value)}") from exc
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     try:
         return to_iso(moment)
     except OverflowError as exc:  # 9999-12-31T23:00-05:00 is past the last instant in UTC
         raise InvalidInput(
-            f"{field} must be an ISO 8601 time within the years 0001-9999 in UTC, got {value!r}"
+            f"{field} must be an ISO 8601 time within the years 0001-9999 in UTC,"
+            f" got {shown(value)}"
         ) from exc

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..store.base import Tx
+from .exact import shown
 
 DEFAULT_REVIEW_MONTHS: dict[str, int] = {
     "preference": 3,
@@ -52,7 +53,7 @@ def check_mail_domain(value: object) -> str:
     domain = value.strip().lower() if isinstance(value, str) else ""
     if len(domain) > 253 or not _DOMAIN.fullmatch(domain):
         raise InvalidInput(
-            f"a mail domain is letters, digits, '-' and '.' (e.g. example.com), got {value!r}"
+            f"a mail domain is letters, digits, '-' and '.' (e.g. example.com), got {shown(value)}"
         )
     return domain
 

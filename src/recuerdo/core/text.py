@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import ContentTooLarge, EmptyContent, InvalidInput, InvalidTags
+from .exact import shown
 
 MAX_ID = 2**63 - 1
 """The largest id either store keeps (a signed 64-bit integer)."""
@@ -81,7 +82,7 @@ def check_tags(tags: object) -> list[str]:
     result: list[str] = []
     for tag in tags:
         if not isinstance(tag, str) or not tag.strip():
-            raise InvalidTags(f"every tag must be non-empty text, got {tag!r}")
+            raise InvalidTags(f"every tag must be non-empty text, got {shown(tag)}")
         if len(tag) > MAX_TAG_CHARS or any(ch in tag for ch in "\x00\r\n"):
             raise InvalidTags(f"a tag is one line of at most {MAX_TAG_CHARS} characters: {tag!r}")
         cleaned = checked_text(tag, "tag", max_bytes=MAX_TAG_CHARS * 4)

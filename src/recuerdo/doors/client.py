@@ -6,17 +6,14 @@ from __future__ import annotations
 import base64
 import functools
 import json
-import re
-import secrets
 import urllib.error
 import urllib.parse
 import urllib.request
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, RecuerdoError, StoreError, all_error_classes
-from ..model import EntryList, whole_number
+from ..model import EntryList, exact, whole_number
 from ..verbs import Verb
 
 
@@ -52,15 +49,7 @@ def request_body(body: Any) -> bytes:
     """``body`` as JSON, an exact decimal (how the CLI reads a JSON fraction) as the number it
     is: ``default=str`` sent it as a string, so ``0.25`` reached the server as ``"0.25"`` (an
     entity attribute typed string, a fact's attribute a string)."""
-    mark = secrets.token_hex(8)  # no text of the body can spell it
-
-    def spelled(value: Any) -> str:
-        if isinstance(value, Decimal) and value.is_finite():
-            return f"{mark}{value}"
-        return str(value)
-
-    text = json.dumps(body, default=spelled)
-    return re.sub(f'"{mark}([-+.0-9Ee]+)"', r"\1", text).encode()
+    return exact.dumps(body).encode()
 
 
 def remote_call(
@@ -102,7 +91,8 @@ def remote_call(
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             try:
-                result = json.loads(response.read())
+                # Fractions as the digits the server wrote (a fact's attributes keep them).
+                result = exact.loads(response.read())
             except ValueError as error:  # another kind of server at that address
                 raise StoreError(f"the server at {server} did not answer JSON") from error
             more = response.headers.get("X-Recuerdo-More")

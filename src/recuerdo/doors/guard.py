@@ -10,7 +10,6 @@ before the body is read (``payload_too_large``, 413); the bearer token decides t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -24,7 +23,7 @@ from ..errors import (
     RecuerdoError,
     Unauthorized,
 )
-from ..model import whole_number
+from ..model import exact, whole_number
 from ..security.tokens import LOCAL, Principal, TokenStore
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
@@ -204,7 +203,7 @@ def _headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
 
 
 def error_body(error: RecuerdoError) -> bytes:
-    return json.dumps(error.to_dict(), ensure_ascii=False, default=str).encode("utf-8")
+    return exact.dumps(error.to_dict(), ensure_ascii=False).encode("utf-8")
 
 
 async def send_error(send: Any, error: RecuerdoError) -> None:

@@ -42,6 +42,7 @@ from ..errors import (
     Timeout,
     UnknownRoute,
 )
+from ..model import exact
 from ..security.tokens import Principal, TokenStore
 from ..verbs import VERBS, Verb
 from . import gateway, schemas
@@ -288,7 +289,7 @@ def parse_object(raw: bytes) -> dict[str, Any]:
 def _json(value: Any) -> Response:
     """Results are plain JSON values already: serialise them directly (FastAPI's generic
     encoder costs more than the verb on small memories)."""
-    body = json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
+    body = exact.dumps(value, ensure_ascii=False, separators=(",", ":"))
     headers = {}
     more = getattr(value, "more", None)
     if isinstance(value, list) and isinstance(more, int):

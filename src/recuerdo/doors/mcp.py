@@ -26,6 +26,7 @@ from mcp_types import (
 
 from .. import __version__
 from ..errors import RecuerdoError, UnknownTool
+from ..model import exact
 from ..security.tokens import LOCAL, Principal
 from . import gateway, schemas
 from .profiles import ToolMap, instructions, profile
@@ -62,8 +63,9 @@ def _tool(entry: ToolMap, output_schema: dict[str, Any]) -> Tool:
 def _result(value: Any, wrapped: bool) -> CallToolResult:
     # One encoding: the text content is the reply's JSON, and the structured content is that
     # same JSON read back (what ``default=str`` made of a value JSON has no type for included),
-    # not a second encoding of it.
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    # not a second encoding of it. A decimal is a number of its own digits in the text; the
+    # structured copy holds it as a float (the MCP library writes a Decimal as a string).
+    text = exact.dumps(value, ensure_ascii=False)
     plain = json.loads(text)
     structured = plain if isinstance(value, dict) and not wrapped else {"result": plain}
     more = getattr(value, "more", None)
@@ -73,7 +75,7 @@ def _result(value: Any, wrapped: bool) -> CallToolResult:
 
 
 def _error(error: RecuerdoError) -> CallToolResult:
-    shape = json.loads(json.dumps(error.to_dict(), default=str))
+    shape = json.loads(exact.dumps(error.to_dict()))
     return CallToolResult(
         content=[TextContent(text=json.dumps(shape, ensure_ascii=False))],
         structured_content=shape,

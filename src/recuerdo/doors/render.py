@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from ..model import exact
 
 CELL_LIMIT = 80
 
 
 def to_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    return exact.dumps(value, ensure_ascii=False, indent=2)
 
 
 def _cell(value: Any) -> str:
@@ -19,7 +20,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(_cell(item) for item in value)
     if isinstance(value, Mapping):
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return exact.dumps(value, ensure_ascii=False)
     return str(value).replace("\n", " ")
 
 

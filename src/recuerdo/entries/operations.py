@@ -15,6 +15,7 @@ from pydantic_core import from_json
 
 from ..core import audit
 from ..core.clock import now_iso
+from ..core.exact import shown
 from ..core.items import reach
 from ..core.text import check_tags, checked_label, checked_text
 from ..errors import InvalidBatch, InvalidCategory, InvalidInput, NotTheWriter, RecuerdoError
@@ -314,7 +315,7 @@ def forget(
     """Delete one entry. ``writer``: the only writer whose entries this caller may forget (an
     agent's or a token holder's own); None for the owner, who may forget any."""
     if isinstance(entry_id, bool) or not isinstance(entry_id, int):
-        raise InvalidInput(f"an entry id is an integer, got {entry_id!r}")
+        raise InvalidInput(f"an entry id is an integer, got {shown(entry_id)}")
     reached = reach()
     if reached is not None:
         # An entry beyond the call's scopes is not there for it: neither erased nor named.

@@ -8,15 +8,15 @@ wrong quote.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ..core import exact
 from ..core.items import visible
 from ..errors import InvalidInput
 from ..index.chunks import as_cut
 from ..store import chunk_text
 from ..store.base import Row, Tx, rows_by_id
-from . import derive, store
+from . import derive, store, values
 from .match import seed
 
 DEFAULT_K = 20
@@ -215,7 +215,7 @@ def attribute_seeds(
         raise InvalidInput("attribute.key must be a name")
     if attribute.get("type") is not None:
         value = {"type": attribute["type"], "value": value}
-    shown = json.dumps(attribute["value"], default=str, ensure_ascii=False)
+    shown = exact.dumps(attribute["value"], ensure_ascii=False)  # 1.80, not "1.80"
     return [
         {
             "entity_id": row["id"],
@@ -361,7 +361,7 @@ def _fact_item(
         "subject": names.get(row["subject_id"]),
         "relation": row["relation"],
         "object": names.get(row["object_id"]),
-        "attributes": json.loads(row["attributes"]),
+        "attributes": values.decode_fact_attributes(row["attributes"]),
         "direction": "outbound" if via == row["subject_id"] else "inbound",
         "derived": False,
         "hop": hop,

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from ..core.clock import parse_time
+from ..core.exact import shown
 from ..core.text import checked_label
 from ..errors import (
     FactsShape,
@@ -32,7 +33,7 @@ def _scope(scope: object) -> str:
 
 def _bounded(value: object, field: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidInput(f"{field} must be an integer from {low} to {high}, got {value!r}")
+        raise InvalidInput(f"{field} must be an integer from {low} to {high}, got {shown(value)}")
     return value
 
 

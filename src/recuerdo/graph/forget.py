@@ -31,6 +31,7 @@ from ..code import erase as code_store
 from ..comms.erase import forget_scope as forget_conversations
 from ..core import audit
 from ..core.clock import now_iso
+from ..core.exact import shown
 from ..core.items import visible
 from ..errors import InvalidInput, ItemNotFound, UnknownName
 from ..index import chunks as chunk_index
@@ -466,11 +467,11 @@ def _was_forgotten(tx: Tx, tenant: str, scope: str, form: str, key: str) -> bool
 
 def _item_id(value: object) -> int:
     if isinstance(value, bool):
-        raise InvalidInput(f"passage is an item id, got {value!r}")
+        raise InvalidInput(f"passage is an item id, got {shown(value)}")
     try:
         return int(str(value))
     except ValueError as exc:
-        raise InvalidInput(f"passage is an item id, got {value!r}") from exc
+        raise InvalidInput(f"passage is an item id, got {shown(value)}") from exc
 
 
 def _values(rows: list[Any], column: str) -> list[str]:

@@ -13,7 +13,6 @@ from the first record that names it (decision 0088).
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -330,13 +329,9 @@ def _checked_fact(record: dict[str, Any]) -> _Fact:
 
 def _finite(attributes: dict[str, Any]) -> str:
     """A fact's attributes as stored, refused as the write verbs refuse them: an import kept
-    NaN and Infinity, which ``relate`` refuses and no JSON reader takes (the review of 0088)."""
-    try:
-        return json.dumps(values.plain(attributes), sort_keys=True, allow_nan=False)
-    except ValueError as exc:
-        raise ValueError(
-            "attributes: numbers must be finite (NaN and Infinity are not JSON)"
-        ) from exc
+    NaN and Infinity, which ``relate`` refuses and no JSON reader takes (the review of 0088).
+    Fractions keep their digits, as ``relate`` keeps them."""
+    return values.encode_fact_attributes(values.fact_attributes(attributes, "attributes"))
 
 
 def _cited(
@@ -384,7 +379,9 @@ def import_fact(
             " AND relation = ? AND object_id = ? AND ended_at IS NULL",
             (tenant, subject, fact.relation, obj),
         )
-        if current is not None and json.loads(current["attributes"]) != json.loads(fact.attributes):
+        if current is not None and not values.same_fact_attributes(
+            current["attributes"], fact.attributes
+        ):
             # Other attributes make another version, as ``relate`` makes it (the held fact's
             # were kept and the record's dropped: the review of 0088), the later one current.
             fact = _versioned(fact, current)

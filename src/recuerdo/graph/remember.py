@@ -15,6 +15,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..core import exact
 from ..core.clock import now_iso, parse_time
 from ..core.text import checked_label, checked_text
 from ..errors import FactsShape, InvalidInput, LimitExceeded, MentionNotInPassage
@@ -99,17 +100,10 @@ def _facts(facts: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         if not all(isinstance(end, str) and end.strip() for end in ends):
             raise FactsShape(f"relations[{index}] needs both ends (source, target) and a type")
         kind = check_relation(item["type"], f"relations[{index}].type")
-        attributes = values.plain(item.get("attributes") or {})
+        attributes = item.get("attributes") or {}
         if not isinstance(attributes, dict):
             raise FactsShape(f"relations[{index}].attributes must be an object")
-        try:
-            if attributes:
-                json.dumps(attributes, allow_nan=False, default=str)
-        except ValueError as exc:
-            raise InvalidInput(
-                f"relations[{index}].attributes: numbers must be finite (NaN and Infinity are"
-                " not JSON)"
-            ) from exc
+        values.fact_attributes(attributes, f"relations[{index}].attributes")
         clean_relations.append(
             {
                 "source": store.check_name(item["source"], "source"),
@@ -208,7 +202,9 @@ def _line_spans(text: str) -> list[Span]:
 
 
 def _fingerprint(parts: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    # A decimal as the number it is: written as text it read as the string "1.80", and a call
+    # giving the string answered `already` for the one that gave the number.
+    return hashlib.sha256(exact.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
 def remember(

@@ -296,16 +296,16 @@ The facts :func:`add_plain_facts` inserts together have none: each is the first 
 call (a new version of one, later in the call, is stored by :func:`add_fact`)."""
 
 
-def encode_attributes(attributes: dict[str, Any]) -> str:
-    return json.dumps(attributes, sort_keys=True, default=str) if attributes else "{}"
+encode_attributes = values.encode_fact_attributes
 
 
 def _merged(stored: str, given: dict[str, Any]) -> dict[str, Any] | None:
     """A current fact's attributes with the ``given`` ones laid over them, as entity attributes
-    are set key by key; None when that changes nothing."""
-    old: dict[str, Any] = json.loads(stored)
-    merged = {**old, **json.loads(encode_attributes(given))}
-    return None if merged == old else merged
+    are set key by key; None when that changes nothing (``1.80`` over ``1.8`` changes it, as
+    an entity's decimal does)."""
+    old = values.decode_fact_attributes(stored)
+    merged = {**old, **values.decode_fact_attributes(encode_attributes(given))}
+    return None if encode_attributes(merged) == encode_attributes(old) else merged
 
 
 def add_fact(

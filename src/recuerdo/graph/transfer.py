@@ -235,7 +235,7 @@ def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
             "relation": row["relation"],
             "object": row["o_name"],
             "object_types": types.get(row["object_id"], []),
-            "attributes": json.loads(row["attributes"]),
+            "attributes": values.decode_fact_attributes(row["attributes"]),
             "state": "current" if row["ended_at"] is None else "ended",
             "valid_from": row["valid_from"],
             "valid_to": row["valid_to"],

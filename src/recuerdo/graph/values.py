@@ -8,11 +8,15 @@ sorted, without repeats). ``{"type": "decimal", "value": "12.50"}`` states a typ
 from __future__ import annotations
 
 import json
+import math
 import re
+import sys
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from ..core import exact
+from ..core.exact import shown
 from ..errors import InvalidInput
 
 TYPES = ("string", "integer", "decimal", "boolean", "date", "datetime", "list")
@@ -46,7 +50,7 @@ def typed(value: object, field: str = "attribute") -> tuple[str, Any]:
             return "datetime", value
         return "string", value
     raise InvalidInput(
-        f"{field}: unsupported value {value!r} (text, number, boolean, date or list)"
+        f"{field}: unsupported value {shown(value)} (text, number, boolean, date or list)"
     )
 
 
@@ -57,10 +61,10 @@ def _explicit(kind: str, value: object, field: str) -> tuple[str, Any]:
         try:
             return "decimal", _decimal_text(Decimal(str(value)), field)
         except InvalidOperation as exc:
-            raise InvalidInput(f"{field}: {value!r} is not a decimal number") from exc
+            raise InvalidInput(f"{field}: {shown(value)} is not a decimal number") from exc
     found_kind, found = typed(value, field)
     if found_kind != kind and not (kind == "string" and isinstance(value, str)):
-        raise InvalidInput(f"{field}: {value!r} is not a {kind}")
+        raise InvalidInput(f"{field}: {shown(value)} is not a {kind}")
     return kind, found if kind != "string" else value
 
 
@@ -86,16 +90,65 @@ def _valid_datetime(text: str) -> bool:
     return True
 
 
-def plain(value: Any) -> Any:
-    """A JSON value for properties kept as they came (a fact's attributes, untyped): a decimal
-    from a door that reads exact digits becomes the number JSON would have given."""
-    if isinstance(value, Decimal):
-        return float(value)
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(item) for item in value]
-    return value
+def fact_attributes(attributes: dict[str, Any], field: str) -> dict[str, Any]:
+    """A fact's attributes (untyped: kept as they came) checked for the store: JSON, and its
+    fractions kept as their digits, as an entity's decimals are (``1.80`` stays ``1.80``, and
+    ``12345678901234567890.123`` keeps every digit; a float took both). A number JSON cannot
+    hold (NaN, Infinity, or a decimal past a float's range, which a JSON reader takes for
+    Infinity) is refused, and so is what JSON cannot write: a key that is not text or a number,
+    an integer past the digits a JSON reader takes (a raw ValueError or TypeError escaped the
+    write verbs)."""
+    try:
+        # First: it also refuses an object that holds itself, which the walk below never ends.
+        encode_fact_attributes(attributes)
+    except ValueError:  # the digits' limit, or a cycle
+        limit = sys.get_int_max_str_digits()
+        digits = (
+            f"an integer has at most {limit} digits (a JSON reader takes no more), "
+            if limit
+            else ""
+        )
+        raise InvalidInput(f"{field}: {digits}an object does not hold itself") from None
+    except TypeError as exc:
+        raise InvalidInput(f"{field}: a key is text or a number ({exc})") from None
+    stack: list[Any] = [attributes]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, Decimal | float) and not _fits_json(item):
+            raise InvalidInput(
+                f"{field}: numbers must be finite (NaN and Infinity are not JSON, nor a"
+                " decimal past 1.8e308)"
+            )
+    return attributes
+
+
+def _fits_json(number: Decimal | float) -> bool:
+    if isinstance(number, Decimal) and not number.is_finite():
+        return False  # float() of a signalling NaN raises
+    return math.isfinite(float(number))
+
+
+def encode_fact_attributes(attributes: dict[str, Any]) -> str:
+    """A fact's attributes as stored: JSON, each fraction written with its own digits."""
+    return exact.dumps(attributes, sort_keys=True) if attributes else "{}"
+
+
+def decode_fact_attributes(stored: str) -> dict[str, Any]:
+    """A fact's stored attributes, fractions as ``Decimal`` (the digits they were given)."""
+    loaded: dict[str, Any] = exact.loads(stored)
+    return loaded
+
+
+def same_fact_attributes(one: str, other: str) -> bool:
+    """Two stored spellings of the same attributes: digits count (``1.8`` is not ``1.80``, as
+    for an entity's decimal), spacing and key order do not."""
+    return encode_fact_attributes(decode_fact_attributes(one)) == encode_fact_attributes(
+        decode_fact_attributes(other)
+    )
 
 
 KIND_PATTERN = '{{"type": "{kind}", %'

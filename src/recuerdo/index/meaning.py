@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ..core.exact import shown
 from ..errors import InvalidInput
 from ..store.base import Store, Tx
 from .embed import CHOICES, Embedder, load_embedder
@@ -36,7 +37,7 @@ class Meaning:
         """``store``: the memory's store, where the vectors are read and beside which their
         HNSW index is saved (without it, vectors are held in memory only)."""
         if isinstance(embedder, str) and embedder.strip().lower() not in CHOICES:
-            raise InvalidInput(f"embedder is one of {', '.join(CHOICES)}, got {embedder!r}")
+            raise InvalidInput(f"embedder is one of {', '.join(CHOICES)}, got {shown(embedder)}")
         self._choice = embedder
         self._store = store
         self._embedder: Embedder | None = None

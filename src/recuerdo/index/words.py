@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from ..core.exact import shown
 from ..errors import InvalidInput
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -203,4 +204,4 @@ def check_mode(mode: object) -> str:
         return "any"
     if isinstance(mode, str) and mode.strip().lower() in ("any", "all"):
         return mode.strip().lower()
-    raise InvalidInput(f"mode must be 'any' or 'all', got {mode!r}")
+    raise InvalidInput(f"mode must be 'any' or 'all', got {shown(mode)}")

@@ -7,6 +7,7 @@ The verbs live here, in their own mixin of the notes family, with their typed re
 from __future__ import annotations
 
 from ..core.clock import now_iso
+from ..core.exact import shown
 from ..core.items import status_of, visible
 from ..errors import InvalidInput, ItemNotFound
 from ..facade import MemoryBase, verb
@@ -48,11 +49,11 @@ def list_notes(
     limit: object,
 ) -> NoteList:
     if status is not None and status not in LIST_STATUSES:
-        raise InvalidInput(f"status must be one of {', '.join(LIST_STATUSES)}, got {status!r}")
+        raise InvalidInput(f"status must be one of {', '.join(LIST_STATUSES)}, got {shown(status)}")
     if sort not in SORTS:
-        raise InvalidInput(f"sort must be one of {', '.join(SORTS)}, got {sort!r}")
+        raise InvalidInput(f"sort must be one of {', '.join(SORTS)}, got {shown(sort)}")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
-        raise InvalidInput(f"limit must be an integer from 1 to 1000, got {limit!r}")
+        raise InvalidInput(f"limit must be an integer from 1 to 1000, got {shown(limit)}")
     at = now_iso()
     where = ["tenant = ?", "item_type = 'note'"]
     params: list[object] = [tenant]

@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Literal, cast
 
 from ..core.clock import now, now_iso, to_iso
+from ..core.exact import shown
 from ..core.items import reach
 from ..core.secrets import SecretKind, holds_redaction, redact
 from ..core.settings import note_limit_bytes
@@ -47,7 +48,7 @@ def scope_for(axis: object, project: object) -> str:
         if project is None:
             raise InvalidInput("the project axis needs a project name (project=...)")
         return f"project:{checked_label(project, 'project')}"
-    raise InvalidInput(f"axis must be one of {', '.join(AXES)}, got {axis!r}")
+    raise InvalidInput(f"axis must be one of {', '.join(AXES)}, got {shown(axis)}")
 
 
 def check_category(label: object) -> str:

@@ -7,6 +7,7 @@ from typing import cast
 
 from ..core import settings
 from ..core.clock import parse_time
+from ..core.exact import shown
 from ..core.items import visible
 from ..core.text import checked_label
 from ..entries import operations as entry_ops
@@ -130,7 +131,7 @@ class NoteVerbs(MemoryBase):
                 scopes names one of them.
         """
         if isinstance(id, bool) or not isinstance(id, int):
-            raise InvalidInput(f"an id is an integer, got {id!r}")
+            raise InvalidInput(f"an id is an integer, got {shown(id)}")
         members_only, viewer = visible("i", self.principal)
         with self._store.read() as tx:
             row = tx.one(

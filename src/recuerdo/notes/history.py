@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, get_args
 
 from ..core.clock import now_iso
+from ..core.exact import shown
 from ..core.items import MAIL, visible
 from ..errors import InvalidInput, ItemNotFound
 from ..store import revision_deltas
@@ -244,7 +245,7 @@ def _id_or_none(value: object, field: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"{field} is an integer, got {value!r}")
+        raise InvalidInput(f"{field} is an integer, got {shown(value)}")
     return value
 
 

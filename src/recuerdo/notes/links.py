@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..core.clock import now_iso
+from ..core.exact import shown
 from ..core.items import visible
 from ..core.text import checked_label
 from ..errors import InvalidInput, ItemNotFound
@@ -16,7 +17,7 @@ _WIKILINK = re.compile(r"\[\[([^\[\]|\n]{1,200})(?:\|[^\[\]\n]*)?\]\]")
 
 def _live_item(tx: Tx, tenant: str, item_id: object, viewer: str | None) -> Row:
     if isinstance(item_id, bool) or not isinstance(item_id, int):
-        raise InvalidInput(f"an item id is an integer, got {item_id!r}")
+        raise InvalidInput(f"an item id is an integer, got {shown(item_id)}")
     members_only, params = visible("i", viewer)
     row = tx.one(
         "SELECT i.id, i.scope FROM items i WHERE i.id = ? AND i.tenant = ?"

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..core.clock import now, now_iso, parse_iso, to_iso
+from ..core.exact import shown
 from ..core.items import reach, status_of
 from ..core.settings import note_limit_bytes, review_months
 from ..core.text import check_tags, checked_label, checked_text
@@ -50,7 +51,7 @@ def check_kind(kind: object) -> str:
         return DEFAULT_KIND
     if not isinstance(kind, str) or not _KIND.fullmatch(kind.strip().lower()):
         raise InvalidInput(
-            f"kind must be a short lower-case word such as decision or bugfix, got {kind!r}"
+            f"kind must be a short lower-case word such as decision or bugfix, got {shown(kind)}"
         )
     return kind.strip().lower()
 
@@ -127,7 +128,7 @@ def _row(tx: Tx, tenant: str, item_id: int) -> Row:
 
 def load_note(tx: Tx, tenant: str, item_id: object, *, deleted: bool = False) -> Row:
     if isinstance(item_id, bool) or not isinstance(item_id, int):
-        raise InvalidInput(f"a note id is an integer, got {item_id!r}")
+        raise InvalidInput(f"a note id is an integer, got {shown(item_id)}")
     row = tx.one(
         "SELECT * FROM items WHERE id = ? AND tenant = ? AND item_type = 'note'",
         (item_id, tenant),
@@ -457,7 +458,7 @@ def save(
     if expected_version is not None and (
         isinstance(expected_version, bool) or not isinstance(expected_version, int)
     ):
-        raise InvalidInput(f"expected_version is an integer, got {expected_version!r}")
+        raise InvalidInput(f"expected_version is an integer, got {shown(expected_version)}")
     body = check_body(content)
     if not body.strip():
         raise EmptyContent("content is empty: there is nothing to store")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.clock import now_iso
+from ..core.exact import shown
 from ..core.items import visible
 from ..core.text import checked_label
 from ..errors import ContextSetNotFound, InvalidInput, ItemNotFound
@@ -28,7 +29,7 @@ MAX_PINS = 200
 
 def _id(value: object, field: str = "id") -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"{field} is an item id (an integer), got {value!r}")
+        raise InvalidInput(f"{field} is an item id (an integer), got {shown(value)}")
     return value
 
 

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from ..core import audit as audit_log
 from ..core.clock import now_iso, parse_time
+from ..core.exact import shown
 from ..core.items import hidden_mail_chunks
 from ..core.results import AuditRecord
 from ..core.text import checked_label
@@ -48,7 +49,7 @@ MAX_BUDGET_TOKENS = 200_000
 
 def _bounded(value: object, field: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidInput(f"{field} must be an integer from {low} to {high}, got {value!r}")
+        raise InvalidInput(f"{field} must be an integer from {low} to {high}, got {shown(value)}")
     return value
 
 

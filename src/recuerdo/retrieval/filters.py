@@ -10,6 +10,7 @@ from typing import Any
 
 from ..code.lookup import check_prefix, check_repo
 from ..core.clock import now_iso, parse_time
+from ..core.exact import shown
 from ..core.items import MAIL, visible
 from ..core.text import check_tags, checked_label
 from ..errors import InvalidInput
@@ -88,9 +89,9 @@ class Filters:
                 )
             item_types = [ASKED_ONLY]
         if status is not None and status not in STATUSES:
-            raise InvalidInput(f"status is one of {', '.join(STATUSES)}, got {status!r}")
+            raise InvalidInput(f"status is one of {', '.join(STATUSES)}, got {shown(status)}")
         if tags_mode is not None and tags_mode not in ("any", "all"):
-            raise InvalidInput(f"tags_mode is 'any' or 'all', got {tags_mode!r}")
+            raise InvalidInput(f"tags_mode is 'any' or 'all', got {shown(tags_mode)}")
         scopes = labels(scope, "scope")
         return cls(
             tenant=tenant,

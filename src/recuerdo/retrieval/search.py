@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from ..core.exact import shown
 from ..core.items import MAIL, status_of
 from ..errors import InvalidInput
 from ..index.chunk import line_range
@@ -412,7 +413,7 @@ def check_stages(stages: object) -> tuple[str, ...]:
         return STAGES
     chosen = [stages] if isinstance(stages, str) else stages
     if not isinstance(chosen, list | tuple) or not chosen or not set(chosen) <= set(STAGES):
-        raise InvalidInput(f"stages are among {', '.join(STAGES)}, got {stages!r}")
+        raise InvalidInput(f"stages are among {', '.join(STAGES)}, got {shown(stages)}")
     return tuple(chosen)
 
 

@@ -8,7 +8,6 @@ into a comparison, never evaluated as code.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import numbers
 import operator
@@ -19,7 +18,9 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, NamedTuple
 
+from ..core import exact
 from ..core.clock import now_iso
+from ..core.exact import shown
 from ..core.secrets import redact_text
 from ..core.text import checked_label, checked_text
 from ..errors import InvalidCondition, InvalidInput, InvalidRuleLevel
@@ -223,7 +224,7 @@ def add(
     ``unreadable="store"`` the rule is stored without a condition and the reply says why
     (``unread``): Synsema takes any description, and a program that adds such a rule runs on."""
     if unreadable not in UNREADABLE:
-        raise InvalidInput(f"unreadable is one of {', '.join(UNREADABLE)}, got {unreadable!r}")
+        raise InvalidInput(f"unreadable is one of {', '.join(UNREADABLE)}, got {shown(unreadable)}")
     rule_name = checked_label(name, "rule name")
     rule_level = check_level(level)
     text = checked_text(description, "description", max_bytes=MAX_DESCRIPTION_BYTES)
@@ -329,9 +330,10 @@ def _shown(context: Mapping[Any, Any]) -> str:
     string of the context alone, and a key with its value (``"password": "hunter2"``) is a
     credential only together."""
     try:
-        text = json.dumps(context, sort_keys=True, default=str, ensure_ascii=False)
+        # A decimal as the number it is (0.5): ``default=str`` quoted it as text ("0.5").
+        text = exact.dumps(context, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):  # keys that do not sort, an int past str()'s digits
-        text = json.dumps(
+        text = exact.dumps(
             {str(key): _plain(value) for key, value in context.items()}, ensure_ascii=False
         )
     text = redact_text(text)
@@ -341,7 +343,7 @@ def _shown(context: Mapping[Any, Any]) -> str:
 
 
 def _plain(value: object) -> object:
-    if value is None or isinstance(value, str | bool | float):
+    if value is None or isinstance(value, str | bool | float | Decimal):
         return value
     if isinstance(value, int) and value.bit_length() < 1000:
         return value
