@@ -115,7 +115,7 @@ def restore_file(
     restore's own (two restores of one name at once shared one: the loser's cleanup removed the
     winner's, which then said it restored the memory into an empty file), and the link fails
     rather than replace a memory made meanwhile."""
-    _sweep_dead_restores(target.parent)
+    sweep_dead_restores(target.parent)
     partial = target.with_name(f".{target.name}.restoring-{secrets.token_hex(6)}")
     held = _claimed(partial)
     try:
@@ -143,24 +143,53 @@ _SCRATCH_FILE = re.compile(r"\..+\.db\.restoring-[0-9a-f]{12}")
 def _claimed(partial: Path) -> int:
     """Create the scratch file and hold a lock on it for the restore's life (decision 0128).
     Created and locked before SQLite opens it, so a sweep never finds it unlocked while the
-    restore runs. ``flock`` is apart from SQLite's own (``fcntl``) locks on Linux and macOS."""
+    restore runs. ``flock`` is apart from SQLite's own (``fcntl``) locks on Linux and macOS.
+    A sweep (another restore, an open) may take the lock in the moment between the create and
+    the lock and remove the file: the path then names no file or another, and this restore
+    would load into a copy of its own making, unlocked; it is refused as busy instead."""
     fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if not _names(partial, fd):
+            raise Conflict(
+                "a sweep of dead restores removed this restore's copy as it began: run the "
+                "restore again. Nothing was written."
+            )
     except BaseException:
         os.close(fd)
-        partial.unlink(missing_ok=True)
+        if _names(partial, fd):
+            partial.unlink(missing_ok=True)
         raise
     return fd
 
 
-def _sweep_dead_restores(folder: Path) -> None:
+def _names(path: Path, fd: int) -> bool:
+    """Whether ``path`` still names the file open at ``fd``."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return False
+    held = os.fstat(fd)
+    return (found.st_dev, found.st_ino) == (held.st_dev, held.st_ino)
+
+
+def sweep_dead_restores(folder: Path) -> list[str]:
     """Remove the scratch copies of restores that died (killed mid-load): each holds every
     tenant's data, out of reach of any forget. A copy whose lock is held is a live restore's.
     A restore of an older release held no lock: its copy is swept too, as it was left anyway
-    when that restore ended (its copy is linked at the memory's name first)."""
+    when that restore ended (its copy is linked at the memory's name first). The names of the
+    copies removed."""
+    return [scratch.name for scratch in _dead_copies(folder, remove=True)]
+
+
+def dead_restores(folder: Path) -> list[str]:
+    """The scratch copies of restores that died, left where they are (``check`` names them)."""
+    return [scratch.name for scratch in _dead_copies(folder, remove=False)]
+
+
+def _dead_copies(folder: Path, *, remove: bool) -> Iterator[Path]:
     try:
-        names = [entry.name for entry in os.scandir(folder)]
+        names = sorted(entry.name for entry in os.scandir(folder))
     except OSError:
         return
     for name in names:
@@ -168,7 +197,7 @@ def _sweep_dead_restores(folder: Path) -> None:
             continue
         scratch = folder / name
         try:
-            fd = os.open(scratch, os.O_RDWR)
+            fd = os.open(scratch, os.O_RDONLY)
         except OSError:
             continue  # gone meanwhile, or not ours to open
         try:
@@ -177,9 +206,11 @@ def _sweep_dead_restores(folder: Path) -> None:
             os.close(fd)
             continue  # a restore still loading
         try:
-            _remove_copy(scratch)
+            if remove:
+                _remove_copy(scratch)
         finally:
             os.close(fd)
+        yield scratch
 
 
 def _remove_copy(partial: Path) -> None:
@@ -260,24 +291,41 @@ def _scratch_key(schema: str) -> str:
 def _drop_abandoned(conn: Any) -> None:
     """Drop the scratch schemas of restores that died (every tenant's data, out of reach of
     any forget); those of restores under way hold their lock and are kept."""
+    _abandoned_schemas(conn, drop=True)
+
+
+def dead_restore_schemas(url: str) -> list[str]:
+    """The scratch schemas of restores that died in the database at ``url``, left where they
+    are (``check`` names them; the next restore into the database drops them)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return _abandoned_schemas(conn, drop=False)
+
+
+def _abandoned_schemas(conn: Any, *, drop: bool) -> list[str]:
     import psycopg
 
     from .postgres.connection import _END_CLAIM, _TRY_CLAIM, _quote
     from .postgres.schemas import SCHEMA_PREFIX
 
     found = conn.execute(
-        "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, %s)",
+        "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, %s) ORDER BY nspname",
         [SCHEMA_PREFIX + SCRATCH],
     ).fetchall()
+    dead = []
     for (schema,) in found:
         if not conn.execute(_TRY_CLAIM, [_scratch_key(schema)]).fetchone()[0]:
             continue
+        dead.append(schema)
         try:
-            conn.execute(f"DROP SCHEMA IF EXISTS {_quote(schema)} CASCADE")
+            if drop:
+                conn.execute(f"DROP SCHEMA IF EXISTS {_quote(schema)} CASCADE")
         except psycopg.Error:
             pass  # another role's: its owner's to drop
         finally:
             conn.execute(_END_CLAIM, [_scratch_key(schema)])
+    return dead
 
 
 def _rename_schema(conn: Any, scratch: str, schema: str) -> bool:
