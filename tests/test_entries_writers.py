@@ -49,7 +49,22 @@ def test_a_token_holder_forgets_only_its_own_entries(memory: recuerdo.Memory) ->
     assert memory.for_principal("main", memory.tenant, owner=True).forget(owner_entry) is True
 
 
-@pytest.mark.parametrize("name", ["main", "Main", " MAIN "])
+# Each reads as the owner's writer: accepted before decision 0136 but for the first three.
+LOOK_ALIKES = {
+    "fullwidth": "\uff4d\uff41\uff49\uff4e",
+    "mathematical bold": "\U0001d426\U0001d41a\U0001d422\U0001d427",
+    "Cyrillic M": "\u041cAIN",
+    "Cyrillic a": "m\u0430in",
+    "Greek iota": "MA\u0399N",
+    "Cyrillic palochka": "ma\u04c0n",
+    "zero-width space": "ma\u200bin",
+    "soft hyphen": "mai\u00adn",
+    "combining mark": "mai\u0308n",
+}
+OWNERS = {"plain": "main", "capital": "Main", "upper, spaced": " MAIN ", **LOOK_ALIKES}
+
+
+@pytest.mark.parametrize("name", list(OWNERS.values()), ids=list(OWNERS))
 def test_an_agent_cannot_take_the_owners_writer(memory: recuerdo.Memory, name: str) -> None:
     owner_entry = memory.remember("learning", "the owner's")
     with pytest.raises(recuerdo.ReservedWriterName) as refused:
@@ -59,14 +74,41 @@ def test_an_agent_cannot_take_the_owners_writer(memory: recuerdo.Memory, name: s
     assert memory.recall(from_="main")[0]["id"] == owner_entry
 
 
-def test_a_token_principal_cannot_be_main(memory: recuerdo.Memory, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["main", *LOOK_ALIKES.values()], ids=["plain", *LOOK_ALIKES])
+def test_a_token_principal_cannot_be_main(
+    memory: recuerdo.Memory, tmp_path: Path, name: str
+) -> None:
     with pytest.raises(recuerdo.ReservedWriterName) as refused:
-        memory.for_principal("main", memory.tenant)
+        memory.for_principal(name, memory.tenant)
     assert refused.value.code == "reserved_writer_name"
     tokens = TokenStore(tmp_path)
     with pytest.raises(recuerdo.ReservedWriterName):
-        tokens.create(principal="Main", tenant="local")
+        tokens.create(principal=name.title(), tenant="local")
     assert not tokens.any_active()
+
+
+NEAR_NAMES = {
+    "case": ("Bob", "bob"),
+    "fullwidth": ("\uff42\uff4f\uff42", "bob"),
+    "Cyrillic o": ("b\u043eb", "bob"),
+}
+
+
+@pytest.mark.parametrize("pair", list(NEAR_NAMES.values()), ids=list(NEAR_NAMES))
+def test_agents_whose_names_differ_only_in_form_are_two_writers(
+    memory: recuerdo.Memory, pair: tuple[str, str]
+) -> None:
+    """Only the owner's name is folded (decision 0136): each other name is a writer of its own
+    as written, wherever a writer is named (an agent, a token's principal), as before."""
+    first, second = (memory.agent(name) for name in pair)
+    written = first.remember("learning", "the first one's")
+    assert second.recall() == [] and [e["id"] for e in first.recall()] == [written]
+    with pytest.raises(recuerdo.NotTheWriter):
+        second.forget(written)
+    holder = memory.for_principal(pair[1], memory.tenant)
+    with pytest.raises(recuerdo.NotTheWriter):
+        holder.forget(written)
+    assert memory.recall(from_=pair[0])[0]["source"] == pair[0]
 
 
 def test_the_synsema_agent_block_refuses_main(tmp_path: Path) -> None:

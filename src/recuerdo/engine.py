@@ -65,6 +65,7 @@ __all__ = [
     "memory_names",
     "missing_memory",
     "open_memory",
+    "owners_writer",
     "recover_memory",
     "restore_memory",
     "sanitize_name",

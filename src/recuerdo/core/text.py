@@ -64,6 +64,27 @@ def checked_label(value: object, field: str, *, max_chars: int = 200) -> str:
     return label
 
 
+OWNERS_WRITER = "main"
+"""The owner's own writer of entries (top-level code): no agent or token takes its name."""
+
+# Letters of other scripts drawn as a Latin letter of the owner's writer's name once folded:
+# Cyrillic М А І Ӏ and Greek Μ Α Ι Ν (casefolded here), and the dotless ı.
+_DRAWN_AS_LATIN = str.maketrans("мμаαіιӏıν", "mmaaiiiin")
+_UNSEEN = ("Mn", "Me", "Cf")  # marks (once decomposed) and invisible format characters
+
+
+def owners_writer(name: str) -> bool:
+    """Whether ``name`` reads as the owner's writer (decision 0136): compared once folded as a
+    reader takes it, compatibility forms as their letters (fullwidth ``ｍａｉｎ``, mathematical
+    ones), case, marks and invisible characters dropped, and the Greek and Cyrillic letters
+    drawn as those of ``main`` read as them. An agent so named was listed as the owner's
+    writer beside it; a name is refused a little too widely (``mäin``) rather than too
+    narrowly."""
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", name).casefold())
+    shown = "".join(ch for ch in folded if unicodedata.category(ch) not in _UNSEEN)
+    return shown.translate(_DRAWN_AS_LATIN) == OWNERS_WRITER
+
+
 MAX_TAGS = 64
 MAX_TAG_CHARS = 100
 
