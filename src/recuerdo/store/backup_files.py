@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import Conflict, InvalidInput, RecuerdoError
+from ..errors import Conflict, InvalidInput, RecuerdoError, StoreError
 from . import archive
 from .base import Store
 from .sqlite import SQLiteStore
@@ -146,19 +146,23 @@ def _claimed(partial: Path) -> int:
     restore runs. ``flock`` is apart from SQLite's own (``fcntl``) locks on Linux and macOS.
     A sweep (another restore, an open) may take the lock in the moment between the create and
     the lock and remove the file: the path then names no file or another, and this restore
-    would load into a copy of its own making, unlocked; it is refused as busy instead."""
+    would load into a copy of its own making, unlocked: it is refused (``conflict``) instead."""
     fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        if not _names(partial, fd):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            ours = _names(partial, fd)
+        except BlockingIOError:
+            ours = False  # a sweep holds it, and is about to remove it
+        if not ours:
             raise Conflict(
                 "a sweep of dead restores removed this restore's copy as it began: run the "
                 "restore again. Nothing was written."
             )
     except BaseException:
-        os.close(fd)
         if _names(partial, fd):
             partial.unlink(missing_ok=True)
+        os.close(fd)
         raise
     return fd
 
@@ -299,8 +303,13 @@ def dead_restore_schemas(url: str) -> list[str]:
     are (``check`` names them; the next restore into the database drops them)."""
     import psycopg
 
-    with psycopg.connect(url, autocommit=True) as conn:
-        return _abandoned_schemas(conn, drop=False)
+    from .postgres.connection import redact
+
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            return _abandoned_schemas(conn, drop=False)
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot reach the database at {redact(url)}: {exc}") from exc
 
 
 def _abandoned_schemas(conn: Any, *, drop: bool) -> list[str]:
