@@ -25,6 +25,7 @@ import recuerdo
 from recuerdo.doors.cli import cli
 from recuerdo.engine import check_memory, restore_memory
 from recuerdo.engine import memory_names as recuerdo_memory_names
+from recuerdo.store import backup_files
 from recuerdo.store.postgres import PostgresStore, memory_names
 
 from .postgres import system_url, unique_memory
@@ -406,3 +407,34 @@ def test_check_names_a_dead_restores_schema_in_the_database(base: Path) -> None:
         finally:
             for schema in (dead, live):
                 conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_a_restore_never_loads_into_a_copy_a_sweep_removed_as_it_began(tmp_path: Path) -> None:
+    """Between creating its scratch file and locking it, a restore's copy looked dead to a
+    sweep (an open's, another restore's), which removed it: the restore went on with a path
+    naming no file, where SQLite then made a copy of its own, unlocked (about 1 claim in 300
+    against a sweeping thread, here). It is now refused as conflict, or held (0135)."""
+    stop = threading.Event()
+
+    def sweeping() -> None:
+        while not stop.is_set():
+            backup_files.sweep_dead_restores(tmp_path)
+
+    sweeper = threading.Thread(target=sweeping)
+    sweeper.start()
+    held = refused = lost = 0
+    try:
+        for _ in range(6000):
+            copy = tmp_path / f".m.db.restoring-{os.urandom(6).hex()}"
+            try:
+                fd = backup_files._claimed(copy)
+            except recuerdo.Conflict:
+                refused += 1
+                continue
+            held, lost = (held + 1, lost) if copy.exists() else (held, lost + 1)
+            os.close(fd)
+            copy.unlink(missing_ok=True)
+    finally:
+        stop.set()
+        sweeper.join()
+    assert lost == 0 and held > 0, (held, refused, lost)
