@@ -116,8 +116,7 @@ def restore_file(
     winner's, which then said it restored the memory into an empty file), and the link fails
     rather than replace a memory made meanwhile."""
     sweep_dead_restores(target.parent)
-    partial = target.with_name(f".{target.name}.restoring-{secrets.token_hex(6)}")
-    held = _claimed(partial)
+    partial, held = scratch_copy(target)
     try:
         store = SQLiteStore(str(partial), steps=len(header.schema))
         try:
@@ -140,13 +139,31 @@ def restore_file(
 _SCRATCH_FILE = re.compile(r"\..+\.db\.restoring-[0-9a-f]{12}")
 
 
-def _claimed(partial: Path) -> int:
-    """Create the scratch file and hold a lock on it for the restore's life (decision 0128).
-    Created and locked before SQLite opens it, so a sweep never finds it unlocked while the
-    restore runs. ``flock`` is apart from SQLite's own (``fcntl``) locks on Linux and macOS.
-    A sweep (another restore, an open) may take the lock in the moment between the create and
-    the lock and remove the file: the path then names no file or another, and this restore
-    would load into a copy of its own making, unlocked: it is refused (``conflict``) instead."""
+CLAIMS = 5
+
+
+def scratch_copy(target: Path) -> tuple[Path, int]:
+    """A new scratch file for a restore into ``target``, created and locked (decision 0128):
+    its path and the descriptor holding the lock for the restore's life. Created and locked
+    before SQLite opens it, so a sweep never finds it unlocked while the restore runs
+    (``flock`` is apart from SQLite's own ``fcntl`` locks on Linux and macOS). A sweep (an
+    open's, another restore's) may take the lock in the moment between the create and the
+    lock and remove the file: the restore then went on with a path naming no file, where
+    SQLite made a copy of its own, unlocked. Such a claim is let go and another name taken
+    (0135)."""
+    for _ in range(CLAIMS):
+        partial = target.with_name(f".{target.name}.restoring-{secrets.token_hex(6)}")
+        held = _claimed(partial)
+        if held is not None:
+            return partial, held
+    raise Conflict(
+        f"sweeps of dead restores removed this restore's copy {CLAIMS} times as it began: "
+        "run the restore again. Nothing was written."
+    )
+
+
+def _claimed(partial: Path) -> int | None:
+    """The descriptor locking ``partial``, created here; None when a sweep took it first."""
     fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         try:
@@ -154,17 +171,15 @@ def _claimed(partial: Path) -> int:
             ours = _names(partial, fd)
         except BlockingIOError:
             ours = False  # a sweep holds it, and is about to remove it
-        if not ours:
-            raise Conflict(
-                "a sweep of dead restores removed this restore's copy as it began: run the "
-                "restore again. Nothing was written."
-            )
     except BaseException:
-        if _names(partial, fd):
-            partial.unlink(missing_ok=True)
-        os.close(fd)
+        ours = False
         raise
-    return fd
+    finally:
+        if not ours:
+            if _names(partial, fd):
+                partial.unlink(missing_ok=True)
+            os.close(fd)
+    return fd if ours else None
 
 
 def _names(path: Path, fd: int) -> bool:
