@@ -74,6 +74,14 @@ def test_an_agent_cannot_take_the_owners_writer(memory: recuerdo.Memory, name: s
     assert memory.recall(from_="main")[0]["id"] == owner_entry
 
 
+@pytest.mark.parametrize("name", ["*", "\uff0a", "\ufe61"], ids=["star", "fullwidth", "small"])
+def test_no_agent_is_named_as_every_writer(memory: recuerdo.Memory, name: str) -> None:
+    """``＊`` (fullwidth) and ``﹡`` (small) were accepted, listed as ``*`` (0136)."""
+    with pytest.raises(recuerdo.InvalidInput) as refused:
+        memory.agent(name)
+    assert refused.value.code == "invalid_input"
+
+
 @pytest.mark.parametrize("name", ["main", *LOOK_ALIKES.values()], ids=["plain", *LOOK_ALIKES])
 def test_a_token_principal_cannot_be_main(
     memory: recuerdo.Memory, tmp_path: Path, name: str

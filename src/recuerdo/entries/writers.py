@@ -10,6 +10,8 @@ its own exactly as written: ``Bob`` and ``bob`` are two.
 
 from __future__ import annotations
 
+import unicodedata
+
 from ..core.text import OWNERS_WRITER, checked_label
 from ..core.text import owners_writer as owners_writer  # the engine names it from here
 from ..errors import InvalidInput, ReservedWriterName
@@ -21,7 +23,7 @@ MAIN_SOURCE = OWNERS_WRITER
 def check_agent_name(name: object) -> str:
     """An agent's name, refused when it is no writer of its own (``*``, ``main``)."""
     agent_name = checked_label(name, "agent name", max_chars=100)
-    if agent_name == ALL_SOURCES:
+    if unicodedata.normalize("NFKC", agent_name) == ALL_SOURCES:  # '＊' is listed as '*' too
         raise InvalidInput("'*' means every writer and cannot name an agent")
     if owners_writer(agent_name):
         raise ReservedWriterName(
