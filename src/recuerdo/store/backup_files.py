@@ -18,6 +18,7 @@ import fcntl
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -206,27 +207,38 @@ def dead_restores(folder: Path) -> list[str]:
     return [scratch.name for scratch in _dead_copies(folder, remove=False)]
 
 
+# Never through a link, never waiting: a pipe under a scratch name hung every open of a
+# memory beside it, as no writer came (0135 opens sweep; a restore's copy is a plain file).
+_UNFOLLOWED = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+
+
 def _dead_copies(folder: Path, *, remove: bool) -> Iterator[Path]:
+    """The scratch copies of ``folder`` whose lock is free, removed first when ``remove``. Only
+    plain files a restore could have made are looked at: a directory, a link or a pipe under
+    such a name is someone else's, and a copy that cannot be removed is left (an open never
+    fails for a sweep)."""
     try:
-        names = sorted(entry.name for entry in os.scandir(folder))
+        names = sorted(
+            entry.name
+            for entry in os.scandir(folder)
+            if _SCRATCH_FILE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)
+        )
     except OSError:
         return
     for name in names:
-        if not _SCRATCH_FILE.fullmatch(name):
-            continue
         scratch = folder / name
         try:
-            fd = os.open(scratch, os.O_RDONLY)
+            fd = os.open(scratch, _UNFOLLOWED)
         except OSError:
-            continue  # gone meanwhile, or not ours to open
+            continue  # gone meanwhile, a link, or not ours to open
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue  # replaced by something else since it was listed
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue  # a restore still loading
-        try:
             if remove:
                 _remove_copy(scratch)
+        except OSError:
+            continue  # a restore still loading (its lock is held), or not ours to remove
         finally:
             os.close(fd)
         yield scratch
