@@ -60,6 +60,12 @@ LOOK_ALIKES = {
     "zero-width space": "ma\u200bin",
     "soft hyphen": "mai\u00adn",
     "combining mark": "mai\u0308n",
+    # Accepted by the first rule of 0136 too: drawn as main, by other letters or blanks.
+    "small capitals": "\u1d0d\u1d00\u026a\u0274",
+    "Latin alpha": "m\u0251in",
+    "Hangul filler": "main\u3164",
+    "braille blank": "\u2800main",
+    "hair space": "ma\u200ain",
 }
 OWNERS = {"plain": "main", "capital": "Main", "upper, spaced": " MAIN ", **LOOK_ALIKES}
 
@@ -93,6 +99,23 @@ def test_a_token_principal_cannot_be_main(
     with pytest.raises(recuerdo.ReservedWriterName):
         tokens.create(principal=name.title(), tenant="local")
     assert not tokens.any_active()
+
+
+# Names of people and agents in Greek and Cyrillic that hold letters of the table of 0136 but
+# do not read as main as a whole: each is a writer of its own.
+NAMES_OF_THEIR_OWN = ["мама", "Μαρία", "Мария", "Ιωάννης", "Маин", "ΜΑΙΝΑ", "Mainz", "Ma In"]
+
+
+@pytest.mark.parametrize("name", NAMES_OF_THEIR_OWN)
+def test_a_name_that_only_holds_letters_of_main_is_a_writer(
+    memory: recuerdo.Memory, tmp_path: Path, name: str
+) -> None:
+    agent = memory.agent(name)
+    written = agent.remember("learning", "its own")
+    assert [e["id"] for e in agent.recall()] == [written]
+    assert memory.recall(from_=name)[0]["source"] == name
+    assert memory.for_principal(name, memory.tenant).remember("learning", "a token's") > written
+    TokenStore(tmp_path).create(principal=name, tenant="local")
 
 
 NEAR_NAMES = {
