@@ -305,8 +305,11 @@ def _carry_forget_counts(old: sqlite3.Connection, new: sqlite3.Connection) -> No
     count back at 0 dropped its later records, and one climbing back to it again passed
     records taken before a forget."""
     try:
+        # A count the damage left as no count (null, text, below 0) starts again: carried as
+        # read, a null failed the whole recover and text failed every reader of the counts.
         rows = old.execute(
-            f"SELECT name, upto FROM index_marks WHERE substr(name, 1, {len(_FORGET_COUNTS)}) = ?",
+            f"SELECT name, upto FROM index_marks WHERE substr(name, 1, {len(_FORGET_COUNTS)}) = ?"
+            " AND typeof(upto) = 'integer' AND upto >= 0",
             (_FORGET_COUNTS,),
         ).fetchall()
     except sqlite3.DatabaseError:
