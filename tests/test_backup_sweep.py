@@ -50,6 +50,22 @@ def test_an_open_leaves_what_is_no_scratch_copy_under_a_scratch_name(
     assert os.path.lexists(odd) and document.read_text() == "the user's" and folder.is_dir()
 
 
+def test_a_sweep_that_stops_partway_leaves_the_copys_name_for_the_next(tmp_path: Path) -> None:
+    """The copy's name went first, then its `-wal` and `-shm`: a sweep stopped between them
+    (killed, or a companion it could not remove: a folder here) left a `-wal` of every
+    tenant's rows that no sweep or check looks for, as only the name is matched."""
+    state = _memory(tmp_path)
+    dead = state / SCRATCH_NAME
+    dead.write_bytes(b"every tenant's rows")
+    Path(f"{dead}-shm").write_bytes(b"an index of them")
+    Path(f"{dead}-wal").mkdir()
+    recuerdo.open("mine", base_dir=tmp_path, embedder="none", create=False).close()
+    assert check_memory("mine", base_dir=tmp_path)["dead_restores"] == [SCRATCH_NAME]
+    Path(f"{dead}-wal").rmdir()
+    recuerdo.open("mine", base_dir=tmp_path, embedder="none", create=False).close()
+    assert sorted(p.name for p in state.iterdir()) == ["mine.db"]
+
+
 _OPEN_AND_CHECK = """
 import sys, recuerdo
 from recuerdo.engine import check_memory

@@ -245,7 +245,9 @@ def _dead_copies(folder: Path, *, remove: bool) -> Iterator[Path]:
 
 
 def _remove_copy(partial: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    # Its name last: a removal stopped partway leaves it, for the next sweep to find the rest
+    # (a companion is never looked for by itself).
+    for suffix in ("-wal", "-shm", "-journal", ""):
         Path(f"{partial}{suffix}").unlink(missing_ok=True)
 
 
