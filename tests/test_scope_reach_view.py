@@ -115,6 +115,23 @@ def test_a_confined_view_still_runs_what_names_its_scope(setting: Setting) -> No
     assert SECRET in memory.recent()["text"]
 
 
+def test_a_view_files_under_a_session_of_any_scope_it_reaches(setting: Setting) -> None:
+    """The session rule refuses only a session kept outside the view's reach: a view of the
+    user's scope and project a files a note of either under the owner's session of project a,
+    and under a session it starts by saving (kept in its note's scope); the owner files under
+    any session."""
+    memory, _, _ = setting
+    memory.session_start("sa", project="a")
+    both = memory.for_principal("both", memory.tenant, scopes=["user", "project:a"])
+    first = memory.save("First", "the owner's note of project a", scope="project:a", session="sa")
+    mine = both.save("Mine", "a note of the user's scope", scope="user", session="sa")["id"]
+    listed = memory.timeline(first["id"], after=10)
+    assert listed["session"] == "sa" and [n["id"] for n in listed["after"]] == [mine]
+    assert both.save("New", "its own session", scope="user", session="new")["id"]
+    assert memory.session_start("new")["scope"] == "user"
+    assert memory.save("Owner", "across scopes", scope="user", session="sb")["id"]
+
+
 def _planted_folder(memory: recuerdo.Memory, folder: Path) -> Path:
     """Project b's notes as Markdown, one of them edited: read back, it would be a revision."""
     memory.export_markdown(folder, scope="project:b")
