@@ -243,3 +243,16 @@ def test_an_import_run_as_an_agent_keeps_every_writer(
     assert held == [("ann", "B"), ("main", "A")]
     same = recuerdo.import_from(bob, "synsema", path)
     assert same["counts"]["entries"]["unchanged"] == 2
+
+
+@pytest.mark.parametrize("writer", ["MAIN", "\uff4d\uff41\uff49\uff4e", "\u041cAIN"])
+def test_a_source_writer_that_reads_as_main_is_the_owners(
+    memory: recuerdo.Memory, tmp_path: Path, writer: str
+) -> None:
+    """Such a writer's entries went in as an agent of that name (or, as no agent may take it
+    since decision 0136, the import failed): they are the top-level ones, as ``MAIN``'s were."""
+    path = _written_by(tmp_path / "src.db", [(writer, "top-level fact"), ("ann", "ann's")])
+    report = recuerdo.import_from(memory, "synsema", path)
+    assert report["counts"]["entries"]["imported"] == 2 and report["skipped"] == []
+    held = sorted((e["source"], e["content"]) for e in memory.recall(from_="*"))
+    assert held == [("ann", "ann's"), ("main", "top-level fact")]

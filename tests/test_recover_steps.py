@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import recuerdo
+from recuerdo.core import audit
 from recuerdo.engine import recover_memory
 from recuerdo.index.chunks import chunk_hash
 from recuerdo.notes.history import normalized_hash
@@ -129,5 +130,63 @@ def test_a_file_from_before_the_word_index_recovers(base: Path, steps: int) -> N
     try:
         with recuerdo.open("recovered", store=store, embedder="none") as memory:
             assert [e["content"] for e in memory.recall(search="queue")] == [TEXT]
+    finally:
+        store.close()
+
+
+def test_the_forget_counts_carry_over_to_the_recovered_file(base: Path) -> None:
+    """The counts of each tenant's forgets (decision 0085) started at 0 again in the recovered
+    file: a log that had seen the file's count took every later record for one taken before
+    a forget, and a count that climbed back to it passed records quoting a forgotten name."""
+    with recuerdo.open("counted", base_dir=base, embedder="none") as memory:
+        other = memory.for_tenant("acme")
+        for view, times in ((memory, 3), (other, 1)):
+            for i in range(times):
+                assert view.forget(view.remember("learning", f"to forget {i}"))
+        memory.remember("learning", "kept")
+    recover_memory("counted", base / "recovered.db", base_dir=base)
+    store = SQLiteStore(str(base / "recovered.db"))
+    try:
+        with store.read() as tx:
+            assert audit.forgets(tx) == {"local": 3, "acme": 1}
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("damaged", [None, "x", -5], ids=["null", "text", "negative"])
+def test_a_damaged_forget_count_starts_again_and_the_rest_recovers(
+    base: Path, damaged: object
+) -> None:
+    """A count the damage turned into no number was carried as it read: a null failed the
+    whole recover (NOT NULL), and text was kept where every reader takes an integer."""
+    with recuerdo.open("counted", base_dir=base, embedder="none") as memory:
+        other = memory.for_tenant("acme")
+        for view in (memory, other):
+            assert view.forget(view.remember("learning", "to forget"))
+        memory.remember("learning", "kept")
+    path = base / ".recuerdo" / "state" / "counted.db"
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA writable_schema = ON")  # as damage leaves it: no NOT NULL held
+        conn.execute(
+            "UPDATE sqlite_master SET sql = replace(sql, 'upto INTEGER NOT NULL', 'upto')"
+            " WHERE name = 'index_marks'"
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute(
+            "UPDATE index_marks SET upto = ? WHERE name = ?", (damaged, audit.FORGETS + "acme")
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    recover_memory("counted", base / "recovered.db", base_dir=base)
+    store = SQLiteStore(str(base / "recovered.db"))
+    try:
+        with store.read() as tx:
+            assert audit.forgets(tx) == {"local": 1}
     finally:
         store.close()

@@ -151,3 +151,36 @@ def test_a_scope_limited_token_over_http_reads_no_set_beyond_its_scope(tmp_path:
         assert (status, refused["error"]) == (404, "item_not_found")
     finally:
         server.stop()
+
+
+def test_a_scope_limited_token_over_http_files_nothing_under_another_scopes_session(
+    tmp_path: Path,
+) -> None:
+    """Its note named its own scope and passed the doors' check, filed under the owner's
+    session of project b: the owner's timeline of that session listed it."""
+    _, owner = create_token(tmp_path, "--principal", "boss", "--tenant", "t")
+    _, limited = create_token(
+        tmp_path, "--principal", "lim", "--tenant", "t", "--scopes", "project:a"
+    )
+    server = Server(tmp_path)
+    try:
+        status, _ = server.post("/v1/session_start", {"id": "sb", "project": "b"}, token=owner)
+        assert status == 200
+        status, secret = server.post(
+            "/v1/save",
+            {"title": "B", "content": SECRET, "scope": "project:b", "session": "sb"},
+            token=owner,
+        )
+        assert status == 200
+        planted = {"title": "planted", "content": "by lim", "scope": "project:a", "session": "sb"}
+        status, refused = server.post("/v1/save", planted, token=limited)
+        assert (status, refused["error"]) == (403, "capability_not_granted")
+        assert "project:b" not in str(refused)
+        status, timeline = server.post(
+            "/v1/timeline", {"id": secret["id"], "after": 10}, token=owner
+        )
+        assert status == 200 and "planted" not in str(timeline)
+        own = {**planted, "session": "sa"}
+        assert server.post("/v1/save", own, token=limited)[0] == 200
+    finally:
+        server.stop()

@@ -26,8 +26,8 @@ Setting = tuple[recuerdo.Memory, recuerdo.Memory, dict[str, Any]]
 @pytest.fixture
 def setting(memory: recuerdo.Memory) -> Setting:
     """The owner's session ``sb`` of project b, a note in it and its summary; a profile of
-    project b, a plan and a rule; ``lim``, a view limited to project:a, with a note of its own
-    filed under that session."""
+    project b, a plan and a rule; ``lim``, a view limited to project:a, and a note of project
+    a the owner filed under that session (the view may not file one there itself)."""
     memory.session_start("sb", project="b")
     memory.save("B secret", SECRET, scope="project:b", session="sb")
     memory.session_end("sb", summary=f"summary: {SECRET}")
@@ -35,18 +35,20 @@ def setting(memory: recuerdo.Memory) -> Setting:
     memory.create_progress("payroll for B", steps=["pay"])
     memory.add_rule("payroll-b", "must", "pay project B before the fifth")
     lim = memory.for_principal("lim", memory.tenant, scopes=["project:a"])
-    mine = lim.save("A plan", "Launch checklist for A", scope="project:a", session="sb")["id"]
+    mine = memory.save("A plan", "Launch checklist for A", scope="project:a", session="sb")["id"]
     return memory, lim, {"mine": mine}
 
 
 def state(memory: recuerdo.Memory) -> tuple[Any, ...]:
     """What the owner sees of project b and the session: unchanged by every refusal."""
     notes = memory.list_notes(scope="project:b", limit=100)["notes"]
+    secret = next(n["id"] for n in notes if n["title"] == "B secret")
     return (
         memory.recent(scope="project:b")["text"],
         sorted((n["id"], n["version"]) for n in notes),
         memory.session_start("sb"),
         len(memory.journal(limit=1000)),
+        memory.timeline(secret, before=50, after=50),
     )
 
 
@@ -60,6 +62,17 @@ REFUSED: dict[str, Callable[[recuerdo.Memory, dict[str, Any]], Any]] = {
     "session_end": lambda lim, ids: lim.session_end("sb", summary="rewritten by lim"),
     "capture_passive": lambda lim, ids: lim.capture_passive(LEARNED, session="sb"),
     "save": lambda lim, ids: lim.save("planted", "planted by lim", scope="project:b"),
+    # Its own scope, filed under project b's session: the owner's timeline of sb showed them
+    # (decision 0123 kept what the view reads, not where it files).
+    "save_in_session": lambda lim, ids: lim.save(
+        "planted", "planted by lim", scope="project:a", session="sb"
+    ),
+    "save_key_in_session": lambda lim, ids: lim.save(
+        "A plan", "moved by lim", scope="project:a", key="plan", session="sb"
+    ),
+    "capture_passive_in_session": lambda lim, ids: lim.capture_passive(
+        LEARNED, scope="project:a", session="sb"
+    ),
     "search": lambda lim, ids: lim.search("payroll", scope=["project:a", "project:b"]),
     "overview": lambda lim, ids: lim.overview(),
     "summary": lambda lim, ids: lim.summary(),
@@ -89,7 +102,8 @@ def test_a_confined_view_still_runs_what_names_its_scope(setting: Setting) -> No
     memory, lim, _ = setting
     shown = lim.recent(scope="project:a")["text"]
     assert "Launch checklist" in shown and SECRET not in shown
-    assert lim.capture_passive(LEARNED, scope="project:a", session="sb")["scope"] == "project:a"
+    assert lim.capture_passive(LEARNED, scope="project:a", session="sa")["scope"] == "project:a"
+    assert lim.save("Later", "the next step for A", scope="project:a", session="sa")["id"]
     pushed = lim.mirror_push("doc/plan", "the plan", locator="plan.md", scope="project:a")
     assert pushed["outcome"] == "created"
     again = lim.mirror_push("doc/plan", "the plan, v2", locator="plan.md", scope="project:a")
@@ -99,6 +113,23 @@ def test_a_confined_view_still_runs_what_names_its_scope(setting: Setting) -> No
     assert [s["scope"] for s in lim.status(scope="project:a")["scopes"]] == ["project:a"]
     # The owner's own view is not confined.
     assert SECRET in memory.recent()["text"]
+
+
+def test_a_view_files_under_a_session_of_any_scope_it_reaches(setting: Setting) -> None:
+    """The session rule refuses only a session kept outside the view's reach: a view of the
+    user's scope and project a files a note of either under the owner's session of project a,
+    and under a session it starts by saving (kept in its note's scope); the owner files under
+    any session."""
+    memory, _, _ = setting
+    memory.session_start("sa", project="a")
+    both = memory.for_principal("both", memory.tenant, scopes=["user", "project:a"])
+    first = memory.save("First", "the owner's note of project a", scope="project:a", session="sa")
+    mine = both.save("Mine", "a note of the user's scope", scope="user", session="sa")["id"]
+    listed = memory.timeline(first["id"], after=10)
+    assert listed["session"] == "sa" and [n["id"] for n in listed["after"]] == [mine]
+    assert both.save("New", "its own session", scope="user", session="new")["id"]
+    assert memory.session_start("new")["scope"] == "user"
+    assert memory.save("Owner", "across scopes", scope="user", session="sb")["id"]
 
 
 def _planted_folder(memory: recuerdo.Memory, folder: Path) -> Path:

@@ -66,6 +66,7 @@ __all__ = [
     "memory_names",
     "missing_memory",
     "open_memory",
+    "owners_writer",
     "recover_memory",
     "restore_memory",
     "sanitize_name",
@@ -404,6 +405,9 @@ def open_memory(
         if not create and not path.exists():
             raise missing_memory(name, base_dir)
         prepare_state_dir(path)
+        # A restore that died left every tenant's data beside the memories, out of reach of
+        # any forget; its lock is free once it is gone (decision 0135).
+        backup_files.sweep_dead_restores(path.parent)
         memory = Memory(SQLiteStore(str(path)), name=name, embedder=meaning.choice)
     if memory._upkeep.backlog():
         memory._upkeep.poke(left=True)  # a process that ended early left rows to index
@@ -543,7 +547,9 @@ def check_memory(
     be examined): integrity, the full-text indexes against their tables, chunks, vectors and
     index marks. A damage mark left by an earlier process is cleared when the file is whole, and
     set when it is not. Given a PostgreSQL ``url`` (else ``$RECUERDO_DATABASE_URL``), the
-    memory of that database: its tallies, chunks, vectors and folded copies."""
+    memory of that database: its tallies, chunks, vectors and folded copies. ``dead_restores``
+    names the scratch copies restores that died left beside it (every tenant's data): the next
+    open of a memory file there, or the next restore, removes them (decision 0135)."""
     from .store.sqlite.health import examine
 
     validate_name(name)
@@ -554,13 +560,14 @@ def check_memory(
         except MemoryNotFound:
             raise missing_memory(name, url=database) from None
         try:
-            return {"path": store.location, **store.check()}
+            report = {"path": store.location, **store.check()}
         finally:
             store.close()
+        return {**report, "dead_restores": backup_files.dead_restore_schemas(database)}
     path = state_path(name, base_dir)
     if not path.exists():
         raise MemoryNotFound(f"no memory named {name!r} at {path}")
-    return examine(str(path))
+    return {**examine(str(path)), "dead_restores": backup_files.dead_restores(path.parent)}
 
 
 def recover_memory(

@@ -65,6 +65,35 @@ def checked_label(value: object, field: str, *, max_chars: int = 200) -> str:
     return label
 
 
+OWNERS_WRITER = "main"
+"""The owner's own writer of entries (top-level code): no agent or token takes its name."""
+
+# Letters drawn as a letter of the owner's writer's name once folded: Cyrillic М А І Ӏ and
+# Greek Μ Α Ι Ν (casefolded here), the dotless ı, Latin small capitals ᴍ ᴀ ɪ ɴ and the Latin
+# alpha and iota ɑ ɩ (NFKC keeps these Latin letters as they are); and letters drawn as a
+# blank, dropped: the Hangul fillers (the halfwidth one is U+3164 once folded) and the
+# braille blank.
+_DRAWN_AS_LATIN = str.maketrans("мμаαіιӏıνᴍᴀɪɴɑɩ", "mmaaiiiinmainai", "\u115f\u1160\u3164\u2800")
+_UNSEEN = ("Mn", "Me", "Cf")  # marks (once decomposed) and invisible format characters
+# Spaces narrow enough to go unseen between two letters (six-per-em, thin, hair, narrow
+# no-break, medium mathematical), dropped before NFKC makes them plain spaces: "Ma In" is
+# a name of its own, "Ma<hair space>In" reads as Main.
+_NARROW = str.maketrans("", "", "\u2006\u2009\u200a\u202f\u205f")
+
+
+def owners_writer(name: str) -> bool:
+    """Whether ``name`` reads as the owner's writer (decision 0136): compared once folded as a
+    reader takes it, compatibility forms as their letters (fullwidth ``ｍａｉｎ``, mathematical
+    ones), case, marks, narrow spaces and invisible or blank characters dropped, and the letters
+    drawn as those of ``main`` (Greek, Cyrillic, Latin small capitals) read as them. An agent
+    so named was listed as the owner's writer beside it; a name is refused a little too widely
+    (``mäin``) rather than too narrowly."""
+    seen = unicodedata.normalize("NFKC", name.translate(_NARROW))
+    folded = unicodedata.normalize("NFKD", seen.casefold())
+    shown = "".join(ch for ch in folded if unicodedata.category(ch) not in _UNSEEN)
+    return shown.translate(_DRAWN_AS_LATIN) == OWNERS_WRITER
+
+
 MAX_TAGS = 64
 MAX_TAG_CHARS = 100
 

@@ -205,6 +205,13 @@ def register(cli: click.Group, emit_error: Any) -> None:
             click.echo(
                 f"Salvage what is readable: recuerdo --memory {state.memory_name} recover OUT.db"
             )
+        if report["dead_restores"] and not state.as_json:
+            click.echo(
+                "left by restores that died (every tenant's data; removed by the next open of a "
+                "memory file beside them, or the next restore):"
+            )
+            for left in report["dead_restores"]:
+                click.echo(f"  {left}")
         sys.exit(0 if report["ok"] else 1)
 
     @cli.command("recover")

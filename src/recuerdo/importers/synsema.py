@@ -24,7 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..engine import MAIN_SOURCE, stored_text
+from ..engine import MAIN_SOURCE, owners_writer, stored_text
 from ..errors import Conflict, ImportSourceInvalid, InvalidInput, TaskNotFound
 from ..model import STEP_STATUSES, Step
 from .common import (
@@ -286,7 +286,7 @@ def _top_level(memory: Memory) -> Memory:
 
 def _entry(top: Memory, record: dict[str, Any], scope: str | None) -> Outcome:
     """One entry, written through ``top`` (:func:`_top_level`) or its agent."""
-    owners = record["writer"].casefold() == MAIN_SOURCE
+    owners = owners_writer(record["writer"])  # as an agent, a look-alike is refused
     writer = top if owners else top.agent(record["writer"])
     category, text, tags = record["category"], record["text"], record["tags"]
     earlier = writer.recall(tags=[record["marker"]], from_="*", limit=1000)

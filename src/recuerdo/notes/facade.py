@@ -101,6 +101,7 @@ class NoteVerbs(MemoryBase):
                 category notes (remember_about) are not counted.
         """
         with self._write() as tx:
+            sessions.check_reach(tx, self.tenant, session)
             reply = notes.save(
                 tx,
                 tenant=self.tenant,
@@ -357,6 +358,7 @@ class NoteVerbs(MemoryBase):
         """
         principal = self.principal if source is None else checked_label(source, "source")
         with self._write() as tx:
+            sessions.check_reach(tx, self.tenant, session)
             return passive.capture(
                 tx, tenant=self.tenant, principal=principal, text=text, scope=scope, session=session
             )

@@ -10,9 +10,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import cast
 
 from ..core.clock import now_iso
-from ..core.items import status_of
+from ..core.items import reach, status_of
 from ..core.text import checked_label
-from ..errors import InvalidInput, ItemNotFound
+from ..errors import CapabilityNotGranted, InvalidInput, ItemNotFound
 from ..store.base import Row, Tx
 from . import operations as notes
 from . import pins as pin_ops
@@ -41,6 +41,27 @@ def start(tx: Tx, tenant: str, session: object, project: object, directory: obje
         (tenant, session_id, scope, folder, stamp, None if project is None else scope),
     )
     return _session(tx, tenant, session_id)
+
+
+def check_reach(tx: Tx, tenant: str, session: object) -> None:
+    """Refuse a call confined to scopes (a token limited to them) that files a note under a
+    session kept in another scope: the note was its own scope's, but the owner's timeline of
+    that session showed it among the session's notes (0123 kept what the token reads, not
+    where it files). A session not yet started is the note's to start, in the note's scope."""
+    scopes = reach()
+    if scopes is None or session is None:
+        return
+    session_id = checked_label(session, "session")
+    kept_in = tx.scalar(
+        "SELECT scope FROM sessions WHERE tenant = ? AND id = ?", (tenant, session_id)
+    )
+    if kept_in is not None and kept_in not in scopes:
+        # The session's scope is not named: it is no more the token's to read than its notes.
+        raise CapabilityNotGranted(
+            f"Capability not granted: this token is limited to scopes {', '.join(scopes)};"
+            f" the session {session_id!r} is not kept in one of them (name a session of its"
+            " own)"
+        )
 
 
 def _session(tx: Tx, tenant: str, session_id: str) -> Session:

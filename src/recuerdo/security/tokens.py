@@ -21,7 +21,7 @@ from typing import Any
 from ..core.clock import now_iso
 from ..core.declare import state_root
 from ..core.secrets import redact_text
-from ..core.text import checked_label
+from ..core.text import checked_label, owners_writer
 from ..errors import InvalidInput, NotFound, ReservedWriterName
 from ..store.base import Tx
 from ..store.migrations import Schema
@@ -132,7 +132,7 @@ class TokenStore:
     ) -> tuple[str, str]:
         """(token id, secret). The secret is returned here once and never stored."""
         name = redact_text(checked_label(principal, "principal", max_chars=200))
-        if name.casefold() == "main":
+        if owners_writer(name):
             # The owner's own writer: a token so named wrote among the owner's entries.
             raise ReservedWriterName(f"a token's principal cannot be named {name!r}")
         tenant_name = redact_text(checked_label(tenant, "tenant", max_chars=200))

@@ -18,12 +18,13 @@ import fcntl
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import Conflict, InvalidInput, RecuerdoError
+from ..errors import Conflict, InvalidInput, RecuerdoError, StoreError
 from . import archive
 from .base import Store
 from .sqlite import SQLiteStore
@@ -115,9 +116,8 @@ def restore_file(
     restore's own (two restores of one name at once shared one: the loser's cleanup removed the
     winner's, which then said it restored the memory into an empty file), and the link fails
     rather than replace a memory made meanwhile."""
-    _sweep_dead_restores(target.parent)
-    partial = target.with_name(f".{target.name}.restoring-{secrets.token_hex(6)}")
-    held = _claimed(partial)
+    sweep_dead_restores(target.parent)
+    partial, held = scratch_copy(target)
     try:
         store = SQLiteStore(str(partial), steps=len(header.schema))
         try:
@@ -140,50 +140,114 @@ def restore_file(
 _SCRATCH_FILE = re.compile(r"\..+\.db\.restoring-[0-9a-f]{12}")
 
 
-def _claimed(partial: Path) -> int:
-    """Create the scratch file and hold a lock on it for the restore's life (decision 0128).
-    Created and locked before SQLite opens it, so a sweep never finds it unlocked while the
-    restore runs. ``flock`` is apart from SQLite's own (``fcntl``) locks on Linux and macOS."""
+CLAIMS = 5
+
+
+def scratch_copy(target: Path) -> tuple[Path, int]:
+    """A new scratch file for a restore into ``target``, created and locked (decision 0128):
+    its path and the descriptor holding the lock for the restore's life. Created and locked
+    before SQLite opens it, so a sweep never finds it unlocked while the restore runs
+    (``flock`` is apart from SQLite's own ``fcntl`` locks on Linux and macOS). A sweep (an
+    open's, another restore's) may take the lock in the moment between the create and the
+    lock and remove the file: the restore then went on with a path naming no file, where
+    SQLite made a copy of its own, unlocked. Such a claim is let go and another name taken
+    (0135)."""
+    for _ in range(CLAIMS):
+        partial = target.with_name(f".{target.name}.restoring-{secrets.token_hex(6)}")
+        held = _claimed(partial)
+        if held is not None:
+            return partial, held
+    raise Conflict(
+        f"sweeps of dead restores removed this restore's copy {CLAIMS} times as it began: "
+        "run the restore again. Nothing was written."
+    )
+
+
+def _claimed(partial: Path) -> int | None:
+    """The descriptor locking ``partial``, created here; None when a sweep took it first."""
     fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            ours = _names(partial, fd)
+        except BlockingIOError:
+            ours = False  # a sweep holds it, and is about to remove it
     except BaseException:
-        os.close(fd)
-        partial.unlink(missing_ok=True)
+        ours = False
         raise
-    return fd
+    finally:
+        if not ours:
+            if _names(partial, fd):
+                partial.unlink(missing_ok=True)
+            os.close(fd)
+    return fd if ours else None
 
 
-def _sweep_dead_restores(folder: Path) -> None:
+def _names(path: Path, fd: int) -> bool:
+    """Whether ``path`` still names the file open at ``fd``."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return False
+    held = os.fstat(fd)
+    return (found.st_dev, found.st_ino) == (held.st_dev, held.st_ino)
+
+
+def sweep_dead_restores(folder: Path) -> list[str]:
     """Remove the scratch copies of restores that died (killed mid-load): each holds every
     tenant's data, out of reach of any forget. A copy whose lock is held is a live restore's.
     A restore of an older release held no lock: its copy is swept too, as it was left anyway
-    when that restore ended (its copy is linked at the memory's name first)."""
+    when that restore ended (its copy is linked at the memory's name first). The names of the
+    copies removed."""
+    return [scratch.name for scratch in _dead_copies(folder, remove=True)]
+
+
+def dead_restores(folder: Path) -> list[str]:
+    """The scratch copies of restores that died, left where they are (``check`` names them)."""
+    return [scratch.name for scratch in _dead_copies(folder, remove=False)]
+
+
+# Never through a link, never waiting: a pipe under a scratch name hung every open of a
+# memory beside it, as no writer came (0135 opens sweep; a restore's copy is a plain file).
+_UNFOLLOWED = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+
+
+def _dead_copies(folder: Path, *, remove: bool) -> Iterator[Path]:
+    """The scratch copies of ``folder`` whose lock is free, removed first when ``remove``. Only
+    plain files a restore could have made are looked at: a directory, a link or a pipe under
+    such a name is someone else's, and a copy that cannot be removed is left (an open never
+    fails for a sweep)."""
     try:
-        names = [entry.name for entry in os.scandir(folder)]
+        names = sorted(
+            entry.name
+            for entry in os.scandir(folder)
+            if _SCRATCH_FILE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)
+        )
     except OSError:
         return
     for name in names:
-        if not _SCRATCH_FILE.fullmatch(name):
-            continue
         scratch = folder / name
         try:
-            fd = os.open(scratch, os.O_RDWR)
+            fd = os.open(scratch, _UNFOLLOWED)
         except OSError:
-            continue  # gone meanwhile, or not ours to open
+            continue  # gone meanwhile, a link, or not ours to open
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue  # replaced by something else since it was listed
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if remove:
+                _remove_copy(scratch)
         except OSError:
-            os.close(fd)
-            continue  # a restore still loading
-        try:
-            _remove_copy(scratch)
+            continue  # a restore still loading (its lock is held), or not ours to remove
         finally:
             os.close(fd)
+        yield scratch
 
 
 def _remove_copy(partial: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    # Its name last: a removal stopped partway leaves it, for the next sweep to find the rest
+    # (a companion is never looked for by itself).
+    for suffix in ("-wal", "-shm", "-journal", ""):
         Path(f"{partial}{suffix}").unlink(missing_ok=True)
 
 
@@ -260,24 +324,46 @@ def _scratch_key(schema: str) -> str:
 def _drop_abandoned(conn: Any) -> None:
     """Drop the scratch schemas of restores that died (every tenant's data, out of reach of
     any forget); those of restores under way hold their lock and are kept."""
+    _abandoned_schemas(conn, drop=True)
+
+
+def dead_restore_schemas(url: str) -> list[str]:
+    """The scratch schemas of restores that died in the database at ``url``, left where they
+    are (``check`` names them; the next restore into the database drops them)."""
+    import psycopg
+
+    from .postgres.connection import redact
+
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            return _abandoned_schemas(conn, drop=False)
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot reach the database at {redact(url)}: {exc}") from exc
+
+
+def _abandoned_schemas(conn: Any, *, drop: bool) -> list[str]:
     import psycopg
 
     from .postgres.connection import _END_CLAIM, _TRY_CLAIM, _quote
     from .postgres.schemas import SCHEMA_PREFIX
 
     found = conn.execute(
-        "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, %s)",
+        "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, %s) ORDER BY nspname",
         [SCHEMA_PREFIX + SCRATCH],
     ).fetchall()
+    dead = []
     for (schema,) in found:
         if not conn.execute(_TRY_CLAIM, [_scratch_key(schema)]).fetchone()[0]:
             continue
+        dead.append(schema)
         try:
-            conn.execute(f"DROP SCHEMA IF EXISTS {_quote(schema)} CASCADE")
+            if drop:
+                conn.execute(f"DROP SCHEMA IF EXISTS {_quote(schema)} CASCADE")
         except psycopg.Error:
             pass  # another role's: its owner's to drop
         finally:
             conn.execute(_END_CLAIM, [_scratch_key(schema)])
+    return dead
 
 
 def _rename_schema(conn: Any, scratch: str, schema: str) -> bool:

@@ -90,6 +90,7 @@ def recover(source: str, target: str) -> dict[str, Any]:
             entry["lost"] += removed
             entry["complete"] = False
         _carry_sequence(old, new)
+        _carry_forget_counts(old, new)
         copied = SQLiteTx(new, lambda _: None)
 
         def taken_step(name: str) -> bool:  # a later one fills what it needs when it runs
@@ -291,6 +292,33 @@ def _carry_sequence(old: sqlite3.Connection, new: sqlite3.Connection) -> None:
         new.execute(
             "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", (row["seq"], row["name"])
         )
+
+
+# ``core.audit.FORGETS``: the rows of ``index_marks`` counting each tenant's forgets (0085).
+_FORGET_COUNTS = "audit_forgets:"
+
+
+def _carry_forget_counts(old: sqlite3.Connection, new: sqlite3.Connection) -> None:
+    """Each tenant's count of forgets, as far as the file's marks can be read. The other
+    marks say how far derived work went and start over; these only ever climb: a log that
+    took a count from the damaged file drops a record whose count is not the file's, so a
+    count back at 0 dropped its later records, and one climbing back to it again passed
+    records taken before a forget."""
+    try:
+        # A count the damage left as no count (null, text, below 0) starts again: carried as
+        # read, a null failed the whole recover and text failed every reader of the counts.
+        rows = old.execute(
+            f"SELECT name, upto FROM index_marks WHERE substr(name, 1, {len(_FORGET_COUNTS)}) = ?"
+            " AND typeof(upto) = 'integer' AND upto >= 0",
+            (_FORGET_COUNTS,),
+        ).fetchall()
+    except sqlite3.DatabaseError:
+        return  # unreadable (or a file from before the marks): the counts start again
+    new.executemany(
+        "INSERT INTO index_marks (name, upto) VALUES (?, ?) ON CONFLICT (name)"
+        " DO UPDATE SET upto = max(upto, excluded.upto)",
+        [(row["name"], row["upto"]) for row in rows],
+    )
 
 
 def recover_file(source: str | Path, target: str | Path) -> dict[str, Any]:
