@@ -52,6 +52,8 @@ class Saved(TypedDict):
     chars_added: NotRequired[int]
     chars_removed: NotRequired[int]
     redacted: NotRequired[Redactions]
+    former_key: NotRequired[str]
+    """The key the note was found under, and moved from (the save named it as former_key)."""
 
 
 @with_config(FORBID)
