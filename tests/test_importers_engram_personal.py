@@ -96,3 +96,28 @@ def test_a_note_an_earlier_import_keyed_by_topic_alone_is_moved_once(
     before = stored(base)
     again = run_import(base, "engram", _export(tmp_path, records))
     assert stored(base) == before and totals(again)["updated"] == 0
+
+
+def test_a_note_an_earlier_import_merged_from_two_projects_is_split(
+    base: Path, tmp_path: Path
+) -> None:
+    """Before 0138 two projects' personal observations of one topic key were one note: the
+    next import moves it to the first project's key and makes the second's note, each holding
+    its own text; the import after that writes nothing."""
+    records = [observation(1, "shop", "vim"), observation(2, "billing", "emacs")]
+    with recuerdo.open("target", base_dir=base, embedder="none") as memory:
+        for record in records:  # as the importer before 0138 saved them: one note
+            old = memory.save("Editor", record["content"], kind="preference", scope="user", key=KEY)
+    split = run_import(base, "engram", _export(tmp_path, records))
+    assert split["counts"]["observations"] == {
+        "read": 2,
+        "imported": 1,
+        "updated": 1,
+        "unchanged": 0,
+        "skipped": 0,
+    }
+    held = {note["key"]: (note["id"] == old["id"], note["content"]) for note in notes_at(base, KEY)}
+    assert held == {f"shop/{KEY}": (True, "vim"), f"billing/{KEY}": (False, "emacs")}
+    before = stored(base)
+    run_import(base, "engram", _export(tmp_path, records))
+    assert stored(base) == before
