@@ -4,7 +4,8 @@ A save with a key updates the current note of that (tenant, scope, key) and keep
 version as a revision; a stale ``expected_version`` keeps the incoming text as a conflict
 revision and changes nothing else. ``expected_version=0`` says the writer read no note: a note
 already at the key with other text is a conflict too (the upsert trap), never replaced.
-Soft-deleted notes are hidden from every read.
+With ``former_key`` and no note at the key, the note at the former key is the one saved, and
+moves to the key (``keys.py``). Soft-deleted notes are hidden from every read.
 """
 
 from __future__ import annotations
