@@ -121,3 +121,41 @@ def test_a_note_an_earlier_import_merged_from_two_projects_is_split(
     before = stored(base)
     run_import(base, "engram", _export(tmp_path, records))
     assert stored(base) == before
+
+
+def _held(memory: recuerdo.Memory) -> tuple[list[Any], int]:
+    """The user scope's notes as exported (keys, texts, revisions), and the journal's length."""
+    records = memory.export(scope="user")["records"]
+    return [r for r in records if r["record"] != "export"], len(memory.journal(limit=1000))
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        [observation(1, "shop", "vim")],
+        [observation(1, "shop", "vi"), observation(2, "shop", "vim")],
+        [observation(1, "shop", "vim"), observation(2, "billing", "emacs")],
+    ],
+    ids=["one-observation", "two-revisions", "two-projects"],
+)
+def test_a_re_import_after_the_move_writes_nothing_on_every_store(
+    memory: recuerdo.Memory, tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    """The file store's test above, on the in-memory store and PostgreSQL too: the import
+    moves the note an earlier import keyed by topic alone (a journal line says so), and the
+    import after it writes nothing."""
+    for record in records:  # as the importer before 0138 saved them
+        old = memory.save("Editor", record["content"], kind="preference", scope="user", key=KEY)
+    path = _export(tmp_path, records)
+    projects = len({record["project"] for record in records})
+    first = totals(recuerdo.import_from(memory, "engram", path))
+    assert (first["imported"], first["updated"]) == (projects - 1, 1)
+    note = memory.get(old["id"])
+    shop = [record["content"] for record in records if record["project"] == "shop"]
+    assert (note["key"], note["content"]) == (f"shop/{KEY}", shop[-1])
+    moves = [line["item_id"] for line in memory.journal() if line["operation"] == "move"]
+    assert moves == [old["id"]]
+    before = _held(memory)
+    again = totals(recuerdo.import_from(memory, "engram", path))
+    assert (again["imported"], again["updated"]) == (0, 0)
+    assert _held(memory) == before

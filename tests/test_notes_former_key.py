@@ -52,6 +52,8 @@ def test_a_stale_version_of_a_moved_note_is_a_conflict(memory: recuerdo.Memory) 
     with pytest.raises(recuerdo.Conflict):
         memory.save("Editor", "emacs", key=NEW, former_key=OLD, expected_version=1)
     assert memory.get(old["id"])["content"] == "neovim"
+    # Refused, the save moved nothing: the note is still found where its writer left it.
+    assert memory.get(old["id"])["key"] == OLD
 
 
 def test_a_deleted_note_at_the_former_key_is_not_saved_over(memory: recuerdo.Memory) -> None:
@@ -60,6 +62,48 @@ def test_a_deleted_note_at_the_former_key_is_not_saved_over(memory: recuerdo.Mem
     with pytest.raises(recuerdo.Conflict) as refused:
         memory.save("Editor", "neovim", key=NEW, former_key=OLD, expected_version=1)
     assert refused.value.code == "conflict" and "restore it" in refused.value.detail.lower()
+
+
+@pytest.mark.parametrize("expected_version", [0, 2], ids=["read-none", "stale"])
+def test_a_refused_save_leaves_the_note_at_its_former_key(
+    memory: recuerdo.Memory, expected_version: int
+) -> None:
+    """The move was written before the conflict was found, and the conflict revision is
+    committed: a refused save still moved the note (its owner's next save at the old key made
+    a second note)."""
+    old = memory.save("Editor", "vim", key=OLD)
+    with pytest.raises(recuerdo.Conflict):
+        memory.save("Editor", "emacs", key=NEW, former_key=OLD, expected_version=expected_version)
+    note = memory.get(old["id"])
+    assert (note["key"], note["version"], note["content"]) == (OLD, 1, "vim")
+    assert memory.save("Editor", "nano", key=OLD)["id"] == old["id"]
+    assert all(line["operation"] != "move" for line in memory.journal())
+
+
+@pytest.mark.parametrize("text", ["neovim", "vim"], ids=["updated", "repeat"])
+def test_a_move_is_in_the_journal(memory: recuerdo.Memory, text: str) -> None:
+    """The key changed with no trace: a repeat moved writes no version, and no line said the
+    note now answers to another key."""
+    old = memory.save("Editor", "vim", key=OLD)
+    memory.save("Editor", text, key=NEW, former_key=OLD)
+    memory.save("Editor", "helix", key=NEW, former_key=OLD)  # at its key now: no second move
+    lines = [line for line in reversed(memory.journal()) if line["item_id"] == old["id"]]
+    moved = ["write", "move", *(["write"] if text != "vim" else []), "write"]
+    assert [line["operation"] for line in lines] == moved
+    assert lines[1]["version"] == 1 and lines[1]["scope"] == "user"
+
+
+def test_a_category_note_is_not_taken_over(memory: recuerdo.Memory) -> None:
+    """A category note's key is its label's: moved, remember_about no longer found it and
+    started a second note for the category."""
+    kept = memory.remember_about("user", "likes tea", category="drinks")
+    before = memory.get(kept["note_id"])
+    with pytest.raises(recuerdo.InvalidInput) as refused:
+        memory.save("Drinks", "coffee", key="drinks", former_key=before["key"])
+    assert "category" in refused.value.detail
+    assert memory.get(kept["note_id"]) == before
+    again = memory.remember_about("user", "likes mate", category="drinks")
+    assert again["note_id"] == kept["note_id"]
 
 
 @pytest.mark.parametrize(
@@ -92,6 +136,40 @@ def test_a_former_key_without_a_key_or_blank_is_refused(
 )
 def test_a_personal_key_names_its_project_first(project: str | None, topic: str, key: str) -> None:
     assert personal_key(project, topic) == key
+
+
+@pytest.mark.parametrize(
+    ("project", "topic"),
+    [
+        ("~" + personal_key("p" * 150, "k" * 60)[1:13], "k" * 60),  # a name like a digest
+        ("a\nb", "k"),  # a line break a key may not hold
+        ("x~", "k"),
+    ],
+    ids=["digest-like", "line-break", "tilde"],
+)
+def test_no_project_name_is_taken_for_another(project: str, topic: str) -> None:
+    """A project named like another's digest had that project's key (the same note), and one
+    with a line break had a key the save refused."""
+    key = personal_key(project, topic)
+    assert not key.startswith("~") and "\n" not in key
+    assert key != personal_key("p" * 150, "k" * 60)
+
+
+@pytest.mark.parametrize("project", ["shopapi", "p" * 150, "é" * 150])
+def test_every_topic_key_engram_takes_has_a_key(memory: recuerdo.Memory, project: str) -> None:
+    """A topic key of 187-200 characters made a key over the limit: the save was refused,
+    where it went through before keys held the project."""
+    topics = ["k" * 195, "k" * 194 + "j", "k" * 300]
+    keys = {personal_key(project, topic) for topic in topics}
+    assert len(keys) == 3 and all(len(key) <= 200 for key in keys)
+    saved = [
+        memory.save(
+            "Pref", f"text {n}", key=key, former_key=observation_key(project, "personal", t)[1]
+        )
+        for n, (key, t) in enumerate((personal_key(project, t), t) for t in topics)
+    ]
+    assert [s["outcome"] for s in saved] == ["created"] * 3
+    assert personal_key("other", "k" * 195) not in keys
 
 
 def test_a_personal_key_too_long_names_its_project_by_digest() -> None:

@@ -513,8 +513,9 @@ class NoteVerbs(MemoryBase):
         limit: int = 100,
     ) -> list[JournalLine]:
         """The revision journal: every change to any item, newest first, with its operation
-        (write, edit, external, restore, delete, merge, import, review, conflict), principal and
-        characters added and removed.
+        (write, edit, external, restore, delete, merge, import, review, conflict, move: a note
+        saved with former_key now answers to its new key), principal and characters added and
+        removed.
 
         Args:
             scope: Only this scope.

@@ -13,6 +13,12 @@ from __future__ import annotations
 from ..core.text import checked_label
 from ..errors import Conflict, InvalidInput
 from ..store.base import Row, Tx
+from . import history
+
+CATEGORY_KIND = "memory"
+"""The kind of category notes (``operations.MEMORY_KIND``; this module is below it)."""
+CATEGORY_PREFIX = "memory/"
+"""How every category note's key starts (``categories.category_key``)."""
 
 
 def check_former(former_key: object, key: str | None) -> str | None:
@@ -25,19 +31,39 @@ def check_former(former_key: object, key: str | None) -> str | None:
     return None if former == key else former
 
 
-def take_former(tx: Tx, tenant: str, scope: str, key: str, former_key: str) -> Row | None:
-    """The current note at ``former_key`` in ``scope``, moved to ``key`` (the caller found no
-    note at ``key``); None when no note holds the former key. The move keeps the note's
-    version and revisions: the note is the same, only where it is found changes."""
+def find_former(tx: Tx, tenant: str, scope: str, former_key: str) -> Row | None:
+    """The current note at ``former_key`` in ``scope`` (the caller found no note at its key),
+    or None. It is moved only once the save is known to go through (:func:`move`): a save
+    refused as a conflict leaves it where it was. A category note is refused: its key is its
+    label's (``remember_about`` finds it there), so moved it would be lost to its category."""
     row = tx.one(
-        "SELECT id FROM items WHERE tenant = ? AND scope = ? AND key = ?"
+        "SELECT * FROM items WHERE tenant = ? AND scope = ? AND key = ?"
         " AND item_type = 'note' AND status <> 'deleted'",
         (tenant, scope, former_key),
     )
-    if row is None:
-        return None
-    tx.execute("UPDATE items SET key = ? WHERE tenant = ? AND id = ?", (key, tenant, row["id"]))
-    return tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (tenant, row["id"]))
+    if (
+        row is not None
+        and row["category"] == CATEGORY_KIND
+        and former_key.startswith(CATEGORY_PREFIX)
+    ):
+        raise InvalidInput(
+            f"former_key {former_key!r} holds category note {row['id']} (remember_about): a "
+            "category note stays at its category's key; nothing was stored"
+        )
+    return row
+
+
+def move(tx: Tx, row: Row, key: str, principal: str) -> Row:
+    """The note in ``row`` moved to ``key``, its version and revisions kept: the note is the
+    same, only where it is found changes. A journal line ``move`` says so, so the owner sees
+    why the note answers to another key (a repeat moved writes no version to show it)."""
+    tx.execute(
+        "UPDATE items SET key = ? WHERE tenant = ? AND id = ?", (key, row["tenant"], row["id"])
+    )
+    history.journal_row(tx, row, "move", principal)
+    moved = tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (row["tenant"], row["id"]))
+    assert moved is not None  # the row was just updated within this transaction
+    return moved
 
 
 def refuse_if_deleted_since(

@@ -5,7 +5,8 @@ version as a revision; a stale ``expected_version`` keeps the incoming text as a
 revision and changes nothing else. ``expected_version=0`` says the writer read no note: a note
 already at the key with other text is a conflict too (the upsert trap), never replaced.
 With ``former_key`` and no note at the key, the note at the former key is the one saved, and
-moves to the key (``keys.py``). Soft-deleted notes are hidden from every read.
+moves to the key (``keys.py``; a save refused as a conflict moves nothing). Soft-deleted notes
+are hidden from every read.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from .text import cap_utf8, redact_private
 
 DEFAULT_SCOPE = "user"
 DEFAULT_KIND = "manual"
-MEMORY_KIND = "memory"
+MEMORY_KIND = keys.CATEGORY_KIND
 """The kind of category notes (remember_about): see categories.py."""
 DUPLICATE_WINDOW = timedelta(minutes=15)
 MAX_INPUT_BYTES = 5_000_000
@@ -503,8 +504,7 @@ def save(
             (tenant, note_scope, note_key),
         )
         if current is None and former is not None:
-            current = keys.take_former(tx, tenant, note_scope, note_key, former)
-            moved_from = None if current is None else former
+            current = keys.find_former(tx, tenant, note_scope, former)
     if unique_title:
         _check_title_free(tx, tenant, note_scope, note_title, note_kind, current)
     if current is not None:
@@ -527,6 +527,8 @@ def save(
                 body=body,
                 expected_version=expected_version,
             )
+        if note_key is not None and current["key"] != note_key:  # found at the former key
+            current, moved_from = keys.move(tx, current, note_key, principal), former
         if same:
             counted = _count_duplicate(tx, current)
             return reply(current["id"], current["version"], "duplicate", counted)

@@ -19,6 +19,9 @@ import hashlib
 
 # The save verb refuses a key over this many characters (the label limit of every key).
 _KEY_CHARS = 200
+# Escaped in a project's name within a key: the separator, the escape, the digest mark, and
+# the characters a key may not hold (a project name is any text Engram was given).
+_ESCAPED = {ch: f"%{ord(ch):02X}" for ch in "%/~\x00\r\n"}
 
 
 def project_name(project: object) -> str | None:
@@ -40,16 +43,28 @@ def engram_scope(project: object, scope: object) -> str:
 
 
 def personal_key(project: object, topic_key: str) -> str:
-    """The key of a personal observation of ``project`` at ``topic_key``: the project (``/``
-    and ``%`` escaped, so the first ``/`` ends it: project ``a/b`` with key ``c`` is not
-    project ``a`` with key ``b/c``), then the topic key. A key that would be too long names the
-    project by a digest instead (``~`` and 12 hex digits of its SHA-256)."""
+    """The key of a personal observation of ``project`` at ``topic_key``: the project, then
+    ``/``, then the topic key. The project is escaped (``%``, ``/``, ``~`` and line breaks as
+    ``%XX``), so the first ``/`` ends it (project ``a/b`` with key ``c`` is not project ``a``
+    with key ``b/c``) and it never starts with ``~``. A key that would be too long names the
+    project by a digest instead (``~`` and 12 hex digits of its SHA-256), and when even that is
+    too long, the topic key too (``~<project>~<topic>/`` and the topic key's start): no
+    project's name can be mistaken for a digest, and no topic key Engram takes is refused."""
     name = project_name(project) or "default"
     topic = topic_key.strip()
-    key = f"{name.replace('%', '%25').replace('/', '%2F')}/{topic}"
+    escaped = "".join(_ESCAPED.get(ch, ch) for ch in name)
+    key = f"{escaped}/{topic}"
     if len(key) <= _KEY_CHARS:
         return key
-    return f"~{hashlib.sha256(name.encode('utf-8')).hexdigest()[:12]}/{topic}"
+    key = f"~{_digest(name)}/{topic}"
+    if len(key) <= _KEY_CHARS:
+        return key
+    head = f"~{_digest(name)}~{_digest(topic)}/"
+    return head + topic[: _KEY_CHARS - len(head)]
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 def observation_key(project: object, scope: object, topic_key: object) -> tuple[object, str | None]:
@@ -59,4 +74,6 @@ def observation_key(project: object, scope: object, topic_key: object) -> tuple[
     as it is, for the save to refuse."""
     if scope != "personal" or not isinstance(topic_key, str) or not topic_key.strip():
         return topic_key, None
-    return personal_key(project, topic_key), topic_key.strip()
+    former = topic_key.strip()
+    # A topic key longer than a key may be was refused before: no note can be under it.
+    return personal_key(project, topic_key), former if len(former) <= _KEY_CHARS else None
