@@ -4,6 +4,8 @@ names such keys for personal observations."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import recuerdo
@@ -193,3 +195,28 @@ def test_an_observation_key_is_the_profile_and_importer_rule(
     scope: str | None, topic: str | None, expected: tuple[object, object]
 ) -> None:
     assert observation_key("Shop", scope, topic) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "edited", "outcome"),
+    [("neovim", False, "behind"), ("vim", True, "updated"), ("neovim", True, "conflicts")],
+    ids=["unedited", "edited-repeat-moved", "edited-stale"],
+)
+def test_a_markdown_file_written_before_the_move_reads_into_the_moved_note(
+    memory: recuerdo.Memory, tmp_path: Path, text: str, edited: bool, outcome: str
+) -> None:
+    """The file names the note's id and the key it had: found by id only when the keys agree,
+    then by its old key (free since the move), it made a second note beside the moved one."""
+    old = memory.save("Editor", "vim", key=OLD)
+    memory.export_markdown(tmp_path)
+    [path] = tmp_path.rglob("*.md")
+    if edited:
+        path.write_text(path.read_text().replace("\nvim\n", "\nvim, tabs\n"))
+    memory.save("Editor", text, key=NEW, former_key=OLD)
+    report = memory.import_markdown(tmp_path)
+    assert (report["created"], report[outcome]) == (0, 1), report
+    assert [n["id"] for n in memory.list_notes()["notes"]] == [old["id"]]
+    assert memory.get(old["id"])["key"] == NEW
+    if outcome == "updated":
+        assert memory.get(old["id"])["content"] == "vim, tabs"
+        assert f'key: "{NEW}"' in path.read_text()
