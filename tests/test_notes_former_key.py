@@ -220,3 +220,16 @@ def test_a_markdown_file_written_before_the_move_reads_into_the_moved_note(
     if outcome == "updated":
         assert memory.get(old["id"])["content"] == "vim, tabs"
         assert f'key: "{NEW}"' in path.read_text()
+
+
+def test_a_moved_note_keeps_its_pending_conflict_and_its_version_check(
+    memory: recuerdo.Memory,
+) -> None:
+    """The version the writer read is the note's at its former key; a conflict kept aside
+    before the move is still the note's after it."""
+    old = memory.save("Editor", "vim", key=OLD)
+    with pytest.raises(recuerdo.Conflict):
+        memory.save("Editor", "nano", key=OLD, expected_version=0)
+    moved = memory.save("Editor", "neovim", key=NEW, former_key=OLD, expected_version=1)
+    assert (moved["id"], moved["version"], moved["former_key"]) == (old["id"], 2, OLD)
+    assert [c["content"] for c in memory.conflicts(old["id"])] == ["nano"]
