@@ -102,11 +102,13 @@ def test_a_hard_delete_in_a_large_memory_leaves_no_index_entry_of_its_title(
         memory.close()
 
 
-def _vacuum_waits_for_a_lock(conn: psycopg.Connection) -> bool:
+def _vacuum_waits_for_a_lock(conn: psycopg.Connection, store: PostgresStore) -> bool:
+    """Whether the memory's VACUUM waits for a lock (not another test process's)."""
     return bool(
         conn.execute(
             "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database()"
-            " AND query LIKE 'VACUUM%%' AND wait_event_type = 'Lock')"
+            " AND query LIKE %s AND wait_event_type = 'Lock')",
+            [f"VACUUM%{schema_name(store.memory)}%"],
         ).fetchone()[0]
     )
 
@@ -130,7 +132,7 @@ def test_a_vacuum_that_could_not_prune_a_pinned_page_stays_owed(store: PostgresS
         blocker.execute("LOCK TABLE items IN SHARE UPDATE EXCLUSIVE MODE")
         memory.delete(note["id"], hard=True)
         deadline = time.monotonic() + 20  # its VACUUM has passed the check for older ones
-        while not _vacuum_waits_for_a_lock(reader) and time.monotonic() < deadline:
+        while not _vacuum_waits_for_a_lock(reader, store) and time.monotonic() < deadline:
             time.sleep(0.05)
         reader.execute("BEGIN")
         pinning = reader.cursor("pinning")
