@@ -297,8 +297,9 @@ def _push(
     }
 
 
-def _status(state: Any, ledger: Ledger, file: Path) -> dict[str, Any]:
-    entry = ledger.entry(file)
+def _status(state: Any, ledger: Ledger, file: Path, entry: dict[str, Any] | None) -> dict[str, Any]:
+    """``file``'s state, from its ledger ``entry`` as the caller read it (the ledger read once
+    for all the files: read again for each, a status of N files parsed it N times)."""
     if ledger.pending(file) is not None:
         return {"file": str(file), "status": "pending", "detail": "a push waits in the queue"}
     if entry is None:
@@ -386,10 +387,12 @@ def register(cli: click.Group, emit_error: Any) -> None:
         for FILE or every file."""
         ledger = Ledger(state.state_dir)
         try:
-            files = [file] if file else [Path(p) for p in ledger.load()]
+            synced = ledger.load()
+            files = [file] if file else [Path(p) for p in synced]
             queued = [Path(p["file"]) for p in ledger.all_pending()]
-            files += [f for f in queued if f not in files]
-            reports = [_status(state, ledger, f) for f in files]
+            listed = set(files)  # a queued file already listed is listed once
+            files += [f for f in queued if f not in listed]
+            reports = [_status(state, ledger, f, synced.get(str(f.resolve()))) for f in files]
         except RecuerdoError as error:
             emit_error(error, state.as_json)
         click.echo(render.to_json(reports) if state.as_json else render.human(reports))
@@ -407,14 +410,15 @@ def register(cli: click.Group, emit_error: Any) -> None:
             if not file.resolve().parent.is_dir():
                 # Before the ledger names the file: the write failed after it, in a traceback.
                 raise InvalidInput(f"no folder {str(file.parent)!r} to write {file} in")
-            if ledger.entry(file) is None:
+            found = ledger.entry(file)  # read once: the status and the pull go by it
+            if found is None:
                 if key is None:
                     raise click.UsageError(f"{file} was never synced here: name its --key")
-                ledger.record(file, {"memory": state.memory_name, "server": state.server,
-                                     "key": key, "scope": scope or "user", "version": None,
-                                     "sha256": None})  # fmt: skip
-            now = _status(state, ledger, file)
-            entry = ledger.entry(file) or {}
+                found = {"memory": state.memory_name, "server": state.server, "key": key,
+                         "scope": scope or "user", "version": None, "sha256": None}  # fmt: skip
+                ledger.record(file, found)
+            entry: dict[str, Any] = found
+            now = _status(state, ledger, file, entry)
             # The file holds secrets the memory copy has replaced: writing that copy would put
             # the placeholders in place of the credentials (decision 0101).
             secrets = (
