@@ -22,11 +22,9 @@ memory, key, scope, version, the file's hash and the memory copy's); queued push
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -53,6 +51,7 @@ from ..errors import (
 )
 from ..verbs import VERBS
 from . import render
+from .mirror_resume import reconcile, resume_text
 
 STATES = (
     "in_sync",
@@ -62,7 +61,6 @@ STATES = (
     "diverged",
     "pending",
 )
-_TASK = re.compile(r"^\s*[-*]\s*\[ \]\s*(.+)$", re.MULTILINE)
 
 
 def _sha(text: str) -> str:
@@ -343,11 +341,6 @@ def _status(state: Any, ledger: Ledger, file: Path, entry: dict[str, Any] | None
     }
 
 
-def _next_task(text: str) -> str | None:
-    found = _TASK.search(text)
-    return found.group(1).strip() if found else None
-
-
 def register(cli: click.Group, emit_error: Any) -> None:
     @cli.group("mirror")
     @click.pass_obj
@@ -539,36 +532,6 @@ def register(cli: click.Group, emit_error: Any) -> None:
             "3_document": {k: v for k, v in copy.items() if k != "content"}
             | ({"content": memory_text} if memory_text is not None else {}),
             "4_local_file": {"path": str(local), "exists": text is not None},
-            "5_reconciliation": _reconcile(text, memory_text),
+            "5_reconciliation": reconcile(text, memory_text),
         }
-        click.echo(render.to_json(report) if state.as_json else _resume_text(report))
-
-
-def _reconcile(local: str | None, memory: str | None) -> dict[str, Any]:
-    if local is None and memory is None:
-        return {"state": "missing", "detail": "neither a local file nor a memory copy: nothing "
-                "to resume (reported, not assumed)", "next_task": None}  # fmt: skip
-    if local is None or memory is None:
-        where = "memory" if local is None else "the local file"
-        text = memory if local is None else local
-        return {"state": "one_side", "detail": f"only {where} holds the document",
-                "next_task": _next_task(text or "")}  # fmt: skip
-    if local == memory:
-        return {"state": "in_sync", "next_task": _next_task(local)}
-    diff = list(difflib.unified_diff(memory.splitlines(), local.splitlines(), lineterm="", n=0))[
-        2:
-    ]  # past the two file header lines
-    return {
-        "state": "differs",
-        "lines_only_in_local": [line[1:] for line in diff if line.startswith("+")],
-        "lines_only_in_memory": [line[1:] for line in diff if line.startswith("-")],
-        "next_task": _next_task(local),
-    }
-
-
-def _resume_text(report: dict[str, Any]) -> str:
-    parts = []
-    for step, value in report.items():
-        parts.append(f"## {step[2:].replace('_', ' ')}")
-        parts.append(value if isinstance(value, str) else render.to_json(value))
-    return "\n".join(parts)
+        click.echo(render.to_json(report) if state.as_json else resume_text(report))
