@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +180,30 @@ class Ledger:
         found: dict[str, Any] | None = self.load().get(str(file.resolve()))
         return found
 
+    def held_or(self, file: Path, entry: dict[str, Any]) -> dict[str, Any]:
+        """``file``'s entry, ``entry`` if it had none (one hold of the lock: a push recording
+        it since it was found missing lost its entry to ``entry``)."""
+        with self._locked():
+            files = self.load()
+            held: dict[str, Any] = files.setdefault(str(file.resolve()), entry)
+            if held is entry:
+                self.save(files)
+            return held
+
+    def swap(
+        self, file: Path, seen: dict[str, Any], entry: dict[str, Any], write: Callable[[], None]
+    ) -> bool:
+        """``write()`` and ``entry`` recorded if ``file``'s entry is still ``seen`` (else False,
+        nothing done), in one hold of the lock: a pull undid a sync made while it ran."""
+        with self._locked():
+            files = self.load()
+            if files.get(str(file.resolve())) != seen:
+                return False
+            write()
+            files[str(file.resolve())] = entry
+            self.save(files)
+            return True
+
     def _queued(self, file: Path) -> Path:
         digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:16]
         return self.queue / f"{digest}.json"
@@ -212,8 +236,10 @@ def _push(
     content: str | None = None,
 ) -> dict[str, Any]:
     """Push ``content`` (the file's, read whole, when not given: ``sync`` gives the queued)."""
-    content = _read(file) if content is None else content
+    # The ledger before the file: a pull between the two recorded its version, and the text
+    # read before it was pushed over that version unchecked.
     last = ledger.entry(file)
+    content = _read(file) if content is None else content
     # The version of the last sync, wherever it went: a push to a memory or scope holding
     # another note at the key is then a conflict (both kept), never an overwrite. Matching the
     # target too (the server's spelling, the database's) let a push overwrite unchecked when
@@ -407,9 +433,9 @@ def register(cli: click.Group, emit_error: Any) -> None:
             if found is None:
                 if key is None:
                     raise click.UsageError(f"{file} was never synced here: name its --key")
-                found = {"memory": state.memory_name, "server": state.server, "key": key,
-                         "scope": scope or "user", "version": None, "sha256": None}  # fmt: skip
-                ledger.record(file, found)
+                found = ledger.held_or(file, {"memory": state.memory_name, "server": state.server,
+                                              "key": key, "scope": scope or "user",
+                                              "version": None, "sha256": None})  # fmt: skip
             entry: dict[str, Any] = found
             now = _status(state, ledger, file, entry)
             # The file holds secrets the memory copy has replaced: writing that copy would put
@@ -450,13 +476,19 @@ def register(cli: click.Group, emit_error: Any) -> None:
                 },
             )
             sys.exit(1)
-        # Its bytes as memory holds them (CRLF kept: write_text turned them into LF).
-        _write_atomic(file, copy["content"], private=False)
-        ledger.record(
+        # Its bytes as memory holds them (CRLF kept: write_text turned them into LF), written
+        # only if no other command synced the file since the status above was judged.
+        if not ledger.swap(
             file,
+            entry,
             {**entry, "version": copy["version"], "sha256": copy["sha256"],
              "local_sha256": copy["sha256"], "redacted": {}},
-        )  # fmt: skip
+            lambda: _write_atomic(file, copy["content"], private=False),
+        ):  # fmt: skip
+            detail = ("another mirror command synced the file while it was pulled: nothing "
+                      "was written; see `recuerdo mirror status`, then pull again")  # fmt: skip
+            finish(state, {"file": str(file), "status": "refused", "detail": detail})
+            sys.exit(1)
         finish(state, {"file": str(file), "status": "in_sync", "version": copy["version"]})
 
     @mirror.command("sync")
