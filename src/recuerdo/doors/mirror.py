@@ -411,7 +411,8 @@ def register(cli: click.Group, emit_error: Any) -> None:
             queued = [Path(p["file"]) for p in ledger.all_pending()]
             listed = set(files)  # a queued file already listed is listed once
             files += [f for f in queued if f not in listed]
-            reports = [_status(state, ledger, f, synced.get(str(f.resolve()))) for f in files]
+            with state.holding():
+                reports = [_status(state, ledger, f, synced.get(str(f.resolve()))) for f in files]
         except RecuerdoError as error:
             emit_error(error, state.as_json)
         click.echo(render.to_json(reports) if state.as_json else render.human(reports))
