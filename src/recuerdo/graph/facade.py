@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from ..core.clock import parse_time
 from ..core.text import checked_label
 from ..errors import (
     FactsShape,
@@ -157,10 +156,7 @@ class KnowledgeVerbs(MemoryBase):
         if subject is not None and (not isinstance(subject, str) or not subject.strip()):
             raise InvalidInput("subject must be a name")
         meaning = self.meaning_state()
-        view = store.View(
-            as_of=None if as_of is None else parse_time(as_of, "as_of"),
-            valid_at=None if valid_at is None else parse_time(valid_at, "valid_at"),
-        )
+        view = store.View.of(as_of, valid_at)
         with self._store.read() as tx:
             reply = about_ops.about(
                 tx,

@@ -205,6 +205,9 @@ class Answer(TypedDict):
     valid_at: str | None
     compact: bool
     failed_stages: NotRequired[list[str]]
+    earlier_texts_unread: NotRequired[int]
+    """With as_of or valid_at: notes changed since, too many to be searched in their text of
+    then (found, if at all, by their words of now; still answered with their text of then)."""
 
 
 @with_config(ConfigDict(extra="forbid"))

@@ -1,0 +1,199 @@
+"""ask at an instant: as_of reads what the memory knew then (a note edited since answers with
+its text of then, found by its words of then), valid_at what was true then (a note said before
+and edited since is kept, with the text in force then); a soft-deleted note was known, an
+erased one never comes back; an as_of later than now is refused by name (decision 0129)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+import recuerdo
+from recuerdo.core.clock import now_iso
+
+DAWN = "The harbour ferry leaves at dawn from the north quay."
+NOON = "The harbour ferry leaves at noon from the south pier."
+
+
+def _note(memory: recuerdo.Memory) -> tuple[int, str]:
+    """A note, and an instant after it was written and before anything else happens."""
+    note = memory.save("Ferry", DAWN)["id"]
+    time.sleep(0.01)
+    then = now_iso()
+    time.sleep(0.01)
+    return note, then
+
+
+def _edited(memory: recuerdo.Memory) -> tuple[int, str]:
+    note, then = _note(memory)
+    memory.edit(note, "replace", NOON, title="Ferry times")
+    memory._upkeep.drain()
+    return note, then
+
+
+def _passages(answer: Any, note: int) -> list[dict[str, Any]]:
+    return [p for p in answer["passages"] if p["doc_id"] == note]
+
+
+def _cited_as_answered(memory: recuerdo.Memory, passage: dict[str, Any], version: int) -> None:
+    """The citation quotes the text answered, at its place in the version it names."""
+    citation = passage["citation"]
+    assert citation["span_state"] == "verified"
+    assert citation["source"]["version"] == version
+    span = citation["span"]
+    assert span["text"] == passage["text"]
+    whole = memory.revision(passage["doc_id"], version=version)["content"]
+    assert whole[span["start"] : span["end"]] == span["text"]
+
+
+@pytest.mark.parametrize("field", ["as_of", "valid_at"])
+def test_a_note_edited_since_answers_with_its_text_then(
+    memory: recuerdo.Memory, field: str
+) -> None:
+    note, then = _edited(memory)
+    [now] = _passages(memory.ask("harbour ferry"), note)
+    assert "noon" in now["text"] and "version" not in now["citation"]["source"]
+    [passage] = _passages(memory.ask("harbour ferry", **{field: then}), note)
+    assert "dawn" in passage["text"] and "noon" not in passage["text"]
+    _cited_as_answered(memory, passage, 1)
+    assert passage["citation"]["source"]["name"] == "Ferry"  # its title then
+
+
+@pytest.mark.parametrize("field", ["as_of", "valid_at"])
+def test_a_note_is_found_by_its_words_then_not_by_later_ones(
+    memory: recuerdo.Memory, field: str
+) -> None:
+    note, then = _edited(memory)
+    [passage] = _passages(memory.ask("quay", **{field: then}), note)
+    assert "north quay" in passage["text"]
+    assert _passages(memory.ask("pier", **{field: then}), note) == []
+
+
+def test_compact_cites_the_version_read(memory: recuerdo.Memory) -> None:
+    _, then = _edited(memory)
+    [item] = [p for p in memory.ask("quay", as_of=then, compact=True)["passages"]]
+    assert "dawn" in item["text"] and item["cite"]["version"] == 1
+
+
+def test_as_of_leaves_out_a_note_written_later(memory: recuerdo.Memory) -> None:
+    _, then = _note(memory)
+    later = memory.save("Ferry fares", "The harbour ferry costs two coins.")["id"]
+    memory._upkeep.drain()
+    assert _passages(memory.ask("harbour ferry coins", as_of=then), later) == []
+    assert _passages(memory.ask("harbour ferry coins"), later) != []
+
+
+def test_as_of_keeps_a_note_soft_deleted_since_valid_at_does_not(
+    memory: recuerdo.Memory,
+) -> None:
+    note, then = _note(memory)
+    memory.delete(note)
+    memory._upkeep.drain()
+    assert _passages(memory.ask("harbour ferry"), note) == []
+    [passage] = _passages(memory.ask("harbour ferry", as_of=then), note)
+    assert passage["text"] == DAWN
+    # What is true does not depend on when it was learnt: a note taken back is not.
+    assert _passages(memory.ask("harbour ferry", valid_at=then), note) == []
+    time.sleep(0.01)
+    after = now_iso()
+    assert _passages(memory.ask("harbour ferry", as_of=after), note) == []
+
+
+def test_a_note_deleted_then_is_left_out_though_restored_since(memory: recuerdo.Memory) -> None:
+    note = memory.save("Ferry", DAWN)["id"]
+    memory.delete(note)
+    time.sleep(0.01)
+    then = now_iso()
+    time.sleep(0.01)
+    memory.restore(note)
+    memory._upkeep.drain()
+    assert _passages(memory.ask("harbour ferry"), note) != []
+    assert _passages(memory.ask("harbour ferry", as_of=then), note) == []
+
+
+@pytest.mark.parametrize("edited", [False, True])
+def test_an_erased_note_never_comes_back(memory: recuerdo.Memory, edited: bool) -> None:
+    note, then = _edited(memory) if edited else _note(memory)
+    memory.delete(note, hard=True)
+    memory._upkeep.drain()
+    for field in ("as_of", "valid_at"):
+        answer = memory.ask("harbour ferry quay pier", **{field: then})
+        assert _passages(answer, note) == []
+        assert "dawn" not in str(answer) and "noon" not in str(answer)
+
+
+def test_an_as_of_later_than_now_is_refused_by_name(memory: recuerdo.Memory) -> None:
+    _note(memory)
+    audited = len(memory.audit(limit=1000))
+    with pytest.raises(recuerdo.InvalidInput) as refused:
+        memory.ask("harbour", as_of="2999-01-01T00:00:00Z")
+    assert refused.value.code == "invalid_input" and "as_of" in str(refused.value)
+    with pytest.raises(recuerdo.InvalidInput) as refused:
+        memory.about("Ferry", as_of="2999-01-01T00:00:00Z")
+    assert refused.value.code == "invalid_input" and "as_of" in str(refused.value)
+    assert len(memory.audit(limit=1000)) == audited
+    # What will be true is a fair question: a fact may be valid from a future date.
+    assert memory.ask("harbour", valid_at="2999-01-01T00:00:00Z")["valid_at"].startswith("2999")
+
+
+@pytest.mark.parametrize("field", ["as_of", "valid_at"])
+@pytest.mark.parametrize("value", ["yesterday", "2024-13-01", 20240101, ""])
+def test_a_time_that_is_not_one_is_refused_by_name(
+    memory: recuerdo.Memory, field: str, value: object
+) -> None:
+    with pytest.raises(recuerdo.InvalidInput) as refused:
+        memory.ask("harbour", **{field: value})  # type: ignore[arg-type]
+    assert refused.value.code == "invalid_input" and field in str(refused.value)
+
+
+@pytest.mark.parametrize("field", ["as_of", "valid_at"])
+def test_the_version_read_is_the_newest_written_by_then(
+    memory: recuerdo.Memory, field: str
+) -> None:
+    note, _ = _note(memory)
+    memory.edit(note, "append", " Tickets are sold on board.")
+    time.sleep(0.01)
+    then = now_iso()
+    time.sleep(0.01)
+    memory.edit(note, "replace", NOON)
+    memory._upkeep.drain()
+    [passage] = _passages(memory.ask("ferry tickets", **{field: then}), note)
+    assert "Tickets are sold" in passage["text"] and "noon" not in passage["text"]
+    _cited_as_answered(memory, passage, 2)
+
+
+def test_notes_changed_beyond_the_reread_limit_are_counted(
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recuerdo.retrieval import then as then_module
+
+    notes = [
+        memory.save(f"Ferry {n}", DAWN.replace("north", f"quay {n} north"))["id"] for n in range(4)
+    ]
+    time.sleep(0.01)
+    then = now_iso()
+    time.sleep(0.01)
+    for note in notes:
+        memory.edit(note, "replace", NOON)
+    memory._upkeep.drain()
+    monkeypatch.setattr(then_module, "REREAD_LIMIT", 2)
+    answer = memory.ask("harbour ferry", as_of=then)
+    assert answer["earlier_texts_unread"] == 2
+    # Each one answered, read again or not, says what it said then.
+    assert {p["doc_id"] for p in answer["passages"]} == set(notes)
+    assert all("dawn" in p["text"] for p in answer["passages"])
+    assert "earlier_texts_unread" not in memory.ask("harbour ferry", as_of=now_iso())
+
+
+def test_a_version_read_across_the_kept_snapshots(memory: recuerdo.Memory) -> None:
+    """Twenty edits since: the chain down to version 1 passes a version kept whole (every
+    sixteenth) and deltas on both sides of it."""
+    note, then = _note(memory)
+    for n in range(20):
+        memory.edit(note, "replace", f"{NOON} Edit {n}.")
+    memory._upkeep.drain()
+    [passage] = _passages(memory.ask("quay", as_of=then), note)
+    assert passage["text"] == DAWN
+    _cited_as_answered(memory, passage, 1)
