@@ -197,3 +197,16 @@ def test_a_version_read_across_the_kept_snapshots(memory: recuerdo.Memory) -> No
     [passage] = _passages(memory.ask("quay", as_of=then), note)
     assert passage["text"] == DAWN
     _cited_as_answered(memory, passage, 1)
+
+
+def test_both_instants_read_the_version_of_the_earlier(memory: recuerdo.Memory) -> None:
+    note, true_then = _note(memory)
+    memory.edit(note, "append", " Tickets are sold on board.")
+    time.sleep(0.01)
+    known_then = now_iso()
+    time.sleep(0.01)
+    memory.edit(note, "replace", NOON)
+    memory._upkeep.drain()
+    [passage] = _passages(memory.ask("ferry quay", as_of=known_then, valid_at=true_then), note)
+    assert passage["text"] == DAWN
+    _cited_as_answered(memory, passage, 1)

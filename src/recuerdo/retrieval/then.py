@@ -53,8 +53,10 @@ class AtInstant:
 
 
 def moment(view: View) -> str | None:
-    """The instant a view reads at (as_of first, as the graph's view does)."""
-    return view.as_of if view.as_of is not None else view.valid_at
+    """The instant a view reads a note's text at: with both options, the earlier (a note's
+    version holds from its date on, in what was known and in what was true alike)."""
+    given = [at for at in (view.as_of, view.valid_at) if at is not None]
+    return min(given) if given else None
 
 
 def at_instant(
