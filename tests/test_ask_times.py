@@ -210,3 +210,15 @@ def test_both_instants_read_the_version_of_the_earlier(memory: recuerdo.Memory) 
     [passage] = _passages(memory.ask("ferry quay", as_of=known_then, valid_at=true_then), note)
     assert passage["text"] == DAWN
     _cited_as_answered(memory, passage, 1)
+
+
+def test_both_instants_leave_out_a_note_deleted_when_known(memory: recuerdo.Memory) -> None:
+    note, true_then = _note(memory)
+    memory.delete(note)
+    time.sleep(0.01)
+    known_then = now_iso()
+    time.sleep(0.01)
+    memory.restore(note)
+    memory._upkeep.drain()
+    assert _passages(memory.ask("ferry", as_of=true_then, valid_at=true_then), note) != []
+    assert _passages(memory.ask("ferry", as_of=known_then, valid_at=true_then), note) == []

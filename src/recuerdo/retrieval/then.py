@@ -86,7 +86,7 @@ def at_instant(
             )
         ) - len(reread)
         changed.update(_changed_among(tx, tenant, [c.item_id for c in found], at))
-    versions = _versions_then(tx, tenant, list(changed), at, view.as_of is not None)
+    versions = _versions_then(tx, tenant, list(changed), at, view.as_of)
     earlier = {i: v for i, v in versions.items() if v is not None and v != changed[i]}
     texts: dict[int, Then] = {}
     for part in groups(sorted(earlier), _NOTES_A_STATEMENT):
@@ -121,28 +121,29 @@ def _changed_among(tx: Tx, tenant: str, ids: list[int], at: str) -> dict[int, in
 
 
 def _versions_then(
-    tx: Tx, tenant: str, ids: list[int], at: str, known: bool
+    tx: Tx, tenant: str, ids: list[int], at: str, known_at: str | None
 ) -> dict[int, int | None]:
     """Each note's version at ``at`` (None: not there then). The first version stands for
-    a note with none written by then: the filters kept it as stored (``known``) or said by
-    then."""
+    a note with none written by then: the filters kept it as stored or said by then. With
+    ``known_at`` (as_of), a note whose last deletion or restore by then was a deletion is
+    not there."""
     newest: dict[int, int] = {}
     deleted: dict[int, bool] = {}
+    last = max(at, known_at or at)
     for part in groups(sorted(ids), 500):
         for row in tx.all(
-            "SELECT item_id, version, operation FROM revisions WHERE tenant = ? AND item_id IN"
-            f" ({marks(part)}) AND created_at <= ? ORDER BY item_id, id",
-            [tenant, *part, at],
+            "SELECT item_id, version, operation, created_at FROM revisions WHERE tenant = ?"
+            f" AND item_id IN ({marks(part)}) AND created_at <= ? ORDER BY item_id, id",
+            [tenant, *part, last],
         ):
             item_id = int(row["item_id"])
-            if row["version"] is not None:
+            if row["version"] is not None and row["created_at"] <= at:
                 newest[item_id] = int(row["version"])
-            elif row["operation"] in ("delete", "restore"):
+            elif row["operation"] in ("delete", "restore") and row["created_at"] <= (
+                known_at or ""
+            ):
                 deleted[item_id] = row["operation"] == "delete"
-    return {
-        item_id: None if known and deleted.get(item_id) else newest.get(item_id, 1)
-        for item_id in ids
-    }
+    return {item_id: None if deleted.get(item_id) else newest.get(item_id, 1) for item_id in ids}
 
 
 def _asked(query: str) -> re.Pattern[str] | None:
