@@ -222,3 +222,127 @@ def test_both_instants_leave_out_a_note_deleted_when_known(memory: recuerdo.Memo
     memory._upkeep.drain()
     assert _passages(memory.ask("ferry", as_of=true_then, valid_at=true_then), note) != []
     assert _passages(memory.ask("ferry", as_of=known_then, valid_at=true_then), note) == []
+
+
+ALL_WORDS = "The violin lesson is on tuesday at the school."
+ONE_WORD = "Bring the violin to the car."
+
+
+@pytest.mark.parametrize("field", ["as_of", "valid_at"])
+@pytest.mark.parametrize("changed", ["all_words", "one_word"])
+def test_a_note_read_in_its_words_then_ranks_where_its_words_place_it(
+    memory: recuerdo.Memory, field: str, changed: str
+) -> None:
+    """A note read again in its words of then joins the words stage's ranking where its
+    words place it: one question word of three does not tie with the stage's best match
+    (it was ranked first of its own list), and all three rank above a note holding one."""
+    strong = memory.save("A", ALL_WORDS)["id"]
+    weak = memory.save("B", ONE_WORD)["id"]
+    other = memory.save("C", "Tuesday brings the violin lesson again, at the school.")["id"]
+    time.sleep(0.01)
+    then = now_iso()
+    time.sleep(0.01)
+    memory.edit(strong if changed == "all_words" else weak, "replace", "Sell the old guitar.")
+    memory._upkeep.drain()
+    found = [p["doc_id"] for p in memory.ask("violin lesson tuesday", **{field: then})["passages"]]
+    assert set(found[:2]) == {strong, other} and found[2] == weak
+
+
+def _saved_past_the_guard(memory: recuerdo.Memory, title: str, content: str) -> int:
+    """A note as a release whose guard missed its credential stored it (the guard's rules
+    grew over releases: decisions 0041, 0080): written below the verbs' door."""
+    from recuerdo.notes import operations as notes_ops
+
+    with memory._write() as tx:
+        saved = notes_ops.save(
+            tx,
+            tenant=memory.tenant,
+            principal=memory.principal,
+            title=title,
+            content=content,
+            kind=None,
+            scope=None,
+            key=None,
+            session=None,
+            expected_version=None,
+            tags=None,
+            strict=False,
+        )
+    assert not isinstance(saved, notes_ops.ConflictKept)
+    return int(saved["id"])
+
+
+@pytest.mark.parametrize("field", ["as_of", "valid_at"])
+def test_a_credential_a_later_edit_redacted_is_not_answered_from_an_earlier_version(
+    memory: recuerdo.Memory, field: str
+) -> None:
+    """An edit redacts the note's whole text, so a credential an older guard let through
+    leaves the note at its next edit; its earlier version still holds it. An answer at an
+    instant before the edit leaves that version out, and counts it, rather than give the
+    credential back."""
+    note = _saved_past_the_guard(
+        memory, "Staging database", "Staging database login: password = Hunter2Zx81q"
+    )
+    kept = memory.save("Staging steps", "Staging database: run the migrations first.")["id"]
+    time.sleep(0.01)
+    then = now_iso()
+    time.sleep(0.01)
+    edited = memory.edit(note, "append", "Rotated every month.")
+    assert edited["redacted"] == {"content": ["PASSWORD"]}
+    assert "Hunter2" not in memory.get(note)["content"]
+    memory._upkeep.drain()
+    answer = memory.ask("staging database", **{field: then})
+    assert "Hunter2" not in str(answer)
+    assert _passages(answer, note) == [] and _passages(answer, kept) != []
+    assert answer["earlier_texts_withheld"] == 1
+    assert "earlier_texts_withheld" not in memory.ask("staging database")
+    assert "earlier_texts_withheld" not in memory.ask("migrations", **{field: then})
+
+
+def test_an_earlier_version_before_a_later_credential_is_answered(
+    memory: recuerdo.Memory,
+) -> None:
+    """A credential a later edit added (and the guard replaced) took nothing of the earlier
+    text: that version is answered as it was."""
+    note, then = _note(memory)
+    memory.edit(note, "append", "password = hunter2hunter2")
+    memory._upkeep.drain()
+    answer = memory.ask("harbour ferry", as_of=then)
+    [passage] = _passages(answer, note)
+    assert passage["text"] == DAWN and "earlier_texts_withheld" not in answer
+
+
+@pytest.mark.parametrize("field", ["as_of", "valid_at"])
+def test_a_confined_caller_reads_earlier_versions_of_its_scopes_only(
+    memory: recuerdo.Memory, field: str
+) -> None:
+    """The notes read in their version of then are those the filters reach: a caller
+    confined to a scope gets no earlier text of another scope's note (a guard)."""
+    mine = memory.save("Ferry", DAWN, scope="project:a")["id"]
+    other = memory.save("Ferry", DAWN.replace("north", "west"), scope="project:b")["id"]
+    time.sleep(0.01)
+    then = now_iso()
+    time.sleep(0.01)
+    memory.edit(mine, "replace", NOON)
+    memory.edit(other, "replace", NOON)
+    memory._upkeep.drain()
+    confined = memory.for_principal("lim", memory.tenant, scopes=["project:a"])
+    answer = confined.ask("harbour ferry quay", scope="project:a", **{field: then})
+    assert [p["doc_id"] for p in answer["passages"]] == [mine]
+    assert "west" not in str(answer)
+    with pytest.raises(recuerdo.RecuerdoError):
+        confined.ask("harbour ferry quay", scope="project:b", **{field: then})
+
+
+def test_a_forgotten_scope_never_comes_back(memory: recuerdo.Memory) -> None:
+    """forget_knowledge(all) takes the notes' revisions with them (a guard)."""
+    note = memory.save("Ferry", DAWN, scope="project:gone")["id"]
+    time.sleep(0.01)
+    then = now_iso()
+    time.sleep(0.01)
+    memory.edit(note, "replace", NOON)
+    memory.forget_knowledge("project:gone", all=True)
+    memory._upkeep.drain()
+    for field in ("as_of", "valid_at"):
+        answer = memory.ask("harbour ferry quay", scope="project:gone", **{field: then})
+        assert answer["passages"] == [] and "dawn" not in str(answer)

@@ -77,6 +77,8 @@ def answer(
         reply["failed_stages"] = failed
     if found.unread:
         reply["earlier_texts_unread"] = found.unread
+    if found.withheld:
+        reply["earlier_texts_withheld"] = found.withheld
     return reply, [p["doc_id"] for p in passages]
 
 

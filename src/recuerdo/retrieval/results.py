@@ -208,6 +208,10 @@ class Answer(TypedDict):
     earlier_texts_unread: NotRequired[int]
     """With as_of or valid_at: notes changed since, too many to be searched in their text of
     then (found, if at all, by their words of now; still answered with their text of then)."""
+    earlier_texts_withheld: NotRequired[int]
+    """With as_of or valid_at: notes found whose text then holds what the secret guard now
+    replaces (a later edit replaced it in the note, or an older guard let it through): left
+    out of the answer rather than give it back."""
 
 
 @with_config(ConfigDict(extra="forbid"))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..core.secrets import holds_secret
 from ..graph.store import View
 from ..index.chunk import Span, chunk_spans
 from ..index.words import terms
@@ -28,7 +29,7 @@ from ..store import revision_deltas
 from ..store.base import Tx, groups, marks
 from ..store.entity_names import fold
 from .filters import Filters
-from .search import STAGE_K, WEIGHTS, Candidate
+from .search import STAGE_K, WEIGHTS, Candidate, loaded
 
 REREAD_LIMIT = 500
 _NOTES_A_STATEMENT = 500
@@ -50,6 +51,8 @@ class AtInstant:
     texts: dict[int, Then]
     """Notes to be read in an earlier version (those absent are read as they are now)."""
     unread: int = 0
+    withheld: int = 0
+    """Notes the question found whose text then holds what the secret guard replaces now."""
 
 
 def moment(view: View) -> str | None:
@@ -89,6 +92,7 @@ def at_instant(
     versions = _versions_then(tx, tenant, list(changed), at, view.as_of)
     earlier = {i: v for i, v in versions.items() if v is not None and v != changed[i]}
     texts: dict[int, Then] = {}
+    withheld: dict[int, str] = {}
     for part in groups(sorted(earlier), _NOTES_A_STATEMENT):
         rebuilt = revision_deltas.versions_from(tx, tenant, {i: earlier[i] for i in part})
         for item_id in part:
@@ -98,13 +102,28 @@ def at_instant(
                 versions[item_id] = None
                 continue
             [row] = [r for r in rows if r["version"] == earlier[item_id]]
+            if holds_secret(f"{row['title'] or ''}\n{text}"):
+                withheld[item_id] = text
+                continue
             texts[item_id] = Then(earlier[item_id], text, row["title"])
     gone = {item_id for item_id, version in versions.items() if version is None}
     judged_again = reread & set(texts)
-    kept = [c for c in found if c.item_id not in gone and c.item_id not in judged_again]
-    kept += _by_words_then(query, {i: texts[i].text for i in judged_again})
-    kept.sort(key=lambda c: (-c.score, -c.item_id))
-    return AtInstant(kept, texts, unread)
+    kept = [
+        c
+        for c in found
+        if c.item_id not in gone and c.item_id not in withheld and c.item_id not in judged_again
+    ]
+    asked = _asked(query)
+    if judged_again or gone or withheld:
+        then_words = {i: _shared(asked, texts[i].text) for i in judged_again}
+        kept += _ranked_with_words_then(tx, tenant, kept, asked, then_words)
+        kept.sort(key=lambda c: (-c.score, -c.item_id))
+    # Counted when the question found it, by its words then or now: the others were never
+    # part of the answer.
+    asked_for = {c.item_id for c in found} | {
+        i for i in reread if _shared(asked, withheld.get(i, ""))
+    }
+    return AtInstant(kept, texts, unread, len(asked_for & set(withheld)))
 
 
 def _changed_among(tx: Tx, tenant: str, ids: list[int], at: str) -> dict[int, int]:
@@ -160,19 +179,40 @@ def _shared(asked: re.Pattern[str] | None, text: str) -> int:
     return 0 if asked is None else len(set(asked.findall(fold(text))))
 
 
-def _by_words_then(query: str, texts: dict[int, str]) -> list[Candidate]:
-    """The notes whose text then holds a word of the question, most words first, ranked as
-    the words stage ranks its finds."""
-    asked = _asked(query)
-    if asked is None:
-        return []
-    shared = {item_id: _shared(asked, text) for item_id, text in texts.items()}
-    ranked = sorted((i for i in shared if shared[i]), key=lambda i: (-shared[i], -i))
+def _ranked_with_words_then(
+    tx: Tx, tenant: str, kept: list[Candidate], asked: re.Pattern[str] | None, then: dict[int, int]
+) -> list[Candidate]:
+    """The words stage's ranking as it would have been with the notes read again in their
+    words of then (``then``: how many question words each holds): each one that holds a word
+    goes in before the first find of the stage holding fewer, and every find of the stage is
+    scored again at its rank (those dropped leave no gap). Ranked apart, a note holding one
+    question word of three was first of its own list and tied with the stage's best find.
+    The new candidates (the notes read again) are returned; those of ``kept`` are rescored."""
+    stage = sorted((c for c in kept if _STAGE in c.stages), key=lambda c: c.stages[_STAGE])
+    held = {
+        candidate.item_id: _shared(
+            asked,
+            item["content"] if chunk is None else item["content"][chunk["start"] : chunk["stop"]],
+        )
+        for candidate, item, chunk in loaded(
+            tx, tenant, stage, columns="id, content", chunk_text_too=False
+        )
+    }
+    ranked = [(c, held.get(c.item_id, 0)) for c in stage]
+    added = []
+    for item_id in sorted((i for i in then if then[i]), key=lambda i: (-then[i], -i)):
+        new = Candidate(item_id, None)
+        at = next((n for n, (_, words) in enumerate(ranked) if words < then[item_id]), len(ranked))
+        ranked.insert(at, (new, then[item_id]))
+        added.append(new)
     weight, k = WEIGHTS[_STAGE], STAGE_K[_STAGE]
-    return [
-        Candidate(item_id, None, weight / (k + rank), {_STAGE: rank})
-        for rank, item_id in enumerate(ranked, start=1)
-    ]
+    for rank, (candidate, _) in enumerate(ranked, start=1):
+        before = candidate.stages.get(_STAGE)
+        if before is not None:
+            candidate.score -= weight / (k + before)
+        candidate.stages[_STAGE] = rank
+        candidate.score += weight / (k + rank)
+    return added
 
 
 def passage_span(text: str, query: str) -> tuple[int, int]:
