@@ -146,7 +146,7 @@ class KnowledgeVerbs(MemoryBase):
                 of key is value.
             hops: Graph steps to walk (0-3).
             k: At most this many facts and passages.
-            as_of: Read what was known at this ISO 8601 instant.
+            as_of: Read what was known at this ISO 8601 instant (not later than now).
             valid_at: Read what was true at this ISO 8601 instant.
             compact: Each item once, without diagnostics.
             scope: The scope (default 'user'); another scope never sees this one.
