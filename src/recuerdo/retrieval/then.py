@@ -92,7 +92,6 @@ def at_instant(
     versions = _versions_then(tx, tenant, list(changed), at, view.as_of)
     earlier = {i: v for i, v in versions.items() if v is not None and v != changed[i]}
     texts: dict[int, Then] = {}
-    withheld: dict[int, str] = {}
     for part in groups(sorted(earlier), _NOTES_A_STATEMENT):
         rebuilt = revision_deltas.versions_from(tx, tenant, {i: earlier[i] for i in part})
         for item_id in part:
@@ -102,28 +101,31 @@ def at_instant(
                 versions[item_id] = None
                 continue
             [row] = [r for r in rows if r["version"] == earlier[item_id]]
-            if holds_secret(f"{row['title'] or ''}\n{text}"):
-                withheld[item_id] = text
-                continue
             texts[item_id] = Then(earlier[item_id], text, row["title"])
     gone = {item_id for item_id, version in versions.items() if version is None}
-    judged_again = reread & set(texts)
+    asked = _asked(query)
+    then_words = {i: _shared(asked, texts[i].text) for i in reread & set(texts)}
+    # A text then that the question found (by its words then or now) is looked at by the
+    # guard: one that holds what it replaces now is left out, and counted.
+    found_ids = {c.item_id for c in found}
+    withheld = {
+        item_id
+        for item_id, then in texts.items()
+        if (then_words.get(item_id) or item_id in found_ids)
+        and holds_secret(f"{then.title or ''}\n{then.text}")
+    }
+    for item_id in withheld:
+        del texts[item_id]
+        then_words.pop(item_id, None)
     kept = [
         c
         for c in found
-        if c.item_id not in gone and c.item_id not in withheld and c.item_id not in judged_again
+        if c.item_id not in gone and c.item_id not in withheld and c.item_id not in then_words
     ]
-    asked = _asked(query)
-    if judged_again or gone or withheld:
-        then_words = {i: _shared(asked, texts[i].text) for i in judged_again}
+    if then_words or gone or withheld:
         kept += _ranked_with_words_then(tx, tenant, kept, asked, then_words)
         kept.sort(key=lambda c: (-c.score, -c.item_id))
-    # Counted when the question found it, by its words then or now: the others were never
-    # part of the answer.
-    asked_for = {c.item_id for c in found} | {
-        i for i in reread if _shared(asked, withheld.get(i, ""))
-    }
-    return AtInstant(kept, texts, unread, len(asked_for & set(withheld)))
+    return AtInstant(kept, texts, unread, len(withheld))
 
 
 def _changed_among(tx: Tx, tenant: str, ids: list[int], at: str) -> dict[int, int]:
