@@ -357,7 +357,7 @@ class RetrievalVerbs(MemoryBase):
                 candidates, meaning, failed = search_ops.run_stages(
                     tx, self._meaning, filters, text, "any", count, graph=self._graph_stage(filters)
                 )
-            then = at_instant(tx, self.tenant, view, filters, text, candidates)
+            then = at_instant(tx, self.tenant, view, filters, text, candidates, count)
             reply, returned = ask_ops.answer(
                 tx,
                 tenant=self.tenant,

@@ -52,7 +52,8 @@ class AtInstant:
     """Notes to be read in an earlier version (those absent are read as they are now)."""
     unread: int = 0
     withheld: int = 0
-    """Notes the question found whose text then holds what the secret guard replaces now."""
+    """Notes the answer would have taken whose text then holds what the secret guard
+    replaces now."""
 
 
 def moment(view: View) -> str | None:
@@ -63,9 +64,11 @@ def moment(view: View) -> str | None:
 
 
 def at_instant(
-    tx: Tx, tenant: str, view: View, filters: Filters, query: str, found: list[Candidate]
+    tx: Tx, tenant: str, view: View, filters: Filters, query: str, found: list[Candidate], k: int
 ) -> AtInstant:
-    """The candidates as the instant sees them, and the earlier texts to read them in."""
+    """The candidates as the instant sees them (of the first ``k``, those an answer may take,
+    none whose text then the secret guard would change), and the earlier texts to read them
+    in."""
     at = moment(view)
     if at is None:
         return AtInstant(found, {})
@@ -105,27 +108,34 @@ def at_instant(
     gone = {item_id for item_id, version in versions.items() if version is None}
     asked = _asked(query)
     then_words = {i: _shared(asked, texts[i].text) for i in reread & set(texts)}
-    # A text then that the question found (by its words then or now) is looked at by the
-    # guard: one that holds what it replaces now is left out, and counted.
-    found_ids = {c.item_id for c in found}
-    withheld = {
-        item_id
-        for item_id, then in texts.items()
-        if (then_words.get(item_id) or item_id in found_ids)
-        and holds_secret(f"{then.title or ''}\n{then.text}")
-    }
-    for item_id in withheld:
-        del texts[item_id]
-        then_words.pop(item_id, None)
-    kept = [
-        c
-        for c in found
-        if c.item_id not in gone and c.item_id not in withheld and c.item_id not in then_words
-    ]
-    if then_words or gone or withheld:
+    kept = [c for c in found if c.item_id not in gone and c.item_id not in then_words]
+    if then_words or gone:
         kept += _ranked_with_words_then(tx, tenant, kept, asked, then_words)
         kept.sort(key=lambda c: (-c.score, -c.item_id))
-    return AtInstant(kept, texts, unread, len(withheld))
+    kept, withheld = _guarded(kept, texts, k)
+    return AtInstant(kept, texts, unread, withheld)
+
+
+def _guarded(kept: list[Candidate], texts: dict[int, Then], k: int) -> tuple[list[Candidate], int]:
+    """The candidates less the texts then, among the ``k`` an answer may take, that hold what
+    the secret guard replaces now (an edit runs it over the note's whole text, so a credential
+    an older guard let through left the note at its next edit, not its earlier versions), and
+    how many were left out. Only those an answer would take are looked at: the guard costs
+    about as much as the reading of a text."""
+    passed: list[Candidate] = []
+    left_out = 0
+    for candidate in kept:
+        then = texts.get(candidate.item_id)
+        if (
+            len(passed) < k
+            and then is not None
+            and holds_secret(f"{then.title or ''}\n{then.text}")
+        ):
+            del texts[candidate.item_id]
+            left_out += 1
+            continue
+        passed.append(candidate)
+    return passed, left_out
 
 
 def _changed_among(tx: Tx, tenant: str, ids: list[int], at: str) -> dict[int, int]:
