@@ -210,15 +210,20 @@ def _ranked_with_words_then(
             tx, tenant, stage, columns="id, content", chunk_text_too=False
         )
     }
-    ranked = [(c, held.get(c.item_id, 0)) for c in stage]
-    added = []
+    # One merge: the notes come most words first, so the stage's first find holding fewer
+    # words than a note is never before the previous note's.
+    ranked: list[Candidate] = []
+    added: list[Candidate] = []
+    passed = 0
     for item_id in sorted((i for i in then if then[i]), key=lambda i: (-then[i], -i)):
-        new = Candidate(item_id, None)
-        at = next((n for n, (_, words) in enumerate(ranked) if words < then[item_id]), len(ranked))
-        ranked.insert(at, (new, then[item_id]))
-        added.append(new)
+        while passed < len(stage) and held.get(stage[passed].item_id, 0) >= then[item_id]:
+            ranked.append(stage[passed])
+            passed += 1
+        added.append(Candidate(item_id, None))
+        ranked.append(added[-1])
+    ranked += stage[passed:]
     weight, k = WEIGHTS[_STAGE], STAGE_K[_STAGE]
-    for rank, (candidate, _) in enumerate(ranked, start=1):
+    for rank, candidate in enumerate(ranked, start=1):
         before = candidate.stages.get(_STAGE)
         if before is not None:
             candidate.score -= weight / (k + before)
