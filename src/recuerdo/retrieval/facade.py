@@ -43,6 +43,7 @@ from .results import (
     Pack,
     Summary,
 )
+from .then import at_instant
 
 MAX_BUDGET_TOKENS = 200_000
 
@@ -332,23 +333,22 @@ class RetrievalVerbs(MemoryBase):
             scope: The scope (default 'user'); another scope never sees this one.
             hops: Graph steps to walk from the entities the question names (0-3, default 2).
             k: At most this many facts and passages together (1-100, default 8).
-            as_of: Answer with what was known at this ISO 8601 instant.
-            valid_at: Answer with what was true at this ISO 8601 instant.
+            as_of: Answer with what was known at this ISO 8601 instant (not later than now); a
+                note changed since is read, and cited, in its version of then.
+            valid_at: Answer with what was true at this ISO 8601 instant; a note in the version
+                in force then.
             compact: Each item once, without diagnostics.
         """
         text = _query_text(query)
         steps = _bounded(hops, "hops", 0, 3)
         count = _bounded(k, "k", 1, ask_ops.MAX_K)
-        view = View(
-            as_of=None if as_of is None else parse_time(as_of, "as_of"),
-            valid_at=None if valid_at is None else parse_time(valid_at, "valid_at"),
-        )
+        view = View.of(as_of, valid_at)
         label = "user" if scope is None else checked_label(scope, "scope")
         filters = Filters.build(
             self.tenant,
             scope=label,
-            until=view.valid_at,
             known_at=view.as_of,
+            said_by=view.valid_at,
             skip_muted=True,
             viewer=self.principal,
         )
@@ -360,6 +360,7 @@ class RetrievalVerbs(MemoryBase):
                 candidates, meaning, failed = search_ops.run_stages(
                     tx, self._meaning, filters, text, "any", count, graph=self._graph_stage(filters)
                 )
+            then = at_instant(tx, self.tenant, view, filters, text, candidates, count)
             reply, returned = ask_ops.answer(
                 tx,
                 tenant=self.tenant,
@@ -369,7 +370,7 @@ class RetrievalVerbs(MemoryBase):
                 k=count,
                 view=view,
                 compact=bool(compact),
-                candidates=candidates,
+                found=then,
                 failed=failed,
             )
         self._record("ask", text, filters.describe(), returned)
