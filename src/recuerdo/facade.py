@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, get_type_hints
 
 from .core import audit
-from .core.items import check_reach, reach, reaching
+from .core.items import check_reach, confinement, confining, reach, reaching
 from .core.secrets import redact_call
 from .core.text import check_text, checked_label
 from .errors import CapabilityNotGranted, RecuerdoError
@@ -162,12 +162,14 @@ def verb(
             # it undid the scope an outer keeps_to_scope call was kept to (an owner's call
             # kept to project:a read every scope in the verbs it called).
             reached = scopes if outer is None else _within(outer, scopes)
+            limited = confinement()
+            confined = scopes if limited is None else _within(limited, scopes)
             if keeps_to_scope and given.get("scope") is not None:
                 # Checked inside another call too, against what that call reaches: a scope
                 # named here narrows the reach, never widens it.
                 check_reach(reached, True, given["scope"])
                 reached = (checked_label(given["scope"], "scope"),)
-            with scoped(tenant), reaching(reached):
+            with scoped(tenant), reaching(reached), confining(confined):
                 if guard_secrets:
                     redacted: dict[str, list[str]] = {}
                     arguments.update(

@@ -8,7 +8,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,7 +18,7 @@ from ..store import audit_filters, audit_sweep, audit_words
 from ..store.base import Row, Store, Tx, groups, marks, rows_by_id
 from ..store.scope import EVERY_TENANT, scoped
 from .clock import to_iso
-from .items import MAIL, reach, visible
+from .items import MAIL, confinement, reach, visible
 from .results import AuditRecord
 from .secrets import redact
 
@@ -276,10 +276,18 @@ def scrub(
     """Forgetting: drop the audit records that returned any of ``items``, whose query or
     filters hold any of ``texts`` (the forgotten names and values, any case), or that ask for
     a word of the ``forgotten`` text that memory no longer holds anywhere; how many. A dropped
-    record is emptied now and deleted by the upkeep later (``store/audit_sweep.py``)."""
+    record is emptied now and deleted by the upkeep later (``store/audit_sweep.py``).
+
+    A forget by a caller confined to scopes (:func:`confinement`) drops for the last two reasons
+    only the records whose every scope it reaches, its own searches among them: the others
+    are searches it could neither make nor read, and a token that saved and erased a note
+    named "Zorblax" emptied every scope's searches for it, the owner's too (a security
+    review). A record that returned a forgotten item goes wherever it was made: it holds the
+    item's trace (decision 0139)."""
     count_forget(tx, tenant)
     emptying = audit_sweep.applied(tx)
-    removed = _scrub_words(tx, tenant, forgotten, emptying)
+    within = confinement()
+    removed = _scrub_words(tx, tenant, forgotten, emptying, within)
     returned = sorted(set(items))
     for part in groups(returned, _PER_STATEMENT):
         removed += audit_sweep.drop(
@@ -296,7 +304,9 @@ def scrub(
     # On SQLite "Zola" and "ZOLA" make one scan. On PostgreSQL each spelling makes its own, as
     # only the server knows how it lowers them (a forget names a spelling or two).
     for fold, compared in {_folding(tx.dialect, text) for text in kept}:
-        removed += audit_filters.drop_quoting(tx, tenant, fold, compared, emptying=emptying)
+        removed += audit_filters.drop_quoting(
+            tx, tenant, fold, compared, emptying=emptying, within=within
+        )
     return removed
 
 
@@ -317,10 +327,16 @@ def _folding(dialect: str, text: str) -> tuple[str, str]:
     return "recuerdo_fold", text.casefold()
 
 
-def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str], emptying: bool) -> int:
+def _scrub_words(
+    tx: Tx,
+    tenant: str,
+    forgotten: Iterable[str],
+    emptying: bool,
+    within: Sequence[str] | None,
+) -> int:
     """Drop the records that asked for a word (four letters or more) of the ``forgotten`` text
     that no stored passage of the tenant holds any more: such a query was about what was
-    forgotten.
+    forgotten. ``within``: only the records within these scopes (:func:`scrub`).
 
     The forgotten words are looked up among the words the records asked for, kept beside them
     (``store/audit_words.py``), and only those some record asked for are looked up in the
@@ -331,7 +347,7 @@ def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str], emptying: bool) 
     # A store opened at an older schema (a restore's, a test's); the sweep's step (``emptying``)
     # comes after the words' one, so at its schema the words are kept.
     if not emptying and not audit_words.kept(tx):
-        return _scrub_words_read(tx, tenant, forgotten)
+        return _scrub_words_read(tx, tenant, forgotten, within)
     if tx.scalar(f"SELECT 1 FROM {audit_words.TABLE} WHERE tenant = ? LIMIT 1", (tenant,)) is None:
         return 0
     words = {audit_words.digest_of(word): word for word in _words_of(forgotten)}
@@ -357,17 +373,22 @@ def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str], emptying: bool) 
             f" AND digest IN ({marks(part)}))",
             (tenant, *part),
             emptying=emptying,
+            within=within,
         )
     return removed
 
 
-def _scrub_words_read(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
+def _scrub_words_read(
+    tx: Tx, tenant: str, forgotten: Iterable[str], within: Sequence[str] | None
+) -> int:
     """:func:`_scrub_words` where the records' words are not kept: each record is read."""
+    allowed = None if within is None else set(within)
     asked = {
         row["id"]: audit_words.asked_words(row["query"], row["filters"])
         for row in tx.iterate(
-            "SELECT id, query, filters FROM retrieval_audit WHERE tenant = ?", (tenant,)
+            "SELECT id, scope, query, filters FROM retrieval_audit WHERE tenant = ?", (tenant,)
         )
+        if allowed is None or _within(row, allowed)
     }
     words = _words_of(forgotten) & set().union(*asked.values())
     if not words:
@@ -455,18 +476,15 @@ def _page(tx: Tx, where: str, params: list[Any], limit: int) -> list[Row]:
             " ORDER BY created_at DESC, id DESC LIMIT ?",
             (*params, *(() if after is None else (after[0], *after)), limit),
         )
-        kept += [row for row in rows if allowed is None or set(_scopes_of(row)) <= allowed]
+        kept += [row for row in rows if allowed is None or _within(row, allowed)]
         if allowed is None or len(rows) < limit or len(kept) >= limit:
             return kept[:limit]
         after = (rows[-1]["created_at"], rows[-1]["id"])
 
 
-def _scopes_of(row: Row) -> list[str]:
-    """The scopes a record's read named (its filters' ``scopes``, else its own)."""
-    named = json.loads(row["filters"]).get("scopes") if row["filters"] else None
-    if isinstance(named, list) and all(isinstance(s, str) for s in named):
-        return [*named, row["scope"]]
-    return [row["scope"]]
+def _within(row: Row, allowed: set[str]) -> bool:
+    """Whether every scope a record's read named is one of ``allowed``."""
+    return set(audit_sweep.scopes_of(row["scope"], row["filters"])) <= allowed
 
 
 def _hidden(tx: Tx, tenant: str, viewer: str | None, ids: set[int]) -> set[int]:

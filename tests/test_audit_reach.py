@@ -1,0 +1,174 @@
+"""A forget by a caller confined to scopes drops only the audit records within its reach that
+quote what it forgot (decision 0139). The scrub dropped every record of the tenant quoting a
+forgotten name or asking for a vanished word: a token limited to project:a saved a note named
+"Zorblax", erased it, and the owner's searches for "Zorblax" in project:b, and over every
+scope, were gone from the audit (a security review). A record that returned the forgotten item
+still goes, wherever it was made, and the owner's forget still scrubs the whole tenant."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import recuerdo
+from recuerdo.store import audit_sweep, audit_words
+from recuerdo.store.postgres import PostgresStore
+from recuerdo.store.sqlite.schema import SCHEMA
+
+from .conftest import Server, create_token
+from .postgres import contract_url, unique_memory
+from .test_audit_words import _opened_at
+
+NAME = "Zorblax"
+Label = tuple[str, str | None, tuple[str, ...], str | None]
+
+
+def _plant(caller: recuerdo.Memory, kind: str) -> Callable[[], Any]:
+    """An item of project:a named NAME, written by ``caller``; how ``caller`` erases it."""
+    if kind == "hard_delete":
+        note = caller.save(NAME, "quixotic launch plan", scope="project:a", key=NAME)["id"]
+        return lambda: caller.delete(note, hard=True, scope="project:a")
+    if kind == "entry":
+        entry = caller.remember("context", f"{NAME} quixotic launch plan", scope="project:a")
+        return lambda: caller.forget(entry, scope="project:a")
+    caller.remember_knowledge(
+        f"{NAME} leads the quixotic launch plan.",
+        scope="project:a",
+        source="planning",
+        facts={"entities": [{"name": NAME, "type": "person"}]},
+    )
+    return lambda: caller.forget_knowledge("project:a", subject=NAME)
+
+
+def _label(record: dict[str, Any]) -> Label:
+    return (
+        record["principal"],
+        record["scope"],
+        tuple(record["filters"].get("scopes", ())),
+        record["query"],
+    )
+
+
+def _searches(memory: recuerdo.Memory, lim: recuerdo.Memory) -> dict[str, Label]:
+    """Searches for NAME made before the item was written (so none returned it), by the owner
+    in project:b, over every scope, over a and b, and in project:a, and by ``lim`` in
+    project:a; what each is in the audit."""
+    me = memory.principal
+    memory.search(NAME, scope="project:b")
+    memory.search(NAME)
+    memory.search(NAME, scope=["project:a", "project:b"])
+    memory.search(NAME, scope="project:a")
+    lim.search(NAME, scope="project:a")
+    labels = {
+        "owner_b": (me, "project:b", (), NAME),
+        "owner_everywhere": (me, None, (), NAME),
+        "owner_a_and_b": (me, "project:a", ("project:a", "project:b"), NAME),
+        "owner_a": (me, "project:a", (), NAME),
+        "lim_a": ("lim", "project:a", (), NAME),
+    }
+    assert set(labels.values()) <= {_label(r) for r in memory.audit(limit=1000)}
+    return labels
+
+
+def _found(memory: recuerdo.Memory) -> Label:
+    """An owner's search over every scope that returns the planted item."""
+    assert memory.search("quixotic")["results"]
+    return (memory.principal, None, (), "quixotic")
+
+
+@pytest.mark.parametrize("kind", ["hard_delete", "entry", "knowledge"])
+def test_a_confined_forget_keeps_the_records_beyond_its_reach(
+    memory: recuerdo.Memory, kind: str
+) -> None:
+    lim = memory.for_principal("lim", memory.tenant, scopes=["project:a"])
+    searched = _searches(memory, lim)
+    erase = _plant(lim, kind)
+    found = _found(memory)
+    erase()
+    left = {_label(r) for r in memory.audit(limit=1000)}
+    # Another scope's, every scope's and a and b's searches are no trace of lim's item.
+    beyond = {"owner_b", "owner_everywhere", "owner_a_and_b"}
+    assert {k for k, label in searched.items() if label in left} == beyond
+    # What returned the item holds its trace, wherever it was made.
+    assert found not in left
+
+
+@pytest.mark.parametrize("kind", ["hard_delete", "entry", "knowledge"])
+def test_the_owners_forget_still_scrubs_the_whole_tenant(
+    memory: recuerdo.Memory, kind: str
+) -> None:
+    lim = memory.for_principal("lim", memory.tenant, scopes=["project:a"])
+    searched = _searches(memory, lim)
+    erase = _plant(memory, kind)
+    found = _found(memory)
+    erase()
+    left = {_label(r) for r in memory.audit(limit=1000)}
+    assert not left & {*searched.values(), found}
+
+
+@pytest.mark.parametrize("kind", ["hard_delete", "entry", "knowledge"])
+def test_a_view_of_two_scopes_drops_what_lies_within_both(
+    memory: recuerdo.Memory, kind: str
+) -> None:
+    """A search over a and b lies within a view of both, and is dropped by its forget; one
+    over every scope is not."""
+    lim = memory.for_principal("lim", memory.tenant, scopes=["project:a"])
+    both = memory.for_principal("both", memory.tenant, scopes=["project:a", "project:b"])
+    searched = _searches(memory, lim)
+    erase = _plant(both, kind)
+    erase()
+    left = {_label(r) for r in memory.audit(limit=1000)}
+    assert {k for k, label in searched.items() if label in left} == {"owner_everywhere"}
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+@pytest.mark.parametrize("step", [audit_words.STEP, audit_sweep.STEP])
+@pytest.mark.parametrize("forget", ["hard_delete", "entry"])
+def test_a_store_at_an_older_schema_keeps_to_the_reach_too(
+    base: Path, kind: str, step: str, forget: str
+) -> None:
+    """Before the records' words were kept a forget reads every record; before the sweep it
+    deletes those it drops (a restore's store, opened at its own schema first)."""
+    name = unique_memory("reach")
+    try:
+        with _opened_at(kind, base, name, SCHEMA.names().index(step)) as memory:
+            lim = memory.for_principal("lim", memory.tenant, scopes=["project:a"])
+            searched = _searches(memory, lim)
+            _plant(lim, forget)()
+            left = {_label(r) for r in memory.audit(limit=1000)}
+            beyond = {"owner_b", "owner_everywhere", "owner_a_and_b"}
+            assert {k for k, label in searched.items() if label in left} == beyond
+    finally:
+        if kind == "postgres":
+            PostgresStore(contract_url(), name).drop()
+
+
+def test_a_confined_token_over_http_keeps_another_scopes_audit(tmp_path: Path) -> None:
+    _, owner = create_token(tmp_path, "--principal", "boss", "--tenant", "t")
+    _, limited = create_token(
+        tmp_path, "--principal", "lim", "--tenant", "t", "--scopes", "project:a"
+    )
+    server = Server(tmp_path)
+    try:
+
+        def post(token: str, verb: str, args: dict[str, Any]) -> Any:
+            status, reply = server.post(f"/v1/{verb}", args, token=token)
+            assert status == 200, (verb, reply)
+            return reply
+
+        post(owner, "search", {"query": NAME, "scope": "project:b"})
+        post(owner, "search", {"query": NAME, "scope": "project:a"})
+        post(limited, "search", {"query": NAME, "scope": "project:a"})
+        planted = {"title": NAME, "content": "quixotic", "key": NAME, "scope": "project:a"}
+        note = post(limited, "save", planted)["id"]
+        post(owner, "search", {"query": "quixotic", "scope": "project:a"})
+        post(limited, "delete", {"id": note, "hard": True, "scope": "project:a"})
+        left = {
+            (r["principal"], r["scope"], r["query"]) for r in post(owner, "audit", {"limit": 1000})
+        }
+        assert left == {("boss", "project:b", NAME)}
+    finally:
+        server.stop()
