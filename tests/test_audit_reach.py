@@ -18,8 +18,8 @@ from recuerdo.store import audit_sweep, audit_words
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.sqlite.schema import SCHEMA
 
-from .conftest import Server, create_token
-from .postgres import contract_url, unique_memory
+from .conftest import Server, audit_kept, create_token
+from .postgres import contract_url, opened_on, unique_memory
 from .test_audit_words import _opened_at
 
 NAME = "Zorblax"
@@ -172,3 +172,37 @@ def test_a_confined_token_over_http_keeps_another_scopes_audit(tmp_path: Path) -
         assert left == {("boss", "project:b", NAME)}
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+@pytest.mark.parametrize("reached", [("project:a",), ("project:a", "project:b")])
+def test_a_confined_forget_elsewhere_drops_only_the_buffered_records_within_its_reach(
+    backend: str, base: Path, held_upkeep: None, reached: tuple[str, ...]
+) -> None:
+    """Another handle (or process) drops the records it took before a forget, which it cannot
+    tell from those quoting what was forgotten (decision 0085). A confined caller's forget
+    made it drop every record of the tenant: a token limited to project:a, forgetting in a
+    loop, kept the owner's searches in every other process from the audit."""
+    with (
+        opened_on(backend, base, "reach") as (name, where),
+        recuerdo.open(name, embedder="none", **where) as one,
+        recuerdo.open(name, embedder="none", **where) as two,
+    ):
+        lim = one.for_principal("lim", one.tenant, scopes=list(reached))
+        note = lim.save(NAME, "quixotic", scope="project:a", key=NAME)["id"]
+        two.search("deploy window", scope="project:b")
+        two.search("release train")
+        two.search("rollback plan", scope=["project:a", "project:b"])
+        two.search("canary", scope="project:a")
+        lim.delete(note, hard=True, scope="project:a")
+        lim.search("after the forget", scope="project:a")
+        one._audit.flush(one._store)
+        two._audit.flush(two._store)
+        beyond = {"deploy window", "release train", "rollback plan"} - {
+            *(["deploy window", "rollback plan"] if "project:b" in reached else [])
+        }
+        assert set(audit_kept(one)) == {*beyond, "after the forget"}
+        assert (one._audit.dropped, two._audit.dropped) == (0, 4 - len(beyond))
+        # Taken after the forget, kept.
+        two.search("canary again", scope="project:a")
+        assert two._audit.flush(two._store) == 1

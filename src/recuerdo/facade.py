@@ -319,7 +319,9 @@ class MemoryBase:
             # The scrub counted this forget: another process's flush, which takes the write
             # lock this holds until the commit, then drops its records taken before (0085).
             counted = audit.forgets(tx, [self.tenant]).get(self.tenant, 0)
-        self._audit.forgot(self.tenant, counted)
+            # A confined caller's forget is counted by the scopes it reaches (0139).
+            by_scope = audit.scope_forgets(tx, [(self.tenant, s) for s in confinement() or ()])
+        self._audit.forgot(self.tenant, counted, by_scope)
         self._audit.owe_sweep()
         self._upkeep.poke(0)
 

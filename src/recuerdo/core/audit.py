@@ -29,14 +29,40 @@ _PER_STATEMENT = 500  # ids or words a statement
 
 
 FORGETS = "audit_forgets:"
-"""The ``index_marks`` rows (this, then a tenant) that count each tenant's forgets (0085)."""
-_READ_SEEN: ContextVar[int | None] = ContextVar("audit_read_seen", default=None)
+"""The ``index_marks`` rows (this, then a tenant) that count each tenant's forgets (0085); a
+confined caller's forgets are counted by scope (this, the tenant, a newline, a scope: no label
+holds a newline; decision 0139)."""
+Seen = tuple[int, dict[str, int]]
+"""What a log had seen of a tenant's forgets: the count, and the count of each scope."""
+_READ_SEEN: ContextVar[Seen | None] = ContextVar("audit_read_seen", default=None)
 
 
 def forgets(tx: Tx, tenants: Iterable[str] | None = None) -> dict[str, int]:
-    """How many forgets of each of ``tenants`` (None: of every tenant) the memory has committed,
-    in any process."""
+    """How many unconfined forgets of each of ``tenants`` (None: of every tenant) the memory
+    has committed, in any process."""
     if tenants is None:
+        counted = _counts(tx, None)
+        return {name: count for name, count in counted.items() if "\n" not in name}
+    return _counts(tx, sorted({FORGETS + tenant for tenant in tenants}))
+
+
+def scope_forgets(
+    tx: Tx, scopes: Iterable[tuple[str, str]] | None = None
+) -> dict[tuple[str, str], int]:
+    """How many confined forgets reached each of ``scopes`` (a tenant, a scope; None: every
+    one), in any process."""
+    names = None if scopes is None else sorted({f"{FORGETS}{t}\n{s}" for t, s in scopes})
+    return {
+        (tenant, scope): count
+        for name, count in _counts(tx, names).items()
+        if "\n" in name
+        for tenant, scope in [name.split("\n", 1)]
+    }
+
+
+def _counts(tx: Tx, names: list[str] | None) -> dict[str, int]:
+    """The counts of forgets named ``names`` (None: every one), by name less ``FORGETS``."""
+    if names is None:
         rows = tx.all(
             "SELECT name, upto FROM index_marks /* every tenant */"
             f" WHERE substr(name, 1, {len(FORGETS)}) = ?",
@@ -45,22 +71,23 @@ def forgets(tx: Tx, tenants: Iterable[str] | None = None) -> dict[str, int]:
     else:
         rows = [
             row
-            for part in groups(sorted(set(tenants)), _PER_STATEMENT)
+            for part in groups(names, _PER_STATEMENT)
             for row in tx.all(
-                f"SELECT name, upto FROM index_marks WHERE name IN ({marks(part)})",
-                [FORGETS + tenant for tenant in part],
+                f"SELECT name, upto FROM index_marks WHERE name IN ({marks(part)})", part
             )
         ]
     return {str(row["name"])[len(FORGETS) :]: int(row["upto"]) for row in rows}
 
 
-def count_forget(tx: Tx, tenant: str) -> None:
+def count_forget(tx: Tx, tenant: str, within: Sequence[str] | None = None) -> None:
     """One more forget of ``tenant``, in the forget's own transaction (the scrub's: a forget
-    that removed nothing counts none)."""
-    tx.execute(
+    that removed nothing counts none); of each of the scopes ``within``, for a caller confined
+    to them (None: not confined)."""
+    names = [FORGETS + tenant] if within is None else [f"{FORGETS}{tenant}\n{s}" for s in within]
+    tx.executemany(
         "INSERT INTO index_marks (name, upto) VALUES (?, 1) ON CONFLICT (name)"
         " DO UPDATE SET upto = index_marks.upto + 1",
-        (FORGETS + tenant,),
+        [(name,) for name in sorted(set(names))],
     )
 
 
@@ -75,7 +102,8 @@ class AuditLog:
     records taken before: they may quote what a forget erased, and nothing here can tell (the
     forgotten names are gone). Too many, never too few: what is dropped is what a log took
     between its last flush and the flush that finds another process's forget of the same
-    tenant (decision 0085)."""
+    tenant (decision 0085); for a forget by a caller confined to scopes, what it took in
+    those scopes only (0139, :func:`_current`)."""
 
     def __init__(self) -> None:
         self._pending: list[tuple[Any, ...]] = []
@@ -83,36 +111,48 @@ class AuditLog:
         self._next_prune = 0.0
         self._sweep_owed = True  # records emptied by a process that closed before its sweep
         self._forgets_seen: dict[str, int] = {}
+        # Each tenant's dict is replaced, never changed: a read keeps the one it began with.
+        self._scopes_seen: dict[str, dict[str, int]] = {}
         self.dropped = 0  # records taken before another process's forget, never written
 
     def start(self, store: Store) -> None:
         """Take every tenant's count of forgets (at open): a record is compared with it."""
         with scoped(EVERY_TENANT), store.read() as tx:
-            counted = forgets(tx)
+            counted, by_scope = forgets(tx), scope_forgets(tx)
         with self._lock:
-            self._saw(counted)
+            self._saw(counted, by_scope)
 
-    def _saw(self, counted: dict[str, int]) -> None:
+    def _saw(self, counted: dict[str, int], by_scope: dict[tuple[str, str], int]) -> None:
         """Counts of forgets read from the store (they only grow); the lock is held."""
         for tenant, count in counted.items():
             self._forgets_seen[tenant] = max(self._forgets_seen.get(tenant, 0), count)
+        for (tenant, scope), count in by_scope.items():
+            seen = self._scopes_seen.get(tenant, {})
+            if count > seen.get(scope, 0):
+                self._scopes_seen[tenant] = {**seen, scope: count}
+
+    def _seen(self, tenant: str) -> Seen:
+        return self._forgets_seen.get(tenant, 0), self._scopes_seen.get(tenant, {})
 
     @contextlib.contextmanager
     def reading(self, tenant: str) -> Iterator[None]:
         """A read of ``tenant``'s memory: the records it takes keep the count seen *before*
         it began. Taken when it records, a search whose read began before a forget committed
         was kept, with the forgotten name and items in it (the review of 0085)."""
-        token = _READ_SEEN.set(self._forgets_seen.get(tenant, 0))
+        token = _READ_SEEN.set(self._seen(tenant))
         try:
             yield
         finally:
             _READ_SEEN.reset(token)
 
-    def forgot(self, tenant: str, count: int) -> None:
+    def forgot(
+        self, tenant: str, count: int, by_scope: dict[tuple[str, str], int] | None = None
+    ) -> None:
         """This log's forget of ``tenant`` committed, with this log written first: the reads
-        that begin from now on began after it."""
+        that begin from now on began after it. ``by_scope``: the counts of the scopes a
+        confined forget counted (:func:`scope_forgets`)."""
         with self._lock:
-            self._saw({tenant: count})
+            self._saw({tenant: count}, by_scope or {})
 
     def record(
         self,
@@ -141,9 +181,10 @@ class AuditLog:
             now_iso(),
         )
         began = _READ_SEEN.get()
+        scopes = tuple(audit_sweep.scopes_of(row[3], row[5]))
         with self._lock:
-            seen = self._forgets_seen.get(tenant, 0) if began is None else began
-            self._pending.append((*row, seen))
+            seen = self._seen(tenant) if began is None else began
+            self._pending.append((*row, seen, scopes))
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -195,7 +236,10 @@ class AuditLog:
             with scoped(EVERY_TENANT), store.write() as tx:
                 # Read under the write lock, which a forget holds until it commits.
                 counted = forgets(tx, {row[0] for row in self._pending})
-                kept = [row[:-1] for row in self._pending if row[-1] >= counted.get(row[0], 0)]
+                by_scope = scope_forgets(
+                    tx, {(row[0], s) for row in self._pending for s in row[-1] if s is not None}
+                )
+                kept = [row[:-2] for row in self._pending if _current(row, counted, by_scope)]
                 words: list[tuple[Any, ...]] = []
                 for row in kept:
                     audit_id = tx.scalar(
@@ -219,9 +263,27 @@ class AuditLog:
                     prune_expired(tx)
                     self._next_prune = moment + PRUNE_EVERY_SECONDS
             self.dropped += len(self._pending) - len(kept)
-            self._saw(counted)
+            self._saw(counted, by_scope)
             self._pending = []
             return len(kept)
+
+
+def _current(
+    row: tuple[Any, ...], counted: dict[str, int], by_scope: dict[tuple[str, str], int]
+) -> bool:
+    """Whether a buffered record was taken after every forget that could have scrubbed it:
+    the tenant's unconfined forgets, and the confined forgets that reached each of its scopes.
+    A confined forget scrubs only the records whose every scope it reaches (0139), so one
+    whose scopes were not all reached again since is not its business: a token limited to
+    project:a, forgetting in a loop, made other processes drop every record of the tenant.
+    Too many still, never too few: two forgets confined to a and to b drop a search over both.
+    """
+    tenant, (seen, seen_scopes), scopes = row[0], row[-2], row[-1]
+    if seen < counted.get(tenant, 0):
+        return False
+    if not scopes or any(s is None for s in scopes):
+        return True  # an all-scope read: no confined forget reaches it
+    return not all(by_scope.get((tenant, s), 0) > seen_scopes.get(s, 0) for s in scopes)
 
 
 def prune_expired(tx: Tx, now: datetime | None = None) -> int:
@@ -284,9 +346,9 @@ def scrub(
     named "Zorblax" emptied every scope's searches for it, the owner's too (a security
     review). A record that returned a forgotten item goes wherever it was made: it holds the
     item's trace (decision 0139)."""
-    count_forget(tx, tenant)
-    emptying = audit_sweep.applied(tx)
     within = confinement()
+    count_forget(tx, tenant, within)
+    emptying = audit_sweep.applied(tx)
     removed = _scrub_words(tx, tenant, forgotten, emptying, within)
     returned = sorted(set(items))
     for part in groups(returned, _PER_STATEMENT):
