@@ -23,7 +23,7 @@ from ..graph.store import View
 from ..index import chunks as index
 from ..index import vectors
 from ..index.embed import Embedder
-from ..index.words import check_mode, terms_left_out
+from ..index.words import check_mode, query_words
 from ..notes import pins as pin_ops
 from ..store.base import REBUILD_OWED, Tx
 from . import ask as ask_ops
@@ -184,6 +184,7 @@ class RetrievalVerbs(MemoryBase):
             repo=repo,
             path_prefix=path_prefix,
         )
+        words = query_words(text)  # read once: for the lexical stage and query_truncated
         use_meaning = "meaning" in wanted
         if text.strip() and use_meaning:
             self._embedder()
@@ -202,6 +203,7 @@ class RetrievalVerbs(MemoryBase):
                     count,
                     graph=self._graph_stage(filters),
                     stages=wanted,
+                    words=words,
                 )
                 hits = search_ops.assemble(tx, self.tenant, candidates[:count], preview, now_iso())
         state: AnswerState = (
@@ -217,7 +219,7 @@ class RetrievalVerbs(MemoryBase):
         }
         if failed:
             reply["failed_stages"] = failed
-        if len(query) > MAX_QUERY_CHARS or terms_left_out(text):
+        if len(query) > MAX_QUERY_CHARS or words.left_out:
             # What was searched is less than what was asked: said, never silent ("all" then
             # means all of the words kept).
             reply["query_truncated"] = True
