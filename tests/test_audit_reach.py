@@ -206,3 +206,47 @@ def test_a_confined_forget_elsewhere_drops_only_the_buffered_records_within_its_
         # Taken after the forget, kept.
         two.search("canary again", scope="project:a")
         assert two._audit.flush(two._store) == 1
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+@pytest.mark.parametrize("kind", ["hard_delete", "entry", "knowledge"])
+def test_a_record_buffered_elsewhere_that_returned_the_item_never_reaches_the_file(
+    backend: str, base: Path, held_upkeep: None, kind: str
+) -> None:
+    """A record that returned a forgotten item goes wherever it was made (0139), one still
+    buffered in another process too. A confined forget moves no tenant count, and the other
+    process kept its searches over every scope, or over more scopes than the forget reached,
+    that returned the item: the audit held the erased item's id and its search."""
+    with (
+        opened_on(backend, base, "returned") as (name, where),
+        recuerdo.open(name, embedder="none", **where) as one,
+        recuerdo.open(name, embedder="none", **where) as two,
+    ):
+        lim = one.for_principal("lim", one.tenant, scopes=["project:a"])
+        erase = _plant(lim, kind)
+        assert two.search("quixotic")["results"]
+        assert two.search("quixotic", scope=["project:a", "project:b"])["results"]
+        two.search("deploy window")  # returned nothing: no trace of the item, kept
+        erase()
+        one._audit.flush(one._store)
+        two._audit.flush(two._store)
+        assert audit_kept(one) == ["deploy window"]
+        assert audit_kept(one, "returned") == ["[]"]
+
+
+@pytest.mark.parametrize("tag", ['api_key="abcdefghijkl"', "-----BEGIN PRIVATE KEY-----"])
+def test_a_search_over_two_scopes_stays_one_over_two_when_a_secret_is_redacted(
+    memory: recuerdo.Memory, tag: str
+) -> None:
+    """The filters were redacted as JSON text, and a secret's redaction could cut through
+    their quotes: the record's filters no longer read, and a search over a and b was taken
+    for one in a alone, emptied by a forget confined to a and shown to a token of a."""
+    lim = memory.for_principal("lim", memory.tenant, scopes=["project:a"])
+    memory.search(NAME, scope=["project:a", "project:b"], tags=[tag])
+    _plant(lim, "hard_delete")()
+    left = memory.audit(limit=1000)
+    assert [(r["query"], r["filters"].get("scopes")) for r in left] == [
+        (NAME, ["project:a", "project:b"])
+    ]
+    assert tag not in str(left)  # still redacted
+    assert lim.audit(scope="project:a", limit=1000) == []

@@ -18,9 +18,13 @@ from ..store import audit_filters, audit_sweep, audit_words
 from ..store.base import Row, Store, Tx, groups, marks, rows_by_id
 from ..store.scope import EVERY_TENANT, scoped
 from .clock import to_iso
+from .forget_counts import FORGETS as FORGETS
+from .forget_counts import confined_forgets, count_forget
+from .forget_counts import forgets as forgets
+from .forget_counts import scope_forgets as scope_forgets
 from .items import MAIL, confinement, reach, visible
 from .results import AuditRecord
-from .secrets import redact
+from .secrets import redact, redact_call
 
 DEFAULT_RETENTION_DAYS = 90
 PRUNE_EVERY_SECONDS = 3600.0
@@ -28,67 +32,9 @@ MIN_SCRUB_CHARS = 3  # shorter texts would match nearly every record
 _PER_STATEMENT = 500  # ids or words a statement
 
 
-FORGETS = "audit_forgets:"
-"""The ``index_marks`` rows (this, then a tenant) that count each tenant's forgets (0085); a
-confined caller's forgets are counted by scope (this, the tenant, a newline, a scope: no label
-holds a newline; decision 0139)."""
 Seen = tuple[int, dict[str, int]]
 """What a log had seen of a tenant's forgets: the count, and the count of each scope."""
 _READ_SEEN: ContextVar[Seen | None] = ContextVar("audit_read_seen", default=None)
-
-
-def forgets(tx: Tx, tenants: Iterable[str] | None = None) -> dict[str, int]:
-    """How many unconfined forgets of each of ``tenants`` (None: of every tenant) the memory
-    has committed, in any process."""
-    if tenants is None:
-        counted = _counts(tx, None)
-        return {name: count for name, count in counted.items() if "\n" not in name}
-    return _counts(tx, sorted({FORGETS + tenant for tenant in tenants}))
-
-
-def scope_forgets(
-    tx: Tx, scopes: Iterable[tuple[str, str]] | None = None
-) -> dict[tuple[str, str], int]:
-    """How many confined forgets reached each of ``scopes`` (a tenant, a scope; None: every
-    one), in any process."""
-    names = None if scopes is None else sorted({f"{FORGETS}{t}\n{s}" for t, s in scopes})
-    return {
-        (tenant, scope): count
-        for name, count in _counts(tx, names).items()
-        if "\n" in name
-        for tenant, scope in [name.split("\n", 1)]
-    }
-
-
-def _counts(tx: Tx, names: list[str] | None) -> dict[str, int]:
-    """The counts of forgets named ``names`` (None: every one), by name less ``FORGETS``."""
-    if names is None:
-        rows = tx.all(
-            "SELECT name, upto FROM index_marks /* every tenant */"
-            f" WHERE substr(name, 1, {len(FORGETS)}) = ?",
-            (FORGETS,),
-        )
-    else:
-        rows = [
-            row
-            for part in groups(names, _PER_STATEMENT)
-            for row in tx.all(
-                f"SELECT name, upto FROM index_marks WHERE name IN ({marks(part)})", part
-            )
-        ]
-    return {str(row["name"])[len(FORGETS) :]: int(row["upto"]) for row in rows}
-
-
-def count_forget(tx: Tx, tenant: str, within: Sequence[str] | None = None) -> None:
-    """One more forget of ``tenant``, in the forget's own transaction (the scrub's: a forget
-    that removed nothing counts none); of each of the scopes ``within``, for a caller confined
-    to them (None: not confined)."""
-    names = [FORGETS + tenant] if within is None else [f"{FORGETS}{tenant}\n{s}" for s in within]
-    tx.executemany(
-        "INSERT INTO index_marks (name, upto) VALUES (?, 1) ON CONFLICT (name)"
-        " DO UPDATE SET upto = index_marks.upto + 1",
-        [(name,) for name in sorted(set(names))],
-    )
 
 
 class AuditLog:
@@ -175,7 +121,7 @@ class AuditLog:
             None if query is None else redact(query).text.replace("\x00", "\ufffd"),
             # Characters as themselves: a forget finds a name in them in any case (escaped, é and
             # É differ; the records written escaped were rewritten by m037, decision 0075).
-            redact(audit_filters.spelled(filters)).text,
+            _filters_text(filters),
             json.dumps(returned),
             int(bool(returned)),
             now_iso(),
@@ -235,11 +181,11 @@ class AuditLog:
             # The buffer holds every tenant's records, whichever call flushes it.
             with scoped(EVERY_TENANT), store.write() as tx:
                 # Read under the write lock, which a forget holds until it commits.
-                counted = forgets(tx, {row[0] for row in self._pending})
-                by_scope = scope_forgets(
-                    tx, {(row[0], s) for row in self._pending for s in row[-1] if s is not None}
-                )
-                kept = [row[:-2] for row in self._pending if _current(row, counted, by_scope)]
+                tenants = {row[0] for row in self._pending}
+                counted, by_scope = forgets(tx, tenants), confined_forgets(tx, tenants)
+                current = [row for row in self._pending if _current(row, counted, by_scope)]
+                gone = _gone(tx, [row for row in current if _confined_since(row, by_scope)])
+                kept = [row[:-2] for row in current if not gone & set(json.loads(row[6]))]
                 words: list[tuple[Any, ...]] = []
                 for row in kept:
                     audit_id = tx.scalar(
@@ -268,6 +214,21 @@ class AuditLog:
             return len(kept)
 
 
+def _filters_text(filters: dict[str, Any]) -> str:
+    """A record's filters as kept: each text redacted, then their whole text where that still
+    reads as the same scopes. Redacted as text alone, a secret's redaction could cut through
+    the quotes (``api_key="..."`` in a tag): the filters no longer read, and a search over a
+    and b was taken for one in a alone, which a forget confined to a emptied (0139)."""
+    spelled = audit_filters.spelled(redact_call(filters))
+    whole = redact(spelled).text
+    try:
+        read, meant = json.loads(whole), json.loads(spelled)
+    except ValueError:
+        return spelled
+    same = isinstance(read, dict) and all(read.get(k) == meant.get(k) for k in ("scope", "scopes"))
+    return whole if same else spelled
+
+
 def _current(
     row: tuple[Any, ...], counted: dict[str, int], by_scope: dict[tuple[str, str], int]
 ) -> bool:
@@ -284,6 +245,32 @@ def _current(
     if not scopes or any(s is None for s in scopes):
         return True  # an all-scope read: no confined forget reaches it
     return not all(by_scope.get((tenant, s), 0) > seen_scopes.get(s, 0) for s in scopes)
+
+
+def _confined_since(row: tuple[Any, ...], by_scope: dict[tuple[str, str], int]) -> bool:
+    """Whether a buffered record that returned items was taken before a confined forget, in
+    any scope, committed: what that forget erased may be among them."""
+    tenant, (_, seen_scopes) = row[0], row[-2]
+    return row[6] != "[]" and any(
+        count > seen_scopes.get(scope, 0) for (of, scope), count in by_scope.items() if of == tenant
+    )
+
+
+def _gone(tx: Tx, rows: list[tuple[Any, ...]]) -> set[int]:
+    """The items ``rows`` returned that memory no longer holds (ids are never reused).
+
+    A record that returned a forgotten item goes wherever it was made (0139), and a confined
+    forget moves no count of a search over every scope, or over more scopes than it reached:
+    the other process wrote such a search, the erased item's id in it, after the forget."""
+    returned = sorted({item for row in rows for item in json.loads(row[6])})
+    held = {
+        int(row["id"])
+        for part in groups(returned, _PER_STATEMENT)
+        for row in tx.all(
+            f"SELECT id FROM items /* every tenant */ WHERE id IN ({marks(part)})", part
+        )
+    }
+    return set(returned) - held
 
 
 def prune_expired(tx: Tx, now: datetime | None = None) -> int:
