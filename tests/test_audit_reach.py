@@ -250,3 +250,27 @@ def test_a_search_over_two_scopes_stays_one_over_two_when_a_secret_is_redacted(
     ]
     assert tag not in str(left)  # still redacted
     assert lim.audit(scope="project:a", limit=1000) == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_an_about_elsewhere_is_kept_when_a_confined_forget_reached_none_of_its_scopes(
+    backend: str, base: Path, held_upkeep: None
+) -> None:
+    """What ``about`` returned are entities and facts as well as passages, ids memory holds
+    elsewhere than among its items: taken for gone items, its records buffered in another
+    process were dropped by any confined forget, in any scope."""
+    with (
+        opened_on(backend, base, "about") as (name, where),
+        recuerdo.open(name, embedder="none", **where) as one,
+        recuerdo.open(name, embedder="none", **where) as two,
+    ):
+        # Entity and fact ids past the items' (one passage).
+        people = [f"Person{i}" for i in range(20)] + ["Quillon"]
+        facts = {"relations": [{"source": p, "target": "Acme", "type": "works_at"} for p in people]}
+        one.remember_knowledge("Quillon works at Acme.", scope="project:b", facts=facts)
+        lim = one.for_principal("lim", one.tenant, scopes=["project:a"])
+        erase = _plant(lim, "hard_delete")
+        assert two.about("Quillon", scope="project:b")["items"]
+        erase()
+        two._audit.flush(two._store)
+        assert audit_kept(one) == ["Quillon"]

@@ -249,9 +249,13 @@ def _current(
 
 def _confined_since(row: tuple[Any, ...], by_scope: dict[tuple[str, str], int]) -> bool:
     """Whether a buffered record that returned items was taken before a confined forget, in
-    any scope, committed: what that forget erased may be among them."""
+    any scope, committed: what that forget erased may be among them.
+
+    Not an ``about``: it returns entities and facts beside passages, ids that are no item's
+    (each one would read as gone), and it keeps to one scope, whose count :func:`_current`
+    compares: a forget that did not reach it erased none of its passages."""
     tenant, (_, seen_scopes) = row[0], row[-2]
-    return row[6] != "[]" and any(
+    return row[2] != "about" and row[6] != "[]" and any(
         count > seen_scopes.get(scope, 0) for (of, scope), count in by_scope.items() if of == tenant
     )
 
