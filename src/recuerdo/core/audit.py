@@ -255,8 +255,14 @@ def _confined_since(row: tuple[Any, ...], by_scope: dict[tuple[str, str], int]) 
     (each one would read as gone), and it keeps to one scope, whose count :func:`_current`
     compares: a forget that did not reach it erased none of its passages."""
     tenant, (_, seen_scopes) = row[0], row[-2]
-    return row[2] != "about" and row[6] != "[]" and any(
-        count > seen_scopes.get(scope, 0) for (of, scope), count in by_scope.items() if of == tenant
+    return (
+        row[2] != "about"
+        and row[6] != "[]"
+        and any(
+            count > seen_scopes.get(scope, 0)
+            for (of, scope), count in by_scope.items()
+            if of == tenant
+        )
     )
 
 
