@@ -274,3 +274,36 @@ def test_an_about_elsewhere_is_kept_when_a_confined_forget_reached_none_of_its_s
         erase()
         two._audit.flush(two._store)
         assert audit_kept(one) == ["Quillon"]
+
+
+def test_a_search_under_way_here_when_a_confined_forget_commits_keeps_no_trace(
+    memory: recuerdo.Memory,
+) -> None:
+    """A search over every scope by another thread of this process, whose read began before
+    a confined forget committed and which records after the forget wrote the buffer: it
+    returned the item, and was written with the item's id in it."""
+    lim = memory.for_principal("lim", memory.tenant, scopes=["project:a"])
+    note = lim.save(NAME, "quixotic", scope="project:a", key=NAME)["id"]
+    log = memory._audit
+    with log.reading(memory.tenant):  # the other thread's search, begun
+        lim.delete(note, hard=True, scope="project:a")
+        log.record(
+            tenant=memory.tenant,
+            principal=memory.principal,
+            verb="search",
+            query="quixotic",
+            filters={},
+            returned=[note],
+        )
+        log.record(
+            tenant=memory.tenant,
+            principal=memory.principal,
+            verb="search",
+            query="deploy window",
+            filters={},
+            returned=[],
+        )
+    log.flush(memory._store)
+    assert [(r["query"], r["returned"]) for r in memory.audit(limit=100)] == [
+        ("deploy window", [])
+    ]
