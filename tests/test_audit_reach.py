@@ -304,6 +304,4 @@ def test_a_search_under_way_here_when_a_confined_forget_commits_keeps_no_trace(
             returned=[],
         )
     log.flush(memory._store)
-    assert [(r["query"], r["returned"]) for r in memory.audit(limit=100)] == [
-        ("deploy window", [])
-    ]
+    assert [(r["query"], r["returned"]) for r in memory.audit(limit=100)] == [("deploy window", [])]
