@@ -215,18 +215,29 @@ class AuditLog:
 
 
 def _filters_text(filters: dict[str, Any]) -> str:
-    """A record's filters as kept: each text redacted, then their whole text where that still
-    reads as the same scopes. Redacted as text alone, a secret's redaction could cut through
-    the quotes (``api_key="..."`` in a tag): the filters no longer read, and a search over a
-    and b was taken for one in a alone, which a forget confined to a emptied (0139)."""
+    """A record's filters as kept: their text redacted where that still reads as the same
+    scopes, else each text redacted first. Redacted as text alone, a secret's redaction could
+    cut through the quotes (``api_key="..."`` in a tag): the filters no longer read, and a
+    search over a and b was taken for one in a alone, which a forget confined to a emptied
+    (0139). Most filters hold nothing to redact, and are spelled once."""
+    spelled = audit_filters.spelled(filters)
+    whole = redact(spelled).text
+    if whole == spelled or _same_scopes(whole, filters):
+        return whole
     spelled = audit_filters.spelled(redact_call(filters))
     whole = redact(spelled).text
+    return whole if _same_scopes(whole, json.loads(spelled)) else spelled
+
+
+def _same_scopes(text: str, filters: dict[str, Any]) -> bool:
+    """Whether ``text`` reads as filters naming the scopes ``filters`` name."""
     try:
-        read, meant = json.loads(whole), json.loads(spelled)
+        read = json.loads(text)
     except ValueError:
-        return spelled
-    same = isinstance(read, dict) and all(read.get(k) == meant.get(k) for k in ("scope", "scopes"))
-    return whole if same else spelled
+        return False
+    return isinstance(read, dict) and all(
+        read.get(k) == filters.get(k) for k in ("scope", "scopes")
+    )
 
 
 def _current(
