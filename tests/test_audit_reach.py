@@ -305,3 +305,22 @@ def test_a_search_under_way_here_when_a_confined_forget_commits_keeps_no_trace(
         )
     log.flush(memory._store)
     assert [(r["query"], r["returned"]) for r in memory.audit(limit=100)] == [("deploy window", [])]
+
+
+# A scope name a credential's pattern matches (a GitHub token's shape).
+ODD = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+@pytest.mark.parametrize("owner", [False, True], ids=["confined", "owner"])
+def test_a_write_to_a_scope_named_like_a_secret_is_refused(
+    memory: recuerdo.Memory, owner: bool
+) -> None:
+    """A write's arguments are redacted after its reach is checked, its scope among them: a
+    view limited to such a scope wrote into ``secret(API)``, one scope for every such name and
+    beyond its reach, so it could not erase what it wrote (nor could any other view of it)."""
+    caller = memory if owner else memory.for_principal("lim", memory.tenant, scopes=[ODD])
+    with pytest.raises(recuerdo.errors.InvalidInput, match="scope"):
+        caller.save(NAME, "quixotic", scope=ODD, key=NAME)
+    with pytest.raises(recuerdo.errors.InvalidInput, match="scope"):
+        caller.remember("context", "quixotic", scope=ODD)
+    assert memory.status()["scopes"] == []

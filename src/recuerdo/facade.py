@@ -26,7 +26,7 @@ from .core import audit
 from .core.items import check_reach, confinement, confining, reach, reaching
 from .core.secrets import redact_call
 from .core.text import check_text, checked_label
-from .errors import CapabilityNotGranted, RecuerdoError
+from .errors import CapabilityNotGranted, InvalidInput, RecuerdoError
 from .index.vectors import collect_orphans, pending
 from .security import caps
 from .store.scope import EVERY_TENANT, scoped
@@ -175,6 +175,12 @@ def verb(
                     arguments.update(
                         redact_call({k: v for k, v in given.items() if k not in raw}, redacted)
                     )
+                    if "scope" in redacted:
+                        # Stored redacted, it wrote into "secret(API)", every such scope's one
+                        # bucket, out of a token's reach: it could not erase what it wrote.
+                        raise InvalidInput(
+                            "a scope cannot be named like a credential: name it otherwise"
+                        )
                     result = run(**arguments)  # type: ignore[call-arg]
                     if isinstance(result, dict) and _reports_redactions(method):
                         result["redacted"] = _reported(redacted, result.get("redacted"))
