@@ -7,6 +7,9 @@ still goes, wherever it was made, and the owner's forget still scrubs the whole 
 
 from __future__ import annotations
 
+import json
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -324,3 +327,47 @@ def test_a_write_to_a_scope_named_like_a_secret_is_refused(
     with pytest.raises(recuerdo.errors.InvalidInput, match="scope"):
         caller.remember("context", "quixotic", scope=ODD)
     assert memory.status()["scopes"] == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_threads_searching_through_confined_forgets_keep_no_trace_of_them(
+    backend: str, base: Path
+) -> None:
+    """Threads of two handles search over every scope while a view of project:a saves and
+    erases notes (the upkeep running): no record that returned an erased note is kept."""
+    with (
+        opened_on(backend, base, "threads") as (name, where),
+        recuerdo.open(name, embedder="none", **where) as one,
+        recuerdo.open(name, embedder="none", **where) as two,
+    ):
+        lim = one.for_principal("lim", one.tenant, scopes=["project:a"])
+        done = threading.Event()
+        failed: list[BaseException] = []
+
+        def search(memory: recuerdo.Memory) -> None:
+            try:
+                while not done.is_set():
+                    memory.search("quixotic")
+                    memory.search("quixotic", scope=["project:a", "project:b"])
+            except BaseException as exc:  # reported below
+                failed.append(exc)
+
+        threads = [threading.Thread(target=search, args=(m,)) for m in (one, two, two)]
+        for thread in threads:
+            thread.start()
+        erased = []
+        try:
+            for i in range(15):
+                note = lim.save(f"plan {i}", f"quixotic plan {i}", scope="project:a")["id"]
+                time.sleep(0.01)
+                lim.delete(note, hard=True, scope="project:a")
+                erased.append(note)
+        finally:
+            done.set()
+            for thread in threads:
+                thread.join()
+        assert not failed
+        for memory in (one, two):
+            memory._audit.flush(memory._store)
+        returned = {i for r in audit_kept(one, "returned") for i in json.loads(r)}
+        assert not returned & set(erased)
