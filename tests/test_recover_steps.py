@@ -153,6 +153,23 @@ def test_the_forget_counts_carry_over_to_the_recovered_file(base: Path) -> None:
         store.close()
 
 
+def test_the_scope_counts_of_confined_forgets_carry_over_too(base: Path) -> None:
+    """A confined caller's forgets are counted by scope (decision 0139), beside the tenant's."""
+    with recuerdo.open("counted", base_dir=base, embedder="none") as memory:
+        both = memory.for_principal("lim", "acme", scopes=["project:a", "project:b"])
+        entry = both.remember("learning", "to forget", scope="project:a")
+        assert both.forget(entry, scope="project:a")
+        assert memory.forget(memory.remember("learning", "to forget"))
+    recover_memory("counted", base / "recovered.db", base_dir=base)
+    store = SQLiteStore(str(base / "recovered.db"))
+    try:
+        with store.read() as tx:
+            assert audit.forgets(tx) == {"local": 1}
+            assert audit.scope_forgets(tx) == {("acme", "project:a"): 1, ("acme", "project:b"): 1}
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("damaged", [None, "x", -5], ids=["null", "text", "negative"])
 def test_a_damaged_forget_count_starts_again_and_the_rest_recovers(
     base: Path, damaged: object

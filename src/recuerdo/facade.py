@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, get_type_hints
 
 from .core import audit
-from .core.items import check_reach, reach, reaching
+from .core.items import check_reach, confinement, confining, reach, reaching
 from .core.secrets import redact_call
 from .core.text import check_text, checked_label
-from .errors import CapabilityNotGranted, RecuerdoError
+from .errors import CapabilityNotGranted, InvalidInput, RecuerdoError
 from .index.vectors import collect_orphans, pending
 from .security import caps
 from .store.scope import EVERY_TENANT, scoped
@@ -162,17 +162,25 @@ def verb(
             # it undid the scope an outer keeps_to_scope call was kept to (an owner's call
             # kept to project:a read every scope in the verbs it called).
             reached = scopes if outer is None else _within(outer, scopes)
+            limited = confinement()
+            confined = scopes if limited is None else _within(limited, scopes)
             if keeps_to_scope and given.get("scope") is not None:
                 # Checked inside another call too, against what that call reaches: a scope
                 # named here narrows the reach, never widens it.
                 check_reach(reached, True, given["scope"])
                 reached = (checked_label(given["scope"], "scope"),)
-            with scoped(tenant), reaching(reached):
+            with scoped(tenant), reaching(reached), confining(confined):
                 if guard_secrets:
                     redacted: dict[str, list[str]] = {}
                     arguments.update(
                         redact_call({k: v for k, v in given.items() if k not in raw}, redacted)
                     )
+                    if "scope" in redacted:
+                        # Stored redacted, it wrote into "secret(API)", every such scope's one
+                        # bucket, out of a token's reach: it could not erase what it wrote.
+                        raise InvalidInput(
+                            "a scope cannot be named like a credential: name it otherwise"
+                        )
                     result = run(**arguments)  # type: ignore[call-arg]
                     if isinstance(result, dict) and _reports_redactions(method):
                         result["redacted"] = _reported(redacted, result.get("redacted"))
@@ -317,7 +325,9 @@ class MemoryBase:
             # The scrub counted this forget: another process's flush, which takes the write
             # lock this holds until the commit, then drops its records taken before (0085).
             counted = audit.forgets(tx, [self.tenant]).get(self.tenant, 0)
-        self._audit.forgot(self.tenant, counted)
+            # A confined caller's forget is counted by the scopes it reaches (0139).
+            by_scope = audit.scope_forgets(tx, [(self.tenant, s) for s in confinement() or ()])
+        self._audit.forgot(self.tenant, counted, by_scope)
         self._audit.owe_sweep()
         self._upkeep.poke(0)
 

@@ -8,7 +8,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,9 +18,13 @@ from ..store import audit_filters, audit_sweep, audit_words
 from ..store.base import Row, Store, Tx, groups, marks, rows_by_id
 from ..store.scope import EVERY_TENANT, scoped
 from .clock import to_iso
-from .items import MAIL, reach, visible
+from .forget_counts import FORGETS as FORGETS
+from .forget_counts import confined_forgets, count_forget
+from .forget_counts import forgets as forgets
+from .forget_counts import scope_forgets as scope_forgets
+from .items import MAIL, confinement, reach, visible
 from .results import AuditRecord
-from .secrets import redact
+from .secrets import redact, redact_call
 
 DEFAULT_RETENTION_DAYS = 90
 PRUNE_EVERY_SECONDS = 3600.0
@@ -28,40 +32,9 @@ MIN_SCRUB_CHARS = 3  # shorter texts would match nearly every record
 _PER_STATEMENT = 500  # ids or words a statement
 
 
-FORGETS = "audit_forgets:"
-"""The ``index_marks`` rows (this, then a tenant) that count each tenant's forgets (0085)."""
-_READ_SEEN: ContextVar[int | None] = ContextVar("audit_read_seen", default=None)
-
-
-def forgets(tx: Tx, tenants: Iterable[str] | None = None) -> dict[str, int]:
-    """How many forgets of each of ``tenants`` (None: of every tenant) the memory has committed,
-    in any process."""
-    if tenants is None:
-        rows = tx.all(
-            "SELECT name, upto FROM index_marks /* every tenant */"
-            f" WHERE substr(name, 1, {len(FORGETS)}) = ?",
-            (FORGETS,),
-        )
-    else:
-        rows = [
-            row
-            for part in groups(sorted(set(tenants)), _PER_STATEMENT)
-            for row in tx.all(
-                f"SELECT name, upto FROM index_marks WHERE name IN ({marks(part)})",
-                [FORGETS + tenant for tenant in part],
-            )
-        ]
-    return {str(row["name"])[len(FORGETS) :]: int(row["upto"]) for row in rows}
-
-
-def count_forget(tx: Tx, tenant: str) -> None:
-    """One more forget of ``tenant``, in the forget's own transaction (the scrub's: a forget
-    that removed nothing counts none)."""
-    tx.execute(
-        "INSERT INTO index_marks (name, upto) VALUES (?, 1) ON CONFLICT (name)"
-        " DO UPDATE SET upto = index_marks.upto + 1",
-        (FORGETS + tenant,),
-    )
+Seen = tuple[int, dict[str, int]]
+"""What a log had seen of a tenant's forgets: the count, and the count of each scope."""
+_READ_SEEN: ContextVar[Seen | None] = ContextVar("audit_read_seen", default=None)
 
 
 class AuditLog:
@@ -75,7 +48,8 @@ class AuditLog:
     records taken before: they may quote what a forget erased, and nothing here can tell (the
     forgotten names are gone). Too many, never too few: what is dropped is what a log took
     between its last flush and the flush that finds another process's forget of the same
-    tenant (decision 0085)."""
+    tenant (decision 0085); for a forget by a caller confined to scopes, what it took in
+    those scopes only (0139, :func:`_current`)."""
 
     def __init__(self) -> None:
         self._pending: list[tuple[Any, ...]] = []
@@ -83,36 +57,48 @@ class AuditLog:
         self._next_prune = 0.0
         self._sweep_owed = True  # records emptied by a process that closed before its sweep
         self._forgets_seen: dict[str, int] = {}
+        # Each tenant's dict is replaced, never changed: a read keeps the one it began with.
+        self._scopes_seen: dict[str, dict[str, int]] = {}
         self.dropped = 0  # records taken before another process's forget, never written
 
     def start(self, store: Store) -> None:
         """Take every tenant's count of forgets (at open): a record is compared with it."""
         with scoped(EVERY_TENANT), store.read() as tx:
-            counted = forgets(tx)
+            counted, by_scope = forgets(tx), scope_forgets(tx)
         with self._lock:
-            self._saw(counted)
+            self._saw(counted, by_scope)
 
-    def _saw(self, counted: dict[str, int]) -> None:
+    def _saw(self, counted: dict[str, int], by_scope: dict[tuple[str, str], int]) -> None:
         """Counts of forgets read from the store (they only grow); the lock is held."""
         for tenant, count in counted.items():
             self._forgets_seen[tenant] = max(self._forgets_seen.get(tenant, 0), count)
+        for (tenant, scope), count in by_scope.items():
+            seen = self._scopes_seen.get(tenant, {})
+            if count > seen.get(scope, 0):
+                self._scopes_seen[tenant] = {**seen, scope: count}
+
+    def _seen(self, tenant: str) -> Seen:
+        return self._forgets_seen.get(tenant, 0), self._scopes_seen.get(tenant, {})
 
     @contextlib.contextmanager
     def reading(self, tenant: str) -> Iterator[None]:
         """A read of ``tenant``'s memory: the records it takes keep the count seen *before*
         it began. Taken when it records, a search whose read began before a forget committed
         was kept, with the forgotten name and items in it (the review of 0085)."""
-        token = _READ_SEEN.set(self._forgets_seen.get(tenant, 0))
+        token = _READ_SEEN.set(self._seen(tenant))
         try:
             yield
         finally:
             _READ_SEEN.reset(token)
 
-    def forgot(self, tenant: str, count: int) -> None:
+    def forgot(
+        self, tenant: str, count: int, by_scope: dict[tuple[str, str], int] | None = None
+    ) -> None:
         """This log's forget of ``tenant`` committed, with this log written first: the reads
-        that begin from now on began after it."""
+        that begin from now on began after it. ``by_scope``: the counts of the scopes a
+        confined forget counted (:func:`scope_forgets`)."""
         with self._lock:
-            self._saw({tenant: count})
+            self._saw({tenant: count}, by_scope or {})
 
     def record(
         self,
@@ -135,15 +121,16 @@ class AuditLog:
             None if query is None else redact(query).text.replace("\x00", "\ufffd"),
             # Characters as themselves: a forget finds a name in them in any case (escaped, é and
             # É differ; the records written escaped were rewritten by m037, decision 0075).
-            redact(audit_filters.spelled(filters)).text,
+            _filters_text(filters),
             json.dumps(returned),
             int(bool(returned)),
             now_iso(),
         )
         began = _READ_SEEN.get()
+        scopes = tuple(audit_sweep.scopes_of(row[3], row[5]))
         with self._lock:
-            seen = self._forgets_seen.get(tenant, 0) if began is None else began
-            self._pending.append((*row, seen))
+            seen = self._seen(tenant) if began is None else began
+            self._pending.append((*row, seen, scopes))
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -194,8 +181,11 @@ class AuditLog:
             # The buffer holds every tenant's records, whichever call flushes it.
             with scoped(EVERY_TENANT), store.write() as tx:
                 # Read under the write lock, which a forget holds until it commits.
-                counted = forgets(tx, {row[0] for row in self._pending})
-                kept = [row[:-1] for row in self._pending if row[-1] >= counted.get(row[0], 0)]
+                tenants = {row[0] for row in self._pending}
+                counted, by_scope = forgets(tx, tenants), confined_forgets(tx, tenants)
+                current = [row for row in self._pending if _current(row, counted, by_scope)]
+                gone = _gone(tx, [row for row in current if _confined_since(row, by_scope)])
+                kept = [row[:-2] for row in current if not gone & set(json.loads(row[6]))]
                 words: list[tuple[Any, ...]] = []
                 for row in kept:
                     audit_id = tx.scalar(
@@ -219,9 +209,89 @@ class AuditLog:
                     prune_expired(tx)
                     self._next_prune = moment + PRUNE_EVERY_SECONDS
             self.dropped += len(self._pending) - len(kept)
-            self._saw(counted)
+            self._saw(counted, by_scope)
             self._pending = []
             return len(kept)
+
+
+def _filters_text(filters: dict[str, Any]) -> str:
+    """A record's filters as kept: their text redacted where that still reads as the same
+    scopes, else each text redacted first. Redacted as text alone, a secret's redaction could
+    cut through the quotes (``api_key="..."`` in a tag): the filters no longer read, and a
+    search over a and b was taken for one in a alone, which a forget confined to a emptied
+    (0139). Most filters hold nothing to redact, and are spelled once."""
+    spelled = audit_filters.spelled(filters)
+    whole = redact(spelled).text
+    if whole == spelled or _same_scopes(whole, filters):
+        return whole
+    spelled = audit_filters.spelled(redact_call(filters))
+    whole = redact(spelled).text
+    return whole if _same_scopes(whole, json.loads(spelled)) else spelled
+
+
+def _same_scopes(text: str, filters: dict[str, Any]) -> bool:
+    """Whether ``text`` reads as filters naming the scopes ``filters`` name."""
+    try:
+        read = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(read, dict) and all(
+        read.get(k) == filters.get(k) for k in ("scope", "scopes")
+    )
+
+
+def _current(
+    row: tuple[Any, ...], counted: dict[str, int], by_scope: dict[tuple[str, str], int]
+) -> bool:
+    """Whether a buffered record was taken after every forget that could have scrubbed it:
+    the tenant's unconfined forgets, and the confined forgets that reached each of its scopes.
+    A confined forget scrubs only the records whose every scope it reaches (0139), so one
+    whose scopes were not all reached again since is not its business: a token limited to
+    project:a, forgetting in a loop, made other processes drop every record of the tenant.
+    Too many still, never too few: two forgets confined to a and to b drop a search over both.
+    """
+    tenant, (seen, seen_scopes), scopes = row[0], row[-2], row[-1]
+    if seen < counted.get(tenant, 0):
+        return False
+    if not scopes or any(s is None for s in scopes):
+        return True  # an all-scope read: no confined forget reaches it
+    return not all(by_scope.get((tenant, s), 0) > seen_scopes.get(s, 0) for s in scopes)
+
+
+def _confined_since(row: tuple[Any, ...], by_scope: dict[tuple[str, str], int]) -> bool:
+    """Whether a buffered record that returned items was taken before a confined forget, in
+    any scope, committed: what that forget erased may be among them.
+
+    Not an ``about``: it returns entities and facts beside passages, ids that are no item's
+    (each one would read as gone), and it keeps to one scope, whose count :func:`_current`
+    compares: a forget that did not reach it erased none of its passages."""
+    tenant, (_, seen_scopes) = row[0], row[-2]
+    return (
+        row[2] != "about"
+        and row[6] != "[]"
+        and any(
+            count > seen_scopes.get(scope, 0)
+            for (of, scope), count in by_scope.items()
+            if of == tenant
+        )
+    )
+
+
+def _gone(tx: Tx, rows: list[tuple[Any, ...]]) -> set[int]:
+    """The items ``rows`` returned that memory no longer holds (ids are never reused).
+
+    A record that returned a forgotten item goes wherever it was made (0139), and a confined
+    forget moves no count of a search over every scope, or over more scopes than it reached:
+    the other process wrote such a search, the erased item's id in it, after the forget."""
+    returned = sorted({item for row in rows for item in json.loads(row[6])})
+    held = {
+        int(row["id"])
+        for part in groups(returned, _PER_STATEMENT)
+        for row in tx.all(
+            f"SELECT id FROM items /* every tenant */ WHERE id IN ({marks(part)})", part
+        )
+    }
+    return set(returned) - held
 
 
 def prune_expired(tx: Tx, now: datetime | None = None) -> int:
@@ -276,10 +346,18 @@ def scrub(
     """Forgetting: drop the audit records that returned any of ``items``, whose query or
     filters hold any of ``texts`` (the forgotten names and values, any case), or that ask for
     a word of the ``forgotten`` text that memory no longer holds anywhere; how many. A dropped
-    record is emptied now and deleted by the upkeep later (``store/audit_sweep.py``)."""
-    count_forget(tx, tenant)
+    record is emptied now and deleted by the upkeep later (``store/audit_sweep.py``).
+
+    A forget by a caller confined to scopes (:func:`confinement`) drops for the last two reasons
+    only the records whose every scope it reaches, its own searches among them: the others
+    are searches it could neither make nor read, and a token that saved and erased a note
+    named "Zorblax" emptied every scope's searches for it, the owner's too (a security
+    review). A record that returned a forgotten item goes wherever it was made: it holds the
+    item's trace (decision 0139)."""
+    within = confinement()
+    count_forget(tx, tenant, within)
     emptying = audit_sweep.applied(tx)
-    removed = _scrub_words(tx, tenant, forgotten, emptying)
+    removed = _scrub_words(tx, tenant, forgotten, emptying, within)
     returned = sorted(set(items))
     for part in groups(returned, _PER_STATEMENT):
         removed += audit_sweep.drop(
@@ -296,7 +374,9 @@ def scrub(
     # On SQLite "Zola" and "ZOLA" make one scan. On PostgreSQL each spelling makes its own, as
     # only the server knows how it lowers them (a forget names a spelling or two).
     for fold, compared in {_folding(tx.dialect, text) for text in kept}:
-        removed += audit_filters.drop_quoting(tx, tenant, fold, compared, emptying=emptying)
+        removed += audit_filters.drop_quoting(
+            tx, tenant, fold, compared, emptying=emptying, within=within
+        )
     return removed
 
 
@@ -317,10 +397,16 @@ def _folding(dialect: str, text: str) -> tuple[str, str]:
     return "recuerdo_fold", text.casefold()
 
 
-def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str], emptying: bool) -> int:
+def _scrub_words(
+    tx: Tx,
+    tenant: str,
+    forgotten: Iterable[str],
+    emptying: bool,
+    within: Sequence[str] | None,
+) -> int:
     """Drop the records that asked for a word (four letters or more) of the ``forgotten`` text
     that no stored passage of the tenant holds any more: such a query was about what was
-    forgotten.
+    forgotten. ``within``: only the records within these scopes (:func:`scrub`).
 
     The forgotten words are looked up among the words the records asked for, kept beside them
     (``store/audit_words.py``), and only those some record asked for are looked up in the
@@ -331,7 +417,7 @@ def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str], emptying: bool) 
     # A store opened at an older schema (a restore's, a test's); the sweep's step (``emptying``)
     # comes after the words' one, so at its schema the words are kept.
     if not emptying and not audit_words.kept(tx):
-        return _scrub_words_read(tx, tenant, forgotten)
+        return _scrub_words_read(tx, tenant, forgotten, within)
     if tx.scalar(f"SELECT 1 FROM {audit_words.TABLE} WHERE tenant = ? LIMIT 1", (tenant,)) is None:
         return 0
     words = {audit_words.digest_of(word): word for word in _words_of(forgotten)}
@@ -357,17 +443,22 @@ def _scrub_words(tx: Tx, tenant: str, forgotten: Iterable[str], emptying: bool) 
             f" AND digest IN ({marks(part)}))",
             (tenant, *part),
             emptying=emptying,
+            within=within,
         )
     return removed
 
 
-def _scrub_words_read(tx: Tx, tenant: str, forgotten: Iterable[str]) -> int:
+def _scrub_words_read(
+    tx: Tx, tenant: str, forgotten: Iterable[str], within: Sequence[str] | None
+) -> int:
     """:func:`_scrub_words` where the records' words are not kept: each record is read."""
+    allowed = None if within is None else set(within)
     asked = {
         row["id"]: audit_words.asked_words(row["query"], row["filters"])
         for row in tx.iterate(
-            "SELECT id, query, filters FROM retrieval_audit WHERE tenant = ?", (tenant,)
+            "SELECT id, scope, query, filters FROM retrieval_audit WHERE tenant = ?", (tenant,)
         )
+        if allowed is None or _within(row, allowed)
     }
     words = _words_of(forgotten) & set().union(*asked.values())
     if not words:
@@ -455,18 +546,15 @@ def _page(tx: Tx, where: str, params: list[Any], limit: int) -> list[Row]:
             " ORDER BY created_at DESC, id DESC LIMIT ?",
             (*params, *(() if after is None else (after[0], *after)), limit),
         )
-        kept += [row for row in rows if allowed is None or set(_scopes_of(row)) <= allowed]
+        kept += [row for row in rows if allowed is None or _within(row, allowed)]
         if allowed is None or len(rows) < limit or len(kept) >= limit:
             return kept[:limit]
         after = (rows[-1]["created_at"], rows[-1]["id"])
 
 
-def _scopes_of(row: Row) -> list[str]:
-    """The scopes a record's read named (its filters' ``scopes``, else its own)."""
-    named = json.loads(row["filters"]).get("scopes") if row["filters"] else None
-    if isinstance(named, list) and all(isinstance(s, str) for s in named):
-        return [*named, row["scope"]]
-    return [row["scope"]]
+def _within(row: Row, allowed: set[str]) -> bool:
+    """Whether every scope a record's read named is one of ``allowed``."""
+    return set(audit_sweep.scopes_of(row["scope"], row["filters"])) <= allowed
 
 
 def _hidden(tx: Tx, tenant: str, viewer: str | None, ids: set[int]) -> set[int]:

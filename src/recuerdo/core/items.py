@@ -42,6 +42,28 @@ def reach() -> tuple[str, ...] | None:
     return _REACH.get()
 
 
+_CONFINED: ContextVar[tuple[str, ...] | None] = ContextVar("recuerdo_confined", default=None)
+
+
+@contextlib.contextmanager
+def confining(scopes: Sequence[str] | None) -> Iterator[None]:
+    """The running call's caller is limited to ``scopes`` (None: it is not). The ``@verb``
+    wrapper sets it beside :func:`reaching`, from the handle."""
+    token = _CONFINED.set(None if scopes is None else tuple(scopes))
+    try:
+        yield
+    finally:
+        _CONFINED.reset(token)
+
+
+def confinement() -> tuple[str, ...] | None:
+    """The scopes the running call's caller is limited to (None: the owner's or an unlimited
+    token's call). Not :func:`reach`: a call that names a scope to keep to
+    (``delete(id, scope=...)``) reaches that scope only, whoever makes it, and its caller is
+    limited no more for that (decision 0139)."""
+    return _CONFINED.get()
+
+
 def check_reach(scopes: Sequence[str] | None, takes_scope: bool, scope: object) -> None:
     """Refuse a call of a caller confined to ``scopes`` unless it names one of them (each, when
     ``scope`` is a list); a verb that takes no scope is closed to it. The gateway checks a token's

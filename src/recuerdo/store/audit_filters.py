@@ -18,6 +18,7 @@ ends in a letter or a digit) was kept in clear then and stays so.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from . import audit_sweep, audit_words
@@ -67,10 +68,18 @@ def spelled(value: Any) -> str:
     return json.dumps(value, default=str, ensure_ascii=False)
 
 
-def drop_quoting(tx: Tx, tenant: str, fold: str, compared: str, *, emptying: bool) -> int:
+def drop_quoting(
+    tx: Tx,
+    tenant: str,
+    fold: str,
+    compared: str,
+    *,
+    emptying: bool,
+    within: Sequence[str] | None = None,
+) -> int:
     """Drop ``tenant``'s records whose query or a text among whose filters holds ``compared``
     (folded by ``fold``: an SQL function, none for LIKE alone; ``compared`` folded alike);
-    how many (``emptying``: as :func:`audit_sweep.drop`).
+    how many (``emptying`` and ``within``: as :func:`audit_sweep.drop`).
 
     A text of the filters, not their JSON: a key ("scope"), a number or an escape's letter
     ("\\there" for a tab and "here") names nothing (decision 0077). Their JSON, where the name
@@ -83,13 +92,20 @@ def drop_quoting(tx: Tx, tenant: str, fold: str, compared: str, *, emptying: boo
         from .sqlite.audit_quoting import quoting
 
         return audit_sweep.drop(
-            tx, tenant, quoting(fold), (pattern, spelled_, pattern), emptying=emptying
+            tx,
+            tenant,
+            quoting(fold),
+            (pattern, spelled_, pattern),
+            emptying=emptying,
+            within=within,
         )
     from .postgres.audit_quoting import quoting_ids
 
     removed = 0
     for ids in quoting_ids(tx, tenant, pattern, spelled_, live=emptying):
-        removed += audit_sweep.drop(tx, tenant, f"id IN ({marks(ids)})", ids, emptying=emptying)
+        removed += audit_sweep.drop(
+            tx, tenant, f"id IN ({marks(ids)})", ids, emptying=emptying, within=within
+        )
     return removed
 
 

@@ -22,6 +22,7 @@ a time, in a quiet moment.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -58,10 +59,25 @@ def applied(tx: Tx) -> bool:
     return has_step(tx, STEP)
 
 
-def drop(tx: Tx, tenant: str, condition: str, params: Sequence[Any], *, emptying: bool) -> int:
+def drop(
+    tx: Tx,
+    tenant: str,
+    condition: str,
+    params: Sequence[Any],
+    *,
+    emptying: bool,
+    within: Sequence[str] | None = None,
+) -> int:
     """Drop the records of ``tenant`` that meet ``condition`` (SQL over ``retrieval_audit``
     with ``params``); how many. ``emptying`` (:func:`applied`, asked once by the caller): they
-    are emptied; at an older schema they are deleted."""
+    are emptied; at an older schema they are deleted. ``within``: only the records whose every
+    scope is one of these (:func:`within_reach`; None: every record)."""
+    if within is not None:
+        reached = within_reach(tx, tenant, condition, params, within, live=emptying)
+        return sum(
+            drop(tx, tenant, f"id IN ({marks(part)})", part, emptying=emptying)
+            for part in groups(reached, _PER_STATEMENT)
+        )
     if not emptying:
         return tx.execute(
             f"DELETE FROM retrieval_audit WHERE tenant = ? AND ({condition})", (tenant, *params)
@@ -79,6 +95,43 @@ def drop(tx: Tx, tenant: str, condition: str, params: Sequence[Any], *, emptying
             (tenant, *part),
         )
     return len(emptied)
+
+
+def within_reach(
+    tx: Tx,
+    tenant: str,
+    condition: str,
+    params: Sequence[Any],
+    within: Sequence[str],
+    *,
+    live: bool,
+) -> list[int]:
+    """The ids of ``tenant``'s records (not emptied, when ``live``) that meet ``condition``
+    and whose every scope is one of ``within``: the searches a caller confined to those scopes
+    could have made or read (``core/audit.read`` shows it no other). Its forget drops no other
+    record for quoting what it forgot (decision 0139)."""
+    if not within:
+        return []
+    rows = tx.all(
+        f"SELECT id, scope, filters FROM retrieval_audit WHERE tenant = ?"
+        f"{f' AND {LIVE}' if live else ''} AND scope IN ({marks(within)}) AND ({condition})",
+        (tenant, *within, *params),
+    )
+    allowed = set(within)
+    return [row["id"] for row in rows if set(scopes_of(row["scope"], row["filters"])) <= allowed]
+
+
+def scopes_of(scope: str | None, filters: str | None) -> list[str | None]:
+    """The scopes a record's read named: its filters' ``scopes`` (a search over several is
+    filed under its first), else its own. Filters that are no JSON object (a damaged file's,
+    recovered) name none beyond the record's own scope."""
+    try:
+        named = json.loads(filters).get("scopes") if filters else None
+    except (ValueError, AttributeError, RecursionError):
+        named = None
+    if isinstance(named, list) and all(isinstance(s, str) for s in named):
+        return [*named, scope]
+    return [scope]
 
 
 def drop_items(tx: Tx, tenant: str, items: Sequence[int]) -> None:
