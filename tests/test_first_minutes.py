@@ -347,3 +347,28 @@ def test_a_marker_naming_another_host_is_never_used(base: Path) -> None:
     done = recuerdo_cli(base, "-m", "shop", "--json", "recall")
     assert done.returncode == 0, done.stderr
     assert [e["content"] for e in json.loads(done.stdout)] == ["local"]
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o000], ids=["umask 022", "umask 000"])
+def test_a_server_on_a_fresh_state_dir_makes_it_private_without_a_warning(
+    tmp_path: Path, mask: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`serve` leaves its marker before any memory is opened: the folders it makes for it are
+    0700 (with the .gitignore) at once, so the first open finds nothing loose to warn about
+    (it said `.recuerdo was mode 755, readable by others` on every first start)."""
+    from recuerdo.doors import running
+
+    previous = os.umask(mask)
+    try:
+        with running.announced(str(tmp_path), "http://127.0.0.1:9", single_user=True):
+            modes = {
+                name: oct((tmp_path / name).stat().st_mode & 0o777)
+                for name in (".recuerdo", ".recuerdo/state")
+            }
+            with caplog.at_level("WARNING"), recuerdo.open("shop", base_dir=tmp_path):
+                pass
+    finally:
+        os.umask(previous)
+    assert modes == {".recuerdo": "0o700", ".recuerdo/state": "0o700"}
+    assert (tmp_path / ".recuerdo" / ".gitignore").exists()
+    assert "readable by others" not in caplog.text
