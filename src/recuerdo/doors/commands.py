@@ -46,7 +46,12 @@ MEMORY_OPTION = click.option(
 
 def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
     @cli.command("serve")
-    @click.option("--host", default="127.0.0.1", show_default=True)
+    @click.option(
+        "--host",
+        default="127.0.0.1",
+        show_default=True,
+        help="The address to listen on; any other than loopback needs a token to exist first.",
+    )
     @click.option(
         "--port",
         default=DEFAULT_PORT,
