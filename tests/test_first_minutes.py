@@ -372,3 +372,21 @@ def test_a_server_on_a_fresh_state_dir_makes_it_private_without_a_warning(
     assert modes == {".recuerdo": "0o700", ".recuerdo/state": "0o700"}
     assert (tmp_path / ".recuerdo" / ".gitignore").exists()
     assert "readable by others" not in caplog.text
+
+
+@pytest.mark.parametrize("memory", ["shop", None], ids=["--memory shop", "no --memory"])
+def test_the_banner_says_where_the_lens_is_and_what_NAME_stands_for(
+    tmp_path: Path, memory: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The banner named the API and MCP but not the lens (`/`), which the README sends a
+    newcomer to; started without --memory, its configurations say NAME, to be replaced (pasted
+    as printed, the first write made a memory called NAME)."""
+    from types import SimpleNamespace
+
+    from recuerdo.doors.commands import _announce
+
+    state = SimpleNamespace(memory_name=memory, state_dir=str(tmp_path))
+    _announce("127.0.0.1", 7700, state, "native", False)
+    out = capsys.readouterr().out
+    assert "  Lens      http://127.0.0.1:7700/  (every memory" in out, out
+    assert ("replace NAME" in out) == (memory is None), out

@@ -411,6 +411,7 @@ def _announce(host: str, port: int, state: Any, profile: str, tokens: bool) -> N
     )
     click.echo(f"  HTTP API  {base}/v1/<verb>?memory={name}   (OpenAPI: {base}/openapi.json)")
     click.echo(f"  MCP       {base}/mcp?memory={name}")
+    click.echo(f"  Lens      {base}/  (every memory of the state dir, in a browser)")
     command, prefix = _launcher()
     state_dir = os.path.abspath(state.state_dir or os.getcwd())
     args = [*prefix, "--state-dir", state_dir, "--memory", name, "mcp", "--profile", profile]
@@ -424,4 +425,7 @@ def _announce(host: str, port: int, state: Any, profile: str, tokens: bool) -> N
     click.echo(json.dumps(stdio, indent=2))
     click.echo("MCP client configuration (streamable HTTP):")
     click.echo(json.dumps(http, indent=2))
+    if state.memory_name is None:
+        # Pasted as printed, the first write would make a memory called NAME.
+        click.echo("(no --memory given: replace NAME with the memory a client should use)")
     click.echo("Ctrl-C stops the server; acknowledged writes are already on disk.", nl=True)
