@@ -116,6 +116,25 @@ def test_the_memory_option_goes_before_or_after_mcp(base: Path, order: list[str]
     assert done.returncode == 0, done.stderr
 
 
+def test_mcp_with_no_memory_named_fails_at_once(base: Path) -> None:
+    """`recuerdo mcp` without --memory (or RECUERDO_MEMORY) is refused with exit code 2 as
+    every command with no memory is: it served a stdio session whose every call failed, each
+    telling the agent to add `?memory=NAME`, which a stdio client cannot."""
+    env = {key: value for key, value in os.environ.items() if key != "RECUERDO_MEMORY"}
+    done = subprocess.run(
+        recuerdo_command("--state-dir", str(base), "mcp"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "memory_not_named" in done.stderr and "--memory NAME" in done.stderr
+    assert not (base / ".recuerdo").exists()
+
+
 # -- 2. a busy port ------------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from ..errors import RecuerdoError
+from ..errors import MemoryNotNamed, RecuerdoError
 from ..security.tokens import TokenStore
 from . import running
 
@@ -206,6 +206,15 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         """Serve one memory over MCP on stdin/stdout (what agents launch)."""
         if memory_name is not None:
             state.memory_name = memory_name
+        if not state.memory_name:
+            # A stdio session has no ?memory= to name one later: every call would fail.
+            emit_error(
+                MemoryNotNamed(
+                    "name the memory to serve: recuerdo --memory NAME mcp "
+                    "(or set RECUERDO_MEMORY=NAME). Nothing was created."
+                ),
+                state.as_json,
+            )
         import anyio
 
         from .gateway import MemoryPool
@@ -213,8 +222,7 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
 
         pool = MemoryPool(state.state_dir, state.memory_name, database_url=state.database_url)
         try:
-            if state.memory_name:
-                pool.get(state.memory_name)  # a bad name fails now, not at the first call
+            pool.get(state.memory_name)  # a bad name fails now, not at the first call
             anyio.run(serve_stdio, pool, profile)
         except RecuerdoError as error:
             emit_error(error, state.as_json)
