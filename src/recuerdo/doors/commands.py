@@ -55,7 +55,6 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
     @click.option(
         "--port",
         default=DEFAULT_PORT,
-        show_default=True,
         type=int,
         envvar="RECUERDO_PORT",
         help="The port (default: $RECUERDO_PORT, else 7700).",
