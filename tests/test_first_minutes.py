@@ -116,6 +116,25 @@ def test_the_memory_option_goes_before_or_after_mcp(base: Path, order: list[str]
     assert done.returncode == 0, done.stderr
 
 
+def test_mcp_with_no_memory_named_fails_at_once(base: Path) -> None:
+    """`recuerdo mcp` without --memory (or RECUERDO_MEMORY) is refused with exit code 2 as
+    every command with no memory is: it served a stdio session whose every call failed, each
+    telling the agent to add `?memory=NAME`, which a stdio client cannot."""
+    env = {key: value for key, value in os.environ.items() if key != "RECUERDO_MEMORY"}
+    done = subprocess.run(
+        recuerdo_command("--state-dir", str(base), "mcp"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "memory_not_named" in done.stderr and "--memory NAME" in done.stderr
+    assert not (base / ".recuerdo").exists()
+
+
 # -- 2. a busy port ------------------------------------------------------------------------------
 
 
@@ -347,3 +366,46 @@ def test_a_marker_naming_another_host_is_never_used(base: Path) -> None:
     done = recuerdo_cli(base, "-m", "shop", "--json", "recall")
     assert done.returncode == 0, done.stderr
     assert [e["content"] for e in json.loads(done.stdout)] == ["local"]
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o000], ids=["umask 022", "umask 000"])
+def test_a_server_on_a_fresh_state_dir_makes_it_private_without_a_warning(
+    tmp_path: Path, mask: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`serve` leaves its marker before any memory is opened: the folders it makes for it are
+    0700 (with the .gitignore) at once, so the first open finds nothing loose to warn about
+    (it said `.recuerdo was mode 755, readable by others` on every first start)."""
+    from recuerdo.doors import running
+
+    previous = os.umask(mask)
+    try:
+        with running.announced(str(tmp_path), "http://127.0.0.1:9", single_user=True):
+            modes = {
+                name: oct((tmp_path / name).stat().st_mode & 0o777)
+                for name in (".recuerdo", ".recuerdo/state")
+            }
+            with caplog.at_level("WARNING"), recuerdo.open("shop", base_dir=tmp_path):
+                pass
+    finally:
+        os.umask(previous)
+    assert modes == {".recuerdo": "0o700", ".recuerdo/state": "0o700"}
+    assert (tmp_path / ".recuerdo" / ".gitignore").exists()
+    assert "readable by others" not in caplog.text
+
+
+@pytest.mark.parametrize("memory", ["shop", None], ids=["--memory shop", "no --memory"])
+def test_the_banner_says_where_the_lens_is_and_what_NAME_stands_for(
+    tmp_path: Path, memory: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The banner named the API and MCP but not the lens (`/`), which the README sends a
+    newcomer to; started without --memory, its configurations say NAME, to be replaced (pasted
+    as printed, the first write made a memory called NAME)."""
+    from types import SimpleNamespace
+
+    from recuerdo.doors.commands import _announce
+
+    state = SimpleNamespace(memory_name=memory, state_dir=str(tmp_path))
+    _announce("127.0.0.1", 7700, state, "native", False)
+    out = capsys.readouterr().out
+    assert "  Lens      http://127.0.0.1:7700/  (every memory" in out, out
+    assert ("replace NAME" in out) == (memory is None), out

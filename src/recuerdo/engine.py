@@ -67,6 +67,7 @@ __all__ = [
     "missing_memory",
     "open_memory",
     "owners_writer",
+    "prepare_state_dir",
     "recover_memory",
     "restore_memory",
     "sanitize_name",

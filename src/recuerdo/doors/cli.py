@@ -33,6 +33,7 @@ from ..verbs import VERBS, Verb
 from . import render
 from .client import RemoteError, remote_call
 from .commands import register as register_door_commands
+from .helptext import DescribedCommand
 from .import_commands import register as register_import_commands
 from .markdown_commands import register as register_markdown_commands
 from .mirror import register as register_mirror
@@ -292,13 +293,20 @@ def _verb_command(verb: Verb) -> click.Command:
         if verb.fails is not None and verb.fails(result):
             sys.exit(1)
 
-    return click.Command(
+    return DescribedCommand(
         verb.name,
         callback=run,
         params=_click_params(verb),
         help=verb.description,
         short_help=verb.description.split(". ")[0].rstrip("."),
+        described=_argument_lines(verb),
     )
+
+
+def _argument_lines(verb: Verb) -> list[tuple[str, str]]:
+    names = [*verb.arguments, *([verb.cli_batch] if verb.cli_batch else [])]
+    fields = verb.params.model_fields
+    return [(_shown(verb, name), fields[name].description or "") for name in names]
 
 
 def _run_batch(
@@ -476,7 +484,9 @@ def cli(
     """recuerdo: persistent memory for AI agents.
 
     Every command below is a verb of the memory named by --memory (on this machine, or on a
-    server with --server); serve, mcp and token run the doors.
+    server with --server), except these: serve, mcp and token run the doors; backup, check,
+    code, compact, export-markdown, import-from, import-markdown, memories, mirror and recover
+    work on this machine's files; demo is a tour.
     """
     ctx.obj = _State(memory, state_dir, agent, as_json, server, token, database_url)
 

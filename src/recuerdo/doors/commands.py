@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from ..errors import RecuerdoError
+from ..errors import MemoryNotNamed, RecuerdoError
 from ..security.tokens import TokenStore
 from . import running
 
@@ -46,11 +46,15 @@ MEMORY_OPTION = click.option(
 
 def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
     @cli.command("serve")
-    @click.option("--host", default="127.0.0.1", show_default=True)
+    @click.option(
+        "--host",
+        default="127.0.0.1",
+        show_default=True,
+        help="The address to listen on; any other than loopback needs a token to exist first.",
+    )
     @click.option(
         "--port",
         default=DEFAULT_PORT,
-        show_default=True,
         type=int,
         envvar="RECUERDO_PORT",
         help="The port (default: $RECUERDO_PORT, else 7700).",
@@ -201,6 +205,15 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
         """Serve one memory over MCP on stdin/stdout (what agents launch)."""
         if memory_name is not None:
             state.memory_name = memory_name
+        if not state.memory_name:
+            # A stdio session has no ?memory= to name one later: every call would fail.
+            emit_error(
+                MemoryNotNamed(
+                    "name the memory to serve: recuerdo --memory NAME mcp "
+                    "(or set RECUERDO_MEMORY=NAME). Nothing was created."
+                ),
+                state.as_json,
+            )
         import anyio
 
         from .gateway import MemoryPool
@@ -208,8 +221,7 @@ def register(cli: click.Group, state_type: type[Any], emit_error: Any) -> None:
 
         pool = MemoryPool(state.state_dir, state.memory_name, database_url=state.database_url)
         try:
-            if state.memory_name:
-                pool.get(state.memory_name)  # a bad name fails now, not at the first call
+            pool.get(state.memory_name)  # a bad name fails now, not at the first call
             anyio.run(serve_stdio, pool, profile)
         except RecuerdoError as error:
             emit_error(error, state.as_json)
@@ -406,6 +418,7 @@ def _announce(host: str, port: int, state: Any, profile: str, tokens: bool) -> N
     )
     click.echo(f"  HTTP API  {base}/v1/<verb>?memory={name}   (OpenAPI: {base}/openapi.json)")
     click.echo(f"  MCP       {base}/mcp?memory={name}")
+    click.echo(f"  Lens      {base}/  (every memory of the state dir, in a browser)")
     command, prefix = _launcher()
     state_dir = os.path.abspath(state.state_dir or os.getcwd())
     args = [*prefix, "--state-dir", state_dir, "--memory", name, "mcp", "--profile", profile]
@@ -419,4 +432,7 @@ def _announce(host: str, port: int, state: Any, profile: str, tokens: bool) -> N
     click.echo(json.dumps(stdio, indent=2))
     click.echo("MCP client configuration (streamable HTTP):")
     click.echo(json.dumps(http, indent=2))
+    if state.memory_name is None:
+        # Pasted as printed, the first write would make a memory called NAME.
+        click.echo("(no --memory given: replace NAME with the memory a client should use)")
     click.echo("Ctrl-C stops the server; acknowledged writes are already on disk.", nl=True)

@@ -61,8 +61,25 @@ def render() -> str:
                 "",
                 f"Errors: {errors}.",
             ]
-    parts += ["", "## demo", "", "```text", _help(["demo"]), "```", ""]
+    parts += ["", "## the owner's and the doors' commands"]
+    for path in _other_commands():
+        parts += ["", f"### {' '.join(path)}", "", "```text", _help(path), "```"]
+    parts.append("")
     return "\n".join(parts)
+
+
+def _other_commands(group: click.Group = cli, prefix: tuple[str, ...] = ()) -> list[list[str]]:
+    """Every command that is not a verb (serve, token create, backup, import-from, ...), a
+    group before its own commands: the list at the top cuts their summary to one line."""
+    found: list[list[str]] = []
+    for name in sorted(group.commands):
+        if not prefix and name in VERBS:
+            continue
+        command = group.commands[name]
+        found.append([*prefix, name])
+        if isinstance(command, click.Group):
+            found += _other_commands(command, (*prefix, name))
+    return found
 
 
 def main(argv: list[str]) -> int:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
-from ..engine import state_root
+from ..engine import prepare_state_dir, state_root
 
 MARKER = "server.json"
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -43,7 +43,9 @@ def announced(state_dir: str | None, url: str, single_user: bool) -> Iterator[No
     then raises the signal again, which would end the process before any ``finally``; here it
     is caught, the marker removed, and the process then ends by the signal as before."""
     path = marker_path(state_dir)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # The marker comes before any memory is opened: its folders are made as a memory's are
+    # (0700, with the .gitignore), else `.recuerdo` came out 0755 and the first open warned.
+    prepare_state_dir(path)
     record = {"url": url, "pid": os.getpid(), "single_user": single_user}
     partial = path.with_name(f".{MARKER}.{os.getpid()}")
     partial.write_text(json.dumps(record))

@@ -20,6 +20,7 @@ from ..engine import (
 from ..errors import MemoryNotNamed, RecuerdoError
 from ..model import whole_number
 from . import render
+from .helptext import DescribedCommand
 
 
 class _Bar:
@@ -121,6 +122,13 @@ def register(cli: click.Group, emit_error: Any) -> None:
             else "Rebuild the memory named by --memory (a new one) from a backup ARCHIVE."
         ),
         short_help="Bring back a deleted note (ID), or a whole memory from a backup (FILE)",
+        cls=DescribedCommand,
+        described=[
+            (
+                "TARGET",
+                "The note's id. Or a backup archive FILE: the memory is rebuilt from it.",
+            )
+        ],
     )
     @click.argument("target")
     @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")

@@ -83,7 +83,8 @@ class EntryVerbs(MemoryBase):
             search: Only entries whose content contains this text (any case).
             mode: 'all' to require every tag; anything else means any tag.
             limit: How many entries at most; missing, zero, negative or not a number means 200.
-            from_: Whose entries: 'main', an agent's name, or '*' for every writer.
+            from_: Whose entries: 'main', an agent's name, or '*' for every writer (default:
+                an agent reads its own, the owner every writer's).
             scope: Only entries of this scope.
         """
         if from_ is None:
