@@ -17,7 +17,7 @@ from typing import Literal, cast
 from ..core.clock import now, now_iso, to_iso
 from ..core.exact import shown
 from ..core.items import reach
-from ..core.secrets import SecretKind, holds_redaction, redact
+from ..core.secrets import SecretKind, holds_redaction, redact_whole
 from ..core.settings import note_limit_bytes
 from ..core.text import checked_label
 from ..errors import (
@@ -112,6 +112,10 @@ def _asked(label: str, observation: object) -> str:
     return hashlib.sha256(f"{label}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _guarded(observation: object) -> object:
+    return redact_whole(observation).text if isinstance(observation, str) else observation
+
+
 def _idempotent_reply(
     tx: Tx, tenant: str, principal: str, scope: str, key: str, asked: str
 ) -> Remembered | None:
@@ -162,8 +166,10 @@ def remember_about(
         # it names no one request (keys that differed were refused as reused), so none is
         # kept; a retry appends again rather than lose an observation.
         key = None
-    # Only with a key: every other call would hash its observation for nothing.
-    asked = "" if key is None else _asked(label, observation)
+    # Only with a key: every other call would hash its observation for nothing. The
+    # observation reaches here unredacted (the verb's ``raw``): it is hashed as the guard
+    # would have passed it, so no digest of a credential is kept and a retry matches as before.
+    asked = "" if key is None else _asked(label, _guarded(observation))
     if key is not None and (earlier := _idempotent_reply(tx, tenant, principal, scope, key, asked)):
         return earlier
     text = notes.check_body(observation, "observation").strip()
@@ -179,7 +185,8 @@ def remember_about(
             tx, tenant, scope, category_key(label), str(version_token), "version_token"
         )
     if row is None:
-        body = text
+        # The observation alone is the note: redacted here, as it came unredacted.
+        body, completed = redact_whole(text)
         outcome: Literal["created", "appended"] = "created"
         _check_size(body, limit)
         note_id = notes.create(
@@ -198,7 +205,7 @@ def remember_about(
         notes.check_token(row, version_token)
         # Redacted as a whole: a credential the observation completes (a value after a
         # "password:" that ends the note) is in neither alone (the review of 0082).
-        joined = redact(join_blocks(row["content"], text))
+        joined = redact_whole(join_blocks(row["content"], text))
         body, outcome, completed = joined.text, "appended", joined.found
         _check_size(body, limit)
         version, _, _ = notes.write_version(

@@ -7,7 +7,7 @@ from typing import Any
 from ..core import audit
 from ..core.clock import now_iso
 from ..core.items import reach
-from ..core.secrets import SecretKind, redact
+from ..core.secrets import SecretKind, redact_whole
 from ..core.settings import note_limit_bytes
 from ..errors import (
     Conflict,
@@ -184,11 +184,13 @@ def edit(
             find=find if isinstance(find, str) else None,
         )
     # The note's text as a whole, when the edit changed it: a credential the edit completes (a
-    # value appended after "password =") is in neither the note nor the edit's text alone (the
-    # review of 0082).
+    # value appended after "password =", a key's END marker under its body lines) is in neither
+    # the note nor the edit's text alone (the review of 0082). The content reaches here
+    # unredacted (the verb's ``raw``), so this pass is the only one: what is stored is what the
+    # guard stores for the whole text (decision 0141).
     completed: tuple[SecretKind, ...] = ()
     if text_edit is not None:
-        updated, completed = redact(updated)
+        updated, completed = redact_whole(updated)
     renamed = new_title is not None and new_title != row["title"]
     if updated == row["content"] and not renamed:
         return {
