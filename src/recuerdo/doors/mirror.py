@@ -367,6 +367,31 @@ def _status(state: Any, ledger: Ledger, file: Path, entry: dict[str, Any] | None
     }
 
 
+def _retry_queued(state: Any, ledger: Ledger, queued: dict[str, Any]) -> dict[str, Any]:
+    """A queued push sent again, on its own: a file gone or a refusal is reported with its
+    item, and the others are still sent (one raised, and the queue never drained)."""
+    file = Path(queued["file"])
+    now = None  # unread: a file that cannot be read is reported with its item
+    try:
+        # The queued push holds the whole document; the file, when it is still there and
+        # moved on, holds newer text: that is pushed instead.
+        now = _read(file) if file.exists() else None
+        report = _push(state, ledger, file, queued["key"], queued.get("scope"),
+                       content=queued["content"] if now is None else now)  # fmt: skip
+    except RecuerdoError as error:
+        report = {"file": str(file), "status": "refused", **error.to_dict()}
+    except (OSError, UnicodeDecodeError) as error:
+        report = {"file": str(file), "status": "refused",
+                  "detail": f"the file could not be read: {error}"}  # fmt: skip
+    if now is None and report["status"] in ("in_sync", "in_sync_except_redacted"):
+        # Memory holds the document, the file is gone: what `status` says of it.
+        report["status"] = "memory_ahead"
+        report["detail"] = (
+            "the file is gone: the queued copy was pushed (`recuerdo mirror pull` writes it back)"
+        )
+    return report
+
+
 def register(cli: click.Group, emit_error: Any) -> None:
     @cli.group("mirror")
     @click.pass_obj
@@ -497,35 +522,12 @@ def register(cli: click.Group, emit_error: Any) -> None:
     def sync(state: Any) -> None:
         """Retry the pushes waiting in the local queue."""
         ledger = Ledger(state.state_dir)
-        reports = []
         try:
             queue = ledger.all_pending()
         except RecuerdoError as error:
             emit_error(error, state.as_json)
-        for queued in queue:
-            # Each push on its own: a file gone or a refusal is reported with its item, and
-            # the others are still sent (one raised, and the queue never drained).
-            file = Path(queued["file"])
-            now = None  # unread: a file that cannot be read is reported with its item
-            try:
-                # The queued push holds the whole document; the file, when it is still there
-                # and moved on, holds newer text: that is pushed instead.
-                now = _read(file) if file.exists() else None
-                report = _push(state, ledger, file, queued["key"], queued.get("scope"),
-                               content=queued["content"] if now is None else now)  # fmt: skip
-            except RecuerdoError as error:
-                report = {"file": str(file), "status": "refused", **error.to_dict()}
-            except (OSError, UnicodeDecodeError) as error:
-                report = {"file": str(file), "status": "refused",
-                          "detail": f"the file could not be read: {error}"}  # fmt: skip
-            if now is None and report["status"] in ("in_sync", "in_sync_except_redacted"):
-                # Memory holds the document, the file is gone: what `status` says of it.
-                report["status"] = "memory_ahead"
-                report["detail"] = (
-                    "the file is gone: the queued copy was pushed (`recuerdo mirror pull` "
-                    "writes it back)"
-                )
-            reports.append(report)
+        with state.holding():
+            reports = [_retry_queued(state, ledger, queued) for queued in queue]
         click.echo(render.to_json(reports) if state.as_json else render.human(reports))
         if any(r["status"] in ("diverged", "pending", "refused") for r in reports):
             sys.exit(1)
