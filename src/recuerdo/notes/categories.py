@@ -17,6 +17,7 @@ from typing import Literal, cast
 from ..core.clock import now, now_iso, to_iso
 from ..core.exact import shown
 from ..core.items import reach
+from ..core.joined import redact_joined
 from ..core.secrets import SecretKind, holds_redaction, redact_whole
 from ..core.settings import note_limit_bytes
 from ..core.text import checked_label
@@ -205,7 +206,7 @@ def remember_about(
         notes.check_token(row, version_token)
         # Redacted as a whole: a credential the observation completes (a value after a
         # "password:" that ends the note) is in neither alone (the review of 0082).
-        joined = redact_whole(join_blocks(row["content"], text))
+        joined = redact_joined(join_blocks(row["content"], text), text)
         body, outcome, completed = joined.text, "appended", joined.found
         _check_size(body, limit)
         version, _, _ = notes.write_version(

@@ -1,0 +1,75 @@
+"""The guard for a text a verb joins from a stored note and a caller's fragment (decision 0141).
+
+The whole text is redacted as the guard would redact it sent alone: a credential only the
+whole forms (a key's body lines that an appended END marker completes, a value after a
+``password =`` the note ended with) is caught there. That pass alone let through what the
+fragment held when the join took away the boundary a rule needs: ``find_replace`` gluing a
+``ghp_`` token to the word before it, or a netrc ``password x`` line given words after it. So
+what the guard finds in the fragment as sent is redacted in the result too, wherever its
+matched text still stands: a credential the caller sent never reaches the disk.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# The guard's own rules, run as ``redact_whole`` runs them, each change recorded (kept out of
+# ``secrets``, which is at its size limit).
+from .secrets import (
+    _BODY_RUN,
+    _MARKER,
+    _RULES,
+    _TRIGGERS,
+    _UNTRIGGERED,
+    Redaction,
+    SecretKind,
+    _apply,
+    _folded,
+    _Rule,
+    redact_whole,
+)
+
+_CUT = "secret(PRIVATE_KEY)"
+
+
+class Found(NamedTuple):
+    matched: str  # what a rule matched (it may hold the marker an earlier rule put in)...
+    replaced: str  # ...and what took its place
+    kind: SecretKind
+
+
+def found_whole(text: str) -> list[Found]:
+    """Each change :func:`redact_whole` makes to ``text``, in the order it makes them."""
+    found: list[Found] = []
+
+    def recording(rule: _Rule) -> _Rule:
+        def replace(match: re.Match[str]) -> str:
+            replaced = rule.replace(match)
+            if replaced != match.group():  # a value that reads as code is kept as it was
+                found.append(Found(match.group(), replaced, rule.kind))
+            return replaced
+
+        return rule._replace(replace=replace)
+
+    folded = _folded(text)
+    rules = _RULES if _TRIGGERS.search(folded) is not None else _UNTRIGGERED
+    cleaned = _apply(text, tuple(map(recording, rules)), folded).text
+    if _MARKER.search(text) is not None:  # as ``redact_whole`` cuts a key's body lines
+        found += [Found(run.group(), _CUT, "PRIVATE_KEY") for run in _BODY_RUN.finditer(cleaned)]
+    return found
+
+
+def redact_joined(whole: str, fragment: str) -> Redaction:
+    """``whole`` redacted, then each credential of ``fragment`` alone that is still in it."""
+    redaction = redact_whole(whole)
+    if not fragment or fragment == whole:
+        return redaction
+    text, kinds = redaction.text, list(redaction.found)
+    # In order: a later match may hold an earlier one's marker (the fragment's own pass made
+    # it), which the replacement before it has just put in ``text``.
+    for found in found_whole(fragment):
+        if found.matched in text:
+            text = text.replace(found.matched, found.replaced)
+            kinds += [found.kind] if found.kind not in kinds else []
+    return Redaction(text, tuple(kinds))
