@@ -86,6 +86,46 @@ def test_a_glued_credential_and_one_the_whole_completes_are_both_redacted(
     assert sorted(edited["redacted"]["content"]) == ["API", "PASSWORD"]
 
 
+BEGIN, END = "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----"
+LINE = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj"
+
+
+@pytest.mark.parametrize("mark", [f"deploy key {BEGIN}", f"{END} (old)"])
+@pytest.mark.parametrize(
+    "place", ["append", "prepend", "replace", "replace_section", "glued_before"]
+)
+def test_a_key_split_between_the_title_and_the_content_is_not_stored(
+    memory: recuerdo.Memory, place: str, mark: str
+) -> None:
+    """The guard cuts a key's body lines in every string of a call that holds a marker: the
+    content, passed raw to the edit, is cut too when only the title held one."""
+    note, operation, section, find = PLACES[place]
+    saved = memory.save("Note", note)
+    edited = memory.edit(saved["id"], operation, LINE, section=section, find=find, title=mark)
+    stored = memory.get(saved["id"])["content"]
+    assert LINE not in stored and "PRIVATE_KEY" in edited["redacted"]["content"]
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["appended", "created"])
+def test_a_key_split_between_the_summary_and_the_observation_is_not_stored(
+    memory: recuerdo.Memory, first: bool
+) -> None:
+    if first:
+        memory.remember_about("user", "see abc", category="ops")
+    reply = memory.remember_about("user", LINE, category="ops", summary=f"key {BEGIN}")
+    assert LINE not in memory.get(reply["note_id"])["content"]
+    assert reply["redacted"]["observation"] == ["PRIVATE_KEY"]
+
+
+def test_a_retry_of_a_split_key_keeps_no_digest_of_its_body(memory: recuerdo.Memory) -> None:
+    """The idempotency digest is of the observation as the guard passes it: cut, with the
+    summary's marker, as a retry holding the same body sent whole would be."""
+    asked = {"summary": f"key {BEGIN}", "idempotency_key": "k1", "category": "ops"}
+    first = memory.remember_about("user", LINE, **asked)
+    again = memory.remember_about("user", "secret(PRIVATE_KEY)", **asked)
+    assert (first["outcome"], again["outcome"]) == ("created", "skipped")
+
+
 _NOTE = st.sampled_from(["ab", "c", " ", "\n", "(", "x.", "see ", "password =", "\n\n# B"])
 _FRAGMENT = st.sampled_from(
     [GITHUB, f"Bearer {BEARER}", f"password {VALUE}", f"token={VALUE}", " ", "\n", "ab"]

@@ -39,8 +39,10 @@ class Found(NamedTuple):
     kind: SecretKind
 
 
-def found_whole(text: str) -> list[Found]:
-    """Each change :func:`redact_whole` makes to ``text``, in the order it makes them."""
+def found_whole(text: str, marked: bool = False) -> list[Found]:
+    """Each change :func:`redact_whole` makes to ``text``, in the order it makes them; with
+    ``marked`` (another argument of the call held a key marker), its body lines cut too, as
+    the guard cuts them in every string of such a call."""
     found: list[Found] = []
 
     def recording(rule: _Rule) -> _Rule:
@@ -55,21 +57,31 @@ def found_whole(text: str) -> list[Found]:
     folded = _folded(text)
     rules = _RULES if _TRIGGERS.search(folded) is not None else _UNTRIGGERED
     cleaned = _apply(text, tuple(map(recording, rules)), folded).text
-    if _MARKER.search(text) is not None:  # as ``redact_whole`` cuts a key's body lines
+    if marked or _MARKER.search(text) is not None:  # as the guard cuts a key's body lines
         found += [Found(run.group(), _CUT, "PRIVATE_KEY") for run in _BODY_RUN.finditer(cleaned)]
     return found
 
 
-def redact_joined(whole: str, fragment: str) -> Redaction:
-    """``whole`` redacted, then each credential of ``fragment`` alone that is still in it."""
+def redact_joined(whole: str, fragment: str, marked: bool = False) -> Redaction:
+    """``whole`` redacted, then each credential of ``fragment`` alone that is still in it.
+    ``marked``: another argument of the call held a key marker (a title, a summary): the
+    guard, given the fragment with it, cut the key's body lines in the fragment."""
     redaction = redact_whole(whole)
-    if not fragment or fragment == whole:
+    if not fragment or (fragment == whole and not marked):
         return redaction
     text, kinds = redaction.text, list(redaction.found)
     # In order: a later match may hold an earlier one's marker (the fragment's own pass made
     # it), which the replacement before it has just put in ``text``.
-    for found in found_whole(fragment):
+    for found in found_whole(fragment, marked):
         if found.matched in text:
             text = text.replace(found.matched, found.replaced)
             kinds += [found.kind] if found.kind not in kinds else []
     return Redaction(text, tuple(kinds))
+
+
+def marks_a_key(*arguments: object) -> bool:
+    """Whether any of a call's other arguments, as the guard passed them, held a key marker:
+    it became ``secret(PRIVATE_KEY)`` there (so did three body lines, cut all the same), and
+    the key's body lines sent in the fragment are cut (a key split between an edit's title and
+    its content, or a summary and its observation, was stored with its body in clear)."""
+    return any(isinstance(text, str) and _CUT in text for text in arguments)

@@ -17,8 +17,8 @@ from typing import Literal, cast
 from ..core.clock import now, now_iso, to_iso
 from ..core.exact import shown
 from ..core.items import reach
-from ..core.joined import redact_joined
-from ..core.secrets import SecretKind, holds_redaction, redact_whole
+from ..core.joined import marks_a_key, redact_joined
+from ..core.secrets import SecretKind, holds_redaction
 from ..core.settings import note_limit_bytes
 from ..core.text import checked_label
 from ..errors import (
@@ -113,8 +113,10 @@ def _asked(label: str, observation: object) -> str:
     return hashlib.sha256(f"{label}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _guarded(observation: object) -> object:
-    return redact_whole(observation).text if isinstance(observation, str) else observation
+def _guarded(observation: object, marked: bool) -> object:
+    if not isinstance(observation, str):
+        return observation
+    return redact_joined(observation, observation, marked).text
 
 
 def _idempotent_reply(
@@ -170,7 +172,8 @@ def remember_about(
     # Only with a key: every other call would hash its observation for nothing. The
     # observation reaches here unredacted (the verb's ``raw``): it is hashed as the guard
     # would have passed it, so no digest of a credential is kept and a retry matches as before.
-    asked = "" if key is None else _asked(label, _guarded(observation))
+    marked = marks_a_key(summary, category, project, idempotency_key, version_token)
+    asked = "" if key is None else _asked(label, _guarded(observation, marked))
     if key is not None and (earlier := _idempotent_reply(tx, tenant, principal, scope, key, asked)):
         return earlier
     text = notes.check_body(observation, "observation").strip()
@@ -187,7 +190,7 @@ def remember_about(
         )
     if row is None:
         # The observation alone is the note: redacted here, as it came unredacted.
-        body, completed = redact_whole(text)
+        body, completed = redact_joined(text, text, marked)
         outcome: Literal["created", "appended"] = "created"
         _check_size(body, limit)
         note_id = notes.create(
@@ -206,7 +209,7 @@ def remember_about(
         notes.check_token(row, version_token)
         # Redacted as a whole: a credential the observation completes (a value after a
         # "password:" that ends the note) is in neither alone (the review of 0082).
-        joined = redact_joined(join_blocks(row["content"], text), text)
+        joined = redact_joined(join_blocks(row["content"], text), text, marked)
         body, outcome, completed = joined.text, "appended", joined.found
         _check_size(body, limit)
         version, _, _ = notes.write_version(

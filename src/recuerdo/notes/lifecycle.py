@@ -7,7 +7,7 @@ from typing import Any
 from ..core import audit
 from ..core.clock import now_iso
 from ..core.items import reach
-from ..core.joined import redact_joined
+from ..core.joined import marks_a_key, redact_joined
 from ..core.secrets import SecretKind
 from ..core.settings import note_limit_bytes
 from ..errors import (
@@ -192,7 +192,8 @@ def edit(
     # text, and whatever it finds in the content alone wherever the edit kept it (decision 0141).
     completed: tuple[SecretKind, ...] = ()
     if text_edit is not None:
-        updated, completed = redact_joined(updated, text)
+        marked = marks_a_key(title, section, find, token)
+        updated, completed = redact_joined(updated, text, marked)
     renamed = new_title is not None and new_title != row["title"]
     if updated == row["content"] and not renamed:
         return {
