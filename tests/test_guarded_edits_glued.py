@@ -7,6 +7,7 @@ result too, wherever its matched text still stands."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -177,3 +178,22 @@ def test_over_http_a_glued_credential_is_never_stored(
     edited = _post(client, "edit", edit)
     stored = _post(client, "get", {"id": saved["id"]})["content"]
     assert value not in stored and kind in edited["redacted"]["content"]
+
+
+def test_many_glued_credentials_are_all_redacted() -> None:
+    """Past a few, the fragment's credentials are found in one walk of the result."""
+    lines = [f"password {VALUE}{i}" for i in range(100)]
+    whole = "\n".join(f"see {line} tail" for line in lines)
+    joined = redact_joined(whole, "\n".join(lines))
+    assert VALUE not in joined.text and joined.found == ("PASSWORD",)
+    assert joined.text.count("secret(PASSWORD)") == 100
+
+
+def test_a_long_edit_of_many_credentials_is_guarded_in_time() -> None:
+    """Each credential looked for in the whole result in turn: 20,000 in a 430 KB edit took
+    6.8 s, four times as many in twice the text four times that."""
+    fragment = "\n".join(f"password=Abc{i}xyz9" for i in range(40_000))
+    started = time.perf_counter()
+    joined = redact_joined(f"see abc\n\n{fragment}", fragment)
+    assert time.perf_counter() - started < 10
+    assert joined.text.count("secret(PASSWORD)") == 40_000

@@ -12,6 +12,7 @@ matched text still stands: a credential the caller sent never reaches the disk.
 from __future__ import annotations
 
 import re
+from itertools import groupby
 from typing import NamedTuple
 
 # The guard's own rules, run as ``redact_whole`` runs them, each change recorded (kept out of
@@ -37,6 +38,7 @@ class Found(NamedTuple):
     matched: str  # what a rule matched (it may hold the marker an earlier rule put in)...
     replaced: str  # ...and what took its place
     kind: SecretKind
+    rule: int  # the rule's turn: those of a later turn may hold an earlier one's marker
 
 
 def found_whole(text: str, marked: bool = False) -> list[Found]:
@@ -46,10 +48,12 @@ def found_whole(text: str, marked: bool = False) -> list[Found]:
     found: list[Found] = []
 
     def recording(rule: _Rule) -> _Rule:
+        turn = _RULES.index(rule)
+
         def replace(match: re.Match[str]) -> str:
             replaced = rule.replace(match)
             if replaced != match.group():  # a value that reads as code is kept as it was
-                found.append(Found(match.group(), replaced, rule.kind))
+                found.append(Found(match.group(), replaced, rule.kind, turn))
             return replaced
 
         return rule._replace(replace=replace)
@@ -58,8 +62,53 @@ def found_whole(text: str, marked: bool = False) -> list[Found]:
     rules = _RULES if _TRIGGERS.search(folded) is not None else _UNTRIGGERED
     cleaned = _apply(text, tuple(map(recording, rules)), folded).text
     if marked or _MARKER.search(text) is not None:  # as the guard cuts a key's body lines
-        found += [Found(run.group(), _CUT, "PRIVATE_KEY") for run in _BODY_RUN.finditer(cleaned)]
+        last = len(_RULES)
+        found += [
+            Found(run.group(), _CUT, "PRIVATE_KEY", last) for run in _BODY_RUN.finditer(cleaned)
+        ]
     return found
+
+
+# Up to this many credentials in a fragment, each is looked for in the result in turn (a
+# search in C); past it, one walk of the result per rule's turn finds them all: looked for in
+# turn, 20,000 of them in a 430 KB edit took 6.8 s (the whole pass 0.16 s).
+_FEW = 32
+
+
+def _replaced_in_turn(text: str, found: list[Found], kinds: list[SecretKind]) -> str:
+    for each in found:
+        if each.matched in text:
+            text = text.replace(each.matched, each.replaced)
+            kinds += [each.kind] if each.kind not in kinds else []
+    return text
+
+
+def _replaced_in_one_walk(text: str, found: list[Found], kinds: list[SecretKind]) -> str:
+    """Every ``found`` replaced in one walk of ``text``: where the first characters of some
+    stand, each length they come in is looked up, the longest first (not each one in turn:
+    thousands may share their first characters)."""
+    width = min(16, *(len(each.matched) for each in found))
+    exact = {each.matched: each for each in reversed(found)}  # the first of equal ones
+    lengths: dict[str, list[int]] = {}
+    for matched in exact:
+        lengths.setdefault(matched[:width], []).append(len(matched))
+    for anchored in lengths.values():
+        anchored[:] = sorted(set(anchored), reverse=True)
+    kept: list[str] = []
+    at = position = 0
+    last = len(text) - width
+    while position <= last:
+        hit = None
+        for length in lengths.get(text[position : position + width], ()):
+            if (hit := exact.get(text[position : position + length])) is not None:
+                break
+        if hit is None:
+            position += 1
+            continue
+        kept += [text[at:position], hit.replaced]
+        kinds += [hit.kind] if hit.kind not in kinds else []
+        position = at = position + len(hit.matched)
+    return "".join([*kept, text[at:]])
 
 
 def redact_joined(whole: str, fragment: str, marked: bool = False) -> Redaction:
@@ -70,12 +119,13 @@ def redact_joined(whole: str, fragment: str, marked: bool = False) -> Redaction:
     if not fragment or (fragment == whole and not marked):
         return redaction
     text, kinds = redaction.text, list(redaction.found)
-    # In order: a later match may hold an earlier one's marker (the fragment's own pass made
-    # it), which the replacement before it has just put in ``text``.
-    for found in found_whole(fragment, marked):
-        if found.matched in text:
-            text = text.replace(found.matched, found.replaced)
-            kinds += [found.kind] if found.kind not in kinds else []
+    found = [each for each in dict.fromkeys(found_whole(fragment, marked)) if each.matched]
+    if len(found) <= _FEW:
+        # In order: a later match may hold an earlier one's marker (the fragment's own pass
+        # made it), which the replacement before it has just put in ``text``.
+        return Redaction(_replaced_in_turn(text, found, kinds), tuple(kinds))
+    for _, turn in groupby(found, key=lambda each: each.rule):
+        text = _replaced_in_one_walk(text, list(turn), kinds)
     return Redaction(text, tuple(kinds))
 
 
