@@ -227,9 +227,12 @@ class _UrlPasswords(_OnePass):
 
 _URL_PASSWORD = _UrlPasswords()
 
+# A netrc line's password is a word after "password"; an assignment's sign with nothing after
+# it is not one: "password =" alone on its line (a name whose value follows, or a heading of
+# prose) became "password secret(PASSWORD)", and a value on the next line was kept in clear.
 _NETRC = re.compile(
     r"(\blogin\s+\S+\s+password\s+)(?!secret\()(\S+)"
-    r"|(^[ \t]*password[ \t]+)(?!secret\()(\S+)[ \t]*$",
+    r"|(^[ \t]*password[ \t]+)(?!secret\()(?!(?:=>?|:=?)[ \t]*$)(\S+)[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -418,6 +421,18 @@ def _apply(text: str, rules: tuple[_Rule, ...], folded: str | None) -> Redaction
             if rule.kind not in found:
                 found.append(rule.kind)
     return Redaction(text, tuple(found))
+
+
+def redact_whole(text: str) -> Redaction:
+    """What the guard stores for ``text`` sent alone (:func:`redact_call` of one string): with
+    a key marker in it, its body lines are cut wherever they stand. A text a verb builds from
+    stored text and a caller's fragment (an edit's note after it) passes here whole, the
+    fragment not redacted alone first (decision 0141)."""
+    kinds: list[str] = []
+    if _MARKER.search(text) is None:
+        return redact(text)
+    cut = _redacted_in_pieces(text, kinds)
+    return Redaction(cut, tuple(kind for kind in get_args(SecretKind) if kind in kinds))
 
 
 def redact_text(text: str) -> str:

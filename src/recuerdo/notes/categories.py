@@ -17,7 +17,8 @@ from typing import Literal, cast
 from ..core.clock import now, now_iso, to_iso
 from ..core.exact import shown
 from ..core.items import reach
-from ..core.secrets import SecretKind, holds_redaction, redact
+from ..core.joined import marks_a_key, redact_joined
+from ..core.secrets import SecretKind, holds_redaction
 from ..core.settings import note_limit_bytes
 from ..core.text import checked_label
 from ..errors import (
@@ -112,6 +113,12 @@ def _asked(label: str, observation: object) -> str:
     return hashlib.sha256(f"{label}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _guarded(observation: object, marked: bool) -> object:
+    if not isinstance(observation, str):
+        return observation
+    return redact_joined(observation, observation, marked).text
+
+
 def _idempotent_reply(
     tx: Tx, tenant: str, principal: str, scope: str, key: str, asked: str
 ) -> Remembered | None:
@@ -162,8 +169,11 @@ def remember_about(
         # it names no one request (keys that differed were refused as reused), so none is
         # kept; a retry appends again rather than lose an observation.
         key = None
-    # Only with a key: every other call would hash its observation for nothing.
-    asked = "" if key is None else _asked(label, observation)
+    # Only with a key: every other call would hash its observation for nothing. The
+    # observation reaches here unredacted (the verb's ``raw``): it is hashed as the guard
+    # would have passed it, so no digest of a credential is kept and a retry matches as before.
+    marked = marks_a_key(summary, category, project, idempotency_key, version_token)
+    asked = "" if key is None else _asked(label, _guarded(observation, marked))
     if key is not None and (earlier := _idempotent_reply(tx, tenant, principal, scope, key, asked)):
         return earlier
     text = notes.check_body(observation, "observation").strip()
@@ -179,7 +189,8 @@ def remember_about(
             tx, tenant, scope, category_key(label), str(version_token), "version_token"
         )
     if row is None:
-        body = text
+        # The observation alone is the note: redacted here, as it came unredacted.
+        body, completed = redact_joined(text, text, marked)
         outcome: Literal["created", "appended"] = "created"
         _check_size(body, limit)
         note_id = notes.create(
@@ -198,7 +209,7 @@ def remember_about(
         notes.check_token(row, version_token)
         # Redacted as a whole: a credential the observation completes (a value after a
         # "password:" that ends the note) is in neither alone (the review of 0082).
-        joined = redact(join_blocks(row["content"], text))
+        joined = redact_joined(join_blocks(row["content"], text), text, marked)
         body, outcome, completed = joined.text, "appended", joined.found
         _check_size(body, limit)
         version, _, _ = notes.write_version(

@@ -23,6 +23,10 @@ class CategoryVerbs(MemoryBase):
         errors=(InvalidLabel, EmptyContent, ContentTooLarge, VersionConflict, Conflict),
         arguments=("axis", "observation"),
         enums={"axis": ("user", "project")},
+        # Appended to the category note, which is redacted whole after it, as an edit's
+        # content is (decision 0141): redacted alone first, an END marker under a key's body
+        # lines became a marker, and the body stayed in clear.
+        raw=("observation",),
     )
     def remember_about(
         self,

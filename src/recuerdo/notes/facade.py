@@ -218,6 +218,11 @@ class NoteVerbs(MemoryBase):
         arguments=("id", "operation", "content"),
         enums={"operation": OPERATIONS},
         keeps_to_scope=True,
+        # ``content`` is a fragment of the note: the edit redacts the note's whole text after
+        # it, as the guard would the note sent whole. Redacted alone first, it lost what made
+        # the whole a credential (an END marker under a key's body lines) or was mangled
+        # ("password =") while the value after it stayed in clear (decision 0141).
+        raw=("content",),
     )
     def edit(
         self,

@@ -7,7 +7,8 @@ from typing import Any
 from ..core import audit
 from ..core.clock import now_iso
 from ..core.items import reach
-from ..core.secrets import SecretKind, redact
+from ..core.joined import marks_a_key, redact_joined
+from ..core.secrets import SecretKind
 from ..core.settings import note_limit_bytes
 from ..errors import (
     Conflict,
@@ -173,6 +174,7 @@ def edit(
     check_token(row, token)
     op: str | None = None
     updated = row["content"]
+    text = ""
     if text_edit is not None:
         op, raw = text_edit
         text = check_body(raw, "content") if raw else raw
@@ -184,11 +186,14 @@ def edit(
             find=find if isinstance(find, str) else None,
         )
     # The note's text as a whole, when the edit changed it: a credential the edit completes (a
-    # value appended after "password =") is in neither the note nor the edit's text alone (the
-    # review of 0082).
+    # value appended after "password =", a key's END marker under its body lines) is in neither
+    # the note nor the edit's text alone (the review of 0082). The content reaches here
+    # unredacted (the verb's ``raw``): what is stored is what the guard stores for the whole
+    # text, and whatever it finds in the content alone wherever the edit kept it (decision 0141).
     completed: tuple[SecretKind, ...] = ()
     if text_edit is not None:
-        updated, completed = redact(updated)
+        marked = marks_a_key(title, section, find, token)
+        updated, completed = redact_joined(updated, text, marked)
     renamed = new_title is not None and new_title != row["title"]
     if updated == row["content"] and not renamed:
         return {
