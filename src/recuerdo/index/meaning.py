@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..core.exact import shown
 from ..errors import InvalidInput
 from ..store.base import Store, Tx
-from .embed import CHOICES, Embedder, load_embedder
+from .embed import CHOICES, Embedder, load_embedder, unarmed_reason
 from .vector_set import VectorSet
 from .vectors import Erased, erasing, pending, settle_erasures
 
@@ -70,6 +70,12 @@ class Meaning:
         if embedder is None:
             return "not_armed"
         return "queued" if pending(tx, embedder.name) else "armed"
+
+    def unarmed_reason(self) -> str | None:
+        """Why no model answers (None when one does)."""
+        if self.embedder is not None:
+            return None
+        return unarmed_reason(self._choice if isinstance(self._choice, str) else None)
 
     def vectors(self, embedder: Embedder) -> VectorSet:
         """This memory's vectors of ``embedder``'s model, kept up to date from the store."""

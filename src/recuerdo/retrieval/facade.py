@@ -475,6 +475,8 @@ class RetrievalVerbs(MemoryBase):
                     is not None,
                 },
             }
+            if (reason := self._meaning.unarmed_reason()) is not None:
+                reply["meaning_reason"] = reason
             if embedder is not None:
                 waiting = (
                     int(

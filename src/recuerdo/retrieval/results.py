@@ -143,6 +143,8 @@ class IndexStatus(TypedDict):
     items_waiting_for_substring_index: int
     model: str | None
     meaning: MeaningState
+    meaning_reason: NotRequired[str]
+    """Why meaning is ``not_armed``: the model asked for, and the package that brings it."""
     chunks_waiting_for_vectors: NotRequired[int]
     embedded_percent: NotRequired[float]
     backend: NotRequired[dict[str, Any]]
