@@ -18,6 +18,7 @@ from bisect import bisect_left
 from functools import cached_property
 
 from ..index.chunk import Span, sentence_spans
+from ..store.base import Tx
 from . import store
 
 NOT_IN_TEXT = Span(0, 0)
@@ -131,3 +132,15 @@ def named_in(name: str, text: str) -> bool:
 
 def _is_word(char: str) -> bool:
     return char.isalnum() or char == "_"  # Python's \w on str patterns
+
+
+def uncite(tx: Tx, tenant: str, doc_id: int, blanked: list[tuple[int, int]]) -> None:
+    """Drop the citations of ``doc_id`` quoting any of the ``blanked`` spans: the text they
+    quoted is forgotten. Their facts keep their other sources, else stand as asserted; left,
+    such a citation was served as ``mismatch`` even beside a text still saying the fact, and
+    an export carried its span of blanks, which an import then verified."""
+    for start, stop in blanked:
+        tx.execute(
+            "DELETE FROM fact_sources WHERE tenant = ? AND item_id = ? AND start < ? AND stop > ?",
+            (tenant, doc_id, stop, start),
+        )
