@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import recuerdo
+from recuerdo.index.chunk import chunk_spans
 
 FILLER = " ".join(f"Sentence number {i} talks about filler topics." for i in range(40))
 # Carol's sentence also says the kept fact; the filler puts it in a passage of its own.
@@ -134,3 +135,39 @@ def test_an_import_leaves_out_a_span_outside_every_passage(
         assert citation["span"] is None and citation["span_state"] == "asserted"
     finally:
         fresh.close()
+
+
+def _cut_between(first: str, second: str) -> str:
+    """A text cut into passages between ``first`` and ``second`` (found by trying where the
+    filler puts the cut)."""
+    for count in range(1, 80):
+        text = f"{' '.join(FILLER.split('. ')[:count])}. {first} {second} {FILLER}"
+        if any(text[: span.end].endswith(first) for span in chunk_spans(text)):
+            return text
+    raise AssertionError("no filler puts the cut there")
+
+
+def test_a_fact_named_on_either_side_of_a_passage_cut_is_cited_across_it(
+    memory: recuerdo.Memory, base: Any
+) -> None:
+    """Cited ``not_in_text`` before: the citer looked inside one passage only, so where the
+    text was cut decided whether the fact was cited."""
+    first, second = "Dana is our lead engineer.", "Acme pays her very well."
+    text = _cut_between(first, second)
+    memory.remember_knowledge(content=text, facts={"relations": [FACTS["relations"][0]]})
+    citation = _cited(memory)
+    assert citation["span_state"] == "verified"
+    assert citation["span"]["text"] == f"{first} {second}"
+    fresh = recuerdo.open("fresh", base_dir=base / "fresh", embedder="none")
+    try:
+        fresh.import_records(_export(memory))
+        assert _cited(fresh)["span"] == citation["span"]
+    finally:
+        fresh.close()
+
+
+def test_ends_named_passages_apart_are_not_cited(memory: recuerdo.Memory) -> None:
+    text = f"Dana is our lead engineer. {FILLER} {FILLER} Acme pays her very well."
+    assert len(chunk_spans(text)) > 2
+    memory.remember_knowledge(content=text, facts={"relations": [FACTS["relations"][0]]})
+    assert _cited(memory)["span_state"] == "not_in_text"
