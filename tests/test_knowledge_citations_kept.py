@@ -7,6 +7,7 @@ blanks as a verified citation. Each test fails on the code before."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import recuerdo
@@ -171,3 +172,21 @@ def test_ends_named_passages_apart_are_not_cited(memory: recuerdo.Memory) -> Non
     assert len(chunk_spans(text)) > 2
     memory.remember_knowledge(content=text, facts={"relations": [FACTS["relations"][0]]})
     assert _cited(memory)["span_state"] == "not_in_text"
+
+
+def test_a_read_as_of_an_instant_cites_only_texts_stored_by_then(
+    memory: recuerdo.Memory,
+) -> None:
+    """The read hid the later text's passages but quoted it as the fact's citation."""
+    memory.remember_knowledge(content="Dana works at Acme.", facts=FACTS)
+    known = _cited(memory)["source"]["ingested_at"]
+    time.sleep(0.01)  # the restatement is stored strictly later
+    memory.remember_knowledge(content="A later memo: Dana works at Acme still.", facts=FACTS)
+    assert _cited(memory)["span"]["text"] == "A later memo: Dana works at Acme still."
+    [fact] = [
+        item
+        for item in memory.about("Acme", as_of=known)["items"]
+        if item["kind"] == "fact" and item["relation"] == "works_at"
+    ]
+    assert fact["citation"]["span"]["text"] == "Dana works at Acme."
+    assert fact["citation"]["source"]["ingested_at"] == known
