@@ -64,43 +64,67 @@ def verified_span(
     return {"text": quote, "start": start, "end": stop}, "verified"
 
 
-def fact_citations(tx: Tx, tenant: str, fact_rows: list[Row]) -> dict[int, dict[str, Any]]:
-    """fact id -> citation (source and verified span)."""
+def fact_citations(
+    tx: Tx, tenant: str, fact_rows: list[Row], known_at: str | None = None
+) -> dict[int, dict[str, Any]]:
+    """fact id -> citation (source and verified span); with ``known_at`` (an ``as_of``
+    read), only from texts stored by then: a text stored later was cited, though the read
+    hides its passages (0145)."""
     if not fact_rows:
         return {}
     ids = [row["id"] for row in fact_rows]
     marks = ",".join("?" * len(ids))
-    sources = {
-        r["fact_id"]: r
-        for r in tx.all(
-            # The last row of a fact wins: its newest source that quotes a span, else its
-            # newest. A later text naming no passage with both ends hid the span an earlier
-            # one quoted (the review of 0089).
-            "SELECT fact_id, item_id, start, stop, quote_hash FROM fact_sources WHERE tenant = ?"
-            f" AND fact_id IN ({marks}) ORDER BY CASE WHEN stop > start THEN 1 ELSE 0 END,"
-            " item_id",
-            [tenant, *ids],
-        )
-    }
-    docs = _document_rows(tx, tenant, {r["item_id"] for r in sources.values()})
+    known = "" if known_at is None else " AND i.created_at <= ?"
+    sources: dict[int, list[Row]] = {}
+    for r in tx.all(
+        # The last row of a fact is preferred: its newest source that quotes a span, else its
+        # newest. A later text naming no passage with both ends hid the span an earlier one
+        # quoted (the review of 0089).
+        "SELECT s.fact_id, s.item_id, s.start, s.stop, s.quote_hash FROM fact_sources s"
+        " JOIN items i ON i.tenant = s.tenant AND i.id = s.item_id WHERE s.tenant = ?"
+        f" AND s.fact_id IN ({marks}){known}"
+        " ORDER BY CASE WHEN s.stop > s.start THEN 1 ELSE 0 END, s.item_id",
+        [tenant, *ids, *([] if known_at is None else [known_at])],
+    ):
+        sources.setdefault(r["fact_id"], []).append(r)
+    # Each fact's preferred source's document is read; the others' only when it no longer
+    # verifies (a fact restated in many documents would read them all).
+    docs = _document_rows(tx, tenant, {rs[-1]["item_id"] for rs in sources.values()})
+    stale = [
+        r
+        for rs in sources.values()
+        if verified_span(docs.get(rs[-1]["item_id"]), *_quoted(rs[-1]))[1] != "verified"
+        for r in rs[:-1]
+        if r["item_id"] not in docs
+    ]
+    docs.update(_document_rows(tx, tenant, {r["item_id"] for r in stale}))
     citations = {}
     for row in fact_rows:
-        cited = sources.get(row["id"])
-        if cited is None:
+        candidates = sources.get(row["id"])
+        if not candidates:
             citations[row["id"]] = {
                 "source": _source(None, row["source"], row["recorded_at"]),
                 "span": None,
                 "span_state": "asserted",
             }
             continue
+        # The preferred source that still verifies: one whose text a forget written before
+        # 0145 blanked hid a source still saying the fact.
+        checked = [
+            (r, *verified_span(docs.get(r["item_id"]), *_quoted(r))) for r in reversed(candidates)
+        ]
+        cited, span, state = next((c for c in checked if c[2] == "verified"), checked[0])
         doc = docs.get(cited["item_id"])
-        span, state = verified_span(doc, cited["start"], cited["stop"], cited["quote_hash"])
         citations[row["id"]] = {
             "source": _source(doc, row["source"], row["recorded_at"]),
             "span": span,
             "span_state": state,
         }
     return citations
+
+
+def _quoted(source: Row) -> tuple[int, int, str]:
+    return source["start"], source["stop"], source["quote_hash"]
 
 
 def passage_citation(chunk: Row, doc: Row | None) -> dict[str, Any]:
@@ -299,7 +323,7 @@ def graph_facts(
     for row in by_id.values():
         entity_ids |= {row["subject_id"], row["object_id"]}
     names = {i: r["name"] for i, r in store.entity_rows(tx, tenant, sorted(entity_ids)).items()}
-    citations = fact_citations(tx, tenant, list(by_id.values()))
+    citations = fact_citations(tx, tenant, list(by_id.values()), view.as_of)
     facts: list[dict[str, Any]] = []
     for row, hop, via, name in walked:
         facts.append(_fact_item(row, names, hop, via, name, citations[row["id"]]))

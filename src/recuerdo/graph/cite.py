@@ -3,9 +3,10 @@
 A span supports a fact when it names both ends, each as whole words of the folded text
 (``named_in``): the first sentence that does; else, in the first passage that does, the
 shortest run of its sentences that does (the whole passage when a name spans a sentence
-break, as "Dr. Smith" does); else none, and the fact cites its document with an empty span
-(``NOT_IN_TEXT``), which a read serves as ``span: null``. A span naming one end only is never
-cited: it does not state the fact.
+break, as "Dr. Smith" does); else, in a text cut here (``content``, not passages or turns the
+caller gave), the shortest run across the cut between two passages (0145); else none, and the
+fact cites its document with an empty span (``NOT_IN_TEXT``), which a read serves as ``span:
+null``. A span naming one end only is never cited: it does not state the fact.
 
 The text is split and folded once per call, and each piece is indexed by the words it holds,
 so finding the pieces that name an end costs about the number of pieces holding its words,
@@ -18,6 +19,7 @@ from bisect import bisect_left
 from functools import cached_property
 
 from ..index.chunk import Span, sentence_spans
+from ..store.base import Tx
 from . import store
 
 NOT_IN_TEXT = Span(0, 0)
@@ -64,7 +66,7 @@ class _Pieces:
 class Citer:
     """The spans a call's facts cite, from its text cut into ``passages``."""
 
-    def __init__(self, text: str, passages: list[Span]) -> None:
+    def __init__(self, text: str, passages: list[Span], *, across: bool = False) -> None:
         sentences: list[Span] = []
         self.first_sentence = []  # passage -> the index of its first sentence (and one past)
         for passage in passages:
@@ -73,6 +75,8 @@ class Citer:
         self.first_sentence.append(len(sentences))
         self.sentences = _Pieces(text, sentences)
         self.text, self.passage_spans = text, passages
+        # Only a cut made here is crossed: passages and turns the caller gave are its units.
+        self.across = across
 
     @cached_property
     def passages(self) -> _Pieces:
@@ -87,7 +91,7 @@ class Citer:
             return self.sentences.spans[sentence]
         passage = self.passages.first_naming_both(one, other)
         if passage is None:
-            return NOT_IN_TEXT
+            return self._across(one, other)
         low, high = self.first_sentence[passage], self.first_sentence[passage + 1]
         mine = []
         for name in (one, other):
@@ -95,6 +99,29 @@ class Citer:
             mine.append(found[bisect_left(found, low) : bisect_left(found, high)])
         if not mine[0] or not mine[1]:
             return self.passages.spans[passage]
+        first, last = _shortest_run(mine[0], mine[1])
+        return Span(self.sentences.spans[first].start, self.sentences.spans[last].end)
+
+    def _across(self, one: str, other: str) -> Span:
+        """The shortest run of sentences naming both in the first two neighbouring passages
+        of which one names an end and the other the other (no one passage names both here):
+        where the text was cut must not decide whether it is cited; farther apart, none
+        (0145). Looked for among the passages of the rarer name, as ``first_naming_both``."""
+        if not self.across:
+            return NOT_IN_TEXT
+        self.passages.naming(one)
+        self.passages.naming(other)
+        few, many = sorted((self.passages.found_sets[n] for n in (one, other)), key=len)
+        pairs = [p - 1 for p in few if p - 1 in many] + [p for p in few if p + 1 in many]
+        if not pairs:
+            return NOT_IN_TEXT
+        low, high = self.first_sentence[min(pairs)], self.first_sentence[min(pairs) + 2]
+        mine = []
+        for name in (one, other):
+            found = self.sentences.naming(name)
+            mine.append(found[bisect_left(found, low) : bisect_left(found, high)])
+        if not mine[0] or not mine[1]:  # a name found only across a sentence break
+            return NOT_IN_TEXT
         first, last = _shortest_run(mine[0], mine[1])
         return Span(self.sentences.spans[first].start, self.sentences.spans[last].end)
 
@@ -131,3 +158,15 @@ def named_in(name: str, text: str) -> bool:
 
 def _is_word(char: str) -> bool:
     return char.isalnum() or char == "_"  # Python's \w on str patterns
+
+
+def uncite(tx: Tx, tenant: str, doc_id: int, blanked: list[tuple[int, int]]) -> None:
+    """Drop the citations of ``doc_id`` quoting any of the ``blanked`` spans: the text they
+    quoted is forgotten. Their facts keep their other sources, else stand as asserted; left,
+    such a citation was served as ``mismatch`` even beside a text still saying the fact, and
+    an export carried its span of blanks, which an import then verified."""
+    for start, stop in blanked:
+        tx.execute(
+            "DELETE FROM fact_sources WHERE tenant = ? AND item_id = ? AND start < ? AND stop > ?",
+            (tenant, doc_id, stop, start),
+        )

@@ -39,7 +39,7 @@ from ..index.words import STOP_WORDS
 from ..notes import history, traces
 from ..store import chunk_text
 from ..store.base import Row, Tx, groups, marks
-from . import derive, import_residue, store
+from . import cite, derive, import_residue, store
 from .match import suggestions
 
 FORMS = ("subject", "fact", "passage", "source", "all", "attribute")
@@ -547,6 +547,7 @@ def _blank_passages(
         )
         for start, stop in spans:
             text = text[:start] + " " * (stop - start) + text[stop:]
+        cite.uncite(tx, tenant, doc_id, spans)
         tx.execute(
             "UPDATE items SET content = ? WHERE tenant = ? AND id = ?", (text, tenant, doc_id)
         )

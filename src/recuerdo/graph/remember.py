@@ -315,7 +315,11 @@ def remember(
         counts["facts_existing"] += len(relations) - created
         counts["facts_replaced"] += replaced
         relations = []
-    citer = Citer(text or "", spans) if doc_id is not None and relations else None
+    citer = (
+        Citer(text or "", spans, across=content is not None)
+        if doc_id is not None and relations
+        else None
+    )
     for relation in relations:
         subject, obj = end(relation["source"]), end(relation["target"])
         fact_id, created, replaced = store.add_fact(

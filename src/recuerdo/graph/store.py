@@ -348,6 +348,10 @@ def add_fact(
         fact_id, created = int(existing["id"]), False
     else:
         since = valid_from if existing is None else valid_from or recorded_at
+        if since is None and replaces and _ends_another(tx, tenant, (subject, relation, obj)):
+            # Undated, it takes effect now (0098): true at no earlier instant than the target
+            # it ends, or a valid_at before it answered both (0145).
+            since = recorded_at
         fact_id = insert_fact(
             tx,
             (tenant, scope, subject, relation, obj),
@@ -368,6 +372,20 @@ def add_fact(
             tx, tenant, (subject, relation, obj), fact_id, created, valid_from, recorded_at
         )
     return fact_id, created, replaced
+
+
+def _ends_another(tx: Tx, tenant: str, fact: tuple[int, str, int]) -> bool:
+    """Whether the subject holds another current target of the relation (an undated fact
+    takes effect now, so it ends every one of them)."""
+    subject, relation, obj = fact
+    return (
+        tx.one(
+            "SELECT 1 FROM facts WHERE tenant = ? AND subject_id = ? AND relation = ?"
+            " AND object_id <> ? AND ended_at IS NULL LIMIT 1",
+            (tenant, subject, relation, obj),
+        )
+        is not None
+    )
 
 
 def _replace_others(

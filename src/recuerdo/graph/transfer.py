@@ -201,11 +201,14 @@ def _facts(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
     sources: dict[int, list[dict[str, Any]]] = {}
     document_keys: dict[int, str] = {}
     for r in tx.all(
-        "SELECT fs.fact_id, fs.item_id, fs.start, fs.stop, i.content, i.title,"
+        "SELECT fs.fact_id, fs.item_id, fs.start, fs.stop, fs.quote_hash, i.content, i.title,"
         " i.occurred_at, i.created_at FROM fact_sources fs JOIN items i ON i.tenant = fs.tenant"
         f" AND i.id = fs.item_id WHERE fs.tenant = ? AND fs.fact_id IN ({marks})",
         [tenant, *ids],
     ):
+        quote = r["content"][r["start"] : r["stop"]]
+        if quote and store.quote_hash(quote) != r["quote_hash"]:
+            continue  # its text is forgotten (blanked before 0145 dropped such a citation)
         if r["item_id"] not in document_keys:
             document_keys[r["item_id"]] = document_key(r)
         sources.setdefault(r["fact_id"], []).append(

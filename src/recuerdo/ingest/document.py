@@ -22,6 +22,7 @@ import base64
 import binascii
 import hashlib
 import os
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -90,6 +91,14 @@ def blocks_of(data: bytes) -> tuple[str, list[parse.Block]]:
     return kind, parse.plain(text, markdown=kind == "markdown")
 
 
+# Latin ligatures (U+FB00-FB06) as the letters they join. A PDF's text layer gives a ligature
+# glyph as its one code point ("\ufb01nance"), and no search folds it: "finance" found nothing
+# in a PDF set with ligatures (0145). They are presentation forms: a reader sees the letters.
+_LIGATURES = str.maketrans(
+    {chr(point): unicodedata.normalize("NFKC", chr(point)) for point in range(0xFB00, 0xFB07)}
+)
+
+
 @dataclass(frozen=True)
 class Read:
     """A document read, its secrets redacted and its text cut into passages: all an ingest
@@ -115,8 +124,9 @@ def read(data: bytes, name: str) -> Read:
     parts, spans = [], []
     position, redacted = 0, 0
     for block in blocks:
-        text = redact_text(block.text)
-        redacted += text != block.text
+        letters = block.text.translate(_LIGATURES)
+        text = redact_text(letters)
+        redacted += text != letters
         parts.append(text)
         spans.append((position, position + len(text)))
         position += len(text) + 2

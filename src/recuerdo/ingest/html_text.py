@@ -6,7 +6,8 @@ One walk of the tree (a stack, no per-node look at the ancestors: a page of deep
 (a ``<div>`` as much as a ``<p>``) ends the text gathered so far and starts another, and an
 inline element (``<b>``, ``<a>``, an unknown tag) only adds its text. A ``<pre>`` keeps its
 lines and indentation. Only what a reader never sees is skipped: scripts, styles, templates,
-``noscript``, the head, and elements marked ``hidden``.
+``noscript``, the head, and elements marked ``hidden`` or styled inline ``display: none`` or
+``visibility: hidden``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ _SKIPPED = frozenset(
 )
 _HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 _VERBATIM = frozenset(("pre", "listing", "plaintext", "xmp"))
+_INVISIBLE_STYLE = re.compile(
+    r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!\s*important\s*)?(?:;|$)",
+    re.IGNORECASE,
+)
 _BR = object()  # a line break inside the text gathered: two in a row end a paragraph
 
 
@@ -108,6 +113,11 @@ def html(text: str) -> list[Block]:
     # element's attributes took as long as the rest of the walk).
     for invisible in tree.css("[hidden]"):
         invisible.decompose()
+    # An inline style that hides an element hides it as ``hidden`` does: a reader never sees
+    # it, and pages hide text from readers that way (0145). A style sheet's rules are not read.
+    for styled in tree.css("[style]"):
+        if _INVISIBLE_STYLE.search(styled.attributes.get("style") or ""):
+            styled.decompose()
     root = tree.body or tree.root
     if root is None:
         return []

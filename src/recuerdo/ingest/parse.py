@@ -20,7 +20,8 @@ __all__ = ["Block", "BlockKind", "docx", "html", "pdf", "plain"]
 
 def plain(text: str, markdown: bool) -> list[Block]:
     blocks = []
-    for part in re.split(r"\n\s*\n", text.replace("\r\n", "\n")):
+    # Lines end in LF, CRLF or a lone CR (classic Mac text): each is a line end.
+    for part in re.split(r"\n\s*\n", text.replace("\r\n", "\n").replace("\r", "\n")):
         lines = [line for line in part.split("\n") if line.strip()]
         if not lines:
             continue
