@@ -120,6 +120,63 @@ def test_find_text_that_overlaps_itself_is_ambiguous() -> None:
 
 
 @pytest.mark.parametrize(
+    "block",
+    [
+        "    ```\n    code",  # indented four spaces: code, not a fence
+        "```x``` is inline code",  # a backtick fence's info has no backtick
+    ],
+)
+def test_what_is_not_a_fence_hides_no_section(block: str) -> None:
+    """Found by a hunt: these lines opened a fence that hid every heading after them, so the
+    section after them was not found."""
+    text = f"## A\n\n{block}\n\n## B\n\nold\n"
+    assert [h.title for h in headings(text)] == ["A", "B"]
+    assert apply_edit(text, "replace_section", "new", section="B").endswith("## B\n\nnew\n")
+
+
+def test_a_heading_may_be_indented_three_spaces() -> None:
+    """Found by a hunt: "   ## B" is a heading (CommonMark), and its section was not found."""
+    text = "# A\n\n   ## B\n\nold\n\n    ## not one\n"
+    assert [h.title for h in headings(text)] == ["A", "B"]
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "content", "section", "find", "expected"),
+    [
+        ("a\r\n\r\nDROP\r\nb", "find_replace", "", None, "DROP", "a\r\n\r\nb"),
+        ("a\r\n\r\nDROP\r\n\r\nb", "find_replace", "", None, "DROP", "a\r\n\r\nb"),
+        ("a\r\nDROP\r\nb", "find_replace", "", None, "DROP\r\n", "a\r\nb"),
+        ("a\r\nb\r\n", "append", "c", None, None, "a\r\nb\r\n\r\nc"),
+        ("a\r\nb", "prepend", "c", None, None, "c\r\n\r\na\r\nb"),
+        (
+            "# A\r\n\r\n## B\r\n\r\nold\r\n\r\n## C\r\nw\r\n",
+            "replace_section",
+            "new\r\n",
+            "B",
+            None,
+            "# A\r\n\r\n## B\r\n\r\nnew\r\n\r\n## C\r\nw\r\n",
+        ),
+        ("# A\r\n\r\nold\r\n", "replace_section", "new", "A", None, "# A\r\n\r\nnew\r\n"),
+    ],
+)
+def test_an_edit_of_a_crlf_note_joins_with_crlf(
+    text: str, operation: str, content: str, section: str | None, find: str | None, expected: str
+) -> None:
+    """Found by a hunt: deleting from a CRLF note counted each CRLF as two breaks (paragraphs
+    drifted apart) and joined with LF; appends and sections added LF among CRLF lines."""
+    assert apply_edit(text, operation, content, section=section, find=find) == expected
+
+
+def test_a_crlf_note_keeps_its_line_breaks_through_edits(memory: recuerdo.Memory) -> None:
+    note = memory.save("Plan", "# Plan\r\n\r\nIntro.\r\n\r\nDROP\r\n\r\n## Tasks\r\n\r\n- one")
+    memory.edit(note["id"], "find_replace", "", find="DROP")
+    memory.edit(note["id"], "replace_section", "- two", section="Tasks")
+    memory.edit(note["id"], "append", "Tail.")
+    content = memory.get(note["id"])["content"]
+    assert content == "# Plan\r\n\r\nIntro.\r\n\r\n## Tasks\r\n\r\n- two\r\n\r\nTail."
+
+
+@pytest.mark.parametrize(
     ("operation", "content", "section", "find", "error", "message"),
     [
         ("rewrite", "x", None, None, recuerdo.InvalidOperation, "Unknown edit operation"),
@@ -258,3 +315,10 @@ def test_deleting_a_unique_passage_leaves_the_rest(before: str, middle: str, aft
         " ", ""
     )
     assert "\n\n\n" not in result or "\n\n\n" in before or "\n\n\n" in after
+
+
+def test_an_observation_joins_a_crlf_category_note_with_crlf(memory: recuerdo.Memory) -> None:
+    first = memory.remember_about("user", "Likes tea.\r\nAnd biscuits.", category="food")
+    memory.remember_about("user", "Dislikes coffee.", category="food")
+    content = memory.get(first["note_id"])["content"]
+    assert content == "Likes tea.\r\nAnd biscuits.\r\n\r\nDislikes coffee."

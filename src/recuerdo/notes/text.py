@@ -20,10 +20,15 @@ from ..errors import (
 OPERATIONS = ("append", "prepend", "replace", "replace_section", "find_replace")
 _PRIVATE_TAG = re.compile(r"<(/?)private>", re.IGNORECASE)
 PRIVATE_MARK = "[private]"
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*)$")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*)$")
+"""Up to three spaces may open a heading (CommonMark): "   ## B" was not one, and its section
+could not be replaced."""
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 """A heading's closing run of ``#``: after a space only ("C#" is a title, "C ##" is "C")."""
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_FENCE = re.compile(r"^ {0,3}(?:(`{3,})(?!.*`)|(~{3,}))")
+"""A fence is indented three spaces at most, and a backtick fence's info has no backtick
+(CommonMark): an indented code line of backticks, or "```x``` text" (inline code), opened a
+fence that hid every heading after it."""
 
 
 class Capped(NamedTuple):
@@ -73,7 +78,14 @@ def redact_private(text: str) -> str:
 _BLANK_LINES = re.compile(r"\A(?:[ \t]*\r?\n)+")
 
 
-def join_blocks(first: str, second: str) -> str:
+def line_break(text: str) -> str:
+    """The line break a note is written with: CRLF when every break in it is one, else LF. The
+    breaks an edit adds (the blank line of an append, those around a replaced section) follow
+    it: a CRLF note came back with LF joins among its CRLF lines (decision 0144)."""
+    return "\r\n" if "\r\n" in text and text.count("\n") == text.count("\r\n") else "\n"
+
+
+def join_blocks(first: str, second: str, newline: str = "\n") -> str:
     """Two blocks of text separated by one blank line (the append rule). The second keeps the
     indentation of its first line: only blank lines are taken off before it (a prepend took
     the spaces of a note that opens with indented code)."""
@@ -82,7 +94,7 @@ def join_blocks(first: str, second: str) -> str:
         return second
     if not second:
         return first
-    return f"{first}\n\n{second}"
+    return f"{first}{newline * 2}{second}"
 
 
 class Heading(NamedTuple):
@@ -100,17 +112,13 @@ def headings(text: str) -> list[Heading]:
     fence = ""  # the open fence's run of backticks or tildes
     for number, line in enumerate(text.split("\n")):
         mark = _FENCE.match(line)
+        run, after = ((mark.group(1) or mark.group(2)), line[mark.end() :]) if mark else ("", "")
         if fence:
-            if (
-                mark is not None
-                and mark.group(1)[0] == fence[0]
-                and len(mark.group(1)) >= len(fence)
-                and not line[mark.end() :].strip()
-            ):
+            if run and run[0] == fence[0] and len(run) >= len(fence) and not after.strip():
                 fence = ""
             continue
-        if mark:
-            fence = mark.group(1)
+        if run:
+            fence = run
         elif match := _HEADING.match(line):
             title = _CLOSING_HASHES.sub("", match.group(2).rstrip())
             found.append(Heading(number, len(match.group(1)), title.strip()))
@@ -139,12 +147,15 @@ def _replace_section(text: str, section: str, body: str) -> str:
         if heading.line > target.line and heading.level <= target.level:
             end = heading.line
             break
-    head = "\n".join(lines[: target.line + 1])
+    newline = line_break(text)
+    head = "\n".join(lines[: target.line + 1]).removesuffix("\r")
     rest = "\n".join(lines[end:])
-    middle = body.strip("\n")
+    middle = body.strip("\r\n")
     parts = [head, middle] if middle else [head]
-    result = "\n\n".join(parts)
-    return f"{result}\n\n{rest}" if rest.strip() else result + ("\n" if text.endswith("\n") else "")
+    result = (newline * 2).join(parts)
+    if rest.strip():
+        return f"{result}{newline * 2}{rest}"
+    return result + (newline if text.endswith("\n") else "")
 
 
 def _occurrences(text: str, find: str) -> int:
@@ -171,15 +182,19 @@ def _find_replace(text: str, find: str, replacement: str) -> str:
     if replacement:
         return before + replacement + after
     # Deleting: close the gap with the larger of the two surrounding runs of line breaks
-    # (at most two, i.e. one blank line), so paragraphs neither merge nor drift apart.
-    kept_before = before.rstrip("\n")
-    kept_after = after.lstrip("\n")
-    breaks = min(2, max(len(before) - len(kept_before), len(after) - len(kept_after)))
+    # (at most two, i.e. one blank line), so paragraphs neither merge nor drift apart. A run
+    # is counted in breaks, not characters: CRLF counted twice, and a CRLF note's paragraphs
+    # drifted two blank lines apart, joined by LF.
+    kept_before = before.rstrip("\r\n")
+    kept_after = after.lstrip("\r\n")
+    runs = (before[len(kept_before) :], after[: len(after) - len(kept_after)])
+    breaks = min(2, max(max(run.count("\n"), run.count("\r")) for run in runs))
     if not kept_before or not kept_after:
         return kept_before + kept_after
     if breaks == 0 and kept_before.endswith(" ") and kept_after.startswith(" "):
         kept_after = kept_after[1:]  # "a bad b" minus "bad" is "a b", not "a  b"
-    return kept_before + "\n" * breaks + kept_after
+    newline = "\r\n" if "\r\n" in "".join(runs) else "\n"
+    return kept_before + newline * breaks + kept_after
 
 
 def check_edit(
@@ -216,9 +231,9 @@ def apply_edit(
 ) -> str:
     """The note body after one edit (arguments already checked by :func:`check_edit`)."""
     if operation == "append":
-        return join_blocks(text, content)
+        return join_blocks(text, content, line_break(text))
     if operation == "prepend":
-        return join_blocks(content, text)
+        return join_blocks(content, text, line_break(text))
     if operation == "replace":
         return content
     if operation == "replace_section":
