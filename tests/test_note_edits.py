@@ -322,3 +322,20 @@ def test_an_observation_joins_a_crlf_category_note_with_crlf(memory: recuerdo.Me
     memory.remember_about("user", "Dislikes coffee.", category="food")
     content = memory.get(first["note_id"])["content"]
     assert content == "Likes tea.\r\nAnd biscuits.\r\n\r\nDislikes coffee."
+
+
+@pytest.mark.parametrize(
+    "given", ["## Tasks\n\n- three", "## tasks\n- three\n", "\n## Tasks ##\n\n- three"]
+)
+def test_a_section_given_with_its_own_heading_is_not_doubled(
+    memory: recuerdo.Memory, given: str
+) -> None:
+    """Found by a hunt: content that opens with the section's heading (the section as get
+    shows it) stacked a second heading under the first; the note then held two "Tasks"
+    sections and the next replace_section of it was refused as ambiguous."""
+    note = memory.save("Plan", DOC)
+    memory.edit(note["id"], "replace_section", given, section="Tasks")
+    memory.edit(note["id"], "replace_section", "- four", section="Tasks")
+    titles = [h.title.casefold() for h in headings(memory.get(note["id"])["content"])]
+    assert titles == ["plan", "tasks", "notes"]  # the heading as given, once
+    assert "- four\n\n## Notes" in memory.get(note["id"])["content"]

@@ -148,9 +148,17 @@ def _replace_section(text: str, section: str, body: str) -> str:
             end = heading.line
             break
     newline = line_break(text)
+    middle = body.strip("\r\n")
+    own = headings(middle)
+    if own and own[0].line == 0 and own[0].title.casefold() == wanted:
+        # The content opens with the section's own heading (as read back with get): it
+        # replaces the heading line rather than stacking a second one under it, which left
+        # two sections of that title, and the next replace_section was refused as ambiguous.
+        first, _, middle = middle.partition("\n")
+        lines[target.line] = first.rstrip("\r")
+        middle = middle.strip("\r\n")
     head = "\n".join(lines[: target.line + 1]).removesuffix("\r")
     rest = "\n".join(lines[end:])
-    middle = body.strip("\r\n")
     parts = [head, middle] if middle else [head]
     result = (newline * 2).join(parts)
     if rest.strip():
