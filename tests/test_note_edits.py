@@ -97,6 +97,17 @@ def test_a_headings_closing_hashes_follow_a_space(line: str, title: str) -> None
     assert [h.title for h in headings(f"{line}\n\nbody\n")] == [title]
 
 
+@pytest.mark.parametrize(("section", "replaced"), [("## C ##", "old"), ("## C#", "sharp")])
+def test_a_section_named_by_its_heading_line_with_closing_hashes(
+    section: str, replaced: str
+) -> None:
+    """Found by a hunt: the heading line "## C ##" as the note shows it named "C ##", and the
+    section "C" was not found."""
+    text = "## C ##\n\nold\n\n## C#\n\nsharp\n"
+    result = apply_edit(text, "replace_section", "new", section=section)
+    assert result == text.replace(replaced, "new")
+
+
 @pytest.mark.parametrize(
     ("operation", "text", "content", "expected"),
     [

@@ -126,7 +126,10 @@ def headings(text: str) -> list[Heading]:
 
 
 def _replace_section(text: str, section: str, body: str) -> str:
-    wanted = section.strip().lstrip("#").strip().casefold()
+    given = section.strip()
+    if line := _HEADING.match(given):  # the heading line itself, as the note shows it
+        given = _CLOSING_HASHES.sub("", line.group(2).rstrip())  # "## C ##" names "C"
+    wanted = given.lstrip("#").strip().casefold()
     found = headings(text)
     matches = [h for h in found if h.title.casefold() == wanted]
     if not matches:
