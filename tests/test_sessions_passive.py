@@ -57,6 +57,16 @@ def test_recent_is_cut_on_a_character_boundary_and_flagged(memory: recuerdo.Memo
     assert memory.recent(scope="project:none")["state"] == "nothing_stored"
 
 
+@pytest.mark.parametrize("room", range(3000, 3012))
+def test_recent_is_cut_on_a_whole_character(memory: recuerdo.Memory, room: int) -> None:
+    """Found by a hunt: the cut kept whole code points only, so it fell inside a flag or
+    between a letter and its accent (one more byte made a flag a lone letter)."""
+    unit = "\U0001f1eb\U0001f1f7e\u0301"  # a flag (two code points), "é" (two)
+    memory.save("Flags", unit * 400)
+    body = memory.recent(max_bytes=room)["text"].split("\n", 1)[1]
+    assert (unit * 400).startswith(body) and len(body) % 2 == 0
+
+
 NUMBERED = """# Report
 Some text.
 
