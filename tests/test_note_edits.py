@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -350,3 +352,12 @@ def test_a_section_given_with_its_own_heading_is_not_doubled(
     titles = [h.title.casefold() for h in headings(memory.get(note["id"])["content"])]
     assert titles == ["plan", "tasks", "notes"]  # the heading as given, once
     assert "- four\n\n## Notes" in memory.get(note["id"])["content"]
+
+
+def test_a_heading_of_many_spaces_is_read_in_linear_time() -> None:
+    """Found by a hunt: the closing-hashes pattern backtracked over every run of spaces in a
+    heading line (quadratic): 40,000 spaces took 12 s, inside replace_section's write."""
+    text = "## a" + " " * 30_000 + "x ##\n\nold\n"
+    started = time.perf_counter()
+    assert [h.title for h in headings(text)] == ["a" + " " * 30_000 + "x"]
+    assert time.perf_counter() - started < 1.0
