@@ -180,6 +180,21 @@ def test_an_edit_of_a_crlf_note_joins_with_crlf(
     assert apply_edit(text, operation, content, section=section, find=find) == expected
 
 
+@pytest.mark.parametrize(
+    ("find", "content", "expected"),
+    [
+        ("- one\n- two", "- uno\n- dos", "# L\r\n\r\n- uno\r\n- dos\r\n"),
+        ("- one\n", "", "# L\r\n\r\n- two\r\n"),
+        ("- one\r\n- two", "x", "# L\r\n\r\nx\r\n"),  # exact CRLF as before
+    ],
+)
+def test_a_find_with_lf_breaks_matches_a_crlf_note(find: str, content: str, expected: str) -> None:
+    """Found by a hunt: a passage sent with LF breaks was "not found" in a CRLF note that held
+    it; the replacement follows the note's breaks too."""
+    text = "# L\r\n\r\n- one\r\n- two\r\n"
+    assert apply_edit(text, "find_replace", content, find=find) == expected
+
+
 def test_a_crlf_note_keeps_its_line_breaks_through_edits(memory: recuerdo.Memory) -> None:
     note = memory.save("Plan", "# Plan\r\n\r\nIntro.\r\n\r\nDROP\r\n\r\n## Tasks\r\n\r\n- one")
     memory.edit(note["id"], "find_replace", "", find="DROP")

@@ -190,6 +190,11 @@ def _occurrences(text: str, find: str) -> int:
 
 
 def _find_replace(text: str, find: str, replacement: str) -> str:
+    if "\r" not in find and "\n" in find and find not in text and line_break(text) == "\r\n":
+        # A passage copied with LF line breaks (as most callers send text) names the same
+        # lines of a CRLF note: it was "not found" in a note that visibly held it.
+        find = find.replace("\n", "\r\n")
+        replacement = replacement.replace("\r\n", "\n").replace("\n", "\r\n")
     count = _occurrences(text, find)
     if count == 0:
         raise FindNotFound("The text to find does not occur in the note (nothing was changed)")
