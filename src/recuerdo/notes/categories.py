@@ -32,7 +32,7 @@ from ..store.base import Row, Tx
 from . import history, keys
 from . import operations as notes
 from .results import Muted, ProfileEntry, Remembered
-from .text import join_blocks, line_break
+from .text import join_blocks
 
 KIND = notes.MEMORY_KIND
 AXES = ("user", "project")
@@ -198,7 +198,7 @@ def remember_about(
         notes.check_token(row, version_token)
         # Redacted as a whole: a credential the observation completes (a value after a
         # "password:" that ends the note) is in neither alone (the review of 0082).
-        joined = redact(join_blocks(row["content"], text, line_break(row["content"])))
+        joined = redact(join_blocks(row["content"], text))
         body, outcome, completed = joined.text, "appended", joined.found
         _check_size(body, limit)
         version, _, _ = notes.write_version(

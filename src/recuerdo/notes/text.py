@@ -95,10 +95,12 @@ def line_break(text: str) -> str:
     return "\r\n" if "\r\n" in text and text.count("\n") == text.count("\r\n") else "\n"
 
 
-def join_blocks(first: str, second: str, newline: str = "\n") -> str:
+def join_blocks(first: str, second: str, newline: str | None = None) -> str:
     """Two blocks of text separated by one blank line (the append rule). The second keeps the
     indentation of its first line: only blank lines are taken off before it (a prepend took
-    the spaces of a note that opens with indented code)."""
+    the spaces of a note that opens with indented code). The blank line is made of ``newline``,
+    by default the first block's line break (the note an append or a remember adds to)."""
+    newline = line_break(first) if newline is None else newline
     first, second = first.rstrip(), _BLANK_LINES.sub("", second).rstrip()
     if not first:
         return second
@@ -257,7 +259,7 @@ def apply_edit(
 ) -> str:
     """The note body after one edit (arguments already checked by :func:`check_edit`)."""
     if operation == "append":
-        return join_blocks(text, content, line_break(text))
+        return join_blocks(text, content)
     if operation == "prepend":
         return join_blocks(content, text, line_break(text))
     if operation == "replace":
