@@ -192,3 +192,11 @@ def test_a_version_token_of_a_category_note_deleted_since_is_refused(
         "user", "likes coffee", category="drinks", version_token=first["version_token"]
     )
     assert (again["note_id"], again["outcome"]) == (first["note_id"], "appended")
+
+
+def test_a_profile_snippet_ends_on_a_whole_character(memory: recuerdo.Memory) -> None:
+    """Found by a hunt: the 160-character snippet was cut inside a flag (a lone letter shown)."""
+    memory.remember_about("user", "\U0001f1eb\U0001f1f7" * 100, category="flags")
+    snippet = memory.profile("user")[0]["summary"]
+    assert snippet.endswith("…") and len(snippet) <= 160
+    assert snippet[:-1] == "\U0001f1eb\U0001f1f7" * (len(snippet[:-1]) // 2)

@@ -272,3 +272,30 @@ def test_a_context_keeps_each_block_to_the_cap(memory: recuerdo.Memory) -> None:
     reply = memory.context("ferry", max_per_source=2)
     assert [s["tokens"] for s in reply["sources"]] == [2] and reply["sources"][0]["cut"]
     assert len(reply["context"]) <= 2 * CHARS_PER_TOKEN and reply["used_tokens"] <= 2
+
+
+@pytest.mark.parametrize(
+    ("text", "whole"),
+    [
+        ("\U0001f1eb\U0001f1f7" * 60, "\U0001f1eb\U0001f1f7"),  # flags
+        ("e\u0301" * 120, "e\u0301"),  # a letter and its combining accent
+        (
+            "\U0001f468\u200d\U0001f469\u200d\U0001f467" * 40,
+            "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+        ),
+        ("\U0001f44d\U0001f3fd" * 80, "\U0001f44d\U0001f3fd"),  # a skin tone
+        ("\u6f22\u5b57" * 90, "\u6f22"),  # each a character of its own
+    ],
+)
+@pytest.mark.parametrize(("budget", "cap"), [(10, None), (11, None), (13, None), (400, 9)])
+def test_a_cut_never_splits_a_character(
+    text: str, whole: str, budget: int, cap: int | None
+) -> None:
+    """Found by a hunt: the cut fell between a letter and its accent, inside a flag or a
+    joined emoji, so the pack ended on a character that was not in the note."""
+    header = "## T (personal)"
+    body, kept, _ = pack([block(1, text, header)], budget_tokens=budget, max_per_source=cap)
+    assert len(body) <= min(budget, cap or budget) * CHARS_PER_TOKEN
+    assert kept[0]["cut"] is True and body.endswith("...")
+    shown = body[len(header) + 1 : -len("...")]
+    assert text.startswith(shown) and len(shown) % len(whole) == 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -97,6 +99,17 @@ def test_a_headings_closing_hashes_follow_a_space(line: str, title: str) -> None
     assert [h.title for h in headings(f"{line}\n\nbody\n")] == [title]
 
 
+@pytest.mark.parametrize(("section", "replaced"), [("## C ##", "old"), ("## C#", "sharp")])
+def test_a_section_named_by_its_heading_line_with_closing_hashes(
+    section: str, replaced: str
+) -> None:
+    """Found by a hunt: the heading line "## C ##" as the note shows it named "C ##", and the
+    section "C" was not found."""
+    text = "## C ##\n\nold\n\n## C#\n\nsharp\n"
+    result = apply_edit(text, "replace_section", "new", section=section)
+    assert result == text.replace(replaced, "new")
+
+
 @pytest.mark.parametrize(
     ("operation", "text", "content", "expected"),
     [
@@ -117,6 +130,78 @@ def test_find_text_that_overlaps_itself_is_ambiguous() -> None:
     with pytest.raises(recuerdo.FindAmbiguous) as refused:
         apply_edit("ab ab ab", "find_replace", "X", find="ab ab")
     assert refused.value.code == "find_ambiguous"
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "    ```\n    code",  # indented four spaces: code, not a fence
+        "```x``` is inline code",  # a backtick fence's info has no backtick
+    ],
+)
+def test_what_is_not_a_fence_hides_no_section(block: str) -> None:
+    """Found by a hunt: these lines opened a fence that hid every heading after them, so the
+    section after them was not found."""
+    text = f"## A\n\n{block}\n\n## B\n\nold\n"
+    assert [h.title for h in headings(text)] == ["A", "B"]
+    assert apply_edit(text, "replace_section", "new", section="B").endswith("## B\n\nnew\n")
+
+
+def test_a_heading_may_be_indented_three_spaces() -> None:
+    """Found by a hunt: "   ## B" is a heading (CommonMark), and its section was not found."""
+    text = "# A\n\n   ## B\n\nold\n\n    ## not one\n"
+    assert [h.title for h in headings(text)] == ["A", "B"]
+
+
+@pytest.mark.parametrize(
+    ("text", "operation", "content", "section", "find", "expected"),
+    [
+        ("a\r\n\r\nDROP\r\nb", "find_replace", "", None, "DROP", "a\r\n\r\nb"),
+        ("a\r\n\r\nDROP\r\n\r\nb", "find_replace", "", None, "DROP", "a\r\n\r\nb"),
+        ("a\r\nDROP\r\nb", "find_replace", "", None, "DROP\r\n", "a\r\nb"),
+        ("a\r\nb\r\n", "append", "c", None, None, "a\r\nb\r\n\r\nc"),
+        ("a\r\nb", "prepend", "c", None, None, "c\r\n\r\na\r\nb"),
+        (
+            "# A\r\n\r\n## B\r\n\r\nold\r\n\r\n## C\r\nw\r\n",
+            "replace_section",
+            "new\r\n",
+            "B",
+            None,
+            "# A\r\n\r\n## B\r\n\r\nnew\r\n\r\n## C\r\nw\r\n",
+        ),
+        ("# A\r\n\r\nold\r\n", "replace_section", "new", "A", None, "# A\r\n\r\nnew\r\n"),
+    ],
+)
+def test_an_edit_of_a_crlf_note_joins_with_crlf(
+    text: str, operation: str, content: str, section: str | None, find: str | None, expected: str
+) -> None:
+    """Found by a hunt: deleting from a CRLF note counted each CRLF as two breaks (paragraphs
+    drifted apart) and joined with LF; appends and sections added LF among CRLF lines."""
+    assert apply_edit(text, operation, content, section=section, find=find) == expected
+
+
+@pytest.mark.parametrize(
+    ("find", "content", "expected"),
+    [
+        ("- one\n- two", "- uno\n- dos", "# L\r\n\r\n- uno\r\n- dos\r\n"),
+        ("- one\n", "", "# L\r\n\r\n- two\r\n"),
+        ("- one\r\n- two", "x", "# L\r\n\r\nx\r\n"),  # exact CRLF as before
+    ],
+)
+def test_a_find_with_lf_breaks_matches_a_crlf_note(find: str, content: str, expected: str) -> None:
+    """Found by a hunt: a passage sent with LF breaks was "not found" in a CRLF note that held
+    it; the replacement follows the note's breaks too."""
+    text = "# L\r\n\r\n- one\r\n- two\r\n"
+    assert apply_edit(text, "find_replace", content, find=find) == expected
+
+
+def test_a_crlf_note_keeps_its_line_breaks_through_edits(memory: recuerdo.Memory) -> None:
+    note = memory.save("Plan", "# Plan\r\n\r\nIntro.\r\n\r\nDROP\r\n\r\n## Tasks\r\n\r\n- one")
+    memory.edit(note["id"], "find_replace", "", find="DROP")
+    memory.edit(note["id"], "replace_section", "- two", section="Tasks")
+    memory.edit(note["id"], "append", "Tail.")
+    content = memory.get(note["id"])["content"]
+    assert content == "# Plan\r\n\r\nIntro.\r\n\r\n## Tasks\r\n\r\n- two\r\n\r\nTail."
 
 
 @pytest.mark.parametrize(
@@ -258,3 +343,36 @@ def test_deleting_a_unique_passage_leaves_the_rest(before: str, middle: str, aft
         " ", ""
     )
     assert "\n\n\n" not in result or "\n\n\n" in before or "\n\n\n" in after
+
+
+def test_an_observation_joins_a_crlf_category_note_with_crlf(memory: recuerdo.Memory) -> None:
+    first = memory.remember_about("user", "Likes tea.\r\nAnd biscuits.", category="food")
+    memory.remember_about("user", "Dislikes coffee.", category="food")
+    content = memory.get(first["note_id"])["content"]
+    assert content == "Likes tea.\r\nAnd biscuits.\r\n\r\nDislikes coffee."
+
+
+@pytest.mark.parametrize(
+    "given", ["## Tasks\n\n- three", "## tasks\n- three\n", "\n## Tasks ##\n\n- three"]
+)
+def test_a_section_given_with_its_own_heading_is_not_doubled(
+    memory: recuerdo.Memory, given: str
+) -> None:
+    """Found by a hunt: content that opens with the section's heading (the section as get
+    shows it) stacked a second heading under the first; the note then held two "Tasks"
+    sections and the next replace_section of it was refused as ambiguous."""
+    note = memory.save("Plan", DOC)
+    memory.edit(note["id"], "replace_section", given, section="Tasks")
+    memory.edit(note["id"], "replace_section", "- four", section="Tasks")
+    titles = [h.title.casefold() for h in headings(memory.get(note["id"])["content"])]
+    assert titles == ["plan", "tasks", "notes"]  # the heading as given, once
+    assert "- four\n\n## Notes" in memory.get(note["id"])["content"]
+
+
+def test_a_heading_of_many_spaces_is_read_in_linear_time() -> None:
+    """Found by a hunt: the closing-hashes pattern backtracked over every run of spaces in a
+    heading line (quadratic): 40,000 spaces took 12 s, inside replace_section's write."""
+    text = "## a" + " " * 30_000 + "x ##\n\nold\n"
+    started = time.perf_counter()
+    assert [h.title for h in headings(text)] == ["a" + " " * 30_000 + "x"]
+    assert time.perf_counter() - started < 1.0

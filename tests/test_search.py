@@ -98,6 +98,17 @@ def test_preview_says_when_it_is_cut_and_get_is_whole(memory: recuerdo.Memory) -
     assert len(memory.get(note)["content"]) == hit["item_chars"]
 
 
+def test_a_preview_ends_on_a_whole_character(memory: recuerdo.Memory) -> None:
+    """Found by a hunt: the preview was cut between a letter and its combining accent, so it
+    ended on a plain "e" that is not in the note."""
+    body = "caf" + "e\u0301 " * 30
+    memory.save("Accents", body)
+    indexed(memory)
+    [hit] = memory.search("caf", preview_chars=22)["results"]
+    assert hit["truncated"] is True and len(hit["preview"]) <= 22
+    assert not hit["preview"].endswith("e")
+
+
 def test_found_right_after_writing_before_indexing(memory: recuerdo.Memory) -> None:
     memory._upkeep.stop(drain=False)
     entry = memory.remember("learning", "The deploy key rotates every ninety days")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import recuerdo
@@ -55,6 +57,16 @@ def test_recent_is_cut_on_a_character_boundary_and_flagged(memory: recuerdo.Memo
     assert capped["limit_bytes"] == 65_536 and capped["requested_bytes"] == 10**6
     assert capped["returned_bytes"] <= 65_536 and capped["truncated"] is True
     assert memory.recent(scope="project:none")["state"] == "nothing_stored"
+
+
+@pytest.mark.parametrize("room", range(3000, 3012))
+def test_recent_is_cut_on_a_whole_character(memory: recuerdo.Memory, room: int) -> None:
+    """Found by a hunt: the cut kept whole code points only, so it fell inside a flag or
+    between a letter and its accent (one more byte made a flag a lone letter)."""
+    unit = "\U0001f1eb\U0001f1f7e\u0301"  # a flag (two code points), "é" (two)
+    memory.save("Flags", unit * 400)
+    body = memory.recent(max_bytes=room)["text"].split("\n", 1)[1]
+    assert (unit * 400).startswith(body) and len(body) % 2 == 0
 
 
 NUMBERED = """# Report
@@ -183,3 +195,27 @@ def test_a_capture_says_what_it_left_out_and_cut(memory: recuerdo.Memory) -> Non
     assert len(memory.get(cut["ids"][0])["content"].encode()) <= 1_024
     again = memory.capture_passive("## Key Learnings\n" + long)
     assert (again["saved"], again["duplicates"]) == (0, 1)  # known by the text it was cut to
+
+
+def test_a_heading_of_many_spaces_is_read_in_linear_time(memory: recuerdo.Memory) -> None:
+    """Found by a hunt: the heading pattern backtracked over the spaces of a heading line
+    (cubic): 1,000 spaces took 2.6 s, 5,000 four minutes, all inside the write's lock."""
+    text = "## a" + " " * 1000 + "x\n\n## Key Learnings\n1. Always run the migrations first.\n"
+    started = time.perf_counter()
+    reply = memory.capture_passive(text)
+    assert time.perf_counter() - started < 1.0
+    assert reply["saved"] == 1
+
+
+@pytest.mark.parametrize("unit", ["_a ", "*a ", "[a](", "[a"])
+def test_markup_with_no_closer_is_stripped_in_linear_time(unit: str) -> None:
+    """Found by a hunt: each opener with no closer scanned to the end of the text (quadratic):
+    24,000 characters of "_a " took 5.4 s, inside capture_passive's write."""
+    started = time.perf_counter()
+    assert strip_markdown(unit * 10_000) == " ".join((unit * 10_000).split())
+    assert time.perf_counter() - started < 0.5
+
+
+def test_links_keep_a_parenthesis_in_their_address_and_emphasis_nests() -> None:
+    text = "See [Foo](https://e.org/Foo_(bar)) and *a _b_ c* but snake_case a*b"
+    assert strip_markdown(text) == "See Foo and a b c but snake_case a*b"

@@ -179,3 +179,43 @@ def _unprintable(ch: str) -> bool:
 def _escaped(ch: str) -> str:
     named = {"\n": "\\n", "\r": "\\r"}
     return named.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+
+def _joins_previous(char: str) -> bool:
+    """A code point drawn as part of the character before it: a combining mark, a joiner, a
+    variation selector, a skin tone, an emoji tag."""
+    point = ord(char)
+    return (
+        unicodedata.category(char).startswith("M")
+        or point == 0x200D
+        or 0xFE00 <= point <= 0xFE0F
+        or 0x1F3FB <= point <= 0x1F3FF
+        or 0xE0020 <= point <= 0xE007F
+    )
+
+
+def _is_flag_half(char: str) -> bool:
+    return 0x1F1E6 <= ord(char) <= 0x1F1FF
+
+
+def clip(text: str, limit: int) -> str:
+    """At most ``limit`` characters of ``text``, never ending inside what a reader sees as one
+    character: a cut between a letter and its accent, inside a flag, a joined emoji or a CRLF
+    changed the last character shown ("é" became "e", a flag a lone letter). The cut moves back
+    to the start of that character, so a pack, a preview or a snippet stays within its limit
+    (decision 0144)."""
+    end = max(0, min(limit, len(text)))
+    while 0 < end < len(text):
+        before, after = text[end - 1], text[end]
+        if _joins_previous(after) or ord(before) == 0x200D or before + after == "\r\n":
+            end -= 1
+        elif _is_flag_half(before) and _is_flag_half(after):
+            start = end - 1
+            while start > 0 and _is_flag_half(text[start - 1]):
+                start -= 1
+            if (end - start) % 2 == 0:
+                break  # the cut falls between two whole flags
+            end -= 1
+        else:
+            break
+    return text[:end]

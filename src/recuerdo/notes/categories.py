@@ -20,7 +20,7 @@ from ..core.items import reach
 from ..core.joined import marks_a_key, redact_joined
 from ..core.secrets import SecretKind, holds_redaction
 from ..core.settings import note_limit_bytes
-from ..core.text import checked_label
+from ..core.text import checked_label, clip
 from ..errors import (
     Conflict,
     ContentTooLarge,
@@ -260,7 +260,7 @@ def profile(
         text = row["content"]
         snippet = " ".join(text.split())
         if len(snippet) > SNIPPET_CHARS:
-            snippet = snippet[: SNIPPET_CHARS - 1] + "…"
+            snippet = clip(snippet, SNIPPET_CHARS - 1) + "…"
         entries.append(
             {
                 "category": row["title"],

@@ -11,7 +11,7 @@ from typing import cast
 
 from ..core.clock import now_iso
 from ..core.items import reach, status_of
-from ..core.text import checked_label
+from ..core.text import checked_label, clip
 from ..errors import CapabilityNotGranted, InvalidInput, ItemNotFound
 from ..store.base import Row, Tx
 from . import operations as notes
@@ -261,7 +261,8 @@ def recent(
             if used + cost > limit:
                 room = limit - used - (2 if blocks else 0)
                 if room > 0:
-                    blocks.append(cap_utf8(block, room).text)
+                    kept = cap_utf8(block, room).text  # whole code points, then whole characters
+                    blocks.append(clip(block, len(kept)))
                     ids.append(row["id"])
                     if flag:
                         flagged[flag].append(row["id"])

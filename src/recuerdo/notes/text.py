@@ -20,10 +20,25 @@ from ..errors import (
 OPERATIONS = ("append", "prepend", "replace", "replace_section", "find_replace")
 _PRIVATE_TAG = re.compile(r"<(/?)private>", re.IGNORECASE)
 PRIVATE_MARK = "[private]"
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*)$")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
-"""A heading's closing run of ``#``: after a space only ("C#" is a title, "C ##" is "C")."""
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*)$")
+"""Up to three spaces may open a heading (CommonMark): "   ## B" was not one, and its section
+could not be replaced."""
+
+_FENCE = re.compile(r"^ {0,3}(?:(`{3,})(?!.*`)|(~{3,}))")
+"""A fence is indented three spaces at most, and a backtick fence's info has no backtick
+(CommonMark): an indented code line of backticks, or "```x``` text" (inline code), opened a
+fence that hid every heading after it."""
+
+
+def without_closing_hashes(title: str) -> str:
+    """A heading's title without its closing run of ``#``, which follows a space only ("C#" is a
+    title, "C ##" is "C"). Not a regular expression: ``(?:^|[ \t]+)#+[ \t]*$`` backtracked
+    over every run of spaces, and a heading of 40,000 spaces took 12 s to read."""
+    kept = title.rstrip()
+    bare = kept.rstrip("#")
+    if not bare:
+        return ""
+    return bare.rstrip(" \t") if bare != kept and bare[-1] in " \t" else kept
 
 
 class Capped(NamedTuple):
@@ -73,16 +88,25 @@ def redact_private(text: str) -> str:
 _BLANK_LINES = re.compile(r"\A(?:[ \t]*\r?\n)+")
 
 
-def join_blocks(first: str, second: str) -> str:
+def line_break(text: str) -> str:
+    """The line break a note is written with: CRLF when every break in it is one, else LF. The
+    breaks an edit adds (the blank line of an append, those around a replaced section) follow
+    it: a CRLF note came back with LF joins among its CRLF lines (decision 0144)."""
+    return "\r\n" if "\r\n" in text and text.count("\n") == text.count("\r\n") else "\n"
+
+
+def join_blocks(first: str, second: str, newline: str | None = None) -> str:
     """Two blocks of text separated by one blank line (the append rule). The second keeps the
     indentation of its first line: only blank lines are taken off before it (a prepend took
-    the spaces of a note that opens with indented code)."""
+    the spaces of a note that opens with indented code). The blank line is made of ``newline``,
+    by default the first block's line break (the note an append or a remember adds to)."""
+    newline = line_break(first) if newline is None else newline
     first, second = first.rstrip(), _BLANK_LINES.sub("", second).rstrip()
     if not first:
         return second
     if not second:
         return first
-    return f"{first}\n\n{second}"
+    return f"{first}{newline * 2}{second}"
 
 
 class Heading(NamedTuple):
@@ -100,25 +124,24 @@ def headings(text: str) -> list[Heading]:
     fence = ""  # the open fence's run of backticks or tildes
     for number, line in enumerate(text.split("\n")):
         mark = _FENCE.match(line)
+        run, after = ((mark.group(1) or mark.group(2)), line[mark.end() :]) if mark else ("", "")
         if fence:
-            if (
-                mark is not None
-                and mark.group(1)[0] == fence[0]
-                and len(mark.group(1)) >= len(fence)
-                and not line[mark.end() :].strip()
-            ):
+            if run and run[0] == fence[0] and len(run) >= len(fence) and not after.strip():
                 fence = ""
             continue
-        if mark:
-            fence = mark.group(1)
+        if run:
+            fence = run
         elif match := _HEADING.match(line):
-            title = _CLOSING_HASHES.sub("", match.group(2).rstrip())
+            title = without_closing_hashes(match.group(2))
             found.append(Heading(number, len(match.group(1)), title.strip()))
     return found
 
 
 def _replace_section(text: str, section: str, body: str) -> str:
-    wanted = section.strip().lstrip("#").strip().casefold()
+    given = section.strip()
+    if line := _HEADING.match(given):  # the heading line itself, as the note shows it
+        given = without_closing_hashes(line.group(2))  # "## C ##" names "C"
+    wanted = given.lstrip("#").strip().casefold()
     found = headings(text)
     matches = [h for h in found if h.title.casefold() == wanted]
     if not matches:
@@ -139,12 +162,23 @@ def _replace_section(text: str, section: str, body: str) -> str:
         if heading.line > target.line and heading.level <= target.level:
             end = heading.line
             break
-    head = "\n".join(lines[: target.line + 1])
+    newline = line_break(text)
+    middle = body.strip("\r\n")
+    own = headings(middle)
+    if own and own[0].line == 0 and own[0].title.casefold() == wanted:
+        # The content opens with the section's own heading (as read back with get): it
+        # replaces the heading line rather than stacking a second one under it, which left
+        # two sections of that title, and the next replace_section was refused as ambiguous.
+        first, _, middle = middle.partition("\n")
+        lines[target.line] = first.rstrip("\r")
+        middle = middle.strip("\r\n")
+    head = "\n".join(lines[: target.line + 1]).removesuffix("\r")
     rest = "\n".join(lines[end:])
-    middle = body.strip("\n")
     parts = [head, middle] if middle else [head]
-    result = "\n\n".join(parts)
-    return f"{result}\n\n{rest}" if rest.strip() else result + ("\n" if text.endswith("\n") else "")
+    result = (newline * 2).join(parts)
+    if rest.strip():
+        return f"{result}{newline * 2}{rest}"
+    return result + (newline if text.endswith("\n") else "")
 
 
 def _occurrences(text: str, find: str) -> int:
@@ -158,6 +192,11 @@ def _occurrences(text: str, find: str) -> int:
 
 
 def _find_replace(text: str, find: str, replacement: str) -> str:
+    if "\r" not in find and "\n" in find and find not in text and line_break(text) == "\r\n":
+        # A passage copied with LF line breaks (as most callers send text) names the same
+        # lines of a CRLF note: it was "not found" in a note that visibly held it.
+        find = find.replace("\n", "\r\n")
+        replacement = replacement.replace("\r\n", "\n").replace("\n", "\r\n")
     count = _occurrences(text, find)
     if count == 0:
         raise FindNotFound("The text to find does not occur in the note (nothing was changed)")
@@ -171,15 +210,19 @@ def _find_replace(text: str, find: str, replacement: str) -> str:
     if replacement:
         return before + replacement + after
     # Deleting: close the gap with the larger of the two surrounding runs of line breaks
-    # (at most two, i.e. one blank line), so paragraphs neither merge nor drift apart.
-    kept_before = before.rstrip("\n")
-    kept_after = after.lstrip("\n")
-    breaks = min(2, max(len(before) - len(kept_before), len(after) - len(kept_after)))
+    # (at most two, i.e. one blank line), so paragraphs neither merge nor drift apart. A run
+    # is counted in breaks, not characters: CRLF counted twice, and a CRLF note's paragraphs
+    # drifted two blank lines apart, joined by LF.
+    kept_before = before.rstrip("\r\n")
+    kept_after = after.lstrip("\r\n")
+    runs = (before[len(kept_before) :], after[: len(after) - len(kept_after)])
+    breaks = min(2, max(max(run.count("\n"), run.count("\r")) for run in runs))
     if not kept_before or not kept_after:
         return kept_before + kept_after
     if breaks == 0 and kept_before.endswith(" ") and kept_after.startswith(" "):
         kept_after = kept_after[1:]  # "a bad b" minus "bad" is "a b", not "a  b"
-    return kept_before + "\n" * breaks + kept_after
+    newline = "\r\n" if "\r\n" in "".join(runs) else "\n"
+    return kept_before + newline * breaks + kept_after
 
 
 def check_edit(
@@ -218,7 +261,7 @@ def apply_edit(
     if operation == "append":
         return join_blocks(text, content)
     if operation == "prepend":
-        return join_blocks(content, text)
+        return join_blocks(content, text, line_break(text))
     if operation == "replace":
         return content
     if operation == "replace_section":

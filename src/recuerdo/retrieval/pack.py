@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from typing_extensions import TypedDict
 
+from ..core.text import clip
 from ..store.base import Row, Tx
 from .results import AnswerState, Cited, Grounding, Source
 
@@ -146,11 +147,11 @@ def pack(
         text = f"{block['header']}\n{block['text']}"
         cut = len(text) > cap
         if cut:  # the cap holds for the whole block: a header longer than it is cut too
-            text = (text[: max(0, cap - len(ELLIPSIS))] + ELLIPSIS)[:cap]
+            text = (clip(text, cap - len(ELLIPSIS)) + ELLIPSIS)[:cap]
         cost = len(text) + (len(SEPARATOR) if parts else 0)
         if used + cost > budget:
             if not parts:  # never empty: the first block is cut to the budget
-                text = text[: max(0, budget - len(ELLIPSIS))] + ELLIPSIS
+                text = clip(text, budget - len(ELLIPSIS)) + ELLIPSIS
                 text = text[:budget]
                 parts.append(text)
                 kept.append({**block["source"], "cut": True, "tokens": tokens(text)})

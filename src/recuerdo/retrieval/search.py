@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..core.exact import shown
 from ..core.items import MAIL, status_of
+from ..core.text import clip
 from ..errors import InvalidInput
 from ..index.chunk import line_range
 from ..index.chunks import chunk_mark, stale
@@ -311,7 +312,7 @@ def fragment(
     text = item["content"]
     start, stop = (chunk["start"], chunk["stop"]) if chunk is not None else (0, len(text))
     piece = text[start:stop]
-    preview = piece[:preview_chars]
+    preview = clip(piece, preview_chars)
     hit: Hit = {
         "id": item["id"],
         "item_type": item["item_type"],
