@@ -375,4 +375,5 @@ def test_a_heading_of_many_spaces_is_read_in_linear_time() -> None:
     text = "## a" + " " * 30_000 + "x ##\n\nold\n"
     started = time.perf_counter()
     assert [h.title for h in headings(text)] == ["a" + " " * 30_000 + "x"]
-    assert time.perf_counter() - started < 1.0
+    # A bound far from both (milliseconds now, 9 s before): a loaded machine cannot fail it.
+    assert time.perf_counter() - started < 5.0

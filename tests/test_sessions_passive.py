@@ -200,10 +200,11 @@ def test_a_capture_says_what_it_left_out_and_cut(memory: recuerdo.Memory) -> Non
 def test_a_heading_of_many_spaces_is_read_in_linear_time(memory: recuerdo.Memory) -> None:
     """Found by a hunt: the heading pattern backtracked over the spaces of a heading line
     (cubic): 1,000 spaces took 2.6 s, 5,000 four minutes, all inside the write's lock."""
-    text = "## a" + " " * 1000 + "x\n\n## Key Learnings\n1. Always run the migrations first.\n"
+    text = "## a" + " " * 3000 + "x\n\n## Key Learnings\n1. Always run the migrations first.\n"
     started = time.perf_counter()
     reply = memory.capture_passive(text)
-    assert time.perf_counter() - started < 1.0
+    # A bound far from both (milliseconds now, over a minute before): no loaded machine fails it.
+    assert time.perf_counter() - started < 10.0
     assert reply["saved"] == 1
 
 
@@ -212,8 +213,9 @@ def test_markup_with_no_closer_is_stripped_in_linear_time(unit: str) -> None:
     """Found by a hunt: each opener with no closer scanned to the end of the text (quadratic):
     24,000 characters of "_a " took 5.4 s, inside capture_passive's write."""
     started = time.perf_counter()
-    assert strip_markdown(unit * 10_000) == " ".join((unit * 10_000).split())
-    assert time.perf_counter() - started < 0.5
+    assert strip_markdown(unit * 30_000) == " ".join((unit * 30_000).split())
+    # A bound far from both (about 0.1 s now, 4.5-70 s before): a loaded machine cannot fail it.
+    assert time.perf_counter() - started < 3.0
 
 
 def test_links_keep_a_parenthesis_in_their_address_and_emphasis_nests() -> None:
