@@ -17,6 +17,7 @@ import recuerdo
 from recuerdo.notes import markdown
 
 from .forks import recuerdo_command
+from .meanwhile import WritesMeanwhile
 from .test_backup import deep_dump
 
 
@@ -405,3 +406,21 @@ def test_the_cli_commands(base: Path, tmp_path: Path) -> None:
 def test_importing_a_missing_folder_is_refused(mem: recuerdo.Memory, tmp_path: Path) -> None:
     with pytest.raises(recuerdo.errors.InvalidInput):
         mem.import_markdown(tmp_path / "nowhere")
+
+
+def test_front_matter_is_rendered_after_the_memory_is_unlocked(
+    memory: recuerdo.Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rendering the front matter a file gets back holds no other writer back: it was rendered
+    inside the batch's write, 500 files at a time, while every writer of the memory waited
+    (decision 0140). A write from another thread while it renders is done before it ends."""
+    meanwhile = WritesMeanwhile(memory, markdown.rewrite_front)
+    monkeypatch.setattr(markdown, "rewrite_front", meanwhile)
+    (tmp_path / "user").mkdir()
+    path = tmp_path / "user/Returns policy.md"
+    path.write_text("Thirty days.\n", encoding="utf-8")
+    report = memory.import_markdown(tmp_path)
+    meanwhile.finish()
+    assert meanwhile.during == [True] and meanwhile.written
+    assert report["created"] == 1
+    assert markdown.parse(path.read_text()).fields["id"] == report["changes"][0]["id"]
