@@ -293,3 +293,17 @@ def test_a_token_of_several_scopes_chooses_among_them_and_its_links_keep_the_cho
     assert ALPHA not in page.content() and SECRET not in page.content()
     page.get_by_role("link", name=CHARLIE).click()
     expect(page.get_by_role("heading", level=1)).to_have_text(CHARLIE)
+
+
+@pytest.mark.parametrize("token", ["owner", "one"])
+def test_a_forget_that_found_nothing_never_says_forgotten(
+    server: Server, tokens: dict[str, str], ids: dict[str, int], token: str
+) -> None:
+    """``forget`` answers False for an entry that is not there (or not in the caller's
+    scopes): the page said "Done: forgotten" all the same."""
+    visitor = Visitor(server, tokens[token])
+    done, where = visitor.do("/lens/overview", "memory=demo", action="forget_entry", id="987654")
+    assert done == 303, where
+    assert "done=forgotten" not in where and "done=nothing" in where
+    status, body = visitor.get(where)  # a redirect has no body: ``where`` is its location
+    assert status == 200 and "Done: nothing: no such entry here." in body

@@ -343,6 +343,7 @@ class Outgoing(NamedTuple):
     key: str | None
     digest: str
     spans: list[Span]
+    kept_to: str | None  # the scope asked, when the key's digest checked it
 
 
 def outgoing(
@@ -361,6 +362,10 @@ def outgoing(
     title, text, size = check_message(subject, body, sized=True)
     key = send_keys.check_key(idempotency_key)
     digest = ""
+    # The scope asked, checked once, where it was always first checked (a refusal of a call
+    # with two bad arguments names the same one): in the key's digest, else once the
+    # recipients are known (in :func:`send`).
+    kept_to: str | None = None
     if key is not None:
         digest = send_keys.asked(
             [
@@ -369,10 +374,10 @@ def outgoing(
                 text,
                 None if reply_to is None else check_id(reply_to, "message"),
                 None if sender is None else addresses.check_address(sender),
-                check_scope(scope),
+                (kept_to := check_scope(scope)),
             ]
         )
-    return Outgoing(recipients, title, text, size, key, digest, passages_of(text))
+    return Outgoing(recipients, title, text, size, key, digest, passages_of(text), kept_to)
 
 
 def send(
@@ -386,7 +391,7 @@ def send(
     scope: object,
     link: Link | None,
 ) -> SentMessage:
-    recipients, title, text, size, key, digest, spans = sent
+    recipients, title, text, size, key, digest, spans, kept_to = sent
     if key is not None:  # looked up before anything else is: a retry is answered as it was
         earlier = send_keys.sent_before(tx, tenant, principal, key, digest)
         if earlier is not None:
@@ -406,12 +411,14 @@ def send(
     owners = addresses.resolve(tx, tenant, recipients)
     owners[origin] = principal
     at = now_iso()
+    if key is None:
+        kept_to = check_scope(scope)
     if answered is None:
-        label = check_scope(scope) or DEFAULT_SCOPE
+        label = kept_to or DEFAULT_SCOPE
         conversation_id = start_conversation(tx, tenant, label, origin, at)
     else:
         label, conversation_id = answered["scope"], answered["session"]
-        if scope is not None and check_scope(scope) != label:
+        if kept_to is not None and kept_to != label:
             raise InvalidInput(
                 f"a reply stays in its conversation's scope {label!r}, not {scope!r}"
             )

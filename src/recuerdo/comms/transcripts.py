@@ -64,19 +64,22 @@ def add(tx: Tx, *, tenant: str, principal: str, prepared: Turns) -> AddedMessage
     # A conversation is kept in one scope: one of the same name elsewhere is another one.
     kept = "FROM items WHERE tenant = ? AND session = ? AND scope = ? AND item_type = 'message'"
     # A turn whose ref the conversation holds is stored already: a retried call (a timeout
-    # after the commit) stored every turn twice. Refs have no index: the conversation's turns
-    # are read once, and give its newest turn too.
-    wanted = {ref for *_, ref in turns if ref is not None}
+    # after the commit) stored every turn twice. Refs have no index: the database compares
+    # each of the conversation's turns with the refs asked and sends back the few it holds
+    # (every turn's id and ref came back, on every call, so a conversation written a turn a
+    # call took a time growing with its length at each). By id: the newest of a ref held
+    # twice (stored before 0099) answers, as it did.
+    wanted = list(dict.fromkeys(ref for *_, ref in turns if ref is not None))
     held: dict[str, int] = {}
     if wanted:
+        ref_of = tx.json_text("meta", "ref")
+        marks = ", ".join("?" * len(wanted))
         rows = tx.all(
-            f"SELECT id, {tx.json_text('meta', 'ref')} AS ref {kept}",
-            (tenant, conversation_id, label),
+            f"SELECT id, {ref_of} AS ref {kept} AND {ref_of} IN ({marks}) ORDER BY id",
+            (tenant, conversation_id, label, *wanted),
         )
-        previous_last = max((int(row["id"]) for row in rows), default=None)
-        held = {row["ref"]: int(row["id"]) for row in rows if row["ref"] in wanted}
-    else:
-        previous_last = tx.scalar(f"SELECT max(id) {kept}", (tenant, conversation_id, label))
+        held = {row["ref"]: int(row["id"]) for row in rows}
+    previous_last = tx.scalar(f"SELECT max(id) {kept}", (tenant, conversation_id, label))
     # The new turns go in one batch (a statement each cost a round trip on PostgreSQL: 5,000
     # turns held the write lock 5 s); a ref given twice in one call is one turn.
     fresh: list[tuple[str, str, str | None, str | None]] = []

@@ -66,21 +66,41 @@ class _State:
         self.token = token
         self.declared = False
         """The command declares its memory (a read of it opens it even when new)."""
+        self._holding = False
+        self._held: tuple[Memory, Memory] | None = None  # (the memory, the view calls use)
 
     @contextlib.contextmanager
     def open(self, *, create: bool = True) -> Iterator[Memory]:
         """The named memory (as the agent, if one is given); closed (and its indexes brought
         up to date) when the command ends. A read (``create=False``) of a memory that does not
         exist is ``memory_not_found``: nothing is created."""
+        memory, view = self._opened(create)
+        try:
+            yield view
+        finally:
+            memory.close()
+
+    def _opened(self, create: bool) -> tuple[Memory, Memory]:
         if not self.memory_name:
             raise MemoryNotNamed(NO_MEMORY)
         memory = open_memory(
             self.memory_name, base_dir=self.state_dir, url=self.database_url, create=create
         )
+        return memory, memory.agent(self.agent) if self.agent else memory
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """The memory a local call opens stays open for the calls that follow, until the block
+        ends: a command that makes a call per file (``mirror status``, ``mirror sync``) opened
+        and closed it for each, 13-17 ms a file (its indexes brought up to date at each close).
+        Once one is held, the calls go to it, not to a server that started meanwhile."""
+        self._holding = True
         try:
-            yield memory.agent(self.agent) if self.agent else memory
+            yield
         finally:
-            memory.close()
+            held, self._held, self._holding = self._held, None, False
+            if held is not None:
+                held[0].close()
 
     def server_for(self, verb: Verb) -> str | None:
         """Where the verb runs: the --server given, else a ``recuerdo serve`` running for this
@@ -94,6 +114,8 @@ class _State:
         return running_server(self.state_dir, have_token=bool(self.token))
 
     def call(self, verb: Verb, arguments: dict[str, Any]) -> Any:
+        if self._held is not None:
+            return verb.call(self._held[1], arguments)
         server = self.server_for(verb)
         if server:
             try:
@@ -109,6 +131,9 @@ class _State:
             except StoreError as error:
                 if self.server or not refused(error):
                     raise  # only a call that reached nobody may be run again here
+        if self._holding:
+            self._held = self._opened(self.declared or verb.creates)
+            return verb.call(self._held[1], arguments)
         with self.open(create=self.declared or verb.creates) as memory:
             return verb.call(memory, arguments)
 

@@ -22,16 +22,14 @@ memory, key, scope, version, the file's hash and the memory copy's); queued push
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +51,7 @@ from ..errors import (
 )
 from ..verbs import VERBS
 from . import render
+from .mirror_resume import reconcile, resume_text
 
 STATES = (
     "in_sync",
@@ -62,7 +61,6 @@ STATES = (
     "diverged",
     "pending",
 )
-_TASK = re.compile(r"^\s*[-*]\s*\[ \]\s*(.+)$", re.MULTILINE)
 
 
 def _sha(text: str) -> str:
@@ -182,6 +180,30 @@ class Ledger:
         found: dict[str, Any] | None = self.load().get(str(file.resolve()))
         return found
 
+    def held_or(self, file: Path, entry: dict[str, Any]) -> dict[str, Any]:
+        """``file``'s entry, ``entry`` if it had none (one hold of the lock: a push recording
+        it since it was found missing lost its entry to ``entry``)."""
+        with self._locked():
+            files = self.load()
+            held: dict[str, Any] = files.setdefault(str(file.resolve()), entry)
+            if held is entry:
+                self.save(files)
+            return held
+
+    def swap(
+        self, file: Path, seen: dict[str, Any], entry: dict[str, Any], write: Callable[[], None]
+    ) -> bool:
+        """``write()`` and ``entry`` recorded if ``file``'s entry is still ``seen`` (else False,
+        nothing done), in one hold of the lock: a pull undid a sync made while it ran."""
+        with self._locked():
+            files = self.load()
+            if files.get(str(file.resolve())) != seen:
+                return False
+            write()
+            files[str(file.resolve())] = entry
+            self.save(files)
+            return True
+
     def _queued(self, file: Path) -> Path:
         digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:16]
         return self.queue / f"{digest}.json"
@@ -214,8 +236,10 @@ def _push(
     content: str | None = None,
 ) -> dict[str, Any]:
     """Push ``content`` (the file's, read whole, when not given: ``sync`` gives the queued)."""
-    content = _read(file) if content is None else content
+    # The ledger before the file: a pull between the two recorded its version, and the text
+    # read before it was pushed over that version unchecked.
     last = ledger.entry(file)
+    content = _read(file) if content is None else content
     # The version of the last sync, wherever it went: a push to a memory or scope holding
     # another note at the key is then a conflict (both kept), never an overwrite. Matching the
     # target too (the server's spelling, the database's) let a push overwrite unchecked when
@@ -297,8 +321,9 @@ def _push(
     }
 
 
-def _status(state: Any, ledger: Ledger, file: Path) -> dict[str, Any]:
-    entry = ledger.entry(file)
+def _status(state: Any, ledger: Ledger, file: Path, entry: dict[str, Any] | None) -> dict[str, Any]:
+    """``file``'s state, from its ledger ``entry`` as the caller read it (the ledger read once
+    for all the files: read again for each, a status of N files parsed it N times)."""
     if ledger.pending(file) is not None:
         return {"file": str(file), "status": "pending", "detail": "a push waits in the queue"}
     if entry is None:
@@ -342,9 +367,29 @@ def _status(state: Any, ledger: Ledger, file: Path) -> dict[str, Any]:
     }
 
 
-def _next_task(text: str) -> str | None:
-    found = _TASK.search(text)
-    return found.group(1).strip() if found else None
+def _retry_queued(state: Any, ledger: Ledger, queued: dict[str, Any]) -> dict[str, Any]:
+    """A queued push sent again, on its own: a file gone or a refusal is reported with its
+    item, and the others are still sent (one raised, and the queue never drained)."""
+    file = Path(queued["file"])
+    now = None  # unread: a file that cannot be read is reported with its item
+    try:
+        # The queued push holds the whole document; the file, when it is still there and
+        # moved on, holds newer text: that is pushed instead.
+        now = _read(file) if file.exists() else None
+        report = _push(state, ledger, file, queued["key"], queued.get("scope"),
+                       content=queued["content"] if now is None else now)  # fmt: skip
+    except RecuerdoError as error:
+        report = {"file": str(file), "status": "refused", **error.to_dict()}
+    except (OSError, UnicodeDecodeError) as error:
+        report = {"file": str(file), "status": "refused",
+                  "detail": f"the file could not be read: {error}"}  # fmt: skip
+    if now is None and report["status"] in ("in_sync", "in_sync_except_redacted"):
+        # Memory holds the document, the file is gone: what `status` says of it.
+        report["status"] = "memory_ahead"
+        report["detail"] = (
+            "the file is gone: the queued copy was pushed (`recuerdo mirror pull` writes it back)"
+        )
+    return report
 
 
 def register(cli: click.Group, emit_error: Any) -> None:
@@ -386,10 +431,13 @@ def register(cli: click.Group, emit_error: Any) -> None:
         for FILE or every file."""
         ledger = Ledger(state.state_dir)
         try:
-            files = [file] if file else [Path(p) for p in ledger.load()]
+            synced = ledger.load()
+            files = [file] if file else [Path(p) for p in synced]
             queued = [Path(p["file"]) for p in ledger.all_pending()]
-            files += [f for f in queued if f not in files]
-            reports = [_status(state, ledger, f) for f in files]
+            listed = set(files)  # a queued file already listed is listed once
+            files += [f for f in queued if f not in listed]
+            with state.holding():
+                reports = [_status(state, ledger, f, synced.get(str(f.resolve()))) for f in files]
         except RecuerdoError as error:
             emit_error(error, state.as_json)
         click.echo(render.to_json(reports) if state.as_json else render.human(reports))
@@ -407,14 +455,15 @@ def register(cli: click.Group, emit_error: Any) -> None:
             if not file.resolve().parent.is_dir():
                 # Before the ledger names the file: the write failed after it, in a traceback.
                 raise InvalidInput(f"no folder {str(file.parent)!r} to write {file} in")
-            if ledger.entry(file) is None:
+            found = ledger.entry(file)  # read once: the status and the pull go by it
+            if found is None:
                 if key is None:
                     raise click.UsageError(f"{file} was never synced here: name its --key")
-                ledger.record(file, {"memory": state.memory_name, "server": state.server,
-                                     "key": key, "scope": scope or "user", "version": None,
-                                     "sha256": None})  # fmt: skip
-            now = _status(state, ledger, file)
-            entry = ledger.entry(file) or {}
+                found = ledger.held_or(file, {"memory": state.memory_name, "server": state.server,
+                                              "key": key, "scope": scope or "user",
+                                              "version": None, "sha256": None})  # fmt: skip
+            entry: dict[str, Any] = found
+            now = _status(state, ledger, file, entry)
             # The file holds secrets the memory copy has replaced: writing that copy would put
             # the placeholders in place of the credentials (decision 0101).
             secrets = (
@@ -453,13 +502,19 @@ def register(cli: click.Group, emit_error: Any) -> None:
                 },
             )
             sys.exit(1)
-        # Its bytes as memory holds them (CRLF kept: write_text turned them into LF).
-        _write_atomic(file, copy["content"], private=False)
-        ledger.record(
+        # Its bytes as memory holds them (CRLF kept: write_text turned them into LF), written
+        # only if no other command synced the file since the status above was judged.
+        if not ledger.swap(
             file,
+            entry,
             {**entry, "version": copy["version"], "sha256": copy["sha256"],
              "local_sha256": copy["sha256"], "redacted": {}},
-        )  # fmt: skip
+            lambda: _write_atomic(file, copy["content"], private=False),
+        ):  # fmt: skip
+            detail = ("another mirror command synced the file while it was pulled: nothing "
+                      "was written; see `recuerdo mirror status`, then pull again")  # fmt: skip
+            finish(state, {"file": str(file), "status": "refused", "detail": detail})
+            sys.exit(1)
         finish(state, {"file": str(file), "status": "in_sync", "version": copy["version"]})
 
     @mirror.command("sync")
@@ -467,35 +522,12 @@ def register(cli: click.Group, emit_error: Any) -> None:
     def sync(state: Any) -> None:
         """Retry the pushes waiting in the local queue."""
         ledger = Ledger(state.state_dir)
-        reports = []
         try:
             queue = ledger.all_pending()
         except RecuerdoError as error:
             emit_error(error, state.as_json)
-        for queued in queue:
-            # Each push on its own: a file gone or a refusal is reported with its item, and
-            # the others are still sent (one raised, and the queue never drained).
-            file = Path(queued["file"])
-            now = None  # unread: a file that cannot be read is reported with its item
-            try:
-                # The queued push holds the whole document; the file, when it is still there
-                # and moved on, holds newer text: that is pushed instead.
-                now = _read(file) if file.exists() else None
-                report = _push(state, ledger, file, queued["key"], queued.get("scope"),
-                               content=queued["content"] if now is None else now)  # fmt: skip
-            except RecuerdoError as error:
-                report = {"file": str(file), "status": "refused", **error.to_dict()}
-            except (OSError, UnicodeDecodeError) as error:
-                report = {"file": str(file), "status": "refused",
-                          "detail": f"the file could not be read: {error}"}  # fmt: skip
-            if now is None and report["status"] in ("in_sync", "in_sync_except_redacted"):
-                # Memory holds the document, the file is gone: what `status` says of it.
-                report["status"] = "memory_ahead"
-                report["detail"] = (
-                    "the file is gone: the queued copy was pushed (`recuerdo mirror pull` "
-                    "writes it back)"
-                )
-            reports.append(report)
+        with state.holding():
+            reports = [_retry_queued(state, ledger, queued) for queued in queue]
         click.echo(render.to_json(reports) if state.as_json else render.human(reports))
         if any(r["status"] in ("diverged", "pending", "refused") for r in reports):
             sys.exit(1)
@@ -535,36 +567,6 @@ def register(cli: click.Group, emit_error: Any) -> None:
             "3_document": {k: v for k, v in copy.items() if k != "content"}
             | ({"content": memory_text} if memory_text is not None else {}),
             "4_local_file": {"path": str(local), "exists": text is not None},
-            "5_reconciliation": _reconcile(text, memory_text),
+            "5_reconciliation": reconcile(text, memory_text),
         }
-        click.echo(render.to_json(report) if state.as_json else _resume_text(report))
-
-
-def _reconcile(local: str | None, memory: str | None) -> dict[str, Any]:
-    if local is None and memory is None:
-        return {"state": "missing", "detail": "neither a local file nor a memory copy: nothing "
-                "to resume (reported, not assumed)", "next_task": None}  # fmt: skip
-    if local is None or memory is None:
-        where = "memory" if local is None else "the local file"
-        text = memory if local is None else local
-        return {"state": "one_side", "detail": f"only {where} holds the document",
-                "next_task": _next_task(text or "")}  # fmt: skip
-    if local == memory:
-        return {"state": "in_sync", "next_task": _next_task(local)}
-    diff = list(difflib.unified_diff(memory.splitlines(), local.splitlines(), lineterm="", n=0))[
-        2:
-    ]  # past the two file header lines
-    return {
-        "state": "differs",
-        "lines_only_in_local": [line[1:] for line in diff if line.startswith("+")],
-        "lines_only_in_memory": [line[1:] for line in diff if line.startswith("-")],
-        "next_task": _next_task(local),
-    }
-
-
-def _resume_text(report: dict[str, Any]) -> str:
-    parts = []
-    for step, value in report.items():
-        parts.append(f"## {step[2:].replace('_', ' ')}")
-        parts.append(value if isinstance(value, str) else render.to_json(value))
-    return "\n".join(parts)
+        click.echo(render.to_json(report) if state.as_json else resume_text(report))

@@ -443,6 +443,8 @@ def compact_item(item: dict[str, Any]) -> dict[str, Any]:
             "start": span["start"],
             "end": span["end"],
         }
+        if "version" in citation["source"]:  # a span of an earlier version (as_of, valid_at)
+            short["cite"]["version"] = citation["source"]["version"]
     return short
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from ..core.clock import parse_time
 from ..core.exact import shown
 from ..core.text import checked_label
 from ..errors import (
@@ -148,7 +147,7 @@ class KnowledgeVerbs(MemoryBase):
                 of key is value.
             hops: Graph steps to walk (0-3).
             k: At most this many facts and passages.
-            as_of: Read what was known at this ISO 8601 instant.
+            as_of: Read what was known at this ISO 8601 instant (not later than now).
             valid_at: Read what was true at this ISO 8601 instant.
             compact: Each item once, without diagnostics.
             scope: The scope (default 'user'); another scope never sees this one.
@@ -158,10 +157,7 @@ class KnowledgeVerbs(MemoryBase):
         if subject is not None and (not isinstance(subject, str) or not subject.strip()):
             raise InvalidInput("subject must be a name")
         meaning = self.meaning_state()
-        view = store.View(
-            as_of=None if as_of is None else parse_time(as_of, "as_of"),
-            valid_at=None if valid_at is None else parse_time(valid_at, "valid_at"),
-        )
+        view = store.View.of(as_of, valid_at)
         with self._store.read() as tx:
             reply = about_ops.about(
                 tx,

@@ -47,6 +47,9 @@ class CitationSource(TypedDict):
     doc_id: NotRequired[int | None]
     name: NotRequired[str | None]
     ingested_at: NotRequired[str | None]
+    version: NotRequired[int]
+    """The note's version the span is of, when an answer at an instant read an earlier one
+    than its current text (``revision`` gives it whole)."""
 
 
 @with_config(_EXACT)
@@ -177,6 +180,7 @@ class CompactCite(TypedDict):
     doc_id: int | None
     start: int
     end: int
+    version: NotRequired[int]
 
 
 @with_config(_EXACT)

@@ -259,9 +259,12 @@ def save_note(
     key: str,
     tags: Sequence[str] = (),
     session: str | None = None,
+    former_key: str | None = None,
 ) -> Outcome:
     """Save a note at its key unless the note there already says the same (then nothing is
-    written). Over-long content is refused, never cut: an import loses nothing silently."""
+    written). Over-long content is refused, never cut: an import loses nothing silently. A note
+    found at ``former_key`` (an earlier import's key) is moved to ``key``: that is an update,
+    even when its text is the same."""
     if holds(writer, key=key, scope=scope, title=title, content=content, kind=kind):
         return "unchanged"
     reply = writer.save(
@@ -273,10 +276,11 @@ def save_note(
         tags=[*tags, fingerprint(title, content, kind)],
         session=session,
         strict=True,
+        former_key=former_key,
     )
     if reply["outcome"] == "created":
         return "imported"
-    return "updated" if reply["outcome"] == "updated" else "unchanged"
+    return "updated" if reply["outcome"] == "updated" or "former_key" in reply else "unchanged"
 
 
 def remember(writer: Memory, **arguments: Any) -> Outcome:

@@ -8,9 +8,10 @@ sessions, observations, prompts}``. What goes where:
 - an observation becomes a note in the scope Engram's profile uses (``personal`` is ``user``,
   otherwise ``project:<project>``, the project trimmed and lower-cased as Engram matches it:
   :mod:`recuerdo.profiles.engram_scopes`, shared with the profile), its type the note's kind,
-  at its topic key (so a later observation of the same topic updates it and keeps a revision)
-  or, without one, at the key ``<origin>/observation/<id>``; observations deleted in Engram
-  are skipped;
+  at the key the profile gives its topic key (so a later observation of the same topic
+  updates it and keeps a revision; a personal one's key holds its project, and a note an
+  earlier import keyed by the topic key alone is moved there: decision 0138) or, without
+  one, at the key ``<origin>/observation/<id>``; observations deleted in Engram are skipped;
 - a user prompt becomes a dated knowledge document in its project's scope, its source label
   naming the prompt and its session (a prompt is something said at a time, and knowledge keeps
   both; the same prompt imported again is recognised and stored once).
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine import stored_text
 from ..errors import CapabilityNotGranted, ImportSourceInvalid, RecuerdoError, StoreError
-from ..profiles.engram_scopes import engram_scope, project_name, project_scope
+from ..profiles.engram_scopes import engram_scope, observation_key, project_name, project_scope
 from .common import Outcome, Tally, holds, iso_time, marker, remember, save_note, tag
 
 if TYPE_CHECKING:
@@ -178,20 +179,30 @@ def _observations(writer: Memory, tally: Tally, records: list[Any], origin: str)
             groups.setdefault((note["scope"], note["key"]), []).append(note)
     for group in groups.values():
         last = group[-1]
-        if len(group) > 1 and holds(
-            writer,
-            key=last["key"],
-            scope=last["scope"],
-            title=last["title"],
-            content=last["content"],
-            kind=last["kind"],
-        ):
+        if len(group) > 1 and _holds(writer, last, last["key"]):
             for _ in group:
                 tally.add("observations", "unchanged")
             continue
+        if len(group) > 1 and last["former_key"] and _holds(writer, last, last["former_key"]):
+            # An earlier import keyed the group by its topic key alone and holds its last
+            # text: the last save moves the note to its key, the others are its revisions.
+            for _ in group[:-1]:
+                tally.add("observations", "unchanged")
+            group = group[-1:]
         for note in group:
             fields = {name: value for name, value in note.items() if name != "ref"}
             tally.attempt("observations", note["ref"], partial(save_note, writer, **fields))
+
+
+def _holds(writer: Memory, note: dict[str, Any], key: str) -> bool:
+    return holds(
+        writer,
+        key=key,
+        scope=note["scope"],
+        title=note["title"],
+        content=note["content"],
+        kind=note["kind"],
+    )
 
 
 def _observation_note(tally: Tally, record: object, origin: str) -> dict[str, Any] | None:
@@ -208,7 +219,10 @@ def _observation_note(tally: Tally, record: object, origin: str) -> dict[str, An
         tally.skip("observations", ref, "no title or no content: nothing to keep")
         return None
     scope = engram_scope(record.get("project"), record.get("scope"))
-    key = _text(record, "topic_key") or f"{origin}/observation/{record.get('id')}"
+    topic = _text(record, "topic_key")
+    # The key the Engram profile gives the same observation (a personal one holds its
+    # project); one without a topic key is keyed by its id, which no other observation has.
+    key, former = observation_key(record.get("project"), record.get("scope"), topic)
     kind, tags = _kind_and_tags(record, origin)
     return {
         "ref": ref,
@@ -216,7 +230,8 @@ def _observation_note(tally: Tally, record: object, origin: str) -> dict[str, An
         "content": content,
         "kind": kind,
         "scope": scope,
-        "key": key.strip(),
+        "key": str(key).strip() if topic else f"{origin}/observation/{record.get('id')}",
+        "former_key": former,
         "tags": tags,
         "session": _text(record, "session_id"),
     }

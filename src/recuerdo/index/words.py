@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import NamedTuple
 
 from ..core.exact import shown
 from ..errors import InvalidInput
@@ -194,9 +195,24 @@ def _distinct_terms(text: str) -> list[str]:
     return list(dict.fromkeys([t for t in tokens if t not in STOP_WORDS] or tokens))
 
 
-def terms_left_out(text: str) -> bool:
-    """Whether ``text`` has more distinct words than :func:`terms` keeps (MAX_TERMS)."""
-    return len(_distinct_terms(text)) > MAX_TERMS
+class QueryWords(NamedTuple):
+    """A query's words, from one reading of its text: a search read it three times (its terms,
+    its words as written, and again to say whether terms were left out)."""
+
+    terms: list[str]
+    """As :func:`terms` gives them."""
+    written: list[str]
+    """As :func:`written_words` gives them."""
+    left_out: bool
+    """Whether the text has more distinct words than ``terms`` keeps (MAX_TERMS)."""
+
+
+def query_words(text: str) -> QueryWords:
+    written = list(dict.fromkeys(token.lower() for token in _tokens(text)))
+    # Stop words taken out of the words without repeats: the same words, in the same order,
+    # as taking them out first (a repeat's first place is its place in both).
+    distinct = [word for word in written if word not in STOP_WORDS] or written
+    return QueryWords(distinct[:MAX_TERMS], written[:MAX_TERMS], len(distinct) > MAX_TERMS)
 
 
 def check_mode(mode: object) -> str:

@@ -29,7 +29,7 @@ from ..errors import (
     ItemNotFound,
 )
 from ..store.base import Row, Tx
-from . import history
+from . import history, keys
 from . import operations as notes
 from .results import Muted, ProfileEntry, Remembered
 from .text import join_blocks
@@ -175,7 +175,7 @@ def remember_about(
     completed: tuple[SecretKind, ...] = ()
     if row is None and version_token is not None:
         # The token names a version of the category note: deleted since, it is refused.
-        notes.refuse_if_deleted_since(
+        keys.refuse_if_deleted_since(
             tx, tenant, scope, category_key(label), str(version_token), "version_token"
         )
     if row is None:

@@ -77,6 +77,7 @@ class NoteVerbs(MemoryBase):
         tags: Sequence[str] = (),
         strict: bool = False,
         unique_title: bool = False,
+        former_key: str | None = None,
     ) -> Saved:
         """Save a titled note. With a key, update the current note of that key in the scope (earlier
         text is kept as a revision); an exact repeat within 15 minutes is counted, not stored again.
@@ -99,6 +100,9 @@ class NoteVerbs(MemoryBase):
             strict: Refuse over-long content instead of cutting it.
             unique_title: Refuse a title another note of the scope already has (title_taken);
                 category notes (remember_about) are not counted.
+            former_key: The key the note had under an earlier naming: with no note at key, the
+                note at former_key in the scope is updated and moved to key (reported as
+                former_key), so a renamed key does not fork the note.
         """
         with self._write() as tx:
             sessions.check_reach(tx, self.tenant, session)
@@ -116,6 +120,7 @@ class NoteVerbs(MemoryBase):
                 tags=tags,
                 strict=strict,
                 unique_title=unique_title,
+                former_key=former_key,
             )
         if isinstance(reply, notes.ConflictKept):
             raise reply.error()  # raised after the conflict revision is committed
@@ -431,8 +436,9 @@ class NoteVerbs(MemoryBase):
         limit: int = 100,
     ) -> list[JournalLine]:
         """The revision journal: every change to any item, newest first, with its operation
-        (write, edit, external, restore, delete, merge, import, review, conflict), principal and
-        characters added and removed.
+        (write, edit, external, restore, delete, merge, import, review, conflict, move: a note
+        saved with former_key now answers to its new key), principal and characters added and
+        removed.
 
         Args:
             scope: Only this scope.

@@ -106,6 +106,7 @@ class NoteFiles(MemoryBase):
             # The upkeep is told only of the notes written, after the commit: an unedited
             # folder read back costs no indexing work.
             with self._write(0) as tx:
+                moved = markdown.Moved(tx, self.tenant)
                 for path, text, read in ready:
                     shown = path.relative_to(root).as_posix()
                     if isinstance(read, str):
@@ -120,7 +121,7 @@ class NoteFiles(MemoryBase):
                             }
                         )
                         continue
-                    done = markdown.apply(tx, self.tenant, read)
+                    done = markdown.apply(tx, self.tenant, read, moved)
                     links_added += done.links_added
                     if done.outcome == "skipped":
                         skipped += 1

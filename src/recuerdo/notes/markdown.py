@@ -23,7 +23,8 @@ in its own YAML is read with PyYAML (the ``import`` extra). The text is followed
 which reading takes off again: an editor that adds or keeps a final newline changes nothing.
 
 Reading a file back (:func:`apply`) finds its note by ``id`` (only in the memory that wrote it,
-and only when the key and scope still agree), else by key in the scope, else creates one. A
+and only when the key and scope still agree, or the note was moved to another key since), else
+by key in the scope, else creates one. A
 file whose text, title, kind and tags are the note's changes nothing; one edited outside
 recuerdo becomes a new revision by principal ``markdown`` (operation ``external``); one whose
 ``version`` is not the note's current one and whose text differs both from that version and
@@ -324,18 +325,45 @@ def incoming(parsed: Parsed, relative: PurePosixPath, memory: str) -> Incoming:
     )
 
 
-def _find(tx: Tx, tenant: str, note: Incoming) -> Row | None:
+def _find(tx: Tx, tenant: str, note: Incoming, moved: Moved) -> Row | None:
     if note.trusted and note.id is not None:
         row = tx.one(
             "SELECT * FROM items WHERE id = ? AND tenant = ? AND item_type = 'note'"
             " AND status <> 'deleted'",
             (note.id, tenant),
         )
-        if row is not None and row["scope"] == note.scope and row["key"] == note.key:
+        if (
+            row is not None
+            and row["scope"] == note.scope
+            and (row["key"] == note.key or moved(note.scope, row["id"]))
+        ):
             return row
     if note.key is not None:
         return notes.by_key(tx, tenant, note.scope, note.key)
     return None
+
+
+class Moved:
+    """The notes of a scope moved to another key (a save's ``former_key``, decision 0138): a
+    file written before holds the key the note had, and found by that key it made a second
+    note. Read once per scope, and only when a file's key is not its note's: one journal read
+    per file was quadratic in a folder of moved notes."""
+
+    def __init__(self, tx: Tx, tenant: str) -> None:
+        self._tx, self._tenant = tx, tenant
+        self._scopes: dict[str, set[int]] = {}
+
+    def __call__(self, scope: str, item_id: int) -> bool:
+        if scope not in self._scopes:
+            self._scopes[scope] = {
+                int(row["item_id"])
+                for row in self._tx.all(
+                    "SELECT item_id FROM journal WHERE tenant = ? AND scope = ?"
+                    " AND operation = 'move'",
+                    (self._tenant, scope),
+                )
+            }
+        return item_id in self._scopes[scope]
 
 
 def _deleted_since(tx: Tx, tenant: str, note: Incoming) -> int | None:
@@ -379,12 +407,13 @@ def _add_links(tx: Tx, tenant: str, item_id: int, note: Incoming) -> int:
     return added
 
 
-def apply(tx: Tx, tenant: str, note: Incoming) -> Applied:
-    """Bring one file's note into the memory (see the module docstring)."""
+def apply(tx: Tx, tenant: str, note: Incoming, moved: Moved | None = None) -> Applied:
+    """Bring one file's note into the memory (see the module docstring). ``moved``: the same
+    one for every file read in ``tx``."""
     limit = note_limit_bytes(tx, tenant)
     if len(note.content.encode("utf-8")) > limit:
         return Applied("skipped", detail=f"its text is over the note size limit ({limit} bytes)")
-    row = _find(tx, tenant, note)
+    row = _find(tx, tenant, note, moved or Moved(tx, tenant))
     if row is None and (deleted := _deleted_since(tx, tenant, note)) is not None:
         return Applied(
             "skipped",

@@ -4,7 +4,9 @@ A save with a key updates the current note of that (tenant, scope, key) and keep
 version as a revision; a stale ``expected_version`` keeps the incoming text as a conflict
 revision and changes nothing else. ``expected_version=0`` says the writer read no note: a note
 already at the key with other text is a conflict too (the upsert trap), never replaced.
-Soft-deleted notes are hidden from every read.
+With ``former_key`` and no note at the key, the note at the former key is the one saved, and
+moves to the key (``keys.py``; a save refused as a conflict moves nothing). Soft-deleted notes
+are hidden from every read.
 """
 
 from __future__ import annotations
@@ -32,13 +34,13 @@ from ..errors import (
 )
 from ..index import chunks as chunk_index
 from ..store.base import Row, Tx
-from . import history, links
+from . import history, keys, links
 from .results import Note, Saved, SaveOutcome
 from .text import cap_utf8, redact_private
 
 DEFAULT_SCOPE = "user"
 DEFAULT_KIND = "manual"
-MEMORY_KIND = "memory"
+MEMORY_KIND = keys.CATEGORY_KIND
 """The kind of category notes (remember_about): see categories.py."""
 DUPLICATE_WINDOW = timedelta(minutes=15)
 MAX_INPUT_BYTES = 5_000_000
@@ -446,6 +448,7 @@ def save(
     tags: object,
     strict: bool,
     unique_title: bool = False,
+    former_key: object = None,
 ) -> Saved | ConflictKept:
     """The save rules of the module docstring. A conflict is *returned* (with the conflict
     revision already written) so the caller can commit it before raising."""
@@ -453,6 +456,8 @@ def save(
     note_kind = check_kind(kind)
     note_scope = check_scope(scope)
     note_key = None if key is None else checked_label(key, "key")
+    former = keys.check_former(former_key, note_key)
+    moved_from: str | None = None
     note_session = None if session is None else checked_label(session, "session")
     note_tags = check_tags(tags)
     if expected_version is not None and (
@@ -474,7 +479,7 @@ def save(
     body = capped.text
 
     def reply(row_id: int, version: int, outcome: SaveOutcome, duplicates: int) -> Saved:
-        return {
+        saved: Saved = {
             "id": row_id,
             "version": version,
             "outcome": outcome,
@@ -488,6 +493,9 @@ def save(
             "stored_bytes": capped.stored_bytes,
             "limit_bytes": limit,
         }
+        if moved_from is not None:
+            saved["former_key"] = moved_from
+        return saved
 
     current = None
     if note_key is not None:
@@ -496,6 +504,8 @@ def save(
             " AND item_type = 'note' AND status <> 'deleted'",
             (tenant, note_scope, note_key),
         )
+        if current is None and former is not None:
+            current = keys.find_former(tx, tenant, note_scope, former)
     if unique_title:
         _check_title_free(tx, tenant, note_scope, note_title, note_kind, current)
     if current is not None:
@@ -518,6 +528,8 @@ def save(
                 body=body,
                 expected_version=expected_version,
             )
+        if note_key is not None and current["key"] != note_key:  # found at the former key
+            current, moved_from = keys.move(tx, current, note_key, principal), former
         if same:
             counted = _count_duplicate(tx, current)
             return reply(current["id"], current["version"], "duplicate", counted)
@@ -536,9 +548,10 @@ def save(
         return {**updated, "chars_added": added, "chars_removed": removed}
     # Version 0 read no note, so none can have been deleted since: the write makes one.
     if note_key is not None and expected_version:
-        refuse_if_deleted_since(
-            tx, tenant, note_scope, note_key, expected_version, "expected_version"
-        )
+        for held in (note_key,) if former is None else (note_key, former):
+            keys.refuse_if_deleted_since(
+                tx, tenant, note_scope, held, expected_version, "expected_version"
+            )
     if note_key is None:
         repeat = _duplicate_of(tx, tenant, note_scope, note_kind, note_title, body)
         if repeat is not None:
@@ -558,34 +571,6 @@ def save(
     )
     created = reply(item_id, 1, "created", 0)
     return {**created, "chars_added": len(body), "chars_removed": 0}
-
-
-def refuse_if_deleted_since(
-    tx: Tx, tenant: str, scope: str, key: str, based_on: int | str, without: str
-) -> None:
-    """A write based on a version of a keyed note (``based_on``: a version number, or a
-    version token) that was deleted since is refused, nothing stored: it made a new note with
-    the key, undoing the deletion unseen (and the deleted note could then not be restored).
-    A key no note ever held, or held by a note erased since (no trace is left to tell), makes
-    a new note as before. The text is not kept beside the deleted note: no verb reads a
-    deleted note's revisions. ``without``: the argument to leave out to make a new note."""
-    deleted = tx.one(
-        "SELECT id, version FROM items WHERE tenant = ? AND scope = ? AND key = ?"
-        " AND item_type = 'note' AND status = 'deleted' ORDER BY id DESC LIMIT 1",
-        (tenant, scope, key),
-    )
-    if deleted is None:
-        return
-    token = isinstance(based_on, str)
-    raise Conflict(
-        f"{'version token' if token else 'version'} {based_on} of note {deleted['id']} (key "
-        f"{key!r}) was expected, but the note was deleted at version {deleted['version']}: "
-        f"nothing was stored. Restore it and write again, or leave out {without} to make a "
-        "new note",
-        id=deleted["id"],
-        deleted_version=deleted["version"],
-        **({"version_token": based_on} if token else {"expected_version": based_on}),
-    )
 
 
 def by_key(tx: Tx, tenant: str, scope: str, key: str) -> Row | None:

@@ -26,11 +26,14 @@ JournalOperation = Literal[
     "import",
     "review",
     "conflict",
+    "move",
 ]
 """What a revision or journal line records: ``write`` (saved or appended by a tool), ``edit``
 (changed in place), ``external`` (changed outside the tools, e.g. a mirrored file edited by
 hand), ``restore``, ``delete``, ``merge`` (two versions reconciled into one), ``import`` (read in
-from an export), ``review`` (marked reviewed) and ``conflict`` (a stale write kept aside)."""
+from an export), ``review`` (marked reviewed), ``conflict`` (a stale write kept aside) and
+``move`` (a journal line only: the note was found under its former key and now answers to
+its new one, decision 0138)."""
 
 SaveOutcome = Literal["created", "updated", "duplicate"]
 
@@ -52,6 +55,8 @@ class Saved(TypedDict):
     chars_added: NotRequired[int]
     chars_removed: NotRequired[int]
     redacted: NotRequired[Redactions]
+    former_key: NotRequired[str]
+    """The key the note was found under, and moved from (the save named it as former_key)."""
 
 
 @with_config(FORBID)

@@ -82,9 +82,10 @@ def end(tx: Tx, tenant: str, principal: str, session: object, summary: object) -
     session_id = checked_label(session, "session")
     current = _session(tx, tenant, session_id)
     text = None if summary is None else notes.check_body(summary, "summary").strip() or None
-    note_id = _summary_note(tx, tenant, session_id, current["scope"])
     truncated = False
-    if text is not None:
+    if text is None:  # the summary note it has, if any (a summary given saves its own below)
+        note_id = _summary_note(tx, tenant, session_id, current["scope"])
+    else:
         reply = notes.save(
             tx,
             tenant=tenant,

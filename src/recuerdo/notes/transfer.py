@@ -90,7 +90,7 @@ def _conflicts_of(tx: Tx, tenant: str, ids: list[int]) -> dict[int, list[dict[st
     return found
 
 
-VERSION_OPERATIONS = frozenset(get_args(JournalOperation)) - {"conflict", "delete"}
+VERSION_OPERATIONS = frozenset(get_args(JournalOperation)) - {"conflict", "delete", "move"}
 """What a version of a note may record (``conflict`` and ``delete`` make no version)."""
 
 

@@ -9,7 +9,8 @@ cited, and how well the answer is grounded.
    then), with the facts derived from them. Current facts come first, then by distance, then by
    how many of the question's words they share, stored before derived.
 3. Passages: the search stages (words, meaning, and the seeds' mentions), fused, inside the
-   scope and the view, fill what ``k`` leaves after the facts.
+   scope and the view, fill what ``k`` leaves after the facts; at an instant, a note changed
+   since is found by its words of then and read in its version of then (``then.py``).
 4. Grounding: grounded (every content word of the question is in the answer),
    grounded_by_meaning (found by meaning, not by its words), related (some words; the
    ``uncovered`` ones listed), uncited (none of them), nothing_stored, could_not_judge.
@@ -26,7 +27,8 @@ from ..index.words import terms
 from ..store.base import Tx
 from . import pack
 from .results import AnswerState
-from .search import Candidate, loaded, meaning_alone_leads
+from .search import loaded, meaning_alone_leads
+from .then import AtInstant, passage_span
 
 DEFAULT_K = 8
 MAX_K = 100
@@ -42,16 +44,17 @@ def answer(
     k: int,
     view: store.View,
     compact: bool,
-    candidates: list[Candidate],
+    found: AtInstant,
     failed: list[str],
 ) -> tuple[dict[str, Any], list[int]]:
     """The answer, and the items it returns (for the retrieval audit)."""
+    candidates = found.candidates
     matches = (
         visible_seeds(tx, tenant, seed(tx, tenant, scope, query), view) if query.strip() else []
     )
     seeds = {m["entity_id"]: m["name"] for m in matches}
     facts = _ranked(graph_facts(tx, tenant, seeds, hops, view, k), query)[:k] if seeds else []
-    passages = _passages(tx, tenant, candidates, k - len(facts))
+    passages = _passages(tx, tenant, found, k - len(facts), query, view.as_of is None)
     state: AnswerState = (
         "answered" if facts or passages else ("could_not_judge" if failed else "nothing_stored")
     )
@@ -72,6 +75,10 @@ def answer(
     }
     if failed:
         reply["failed_stages"] = failed
+    if found.unread:
+        reply["earlier_texts_unread"] = found.unread
+    if found.withheld:
+        reply["earlier_texts_withheld"] = found.withheld
     return reply, [p["doc_id"] for p in passages]
 
 
@@ -94,21 +101,32 @@ def _ranked(facts: list[dict[str, Any]], query: str) -> list[dict[str, Any]]:
     )
 
 
-def _passages(tx: Tx, tenant: str, candidates: list[Candidate], limit: int) -> list[dict[str, Any]]:
-    """The best ``limit`` passages of the fused candidates, each with its citation."""
-    chosen = candidates[: max(0, limit)]
+def _passages(
+    tx: Tx, tenant: str, at: AtInstant, limit: int, query: str, live_only: bool
+) -> list[dict[str, Any]]:
+    """The best ``limit`` passages of the fused candidates, each with its citation; a note
+    changed since the instant asked for is read, and cited, in its version of then (a note
+    deleted since is there for ``as_of``: ``live_only`` is off)."""
+    chosen = at.candidates[: max(0, limit)]
     if not chosen:
         return []
     found = []
     for candidate, doc, stored in loaded(
-        tx, tenant, chosen, columns="id, title, category, content, created_at", live_only=True
+        tx, tenant, chosen, columns="id, title, category, content, created_at", live_only=live_only
     ):
         chunk: Any = stored
-        if chunk is None:  # not cut into passages yet: the whole text is the passage
+        then = at.texts.get(candidate.item_id)
+        if then is not None:  # its chunks are cut from its text of now
+            doc = {**doc, "content": then.text, "title": then.title}
+            start, stop = passage_span(then.text, query)
+            chunk = {"id": None, "start": start, "stop": stop, "body": then.text[start:stop]}
+        elif chunk is None:  # not cut into passages yet: the whole text is the passage
             content = doc["content"]
             chunk = {"id": None, "start": 0, "stop": len(content), "body": content}
         stages = sorted(candidate.stages)
         citation = passage_citation(chunk, doc)
+        if then is not None:
+            citation["source"]["version"] = then.version
         citation["found_by"] = {"stage": "search", "stages": stages}
         found.append(
             {

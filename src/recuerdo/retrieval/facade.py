@@ -23,7 +23,7 @@ from ..graph.store import View
 from ..index import chunks as index
 from ..index import vectors
 from ..index.embed import Embedder
-from ..index.words import check_mode, terms_left_out
+from ..index.words import check_mode, query_words
 from ..notes import pins as pin_ops
 from ..store.base import REBUILD_OWED, Tx
 from . import ask as ask_ops
@@ -43,6 +43,7 @@ from .results import (
     Pack,
     Summary,
 )
+from .then import at_instant
 
 MAX_BUDGET_TOKENS = 200_000
 
@@ -184,6 +185,7 @@ class RetrievalVerbs(MemoryBase):
             repo=repo,
             path_prefix=path_prefix,
         )
+        words = query_words(text)  # read once: for the lexical stage and query_truncated
         use_meaning = "meaning" in wanted
         if text.strip() and use_meaning:
             self._embedder()
@@ -202,6 +204,7 @@ class RetrievalVerbs(MemoryBase):
                     count,
                     graph=self._graph_stage(filters),
                     stages=wanted,
+                    words=words,
                 )
                 hits = search_ops.assemble(tx, self.tenant, candidates[:count], preview, now_iso())
         state: AnswerState = (
@@ -217,7 +220,7 @@ class RetrievalVerbs(MemoryBase):
         }
         if failed:
             reply["failed_stages"] = failed
-        if len(query) > MAX_QUERY_CHARS or terms_left_out(text):
+        if len(query) > MAX_QUERY_CHARS or words.left_out:
             # What was searched is less than what was asked: said, never silent ("all" then
             # means all of the words kept).
             reply["query_truncated"] = True
@@ -330,23 +333,22 @@ class RetrievalVerbs(MemoryBase):
             scope: The scope (default 'user'); another scope never sees this one.
             hops: Graph steps to walk from the entities the question names (0-3, default 2).
             k: At most this many facts and passages together (1-100, default 8).
-            as_of: Answer with what was known at this ISO 8601 instant.
-            valid_at: Answer with what was true at this ISO 8601 instant.
+            as_of: Answer with what was known at this ISO 8601 instant (not later than now); a
+                note changed since is read, and cited, in its version of then.
+            valid_at: Answer with what was true at this ISO 8601 instant; a note in the version
+                in force then.
             compact: Each item once, without diagnostics.
         """
         text = _query_text(query)
         steps = _bounded(hops, "hops", 0, 3)
         count = _bounded(k, "k", 1, ask_ops.MAX_K)
-        view = View(
-            as_of=None if as_of is None else parse_time(as_of, "as_of"),
-            valid_at=None if valid_at is None else parse_time(valid_at, "valid_at"),
-        )
+        view = View.of(as_of, valid_at)
         label = "user" if scope is None else checked_label(scope, "scope")
         filters = Filters.build(
             self.tenant,
             scope=label,
-            until=view.valid_at,
             known_at=view.as_of,
+            said_by=view.valid_at,
             skip_muted=True,
             viewer=self.principal,
         )
@@ -358,6 +360,7 @@ class RetrievalVerbs(MemoryBase):
                 candidates, meaning, failed = search_ops.run_stages(
                     tx, self._meaning, filters, text, "any", count, graph=self._graph_stage(filters)
                 )
+            then = at_instant(tx, self.tenant, view, filters, text, candidates, count)
             reply, returned = ask_ops.answer(
                 tx,
                 tenant=self.tenant,
@@ -367,7 +370,7 @@ class RetrievalVerbs(MemoryBase):
                 k=count,
                 view=view,
                 compact=bool(compact),
-                candidates=candidates,
+                found=then,
                 failed=failed,
             )
         self._record("ask", text, filters.describe(), returned)

@@ -51,7 +51,11 @@ class Filters:
     repo: str | None = None
     path_prefix: str | None = None
     known_at: str | None = None
-    """Only items stored by then (what was known at that instant)."""
+    """Only items stored by then (what was known at that instant), a note deleted since
+    among them (``retrieval/then.py`` leaves out one that was deleted then)."""
+    said_by: str | None = None
+    """Only items said by then: their date, else when they were stored (what was true at
+    that instant; an edit since does not move it: ``retrieval/then.py``)."""
 
     @property
     def narrows(self) -> bool:
@@ -78,6 +82,7 @@ class Filters:
         repo: object = None,
         path_prefix: object = None,
         known_at: str | None = None,
+        said_by: str | None = None,
     ) -> Filters:
         item_types = labels(types, "types")
         if item_types and not set(item_types) <= set(ITEM_TYPES):
@@ -109,6 +114,7 @@ class Filters:
             repo=None if repo is None else check_repo(repo),
             path_prefix=check_prefix(path_prefix),
             known_at=known_at,
+            said_by=said_by,
         )
 
     def sql(self, alias: str = "i", *, unasked_code: bool = False) -> tuple[str, list[Any]]:
@@ -119,6 +125,10 @@ class Filters:
         members_only, viewer = visible(a, self.viewer)
         clauses = [f"{a}.tenant = ?", f"{a}.status <> 'deleted'", members_only]
         params: list[Any] = [self.tenant, *viewer]
+        if self.known_at is not None:
+            # A note deleted (softly: its text is kept) since then was known then.
+            clauses[1] = f"({a}.status <> 'deleted' OR {a}.updated_at > ?)"
+            params.insert(1, self.known_at)
         if self.scopes is not None:
             clauses.append(f"{a}.scope IN ({', '.join('?' * len(self.scopes))})")
             params.extend(self.scopes)
@@ -158,6 +168,9 @@ class Filters:
         if self.known_at is not None:
             clauses.append(f"{a}.created_at <= ?")
             params.append(self.known_at)
+        if self.said_by is not None:
+            clauses.append(f"coalesce({a}.occurred_at, {a}.created_at) <= ?")
+            params.append(self.said_by)
         if self.skip_muted:
             clauses.append(f"{a}.muted = 0")
         if self.tags:

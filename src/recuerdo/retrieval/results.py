@@ -205,6 +205,13 @@ class Answer(TypedDict):
     valid_at: str | None
     compact: bool
     failed_stages: NotRequired[list[str]]
+    earlier_texts_unread: NotRequired[int]
+    """With as_of or valid_at: notes changed since, too many to be searched in their text of
+    then (found, if at all, by their words of now; still answered with their text of then)."""
+    earlier_texts_withheld: NotRequired[int]
+    """With as_of or valid_at: notes the answer would have given whose text then holds what
+    the secret guard now replaces (an older guard let it through, a later edit replaced it in
+    the note): left out rather than give it back."""
 
 
 @with_config(ConfigDict(extra="forbid"))

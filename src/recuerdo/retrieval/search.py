@@ -23,7 +23,7 @@ from ..index.chunk import line_range
 from ..index.chunks import chunk_mark, stale
 from ..index.meaning import Meaning
 from ..index.vectors import meaning_candidates, ordered_candidates
-from ..index.words import as_read, terms, written_words
+from ..index.words import QueryWords, as_read, query_words, terms, written_words
 from ..store import chunk_text
 from ..store.base import Row, Tx, rows_by_id
 from . import turns
@@ -432,12 +432,16 @@ def run_stages(
     *,
     graph: GraphStage | None = None,
     stages: tuple[str, ...] = STAGES,
+    words: QueryWords | None = None,
 ) -> tuple[list[Candidate], str, list[str]]:
-    """Fused candidates, the meaning state, and the stages that failed."""
+    """Fused candidates, the meaning state, and the stages that failed. ``words``: the
+    query's, when the caller has read them already."""
     found: dict[str, list[tuple[int | None, int]]] = {}
     if "lexical" in stages:
-        words, written = terms(query), written_words(query)
-        found["lexical"] = lexical_stage(tx, filters, words, mode, max(k, CANDIDATES), written)
+        asked = query_words(query) if words is None else words
+        found["lexical"] = lexical_stage(
+            tx, filters, asked.terms, mode, max(k, CANDIDATES), asked.written
+        )
         window = named_window(query)
         # A caller who set the time bounds chose the dates already.
         if window is not None and filters.since is None and filters.until is None:

@@ -18,7 +18,7 @@ hash recorded when it was written, so a broken chain is reported, never served.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from ..errors import StoreDamaged
 from . import text_delta
@@ -137,8 +137,40 @@ def versions_of(
         " AND version IS NOT NULL ORDER BY item_id, version DESC",
         (tenant, *item_ids),
     )
+    return _decoded(tx, tenant, item_ids, rows)
+
+
+def versions_from(
+    tx: Tx, tenant: str, lowest: Mapping[int, int]
+) -> dict[int, tuple[dict[int, str], list[Row]]]:
+    """:func:`versions_of` of these notes (at most a thousand), from version ``lowest[note]``
+    up only: an answer at an instant reads one earlier version of many notes, the rows above
+    it, not the whole history. A statement for the notes of each lowest version (an ``OR`` of
+    one condition a note took PostgreSQL 100 ms to plan for 300 notes)."""
+    by_lowest: dict[int, list[int]] = {}
+    for item_id, version in lowest.items():
+        by_lowest.setdefault(version, []).append(item_id)
+    rows: list[Row] = []
+    for version, ids in sorted(by_lowest.items()):
+        marks = ", ".join("?" * len(ids))
+        rows += tx.all(
+            "SELECT item_id, version, title, kind, operation, principal, created_at, content,"
+            f" previous, content_hash FROM revisions WHERE tenant = ? AND item_id IN ({marks})"
+            " AND version >= ?",
+            (tenant, *ids, version),
+        )
+    rows.sort(key=lambda row: (int(row["item_id"]), -int(row["version"])))
+    return _decoded(tx, tenant, list(lowest), rows)
+
+
+def _decoded(
+    tx: Tx, tenant: str, item_ids: Sequence[int], rows: list[Row]
+) -> dict[int, tuple[dict[int, str], list[Row]]]:
+    """The texts of version ``rows`` (each note's newest first, down without a gap), rebuilt
+    down from the notes' current text."""
     if not rows:
         return {}
+    marks = ", ".join("?" * len(item_ids))
     current = {
         int(row["id"]): row
         for row in tx.all(

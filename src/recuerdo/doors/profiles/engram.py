@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...profiles.engram_scopes import engram_scope, project_name
+from ...profiles.engram_scopes import engram_scope, observation_key, project_name
 from . import ToolMap, drop_none, prop, schema
 
 INSTRUCTIONS = """
@@ -44,6 +44,24 @@ def _capture(args: dict[str, Any]) -> dict[str, Any]:
             "session": args.get("session_id"),
             "source": args.get("source"),
             "scope": None if by_session else scope_of(args),
+        }
+    )
+
+
+def _save(args: dict[str, Any]) -> dict[str, Any]:
+    """A topic key is Engram's within (project, scope): a personal one is keyed with its
+    project, and the note its topic key alone named before is taken over (decision 0138)."""
+    key, former = observation_key(args.get("project"), args.get("scope"), args.get("topic_key"))
+    return drop_none(
+        {
+            "title": args.get("title"),
+            "content": args.get("content"),
+            "kind": args.get("type"),
+            "scope": scope_of(args),
+            "key": key,
+            "former_key": former,
+            "session": args.get("session_id"),
+            "expected_version": args.get("expected_version"),
         }
     )
 
@@ -89,17 +107,7 @@ def tools() -> list[ToolMap]:
                 },
                 ["title", "content"],
             ),
-            lambda a: drop_none(
-                {
-                    "title": a.get("title"),
-                    "content": a.get("content"),
-                    "kind": a.get("type"),
-                    "scope": scope_of(a),
-                    "key": a.get("topic_key"),
-                    "session": a.get("session_id"),
-                    "expected_version": a.get("expected_version"),
-                }
-            ),
+            _save,
         ),
         ToolMap(
             "mem_update",

@@ -34,6 +34,8 @@ class Action:
     then: Callable[[Mapping[str, str]], tuple[str, dict[str, Any]]]
     """Where to go once it ran: (path, query)."""
     destructive: bool = False
+    nothing: str | None = None
+    """What the page says when the verb answered False (it found nothing to change)."""
 
 
 def _id(form: Mapping[str, str], name: str = "id") -> int:
@@ -111,6 +113,7 @@ ACTIONS: dict[str, Action] = {
         _forget_item,
         lambda f: ("/lens/overview", {"done": "forgotten"}),
         destructive=True,
+        nothing="nothing: no such entry here",
     ),
     "forget_passage": Action(
         "Forget the document or message for good",
@@ -175,8 +178,10 @@ def add_actions(app: FastAPI, lens: Lens) -> None:
                     shown=shown,
                     hidden={k: v for k, v in form.items() if k not in ("csrf", "confirmed")},
                 )
-            await lens.call(request, action.verb, **arguments)
+            result = await lens.call(request, action.verb, **arguments)
             path, query = action.then(form)
+            if result is False and action.nothing is not None:
+                query = {**query, "done": action.nothing}  # never "forgotten" for nothing
             kept = {} if in_scope is None else {"scope": in_scope}
             target = lens.url(path, request.query_params.get("memory"), **kept, **query)
             return RedirectResponse(target, status_code=303)

@@ -40,7 +40,7 @@ from .folds import Parting, keep_current
 from .rows import register_types, row_factory
 from .schemas import SCHEMA_PREFIX, schema_name
 from .search import ScanSubstrings, TrigramSubstrings, TsvectorText
-from .statements import convert, translated
+from .statements import WRITE_WAIT_MS, convert, translated
 from .vectors import PgvectorSearch, VectorState
 
 POOL_SIZE = 8
@@ -368,6 +368,8 @@ class PostgresStore:
             finally:
                 local.writing -= 1
             return
+        import psycopg
+
         scope = current()
         with self._connection(shared) as conn:
             self._begin(conn, "BEGIN", scope, durable=durable)
@@ -375,8 +377,10 @@ class PostgresStore:
                 conn.execute(
                     "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [shared.lock_key]
                 )
-            except Exception:
+            except Exception as exc:
                 _rollback(conn)
+                if isinstance(exc, psycopg.Error):  # waited past WRITE_WAIT_MS: busy
+                    raise convert(exc) from exc
                 raise
             local.conn, local.writing, local.scope = conn, 1, scope
             local.owes_reclaim = False
@@ -437,11 +441,17 @@ class PostgresStore:
 
         # The transaction's tenant for the row-level security policies (m016), sent with the
         # BEGIN in one round trip: a statement without parameters may hold several. A
-        # transaction of rebuildable rows commits asynchronously (``Store.write``).
-        scoped = sql.SQL("{}; SELECT set_config('recuerdo.tenant', {}, true){}").format(
+        # transaction of rebuildable rows commits asynchronously (``Store.write``). A write
+        # waits for a lock (the memory's writer lock first) as long as SQLite's busy timeout,
+        # then is refused as busy: behind a writer that stopped mid-write (a frozen process
+        # holds its transaction open) every writer of the memory waited for ever.
+        scoped = sql.SQL("{}; SELECT set_config('recuerdo.tenant', {}, true){}{}").format(
             sql.SQL(statement),
             sql.Literal(scope),
             sql.SQL("" if durable else "; SET LOCAL synchronous_commit TO OFF"),
+            sql.SQL(
+                "" if "READ ONLY" in statement else f"; SET LOCAL lock_timeout = {WRITE_WAIT_MS}"
+            ),
         )
         try:
             conn.execute(scoped)

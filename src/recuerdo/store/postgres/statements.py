@@ -137,6 +137,11 @@ def translated() -> Iterator[None]:
         raise error from exc
 
 
+WRITE_WAIT_MS = 30_000
+"""How long a write waits for a lock before it is refused as busy: SQLite's busy timeout
+(``sqlite/files.BUSY_TIMEOUT_MS``), so both backends give up alike."""
+
+
 def convert(exc: Exception) -> Exception:
     """The named error for a database error (an integrity error stays itself: it is a bug)."""
     import psycopg
@@ -151,6 +156,11 @@ def convert(exc: Exception) -> Exception:
         )
     if isinstance(exc, errors.NumericValueOutOfRange):
         return InvalidInput("a number is out of range (at most 64 bits)")
+    if isinstance(exc, errors.LockNotAvailable):
+        return StoreError(
+            f"the memory is busy: another writer held it for {WRITE_WAIT_MS // 1000} s (it may"
+            " have stopped mid-write); nothing was written, try again"
+        )
     if isinstance(exc, errors.SerializationFailure | errors.DeadlockDetected):
         return StoreError(f"the memory is busy (the database asked to try again): {exc}")
     if isinstance(exc, psycopg.OperationalError):
