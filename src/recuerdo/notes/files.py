@@ -103,6 +103,7 @@ class NoteFiles(MemoryBase):
                 except markdown.FileRefused as refused:
                     ready.append((path, "", str(refused)))
             fronts: list[tuple[Path, str, dict[str, Any]]] = []
+            written = 0
             # The upkeep is told only of the notes written, after the commit: an unedited
             # folder read back costs no indexing work.
             with self._write(0) as tx:
@@ -127,6 +128,7 @@ class NoteFiles(MemoryBase):
                         skipped += 1
                     else:
                         counts[done.outcome] += 1
+                    written += done.outcome in ("created", "updated")
                     if done.rewrite and done.id is not None:
                         front = markdown.front_of(
                             tx, self.tenant, done.id, self.name, self.principal
@@ -144,8 +146,8 @@ class NoteFiles(MemoryBase):
                         if done.conflict_revision_id is not None:
                             change["conflict_revision_id"] = done.conflict_revision_id
                         changes.append(change)
-            if fronts:
-                self._upkeep.poke(len(fronts))
+            if written:
+                self._upkeep.poke(written)
             # A file's new front matter is rendered after the commit: it reads a note's row as
             # the write left it, and rendering 500 of them held every other writer back
             # (decision 0140).

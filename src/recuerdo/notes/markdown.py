@@ -24,8 +24,9 @@ which reading takes off again: an editor that adds or keeps a final newline chan
 
 Reading a file back (:func:`apply`) finds its note by ``id`` (only in the memory that wrote it,
 and only when the key and scope still agree, or the note was moved to another key since), else
-by key in the scope, else creates one. A
-file whose text, title, kind and tags are the note's changes nothing; one edited outside
+by key in the scope, else (a file naming no note: an import stopped before writing its front
+matter) by the keyless note of its scope holding its title, kind, tags and text, else creates
+one. A file whose text, title, kind and tags are the note's changes nothing; one edited outside
 recuerdo becomes a new revision by principal ``markdown`` (operation ``external``); one whose
 ``version`` is not the note's current one and whose text differs both from that version and
 from the current one is kept as a conflict revision (once), never written over the note; so is
@@ -382,6 +383,24 @@ def _deleted_since(tx: Tx, tenant: str, note: Incoming) -> int | None:
     return int(found["id"])
 
 
+def _made_of(tx: Tx, tenant: str, note: Incoming) -> Row | None:
+    """The note an earlier import made of this file when the file still names none (that
+    import was stopped between its commit and the file's front matter): a keyless note of the
+    file's scope holding its title, kind, tags and text. Made again, it was a second note at
+    every import stopped so (decision 0140)."""
+    if note.key is not None or (note.trusted and note.id is not None):
+        return None  # found by its key, or by its id, or deliberately not (deleted, moved)
+    for row in tx.all(
+        "SELECT * FROM items WHERE tenant = ? AND scope = ? AND content_hash = ?"
+        " AND item_type = 'note' AND status <> 'deleted' AND key IS NULL AND category = ?"
+        " AND title = ? ORDER BY id",
+        (tenant, note.scope, history.normalized_hash(note.content), note.kind, note.title),
+    ):
+        if _same(row, note):
+            return row
+    return None
+
+
 def _same(row: Row, note: Incoming) -> bool:
     return (row["content"], row["title"], row["category"], json.loads(row["tags"])) == (
         note.content,
@@ -414,6 +433,9 @@ def apply(tx: Tx, tenant: str, note: Incoming, moved: Moved | None = None) -> Ap
     if len(note.content.encode("utf-8")) > limit:
         return Applied("skipped", detail=f"its text is over the note size limit ({limit} bytes)")
     row = _find(tx, tenant, note, moved or Moved(tx, tenant))
+    if row is None and (made := _made_of(tx, tenant, note)) is not None:
+        added = _add_links(tx, tenant, made["id"], note)
+        return Applied("unchanged", made["id"], made["version"], links_added=added, rewrite=True)
     if row is None and (deleted := _deleted_since(tx, tenant, note)) is not None:
         return Applied(
             "skipped",
@@ -438,7 +460,11 @@ def apply(tx: Tx, tenant: str, note: Incoming, moved: Moved | None = None) -> Ap
         return Applied("created", item_id, 1, links_added=added, rewrite=True)
     if _same(row, note):
         added = _add_links(tx, tenant, row["id"], note)
-        return Applied("unchanged", row["id"], row["version"], links_added=added)
+        # A file of this memory that does not name the note's id and version (an import
+        # stopped before it wrote them) gets them: left at an older version, the file's next
+        # edit was a conflict, not an update.
+        stale = note.trusted and (note.id, note.version) != (row["id"], row["version"])
+        return Applied("unchanged", row["id"], row["version"], links_added=added, rewrite=stale)
     if note.version is not None and (
         not note.trusted or (note.id is not None and note.id != row["id"])
     ):
