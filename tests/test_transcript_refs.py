@@ -93,3 +93,20 @@ def test_a_ref_given_twice_in_one_call_is_one_turn(memory: recuerdo.Memory) -> N
         TURNS[1]["text"],
         "x",
     ]
+
+
+def test_each_id_answered_is_its_turns_across_statements_and_held_refs(
+    memory: recuerdo.Memory,
+) -> None:
+    """The turns go in statements of 100, 10 and 1 rows (store/row_groups.py), each id taken
+    from the ids it returns, sorted: the id answered for each turn is the row holding its text,
+    the new ones ascending in the call's order, with turns already held between them."""
+    turns = [{"speaker": "ana", "text": f"turn {n}", "ref": f"r{n}"} for n in range(237)]
+    held = memory.add_messages("long", turns[1::3])["ids"]
+    reply = memory.add_messages("long", turns)
+    assert reply["ids"][1::3] == held and (reply["count"], reply["already"]) == (158, 79)
+    fresh = [i for n, i in enumerate(reply["ids"]) if n % 3 != 1]
+    assert fresh == sorted(fresh)
+    with memory._store.read() as tx:
+        text = {r["id"]: r["content"] for r in tx.all("SELECT id, content FROM items")}
+    assert [text[i] for i in reply["ids"]] == [turn["text"] for turn in turns]
