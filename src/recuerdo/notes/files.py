@@ -108,6 +108,9 @@ class NoteFiles(MemoryBase):
             # folder read back costs no indexing work.
             with self._write(0) as tx:
                 moved = markdown.Moved(tx, self.tenant)
+                unnamed = markdown.Unnamed(
+                    tx, self.tenant, [read for _, _, read in ready if not isinstance(read, str)]
+                )
                 for path, text, read in ready:
                     shown = path.relative_to(root).as_posix()
                     if isinstance(read, str):
@@ -122,7 +125,7 @@ class NoteFiles(MemoryBase):
                             }
                         )
                         continue
-                    done = markdown.apply(tx, self.tenant, read, moved)
+                    done = markdown.apply(tx, self.tenant, read, moved, unnamed)
                     links_added += done.links_added
                     if done.outcome == "skipped":
                         skipped += 1

@@ -41,6 +41,7 @@ import json
 import os
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -50,7 +51,7 @@ from ..core.secrets import redact_call
 from ..core.settings import note_limit_bytes
 from ..core.text import check_tags, checked_label
 from ..errors import InvalidInput, RecuerdoError
-from ..store.base import Row, Tx
+from ..store.base import Row, Tx, marks
 from . import history
 from . import links as note_links
 from . import operations as notes
@@ -383,22 +384,46 @@ def _deleted_since(tx: Tx, tenant: str, note: Incoming) -> int | None:
     return int(found["id"])
 
 
-def _made_of(tx: Tx, tenant: str, note: Incoming) -> Row | None:
-    """The note an earlier import made of this file when the file still names none (that
-    import was stopped between its commit and the file's front matter): a keyless note of the
-    file's scope holding its title, kind, tags and text. Made again, it was a second note at
-    every import stopped so (decision 0140)."""
-    if note.key is not None or (note.trusted and note.id is not None):
-        return None  # found by its key, or by its id, or deliberately not (deleted, moved)
-    for row in tx.all(
-        "SELECT * FROM items WHERE tenant = ? AND scope = ? AND content_hash = ?"
-        " AND item_type = 'note' AND status <> 'deleted' AND key IS NULL AND category = ?"
-        " AND title = ? ORDER BY id",
-        (tenant, note.scope, history.normalized_hash(note.content), note.kind, note.title),
-    ):
-        if _same(row, note):
-            return row
-    return None
+class Unnamed:
+    """Keyless notes holding a batch's texts: an import stopped before the files' front
+    matter made them, and made again each was a second note (decision 0140)."""
+
+    def __init__(self, tx: Tx, tenant: str, files: Sequence[Incoming]) -> None:
+        self._tx, self._tenant = tx, tenant
+        self._notes: dict[tuple[str, str, str], list[int]] = {}
+        asked: dict[str, set[bytes]] = {}
+        for file in filter(_names_none, files):
+            asked.setdefault(file.scope, set()).add(history.normalized_hash(file.content))
+        for scope, hashes in asked.items():  # a scope a query: the index leads with it
+            ordered = sorted(hashes)
+            for part in (ordered[first : first + 500] for first in range(0, len(ordered), 500)):
+                for row in tx.all(
+                    "SELECT id, title, category FROM items WHERE tenant = ? AND scope = ?"
+                    f" AND content_hash IN ({marks(part)}) AND item_type = 'note'"
+                    " AND status <> 'deleted' AND key IS NULL ORDER BY id",
+                    (tenant, scope, *part),
+                ):
+                    found = (scope, row["title"], row["category"])
+                    self._notes.setdefault(found, []).append(int(row["id"]))
+
+    def __call__(self, note: Incoming) -> Row | None:
+        for item_id in self._notes.get((note.scope, note.title, note.kind), []):
+            # Read as it is now: a file read before in the batch may have changed it.
+            row = self._tx.one(
+                "SELECT * FROM items WHERE id = ? AND tenant = ?", (item_id, self._tenant)
+            )
+            if (
+                _names_none(note)
+                and row is not None
+                and row["status"] != "deleted"
+                and _same(row, note)
+            ):
+                return row
+        return None
+
+
+def _names_none(note: Incoming) -> bool:  # by key, or by an id of this memory's
+    return note.key is None and not (note.trusted and note.id is not None)
 
 
 def _same(row: Row, note: Incoming) -> bool:
@@ -426,14 +451,20 @@ def _add_links(tx: Tx, tenant: str, item_id: int, note: Incoming) -> int:
     return added
 
 
-def apply(tx: Tx, tenant: str, note: Incoming, moved: Moved | None = None) -> Applied:
-    """Bring one file's note into the memory (see the module docstring). ``moved``: the same
-    one for every file read in ``tx``."""
+def apply(
+    tx: Tx,
+    tenant: str,
+    note: Incoming,
+    moved: Moved | None = None,
+    unnamed: Unnamed | None = None,
+) -> Applied:
+    """Bring one file's note into the memory (see the module docstring). ``moved`` and
+    ``unnamed``: the same ones for every file read in ``tx``."""
     limit = note_limit_bytes(tx, tenant)
     if len(note.content.encode("utf-8")) > limit:
         return Applied("skipped", detail=f"its text is over the note size limit ({limit} bytes)")
     row = _find(tx, tenant, note, moved or Moved(tx, tenant))
-    if row is None and (made := _made_of(tx, tenant, note)) is not None:
+    if row is None and (made := (unnamed or Unnamed(tx, tenant, [note]))(note)) is not None:
         added = _add_links(tx, tenant, made["id"], note)
         return Applied("unchanged", made["id"], made["version"], links_added=added, rewrite=True)
     if row is None and (deleted := _deleted_since(tx, tenant, note)) is not None:
@@ -460,9 +491,8 @@ def apply(tx: Tx, tenant: str, note: Incoming, moved: Moved | None = None) -> Ap
         return Applied("created", item_id, 1, links_added=added, rewrite=True)
     if _same(row, note):
         added = _add_links(tx, tenant, row["id"], note)
-        # A file of this memory that does not name the note's id and version (an import
-        # stopped before it wrote them) gets them: left at an older version, the file's next
-        # edit was a conflict, not an update.
+        # A file of this memory not naming the note's id and version (an import stopped
+        # first) gets them: at an older one, its next edit was a conflict, not an update.
         stale = note.trusted and (note.id, note.version) != (row["id"], row["version"])
         return Applied("unchanged", row["id"], row["version"], links_added=added, rewrite=stale)
     if note.version is not None and (
