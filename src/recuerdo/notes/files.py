@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.items import check_reach, check_whole, reaching
 from ..facade import MemoryBase
-from . import markdown
+from . import markdown, markdown_find
 from .results import MarkdownExport, MarkdownFile, MarkdownImport
 
 BATCH = 100
@@ -107,8 +107,8 @@ class NoteFiles(MemoryBase):
             # The upkeep is told only of the notes written, after the commit: an unedited
             # folder read back costs no indexing work.
             with self._write(0) as tx:
-                moved = markdown.Moved(tx, self.tenant)
-                unnamed = markdown.Unnamed(
+                moved = markdown_find.Moved(tx, self.tenant)
+                unnamed = markdown_find.Unnamed(
                     tx, self.tenant, [read for _, _, read in ready if not isinstance(read, str)]
                 )
                 for path, text, read in ready:
