@@ -13,6 +13,7 @@ from recuerdo.comms.mail import MAX_BODY_BYTES
 
 from .conftest import db_dump
 from .forks import python_command
+from .meanwhile import WritesMeanwhile
 
 
 @pytest.fixture
@@ -516,3 +517,22 @@ def test_eight_agents_sending_concurrently_lose_nothing(base: Path) -> None:
         assert replies == sorted(f"{n} replies {i}" for n in names for i in range(20))
         assert len({m["id"] for m in thread}) == 1 + 8 * 20
         assert sum(c["unread"] for c in conversations) == 2 * 8 * 20  # read before the thread
+
+
+def test_a_body_is_cut_before_the_memory_is_locked_for_writing(
+    trio: tuple[recuerdo.Memory, recuerdo.Memory, recuerdo.Memory],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cutting a body into passages holds no other writer back: it was cut inside the send's
+    write, and a MiB took a second while every writer of the memory waited (decision 0140). A
+    write from another thread while the body is cut is done before the cut ends."""
+    from recuerdo.comms import mail
+
+    alice, bob, _ = trio
+    meanwhile = WritesMeanwhile(alice, mail.passages_of)
+    monkeypatch.setattr(mail, "passages_of", meanwhile)
+    sent = alice.send_message(["bob@local"], "plan", "Ship on Friday. Then rest.")
+    meanwhile.finish()
+    assert meanwhile.during == [True] and meanwhile.written
+    assert sent["passages"] >= 1
+    assert bob.read_message(sent["id"])["body"] == "Ship on Friday. Then rest."

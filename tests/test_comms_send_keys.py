@@ -4,6 +4,9 @@ key given with another message is refused; forgetting the message takes the key 
 
 from __future__ import annotations
 
+import json
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,8 @@ import recuerdo
 from recuerdo.verbs import VERBS
 
 from .conftest import db_dump
+from .forks import python_command
+from .postgres import opened_on
 
 Trio = tuple[recuerdo.Memory, recuerdo.Memory, recuerdo.Memory]
 
@@ -269,3 +274,48 @@ def test_an_imported_subject_over_the_limit_is_skipped_with_its_size(trio: Trio)
     [skipped] = reply["skipped"]
     assert "the subject is 1040 bytes; the limit is 1024" in skipped["why"]
     assert skipped["index"] == records.index(mail)
+
+
+_RETRY = """
+import json, sys, time, recuerdo
+from recuerdo.comms import send_keys
+looked_up = send_keys.sent_before
+def slow(*args, **kwargs):
+    found = looked_up(*args, **kwargs)
+    time.sleep(0.5)  # the other process's retry arrives while this one has looked the key up
+    return found
+send_keys.sent_before = slow
+with recuerdo.open(sys.argv[1], embedder="none", **json.loads(sys.argv[2])) as memory:
+    alice = memory.agent("alice")
+    time.sleep(max(0.0, float(sys.argv[3]) - time.time()))  # both start together
+    print(json.dumps(alice.send_message(["bob@local"], "Launch", "Monday?", idempotency_key="k")))
+"""
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_two_processes_retrying_one_key_at_once_send_one_message(backend: str, base: Path) -> None:
+    """Two processes send with one key at once (a client's retry while its first try is still
+    running): the key is looked up inside the write, which the memory's writers take in turn
+    (SQLite's write lock, PostgreSQL's advisory lock), so one stores the message and the other
+    answers it; neither fails nor stores a second. Each holds the write half a second after
+    its look-up, so without that order both would find no key."""
+    with opened_on(backend, base, "retry") as (name, where):
+        with recuerdo.open(name, embedder="none", **where) as memory:
+            for principal in ("alice", "bob"):
+                memory.agent(principal).bind_address(f"{principal}@local")
+        start = time.time() + 3
+        runs = [
+            subprocess.Popen(
+                python_command(_RETRY, name, json.dumps(where, default=str), str(start)),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        outs = [run.communicate(timeout=120) for run in runs]
+        assert [run.returncode for run in runs] == [0, 0], [err for _, err in outs]
+        first, second = (json.loads(out) for out, _ in outs)
+        assert first == second
+        with recuerdo.open(name, embedder="none", **where) as memory:
+            assert _mail(memory.agent("bob")) == [first["id"]]

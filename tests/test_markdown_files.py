@@ -5,6 +5,7 @@ is a conflict revision (never an overwrite), and [[Title]] links survive."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -16,7 +17,8 @@ from hypothesis import strategies as st
 import recuerdo
 from recuerdo.notes import markdown
 
-from .forks import recuerdo_command
+from .forks import python_command, recuerdo_command
+from .meanwhile import WritesMeanwhile
 from .test_backup import deep_dump
 
 
@@ -405,3 +407,84 @@ def test_the_cli_commands(base: Path, tmp_path: Path) -> None:
 def test_importing_a_missing_folder_is_refused(mem: recuerdo.Memory, tmp_path: Path) -> None:
     with pytest.raises(recuerdo.errors.InvalidInput):
         mem.import_markdown(tmp_path / "nowhere")
+
+
+def test_front_matter_is_rendered_after_the_memory_is_unlocked(
+    memory: recuerdo.Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rendering the front matter a file gets back holds no other writer back: it was rendered
+    inside the batch's write, 500 files at a time, while every writer of the memory waited
+    (decision 0140). A write from another thread while it renders is done before it ends."""
+    meanwhile = WritesMeanwhile(memory, markdown.rewrite_front)
+    monkeypatch.setattr(markdown, "rewrite_front", meanwhile)
+    (tmp_path / "user").mkdir()
+    path = tmp_path / "user/Returns policy.md"
+    path.write_text("Thirty days.\n", encoding="utf-8")
+    report = memory.import_markdown(tmp_path)
+    meanwhile.finish()
+    assert meanwhile.during == [True] and meanwhile.written
+    assert report["created"] == 1
+    assert markdown.parse(path.read_text()).fields["id"] == report["changes"][0]["id"]
+
+
+_KILLED_AFTER_THE_COMMIT = """
+import os, signal, sys, recuerdo
+from recuerdo.notes import files
+def killed(*args, **kwargs):  # the batch is committed, no file has its front matter yet
+    os.kill(os.getpid(), signal.SIGKILL)
+files._write_file = killed
+with recuerdo.open("notes", base_dir=sys.argv[1], embedder="none") as memory:
+    memory.import_markdown(sys.argv[2])
+"""
+
+
+def test_an_import_killed_after_its_commit_is_finished_by_the_next(
+    base: Path, tmp_path: Path
+) -> None:
+    """An import killed (SIGKILL) between a batch's commit and its files' new front matter:
+    the next import made a second note of every new file without a key (nothing in the file
+    named the note made of it), and left an edited file at its old version, so the file's
+    next edit was a conflict instead of an update."""
+    with recuerdo.open("notes", base_dir=base, embedder="none") as memory:
+        edited = memory.save("Doc", "v1", key="doc")["id"]
+        memory.export_markdown(tmp_path)
+    _edit(tmp_path / "user/Doc.md", "v1", "v2")
+    (tmp_path / "user/Returns.md").write_text("Thirty days.\n", encoding="utf-8")
+    (tmp_path / "user/Keyed.md").write_text('---\nkey: "k"\n---\nkeyed\n', encoding="utf-8")
+    killed = subprocess.run(
+        python_command(_KILLED_AFTER_THE_COMMIT, str(base), str(tmp_path)), check=False
+    )
+    assert killed.returncode == -signal.SIGKILL
+    with recuerdo.open("notes", base_dir=base, embedder="none") as memory:
+        assert memory.get(edited)["content"] == "v2"  # the batch was committed
+        report = memory.import_markdown(tmp_path)
+        assert (report["created"], report["updated"], report["conflicts"]) == (0, 0, 0)
+        notes = {n["title"]: n["id"] for n in memory.list_notes()["notes"]}
+        assert sorted(notes) == ["Doc", "Keyed", "Returns"]
+        for title, note in notes.items():
+            fields = markdown.parse((tmp_path / f"user/{title}.md").read_text()).fields
+            assert (fields["id"], fields["version"]) == (note, memory.get(note)["version"])
+        _edit(tmp_path / "user/Doc.md", "v2", "v3")
+        assert memory.import_markdown(tmp_path)["updated"] == 1
+        assert memory.get(edited)["content"] == "v3" and memory.conflicts(edited) == []
+
+
+@pytest.mark.parametrize("front", ["", '---\nkind: "decision"\ntags: ["a"]\n---\n'])
+def test_a_file_that_never_got_its_front_matter_is_its_note_not_a_second(
+    memory: recuerdo.Memory, tmp_path: Path, front: str
+) -> None:
+    """The file as it was before an import that stopped before writing its front matter (on
+    every backend): read again, it is the note made of it (its front matter written now), not
+    a second note; a file with another text or title is another note still."""
+    (tmp_path / "user").mkdir()
+    path = tmp_path / "user/Returns.md"
+    path.write_text(f"{front}Thirty days.\n", encoding="utf-8")
+    made = memory.import_markdown(tmp_path)["changes"][0]["id"]
+    path.write_text(f"{front}Thirty days.\n", encoding="utf-8")
+    report = memory.import_markdown(tmp_path)
+    assert (report["created"], report["unchanged"]) == (0, 1)
+    assert markdown.parse(path.read_text()).fields["id"] == made
+    (tmp_path / "user/Other.md").write_text(f"{front}Thirty days.\n", encoding="utf-8")
+    path.write_text(f"{front}Sixty days.\n", encoding="utf-8")
+    assert memory.import_markdown(tmp_path)["created"] == 2
+    assert len(memory.list_notes()["notes"]) == 3

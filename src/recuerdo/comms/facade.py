@@ -80,15 +80,11 @@ class CommsVerbs(MemoryBase):
             messages: The turns, oldest first.
             scope: Scope of the turns (default 'conversation:<id>').
         """
-        # Counted only once it is a list (the write's own check names what else it got).
-        with self._write(len(messages) if isinstance(messages, list | tuple) else 0) as tx:
+        # Checked before the write: nothing in a turn depends on what is stored.
+        prepared = transcripts.prepare(conversation, messages, scope)
+        with self._write(len(prepared.turns)) as tx:
             reply = transcripts.add(
-                tx,
-                tenant=self.tenant,
-                principal=self.principal,
-                conversation=conversation,
-                messages=messages,
-                scope=scope,
+                tx, tenant=self.tenant, principal=self.principal, prepared=prepared
             )
         return reply
 
@@ -177,19 +173,18 @@ class CommsVerbs(MemoryBase):
             idempotency_key: Your key for this send (such as a UUID): sending again with it
                 answers the first send and sends nothing; with another message it is refused.
         """
+        # Checked and cut into passages before the write: a long body held every writer back.
+        sent = mail.outgoing(to, subject, body, reply_to, from_, scope, idempotency_key)
         with self._write() as tx:
             return mail.send(
                 tx,
                 tenant=self.tenant,
                 principal=self.principal,
-                to=to,
-                subject=subject,
-                body=body,
+                sent=sent,
                 reply_to=reply_to,
                 sender=from_,
                 scope=scope,
                 link=self._link_passages,
-                idempotency_key=idempotency_key,
             )
 
     @verb("read", errors=(PageCursorInvalid,))

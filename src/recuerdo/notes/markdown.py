@@ -24,8 +24,9 @@ which reading takes off again: an editor that adds or keeps a final newline chan
 
 Reading a file back (:func:`apply`) finds its note by ``id`` (only in the memory that wrote it,
 and only when the key and scope still agree, or the note was moved to another key since), else
-by key in the scope, else creates one. A
-file whose text, title, kind and tags are the note's changes nothing; one edited outside
+by key in the scope, else (a file naming no note: an import stopped before writing its front
+matter) by the keyless note of its scope holding its title, kind, tags and text, else creates
+one. A file whose text, title, kind and tags are the note's changes nothing; one edited outside
 recuerdo becomes a new revision by principal ``markdown`` (operation ``external``); one whose
 ``version`` is not the note's current one and whose text differs both from that version and
 from the current one is kept as a conflict revision (once), never written over the note; so is
@@ -53,6 +54,7 @@ from ..store.base import Row, Tx
 from . import history
 from . import links as note_links
 from . import operations as notes
+from .markdown_find import Moved, Unnamed, deleted_since, find, same
 
 PRINCIPAL = "markdown"
 OPERATION = "external"
@@ -325,72 +327,6 @@ def incoming(parsed: Parsed, relative: PurePosixPath, memory: str) -> Incoming:
     )
 
 
-def _find(tx: Tx, tenant: str, note: Incoming, moved: Moved) -> Row | None:
-    if note.trusted and note.id is not None:
-        row = tx.one(
-            "SELECT * FROM items WHERE id = ? AND tenant = ? AND item_type = 'note'"
-            " AND status <> 'deleted'",
-            (note.id, tenant),
-        )
-        if (
-            row is not None
-            and row["scope"] == note.scope
-            and (row["key"] == note.key or moved(note.scope, row["id"]))
-        ):
-            return row
-    if note.key is not None:
-        return notes.by_key(tx, tenant, note.scope, note.key)
-    return None
-
-
-class Moved:
-    """The notes of a scope moved to another key (a save's ``former_key``, decision 0138): a
-    file written before holds the key the note had, and found by that key it made a second
-    note. Read once per scope, and only when a file's key is not its note's: one journal read
-    per file was quadratic in a folder of moved notes."""
-
-    def __init__(self, tx: Tx, tenant: str) -> None:
-        self._tx, self._tenant = tx, tenant
-        self._scopes: dict[str, set[int]] = {}
-
-    def __call__(self, scope: str, item_id: int) -> bool:
-        if scope not in self._scopes:
-            self._scopes[scope] = {
-                int(row["item_id"])
-                for row in self._tx.all(
-                    "SELECT item_id FROM journal WHERE tenant = ? AND scope = ?"
-                    " AND operation = 'move'",
-                    (self._tenant, scope),
-                )
-            }
-        return item_id in self._scopes[scope]
-
-
-def _deleted_since(tx: Tx, tenant: str, note: Incoming) -> int | None:
-    """The id of the note this memory wrote the file from, when that note is deleted and no
-    other holds its key: reading the file made a new note with the key, undoing the deletion
-    unseen (decision 0084)."""
-    if not note.trusted or note.id is None:
-        return None
-    found = tx.one(
-        "SELECT id, scope, key FROM items WHERE id = ? AND tenant = ? AND item_type = 'note'"
-        " AND status = 'deleted'",
-        (note.id, tenant),
-    )
-    if found is None or (found["scope"], found["key"]) != (note.scope, note.key):
-        return None
-    return int(found["id"])
-
-
-def _same(row: Row, note: Incoming) -> bool:
-    return (row["content"], row["title"], row["category"], json.loads(row["tags"])) == (
-        note.content,
-        note.title,
-        note.kind,
-        note.tags,
-    )
-
-
 def _add_links(tx: Tx, tenant: str, item_id: int, note: Incoming) -> int:
     if not note.trusted:
         return 0  # ids name items of the memory that wrote the file, not of this one
@@ -407,14 +343,23 @@ def _add_links(tx: Tx, tenant: str, item_id: int, note: Incoming) -> int:
     return added
 
 
-def apply(tx: Tx, tenant: str, note: Incoming, moved: Moved | None = None) -> Applied:
-    """Bring one file's note into the memory (see the module docstring). ``moved``: the same
-    one for every file read in ``tx``."""
+def apply(
+    tx: Tx,
+    tenant: str,
+    note: Incoming,
+    moved: Moved | None = None,
+    unnamed: Unnamed | None = None,
+) -> Applied:
+    """Bring one file's note into the memory (see the module docstring). ``moved`` and
+    ``unnamed``: the same ones for every file read in ``tx``."""
     limit = note_limit_bytes(tx, tenant)
     if len(note.content.encode("utf-8")) > limit:
         return Applied("skipped", detail=f"its text is over the note size limit ({limit} bytes)")
-    row = _find(tx, tenant, note, moved or Moved(tx, tenant))
-    if row is None and (deleted := _deleted_since(tx, tenant, note)) is not None:
+    row = find(tx, tenant, note, moved or Moved(tx, tenant))
+    if row is None and (made := (unnamed or Unnamed(tx, tenant, [note]))(note)) is not None:
+        added = _add_links(tx, tenant, made["id"], note)
+        return Applied("unchanged", made["id"], made["version"], links_added=added, rewrite=True)
+    if row is None and (deleted := deleted_since(tx, tenant, note)) is not None:
         return Applied(
             "skipped",
             deleted,
@@ -436,9 +381,12 @@ def apply(tx: Tx, tenant: str, note: Incoming, moved: Moved | None = None) -> Ap
         )
         added = _add_links(tx, tenant, item_id, note)
         return Applied("created", item_id, 1, links_added=added, rewrite=True)
-    if _same(row, note):
+    if same(row, note):
         added = _add_links(tx, tenant, row["id"], note)
-        return Applied("unchanged", row["id"], row["version"], links_added=added)
+        # A file of this memory not naming the note's id and version (an import stopped
+        # first) gets them: at an older one, its next edit was a conflict, not an update.
+        stale = note.trusted and (note.id, note.version) != (row["id"], row["version"])
+        return Applied("unchanged", row["id"], row["version"], links_added=added, rewrite=stale)
     if note.version is not None and (
         not note.trusted or (note.id is not None and note.id != row["id"])
     ):
