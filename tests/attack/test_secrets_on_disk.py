@@ -188,7 +188,18 @@ class Writer:
         self.harvest = harvest
 
     def ok(self, verb: str, body: dict[str, Any]) -> Any:
-        return self.server.ok(verb, body, token=self.token)
+        """The call's result. A scope named like a credential is refused (0139: stored
+        redacted, every such scope was one bucket out of its writer's reach): the refusal must
+        not echo it, and the call is made again without it. The value stays planted, so the
+        scan still checks that it reached no file."""
+        reply = self.server.call(verb, body, token=self.token)
+        if reply.status == 400 and "scope" in body and b"named like a credential" in reply.body:
+            assert body["scope"].encode() not in reply.body, (verb, reply)
+            reply = self.server.call(
+                verb, {k: v for k, v in body.items() if k != "scope"}, token=self.token
+            )
+        assert reply.status == 200, (verb, reply)
+        return reply.json()
 
     def text(self, shape: str, where: str, index: int) -> str:
         cred = SHAPES[shape]()
