@@ -190,3 +190,31 @@ def test_a_read_as_of_an_instant_cites_only_texts_stored_by_then(
     ]
     assert fact["citation"]["span"]["text"] == "Dana works at Acme."
     assert fact["citation"]["source"]["ingested_at"] == known
+
+
+def test_a_store_holding_only_a_dead_citation_serves_the_fact_as_asserted(
+    memory: recuerdo.Memory,
+) -> None:
+    """Review of 0145: with no other source, the dead row was still served as ``mismatch``
+    (the text changed behind the store's back) while export left it out, so the same fact
+    read ``asserted`` once exported and imported."""
+    _dead_citation(memory)
+    citation = _cited(memory)
+    assert citation["span"] is None
+    assert citation["span_state"] == "asserted"
+    assert citation["source"]["kind"] == "asserted"
+
+
+def test_a_changed_text_inside_a_live_passage_is_still_a_mismatch(
+    memory: recuerdo.Memory,
+) -> None:
+    """Only a span outside every live passage is forgotten text: one whose passage is live
+    but whose text no longer matches is served as changed."""
+    stored = memory.remember_knowledge(content="Dana works at Acme.", facts=FACTS)
+    with memory._store.write() as tx:
+        tx.execute(
+            "UPDATE items SET content = ? WHERE id = ?", ("Dana works at Acne.", stored["doc_id"])
+        )
+    citation = _cited(memory)
+    assert citation["span"] is None
+    assert citation["span_state"] == "mismatch"

@@ -16,7 +16,7 @@ from ..errors import InvalidInput
 from ..index.chunks import as_cut
 from ..store import chunk_text
 from ..store.base import Row, Tx, rows_by_id
-from . import derive, store, values
+from . import cite, derive, store, values
 from .match import seed
 
 DEFAULT_K = 20
@@ -98,9 +98,14 @@ def fact_citations(
         if r["item_id"] not in docs
     ]
     docs.update(_document_rows(tx, tenant, {r["item_id"] for r in stale}))
+    checked = {
+        fact_id: [(r, *verified_span(docs.get(r["item_id"]), *_quoted(r))) for r in reversed(rs)]
+        for fact_id, rs in sources.items()
+    }
+    _drop_forgotten(tx, tenant, checked)
     citations = {}
     for row in fact_rows:
-        candidates = sources.get(row["id"])
+        candidates = checked.get(row["id"])
         if not candidates:
             citations[row["id"]] = {
                 "source": _source(None, row["source"], row["recorded_at"]),
@@ -110,10 +115,7 @@ def fact_citations(
             continue
         # The preferred source that still verifies: one whose text a forget written before
         # 0145 blanked hid a source still saying the fact.
-        checked = [
-            (r, *verified_span(docs.get(r["item_id"]), *_quoted(r))) for r in reversed(candidates)
-        ]
-        cited, span, state = next((c for c in checked if c[2] == "verified"), checked[0])
+        cited, span, state = next((c for c in candidates if c[2] == "verified"), candidates[0])
         doc = docs.get(cited["item_id"])
         citations[row["id"]] = {
             "source": _source(doc, row["source"], row["recorded_at"]),
@@ -121,6 +123,30 @@ def fact_citations(
             "span_state": state,
         }
     return citations
+
+
+def _drop_forgotten(
+    tx: Tx, tenant: str, checked: dict[int, list[tuple[Row, dict[str, Any] | None, str]]]
+) -> None:
+    """Leave out, of each fact none of whose sources verifies, a source quoting text a forget
+    blanked (a span outside every live passage: a row a forget before 0145 left). It was
+    served as ``mismatch`` (changed behind the store's back) while export left it out, so the
+    fact read ``asserted`` once exported and imported (the review of 0145). A span inside a
+    live passage that no longer matches is still served as changed."""
+    failed = [fact_id for fact_id, rows in checked.items() if all(c[2] != "verified" for c in rows)]
+    doc_ids = {
+        int(c[0]["item_id"]) for fact_id in failed for c in checked[fact_id] if c[2] == "mismatch"
+    }
+    if not doc_ids:
+        return
+    passages = cite.live_passages(tx, tenant, doc_ids)
+    for fact_id in failed:
+        checked[fact_id] = [
+            c
+            for c in checked[fact_id]
+            if c[2] != "mismatch"
+            or cite.in_passages(passages.get(int(c[0]["item_id"]), []), *_quoted(c[0])[:2])
+        ]
 
 
 def _quoted(source: Row) -> tuple[int, int, str]:

@@ -15,11 +15,12 @@ not the size of the text, and a call's cost grows with its relations plus its te
 
 from __future__ import annotations
 
-from bisect import bisect_left
+import sys
+from bisect import bisect_left, bisect_right
 from functools import cached_property
 
 from ..index.chunk import Span, sentence_spans
-from ..store.base import Tx
+from ..store.base import Tx, groups, marks
 from . import store
 
 NOT_IN_TEXT = Span(0, 0)
@@ -170,3 +171,28 @@ def uncite(tx: Tx, tenant: str, doc_id: int, blanked: list[tuple[int, int]]) -> 
             "DELETE FROM fact_sources WHERE tenant = ? AND item_id = ? AND start < ? AND stop > ?",
             (tenant, doc_id, stop, start),
         )
+
+
+def live_passages(tx: Tx, tenant: str, doc_ids: set[int]) -> dict[int, list[tuple[int, int]]]:
+    """Each document's live passages, ``(start, stop)`` in order (a forgotten one is gone)."""
+    passages: dict[int, list[tuple[int, int]]] = {}
+    for part in groups(sorted(doc_ids), 500):
+        for row in tx.all(
+            f"SELECT item_id, start, stop FROM chunks WHERE tenant = ? AND item_id IN"
+            f" ({marks(part)}) ORDER BY item_id, start",
+            (tenant, *part),
+        ):
+            passages.setdefault(int(row["item_id"]), []).append((row["start"], row["stop"]))
+    return passages
+
+
+def in_passages(passages: list[tuple[int, int]], start: int, stop: int) -> bool:
+    """Whether a span lies in one passage or runs from it into the next (the citer cuts it
+    so; ``passages`` in order): one reaching outside them quotes text a forget blanked (a
+    citation left by a forget before 0145, or an export written then)."""
+    at = bisect_right(passages, (start, sys.maxsize)) - 1
+    if at < 0 or start >= passages[at][1]:
+        return False
+    return stop <= passages[at][1] or (
+        at + 1 < len(passages) and passages[at + 1][0] < stop <= passages[at + 1][1]
+    )

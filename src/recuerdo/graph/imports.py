@@ -13,8 +13,6 @@ from the first record that names it (decision 0088).
 from __future__ import annotations
 
 import dataclasses
-import sys
-from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +24,7 @@ from ..errors import RecuerdoError
 from ..index.chunk import Span
 from ..index.chunks import check_spans, insert_chunks
 from ..store.base import Row, Tx, groups, marks
-from . import store, values
+from . import cite, store, values
 from .remember import LIMITS, check_relation, check_type
 
 MAX_DOCUMENT_BYTES = LIMITS["passages"] * (LIMITS["passage_bytes"] + 2)
@@ -352,14 +350,7 @@ def _cited(
             (tenant, scope, *part),
         )
     }
-    passages: dict[int, list[tuple[int, int]]] = {}
-    for part in groups([int(doc["id"]) for doc in docs.values()], 500):
-        for row in tx.all(
-            f"SELECT item_id, start, stop FROM chunks WHERE tenant = ? AND item_id IN"
-            f" ({marks(part)}) ORDER BY item_id, start",
-            (tenant, *part),
-        ):
-            passages.setdefault(int(row["item_id"]), []).append((row["start"], row["stop"]))
+    passages = cite.live_passages(tx, tenant, {int(doc["id"]) for doc in docs.values()})
     cited = []
     for index, (key, start, stop) in enumerate(sources):
         doc = docs.get(key)
@@ -367,22 +358,10 @@ def _cited(
             continue
         if stop > len(doc["content"]):
             raise ValueError(f"sources[{index}] runs past the end of its document")
-        if stop > start and not _in_passages(passages.get(int(doc["id"]), []), start, stop):
+        if stop > start and not cite.in_passages(passages.get(int(doc["id"]), []), start, stop):
             continue
         cited.append((int(doc["id"]), start, stop, doc["content"][start:stop]))
     return cited
-
-
-def _in_passages(passages: list[tuple[int, int]], start: int, stop: int) -> bool:
-    """Whether a span lies in one passage or runs from it into the next (the citer cuts it
-    so; ``passages`` in order): one reaching outside them quotes forgotten blanks (an export
-    written before 0145)."""
-    at = bisect_right(passages, (start, sys.maxsize)) - 1
-    if at < 0 or start >= passages[at][1]:
-        return False
-    return stop <= passages[at][1] or (
-        at + 1 < len(passages) and passages[at + 1][0] < stop <= passages[at + 1][1]
-    )
 
 
 def import_fact(
