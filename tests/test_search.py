@@ -552,6 +552,21 @@ def test_a_query_searched_in_part_says_so(memory: recuerdo.Memory) -> None:
     assert "query_truncated" not in whole and whole["count"] == 1
 
 
+@pytest.mark.usefixtures("words_only")
+@pytest.mark.parametrize("verb", ["context", "ask"])
+def test_a_pack_or_answer_of_part_of_the_query_says_so(memory: recuerdo.Memory, verb: str) -> None:
+    """``context`` and ``ask`` cut a query past 2,000 characters, or past 32 distinct words, as
+    ``search`` does, and said nothing (a hunt over Notarium's packs)."""
+    memory.save("Harbour", "zq00 the harbour opens at dawn")
+    indexed(memory)
+    call = getattr(memory, verb)
+    words = " ".join(f"zq{n:02d}" for n in range(40))
+    for cut in (words, "zq00 " + "x" * 2_500):
+        reply = call(cut)
+        assert reply["query_truncated"] is True and len(reply["query"]) <= 2_000
+    assert "query_truncated" not in call("zq00 harbour")
+
+
 @pytest.mark.parametrize(
     ("choice", "said"),
     [

@@ -23,7 +23,7 @@ from ..graph.store import View
 from ..index import chunks as index
 from ..index import vectors
 from ..index.embed import Embedder
-from ..index.words import check_mode, query_words
+from ..index.words import QueryWords, check_mode, query_words
 from ..notes import pins as pin_ops
 from ..store.base import REBUILD_OWED, Tx
 from . import ask as ask_ops
@@ -61,6 +61,12 @@ def _query_text(query: object) -> str:
     if not isinstance(query, str):
         raise InvalidInput(f"query must be text, got {type(query).__name__}")
     return query[:MAX_QUERY_CHARS]
+
+
+def _cut(query: str, words: QueryWords) -> bool:
+    """Whether less was searched than was asked: past MAX_QUERY_CHARS, or words left out. A
+    reply says so, never silent ("all" then means all of the words kept)."""
+    return len(query) > MAX_QUERY_CHARS or words.left_out
 
 
 class RetrievalVerbs(MemoryBase):
@@ -220,9 +226,7 @@ class RetrievalVerbs(MemoryBase):
         }
         if failed:
             reply["failed_stages"] = failed
-        if len(query) > MAX_QUERY_CHARS or words.left_out:
-            # What was searched is less than what was asked: said, never silent ("all" then
-            # means all of the words kept).
+        if _cut(query, words):
             reply["query_truncated"] = True
         return reply
 
@@ -277,6 +281,7 @@ class RetrievalVerbs(MemoryBase):
             types=types,
             skip_muted=True,
         )
+        words = query_words(text)  # read once: for the lexical stage and query_truncated
         if text.strip():
             self._embedder()
         with self._store.read() as tx:
@@ -285,7 +290,14 @@ class RetrievalVerbs(MemoryBase):
             meaning = self._meaning.state(tx)
             if text.strip():
                 candidates, meaning, failed = search_ops.run_stages(
-                    tx, self._meaning, filters, text, "any", 20, graph=self._graph_stage(filters)
+                    tx,
+                    self._meaning,
+                    filters,
+                    text,
+                    "any",
+                    20,
+                    graph=self._graph_stage(filters),
+                    words=words,
                 )
             blocks = self._blocks(tx, candidates, filters, hops)
             if context_set_name is not None:
@@ -298,7 +310,7 @@ class RetrievalVerbs(MemoryBase):
         )
         grounding = pack.grounding(text, body, state, search_ops.meaning_alone_leads(candidates))
         self._record("context", text, filters.describe(), [s["id"] for s in sources])
-        return {
+        packed: Pack = {
             "query": text,
             "state": state,
             "meaning": cast(MeaningState, meaning),
@@ -309,6 +321,9 @@ class RetrievalVerbs(MemoryBase):
             "budget_tokens": budget,
             "used_tokens": pack.tokens(body),
         }
+        if _cut(query, words):
+            packed["query_truncated"] = True
+        return packed
 
     @verb("read", arguments=("query",))
     def ask(
@@ -353,12 +368,20 @@ class RetrievalVerbs(MemoryBase):
             viewer=self.principal,
         )
         meaning = self.meaning_state()
+        words = query_words(text)
         with self._store.read() as tx:
             candidates: list[search_ops.Candidate] = []
             failed: list[str] = []
             if text.strip():
                 candidates, meaning, failed = search_ops.run_stages(
-                    tx, self._meaning, filters, text, "any", count, graph=self._graph_stage(filters)
+                    tx,
+                    self._meaning,
+                    filters,
+                    text,
+                    "any",
+                    count,
+                    graph=self._graph_stage(filters),
+                    words=words,
                 )
             then = at_instant(tx, self.tenant, view, filters, text, candidates, count)
             reply, returned = ask_ops.answer(
@@ -374,7 +397,10 @@ class RetrievalVerbs(MemoryBase):
                 failed=failed,
             )
         self._record("ask", text, filters.describe(), returned)
-        return cast(Answer, {**reply, "meaning": meaning})
+        answered = cast(Answer, {**reply, "meaning": meaning})
+        if _cut(query, words):
+            answered["query_truncated"] = True
+        return answered
 
     def _blocks(
         self, tx: Any, candidates: list[search_ops.Candidate], filters: Filters, hops: int

@@ -134,6 +134,9 @@ class Pack(TypedDict):
     grounding: Grounding
     budget_tokens: int
     used_tokens: int
+    query_truncated: NotRequired[bool]
+    """The query was longer than is read (2,000 characters or 32 distinct words): the pack is
+    of what was kept."""
 
 
 @with_config(FORBID)
@@ -214,6 +217,8 @@ class Answer(TypedDict):
     """With as_of or valid_at: notes the answer would have given whose text then holds what
     the secret guard now replaces (an older guard let it through, a later edit replaced it in
     the note): left out rather than give it back."""
+    query_truncated: NotRequired[bool]
+    """The question was longer than is read (2,000 characters or 32 distinct words)."""
 
 
 @with_config(ConfigDict(extra="forbid"))
