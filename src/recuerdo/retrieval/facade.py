@@ -25,7 +25,7 @@ from ..index import vectors
 from ..index.embed import Embedder
 from ..index.words import QueryWords, check_mode, query_words
 from ..notes import pins as pin_ops
-from ..store.base import REBUILD_OWED, Tx
+from ..store.base import REBUILD_OWED, Tx, rows_by_id
 from . import ask as ask_ops
 from . import pack
 from . import search as search_ops
@@ -412,13 +412,8 @@ class RetrievalVerbs(MemoryBase):
         # not out of the walk: a link to a file was made on purpose, and was walked before 0103.
         where, params = filters.sql("i", unasked_code=True)
         reached = pack.walk(tx, self.tenant, list(seeds), hops, where, params)
-        marks = ",".join("?" * len(reached)) or "NULL"
-        rows = {
-            r["id"]: r
-            for r in tx.all(
-                f"SELECT * FROM items i WHERE i.id IN ({marks}) AND {where}", [*reached, *params]
-            )
-        }
+        # in groups: a hub note's links reach more items than a statement may bind
+        rows = rows_by_id(tx, "SELECT * FROM items i", reached, where=where, params=params)
         chunk_ids = [c.chunk_id for c in seeds.values() if c.chunk_id is not None]
         spans = {
             r["item_id"]: r

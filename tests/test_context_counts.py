@@ -1,0 +1,78 @@
+"""Context packs: the sources' token counts add up to the pack's, and a hub note's links are
+walked in statements the databases accept."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import recuerdo
+from recuerdo.retrieval.pack import CHARS_PER_TOKEN, pack
+
+
+def block(item_id: int, text: str) -> dict:  # type: ignore[type-arg]
+    return {"header": "## T (personal)", "text": text, "source": {"id": item_id}}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 300), min_size=1, max_size=40),
+    budget=st.integers(1, 400),
+    cap=st.one_of(st.none(), st.integers(1, 100)),
+)
+def test_the_sources_add_up_to_the_pack(sizes: list[int], budget: int, cap: int | None) -> None:
+    text, kept, _ = pack([block(n, "x" * size) for n, size in enumerate(sizes)], budget, cap)
+    used = math.ceil(len(text) / CHARS_PER_TOKEN)
+    assert sum(source["tokens"] for source in kept) == used <= budget
+    if cap is not None:  # a source's share, the separator before it included, is within the cap
+        assert all(source["tokens"] <= cap for source in kept)
+
+
+@pytest.mark.parametrize("budget", [20, 50, 100, 150, 400])
+def test_many_small_sources_add_up_within_the_budget(memory: recuerdo.Memory, budget: int) -> None:
+    for n in range(21):
+        memory.save(f"Zebra {n}", f"zebra{'s' * (n % 4)} stripes")
+    reply = memory.context("zebra stripes", budget_tokens=budget, depth=0)
+    assert len(reply["sources"]) > 1
+    assert sum(s["tokens"] for s in reply["sources"]) == reply["used_tokens"] <= budget
+
+
+HUB_LINKS = 40_000
+
+
+def test_a_hub_of_forty_thousand_links_is_walked(memory: recuerdo.Memory) -> None:
+    leaf = memory.save("Leaf note", "A keeper's log.")["id"]
+    # the leaf copied in bulk, each copy linked from the hub: the verbs would take minutes.
+    # The hub is saved last: the upkeep is held, and a search reads the newest unindexed items.
+    with memory._store.write() as tx:
+        row = tx.one("SELECT * FROM items WHERE id = ?", [leaf])
+        assert row is not None
+        # keys(): a SQLite row iterates its values
+        columns = [c for c in row.keys() if c not in ("id", "title")]  # noqa: SIM118
+        count = (
+            "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n"
+            f" WHERE k < {HUB_LINKS - 1})"
+        )
+        tx.execute(
+            f"INSERT INTO items ({', '.join(columns)}, title) {count}"
+            f" SELECT {', '.join('i.' + c for c in columns)}, 'Copy ' || n.k"
+            " FROM items i, n WHERE i.id = ?",
+            [leaf],
+        )
+    hub = memory.save("Hub note", "The hub of the lighthouse keepers.")["id"]
+    memory.link(hub, leaf)
+    with memory._store.write() as tx:
+        tx.execute(
+            "INSERT INTO links (tenant, from_id, to_id, type, origin, created_at)"
+            " SELECT tenant, ?, id, 'related', 'explicit', created_at FROM items"
+            " WHERE tenant = ? AND title LIKE 'Copy %'",
+            [hub, row["tenant"]],
+        )
+        assert tx.scalar("SELECT count(*) FROM links WHERE from_id = ?", [hub]) == HUB_LINKS
+    reply = memory.context("lighthouse", depth=2, budget_tokens=200)
+    ids = [s["id"] for s in reply["sources"]]
+    assert ids[:2] == [hub, leaf] and reply["truncated"] is True
+    assert sum(s["tokens"] for s in reply["sources"]) == reply["used_tokens"] <= 200
