@@ -198,3 +198,18 @@ def test_a_document_over_the_limit_is_refused_never_cut(base: Path, task_file: P
     assert code == 1 and refused["error"] == "content_too_large", refused
     with recuerdo.open("work", base_dir=base) as memory:
         assert memory.mirror_get(KEY)["state"] == "nothing_stored"
+
+
+def test_a_refused_pull_of_a_file_never_synced_leaves_no_entry(base: Path, task_file: Path) -> None:
+    """`pull --key` of a file never synced here, whose text differs from memory's, is refused
+    (diverged). Its placeholder entry (no version) stayed in the ledger, and the next push of
+    the file was sent without expected_version: it replaced memory's newer text unchecked."""
+    with recuerdo.open("work", base_dir=base) as memory:
+        memory.save("auth tasks", DOC + "- [ ] written elsewhere\n", key=KEY, kind="mirror")
+    code, refused = mirror(base, "pull", str(task_file), "--key", KEY)
+    assert code == 1 and refused["status"] == "refused", refused
+    code, status = mirror(base, "status", str(task_file))
+    assert status[0]["status"] == "local_ahead" and status[0]["detail"] == "never pushed"
+    code, pushed = mirror(base, "push", str(task_file), "--key", KEY)
+    # Checked against what memory holds: both texts kept, nothing overwritten.
+    assert pushed["status"] == "diverged" and pushed["expected_version"] == 0, pushed

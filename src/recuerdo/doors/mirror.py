@@ -190,6 +190,16 @@ class Ledger:
                 self.save(files)
             return held
 
+    def drop_if(self, file: Path, entry: dict[str, Any]) -> None:
+        """``file``'s entry removed if it is still ``entry`` (one hold of the lock): a pull's
+        placeholder, when the pull is refused. Left, it named no version, and the next push
+        of the file went unchecked."""
+        with self._locked():
+            files = self.load()
+            if files.get(str(file.resolve())) == entry:
+                del files[str(file.resolve())]
+                self.save(files)
+
     def swap(
         self, file: Path, seen: dict[str, Any], entry: dict[str, Any], write: Callable[[], None]
     ) -> bool:
@@ -367,6 +377,12 @@ def _status(state: Any, ledger: Ledger, file: Path, entry: dict[str, Any] | None
     }
 
 
+def _unplace(ledger: Ledger, file: Path, placed: dict[str, Any] | None) -> None:
+    """A refused pull takes back the placeholder it recorded (nothing was synced)."""
+    if placed is not None:
+        ledger.drop_if(file, placed)
+
+
 def _retry_queued(state: Any, ledger: Ledger, queued: dict[str, Any]) -> dict[str, Any]:
     """A queued push sent again, on its own: a file gone or a refusal is reported with its
     item, and the others are still sent (one raised, and the queue never drained)."""
@@ -451,6 +467,7 @@ def register(cli: click.Group, emit_error: Any) -> None:
     def pull(state: Any, file: Path, key: str | None, scope: str | None, force: bool) -> None:
         """Write the memory copy into FILE (refused when FILE is ahead, unless --force)."""
         ledger = Ledger(state.state_dir)
+        placed: dict[str, Any] | None = None  # the placeholder this pull recorded, if any
         try:
             if not file.resolve().parent.is_dir():
                 # Before the ledger names the file: the write failed after it, in a traceback.
@@ -459,9 +476,9 @@ def register(cli: click.Group, emit_error: Any) -> None:
             if found is None:
                 if key is None:
                     raise click.UsageError(f"{file} was never synced here: name its --key")
-                found = ledger.held_or(file, {"memory": state.memory_name, "server": state.server,
-                                              "key": key, "scope": scope or "user",
-                                              "version": None, "sha256": None})  # fmt: skip
+                placed = {"memory": state.memory_name, "server": state.server, "key": key,
+                          "scope": scope or "user", "version": None, "sha256": None}  # fmt: skip
+                found = ledger.held_or(file, placed)
             entry: dict[str, Any] = found
             now = _status(state, ledger, file, entry)
             # The file holds secrets the memory copy has replaced: writing that copy would put
@@ -481,6 +498,7 @@ def register(cli: click.Group, emit_error: Any) -> None:
                     "(secrets, <private> spans); pulling would write that over them (merge by "
                     "hand, `recuerdo mirror resume` shows the lines, or pull with --force)"
                 )
+                _unplace(ledger, file, placed)
                 finish(state, {**now, "status": "refused"})
                 sys.exit(1)
             if now["status"] == "in_sync_except_redacted" and not force:
@@ -488,8 +506,10 @@ def register(cli: click.Group, emit_error: Any) -> None:
                 return
             copy = state.call(VERBS["mirror_get"], {"key": entry["key"], "scope": entry["scope"]})
         except RecuerdoError as error:
+            _unplace(ledger, file, placed)
             emit_error(error, state.as_json)
         if copy.get("state") == "nothing_stored":
+            _unplace(ledger, file, placed)
             # The memory holds no note at the key (deleted or erased since): the file stays.
             finish(
                 state,
