@@ -330,8 +330,9 @@ def test_a_confined_caller_reads_earlier_versions_of_its_scopes_only(
     answer = confined.ask("harbour ferry quay", scope="project:a", **{field: then})
     assert [p["doc_id"] for p in answer["passages"]] == [mine]
     assert "west" not in str(answer)
-    with pytest.raises(recuerdo.RecuerdoError):
+    with pytest.raises(recuerdo.RecuerdoError) as refused:
         confined.ask("harbour ferry quay", scope="project:b", **{field: then})
+    assert refused.value.code == "capability_not_granted"
 
 
 def test_a_forgotten_scope_never_comes_back(memory: recuerdo.Memory) -> None:

@@ -19,6 +19,7 @@ from ..store.entity_names import fold as fold
 from ..store.entity_names import nfc
 from ..store.entity_names import words as words
 from . import values
+from .values import encode_fact_attributes
 
 MAX_NAME_BYTES = 1024
 
@@ -308,16 +309,13 @@ The facts :func:`add_plain_facts` inserts together have none: each is the first 
 call (a new version of one, later in the call, is stored by :func:`add_fact`)."""
 
 
-encode_attributes = values.encode_fact_attributes
-
-
 def _merged(stored: str, given: dict[str, Any]) -> dict[str, Any] | None:
     """A current fact's attributes with the ``given`` ones laid over them, as entity attributes
     are set key by key; None when that changes nothing (``1.80`` over ``1.8`` changes it, as
     an entity's decimal does)."""
     old = values.decode_fact_attributes(stored)
-    merged = {**old, **values.decode_fact_attributes(encode_attributes(given))}
-    return None if encode_attributes(merged) == encode_attributes(old) else merged
+    merged = {**old, **values.decode_fact_attributes(encode_fact_attributes(given))}
+    return None if encode_fact_attributes(merged) == encode_fact_attributes(old) else merged
 
 
 def add_fact(
@@ -355,7 +353,7 @@ def add_fact(
         fact_id = insert_fact(
             tx,
             (tenant, scope, subject, relation, obj),
-            encode_attributes(attributes if merged is None else merged),
+            encode_fact_attributes(attributes if merged is None else merged),
             since,
             recorded_at,
             source,
@@ -504,12 +502,12 @@ def add_plain_facts(
     for subject, relation, obj, attributes in facts:
         triple = (subject, relation, obj)
         if triple not in current:
-            current[triple] = encode_attributes(attributes)
+            current[triple] = encode_fact_attributes(attributes)
             new.append((tenant, scope, *triple, current[triple], valid_from, recorded_at, source))
             continue
         merged = _merged(current[triple], attributes)
         if merged is not None:  # rare: stored one by one after the new ones, in order
-            current[triple] = encode_attributes(merged)
+            current[triple] = encode_fact_attributes(merged)
             versions.append((subject, relation, obj, attributes))
     for first in range(0, len(new), _ROWS_PER_INSERT):
         part = new[first : first + _ROWS_PER_INSERT]

@@ -161,7 +161,7 @@ def _versions_then(
     newest: dict[int, int] = {}
     deleted: dict[int, bool] = {}
     last = max(at, known_at or at)
-    for part in groups(sorted(ids), 500):
+    for part in groups(sorted(ids), _NOTES_A_STATEMENT):
         for row in tx.all(
             "SELECT item_id, version, operation, created_at FROM revisions WHERE tenant = ?"
             f" AND item_id IN ({marks(part)}) AND created_at <= ? ORDER BY item_id, id",
