@@ -171,6 +171,18 @@ def eventually(done: Callable[[], bool], seconds: float = 20) -> bool:
     return done()
 
 
+def exported(memory: recuerdo.Memory, **options: Any) -> list[dict[str, Any]]:
+    """Every record ``memory.export(**options)`` gives, page after page."""
+    records: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page = memory.export(cursor=cursor, **options)
+        records += page["records"]
+        cursor = page.get("next")
+        if not cursor:
+            return records
+
+
 def audit_kept(memory: recuerdo.Memory, column: str = "query", tenant: str = "local") -> list[Any]:
     """``column`` of the audit records of ``tenant`` a read shows, in id order: not those a
     forget emptied, which wait for the upkeep's sweep (``store/audit_sweep.py``)."""

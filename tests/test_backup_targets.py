@@ -433,3 +433,23 @@ def test_a_restore_never_loads_into_a_copy_a_sweep_removed_as_it_began(tmp_path:
         stop.set()
         sweeper.join()
     assert lost == 0
+
+
+def test_a_name_too_long_for_postgresql_is_refused_before_the_archive_is_loaded(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The name's schema was made only at the rename: the whole archive was loaded into a
+    scratch schema first, then dropped, for a name refused whatever the archive."""
+    url = system_url()
+    with recuerdo.open("src", base_dir=base, embedder="none") as memory:
+        memory.remember("learning", "one")
+        memory.backup(base / "good.rbk")
+    loads: list[object] = []
+    monkeypatch.setattr(backup_files.archive, "load", lambda *a, **k: loads.append(a))
+    name = unique_memory("long") + "-" + "x" * 60
+    with pytest.raises(recuerdo.InvalidInput) as refused:
+        restore_memory(name, base / "good.rbk", url=url)
+    assert refused.value.code == "invalid_input" and "at most 54 bytes" in refused.value.detail
+    assert loads == []
+    assert name not in memory_names(url)
+    assert not _scratch_schemas(url)

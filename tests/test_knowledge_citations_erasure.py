@@ -14,19 +14,10 @@ import pytest
 import recuerdo
 from recuerdo.index.chunk import chunk_spans
 
+from .conftest import exported
+
 FILLER = " ".join(f"Sentence number {i} talks about filler topics." for i in range(40))
 KEPT = {"source": "Dana", "target": "Acme", "type": "works_at"}
-
-
-def _export(memory: recuerdo.Memory) -> list[dict[str, Any]]:
-    records: list[dict[str, Any]] = []
-    cursor = None
-    while True:
-        page = memory.export(cursor=cursor, limit=1024)
-        records += page["records"]
-        cursor = page.get("next")
-        if not cursor:
-            return records
 
 
 def _through_file(records: list[dict[str, Any]], folder: Path) -> list[dict[str, Any]]:
@@ -71,17 +62,17 @@ def test_a_citation_across_a_cut_goes_with_a_forgotten_side(
     memory.remember_knowledge(
         content=text, facts={"entities": [{"name": "Carol"}], "relations": [KEPT]}
     )
-    assert _citations(_export(memory))[0][3] == [f"{first} {second}"]
+    assert _citations(exported(memory))[0][3] == [f"{first} {second}"]
     memory.forget_knowledge(subject="Carol")
     [fact] = [i for i in memory.about("Acme")["items"] if i["kind"] == "fact"]
     assert fact["citation"]["span_state"] == "asserted"
-    records = _through_file(_export(memory), base)
+    records = _through_file(exported(memory), base)
     assert "Carol" not in json.dumps(records)
     assert _citations(records) == [("Dana", "works_at", "Acme", [])]
     fresh = recuerdo.open("fresh", base_dir=base / "fresh", embedder="none")
     try:
         assert fresh.import_records(records)["skipped"] == []
-        assert "Carol" not in json.dumps(_export(fresh))
+        assert "Carol" not in json.dumps(exported(fresh))
         assert fresh.about("Carol")["items"] == []
     finally:
         fresh.close()
@@ -113,11 +104,11 @@ def test_an_export_imported_and_exported_again_keeps_its_citations(
     )
     if forgotten:
         memory.forget_knowledge(subject=forgotten)
-    first = _through_file(_export(memory), base)
+    first = _through_file(exported(memory), base)
     assert any(len(quotes) == 1 for *_, quotes in _citations(first))
     fresh = recuerdo.open("fresh", base_dir=base / "fresh", embedder="none")
     try:
         assert fresh.import_records(first)["skipped"] == []
-        assert _citations(_export(fresh)) == _citations(first)
+        assert _citations(exported(fresh)) == _citations(first)
     finally:
         fresh.close()

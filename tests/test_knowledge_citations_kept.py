@@ -13,6 +13,8 @@ from typing import Any
 import recuerdo
 from recuerdo.index.chunk import chunk_spans
 
+from .conftest import exported
+
 FILLER = " ".join(f"Sentence number {i} talks about filler topics." for i in range(40))
 # Carol's sentence also says the kept fact; the filler puts it in a passage of its own.
 TEXT = f"{FILLER} Carol met Eve while Dana works at Acme. {FILLER}"
@@ -31,17 +33,6 @@ def _cited(memory: recuerdo.Memory, name: str = "Acme") -> dict[str, Any]:
         if item["kind"] == "fact" and item["relation"] == "works_at"
     ]
     return dict(fact["citation"])
-
-
-def _export(memory: recuerdo.Memory) -> list[dict[str, Any]]:
-    records: list[dict[str, Any]] = []
-    cursor = None
-    while True:
-        page = memory.export(cursor=cursor, limit=1024)
-        records += page["records"]
-        cursor = page.get("next")
-        if not cursor:
-            return records
 
 
 def test_a_kept_fact_quoting_a_forgotten_passage_is_asserted_not_mismatched(
@@ -72,7 +63,7 @@ def test_an_export_after_the_forget_carries_no_dead_span(
 ) -> None:
     memory.remember_knowledge(content=TEXT, facts=FACTS)
     memory.forget_knowledge(subject="Carol")
-    records = _export(memory)
+    records = exported(memory)
     [fact] = [r for r in records if r["record"] == "fact"]
     assert fact["sources"] == []
     fresh = recuerdo.open("fresh", base_dir=base / "fresh", embedder="none")
@@ -111,7 +102,7 @@ def test_a_store_holding_a_dead_citation_serves_the_live_one_and_exports_none(
     citation = _cited(memory)
     assert citation["span_state"] == "verified"
     assert citation["span"]["text"] == "Dana works at Acme."
-    [fact] = [r for r in _export(memory) if r["record"] == "fact" and r["relation"] == "works_at"]
+    [fact] = [r for r in exported(memory) if r["record"] == "fact" and r["relation"] == "works_at"]
     assert [(s["start"], s["end"]) for s in fact["sources"]] == [(0, 19)]
 
 
@@ -122,7 +113,7 @@ def test_an_import_leaves_out_a_span_outside_every_passage(
     and verified them."""
     memory.remember_knowledge(content=TEXT, facts=FACTS)
     memory.forget_knowledge(subject="Carol")
-    records = _export(memory)
+    records = exported(memory)
     [document] = [r for r in records if r["record"] == "document"]
     [fact] = [r for r in records if r["record"] == "fact"]
     start = TEXT.index("Carol met")
@@ -161,7 +152,7 @@ def test_a_fact_named_on_either_side_of_a_passage_cut_is_cited_across_it(
     assert citation["span"]["text"] == f"{first} {second}"
     fresh = recuerdo.open("fresh", base_dir=base / "fresh", embedder="none")
     try:
-        fresh.import_records(_export(memory))
+        fresh.import_records(exported(memory))
         assert _cited(fresh)["span"] == citation["span"]
     finally:
         fresh.close()

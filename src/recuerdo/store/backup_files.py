@@ -286,6 +286,7 @@ def restore_postgres(
     from .postgres import PostgresStore, memory_names
     from .postgres.schemas import schema_name
 
+    schema = schema_name(name)  # a name too long for PostgreSQL is refused before the load
     if name in memory_names(url):
         raise exists(name)
     scratch_name = f"{SCRATCH}{secrets.token_hex(6)}"  # short: a schema's name has 63 bytes
@@ -305,7 +306,7 @@ def restore_postgres(
         store.close()
         renamed = False
         try:
-            renamed = _rename_schema(guard, scratch, schema_name(name))
+            renamed = _rename_schema(guard, scratch, schema)
         finally:
             if not renamed:  # refused or failed: the scratch copy goes, whole
                 _drop_schema(guard, scratch)

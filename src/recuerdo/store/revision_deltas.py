@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from ..errors import StoreDamaged
 from . import text_delta
-from .base import Row, Tx
+from .base import Row, Tx, marks
 
 SNAPSHOT_EVERY = 16
 _BATCH = SNAPSHOT_EVERY + 1  # rows read at a time while walking up: usually one query
@@ -121,6 +121,12 @@ def version_text(tx: Tx, tenant: str, item_id: int, row: Row) -> str:
     return _checked(item_id, row, text)
 
 
+_VERSION_ROWS = (
+    "SELECT item_id, version, title, kind, operation, principal, created_at, content,"
+    " previous, content_hash FROM revisions WHERE tenant = ? AND item_id IN"
+)
+
+
 def versions_of(
     tx: Tx, tenant: str, item_ids: Sequence[int]
 ) -> dict[int, tuple[dict[int, str], list[Row]]]:
@@ -130,11 +136,9 @@ def versions_of(
     round trips a note."""
     if not item_ids:
         return {}
-    marks = ", ".join("?" * len(item_ids))  # a page of an export: at most 1,024
-    rows = tx.all(
-        "SELECT item_id, version, title, kind, operation, principal, created_at, content,"
-        f" previous, content_hash FROM revisions WHERE tenant = ? AND item_id IN ({marks})"
-        " AND version IS NOT NULL ORDER BY item_id, version DESC",
+    rows = tx.all(  # a page of an export: at most 1,024 notes
+        f"{_VERSION_ROWS} ({marks(item_ids)}) AND version IS NOT NULL"
+        " ORDER BY item_id, version DESC",
         (tenant, *item_ids),
     )
     return _decoded(tx, tenant, item_ids, rows)
@@ -152,13 +156,7 @@ def versions_from(
         by_lowest.setdefault(version, []).append(item_id)
     rows: list[Row] = []
     for version, ids in sorted(by_lowest.items()):
-        marks = ", ".join("?" * len(ids))
-        rows += tx.all(
-            "SELECT item_id, version, title, kind, operation, principal, created_at, content,"
-            f" previous, content_hash FROM revisions WHERE tenant = ? AND item_id IN ({marks})"
-            " AND version >= ?",
-            (tenant, *ids, version),
-        )
+        rows += tx.all(f"{_VERSION_ROWS} ({marks(ids)}) AND version >= ?", (tenant, *ids, version))
     rows.sort(key=lambda row: (int(row["item_id"]), -int(row["version"])))
     return _decoded(tx, tenant, list(lowest), rows)
 
@@ -170,11 +168,11 @@ def _decoded(
     down from the notes' current text."""
     if not rows:
         return {}
-    marks = ", ".join("?" * len(item_ids))
     current = {
         int(row["id"]): row
         for row in tx.all(
-            f"SELECT id, version, content FROM items WHERE tenant = ? AND id IN ({marks})",
+            "SELECT id, version, content FROM items WHERE tenant = ?"
+            f" AND id IN ({marks(item_ids)})",
             (tenant, *item_ids),
         )
     }

@@ -8,7 +8,7 @@ then on; ``compact`` writes the rest again (``SQLiteStore.compact``).
 
 from __future__ import annotations
 
-from ..base import Tx
+from ..base import Tx, marks
 from .driver import FTS5_SECURE_DELETE
 
 FULL_TEXT_INDEXES = ("chunk_fts", "entry_trigrams")
@@ -22,11 +22,12 @@ def configure_full_text(tx: Tx) -> None:
     """Each index's settings, written where the file does not hold them already. A store at a
     step before an index exists (an old file opened at its own steps, by ``recover`` or a
     restore) has nothing to set for it."""
+    configs = [f"{table}_config" for table in FULL_TEXT_INDEXES]
     present = {
         str(row["name"])
         for row in tx.all(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
-            tuple(f"{table}_config" for table in FULL_TEXT_INDEXES),
+            f"SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({marks(configs)})",
+            configs,
         )
     }
     for table in FULL_TEXT_INDEXES:
