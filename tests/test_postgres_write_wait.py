@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 import recuerdo
-from recuerdo.store.postgres import PostgresStore, connection, statements
+from recuerdo.store.postgres import PostgresStore, statements
 from recuerdo.store.postgres.connection import lock_key, schema_name
 
 from .postgres import contract_url, unique_memory
@@ -32,8 +32,7 @@ def memory() -> Iterator[recuerdo.Memory]:
 def test_a_write_behind_a_stopped_writer_is_refused_as_busy(
     memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(connection, "WRITE_WAIT_MS", 400)
-    monkeypatch.setattr(statements, "WRITE_WAIT_MS", 400)
+    monkeypatch.setattr(statements, "WRITE_WAIT_MS", 400)  # read there by every write
     memory.remember("context", "before the stop")
     store = memory._store
     assert isinstance(store, PostgresStore)

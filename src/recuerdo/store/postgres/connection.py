@@ -40,7 +40,7 @@ from .folds import Parting, keep_current
 from .rows import register_types, row_factory
 from .schemas import SCHEMA_PREFIX, schema_name
 from .search import ScanSubstrings, TrigramSubstrings, TsvectorText
-from .statements import WRITE_WAIT_MS, convert, translated
+from .statements import convert, translated
 from .vectors import PgvectorSearch, VectorState
 
 POOL_SIZE = 8
@@ -372,7 +372,7 @@ class PostgresStore:
 
         scope = current()
         with self._connection(shared) as conn:
-            self._begin(conn, "BEGIN", scope, durable=durable)
+            self._begin(conn, "BEGIN", scope, durable=durable, writes=True)
             try:
                 conn.execute(
                     "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [shared.lock_key]
@@ -434,24 +434,25 @@ class PostgresStore:
 
     @staticmethod
     def _begin(
-        conn: Any, statement: str, scope: str = EVERY_TENANT, *, durable: bool = True
+        conn: Any,
+        statement: str,
+        scope: str = EVERY_TENANT,
+        *,
+        durable: bool = True,
+        writes: bool = False,
     ) -> None:
         import psycopg
         from psycopg import sql
 
         # The transaction's tenant for the row-level security policies (m016), sent with the
         # BEGIN in one round trip: a statement without parameters may hold several. A
-        # transaction of rebuildable rows commits asynchronously (``Store.write``). A write
-        # waits for a lock (the memory's writer lock first) as long as SQLite's busy timeout,
-        # then is refused as busy: behind a writer that stopped mid-write (a frozen process
-        # holds its transaction open) every writer of the memory waited for ever.
+        # transaction of rebuildable rows commits asynchronously (``Store.write``); a write
+        # waits for a lock no longer than SQLite's busy timeout, then is busy (0142).
         scoped = sql.SQL("{}; SELECT set_config('recuerdo.tenant', {}, true){}{}").format(
             sql.SQL(statement),
             sql.Literal(scope),
             sql.SQL("" if durable else "; SET LOCAL synchronous_commit TO OFF"),
-            sql.SQL(
-                "" if "READ ONLY" in statement else f"; SET LOCAL lock_timeout = {WRITE_WAIT_MS}"
-            ),
+            sql.SQL(f"; SET LOCAL lock_timeout = {statements.WRITE_WAIT_MS}" if writes else ""),
         )
         try:
             conn.execute(scoped)
