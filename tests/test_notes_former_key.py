@@ -64,6 +64,11 @@ def test_a_deleted_note_at_the_former_key_is_not_saved_over(memory: recuerdo.Mem
     with pytest.raises(recuerdo.Conflict) as refused:
         memory.save("Editor", "neovim", key=NEW, former_key=OLD, expected_version=1)
     assert refused.value.code == "conflict" and "restore it" in refused.value.detail.lower()
+    # Refused, nothing stored: NEW is still free, and the deleted note is as it was.
+    assert memory.save("Editor", "helix", key=NEW)["outcome"] == "created"
+    memory.restore(old["id"])
+    note = memory.get(old["id"])
+    assert (note["key"], note["version"], note["content"]) == (OLD, 1, "vim")
 
 
 @pytest.mark.parametrize("expected_version", [0, 2], ids=["read-none", "stale"])

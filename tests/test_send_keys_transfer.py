@@ -13,6 +13,8 @@ import pytest
 import recuerdo
 from recuerdo.core import exact
 
+from .test_comms_send_keys import _exported, _mail
+
 ASKED: dict[str, Any] = {"to": ["bob@local"], "subject": "Launch", "body": "Monday?"}
 
 
@@ -21,25 +23,6 @@ def _bound(memory: recuerdo.Memory) -> tuple[recuerdo.Memory, recuerdo.Memory]:
     alice.bind_address("alice@local")
     bob.bind_address("bob@local")
     return alice, bob
-
-
-def _exported(view: recuerdo.Memory) -> list[dict[str, Any]]:
-    records: list[dict[str, Any]] = []
-    cursor = None
-    while True:
-        page = view.export(cursor=cursor)
-        records += page["records"]
-        if not page.get("next"):
-            return records
-        cursor = page["next"]
-
-
-def _mail(view: recuerdo.Memory) -> list[str]:
-    return [
-        message["id"]
-        for entry in view.inbox(limit=100)["conversations"]
-        for message in view.thread(entry["conversation_id"])["messages"]
-    ]
 
 
 def _kept(reply: dict[str, Any]) -> dict[str, Any]:

@@ -139,17 +139,5 @@ def keep_imported(
             " retry with it still answers that one"
         )
     reply = cast(SentMessage, {**record["reply"], **where})
-    tx.execute(
-        "INSERT INTO comms_send_keys (tenant, principal, key, message_id, asked, reply,"
-        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (
-            tenant,
-            principal,
-            record["key"],
-            int(where["id"]),
-            record["asked"],
-            json.dumps(reply),
-            record["created_at"],
-        ),
-    )
+    keep(tx, tenant, principal, record["key"], record["asked"], reply, record["created_at"])
     return None

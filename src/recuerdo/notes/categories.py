@@ -73,9 +73,9 @@ def category_key(label: str) -> str:
     folded = label.casefold()
     slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
     if folded.isascii() and slug:
-        return f"memory/{slug}"
+        return f"{keys.CATEGORY_PREFIX}{slug}"
     digest = hashlib.sha256(folded.encode("utf-8")).hexdigest()[:16]
-    return f"memory/{slug}-{digest}" if slug else f"memory/u-{digest}"
+    return f"{keys.CATEGORY_PREFIX}{slug}-{digest}" if slug else f"{keys.CATEGORY_PREFIX}u-{digest}"
 
 
 def _category_note(tx: Tx, tenant: str, scope: str, label: str) -> Row | None:

@@ -21,6 +21,15 @@ CATEGORY_PREFIX = "memory/"
 """How every category note's key starts (``categories.category_key``)."""
 
 
+def by_key(tx: Tx, tenant: str, scope: str, key: str) -> Row | None:
+    """The current note of a topic key in a scope (none when the key is free)."""
+    return tx.one(
+        "SELECT * FROM items WHERE tenant = ? AND scope = ? AND key = ?"
+        " AND item_type = 'note' AND status <> 'deleted'",
+        (tenant, scope, key),
+    )
+
+
 def check_former(former_key: object, key: str | None) -> str | None:
     """The former key to look under, or None (none given, or the same as ``key``)."""
     if former_key is None:
@@ -36,11 +45,7 @@ def find_former(tx: Tx, tenant: str, scope: str, former_key: str) -> Row | None:
     or None. It is moved only once the save is known to go through (:func:`move`): a save
     refused as a conflict leaves it where it was. A category note is refused: its key is its
     label's (``remember_about`` finds it there), so moved it would be lost to its category."""
-    row = tx.one(
-        "SELECT * FROM items WHERE tenant = ? AND scope = ? AND key = ?"
-        " AND item_type = 'note' AND status <> 'deleted'",
-        (tenant, scope, former_key),
-    )
+    row = by_key(tx, tenant, scope, former_key)
     if (
         row is not None
         and row["category"] == CATEGORY_KIND
