@@ -368,7 +368,7 @@ class PostgresStore:
             finally:
                 local.writing -= 1
             return
-        import psycopg
+        import psycopg  # a lock wait past WRITE_WAIT_MS is its error, made busy below
 
         scope = current()
         with self._connection(shared) as conn:
@@ -379,7 +379,7 @@ class PostgresStore:
                 )
             except Exception as exc:
                 _rollback(conn)
-                if isinstance(exc, psycopg.Error):  # waited past WRITE_WAIT_MS: busy
+                if isinstance(exc, psycopg.Error):
                     raise convert(exc) from exc
                 raise
             local.conn, local.writing, local.scope = conn, 1, scope
@@ -444,10 +444,9 @@ class PostgresStore:
         import psycopg
         from psycopg import sql
 
-        # The transaction's tenant for the row-level security policies (m016), sent with the
-        # BEGIN in one round trip: a statement without parameters may hold several. A
-        # transaction of rebuildable rows commits asynchronously (``Store.write``); a write
-        # waits for a lock no longer than SQLite's busy timeout, then is busy (0142).
+        # The tenant for the row-level security policies (m016), with the BEGIN in one round
+        # trip; a transaction of rebuildable rows commits asynchronously (``Store.write``); a
+        # write waits for a lock no longer than SQLite's busy timeout, then is busy (0142).
         scoped = sql.SQL("{}; SELECT set_config('recuerdo.tenant', {}, true){}{}").format(
             sql.SQL(statement),
             sql.Literal(scope),
