@@ -420,6 +420,12 @@ class Server:
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read())
 
+    def ok(self, token: str, verb: str, args: dict[str, Any]) -> Any:
+        """``verb``'s reply over ``/v1`` with ``token``, once it answered 200."""
+        status, reply = self.post(f"/v1/{verb}", args, token=token)
+        assert status == 200, (verb, reply)
+        return reply
+
     def stop(self) -> str:
         import signal
 
@@ -443,3 +449,11 @@ def create_token(base: Path, *args: str) -> tuple[str, str]:
     )
     lines = done.stdout.strip().splitlines()
     return lines[0].split()[1], lines[-1]
+
+
+def boss_and_lim(base: Path) -> tuple[str, str]:
+    """The secrets of two tokens of tenant ``t``: boss's, unlimited, and lim's, limited to
+    project:a."""
+    _, owner = create_token(base, "--principal", "boss", "--tenant", "t")
+    _, limited = create_token(base, "--principal", "lim", "--tenant", "t", "--scopes", "project:a")
+    return owner, limited

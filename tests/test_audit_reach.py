@@ -21,7 +21,7 @@ from recuerdo.store import audit_sweep, audit_words
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.sqlite.schema import SCHEMA
 
-from .conftest import Server, audit_kept, create_token
+from .conftest import Server, audit_kept, boss_and_lim
 from .postgres import contract_url, opened_on, unique_memory
 from .test_audit_words import _opened_at
 
@@ -157,27 +157,19 @@ def test_a_store_at_an_older_schema_keeps_to_the_reach_too(
 
 
 def test_a_confined_token_over_http_keeps_another_scopes_audit(tmp_path: Path) -> None:
-    _, owner = create_token(tmp_path, "--principal", "boss", "--tenant", "t")
-    _, limited = create_token(
-        tmp_path, "--principal", "lim", "--tenant", "t", "--scopes", "project:a"
-    )
+    owner, limited = boss_and_lim(tmp_path)
     server = Server(tmp_path)
     try:
-
-        def post(token: str, verb: str, args: dict[str, Any]) -> Any:
-            status, reply = server.post(f"/v1/{verb}", args, token=token)
-            assert status == 200, (verb, reply)
-            return reply
-
-        post(owner, "search", {"query": NAME, "scope": "project:b"})
-        post(owner, "search", {"query": NAME, "scope": "project:a"})
-        post(limited, "search", {"query": NAME, "scope": "project:a"})
+        server.ok(owner, "search", {"query": NAME, "scope": "project:b"})
+        server.ok(owner, "search", {"query": NAME, "scope": "project:a"})
+        server.ok(limited, "search", {"query": NAME, "scope": "project:a"})
         planted = {"title": NAME, "content": "quixotic", "key": NAME, "scope": "project:a"}
-        note = post(limited, "save", planted)["id"]
-        post(owner, "search", {"query": "quixotic", "scope": "project:a"})
-        post(limited, "delete", {"id": note, "hard": True, "scope": "project:a"})
+        note = server.ok(limited, "save", planted)["id"]
+        server.ok(owner, "search", {"query": "quixotic", "scope": "project:a"})
+        server.ok(limited, "delete", {"id": note, "hard": True, "scope": "project:a"})
         left = {
-            (r["principal"], r["scope"], r["query"]) for r in post(owner, "audit", {"limit": 1000})
+            (r["principal"], r["scope"], r["query"])
+            for r in server.ok(owner, "audit", {"limit": 1000})
         }
         assert left == {("boss", "project:b", NAME)}
     finally:
