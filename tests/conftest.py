@@ -24,6 +24,8 @@ from .forks import python_command, recuerdo_command
 from .postgres import contract_store, drop_contract_store, embedded_url, unique_memory
 
 ROOT = Path(__file__).resolve().parent.parent
+OverHttp = Callable[[str, dict[str, Any]], Any]
+"""A verb's call over HTTP: its name and arguments, and its reply (:func:`over_http`)."""
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -126,6 +128,25 @@ def loaded() -> Iterator[tuple[Any, recuerdo.Memory]]:
     yield store, memory
     memory.close()  # a store it was given stays open: the drop closes it
     store.drop()
+
+
+@pytest.fixture
+def over_http(tmp_path: Path) -> Iterator[OverHttp]:
+    """A verb called over the HTTP door of an app in process (its own folder, no token): the
+    reply's JSON, once it answered 200."""
+    from starlette.testclient import TestClient
+
+    from recuerdo.doors.http import ServerConfig, create_app, wrap
+
+    config = ServerConfig(base_dir=tmp_path / "http", default_memory="demo")
+    with TestClient(wrap(create_app(config), config), base_url="http://127.0.0.1") as client:
+
+        def call(verb: str, body: dict[str, Any]) -> Any:
+            reply = client.post(f"/v1/{verb}", json=body)
+            assert reply.status_code == 200, reply.text
+            return reply.json()
+
+        yield call
 
 
 @pytest.fixture
@@ -411,6 +432,12 @@ class Server:
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read())
 
+    def ok(self, token: str, verb: str, args: dict[str, Any]) -> Any:
+        """``verb``'s reply over ``/v1`` with ``token``, once it answered 200."""
+        status, reply = self.post(f"/v1/{verb}", args, token=token)
+        assert status == 200, (verb, reply)
+        return reply
+
     def stop(self) -> str:
         import signal
 
@@ -434,3 +461,11 @@ def create_token(base: Path, *args: str) -> tuple[str, str]:
     )
     lines = done.stdout.strip().splitlines()
     return lines[0].split()[1], lines[-1]
+
+
+def boss_and_lim(base: Path) -> tuple[str, str]:
+    """The secrets of two tokens of tenant ``t``: boss's, unlimited, and lim's, limited to
+    project:a."""
+    _, owner = create_token(base, "--principal", "boss", "--tenant", "t")
+    _, limited = create_token(base, "--principal", "lim", "--tenant", "t", "--scopes", "project:a")
+    return owner, limited

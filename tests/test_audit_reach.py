@@ -21,7 +21,7 @@ from recuerdo.store import audit_sweep, audit_words
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.sqlite.schema import SCHEMA
 
-from .conftest import Server, audit_kept, create_token
+from .conftest import Server, audit_kept, boss_and_lim
 from .postgres import contract_url, opened_on, unique_memory
 from .test_audit_words import _opened_at
 
@@ -55,6 +55,15 @@ def _label(record: dict[str, Any]) -> Label:
     )
 
 
+def _left(memory: recuerdo.Memory) -> set[Label]:
+    """The audit records ``memory`` still shows, each as its label."""
+    return {_label(r) for r in memory.audit(limit=1000)}
+
+
+# The searches of :func:`_searches` a forget confined to project:a does not reach.
+BEYOND_A = {"owner_b", "owner_everywhere", "owner_a_and_b"}
+
+
 def _searches(memory: recuerdo.Memory, lim: recuerdo.Memory) -> dict[str, Label]:
     """Searches for NAME made before the item was written (so none returned it), by the owner
     in project:b, over every scope, over a and b, and in project:a, and by ``lim`` in
@@ -72,7 +81,7 @@ def _searches(memory: recuerdo.Memory, lim: recuerdo.Memory) -> dict[str, Label]
         "owner_a": (me, "project:a", (), NAME),
         "lim_a": ("lim", "project:a", (), NAME),
     }
-    assert set(labels.values()) <= {_label(r) for r in memory.audit(limit=1000)}
+    assert set(labels.values()) <= _left(memory)
     return labels
 
 
@@ -91,10 +100,9 @@ def test_a_confined_forget_keeps_the_records_beyond_its_reach(
     erase = _plant(lim, kind)
     found = _found(memory)
     erase()
-    left = {_label(r) for r in memory.audit(limit=1000)}
+    left = _left(memory)
     # Another scope's, every scope's and a and b's searches are no trace of lim's item.
-    beyond = {"owner_b", "owner_everywhere", "owner_a_and_b"}
-    assert {k for k, label in searched.items() if label in left} == beyond
+    assert {k for k, label in searched.items() if label in left} == BEYOND_A
     # What returned the item holds its trace, wherever it was made.
     assert found not in left
 
@@ -108,7 +116,7 @@ def test_the_owners_forget_still_scrubs_the_whole_tenant(
     erase = _plant(memory, kind)
     found = _found(memory)
     erase()
-    left = {_label(r) for r in memory.audit(limit=1000)}
+    left = _left(memory)
     assert not left & {*searched.values(), found}
 
 
@@ -123,7 +131,7 @@ def test_a_view_of_two_scopes_drops_what_lies_within_both(
     searched = _searches(memory, lim)
     erase = _plant(both, kind)
     erase()
-    left = {_label(r) for r in memory.audit(limit=1000)}
+    left = _left(memory)
     assert {k for k, label in searched.items() if label in left} == {"owner_everywhere"}
 
 
@@ -141,36 +149,27 @@ def test_a_store_at_an_older_schema_keeps_to_the_reach_too(
             lim = memory.for_principal("lim", memory.tenant, scopes=["project:a"])
             searched = _searches(memory, lim)
             _plant(lim, forget)()
-            left = {_label(r) for r in memory.audit(limit=1000)}
-            beyond = {"owner_b", "owner_everywhere", "owner_a_and_b"}
-            assert {k for k, label in searched.items() if label in left} == beyond
+            left = _left(memory)
+            assert {k for k, label in searched.items() if label in left} == BEYOND_A
     finally:
         if kind == "postgres":
             PostgresStore(contract_url(), name).drop()
 
 
 def test_a_confined_token_over_http_keeps_another_scopes_audit(tmp_path: Path) -> None:
-    _, owner = create_token(tmp_path, "--principal", "boss", "--tenant", "t")
-    _, limited = create_token(
-        tmp_path, "--principal", "lim", "--tenant", "t", "--scopes", "project:a"
-    )
+    owner, limited = boss_and_lim(tmp_path)
     server = Server(tmp_path)
     try:
-
-        def post(token: str, verb: str, args: dict[str, Any]) -> Any:
-            status, reply = server.post(f"/v1/{verb}", args, token=token)
-            assert status == 200, (verb, reply)
-            return reply
-
-        post(owner, "search", {"query": NAME, "scope": "project:b"})
-        post(owner, "search", {"query": NAME, "scope": "project:a"})
-        post(limited, "search", {"query": NAME, "scope": "project:a"})
+        server.ok(owner, "search", {"query": NAME, "scope": "project:b"})
+        server.ok(owner, "search", {"query": NAME, "scope": "project:a"})
+        server.ok(limited, "search", {"query": NAME, "scope": "project:a"})
         planted = {"title": NAME, "content": "quixotic", "key": NAME, "scope": "project:a"}
-        note = post(limited, "save", planted)["id"]
-        post(owner, "search", {"query": "quixotic", "scope": "project:a"})
-        post(limited, "delete", {"id": note, "hard": True, "scope": "project:a"})
+        note = server.ok(limited, "save", planted)["id"]
+        server.ok(owner, "search", {"query": "quixotic", "scope": "project:a"})
+        server.ok(limited, "delete", {"id": note, "hard": True, "scope": "project:a"})
         left = {
-            (r["principal"], r["scope"], r["query"]) for r in post(owner, "audit", {"limit": 1000})
+            (r["principal"], r["scope"], r["query"])
+            for r in server.ok(owner, "audit", {"limit": 1000})
         }
         assert left == {("boss", "project:b", NAME)}
     finally:

@@ -8,18 +8,16 @@ and the value after it in the note was kept)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from starlette.testclient import TestClient
 
 import recuerdo
 from recuerdo.core.secrets import redact_call, redact_whole
-from recuerdo.doors.http import ServerConfig, create_app, wrap
 from recuerdo.notes.text import apply_edit
+
+from .conftest import OverHttp
 
 BEGIN, END = "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----"
 # Body lines of a key: one line alone, or two and a short last line, are not a key to the
@@ -173,27 +171,14 @@ def test_a_retried_remember_about_holding_a_credential_is_skipped(
     assert VALUE not in memory.get(reply["note_id"])["content"]
 
 
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    config = ServerConfig(base_dir=tmp_path / "http", default_memory="demo")
-    with TestClient(wrap(create_app(config), config), base_url="http://127.0.0.1") as client:
-        yield client
-
-
-def _post(client: TestClient, verb: str, body: dict[str, Any]) -> Any:
-    reply = client.post(f"/v1/{verb}", json=body)
-    assert reply.status_code == 200, reply.text
-    return reply.json()
-
-
 @pytest.mark.parametrize("case", ["append_end", "find_replace_password", "prepend_begin"])
-def test_over_http_an_edit_is_guarded_whole(client: TestClient, case: str) -> None:
+def test_over_http_an_edit_is_guarded_whole(over_http: OverHttp, case: str) -> None:
     note, operation, content, section, find = COMPLETING[case]
-    saved = _post(client, "save", {"title": "Note", "content": note})
+    saved = over_http("save", {"title": "Note", "content": note})
     edit = {"id": saved["id"], "operation": operation, "content": content}
     edit.update({k: v for k, v in (("section", section), ("find", find)) if v is not None})
-    edited = _post(client, "edit", edit)
-    stored = _post(client, "get", {"id": saved["id"]})["content"]
+    edited = over_http("edit", edit)
+    stored = over_http("get", {"id": saved["id"]})["content"]
     assert not _secrets_of(stored) and edited["redacted"]["content"]
     assert "password secret(PASSWORD)" not in stored
 

@@ -7,19 +7,15 @@ result too, wherever its matched text still stands."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from starlette.testclient import TestClient
 
 import recuerdo
 from recuerdo.core.joined import found_whole, redact_joined
 from recuerdo.core.secrets import redact_whole
-from recuerdo.doors.http import ServerConfig, create_app, wrap
+
+from .conftest import OverHttp
 
 VALUE = "hunter2hunter2"
 GITHUB = "ghp_" + "A1b2" * 9
@@ -152,30 +148,17 @@ def test_nothing_the_guard_finds_in_the_fragment_alone_stays(
         assert joined == whole
 
 
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    config = ServerConfig(base_dir=tmp_path / "http", default_memory="demo")
-    with TestClient(wrap(create_app(config), config), base_url="http://127.0.0.1") as client:
-        yield client
-
-
-def _post(client: TestClient, verb: str, body: dict[str, Any]) -> Any:
-    reply = client.post(f"/v1/{verb}", json=body)
-    assert reply.status_code == 200, reply.text
-    return reply.json()
-
-
 @pytest.mark.parametrize("place", ["glued_before", "glued_after_word", "glued_both"])
 @pytest.mark.parametrize("secret", ["github", "netrc", "bearer"])
 def test_over_http_a_glued_credential_is_never_stored(
-    client: TestClient, place: str, secret: str
+    over_http: OverHttp, place: str, secret: str
 ) -> None:
     note, operation, _, find = PLACES[place]
     content, value, kind = SECRETS[secret]
-    saved = _post(client, "save", {"title": "Note", "content": note})
+    saved = over_http("save", {"title": "Note", "content": note})
     edit = {"id": saved["id"], "operation": operation, "content": content, "find": find}
-    edited = _post(client, "edit", edit)
-    stored = _post(client, "get", {"id": saved["id"]})["content"]
+    edited = over_http("edit", edit)
+    stored = over_http("get", {"id": saved["id"]})["content"]
     assert value not in stored and kind in edited["redacted"]["content"]
 
 

@@ -6,13 +6,12 @@ Each test fails on the code before."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import recuerdo
 
-from .conftest import Server, create_token
+from .conftest import Server, boss_and_lim
 
 SECRET = "Project B payroll is 1.2M"
 Setting = tuple[recuerdo.Memory, recuerdo.Memory, dict[str, int]]
@@ -125,25 +124,16 @@ def test_a_conversation_of_the_same_name_in_another_scope_is_not_context(
 
 
 def test_a_scope_limited_token_over_http_reads_no_set_beyond_its_scope(tmp_path: Path) -> None:
-    _, owner = create_token(tmp_path, "--principal", "boss", "--tenant", "t")
-    _, limited = create_token(
-        tmp_path, "--principal", "lim", "--tenant", "t", "--scopes", "project:a"
-    )
+    owner, limited = boss_and_lim(tmp_path)
     server = Server(tmp_path)
     try:
-
-        def post(token: str, verb: str, args: dict[str, Any]) -> Any:
-            status, reply = server.post(f"/v1/{verb}", args, token=token)
-            assert status == 200, (verb, reply)
-            return reply
-
-        a = post(owner, "save", {"title": "A", "content": "alpha", "scope": "project:a"})["id"]
-        b = post(owner, "save", {"title": "B", "content": SECRET, "scope": "project:b"})["id"]
-        post(owner, "context_set", {"name": "team", "ids": [a, b]})
-        shown = post(limited, "recent", {"scope": "project:a", "context_set_name": "team"})
+        a = server.ok(owner, "save", {"title": "A", "content": "alpha", "scope": "project:a"})["id"]
+        b = server.ok(owner, "save", {"title": "B", "content": SECRET, "scope": "project:b"})["id"]
+        server.ok(owner, "context_set", {"name": "team", "ids": [a, b]})
+        shown = server.ok(limited, "recent", {"scope": "project:a", "context_set_name": "team"})
         assert "alpha" in shown["text"] and SECRET not in shown["text"]
-        assert SECRET in post(owner, "recent", {"context_set_name": "team"})["text"]
-        scopes = post(limited, "status", {"scope": "project:a"})["scopes"]
+        assert SECRET in server.ok(owner, "recent", {"context_set_name": "team"})["text"]
+        scopes = server.ok(limited, "status", {"scope": "project:a"})["scopes"]
         assert [s["scope"] for s in scopes] == ["project:a"]
         status, refused = server.post(
             "/v1/review", {"action": "mark_reviewed", "id": b, "scope": "project:a"}, token=limited
@@ -158,29 +148,18 @@ def test_a_scope_limited_token_over_http_files_nothing_under_another_scopes_sess
 ) -> None:
     """Its note named its own scope and passed the doors' check, filed under the owner's
     session of project b: the owner's timeline of that session listed it."""
-    _, owner = create_token(tmp_path, "--principal", "boss", "--tenant", "t")
-    _, limited = create_token(
-        tmp_path, "--principal", "lim", "--tenant", "t", "--scopes", "project:a"
-    )
+    owner, limited = boss_and_lim(tmp_path)
     server = Server(tmp_path)
     try:
-        status, _ = server.post("/v1/session_start", {"id": "sb", "project": "b"}, token=owner)
-        assert status == 200
-        status, secret = server.post(
-            "/v1/save",
-            {"title": "B", "content": SECRET, "scope": "project:b", "session": "sb"},
-            token=owner,
-        )
-        assert status == 200
+        server.ok(owner, "session_start", {"id": "sb", "project": "b"})
+        filed = {"title": "B", "content": SECRET, "scope": "project:b", "session": "sb"}
+        secret = server.ok(owner, "save", filed)
         planted = {"title": "planted", "content": "by lim", "scope": "project:a", "session": "sb"}
         status, refused = server.post("/v1/save", planted, token=limited)
         assert (status, refused["error"]) == (403, "capability_not_granted")
         assert "project:b" not in str(refused)
-        status, timeline = server.post(
-            "/v1/timeline", {"id": secret["id"], "after": 10}, token=owner
-        )
-        assert status == 200 and "planted" not in str(timeline)
-        own = {**planted, "session": "sa"}
-        assert server.post("/v1/save", own, token=limited)[0] == 200
+        timeline = server.ok(owner, "timeline", {"id": secret["id"], "after": 10})
+        assert "planted" not in str(timeline)
+        server.ok(limited, "save", {**planted, "session": "sa"})
     finally:
         server.stop()
