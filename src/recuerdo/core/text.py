@@ -90,8 +90,8 @@ def owners_writer(name: str) -> bool:
     (``mäin``) rather than too narrowly."""
     seen = unicodedata.normalize("NFKC", name.translate(_NARROW))
     folded = unicodedata.normalize("NFKD", seen.casefold())
-    seen = "".join(ch for ch in folded if unicodedata.category(ch) not in _UNSEEN)
-    return seen.translate(_DRAWN_AS_LATIN) == OWNERS_WRITER
+    visible = "".join(ch for ch in folded if unicodedata.category(ch) not in _UNSEEN)
+    return visible.translate(_DRAWN_AS_LATIN) == OWNERS_WRITER
 
 
 MAX_TAGS = 64
