@@ -16,7 +16,8 @@ VACUUM skips the indexes when the dead rows sit on under 2% of a table's pages (
 large memory): their index entries, titles, topic keys and entity names among them, stayed;
 then ``ANALYZE``, since the statistics quoted forgotten texts until analysed again (decision
 0070). Between the two, the dead rows the VACUUM counted as left (decision 0137): it prunes no
-page another session holds pinned at that moment, and said nothing. Its cost grows with the
+page another session holds pinned at that moment, and said nothing; a second VACUUM over the
+tables named waits for such pages (decision 0146). Its cost grows with the
 indexes' size, so it runs on a thread of the process, not in the forget's call, and forgets
 that come while it runs share the next one. The forget's own transaction
 records the VACUUM as owed (``RECLAIM_OWED`` in ``index_marks``): a process that ends before it
@@ -42,6 +43,17 @@ if TYPE_CHECKING:
 
 FIRST_ANALYZE_ROWS = 500
 VACUUM_EVERY_INDEX = "VACUUM (INDEX_CLEANUP ON)"
+VACUUM_WAITING_FOR_PINS = "VACUUM (FREEZE, INDEX_CLEANUP ON)"
+"""Over the tables where the first VACUUM left dead rows (decision 0146): a VACUUM that must
+freeze a row waits for the cleanup lock of its page instead of passing by a pinned one, and
+FREEZE makes every row older than its horizon one to freeze, the forget's dead rows included.
+What it leaves is only what a snapshot still sees, which the wait for older transactions
+(``_OLDER_RUNNING``) rules out for the forget's rows. Not the first VACUUM: its first run freezes
+every page of a table not yet frozen (638 KiB of WAL against 24 for 20,000 entries)."""
+PIN_PATIENCE_MS = 60_000
+"""How long the second VACUUM may wait (for a pin: a cursor held open in an idle transaction
+holds it for ever); past it the run is incomplete, the mark stays and it is tried again
+later. Pages it froze before it was cancelled stay frozen: the next try passes them by."""
 """After a forget: its index entries go too (decision 0061). An ``ANALYZE`` follows, since the
 statistics quote sampled rows (a histogram's bounds are whole short texts): the forgotten ones
 stayed there until ``compact`` or autovacuum analysed (decision 0070). Two statements, not
@@ -80,7 +92,7 @@ _OLDER_RUNNING = """
 # 4.3 ms in a database of 30,000 relations against 0.4) and their TOAST tables, which
 # hold the long texts and which the VACUUM of their table vacuums too.
 _COUNTS = (
-    "SELECT c.relname, pg_stat_get_dead_tuples(c.oid),"
+    "SELECT c.relname, t.relname, pg_stat_get_dead_tuples(c.oid),"
     " pg_stat_get_tuples_updated(c.oid) + pg_stat_get_tuples_deleted(c.oid)"
     " FROM pg_class t JOIN pg_class c ON c.oid IN (t.oid, t.reltoastrelid)"
     " WHERE t.oid = ANY(%s::text[]::regclass[])"
@@ -213,6 +225,8 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
             conn.execute(f"{VACUUM_EVERY_INDEX} {listed}")
             # Read before the ANALYZE, which replaces the VACUUM's count with its sample's.
             left = _dead_left(conn, tables, changed) if counts else []
+            if left:
+                left = _vacuum_waiting_for_pins(conn, shared.schema, left)
             conn.execute(f"ANALYZE {listed}")
         except BaseException:
             # The tables it analysed before it failed are counted empty already: owed.
@@ -235,24 +249,47 @@ def _qualified(schema: str, tables: dict[str, float]) -> list[str]:
     return [f"{_quote(schema)}.{_quote(table)}" for table in tables]
 
 
-def _counts(conn: Any, tables: list[str]) -> dict[str, tuple[int, int]]:
+def _counts(conn: Any, tables: list[str]) -> dict[tuple[str, str], tuple[int, int]]:
     """Each table's dead rows and the rows it has had updated or deleted, as the statistics
     count them, read together: every such change reaches both, up to 10 seconds after its
-    commit (the forget's own before it returns: ``owe_reclaim``)."""
-    return {row[0]: (int(row[1]), int(row[2])) for row in conn.execute(_COUNTS, [tables])}
+    commit (the forget's own before it returns: ``owe_reclaim``). Keyed by the table counted
+    (the memory's table or its TOAST table) and the memory's table it belongs to."""
+    rows = conn.execute(_COUNTS, [tables])
+    return {(row[0], row[1]): (int(row[2]), int(row[3])) for row in rows}
 
 
-def _dead_left(conn: Any, tables: list[str], before: dict[str, tuple[int, int]]) -> list[str]:
-    """The tables where the VACUUM that just ran left dead rows (decision 0137): it prunes no
-    page another session holds pinned (a scan, a cursor, a buffer being written out), and
-    its count of the dead rows it left is the only trace of them: their index entries stay.
-    Rows changed since ``before`` (others' writes meanwhile, counted late) are not counted
-    against it."""
-    left = []
-    for table, (dead, changed) in _counts(conn, tables).items():
-        if dead > changed - before.get(table, (0, changed))[1]:
-            left.append(table)
+def _dead_left(
+    conn: Any, tables: list[str], before: dict[tuple[str, str], tuple[int, int]]
+) -> list[str]:
+    """The memory's tables where the VACUUM that just ran left dead rows (decision 0137): it
+    prunes no page another session holds pinned (a scan, a cursor, a buffer being written
+    out), and its count of the dead rows it left is the only trace of them: their index
+    entries stay. Rows changed since ``before`` (others' writes meanwhile, counted late) are
+    not counted against it. The count cannot tell those rows from rows a later snapshot still
+    sees, which are not the forget's (decision 0146): ``_vacuum_waiting_for_pins`` settles it."""
+    left = set()
+    for (counted, table), (dead, changed) in _counts(conn, tables).items():
+        if dead > changed - before.get((counted, table), (0, changed))[1]:
+            left.add(table)
     return sorted(left)
+
+
+def _vacuum_waiting_for_pins(conn: Any, schema: str, tables: list[str]) -> list[str]:
+    """VACUUM ``tables`` again, this time waiting for the pages others hold pinned
+    (``VACUUM_WAITING_FOR_PINS``): the tables still left ([] once it ran, all of them when it
+    waited past ``PIN_PATIENCE_MS``)."""
+    import psycopg
+
+    listed = ", ".join(_qualified(schema, dict.fromkeys(tables, 0.0)))
+    conn.execute(f"SET statement_timeout = {PIN_PATIENCE_MS}")
+    try:
+        conn.execute(f"{VACUUM_WAITING_FOR_PINS} {listed}")
+    except psycopg.errors.QueryCanceled:
+        _log.info("the VACUUM owed after a forget waited too long for a page of %s", listed)
+        return tables
+    finally:
+        conn.execute("RESET statement_timeout")
+    return []
 
 
 def _clear_emptied(conn: Any, shared: _Shared, counted: dict[str, float], behind: bool) -> None:
