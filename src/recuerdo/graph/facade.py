@@ -139,7 +139,7 @@ class KnowledgeVerbs(MemoryBase):
         or name an attribute value instead): its facts both ways up to `hops` away, derived facts
         with the rule and facts they rest on, and the passages that mention it, each with a
         verified citation. as_of = what was known then (later facts, passages and entities are
-        hidden); valid_at = what was true then.
+        hidden); valid_at = what was true then; both = what was known at as_of about valid_at.
 
         Args:
             subject: The entity's name.

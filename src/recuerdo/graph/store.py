@@ -2,7 +2,8 @@
 
 * the present (default): facts not ended (``ended_at IS NULL``);
 * ``as_of`` t: what was *known* at t (recorded at or before t, not ended by then);
-* ``valid_at`` t: what was *true* at t (valid_from <= t < valid_to), whatever we know now.
+* ``valid_at`` t: what was *true* at t (valid_from <= t < valid_to), whatever we know now;
+* both: what was known at ``as_of`` about what was true at ``valid_at`` (decision 0151).
 """
 
 from __future__ import annotations
@@ -88,6 +89,16 @@ class View:
     valid_at: str | None = None
 
     def sql(self, alias: str = "f") -> tuple[str, list[Any]]:
+        if self.as_of is not None and self.valid_at is not None:
+            # Known by as_of, and true at valid_at as known then (decision 0151). A fact's end
+            # of truth (valid_to) is written with its end in the memory (ended_at): one still
+            # current at as_of had no end of truth then, whatever it has now.
+            return (
+                f"{alias}.recorded_at <= ? AND ({alias}.valid_from IS NULL OR"
+                f" {alias}.valid_from <= ?) AND ({alias}.ended_at IS NULL OR"
+                f" {alias}.ended_at > ? OR {alias}.valid_to IS NULL OR {alias}.valid_to > ?)",
+                [self.as_of, self.valid_at, self.as_of, self.valid_at],
+            )
         if self.as_of is not None:
             return (
                 f"{alias}.recorded_at <= ? AND ({alias}.ended_at IS NULL OR {alias}.ended_at > ?)",
@@ -104,11 +115,14 @@ class View:
     def items_sql(self, alias: str = "i") -> tuple[str, list[Any]]:
         """Which stored texts (items) the read sees: with ``as_of``, those stored by then; with
         ``valid_at``, those said by then (their date, else when they were stored)."""
+        clauses, params = [], []
         if self.as_of is not None:
-            return f"{alias}.created_at <= ?", [self.as_of]
+            clauses.append(f"{alias}.created_at <= ?")
+            params.append(self.as_of)
         if self.valid_at is not None:
-            return f"coalesce({alias}.occurred_at, {alias}.created_at) <= ?", [self.valid_at]
-        return "1 = 1", []
+            clauses.append(f"coalesce({alias}.occurred_at, {alias}.created_at) <= ?")
+            params.append(self.valid_at)
+        return " AND ".join(clauses) or "1 = 1", params
 
     @classmethod
     def of(cls, as_of: object, valid_at: object) -> View:
@@ -240,12 +254,14 @@ def attributes_of(tx: Tx, tenant: str, entity_id: int, view: View) -> dict[str, 
     """The attribute values the view sees: current ones; those known at ``as_of``; or at
     ``valid_at``, for each key the value that took effect last by then (its date, else when it
     was recorded)."""
-    if view.valid_at is not None and view.as_of is None:
+    if view.valid_at is not None:
+        # With as_of too, only the values recorded by then compete (decision 0151).
+        known = "" if view.as_of is None else " AND recorded_at <= ?"
         rows = tx.all(
             "SELECT key, value, coalesce(valid_from, recorded_at) AS since FROM attributes"
             " WHERE tenant = ? AND entity_id = ? AND coalesce(valid_from, recorded_at) <= ?"
-            " ORDER BY since, id",
-            (tenant, entity_id, view.valid_at),
+            f"{known} ORDER BY since, id",
+            (tenant, entity_id, view.valid_at, *([] if view.as_of is None else [view.as_of])),
         )
         return {row["key"]: values.decode(row["value"]) for row in rows}  # the last one wins
     if view.as_of is not None:
