@@ -435,3 +435,27 @@ def test_a_word_of_lower_case_letters_after_bearer_basic_or_token_is_prose(
     "Basic authentication" lost its second word (the review of decision 0086)."""
     assert redact(text).text == expected
     assert apply_rules(text).text == expected
+
+
+@pytest.mark.parametrize("breaks", ["\n\n", "\r\n\r\n", "\r\r", "\n  \n", "\n\n\n"])
+def test_a_sign_at_a_paragraphs_end_takes_no_value_from_the_next_one(breaks: str) -> None:
+    """An assignment's sign that ends a paragraph ("password =", a heading of prose, a name
+    whose value was left out) took the next paragraph's first word as its value: "Rotate"
+    became ``secret(PASSWORD)``, and the paragraph lost its first word. A value alone on its
+    line past the blank line still is one (``test_redacted_replies``: an appended value)."""
+    text = f"The old password ={breaks}Rotate it every quarter."
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("password:\n  hunter2", "password:\n  secret(PASSWORD)"),  # YAML: on the next line
+        ("password =\r\nhunter2", "password =\r\nsecret(PASSWORD)"),
+        ("db_password = hunter2\n\nNext", "db_password = secret(PASSWORD)\n\nNext"),
+        ("password:\n\nhunter2hunter2\n", "password:\n\nsecret(PASSWORD)\n"),
+        ("password:\r\n\r\n  hunter2hunter2", "password:\r\n\r\n  secret(PASSWORD)"),
+    ],
+)
+def test_a_value_on_the_signs_line_or_the_next_is_still_redacted(raw: str, expected: str) -> None:
+    assert redact_text(raw) == expected

@@ -245,7 +245,15 @@ _STRONG_NAMES = (
 )
 _STRONG_NAME = f"(?:{'|'.join(_STRONG_NAMES)})"
 _VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'()\[\]{}<>]+)"
-_SEPARATOR = r"[\"']?\s*(?:[:=]|=>|:=)\s*"
+# After the sign, a value on its line or the next one (YAML's "password:" over an indented
+# value). Past a blank line, only a value alone on its line: a sign that ends a paragraph took
+# the next one's first word ("Rotate it every quarter."), but a note's closing "password:"
+# with its value appended as a paragraph of its own is a credential (the review of 0082).
+_BREAK = r"(?:\r\n?|\n)[ \t]*"
+_SEPARATOR = (
+    r"[\"']?\s*(?:[:=]|=>|:=)[ \t]*"
+    rf"(?:{_BREAK}(?:(?:{_BREAK})+(?=[^\s]++[ \t]*+(?:[\r\n]|$)))?)?"
+)
 _STRONG_ASSIGNMENT = re.compile(
     rf"((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?{_STRONG_NAME}{_SEPARATOR})(?!secret\(){_VALUE}",
     re.IGNORECASE,
