@@ -110,19 +110,36 @@ def join_blocks(first: str, second: str, newline: str | None = None) -> str:
 
 
 class Heading(NamedTuple):
-    line: int
+    line: int  # its first line (a setext heading's text may run over several)
     level: int
     title: str
+    end: int  # its last line: the underline of a setext heading
+
+
+_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(?:(=+)|(-+))[ \t]*$")
+_NO_PARAGRAPH = re.compile(
+    r"^(?: {4}|\t)| {0,3}(?:[-*+>]|\d{1,9}[.)])(?:[ \t]|$)| {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$"
+)
+"""Indented code, a list item's or a quote's first line, and a thematic break (``***``): no
+paragraph starts there, so a ``---`` under one is a thematic break, not a setext underline
+(CommonMark)."""
+_FRONT_MATTER_END = ("---", "...")
 
 
 def headings(text: str) -> list[Heading]:
-    """Markdown ATX headings outside code fences. A fence is closed only by a run of its own
-    character at least as long, with nothing after it (CommonMark): a ``~~~`` line inside a
-    backtick block closed it, and the headings after the block were hidden, so a section
-    replaced before them took them with it."""
+    """Markdown headings outside code fences and front matter: ATX (``## Title``) and setext (a
+    paragraph over a line of ``=`` for level 1 or ``-`` for level 2; decision 0153). A fence is
+    closed only by a run of its own character at least as long, with nothing after it
+    (CommonMark): a ``~~~`` line inside a backtick block closed it, and the headings after the
+    block were hidden, so a section replaced before them took them with it."""
     found = []
     fence = ""  # the open fence's run of backticks or tildes
-    for number, line in enumerate(text.split("\n")):
+    paragraph: list[str] = []  # the open paragraph's lines, which an underline makes a heading
+    lines = text.split("\n")
+    skip = _front_matter_lines(lines)
+    for number, line in enumerate(lines):
+        if number < skip:
+            continue
         mark = _FENCE.match(line)
         run, after = ((mark.group(1) or mark.group(2)), line[mark.end() :]) if mark else ("", "")
         if fence:
@@ -130,11 +147,34 @@ def headings(text: str) -> list[Heading]:
                 fence = ""
             continue
         if run:
-            fence = run
+            fence, paragraph = run, []
         elif match := _HEADING.match(line):
             title = without_closing_hashes(match.group(2))
-            found.append(Heading(number, len(match.group(1)), title.strip()))
+            found.append(Heading(number, len(match.group(1)), title.strip(), number))
+            paragraph = []
+        elif paragraph and (underline := _SETEXT_UNDERLINE.match(line)):
+            title = " ".join(part.strip() for part in paragraph)
+            level = 1 if underline.group(1) else 2
+            found.append(Heading(number - len(paragraph), level, title, number))
+            paragraph = []
+        elif not line.strip() or (not paragraph and _NO_PARAGRAPH.match(line)):
+            paragraph = []
+        elif paragraph and _NO_PARAGRAPH.match(line) and not line[:1].isspace():
+            paragraph = []  # a list item or a quote interrupts the paragraph
+        else:
+            paragraph.append(line)
     return found
+
+
+def _front_matter_lines(lines: list[str]) -> int:
+    """How many lines the note's front matter takes (a ``---`` first line, up to the next
+    ``---`` or ``...``): its closing ``---`` under ``title: x`` is no heading."""
+    if not lines or lines[0].rstrip() != "---":
+        return 0
+    for number in range(1, len(lines)):
+        if lines[number].rstrip() in _FRONT_MATTER_END:
+            return number + 1
+    return 0
 
 
 def _replace_section(text: str, section: str, body: str) -> str:
@@ -165,14 +205,16 @@ def _replace_section(text: str, section: str, body: str) -> str:
     newline = line_break(text)
     middle = body.strip("\r\n")
     own = headings(middle)
+    heading_lines = lines[target.line : target.end + 1]
     if own and own[0].line == 0 and own[0].title.casefold() == wanted:
         # The content opens with the section's own heading (as read back with get): it
-        # replaces the heading line rather than stacking a second one under it, which left
-        # two sections of that title, and the next replace_section was refused as ambiguous.
-        first, _, middle = middle.partition("\n")
-        lines[target.line] = first.rstrip("\r")
-        middle = middle.strip("\r\n")
-    head = "\n".join(lines[: target.line + 1]).removesuffix("\r")
+        # replaces the heading's lines rather than stacking a second heading under them, which
+        # left two sections of that title, and the next replace_section was refused as
+        # ambiguous.
+        given_lines = middle.split("\n")
+        heading_lines = [part.rstrip("\r") + newline[:-1] for part in given_lines[: own[0].end + 1]]
+        middle = "\n".join(given_lines[own[0].end + 1 :]).strip("\r\n")
+    head = "\n".join([*lines[: target.line], *heading_lines]).removesuffix("\r")
     rest = "\n".join(lines[end:])
     parts = [head, middle] if middle else [head]
     result = (newline * 2).join(parts)
