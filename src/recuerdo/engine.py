@@ -309,7 +309,8 @@ class Memory(
                 self._store.close()
 
     def compact(self) -> dict[str, Any]:
-        """The owner's maintenance after deletions. On SQLite each full-text index is merged
+        """The owner's maintenance after deletions (on PostgreSQL 17 and later, also that of a
+        role granted MAINTAIN on the memory's tables). On SQLite each full-text index is merged
         into one segment (later forgets then read less of it), and the file is written again
         without the pages deletions freed (VACUUM: other writers wait, and it needs memory
         about the file's size and free disk about twice it, for the write-ahead log). On
