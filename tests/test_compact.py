@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import recuerdo
 from recuerdo.doors.cli import cli
 from recuerdo.engine import restore_memory
 from recuerdo.store.base import OWED_MARKS, REBUILD_OWED, STATISTICS_OWED
-from recuerdo.store.postgres import PostgresStore
+from recuerdo.store.postgres import PostgresStore, empty_stats
 from recuerdo.store.postgres.connection import schema_name
 from recuerdo.store.postgres.maintenance import MAINTAIN_SINCE
 
@@ -352,6 +353,47 @@ def test_a_maintainer_leaves_an_interrupted_rebuilds_index_to_the_owner() -> Non
         borrowed.close()
         assert memory.compact()["dropped"] == [leftover]
         memory.close()
+    finally:
+        owner.drop()
+
+
+def test_before_18_a_maintainer_leaves_the_statistics_clear_to_the_owner_quietly(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """On PostgreSQL 17 the statistics of an emptied table are cleared by a change of column
+    type, which only the owner may make (decision 0149). A MAINTAIN holder leaves them owed
+    without trying: before, each try took the table's strongest lock and logged a warning,
+    for every owed table at every forget, compact and open, and every open of the memory
+    ran a VACUUM of all its tables for the tables it could never clear. Simulated on 18 by
+    hiding ``pg_clear_attribute_stats``."""
+    monkeypatch.setattr(empty_stats, "CLEAR_FUNCTION_SINCE", 10**7)
+    owner = PostgresStore(contract_url(), unique_memory("compact"))
+    try:
+        memory = recuerdo.open(owner.memory, store=owner, embedder="none")
+        only = memory.remember("learning", f"the only entry names {WORD}")
+        memory._upkeep.drain()
+        owner.optimize()
+        memory.close()
+        _lend(owner.memory, maintain=True)
+        caplog.set_level(logging.INFO, "recuerdo.store")
+        borrowed = PostgresStore(app_conninfo(), owner.memory, create=False)
+        with recuerdo.open(owner.memory, store=borrowed, embedder="none") as user:
+            assert user.forget(only)
+            assert borrowed.settle(30)
+            user.compact()
+        borrowed.close()
+        owed = [name for name in _owed_marks(owner) if name.startswith(STATISTICS_OWED)]
+        assert STATISTICS_OWED + "items" in owed  # kept for the owner
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+        vacuums = _vacuums(owner)
+        again = PostgresStore(app_conninfo(), owner.memory, create=False)
+        assert again.settle(30)
+        assert _vacuums(owner) == vacuums  # an open that could clear none runs no VACUUM
+        again.close()
+        mine = PostgresStore(contract_url(), owner.memory, create=False)
+        assert mine.settle(30)
+        assert not [n for n in _owed_marks(owner) if n.startswith(STATISTICS_OWED)]
+        mine.close()
     finally:
         owner.drop()
 

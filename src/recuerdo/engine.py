@@ -318,7 +318,8 @@ class Memory(
         (a forgotten word stays a key of the words index until then: ``index_status`` says
         when a rebuild is owed, as ``backend.rebuild_owed``), and the planner's statistics,
         whose samples quote forgotten rows, are taken again, or cleared for an empty table
-        (``statistics_cleared``; ``statistics_owed`` names those in use or that failed)."""
+        (``statistics_cleared``; ``statistics_owed`` names those in use or that failed, and
+        before PostgreSQL 18 those a role that does not own them leaves to the owner)."""
         return {"memory": self.name, **self._store.compact()}
 
     def backup(

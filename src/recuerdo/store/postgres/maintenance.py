@@ -189,7 +189,14 @@ def owed_at_open(tx: Any, shared: _Shared) -> bool:
     tables a forget emptied (``empty_stats.keep_owed``), which are taken into ``shared``."""
     shared.statistics_owed |= empty_stats.owed_tables(tx)
     vacuum = tx.scalar("SELECT 1 FROM index_marks WHERE name = ?", (RECLAIM_OWED,))
-    return vacuum is not None or bool(shared.statistics_owed)
+    if vacuum is not None or not shared.statistics_owed:
+        return vacuum is not None
+    if tx._conn.info.server_version >= empty_stats.CLEAR_FUNCTION_SINCE:
+        return True
+    # Before 18 only the owner may clear them: a MAINTAIN holder's open (decision 0149) would
+    # VACUUM every table to clear none, at every open, until the owner's.
+    owed = sorted(shared.statistics_owed)
+    return owed != empty_stats.not_owned(tx._conn, shared.schema, owed)
 
 
 def owe_reclaim(tx: Any) -> None:
