@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,8 +20,9 @@ import recuerdo
 from recuerdo.doors.cli import cli
 from recuerdo.engine import restore_memory
 from recuerdo.store.base import OWED_MARKS, REBUILD_OWED, STATISTICS_OWED
-from recuerdo.store.postgres import PostgresStore
+from recuerdo.store.postgres import PostgresStore, empty_stats
 from recuerdo.store.postgres.connection import schema_name
+from recuerdo.store.postgres.maintenance import MAINTAIN_SINCE
 
 from .postgres import (
     ROLE,
@@ -234,42 +236,164 @@ def test_a_second_compact_at_once_is_told_so(app_memory: recuerdo.Memory) -> Non
     assert app_memory.index_status()["backend"]["rebuild_owed"] is True
 
 
-def test_only_the_owner_may_rebuild() -> None:
-    """A role that may use the memory but does not own it is refused with a named error, and
-    the rebuild stays owed; so does the VACUUM its forget owes (its VACUUM would skip every
-    table it does not own, and cleared the mark all the same)."""
+def _lend(memory_name: str, *, maintain: bool) -> None:
+    """Let the ordinary role use a memory it does not own: with MAINTAIN on its tables and only
+    the rights to read and write rows besides (PostgreSQL 17 and later), or with every right
+    of the tables but MAINTAIN (before 17, ``ALL`` has none to give)."""
+    with psycopg.connect(contract_url(), autocommit=True) as conn:
+        since = conn.info.server_version >= MAINTAIN_SINCE
+        if maintain and not since:
+            pytest.skip("no MAINTAIN privilege before PostgreSQL 17: only the owner maintains")
+        grants = [
+            # CREATE: opening runs CREATE TABLE IF NOT EXISTS, refused without it.
+            "GRANT USAGE, CREATE ON SCHEMA {} TO {}",
+            "GRANT USAGE ON ALL SEQUENCES IN SCHEMA {} TO {}",
+            "GRANT SELECT, INSERT, UPDATE, DELETE, MAINTAIN ON ALL TABLES IN SCHEMA {} TO {}"
+            if maintain
+            else "GRANT ALL ON ALL TABLES IN SCHEMA {} TO {}",
+        ]
+        if since and not maintain:
+            grants.append("REVOKE MAINTAIN ON ALL TABLES IN SCHEMA {} FROM {}")
+        for grant in grants:
+            schema = sql.Identifier(schema_name(memory_name))
+            conn.execute(sql.SQL(grant).format(schema, sql.Identifier(ROLE)))
+
+
+def _vacuums(store: PostgresStore) -> int:
+    """How many VACUUMs were run by hand over the memory's tables (not autovacuum's)."""
+    with psycopg.connect(contract_url()) as conn:
+        row = conn.execute(
+            "SELECT sum(vacuum_count) FROM pg_stat_user_tables WHERE schemaname = %s",
+            [schema_name(store.memory)],
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _owed_marks(store: PostgresStore) -> list[str]:
+    with psycopg.connect(contract_url()) as conn:
+        query = sql.SQL("SELECT name FROM {}.index_marks ORDER BY name")
+        marks = conn.execute(query.format(sql.Identifier(schema_name(store.memory)))).fetchall()
+    return [name for (name,) in marks if "owed" in name]
+
+
+@pytest.mark.parametrize("maintain", [False, True], ids=["without-maintain", "with-maintain"])
+def test_who_may_not_own_a_memory_but_maintain_it_compacts_it(maintain: bool) -> None:
+    """Decision 0149. A role that may use the memory but neither owns it nor holds MAINTAIN is
+    refused with a named error, before anything is done: no index built again, both the
+    rebuild and the VACUUM its forget owes left owed (its VACUUM would skip every table). From
+    PostgreSQL 17 a role granted MAINTAIN on the tables runs the forget's VACUUM and ANALYZE,
+    and the whole compact."""
     owner = PostgresStore(contract_url(), unique_memory("compact"))
     try:
         memory = recuerdo.open(owner.memory, store=owner, embedder="none")
-        secret = memory.remember("learning", f"the vault word is {WORD}")
+        _fill(memory, 200)
+        secret = memory.remember("learning", f"zz the vault word is {WORD}")
+        memory._upkeep.drain()
+        owner.optimize()
+        assert WORD in _stats(owner)
         memory.close()
-        with psycopg.connect(contract_url(), autocommit=True) as conn:
-            schema = sql.Identifier(schema_name(owner.memory))
-            role = sql.Identifier(ROLE)
-            for grant in (
-                "GRANT USAGE, CREATE ON SCHEMA {} TO {}",
-                "GRANT ALL ON ALL TABLES IN SCHEMA {} TO {}",
-                "GRANT ALL ON ALL SEQUENCES IN SCHEMA {} TO {}",
-            ):
-                conn.execute(sql.SQL(grant).format(schema, role))
+        _lend(owner.memory, maintain=maintain)
         borrowed = PostgresStore(app_conninfo(), owner.memory, create=False)
         user = recuerdo.open(owner.memory, store=borrowed, embedder="none")
+        vacuums = _vacuums(owner)
         assert user.forget(secret)
         assert borrowed.settle(30)
         indexes = _gin_files(owner)
-        with pytest.raises(recuerdo.StoreError) as refused:
-            user.compact()
-        assert refused.value.code == "store_unavailable"
-        assert "owner" in refused.value.detail
-        assert _gin_files(owner) == indexes  # none built again
-        assert user.index_status()["backend"]["rebuild_owed"] is True
-        with psycopg.connect(contract_url()) as conn:
-            marks = conn.execute(
-                sql.SQL("SELECT name FROM {}.index_marks ORDER BY name").format(schema)
-            ).fetchall()
-        assert [name for (name,) in marks if "owed" in name] == ["gin_rebuild_owed", "reclaim_owed"]
+        if not maintain:
+            with pytest.raises(recuerdo.StoreError) as refused:
+                user.compact()
+            assert refused.value.code == "store_unavailable"
+            assert "owner" in refused.value.detail
+            assert _vacuums(owner) == vacuums
+            assert _gin_files(owner) == indexes  # none built again
+            assert user.index_status()["backend"]["rebuild_owed"] is True
+            assert _owed_marks(owner) == ["gin_rebuild_owed", "reclaim_owed"]
+        else:
+            # The forget's VACUUM ran, and its ANALYZE: the statistics quote the text no more.
+            assert _vacuums(owner) > vacuums
+            assert WORD not in _stats(owner)
+            assert WORD.encode() in _index_file(owner, "chunks_words")
+            report = user.compact()
+            assert sorted(report["rebuilt"]) == sorted(indexes) and report["vacuumed"] is True
+            assert not set(_gin_files(owner).values()) & set(indexes.values())
+            assert WORD.encode() not in _index_file(owner, "chunks_words")
+            assert WORD not in _stats(owner) and "harbour" in _stats(owner)
+            assert user.index_status()["backend"]["rebuild_owed"] is False
+            assert "gin_rebuild_owed" not in _owed_marks(owner)
+            assert len(user.search("harbour crane", limit=100)["results"]) == 100
         user.close()
         borrowed.close()
+    finally:
+        owner.drop()
+
+
+def test_a_maintainer_leaves_an_interrupted_rebuilds_index_to_the_owner() -> None:
+    """Only the owner may drop an index an interrupted rebuild left: a MAINTAIN holder is
+    refused, naming it, before anything is done, rather than rebuild beside a leftover that
+    keeps every key. The owner's compact then drops it."""
+    owner = PostgresStore(contract_url(), unique_memory("compact"))
+    try:
+        memory = recuerdo.open(owner.memory, store=owner, embedder="none")
+        ids = _fill(memory, 20)
+        leftover = "chunks_words_ccnew"
+        leave_invalid_index(contract_url(), owner.memory, leftover, "chunks", "USING gin (words)")
+        _lend(owner.memory, maintain=True)
+        borrowed = PostgresStore(app_conninfo(), owner.memory, create=False)
+        with recuerdo.open(owner.memory, store=borrowed, embedder="none") as user:
+            assert user.forget(ids[0])
+            assert borrowed.settle(30)
+            indexes = _gin_files(owner)
+            with pytest.raises(recuerdo.StoreError) as refused:
+                user.compact()
+            assert refused.value.code == "store_unavailable"
+            assert leftover in refused.value.detail and "owner" in refused.value.detail
+            assert _gin_files(owner) == indexes
+            assert user.index_status()["backend"]["rebuild_owed"] is True
+        borrowed.close()
+        assert memory.compact()["dropped"] == [leftover]
+        memory.close()
+    finally:
+        owner.drop()
+
+
+def test_before_18_a_maintainer_leaves_the_statistics_clear_to_the_owner_quietly(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """On PostgreSQL 17 the statistics of an emptied table are cleared by a change of column
+    type, which only the owner may make (decision 0149). A MAINTAIN holder leaves them owed
+    without trying: before, each try took the table's strongest lock and logged a warning,
+    for every owed table at every forget, compact and open, and every open of the memory
+    ran a VACUUM of all its tables for the tables it could never clear. Simulated on 18 by
+    hiding ``pg_clear_attribute_stats``."""
+    monkeypatch.setattr(empty_stats, "CLEAR_FUNCTION_SINCE", 10**7)
+    owner = PostgresStore(contract_url(), unique_memory("compact"))
+    try:
+        memory = recuerdo.open(owner.memory, store=owner, embedder="none")
+        only = memory.remember("learning", f"the only entry names {WORD}")
+        memory._upkeep.drain()
+        owner.optimize()
+        memory.close()
+        _lend(owner.memory, maintain=True)
+        caplog.set_level(logging.INFO, "recuerdo.store")
+        borrowed = PostgresStore(app_conninfo(), owner.memory, create=False)
+        with recuerdo.open(owner.memory, store=borrowed, embedder="none") as user:
+            assert user.forget(only)
+            assert borrowed.settle(30)
+            user.compact()
+        borrowed.close()
+        owed = [name for name in _owed_marks(owner) if name.startswith(STATISTICS_OWED)]
+        assert STATISTICS_OWED + "items" in owed  # kept for the owner
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+        vacuums = _vacuums(owner)
+        again = PostgresStore(app_conninfo(), owner.memory, create=False)
+        assert again.settle(30)
+        assert _vacuums(owner) == vacuums  # an open that could clear none runs no VACUUM
+        again.close()
+        mine = PostgresStore(contract_url(), owner.memory, create=False)
+        assert mine.settle(30)
+        assert not [n for n in _owed_marks(owner) if n.startswith(STATISTICS_OWED)]
+        mine.close()
     finally:
         owner.drop()
 

@@ -309,7 +309,8 @@ class Memory(
                 self._store.close()
 
     def compact(self) -> dict[str, Any]:
-        """The owner's maintenance after deletions. On SQLite each full-text index is merged
+        """The owner's maintenance after deletions (on PostgreSQL 17 and later, also that of a
+        role granted MAINTAIN on the memory's tables). On SQLite each full-text index is merged
         into one segment (later forgets then read less of it), and the file is written again
         without the pages deletions freed (VACUUM: other writers wait, and it needs memory
         about the file's size and free disk about twice it, for the write-ahead log). On
@@ -317,7 +318,8 @@ class Memory(
         (a forgotten word stays a key of the words index until then: ``index_status`` says
         when a rebuild is owed, as ``backend.rebuild_owed``), and the planner's statistics,
         whose samples quote forgotten rows, are taken again, or cleared for an empty table
-        (``statistics_cleared``; ``statistics_owed`` names those in use or that failed)."""
+        (``statistics_cleared``; ``statistics_owed`` names those in use or that failed, and
+        before PostgreSQL 18 those a role that does not own them leaves to the owner)."""
         return {"memory": self.name, **self._store.compact()}
 
     def backup(

@@ -67,8 +67,17 @@ counts the dead rows a VACUUM could not prune; before, they went to a collector 
 time later, and a VACUUM did not count them: the check of ``_dead_left`` needs both."""
 HORIZON_PATIENCE = 10.0  # seconds a VACUUM waits for older transactions before it runs anyway
 RETRY_AFTER = 30.0  # seconds before a VACUUM that ran too early is run again
+MAINTAIN_SINCE = 170000
+"""PostgreSQL 17's MAINTAIN privilege (decision 0149): a role granted it on a table (``GRANT
+ALL`` includes it, and so does membership of ``pg_maintain``) may VACUUM, ANALYZE and REINDEX
+the table without owning it. Before 17 only the owner (or a role that has its privileges)
+may; anyone else's VACUUM or ANALYZE skips the table with a warning, and no error."""
+_MAY_MAINTAIN = {
+    False: "pg_has_role(current_user, relowner, 'USAGE')",
+    True: "has_table_privilege(oid, 'MAINTAIN')",  # the check VACUUM and REINDEX make
+}
 _TABLES_OF = (
-    "SELECT relname, pg_has_role(current_user, relowner, 'USAGE') AS owned, reltuples"
+    "SELECT relname, {} AS maintained, reltuples"
     " FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind = 'r'"
 )
 # Whether a session of this database (not this one) holds a transaction id or a snapshot
@@ -102,25 +111,33 @@ _log = logging.getLogger("recuerdo.store")
 
 
 def each_table(store: PostgresStore, command: str) -> None:
-    """``command`` (ANALYZE) over every table of the memory, in one statement, by its owner."""
+    """``command`` (ANALYZE) over every table of the memory, in one statement, by a role that
+    may maintain them (``may_maintain``)."""
     shared = store._live()
     with store._connection(shared) as conn:
-        listed, owned, _ = _tables(conn, shared.schema)
-        # Never a bare command: it would take the whole database. A role that does not own
-        # the tables would only be told, table by table, that it was skipped.
-        if listed and owned:
+        listed, maintained, _ = _tables(conn, shared.schema)
+        # Never a bare command: it would take the whole database. Any other role would only
+        # be told, table by table, that it was skipped.
+        if listed and maintained:
             conn.execute(f"{command} {listed}")
+
+
+def may_maintain(conn: Any, schema: str) -> bool:
+    """Whether this role may VACUUM, ANALYZE and REINDEX every table of the memory: it owns
+    them (or has their owner's privileges), or from PostgreSQL 17 holds MAINTAIN on each."""
+    return _tables(conn, schema)[1]
 
 
 def _tables(conn: Any, schema: str) -> tuple[str, bool, dict[str, float]]:
     """The memory's tables, qualified and listed for one statement ("" when the schema holds
-    none: a dropped memory), whether this role owns every one (only an owner's VACUUM does
-    anything), and each one's rows as the statistics count them (-1: never counted). Found
-    by the schema's name, not the search path, which falls back to ``public`` once the
-    schema is gone."""
+    none: a dropped memory), whether this role may maintain every one (``may_maintain``:
+    anyone else's VACUUM does nothing), and each one's rows as the statistics count them (-1:
+    never counted). Found by the schema's name, not the search path, which falls back to
+    ``public`` once the schema is gone."""
     from .connection import _quote
 
-    rows = conn.execute(_TABLES_OF, [schema]).fetchall()
+    rule = _MAY_MAINTAIN[conn.info.server_version >= MAINTAIN_SINCE]
+    rows = conn.execute(_TABLES_OF.format(rule), [schema]).fetchall()
     listed = ", ".join(f"{_quote(schema)}.{_quote(row[0])}" for row in rows)
     return listed, all(row[1] for row in rows), {row[0]: float(row[2]) for row in rows}
 
@@ -172,7 +189,14 @@ def owed_at_open(tx: Any, shared: _Shared) -> bool:
     tables a forget emptied (``empty_stats.keep_owed``), which are taken into ``shared``."""
     shared.statistics_owed |= empty_stats.owed_tables(tx)
     vacuum = tx.scalar("SELECT 1 FROM index_marks WHERE name = ?", (RECLAIM_OWED,))
-    return vacuum is not None or bool(shared.statistics_owed)
+    if vacuum is not None or not shared.statistics_owed:
+        return vacuum is not None
+    if tx._conn.info.server_version >= empty_stats.CLEAR_FUNCTION_SINCE:
+        return True
+    # Before 18 only the owner may clear them: a MAINTAIN holder's open (decision 0149) would
+    # VACUUM every table to clear none, at every open, until the owner's.
+    owed = sorted(shared.statistics_owed)
+    return owed != empty_stats.not_owned(tx._conn, shared.schema, owed)
 
 
 def owe_reclaim(tx: Any) -> None:
@@ -202,12 +226,13 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
     with shared.pool.connection(timeout=60) as conn:
         # Counted now, before the wait below: an autovacuum that analysed a table during it
         # would count it empty already, and it would not be found emptied.
-        listed, owned, counted = _tables(conn, shared.schema)
+        listed, maintained, counted = _tables(conn, shared.schema)
         if not listed:  # the memory was dropped: never a bare VACUUM (the whole database)
             return True
-        if not owned:
-            # A role that may use the memory but does not own its tables: its VACUUM would
-            # skip each of them with a warning. The mark stays for the owner's next open.
+        if not maintained:
+            # A role that may use the memory but neither owns its tables nor (from 17) holds
+            # MAINTAIN on them: its VACUUM would skip each with a warning. The mark stays for
+            # the next open by a role that may.
             return True
         mark = owed_mark(conn, RECLAIM_OWED)
         deadline = time.monotonic() + patience

@@ -13,7 +13,12 @@ for the trigrams) and twice the index's space while it runs. A concurrent rebuil
 for every transaction of the database that began before it, whoever runs it: a session left
 idle in a transaction holds it. One interrupted leaves an invalid index, which the next
 compact drops. Then the planner's statistics are taken again: their samples quote forgotten
-rows."""
+rows.
+
+Who may: the memory's owner, and from PostgreSQL 17 a role granted MAINTAIN on every table of
+the memory, which may run each step (decision 0149) but for dropping an interrupted rebuild's
+index: only the owner may drop one, so such a role is refused while one is there. Anyone else
+is refused before anything is done."""
 
 from __future__ import annotations
 
@@ -28,9 +33,12 @@ from . import empty_stats, maintenance
 if TYPE_CHECKING:
     from .connection import PostgresStore
 
+# With whether this role may drop the index: its owner's (the table's) or the schema's.
 _GIN_INDEXES = (
-    "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
-    " JOIN pg_am a ON a.oid = c.relam"
+    "SELECT c.relname, i.indisvalid, pg_has_role(current_user, c.relowner, 'USAGE')"
+    " OR pg_has_role(current_user, n.nspowner, 'USAGE')"
+    " FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+    " JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_am a ON a.oid = c.relam"
     " WHERE c.relnamespace = %s::regnamespace AND a.amname = 'gin' ORDER BY c.relname"
 )
 # A concurrent rebuild that was interrupted leaves an index behind, invalid, under the old
@@ -53,6 +61,7 @@ def compact(store: PostgresStore) -> dict[str, Any]:
     shared = store._live()
     started = time.perf_counter()
     schema = _quote(shared.schema)
+    _refuse_who_may_not(store, shared.schema)
     with store.claim("compact") as mine:
         if not mine:
             raise Conflict(f"another process is compacting memory {store.memory!r}; try later")
@@ -64,18 +73,16 @@ def compact(store: PostgresStore) -> dict[str, Any]:
             with shared.pool.connection(timeout=60) as conn:
                 mark = maintenance.owed_mark(conn, REBUILD_OWED)
                 indexes = conn.execute(_GIN_INDEXES, [shared.schema]).fetchall()
-                dropped = [n for n, valid in indexes if not valid and _LEFT_BY_A_REBUILD.search(n)]
+                dropped = [n for n, valid, _ in _left_by_a_rebuild(indexes)]
                 for name in dropped:
                     conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {schema}.{_quote(name)}")
-                rebuilt = [name for name, _ in indexes if name not in dropped]
+                rebuilt = [name for name, _, _ in indexes if name not in dropped]
                 for name in rebuilt:
                     conn.execute(f"REINDEX INDEX CONCURRENTLY {schema}.{_quote(name)}")
                 if mark is not None:
                     maintenance.clear_mark(conn, REBUILD_OWED, mark)
-        except psycopg.errors.InsufficientPrivilege as exc:
-            raise StoreError(
-                f"only the owner of memory {store.memory!r} may rebuild its indexes ({exc})"
-            ) from exc
+        except psycopg.errors.InsufficientPrivilege as exc:  # a grant changed meanwhile
+            raise StoreError(f"{_who_may(store, conn)} ({exc})") from exc
         except psycopg.Error as exc:
             raise StoreError(
                 f"the indexes of memory {store.memory!r} were not rebuilt: {exc}"
@@ -99,3 +106,40 @@ def compact(store: PostgresStore) -> dict[str, Any]:
         "statistics_owed": statistics.owed,
         "seconds": round(time.perf_counter() - started, 3),
     }
+
+
+def _left_by_a_rebuild(indexes: list[tuple[str, bool, bool]]) -> list[tuple[str, bool, bool]]:
+    return [row for row in indexes if not row[1] and _LEFT_BY_A_REBUILD.search(row[0])]
+
+
+def _who_may(store: PostgresStore, conn: Any) -> str:
+    if conn.info.server_version >= maintenance.MAINTAIN_SINCE:
+        return (
+            f"only the owner of memory {store.memory!r}, or a role granted MAINTAIN on its"
+            " tables, may rebuild its indexes"
+        )
+    return f"only the owner of memory {store.memory!r} may rebuild its indexes"
+
+
+def _refuse_who_may_not(store: PostgresStore, schema: str) -> None:
+    """Refuse, before anything is done, a role that may not run every step. Left to the
+    statements themselves, one that may not maintain the tables had its VACUUM skip each
+    table with only a warning before the first REINDEX failed; and only the owner may drop
+    an interrupted rebuild's index, which keeps every key, so a MAINTAIN holder may not
+    compact while one is there."""
+    import psycopg
+
+    with store._connection(store._live()) as conn:
+        try:
+            maintained = maintenance.may_maintain(conn, schema)
+            indexes = conn.execute(_GIN_INDEXES, [schema]).fetchall()
+        except psycopg.Error as exc:
+            raise StoreError(f"memory {store.memory!r} could not be compacted: {exc}") from exc
+        if not maintained:
+            raise StoreError(_who_may(store, conn))
+    kept = [name for name, _, droppable in _left_by_a_rebuild(indexes) if not droppable]
+    if kept:
+        raise StoreError(
+            f"an interrupted rebuild left {', '.join(kept)} in memory {store.memory!r}, which"
+            " only its owner may drop: the owner's compact drops it and rebuilds the rest"
+        )
