@@ -144,6 +144,9 @@ def test_a_vacuum_that_could_not_prune_a_pinned_page_stays_owed(store: PostgresS
         assert not store.settle(timeout=2)
         assert _owed(store) is not None
         # the second VACUUM waits for the page (decision 0146), no retry 30 seconds later
+        deadline = time.monotonic() + 30
+        while not _vacuum_waits(reader, store, "BufferPin") and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert _vacuum_waits(reader, store, "BufferPin")
         reader.execute("ROLLBACK")
         assert store.settle(timeout=20)
