@@ -69,8 +69,9 @@ def test_a_long_project_name_is_named_by_a_digest(memory: recuerdo.Memory) -> No
         ({"scope": "project:shop", "project": "shop"}, recuerdo.InvalidInput),
         ({"project": ""}, recuerdo.InvalidInput),
         ({"project": "a\nb"}, recuerdo.InvalidInput),
+        ({"project": "shop", "tags": [f"t{n}" for n in range(64)]}, recuerdo.InvalidTags),
     ],
-    ids=["a-projects-scope", "blank", "two-lines"],
+    ids=["a-projects-scope", "blank", "two-lines", "one-tag-too-many"],
 )
 def test_a_project_that_cannot_be_recorded_is_refused_storing_nothing(
     memory: recuerdo.Memory, arguments: dict[str, Any], error: type[Exception]

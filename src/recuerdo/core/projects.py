@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from ..errors import InvalidInput
-from .text import MAX_TAG_CHARS, checked_label
+from .text import MAX_TAG_CHARS, check_tags, checked_label
 
 PREFIX = "project:"
 USER_SCOPE = "user"
@@ -46,8 +46,9 @@ def read_tag(project: object) -> str | None:
 
 
 def marked(tags: list[str], tag: str) -> list[str]:
-    """``tags`` recording the project ``tag`` instead of any they recorded."""
-    return [held for held in tags if not held.startswith(PREFIX)] + [tag]
+    """``tags`` recording the project ``tag`` instead of any they recorded (checked again:
+    the project's tag is one more, past the most a note may have)."""
+    return check_tags([held for held in tags if not held.startswith(PREFIX)] + [tag])
 
 
 def marked_update(given: list[str], held: str | None, tag: str | None) -> list[str] | None:
