@@ -79,3 +79,18 @@ def test_a_project_that_cannot_be_recorded_is_refused_storing_nothing(
     with pytest.raises(error):
         memory.save("Editor", "vim", **arguments)
     assert memory.recent()["ids"] == []
+
+
+def test_what_save_says_of_a_keyed_repeat_and_of_tags_without_project(
+    memory: recuerdo.Memory,
+) -> None:
+    """As save's project says (a guard of the documented behaviour, not a change): the same
+    text at the key changes nothing, its project neither; tags given without project replace
+    the project: tag with the others (the note is then of no project, read by every one)."""
+    first = memory.save("Editor", "vim zebra", key="editor", project="shop")
+    again = memory.save("Editor", "vim zebra", key="editor", project="billing")
+    assert again["outcome"] == "duplicate"
+    assert memory.get(first["id"])["tags"] == ["project:shop"]
+    memory.save("Editor", "helix zebra", key="editor", tags=["mine"])
+    assert memory.get(first["id"])["tags"] == ["mine"]
+    assert found(memory, "search", project="billing") == {first["id"]}

@@ -107,7 +107,9 @@ class NoteVerbs(MemoryBase):
             project: The project a note of 'user' is about, recorded as its tag
                 project:<name> (replacing any project: tag it had): search and recent with
                 project leave out the notes of 'user' recorded as another project's. An exact
-                repeat is only one of the same project.
+                repeat is only one of the same project; the same text saved again at a key
+                changes nothing, its project neither. Tags given without project replace the
+                project: tag too.
         """
         with self._write() as tx:
             sessions.check_reach(tx, self.tenant, session)
