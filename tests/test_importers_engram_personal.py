@@ -203,3 +203,13 @@ def test_imported_personal_observations_are_read_by_their_project(
     with recuerdo.open("target", base_dir=base, embedder="none") as memory:
         tags = memory.get(memory.mirror_get(f"shop/{KEY}", scope="user")["id"])["tags"]
     assert "project:shop" in tags and "engram-id:1" in tags
+
+
+def test_a_personal_observation_of_a_project_no_tag_can_hold_is_imported(
+    base: Path, tmp_path: Path
+) -> None:
+    """A project of 250 characters or of two lines (any text Engram was given: decision 0138
+    keys it) is recorded by a digest: its personal observation is imported, not refused."""
+    records = [observation(1, "x" * 250, "vim"), observation(2, "a\nb", "nano")]
+    done = run_import(base, "engram", _export(tmp_path, records))
+    assert done["counts"]["observations"]["imported"] == 2, done.get("skipped")

@@ -68,10 +68,10 @@ def test_a_long_project_name_is_named_by_a_digest(memory: recuerdo.Memory) -> No
     [
         ({"scope": "project:shop", "project": "shop"}, recuerdo.InvalidInput),
         ({"project": ""}, recuerdo.InvalidInput),
-        ({"project": "a\nb"}, recuerdo.InvalidInput),
+        ({"project": "a\x00b"}, recuerdo.InvalidInput),
         ({"project": "shop", "tags": [f"t{n}" for n in range(64)]}, recuerdo.InvalidTags),
     ],
-    ids=["a-projects-scope", "blank", "two-lines", "one-tag-too-many"],
+    ids=["a-projects-scope", "blank", "nul", "one-tag-too-many"],
 )
 def test_a_project_that_cannot_be_recorded_is_refused_storing_nothing(
     memory: recuerdo.Memory, arguments: dict[str, Any], error: type[Exception]
@@ -94,3 +94,16 @@ def test_what_save_says_of_a_keyed_repeat_and_of_tags_without_project(
     memory.save("Editor", "helix zebra", key="editor", tags=["mine"])
     assert memory.get(first["id"])["tags"] == ["mine"]
     assert found(memory, "search", project="billing") == {first["id"]}
+
+
+@pytest.mark.parametrize("name", ["p" * 250, "a\nb", "a\rb"], ids=["250-chars", "lf", "cr"])
+def test_a_name_no_tag_can_hold_is_named_by_a_digest(memory: recuerdo.Memory, name: str) -> None:
+    """A project's name is the caller's text (Engram's, for the profile and the importer:
+    decision 0138 keys such a personal observation): one too long for a tag or of several
+    lines is named by a digest, not refused."""
+    saved = memory.save("Editor", "vim zebra", project=name)
+    (tag,) = memory.get(saved["id"])["tags"]
+    assert tag.startswith("project:~") and len(tag) == len("project:~") + 12
+    assert found(memory, "search", project=name) == {saved["id"]}
+    assert found(memory, "recent", project=name) == {saved["id"]}
+    assert found(memory, "search", project=name + "x") == set()

@@ -16,28 +16,36 @@ import json
 from typing import Any
 
 from ..errors import InvalidInput
-from .text import MAX_TAG_CHARS, check_tags, checked_label
+from .text import MAX_TAG_CHARS, check_tags
 
 PREFIX = "project:"
 USER_SCOPE = "user"
+_UNTAGGABLE = set("\r\n")  # what a tag may not hold besides NUL (core/text.check_tags)
 
 
 def project_tag(project: object, scope: str) -> str | None:
     """The tag recording ``project`` on a note of ``scope``; None without a project. A name
-    too long for a tag is named by a digest (``project:~`` and 12 hex digits of its SHA-256):
-    ``~`` starts no name the callers give (a project's name is the caller's text, trimmed)."""
+    no tag can hold (too long, several lines) is named by a digest (``project:~`` and
+    12 hex digits of its SHA-256), not refused: a project's name is the caller's text, trimmed
+    (Engram's for the profile and the importer, which key such a personal observation:
+    decision 0138). ``~`` starts no name a tag holds, so no name reads as another's digest."""
     if project is None:
         return None
-    name = checked_label(project, "project")
+    if not isinstance(project, str) or not project.strip():
+        raise InvalidInput("project must be a non-empty text label")
+    if "\x00" in project:  # as a read's door refuses it (no stored text holds one)
+        raise InvalidInput("project contains a NUL character")
+    name = project.strip()
     if scope != USER_SCOPE:
         raise InvalidInput(
             f"project records the project of a note of the scope {USER_SCOPE!r}; a note of"
             f" {scope!r} has its scope for its project"
         )
     tag = PREFIX + name
-    if len(tag) <= MAX_TAG_CHARS and not name.startswith("~"):
+    if len(tag) <= MAX_TAG_CHARS and not name.startswith("~") and not _UNTAGGABLE & set(name):
         return tag
-    return f"{PREFIX}~{hashlib.sha256(name.encode('utf-8')).hexdigest()[:12]}"
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{PREFIX}~{digest}"
 
 
 def read_tag(project: object) -> str | None:
