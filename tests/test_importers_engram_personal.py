@@ -159,3 +159,57 @@ def test_a_re_import_after_the_move_writes_nothing_on_every_store(
     again = totals(recuerdo.import_from(memory, "engram", path))
     assert (again["imported"], again["updated"]) == (0, 0)
     assert _held(memory) == before
+
+
+def test_imported_personal_observations_are_read_by_their_project(
+    base: Path, tmp_path: Path
+) -> None:
+    """Decision 0148: the importer records each personal observation's project as the profile
+    does, so mem_search and mem_context of one project leave out the other's (keyed or not);
+    a re-import writes nothing, and mem_save over an imported note keeps the import's tags."""
+    path = _export(
+        tmp_path,
+        [
+            observation(1, "Shop", "vim zebra"),
+            observation(2, "billing", "emacs zebra"),
+            observation(3, "shop", "tabs zebra", topic_key=None),
+            observation(4, "billing", "spaces zebra", topic_key=None),
+        ],
+    )
+    assert run_import(base, "engram", path)["counts"]["observations"]["imported"] == 4
+    before = stored(base)
+    assert totals(run_import(base, "engram", path))["imported"] == 0 and stored(base) == before
+
+    async def scenario() -> None:
+        async with http_tools(server.url, "target", Seen()) as tools:
+            for project, texts in (("shop", {"vim", "tabs"}), ("billing", {"emacs", "spaces"})):
+                read = {"project": project, "scope": "personal"}
+                hits = (await tools.ok("mem_search", {"query": "zebra", **read}))["results"]
+                context = await tools.ok("mem_context", read)
+                assert {hit["id"] for hit in hits} == set(context["ids"])
+                assert {hit["preview"].split()[0] for hit in hits} == texts
+            saved = await tools.ok(
+                "mem_save",
+                {"title": "Editor", "content": "neovim", "type": "preference", "topic_key": KEY}
+                | {"scope": "personal", "project": "shop"},
+            )
+            assert saved["outcome"] == "updated", saved
+
+    server = Server(base, memory="target", profile="engram")
+    try:
+        anyio.run(scenario)
+    finally:
+        server.stop()
+    with recuerdo.open("target", base_dir=base, embedder="none") as memory:
+        tags = memory.get(memory.mirror_get(f"shop/{KEY}", scope="user")["id"])["tags"]
+    assert "project:shop" in tags and "engram-id:1" in tags
+
+
+def test_a_personal_observation_of_a_project_no_tag_can_hold_is_imported(
+    base: Path, tmp_path: Path
+) -> None:
+    """A project of 250 characters or of two lines (any text Engram was given: decision 0138
+    keys it) is recorded by a digest: its personal observation is imported, not refused."""
+    records = [observation(1, "x" * 250, "vim"), observation(2, "a\nb", "nano")]
+    done = run_import(base, "engram", _export(tmp_path, records))
+    assert done["counts"]["observations"]["imported"] == 2, done.get("skipped")

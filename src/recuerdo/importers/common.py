@@ -260,6 +260,7 @@ def save_note(
     tags: Sequence[str] = (),
     session: str | None = None,
     former_key: str | None = None,
+    project: str | None = None,
 ) -> Outcome:
     """Save a note at its key unless the note there already says the same (then nothing is
     written). Over-long content is refused, never cut: an import loses nothing silently. A note
@@ -277,6 +278,7 @@ def save_note(
         session=session,
         strict=True,
         former_key=former_key,
+        project=project,
     )
     if reply["outcome"] == "created":
         return "imported"

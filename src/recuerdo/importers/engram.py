@@ -11,7 +11,9 @@ sessions, observations, prompts}``. What goes where:
   at the key the profile gives its topic key (so a later observation of the same topic
   updates it and keeps a revision; a personal one's key holds its project, and a note an
   earlier import keyed by the topic key alone is moved there: decision 0138) or, without
-  one, at the key ``<origin>/observation/<id>``; observations deleted in Engram are skipped;
+  one, at the key ``<origin>/observation/<id>``; a personal one records its project as the
+  tag ``project:<project>``, as the profile's save does (decision 0148); observations
+  deleted in Engram are skipped;
 - a user prompt becomes a dated knowledge document in its project's scope, its source label
   naming the prompt and its session (a prompt is something said at a time, and knowledge keeps
   both; the same prompt imported again is recognised and stored once).
@@ -234,6 +236,11 @@ def _observation_note(tally: Tally, record: object, origin: str) -> dict[str, An
         "former_key": former,
         "tags": tags,
         "session": _text(record, "session_id"),
+        # A personal observation's project is recorded on its note, as the profile records
+        # it (decision 0148): the reads with a project keep to it.
+        "project": (project_name(record.get("project")) or "default")
+        if record.get("scope") == "personal"
+        else None,
     }
 
 

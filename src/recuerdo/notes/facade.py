@@ -78,6 +78,7 @@ class NoteVerbs(MemoryBase):
         strict: bool = False,
         unique_title: bool = False,
         former_key: str | None = None,
+        project: str | None = None,
     ) -> Saved:
         """Save a titled note. With a key, update the current note of that key in the scope (earlier
         text is kept as a revision); an exact repeat within 15 minutes is counted, not stored again.
@@ -103,6 +104,12 @@ class NoteVerbs(MemoryBase):
             former_key: The key the note had under an earlier naming: with no note at key, the
                 note at former_key in the scope is updated and moved to key (reported as
                 former_key), so a renamed key does not fork the note.
+            project: The project a note of 'user' is about, recorded as its tag
+                project:<name> (replacing any project: tag it had): search and recent with
+                project leave out the notes of 'user' recorded as another project's. An exact
+                repeat is only one of the same project; the same text saved again at a key
+                changes nothing, its project neither. Tags given without project replace the
+                project: tag too.
         """
         with self._write() as tx:
             sessions.check_reach(tx, self.tenant, session)
@@ -121,6 +128,7 @@ class NoteVerbs(MemoryBase):
                 strict=strict,
                 unique_title=unique_title,
                 former_key=former_key,
+                project=project,
             )
         if isinstance(reply, notes.ConflictKept):
             raise reply.error()  # raised after the conflict revision is committed
@@ -417,6 +425,7 @@ class NoteVerbs(MemoryBase):
         scope: str | None = None,
         max_bytes: int = sessions.DEFAULT_RECENT_BYTES,
         context_set_name: str | None = None,
+        project: str | None = None,
     ) -> Recent:
         """The context for a session start as one text, at most max_bytes of UTF-8 (flagged
         truncated when cut): pinned items first (flagged pinned), then the items of the named
@@ -426,10 +435,18 @@ class NoteVerbs(MemoryBase):
             scope: Only this scope.
             max_bytes: Size limit (default 16384, cap 65536).
             context_set_name: Also load this named context set (see context_set), after the pins.
+            project: Leave out the notes of 'user' recorded as another project's (see save's
+                project); those recording none are kept.
         """
         with self._store.read() as tx:
             return sessions.recent(
-                tx, self.tenant, scope, max_bytes, context_set_name, viewer=self.principal
+                tx,
+                self.tenant,
+                scope,
+                max_bytes,
+                context_set_name,
+                viewer=self.principal,
+                project=project,
             )
 
     @verb("read")

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..core import projects
 from ..core.clock import now, now_iso, parse_iso, to_iso
 from ..core.exact import shown
 from ..core.items import reach, status_of
@@ -33,7 +34,7 @@ from ..errors import (
     VersionConflict,
 )
 from ..index import chunks as chunk_index
-from ..store.base import Row, Tx
+from ..store.base import Row, Tx, any_tag
 from . import history, keys, links
 from .keys import by_key as by_key  # where the note readers beside this module look
 from .results import Note, Saved, SaveOutcome
@@ -341,14 +342,17 @@ def check_token(row: Row, token: object) -> None:
 
 
 def _duplicate_of(
-    tx: Tx, tenant: str, scope: str, kind: str, title: str, content: str
+    tx: Tx, tenant: str, scope: str, kind: str, title: str, content: str, mark: str | None
 ) -> Row | None:
+    """A repeat of the note; with a project (``mark``), only one of that project: another
+    project's same text is not this project's note (Engram counts repeats within a project)."""
     since = to_iso(now() - DUPLICATE_WINDOW)
+    mine, params = ("", []) if mark is None else any_tag("items", [mark])
     return tx.one(
         "SELECT * FROM items WHERE tenant = ? AND scope = ? AND content_hash = ?"
         " AND item_type = 'note' AND status <> 'deleted' AND category = ? AND title = ?"
-        " AND updated_at >= ? ORDER BY id DESC LIMIT 1",
-        (tenant, scope, history.normalized_hash(content), kind, title, since),
+        f" AND updated_at >= ?{' AND ' if mine else ''}{mine} ORDER BY id DESC LIMIT 1",
+        (tenant, scope, history.normalized_hash(content), kind, title, since, *params),
     )
 
 
@@ -450,6 +454,7 @@ def save(
     strict: bool,
     unique_title: bool = False,
     former_key: object = None,
+    project: object = None,
 ) -> Saved | ConflictKept:
     """The save rules of the module docstring. A conflict is *returned* (with the conflict
     revision already written) so the caller can commit it before raising."""
@@ -461,6 +466,7 @@ def save(
     moved_from: str | None = None
     note_session = None if session is None else checked_label(session, "session")
     note_tags = check_tags(tags)
+    mark = projects.project_tag(project, note_scope)
     if expected_version is not None and (
         isinstance(expected_version, bool) or not isinstance(expected_version, int)
     ):
@@ -538,7 +544,7 @@ def save(
             content=body,
             title=note_title,
             kind=note_kind,
-            tags=note_tags or None,
+            tags=projects.marked_update(note_tags, current["tags"], mark),
             session=note_session,
         )
         updated = reply(current["id"], version, "updated", current["duplicates"])
@@ -550,7 +556,7 @@ def save(
                 tx, tenant, note_scope, held, expected_version, "expected_version"
             )
     if note_key is None:
-        repeat = _duplicate_of(tx, tenant, note_scope, note_kind, note_title, body)
+        repeat = _duplicate_of(tx, tenant, note_scope, note_kind, note_title, body, mark)
         if repeat is not None:
             counted = _count_duplicate(tx, repeat)
             return reply(repeat["id"], repeat["version"], "duplicate", counted)
@@ -563,7 +569,7 @@ def save(
         kind=note_kind,
         scope=note_scope,
         key=note_key,
-        tags=note_tags,
+        tags=note_tags if mark is None else projects.marked(note_tags, mark),
         session=note_session,
     )
     created = reply(item_id, 1, "created", 0)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..core import projects
 from ..core.clock import now_iso
 from ..core.exact import shown
 from ..core.items import visible
@@ -75,12 +76,22 @@ def unpin(tx: Tx, tenant: str, item_id: object, viewer: str) -> Unpinned:
     return {"id": checked, "outcome": "unpinned" if gone else "not_pinned"}
 
 
-def pinned_rows(tx: Tx, tenant: str, viewer: str, scope: str | None = None) -> list[Row]:
-    """The live pinned items ``viewer`` may read (of ``scope``), oldest pin first."""
+def pinned_rows(
+    tx: Tx,
+    tenant: str,
+    viewer: str,
+    scope: str | None = None,
+    project_tag: str | None = None,
+) -> list[Row]:
+    """The live pinned items ``viewer`` may read (of ``scope``; not recorded as another
+    project's than ``project_tag``'s, when given), oldest pin first."""
     members_only, shown = visible("i", viewer)
     where, params = f" AND {members_only}", [tenant, tenant, *shown]
     if scope is not None:
         where, params = f"{where} AND i.scope = ?", [*params, scope]
+    if project_tag is not None:
+        mine, more = projects.mine_or_none("i", project_tag)
+        where, params = f"{where} AND {mine}", [*params, *more]
     # The pins drive (CROSS JOIN fixes SQLite's join order): an empty pins table keeps its
     # stated million rows while items has its real count, and the planner then walked every
     # item to find none pinned (26 ms for each `recent` at 100,000 entries).

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import cast
 
+from ..core import projects
 from ..core.clock import now_iso
 from ..core.items import reach, status_of
 from ..core.text import checked_label, clip
@@ -221,6 +222,7 @@ def recent(
     context_set_name: object = None,
     *,
     viewer: str,
+    project: object = None,
 ) -> Recent:
     """The pinned items, then the items of the named context set, then the latest notes and
     session summaries of a scope (or all), as one text of at most ``max_bytes`` bytes of
@@ -236,7 +238,12 @@ def recent(
     if chosen is not None:
         where += " AND scope = ?"
         params.append(chosen)
-    pinned = pin_ops.pinned_rows(tx, tenant, viewer, chosen)
+    mark = projects.read_tag(project)
+    if mark is not None:
+        mine, more = projects.mine_or_none("items", mark)
+        where += f" AND {mine}"
+        params.extend(more)
+    pinned = pin_ops.pinned_rows(tx, tenant, viewer, chosen, mark)
     in_set = (
         [] if context_set_name is None else pin_ops.set_rows(tx, tenant, context_set_name, viewer)
     )

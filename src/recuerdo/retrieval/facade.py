@@ -139,6 +139,7 @@ class RetrievalVerbs(MemoryBase):
         stages: Sequence[str] | None = None,
         repo: str | None = None,
         path_prefix: str | None = None,
+        project: str | None = None,
     ) -> Found:
         """Find memory by words and meaning: ranked previews (cut, and marked truncated, when the
         item holds more) with score, the stages that found each, and its span. Use get(id) for the
@@ -170,6 +171,8 @@ class RetrievalVerbs(MemoryBase):
             repo: Only the stored code of this ingested repository (hits carry path, line span
                 and commit).
             path_prefix: Only stored code under this path, e.g. 'src/'.
+            project: Leave out the notes of 'user' recorded as another project's (see save's
+                project); those recording none are kept.
         """
         text = _query_text(query)
         words_mode = check_mode(mode)
@@ -190,6 +193,7 @@ class RetrievalVerbs(MemoryBase):
             until=until,
             repo=repo,
             path_prefix=path_prefix,
+            project=project,
         )
         words = query_words(text)  # read once: for the lexical stage and query_truncated
         use_meaning = "meaning" in wanted

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..code.lookup import check_prefix, check_repo
+from ..core import projects
 from ..core.clock import now_iso, parse_time
 from ..core.exact import shown
 from ..core.items import MAIL, visible
@@ -53,6 +54,9 @@ class Filters:
     known_at: str | None = None
     """Only items stored by then (what was known at that instant), a note deleted since
     among them (``retrieval/then.py`` leaves out one that was deleted then)."""
+    project_tag: str | None = None
+    """Leave out the notes of ``user`` recorded as another project's than this tag's
+    (``core/projects.py``)."""
     said_by: str | None = None
     """Only items said by then: their date, else when they were stored (what was true at
     that instant; an edit since does not move it: ``retrieval/then.py``)."""
@@ -83,6 +87,7 @@ class Filters:
         path_prefix: object = None,
         known_at: str | None = None,
         said_by: str | None = None,
+        project: object = None,
     ) -> Filters:
         item_types = labels(types, "types")
         if item_types and not set(item_types) <= set(ITEM_TYPES):
@@ -115,6 +120,7 @@ class Filters:
             path_prefix=check_prefix(path_prefix),
             known_at=known_at,
             said_by=said_by,
+            project_tag=projects.read_tag(project),
         )
 
     def sql(self, alias: str = "i", *, unasked_code: bool = False) -> tuple[str, list[Any]]:
@@ -175,6 +181,10 @@ class Filters:
             clauses.append(f"{a}.muted = 0")
         if self.tags:
             condition, tag_params = (every_tag if self.tags_all else any_tag)(a, self.tags)
+            clauses.append(condition)
+            params.extend(tag_params)
+        if self.project_tag is not None:
+            condition, tag_params = projects.mine_or_none(a, self.project_tag)
             clauses.append(condition)
             params.extend(tag_params)
         return " AND ".join(clauses), params

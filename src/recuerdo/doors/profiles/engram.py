@@ -48,9 +48,24 @@ def _capture(args: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+def personal_project(args: dict[str, Any]) -> str | None:
+    """The project a personal observation is saved for: Engram's (``default`` when none is
+    given), recorded on the note (decision 0148); None for a project's observation (its
+    scope holds the project)."""
+    return (project_of(args) or "default") if args.get("scope") == "personal" else None
+
+
+def read_project(args: dict[str, Any]) -> str | None:
+    """The project a read of personal observations keeps to: Engram filters by project and
+    scope, so another project's personal observations are left out (decision 0148). A read
+    naming no project reads every project's, as Engram's does."""
+    return project_of(args) if args.get("scope") == "personal" else None
+
+
 def _save(args: dict[str, Any]) -> dict[str, Any]:
     """A topic key is Engram's within (project, scope): a personal one is keyed with its
-    project, and the note its topic key alone named before is taken over (decision 0138)."""
+    project, and the note its topic key alone named before is taken over (decision 0138); its
+    project is recorded on the note, keyed or not, for the reads to keep to (0148)."""
     key, former = observation_key(args.get("project"), args.get("scope"), args.get("topic_key"))
     return drop_none(
         {
@@ -62,6 +77,7 @@ def _save(args: dict[str, Any]) -> dict[str, Any]:
             "former_key": former,
             "session": args.get("session_id"),
             "expected_version": args.get("expected_version"),
+            "project": personal_project(args),
         }
     )
 
@@ -180,6 +196,7 @@ def tools() -> list[ToolMap]:
                     "scope": scope_of(a) if a.get("project") or a.get("scope") else None,
                     "limit": min(int(a.get("limit") or 10), 20),
                     "mode": a.get("match_mode"),
+                    "project": read_project(a),
                 }
             ),
             read_only=True,
@@ -212,6 +229,7 @@ def tools() -> list[ToolMap]:
                     "scope": scope_of(a),
                     "max_bytes": a.get("max_bytes"),
                     "context_set_name": a.get("context_set"),
+                    "project": read_project(a),
                 }
             ),
             read_only=True,
