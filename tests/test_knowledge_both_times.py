@@ -72,3 +72,26 @@ def test_an_attribute_is_read_as_known_then_for_the_time_asked(
     after = _instant()
     as_of = before if known == "before" else after
     assert _city(memory, as_of=as_of, valid_at=true_at) == expected
+
+
+def test_a_current_fact_with_an_end_of_truth_is_not_read_past_it(
+    memory: recuerdo.Memory,
+) -> None:
+    """An import's record may hold a current fact with a ``valid_to`` (written with the fact,
+    not by a replacement): as known now, it is true up to then, as ``valid_at`` alone reads it.
+    Read with both, it was seen for any later time."""
+    record = {
+        "record": "fact",
+        "key": "k-fact",
+        "subject": "Alice",
+        "relation": "works_at",
+        "object": "Acme",
+        "recorded_at": "2024-01-01T00:00:00.000000Z",
+        "valid_from": "2019-01-01T00:00:00.000000Z",
+        "valid_to": "2020-01-01T00:00:00.000000Z",
+    }
+    assert memory.import_records(records=[record])["imported"] == 1
+    now = _instant()
+    assert _works_at(memory, valid_at="2022-06-01") == []
+    assert _works_at(memory, as_of=now, valid_at="2022-06-01") == []
+    assert _works_at(memory, as_of=now, valid_at="2019-06-01") == ["Alice works_at Acme"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -152,8 +153,11 @@ def test_ordinary_text_is_untouched(harmless: str) -> None:
     assert redact(harmless) == (harmless, ())
 
 
+_QUICK_ALPHABET = list("sk-_AKIaghp=:\"' Bearerpasswordtokn0123456789x\n\r\xa0")
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("sk-_AKIaghp=:\"' Bearerpasswordtokn0123456789x\n"))))
+@given(st.text(alphabet=st.sampled_from(_QUICK_ALPHABET)))
 def test_the_quick_check_never_changes_the_result(text: str) -> None:
     assert redact(text).text == apply_rules(text).text
     assert redact_text(redact_text(text)) == redact_text(text)
@@ -169,6 +173,7 @@ PIECES = [
     *("CREDENT\u0130AL", "\u0130", "\u0131"),
     *("\u212aey", "key", "login", "ab", "@host", "://", "://user:", "https", "hunter2"),
     *("=", ":", "=>", ":=", " = ", ": ", '"', "'", " ", "\n", "\t", ".", "(", "$VAR", "x" * 3),
+    *("\r\n", "\r", "\xa0", "\n\n", "a b"),
     *("aws_", "my.", "-", "_", "client", "secret(API)", "\u212a", "KEY"),
     *("Bearer ", "Basic ", "sk-proj-", "AKIA", "ghp_", "hf_", "SG.", "eyJ", "_live_"),
     *(
@@ -459,3 +464,33 @@ def test_a_sign_at_a_paragraphs_end_takes_no_value_from_the_next_one(breaks: str
 )
 def test_a_value_on_the_signs_line_or_the_next_is_still_redacted(raw: str, expected: str) -> None:
     assert redact_text(raw) == expected
+
+
+@pytest.mark.parametrize("space", ["\xa0", "\u3000", "\f", "\v", " \xa0 "])
+def test_a_value_after_any_space_on_the_signs_line_is_redacted(space: str) -> None:
+    """After the sign, only spaces and tabs were crossed (0152): a value after a no-break
+    space, as text copied from a page has it, was left in clear. Any space but a line break is
+    crossed, as before 0152."""
+    for raw in (f"password:{space}hunter2", f"api_key={space}x9Kq2LmN8pR4sT6vW0yZ1aB3"):
+        assert "secret(" in redact_text(raw), raw
+    assert redact_text(f"password:\n\n{space}hunter2") == f"password:\n\n{space}secret(PASSWORD)"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ['password:\n\n"correct horse battery"', '{"password":\r\n\r\n  "s3cr3t value",\n "x": 1}'],
+)
+def test_a_quoted_value_alone_past_a_blank_line_is_redacted(raw: str) -> None:
+    """A quoted value is one value, spaces and all: past a blank line it stands alone on its
+    line, and was left in clear (only a value without a space was taken)."""
+    assert "secret(PASSWORD)" in redact_text(raw)
+    assert "horse" not in redact_text(raw) and "s3cr3t" not in redact_text(raw)
+
+
+def test_a_run_of_crlf_breaks_after_a_sign_is_read_in_linear_time() -> None:
+    """Each "\\r\\n" could be read as one break or two: 22 of them before prose took 10 s
+    (the look-ahead for a value alone on its line failed, and every reading was tried)."""
+    started = time.perf_counter()
+    text = "password:" + "\r\n" * 40_000 + "rotate it every quarter"
+    assert redact_text(text) == text
+    assert time.perf_counter() - started < 2.0

@@ -221,3 +221,29 @@ def test_markup_with_no_closer_is_stripped_in_linear_time(unit: str) -> None:
 def test_links_keep_a_parenthesis_in_their_address_and_emphasis_nests() -> None:
     text = "See [Foo](https://e.org/Foo_(bar)) and *a _b_ c* but snake_case a*b"
     assert strip_markdown(text) == "See Foo and a b c but snake_case a*b"
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_setext_headings_bound_the_learnings_section(newline: str) -> None:
+    """The capture read ATX headings only (the notes read setext ones too since 0153): a
+    setext "Key Learnings" was not found, and a learnings section ran on over a setext
+    section after it, whose items were captured as learnings (the review of 0153)."""
+    item = "1. Always pin the database driver version in CI"
+    other = "1. This open question belongs to another section"
+    setext = newline.join(["Key Learnings", "-------------", "", item, "", "Next", "----", other])
+    assert extract_learnings(setext) == ["Always pin the database driver version in CI"]
+    atx = newline.join(["## Key Learnings", "", item, "", "Open questions", "--------------"])
+    assert extract_learnings(atx + newline + other) == [
+        "Always pin the database driver version in CI"
+    ]
+
+
+def test_a_learnings_heading_inside_a_code_fence_is_not_one() -> None:
+    fenced = "```\n## Key Learnings\n1. A learning shown in a code example only\n```\n"
+    assert extract_learnings(fenced) == []
+
+
+def test_a_heading_line_of_spaces_is_read_in_linear_time() -> None:
+    started = time.perf_counter()
+    extract_learnings("## " + " " * 50_000 + "x\n" + "#" * 3 + " " * 50_000 + "#\n")
+    assert time.perf_counter() - started < 1.0

@@ -78,3 +78,18 @@ def test_reading_headings_never_fails_and_keeps_their_lines_apart(lines: list[st
     spans = [(h.line, h.end) for h in found]
     assert all(start <= end for start, end in spans)
     assert all(a[1] < b[0] for a, b in itertools.pairwise(spans))
+
+
+def test_a_crlf_note_s_setext_headings_name_its_sections() -> None:
+    """Lines were split on LF alone: a CRLF note's underline ended in a carriage return and
+    was read as text, so its setext sections were "not found", and an ATX section took them
+    with it (the review of 0153)."""
+    crlf = NOTE.replace("\n", "\r\n")
+    assert [(h.level, h.title) for h in headings(crlf)] == [(1, "Plan"), (2, "Steps"), (2, "Risks")]
+    result = apply_edit(crlf, "replace_section", "new", section="Steps")
+    assert result == NOTE.replace("old steps", "new").replace("\n", "\r\n")
+    text = "## Steps\r\n\r\nold\r\n\r\nRisks\r\n-----\r\n\r\nkept\r\n"
+    result = apply_edit(text, "replace_section", "new", section="Steps")
+    assert result == "## Steps\r\n\r\nnew\r\n\r\nRisks\r\n-----\r\n\r\nkept\r\n"
+    fronted = "---\r\ntitle: x\r\n---\r\nPlan\r\n====\r\n"
+    assert [h.title for h in headings(fronted)] == ["Plan"]

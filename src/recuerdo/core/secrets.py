@@ -249,10 +249,16 @@ _VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'()\[\]{}<>]+)"
 # value). Past a blank line, only a value alone on its line: a sign that ends a paragraph took
 # the next one's first word ("Rotate it every quarter."), but a note's closing "password:"
 # with its value appended as a paragraph of its own is a credential (the review of 0082).
-_BREAK = r"(?:\r\n?|\n)[ \t]*"
+# Spaces are any but line breaks (a no-break space, U+3000, a form feed: the value after one
+# was left in clear). The breaks are read possessively: "\r\n" read as one break or two made
+# a run of them exponential (10 s for 22 before prose, the review of 0152). A value alone on
+# its line may be quoted, spaces and all (JSON's "password":, a blank line, "a b c").
+_SPACE = r"[^\S\r\n]"
+_BREAK = rf"(?:\r\n?+|\n){_SPACE}*+"
+_ALONE = rf"(?=(?:\"[^\"\r\n]*+\"|'[^'\r\n]*+')?\S*+{_SPACE}*+(?:[\r\n]|$))"
 _SEPARATOR = (
-    r"[\"']?\s*(?:[:=]|=>|:=)[ \t]*"
-    rf"(?:{_BREAK}(?:(?:{_BREAK})+(?=[^\s]++[ \t]*+(?:[\r\n]|$)))?)?"
+    rf"[\"']?\s*(?:[:=]|=>|:=){_SPACE}*+"
+    rf"(?:{_BREAK}(?:(?:{_BREAK})++{_ALONE})?)?"
 )
 _STRONG_ASSIGNMENT = re.compile(
     rf"((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?{_STRONG_NAME}{_SEPARATOR})(?!secret\(){_VALUE}",

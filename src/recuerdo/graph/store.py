@@ -92,12 +92,13 @@ class View:
         if self.as_of is not None and self.valid_at is not None:
             # Known by as_of, and true at valid_at as known then (decision 0151). A fact's end
             # of truth (valid_to) is written with its end in the memory (ended_at): one still
-            # current at as_of had no end of truth then, whatever it has now.
+            # current at as_of had no end of truth then, whatever it has now. A current fact
+            # with an end of truth (an import's record) had it from the start.
             return (
                 f"{alias}.recorded_at <= ? AND ({alias}.valid_from IS NULL OR"
-                f" {alias}.valid_from <= ?) AND ({alias}.ended_at IS NULL OR"
-                f" {alias}.ended_at > ? OR {alias}.valid_to IS NULL OR {alias}.valid_to > ?)",
-                [self.as_of, self.valid_at, self.as_of, self.valid_at],
+                f" {alias}.valid_from <= ?) AND ({alias}.valid_to IS NULL OR"
+                f" {alias}.valid_to > ? OR {alias}.ended_at > ?)",
+                [self.as_of, self.valid_at, self.valid_at, self.as_of],
             )
         if self.as_of is not None:
             return (

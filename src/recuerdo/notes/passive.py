@@ -17,17 +17,13 @@ from ..store.base import Tx
 from . import history
 from . import operations as notes
 from .results import Captured, SuggestedKey
-from .text import cap_utf8
+from .text import cap_utf8, headings
 
 HEADINGS = ("key learnings", "learnings", "aprendizajes clave")
 MIN_CHARS = 20
 MIN_WORDS = 4
 MAX_ITEMS = 100
 PASSIVE_KIND = "passive"
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+)$")
-"""A heading line; its title is :func:`_heading_title`. A lazy title group followed by optional
-spaces, hashes and spaces backtracked over every run of spaces in the line: a heading line of
-5,000 spaces took four minutes to read, inside capture_passive's write."""
 _NUMBERED = re.compile(r"^\s{0,3}\d{1,3}[.)]\s+(.*)$")
 _BULLET = re.compile(r"^\s{0,3}[-*+•]\s+(.*)$")
 _CONTINUATION = re.compile(r"^\s{2,}\S")
@@ -94,31 +90,23 @@ def strip_markdown(text: str) -> str:
     return " ".join(text.split())
 
 
-def _heading_title(heading: re.Match[str]) -> str:
-    """The heading's text without its trailing spaces and closing ``#`` run."""
-    text = heading.group(2).rstrip()
-    return text.rstrip("#").rstrip() or text[:1]
-
-
 def _last_learnings_section(text: str) -> list[str] | None:
-    lines = text.splitlines()
-    start = level = None
-    for number, line in enumerate(lines):
-        match = _HEADING.match(line)
-        if (
-            match
-            and strip_markdown(_heading_title(match)).rstrip(":").strip().casefold() in HEADINGS
-        ):
-            start, level = number, len(match.group(1))
-    if start is None or level is None:
+    """The lines of the last section headed as a learnings one, read by the notes' heading
+    rule (``headings``): ATX or setext, outside code fences. Its own rule knew ATX headings
+    only, so a setext ``Key Learnings`` was not read, and a learnings section ran on over the
+    setext sections after it, whose items were captured as learnings (the review of 0153)."""
+    lines = "\n".join(text.splitlines()).split("\n")
+    found = headings("\n".join(lines))
+    wanted = [
+        at
+        for at, heading in enumerate(found)
+        if strip_markdown(heading.title).rstrip(":").strip().casefold() in HEADINGS
+    ]
+    if not wanted:
         return None
-    body = []
-    for line in lines[start + 1 :]:
-        match = _HEADING.match(line)
-        if match and len(match.group(1)) <= level:
-            break
-        body.append(line)
-    return body
+    target = found[wanted[-1]]
+    end = next((h.line for h in found[wanted[-1] + 1 :] if h.level <= target.level), len(lines))
+    return lines[target.end + 1 : end]
 
 
 def _items(lines: list[str], pattern: re.Pattern[str]) -> list[str]:

@@ -137,9 +137,10 @@ def headings(text: str) -> list[Heading]:
     paragraph: list[str] = []  # the open paragraph's lines, which an underline makes a heading
     lines = text.split("\n")
     skip = _front_matter_lines(lines)
-    for number, line in enumerate(lines):
+    for number, raw in enumerate(lines):
         if number < skip:
             continue
+        line = raw.removesuffix("\r")  # a CRLF note's underline ended in "\r", and was none
         mark = _FENCE.match(line)
         run, after = ((mark.group(1) or mark.group(2)), line[mark.end() :]) if mark else ("", "")
         if fence:

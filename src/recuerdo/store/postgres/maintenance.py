@@ -250,7 +250,9 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
             conn.execute(f"{VACUUM_EVERY_INDEX} {listed}")
             # Read before the ANALYZE, which replaces the VACUUM's count with its sample's.
             left = _dead_left(conn, tables, changed) if counts else []
-            if left:
+            if left and not behind:
+                # Behind older transactions, the run is incomplete whatever it removes: a wait
+                # for pins (up to PIN_PATIENCE_MS) held a close for nothing (the review of 0146).
                 left = _vacuum_waiting_for_pins(conn, shared.schema, left)
             conn.execute(f"ANALYZE {listed}")
         except BaseException:
