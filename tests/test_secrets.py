@@ -459,6 +459,8 @@ def test_a_sign_at_a_paragraphs_end_takes_no_value_from_the_next_one(breaks: str
         ("password =\r\nhunter2", "password =\r\nsecret(PASSWORD)"),
         ("db_password = hunter2\n\nNext", "db_password = secret(PASSWORD)\n\nNext"),
         ("password:\n\nhunter2hunter2\n", "password:\n\nsecret(PASSWORD)\n"),
+        ("password:\n\nhunter2  # rotated", "password:\n\nsecret(PASSWORD)  # rotated"),
+        ("password:\r\n\r\nP@ss (prod)", "password:\r\n\r\nsecret(PASSWORD) (prod)"),
         ("password:\r\n\r\n  hunter2hunter2", "password:\r\n\r\n  secret(PASSWORD)"),
     ],
 )

@@ -255,7 +255,12 @@ _VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'()\[\]{}<>]+)"
 # its line may be quoted, spaces and all (JSON's "password":, a blank line, "a b c").
 _SPACE = r"[^\S\r\n]"
 _BREAK = rf"(?:\r\n?+|\n){_SPACE}*+"
-_ALONE = rf"(?=(?:\"[^\"\r\n]*+\"|'[^'\r\n]*+')?\S*+{_SPACE}*+(?:[\r\n]|$))"
+_ALONE = (
+    rf"(?=(?:\"[^\"\r\n]*+\"|'[^'\r\n]*+')?\S*+{_SPACE}*+(?:[\r\n]|$)"
+    # or a first word holding a digit or a password's symbol ("hunter2  # rotated"): prose
+    # opens with a word ("Rotate it"), a credential seldom with letters alone
+    r"|[^\s,;\"'()\[\]{}<>]*?[\d!@#$%^&*+=~|\\/_])"
+)
 _SEPARATOR = (
     rf"[\"']?\s*(?:[:=]|=>|:=){_SPACE}*+"
     rf"(?:{_BREAK}(?:(?:{_BREAK})++{_ALONE})?)?"
