@@ -368,3 +368,40 @@ def test_a_run_behind_an_older_transaction_does_not_wait_for_pinned_pages(
     finally:
         reader.close()
         memory.close()
+
+
+def test_a_close_waits_for_a_pinned_page_no_longer_than_for_a_lock(store: PostgresStore) -> None:
+    """A cursor opened after the forget and left open pins the note's page: the second VACUUM
+    (decision 0146) waited 60 s for it, so the last handle's close took over a minute. It
+    waits as long as for a lock (``lock_timeout``, 10 s); the mark stays for the next open."""
+    memory = recuerdo.open(store.memory, store=store, embedder="none")
+    blocker, reader = _admin(store), _admin(store)
+    try:
+        memory.remember_many([{"category": "learning", "content": f"Entry {n}"} for n in range(50)])
+        note = memory.save(f"{MARKER} plan", "The plan in full.")
+        memory._upkeep.drain()
+        assert store.settle(timeout=60)
+        page = blocker.execute(
+            "SELECT (ctid::text::point)[0]::int FROM items WHERE id = %s", [note["id"]]
+        ).fetchone()[0]
+        blocker.execute("BEGIN")
+        blocker.execute("LOCK TABLE items IN SHARE UPDATE EXCLUSIVE MODE")
+        memory.delete(note["id"], hard=True)
+        deadline = time.monotonic() + 20  # its VACUUM has passed the check for older ones
+        while not _vacuum_waits(reader, store) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        reader.execute("BEGIN")
+        pinning = reader.cursor("pinning")
+        pinning.execute("SELECT id FROM items WHERE ctid >= %s::tid", [f"({page},0)"])
+        assert pinning.fetchone() is not None
+        memory.close()
+        blocker.execute("COMMIT")
+        started = time.monotonic()
+        store._shared.reclaimer.stop()  # what the last handle's close waits for
+        took = time.monotonic() - started
+        assert took < 45  # 2 x 10 s and the rest; 62 s with a patience of 60 s
+        assert _owed(store) is not None
+    finally:
+        blocker.close()
+        reader.close()
+        memory.close()

@@ -50,10 +50,14 @@ FREEZE makes every row older than its horizon one to freeze, the forget's dead r
 What it leaves is only what a snapshot still sees, which the wait for older transactions
 (``_OLDER_RUNNING``) rules out for the forget's rows. Not the first VACUUM: its first run freezes
 every page of a table not yet frozen (638 KiB of WAL against 24 for 20,000 entries)."""
-PIN_PATIENCE_MS = 60_000
-"""How long the second VACUUM may wait (for a pin: a cursor held open in an idle transaction
-holds it for ever); past it the run is incomplete, the mark stays and it is tried again
-later. Pages it froze before it was cancelled stay frozen: the next try passes them by."""
+PIN_PATIENCE_MS = 10_000
+"""How long the second VACUUM may take, at least (it waits for a pin: a cursor held open in an
+idle transaction holds it for ever); past it the run is incomplete, the mark stays and it is
+tried again later. Pages it froze before it was cancelled stay frozen: the next try passes
+them by. As long as a lock may hold the first VACUUM (``lock_timeout``): a close waits no longer
+for another session's cursor than for its lock (60 s held a close 70 s, the review of 0146).
+A large table's own work is given more (``PIN_PATIENCE_MS_PER_ROW``)."""
+PIN_PATIENCE_MS_PER_ROW = 0.1  # a million rows: 100 s more
 """After a forget: its index entries go too (decision 0061). An ``ANALYZE`` follows, since the
 statistics quote sampled rows (a histogram's bounds are whole short texts): the forgotten ones
 stayed there until ``compact`` or autovacuum analysed (decision 0070). Two statements, not
@@ -253,7 +257,8 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
             if left and not behind:
                 # Behind older transactions, the run is incomplete whatever it removes: a wait
                 # for pins (up to PIN_PATIENCE_MS) held a close for nothing (the review of 0146).
-                left = _vacuum_waiting_for_pins(conn, shared.schema, left)
+                rows = sum(max(counted.get(table, 0.0), 0.0) for table in left)
+                left = _vacuum_waiting_for_pins(conn, shared.schema, left, rows)
             conn.execute(f"ANALYZE {listed}")
         except BaseException:
             # The tables it analysed before it failed are counted empty already: owed.
@@ -301,14 +306,15 @@ def _dead_left(
     return sorted(left)
 
 
-def _vacuum_waiting_for_pins(conn: Any, schema: str, tables: list[str]) -> list[str]:
-    """VACUUM ``tables`` again, this time waiting for the pages others hold pinned
-    (``VACUUM_WAITING_FOR_PINS``): the tables still left ([] once it ran, all of them when it
-    waited past ``PIN_PATIENCE_MS``)."""
+def _vacuum_waiting_for_pins(conn: Any, schema: str, tables: list[str], rows: float) -> list[str]:
+    """VACUUM ``tables`` (of about ``rows`` rows) again, this time waiting for the pages others
+    hold pinned (``VACUUM_WAITING_FOR_PINS``): the tables still left ([] once it ran, all of
+    them when it took longer than its patience, ``PIN_PATIENCE_MS`` and more for its rows)."""
     import psycopg
 
     listed = ", ".join(_qualified(schema, dict.fromkeys(tables, 0.0)))
-    conn.execute(f"SET statement_timeout = {PIN_PATIENCE_MS}")
+    patience = PIN_PATIENCE_MS + int(rows * PIN_PATIENCE_MS_PER_ROW)
+    conn.execute(f"SET statement_timeout = {patience}")
     try:
         conn.execute(f"{VACUUM_WAITING_FOR_PINS} {listed}")
     except psycopg.errors.QueryCanceled:
