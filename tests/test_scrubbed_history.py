@@ -10,6 +10,7 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -205,3 +206,24 @@ def test_remember_about_scrubs_the_category_notes_earlier_versions(
     assert sorted(read) == [1, 2, 3] and VALUE not in json.dumps(read)
     assert all(r["content_hash"] == _sha(r["content"]) for r in read.values())
     assert "scrub" in {line["operation"] for line in memory.journal()}
+
+
+def test_no_byte_of_it_stays_in_the_files(base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The revision rows were updated in place: the erasing write and the reclaim after it
+    leave no page, in the file or its log, with the old text (SQLite file store)."""
+    memory = recuerdo.open("scrubbed", base_dir=base)
+    try:
+        note = _planted(memory, monkeypatch, SNAPSHOT_EVERY + 2)
+        memory._upkeep.drain()
+        memory._store.reclaim()
+        assert _on_disk(base)  # the check can see it
+        memory.edit(note, "append", "more steps")
+        memory._upkeep.drain()
+        assert not _on_disk(base)
+    finally:
+        memory.close()
+    assert not _on_disk(base)
+
+
+def _on_disk(folder: Path) -> list[str]:
+    return [p.name for p in folder.rglob("*") if p.is_file() and VALUE.encode() in p.read_bytes()]

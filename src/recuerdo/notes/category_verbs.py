@@ -57,6 +57,7 @@ class CategoryVerbs(MemoryBase):
         return scrub.retried(
             self._write,
             self._erasing_write,
+            self._store.reclaim,
             lambda tx, scrubbing: categories.remember_about(
                 tx,
                 tenant=self.tenant,

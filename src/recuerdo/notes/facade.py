@@ -257,6 +257,7 @@ class NoteVerbs(MemoryBase):
         return scrub.retried(
             self._write,
             self._erasing_write,
+            self._store.reclaim,
             lambda tx, scrubbing: note_lifecycle.edit(
                 tx,
                 tenant=self.tenant,

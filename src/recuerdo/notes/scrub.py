@@ -135,14 +135,18 @@ def after_write(tx: Tx, row: Row, scrubbed: Scrubbed | None) -> None:
 def retried(
     write: Callable[[], AbstractContextManager[Tx]],
     erasing: Callable[[int], AbstractContextManager[Tx]],
+    reclaim: Callable[[], None],
     run: Callable[[Tx, bool], T],
 ) -> T:
     """``run(tx, scrubbing)`` in a plain write, or, when it owes a scrub (known only once the
-    note is read), rolled back and run again in an erasing write."""
+    note is read), rolled back and run again in an erasing write, the old pages given back
+    after it as after a hard delete (the updated revision rows left the text in them)."""
     try:
         with write() as tx:
             return run(tx, False)
     except ScrubOwed:
         pass
     with erasing(1) as tx:
-        return run(tx, True)
+        done = run(tx, True)
+    reclaim()
+    return done
