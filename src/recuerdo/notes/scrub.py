@@ -31,7 +31,10 @@ T = TypeVar("T")
 class ScrubOwed(Exception):
     """Raised inside a plain write: the edit scrubs the note's history, which takes an erasing
     write (the audit flushed first, the superseded words purged, the vacuum owed). The caller
-    runs the edit again in one. Never leaves the package (no ``RecuerdoError``)."""
+    runs the edit again in one. Never leaves the package (no ``RecuerdoError``). Raised before
+    the write changed anything the second run would not change alike (an expired idempotency
+    row of ``remember_about`` is deleted either way): a write nested in a caller's transaction
+    is not rolled back by it."""
 
 
 @dataclass
