@@ -227,3 +227,21 @@ def test_no_byte_of_it_stays_in_the_files(base: Path, monkeypatch: pytest.Monkey
 
 def _on_disk(folder: Path) -> list[str]:
     return [p.name for p in folder.rglob("*") if p.is_file() and VALUE.encode() in p.read_bytes()]
+
+
+def test_no_byte_of_it_stays_when_the_edit_returns(
+    base: Path, monkeypatch: pytest.MonkeyPatch, held_upkeep: None
+) -> None:
+    """Not left to the upkeep either: the re-cut kept the old chunks' words, in clear, as stale
+    until the upkeep erased them (SQLite, ``store/sqlite/stale_words.py``); the scrub's erasing
+    write takes them at once, as a forget of a passage does."""
+    memory = recuerdo.open("scrubbed", base_dir=base)
+    try:
+        note = _planted(memory, monkeypatch, 2)
+        memory._upkeep.drain()
+        memory._store.reclaim()
+        assert _on_disk(base)
+        memory.edit(note, "append", "more steps")
+        assert not _on_disk(base)
+    finally:
+        memory.close()

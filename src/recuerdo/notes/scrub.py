@@ -137,19 +137,22 @@ def after_write(tx: Tx, row: Row, scrubbed: Scrubbed | None) -> None:
 
 def retried(
     write: Callable[[], AbstractContextManager[Tx]],
-    erasing: Callable[[int], AbstractContextManager[Tx]],
+    erasing: Callable[..., AbstractContextManager[Tx]],
     reclaim: Callable[[], None],
     run: Callable[[Tx, bool], T],
 ) -> T:
     """``run(tx, scrubbing)`` in a plain write, or, when it owes a scrub (known only once the
     note is read), rolled back and run again in an erasing write, the old pages given back
-    after it as after a hard delete (the updated revision rows left the text in them)."""
+    after it as after a hard delete (the updated revision rows left the text in them). The
+    erasing write takes the superseded chunks' words with it (``superseded``): the note's old
+    chunks, this re-cut's and any earlier one's the upkeep had not erased yet, kept their words
+    in clear, listed as stale until then (SQLite, ``store/sqlite/stale_words.py``)."""
     try:
         with write() as tx:
             return run(tx, False)
     except ScrubOwed:
         pass
-    with erasing(1) as tx:
+    with erasing(1, superseded=True) as tx:
         done = run(tx, True)
     reclaim()
     return done
