@@ -276,10 +276,10 @@ def _saved_past_the_guard(memory: recuerdo.Memory, title: str, content: str) -> 
 def test_a_credential_a_later_edit_redacted_is_not_answered_from_an_earlier_version(
     memory: recuerdo.Memory, field: str
 ) -> None:
-    """An edit redacts the note's whole text, so a credential an older guard let through
-    leaves the note at its next edit; its earlier version still holds it. An answer at an
-    instant before the edit leaves that version out, and counts it, rather than give the
-    credential back."""
+    """A credential an older guard let through, replaced away by a later edit (no redaction,
+    so no scrub of the earlier versions, decision 0150), stays in the earlier version. An
+    answer at an instant before the edit leaves that version out, and counts it, rather than
+    give the credential back."""
     note = _saved_past_the_guard(
         memory, "Staging database", "Staging database login: password = Hunter2Zx81q"
     )
@@ -287,9 +287,8 @@ def test_a_credential_a_later_edit_redacted_is_not_answered_from_an_earlier_vers
     time.sleep(0.01)
     then = now_iso()
     time.sleep(0.01)
-    edited = memory.edit(note, "append", "Rotated every month.")
-    assert edited["redacted"] == {"content": ["PASSWORD"]}
-    assert "Hunter2" not in memory.get(note)["content"]
+    edited = memory.edit(note, "replace", "Staging database login: rotated every month.")
+    assert not edited["redacted"] and "Hunter2" in memory.revision(note, 1)["content"]
     memory._upkeep.drain()
     answer = memory.ask("staging database", **{field: then})
     assert "Hunter2" not in str(answer)

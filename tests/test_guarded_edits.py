@@ -205,7 +205,6 @@ def test_an_edit_redacts_a_credential_an_older_release_stored(
     assert stored == _guarded(f"db: pg\npassword = {VALUE}\n\nsteps\n\nmore steps")
 
 
-@pytest.mark.xfail(strict=True, reason="0141: earlier versions are not scrubbed (left)")
 def test_an_edit_that_redacts_a_stored_credential_scrubs_the_earlier_versions(
     memory: recuerdo.Memory, older_release: int
 ) -> None:

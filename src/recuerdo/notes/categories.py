@@ -30,7 +30,7 @@ from ..errors import (
     ItemNotFound,
 )
 from ..store.base import Row, Tx
-from . import history, keys
+from . import history, keys, scrub
 from . import operations as notes
 from .results import Muted, ProfileEntry, Remembered
 from .text import join_blocks
@@ -160,7 +160,10 @@ def remember_about(
     summary: object,
     idempotency_key: object,
     version_token: object,
+    scrubbing: bool = False,
 ) -> Remembered:
+    """``scrubbing``: the write is an erasing one, in which an append whose redaction takes
+    out a credential the note held scrubs its earlier versions too (``scrub.before_write``)."""
     scope = scope_for(axis, project)
     label = check_category(category)
     key = None if idempotency_key is None else checked_label(idempotency_key, "idempotency_key")
@@ -212,9 +215,11 @@ def remember_about(
         joined = redact_joined(join_blocks(row["content"], text), text, marked)
         body, outcome, completed = joined.text, "appended", joined.found
         _check_size(body, limit)
+        row, scrubbed = scrub.before_write(tx, row, principal, completed, scrubbing)
         version, _, _ = notes.write_version(
             tx, row, principal=principal, operation="write", content=body, summary=line
         )
+        scrub.after_write(tx, row, scrubbed)
         note_id = row["id"]
     reply = _reply(note_id, version, body, outcome, line is not None, label, scope)
     if completed:

@@ -13,7 +13,7 @@ from ..errors import (
     VersionConflict,
 )
 from ..facade import MemoryBase, verb
-from . import categories
+from . import categories, scrub
 from .results import Muted, ProfileEntry, Remembered
 
 
@@ -52,8 +52,13 @@ class CategoryVerbs(MemoryBase):
             idempotency_key: Retries within 24 h are skipped; another observation is refused.
             version_token: The token you last read; a stale one is refused.
         """
-        with self._write() as tx:
-            return categories.remember_about(
+        # Appending, as an edit does, may redact a credential the note held: its earlier
+        # versions are scrubbed too, in an erasing write (decision 0150).
+        return scrub.retried(
+            self._write,
+            self._erasing_write,
+            self._store.reclaim,
+            lambda tx, scrubbing: categories.remember_about(
                 tx,
                 tenant=self.tenant,
                 principal=self.principal,
@@ -64,7 +69,9 @@ class CategoryVerbs(MemoryBase):
                 summary=summary,
                 idempotency_key=idempotency_key,
                 version_token=version_token,
-            )
+                scrubbing=scrubbing,
+            ),
+        )
 
     @verb("read", arguments=("axis",), enums={"axis": ("user", "project")}, keeps_to_scope=True)
     def profile(

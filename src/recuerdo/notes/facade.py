@@ -30,7 +30,7 @@ from ..errors import (
     VersionConflict,
 )
 from ..facade import MemoryBase, verb
-from . import history, links, passive, sessions
+from . import history, links, passive, scrub, sessions
 from . import lifecycle as note_lifecycle
 from . import operations as notes
 from .results import (
@@ -260,8 +260,13 @@ class NoteVerbs(MemoryBase):
             scope: Only an item kept in this scope (else not found); a token limited to
                 scopes names one of them.
         """
-        with self._write() as tx:
-            return note_lifecycle.edit(
+        # An edit whose redaction takes out a credential the note already held scrubs its
+        # earlier versions (0150): a forget of that text, so an erasing write.
+        return scrub.retried(
+            self._write,
+            self._erasing_write,
+            self._store.reclaim,
+            lambda tx, scrubbing: note_lifecycle.edit(
                 tx,
                 tenant=self.tenant,
                 principal=self.principal,
@@ -272,7 +277,9 @@ class NoteVerbs(MemoryBase):
                 find=find,
                 token=version_token,
                 title=title,
-            )
+                scrubbing=scrubbing,
+            ),
+        )
 
     @verb("write", errors=(ItemNotFound,), arguments=("id",), destructive=True, keeps_to_scope=True)
     def delete(self, id: int, hard: bool = False, *, scope: str | None = None) -> Deleted:
@@ -459,7 +466,8 @@ class NoteVerbs(MemoryBase):
     ) -> list[JournalLine]:
         """The revision journal: every change to any item, newest first, with its operation
         (write, edit, external, restore, delete, merge, import, review, conflict, move: a note
-        saved with former_key now answers to its new key), principal and characters added and
+        saved with former_key now answers to its new key, scrub: an edit redacted a credential
+        the note held from its earlier versions too), principal and characters added and
         removed.
 
         Args:

@@ -18,7 +18,7 @@ from ..errors import (
     OperationContentMismatch,
 )
 from ..store.base import Row, Tx
-from . import history, traces
+from . import history, scrub, traces
 from .operations import (
     check_body,
     check_scope,
@@ -165,9 +165,12 @@ def edit(
     find: object,
     token: object,
     title: object = None,
+    scrubbing: bool = False,
 ) -> Edited:
     """Apply one edit operation, a new title, or both in one revision; an edit that changes
-    nothing writes no revision."""
+    nothing writes no revision. When its redaction takes out a credential the stored text held,
+    the note's earlier versions are scrubbed of it too (decision 0150): only with
+    ``scrubbing`` (the caller's write is an erasing one), else :class:`scrub.ScrubOwed`."""
     new_title = None if title is None else check_title(title)
     text_edit = _text_edit(operation, content, section, find, new_title is not None)
     row = load_note(tx, tenant, item_id)
@@ -218,6 +221,7 @@ def edit(
             original_bytes=size,
             limit_bytes=limit,
         )
+    row, scrubbed = scrub.before_write(tx, row, principal, completed, scrubbing)
     version, added, removed = write_version(
         tx,
         row,
@@ -239,4 +243,5 @@ def edit(
     }
     if completed:
         edited["redacted"] = {"content": list(completed)}
+    scrub.after_write(tx, row, scrubbed)
     return edited

@@ -27,13 +27,15 @@ JournalOperation = Literal[
     "review",
     "conflict",
     "move",
+    "scrub",
 ]
 """What a revision or journal line records: ``write`` (saved or appended by a tool), ``edit``
 (changed in place), ``external`` (changed outside the tools, e.g. a mirrored file edited by
 hand), ``restore``, ``delete``, ``merge`` (two versions reconciled into one), ``import`` (read in
 from an export), ``review`` (marked reviewed), ``conflict`` (a stale write kept aside) and
 ``move`` (a journal line only: the note was found under its former key and now answers to
-its new one, decision 0138)."""
+its new one, decision 0138), ``scrub`` (a journal line only: an edit's redaction took out a
+credential the note held, and its earlier versions were redacted alike, decision 0150)."""
 
 SaveOutcome = Literal["created", "updated", "duplicate"]
 

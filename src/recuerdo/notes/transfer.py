@@ -90,8 +90,9 @@ def _conflicts_of(tx: Tx, tenant: str, ids: list[int]) -> dict[int, list[dict[st
     return found
 
 
-VERSION_OPERATIONS = frozenset(get_args(JournalOperation)) - {"conflict", "delete", "move"}
-"""What a version of a note may record (``conflict`` and ``delete`` make no version)."""
+VERSION_OPERATIONS = frozenset(get_args(JournalOperation)) - {"conflict", "delete", "move", "scrub"}
+"""What a version of a note may record (``conflict`` and ``delete`` make no version; ``move``
+and ``scrub`` are journal lines only)."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 The current text is whole on the item row and nowhere else. A version's row holds no text of
 its own (``content`` is NULL); it holds ``previous``: the text of the version before it, as a
 reverse delta from its own text (``text_delta``), written once, when the version is made (an
-insert only: no earlier row is rewritten by an update). Every ``SNAPSHOT_EVERY``-th version is
+insert only: no earlier row is rewritten by an update, save by a scrub of a credential,
+``notes/scrub.py``, decision 0150). Every ``SNAPSHOT_EVERY``-th version is
 kept whole instead (in the row after it), so reading any version applies at most
 ``SNAPSHOT_EVERY - 1`` deltas; a delta no smaller than the text is kept whole too.
 
