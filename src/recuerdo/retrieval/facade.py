@@ -25,7 +25,7 @@ from ..index import vectors
 from ..index.embed import Embedder
 from ..index.words import QueryWords, check_mode, query_words
 from ..notes import pins as pin_ops
-from ..store.base import REBUILD_OWED, Tx, rows_by_id
+from ..store.base import REBUILD_OWED, RECLAIM_OWED, Tx, rows_by_id
 from . import ask as ask_ops
 from . import pack
 from . import search as search_ops
@@ -497,6 +497,11 @@ class RetrievalVerbs(MemoryBase):
                     "rebuild_owed": tx.scalar(
                         "SELECT 1 FROM index_marks WHERE name = ?", (REBUILD_OWED,)
                     )
+                    is not None,
+                    # A forget's copies not yet given back: the write-ahead log a reader held
+                    # (SQLite), or the VACUUM not yet run (PostgreSQL) (decision 0156).
+                    "erasure_owed": self._store.fold_owed
+                    or tx.scalar("SELECT 1 FROM index_marks WHERE name = ?", (RECLAIM_OWED,))
                     is not None,
                 },
             }

@@ -298,6 +298,13 @@ class Store(Protocol):
     def check(self) -> dict[str, Any]:
         """Integrity of the store and consistency of its indexes: ``{ok, problems, ...}``."""
 
+    @property
+    def fold_owed(self) -> bool:
+        """SQLite: a forget's fold of the write-ahead log, which readers held off past its
+        patience (decision 0156): the log still holds the pages the forget replaced until the
+        upkeep's next pause, the next forget or the close folds it. PostgreSQL: False (its
+        forget's VACUUM, owed until it runs, is marked ``RECLAIM_OWED``)."""
+
     def close(self) -> None:
         """Release connections; the state stays on disk."""
 

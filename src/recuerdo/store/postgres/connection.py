@@ -124,14 +124,11 @@ class PostgresTx:
         return f"recuerdo_json_text({column}, '{key}')"
 
     def purge_deleted_text(self, *, superseded: bool = False) -> None:
-        # The words index is a column of the chunk row: deleting the row deletes its words.
-        # The dead tuples go at the VACUUM that Store.reclaim asks for after the commit; this
-        # transaction records it as owed, so a process that ends first leaves it to the next,
-        # and the commit asks for it (whether or not the caller calls reclaim). A forget that
-        # changed no row (an id that is not there) owes nothing: it marked both, and each such
-        # call cost a VACUUM of every table and said a rebuild was owed (decision 0066). The
-        # server knows: a transaction gets its id at its first change of a row, by whatever
-        # statement, trigger or function.
+        # A chunk row holds its words. The dead rows go at the VACUUM Store.reclaim asks for
+        # after the commit; this transaction marks it owed (a process that ends first leaves
+        # it to the next), and the commit asks for it. A forget that changed no row (no id
+        # assigned, whatever statement or trigger) owes nothing: marking it cost a VACUUM of
+        # every table and said a rebuild was owed (decision 0066).
         if self.scalar("SELECT txid_current_if_assigned() IS NULL"):
             return
         maintenance.owe_reclaim(self)
@@ -503,7 +500,10 @@ class PostgresStore:
 
     def fold_log(self) -> None:
         """Nothing: the server checkpoints its own log, and the rows a sweep deletes hold no
-        forgotten text to VACUUM away (decision 0069)."""
+        forgotten text to VACUUM away (decision 0069). Nor is a fold owed (``fold_owed``):
+        a forget's VACUUM is, in ``index_marks`` (``RECLAIM_OWED``)."""
+
+    fold_owed = False
 
     def erase_stale_words(self) -> int:
         return 0  # a chunk's words leave with its row (PostgresTx.delete_superseded_chunks)

@@ -31,7 +31,7 @@ from typing import Any
 from ...errors import InvalidInput, StorageFull, StoreDamaged, StoreError
 from .. import row_groups
 from ..base import Capabilities, Params, Row, SubstringSearch, TextSearch, VectorSearch
-from . import chunk_spans, files, fresh, health, stale_words, statistics
+from . import chunk_spans, files, fresh, health, log_fold, stale_words, statistics
 from .describe import SQLiteArchive, copy_file
 from .driver import FTS5_SECURE_DELETE, sqlite3
 from .folded_trigrams_schema import empty_entry_trigrams
@@ -213,6 +213,7 @@ class _SharedFile:
     reader_conns: list[sqlite3.Connection] = field(default_factory=list)
     damaged: str | None = None
     background: health.BackgroundCheck | None = None
+    fold_owed: bool = False  # a forget's fold of the log that readers held off (0156)
 
     def mark_damaged(self, detail: str) -> None:
         if self.damaged is None:
@@ -422,19 +423,17 @@ class SQLiteStore:
 
     def reclaim(self) -> None:
         """Fold the WAL back into the main file and truncate it. A reader in another thread
-        or process can hold the log for a moment, so ask a few times."""
+        or process can hold the log: past ``log_fold.PATIENCE`` the fold is owed, not raised
+        (the write before it is committed), and ``check`` says so (decision 0156)."""
         shared = self._live()
         if self._in_memory:
             return
         if shared.background is not None:
             shared.background.pause()  # a long check must not hold the log
-        for _ in range(50):
-            with shared.lock:
-                busy = shared.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-            if not busy:
-                return
-            threading.Event().wait(0.02)
-        raise StoreError("the write-ahead log could not be folded in: a reader holds it")
+        folded = log_fold.fold_truncating(
+            shared.writer, shared.lock, BUSY_TIMEOUT_MS, log_fold.PATIENCE
+        )
+        shared.fold_owed = not folded
 
     def fold_log(self) -> None:
         shared = self._live()
@@ -445,6 +444,11 @@ class SQLiteStore:
             shared.writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def erase_stale_words(self) -> int:
+        shared = self._live()
+        if shared.fold_owed:  # a forget's fold that a reader held off (decision 0156)
+            shared.fold_owed = not log_fold.fold_truncating(
+                shared.writer, shared.lock, BUSY_TIMEOUT_MS, 0.0
+            )
         with self.read() as tx:  # most pauses find none: no write for them
             if not stale_words.waiting(tx):
                 return 0
@@ -480,11 +484,8 @@ class SQLiteStore:
             except sqlite3.DatabaseError as exc:
                 raise convert(exc, shared.mark_damaged) from exc
             after = _database_bytes(shared.writer)
-        try:
-            self.reclaim()
-            folded = True
-        except StoreError:  # a reader held the log: the next forget or close folds it
-            folded = False
+        self.reclaim()
+        folded = not shared.fold_owed  # a reader held the log: the next forget or close folds it
         return {
             "dialect": "sqlite",
             "rebuilt": list(FULL_TEXT_INDEXES),
@@ -508,10 +509,14 @@ class SQLiteStore:
         with shared.lock:
             copy_file(shared.writer, target)
 
+    @property
+    def fold_owed(self) -> bool:
+        return self._live().fold_owed
+
     def check(self) -> dict[str, Any]:
         shared = self._live()
         with shared.lock:
-            return health.report(shared.writer)
+            return {**health.report(shared.writer), "wal_fold_owed": shared.fold_owed}
 
     def close(self) -> None:
         if self._closed:
