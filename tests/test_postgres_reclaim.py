@@ -363,7 +363,8 @@ def test_a_run_behind_an_older_transaction_does_not_wait_for_pinned_pages(
         started = time.monotonic()
         store._shared.reclaimer.stop()  # what the last handle's close waits for
         took = time.monotonic() - started
-        assert took < maintenance.HORIZON_PATIENCE + maintenance.PIN_PATIENCE_MS / 2000
+        # the run under way and the close's last try, each waiting for older ones: 70 s before
+        assert took < 2 * maintenance.HORIZON_PATIENCE + 5
         assert _owed(store) is not None
     finally:
         reader.close()
