@@ -496,3 +496,29 @@ def test_a_run_of_crlf_breaks_after_a_sign_is_read_in_linear_time() -> None:
     text = "password:" + "\r\n" * 40_000 + "rotate it every quarter"
     assert redact_text(text) == text
     assert time.perf_counter() - started < 2.0
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (
+            "db:\n  password: |\n    hunter2\n    second line\n  user: bob\n",
+            "db:\n  password: |\n    secret(PASSWORD)\n  user: bob\n",
+        ),
+        (
+            "api_token: >-\n  abc123\n\n  def456\nnext: 1",
+            "api_token: >-\n  secret(PASSWORD)\nnext: 1",
+        ),
+        (
+            "secret: |2 # note\r\n   s3cr3t\r\nnext: x",
+            "secret: |2 # note\r\n   secret(PASSWORD)\r\nnext: x",
+        ),
+        ("password: |\n\n  hunter2\n", "password: |\n\n  secret(PASSWORD)\n"),
+        ("password: |\nnext: x", "password: |\nnext: x"),  # an empty block: nothing to hide
+    ],
+)
+def test_a_yaml_block_scalar_of_a_secret_name_is_redacted_whole(raw: str, expected: str) -> None:
+    """``password: |`` over an indented block: the ``|`` was taken as the value, and the
+    block, the credential itself, stayed in clear (decision 0152's review)."""
+    assert redact_text(raw) == expected
+    assert redact_text(expected) == expected  # idempotent

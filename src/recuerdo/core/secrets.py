@@ -269,6 +269,18 @@ _STRONG_ASSIGNMENT = re.compile(
     rf"((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?{_STRONG_NAME}{_SEPARATOR})(?!secret\(){_VALUE}",
     re.IGNORECASE,
 )
+# A YAML block scalar of a secret name (``password: |`` or ``>-``, over an indented block):
+# the block is the value. Its first line's indentation starts every line of it; blank lines
+# inside it are kept to it only when an indented line follows. Breaks are read possessively
+# (a CRLF read as one break or two made 0152's separator exponential).
+_BLOCK_BREAK = r"(?:\r\n?+|\n)"
+_BLOCK_SCALAR = re.compile(
+    rf"((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?{_STRONG_NAME}[\"']?[ \t]*:[ \t]*"
+    rf"[|>][-+]?[1-9]?[-+]?[ \t]*(?:#[^\r\n]*+)?{_BLOCK_BREAK}"
+    rf"(?:[ \t]*{_BLOCK_BREAK})*+([ \t]+))(?!secret\()"
+    rf"(\S[^\r\n]*+(?:{_BLOCK_BREAK}(?:[ \t]*{_BLOCK_BREAK})*+\2[^\r\n]*+)*+)",
+    re.IGNORECASE,
+)
 # Any other *key name: only a value that looks random is a secret.
 _KEY_ASSIGNMENT = re.compile(
     rf"((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*key{_SEPARATOR})(?!secret\(){_VALUE}", re.IGNORECASE
@@ -297,6 +309,7 @@ _CODE_VALUE = re.compile(
     r"(?:[A-Za-z_][A-Za-z0-9_]*\.)+[A-Za-z_][A-Za-z0-9_]*"  # form.get, self.token
     r"|[$%&]\S*"  # $VAR, ${VAR}, %(name)s
     r"|\*+|x{3,}|X{3,}|\.{3}|<[^>]*>"  # placeholders
+    r"|\|[-+]?[1-9]?[-+]?"  # a YAML block's indicator: the block is the value (_BLOCK_SCALAR)
     r"|none|null|nil|true|false|undefined|empty|required|optional|str|string|int|bytes"
     r"|secret\(.*",
     re.IGNORECASE,
@@ -344,7 +357,7 @@ def _weak(match: re.Match[str]) -> str:
 
 # Each rule has a cue: a cheap search that finds something in every text the rule could change
 # (a part its pattern always matches). Text that names a secret word in passing ("the key
-# point", "a token economy") runs only the rules its words cue, not all nine: the tail of a
+# point", "a token economy") runs only the rules its words cue, not all ten: the tail of a
 # private key, or an assignment to a secret name, costs 0.2 ms on 700 characters of prose,
 # where each cue costs 0.5 to 12 microseconds.
 _RULES = (
@@ -371,6 +384,13 @@ _RULES = (
     _rule("PASSWORD", _URL_PASSWORD, lambda m: m.group(1) + "secret(PASSWORD)" + m.group(3), "://"),
     _rule(
         "PASSWORD", _NETRC, lambda m: (m.group(1) or m.group(3)) + "secret(PASSWORD)", "password"
+    ),
+    _rule(
+        "PASSWORD",
+        _BLOCK_SCALAR,
+        lambda m: m.group(1) + "secret(PASSWORD)",
+        *_STRONG_NAMES,
+        then=r"[\"']?[ \t]*:[ \t]*[|>]",
     ),
     _rule(
         "PASSWORD",
