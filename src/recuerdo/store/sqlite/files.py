@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import StorageFull, StoreDamaged, StoreError
+from ...index.unspaced import indexed_or_none
 from .driver import sqlite3
 from .folded_trigrams_schema import folded_extras
 
@@ -65,6 +66,8 @@ def raw_connection(path: str, *, read_only: bool = False) -> sqlite3.Connection:
     conn.create_function("recuerdo_fold", 1, _fold, deterministic=True)
     # What the trigram index holds of an entry beside its text (folded_trigrams_schema.py).
     conn.create_function("recuerdo_folded_extras", 1, folded_extras, deterministic=True)
+    # A text as the words index is given it (unspaced_words.py), for the delete triggers.
+    conn.create_function("recuerdo_words", 1, indexed_or_none, deterministic=True)
     try:
         _configure(conn, read_only)
     except sqlite3.DatabaseError as exc:
