@@ -180,7 +180,7 @@ _LETTERS = st.sampled_from("今天我们喝茶公园東京で寿司を食べた�
 def test_every_substring_of_a_run_asks_for_words_the_run_holds(
     run: str, data: st.DataObject
 ) -> None:
-    from recuerdo.index import unspaced
+    from recuerdo.store import unspaced
 
     start = data.draw(st.integers(0, len(run) - 1))
     stop = data.draw(st.integers(start + 1, len(run)))
@@ -192,14 +192,14 @@ def test_every_substring_of_a_run_asks_for_words_the_run_holds(
 @settings(max_examples=300, deadline=None)
 @given(st.text(st.characters(blacklist_categories=["So", "Lo", "Lm", "Nl", "Cs"])))
 def test_text_without_runs_or_symbols_is_indexed_as_it_is(text: str) -> None:
-    from recuerdo.index import unspaced
+    from recuerdo.store import unspaced
 
     assert unspaced.indexed_text(text) == text
     assert all(unspaced.query_forms(term) == [term] for term in query_words(text).terms)
 
 
 def test_symbols_and_runs_part_from_the_letters_beside_them() -> None:
-    from recuerdo.index import unspaced
+    from recuerdo.store import unspaced
 
     assert query_words("party🎉tonight iPhone15を買った").terms == [
         "party",

@@ -13,10 +13,10 @@ from typing import NamedTuple
 
 from ..core.exact import shown
 from ..errors import InvalidInput
-from .unspaced import SYMBOLS, UNSPACED
+from ..store.unspaced import SYMBOLS, UNSPACED
 
 # A run of a script written without spaces is a word of its own, apart from letters of other
-# scripts beside it, and a symbol is a word (index/unspaced.py: how the indexes hold them).
+# scripts beside it, and a symbol is a word (store/unspaced.py: how the indexes hold them).
 _TOKEN = re.compile(f"[{UNSPACED}]+|[{SYMBOLS}]|[^\\W_{UNSPACED}]+", re.UNICODE)
 MAX_TERMS = 32
 

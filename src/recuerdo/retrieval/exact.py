@@ -13,10 +13,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..index.unspaced import is_unspaced
 from ..index.words import as_read
 from ..store import chunk_text
 from ..store.base import Row, Tx
+from ..store.unspaced import is_unspaced
 
 
 def holding_every(tx: Tx, words: list[str], looked_at: list[int]) -> set[int] | None:

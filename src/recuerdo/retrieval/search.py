@@ -23,11 +23,11 @@ from ..errors import InvalidInput
 from ..index.chunk import line_range
 from ..index.chunks import chunk_mark, stale
 from ..index.meaning import Meaning
-from ..index.unspaced import is_unspaced
 from ..index.vectors import meaning_candidates, ordered_candidates
 from ..index.words import QueryWords, as_read, query_words, terms, written_words
 from ..store import chunk_text
 from ..store.base import Row, Tx, rows_by_id
+from ..store.unspaced import is_unspaced
 from . import turns
 from .dates import named_window
 from .exact import exact_chunks, exact_first, holding_every, holds_word, read_head

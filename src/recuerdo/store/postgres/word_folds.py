@@ -25,9 +25,9 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-from ...index.unspaced import indexed_text, query_forms
 from ..base import Tx
 from ..chunk_text import CHUNK_JOIN, by_id
+from ..unspaced import indexed_text, query_forms
 
 _LATIN_ACCENTS = re.compile(r"(?<=[A-Za-z\u00c0-\u024f\u1e00-\u1eff])[\u0300-\u036f]+")
 """Combining diacritics (U+0300-U+036F) after a Latin letter, once the text is decomposed;

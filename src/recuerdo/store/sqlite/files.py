@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import StorageFull, StoreDamaged, StoreError
-from ...index.unspaced import indexed_or_none
+from ..unspaced import indexed_or_none
 from .driver import sqlite3
 from .folded_trigrams_schema import folded_extras
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ...index.unspaced import query_forms
 from .. import windowed_ranking
 from ..base import SubstringPart
+from ..unspaced import query_forms
 from ..windowed_ranking import WindowedRanking
 from . import stale_words
 from .folded_trigrams_schema import indexed_text

@@ -2,7 +2,7 @@
 ``m045_unspaced_words`` (``docs/decisions/0147-words-of-unspaced-scripts.md``).
 
 FTS5 takes tokenizers from C only, so ``chunk_fts`` is given each text spelled out by
-:func:`~recuerdo.index.unspaced.indexed_text` (a run of Han, Kana or Hangul as its pairs and
+:func:`~recuerdo.store.unspaced.indexed_text` (a run of Han, Kana or Hangul as its pairs and
 characters, a symbol as a word), and ``unicode61`` cuts the spelled text as it cut any text.
 The index is contentless: a row leaves it only when told the exact words it was given, so
 every way words leave says them spelled the same way. In Python (new chunks, a re-cut that
@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ...index.unspaced import indexed_or_none
 from ..chunk_text import chunks_with_text
 from ..migrations import has_step
+from ..unspaced import indexed_or_none
 
 if TYPE_CHECKING:
     from ..base import Tx
