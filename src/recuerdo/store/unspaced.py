@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 
 from .unspaced_table import LETTERS
 from .unspaced_table import SYMBOLS as _SYMBOL_CODES
@@ -50,19 +51,44 @@ SYMBOL_WORD = "zsym"
 """The start of a symbol's word: letters no English word starts its digits with."""
 
 
-def _class(table: str) -> str:
-    """A regex character class body of the table's code points and ranges."""
-    parts = []
+def _ranges(table: str) -> list[tuple[int, int]]:
+    """The table's code points and ranges, as (first, last) pairs."""
+    pairs = []
     for item in table.split():
         first, _, last = item.partition("-")
-        parts.append(f"\\U{int(first, 16):08x}" + (f"-\\U{int(last, 16):08x}" if last else ""))
-    return "".join(parts)
+        pairs.append((int(first, 16), int(last or first, 16)))
+    return pairs
+
+
+def _class(table: str) -> str:
+    """A regex character class body of the table's code points and ranges."""
+    return "".join(
+        f"\\U{first:08x}" + (f"-\\U{last:08x}" if last > first else "")
+        for first, last in _ranges(table)
+    )
 
 
 UNSPACED = _class(LETTERS)
 """The letters of the scripts written without spaces, as a regex class body."""
 SYMBOLS = _class(_SYMBOL_CODES)
 """The symbol characters (category So past ASCII), as a regex class body."""
+_SPANS = sorted([*_ranges(LETTERS), *_ranges(_SYMBOL_CODES)])
+_FIRSTS = [first for first, _ in _SPANS]
+
+
+def _spelled_somewhere(text: str) -> bool:
+    """Whether ``text`` has a character :func:`indexed_text` spells. Each distinct character
+    past ASCII is looked up among the ranges: the regex tries its 200 ranges at every
+    character, 100 us for a 400-character accented Latin text that it leaves as it is."""
+    for char in set(text):
+        code = ord(char)
+        if code > 0x7F:
+            at = bisect_right(_FIRSTS, code) - 1
+            if at >= 0 and code <= _SPANS[at][1]:
+                return True
+    return False
+
+
 _SPELLED = re.compile(f"[{UNSPACED}]+|[{SYMBOLS}]")
 _RUN = re.compile(f"[{UNSPACED}]+")
 MAX_PAIRS = 32
@@ -87,7 +113,7 @@ def _spelled(match: re.Match[str]) -> str:
 def indexed_text(text: str) -> str:
     """``text`` as a word index is given it: each run of unspaced script spelled as its pairs
     and characters, each symbol as its word; any other text returned as it is."""
-    if text.isascii():
+    if text.isascii() or not _spelled_somewhere(text):
         return text
     return _SPELLED.sub(_spelled, text)
 
