@@ -21,6 +21,7 @@ from recuerdo.index.words import query_words
 from recuerdo.store import chunk_text
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.word_folds import fold
+from recuerdo.store.sqlite.connection import SQLiteStore
 from recuerdo.store.sqlite.schema import SCHEMA
 
 from .postgres import contract_url, unique_memory
@@ -115,6 +116,10 @@ def test_forgetting_a_run_takes_its_words_out_of_the_index(memory: recuerdo.Memo
     assert _titles(memory, "公园") == []
     assert _titles(memory, "寿司") == ["Sushi"]
     assert memory._store.check()["ok"]
+    if isinstance(memory._store, SQLiteStore):  # erased from the index pages, not just unseen
+        with memory._store.read() as tx:
+            pages = [bytes(row["block"]) for row in tx.all("SELECT block FROM chunk_fts_data")]
+        assert not any("茶".encode() in page or "园".encode() in page for page in pages)
 
 
 STEP = "m045_unspaced_words"
