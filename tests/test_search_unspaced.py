@@ -92,6 +92,17 @@ def test_a_run_is_one_word_among_the_others(memory: recuerdo.Memory) -> None:
     assert _titles(memory, "party 喝茶", mode="all") == []
 
 
+@pytest.mark.parametrize(("query", "title"), [("喝茶", "Tea"), ("🎉", "Party"), ("公园", "Tea")])
+def test_a_note_not_cut_yet_is_found(memory: recuerdo.Memory, query: str, title: str) -> None:
+    """Saved a moment ago, before the upkeep cut it into chunks: the search reads its text,
+    where a run's word stands between other letters and an emoji between letters."""
+    memory._upkeep.stop(drain=False)
+    memory.save("Tea", NOTES["Tea"])
+    memory.save("Party", "party🎉tonight")
+    memory.save("Plain", NOTES["Plain"])
+    assert [hit["title"] for hit in memory.search(query)["results"]] == [title]
+
+
 @pytest.mark.parametrize(("query", "content"), [("喝茶", NOTES["Tea"]), ("🎉", NOTES["Party"])])
 def test_entries_are_found_by_search_and_recall(
     memory: recuerdo.Memory, query: str, content: str
