@@ -186,6 +186,25 @@ def test_a_store_written_before_the_step_finds_runs_after_it(
         assert memory._store.check()["ok"]
 
 
+def test_a_restored_memory_finds_runs_and_forgets_them(base: Path) -> None:
+    """A restore fills SQLite's words index again from the archive's texts: spelled, as the
+    delete triggers then say them."""
+    from recuerdo.engine import restore_memory
+
+    with recuerdo.open("original", base_dir=base) as memory:
+        _saved(memory)
+        memory.backup(base / "memory.rbk")
+    restore_memory("copy", base / "memory.rbk", base_dir=base)
+    with recuerdo.open("copy", base_dir=base) as copy:
+        copy._upkeep.drain()
+        for query, title in FOUND:
+            assert _titles(copy, query) == [title], query
+        tea = copy.search("喝茶")["results"][0]["id"]
+        copy.delete(tea, hard=True)
+        assert _titles(copy, "喝茶") == []
+        assert copy._store.check()["ok"]
+
+
 # -- the spelling itself (imported here: the tests above run on the code before it) --------
 
 _LETTERS = st.sampled_from("今天我们喝茶公园東京で寿司を食べたカタカナー오늘차를마셨다々")
