@@ -245,3 +245,26 @@ def test_symbols_and_runs_part_from_the_letters_beside_them() -> None:
     ]
     assert unspaced.indexed_text("a🎉b") == f"a {unspaced.SYMBOL_WORD}127881 b"
     assert unspaced.indexed_text("喝茶了").split() == ["喝茶", "茶了", "喝", "茶", "了"]
+
+
+@pytest.mark.parametrize(
+    ("then_text", "query"), [("我们在北码头喝茶", "喝茶"), ("party 🎉 at the quay", "🎉")]
+)
+def test_ask_at_an_earlier_instant_finds_a_run_or_emoji_by_its_words_then(
+    memory: recuerdo.Memory, then_text: str, query: str
+) -> None:
+    """A note edited since is found by its words of then (then.py reads the earlier text with
+    its own pattern: a run's word inside the run, or an emoji, must be found there too)."""
+    import time
+
+    from recuerdo.core.clock import now_iso
+
+    note = memory.save("Ferry", then_text)["id"]
+    time.sleep(0.01)
+    then = now_iso()
+    time.sleep(0.01)
+    memory.edit(note, "replace", "Lunch with the harbour crew", title="Lunch")
+    memory._upkeep.drain()
+    passages = [p for p in memory.ask(query, as_of=then)["passages"] if p["doc_id"] == note]
+    assert [p["citation"]["source"]["version"] for p in passages] == [1]
+    assert query in passages[0]["text"]
