@@ -268,3 +268,25 @@ def test_ask_at_an_earlier_instant_finds_a_run_or_emoji_by_its_words_then(
     passages = [p for p in memory.ask(query, as_of=then)["passages"] if p["doc_id"] == note]
     assert [p["citation"]["source"]["version"] for p in passages] == [1]
     assert query in passages[0]["text"]
+
+
+def test_recover_drops_an_orphaned_chunk_of_a_run(base: Path) -> None:
+    """recover's own connection deletes the chunks whose item was lost: their delete trigger
+    calls ``recuerdo_words``, which that connection must have (it failed the whole recover,
+    "no such function")."""
+    from recuerdo.engine import recover_memory
+    from recuerdo.store.sqlite.files import raw_connection
+
+    with recuerdo.open("damaged", base_dir=base) as memory:
+        tea = _saved(memory)
+        path = memory._store.location
+    conn = raw_connection(str(path))  # the item's row lost, its chunks left
+    conn.execute("PRAGMA foreign_keys=OFF")
+    conn.execute("DELETE FROM items WHERE id = ?", (tea,))
+    conn.close()
+    report = recover_memory("damaged", base / "recovered.db", base_dir=base)
+    assert "chunks" in report["incomplete_tables"]
+    with recuerdo.open("r", store=SQLiteStore(str(base / "recovered.db"))) as recovered:
+        assert _titles(recovered, "喝茶") == []
+        assert _titles(recovered, "寿司") == ["Sushi"]
+        assert recovered._store.check()["ok"]
