@@ -290,3 +290,30 @@ def test_recover_drops_an_orphaned_chunk_of_a_run(base: Path) -> None:
         assert _titles(recovered, "喝茶") == []
         assert _titles(recovered, "寿司") == ["Sushi"]
         assert recovered._store.check()["ok"]
+
+
+def test_a_connection_without_the_spelling_cannot_write_the_index(base: Path) -> None:
+    """A process of a version before the step (no ``recuerdo_words``) still open on the file
+    gave the index a new chunk's words unspelled: a later delete of that chunk by this version
+    found the index damaged ("database disk image is malformed", the store marked damaged).
+    Its chunk inserts and stale erasures now stop, as its chunk deletes did."""
+    from recuerdo.store.sqlite.driver import sqlite3
+
+    with recuerdo.open("guarded", base_dir=base) as memory:
+        _saved(memory)
+        memory.save("Tea", "今天我们去公园", key="Tea")  # a stale chunk left to erase
+        memory._upkeep.drain(tasks=memory._upkeep._tasks)
+        path = memory._store.location
+    old = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        for statement in (
+            "INSERT INTO chunks SELECT * FROM chunks WHERE 0",
+            "DELETE FROM chunk_fts_stale WHERE 0",
+        ):
+            with pytest.raises(sqlite3.OperationalError, match="recuerdo_words"):
+                old.execute(statement)
+    finally:
+        old.close()
+    with recuerdo.open("guarded", base_dir=base) as memory:
+        assert _titles(memory, "公园") == ["Tea"]
+        assert memory._store.check()["ok"]

@@ -8,7 +8,8 @@ The index is contentless: a row leaves it only when told the exact words it was 
 every way words leave says them spelled the same way. In Python (new chunks, a re-cut that
 deletes at once, the erasure of stale chunks, a refill) through :func:`as_indexed`; in the
 delete triggers through the SQL function ``recuerdo_words``, which every connection of the
-store registers (``files.py``).
+store registers (``files.py``). Two guard triggers call it too, so that a process of a
+version before the step, whose connections lack it, cannot write the index unspelled.
 
 A store opened at a schema before the step (a restore's, before it takes the later steps)
 holds the words as given, and its triggers say them so: :func:`as_indexed` gives them so
@@ -33,6 +34,22 @@ STEP = "m045_unspaced_words"
 FUNCTION = "recuerdo_words"
 _PAST_ASCII = "length(CAST({0} AS BLOB)) <> length({0})"
 _BATCH = 500
+
+
+def _guard(when: str, table: str) -> str:
+    """A trigger that does nothing where ``recuerdo_words`` is registered and stops the
+    statement where it is not: a process of a version before the step (its connections have
+    no such function) would give the index unspelled words, or take spelled ones out
+    unspelled, and a later delete of those would find the index damaged."""
+    return (
+        f"CREATE TRIGGER {table}_words_spelled BEFORE {when} ON {table}"
+        f" WHEN {FUNCTION}(NULL) IS NOT NULL BEGIN SELECT 1; END"
+    )
+
+
+GUARDS = (_guard("INSERT", "chunks"), _guard("DELETE", "chunk_fts_stale"))
+"""A new chunk's words and a stale chunk's erasure: the two writes of the index an older
+process makes in Python (its deletes of chunks and items already stop at the triggers)."""
 
 
 def spelled(column: str) -> str:
@@ -90,6 +107,8 @@ def m045_unspaced_words(tx: Tx) -> None:
     tx.execute(item_delete_trigger(spelled))
     tx.execute(chunk_delete_trigger(stale_words.NOT_LISTED.format(chunk="old.id"), spelled))
     tx.execute(stale_words.item_delete_trigger(spelled))
+    for guard in GUARDS:
+        tx.execute(guard)
     if _reads_otherwise(tx):
         # The stale chunks' words go with the rest: erased, as the upkeep would have.
         tx.execute("INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all')")
