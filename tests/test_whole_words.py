@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from recuerdo.index.words import terms
 from recuerdo.retrieval.exact import holds_word
+from recuerdo.store.unspaced import is_unspaced
 
 # Letters, digits (several scripts), the underscore, punctuation and spaces: the characters
 # where a word's edges are decided.
@@ -19,6 +20,8 @@ WORDS = st.lists(ALPHABET, min_size=1, max_size=4).map("".join)
 
 
 def _regex(text: str, word: str) -> bool:
+    if is_unspaced(word):  # a run of Han ("二") is held wherever it stands (decision 0147)
+        return word in text
     return re.search(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", text) is not None
 
 
@@ -37,6 +40,8 @@ def test_edges() -> None:
 
 
 def _starts(text: str, word: str) -> bool:
+    if is_unspaced(word):
+        return word in text
     return re.search(rf"(?<![^\W_]){re.escape(word)}", text) is not None
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from ..index.words import as_read
 from ..store import chunk_text
 from ..store.base import Row, Tx
+from ..store.unspaced import is_unspaced
 
 
 def holding_every(tx: Tx, words: list[str], looked_at: list[int]) -> set[int] | None:
@@ -85,7 +86,10 @@ def holds_word(text: str, word: str, *, whole: bool = True) -> bool:
     """Whether ``word`` is in ``text`` with no letter or digit right before or after it: the
     regex ``(?<![^\\W_])word(?![^\\W_])`` (``[^\\W_]`` is what ``str.isalnum`` accepts),
     without compiling a pattern for every query word (most of this stage's cost). Not
-    ``whole``: a word of ``text`` starts with ``word`` (nothing is checked after it)."""
+    ``whole``: a word of ``text`` starts with ``word`` (nothing is checked after it). A word
+    of an unspaced script, or a symbol, is held wherever it stands (decision 0147)."""
+    if is_unspaced(word):
+        return word in text
     at = text.find(word)
     looked_at, since = 0, at
     while at >= 0:

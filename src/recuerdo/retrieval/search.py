@@ -27,6 +27,7 @@ from ..index.vectors import meaning_candidates, ordered_candidates
 from ..index.words import QueryWords, as_read, query_words, terms, written_words
 from ..store import chunk_text
 from ..store.base import Row, Tx, rows_by_id
+from ..store.unspaced import is_unspaced
 from . import turns
 from .dates import named_window
 from .exact import exact_chunks, exact_first, holding_every, holds_word, read_head
@@ -227,7 +228,13 @@ def _tail(tx: Tx, filters: Filters, words: list[str], mode: str) -> list[int]:
     # ``str.find`` (16 MiB of text took 0.65 s to cut into a set of words, 0.01-0.02 s to
     # search). A word is letters and digits only, so five characters that are not (a
     # lower-cased letter may be two characters, one of them a mark) start none.
-    prefixes = [word[:5] for word in words if word[:5].isalnum()]
+    # A word of an unspaced script, or a symbol, is looked for whole (holds_word finds it
+    # inside a run).
+    prefixes = [
+        word if is_unspaced(word) else word[:5]
+        for word in words
+        if word[:5].isalnum() or is_unspaced(word)
+    ]
     scored = []
     for row in rows:
         text = as_read(f"{row['title'] or ''} {row['content']}")

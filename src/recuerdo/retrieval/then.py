@@ -28,6 +28,7 @@ from ..index.words import terms
 from ..store import revision_deltas
 from ..store.base import Tx, groups, marks
 from ..store.entity_names import fold
+from ..store.unspaced import is_unspaced
 from .filters import Filters
 from .search import STAGE_K, WEIGHTS, Candidate, loaded
 
@@ -180,10 +181,17 @@ def _versions_then(
 def _asked(query: str) -> re.Pattern[str] | None:
     """The question's words where a word of a text starts with them: five letters stand in
     for a word's stem (the words index stems: "leaves" finds "leave")."""
-    stems = sorted({word[:5] for word in terms(query)}, key=len, reverse=True)
-    if not stems:
+    words = terms(query)
+    stems = sorted({word[:5] for word in words if not is_unspaced(word)}, key=len, reverse=True)
+    # A run of an unspaced script, or a symbol, is held wherever it stands (decision 0147):
+    # inside a run there is no word boundary before it, and none before an emoji.
+    whole = sorted({word for word in words if is_unspaced(word)}, key=len, reverse=True)
+    if not stems and not whole:
         return None
-    return re.compile(r"\b(" + "|".join(re.escape(stem) for stem in stems) + ")")
+    parts = [*(re.escape(word) for word in whole)]
+    if stems:
+        parts.append(r"\b(?:" + "|".join(re.escape(stem) for stem in stems) + ")")
+    return re.compile("(" + "|".join(parts) + ")")
 
 
 def _shared(asked: re.Pattern[str] | None, text: str) -> int:

@@ -23,7 +23,7 @@ from .folds import m030_folded_entries
 from .keys_schema import m022_binary_keys
 from .revisions_schema import m019_revision_deltas
 from .superseded_schema import m020_superseded_chunks
-from .word_folds import m044_folded_words
+from .word_folds import m044_folded_words, m045_unspaced_words
 from .word_statistics import m027_chunk_tokens
 
 
@@ -46,4 +46,5 @@ LATER_STEPS = (
     *(m033_cascade_indexes, m034_audit_words, m035_audit_sweep),
     *(m036_stale_words, m037_unescaped_audit_filters, m038_nfc_entity_names),
     *(m039_document_import_keys, m042_send_keys, m044_folded_words),
+    m045_unspaced_words,
 )

@@ -84,7 +84,7 @@ class TsvectorText(WindowedRanking[Query]):
         # Each word's query made once (LATERAL), not once a chunk it is checked against: under
         # the tenant policies ``@@`` (not leakproof) cannot use the GIN index, and every word
         # reads the tenant's chunks (decision 0062).
-        asked = {word: word_folds.fold(word) for word in words}
+        asked = {word: word_folds.asked(word) for word in words}
         rows = self._tx.all(
             "SELECT w.word FROM unnest(CAST(? AS TEXT[])) AS w (word)"
             " CROSS JOIN LATERAL plainto_tsquery('recuerdo_words', w.word) AS q (query)"

@@ -23,9 +23,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from typing import Any
 
 from ..base import Tx
 from ..chunk_text import CHUNK_JOIN, by_id
+from ..unspaced import indexed_text, query_forms
 
 _LATIN_ACCENTS = re.compile(r"(?<=[A-Za-z\u00c0-\u024f\u1e00-\u1eff])[\u0300-\u036f]+")
 """Combining diacritics (U+0300-U+036F) after a Latin letter, once the text is decomposed;
@@ -41,14 +43,22 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", _LATIN_ACCENTS.sub("", unicodedata.normalize("NFD", text)))
 
 
+def asked(word: str) -> str:
+    """A query word as the index is asked it: folded, and a word of an unspaced script or a
+    symbol as the words it was indexed as (decision 0147), which ``plainto_tsquery`` requires
+    together."""
+    return " ".join(query_forms(fold(word)))
+
+
 def folded(words: Iterable[str]) -> list[str]:
-    """Query words folded, each once, in their order."""
-    return list(dict.fromkeys(fold(word) for word in words))
+    """Query words as the index is asked them (:func:`asked`), each once, in their order."""
+    return list(dict.fromkeys(asked(word) for word in words))
 
 
 def fold_fields(texts: Iterable[str | None]) -> tuple[str | None, ...]:
-    """A chunk's (title, body, context) as its words are computed from (NULL stays NULL)."""
-    return tuple(None if text is None else fold(text) for text in texts)
+    """A chunk's (title, body, context) as its words are computed from (NULL stays NULL):
+    folded, then unspaced scripts and symbols spelled out (decision 0147)."""
+    return tuple(None if text is None else indexed_text(fold(text)) for text in texts)
 
 
 def m044_folded_words(tx: Tx) -> None:
@@ -70,3 +80,29 @@ def m044_folded_words(tx: Tx) -> None:
     ]
     for first in range(0, len(ids), _BATCH):
         write_words(tx, list(by_id(tx, ids[first : first + _BATCH], None).values()))
+
+
+def m045_unspaced_words(tx: Tx) -> None:
+    """The step (registered in later_steps.py): the words of each chunk whose text holds a run
+    of an unspaced script or a symbol, written again from its spelled text (decision 0147).
+    Only chunks past ASCII are read, and only those whose words change are written."""
+    from .chunk_spans import write_words
+
+    past_ascii = " OR ".join(
+        f"{column} {_PAST_ASCII}"
+        for column in ("c.title", "c.context", "coalesce(c.kept_text, q.cut_from, i.content)")
+    )
+    ids = [
+        int(row["id"])
+        for row in tx.all(
+            f"SELECT c.id FROM chunks c {CHUNK_JOIN} /* every tenant */ WHERE {past_ascii}"
+        )
+    ]
+    for first in range(0, len(ids), _BATCH):
+        rows = by_id(tx, ids[first : first + _BATCH], None).values()
+        write_words(tx, [row for row in rows if _spelled_otherwise(row)])
+
+
+def _spelled_otherwise(chunk: dict[str, Any]) -> bool:
+    texts = [chunk["title"], chunk["body"], chunk["context"]]
+    return any(text is not None and indexed_text(text) != text for text in texts)

@@ -23,13 +23,14 @@ word must leave the file at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..base import STORED_CHUNK_FIELDS, stored_fields, word_fields
 from ..chunk_text import CUT_JOIN, CUT_TEXT, SEVERAL, by_id, chunks_with_text, keep_cut_texts
 from . import stale_words
 from .superseded_schema import DELETE_WORDS
+from .unspaced_words import as_indexed
 
 if TYPE_CHECKING:
     from ..base import Tx
@@ -41,35 +42,46 @@ CHUNK_FTS = (
 _INDEXED = "EXISTS (SELECT 1 FROM chunk_fts_docsize d WHERE d.id = {chunk}.id)"
 
 
-def chunk_delete_trigger(also: str = "") -> str:
+def _as_given(text: str) -> str:
+    return text
+
+
+def chunk_delete_trigger(also: str = "", words: Callable[[str], str] = _as_given) -> str:
     """``chunk_fts_delete``: a chunk deleted by itself takes its words out of the index, when
-    the index holds them and ``also`` (an SQL condition on ``old``, from m036) holds."""
+    the index holds them and ``also`` (an SQL condition on ``old``, from m036) holds. ``words``
+    wraps each text as the index was given it (``recuerdo_words`` since m045)."""
+    body = f"coalesce(old.kept_text, substr({CUT_TEXT}, old.start + 1, old.stop - old.start))"
     return f"""CREATE TRIGGER chunk_fts_delete AFTER DELETE ON chunks
     WHEN {_INDEXED.format(chunk="old")}{f" AND {also}" if also else ""}
     BEGIN
         {DELETE_WORDS}
-        SELECT 'delete', old.id, old.title,
-            coalesce(old.kept_text, substr({CUT_TEXT}, old.start + 1, old.stop - old.start)),
-            old.context
+        SELECT 'delete', old.id, {words("old.title")},
+            {words(body)},
+            {words("old.context")}
         FROM items i {CUT_JOIN} WHERE i.tenant = old.tenant AND i.id = old.item_id;
     END"""
 
 
-TRIGGERS = (
-    # The item's text is read once (OLD.content is a register), for its chunk that keeps no
-    # text: one, at the start of it (an item cut into several has its chunks keep theirs).
-    f"""CREATE TRIGGER items_chunk_words BEFORE DELETE ON items
+def item_delete_trigger(words: Callable[[str], str] = _as_given) -> str:
+    """``items_chunk_words``: a deleted item takes its chunks' words out of the index first.
+    The item's text is read once (OLD.content is a register), for its chunk that keeps no
+    text: one, at the start of it (an item cut into several has its chunks keep theirs)."""
+    body = words(
+        """coalesce(c.kept_text, substr(coalesce((SELECT q.cut_from
+            FROM rechunk_queue q WHERE q.tenant = old.tenant AND q.item_id = old.id),
+            old.content), c.start + 1, c.stop - c.start))"""
+    )
+    return f"""CREATE TRIGGER items_chunk_words BEFORE DELETE ON items
     WHEN EXISTS (SELECT 1 FROM chunks c WHERE c.tenant = old.tenant AND c.item_id = old.id)
     BEGIN
         {DELETE_WORDS}
-        SELECT 'delete', c.id, c.title, coalesce(c.kept_text, substr(coalesce((SELECT q.cut_from
-            FROM rechunk_queue q WHERE q.tenant = old.tenant AND q.item_id = old.id),
-            old.content), c.start + 1, c.stop - c.start)), c.context
+        SELECT 'delete', c.id, {words("c.title")}, {body}, {words("c.context")}
         FROM chunks c WHERE c.tenant = old.tenant AND c.item_id = old.id
             AND {_INDEXED.format(chunk="c")};
-    END""",
-    chunk_delete_trigger(),
-)
+    END"""
+
+
+TRIGGERS = (item_delete_trigger(), chunk_delete_trigger())
 _INSERT_WORDS = "INSERT INTO chunk_fts (rowid, title, body, context) VALUES (?, ?, ?, ?)"
 _CHUNKS_PER_STEP = 500
 
@@ -97,7 +109,10 @@ def add_chunks(tx: Tx, rows: Sequence[Sequence[Any]]) -> list[int]:
         f" VALUES (?, {', '.join('?' * len(STORED_CHUNK_FIELDS))})",
         [(chunk_id, *stored_fields(row)) for chunk_id, row in pairs],
     )
-    tx.executemany(_INSERT_WORDS, [(chunk_id, *word_fields(row)) for chunk_id, row in pairs])
+    tx.executemany(
+        _INSERT_WORDS,
+        [(chunk_id, *as_indexed(tx, word_fields(row))) for chunk_id, row in pairs],
+    )
     return ids
 
 
@@ -121,19 +136,27 @@ def delete_superseded(tx: Tx, chunks: Sequence[tuple[str, int, int]]) -> None:
     if stale_words.kept(tx):
         stale_words.keep(tx, words)
     else:  # a secure delete where the library has it (a store at an older schema)
-        tx.executemany(f"{DELETE_WORDS} VALUES ('delete', ?, ?, ?, ?)", [w[2:] for w in words])
+        tx.executemany(
+            f"{DELETE_WORDS} VALUES ('delete', ?, ?, ?, ?)",
+            [(w[2], *as_indexed(tx, w[3:])) for w in words],
+        )
     tx.executemany("DELETE FROM chunks WHERE tenant = ? AND id = ?", [(t, c) for t, _, c in chunks])
 
 
-def index_all(tx: Tx) -> None:
+def index_all(tx: Tx, *, spell: bool | None = None) -> None:
     """Fill the (empty) words index from every chunk (the step, a restore, a recovery), a
-    batch of chunks a query, as PostgreSQL's :func:`fill_words` does."""
+    batch of chunks a query, as PostgreSQL's :func:`fill_words` does (``spell``: as
+    :func:`.unspaced_words.as_indexed` takes it)."""
     last = 0
     while rows := chunks_with_text(
         tx, "c.id > ? ORDER BY c.id LIMIT ?", (last, _CHUNKS_PER_STEP), every_tenant=True
     ):
         tx.executemany(
-            _INSERT_WORDS, [(c["id"], c["title"], c["body"], c["context"]) for c in rows]
+            _INSERT_WORDS,
+            [
+                (c["id"], *as_indexed(tx, (c["title"], c["body"], c["context"]), spell=spell))
+                for c in rows
+            ],
         )
         last = int(rows[-1]["id"])
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import StorageFull, StoreDamaged, StoreError
+from ..unspaced import indexed_or_none
 from .driver import sqlite3
 from .folded_trigrams_schema import folded_extras
 
@@ -48,6 +49,17 @@ def _fold(text: str | None) -> str | None:
     return None if text is None else text.casefold()
 
 
+def add_functions(conn: sqlite3.Connection) -> None:
+    """The SQL functions the schema's triggers and queries call, which every connection to a
+    store registers (one without them cannot delete a chunk or an item: ``recover``'s too)."""
+    # Unicode-aware case folding for substring matches the trigram index cannot answer.
+    conn.create_function("recuerdo_fold", 1, _fold, deterministic=True)
+    # What the trigram index holds of an entry beside its text (folded_trigrams_schema.py).
+    conn.create_function("recuerdo_folded_extras", 1, folded_extras, deterministic=True)
+    # A text as the words index is given it (unspaced_words.py), for the delete triggers.
+    conn.create_function("recuerdo_words", 1, indexed_or_none, deterministic=True)
+
+
 def raw_connection(path: str, *, read_only: bool = False) -> sqlite3.Connection:
     """A connection with the per-connection settings only (nothing written to the file)."""
     try:
@@ -61,10 +73,7 @@ def raw_connection(path: str, *, read_only: bool = False) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         raise StoreError(f"cannot open the memory at {path}: {exc}") from exc
     conn.row_factory = sqlite3.Row
-    # Unicode-aware case folding for substring matches the trigram index cannot answer.
-    conn.create_function("recuerdo_fold", 1, _fold, deterministic=True)
-    # What the trigram index holds of an entry beside its text (folded_trigrams_schema.py).
-    conn.create_function("recuerdo_folded_extras", 1, folded_extras, deterministic=True)
+    add_functions(conn)
     try:
         _configure(conn, read_only)
     except sqlite3.DatabaseError as exc:

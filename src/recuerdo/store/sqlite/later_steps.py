@@ -23,6 +23,7 @@ from .stale_words import m036_stale_words
 from .superseded_schema import m020_superseded_chunks
 from .tag_categories_schema import m026_tag_categories
 from .titles_schema import m025_note_titles
+from .unspaced_words import m045_unspaced_words
 
 
 def m027_chunk_tokens(tx: Tx) -> None:
@@ -51,4 +52,5 @@ LATER_STEPS = (
     *(m033_cascade_indexes, m034_audit_words, m035_audit_sweep),
     *(m036_stale_words, m037_unescaped_audit_filters, m038_nfc_entity_names),
     *(m039_document_import_keys, m042_send_keys, m044_folded_words),
+    m045_unspaced_words,
 )

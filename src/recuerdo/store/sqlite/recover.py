@@ -22,6 +22,7 @@ from ...errors import InvalidInput, StoreError
 from .. import audit_filters, audit_words, entity_names, released_hashes, tallies
 from ..migrations import check_not_newer
 from .driver import sqlite3
+from .files import add_functions
 from .health import applied_steps
 
 BATCH = 1000
@@ -67,6 +68,9 @@ def recover(source: str, target: str) -> dict[str, Any]:
         raise
     new = sqlite3.connect(target, isolation_level=None)
     new.row_factory = sqlite3.Row
+    # The delete triggers spell the words they take out (m045): a chunk dropped as an orphan
+    # below fires them.
+    add_functions(new)
     # Rows come in as they can be read: a row whose parent was lost is removed at the end.
     new.execute("PRAGMA foreign_keys=OFF")
     taken = set(SCHEMA.names()[:steps]) if steps is not None else None

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import windowed_ranking
 from ..base import SubstringPart
+from ..unspaced import query_forms
 from ..windowed_ranking import WindowedRanking
 from . import stale_words
 from .folded_trigrams_schema import indexed_text
@@ -61,9 +62,15 @@ def contains(alias: str, needle: str) -> tuple[str, list[Any]]:
 
 
 def match_expression(words: Sequence[str], mode: str = "any") -> str:
-    """An FTS5 MATCH expression of quoted terms (user text never reaches FTS5's syntax)."""
+    """An FTS5 MATCH expression of quoted terms (user text never reaches FTS5's syntax). A
+    word of an unspaced script is the group of its pairs, every one required (decision 0147)."""
     joiner = " AND " if mode == "all" else " OR "
-    return joiner.join('"' + word.replace('"', '""') + '"' for word in words)
+    return joiner.join(_term(word) for word in words)
+
+
+def _term(word: str) -> str:
+    forms = ['"' + form.replace('"', '""') + '"' for form in query_forms(word)]
+    return forms[0] if len(forms) == 1 else "(" + " AND ".join(forms) + ")"
 
 
 def trigram_expression(needle: str) -> str:

@@ -29,12 +29,14 @@ listed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..base import Row, groups, marks
 from ..migrations import has_step
 from .driver import FTS5_SECURE_DELETE
 from .superseded_schema import DELETE_WORDS, PURGE
+from .unspaced_words import as_indexed
 
 if TYPE_CHECKING:
     from ..base import Tx
@@ -53,13 +55,21 @@ _SECURE_DELETE = "INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete
 _PER_STATEMENT = 500
 NOT_LISTED = f"NOT EXISTS (SELECT 1 FROM {TABLE} s WHERE s.id = {{chunk}})"
 """An SQL condition, ``chunk`` formatted in: that id is not a stale chunk's."""
-ITEM_DELETE_TRIGGER = f"""CREATE TRIGGER items_stale_words BEFORE DELETE ON items
+
+
+def item_delete_trigger(words: Callable[[str], str] = lambda text: text) -> str:
+    """``items_stale_words``: a deleted item erases its stale chunks' words; ``words`` wraps
+    each text as the index was given it (``recuerdo_words`` since m045)."""
+    listed = ", ".join(words(f"s.{column}") for column in ("title", "body", "context"))
+    return f"""CREATE TRIGGER items_stale_words BEFORE DELETE ON items
     WHEN EXISTS (SELECT 1 FROM {TABLE} s WHERE s.tenant = old.tenant AND s.item_id = old.id)
     BEGIN
-        {DELETE_WORDS} SELECT 'delete', s.id, s.title, s.body, s.context
+        {DELETE_WORDS} SELECT 'delete', s.id, {listed}
             FROM {TABLE} s WHERE s.tenant = old.tenant AND s.item_id = old.id;
         DELETE FROM {TABLE} WHERE tenant = old.tenant AND item_id = old.id;
     END"""
+
+
 _HELD_ANYWHERE = "SELECT EXISTS (SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ?)"
 _HELD_BY_A_CHUNK = (  # asked where the memory holds one tenant's chunks (FTS5Text.words_held)
     "SELECT EXISTS (SELECT 1 FROM chunk_fts f WHERE chunk_fts MATCH ?"
@@ -84,7 +94,7 @@ def m036_stale_words(tx: Tx) -> None:
 
     tx.execute("DROP TRIGGER chunk_fts_delete")
     tx.execute(chunk_delete_trigger(also=NOT_LISTED.format(chunk="old.id")))  # a stale one stays
-    tx.execute(ITEM_DELETE_TRIGGER)
+    tx.execute(item_delete_trigger())
     if FTS5_SECURE_DELETE and tx.scalar(
         "SELECT 1 FROM chunk_fts_residue /* every tenant */ LIMIT 1"
     ):
@@ -149,7 +159,7 @@ def erase_all(tx: Tx) -> bool:
 def _erase(tx: Tx, rows: list[Row]) -> None:
     tx.executemany(
         f"{DELETE_WORDS} VALUES ('delete', ?, ?, ?, ?)",
-        [(r["id"], r["title"], r["body"], r["context"]) for r in rows],
+        [(r["id"], *as_indexed(tx, (r["title"], r["body"], r["context"]))) for r in rows],
     )
     for part in groups([int(r["id"]) for r in rows], _PER_STATEMENT):
         tx.execute(f"DELETE FROM {TABLE} /* every tenant */ WHERE id IN ({marks(part)})", part)

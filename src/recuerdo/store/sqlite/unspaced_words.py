@@ -1,0 +1,116 @@
+"""Words of unspaced scripts and symbols in SQLite's word index: the step
+``m045_unspaced_words`` (``docs/decisions/0147-words-of-unspaced-scripts.md``).
+
+FTS5 takes tokenizers from C only, so ``chunk_fts`` is given each text spelled out by
+:func:`~recuerdo.store.unspaced.indexed_text` (a run of Han, Kana or Hangul as its pairs and
+characters, a symbol as a word), and ``unicode61`` cuts the spelled text as it cut any text.
+The index is contentless: a row leaves it only when told the exact words it was given, so
+every way words leave says them spelled the same way. In Python (new chunks, a re-cut that
+deletes at once, the erasure of stale chunks, a refill) through :func:`as_indexed`; in the
+delete triggers through the SQL function ``recuerdo_words``, which every connection of the
+store registers (``files.py``). Two guard triggers call it too, so that a process of a
+version before the step, whose connections lack it, cannot write the index unspelled.
+
+A store opened at a schema before the step (a restore's, before it takes the later steps)
+holds the words as given, and its triggers say them so: :func:`as_indexed` gives them so
+there too. The step replaces the three triggers, and where any chunk's text (or a stale
+chunk's) reads otherwise spelled, empties the index and fills it again (a contentless index
+cannot tell which of its rows were given which words).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..chunk_text import chunks_with_text
+from ..migrations import has_step
+from ..unspaced import indexed_or_none
+
+if TYPE_CHECKING:
+    from ..base import Tx
+
+STEP = "m045_unspaced_words"
+FUNCTION = "recuerdo_words"
+_PAST_ASCII = "length(CAST({0} AS BLOB)) <> length({0})"
+_BATCH = 500
+
+
+def _guard(when: str, table: str) -> str:
+    """A trigger that does nothing where ``recuerdo_words`` is registered and stops the
+    statement where it is not: a process of a version before the step (its connections have
+    no such function) would give the index unspelled words, or take spelled ones out
+    unspelled, and a later delete of those would find the index damaged."""
+    return (
+        f"CREATE TRIGGER {table}_words_spelled BEFORE {when} ON {table}"
+        f" WHEN {FUNCTION}(NULL) IS NOT NULL BEGIN SELECT 1; END"
+    )
+
+
+GUARDS = (_guard("INSERT", "chunks"), _guard("DELETE", "chunk_fts_stale"))
+"""A new chunk's words and a stale chunk's erasure: the two writes of the index an older
+process makes in Python (its deletes of chunks and items already stop at the triggers)."""
+
+
+def spelled(column: str) -> str:
+    """An SQL text as the index is given it, from the step on."""
+    return f"{FUNCTION}({column})"
+
+
+def as_indexed(
+    tx: Tx, texts: Sequence[str | None], *, spell: bool | None = None
+) -> tuple[str | None, ...]:
+    """A chunk's (title, body, context) as the words index is given them: spelled from the
+    step on (``spell`` None: as the store's schema says; asked only of a text that changes)."""
+    words = tuple(indexed_or_none(text) for text in texts)
+    if words == tuple(texts):
+        return words
+    if spell is None:
+        spell = has_step(tx, STEP)
+    return words if spell else tuple(texts)
+
+
+def _reads_otherwise(tx: Tx) -> bool:
+    """Whether any chunk or stale chunk has a text the spelling changes (the texts past ASCII
+    are found by SQL, and only those read in Python)."""
+    past_ascii = " OR ".join(
+        _PAST_ASCII.format(column)
+        for column in ("c.title", "c.context", "coalesce(c.kept_text, q.cut_from, i.content)")
+    )
+    last = 0
+    while rows := chunks_with_text(
+        tx, f"c.id > ? AND ({past_ascii}) ORDER BY c.id LIMIT ?", (last, _BATCH), every_tenant=True
+    ):
+        for row in rows:
+            texts = (row["title"], row["body"], row["context"])
+            if as_indexed(tx, texts, spell=True) != texts:
+                return True
+        last = int(rows[-1]["id"])
+    stale_past_ascii = " OR ".join(_PAST_ASCII.format(c) for c in ("title", "body", "context"))
+    for stale in tx.all(
+        f"SELECT title, body, context FROM chunk_fts_stale /* every tenant */"
+        f" WHERE {stale_past_ascii}"
+    ):
+        texts = (stale["title"], stale["body"], stale["context"])
+        if as_indexed(tx, texts, spell=True) != texts:
+            return True
+    return False
+
+
+def m045_unspaced_words(tx: Tx) -> None:
+    """The step (registered in later_steps.py)."""
+    from . import stale_words
+    from .chunk_spans import chunk_delete_trigger, index_all, item_delete_trigger
+
+    for trigger in ("items_chunk_words", "chunk_fts_delete", "items_stale_words"):
+        tx.execute(f"DROP TRIGGER {trigger}")
+    tx.execute(item_delete_trigger(spelled))
+    tx.execute(chunk_delete_trigger(stale_words.NOT_LISTED.format(chunk="old.id"), spelled))
+    tx.execute(stale_words.item_delete_trigger(spelled))
+    for guard in GUARDS:
+        tx.execute(guard)
+    if _reads_otherwise(tx):
+        # The stale chunks' words go with the rest: erased, as the upkeep would have.
+        tx.execute("INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all')")
+        tx.execute(f"DELETE FROM {stale_words.TABLE} /* every tenant */")
+        index_all(tx, spell=True)
