@@ -16,9 +16,9 @@ import json
 from typing import Any
 
 from ..errors import InvalidInput
+from ..store.note_projects import PREFIX, SEVERAL
 from .text import MAX_TAG_CHARS, check_tags
 
-PREFIX = "project:"
 USER_SCOPE = "user"
 _UNTAGGABLE = set("\r\n")  # what a tag may not hold besides NUL (core/text.check_tags)
 
@@ -67,12 +67,33 @@ def marked_update(given: list[str], held: str | None, tag: str | None) -> list[s
     return marked(given or list(json.loads(held or "[]")), tag)
 
 
+def column(tags: list[str]) -> str | None:
+    """What the column ``items.project`` holds for a note of ``tags`` (decision 0148, its
+    section on the index): its project tag, None when it has none, ``SEVERAL`` when it has
+    more than one (a save with a project writes one; free tags may write several)."""
+    held = [tag for tag in tags if tag.startswith(PREFIX)]
+    return None if not held else held[0] if len(held) == 1 else SEVERAL
+
+
 def mine_or_none(alias: str, tag: str) -> tuple[str, list[Any]]:
     """The condition that the item ``alias`` is not a note of ``user`` recorded as another
-    project's: it is of another scope, recorded as ``tag``'s project, or recorded as none."""
+    project's: it is of another scope, recorded as ``tag``'s project, or recorded as none.
+    Read from the indexed column ``project``: no index finds a missing tag (0148's review)."""
     has = f"SELECT 1 FROM item_tags t WHERE t.tenant = {alias}.tenant AND t.item_id = {alias}.id"
     return (
-        f"({alias}.scope <> ? OR EXISTS ({has} AND t.tag = ? LIMIT 1)"
-        f" OR NOT EXISTS ({has} AND substr(t.tag, 1, ?) = ? LIMIT 1))",
-        [USER_SCOPE, tag, len(PREFIX), PREFIX],
+        f"({alias}.scope <> ? OR {alias}.project IS NULL OR {alias}.project = ?"
+        f" OR ({alias}.project = ? AND EXISTS ({has} AND t.tag = ?)))",
+        [USER_SCOPE, tag, SEVERAL, tag],
     )
+
+
+def arms(alias: str, tag: str) -> list[tuple[str, list[Any]]]:
+    """The notes of ``user`` a read with ``tag``'s project keeps, as conditions each an index
+    range of ``items_note_projects`` can give in order: a read of ``user`` walks the ranges
+    merged (a compound query) instead of every note of ``user`` for the few it keeps."""
+    has = f"SELECT 1 FROM item_tags t WHERE t.tenant = {alias}.tenant AND t.item_id = {alias}.id"
+    return [
+        (f"{alias}.project IS NULL", []),
+        (f"{alias}.project = ?", [tag]),
+        (f"{alias}.project = ? AND EXISTS ({has} AND t.tag = ?)", [SEVERAL, tag]),
+    ]

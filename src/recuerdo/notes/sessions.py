@@ -7,7 +7,7 @@ that ``recent`` (the context an agent reads when it starts) shows it beside the 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import cast
+from typing import Any, cast
 
 from ..core import projects
 from ..core.clock import now_iso
@@ -201,12 +201,24 @@ def _block(row: Row, at: str, flag: str = "") -> str:
     )
 
 
-def _latest(tx: Tx, where: str, params: Sequence[object]) -> Iterator[Row]:
+def _latest(
+    tx: Tx, where: str, params: Sequence[object], arms: Sequence[tuple[str, list[Any]]] = ()
+) -> Iterator[Row]:
+    """The notes of ``where``, newest first; with ``arms``, those of any arm, each arm an
+    index range walked in order and the ranges merged (a compound query: both planners merge
+    ordered inputs, where an OR walked every note of the scope)."""
+    parts = (
+        [(where, list(params))]
+        if not arms
+        else [(f"{where} AND {arm}", [*params, *more]) for arm, more in arms]
+    )
+    query = " UNION ALL ".join(f"SELECT * FROM items WHERE {part}" for part, _ in parts)
+    values = [value for _, more in parts for value in more]
     offset = 0
     while True:
         rows = tx.all(
-            f"SELECT * FROM items WHERE {where} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?",
-            (*params, _PAGE, offset),
+            f"{query} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?",
+            (*values, _PAGE, offset),
         )
         yield from rows
         if len(rows) < _PAGE:
@@ -239,7 +251,10 @@ def recent(
         where += " AND scope = ?"
         params.append(chosen)
     mark = projects.read_tag(project)
-    if mark is not None:
+    arms: list[tuple[str, list[Any]]] = []
+    if mark is not None and chosen == projects.USER_SCOPE:
+        arms = projects.arms("items", mark)
+    elif mark is not None:
         mine, more = projects.mine_or_none("items", mark)
         where += f" AND {mine}"
         params.extend(more)
@@ -256,7 +271,7 @@ def recent(
     sources: list[tuple[str, Iterable[Row]]] = [
         ("pinned", pinned),
         ("set", in_set),
-        ("", _latest(tx, where, params)),
+        ("", _latest(tx, where, params, arms)),
     ]
     for flag, rows in sources:
         for row in rows:
