@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from ..errors import InvalidInput
-from ..store.note_projects import PREFIX, SEVERAL
+from ..store.note_projects import NONE, PREFIX, SEVERAL
 from .text import MAX_TAG_CHARS, check_tags
 
 USER_SCOPE = "user"
@@ -67,12 +67,12 @@ def marked_update(given: list[str], held: str | None, tag: str | None) -> list[s
     return marked(given or list(json.loads(held or "[]")), tag)
 
 
-def column(tags: list[str]) -> str | None:
+def column(tags: list[str]) -> str:
     """What the column ``items.project`` holds for a note of ``tags`` (decision 0148, its
-    section on the index): its project tag, None when it has none, ``SEVERAL`` when it has
-    more than one (a save with a project writes one; free tags may write several)."""
+    section on the index): its project tag, ``NONE`` when it has none, ``SEVERAL`` when it
+    has more than one (a save with a project writes one; free tags may write several)."""
     held = [tag for tag in tags if tag.startswith(PREFIX)]
-    return None if not held else held[0] if len(held) == 1 else SEVERAL
+    return NONE if not held else held[0] if len(held) == 1 else SEVERAL
 
 
 def mine_or_none(alias: str, tag: str) -> tuple[str, list[Any]]:
@@ -81,9 +81,9 @@ def mine_or_none(alias: str, tag: str) -> tuple[str, list[Any]]:
     Read from the indexed column ``project``: no index finds a missing tag (0148's review)."""
     has = f"SELECT 1 FROM item_tags t WHERE t.tenant = {alias}.tenant AND t.item_id = {alias}.id"
     return (
-        f"({alias}.scope <> ? OR {alias}.project IS NULL OR {alias}.project = ?"
+        f"({alias}.scope <> ? OR {alias}.project IN (?, ?)"
         f" OR ({alias}.project = ? AND EXISTS ({has} AND t.tag = ?)))",
-        [USER_SCOPE, tag, SEVERAL, tag],
+        [USER_SCOPE, NONE, tag, SEVERAL, tag],
     )
 
 
@@ -93,7 +93,7 @@ def arms(alias: str, tag: str) -> list[tuple[str, list[Any]]]:
     merged (a compound query) instead of every note of ``user`` for the few it keeps."""
     has = f"SELECT 1 FROM item_tags t WHERE t.tenant = {alias}.tenant AND t.item_id = {alias}.id"
     return [
-        (f"{alias}.project IS NULL", []),
+        (f"{alias}.project = ?", [NONE]),
         (f"{alias}.project = ?", [tag]),
         (f"{alias}.project = ? AND EXISTS ({has} AND t.tag = ?)", [SEVERAL, tag]),
     ]

@@ -6,6 +6,7 @@ that ``recent`` (the context an agent reads when it starts) shows it beside the 
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, cast
 
@@ -204,21 +205,27 @@ def _block(row: Row, at: str, flag: str = "") -> str:
 def _latest(
     tx: Tx, where: str, params: Sequence[object], arms: Sequence[tuple[str, list[Any]]] = ()
 ) -> Iterator[Row]:
-    """The notes of ``where``, newest first; with ``arms``, those of any arm, each arm an
-    index range walked in order and the ranges merged (a compound query: both planners merge
-    ordered inputs, where an OR walked every note of the scope)."""
-    parts = (
-        [(where, list(params))]
-        if not arms
-        else [(f"{where} AND {arm}", [*params, *more]) for arm, more in arms]
+    """The notes of ``where``, newest first; with ``arms``, those of any arm (arms keep
+    different notes), each arm read in order from its own range of an index and the arms
+    merged here, a page at a time. One query of the arms (UNION ALL or OR) was sorted whole on
+    PostgreSQL 15, which merges no ordered ranges of a set operation: a project's every note
+    read for the newest few."""
+    if not arms:
+        yield from _pages(tx, where, params)
+        return
+    yield from heapq.merge(
+        *(_pages(tx, f"{where} AND {arm}", [*params, *more]) for arm, more in arms),
+        key=lambda row: (row["updated_at"], row["id"]),
+        reverse=True,
     )
-    query = " UNION ALL ".join(f"SELECT * FROM items WHERE {part}" for part, _ in parts)
-    values = [value for _, more in parts for value in more]
+
+
+def _pages(tx: Tx, where: str, params: Sequence[object]) -> Iterator[Row]:
     offset = 0
     while True:
         rows = tx.all(
-            f"{query} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?",
-            (*values, _PAGE, offset),
+            f"SELECT * FROM items WHERE {where} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?",
+            (*params, _PAGE, offset),
         )
         yield from rows
         if len(rows) < _PAGE:

@@ -5,7 +5,7 @@ notes of ``user`` tagged for it or with no project tag. "No project tag" is the 
 row, which no index finds: ``recent(scope=user, project=X)`` walked every note of ``user`` when
 X held few of them (103 ms at 50,000 notes on SQLite, 65.7 ms at 20,000 on PostgreSQL, where
 both tag subqueries became full scans of ``item_tags``). ``items.project`` holds the note's
-project tag as stored (NULL: none; ``SEVERAL``: more than one), written with
+project tag as stored (``NONE``: none; ``SEVERAL``: more than one), written with
 the tags (``core/projects.column``), and the index below gives a read each kind of note it
 keeps as one range, newest first. The step fills it from the tags already stored.
 """
@@ -19,6 +19,10 @@ PREFIX = "project:"  # a project tag's start (``core/projects.py``)
 # ``items.project`` of a note with several project tags (only free tags write them): a text
 # no tag can be (a tag is one line), so such a note is read by checking its tags.
 SEVERAL = PREFIX + "\n"
+# ``items.project`` of every item recording no project: not NULL, which PostgreSQL's planner
+# does not read as one value of the index (``project IS NULL`` gave no order: every note of no
+# project was sorted for the newest few). No tag is empty.
+NONE = ""
 INDEX = (
     "CREATE INDEX items_note_projects ON items (tenant, scope, project, updated_at, id)"
     " WHERE item_type = 'note'"
@@ -40,6 +44,8 @@ def fill(tx: Tx) -> None:
 
 def m046_note_projects(tx: Tx) -> None:
     """The step, on both stores (registered in each later_steps.py: the SQL is portable)."""
-    tx.execute("ALTER TABLE items ADD COLUMN project TEXT")
+    # A constant default: no row is rewritten (PostgreSQL keeps it in the catalogue, SQLite in
+    # the schema), only the tagged ones below.
+    tx.execute(f"ALTER TABLE items ADD COLUMN project TEXT NOT NULL DEFAULT '{NONE}'")
     fill(tx)
     tx.execute(INDEX)
