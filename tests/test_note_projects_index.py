@@ -82,6 +82,7 @@ def test_a_store_written_before_the_step_is_read_by_project(
         ({"tags": ["project:a", "mine"]}, "project:a", False),
         ({}, "project:shop", True),  # the text alone: the tags and the column stay
     ],
+    ids=["another project", "no project tag", "several", "several, shop's", "a tag", "text"],
 )
 def test_the_column_follows_the_tags_at_every_save(
     memory: recuerdo.Memory, change: dict[str, Any], expected: str, shop_reads_it: bool

@@ -7,6 +7,9 @@ of ``user`` with no such tag is of no project: it was written before projects we
 or by a writer that names none. A read with a project leaves out the notes of ``user`` recorded
 as another project's, and keeps those of no project (whose they are cannot be told, and they
 are the user's own: hiding them would leave them out of every project's reads).
+
+The tag is the record; the column ``items.project`` repeats it for the reads' index (0148's
+review, ``store/note_projects.py``): no index finds a missing tag.
 """
 
 from __future__ import annotations
@@ -88,9 +91,9 @@ def mine_or_none(alias: str, tag: str) -> tuple[str, list[Any]]:
 
 
 def arms(alias: str, tag: str) -> list[tuple[str, list[Any]]]:
-    """The notes of ``user`` a read with ``tag``'s project keeps, as conditions each an index
-    range of ``items_note_projects`` can give in order: a read of ``user`` walks the ranges
-    merged (a compound query) instead of every note of ``user`` for the few it keeps."""
+    """The notes of ``user`` a read with ``tag``'s project keeps, as conditions each one range
+    of the index ``items_note_projects``, newest first: ``recent`` of ``user`` reads each and
+    merges them, instead of walking every note of ``user`` for the few it keeps."""
     has = f"SELECT 1 FROM item_tags t WHERE t.tenant = {alias}.tenant AND t.item_id = {alias}.id"
     return [
         (f"{alias}.project = ?", [NONE]),
