@@ -17,11 +17,11 @@ import recuerdo
 from recuerdo.core import projects
 from recuerdo.engine import restore_memory
 from recuerdo.notes import lifecycle, operations, sessions
-from recuerdo.store.note_projects import STEP
+from recuerdo.store.note_projects import NONE, SEVERAL, STEP
 from recuerdo.store.sqlite.recover import recover_file
 
 from .postgres import opened_on
-from .test_note_projects_index import _as_before_the_step
+from .test_note_projects_index import _as_before_the_step, _columns
 
 POOL = ["mine", "project:shop", "project:bill", "project:a"]
 KEYS = [None, "k1", "k2", "k3"]
@@ -167,3 +167,27 @@ def test_a_recovered_file_keeps_the_column(base: Path, older: bool) -> None:
     recover_file(base / ".recuerdo" / "state" / "orig.db", target)
     with recuerdo.open("copy", base_dir=base) as memory:
         _check(memory)
+
+
+def test_imports_keep_the_column(base: Path, tmp_path: Path) -> None:
+    """An export imported elsewhere, and a Markdown file whose tags were edited outside."""
+    with recuerdo.open("orig", base_dir=base) as memory:
+        memory.save("a", "a zebra", project="shop", key="a")
+        memory.save("b", "b zebra", tags=["project:shop", "project:bill"])
+        memory.save("c", "c zebra", tags=["mine"])
+        records = memory.export(limit=100)["records"]
+        memory.export_markdown(tmp_path / "md")
+        for path in (tmp_path / "md").rglob("*.md"):
+            text = path.read_text()
+            path.write_text(
+                text.replace('["project:shop"]', '["mine"]')
+                .replace('["mine"]', '["project:bill"]', 1 if "c zebra" in text else 0)
+                .replace("zebra", "zebra edited")
+            )
+        assert memory.import_markdown(tmp_path / "md")["updated"] == 3
+        _check(memory)
+        assert _columns(memory) == {"a": NONE, "b": SEVERAL, "c": "project:bill"}
+    with recuerdo.open("copy", base_dir=base) as memory:
+        memory.import_records(records)
+        _check(memory)
+        assert _columns(memory) == {"a": "project:shop", "b": SEVERAL, "c": NONE}
