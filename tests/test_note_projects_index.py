@@ -134,3 +134,31 @@ def test_recent_of_a_project_walks_the_index(backend: str, base: Path, tmp_path:
         _write(m)
         plan = _recent_plan(m, tmp_path)
     assert _walks_the_index(plan), plan
+
+
+def test_the_index_is_usable_at_once_beside_an_older_transaction(base: Path) -> None:
+    """A transaction open elsewhere on the server (a backup, a long write) while a store takes
+    the step: the step filled the column, then built the index, and PostgreSQL marked the index
+    unusable (``indcheckxmin``: the fill left HOT chains) by any plan until every transaction
+    older than the step's had ended; ``recent`` of a project walked every note of ``user``
+    meanwhile. Built first, then filled, the index is usable at once."""
+    import psycopg
+
+    from .postgres import system_url
+
+    with opened_on("postgres", base, "projxmin") as (name, where):
+        with recuerdo.open(name, **where) as memory:
+            _write(memory)
+            _as_before_the_step(memory)
+        older = psycopg.connect(system_url())
+        try:
+            older.execute("SELECT txid_current()")  # an xid held open: the horizon stays
+            with recuerdo.open(name, **where) as memory, memory._store.read() as tx:
+                waits = tx.scalar(
+                    "SELECT i.indcheckxmin FROM pg_index i JOIN pg_class c"
+                    " ON c.oid = i.indexrelid WHERE c.relname = 'items_note_projects'"
+                    " AND c.relnamespace = current_schema()::regnamespace"
+                )
+        finally:
+            older.close()
+    assert waits is False

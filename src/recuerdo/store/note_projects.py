@@ -47,5 +47,9 @@ def m046_note_projects(tx: Tx) -> None:
     # A constant default: no row is rewritten (PostgreSQL keeps it in the catalogue, SQLite in
     # the schema), only the tagged ones below.
     tx.execute(f"ALTER TABLE items ADD COLUMN project TEXT NOT NULL DEFAULT '{NONE}'")
-    fill(tx)
+    # The index before the fill: built after it, over the rows the fill had just updated (HOT
+    # chains of this transaction), PostgreSQL marks it unusable (``indcheckxmin``) until every
+    # transaction older than this one has ended: a long one elsewhere on the server kept
+    # ``recent`` of a project walking every note of ``user`` (0148's review).
     tx.execute(INDEX)
+    fill(tx)
