@@ -32,6 +32,7 @@ save = st.tuples(
     st.lists(st.sampled_from(POOL), unique=True, max_size=3),
     st.sampled_from([None, "shop", "bill"]),
     st.sampled_from(["one", "two", "three"]),
+    st.sampled_from(["user", "user", "project:shop"]),
 )
 other = st.tuples(st.sampled_from(["delete", "restore", "edit"]), st.integers(0, 20))
 OPS = st.lists(st.one_of(save, save, other), min_size=1, max_size=20)
@@ -42,8 +43,15 @@ def _apply(memory: recuerdo.Memory, ops: list[tuple[Any, ...]]) -> None:
     deleted: list[int] = []
     for op in ops:
         if op[0] == "save":
-            _, key, tags, project, text = op
-            saved = memory.save(f"t {text}", f"{text} zebra", key=key, tags=tags, project=project)
+            _, key, tags, project, text, scope = op
+            saved = memory.save(
+                f"t {text}",
+                f"{text} zebra",
+                key=key,
+                tags=tags,
+                project=project if scope == "user" else None,
+                scope=scope,
+            )
             ids.append(saved["id"])
         elif ids and op[0] == "delete":
             target = ids[op[1] % len(ids)]
@@ -87,16 +95,18 @@ def _check(memory: recuerdo.Memory) -> None:
             row
             for row in rows
             if row["status"] == "active"
-            and row["scope"] == "user"
             and (
-                mark in tagged.get(row["id"], [])
+                row["scope"] != "user"
+                or mark in tagged.get(row["id"], [])
                 or not any(t.startswith("project:") for t in tagged.get(row["id"], []))
             )
         ]
         kept.sort(key=lambda r: (r["updated_at"], r["id"]), reverse=True)
-        expected = [row["id"] for row in kept]
-        assert memory.recent(scope="user", project=project)["ids"] == expected, project
-        assert memory.recent(project=project)["ids"] == expected, project
+        mine = [row["id"] for row in kept if row["scope"] == "user"]
+        assert memory.recent(scope="user", project=project)["ids"] == mine, project
+        assert memory.recent(project=project)["ids"] == [row["id"] for row in kept], project
+        found = memory.search("zebra", scope="user", project=project, stages=["lexical"], limit=100)
+        assert sorted(hit["id"] for hit in found["results"]) == sorted(mine), project
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
