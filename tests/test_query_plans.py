@@ -71,6 +71,7 @@ WRITES: list[tuple[str, dict[str, Any]]] = [
     ("create_progress", {"task": "t1", "steps": ["one", "two"]}),
     ("add_rule", {"name": "r1", "level": "must", "description": "x <= 1"}),
     ("session_start", {"id": "s1", "project": "p"}),
+    ("save", {"title": f"{MARK} mine", "content": f"{MARK} of p", "project": "p"}),
 ]
 
 READS: dict[str, dict[str, Any]] = {
@@ -106,6 +107,13 @@ READS: dict[str, dict[str, Any]] = {
     "code_changes_since": {"repo": "sample", "rev": "HEAD~1"},
     "mirror_get": {"key": "odd/x/tasks"},
 }
+
+# The reads of one project's notes of ``user`` (decision 0148; its index, step m046).
+PROJECT_READS: list[tuple[str, dict[str, Any]]] = [
+    ("recent", {"scope": "user", "project": "p"}),
+    ("recent", {"project": "p"}),
+    ("search", {"query": MARK, "scope": "user", "project": "p"}),
+]
 
 # An index searched by the tenant alone reads every row the tenant holds: wrong when the
 # statement names its rows by id (a rowid lookup each would serve it).
@@ -143,6 +151,8 @@ def statements(
             memory._upkeep.drain()
             for verb, args in READS.items():
                 VERBS[verb].call(memory, {k: ids[v] if v == "NOTE" else v for k, v in args.items()})
+            for verb, args in PROJECT_READS:
+                VERBS[verb].call(memory, args)
         yield memory.location, seen
     finally:
         memory.close()

@@ -7,6 +7,9 @@ of ``user`` with no such tag is of no project: it was written before projects we
 or by a writer that names none. A read with a project leaves out the notes of ``user`` recorded
 as another project's, and keeps those of no project (whose they are cannot be told, and they
 are the user's own: hiding them would leave them out of every project's reads).
+
+The tag is the record; the column ``items.project`` repeats it for the reads' index (0148's
+review, ``store/note_projects.py``): no index finds a missing tag.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ import json
 from typing import Any
 
 from ..errors import InvalidInput
+from ..store.note_projects import NONE, PREFIX, SEVERAL
 from .text import MAX_TAG_CHARS, check_tags
 
-PREFIX = "project:"
 USER_SCOPE = "user"
 _UNTAGGABLE = set("\r\n")  # what a tag may not hold besides NUL (core/text.check_tags)
 
@@ -67,12 +70,33 @@ def marked_update(given: list[str], held: str | None, tag: str | None) -> list[s
     return marked(given or list(json.loads(held or "[]")), tag)
 
 
+def column(tags: list[str]) -> str:
+    """What the column ``items.project`` holds for a note of ``tags`` (decision 0148, its
+    section on the index): its project tag, ``NONE`` when it has none, ``SEVERAL`` when it
+    has more than one (a save with a project writes one; free tags may write several)."""
+    held = [tag for tag in tags if tag.startswith(PREFIX)]
+    return NONE if not held else held[0] if len(held) == 1 else SEVERAL
+
+
 def mine_or_none(alias: str, tag: str) -> tuple[str, list[Any]]:
     """The condition that the item ``alias`` is not a note of ``user`` recorded as another
-    project's: it is of another scope, recorded as ``tag``'s project, or recorded as none."""
+    project's: it is of another scope, recorded as ``tag``'s project, or recorded as none.
+    Read from the indexed column ``project``: no index finds a missing tag (0148's review)."""
     has = f"SELECT 1 FROM item_tags t WHERE t.tenant = {alias}.tenant AND t.item_id = {alias}.id"
     return (
-        f"({alias}.scope <> ? OR EXISTS ({has} AND t.tag = ? LIMIT 1)"
-        f" OR NOT EXISTS ({has} AND substr(t.tag, 1, ?) = ? LIMIT 1))",
-        [USER_SCOPE, tag, len(PREFIX), PREFIX],
+        f"({alias}.scope <> ? OR {alias}.project IN (?, ?)"
+        f" OR ({alias}.project = ? AND EXISTS ({has} AND t.tag = ?)))",
+        [USER_SCOPE, NONE, tag, SEVERAL, tag],
     )
+
+
+def arms(alias: str, tag: str) -> list[tuple[str, list[Any]]]:
+    """The notes of ``user`` a read with ``tag``'s project keeps, as conditions each one range
+    of the index ``items_note_projects``, newest first: ``recent`` of ``user`` reads each and
+    merges them, instead of walking every note of ``user`` for the few it keeps."""
+    has = f"SELECT 1 FROM item_tags t WHERE t.tenant = {alias}.tenant AND t.item_id = {alias}.id"
+    return [
+        (f"{alias}.project = ?", [NONE]),
+        (f"{alias}.project = ?", [tag]),
+        (f"{alias}.project = ? AND EXISTS ({has} AND t.tag = ?)", [SEVERAL, tag]),
+    ]

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from ..core import audit
+from ..core import audit, projects
 from ..core.clock import now_iso
 from ..core.exact import shown
 from ..core.items import reach
@@ -134,6 +134,7 @@ def insert(
             source,
             stamp,
             stamp,
+            projects.column(entry.tags),
         )
         for entry in entries
     ]
@@ -144,7 +145,8 @@ def insert(
     folded, extra = ("", "") if copies is None else (", folded", ", ?")
     ids = tx.insert_returning_ids(
         "INSERT INTO items (tenant, scope, item_type, category, content, tags, source,"
-        f" created_at, updated_at{folded}) VALUES (?, ?, 'entry', ?, ?, ?, ?, ?, ?{extra})"
+        f" created_at, updated_at, project{folded}) VALUES (?, ?, 'entry', ?, ?, ?, ?, ?, ?, ?"
+        f"{extra})"
         " RETURNING id",
         rows if copies is None else [(*row, copy) for row, copy in zip(rows, copies, strict=True)],
     )

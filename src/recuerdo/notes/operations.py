@@ -187,8 +187,9 @@ def create(
     item_id = int(
         tx.scalar(
             "INSERT INTO items (tenant, scope, item_type, category, title, key, content, tags,"
-            " source, version, created_at, updated_at, session, content_hash, review_at, summary)"
-            " VALUES (?, ?, 'note', ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?) RETURNING id",
+            " source, version, created_at, updated_at, session, content_hash, review_at, summary,"
+            " project) VALUES (?, ?, 'note', ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)"
+            " RETURNING id",
             (
                 tenant,
                 scope,
@@ -204,6 +205,7 @@ def create(
                 None if key is not None else history.normalized_hash(content),
                 review_date(tx, tenant, kind, stamp),
                 summary,
+                projects.column(tags),
             ),
         )
     )
@@ -283,6 +285,8 @@ def write_version(
     for column, value in candidates.items():
         if value is not None and value != row[column]:
             changes[column] = value
+    if "tags" in changes:  # the project column follows the tags (0148, the index)
+        changes["project"] = projects.column(tags or [])
     assignments = ", ".join(f"{column} = ?" for column in changes)
     tx.execute(
         f"UPDATE items SET {assignments} WHERE tenant = ? AND id = ?",

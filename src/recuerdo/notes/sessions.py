@@ -6,8 +6,9 @@ that ``recent`` (the context an agent reads when it starts) shows it beside the 
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Iterator, Sequence
-from typing import cast
+from typing import Any, cast
 
 from ..core import projects
 from ..core.clock import now_iso
@@ -201,7 +202,25 @@ def _block(row: Row, at: str, flag: str = "") -> str:
     )
 
 
-def _latest(tx: Tx, where: str, params: Sequence[object]) -> Iterator[Row]:
+def _latest(
+    tx: Tx, where: str, params: Sequence[object], arms: Sequence[tuple[str, list[Any]]] = ()
+) -> Iterator[Row]:
+    """The notes of ``where``, newest first; with ``arms``, those of any arm (arms keep
+    different notes), each arm read in order from its own range of an index and the arms
+    merged here, a page at a time. One query of the arms (UNION ALL or OR) was sorted whole on
+    PostgreSQL 15, which merges no ordered ranges of a set operation: a project's every note
+    read for the newest few."""
+    if not arms:
+        yield from _pages(tx, where, params)
+        return
+    yield from heapq.merge(
+        *(_pages(tx, f"{where} AND {arm}", [*params, *more]) for arm, more in arms),
+        key=lambda row: (row["updated_at"], row["id"]),
+        reverse=True,
+    )
+
+
+def _pages(tx: Tx, where: str, params: Sequence[object]) -> Iterator[Row]:
     offset = 0
     while True:
         rows = tx.all(
@@ -239,7 +258,10 @@ def recent(
         where += " AND scope = ?"
         params.append(chosen)
     mark = projects.read_tag(project)
-    if mark is not None:
+    arms: list[tuple[str, list[Any]]] = []
+    if mark is not None and chosen == projects.USER_SCOPE:
+        arms = projects.arms("items", mark)
+    elif mark is not None:
         mine, more = projects.mine_or_none("items", mark)
         where += f" AND {mine}"
         params.extend(more)
@@ -256,7 +278,7 @@ def recent(
     sources: list[tuple[str, Iterable[Row]]] = [
         ("pinned", pinned),
         ("set", in_set),
-        ("", _latest(tx, where, params)),
+        ("", _latest(tx, where, params, arms)),
     ]
     for flag, rows in sources:
         for row in rows:

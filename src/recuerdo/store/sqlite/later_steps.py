@@ -9,6 +9,7 @@ from ..base import Tx
 from ..cascade_indexes import m033_cascade_indexes
 from ..document_import_keys import m039_document_import_keys
 from ..entity_names import m038_nfc_entity_names
+from ..note_projects import m046_note_projects
 from ..released_hashes import m032_released_hashes
 from ..send_keys import m042_send_keys
 from ..tallies import m031_item_tallies
@@ -53,4 +54,5 @@ LATER_STEPS = (
     *(m036_stale_words, m037_unescaped_audit_filters, m038_nfc_entity_names),
     *(m039_document_import_keys, m042_send_keys, m044_folded_words),
     m045_unspaced_words,
+    m046_note_projects,
 )

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidInput, StoreError
-from .. import audit_filters, audit_words, entity_names, released_hashes, tallies
+from .. import audit_filters, audit_words, entity_names, note_projects, released_hashes, tallies
 from ..migrations import check_not_newer
 from .driver import sqlite3
 from .files import add_functions
@@ -111,6 +111,8 @@ def recover(source: str, target: str) -> dict[str, Any]:
             audit_filters.unescape(copied)
         if taken_step("m038_nfc_entity_names"):
             entity_names.refold(copied)
+        if taken_step(note_projects.STEP):
+            note_projects.fill(copied)  # items of a file older than the step, without it
         if taken_step("m021_chunk_spans"):
             # The words index holds no text to copy: it is filled again from the chunks' spans
             # (before the step, the chunks' insert trigger filled it as they were copied).
