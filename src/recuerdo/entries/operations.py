@@ -20,6 +20,7 @@ from ..core.items import reach
 from ..core.text import check_tags, checked_label, checked_text
 from ..errors import InvalidBatch, InvalidCategory, InvalidInput, NotTheWriter, RecuerdoError
 from ..model import CATEGORIES, Entry, EntryIn
+from ..store import note_projects
 from ..store.base import Row, SubstringPart, Tx, any_tag, every_tag, rows_by_id, tagged_ids
 
 DEFAULT_LIMIT = 200
@@ -124,6 +125,7 @@ def insert(
 ) -> list[int]:
     """The entries, written by ``source``, dated ``at`` (an import's) or now."""
     stamp = at or now_iso()
+    project = ", project" if note_projects.has_column(tx) else ""
     rows = [
         (
             tenant,
@@ -134,7 +136,7 @@ def insert(
             source,
             stamp,
             stamp,
-            projects.column(entry.tags),
+            *([projects.column(entry.tags)] if project else []),
         )
         for entry in entries
     ]
@@ -145,8 +147,8 @@ def insert(
     folded, extra = ("", "") if copies is None else (", folded", ", ?")
     ids = tx.insert_returning_ids(
         "INSERT INTO items (tenant, scope, item_type, category, content, tags, source,"
-        f" created_at, updated_at, project{folded}) VALUES (?, ?, 'entry', ?, ?, ?, ?, ?, ?, ?"
-        f"{extra})"
+        f" created_at, updated_at{project}{folded}) VALUES (?, ?, 'entry', ?, ?, ?, ?, ?, ?"
+        f"{', ?' if project else ''}{extra})"
         " RETURNING id",
         rows if copies is None else [(*row, copy) for row, copy in zip(rows, copies, strict=True)],
     )

@@ -34,6 +34,7 @@ from ..errors import (
     VersionConflict,
 )
 from ..index import chunks as chunk_index
+from ..store import note_projects
 from ..store.base import Row, Tx, any_tag
 from . import history, keys, links
 from .keys import by_key as by_key  # where the note readers beside this module look
@@ -184,11 +185,12 @@ def create(
     """A new note; ``at``: when it was written (an import's), else now."""
     stamp = at or now_iso()
     tags = tags or []
+    column, value = (", project", ", ?") if note_projects.has_column(tx) else ("", "")
     item_id = int(
         tx.scalar(
             "INSERT INTO items (tenant, scope, item_type, category, title, key, content, tags,"
-            " source, version, created_at, updated_at, session, content_hash, review_at, summary,"
-            " project) VALUES (?, ?, 'note', ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)"
+            f" source, version, created_at, updated_at, session, content_hash, review_at, summary"
+            f"{column}) VALUES (?, ?, 'note', ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?{value})"
             " RETURNING id",
             (
                 tenant,
@@ -205,7 +207,7 @@ def create(
                 None if key is not None else history.normalized_hash(content),
                 review_date(tx, tenant, kind, stamp),
                 summary,
-                projects.column(tags),
+                *([projects.column(tags)] if column else []),
             ),
         )
     )
@@ -285,7 +287,7 @@ def write_version(
     for column, value in candidates.items():
         if value is not None and value != row[column]:
             changes[column] = value
-    if "tags" in changes:  # the project column follows the tags (0148, the index)
+    if "tags" in changes and note_projects.has_column(tx):  # it follows the tags (0148)
         changes["project"] = projects.column(tags or [])
     assignments = ", ".join(f"{column} = ?" for column in changes)
     tx.execute(

@@ -39,6 +39,15 @@ FILL = (
 )
 
 
+def has_column(tx: Tx) -> bool:
+    """Whether the store has taken the step, so ``items.project`` exists: a store opened at an
+    older schema (a restore's before its later steps, a test's) is written without it, and
+    the step fills it from the tags when it comes."""
+    from .migrations import has_step
+
+    return has_step(tx, STEP)
+
+
 def fill(tx: Tx) -> None:
     prefix = (len(PREFIX), PREFIX)
     tx.execute(FILL, (SEVERAL, *prefix))
