@@ -114,6 +114,35 @@ def _vacuum_waits(conn: psycopg.Connection, store: PostgresStore, kind: str = "L
     )
 
 
+def _forgotten_under_a_pin(
+    store: PostgresStore,
+    memory: recuerdo.Memory,
+    blocker: psycopg.Connection,
+    reader: psycopg.Connection,
+) -> None:
+    """A note hard-deleted while ``blocker`` holds its VACUUM back with a lock (it has passed
+    the check for older transactions), and ``reader``'s cursor, opened after the delete, stopped
+    on the note's page: no older transaction to wait for, and the page pinned. The caller
+    commits ``blocker`` to let the VACUUM go."""
+    memory.remember_many([{"category": "learning", "content": f"Entry {n}"} for n in range(50)])
+    note = memory.save(f"{MARKER} plan", "The plan in full.")
+    memory._upkeep.drain()
+    assert store.settle(timeout=60)
+    page = blocker.execute(
+        "SELECT (ctid::text::point)[0]::int FROM items WHERE id = %s", [note["id"]]
+    ).fetchone()[0]
+    blocker.execute("BEGIN")
+    blocker.execute("LOCK TABLE items IN SHARE UPDATE EXCLUSIVE MODE")
+    memory.delete(note["id"], hard=True)
+    deadline = time.monotonic() + 20
+    while not _vacuum_waits(reader, store) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    reader.execute("BEGIN")
+    pinning = reader.cursor("pinning")
+    pinning.execute("SELECT id FROM items WHERE ctid >= %s::tid", [f"({page},0)"])
+    assert pinning.fetchone() is not None
+
+
 def test_a_vacuum_that_could_not_prune_a_pinned_page_stays_owed(store: PostgresStore) -> None:
     """A VACUUM prunes no page another session holds pinned (here a cursor stopped on the
         note's page, opened after the delete: no older transaction to wait for) and left the
@@ -123,23 +152,7 @@ def test_a_vacuum_that_could_not_prune_a_pinned_page_stays_owed(store: PostgresS
     memory = recuerdo.open(store.memory, store=store, embedder="none")
     blocker, reader = _admin(store), _admin(store)
     try:
-        memory.remember_many([{"category": "learning", "content": f"Entry {n}"} for n in range(50)])
-        note = memory.save(f"{MARKER} plan", "The plan in full.")
-        memory._upkeep.drain()
-        assert store.settle(timeout=60)
-        page = blocker.execute(
-            "SELECT (ctid::text::point)[0]::int FROM items WHERE id = %s", [note["id"]]
-        ).fetchone()[0]
-        blocker.execute("BEGIN")
-        blocker.execute("LOCK TABLE items IN SHARE UPDATE EXCLUSIVE MODE")
-        memory.delete(note["id"], hard=True)
-        deadline = time.monotonic() + 20  # its VACUUM has passed the check for older ones
-        while not _vacuum_waits(reader, store) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        reader.execute("BEGIN")
-        pinning = reader.cursor("pinning")
-        pinning.execute("SELECT id FROM items WHERE ctid >= %s::tid", [f"({page},0)"])
-        assert pinning.fetchone() is not None
+        _forgotten_under_a_pin(store, memory, blocker, reader)
         blocker.execute("COMMIT")
         assert not store.settle(timeout=2)
         assert _owed(store) is not None
@@ -378,23 +391,7 @@ def test_a_close_waits_for_a_pinned_page_no_longer_than_for_a_lock(store: Postgr
     memory = recuerdo.open(store.memory, store=store, embedder="none")
     blocker, reader = _admin(store), _admin(store)
     try:
-        memory.remember_many([{"category": "learning", "content": f"Entry {n}"} for n in range(50)])
-        note = memory.save(f"{MARKER} plan", "The plan in full.")
-        memory._upkeep.drain()
-        assert store.settle(timeout=60)
-        page = blocker.execute(
-            "SELECT (ctid::text::point)[0]::int FROM items WHERE id = %s", [note["id"]]
-        ).fetchone()[0]
-        blocker.execute("BEGIN")
-        blocker.execute("LOCK TABLE items IN SHARE UPDATE EXCLUSIVE MODE")
-        memory.delete(note["id"], hard=True)
-        deadline = time.monotonic() + 20  # its VACUUM has passed the check for older ones
-        while not _vacuum_waits(reader, store) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        reader.execute("BEGIN")
-        pinning = reader.cursor("pinning")
-        pinning.execute("SELECT id FROM items WHERE ctid >= %s::tid", [f"({page},0)"])
-        assert pinning.fetchone() is not None
+        _forgotten_under_a_pin(store, memory, blocker, reader)
         memory.close()
         blocker.execute("COMMIT")
         started = time.monotonic()

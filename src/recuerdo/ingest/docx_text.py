@@ -121,13 +121,7 @@ class _Notes:
         blocks: list[Block] = []
         cited, self._cited = self._cited, []
         for label, note in cited:
-            texts = []
-            for element in _items(note, (_P, _TBL)):
-                if element.tag == _P:
-                    texts.append(clean(_paragraph_text(element, self)))
-                else:
-                    texts += _rows(element, self)
-            texts = [text for text in texts if text]
+            texts = _texts(note, self)
             if texts:
                 texts[0] = f"[{label}] {texts[0]}"
             blocks += [Block("paragraph", text, None) for text in texts]
@@ -232,10 +226,16 @@ def _rows(table: Any, notes: _Notes) -> Iterator[str]:
 def _cell_text(cell: Any, notes: _Notes) -> str:
     """A cell's paragraphs and the rows of any table nested in it, in order, on one line (a
     cell's text is part of its row's block)."""
+    return " ".join(_texts(cell, notes))
+
+
+def _texts(parent: Any, notes: _Notes) -> list[str]:
+    """The texts of ``parent``'s paragraphs and of its tables' rows, in order, empty ones
+    left out (a cell, a note)."""
     parts = []
-    for element in _items(cell, (_P, _TBL)):
+    for element in _items(parent, (_P, _TBL)):
         if element.tag == _P:
             parts.append(clean(_paragraph_text(element, notes)))
         else:
             parts += _rows(element, notes)
-    return " ".join(part for part in parts if part)
+    return [part for part in parts if part]
