@@ -11,13 +11,12 @@ once analysed. So a process analyses its memory once the rows it wrote since it 
 what the table held then (at least ``FIRST_ANALYZE_ROWS``): a few statements over a load of
 any size, and none for the steady trickle autovacuum handles.
 
-VACUUM after a forgetting (decision 0061): ``VACUUM (INDEX_CLEANUP ON)``, since a plain
-VACUUM skips the indexes when the dead rows sit on under 2% of a table's pages (a forget in a
-large memory): their index entries, titles, topic keys and entity names among them, stayed;
-then ``ANALYZE``, since the statistics quoted forgotten texts until analysed again (decision
-0070). Between the two, the dead rows the VACUUM counted as left (decision 0137): it prunes no
-page another session holds pinned at that moment, and said nothing; a second VACUUM over the
-tables named waits for such pages (decision 0146). Its cost grows with the
+VACUUM after a forgetting (decision 0061): ``INDEX_CLEANUP ON``, since a plain VACUUM skips
+the indexes when the dead rows sit on under 2% of a table's pages (a forget in a large
+memory): their index entries, titles, topic keys and entity names among them, stayed; and
+``FREEZE`` (decision 0146), since a VACUUM prunes no page another session holds pinned unless
+it must freeze a row there, and said nothing; then ``ANALYZE``, since the statistics quoted
+forgotten texts until analysed again (decision 0070). Its cost grows with the
 indexes' size, so it runs on a thread of the process, not in the forget's call, and forgets
 that come while it runs share the next one. The forget's own transaction
 records the VACUUM as owed (``RECLAIM_OWED`` in ``index_marks``): a process that ends before it
@@ -44,31 +43,29 @@ if TYPE_CHECKING:
 FIRST_ANALYZE_ROWS = 500
 VACUUM_EVERY_INDEX = "VACUUM (INDEX_CLEANUP ON)"
 VACUUM_WAITING_FOR_PINS = "VACUUM (FREEZE, INDEX_CLEANUP ON)"
-"""Over the tables where the first VACUUM left dead rows (decision 0146): a VACUUM that must
-freeze a row waits for the cleanup lock of its page instead of passing by a pinned one, and
-FREEZE makes every row older than its horizon one to freeze, the forget's dead rows included.
-What it leaves is only what a snapshot still sees, which the wait for older transactions
-(``_OLDER_RUNNING``) rules out for the forget's rows. Not the first VACUUM: its first run freezes
-every page of a table not yet frozen (638 KiB of WAL against 24 for 20,000 entries)."""
+"""A forget's VACUUM (decision 0146): one that must freeze a row waits for the cleanup lock of
+its page instead of passing by a page another session holds pinned (a scan, a cursor, a buffer
+being written out), and FREEZE makes every row older than its horizon one to freeze, the
+forget's dead rows included. What it leaves is only what a snapshot still sees, which the wait
+for older transactions (``_OLDER_RUNNING``) rules out for the forget's rows. The plain form
+(``VACUUM_EVERY_INDEX``) runs when that wait gave up: the run is incomplete anyway. Counting the
+dead rows a plain VACUUM left (0137) could not tell the forget's from rows a later snapshot sees,
+nor see a left row that others' changes to the table hid (CI runs of stop 58). A table's first
+FREEZE writes its pages not yet frozen (639 KiB of WAL against 24 at 20,000 entries, 31 ms
+against 24); later ones cost what a plain VACUUM does."""
 PIN_PATIENCE_MS = 10_000
-"""How long the second VACUUM may take, at least (it waits for a pin: a cursor held open in an
+"""How long a forget's VACUUM may take, at least (it waits for a pin: a cursor held open in an
 idle transaction holds it for ever); past it the run is incomplete, the mark stays and it is
 tried again later. Pages it froze before it was cancelled stay frozen: the next try passes
-them by. As long as a lock may hold the first VACUUM (``lock_timeout``): a close waits no longer
-for another session's cursor than for its lock (60 s held a close 70 s, the review of 0146).
-A large table's own work is given more (``PIN_PATIENCE_MS_PER_ROW``)."""
+them by. As long as a lock may hold it (``lock_timeout``): a close waits no longer for another
+session's cursor than for its lock (60 s held a close 70 s, the review of 0146). A large
+memory's own work is given more (``PIN_PATIENCE_MS_PER_ROW``)."""
 PIN_PATIENCE_MS_PER_ROW = 0.1  # a million rows: 100 s more
-"""After a forget: its index entries go too (decision 0061). An ``ANALYZE`` follows, since the
-statistics quote sampled rows (a histogram's bounds are whole short texts): the forgotten ones
-stayed there until ``compact`` or autovacuum analysed (decision 0070). Two statements, not
-``VACUUM (ANALYZE)``: the dead rows a VACUUM left are counted between them (decision 0137),
-and the ANALYZE replaces that count with its sample's; the same cost (3.4 ms against 1.9 and
-1.3 for 20 tables, in a database of 30,000 relations: only a VACUUM reads them all at its end)."""
 
 SHARED_STATISTICS_SINCE = 150000
-"""PostgreSQL 15 keeps the statistics in shared memory, written by a VACUUM as it ends, and
-counts the dead rows a VACUUM could not prune; before, they went to a collector process some
-time later, and a VACUUM did not count them: the check of ``_dead_left`` needs both."""
+"""PostgreSQL 15 keeps the statistics in shared memory, and a backend can flush its own at
+once (``pg_stat_force_next_flush``); before, they went to a collector process some time
+later."""
 HORIZON_PATIENCE = 10.0  # seconds a VACUUM waits for older transactions before it runs anyway
 RETRY_AFTER = 30.0  # seconds before a VACUUM that ran too early is run again
 MAINTAIN_SINCE = 170000
@@ -100,16 +97,6 @@ _OLDER_RUNNING = """
           AND (age(backend_xid) >= mark.back OR age(backend_xmin) >= mark.back)
     )
 """
-
-# The tables (named: ``pg_stat_user_tables`` groups every relation of the database first,
-# 4.3 ms in a database of 30,000 relations against 0.4) and their TOAST tables, which
-# hold the long texts and which the VACUUM of their table vacuums too.
-_COUNTS = (
-    "SELECT c.relname, t.relname, pg_stat_get_dead_tuples(c.oid),"
-    " pg_stat_get_tuples_updated(c.oid) + pg_stat_get_tuples_deleted(c.oid)"
-    " FROM pg_class t JOIN pg_class c ON c.oid IN (t.oid, t.reltoastrelid)"
-    " WHERE t.oid = ANY(%s::text[]::regclass[])"
-)
 
 _log = logging.getLogger("recuerdo.store")
 
@@ -213,20 +200,23 @@ def owe_reclaim(tx: Any) -> None:
         OWED_MARKS,
     )
     if tx._conn.info.server_version >= SHARED_STATISTICS_SINCE:
-        # Its deletions counted in the statistics before the commit returns, so before the
-        # VACUUM it asks for: counted later, they would hide the rows it left (_dead_left).
+        # Its deletions counted in the statistics before the commit returns (autovacuum and
+        # the planner read them), not up to 10 seconds later.
         tx.execute("SELECT pg_stat_force_next_flush()")
 
 
 def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
-    """One VACUUM of every table of the memory, index entries included; True when it came
-    after every transaction of the database that was running when the forgets committed and
-    left no dead row (``_dead_left``), and their mark is cleared. A VACUUM cannot remove a row
-    that a transaction older than its deletion may still read, so it first waits (up to
-    ``patience`` seconds) for those to end: otherwise the rows would stay, and their index
-    entries with them, until a VACUUM that reaches the indexes. It takes a connection of the
-    memory's pool, not a store handle: the handle that asked may be closed by now, and
-    another still serve."""
+    """One VACUUM of every table of the memory, index entries included, then an ANALYZE (the
+    statistics quote sampled rows, decision 0070); True when it came after every transaction of
+    the database that was running when the forgets committed and did not wait past its
+    patience for a page (``VACUUM_WAITING_FOR_PINS``), and their mark is cleared. A VACUUM
+    cannot remove a row that a transaction older than its deletion may still read, so it first
+    waits (up to ``patience`` seconds) for those to end: otherwise the rows would stay, and
+    their index entries with them, until a VACUUM that reaches the indexes. It takes a
+    connection of the memory's pool, not a store handle: the handle that asked may be closed
+    by now, and another still serve."""
+    import psycopg
+
     with shared.pool.connection(timeout=60) as conn:
         # Counted now, before the wait below: an autovacuum that analysed a table during it
         # would count it empty already, and it would not be found emptied.
@@ -246,19 +236,22 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
             if not behind or time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
-        counts = conn.info.server_version >= SHARED_STATISTICS_SINCE
-        tables = _qualified(shared.schema, counted)
-        changed = _counts(conn, tables) if counts else {}
+        timed_out = False
         conn.execute("SET lock_timeout = '10s'")  # a lock held elsewhere must not hold a close
         try:
-            conn.execute(f"{VACUUM_EVERY_INDEX} {listed}")
-            # Read before the ANALYZE, which replaces the VACUUM's count with its sample's.
-            left = _dead_left(conn, tables, changed) if counts else []
-            if left and not behind:
-                # Behind older transactions, the run is incomplete whatever it removes: a wait
-                # for pins (up to PIN_PATIENCE_MS) held a close for nothing (the review of 0146).
-                rows = sum(max(counted.get(table, 0.0), 0.0) for table in left)
-                left = _vacuum_waiting_for_pins(conn, shared.schema, left, rows)
+            if behind:  # incomplete whatever it removes: no wait for pins (the review of 0146)
+                conn.execute(f"{VACUUM_EVERY_INDEX} {listed}")
+            else:
+                rows = sum(max(value, 0.0) for value in counted.values())
+                patience_ms = PIN_PATIENCE_MS + int(rows * PIN_PATIENCE_MS_PER_ROW)
+                conn.execute(f"SET statement_timeout = {patience_ms}")
+                try:
+                    conn.execute(f"{VACUUM_WAITING_FOR_PINS} {listed}")
+                except psycopg.errors.QueryCanceled:
+                    timed_out = True
+                    _log.info("the VACUUM owed after a forget waited too long for a page")
+                finally:
+                    conn.execute("RESET statement_timeout")
             conn.execute(f"ANALYZE {listed}")
         except BaseException:
             # The tables it analysed before it failed are counted empty already: owed.
@@ -266,63 +259,11 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
             raise
         finally:
             conn.execute("RESET lock_timeout")
-        if left:
-            _log.info("the VACUUM owed after a forget left dead rows in %s", ", ".join(left))
-        complete = not (behind or left)
+        complete = not (behind or timed_out)
         if mark is not None and complete:
             clear_mark(conn, RECLAIM_OWED, mark)
         _clear_emptied(conn, shared, counted, not complete)
     return complete
-
-
-def _qualified(schema: str, tables: dict[str, float]) -> list[str]:
-    from .connection import _quote
-
-    return [f"{_quote(schema)}.{_quote(table)}" for table in tables]
-
-
-def _counts(conn: Any, tables: list[str]) -> dict[tuple[str, str], tuple[int, int]]:
-    """Each table's dead rows and the rows it has had updated or deleted, as the statistics
-    count them, read together: every such change reaches both, up to 10 seconds after its
-    commit (the forget's own before it returns: ``owe_reclaim``). Keyed by the table counted
-    (the memory's table or its TOAST table) and the memory's table it belongs to."""
-    rows = conn.execute(_COUNTS, [tables])
-    return {(row[0], row[1]): (int(row[2]), int(row[3])) for row in rows}
-
-
-def _dead_left(
-    conn: Any, tables: list[str], before: dict[tuple[str, str], tuple[int, int]]
-) -> list[str]:
-    """The memory's tables where the VACUUM that just ran left dead rows (decision 0137): it
-    prunes no page another session holds pinned (a scan, a cursor, a buffer being written
-    out), and its count of the dead rows it left is the only trace of them: their index
-    entries stay. Rows changed since ``before`` (others' writes meanwhile, counted late) are
-    not counted against it. The count cannot tell those rows from rows a later snapshot still
-    sees, which are not the forget's (decision 0146): ``_vacuum_waiting_for_pins`` settles it."""
-    left = set()
-    for (counted, table), (dead, changed) in _counts(conn, tables).items():
-        if dead > changed - before.get((counted, table), (0, changed))[1]:
-            left.add(table)
-    return sorted(left)
-
-
-def _vacuum_waiting_for_pins(conn: Any, schema: str, tables: list[str], rows: float) -> list[str]:
-    """VACUUM ``tables`` (of about ``rows`` rows) again, this time waiting for the pages others
-    hold pinned (``VACUUM_WAITING_FOR_PINS``): the tables still left ([] once it ran, all of
-    them when it took longer than its patience, ``PIN_PATIENCE_MS`` and more for its rows)."""
-    import psycopg
-
-    listed = ", ".join(_qualified(schema, dict.fromkeys(tables, 0.0)))
-    patience = PIN_PATIENCE_MS + int(rows * PIN_PATIENCE_MS_PER_ROW)
-    conn.execute(f"SET statement_timeout = {patience}")
-    try:
-        conn.execute(f"{VACUUM_WAITING_FOR_PINS} {listed}")
-    except psycopg.errors.QueryCanceled:
-        _log.info("the VACUUM owed after a forget waited too long for a page of %s", listed)
-        return tables
-    finally:
-        conn.execute("RESET statement_timeout")
-    return []
 
 
 def _clear_emptied(conn: Any, shared: _Shared, counted: dict[str, float], behind: bool) -> None:
