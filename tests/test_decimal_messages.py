@@ -17,6 +17,8 @@ import recuerdo
 from recuerdo.core import exact
 from recuerdo.core.exact import shown
 
+from .conftest import settled_dump
+
 REFUSALS: list[tuple[str, Callable[[recuerdo.Memory], Any], str]] = [
     ("hops", lambda m: m.about("Ann", hops=Decimal("1.5")), "got 1.5"),
     ("depth", lambda m: m.context("who is Ann", depth=Decimal("2.50")), "got 2.50"),
@@ -43,6 +45,22 @@ def test_a_refusal_quotes_a_decimal_as_its_digits(
     with pytest.raises(recuerdo.errors.RecuerdoError) as refused:
         call(memory)
     assert says in refused.value.detail and "Decimal" not in refused.value.detail
+
+
+@pytest.mark.parametrize(
+    ("name", "call", "says"),
+    [r for r in REFUSALS if r[0] in ("typed attribute", "date")],
+    ids=["typed attribute", "date"],
+)
+def test_a_refused_write_of_a_decimal_leaves_the_store_unchanged(
+    file_memory: recuerdo.Memory, name: str, call: Callable[[recuerdo.Memory], Any], says: str
+) -> None:
+    file_memory.remember_knowledge(facts={"entities": [{"name": "Ann", "attributes": {"x": 1}}]})
+    before = settled_dump(file_memory)
+    with pytest.raises(recuerdo.errors.RecuerdoError) as refused:
+        call(file_memory)
+    assert says in refused.value.detail
+    assert settled_dump(file_memory) == before
 
 
 def test_a_violation_quotes_a_decimal_as_a_number(memory: recuerdo.Memory) -> None:
