@@ -8,6 +8,7 @@ import pytest
 
 import recuerdo
 
+from .conftest import settled_dump
 from .meanwhile import WritesMeanwhile
 
 TURNS = [
@@ -81,6 +82,14 @@ def test_a_refused_turn_stores_no_turn(memory: recuerdo.Memory) -> None:
         memory.add_messages("standup", bad)
     assert refused.value.extra["index"] == 2
     assert _turns(memory, "standup", "conversation:standup") == []
+
+
+def test_a_refused_batch_of_turns_leaves_the_store_unchanged(file_memory: recuerdo.Memory) -> None:
+    file_memory.add_messages("standup", TURNS[:1])
+    before = settled_dump(file_memory)
+    with pytest.raises(recuerdo.InvalidBatch):
+        file_memory.add_messages("standup", [*TURNS, {"speaker": "ana", "text": "", "ref": "t3"}])
+    assert settled_dump(file_memory) == before
 
 
 def test_a_ref_given_twice_in_one_call_is_one_turn(memory: recuerdo.Memory) -> None:
