@@ -150,6 +150,7 @@ def test_an_edit_redacting_only_its_own_content_scrubs_nothing(
 
 def _unchanged(memory: recuerdo.Memory, note: int, versions: int) -> None:
     read = _versions(memory, note)
+    assert sorted(read) == list(range(1, versions + 1))  # and no version written
     assert [read[v]["content"] for v in range(1, versions + 1)] == [
         _text(v) for v in range(1, versions + 1)
     ]

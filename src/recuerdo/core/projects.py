@@ -78,14 +78,22 @@ def column(tags: list[str]) -> str:
     return NONE if not held else held[0] if len(held) == 1 else SEVERAL
 
 
+def _tagged(alias: str) -> str:
+    """The condition that the item ``alias`` holds the tag given as its parameter: read for a
+    note of several project tags (``SEVERAL``), whose column names none of them."""
+    return (
+        "EXISTS (SELECT 1 FROM item_tags t"
+        f" WHERE t.tenant = {alias}.tenant AND t.item_id = {alias}.id AND t.tag = ?)"
+    )
+
+
 def mine_or_none(alias: str, tag: str) -> tuple[str, list[Any]]:
     """The condition that the item ``alias`` is not a note of ``user`` recorded as another
     project's: it is of another scope, recorded as ``tag``'s project, or recorded as none.
     Read from the indexed column ``project``: no index finds a missing tag (0148's review)."""
-    has = f"SELECT 1 FROM item_tags t WHERE t.tenant = {alias}.tenant AND t.item_id = {alias}.id"
     return (
         f"({alias}.scope <> ? OR {alias}.project IN (?, ?)"
-        f" OR ({alias}.project = ? AND EXISTS ({has} AND t.tag = ?)))",
+        f" OR ({alias}.project = ? AND {_tagged(alias)}))",
         [USER_SCOPE, NONE, tag, SEVERAL, tag],
     )
 
@@ -94,9 +102,8 @@ def arms(alias: str, tag: str) -> list[tuple[str, list[Any]]]:
     """The notes of ``user`` a read with ``tag``'s project keeps, as conditions each one range
     of the index ``items_note_projects``, newest first: ``recent`` of ``user`` reads each and
     merges them, instead of walking every note of ``user`` for the few it keeps."""
-    has = f"SELECT 1 FROM item_tags t WHERE t.tenant = {alias}.tenant AND t.item_id = {alias}.id"
     return [
         (f"{alias}.project = ?", [NONE]),
         (f"{alias}.project = ?", [tag]),
-        (f"{alias}.project = ? AND EXISTS ({has} AND t.tag = ?)", [SEVERAL, tag]),
+        (f"{alias}.project = ? AND {_tagged(alias)}", [SEVERAL, tag]),
     ]

@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine import stored_text
 from ..errors import CapabilityNotGranted, ImportSourceInvalid, RecuerdoError, StoreError
-from ..profiles.engram_scopes import engram_scope, observation_key, project_name, project_scope
+from ..profiles.engram_scopes import (
+    engram_scope,
+    observation_key,
+    project_name,
+    project_scope,
+    recorded_project,
+)
 from .common import Outcome, Tally, holds, iso_time, marker, remember, save_note, tag
 
 if TYPE_CHECKING:
@@ -238,9 +244,7 @@ def _observation_note(tally: Tally, record: object, origin: str) -> dict[str, An
         "session": _text(record, "session_id"),
         # A personal observation's project is recorded on its note, as the profile records
         # it (decision 0148): the reads with a project keep to it.
-        "project": (project_name(record.get("project")) or "default")
-        if record.get("scope") == "personal"
-        else None,
+        "project": recorded_project(record.get("project"), record.get("scope")),
     }
 
 

@@ -95,17 +95,14 @@ class Unnamed:
                     self._notes.setdefault(found, []).append(int(row["id"]))
 
     def __call__(self, note: Incoming) -> Row | None:
+        if not _names_none(note):  # found by its key or id, not here (none of its rows read)
+            return None
         for item_id in self._notes.get((note.scope, note.title, note.kind), []):
             # Read as it is now: a file read before in the batch may have changed it.
             row = self._tx.one(
                 "SELECT * FROM items WHERE id = ? AND tenant = ?", (item_id, self._tenant)
             )
-            if (
-                _names_none(note)
-                and row is not None
-                and row["status"] != "deleted"
-                and same(row, note)
-            ):
+            if row is not None and row["status"] != "deleted" and same(row, note):
                 return row
         return None
 

@@ -95,7 +95,7 @@ def _last_learnings_section(text: str) -> list[str] | None:
     rule (``headings``): ATX or setext, outside code fences. Its own rule knew ATX headings
     only, so a setext ``Key Learnings`` was not read, and a learnings section ran on over the
     setext sections after it, whose items were captured as learnings (the review of 0153)."""
-    lines = "\n".join(text.splitlines()).split("\n")
+    lines = text.splitlines()
     found = headings("\n".join(lines))
     wanted = [
         at

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ..core import audit
@@ -42,15 +42,21 @@ class Scrubbed:
     text: str  # the note's stored text (its newest version) as scrubbed
     removed: int  # characters of the pieces the redaction took, summed over the revisions
     matched: set[str]  # those pieces (split at spaces): the words an audit scrub looks for
+    # Each text as redacted, by text: the stored one (redacted to learn the scrub is owed) is
+    # also the newest version's, a row kept whole often repeats a version's text, and the
+    # revision rows most often hold one title.
+    redacted: dict[str, str] = field(default_factory=dict)
 
 
-def owed(stored: str) -> bool:
-    """Whether the note's stored text holds what the guard redacts today."""
-    return redact_whole(stored).text != stored
+def _redacted(text: str, scrubbed: Scrubbed) -> str:
+    clean = scrubbed.redacted.get(text)
+    if clean is None:
+        clean = scrubbed.redacted[text] = redact_whole(text).text
+    return clean
 
 
 def _clean(text: str, scrubbed: Scrubbed) -> str:
-    clean = redact_whole(text).text
+    clean = _redacted(text, scrubbed)
     if clean != text:
         # What the rules took, as the pieces between spaces the text lost: running them again
         # to record each match (``found_whole``) doubled the cost of a long history.
@@ -60,12 +66,12 @@ def _clean(text: str, scrubbed: Scrubbed) -> str:
     return clean
 
 
-def scrub_history(tx: Tx, row: Row) -> Scrubbed:
-    """Redact every revision of the note in ``row`` (its item row, before the edit) and write
-    its delta chain again; the newest version's scrubbed text is returned for the edit to take
-    as the text it replaces."""
+def scrub_history(tx: Tx, row: Row, stored_clean: str) -> Scrubbed:
+    """Redact every revision of the note in ``row`` (its item row, before the edit; its text
+    redacted is ``stored_clean``) and write its delta chain again; the newest version's
+    scrubbed text is returned for the edit to take as the text it replaces."""
     tenant, item_id = row["tenant"], int(row["id"])
-    scrubbed = Scrubbed(row["content"], 0, set())
+    scrubbed = Scrubbed(stored_clean, 0, set(), {row["content"]: stored_clean})
     texts, _ = revision_deltas.versions_of(tx, tenant, [item_id]).get(item_id, ({}, []))
     clean = {version: _clean(text, scrubbed) for version, text in texts.items()}
     updates: dict[tuple[str, ...], list[tuple[object, ...]]] = {}
@@ -76,7 +82,7 @@ def scrub_history(tx: Tx, row: Row) -> Scrubbed:
     ):
         changes: dict[str, object] = {}
         title = kept["title"]
-        if title is not None and (new_title := redact_whole(title).text) != title:
+        if title is not None and (new_title := _redacted(title, scrubbed)) != title:
             changes["title"] = new_title
         version = kept["version"]
         if version is None or kept["content"] is not None:
@@ -102,8 +108,6 @@ def scrub_history(tx: Tx, row: Row) -> Scrubbed:
     for columns, rows in updates.items():
         assignments = ", ".join(f"{column} = ?" for column in columns)
         tx.executemany(f"UPDATE revisions SET {assignments} WHERE tenant = ? AND id = ?", rows)
-    top = int(row["version"])
-    scrubbed.text = clean.get(top, redact_whole(row["content"]).text)
     return scrubbed
 
 
@@ -113,11 +117,14 @@ def before_write(
     """Before a write of the note in ``row`` whose redaction found ``completed``: when the
     stored text held a credential, its history scrubbed (:class:`ScrubOwed` unless
     ``scrubbing``), journaled, and the row as the write must take it (its text scrubbed)."""
-    if not completed or not owed(row["content"]):
+    if not completed:
+        return row, None
+    stored_clean = redact_whole(row["content"]).text
+    if stored_clean == row["content"]:  # the stored text holds nothing the guard redacts
         return row, None
     if not scrubbing:
         raise ScrubOwed
-    scrubbed = scrub_history(tx, row)
+    scrubbed = scrub_history(tx, row, stored_clean)
     history.journal_row(tx, row, "scrub", principal, removed=scrubbed.removed)
     # The chunks were cut from the text in clear: their re-cut reads them from it (the queue
     # keeps the first text it is given), not from the scrubbed one the write replaces.

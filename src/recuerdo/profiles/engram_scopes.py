@@ -42,6 +42,13 @@ def engram_scope(project: object, scope: object) -> str:
     return "user" if scope == "personal" else project_scope(project)
 
 
+def recorded_project(project: object, scope: object) -> str | None:
+    """The project a note of an observation records (decision 0148): a personal one's,
+    ``default`` when none is given, for the reads with a project to keep to; None for a
+    project's observation (its scope holds the project)."""
+    return (project_name(project) or "default") if scope == "personal" else None
+
+
 def personal_key(project: object, topic_key: str) -> str:
     """The key of a personal observation of ``project`` at ``topic_key``: the project, then
     ``/``, then the topic key. The project is escaped (``%``, ``/``, ``~`` and line breaks as

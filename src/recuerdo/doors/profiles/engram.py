@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...profiles.engram_scopes import engram_scope, observation_key, project_name
+from ...profiles.engram_scopes import (
+    engram_scope,
+    observation_key,
+    project_name,
+    recorded_project,
+)
 from . import ToolMap, drop_none, prop, schema
 
 INSTRUCTIONS = """
@@ -48,13 +53,6 @@ def _capture(args: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def personal_project(args: dict[str, Any]) -> str | None:
-    """The project a personal observation is saved for: Engram's (``default`` when none is
-    given), recorded on the note (decision 0148); None for a project's observation (its
-    scope holds the project)."""
-    return (project_of(args) or "default") if args.get("scope") == "personal" else None
-
-
 def read_project(args: dict[str, Any]) -> str | None:
     """The project a read of personal observations keeps to: Engram filters by project and
     scope, so another project's personal observations are left out (decision 0148). A read
@@ -77,7 +75,7 @@ def _save(args: dict[str, Any]) -> dict[str, Any]:
             "former_key": former,
             "session": args.get("session_id"),
             "expected_version": args.get("expected_version"),
-            "project": personal_project(args),
+            "project": recorded_project(args.get("project"), args.get("scope")),
         }
     )
 
