@@ -11,6 +11,8 @@ import pytest
 
 import recuerdo
 
+from .conftest import settled_dump
+
 
 def found(memory: recuerdo.Memory, read: str, **filters: Any) -> set[int]:
     if read == "search":
@@ -70,6 +72,26 @@ def test_a_project_that_cannot_be_recorded_is_refused_storing_nothing(
     with pytest.raises(error):
         memory.save("Editor", "vim", **arguments)
     assert memory.recent()["ids"] == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error"),
+    [
+        ({"scope": "project:shop", "project": "shop"}, recuerdo.InvalidInput),
+        ({"project": "a\x00b"}, recuerdo.InvalidInput),
+        ({"project": "shop", "tags": [f"t{n}" for n in range(64)]}, recuerdo.InvalidTags),
+    ],
+    ids=["a-projects-scope", "nul", "one-tag-too-many"],
+)
+def test_a_refused_project_save_over_a_note_leaves_the_store_unchanged(
+    file_memory: recuerdo.Memory, arguments: dict[str, Any], error: type[Exception]
+) -> None:
+    """The refusal above, over a note already kept at the key: nothing of the file changes."""
+    file_memory.save("Editor", "emacs", key="editor", project="shop")
+    before = settled_dump(file_memory)
+    with pytest.raises(error):
+        file_memory.save("Editor", "vim", key="editor", **arguments)
+    assert settled_dump(file_memory) == before
 
 
 def test_what_save_says_of_a_keyed_repeat_and_of_tags_without_project(
