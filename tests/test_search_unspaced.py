@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 import recuerdo
 from recuerdo.index.words import query_words
-from recuerdo.store import chunk_text
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.word_folds import fold
 from recuerdo.store.sqlite.connection import SQLiteStore
 from recuerdo.store.sqlite.schema import SCHEMA
 
+from .conftest import rewrite_postgres_words
 from .postgres import contract_url, unique_memory
 from .test_audit_words import _opened_at
 
@@ -136,23 +136,6 @@ def test_forgetting_a_run_takes_its_words_out_of_the_index(memory: recuerdo.Memo
 STEP = "m045_unspaced_words"
 
 
-def _write_words_as_old_code_did(memory: recuerdo.Memory) -> None:
-    """PostgreSQL's words computed from the folded text, not spelled out (the code before
-    0147). SQLite's store at the older step writes them so itself."""
-    with memory._store.write() as tx:
-        chunks = chunk_text.chunks_with_text(tx, "c.tenant = ?", ("local",))
-        tx.executemany(
-            "UPDATE chunks SET words = setweight(to_tsvector('recuerdo_words', ?), 'A')"
-            " || setweight(to_tsvector('recuerdo_words', ?), 'B')"
-            " || setweight(to_tsvector('recuerdo_words', ?), 'C') WHERE id = ?",
-            [
-                (*(None if t is None else fold(t) for t in texts), c["id"])
-                for c in chunks
-                if (texts := (c["title"], c["body"], c["context"]))
-            ],
-        )
-
-
 @pytest.fixture
 def old_store(base: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     name = unique_memory("unspaced")
@@ -173,7 +156,9 @@ def test_a_store_written_before_the_step_finds_runs_after_it(
         memory.save("Tea", "今天我们喝茶然后去公园。明天再去", key="Tea")
         memory._upkeep.drain(tasks=memory._upkeep._tasks)
         if kind == "postgres":
-            _write_words_as_old_code_did(memory)
+            # Folded, not spelled out: the code before 0147 (SQLite's store at the older step
+            # writes them so itself).
+            rewrite_postgres_words(memory, lambda text: None if text is None else fold(text))
         assert _titles(memory, "喝茶") == []
         assert _titles(memory, "🎉") == []
         assert _titles(memory, "harbour") == ["Plain"]
