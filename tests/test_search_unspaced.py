@@ -9,6 +9,7 @@ alike, and a store written before the step (m045) finds them once opened.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -302,3 +303,31 @@ def test_a_connection_without_the_spelling_cannot_write_the_index(base: Path) ->
     with recuerdo.open("guarded", base_dir=base) as memory:
         assert _titles(memory, "公园") == ["Tea"]
         assert memory._store.check()["ok"]
+
+
+def _as_ranges(codes: list[int]) -> list[tuple[int, int]]:
+    ranges: list[tuple[int, int]] = []
+    for code in codes:
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    return ranges
+
+
+@pytest.mark.skipif(unicodedata.unidata_version != "14.0.0", reason="the table is Unicode 14's")
+def test_the_fixed_table_is_what_its_unicode_gives_its_blocks() -> None:
+    """``unspaced_table`` is written out, not computed: read from Unicode 14.0.0 as its
+    docstring says, its letters are those of ``unspaced._BLOCKS``, its symbols every So past
+    ASCII in planes 0 and 1."""
+    from recuerdo.store import unspaced
+    from recuerdo.store.unspaced_table import LETTERS, SYMBOLS
+
+    def lettered(code: int) -> bool:
+        category = unicodedata.category(chr(code))
+        return category.startswith("L") or category == "Nl"
+
+    letters = [code for first, last in unspaced._BLOCKS for code in range(first, last + 1)]
+    assert unspaced._ranges(LETTERS) == _as_ranges([code for code in letters if lettered(code)])
+    symbols = [code for code in range(0x80, 0x20000) if unicodedata.category(chr(code)) == "So"]
+    assert unspaced._ranges(SYMBOLS) == _as_ranges(symbols)
