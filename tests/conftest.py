@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 import recuerdo
-from recuerdo.store import audit_sweep
+from recuerdo.store import audit_sweep, chunk_text
+from recuerdo.store.postgres.chunk_spans import WORDS
 from recuerdo.store.sqlite import sqlite3
 from recuerdo.store.sqlite.connection import SQLiteStore, SQLiteTx
 
@@ -202,6 +203,22 @@ def exported(memory: recuerdo.Memory, **options: Any) -> list[dict[str, Any]]:
         cursor = page.get("next")
         if not cursor:
             return records
+
+
+def rewrite_postgres_words(
+    memory: recuerdo.Memory, given: Callable[[str | None], str | None]
+) -> None:
+    """PostgreSQL's words of every chunk of tenant ``local`` made again from its (title, body,
+    context) as ``given`` gives each text: as the code before a step of the words wrote them."""
+    with memory._store.write() as tx:
+        chunks = chunk_text.chunks_with_text(tx, "c.tenant = ?", ("local",))
+        tx.executemany(
+            f"UPDATE chunks SET words = {WORDS} WHERE id = ?",
+            [
+                (*(given(c[field]) for field in ("title", "body", "context")), c["id"])
+                for c in chunks
+            ],
+        )
 
 
 def audit_kept(memory: recuerdo.Memory, column: str = "query", tenant: str = "local") -> list[Any]:

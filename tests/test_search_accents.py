@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import recuerdo
-from recuerdo.store import chunk_text
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.sqlite.schema import SCHEMA
 
+from .conftest import rewrite_postgres_words
 from .postgres import contract_url, unique_memory
 from .test_audit_words import _opened_at
 
@@ -77,18 +77,6 @@ STEP = "m044_folded_words"
 LONG = " ".join(f"Paragraph {n} of the café notes." for n in range(400))
 
 
-def _write_words_as_old_code_did(memory: recuerdo.Memory) -> None:
-    """Each chunk's words computed from its text as given, unfolded (the code before 0115)."""
-    with memory._store.write() as tx:
-        chunks = chunk_text.chunks_with_text(tx, "c.tenant = ?", ("local",))
-        tx.executemany(
-            "UPDATE chunks SET words = setweight(to_tsvector('recuerdo_words', ?), 'A')"
-            " || setweight(to_tsvector('recuerdo_words', ?), 'B')"
-            " || setweight(to_tsvector('recuerdo_words', ?), 'C') WHERE id = ?",
-            [(c["title"], c["body"], c["context"], c["id"]) for c in chunks],
-        )
-
-
 def _row_versions(memory: recuerdo.Memory) -> dict[str, str]:
     with memory._store.read() as tx:
         rows = tx.all(
@@ -106,7 +94,7 @@ def test_the_step_folds_the_words_of_chunks_stored_before_it(base: Path) -> None
             memory.save("Long", LONG)
             memory.save("Plain", "Lunch with the harbour crew")
             memory._upkeep.drain()
-            _write_words_as_old_code_did(memory)
+            rewrite_postgres_words(memory, lambda text: text)  # unfolded: the code before 0115
             assert _titles(memory, "José") == []
             assert _titles(memory, "cafe") == []
             before = _row_versions(memory)

@@ -9,6 +9,7 @@ alike, and a store written before the step (m045) finds them once opened.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,12 +19,12 @@ from hypothesis import strategies as st
 
 import recuerdo
 from recuerdo.index.words import query_words
-from recuerdo.store import chunk_text
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.word_folds import fold
 from recuerdo.store.sqlite.connection import SQLiteStore
 from recuerdo.store.sqlite.schema import SCHEMA
 
+from .conftest import rewrite_postgres_words
 from .postgres import contract_url, unique_memory
 from .test_audit_words import _opened_at
 
@@ -136,23 +137,6 @@ def test_forgetting_a_run_takes_its_words_out_of_the_index(memory: recuerdo.Memo
 STEP = "m045_unspaced_words"
 
 
-def _write_words_as_old_code_did(memory: recuerdo.Memory) -> None:
-    """PostgreSQL's words computed from the folded text, not spelled out (the code before
-    0147). SQLite's store at the older step writes them so itself."""
-    with memory._store.write() as tx:
-        chunks = chunk_text.chunks_with_text(tx, "c.tenant = ?", ("local",))
-        tx.executemany(
-            "UPDATE chunks SET words = setweight(to_tsvector('recuerdo_words', ?), 'A')"
-            " || setweight(to_tsvector('recuerdo_words', ?), 'B')"
-            " || setweight(to_tsvector('recuerdo_words', ?), 'C') WHERE id = ?",
-            [
-                (*(None if t is None else fold(t) for t in texts), c["id"])
-                for c in chunks
-                if (texts := (c["title"], c["body"], c["context"]))
-            ],
-        )
-
-
 @pytest.fixture
 def old_store(base: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     name = unique_memory("unspaced")
@@ -173,7 +157,9 @@ def test_a_store_written_before_the_step_finds_runs_after_it(
         memory.save("Tea", "今天我们喝茶然后去公园。明天再去", key="Tea")
         memory._upkeep.drain(tasks=memory._upkeep._tasks)
         if kind == "postgres":
-            _write_words_as_old_code_did(memory)
+            # Folded, not spelled out: the code before 0147 (SQLite's store at the older step
+            # writes them so itself).
+            rewrite_postgres_words(memory, lambda text: None if text is None else fold(text))
         assert _titles(memory, "喝茶") == []
         assert _titles(memory, "🎉") == []
         assert _titles(memory, "harbour") == ["Plain"]
@@ -317,3 +303,31 @@ def test_a_connection_without_the_spelling_cannot_write_the_index(base: Path) ->
     with recuerdo.open("guarded", base_dir=base) as memory:
         assert _titles(memory, "公园") == ["Tea"]
         assert memory._store.check()["ok"]
+
+
+def _as_ranges(codes: list[int]) -> list[tuple[int, int]]:
+    ranges: list[tuple[int, int]] = []
+    for code in codes:
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    return ranges
+
+
+@pytest.mark.skipif(unicodedata.unidata_version != "14.0.0", reason="the table is Unicode 14's")
+def test_the_fixed_table_is_what_its_unicode_gives_its_blocks() -> None:
+    """``unspaced_table`` is written out, not computed: read from Unicode 14.0.0 as its
+    docstring says, its letters are those of ``unspaced._BLOCKS``, its symbols every So past
+    ASCII in planes 0 and 1."""
+    from recuerdo.store import unspaced
+    from recuerdo.store.unspaced_table import LETTERS, SYMBOLS
+
+    def lettered(code: int) -> bool:
+        category = unicodedata.category(chr(code))
+        return category.startswith("L") or category == "Nl"
+
+    letters = [code for first, last in unspaced._BLOCKS for code in range(first, last + 1)]
+    assert unspaced._ranges(LETTERS) == _as_ranges([code for code in letters if lettered(code)])
+    symbols = [code for code in range(0x80, 0x20000) if unicodedata.category(chr(code)) == "So"]
+    assert unspaced._ranges(SYMBOLS) == _as_ranges(symbols)

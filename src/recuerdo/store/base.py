@@ -278,8 +278,9 @@ class Store(Protocol):
         :meth:`Tx.delete_superseded_chunks` left there, in a transaction of its own; how many
         (0: none were left; most calls then write nothing). The upkeep's, after a pause of the
         writes, in a share of the time when none comes, and at a close (decision 0073).
-        SQLite: a secure delete of each (``store/sqlite/stale_words.py``). PostgreSQL: nothing
-        (a chunk's words leave with its row)."""
+        SQLite: a secure delete of each (``store/sqlite/stale_words.py``), after one try of
+        the log's fold when one is owed (:attr:`fold_owed`). PostgreSQL: nothing (a chunk's
+        words leave with its row)."""
 
     def grew(self, rows: int) -> None:
         """A committed write added about ``rows`` items: a backend whose planner samples

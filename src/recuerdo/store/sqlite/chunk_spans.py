@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import STORED_CHUNK_FIELDS, stored_fields, word_fields
 from ..chunk_text import CUT_JOIN, CUT_TEXT, SEVERAL, by_id, chunks_with_text, keep_cut_texts
+from ..migrations import has_step
 from . import stale_words
 from .superseded_schema import DELETE_WORDS
+from .unspaced_words import STEP as SPELLED_STEP
 from .unspaced_words import as_indexed
 
 if TYPE_CHECKING:
@@ -146,7 +148,9 @@ def delete_superseded(tx: Tx, chunks: Sequence[tuple[str, int, int]]) -> None:
 def index_all(tx: Tx, *, spell: bool | None = None) -> None:
     """Fill the (empty) words index from every chunk (the step, a restore, a recovery), a
     batch of chunks a query, as PostgreSQL's :func:`fill_words` does (``spell``: as
-    :func:`.unspaced_words.as_indexed` takes it)."""
+    :func:`.unspaced_words.as_indexed` takes it, asked of the store once, not of each chunk)."""
+    if spell is None:
+        spell = has_step(tx, SPELLED_STEP)
     last = 0
     while rows := chunks_with_text(
         tx, "c.id > ? ORDER BY c.id LIMIT ?", (last, _CHUNKS_PER_STEP), every_tenant=True
