@@ -10,6 +10,8 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
+
 import recuerdo
 from recuerdo.store.sqlite.driver import sqlite3
 
@@ -20,7 +22,9 @@ def _erasure_owed(memory: recuerdo.Memory) -> bool:
     return bool(memory.index_status()["backend"]["erasure_owed"])
 
 
-def test_a_reader_holding_the_log_no_longer_holds_the_forget(file_memory: recuerdo.Memory) -> None:
+def test_a_reader_holding_the_log_no_longer_holds_the_forget(
+    file_memory: recuerdo.Memory, caplog: pytest.LogCaptureFixture
+) -> None:
     entry = file_memory.remember("learning", f"the {SECRET_WORD} vault code")
     file_memory._upkeep.drain()
     path = file_memory._store.location
@@ -38,6 +42,11 @@ def test_a_reader_holding_the_log_no_longer_holds_the_forget(file_memory: recuer
         assert outcome == [True]  # answered, not raised: the forget is committed
         assert _erasure_owed(file_memory)
         assert os.path.getsize(f"{path}-wal") > 0
+        for _ in range(3):  # the upkeep's pauses retry the fold while the reader holds it
+            file_memory._store.erase_stale_words()
+        assert _erasure_owed(file_memory)
+        warned = [r for r in caplog.records if "holds the write-ahead log" in r.getMessage()]
+        assert len(warned) == 1  # said by the forget, not again at each retry
     finally:
         reader.close()
     file_memory._store.erase_stale_words()  # what the upkeep's next pause runs

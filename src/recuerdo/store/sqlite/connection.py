@@ -21,6 +21,7 @@ is refused from then on by every handle, with ``store_damaged``; a full disk is
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -42,6 +43,7 @@ from .snapshot_memo import SnapshotMemo
 from .superseded_schema import PURGE
 
 BUSY_TIMEOUT_MS = 30_000
+_log = logging.getLogger("recuerdo.store")
 CAPABILITIES = Capabilities(
     text_search="fts5",
     substring_search="trigram",
@@ -433,6 +435,11 @@ class SQLiteStore:
         folded = log_fold.fold_truncating(
             shared.writer, shared.lock, BUSY_TIMEOUT_MS, log_fold.PATIENCE
         )
+        if not folded:  # said once a forget, not at each of the upkeep's retries
+            _log.warning(
+                "a reader holds the write-ahead log: the pages a forget replaced stay in it"
+                " until the next fold (index_status: backend.erasure_owed)"
+            )
         shared.fold_owed = not folded
 
     def fold_log(self) -> None:

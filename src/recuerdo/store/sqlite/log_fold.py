@@ -6,20 +6,19 @@ snapshot holds the log too. Each try of the checkpoint once waited for it as lon
 waits for the lock (``busy_timeout``, 30 s), fifty times over: a forget beside a long export
 in another process answered after up to 25 minutes, and then raised, although its write was
 committed. Now each try waits ``TRY_MS`` and all of them ``PATIENCE`` seconds; past that the
-fold is owed, said by ``check`` (``wal_fold_owed``), and done by the upkeep's next pause, the
+fold is owed, said by ``index_status`` (``backend.erasure_owed``) and the store's ``check``
+(``wal_fold_owed``), warned of once by the forget, and done by the upkeep's next pause, the
 next forget, or the close.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Any
 
 TRY_MS = 100
 PATIENCE = 10.0
-_log = logging.getLogger("recuerdo.store")
 
 
 def fold_truncating(writer: Any, lock: Any, busy_timeout_ms: int, patience: float) -> bool:
@@ -37,9 +36,5 @@ def fold_truncating(writer: Any, lock: Any, busy_timeout_ms: int, patience: floa
         if not busy:
             return True
         if time.monotonic() >= deadline:
-            _log.warning(
-                "a reader holds the write-ahead log: the pages a forget replaced stay in it"
-                " until the next fold (check() says wal_fold_owed)"
-            )
             return False
         threading.Event().wait(0.02)
