@@ -180,25 +180,6 @@ def test_a_vacuum_that_could_not_prune_a_pinned_page_stays_owed(store: PostgresS
         memory.close()
 
 
-def test_a_forget_s_deletions_are_counted_in_the_statistics_when_it_returns(
-    store: PostgresStore,
-) -> None:
-    """Counted up to 10 seconds later (its connection had just reported a write), they
-    reached the statistics while its VACUUM ran, and were taken for others' changes
-    meanwhile: they hid as many dead rows that the VACUUM left (decision 0137)."""
-    memory = recuerdo.open(store.memory, store=store, embedder="none")
-    try:
-        first = memory.remember("learning", f"{MARKER} first")
-        second = memory.remember("learning", f"{MARKER} second")
-        with _admin(store) as conn:
-            query = "SELECT pg_stat_get_tuples_deleted('items'::regclass)"
-            before = conn.execute(query).fetchone()[0]
-            assert memory.forget(first) and memory.forget(second)
-            assert conn.execute(query).fetchone()[0] == before + 2
-    finally:
-        memory.close()
-
-
 def test_a_forget_does_not_wait_for_its_vacuum_which_stays_owed_until_it_runs(
     store: PostgresStore,
 ) -> None:

@@ -62,10 +62,6 @@ session's cursor than for its lock (60 s held a close 70 s, the review of 0146).
 memory's own work is given more (``PIN_PATIENCE_MS_PER_ROW``)."""
 PIN_PATIENCE_MS_PER_ROW = 0.1  # a million rows: 100 s more
 
-SHARED_STATISTICS_SINCE = 150000
-"""PostgreSQL 15 keeps the statistics in shared memory, and a backend can flush its own at
-once (``pg_stat_force_next_flush``); before, they went to a collector process some time
-later."""
 HORIZON_PATIENCE = 10.0  # seconds a VACUUM waits for older transactions before it runs anyway
 RETRY_AFTER = 30.0  # seconds before a VACUUM that ran too early is run again
 MAINTAIN_SINCE = 170000
@@ -199,10 +195,6 @@ def owe_reclaim(tx: Any) -> None:
         " ON CONFLICT (name) DO UPDATE SET upto = greatest(index_marks.upto, excluded.upto)",
         OWED_MARKS,
     )
-    if tx._conn.info.server_version >= SHARED_STATISTICS_SINCE:
-        # Its deletions counted in the statistics before the commit returns (autovacuum and
-        # the planner read them), not up to 10 seconds later.
-        tx.execute("SELECT pg_stat_force_next_flush()")
 
 
 def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
