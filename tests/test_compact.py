@@ -343,12 +343,13 @@ def test_a_maintainer_leaves_an_interrupted_rebuilds_index_to_the_owner() -> Non
         with recuerdo.open(owner.memory, store=borrowed, embedder="none") as user:
             assert user.forget(ids[0])
             assert borrowed.settle(30)
-            indexes = _gin_files(owner)
+            indexes, vacuums = _gin_files(owner), _vacuums(owner)
             with pytest.raises(recuerdo.StoreError) as refused:
                 user.compact()
             assert refused.value.code == "store_unavailable"
             assert leftover in refused.value.detail and "owner" in refused.value.detail
             assert _gin_files(owner) == indexes
+            assert _vacuums(owner) == vacuums  # refused before the VACUUM compact runs first
             assert user.index_status()["backend"]["rebuild_owed"] is True
         borrowed.close()
         assert memory.compact()["dropped"] == [leftover]

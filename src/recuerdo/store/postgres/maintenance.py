@@ -57,15 +57,11 @@ PIN_PATIENCE_MS = 10_000
 """How long a forget's VACUUM may take, at least (it waits for a pin: a cursor held open in an
 idle transaction holds it for ever); past it the run is incomplete, the mark stays and it is
 tried again later. Pages it froze before it was cancelled stay frozen: the next try passes
-them by. As long as a lock may hold it (``lock_timeout``): a close waits no longer for another
-session's cursor than for its lock (60 s held a close 70 s, the review of 0146). A large
-memory's own work is given more (``PIN_PATIENCE_MS_PER_ROW``)."""
+them by. As long as a lock may hold it (its ``lock_timeout``, set from this): a close waits
+no longer for another session's cursor than for its lock (60 s held a close 70 s, the review
+of 0146). A large memory's own work is given more (``PIN_PATIENCE_MS_PER_ROW``)."""
 PIN_PATIENCE_MS_PER_ROW = 0.1  # a million rows: 100 s more
 
-SHARED_STATISTICS_SINCE = 150000
-"""PostgreSQL 15 keeps the statistics in shared memory, and a backend can flush its own at
-once (``pg_stat_force_next_flush``); before, they went to a collector process some time
-later."""
 HORIZON_PATIENCE = 10.0  # seconds a VACUUM waits for older transactions before it runs anyway
 RETRY_AFTER = 30.0  # seconds before a VACUUM that ran too early is run again
 MAINTAIN_SINCE = 170000
@@ -199,10 +195,6 @@ def owe_reclaim(tx: Any) -> None:
         " ON CONFLICT (name) DO UPDATE SET upto = greatest(index_marks.upto, excluded.upto)",
         OWED_MARKS,
     )
-    if tx._conn.info.server_version >= SHARED_STATISTICS_SINCE:
-        # Its deletions counted in the statistics before the commit returns (autovacuum and
-        # the planner read them), not up to 10 seconds later.
-        tx.execute("SELECT pg_stat_force_next_flush()")
 
 
 def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
@@ -237,7 +229,8 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
                 break
             time.sleep(0.05)
         timed_out = False
-        conn.execute("SET lock_timeout = '10s'")  # a lock held elsewhere must not hold a close
+        # A lock held elsewhere must not hold a close; a pin no longer than a lock (below).
+        conn.execute(f"SET lock_timeout = {PIN_PATIENCE_MS}")
         try:
             if behind:  # incomplete whatever it removes: no wait for pins (the review of 0146)
                 conn.execute(f"{VACUUM_EVERY_INDEX} {listed}")
@@ -269,8 +262,8 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
 def _clear_emptied(conn: Any, shared: _Shared, counted: dict[str, float], behind: bool) -> None:
     """Clear the statistics of the tables the VACUUM found emptied, which keep the ones they
     had (decision 0076), and of those still owed; ``behind``: it came before older
-    transactions ended, or left dead rows (``empty_stats.clear``'s ``early``). The owed set
-    is changed in place, never replaced: ``compact`` may change it meanwhile."""
+    transactions ended, or gave up waiting for a page (``empty_stats.clear``'s ``early``). The
+    owed set is changed in place, never replaced: ``compact`` may change it meanwhile."""
     import psycopg
 
     try:
