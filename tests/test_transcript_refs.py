@@ -8,6 +8,7 @@ import pytest
 
 import recuerdo
 
+from .conftest import db_dump
 from .meanwhile import WritesMeanwhile
 
 TURNS = [
@@ -81,6 +82,17 @@ def test_a_refused_turn_stores_no_turn(memory: recuerdo.Memory) -> None:
         memory.add_messages("standup", bad)
     assert refused.value.extra["index"] == 2
     assert _turns(memory, "standup", "conversation:standup") == []
+
+
+def test_a_refused_call_leaves_the_store_as_it_was(file_memory: recuerdo.Memory) -> None:
+    """Refused after its checks moved before the write: nothing of it is written (no turn, no
+    journal row, no conversation's state), beside turns already held."""
+    file_memory.add_messages("standup", TURNS)
+    before = db_dump(file_memory.location)
+    bad = [{"speaker": "cy", "text": "new", "ref": "t9"}, {"speaker": "ana", "text": ""}]
+    with pytest.raises(recuerdo.InvalidBatch):
+        file_memory.add_messages("standup", bad)
+    assert db_dump(file_memory.location) == before
 
 
 def test_a_ref_given_twice_in_one_call_is_one_turn(memory: recuerdo.Memory) -> None:
