@@ -25,7 +25,7 @@ from ..index import vectors
 from ..index.embed import Embedder
 from ..index.words import QueryWords, check_mode, query_words
 from ..notes import pins as pin_ops
-from ..store.base import REBUILD_OWED, RECLAIM_OWED, Tx, marks, rows_by_id
+from ..store.base import OWED_MARKS, REBUILD_OWED, RECLAIM_OWED, Tx, marks, rows_by_id
 from . import ask as ask_ops
 from . import pack
 from . import search as search_ops
@@ -475,7 +475,7 @@ class RetrievalVerbs(MemoryBase):
             # 10.1 ms against 1.1 at 50,000 notes (clients poll this verb while a backlog clears).
             # The marks this reply reads, in one query: the vector index's, and what is owed.
             vector_mark = None if embedder is None else vectors.mark_name(embedder.name)
-            wanted = [REBUILD_OWED, RECLAIM_OWED, *([] if vector_mark is None else [vector_mark])]
+            wanted = [*OWED_MARKS, *([] if vector_mark is None else [vector_mark])]
             marked = {
                 row["name"]: row["upto"]
                 for row in tx.all(
