@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import recuerdo
+from recuerdo.store.base import REBUILD_OWED, RECLAIM_OWED
 from recuerdo.store.sqlite.driver import sqlite3
 
 SECRET_WORD = "Xandrofeliq"
@@ -62,6 +63,24 @@ def test_no_erasure_is_owed_once_a_forget_has_folded(memory: recuerdo.Memory) ->
     if settle is not None:  # PostgreSQL: the forget's VACUUM, on a thread of its own
         assert settle(60)
     assert not _erasure_owed(memory)
+
+
+def test_each_owed_mark_answers_for_itself(memory: recuerdo.Memory) -> None:
+    """A VACUUM owed (PostgreSQL's forget, ``RECLAIM_OWED``) is an erasure owed, and a rebuild
+    owed is not: ``index_status`` reads both marks in one query, each answers alone."""
+
+    def owed() -> tuple[bool, bool]:
+        backend = memory.index_status()["backend"]
+        return backend["erasure_owed"], backend["rebuild_owed"]
+
+    assert owed() == (False, False)
+    with memory._store.write() as tx:
+        tx.execute("INSERT INTO index_marks (name, upto) VALUES (?, 0)", (RECLAIM_OWED,))
+    assert owed() == (True, False)
+    with memory._store.write() as tx:
+        tx.execute("DELETE FROM index_marks WHERE name = ?", (RECLAIM_OWED,))
+        tx.execute("INSERT INTO index_marks (name, upto) VALUES (?, 0)", (REBUILD_OWED,))
+    assert owed() == (False, True)
 
 
 def test_a_write_beside_the_fold_keeps_its_own_busy_wait(file_memory: recuerdo.Memory) -> None:

@@ -206,8 +206,10 @@ def test_a_refused_pull_of_a_file_never_synced_leaves_no_entry(base: Path, task_
     the file was sent without expected_version: it replaced memory's newer text unchecked."""
     with recuerdo.open("work", base_dir=base) as memory:
         memory.save("auth tasks", DOC + "- [ ] written elsewhere\n", key=KEY, kind="mirror")
+    before = task_file.read_bytes()
     code, refused = mirror(base, "pull", str(task_file), "--key", KEY)
     assert code == 1 and refused["status"] == "refused", refused
+    assert task_file.read_bytes() == before
     code, status = mirror(base, "status", str(task_file))
     assert status[0]["status"] == "local_ahead" and status[0]["detail"] == "never pushed"
     code, pushed = mirror(base, "push", str(task_file), "--key", KEY)

@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import recuerdo
-from recuerdo.core import secrets
+from recuerdo.core import secret_assignments, secrets
 from recuerdo.core.secrets import apply_rules, redact, redact_call, redact_text
 
 OPENAI = "sk-proj-" + "Ab3" * 10
@@ -129,7 +129,7 @@ def test_an_assignment_starts_where_its_name_does(text: str) -> None:
     third review: from every ``.``, ``_`` or ``-`` inside a run, each start read the run to its
     end: 7.3 s for 30 KB of ``ab.`` before " key=1"). Each match starts there anyway: the same
     text is redacted as with the pattern that tried every start."""
-    for rule in (secrets._STRONG_ASSIGNMENT, secrets._KEY_ASSIGNMENT):
+    for rule in (secret_assignments.STRONG_ASSIGNMENT, secret_assignments.KEY_ASSIGNMENT):
         every_start = re.compile(
             rule.pattern.replace("(?<![A-Za-z0-9_.-])", "(?<![A-Za-z0-9])", 1), rule.flags
         )

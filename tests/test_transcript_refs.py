@@ -84,11 +84,14 @@ def test_a_refused_turn_stores_no_turn(memory: recuerdo.Memory) -> None:
     assert _turns(memory, "standup", "conversation:standup") == []
 
 
-def test_a_refused_batch_of_turns_leaves_the_store_unchanged(file_memory: recuerdo.Memory) -> None:
-    file_memory.add_messages("standup", TURNS[:1])
+def test_a_refused_call_leaves_the_store_as_it_was(file_memory: recuerdo.Memory) -> None:
+    """Refused after its checks moved before the write: nothing of it is written (no turn, no
+    journal row, no conversation's state), beside turns already held."""
+    file_memory.add_messages("standup", TURNS)
     before = settled_dump(file_memory)
+    bad = [{"speaker": "cy", "text": "new", "ref": "t9"}, {"speaker": "ana", "text": ""}]
     with pytest.raises(recuerdo.InvalidBatch):
-        file_memory.add_messages("standup", [*TURNS, {"speaker": "ana", "text": "", "ref": "t3"}])
+        file_memory.add_messages("standup", bad)
     assert settled_dump(file_memory) == before
 
 

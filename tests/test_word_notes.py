@@ -141,3 +141,14 @@ def test_a_fact_in_a_note_is_stored_and_found(file_memory: recuerdo.Memory, kind
     file_memory._upkeep.drain()
     [hit] = file_memory.search("Zorvian regulator", types="document")["results"]
     assert hit["id"] == reply["doc_id"]
+
+
+def test_endnotes_are_labelled_in_roman_numerals_as_word_numbers_them() -> None:
+    """Word's default endnote numbering: i, ii, iii, iv ... (subtractive forms included)."""
+    cited = (1, 4, 9, 14, 40, 49)
+    numbered = {n: [f"Note {n}."] for n in range(1, 50)}
+    data = _with_notes(
+        lambda d: d.add_paragraph("".join(f"x[en:{n}]" for n in range(1, 50))), {}, numbered
+    )
+    labels = [text.split("]")[0][1:] for _, text in _blocks(data)[1:]]
+    assert [labels[n - 1] for n in cited] == ["i", "iv", "ix", "xiv", "xl", "xlix"]

@@ -70,7 +70,7 @@ def add(tx: Tx, *, tenant: str, principal: str, prepared: Turns) -> AddedMessage
     # call took a time growing with its length at each). By id: the newest of a ref held
     # twice (stored before 0099) answers, as it did.
     wanted = list(dict.fromkeys(ref for *_, ref in turns if ref is not None))
-    held: dict[str, int] = {}
+    held: dict[str | int, int] = {}
     if wanted:
         ref_of = tx.json_text("meta", "ref")
         marks = ", ".join("?" * len(wanted))
@@ -81,15 +81,13 @@ def add(tx: Tx, *, tenant: str, principal: str, prepared: Turns) -> AddedMessage
         held = {row["ref"]: int(row["id"]) for row in rows}
     previous_last = tx.scalar(f"SELECT max(id) {kept}", (tenant, conversation_id, label))
     # The new turns go in one batch (a statement each cost a round trip on PostgreSQL: 5,000
-    # turns held the write lock 5 s); a ref given twice in one call is one turn.
-    fresh: list[tuple[str, str, str | None, str | None]] = []
-    firsts: set[str] = set()
-    for turn in turns:
-        ref = turn[3]
-        if ref is None or (ref not in held and ref not in firsts):
-            fresh.append(turn)
-            if ref is not None:
-                firsts.add(ref)
+    # turns held the write lock 5 s); a ref given twice in one call is one turn. A turn's key
+    # is its ref, else its place in the call (a turn with no ref is always a new one).
+    keys: list[str | int] = [at if ref is None else ref for at, (*_, ref) in enumerate(turns)]
+    fresh: dict[str | int, tuple[str, str, str | None, str | None]] = {}
+    for key, turn in zip(keys, turns, strict=True):
+        if key not in held:
+            fresh.setdefault(key, turn)
     new_ids = tx.insert_returning_ids(
         "INSERT INTO items (tenant, scope, item_type, category, content, source,"
         " session, occurred_at, meta, created_at, updated_at)"
@@ -110,19 +108,12 @@ def add(tx: Tx, *, tenant: str, principal: str, prepared: Turns) -> AddedMessage
                 stamp,
                 stamp,
             )
-            for speaker, text, date, ref in fresh
+            for speaker, text, date, ref in fresh.values()
         ],
     )
-    new = [(item_id, turn[1]) for item_id, turn in zip(new_ids, fresh, strict=True)]
-    ids: list[int] = []
-    made = iter(new_ids)
-    for *_, ref in turns:
-        if ref is not None and ref in held:
-            ids.append(held[ref])
-            continue
-        ids.append(next(made))
-        if ref is not None:
-            held[ref] = ids[-1]
+    new = [(item_id, turn[1]) for item_id, turn in zip(new_ids, fresh.values(), strict=True)]
+    id_of: dict[str | int, int] = {**held, **dict(zip(fresh, new_ids, strict=True))}
+    ids = [id_of[key] for key in keys]
     tx.executemany(
         "INSERT INTO journal (tenant, scope, item_id, item_type, operation, principal, version,"
         " chars_added, created_at) VALUES (?, ?, ?, 'message', 'write', ?, 1, ?, ?)",

@@ -11,20 +11,20 @@ import re
 # A netrc line's password is a word after "password"; an assignment's sign with nothing after
 # it is not one: "password =" alone on its line (a name whose value follows, or a heading of
 # prose) became "password secret(PASSWORD)", and a value on the next line was kept in clear.
-_NETRC = re.compile(
+NETRC = re.compile(
     r"(\blogin\s+\S+\s+password\s+)(?!secret\()(\S+)"
     r"|(^[ \t]*password[ \t]+)(?!secret\()(?!(?:=>?|:=?)[ \t]*$)(\S+)[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 
 # Names that end in a secret word: whatever (non-code) value they are given is a secret.
-_STRONG_NAMES = (
+STRONG_NAMES = (
     *("password", "passwd", "pwd", "passphrase", "secret", "token", "api[_-]?key", "apikey"),
     *("access[_-]?key", "secret[_-]?key", "private[_-]?key", "account[_-]?key"),
     *("signing[_-]?key", "encryption[_-]?key", "master[_-]?key", "client[_-]?secret"),
     "credentials?",
 )
-_STRONG_NAME = f"(?:{'|'.join(_STRONG_NAMES)})"
+_STRONG_NAME = f"(?:{'|'.join(STRONG_NAMES)})"
 _VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'()\[\]{}<>]+)"
 # After the sign, a value on its line or the next one (YAML's "password:" over an indented
 # value). Past a blank line, only a value alone on its line: a sign that ends a paragraph took
@@ -35,40 +35,41 @@ _VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'()\[\]{}<>]+)"
 # a run of them exponential (10 s for 22 before prose, the review of 0152). A value alone on
 # its line may be quoted, spaces and all (JSON's "password":, a blank line, "a b c").
 _SPACE = r"[^\S\r\n]"
-_BREAK = rf"(?:\r\n?+|\n){_SPACE}*+"
+_LINE_BREAK = r"(?:\r\n?+|\n)"
+_BREAK = rf"{_LINE_BREAK}{_SPACE}*+"
 _ALONE = (
     rf"(?=(?:\"[^\"\r\n]*+\"|'[^'\r\n]*+')?\S*+{_SPACE}*+(?:[\r\n]|$)"
     # or a first word holding a digit or a password's symbol ("hunter2  # rotated"): prose
     # opens with a word ("Rotate it"), a credential seldom with letters alone
     r"|[^\s,;\"'()\[\]{}<>]*?[\d!@#$%^&*+=~|\\/_])"
 )
-_SEPARATOR = (
+SEPARATOR = (
     rf"[\"']?\s*(?:[:=]|=>|:=){_SPACE}*+"
     rf"(?:{_BREAK}(?:(?:{_BREAK})++{_ALONE})?)?"
 )
-_STRONG_ASSIGNMENT = re.compile(
-    rf"((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?{_STRONG_NAME}{_SEPARATOR})(?!secret\(){_VALUE}",
+STRONG_ASSIGNMENT = re.compile(
+    rf"((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?{_STRONG_NAME}{SEPARATOR})(?!secret\(){_VALUE}",
     re.IGNORECASE,
 )
 # A YAML block scalar of a secret name (``password: |`` or ``>-``, over an indented block):
 # the block is the value. Its first line's indentation starts every line of it; blank lines
-# inside it are kept to it only when an indented line follows. Breaks are read possessively
-# (a CRLF read as one break or two made 0152's separator exponential).
-_BLOCK_BREAK = r"(?:\r\n?+|\n)"
-_BLOCK_SCALAR = re.compile(
-    rf"((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?{_STRONG_NAME}[\"']?[ \t]*:[ \t]*"
-    rf"[|>][-+]?[1-9]?[-+]?[ \t]*(?:#[^\r\n]*+)?{_BLOCK_BREAK}"
-    rf"(?:[ \t]*{_BLOCK_BREAK})*+([ \t]+))(?!secret\()"
-    rf"(\S[^\r\n]*+(?:{_BLOCK_BREAK}(?:[ \t]*{_BLOCK_BREAK})*+\2[^\r\n]*+)*+)",
+# inside it are kept to it only when an indented line follows. Breaks are read possessively,
+# as in ``SEPARATOR``.
+BLOCK_SIGN = r"[\"']?[ \t]*:[ \t]*[|>]"  # what follows the name (the rule's cue asks it too)
+BLOCK_SCALAR = re.compile(
+    rf"((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?{_STRONG_NAME}{BLOCK_SIGN}"
+    rf"[-+]?[1-9]?[-+]?[ \t]*(?:#[^\r\n]*+)?{_LINE_BREAK}"
+    rf"(?:[ \t]*{_LINE_BREAK})*+([ \t]+))(?!secret\()"
+    rf"(\S[^\r\n]*+(?:{_LINE_BREAK}(?:[ \t]*{_LINE_BREAK})*+\2[^\r\n]*+)*+)",
     re.IGNORECASE,
 )
 # Any other *key name: only a value that looks random is a secret.
-_KEY_ASSIGNMENT = re.compile(
-    rf"((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*key{_SEPARATOR})(?!secret\(){_VALUE}", re.IGNORECASE
+KEY_ASSIGNMENT = re.compile(
+    rf"((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*key{SEPARATOR})(?!secret\(){_VALUE}", re.IGNORECASE
 )
 
 
-def _quick_assignment(pattern: re.Pattern[str]) -> re.Pattern[str]:
+def quick_assignment(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """The same assignment pattern, first asking that the name characters from where it
     starts are followed by a separator. Every match has that: its name part is a run of name
     characters that the separator ends (no separator's first character is one). The plain
@@ -81,7 +82,7 @@ def _quick_assignment(pattern: re.Pattern[str]) -> re.Pattern[str]:
     # At least one name character (every name holds one): from every space of a long run of
     # them, ``*+`` went on to try the separator's own spaces (10.7 s for 40,000 line breaks
     # after "password: x", the review's).
-    ahead = f"(?=[A-Za-z0-9_.-]++{_SEPARATOR})"
+    ahead = f"(?=[A-Za-z0-9_.-]++{SEPARATOR})"
     return re.compile(start + ahead + pattern.pattern[len(start) :], pattern.flags)
 
 
@@ -90,7 +91,7 @@ _CODE_VALUE = re.compile(
     r"(?:[A-Za-z_][A-Za-z0-9_]*\.)+[A-Za-z_][A-Za-z0-9_]*"  # form.get, self.token
     r"|[$%&]\S*"  # $VAR, ${VAR}, %(name)s
     r"|\*+|x{3,}|X{3,}|\.{3}|<[^>]*>"  # placeholders
-    r"|\|[-+]?[1-9]?[-+]?"  # a YAML block's indicator: the block is the value (_BLOCK_SCALAR)
+    r"|\|[-+]?[1-9]?[-+]?"  # a YAML block's indicator: the block is the value (BLOCK_SCALAR)
     r"|none|null|nil|true|false|undefined|empty|required|optional|str|string|int|bytes"
     r"|secret\(.*",
     re.IGNORECASE,
@@ -124,13 +125,13 @@ def _looks_random(value: str) -> bool:
     return bool(_RANDOM_CHARS.fullmatch(value)) and digits >= 3 and digits < len(value)
 
 
-def _strong(match: re.Match[str]) -> str:
+def replace_strong(match: re.Match[str]) -> str:
     if _looks_like_code(match):
         return match.group(0)
     return match.group(1) + "secret(PASSWORD)"
 
 
-def _weak(match: re.Match[str]) -> str:
+def replace_weak(match: re.Match[str]) -> str:
     if _looks_like_code(match) or not _looks_random(match.group(2)):
         return match.group(0)
     return match.group(1) + "secret(API)"

@@ -25,7 +25,7 @@ from ..index import vectors
 from ..index.embed import Embedder
 from ..index.words import QueryWords, check_mode, query_words
 from ..notes import pins as pin_ops
-from ..store.base import REBUILD_OWED, RECLAIM_OWED, Tx, rows_by_id
+from ..store.base import OWED_MARKS, REBUILD_OWED, RECLAIM_OWED, Tx, marks, rows_by_id
 from . import ask as ask_ops
 from . import pack
 from . import search as search_ops
@@ -473,13 +473,16 @@ class RetrievalVerbs(MemoryBase):
             # (PostgreSQL's key says so; SQLite's writes copy it, and nothing changes an item's
             # tenant), so the chunk index alone counts them: the join to items read every item,
             # 10.1 ms against 1.1 at 50,000 notes (clients poll this verb while a backlog clears).
-            upto = 0
-            if embedder is not None:
-                mark = tx.scalar(
-                    "SELECT upto FROM index_marks WHERE name = ?",
-                    (vectors.mark_name(embedder.name),),
+            # The marks this reply reads, in one query: the vector index's, and what is owed.
+            vector_mark = None if embedder is None else vectors.mark_name(embedder.name)
+            wanted = [*OWED_MARKS, *([] if vector_mark is None else [vector_mark])]
+            marked = {
+                row["name"]: row["upto"]
+                for row in tx.all(
+                    f"SELECT name, upto FROM index_marks WHERE name IN ({marks(wanted)})", wanted
                 )
-                upto = 0 if mark is None else int(mark)
+            }
+            upto = int(marked.get(vector_mark) or 0)
             hidden, hidden_waiting = hidden_mail_chunks(tx, self.tenant, self.principal, upto)
             chunks = int(tx.scalar("SELECT count(*) FROM chunks WHERE tenant = ?", (self.tenant,)))
             chunks -= hidden
@@ -494,15 +497,10 @@ class RetrievalVerbs(MemoryBase):
                     "dialect": self._store.dialect,
                     **dataclasses.asdict(self._store.capabilities),
                     # A forget whose words may still be keys of an index until `compact`.
-                    "rebuild_owed": tx.scalar(
-                        "SELECT 1 FROM index_marks WHERE name = ?", (REBUILD_OWED,)
-                    )
-                    is not None,
+                    "rebuild_owed": REBUILD_OWED in marked,
                     # A forget's copies not yet given back: the write-ahead log a reader held
                     # (SQLite), or the VACUUM not yet run (PostgreSQL) (decision 0156).
-                    "erasure_owed": self._store.fold_owed
-                    or tx.scalar("SELECT 1 FROM index_marks WHERE name = ?", (RECLAIM_OWED,))
-                    is not None,
+                    "erasure_owed": self._store.fold_owed or RECLAIM_OWED in marked,
                 },
             }
             if (reason := self._meaning.unarmed_reason()) is not None:
