@@ -7,6 +7,7 @@ import os
 import ssl
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -159,15 +160,21 @@ def file_memory(base: Path) -> Iterator[recuerdo.Memory]:
 
 @contextmanager
 def statements_run(
-    monkeypatch: pytest.MonkeyPatch, tx_class: type[Any] = SQLiteTx
+    monkeypatch: pytest.MonkeyPatch,
+    tx_class: type[Any] = SQLiteTx,
+    this_thread_only: bool = False,
 ) -> Iterator[list[tuple[str, Any]]]:
     """Every statement (with its parameters) that transactions of ``tx_class`` (a store's
-    ``Tx``, whose ``_run`` sends one statement) send inside the block, in order."""
+    ``Tx``, whose ``_run`` sends one statement) send inside the block, in order; with
+    ``this_thread_only``, only the calling thread's: a count compared with another must not
+    take in the upkeep's statements, which a loaded machine moves into the block."""
     seen: list[tuple[str, Any]] = []
     send = tx_class._run
+    caller = threading.get_ident()
 
     def recorded(tx: Any, sql: str, params: Any) -> Any:
-        seen.append((sql, params))
+        if not this_thread_only or threading.get_ident() == caller:
+            seen.append((sql, params))
         return send(tx, sql, params)
 
     with monkeypatch.context() as patch:

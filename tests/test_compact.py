@@ -26,6 +26,7 @@ from recuerdo.store.postgres.maintenance import MAINTAIN_SINCE
 
 from .postgres import (
     ROLE,
+    SETTLED_WITHIN,
     app_conninfo,
     contract_url,
     leave_invalid_index,
@@ -134,7 +135,7 @@ def _forgotten_and_vacuumed(memory: recuerdo.Memory) -> PostgresStore:
     store.optimize()
     assert WORD in _stats(store)
     assert memory.forget(secret)
-    assert store.settle(30)
+    assert store.settle(SETTLED_WITHIN)
     return store
 
 
@@ -225,7 +226,7 @@ def test_a_second_compact_at_once_is_told_so(app_memory: recuerdo.Memory) -> Non
     store = app_memory._store
     assert isinstance(store, PostgresStore)
     assert app_memory.forget(app_memory.remember("learning", f"the vault word is {WORD}"))
-    assert store.settle(30)
+    assert store.settle(SETTLED_WITHIN)
     indexes = _gin_files(store)  # each file changes when its index is rebuilt
     with store.claim("compact") as mine:  # what a compact of another process holds
         assert mine
@@ -298,7 +299,7 @@ def test_who_may_not_own_a_memory_but_maintain_it_compacts_it(maintain: bool) ->
         user = recuerdo.open(owner.memory, store=borrowed, embedder="none")
         vacuums = _vacuums(owner)
         assert user.forget(secret)
-        assert borrowed.settle(30)
+        assert borrowed.settle(SETTLED_WITHIN)
         indexes = _gin_files(owner)
         if not maintain:
             with pytest.raises(recuerdo.StoreError) as refused:
@@ -342,7 +343,7 @@ def test_a_maintainer_leaves_an_interrupted_rebuilds_index_to_the_owner() -> Non
         borrowed = PostgresStore(app_conninfo(), owner.memory, create=False)
         with recuerdo.open(owner.memory, store=borrowed, embedder="none") as user:
             assert user.forget(ids[0])
-            assert borrowed.settle(30)
+            assert borrowed.settle(SETTLED_WITHIN)
             indexes, vacuums = _gin_files(owner), _vacuums(owner)
             with pytest.raises(recuerdo.StoreError) as refused:
                 user.compact()
@@ -380,7 +381,7 @@ def test_before_18_a_maintainer_leaves_the_statistics_clear_to_the_owner_quietly
         borrowed = PostgresStore(app_conninfo(), owner.memory, create=False)
         with recuerdo.open(owner.memory, store=borrowed, embedder="none") as user:
             assert user.forget(only)
-            assert borrowed.settle(30)
+            assert borrowed.settle(SETTLED_WITHIN)
             user.compact()
         borrowed.close()
         owed = [name for name in _owed_marks(owner) if name.startswith(STATISTICS_OWED)]
@@ -388,11 +389,11 @@ def test_before_18_a_maintainer_leaves_the_statistics_clear_to_the_owner_quietly
         assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
         vacuums = _vacuums(owner)
         again = PostgresStore(app_conninfo(), owner.memory, create=False)
-        assert again.settle(30)
+        assert again.settle(SETTLED_WITHIN)
         assert _vacuums(owner) == vacuums  # an open that could clear none runs no VACUUM
         again.close()
         mine = PostgresStore(contract_url(), owner.memory, create=False)
-        assert mine.settle(30)
+        assert mine.settle(SETTLED_WITHIN)
         assert not [n for n in _owed_marks(owner) if n.startswith(STATISTICS_OWED)]
         mine.close()
     finally:

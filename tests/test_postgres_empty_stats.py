@@ -18,6 +18,7 @@ from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.connection import schema_name
 
 from .postgres import (
+    SETTLED_WITHIN,
     app_conninfo,
     leave_invalid_index,
     sampled_values,
@@ -74,7 +75,7 @@ def _analysed_then_forgotten(memory: recuerdo.Memory, admin: str) -> None:
         )
         for entry in ids:
             assert memory.forget(entry)
-    assert store.settle(30)
+    assert store.settle(SETTLED_WITHIN)
 
 
 def _still_works(memory: recuerdo.Memory) -> None:
@@ -177,7 +178,7 @@ def test_tables_still_owed_when_a_process_ends_are_cleared_when_the_memory_opens
         store.close()  # the process ends, owing the table
     again = PostgresStore(app_conninfo(admin), name)
     try:
-        assert again.settle(30)
+        assert again.settle(SETTLED_WITHIN)
         assert TAG not in sampled_values(admin, name).get("item_tags.tag", "")
         assert again._live().statistics_owed == set()
         with again.read() as tx:

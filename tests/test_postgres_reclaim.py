@@ -21,7 +21,7 @@ from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.connection import schema_name
 from recuerdo.store.postgres.maintenance import RECLAIM_OWED
 
-from .postgres import contract_url, unique_memory
+from .postgres import SETTLED_WITHIN, contract_url, unique_memory
 
 MARKER = "Qelvorandisk Tromblevat"
 
@@ -96,7 +96,7 @@ def test_a_hard_delete_in_a_large_memory_leaves_no_index_entry_of_its_title(
         memory._upkeep.drain()
         assert _btree_entries_holding(store, MARKER) == ["items_note_titles"]
         memory.delete(note["id"], hard=True)
-        assert store.settle(timeout=60)
+        assert store.settle(timeout=SETTLED_WITHIN)
         assert _btree_entries_holding(store, MARKER) == []
         assert _owed(store) is None
     finally:
@@ -144,7 +144,7 @@ def _a_note_and_its_page(
     memory.remember_many([{"category": "learning", "content": f"Entry {n}"} for n in range(50)])
     note = memory.save(f"{MARKER} plan", "The plan in full.")
     memory._upkeep.drain()
-    assert store.settle(timeout=60)
+    assert store.settle(timeout=SETTLED_WITHIN)
     page = conn.execute(
         "SELECT (ctid::text::point)[0]::int FROM items WHERE id = %s", [note["id"]]
     ).fetchone()[0]
@@ -208,7 +208,7 @@ def test_a_forget_does_not_wait_for_its_vacuum_which_stays_owed_until_it_runs(
         first = memory.remember("learning", f"{MARKER} first")
         second = memory.remember("learning", f"{MARKER} second")
         memory._upkeep.drain()
-        assert store.settle(timeout=60)
+        assert store.settle(timeout=SETTLED_WITHIN)
         blocker.execute("BEGIN")
         blocker.execute("LOCK TABLE items IN SHARE UPDATE EXCLUSIVE MODE")
         done = []
@@ -221,7 +221,7 @@ def test_a_forget_does_not_wait_for_its_vacuum_which_stays_owed_until_it_runs(
         assert _owed(store) is not None
         assert not store.settle(timeout=0.5)
         blocker.execute("COMMIT")
-        assert store.settle(timeout=60)
+        assert store.settle(timeout=SETTLED_WITHIN)
         assert _owed(store) is None
         assert memory.recall(search="Qelvorandisk") == []
     finally:
@@ -249,7 +249,7 @@ def test_a_vacuum_owed_when_a_process_ended_runs_at_the_next_open(store: Postgre
         before = _vacuum_count(conn)
     reopened = PostgresStore(store.url, store.memory)
     try:
-        assert reopened.settle(timeout=60)
+        assert reopened.settle(timeout=SETTLED_WITHIN)
         assert _owed(reopened) is None
         with _admin(reopened) as conn:
             deadline = time.monotonic() + 30  # the statistics reach the view asynchronously
@@ -320,7 +320,7 @@ def test_a_forget_that_finds_nothing_leaves_no_mark_behind(store: PostgresStore)
     memory = recuerdo.open(store.memory, store=store, embedder="none")
     try:
         assert memory.forget(987654) is False
-        assert store.settle(timeout=60)
+        assert store.settle(timeout=SETTLED_WITHIN)
         assert _owed(store) is None
     finally:
         memory.close()
@@ -342,7 +342,7 @@ def test_rows_only_a_later_snapshot_still_sees_do_not_leave_the_vacuum_owed(
         note = memory.save("Harbour log", "The first line.")
         entry = memory.remember("learning", f"{MARKER} to forget")
         assert memory.forget(entry)
-        assert store.settle(timeout=60)
+        assert store.settle(timeout=SETTLED_WITHIN)
         holder.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         holder.execute("SELECT count(*) FROM items").fetchone()
         for n in range(5):  # each edit leaves a row version only the holder's snapshot sees

@@ -402,7 +402,7 @@ def test_a_page_of_notes_reads_their_histories_in_as_many_statements_whatever_it
         for n in range(count):
             for text in (f"first {n}", f"second {n}"):
                 memory.save(f"Note {n}", text, key=f"k{n}", scope=scope)
-        with statements_run(monkeypatch, tx_class_of(memory)) as seen:
+        with statements_run(monkeypatch, tx_class_of(memory), this_thread_only=True) as seen:
             page = memory.export(scope=scope)
         notes = [record for record in page["records"] if record["record"] == "note"]
         assert [[r["content"] for r in note["revisions"]] for note in notes] == [
