@@ -47,7 +47,8 @@ VACUUM_WAITING_FOR_PINS = "VACUUM (FREEZE, INDEX_CLEANUP ON)"
 its page instead of passing by a page another session holds pinned (a scan, a cursor, a buffer
 being written out), and FREEZE makes every row older than its horizon one to freeze, the
 forget's dead rows included. What it leaves is only what a snapshot still sees, which the wait
-for older transactions (``_OLDER_RUNNING``) rules out for the forget's rows. The plain form
+for older transactions (``_OLDER_RUNNING``) rules out for the forget's rows, and the VACUUM's
+own horizon, read after it (``_PASSED_MARK``, decision 0163), confirms. The plain form
 (``VACUUM_EVERY_INDEX``) runs when that wait gave up: the run is incomplete anyway. Counting the
 dead rows a plain VACUUM left (0137) could not tell the forget's from rows a later snapshot sees,
 nor see a left row that others' changes to the table hid (CI runs of stop 58). A table's first
@@ -77,21 +78,50 @@ _TABLES_OF = (
     "SELECT relname, {} AS maintained, reltuples"
     " FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind = 'r'"
 )
-# Whether a session of this database (not this one) holds a transaction id or a snapshot
-# from before the marked transaction (%s, a txid_current()). Ages count back from the next
-# id: the marked one is (next - mark) back. A mark from another server's ids (a restore)
-# lies ahead of the next id, and holds nothing back. Every role's sessions show their ids to
-# any role (their query and state need pg_read_all_stats), so this sees them all; not the
-# horizon a replication slot or a standby's feedback holds.
+# Whether anything of this database (not this session) holds a transaction id or a snapshot
+# from before the marked transaction (%s, a txid_current()), which a VACUUM's horizon would
+# then keep (decision 0163): a session (its ids show to any role), a prepared transaction
+# (in no session's row), a standby's feedback (a walsender of no database, or the slot it left)
+# or a replication slot's xmin. Ages count back from the next id: the marked one is
+# (next - mark) back. A mark from another server's ids (a restore) lies ahead of the next id,
+# and holds nothing back.
 _OLDER_RUNNING = """
     WITH mark AS (
         SELECT txid_snapshot_xmax(txid_current_snapshot()) - %s AS back
     )
-    SELECT EXISTS (
-        SELECT 1 FROM pg_stat_activity, mark
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND mark.back > 0
-          AND (age(backend_xid) >= mark.back OR age(backend_xmin) >= mark.back)
+    SELECT mark.back > 0 AND (
+        EXISTS (
+            SELECT 1 FROM pg_stat_activity
+            WHERE (datname = current_database() OR backend_type = 'walsender')
+              AND pid <> pg_backend_pid()
+              AND (age(backend_xid) >= mark.back OR age(backend_xmin) >= mark.back)
+        )
+        OR EXISTS (
+            SELECT 1 FROM pg_prepared_xacts
+            WHERE database = current_database() AND age(transaction) >= mark.back
+        )
+        OR EXISTS (SELECT 1 FROM pg_replication_slots WHERE age(xmin) >= mark.back)
     )
+    FROM mark
+"""
+# Whether the VACUUM (FREEZE) just run came after the marked transaction (%s) in every table
+# of the memory (the schema, %s) and its TOAST tables (decision 0163): such a VACUUM sets
+# ``relfrozenxid`` to the oldest id it left, at most its own horizon, and it never moves back.
+# Past the mark, every row the forget deleted was removable, and removed; at or before it,
+# something the wait above did not see held the horizon, and the rows may stay. The 32-bit
+# id is widened with the epoch of the current snapshot's xmax, which it never passes.
+_PASSED_MARK = """
+    WITH now AS (SELECT txid_snapshot_xmax(txid_current_snapshot()) AS xmax),
+    tables AS (
+        SELECT oid, reltoastrelid FROM pg_class
+        WHERE relnamespace = %s::regnamespace AND relkind = 'r'
+    )
+    SELECT coalesce(bool_and(
+        now.xmax - (now.xmax %% 4294967296 - c.relfrozenxid::text::bigint + 4294967296)
+            %% 4294967296 > %s
+    ), true)
+    FROM pg_class c, now
+    WHERE c.oid IN (SELECT oid FROM tables UNION SELECT reltoastrelid FROM tables)
 """
 
 _log = logging.getLogger("recuerdo.store")
@@ -245,6 +275,10 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
                     _log.info("the VACUUM owed after a forget waited too long for a page")
                 finally:
                     conn.execute("RESET statement_timeout")
+                if not timed_out and mark is not None:
+                    behind = not conn.execute(_PASSED_MARK, [shared.schema, mark]).fetchone()[0]
+                    if behind:
+                        _log.info("the VACUUM owed after a forget came before its horizon passed")
             conn.execute(f"ANALYZE {listed}")
         except BaseException:
             # The tables it analysed before it failed are counted empty already: owed.
