@@ -66,9 +66,17 @@ def _cursor(value: object) -> tuple[int, str]:
 
 
 def export(
-    tx: Tx, tenant: str, scope: str, cursor: object, limit: int, viewer: str | None = None
+    tx: Tx,
+    tenant: str,
+    scope: str,
+    cursor: object,
+    limit: int,
+    viewer: str | None = None,
+    *,
+    owner: bool,
 ) -> dict[str, Any]:
-    """One page of records; ``viewer`` sees its own conversations only."""
+    """One page of records; ``viewer`` sees its own conversations only, and, unless it is the
+    memory's owner, only its own part of what they keep beside the messages (decision 0158)."""
     phase, last = _cursor(cursor)
     records: list[dict[str, Any]] = []
     if cursor is None or cursor == "":  # the first page ("document:" is the page after it)
@@ -77,7 +85,7 @@ def export(
         wanted = limit - len(records)
         if PHASES[phase] in comms_transfer.PHASES:
             page, last, done = comms_transfer.export_page(
-                tx, tenant, scope, viewer, PHASES[phase], last, wanted
+                tx, tenant, scope, viewer, PHASES[phase], last, wanted, owner=owner
             )
             records += page
         else:
