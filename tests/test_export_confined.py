@@ -191,3 +191,58 @@ def test_a_confined_export_reads_its_own_scope_only(memory: recuerdo.Memory) -> 
     records = _exported(ann)
     assert [m["subject"] for m in _of(records, "mail")] == ["Here"]
     assert marker not in exact.dumps(records)
+
+
+@pytest.mark.parametrize("token", list(TOKENS))
+def test_a_token_holders_import_blocks_no_messaging_record_of_the_owners(
+    memory: recuerdo.Memory, token: str
+) -> None:
+    """A holder imports no messaging record, but its import kept the keys of the records it
+    read in where the owner's are kept: a knowledge record given the key of a conversation, a
+    message or a cursor of an export (the holder's own export names them) made the owner's
+    later import of that export skip them as "already imported", and the messages of a
+    skipped conversation as of none. The holder dropped the other members' messages and
+    cursors from the owner's import. Its keys now skip the knowledge records alone."""
+    _talk(memory, token)
+    records = _exported(memory.agent("olga"))
+    fresh = memory.for_tenant("fresh")
+    planted = [
+        {"record": "entry", "key": r["key"], "category": "decision", "content": f"planted {n}"}
+        for n, r in enumerate(records)
+        if r["record"] in ("address", "conversation", "mail", "cursor")
+    ]
+    holder = TOKENS[token](fresh, "ann")
+    assert holder.import_records(planted, scope=SCOPE)["imported"] == len(planted)
+    outcome = fresh.import_records(records, scope=SCOPE)
+    assert outcome["skipped"] == [] and outcome["imported"] == len(records) - 1
+    olga, ben = fresh.agent("olga"), TOKENS[token](fresh, "ben")
+    assert [m["preview"] for m in _thread(olga)["messages"]] == ["Monday?", "Yes.", "Agreed."]
+    assert _unread(olga) == 0 and _unread(ben) == 2  # his cursor came: he had read none
+
+
+@pytest.mark.parametrize("token", list(TOKENS))
+def test_a_token_holders_keys_still_skip_knowledge_read_in_and_go_with_a_forget(
+    memory: recuerdo.Memory, token: str
+) -> None:
+    """The control beside the keys of the holders' own: a page a holder imported twice, or the
+    owner after it, stores nothing twice; a forget of what it read in drops its keys (an
+    imported name's key is a plain hash of it), and an import of the page reads it in again."""
+    name = "Zebulon Quarrington"
+    memory.relate(name, "Initrode", "works_at", scope=SCOPE)
+    records = [r for r in _exported(memory) if r["record"] in ("entity", "fact")]
+    fresh = memory.for_tenant("fresh")
+    holder = TOKENS[token](fresh, "ann")
+    assert holder.import_records(records, scope=SCOPE)["imported"] == len(records)
+    for importer in (holder, fresh):
+        again = importer.import_records(records, scope=SCOPE)
+        assert again["imported"] == 0 and len(again["skipped"]) == len(records)
+    fresh.forget_knowledge(subject=name, scope=SCOPE)
+    with fresh._store.read() as tx:
+        left = " ".join(
+            row["key"] for row in tx.all("SELECT key FROM import_keys WHERE tenant = 'fresh'")
+        )
+    named = [r["key"] for r in records if r.get("name") == name or r["record"] == "fact"]
+    assert named and not any(key in left for key in named)
+    back = holder.import_records(records, scope=SCOPE)
+    assert back["imported"] == len(named)
+    assert fresh.about(name, scope=SCOPE)["state"] == "answered"
