@@ -80,16 +80,19 @@ def keep(
 # -- export and import (comms/transfer.py): a key travels with its message, decision 0131 -----
 
 
-def of_messages(tx: Tx, tenant: str, message_ids: list[int]) -> dict[int, SendKeyRecord]:
+def of_messages(
+    tx: Tx, tenant: str, message_ids: list[int], sender: str | None = None
+) -> dict[int, SendKeyRecord]:
     """The key each of these messages was sent with, by message id (those sent without one are
-    not in it)."""
+    not in it); with ``sender``, only those that principal sent with."""
     found: dict[int, SendKeyRecord] = {}
+    only = "" if sender is None else " AND principal = ?"
     for first in range(0, len(message_ids), 500):
         part = message_ids[first : first + 500]
         for row in tx.all(
             "SELECT message_id, key, asked, reply, created_at FROM comms_send_keys"
-            f" WHERE tenant = ? AND message_id IN ({marks(part)})",
-            (tenant, *part),
+            f" WHERE tenant = ? AND message_id IN ({marks(part)}){only}",
+            (tenant, *part, *(() if sender is None else (sender,))),
         ):
             found[int(row["message_id"])] = {
                 "key": row["key"],

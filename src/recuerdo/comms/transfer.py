@@ -5,7 +5,10 @@ conversations, each with its principal and kind),
 ``conversation`` (its members), ``mail`` (each message whole, with its conversation's key and,
 for a reply, the position of the message it answers) and ``cursor`` (each member principal's
 unread cursor, as how many messages of the conversation it has read). An export shows what its
-caller may read: only the conversations the caller is a member of, and their messages. Imported
+caller may read: only the conversations the caller is a member of, and their messages. What is
+kept beside a message for one member (the idempotency key its sender gave, how far each member
+has read) goes in the owner's export whole and in anyone else's for the caller alone: a token
+holder reads no other member's through any verb (decision 0158). Imported
 conversations get new ids; pages must be imported in order (a message needs its conversation).
 """
 
@@ -88,9 +91,19 @@ def _nth_mail(tx: Tx, tenant: str, conversation_id: str, position: int) -> int |
 
 
 def export_page(
-    tx: Tx, tenant: str, scope: str, viewer: str | None, phase: str, last: str, limit: int
+    tx: Tx,
+    tenant: str,
+    scope: str,
+    viewer: str | None,
+    phase: str,
+    last: str,
+    limit: int,
+    *,
+    owner: bool,
 ) -> tuple[list[dict[str, Any]], str, bool]:
-    """(records, the cursor's new position in the phase, whether the phase is done)."""
+    """(records, the cursor's new position in the phase, whether the phase is done). Not the
+    ``owner``'s: the keys and cursors are the viewer's own only."""
+    own = None if owner else viewer
     if phase == "address":
         # The addresses the export needs: the viewer's own and those of the members of its
         # conversations in the scope. Every address of the tenant, with its principal, went
@@ -123,10 +136,12 @@ def export_page(
         return records, rows[-1]["address"] if rows else last, len(rows) < limit
     if phase in ("conversation", "cursor"):
         rows = _conversations(tx, tenant, scope, viewer, int(last or 0), limit)
-        render = _conversation if phase == "conversation" else _cursors
-        records = [render(tx, tenant, row) for row in rows]
+        if phase == "conversation":
+            records = [_conversation(tx, tenant, row) for row in rows]
+        else:
+            records = [_cursors(tx, tenant, row, own) for row in rows]
         return records, rows[-1]["id"] if rows else last, len(rows) < limit
-    return _mail_page(tx, tenant, scope, viewer, int(last or 0), limit)
+    return _mail_page(tx, tenant, scope, viewer, int(last or 0), limit, own)
 
 
 def _conversation(tx: Tx, tenant: str, row: Row) -> dict[str, Any]:
@@ -139,13 +154,15 @@ def _conversation(tx: Tx, tenant: str, row: Row) -> dict[str, Any]:
     }
 
 
-def _cursors(tx: Tx, tenant: str, row: Row) -> dict[str, Any]:
+def _cursors(tx: Tx, tenant: str, row: Row, own: str | None) -> dict[str, Any]:
+    """Each member's cursor, or ``own``'s alone (a thread shows its reader its own only)."""
+    only = "" if own is None else " AND v.principal = ?"
     readers = tx.all(
         "SELECT v.principal, (SELECT count(*) FROM items i WHERE i.tenant = v.tenant"
         f" AND i.session = v.conversation_id AND i.item_type = '{MAIL}' AND i.id <= v.read_upto)"
-        " AS read FROM comms_inboxes v WHERE v.tenant = ? AND v.conversation_id = ?"
+        f" AS read FROM comms_inboxes v WHERE v.tenant = ? AND v.conversation_id = ?{only}"
         " ORDER BY v.principal",
-        (tenant, row["id"]),
+        (tenant, row["id"], *(() if own is None else (own,))),
     )
     key = conversation_key(row)
     return {
@@ -157,7 +174,7 @@ def _cursors(tx: Tx, tenant: str, row: Row) -> dict[str, Any]:
 
 
 def _mail_page(
-    tx: Tx, tenant: str, scope: str, viewer: str | None, after: int, limit: int
+    tx: Tx, tenant: str, scope: str, viewer: str | None, after: int, limit: int, own: str | None
 ) -> tuple[list[dict[str, Any]], str, bool]:
     members_only, params = visible("i", viewer)
     heads: dict[str, str] = {}
@@ -170,7 +187,7 @@ def _mail_page(
         (tenant, scope, after, *params, limit),
     ):
         if records and size + int(json.loads(row["meta"]).get("bytes", 0)) > MAX_PAGE_BYTES:
-            return _with_keys(tx, tenant, records, ids), str(last), False
+            return _with_keys(tx, tenant, records, ids, own), str(last), False
         if row["session"] not in heads:
             head = tx.one(
                 "SELECT * FROM comms_conversations WHERE tenant = ? AND id = ?",
@@ -204,15 +221,17 @@ def _mail_page(
         )
         last, size = int(row["id"]), size + shown["bytes"]
         ids.append(last)
-    return _with_keys(tx, tenant, records, ids), str(last), len(records) < limit
+    return _with_keys(tx, tenant, records, ids, own), str(last), len(records) < limit
 
 
 def _with_keys(
-    tx: Tx, tenant: str, records: list[dict[str, Any]], ids: list[int]
+    tx: Tx, tenant: str, records: list[dict[str, Any]], ids: list[int], own: str | None
 ) -> list[dict[str, Any]]:
     """Each mail record with the idempotency key its message was sent with, or None: an import
-    lost them, and a retried send then sent again in the memory read in (decision 0131)."""
-    keys = send_keys.of_messages(tx, tenant, ids)
+    lost them, and a retried send then sent again in the memory read in (decision 0131). With
+    ``own``, only the keys it sent with: another sender's key, its digest and the reply it was
+    given are that sender's, which a retry of its own alone would show (decision 0158)."""
+    keys = send_keys.of_messages(tx, tenant, ids, own)
     for record, item_id in zip(records, ids, strict=True):
         record["send_key"] = keys.get(item_id)
     return records

@@ -241,8 +241,9 @@ class KnowledgeVerbs(MemoryBase):
     def export(
         self, scope: str | None = None, cursor: str | None = None, limit: int = 256
     ) -> Exported:
-        """Export one page of a scope's records (with the conversations you are a member of);
-        pass `next` back as `cursor`.
+        """Export one page of a scope's records (with the conversations you are a member of;
+        a token holder's carries its own idempotency keys and unread cursors only); pass
+        `next` back as `cursor`.
 
         Args:
             scope: The scope (default 'user'); another scope never sees this one.
@@ -257,6 +258,7 @@ class KnowledgeVerbs(MemoryBase):
                 cursor,
                 _bounded(limit, "limit", 1, 1024),
                 self.principal,
+                owner=self.owner,
             )
         return cast(Exported, page)
 

@@ -18,6 +18,15 @@ from ..store.base import Row, Tx, groups, marks
 from ..store.entity_names import fold
 
 _GROUP = 1000  # keys a statement, under either database's limit of bound parameters
+_HOLDERS = "holder:"
+
+
+def holders_key(key: str) -> str:
+    """How a token holder's import keeps a record's key: apart from the owner's, so that a
+    knowledge record given the key of a messaging record (the holder's export names them) no
+    longer made the owner's import skip that conversation, message or cursor as read in
+    before. A holder's key still skips the knowledge record, for either importer."""
+    return _HOLDERS + key
 
 
 def held(tx: Tx, tenant: str, scope: str) -> bool:
@@ -83,8 +92,9 @@ def fact_keys(tx: Tx, tenant: str, fact_ids: list[int]) -> list[str]:
 
 
 def drop(tx: Tx, tenant: str, scope: str, keys: list[str]) -> None:
-    """Forget the keys, and the links to them of facts imported as replaced by one."""
-    for group in groups(keys, _GROUP):
+    """Forget the keys (the owner's and a token holder's), and the links to them of facts
+    imported as replaced by one."""
+    for group in groups([*keys, *map(holders_key, keys)], _GROUP):
         at = marks(group)
         tx.execute(
             f"DELETE FROM import_keys WHERE tenant = ? AND scope = ? AND key IN ({at})",

@@ -21,9 +21,9 @@ from ..entries import operations as entries
 from ..errors import InvalidInput, RecuerdoError
 from ..notes import transfer as note_transfer
 from ..notes.transfer import record_key as _key
-from ..store.base import Row, Tx
+from ..store.base import Row, Tx, marks
 from . import imports, store, values
-from .import_residue import document_key, entity_key
+from .import_residue import document_key, entity_key, holders_key
 from .remember import link_passages
 
 PHASES = ("document", "entity", "fact", "note", "entry", *comms_transfer.PHASES)
@@ -66,9 +66,17 @@ def _cursor(value: object) -> tuple[int, str]:
 
 
 def export(
-    tx: Tx, tenant: str, scope: str, cursor: object, limit: int, viewer: str | None = None
+    tx: Tx,
+    tenant: str,
+    scope: str,
+    cursor: object,
+    limit: int,
+    viewer: str | None = None,
+    *,
+    owner: bool,
 ) -> dict[str, Any]:
-    """One page of records; ``viewer`` sees its own conversations only."""
+    """One page of records; ``viewer`` sees its own conversations only, and, unless it is the
+    memory's owner, only its own part of what they keep beside the messages (decision 0158)."""
     phase, last = _cursor(cursor)
     records: list[dict[str, Any]] = []
     if cursor is None or cursor == "":  # the first page ("document:" is the page after it)
@@ -77,7 +85,7 @@ def export(
         wanted = limit - len(records)
         if PHASES[phase] in comms_transfer.PHASES:
             page, last, done = comms_transfer.export_page(
-                tx, tenant, scope, viewer, PHASES[phase], last, wanted
+                tx, tenant, scope, viewer, PHASES[phase], last, wanted, owner=owner
             )
             records += page
         else:
@@ -298,13 +306,17 @@ def import_records(
         if not owner:
             record = _as_caller(record)
         key = record.get("key")
-        if not isinstance(key, str) or tx.scalar(
-            "SELECT 1 FROM import_keys WHERE tenant = ? AND scope = ? AND key = ?",
-            (tenant, scope, key),
+        if not isinstance(key, str):
+            skipped.append({"index": index, "why": "no key"})
+            continue
+        # A holder's keys are kept apart and skip knowledge records alone: the owner's
+        # messaging records are read in whatever key a holder's import gave (decision 0158).
+        seen = (key,) if kind in comms_transfer.PHASES else (key, holders_key(key))
+        if tx.scalar(
+            f"SELECT 1 FROM import_keys WHERE tenant = ? AND scope = ? AND key IN ({marks(seen)})",
+            (tenant, scope, *seen),
         ):
-            skipped.append(
-                {"index": index, "why": "already imported" if isinstance(key, str) else "no key"}
-            )
+            skipped.append({"index": index, "why": "already imported"})
             continue
         try:
             held_by = _IMPORTERS[kind](tx, tenant, principal, scope, record)
@@ -313,7 +325,8 @@ def import_records(
             continue
         # Recorded either way: a retry of a record kept as a conflict keeps it once.
         tx.execute(
-            "INSERT INTO import_keys (tenant, scope, key) VALUES (?, ?, ?)", (tenant, scope, key)
+            "INSERT INTO import_keys (tenant, scope, key) VALUES (?, ?, ?)",
+            (tenant, scope, key if owner else holders_key(key)),
         )
         if held_by is None:
             imported += 1
