@@ -16,6 +16,8 @@ import recuerdo
 from recuerdo.store.base import REBUILD_OWED, RECLAIM_OWED
 from recuerdo.store.sqlite.driver import sqlite3
 
+from .postgres import SETTLED_WITHIN
+
 SECRET_WORD = "Xandrofeliq"
 
 
@@ -61,7 +63,7 @@ def test_no_erasure_is_owed_once_a_forget_has_folded(memory: recuerdo.Memory) ->
     assert memory.forget(entry)
     settle = getattr(memory._store, "settle", None)
     if settle is not None:  # PostgreSQL: the forget's VACUUM, on a thread of its own
-        assert settle(60)
+        assert settle(SETTLED_WITHIN)
     assert not _erasure_owed(memory)
 
 
