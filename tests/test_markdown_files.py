@@ -432,7 +432,7 @@ import os, signal, sys, recuerdo
 from recuerdo.notes import files
 def killed(*args, **kwargs):  # the batch is committed, no file has its front matter yet
     os.kill(os.getpid(), signal.SIGKILL)
-files._write_file = killed
+files._stage_file = killed
 with recuerdo.open("notes", base_dir=sys.argv[1], embedder="none") as memory:
     memory.import_markdown(sys.argv[2])
 """

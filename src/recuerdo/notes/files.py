@@ -13,6 +13,7 @@ from typing import Any
 
 from ..core.items import check_reach, check_whole, reaching
 from ..facade import MemoryBase
+from ..store import durable_files
 from . import markdown, markdown_find
 from .results import MarkdownExport, MarkdownFile, MarkdownImport
 
@@ -22,10 +23,13 @@ every other writer of a memory on PostgreSQL back 1-3 s; 100, 0.2-1 s, for no lo
 (decision 0140)."""
 
 
-def _write_file(path: Path, text: str, *, was: str | None = None) -> bool:
-    """Write ``text`` to ``path`` unless it already holds exactly that (or, given ``was``,
-    unless it no longer holds ``was``: an edit made meanwhile is never written over); whole or
-    not at all."""
+def _stage_file(
+    staged: durable_files.Replacements, path: Path, text: str, *, was: str | None = None
+) -> bool:
+    """Stage ``text`` for ``path`` unless it already holds exactly that (or, given ``was``,
+    unless it no longer holds ``was``: an edit made meanwhile is never written over). Each file
+    is whole or not at all, and durable once ``staged`` is committed (decision 0164): a user's
+    file rewritten by a rename alone could be empty after a power cut."""
     data = text.encode("utf-8")
     try:
         current = path.read_bytes()
@@ -35,9 +39,7 @@ def _write_file(path: Path, text: str, *, was: str | None = None) -> bool:
         if was is not None:
             return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_bytes(data)
-    os.replace(partial, path)
+    staged.stage(path, data)
     return True
 
 
@@ -67,10 +69,17 @@ class NoteFiles(MemoryBase):
             linked = markdown.explicit_links(tx, self.tenant, self.principal)
         paths = markdown.file_names(rows)
         written = 0
-        for row in rows:
-            front = markdown.front_matter(row, linked.get(row["id"], []), self.name)
-            target = root.joinpath(*paths[row["id"]].parts)
-            written += _write_file(target, markdown.render(front, row["content"]))
+        staged = durable_files.Replacements()
+        try:
+            for row in rows:
+                front = markdown.front_matter(row, linked.get(row["id"], []), self.name)
+                target = root.joinpath(*paths[row["id"]].parts)
+                written += _stage_file(staged, target, markdown.render(front, row["content"]))
+                if len(staged) >= BATCH:
+                    staged.commit()
+            staged.commit()
+        finally:
+            staged.discard()
         return {
             "directory": str(root),
             "notes": len(rows),
@@ -154,8 +163,13 @@ class NoteFiles(MemoryBase):
             # A file's new front matter is rendered after the commit: it reads a note's row as
             # the write left it, and rendering 500 of them held every other writer back
             # (decision 0140).
-            for path, text, front in fronts:
-                _write_file(path, markdown.rewrite_front(text, front), was=text)
+            staged = durable_files.Replacements()
+            try:
+                for path, text, front in fronts:
+                    _stage_file(staged, path, markdown.rewrite_front(text, front), was=text)
+                staged.commit()
+            finally:
+                staged.discard()
         return {
             "directory": str(root),
             "files": len(files),

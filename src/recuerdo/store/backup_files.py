@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import Conflict, InvalidInput, RecuerdoError, StoreError
-from . import archive
+from . import archive, durable_files
 from .base import Store
 from .sqlite import SQLiteStore
 
@@ -81,7 +81,7 @@ def _replacing(target: Path) -> Iterator[Path]:
     partial = _partial(target)
     try:
         yield partial
-        os.replace(partial, target)
+        durable_files.replace(partial, target)  # a backup cut by a power cut: decision 0164
     except BaseException:
         for leftover in (partial, partial.with_name(partial.name + "-journal")):
             leftover.unlink(missing_ok=True)
@@ -261,6 +261,7 @@ def _place(partial: Path, target: Path) -> None:
         if target.exists():
             raise exists(target.stem) from None
         os.replace(partial, target)
+    durable_files.sync_folder(target.parent)  # the restored memory's name too (decision 0164)
 
 
 def exists(name: str) -> Conflict:
