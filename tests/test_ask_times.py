@@ -6,12 +6,13 @@ erased one never comes back; an as_of later than now is refused by name (decisio
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 import recuerdo
-from recuerdo.core.clock import now_iso
+from recuerdo.core.clock import AHEAD_ALLOWED, now_iso, to_iso
 
 DAWN = "The harbour ferry leaves at dawn from the north quay."
 NOON = "The harbour ferry leaves at noon from the south pier."
@@ -136,6 +137,38 @@ def test_an_as_of_later_than_now_is_refused_by_name(memory: recuerdo.Memory) -> 
     assert len(memory.audit(limit=1000)) == audited
     # What will be true is a fair question: a fact may be valid from a future date.
     assert memory.ask("harbour", valid_at="2999-01-01T00:00:00Z")["valid_at"].startswith("2999")
+
+
+@pytest.mark.parametrize("ahead", [timedelta(seconds=1), timedelta(seconds=90)])
+def test_an_as_of_a_callers_clock_put_a_little_ahead_reads_now(
+    memory: recuerdo.Memory, ahead: timedelta
+) -> None:
+    """A client asking "as of now" by its own clock, a second or a minute ahead of the
+    server's, was refused (decision 0165): it reads now, and the reply names the instant read,
+    which asked again gives the same answer."""
+    note, _ = _note(memory)
+    memory._upkeep.drain()
+    before = now_iso()
+    asked = to_iso(datetime.now(UTC) + ahead)
+    answer = memory.ask("harbour ferry quay pier", as_of=asked)
+    assert before <= answer["as_of"] < asked
+    assert _passages(answer, note) != []
+    about = memory.about("Ferry", as_of=asked)
+    assert before <= about["as_of"] < asked
+    again = memory.ask("harbour ferry quay pier", as_of=answer["as_of"])
+    assert _passages(again, note) == _passages(answer, note)
+
+
+@pytest.mark.parametrize("ahead", [AHEAD_ALLOWED + timedelta(seconds=30), timedelta(days=1)])
+def test_an_as_of_further_ahead_is_refused_with_how_far(
+    memory: recuerdo.Memory, ahead: timedelta
+) -> None:
+    _note(memory)
+    audited = len(memory.audit(limit=1000))
+    with pytest.raises(recuerdo.InvalidInput) as refused:
+        memory.ask("harbour", as_of=to_iso(datetime.now(UTC) + ahead))
+    assert refused.value.code == "invalid_input" and "s ahead of" in str(refused.value)
+    assert len(memory.audit(limit=1000)) == audited
 
 
 @pytest.mark.parametrize("field", ["as_of", "valid_at"])

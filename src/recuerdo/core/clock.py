@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from ..errors import InvalidInput
 from .exact import shown
@@ -60,3 +60,27 @@ def parse_time(value: object, field: str) -> str:
             f"{field} must be an ISO 8601 time within the years 0001-9999 in UTC,"
             f" got {shown(value)}"
         ) from exc
+
+
+AHEAD_ALLOWED = timedelta(minutes=2)
+"""How far a caller's clock may run ahead of this one's for an instant that must not be later
+than now (decision 0165): a client that asks "as of now" by its own clock was refused when
+that clock ran a second ahead."""
+
+
+def not_after_now(value: object, field: str) -> str:
+    """An instant from a caller that must not be later than now (what the memory knew then):
+    one up to ``AHEAD_ALLOWED`` ahead of this clock reads now, and the reply says which
+    instant was read; one further ahead is refused, with how far."""
+    moment = parse_time(value, field)
+    current = now()
+    if moment <= to_iso(current):
+        return moment
+    ahead = parse_iso(moment) - current
+    if ahead > AHEAD_ALLOWED:
+        raise InvalidInput(
+            f"{field} must not be later than now (what the memory knew then), got"
+            f" {shown(value)}: {ahead.total_seconds():.0f} s ahead of this server's clock,"
+            f" which allows {AHEAD_ALLOWED.total_seconds():.0f} s for clocks that differ"
+        )
+    return to_iso(current)

@@ -147,7 +147,8 @@ class KnowledgeVerbs(MemoryBase):
                 of key is value.
             hops: Graph steps to walk (0-3).
             k: At most this many facts and passages.
-            as_of: Read what was known at this ISO 8601 instant (not later than now).
+            as_of: Read what was known at this ISO 8601 instant (not later than now; one up to
+                2 minutes ahead, a caller's clock running fast, reads now).
             valid_at: Read what was true at this ISO 8601 instant.
             compact: Each item once, without diagnostics.
             scope: The scope (default 'user'); another scope never sees this one.
@@ -180,7 +181,8 @@ class KnowledgeVerbs(MemoryBase):
             returned=[i["id"] for i in reply["items"] if i.get("id")],
         )
         self._upkeep.poke(0)
-        return cast(About, {**reply, "meaning": meaning})
+        read_at = {} if view.as_of is None else {"as_of": view.as_of}
+        return cast(About, {**reply, "meaning": meaning, **read_at})
 
     @verb("write", errors=(UnknownName,), destructive=True)
     def forget_knowledge(

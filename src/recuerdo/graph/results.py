@@ -203,10 +203,14 @@ AnyFact = FactItem | DerivedFactItem | CompactItem
 
 @with_config(_EXACT)
 class About(TypedDict):
+    """``as_of``: the instant read, when one was asked (now, for one a caller's clock put a
+    little ahead: decision 0165)."""
+
     state: Literal["answered", "nothing_stored"]
     items: list[AboutItem]
     seeding: list[Seeding]
     meaning: MeaningState
+    as_of: NotRequired[str]
 
 
 @with_config(_EXACT)

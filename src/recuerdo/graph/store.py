@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.clock import now_iso, parse_time
+from ..core.clock import not_after_now, now_iso, parse_time
 from ..errors import InvalidInput
 from ..store.base import Row, Tx, rows_by_id
 from ..store.entity_names import fold as fold
@@ -129,12 +129,9 @@ class View:
     def of(cls, as_of: object, valid_at: object) -> View:
         """The view a caller asked for. An ``as_of`` later than now is refused: what the memory
         will know is not known yet, and the same question asked again later would answer
-        differently (a ``valid_at`` may be later: a fact may hold from a future date)."""
-        known = None if as_of is None else parse_time(as_of, "as_of")
-        if known is not None and known > now_iso():
-            raise InvalidInput(
-                f"as_of must not be later than now (what the memory knew then), got {as_of!r}"
-            )
+        differently (a ``valid_at`` may be later: a fact may hold from a future date). One a
+        caller's clock put a little ahead reads now (``not_after_now``, decision 0165)."""
+        known = None if as_of is None else not_after_now(as_of, "as_of")
         return cls(known, None if valid_at is None else parse_time(valid_at, "valid_at"))
 
     def knows(self, recorded_at: str) -> bool:

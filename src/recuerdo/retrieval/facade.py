@@ -352,8 +352,9 @@ class RetrievalVerbs(MemoryBase):
             scope: The scope (default 'user'); another scope never sees this one.
             hops: Graph steps to walk from the entities the question names (0-3, default 2).
             k: At most this many facts and passages together (1-100, default 8).
-            as_of: Answer with what was known at this ISO 8601 instant (not later than now); a
-                note changed since is read, and cited, in its version of then.
+            as_of: Answer with what was known at this ISO 8601 instant (not later than now;
+                one up to 2 minutes ahead, a caller's clock running fast, reads now); a note
+                changed since is read, and cited, in its version of then.
             valid_at: Answer with what was true at this ISO 8601 instant; a note in the version
                 in force then.
             compact: Each item once, without diagnostics.
