@@ -25,7 +25,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
 
-from recuerdo.store.postgres.connection import lock_key
+from recuerdo.store.postgres.pool import lock_key
 from recuerdo.store.postgres.schemas import schema_name
 
 _lock = threading.Lock()

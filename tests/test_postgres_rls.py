@@ -20,7 +20,7 @@ from recuerdo.store.postgres.connection import schema_name
 from recuerdo.store.postgres.ddl import POLICY
 from recuerdo.store.scope import scoped
 
-from .postgres import app_conninfo, contract_url, unique_memory
+from .postgres import ROLE, app_conninfo, contract_url, unique_memory
 from .test_tenancy import workload
 
 
@@ -168,6 +168,50 @@ def test_a_role_that_may_not_use_a_memory_s_schema_is_refused_not_given_an_empty
 
 
 _PUBLIC_TABLES = "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+
+
+def test_a_role_granted_a_memory_s_tables_opens_it_without_create_on_its_schema() -> None:
+    """A role the owner granted USAGE on the schema and rights on its tables (no CREATE) was
+    refused at every open: the open made the schema and ``_migrations`` IF NOT EXISTS, and
+    PostgreSQL checks CREATE before it looks whether they exist ("cannot reach the
+    database ... permission denied for schema"). It reads and writes now, and the memory's
+    steps are unchanged."""
+    name = unique_memory("granted")
+    owner = PostgresStore(contract_url(), name)
+    try:
+        kept = recuerdo.open(name, store=owner, embedder="none")
+        kept.remember("learning", "Kept by the owner")
+        kept.close()
+        schema, role = sql.Identifier(schema_name(name)), sql.Identifier(ROLE)
+        with psycopg.connect(contract_url(), autocommit=True) as conn:
+            for grant in (
+                "GRANT USAGE ON SCHEMA {} TO {}",
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {} TO {}",
+                "GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {} TO {}",
+            ):
+                conn.execute(sql.SQL(grant).format(schema, role))
+            steps = conn.execute(
+                sql.SQL("SELECT count(*) FROM {}._migrations").format(schema)
+            ).fetchone()
+        store = PostgresStore(app_conninfo(), name)
+        with recuerdo.open(name, store=store, embedder="none") as granted:
+            assert [r["preview"] for r in granted.search("owner")["results"]] == [
+                "Kept by the owner"
+            ]
+            granted.remember("learning", "Added by the granted role")
+        with psycopg.connect(contract_url()) as conn:
+            assert (
+                conn.execute(
+                    sql.SQL("SELECT count(*) FROM {}._migrations").format(schema)
+                ).fetchone()
+                == steps
+            )
+            contents = conn.execute(
+                sql.SQL("SELECT content FROM {}.items ORDER BY id").format(schema)
+            ).fetchall()
+        assert contents == [("Kept by the owner",), ("Added by the granted role",)]
+    finally:
+        owner.drop()
 
 
 def test_every_family_works_under_the_policies(app_store: PostgresStore, tmp_path: Path) -> None:

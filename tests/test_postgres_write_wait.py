@@ -13,7 +13,8 @@ import pytest
 
 import recuerdo
 from recuerdo.store.postgres import PostgresStore, statements
-from recuerdo.store.postgres.connection import lock_key, schema_name
+from recuerdo.store.postgres.connection import schema_name
+from recuerdo.store.postgres.pool import lock_key
 
 from .postgres import contract_url, unique_memory
 

@@ -334,7 +334,7 @@ def dead_restore_schemas(url: str) -> list[str]:
     are (``check`` names them; the next restore into the database drops them)."""
     import psycopg
 
-    from .postgres.connection import redact
+    from .postgres.pool import redact
 
     try:
         with psycopg.connect(url, autocommit=True) as conn:
@@ -346,7 +346,8 @@ def dead_restore_schemas(url: str) -> list[str]:
 def _abandoned_schemas(conn: Any, *, drop: bool) -> list[str]:
     import psycopg
 
-    from .postgres.connection import _END_CLAIM, _TRY_CLAIM, _quote
+    from .postgres.connection import _END_CLAIM, _TRY_CLAIM
+    from .postgres.pool import _quote
     from .postgres.schemas import SCHEMA_PREFIX
 
     found = conn.execute(
@@ -371,7 +372,7 @@ def _abandoned_schemas(conn: Any, *, drop: bool) -> list[str]:
 def _rename_schema(conn: Any, scratch: str, schema: str) -> bool:
     """Give the restored schema its memory's name, unless a memory took it meanwhile: under
     the memory's lock, which its creation takes too (on the restore's own connection)."""
-    from .postgres.connection import _quote, lock_key
+    from .postgres.pool import _quote, lock_key
 
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [lock_key(schema)])
@@ -382,6 +383,6 @@ def _rename_schema(conn: Any, scratch: str, schema: str) -> bool:
 
 
 def _drop_schema(conn: Any, schema: str) -> None:
-    from .postgres.connection import _quote
+    from .postgres.pool import _quote
 
     conn.execute(f"DROP SCHEMA IF EXISTS {_quote(schema)} CASCADE")

@@ -21,9 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-from ...errors import MemoryNotFound, StoreError
+from ...errors import StoreError
 from ..base import (
     Capabilities,
     Params,
@@ -33,27 +32,15 @@ from ..base import (
     VectorSearch,
 )
 from ..scope import EVERY_TENANT, EVERY_TENANT_STATEMENT, current, scoped
-from . import chunk_spans, maintenance, planner, policies, rebuild, statements
+from . import chunk_spans, maintenance, policies, rebuild, statements
 from . import vectors as pgvectors
 from .describe import PostgresArchive
 from .folds import Parting, keep_current
-from .rows import register_types, row_factory
+from .pool import _MEMORY_SCHEMAS, _open_pool, _quote, lock_key, redact
 from .schemas import SCHEMA_PREFIX, schema_name
 from .search import ScanSubstrings, TrigramSubstrings, TsvectorText
 from .statements import convert, translated
 from .vectors import PgvectorSearch, VectorState
-
-POOL_SIZE = 8
-
-
-def redact(url: str) -> str:
-    """The URL without its password (what ``location`` and messages show)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 class PostgresTx:
@@ -174,14 +161,6 @@ _registry: dict[tuple[str, str], _Shared] = {}
 _registry_lock = threading.Lock()
 
 
-# A memory is a schema holding its migration record: an empty schema (left by a creation that
-# failed half way) is no memory, and a read does not open it.
-_MEMORY_SCHEMAS = (
-    "SELECT schemaname FROM pg_tables WHERE tablename = '_migrations'"
-    " AND starts_with(schemaname, %s)"
-)
-
-
 def memory_names(url: str) -> list[str]:
     """The memories the database at ``url`` holds (unsorted, names not checked)."""
     import psycopg
@@ -196,69 +175,6 @@ def memory_names(url: str) -> list[str]:
 
 _TRY_CLAIM = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
 _END_CLAIM = "SELECT pg_advisory_unlock(hashtextextended(%s, 0))"
-
-
-def lock_key(schema: str) -> str:
-    """The advisory lock that serializes a memory's writers (and its creation)."""
-    return f"recuerdo:{schema}"
-
-
-def _quote(identifier: str) -> str:
-    return '"' + identifier.replace('"', '""') + '"'
-
-
-def _open_pool(url: str, schema: str, create: bool) -> Any:
-    import psycopg
-    from psycopg_pool import ConnectionPool
-
-    try:
-        with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
-            # Two servers opening a new memory at once: IF NOT EXISTS alone can still collide
-            # in the catalog, so the memory's write lock orders them.
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [lock_key(schema)]
-            )
-            if create:
-                conn.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(schema)}")
-            elif not conn.execute(
-                _MEMORY_SCHEMAS + " AND schemaname = %s", [schema, schema]
-            ).fetchone():
-                raise MemoryNotFound(f"no memory {schema!r} in the database at {redact(url)}")
-            # A schema the role may not use is left out of its search path without a word: its
-            # statements would reach a memory of the same tables made in ``public`` instead,
-            # empty (reads "nothing stored", writes kept apart from the memory).
-            usable = "SELECT has_schema_privilege(%s, 'USAGE'), current_user"
-            allowed, role = conn.execute(usable, [schema]).fetchone() or (False, "?")
-            if not allowed:
-                raise StoreError(
-                    f"the role {role!r} may not use the schema {schema!r} at {redact(url)}:"
-                    " connect as the memory's owner, or grant it USAGE on the schema and"
-                    " privileges on its tables"
-                )
-    except psycopg.Error as exc:
-        raise StoreError(f"cannot reach the database at {redact(url)}: {exc}") from exc
-
-    def configure(conn: Any) -> None:
-        conn.row_factory = row_factory
-        register_types(conn)
-        conn.execute(f"SET search_path TO {_quote(schema)}, public")
-        planner.configure(conn)
-
-    pool = ConnectionPool(
-        url,
-        min_size=1,
-        max_size=POOL_SIZE,
-        kwargs={"autocommit": True},
-        configure=configure,
-        name=f"recuerdo:{schema}",
-        open=False,
-    )
-    try:
-        pool.open(wait=True, timeout=30)
-    except Exception as exc:
-        pool.close()
-        raise StoreError(f"cannot reach the database at {redact(url)}: {exc}") from exc
-    return pool
 
 
 class PostgresStore:
@@ -326,10 +242,14 @@ class PostgresStore:
         # Memory-wide work (the steps, the folded copies), whatever tenant the caller is
         # serving: under row-level security a tenant's scope would hide the others' rows.
         with scoped(EVERY_TENANT), self.write() as tx:
-            tx.execute(
-                "CREATE TABLE IF NOT EXISTS _migrations"
-                " (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+            made = tx.scalar(
+                "SELECT to_regclass(?)", (f"{_quote(self._shared.schema)}._migrations",)
             )
+            if made is None:  # its CREATE needs a privilege a role using a memory may lack
+                tx.execute(
+                    "CREATE TABLE IF NOT EXISTS _migrations"
+                    " (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+                )
             applied = [row["name"] for row in tx.all("SELECT name FROM _migrations ORDER BY name")]
             check_not_newer(self._schema, applied, len(applied), self.location)
             apply(tx, self._schema, applied, stamp())

@@ -243,7 +243,8 @@ def _clear_table(
     rows). ``named``: (relation, column) to clear by function, or (column, its type) to
     change."""
     from ..scope import EVERY_TENANT
-    from .connection import _quote, _set_scope
+    from .connection import _set_scope
+    from .pool import _quote
 
     qualified = f"{_quote(schema)}.{_quote(table)}"
     with conn.transaction():

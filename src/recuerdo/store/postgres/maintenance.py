@@ -151,7 +151,7 @@ def _tables(conn: Any, schema: str) -> tuple[str, bool, dict[str, float]]:
     anyone else's VACUUM does nothing), and each one's rows as the statistics count them (-1:
     never counted). Found by the schema's name, not the search path, which falls back to
     ``public`` once the schema is gone."""
-    from .connection import _quote
+    from .pool import _quote
 
     rule = _MAY_MAINTAIN[conn.info.server_version >= MAINTAIN_SINCE]
     rows = conn.execute(_TABLES_OF.format(rule), [schema]).fetchall()
@@ -183,7 +183,7 @@ def grew(store: PostgresStore, rows: int) -> None:
 
 
 def _grew(store: PostgresStore, rows: int) -> None:
-    from .connection import _quote
+    from .pool import _quote
 
     shared = store._live()
     if shared.analyzed_rows is None:  # what the last analysis counted (-1: never analysed)

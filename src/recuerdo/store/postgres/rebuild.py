@@ -56,7 +56,7 @@ def compact(store: PostgresStore) -> dict[str, Any]:
     row those forgets deleted is in no new index, whether or not a VACUUM has removed it yet."""
     import psycopg
 
-    from .connection import _quote
+    from .pool import _quote
 
     shared = store._live()
     started = time.perf_counter()
