@@ -15,6 +15,7 @@ every paragraph, which made a document of many paragraphs quadratic.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,6 +42,8 @@ _FIELD_CHAR, _FIELD_CHAR_TYPE = f"{{{_W}}}fldChar", f"{{{_W}}}fldCharType"
 _INSTRUCTION, _SIMPLE_FIELD = f"{{{_W}}}instrText", f"{{{_W}}}fldSimple"
 _INSTRUCTION_ATTRIBUTE = f"{{{_W}}}instr"
 _PAGE_FIELDS = frozenset(("PAGE", "NUMPAGES", "SECTIONPAGES"))
+_WORDED = re.compile(r"[^\W_]")  # a letter or a digit
+_MARKS = frozenset((*NOTE_REFERENCES, *COMMENT_ANCHORS, _FIELD_CHAR, _INSTRUCTION, _SIMPLE_FIELD))
 _SKIPPED = frozenset(
     (
         f"{{{_MC}}}Fallback",  # the same content again, for older readers
@@ -164,21 +167,24 @@ def _paragraph_text(paragraph: Any, marks: Annotations) -> str:
             if fields.numbering:
                 numbered = True
             elif not worded:
-                worded = any(character.isalnum() for character in text)
+                worded = _WORDED.search(text) is not None
         elif tag in _CHARACTERS:
             parts.append(_CHARACTERS[tag])
-        elif tag in NOTE_REFERENCES:
-            parts.append(marks.cite(element))
-            worded = True
-        elif tag in COMMENT_ANCHORS:
-            marks.anchor(element)
-        elif tag == _FIELD_CHAR:
-            fields.mark(element)
-        elif tag == _INSTRUCTION:
-            fields.instruction(element)
-        elif tag == _SIMPLE_FIELD and _page_number(element.get(_INSTRUCTION_ATTRIBUTE)):
-            parts += (text.text or "" for text in element.iter(_TEXT))
-            numbered = True
+        elif tag in _MARKS:  # rare: one look-up on the common path, not five
+            if tag in NOTE_REFERENCES:
+                parts.append(marks.cite(element))
+                worded = True
+            elif tag in COMMENT_ANCHORS:
+                marks.anchor(element)
+            elif tag == _FIELD_CHAR:
+                fields.mark(element)
+            elif tag == _INSTRUCTION:
+                fields.instruction(element)
+            elif _page_number(element.get(_INSTRUCTION_ATTRIBUTE)):  # a simple field
+                parts += (text.text or "" for text in element.iter(_TEXT))
+                numbered = True
+            else:
+                stack.append(iter(element))
         elif tag not in _SKIPPED and len(element):
             stack.append(iter(element))
     return "".join(parts) if worded or not numbered else ""
