@@ -41,10 +41,14 @@ def _notes_part(kind: str, notes: dict[int, list[str]]) -> str:
 
 
 def _with_notes(
-    build: Any, footnotes: dict[int, list[str]], endnotes: dict[int, list[str]]
+    build: Any,
+    footnotes: dict[int, list[str]],
+    endnotes: dict[int, list[str]],
+    unreadable: str = "",
 ) -> bytes:
     """A Word file made by python-docx, with footnote and endnote parts added as Word writes
-    them; ``[fn:N]`` and ``[en:N]`` in its text become references to note N."""
+    them; ``[fn:N]`` and ``[en:N]`` in its text become references to note N. The part named
+    ``unreadable`` ("footnotes" or "endnotes") holds something that is not XML."""
     import docx
 
     document = docx.Document()
@@ -88,8 +92,9 @@ def _with_notes(
                     + "</Types>",
                 )
             archive.writestr(name, data)
-        archive.writestr("word/footnotes.xml", _notes_part("footnotes", footnotes))
-        archive.writestr("word/endnotes.xml", _notes_part("endnotes", endnotes))
+        for kind, notes in (("footnotes", footnotes), ("endnotes", endnotes)):
+            part = "<not xml" if kind == unreadable else _notes_part(kind, notes)
+            archive.writestr(f"word/{kind}.xml", part)
     return target.getvalue()
 
 
@@ -152,3 +157,14 @@ def test_endnotes_are_labelled_in_roman_numerals_as_word_numbers_them() -> None:
     )
     labels = [text.split("]")[0][1:] for _, text in _blocks(data)[1:]]
     assert [labels[n - 1] for n in cited] == ["i", "iv", "ix", "xiv", "xl", "xlix"]
+
+
+@pytest.mark.parametrize("kind", ["footnotes", "endnotes"])
+def test_a_notes_part_that_is_not_xml_is_a_corrupt_document(
+    file_memory: recuerdo.Memory, kind: str
+) -> None:
+    """It raised lxml's XMLSyntaxError, an internal error, rather than document_corrupt."""
+    data = _with_notes(lambda d: d.add_paragraph("Claim.[fn:1][en:1]"), {}, {}, unreadable=kind)
+    with pytest.raises(recuerdo.DocumentCorrupt):
+        file_memory.ingest(base64.b64encode(data).decode(), name="broken.docx")
+    assert file_memory.export(scope="user")["records"][1:] == []

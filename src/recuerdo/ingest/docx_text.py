@@ -64,11 +64,13 @@ def docx(data: bytes) -> list[Block]:
     try:
         document = python_docx.Document(io.BytesIO(data))
         kinds = _style_kinds(document)
+        # Parses the parts python-docx keeps as bytes (notes): one that is not XML is a
+        # corrupt file, as Word says, not an internal error.
+        marks = Annotations(document, _texts)
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise DocumentCorrupt("the Word document is truncated or corrupt") from exc
     except Exception as exc:
         raise DocumentCorrupt(f"the Word document cannot be read ({type(exc).__name__})") from exc
-    marks = Annotations(document, _texts)
     blocks = []
     for element in _items(document.element.body, (_P, _TBL)):
         if element.tag == _P:
