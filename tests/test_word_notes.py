@@ -168,3 +168,24 @@ def test_a_notes_part_that_is_not_xml_is_a_corrupt_document(
     with pytest.raises(recuerdo.DocumentCorrupt):
         file_memory.ingest(base64.b64encode(data).decode(), name="broken.docx")
     assert file_memory.export(scope="user")["records"][1:] == []
+
+
+def test_a_comment_anchored_in_a_note_follows_the_note() -> None:
+    """Word allows comments in notes: the note is read after the block citing it, then the
+    comment after the note (decision 0160)."""
+    anchor = '</w:t></w:r><w:r><w:commentReference w:id="0"/></w:r><w:r><w:t>'
+
+    def build(document: Any) -> None:
+        commented = document.add_paragraph("Scratch.")
+        document.add_comment(commented.runs, text="Checked with the registry.", author="Ana")
+        commented._p.getparent().remove(commented._p)  # its anchor moves to the note
+        document.add_paragraph("Claim.[fn:1]")
+        document.add_paragraph("Next.")
+
+    data = _with_notes(build, {1: [f"Source: the registry.{anchor}"]}, {})
+    assert _blocks(data) == [
+        ("paragraph", "Claim.[1]"),
+        ("paragraph", "[1] Source: the registry."),
+        ("paragraph", "[comment: Ana] Checked with the registry."),
+        ("paragraph", "Next."),
+    ]
