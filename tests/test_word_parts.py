@@ -267,3 +267,116 @@ def test_a_fact_only_in_a_header_footer_or_comment_is_stored_found_and_cited(
     citation = passage["citation"]
     assert citation["source"]["name"] == "deal.docx" and citation["span_state"] == "verified"
     assert line in citation["span"]["text"]
+
+
+def _one_part_many_relationships(kind: str, count: int, size: int) -> bytes:
+    """``count`` relationships naming one part of ``size`` paragraphs or notes: a header part
+    named by a section each, or a footnotes part. A few kilobytes zipped."""
+    from docx.opc.constants import RELATIONSHIP_TYPE as RT
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+    from docx.oxml import parse_xml
+    from docx.oxml.ns import nsdecls
+
+    def build(document: Any) -> None:
+        namespaces = nsdecls("w", "r")
+        if kind == "header":
+            lines = "<w:p><w:r><w:t>Acme header</w:t></w:r></w:p>" * size
+            blob = f"<w:hdr {namespaces}>{lines}</w:hdr>"
+            reltype, content_type = RT.HEADER, "header+xml"
+        else:
+            notes = "".join(
+                f'<w:footnote w:id="{n}"><w:p><w:r><w:t>Note {n}</w:t></w:r></w:p></w:footnote>'
+                for n in range(size)
+            )
+            blob = f"<w:footnotes {namespaces}>{notes}</w:footnotes>"
+            reltype, content_type = RT.FOOTNOTES, "footnotes+xml"
+        part = Part(
+            PackURI(f"/word/{kind}1.xml"),
+            f"application/vnd.openxmlformats-officedocument.wordprocessingml.{content_type}",
+            blob.encode(),
+            document.part.package,
+        )
+        body = document.element.body
+        for number in range(count):
+            document.part.rels.add_relationship(reltype, part, f"rIdX{number}")
+            if kind == "header":
+                reference = f'<w:headerReference w:type="default" r:id="rIdX{number}"/>'
+                section = f"<w:pPr><w:sectPr>{reference}</w:sectPr></w:pPr>"
+                text = f"<w:r><w:t>Section {number}.</w:t></w:r>"
+                body.insert(number, parse_xml(f"<w:p {namespaces}>{section}{text}</w:p>"))
+        if kind == "footnotes":
+            document.add_paragraph("Claim.")
+            document.paragraphs[-1]._p.append(
+                parse_xml(f'<w:r {namespaces}><w:footnoteReference w:id="1"/></w:r>')
+            )
+
+    return _word(build)
+
+
+@pytest.mark.parametrize(
+    ("kind", "count", "size", "tail"),
+    [("header", 3_000, 3_000, 3_000), ("footnotes", 500, 20_000, 2)],
+)
+def test_a_part_named_by_many_relationships_is_read_once(
+    kind: str, count: int, size: int, tail: int
+) -> None:
+    """Each part is read once, not once per relationship naming it: a header part named by
+    3,000 sections under 3,000 relationship ids, or a footnotes part named 500 times, made a
+    file of tens of kilobytes take minutes (reading the same part again for each)."""
+    data = _one_part_many_relationships(kind, count, size)
+    assert len(data) < 200_000
+    started = time.perf_counter()
+    texts = _blocks(data)
+    assert time.perf_counter() - started < 5
+    if kind == "header":
+        assert texts[count:] == ["[header] Acme header"] + ["Acme header"] * (size - 1)
+    else:
+        assert texts[-tail:] == ["Claim.[1]", "[1] Note 1"]
+
+
+def _header_names_an_image(document: Any) -> None:
+    """A section's header relationship names an image: bytes, not XML."""
+    from docx.opc.constants import RELATIONSHIP_TYPE as RT
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+
+    document.add_paragraph("Body.")
+    image = Part(PackURI("/word/media/x.bin"), "image/png", b"\x89PNG", document.part.package)
+    document.part.rels.add_relationship(RT.HEADER, image, "rIdImage")
+    sections = document.element.body.sectPr
+    sections.insert(0, _element("w:headerReference", w_type="default", r_id="rIdImage"))
+
+
+def _settings_names(target: str) -> Callable[[Any], None]:
+    """The settings relationship names another part: python-docx's ``document.settings``
+    raised AttributeError (the styles part) or recursed without end (the document part)."""
+
+    def build(document: Any) -> None:
+        from docx.opc.constants import RELATIONSHIP_TYPE as RT
+
+        document.add_paragraph("Body.")
+        document.sections[0].header.paragraphs[0].text = "Acme header"
+        rels = document.part.rels
+        settings = next(r for r in rels.values() if r.reltype == RT.SETTINGS)
+        part = document.part if target == "document" else document.part.part_related_by(RT.STYLES)
+        settings._target = part
+
+    return build
+
+
+@pytest.mark.parametrize(
+    ("build", "expected"),
+    [
+        (_header_names_an_image, ["Body."]),
+        (_settings_names("styles"), ["Body.", "[header] Acme header"]),
+        (_settings_names("document"), ["Body.", "[header] Acme header"]),
+    ],
+    ids=["header-names-an-image", "settings-names-styles", "settings-names-the-document"],
+)
+def test_relationships_naming_parts_of_another_kind_are_skipped(
+    build: Callable[[Any], None], expected: list[str]
+) -> None:
+    """They raised AttributeError, RecursionError or lxml's XMLSyntaxError: internal errors
+    on a file the code before read. A part of the wrong kind says nothing, as for the notes."""
+    assert _blocks(_word(build)) == expected

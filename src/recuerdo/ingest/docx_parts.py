@@ -48,10 +48,16 @@ class Annotations:
         self._cited: list[tuple[str, Any]] = []
         self._anchored: set[str] = set()
         self._placed: list[Any] = []
+        parsed: set[tuple[str, str]] = set()
         for relation in document.part.rels.values():
             kind = relation.reltype.rsplit("/", 1)[-1].removesuffix("s")
             if relation.is_external or kind not in (*_NOTE_KINDS, "comment"):
                 continue
+            # Each part once: many relationships can name one part, and reading it for each
+            # made a small file cost minutes (decision 0160).
+            if (kind, relation.target_part.partname) in parsed:
+                continue
+            parsed.add((kind, relation.target_part.partname))
             root = part_root(relation.target_part)
             for element in root.iter(f"{{{_W}}}{kind}"):
                 if kind == "comment":
@@ -119,10 +125,9 @@ def page_parts(document: Any, kind: str) -> Iterator[Any]:
     previous") shows the previous section's; one named by no section so far shows nothing. Parts
     Word keeps but does not show (a first-page header after "different first page" was turned
     off) are not read."""
-    settings = document.settings.element
-    even = _on(settings.find(f"{{{_W}}}evenAndOddHeaders"))
+    even = _even_pages(document)
     current: dict[str, str] = {}
-    seen: set[str] = set()
+    seen: set[str] = set()  # the parts read, by name
     body = document.element.body
     for section in body.xpath("./w:p/w:pPr/w:sectPr | ./w:sectPr"):
         for reference in section.iterchildren(f"{{{_W}}}{kind}Reference"):
@@ -133,17 +138,33 @@ def page_parts(document: Any, kind: str) -> Iterator[Any]:
         if even:
             shown.append("even")
         for variant in shown:
-            relation_id = current.get(variant)
-            if relation_id is None or relation_id in seen:
-                continue
-            seen.add(relation_id)
-            relation = document.part.rels.get(relation_id)
+            relation = document.part.rels.get(current.get(variant))
             if (
-                relation is not None
-                and not relation.is_external
-                and relation.reltype.endswith(f"/{kind}")
+                relation is None
+                or relation.is_external
+                or not relation.reltype.endswith(f"/{kind}")
+                or relation.target_part.partname in seen
             ):
-                yield part_root(relation.target_part)
+                continue
+            # Once per part, not per relationship: many relationships can name one part.
+            seen.add(relation.target_part.partname)
+            # A header or footer part python-docx parsed when it opened the file; one of
+            # another kind it keeps as bytes (an image) is skipped, not parsed here.
+            root = getattr(relation.target_part, "element", None)
+            if root is not None:
+                yield root
+
+
+def _even_pages(document: Any) -> bool:
+    """Whether the document's settings say odd and even pages differ (``w:evenAndOddHeaders``).
+    Read from the part itself: python-docx's ``document.settings`` raised an internal error
+    when the settings relationship named another kind of part (styles, an image; the document
+    itself, endless recursion) or an external one. Such a settings part says nothing."""
+    for relation in document.part.rels.values():
+        if relation.reltype.endswith("/settings") and not relation.is_external:
+            root = getattr(relation.target_part, "element", None)
+            return root is not None and _on(root.find(f"{{{_W}}}evenAndOddHeaders"))
+    return False
 
 
 def _on(element: Any) -> bool:
