@@ -380,3 +380,25 @@ def test_relationships_naming_parts_of_another_kind_are_skipped(
     """They raised AttributeError, RecursionError or lxml's XMLSyntaxError: internal errors
     on a file the code before read. A part of the wrong kind says nothing, as for the notes."""
     assert _blocks(_word(build)) == expected
+
+
+def _body_fields(document: Any) -> None:
+    """Page number fields in the body: alone in dashes, beside typed digits, in a table cell,
+    and a date field (not a page number) alone."""
+    dashed = document.add_paragraph("- ")
+    _field(dashed, "PAGE", "4")
+    dashed.add_run(" -")
+    _field(document.add_paragraph(), "PAGE", "4")
+    document.add_paragraph("2024 / ")
+    _field(document.paragraphs[-1], "PAGE", "4")
+    _field(document.add_paragraph(), "DATE \\@ yyyy", "2026")
+    table = document.add_table(rows=1, cols=2)
+    table.cell(0, 0).text = "Cell"
+    _field(table.cell(0, 1).paragraphs[0], "NUMPAGES", "12")
+
+
+def test_in_the_body_only_a_paragraph_of_page_numbers_alone_is_dropped() -> None:
+    """The rule of headers and footers holds in the body: a paragraph, or a cell, whose only
+    letters and digits are a page field's result is left out. Digits typed beside the field,
+    or another field's result (a year), keep the paragraph as the text shows it."""
+    assert _blocks(_word(_body_fields)) == ["2024 / 4", "2026", "Cell"]
