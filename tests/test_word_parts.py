@@ -349,8 +349,9 @@ def _header_names_an_image(document: Any) -> None:
 
 
 def _settings_names(target: str) -> Callable[[Any], None]:
-    """The settings relationship names another part: python-docx's ``document.settings``
-    raised AttributeError (the styles part) or recursed without end (the document part)."""
+    """The settings relationship names another part, or there are two: python-docx's
+    ``document.settings`` raised AttributeError (the styles part), recursed without end (the
+    document part) or raised ValueError (two)."""
 
     def build(document: Any) -> None:
         from docx.opc.constants import RELATIONSHIP_TYPE as RT
@@ -359,6 +360,9 @@ def _settings_names(target: str) -> Callable[[Any], None]:
         document.sections[0].header.paragraphs[0].text = "Acme header"
         rels = document.part.rels
         settings = next(r for r in rels.values() if r.reltype == RT.SETTINGS)
+        if target == "settings":  # a second relationship to it: python-docx's ValueError
+            rels.add_relationship(RT.SETTINGS, settings.target_part, "rIdSettings2")
+            return
         part = document.part if target == "document" else document.part.part_related_by(RT.STYLES)
         settings._target = part
 
@@ -371,8 +375,14 @@ def _settings_names(target: str) -> Callable[[Any], None]:
         (_header_names_an_image, ["Body."]),
         (_settings_names("styles"), ["Body.", "[header] Acme header"]),
         (_settings_names("document"), ["Body.", "[header] Acme header"]),
+        (_settings_names("settings"), ["Body.", "[header] Acme header"]),
     ],
-    ids=["header-names-an-image", "settings-names-styles", "settings-names-the-document"],
+    ids=[
+        "header-names-an-image",
+        "settings-names-styles",
+        "settings-names-the-document",
+        "two-settings-relationships",
+    ],
 )
 def test_relationships_naming_parts_of_another_kind_are_skipped(
     build: Callable[[Any], None], expected: list[str]
