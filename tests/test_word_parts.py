@@ -412,3 +412,33 @@ def test_in_the_body_only_a_paragraph_of_page_numbers_alone_is_dropped() -> None
     letters and digits are a page field's result is left out. Digits typed beside the field,
     or another field's result (a year), keep the paragraph as the text shows it."""
     assert _blocks(_word(_body_fields)) == ["2024 / 4", "2026", "Cell"]
+
+
+def _main_part(root: str) -> bytes:
+    """A Word file whose main part's root is ``root``: a document without a body, or another
+    part's root (a header's)."""
+    import zipfile
+
+    from docx.oxml.ns import nsdecls
+
+    source = zipfile.ZipFile(io.BytesIO(_word(lambda document: None)))
+    target = io.BytesIO()
+    with zipfile.ZipFile(target, "w") as archive:
+        for name in source.namelist():
+            data = source.read(name)
+            if name == "word/document.xml":
+                data = f"<w:{root} {nsdecls('w')}><w:p/></w:{root}>".encode()
+            archive.writestr(name, data)
+    return target.getvalue()
+
+
+@pytest.mark.parametrize("root", ["document", "hdr"])
+def test_a_main_part_that_is_not_a_document_is_corrupt(
+    file_memory: recuerdo.Memory, root: str
+) -> None:
+    """It raised TypeError or AttributeError, internal errors, when the walk reached the body
+    (before this change too)."""
+    data = _main_part(root)
+    with pytest.raises(recuerdo.DocumentCorrupt):
+        file_memory.ingest(base64.b64encode(data).decode(), name="broken.docx")
+    assert file_memory.export(scope="user")["records"][1:] == []

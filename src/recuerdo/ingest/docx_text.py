@@ -67,12 +67,17 @@ def docx(data: bytes) -> list[Block]:
         # Parses the parts python-docx keeps as bytes (notes): one that is not XML is a
         # corrupt file, as Word says, not an internal error.
         marks = Annotations(document, _texts)
+        # A main part that is not a document (no body; another part's root) was an internal
+        # error when the walk reached it.
+        body = document.element.body
+        if body is None:
+            raise ValueError("no body")
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise DocumentCorrupt("the Word document is truncated or corrupt") from exc
     except Exception as exc:
         raise DocumentCorrupt(f"the Word document cannot be read ({type(exc).__name__})") from exc
     blocks = []
-    for element in _items(document.element.body, (_P, _TBL)):
+    for element in _items(body, (_P, _TBL)):
         if element.tag == _P:
             text = clean(_paragraph_text(element, marks))
             if text:
