@@ -41,10 +41,14 @@ def _notes_part(kind: str, notes: dict[int, list[str]]) -> str:
 
 
 def _with_notes(
-    build: Any, footnotes: dict[int, list[str]], endnotes: dict[int, list[str]]
+    build: Any,
+    footnotes: dict[int, list[str]],
+    endnotes: dict[int, list[str]],
+    unreadable: str = "",
 ) -> bytes:
     """A Word file made by python-docx, with footnote and endnote parts added as Word writes
-    them; ``[fn:N]`` and ``[en:N]`` in its text become references to note N."""
+    them; ``[fn:N]`` and ``[en:N]`` in its text become references to note N. The part named
+    ``unreadable`` ("footnotes" or "endnotes") holds something that is not XML."""
     import docx
 
     document = docx.Document()
@@ -88,8 +92,9 @@ def _with_notes(
                     + "</Types>",
                 )
             archive.writestr(name, data)
-        archive.writestr("word/footnotes.xml", _notes_part("footnotes", footnotes))
-        archive.writestr("word/endnotes.xml", _notes_part("endnotes", endnotes))
+        for kind, notes in (("footnotes", footnotes), ("endnotes", endnotes)):
+            part = "<not xml" if kind == unreadable else _notes_part(kind, notes)
+            archive.writestr(f"word/{kind}.xml", part)
     return target.getvalue()
 
 
@@ -152,3 +157,35 @@ def test_endnotes_are_labelled_in_roman_numerals_as_word_numbers_them() -> None:
     )
     labels = [text.split("]")[0][1:] for _, text in _blocks(data)[1:]]
     assert [labels[n - 1] for n in cited] == ["i", "iv", "ix", "xiv", "xl", "xlix"]
+
+
+@pytest.mark.parametrize("kind", ["footnotes", "endnotes"])
+def test_a_notes_part_that_is_not_xml_is_a_corrupt_document(
+    file_memory: recuerdo.Memory, kind: str
+) -> None:
+    """It raised lxml's XMLSyntaxError, an internal error, rather than document_corrupt."""
+    data = _with_notes(lambda d: d.add_paragraph("Claim.[fn:1][en:1]"), {}, {}, unreadable=kind)
+    with pytest.raises(recuerdo.DocumentCorrupt):
+        file_memory.ingest(base64.b64encode(data).decode(), name="broken.docx")
+    assert file_memory.export(scope="user")["records"][1:] == []
+
+
+def test_a_comment_anchored_in_a_note_follows_the_note() -> None:
+    """Word allows comments in notes: the note is read after the block citing it, then the
+    comment after the note (decision 0160)."""
+    anchor = '</w:t></w:r><w:r><w:commentReference w:id="0"/></w:r><w:r><w:t>'
+
+    def build(document: Any) -> None:
+        commented = document.add_paragraph("Scratch.")
+        document.add_comment(commented.runs, text="Checked with the registry.", author="Ana")
+        commented._p.getparent().remove(commented._p)  # its anchor moves to the note
+        document.add_paragraph("Claim.[fn:1]")
+        document.add_paragraph("Next.")
+
+    data = _with_notes(build, {1: [f"Source: the registry.{anchor}"]}, {})
+    assert _blocks(data) == [
+        ("paragraph", "Claim.[1]"),
+        ("paragraph", "[1] Source: the registry."),
+        ("paragraph", "[comment: Ana] Checked with the registry."),
+        ("paragraph", "Next."),
+    ]

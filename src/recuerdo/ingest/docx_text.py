@@ -1,5 +1,7 @@
 """Word (.docx): the body's paragraphs and tables in the order they are written, each
-footnote and endnote after the block that first cites it (decision 0154).
+footnote and endnote after the block that first cites it (decision 0154), each comment after
+the block that holds its anchor, then the headers and footers a reader sees, once each
+(decision 0160).
 
 The body is walked once, as its XML: paragraphs, tables (a row is one block, its cells joined
 with `` | ``; a table nested in a cell is read into that cell) and content controls
@@ -13,10 +15,12 @@ every paragraph, which made a document of many paragraphs quadratic.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from .blocks import Block, BlockKind, clean
+from .docx_parts import COMMENT_ANCHORS, NOTE_REFERENCES, Annotations, labelled, page_parts
 
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 _MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
@@ -34,6 +38,12 @@ _CHARACTERS = {
     f"{{{_W}}}noBreakHyphen": "-",
 }
 _TEXT = f"{{{_W}}}t"
+_FIELD_CHAR, _FIELD_CHAR_TYPE = f"{{{_W}}}fldChar", f"{{{_W}}}fldCharType"
+_INSTRUCTION, _SIMPLE_FIELD = f"{{{_W}}}instrText", f"{{{_W}}}fldSimple"
+_INSTRUCTION_ATTRIBUTE = f"{{{_W}}}instr"
+_PAGE_FIELDS = frozenset(("PAGE", "NUMPAGES", "SECTIONPAGES"))
+_WORDED = re.compile(r"[^\W_]")  # a letter or a digit
+_MARKS = frozenset((*NOTE_REFERENCES, *COMMENT_ANCHORS, _FIELD_CHAR, _INSTRUCTION, _SIMPLE_FIELD))
 _SKIPPED = frozenset(
     (
         f"{{{_MC}}}Fallback",  # the same content again, for older readers
@@ -54,96 +64,43 @@ def docx(data: bytes) -> list[Block]:
     try:
         document = python_docx.Document(io.BytesIO(data))
         kinds = _style_kinds(document)
+        # Parses the parts python-docx keeps as bytes (notes): one that is not XML is a
+        # corrupt file, as Word says, not an internal error.
+        marks = Annotations(document, _texts)
+        # A main part that is not a document (no body; another part's root) was an internal
+        # error when the walk reached it.
+        body = document.element.body
+        if body is None:
+            raise ValueError("no body")
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise DocumentCorrupt("the Word document is truncated or corrupt") from exc
     except Exception as exc:
         raise DocumentCorrupt(f"the Word document cannot be read ({type(exc).__name__})") from exc
-    notes = _Notes(document)
     blocks = []
-    for element in _items(document.element.body, (_P, _TBL)):
+    for element in _items(body, (_P, _TBL)):
         if element.tag == _P:
-            text = clean(_paragraph_text(element, notes))
+            text = clean(_paragraph_text(element, marks))
             if text:
                 blocks.append(Block(_kind(element, kinds), text, None))
         else:
-            blocks += [Block("paragraph", row, None) for row in _rows(element, notes)]
-        blocks += notes.cited_since()
+            # A row is a block: what it cites or anchors follows it, not the whole table.
+            for row in _rows(element, marks):
+                blocks.append(Block("paragraph", row, None))
+                blocks += marks.since()
+        blocks += marks.since()
+    # After the body: a running header or footer is about the whole document or a section of
+    # it, not the paragraph it would sit beside; placed there, it would split a passage of
+    # body text. The same text shown on first, odd and even pages, or in several sections, is
+    # read once.
+    for kind in ("header", "footer"):
+        read: set[tuple[str, ...]] = set()
+        for root in page_parts(document, kind):
+            texts = _texts(root, marks)
+            if texts and tuple(texts) not in read:
+                read.add(tuple(texts))
+                blocks += labelled(f"[{kind}]", texts)
+            blocks += marks.since()
     return blocks
-
-
-_NOTE_KINDS = ("footnote", "endnote")
-_REFERENCES = {f"{{{_W}}}{kind}Reference": kind for kind in _NOTE_KINDS}
-_NOTE_ID, _NOTE_TYPE = f"{{{_W}}}id", f"{{{_W}}}type"
-_ROMAN = (
-    *((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc")),
-    *((50, "l"), (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")),
-)
-
-
-class _Notes:
-    """A document's footnotes and endnotes by id, labelled in the order the body first cites
-    them as Word numbers them by default (footnotes 1, 2, 3; endnotes i, ii, iii). A note is
-    read where it is first cited: its text, after the block that cites it, stays beside what it
-    qualifies (a passage, a citation). The parts are read once, through python-docx's package."""
-
-    def __init__(self, document: Any) -> None:
-        self._notes: dict[str, dict[str, Any]] = {kind: {} for kind in _NOTE_KINDS}
-        self._labels: dict[tuple[str, str], str] = {}
-        self._counts = dict.fromkeys(_NOTE_KINDS, 0)
-        self._cited: list[tuple[str, Any]] = []
-        for relation in document.part.rels.values():
-            kind = relation.reltype.rsplit("/", 1)[-1].removesuffix("s")
-            if kind not in self._notes or relation.is_external:
-                continue
-            root = _part_root(relation.target_part)
-            for note in root.iter(f"{{{_W}}}{kind}"):
-                # The separators Word draws above the notes are notes too, with a type.
-                if note.get(_NOTE_TYPE) in (None, "normal"):
-                    self._notes[kind][note.get(_NOTE_ID)] = note
-
-    def cite(self, element: Any) -> str:
-        """The label of the note ``element`` (a reference) cites, as the text shows it."""
-        kind, note_id = _REFERENCES[element.tag], element.get(_NOTE_ID)
-        label = self._labels.get((kind, note_id))
-        if label is None:
-            self._counts[kind] += 1
-            count = self._counts[kind]
-            label = str(count) if kind == "footnote" else _roman(count)
-            self._labels[(kind, note_id)] = label
-            note = self._notes[kind].get(note_id)
-            if note is not None:
-                self._cited.append((label, note))
-        return f"[{label}]"
-
-    def cited_since(self) -> list[Block]:
-        """The blocks of the notes first cited since the last call: each note's paragraphs
-        and table rows, the first under its label."""
-        blocks: list[Block] = []
-        cited, self._cited = self._cited, []
-        for label, note in cited:
-            texts = _texts(note, self)
-            if texts:
-                texts[0] = f"[{label}] {texts[0]}"
-            blocks += [Block("paragraph", text, None) for text in texts]
-        return blocks
-
-
-def _part_root(part: Any) -> Any:
-    """A part's XML root: python-docx parses the parts it knows, and keeps the others' bytes."""
-    element = getattr(part, "element", None)
-    if element is not None:
-        return element
-    from docx.oxml.parser import parse_xml
-
-    return parse_xml(part.blob)
-
-
-def _roman(number: int) -> str:
-    digits = []
-    for value, letters in _ROMAN:
-        count, number = divmod(number, value)
-        digits.append(letters * count)
-    return "".join(digits)
 
 
 def _style_kinds(document: Any) -> dict[str | None, BlockKind]:
@@ -192,11 +149,18 @@ def _items(parent: Any, tags: tuple[str, ...]) -> Iterator[Any]:
             yield from _items(child, tags)
 
 
-def _paragraph_text(paragraph: Any, notes: _Notes) -> str:
+def _paragraph_text(paragraph: Any, marks: Annotations) -> str:
     """A paragraph's visible text: its runs wherever they sit (in hyperlinks, inline content
     controls, fields, tracked insertions), tabs and line breaks as characters, and a note's
-    reference as its label."""
+    reference as its label; a comment anchored in it is noted, to be read after its block.
+
+    A paragraph whose only letters and digits are page numbers (the result Word last drew of a
+    ``PAGE``, ``NUMPAGES`` or ``SECTIONPAGES`` field: a footer "- 3 -") is no text: the number
+    is whichever page Word drew it on, and every document with page numbers would end in one.
+    Around words ("Page 3 of 12") the field's result stays, as the text shows it."""
     parts: list[str] = []
+    fields = _Fields()
+    worded = numbered = False
     stack = [iter(paragraph)]
     while stack:
         element = next(stack[-1], None)
@@ -205,37 +169,88 @@ def _paragraph_text(paragraph: Any, notes: _Notes) -> str:
             continue
         tag = element.tag
         if tag == _TEXT:
-            parts.append(element.text or "")
+            text = element.text or ""
+            parts.append(text)
+            if fields.numbering:
+                numbered = True
+            elif not worded:
+                worded = _WORDED.search(text) is not None
         elif tag in _CHARACTERS:
             parts.append(_CHARACTERS[tag])
-        elif tag in _REFERENCES:
-            parts.append(notes.cite(element))
+        elif tag in _MARKS:  # rare: one look-up on the common path, not five
+            if tag in NOTE_REFERENCES:
+                parts.append(marks.cite(element))
+                worded = True
+            elif tag in COMMENT_ANCHORS:
+                marks.anchor(element)
+            elif tag == _FIELD_CHAR:
+                fields.mark(element)
+            elif tag == _INSTRUCTION:
+                fields.instruction(element)
+            elif _page_number(element.get(_INSTRUCTION_ATTRIBUTE)):  # a simple field
+                parts += (text.text or "" for text in element.iter(_TEXT))
+                numbered = True
+            else:
+                stack.append(iter(element))
         elif tag not in _SKIPPED and len(element):
             stack.append(iter(element))
-    return "".join(parts)
+    return "".join(parts) if worded or not numbered else ""
 
 
-def _rows(table: Any, notes: _Notes) -> Iterator[str]:
+class _Fields:
+    """The fields open in a paragraph as its begin, separator and end marks are read: how many
+    of them are page numbers showing their result. Counted, not searched, and each one's
+    instruction read once, so that a paragraph of many fields costs time in proportion to them.
+    A field whose end falls in a later paragraph (a table of contents) is left open here."""
+
+    def __init__(self) -> None:
+        # Each open field: its instruction's pieces until its separator, then whether it is a
+        # page number.
+        self.open: list[list[str] | bool] = []
+        self.numbering = 0
+
+    def mark(self, element: Any) -> None:
+        kind = element.get(_FIELD_CHAR_TYPE)
+        if kind == "begin":
+            self.open.append([])
+        elif kind == "separate" and self.open and isinstance(self.open[-1], list):
+            numbering = _page_number("".join(self.open[-1]))
+            self.open[-1] = numbering
+            self.numbering += numbering
+        elif kind == "end" and self.open:
+            self.numbering -= self.open.pop() is True
+
+    def instruction(self, element: Any) -> None:
+        if self.open and isinstance(self.open[-1], list):
+            self.open[-1].append(element.text or "")
+
+
+def _page_number(instruction: str | None) -> bool:
+    words = (instruction or "").split(maxsplit=1)
+    return bool(words) and words[0].upper() in _PAGE_FIELDS
+
+
+def _rows(table: Any, marks: Annotations) -> Iterator[str]:
     for row in _items(table, (_TR,)):
-        cells = [_cell_text(cell, notes) for cell in _items(row, (_TC,))]
+        cells = [_cell_text(cell, marks) for cell in _items(row, (_TC,))]
         cells = [cell for cell in cells if cell]
         if cells:
             yield " | ".join(cells)
 
 
-def _cell_text(cell: Any, notes: _Notes) -> str:
+def _cell_text(cell: Any, marks: Annotations) -> str:
     """A cell's paragraphs and the rows of any table nested in it, in order, on one line (a
     cell's text is part of its row's block)."""
-    return " ".join(_texts(cell, notes))
+    return " ".join(_texts(cell, marks))
 
 
-def _texts(parent: Any, notes: _Notes) -> list[str]:
+def _texts(parent: Any, marks: Annotations) -> list[str]:
     """The texts of ``parent``'s paragraphs and of its tables' rows, in order, empty ones
-    left out (a cell, a note)."""
+    left out (a cell, a note, a comment, a header)."""
     parts = []
     for element in _items(parent, (_P, _TBL)):
         if element.tag == _P:
-            parts.append(clean(_paragraph_text(element, notes)))
+            parts.append(clean(_paragraph_text(element, marks)))
         else:
-            parts += _rows(element, notes)
+            parts += _rows(element, marks)
     return [part for part in parts if part]
