@@ -442,3 +442,48 @@ def test_a_main_part_that_is_not_a_document_is_corrupt(
     with pytest.raises(recuerdo.DocumentCorrupt):
         file_memory.ingest(base64.b64encode(data).decode(), name="broken.docx")
     assert file_memory.export(scope="user")["records"][1:] == []
+
+
+def _unzipping_to(xml_bytes: int, media_bytes: int = 0) -> bytes:
+    """A small Word file whose main part unzips to ``xml_bytes`` of short paragraphs (and a
+    picture part of ``media_bytes`` zeros): a zip bomb of the kind python-docx parses whole."""
+    import zipfile
+
+    from docx.oxml.ns import nsdecls
+
+    source = zipfile.ZipFile(io.BytesIO(_word(lambda document: None)))
+    paragraph = b"<w:p><w:r><w:t>x</w:t></w:r></w:p>"
+    body = paragraph * (xml_bytes // len(paragraph))
+    target = io.BytesIO()
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name in source.namelist():
+            data = source.read(name)
+            if name == "word/document.xml":
+                data = f"<w:document {nsdecls('w')}><w:body>".encode() + body
+                data += b"</w:body></w:document>"
+            archive.writestr(name, data)
+        if media_bytes:
+            archive.writestr("word/media/image1.png", bytes(media_bytes))
+    return target.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("xml_bytes", "media_bytes"), [(80 * 1024 * 1024, 0), (1024, 300 * 1024 * 1024)]
+)
+def test_a_file_that_unzips_past_the_limit_is_refused_before_it_is_parsed(
+    file_memory: recuerdo.Memory, xml_bytes: int, media_bytes: int
+) -> None:
+    """An upload far under the 5 MB limit whose parts unzip to 80 MB of XML (about 1.2 GB of
+    memory once python-docx parsed it), or to 300 MB of data, is refused by what it declares,
+    and nothing is stored (decision 0160's review)."""
+    data = _unzipping_to(xml_bytes, media_bytes)
+    assert len(data) < 2_000_000
+    with pytest.raises(recuerdo.PayloadTooLarge) as refused:
+        file_memory.ingest(base64.b64encode(data).decode(), name="bomb.docx")
+    assert refused.value.code == "payload_too_large" and "unzips to" in str(refused.value)
+    assert file_memory.export(scope="user")["records"][1:] == []
+
+
+def test_a_large_ordinary_file_under_the_limit_is_read() -> None:
+    data = _unzipping_to(4 * 1024 * 1024)
+    assert len(_blocks(data)) > 100_000

@@ -54,14 +54,43 @@ _SKIPPED = frozenset(
 )
 
 
+MAX_UNZIPPED_XML = 64 * 1024 * 1024
+"""The most XML a Word file may unzip to (decision 0160's review). python-docx parses every
+XML part when it opens the file, at about 15 bytes of memory a byte of XML: a 300 KB upload
+of 2 million short paragraphs took 1.2 GB before a word was read, and a 5 MB one (the upload
+limit) would take tens of GB. A 5 MB file of text XML unzips to about 50 MB."""
+MAX_UNZIPPED = 256 * 1024 * 1024  # every part, images included (kept as bytes)
+
+
+def _check_unzipped(data: bytes) -> None:
+    """Refuse a file whose parts unzip past the limits, from the sizes its directory declares
+    (``zipfile`` reads no part past its declared size: a part that lies is corrupt)."""
+    import zipfile
+
+    from ..errors import PayloadTooLarge
+
+    with zipfile.ZipFile(io.BytesIO(data)) as package:
+        parts = package.infolist()
+    xml = sum(p.file_size for p in parts if p.filename.lower().endswith((".xml", ".rels")))
+    every = sum(p.file_size for p in parts)
+    for size, limit, what in ((xml, MAX_UNZIPPED_XML, "XML"), (every, MAX_UNZIPPED, "data")):
+        if size > limit:
+            raise PayloadTooLarge(
+                f"the Word document unzips to {size} bytes of {what}; the limit is {limit}",
+                size=size,
+                maximum=limit,
+            )
+
+
 def docx(data: bytes) -> list[Block]:
     import zipfile
 
     import docx as python_docx
 
-    from ..errors import DocumentCorrupt
+    from ..errors import DocumentCorrupt, PayloadTooLarge
 
     try:
+        _check_unzipped(data)
         document = python_docx.Document(io.BytesIO(data))
         kinds = _style_kinds(document)
         # Parses the parts python-docx keeps as bytes (notes): one that is not XML is a
@@ -72,6 +101,8 @@ def docx(data: bytes) -> list[Block]:
         body = document.element.body
         if body is None:
             raise ValueError("no body")
+    except PayloadTooLarge:
+        raise
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise DocumentCorrupt("the Word document is truncated or corrupt") from exc
     except Exception as exc:
