@@ -123,3 +123,37 @@ def test_another_scope_is_not_looked_in(memory: recuerdo.Memory) -> None:
     records = memory.export(scope="user")["records"]
     _move(memory, "neovim")
     assert memory.import_records(records, scope="project:copy")["imported"] == 1
+
+
+def test_another_notes_record_of_the_old_key_makes_its_own_note(
+    memory: recuerdo.Memory, base: Path
+) -> None:
+    """The moved note is known by its creation, not by the key it left: a record of another
+    note that had that key (another memory's) is not read into it, as before the change."""
+    with recuerdo.open("other", base_dir=base, embedder="none") as other:
+        other.save("Editor", "emacs", key=OLD)
+        records = other.export(scope="user")["records"]
+    moved = memory.save("Editor", "vim", key=OLD)["id"]
+    _move(memory, "neovim")
+    assert memory.import_records(records)["imported"] == 1
+    assert sorted((n["key"], n["content"]) for n in _notes(memory)) == [
+        (OLD, "emacs"),
+        (NEW, "neovim"),
+    ]
+    assert memory.conflicts(moved) == []
+
+
+def test_a_copys_export_from_before_the_move_is_known_by_its_dates(
+    memory: recuerdo.Memory, base: Path
+) -> None:
+    """A copy keeps the note's dates (0116): its export before the move names the note's
+    creation, and is read into the moved note here (the copy never moved it)."""
+    first = memory.save("Editor", "vim", key=OLD)["id"]
+    with recuerdo.open("copy", base_dir=base, embedder="none") as copy:
+        copy.import_records(memory.export(scope="user")["records"])
+        copy.save("Editor", "vim, tabs", key=OLD)
+        records = copy.export(scope="user")["records"]
+    _move(memory, "neovim")
+    assert memory.import_records(records)["imported"] == 0
+    assert [n["id"] for n in _notes(memory)] == [first]
+    assert [c["content"] for c in memory.conflicts(first)] == ["vim, tabs"]

@@ -88,19 +88,19 @@ def _first_keys(tx: Tx, tenant: str, scope: str, ids: list[int]) -> dict[int, st
     return found
 
 
-def _moved_from(tx: Tx, tenant: str, scope: str, key: str, created_at: object) -> Row | None:
-    """The note of ``scope`` moved away from ``key`` (decision 0159): a record of an export
-    written before the move names that key, and found by it alone it made a second note. Of
-    several moved from it, the one created when the record says (the record's own note, or a
-    copy of it: copies keep the dates), else the one moved last."""
+def _moved_from(tx: Tx, tenant: str, scope: str, key: str, created: set[str | None]) -> Row | None:
+    """The note of ``scope`` moved away from ``key`` that the record is of (decision 0159): a
+    record of an export written before the move names that key, and found by it alone it made
+    a second note. The note is known by its creation (``created``: when the record says the
+    note, and its first version, were written; copies keep the dates, 0116), not by the key
+    alone: another note's record naming that key makes its own note, as before."""
     moved = tx.all(
         "SELECT i.* FROM journal j JOIN items i ON i.tenant = j.tenant AND i.id = j.item_id"
         " WHERE j.tenant = ? AND j.scope = ? AND j.operation = 'move' AND j.from_key = ?"
         " AND i.scope = ? AND i.item_type = 'note' AND i.status <> 'deleted' ORDER BY j.id DESC",
         (tenant, scope, key, scope),
     )
-    own = [row for row in moved if row["created_at"] == created_at]
-    return next(iter(own or moved), None)
+    return next((row for row in moved if row["created_at"] in created), None)
 
 
 def _conflicts_of(tx: Tx, tenant: str, ids: list[int]) -> dict[int, list[dict[str, Any]]]:
@@ -146,7 +146,7 @@ class _Text:
 @dataclass(frozen=True)
 class _Checked:
     key: str | None
-    created: object  # the note's creation as the record gives it (compared, never stored)
+    created: str | None  # the note's creation as the record gives it (compared, not stored)
     review_at: str | None
     tags: list[str]
     versions: list[_Text]
@@ -174,7 +174,7 @@ def import_record(
         moves = journal_moves.has_keys(tx)
     moved = None
     if note.key is not None and moves:
-        moved = _moved_from(tx, tenant, scope, note.key, note.created)
+        moved = _moved_from(tx, tenant, scope, note.key, {note.created, first.at})
     if moved is not None:
         where = f"note {moved['id']} here was moved from note key {note.key!r} to {moved['key']!r}"
         return _kept_beside(tx, moved, principal, last, note.conflicts, where)
@@ -297,7 +297,7 @@ def _checked_note(record: dict[str, Any]) -> _Checked:
         review_at = record.get("review_at")
         return _Checked(
             key=None if key is None else checked_label(key, "note_key"),
-            created=record.get("created_at"),
+            created=record["created_at"] if isinstance(record.get("created_at"), str) else None,
             review_at=None if review_at is None else parse_time(review_at, "review_at"),
             tags=check_tags(record.get("tags")),
             versions=versions,
