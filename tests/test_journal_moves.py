@@ -12,7 +12,9 @@ import pytest
 
 import recuerdo
 from recuerdo.store.journal_moves import STEP
+from recuerdo.store.sqlite import files
 
+from .conftest import statements_run
 from .postgres import opened_on
 
 OLD, NEW, LAST = "editor", "shop/editor", "work/editor"
@@ -78,6 +80,7 @@ def _as_at_m046(memory: recuerdo.Memory) -> None:
     """The store as the code before the step left it: no key columns, the step not taken."""
     with memory._store.write() as tx:
         tx.execute("DROP INDEX journal_moves")
+        tx.execute("DROP INDEX journal_moved_items")
         tx.execute("ALTER TABLE journal DROP COLUMN from_key")
         tx.execute("ALTER TABLE journal DROP COLUMN to_key")
         tx.execute("DELETE FROM _migrations WHERE name = ?", (STEP,))
@@ -101,3 +104,33 @@ def test_a_store_at_m046_gains_the_keys_and_reads_its_moves_as_unknown(
             memory.save("Editor", "helix", key=LAST, former_key=NEW)
             assert _moves(memory) == [(None, None), (NEW, LAST)]
             assert [n["id"] for n in memory.list_notes(scope="user")["notes"]] == [note]
+
+
+def test_the_keys_of_a_notes_moves_are_found_by_its_id_not_by_walking_the_journal(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export page asks for the first keys of its notes, and an erasure blanks its notes'
+    keys, by item id: with no index on the ids, each read every line of the scope's journal
+    (SQLite: an export of 300 moved notes over 300,000 lines 0.28 s instead of 0.02 s, each
+    hard delete 141 ms instead of 23 ms; PostgreSQL alike)."""
+    with recuerdo.open("plans", base_dir=base, embedder="none") as memory:
+        note = memory.save("Editor", "vim", key=OLD)["id"]
+        memory.save("Editor", "vim", key=NEW, former_key=OLD)
+        for i in range(20):
+            memory.save(f"n{i}", "x", key=f"k{i}")
+        with statements_run(monkeypatch) as seen:
+            memory.export(scope="user")
+            memory.delete(note, hard=True)
+        location = memory.location
+    conn = files.connect(location, read_only=True)
+    try:
+        plans = {
+            sql: [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
+            for sql, params in seen
+            if "journal" in sql and "item_id IN" in sql
+        }
+    finally:
+        conn.close()
+    assert len(plans) == 2, plans  # the export's and the erasure's
+    for sql, plan in plans.items():
+        assert any("journal_moved_items" in line for line in plan), (sql, plan)

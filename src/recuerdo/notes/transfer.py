@@ -37,7 +37,7 @@ def export_records(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
     tenant, ids = rows[0]["tenant"], [row["id"] for row in rows]
     histories = history.versions_of(tx, tenant, ids)
     conflicts = _conflicts_of(tx, tenant, ids)
-    first_keys = _first_keys(tx, tenant, rows[0]["scope"], ids)
+    first_keys = _first_keys(tx, tenant, ids)
     records = []
     for row in rows:
         texts, versions = histories.get(row["id"], ({}, []))
@@ -72,17 +72,18 @@ def export_records(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
     return records
 
 
-def _first_keys(tx: Tx, tenant: str, scope: str, ids: list[int]) -> dict[int, str]:
+def _first_keys(tx: Tx, tenant: str, ids: list[int]) -> dict[int, str]:
     """The key each moved note of ``ids`` had before its first move the journal names (a move
-    recorded before step m047 names none: that note is keyed by its key now, as before)."""
+    recorded before step m047 names none: that note is keyed by its key now, as before).
+    Found by the notes' ids (``journal_moved_items``; a note keeps its scope), not by the
+    scope: that read every move line of the scope, for each page of an export."""
     if not journal_moves.has_keys(tx):
         return {}
     found: dict[int, str] = {}
     for line in tx.all(
-        "SELECT item_id, from_key FROM journal WHERE tenant = ? AND scope = ?"
-        f" AND operation = 'move' AND item_id IN ({marks(ids)}) AND from_key IS NOT NULL"
-        " ORDER BY id",
-        (tenant, scope, *ids),
+        "SELECT item_id, from_key FROM journal WHERE tenant = ? AND operation = 'move'"
+        f" AND item_id IN ({marks(ids)}) AND from_key IS NOT NULL ORDER BY id",
+        (tenant, *ids),
     ):
         found.setdefault(int(line["item_id"]), line["from_key"])
     return found
