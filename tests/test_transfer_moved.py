@@ -82,18 +82,40 @@ def test_a_copy_that_read_the_export_after_the_move_knows_the_one_before(
     assert [(n["key"], n["content"]) for n in _notes(memory)] == [(NEW, "neovim")]
 
 
-def test_a_note_saved_at_the_key_after_the_move_holds_it(memory: recuerdo.Memory) -> None:
-    """The key wins over the note moved away from it, as in the save verb (decision 0138): an
-    export of the old key read again is kept beside the note at the key now."""
+def test_a_note_saved_at_the_key_after_the_move_does_not_take_the_moved_notes_record(
+    memory: recuerdo.Memory,
+) -> None:
+    """The record is of the note created when it says, and moved away from its key: a note
+    saved at that key since is another note (created later), and the record's text was kept
+    beside it, on a note it was never a version of (the Engram profile: one project's
+    personal observation on a note of no project)."""
     moved = memory.save("Editor", "vim", key=OLD)["id"]
     records = memory.export(scope="user")["records"]
     _move(memory, "neovim")
     there = memory.save("Editor", "nano", key=OLD)["id"]
     [skipped] = memory.import_records(records)["skipped"]
-    assert f"held here by note {there}" in skipped["why"]
-    assert [c["content"] for c in memory.conflicts(there)] == ["vim"]
-    assert memory.conflicts(moved) == []
+    assert f"note {moved} here was moved from note key {OLD!r}" in skipped["why"]
+    assert [c["content"] for c in memory.conflicts(moved)] == ["vim"]
+    assert memory.conflicts(there) == []
     assert len(_notes(memory)) == 2
+
+
+def test_the_note_at_the_key_keeps_its_own_record_and_a_stranger_s(
+    memory: recuerdo.Memory, base: Path
+) -> None:
+    """The note at the key still takes a record of its own creation, and one of no note here
+    (another memory's, its creation neither note's): kept beside it, as before the moves."""
+    memory.save("Editor", "vim", key=OLD)
+    _move(memory, "neovim")
+    there = memory.save("Editor", "nano", key=OLD)["id"]
+    own = memory.export(scope="user")["records"]
+    memory.save("Editor", "nano, tabs", key=OLD)
+    with recuerdo.open("other", base_dir=base, embedder="none") as other:
+        other.save("Editor", "emacs", key=OLD)
+        stranger = other.export(scope="user")["records"]
+    assert memory.import_records([own[0], own[2]])["imported"] == 0
+    assert memory.import_records(stranger)["imported"] == 0
+    assert [c["content"] for c in memory.conflicts(there)] == ["nano", "emacs"]
 
 
 def test_a_note_moved_twice_is_found_from_its_first_key(memory: recuerdo.Memory) -> None:
