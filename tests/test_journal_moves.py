@@ -134,3 +134,25 @@ def test_the_keys_of_a_notes_moves_are_found_by_its_id_not_by_walking_the_journa
     assert len(plans) == 2, plans  # the export's and the erasure's
     for sql, plan in plans.items():
         assert any("journal_moved_items" in line for line in plan), (sql, plan)
+
+
+def test_a_forgotten_scope_leaves_no_key_of_a_note_erased_by_an_older_process(
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process of the code before m047, still running on the store another opened (and
+    migrated), erases a note without blanking its move line's keys: a forget of the scope
+    takes every key of the scope's move lines, not only those of the notes it finds."""
+    from recuerdo.store import journal_moves
+
+    scope = "project:shop"
+    note = memory.save("Editor", "vim", key=OLD, scope=scope)["id"]
+    memory.save("Editor", "neovim", key=NEW, former_key=OLD, scope=scope)
+    memory.save("Other", "kept", key="a", scope="user")
+    memory.save("Other", "kept", key="b", former_key="a", scope="user")
+    with monkeypatch.context() as older:
+        older.setattr(journal_moves, "forget_keys", lambda *_args: None)
+        memory.delete(note, hard=True)
+    assert (OLD, NEW) in _key_words(memory)
+    memory.save("Later", "x", key="c", scope=scope)
+    memory.forget_knowledge(scope, all=True)
+    assert _key_words(memory) == [("a", "b")]

@@ -62,7 +62,9 @@ def erase(tx: Tx, tenant: str, rows: Sequence[Row]) -> None:
 
 
 def erase_scope(tx: Tx, tenant: str, scope: str) -> None:
-    """A forget of a whole scope: its sessions and its kept replies go."""
+    """A forget of a whole scope: its sessions and its kept replies go, and the keys of its
+    move lines (those of notes erased before, by a process older than m047, too)."""
+    journal_moves.forget_scope_keys(tx, tenant, scope)
     tx.execute("DELETE FROM idempotency WHERE tenant = ? AND scope = ?", (tenant, scope))
     tx.execute("DELETE FROM sessions WHERE tenant = ? AND scope = ?", (tenant, scope))
 

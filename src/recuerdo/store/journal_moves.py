@@ -48,6 +48,18 @@ def forget_keys(tx: Tx, tenant: str, item_ids: Sequence[int]) -> None:
         )
 
 
+def forget_scope_keys(tx: Tx, tenant: str, scope: str) -> None:
+    """Blank the keys on every move line of a scope being forgotten whole: every note of it
+    goes, and so do the keys of one erased already by a process of the code before the step
+    (running on a store another process opened, it blanks nothing)."""
+    if has_keys(tx):
+        tx.execute(
+            "UPDATE journal SET from_key = NULL, to_key = NULL WHERE tenant = ? AND scope = ?"
+            " AND operation = 'move' AND from_key IS NOT NULL",
+            (tenant, scope),
+        )
+
+
 def m047_journal_move_keys(tx: Tx) -> None:
     """The step, on both stores (registered in each later_steps.py: the SQL is portable).
     Nullable columns with no default: no row is rewritten on either store."""
