@@ -167,7 +167,7 @@ def import_record(
     knows it (an import of many records asks once, not once a record)."""
     note = _checked_note(record)
     first, last = note.versions[0], note.versions[-1]
-    created = {note.created, first.at}
+    dated = {note.created, first.at}  # when the record says its note was created
     held = None if note.key is None else notes.by_key(tx, tenant, scope, note.key)
     if moves is None:
         moves = journal_moves.has_keys(tx)
@@ -175,8 +175,8 @@ def import_record(
     # The note at the key, unless it is not the record's (created another time) and the
     # record's note was moved away from the key since: a note saved at the key after the move
     # took the moved note's record as its conflict (review of 0159).
-    if note.key is not None and moves and (held is None or held["created_at"] not in created):
-        moved = _moved_from(tx, tenant, scope, note.key, created)
+    if note.key is not None and moves and (held is None or held["created_at"] not in dated):
+        moved = _moved_from(tx, tenant, scope, note.key, dated)
     if held is not None and moved is None:
         where = f"note key {note.key!r} is held here by note {held['id']}"
         return _kept_beside(tx, held, principal, last, note.conflicts, where)
