@@ -314,3 +314,15 @@ def test_static_files_cannot_reach_outside_their_folder(page: Any) -> None:
     for path in ("/static/..%2f__init__.py", "/static/.hidden.js", "/static/VENDORED.md"):
         assert page.request.get(path).status == 404, path
     assert page.request.get("/static/htmx.min.js").status == 200
+
+
+def test_the_journal_names_the_keys_of_a_move(page: Any, server: Server) -> None:
+    """A move said only ``move``: the owner could not tell which key the note had left."""
+    scope = "project:moves"
+    api(server, "save", {"title": "Editor", "content": "vim", "key": "editor", "scope": scope})
+    moved = {"title": "Editor", "content": "neovim", "key": "shop/editor", "scope": scope}
+    api(server, "save", {**moved, "former_key": "editor"})
+    page.goto("/lens/journal")
+    row = page.locator("tbody tr.op-move")
+    expect(row).to_have_count(1)
+    assert "move editor → shop/editor" in row.inner_text()

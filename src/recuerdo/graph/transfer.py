@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from ..comms import transfer as comms_transfer
@@ -21,6 +22,7 @@ from ..entries import operations as entries
 from ..errors import InvalidInput, RecuerdoError
 from ..notes import transfer as note_transfer
 from ..notes.transfer import record_key as _key
+from ..store import journal_moves
 from ..store.base import Row, Tx, marks
 from . import imports, store, values
 from .import_residue import document_key, entity_key, holders_key
@@ -293,6 +295,12 @@ def import_records(
     if len(records) > MAX_IMPORT:
         raise InvalidInput(f"at most {MAX_IMPORT} records per call, got {len(records)}")
     imported, skipped = 0, []
+    # Whether the journal names the keys notes moved from: asked once, not once a note.
+    moves = journal_moves.has_keys(tx)
+    importers: dict[str, Callable[..., Any]] = {
+        **_IMPORTERS,
+        "note": partial(note_transfer.import_record, moves=moves),
+    }
     for index, record in enumerate(records):
         if not isinstance(record, dict) or record.get("record") not in (*PHASES, "export"):
             skipped.append({"index": index, "why": "not an exported record"})
@@ -319,7 +327,7 @@ def import_records(
             skipped.append({"index": index, "why": "already imported"})
             continue
         try:
-            held_by = _IMPORTERS[kind](tx, tenant, principal, scope, record)
+            held_by = importers[kind](tx, tenant, principal, scope, record)
         except (KeyError, TypeError, ValueError) as exc:
             skipped.append({"index": index, "why": f"malformed {kind}: {exc}"})
             continue

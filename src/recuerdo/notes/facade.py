@@ -466,9 +466,9 @@ class NoteVerbs(MemoryBase):
     ) -> list[JournalLine]:
         """The revision journal: every change to any item, newest first, with its operation
         (write, edit, external, restore, delete, merge, import, review, conflict, move: a note
-        saved with former_key now answers to its new key, scrub: an edit redacted a credential
-        the note held from its earlier versions too), principal and characters added and
-        removed.
+        saved with former_key now answers to its new key, from_key and to_key naming both, null
+        when unknown; scrub: an edit redacted a credential the note held from its
+        earlier versions too), principal and characters added and removed.
 
         Args:
             scope: Only this scope.

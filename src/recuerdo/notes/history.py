@@ -16,7 +16,7 @@ from ..core.clock import now_iso
 from ..core.exact import shown
 from ..core.items import MAIL, visible
 from ..errors import InvalidInput, ItemNotFound
-from ..store import revision_deltas
+from ..store import journal_moves, revision_deltas
 from ..store.base import Row, Tx, groups, marks
 from ..store.hashes import text_key
 from ..store.text_delta import common_prefix, common_suffix
@@ -171,22 +171,30 @@ def journal(
     added: int = 0,
     removed: int = 0,
     at: str | None = None,
+    moved: tuple[str, str] | None = None,
 ) -> None:
+    """One journal line. ``moved``: (from, to), the keys of a ``move`` (kept since step m047;
+    a store opened at an older schema has no columns for them, and its line keeps none)."""
+    values: list[Any] = [
+        tenant,
+        scope,
+        item_id,
+        item_type,
+        operation,
+        principal,
+        version,
+        added,
+        removed,
+        at or now_iso(),
+    ]
+    columns = "chars_added, chars_removed, created_at"
+    if moved is not None and journal_moves.has_keys(tx):
+        columns += ", from_key, to_key"
+        values += moved
     tx.execute(
         "INSERT INTO journal (tenant, scope, item_id, item_type, operation, principal, version,"
-        " chars_added, chars_removed, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            tenant,
-            scope,
-            item_id,
-            item_type,
-            operation,
-            principal,
-            version,
-            added,
-            removed,
-            at or now_iso(),
-        ),
+        f" {columns}) VALUES ({marks(values)})",
+        values,
     )
 
 
@@ -199,6 +207,7 @@ def journal_row(
     version: int | None = None,
     added: int = 0,
     removed: int = 0,
+    moved: tuple[str, str] | None = None,
 ) -> None:
     """A journal line for a change to the item in ``row`` (its tenant, scope, id and type)."""
     journal(
@@ -212,6 +221,7 @@ def journal_row(
         version=row["version"] if version is None else version,
         added=added,
         removed=removed,
+        moved=moved,
     )
 
 
@@ -352,12 +362,14 @@ def read_journal(
         where.append("created_at >= ?")
         params.append(since)
     wanted = max(1, min(limit, MAX_JOURNAL_LIMIT))
+    # A move's keys, kept since step m047 (NULL on the lines before it: unknown).
+    keys = "from_key, to_key" if journal_moves.has_keys(tx) else "NULL AS from_key, NULL AS to_key"
 
     def newest(above: int | None = None) -> list[Row]:
         bound, bound_params = ("", []) if above is None else (" AND id > ?", [above])
         return tx.all(
             "SELECT id, scope, item_id, item_type, operation, principal, version, chars_added,"
-            f" chars_removed, created_at FROM journal WHERE {' AND '.join(where)}{bound}"
+            f" chars_removed, created_at, {keys} FROM journal WHERE {' AND '.join(where)}{bound}"
             " ORDER BY id DESC LIMIT ?",
             [*params, *bound_params, wanted],
         )
@@ -380,18 +392,22 @@ def read_journal(
             window *= 4
     if rows is None:
         rows = newest()
-    return [
-        {
-            "id": row["id"],
-            "scope": row["scope"],
-            "item_id": row["item_id"],
-            "item_type": row["item_type"],
-            "operation": row["operation"],
-            "principal": row["principal"],
-            "version": row["version"],
-            "chars_added": row["chars_added"],
-            "chars_removed": row["chars_removed"],
-            "created_at": row["created_at"],
-        }
-        for row in rows
-    ]
+    return [_journal_line(row) for row in rows]
+
+
+def _journal_line(row: Row) -> JournalLine:
+    line: JournalLine = {
+        "id": row["id"],
+        "scope": row["scope"],
+        "item_id": row["item_id"],
+        "item_type": row["item_type"],
+        "operation": row["operation"],
+        "principal": row["principal"],
+        "version": row["version"],
+        "chars_added": row["chars_added"],
+        "chars_removed": row["chars_removed"],
+        "created_at": row["created_at"],
+    }
+    if row["operation"] == "move":  # null: written before the keys were kept, or erased since
+        line["from_key"], line["to_key"] = row["from_key"], row["to_key"]
+    return line

@@ -60,12 +60,13 @@ def find_former(tx: Tx, tenant: str, scope: str, former_key: str) -> Row | None:
 
 def move(tx: Tx, row: Row, key: str, principal: str) -> Row:
     """The note in ``row`` moved to ``key``, its version and revisions kept: the note is the
-    same, only where it is found changes. A journal line ``move`` says so, so the owner sees
-    why the note answers to another key (a repeat moved writes no version to show it)."""
+    same, only where it is found changes. A journal line ``move`` says so, with the key it
+    came from and the one it goes to, so the owner sees why and since when the note answers
+    to another key (a repeat moved writes no version to show it)."""
     tx.execute(
         "UPDATE items SET key = ? WHERE tenant = ? AND id = ?", (key, row["tenant"], row["id"])
     )
-    history.journal_row(tx, row, "move", principal)
+    history.journal_row(tx, row, "move", principal, moved=(row["key"], key))
     moved = tx.one("SELECT * FROM items WHERE tenant = ? AND id = ?", (row["tenant"], row["id"]))
     assert moved is not None  # the row was just updated within this transaction
     return moved

@@ -270,6 +270,11 @@ class JournalLine(TypedDict):
     chars_added: int
     chars_removed: int
     created_at: str
+    from_key: NotRequired[str | None]
+    """A ``move``: the key the note answered to before (null when unknown: the line was written
+    before the keys were kept, or the note was erased since)."""
+    to_key: NotRequired[str | None]
+    """A ``move``: the key it answers to since (null when unknown, as ``from_key``)."""
 
 
 @with_config(FORBID)

@@ -7,6 +7,9 @@ indexes, but two tables kept it (found by a hunt for erasure residues):
   answered ``skipped`` with a note that is gone, and the observation was never stored;
 - ``sessions``: a session's end writes its summary there as well as in a note, and the API
   gave it back after the note was erased.
+
+The journal keeps its lines (that a change happened), but the keys a note was moved between
+(step m047, decision 0159) are words the note held: they are blanked with it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from ..store import journal_moves
 from ..store.base import Row, Tx
 from . import history
 from .sessions import SUMMARY_KIND
@@ -25,6 +29,7 @@ def erase(tx: Tx, tenant: str, rows: Sequence[Row]) -> None:
     ids = {row["id"] for row in rows}
     if not ids:
         return
+    journal_moves.forget_keys(tx, tenant, sorted(ids))
     # Kept 24 hours, a few rows a tenant: read in Python, as the reply is JSON on both stores.
     for kept in tx.all(
         "SELECT principal, scope, key, reply FROM idempotency"
@@ -57,7 +62,9 @@ def erase(tx: Tx, tenant: str, rows: Sequence[Row]) -> None:
 
 
 def erase_scope(tx: Tx, tenant: str, scope: str) -> None:
-    """A forget of a whole scope: its sessions and its kept replies go."""
+    """A forget of a whole scope: its sessions and its kept replies go, and the keys of its
+    move lines (those of notes erased before, by a process older than m047, too)."""
+    journal_moves.forget_scope_keys(tx, tenant, scope)
     tx.execute("DELETE FROM idempotency WHERE tenant = ? AND scope = ?", (tenant, scope))
     tx.execute("DELETE FROM sessions WHERE tenant = ? AND scope = ?", (tenant, scope))
 

@@ -19,6 +19,7 @@ from typing import Any, get_args
 from ..core.clock import now_iso, parse_time
 from ..core.text import check_tags, checked_label
 from ..errors import RecuerdoError
+from ..store import journal_moves
 from ..store.base import Row, Tx, marks
 from . import history
 from . import operations as notes
@@ -36,13 +37,17 @@ def export_records(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
     tenant, ids = rows[0]["tenant"], [row["id"] for row in rows]
     histories = history.versions_of(tx, tenant, ids)
     conflicts = _conflicts_of(tx, tenant, ids)
+    first_keys = _first_keys(tx, tenant, ids)
     records = []
     for row in rows:
         texts, versions = histories.get(row["id"], ({}, []))
+        # A moved note is keyed by the key it had first, as its export before the move was:
+        # a copy that read that export knows the record, and reads no second note.
+        named = first_keys.get(row["id"]) or row["key"] or row["title"]
         records.append(
             {
                 "record": "note",
-                "key": record_key("note", row["key"] or row["title"], row["created_at"]),
+                "key": record_key("note", named, row["created_at"]),
                 "title": row["title"],
                 "kind": row["category"],
                 "note_key": row["key"],
@@ -65,6 +70,38 @@ def export_records(tx: Tx, rows: list[Row]) -> list[dict[str, Any]]:
             }
         )
     return records
+
+
+def _first_keys(tx: Tx, tenant: str, ids: list[int]) -> dict[int, str]:
+    """The key each moved note of ``ids`` had before its first move the journal names (a move
+    recorded before step m047 names none: that note is keyed by its key now, as before).
+    Found by the notes' ids (``journal_moved_items``; a note keeps its scope), not by the
+    scope: that read every move line of the scope, for each page of an export."""
+    if not journal_moves.has_keys(tx):
+        return {}
+    found: dict[int, str] = {}
+    for line in tx.all(
+        "SELECT item_id, from_key FROM journal WHERE tenant = ? AND operation = 'move'"
+        f" AND item_id IN ({marks(ids)}) AND from_key IS NOT NULL ORDER BY id",
+        (tenant, *ids),
+    ):
+        found.setdefault(int(line["item_id"]), line["from_key"])
+    return found
+
+
+def _moved_from(tx: Tx, tenant: str, scope: str, key: str, created: set[str | None]) -> Row | None:
+    """The note of ``scope`` moved away from ``key`` that the record is of (decision 0159): a
+    record of an export written before the move names that key, and found by it alone it made
+    a second note. The note is known by its creation (``created``: when the record says the
+    note, and its first version, were written; copies keep the dates, 0116), not by the key
+    alone: another note's record naming that key makes its own note, as before."""
+    moved = tx.all(
+        "SELECT i.* FROM journal j JOIN items i ON i.tenant = j.tenant AND i.id = j.item_id"
+        " WHERE j.tenant = ? AND j.scope = ? AND j.operation = 'move' AND j.from_key = ?"
+        " AND i.scope = ? AND i.item_type = 'note' AND i.status <> 'deleted' ORDER BY j.id DESC",
+        (tenant, scope, key, scope),
+    )
+    return next((row for row in moved if row["created_at"] in created), None)
 
 
 def _conflicts_of(tx: Tx, tenant: str, ids: list[int]) -> dict[int, list[dict[str, Any]]]:
@@ -110,6 +147,7 @@ class _Text:
 @dataclass(frozen=True)
 class _Checked:
     key: str | None
+    created: str | None  # the note's creation as the record gives it (compared, not stored)
     review_at: str | None
     tags: list[str]
     versions: list[_Text]
@@ -117,13 +155,34 @@ class _Checked:
 
 
 def import_record(
-    tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
+    tx: Tx,
+    tenant: str,
+    principal: str,
+    scope: str,
+    record: dict[str, Any],
+    *,
+    moves: bool | None = None,
 ) -> str | None:
+    """``moves``: whether the journal keeps the keys of moves (step m047), when the caller
+    knows it (an import of many records asks once, not once a record)."""
     note = _checked_note(record)
     first, last = note.versions[0], note.versions[-1]
+    dated = {note.created, first.at}  # when the record says its note was created
     held = None if note.key is None else notes.by_key(tx, tenant, scope, note.key)
-    if held is not None:
-        return _kept_beside(tx, held, principal, last, note.conflicts)
+    if moves is None:
+        moves = journal_moves.has_keys(tx)
+    moved = None
+    # The note at the key, unless it is not the record's (created another time) and the
+    # record's note was moved away from the key since: a note saved at the key after the move
+    # took the moved note's record as its conflict (review of 0159).
+    if note.key is not None and moves and (held is None or held["created_at"] not in dated):
+        moved = _moved_from(tx, tenant, scope, note.key, dated)
+    if held is not None and moved is None:
+        where = f"note key {note.key!r} is held here by note {held['id']}"
+        return _kept_beside(tx, held, principal, last, note.conflicts, where)
+    if moved is not None:
+        where = f"note {moved['id']} here was moved from note key {note.key!r} to {moved['key']!r}"
+        return _kept_beside(tx, moved, principal, last, note.conflicts, where)
     item_id = notes.create(
         tx,
         tenant=tenant,
@@ -180,9 +239,12 @@ def _keep(
     )
 
 
-def _kept_beside(tx: Tx, held: Row, principal: str, last: _Text, conflicts: list[_Text]) -> str:
-    """Another note holds the record's key here: the record's text, and the conflicts it
-    carries, are kept beside that note as its conflict revisions, never written over it (the
+def _kept_beside(
+    tx: Tx, held: Row, principal: str, last: _Text, conflicts: list[_Text], where: str
+) -> str:
+    """Another note holds the record's key here (or was moved away from it): the record's
+    text, and the conflicts it carries, are kept beside that note as its conflict revisions,
+    never written over it (the
     insert failed on the key's unique index, with no error code, and the whole call with it:
     found by a hunt over the notes). The record's conflicts were based on versions of its own
     note, not of this one: they are kept without a version. A text the note already holds (as
@@ -205,7 +267,6 @@ def _kept_beside(tx: Tx, held: Row, principal: str, last: _Text, conflicts: list
         held_texts.add(spelled)
         as_kept = replace(text, title=spelled[0], kind=spelled[1])  # as compared next time
         kept.append(_keep(tx, held["tenant"], held["id"], as_kept, principal, based_on))
-    where = f"note key {held['key']!r} is held here by note {held['id']}"
     if not kept:
         return f"{where}, which holds every text of the record already"
     history.journal_row(tx, held, "conflict", principal)
@@ -241,6 +302,7 @@ def _checked_note(record: dict[str, Any]) -> _Checked:
         review_at = record.get("review_at")
         return _Checked(
             key=None if key is None else checked_label(key, "note_key"),
+            created=record["created_at"] if isinstance(record.get("created_at"), str) else None,
             review_at=None if review_at is None else parse_time(review_at, "review_at"),
             tags=check_tags(record.get("tags")),
             versions=versions,

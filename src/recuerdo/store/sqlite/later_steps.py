@@ -9,6 +9,7 @@ from ..base import Tx
 from ..cascade_indexes import m033_cascade_indexes
 from ..document_import_keys import m039_document_import_keys
 from ..entity_names import m038_nfc_entity_names
+from ..journal_moves import m047_journal_move_keys
 from ..note_projects import m046_note_projects
 from ..released_hashes import m032_released_hashes
 from ..send_keys import m042_send_keys
@@ -55,4 +56,5 @@ LATER_STEPS = (
     *(m039_document_import_keys, m042_send_keys, m044_folded_words),
     m045_unspaced_words,
     m046_note_projects,
+    m047_journal_move_keys,
 )
