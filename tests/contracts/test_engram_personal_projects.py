@@ -184,3 +184,23 @@ def test_P7_an_export_read_into_another_memory_keeps_the_project(
                 assert len({title.split()[0] for title in titles}) == 1  # one project's
 
     Mcp(server, other, seen)(reads)
+
+
+def test_P8_a_search_naming_a_project_and_no_scope_reads_its_personal_observations_too(
+    mcp: Mcp,
+) -> None:
+    """P8 Engram filters the scope only when one is given: mem_search(project=shop) alone
+    returns shop's observations and shop's personal ones, not billing's of either scope. It
+    read shop's project scope alone (decision 0167)."""
+
+    async def scenario(tools: Tools) -> None:
+        shop_personal, billing_personal = await saved_pair(tools, None)
+        shop = (await save(tools, project="shop", title="Shop rule", content="zebra rule"))["id"]
+        billing = (await save(tools, project="billing", title="Bill", content="zebra bill"))["id"]
+        found = {hit["id"] for hit in await search(tools, query="zebra", project="shop")}
+        assert found == {shop, shop_personal}
+        assert billing not in found and billing_personal not in found
+        scoped = await search(tools, query="zebra", project="shop", scope="project")
+        assert {hit["id"] for hit in scoped} == {shop}
+
+    mcp(scenario)

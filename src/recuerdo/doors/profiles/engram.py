@@ -57,7 +57,19 @@ def read_project(args: dict[str, Any]) -> str | None:
     """The project a read of personal observations keeps to: Engram filters by project and
     scope, so another project's personal observations are left out (decision 0148). A read
     naming no project reads every project's, as Engram's does."""
-    return project_of(args) if args.get("scope") == "personal" else None
+    return project_of(args) if args.get("scope") in ("personal", None) else None
+
+
+def search_scopes(args: dict[str, Any]) -> str | list[str] | None:
+    """The scopes a search reads. Engram filters the scope only when one is given: a search
+    of project A alone reads A's observations and A's personal ones (``read_project`` keeps
+    out the other projects' personal ones), where it read A's project scope alone (0148 left
+    it; decision 0167)."""
+    if args.get("scope"):
+        return scope_of(args)
+    if args.get("project"):
+        return [scope_of(args), "user"]
+    return None
 
 
 def _save(args: dict[str, Any]) -> dict[str, Any]:
@@ -191,7 +203,7 @@ def tools() -> list[ToolMap]:
                 {
                     "query": a.get("query"),
                     "kind": a.get("type"),
-                    "scope": scope_of(a) if a.get("project") or a.get("scope") else None,
+                    "scope": search_scopes(a),
                     "limit": min(int(a.get("limit") or 10), 20),
                     "mode": a.get("match_mode"),
                     "project": read_project(a),
