@@ -178,7 +178,7 @@ class KnowledgeVerbs(MemoryBase):
             verb="about",
             query=subject if subject is not None else f"attribute {dict(attribute or {})}",
             filters={"scope": _scope(scope)},
-            returned=[i["id"] for i in reply["items"] if i.get("id")],
+            returned=_documents_returned(reply["items"]),
         )
         self._upkeep.poke(0)
         read_at = {} if view.as_of is None else {"as_of": view.as_of}
@@ -312,3 +312,18 @@ class KnowledgeVerbs(MemoryBase):
             "transitive": sorted(derive.TRANSITIVE),
         }
         return cast(Status, {**reply, "meaning": self.meaning_state(), "relations_derived": rules})
+
+
+def _documents_returned(items: list[Any]) -> list[int]:
+    """The items an ``about`` reply read from, for its audit record: its passages' documents
+    and its facts' cited ones. The record's ids are item ids, which a forget of an item looks
+    for: entity, fact and chunk ids recorded there (decision 0168) dropped records of other
+    items that shared the number, and kept those of a forgotten document's passages."""
+    found: set[int] = set()
+    for item in items:
+        if item.get("kind") == "passage" and item.get("doc_id") is not None:
+            found.add(int(item["doc_id"]))
+        source = (item.get("citation") or {}).get("source") or {}
+        if source.get("doc_id") is not None:
+            found.add(int(source["doc_id"]))
+    return sorted(found)
