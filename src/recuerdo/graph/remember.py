@@ -24,7 +24,7 @@ from ..index.chunks import insert_chunks
 from ..index.words import STOP_WORDS
 from ..store.base import Tx, groups, marks, rows_by_id
 from ..store.entity_names import nfc
-from . import derive, store, values
+from . import derive, entity_batch, store, values
 from .cite import Citer, named_in
 
 LIMITS = {
@@ -272,12 +272,22 @@ def remember(
         "attributes_changed": 0,
     }
     held: dict[str, list[int]] = {"entities": [], "facts": [], "attributes": []}
+    named = entity_batch.ensure(
+        tx, tenant, label, [item["name"] for item in entities], source=origin, recorded_at=stamp
+    )
+    counted: set[str] = set()
+    typed: list[tuple[int, str]] = []
     for item in entities:
-        entity_id, created = _ensure(tx, tenant, label, item["name"], origin, stamp)
+        folded = store.fold(item["name"])
+        entity_id, fresh = named[folded]
         held["entities"].append(entity_id)
-        counts["entities_created"] += created
+        counts["entities_created"] += fresh and folded not in counted
+        counted.add(folded)
         if item["type"]:
-            store.add_type(tx, tenant, entity_id, item["type"])
+            typed.append((entity_id, item["type"]))
+    entity_batch.add_types(tx, tenant, typed)
+    for item in entities:
+        entity_id = named[store.fold(item["name"])][0]
         for key, value in item["attributes"].items():
             changed, row_id = store.set_attribute(
                 tx, tenant, entity_id, str(key), value, when, stamp
@@ -288,15 +298,17 @@ def remember(
         tx, tenant, label, [end for r in relations for end in (r["source"], r["target"])]
     )
     held["entities"] += known.values()
+    ends = [n for r in relations for n in (r["source"], r["target"]) if store.fold(n) not in known]
+    if ends:  # made together, in the order the relations name them (decision 0169)
+        batch = entity_batch.ensure(tx, tenant, label, ends, source=origin, recorded_at=stamp)
+        for folded, (entity_id, fresh) in batch.items():
+            known[folded] = entity_id
+            counts["entities_created"] += fresh
+            held["entities"].append(entity_id)
     stated = bool(entities or relations)
 
     def end(name: str) -> int:
-        folded = store.fold(name)
-        if folded not in known:
-            known[folded], created = _ensure(tx, tenant, label, name, origin, stamp)
-            counts["entities_created"] += created
-            held["entities"].append(known[folded])
-        return known[folded]
+        return known[store.fold(name)]
 
     if doc_id is None and not any(r["replaces"] for r in relations):
         # Nothing to cite or end: the whole batch in a few statements (the usual bulk load).
