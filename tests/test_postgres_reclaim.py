@@ -434,10 +434,9 @@ def prepared(store: PostgresStore) -> Iterator[psycopg.Connection]:
         conn.close()
 
 
-def _commit_prepared(conn: psycopg.Connection) -> None:
-    gid = conn.execute("SELECT gid FROM pg_prepared_xacts WHERE gid LIKE 'recuerdo-test-%%'")
-    for (name,) in gid.fetchall():
-        conn.execute(sql.SQL("COMMIT PREPARED {}").format(sql.Literal(name)))
+def _commit_prepared(conn: psycopg.Connection, store: PostgresStore) -> None:
+    gid = f"recuerdo-test-{store.memory}"
+    conn.execute(sql.SQL("COMMIT PREPARED {}").format(sql.Literal(gid)))
 
 
 # The wait for older transactions before decision 0163: sessions of this database only.
@@ -476,7 +475,7 @@ def test_a_prepared_transaction_older_than_the_forget_keeps_it_owed(
         assert maintenance.reclaim_owed(store._shared, patience=0.5) is False
         assert _btree_entries_holding(store, MARKER) == ["items_note_titles"]
         assert _owed(store) is not None
-        _commit_prepared(prepared)
+        _commit_prepared(prepared, store)
         assert maintenance.reclaim_owed(store._shared, patience=0.5) is True
         assert _btree_entries_holding(store, MARKER) == []
         assert _owed(store) is None
