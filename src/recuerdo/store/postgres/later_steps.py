@@ -24,7 +24,7 @@ from .folds import m030_folded_entries
 from .keys_schema import m022_binary_keys
 from .revisions_schema import m019_revision_deltas
 from .superseded_schema import m020_superseded_chunks
-from .word_folds import m044_folded_words, m045_unspaced_words
+from .word_folds import m044_folded_words, m045_unspaced_words, m048_width_forms
 from .word_statistics import m027_chunk_tokens
 
 
@@ -49,4 +49,5 @@ LATER_STEPS = (
     *(m039_document_import_keys, m042_send_keys, m044_folded_words),
     m045_unspaced_words,
     m046_note_projects,
+    m048_width_forms,
 )
