@@ -30,22 +30,31 @@ WIDTH_FORMS = {
     for code in _BLOCK
     if unicodedata.decomposition(chr(code)).startswith(("<wide>", "<narrow>"))
 }
-"""Each width form's code point and the character it stands for (``str.translate``)."""
+"""Each width form's code point and the character it stands for."""
+_MARKS = {"\uff9e": "\u3099", "\uff9f": "\u309a"}
+"""The halfwidth voiced and semi-voiced sound marks, and the combining marks they stand for."""
+_TABLE = {code: char for code, char in WIDTH_FORMS.items() if chr(code) not in _MARKS}
 _ANY = re.compile("[\uff01-\uffee]")
-_MARKS = ("\uff9e", "\uff9f")
-"""The halfwidth voiced and semi-voiced sound marks: they fold to combining marks."""
-_MARKED = re.compile(".[\u3099\u309a]")
+_MARKED = re.compile("(.?)([\uff9e\uff9f])")
+
+
+def _composed(found: re.Match[str]) -> str:
+    base = found.group(1).translate(_TABLE)
+    composed = unicodedata.normalize("NFC", base + _MARKS[found.group(2)])
+    # A mark that composes with nothing stays as written: as a combining mark it would join
+    # the letter before it into one word on PostgreSQL ("0\u3099"), not on SQLite.
+    return composed if len(composed) == len(base) else base + found.group(2)
 
 
 def fold_width(text: str) -> str:
-    """``text`` with each fullwidth or halfwidth form as the character it stands for, and a
-    halfwidth sound mark composed with the Kana before it; other text returned as it is."""
+    """``text`` with each fullwidth or halfwidth form as the character it stands for (a
+    halfwidth sound mark composed with the Kana before it, or left as written where it
+    composes with none); other text returned as it is."""
     if text.isascii() or _ANY.search(text) is None:
         return text
-    folded = text.translate(WIDTH_FORMS)
-    if any(mark in text for mark in _MARKS):
-        folded = _MARKED.sub(lambda found: unicodedata.normalize("NFC", found.group()), folded)
-    return folded
+    if "\uff9e" in text or "\uff9f" in text:
+        text = _MARKED.sub(_composed, text)
+    return text.translate(_TABLE)
 
 
 def has_width_forms(text: str | None) -> bool:
