@@ -16,6 +16,10 @@ holds the words as given, and its triggers say them so: :func:`as_indexed` gives
 there too. The step replaces the three triggers, and where any chunk's text (or a stale
 chunk's) reads otherwise spelled, empties the index and fills it again (a contentless index
 cannot tell which of its rows were given which words).
+
+Since ``m048_width_forms`` (``width_words.py``) each text has its width forms folded before it
+is spelled (:func:`~recuerdo.store.unspaced.folded_text`), and the triggers and guards call
+``recuerdo_folded_words``; :func:`spelling` says which of the three a store's schema uses.
 """
 
 from __future__ import annotations
@@ -43,10 +47,11 @@ _BATCH = 500
 
 
 def guard(when: str, table: str, function: str = FUNCTION, name: str = "spelled") -> str:
-    """A trigger that does nothing where ``recuerdo_words`` is registered and stops the
-    statement where it is not: a process of a version before the step (its connections have
-    no such function) would give the index unspelled words, or take spelled ones out
-    unspelled, and a later delete of those would find the index damaged."""
+    """A trigger that does nothing where ``function`` is registered and stops the statement
+    where it is not: a process of a version before the step (its connections have no such
+    function) would give the index unspelled words, or take spelled ones out unspelled, and a
+    later delete of those would find the index damaged (m048 makes them again with
+    ``recuerdo_folded_words``, ``name`` "folded")."""
     return (
         f"CREATE TRIGGER {table}_words_{name} BEFORE {when} ON {table}"
         f" WHEN {function}(NULL) IS NOT NULL BEGIN SELECT 1; END"
