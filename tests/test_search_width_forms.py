@@ -178,6 +178,41 @@ def test_a_store_written_before_the_step_finds_width_forms_after_it(
         assert memory._store.check()["ok"]
 
 
+@pytest.mark.parametrize("old_store", ["sqlite", "postgres"], indirect=True)
+def test_the_step_refolds_many_rows_and_leaves_no_old_word(
+    base: Path, old_store: tuple[str, str]
+) -> None:
+    """Past ERASE_ONE_BY_ONE rows SQLite's step marks the old words deleted and merges the
+    index once: the old words are in no page after it, and the index is whole."""
+    from recuerdo.store.sqlite.stale_words import ERASE_ONE_BY_ONE
+
+    kind, name = old_store
+    count = ERASE_ONE_BY_ONE + 6
+    with _opened_at(kind, base, name, SCHEMA.names().index(STEP)) as memory:
+        ids = [memory.save(f"Part {i}", f"ＰＡＲＴ{i:03d}ＺＱ stock")["id"] for i in range(count)]
+        memory.save("Plain", "plain stock")
+        memory._upkeep.drain()
+        if kind == "postgres":
+            rewrite_postgres_words(
+                memory, lambda text: None if text is None else indexed_text(fold(text))
+            )
+        assert _titles(memory, "part007zq") == []
+    with _opened_at(kind, base, name, None) as memory:
+        assert _titles(memory, "part007zq") == ["Part 7"]
+        assert _titles(memory, "ＰＡＲＴ０４２ＺＱ") == ["Part 42"]
+        assert len(memory.search("stock", limit=100, stages=["lexical"])["results"]) == count + 1
+        memory.delete(ids[7], hard=True)
+        memory._upkeep.drain()
+        assert _titles(memory, "part007zq") == []
+        assert memory._store.check()["ok"]
+        if kind == "sqlite":
+            with memory._store.read() as tx:
+                blocks = tx.all("SELECT block FROM chunk_fts_data")
+            pages = b"".join(bytes(row["block"]) for row in blocks)
+            assert "ｐａｒｔ".encode() not in pages
+            assert b"part007zq" not in pages
+
+
 def test_a_connection_without_the_folding_cannot_write_the_index(base: Path) -> None:
     """A process of a version before the step (``recuerdo_words`` but not
     ``recuerdo_folded_words``) would take a fullwidth chunk's words out unfolded, and damage
