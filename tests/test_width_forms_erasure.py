@@ -17,12 +17,11 @@ from .test_audit_words import _opened_at
 STEP = "m048_width_forms"
 FILLER = "Ordinary background passage about shipping schedules and invoices. " * 3
 SECRET = "ＱＵＯＲＶＥＬＴＡＸ ﾇｿﾞﾍﾑ"
-NEEDLES = (
-    "quorveltax",  # folded, as the index holds it since the step
-    "ｑｕｏｒｖｅｌｔａｘ",  # as unicode61 lowered the fullwidth word before the step
-    "ＱＵＯＲＶＥＬＴＡＸ",  # as written
-    "ﾇｿﾞ",  # halfwidth pair, as 0147 spelled it before the step
-    "ヌゾ",  # the pair folded
+NEEDLES = (  # each word's end: a term of an index page is written after the prefix it
+    # shares with the term before it
+    "orveltax",  # folded, as the index holds it since the step
+    "ｏｒｖｅｌｔａｘ",  # as unicode61 lowered the fullwidth word before the step
+    "ＯＲＶＥＬＴＡＸ",  # as written
 )
 
 
@@ -75,7 +74,7 @@ def test_the_step_leaves_no_old_word_and_a_forget_after_it_none_at_all(
         memory._upkeep.drain()
         memory.save("Plan", f"Body {SECRET} again and {FILLER}", key="plan")  # an old chunk
         memory._upkeep.drain(tasks=memory._upkeep._tasks)
-    old_words = ["ｐａｒｔ", "ｑｕｏｒｖｅｌｔａｘ"]  # lowered: the stored text has neither
+    old_words = ["ａｒｔ", "ｏｒｖｅｌｔａｘ"]  # lowered: the stored text has neither
     raw = base.joinpath("old.db").read_bytes()
     assert all(word.encode() in raw for word in old_words)  # control
     with _opened_at("sqlite", base, "", None) as memory:
@@ -118,3 +117,28 @@ def test_a_search_for_a_forgotten_width_form_by_its_letters_leaves_the_audit(
     memory.delete(note, hard=True)
     memory._upkeep.drain()
     assert audit_kept(memory) == ["harbour crew"]
+
+
+def test_the_step_erases_old_words_in_a_file_last_written_without_the_secure_delete(
+    base: Path,
+) -> None:
+    """A file last written by a library without FTS5's secure-delete holds no such setting
+    when the step runs (the settings are written after the steps): the step's deletes are
+    secure all the same, or the old words would stay in the index's pages, marked deleted,
+    after the note is forgotten."""
+    from recuerdo.store.sqlite.driver import FTS5_SECURE_DELETE, sqlite3
+
+    if not FTS5_SECURE_DELETE:
+        pytest.skip("this library has no secure-delete: every forget merges the index")
+    with _opened_at("sqlite", base, "", SCHEMA.names().index(STEP)) as memory:
+        _fill(memory, 3)
+        note = memory.save("Plan", f"Body {SECRET} and {FILLER}", key="plan")["id"]
+        memory._upkeep.drain()
+    raw = sqlite3.connect(str(base / "old.db"))
+    raw.execute("INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', 0)")
+    raw.commit()
+    raw.close()
+    with _opened_at("sqlite", base, "", None) as memory:
+        memory.delete(note, hard=True)
+        memory._upkeep.drain()
+    assert _left(base) == []

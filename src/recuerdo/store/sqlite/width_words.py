@@ -87,8 +87,11 @@ def m048_width_forms(tx: Tx) -> None:
         f" /* every tenant */ WHERE {condition})"
     )
     merged = FTS5_SECURE_DELETE and int(many) > stale_words.ERASE_ONE_BY_ONE
-    if merged:
-        tx.execute(stale_words.SECURE_DELETE, (0,))
+    if FTS5_SECURE_DELETE:
+        # Set here, not left to the open's settings, which are written after the steps: a
+        # file last written by a library without it holds none, and each row's old words
+        # would stay in the index's pages, marked deleted, after its note is forgotten.
+        tx.execute(stale_words.SECURE_DELETE, (0 if merged else 1,))
     last = 0
     while rows := chunks_with_text(
         tx,
