@@ -4,6 +4,8 @@ among turns that match ranks above a lone match. The conversations are made up h
 
 from __future__ import annotations
 
+import pytest
+
 import recuerdo
 
 FILLER = [f"Note {n} about the shop's opening hours and the delivery van." for n in range(20)]
@@ -174,3 +176,30 @@ def test_a_question_about_something_else_passes_nothing(memory: recuerdo.Memory)
     # club's turns, which hold no query word themselves (their neighbour does).
     assert order[:2] == [("boat", "t0"), ("club", "t1")]
     assert order.index(("club", "t0")) < order.index(("boat", "t1"))
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Impressive. What got you into running marathons?",
+        "Ｉｍｐｒｅｓｓｉｖｅ. Ｗｈａｔ ｇｏｔ ｙｏｕ ｉｎｔｏ ｒｕｎｎｉｎｇ ｍａｒａｔｈｏｎｓ？",
+    ],
+)
+def test_a_reply_to_a_question_in_width_forms_outranks_it(
+    memory: recuerdo.Memory, question: str
+) -> None:
+    """The question's words are read as the index reads them (0161): "ｒｕｎｎｉｎｇ" is asked."""
+    with_filler(memory).add_messages(
+        "run",
+        turns(
+            ("Bob", "Morning! I saw you by the river at dawn."),
+            ("Ann", "Yes, most days now."),
+            ("Bob", question),
+            ("Ann", "My doctor told me to move more after the surgery, so I kept going."),
+            ("Bob", "Good for you."),
+        ),
+    )
+    memory._upkeep.drain()
+    found = refs(memory, "What got Ann into running marathons?", "conversation:run")
+    assert found[0] == "t3"
+    assert found.index("t3") < found.index("t2")

@@ -14,6 +14,7 @@ from typing import NamedTuple
 from ..core.exact import shown
 from ..errors import InvalidInput
 from ..store.unspaced import SYMBOLS, UNSPACED
+from ..store.width_forms import fold_width
 
 # A run of a script written without spaces is a word of its own, apart from letters of other
 # scripts beside it, and a symbol is a word (store/unspaced.py: how the indexes hold them).
@@ -171,14 +172,17 @@ STOP_WORDS = frozenset(
 def _tokens(text: str) -> list[str]:
     # In NFC: a letter typed as a base and a combining mark (NFD, as macOS file names and some
     # keyboards send it) is one word, as stored; the mark alone is no word character, and
-    # "Zu\u0308rich" was asked as "zu" and "rich".
-    return _TOKEN.findall(unicodedata.normalize("NFC", text))
+    # "Zu\u0308rich" was asked as "zu" and "rich". Width forms as the letters they stand for
+    # ("ＡＢＣ" is "abc", "ｶﾀｶﾅ" is "カタカナ"), as the indexes hold them (decision 0161).
+    return _TOKEN.findall(unicodedata.normalize("NFC", fold_width(text)))
 
 
 def as_read(text: str) -> str:
-    """``text`` in the form query words are read in (NFC, lower case): a text stored
-    decomposed (NFD) holds the words it shows."""
-    return text.lower() if text.isascii() else unicodedata.normalize("NFC", text).lower()
+    """``text`` in the form query words are read in (NFC, width forms folded, lower case): a
+    text stored decomposed (NFD), or in fullwidth letters, holds the words it shows."""
+    if text.isascii():
+        return text.lower()
+    return unicodedata.normalize("NFC", fold_width(text)).lower()
 
 
 def written_words(text: str) -> list[str]:

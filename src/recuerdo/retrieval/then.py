@@ -29,6 +29,7 @@ from ..store import revision_deltas
 from ..store.base import Tx, groups, marks
 from ..store.entity_names import fold
 from ..store.unspaced import is_unspaced
+from ..store.width_forms import fold_width
 from .filters import Filters
 from .search import STAGE_K, WEIGHTS, Candidate, loaded
 
@@ -196,7 +197,7 @@ def _asked(query: str) -> re.Pattern[str] | None:
 
 def _shared(asked: re.Pattern[str] | None, text: str) -> int:
     """How many of the question's words ``text`` holds."""
-    return 0 if asked is None else len(set(asked.findall(fold(text))))
+    return 0 if asked is None else len(set(asked.findall(fold(fold_width(text)))))
 
 
 def _ranked_with_words_then(

@@ -39,6 +39,7 @@ from typing import NamedTuple
 
 from ..core.items import MAIL
 from ..store.base import Row, Tx, rows_by_id
+from ..store.width_forms import fold_width
 
 SPEAKER_BONUS = 0.2
 NEIGHBOUR_SHARE = 0.1
@@ -96,7 +97,7 @@ def speaker_words(pool: list[Ranked], written: list[str]) -> tuple[set[str], set
     said: set[str] = set()
     for speakers in {r.speaker for r in pool if r.turn}:
         assert speakers is not None
-        words = {w.lower() for w in _WORD.findall(speakers)} & asked
+        words = {w.lower() for w in _WORD.findall(fold_width(speakers))} & asked
         if words:
             named.add(speakers)
             said |= words
@@ -174,7 +175,8 @@ def _asking(
         text = str(row["content"])
         said = [part for part in _SENTENCE.findall(text) if any(m in part for m in _ASKS)]
         if said:
-            held = _WORD.findall(" ".join(said).lower())
+            # As the index reads them: "ｒｕｎｎｉｎｇ" is "running" (decision 0161).
+            held = _WORD.findall(fold_width(" ".join(said)).lower())
             asks_words[int(row["id"])] = any(holds(word) for word in held)
     found: dict[int, Reply] = {}
     for r in turns:

@@ -25,6 +25,7 @@ from typing import Any
 from .base import Row, Tx, groups
 from .migrations import has_step
 from .scope import EVERY_TENANT_STATEMENT
+from .width_forms import fold_width
 
 STEP = "m034_audit_words"
 TABLE = "retrieval_audit_words"
@@ -64,8 +65,12 @@ def digest_of(word: str) -> bytes:
 
 
 def words_of(text: str) -> set[str]:
-    """The words of ``text`` a forget looks for: four letters or more, in lower case."""
-    return {word.lower() for word in _WORD.findall(text)}
+    """The words of ``text`` a forget looks for: four letters or more, in lower case; where
+    it holds width forms, as written and as the letters they stand for (a search reads them
+    as one word since decision 0161, and records kept before that hold them as written)."""
+    words = {word.lower() for word in _WORD.findall(text)}
+    folded = fold_width(text)
+    return words if folded == text else words | {word.lower() for word in _WORD.findall(folded)}
 
 
 def asked_words(query: str | None, filters: str) -> set[str]:

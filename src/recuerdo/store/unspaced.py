@@ -26,6 +26,7 @@ from bisect import bisect_right
 
 from .unspaced_table import LETTERS
 from .unspaced_table import SYMBOLS as _SYMBOL_CODES
+from .width_forms import fold_width
 
 # The table's letters are those of the scripts' blocks (Hangul Jamo, Hiragana, Katakana and
 # their extensions, CJK ideographs and their extensions, halfwidth Katakana and Hangul; Korean
@@ -123,6 +124,17 @@ def indexed_or_none(text: str | None) -> str | None:
     return None if text is None else indexed_text(text)
 
 
+def folded_text(text: str) -> str:
+    """``text`` as a word index is given it since width forms are folded (decision 0161):
+    :func:`indexed_text` of its :func:`~.width_forms.fold_width`."""
+    return indexed_text(fold_width(text))
+
+
+def folded_or_none(text: str | None) -> str | None:
+    """:func:`folded_text` of a text that may be NULL (SQLite's ``recuerdo_folded_words``)."""
+    return None if text is None else folded_text(text)
+
+
 def is_unspaced(word: str) -> bool:
     """Whether a query word is a run of unspaced script or a symbol: a word that text holds
     wherever it stands, not only between spaces and punctuation."""
@@ -131,8 +143,12 @@ def is_unspaced(word: str) -> bool:
 
 def query_forms(word: str) -> list[str]:
     """The index words a query word stands for, all required: a run's pairs (its character,
-    if one), a symbol's word, any other word itself."""
-    if word.isascii() or not _SPELLED.fullmatch(word):
+    if one), a symbol's word, any other word itself; width forms folded first (0161: the
+    words come folded from ``index.words``, but a caller may pass its own)."""
+    if word.isascii():
+        return [word]
+    word = fold_width(word)
+    if not _SPELLED.fullmatch(word):
         return [word]
     if not _RUN.fullmatch(word):
         return [f"{SYMBOL_WORD}{ord(word)}"]

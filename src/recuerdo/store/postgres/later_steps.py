@@ -25,7 +25,7 @@ from .folds import m030_folded_entries
 from .keys_schema import m022_binary_keys
 from .revisions_schema import m019_revision_deltas
 from .superseded_schema import m020_superseded_chunks
-from .word_folds import m044_folded_words, m045_unspaced_words
+from .word_folds import m044_folded_words, m045_unspaced_words, m048_width_forms
 from .word_statistics import m027_chunk_tokens
 
 
@@ -51,4 +51,5 @@ LATER_STEPS = (
     m045_unspaced_words,
     m046_note_projects,
     m047_journal_move_keys,
+    m048_width_forms,
 )

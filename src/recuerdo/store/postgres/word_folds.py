@@ -28,6 +28,7 @@ from typing import Any
 from ..base import Tx
 from ..chunk_text import CHUNK_JOIN, by_id
 from ..unspaced import indexed_text, query_forms
+from ..width_forms import fold_width, has_width_forms
 
 _LATIN_ACCENTS = re.compile(r"(?<=[A-Za-z\u00c0-\u024f\u1e00-\u1eff])[\u0300-\u036f]+")
 """Combining diacritics (U+0300-U+036F) after a Latin letter, once the text is decomposed;
@@ -46,8 +47,8 @@ def fold(text: str) -> str:
 def asked(word: str) -> str:
     """A query word as the index is asked it: folded, and a word of an unspaced script or a
     symbol as the words it was indexed as (decision 0147), which ``plainto_tsquery`` requires
-    together."""
-    return " ".join(query_forms(fold(word)))
+    together. Width forms are folded first (decision 0161), as the indexed text's are."""
+    return " ".join(query_forms(fold(fold_width(word))))
 
 
 def folded(words: Iterable[str]) -> list[str]:
@@ -57,8 +58,9 @@ def folded(words: Iterable[str]) -> list[str]:
 
 def fold_fields(texts: Iterable[str | None]) -> tuple[str | None, ...]:
     """A chunk's (title, body, context) as its words are computed from (NULL stays NULL):
-    folded, then unspaced scripts and symbols spelled out (decision 0147)."""
-    return tuple(None if text is None else indexed_text(fold(text)) for text in texts)
+    width forms folded (decision 0161), folded, then unspaced scripts and symbols spelled out
+    (decision 0147)."""
+    return tuple(None if text is None else indexed_text(fold(fold_width(text))) for text in texts)
 
 
 def m044_folded_words(tx: Tx) -> None:
@@ -71,12 +73,13 @@ def m044_folded_words(tx: Tx) -> None:
         write_words(tx, list(by_id(tx, ids[first : first + _BATCH], None).values()))
 
 
-def _chunks_past_ascii(tx: Tx) -> list[int]:
-    """The ids of every tenant's chunks whose title, context or text goes past ASCII. The ids
-    in one statement, then each batch read by id: paging the condition in id order sorted
-    what was left at each batch (13.45 s against 6.78 at 100,000 entries)."""
+def _chunks_past_ascii(tx: Tx, condition: str = _PAST_ASCII) -> list[int]:
+    """The ids of every tenant's chunks whose title, context or text goes past ASCII (or
+    meets ``condition``, an SQL regex match). The ids in one statement, then each batch read
+    by id: paging the condition in id order sorted what was left at each batch (13.45 s
+    against 6.78 at 100,000 entries)."""
     past_ascii = " OR ".join(
-        f"{column} {_PAST_ASCII}"
+        f"{column} {condition}"
         for column in ("c.title", "c.context", "coalesce(c.kept_text, q.cut_from, i.content)")
     )
     return [
@@ -102,3 +105,22 @@ def m045_unspaced_words(tx: Tx) -> None:
 def _spelled_otherwise(chunk: dict[str, Any]) -> bool:
     texts = [chunk["title"], chunk["body"], chunk["context"]]
     return any(text is not None and indexed_text(text) != text for text in texts)
+
+
+_WIDTH_FORMS = "~ '[\uff01-\uffee]'"
+
+
+def m048_width_forms(tx: Tx) -> None:
+    """The step (registered in later_steps.py): the words of each chunk whose text holds a
+    fullwidth or halfwidth form, written again from its folded text (decision 0161). Only
+    those chunks are read (found by the server's regex: a CJK memory has most of its chunks
+    past ASCII, and few with width forms)."""
+    from .chunk_spans import write_words
+
+    ids = _chunks_past_ascii(tx, _WIDTH_FORMS)
+    for first in range(0, len(ids), _BATCH):
+        rows = by_id(tx, ids[first : first + _BATCH], None).values()
+        write_words(
+            tx,
+            [r for r in rows if any(has_width_forms(r[f]) for f in ("title", "body", "context"))],
+        )

@@ -28,11 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import STORED_CHUNK_FIELDS, stored_fields, word_fields
 from ..chunk_text import CUT_JOIN, CUT_TEXT, SEVERAL, by_id, chunks_with_text, keep_cut_texts
-from ..migrations import has_step
 from . import stale_words
 from .superseded_schema import DELETE_WORDS
-from .unspaced_words import STEP as SPELLED_STEP
-from .unspaced_words import as_indexed
+from .unspaced_words import Spelling, as_indexed, spelling
 
 if TYPE_CHECKING:
     from ..base import Tx
@@ -41,7 +39,7 @@ CHUNK_FTS = (
     "CREATE VIRTUAL TABLE chunk_fts USING fts5 (title, body, context, content='',"
     " tokenize='porter unicode61 remove_diacritics 2')"
 )
-_INDEXED = "EXISTS (SELECT 1 FROM chunk_fts_docsize d WHERE d.id = {chunk}.id)"
+INDEXED = "EXISTS (SELECT 1 FROM chunk_fts_docsize d WHERE d.id = {chunk}.id)"
 
 
 def _as_given(text: str) -> str:
@@ -51,10 +49,11 @@ def _as_given(text: str) -> str:
 def chunk_delete_trigger(also: str = "", words: Callable[[str], str] = _as_given) -> str:
     """``chunk_fts_delete``: a chunk deleted by itself takes its words out of the index, when
     the index holds them and ``also`` (an SQL condition on ``old``, from m036) holds. ``words``
-    wraps each text as the index was given it (``recuerdo_words`` since m045)."""
+    wraps each text as the index was given it (``recuerdo_words`` since m045,
+    ``recuerdo_folded_words`` since m048)."""
     body = f"coalesce(old.kept_text, substr({CUT_TEXT}, old.start + 1, old.stop - old.start))"
     return f"""CREATE TRIGGER chunk_fts_delete AFTER DELETE ON chunks
-    WHEN {_INDEXED.format(chunk="old")}{f" AND {also}" if also else ""}
+    WHEN {INDEXED.format(chunk="old")}{f" AND {also}" if also else ""}
     BEGIN
         {DELETE_WORDS}
         SELECT 'delete', old.id, {words("old.title")},
@@ -79,12 +78,12 @@ def item_delete_trigger(words: Callable[[str], str] = _as_given) -> str:
         {DELETE_WORDS}
         SELECT 'delete', c.id, {words("c.title")}, {body}, {words("c.context")}
         FROM chunks c WHERE c.tenant = old.tenant AND c.item_id = old.id
-            AND {_INDEXED.format(chunk="c")};
+            AND {INDEXED.format(chunk="c")};
     END"""
 
 
 TRIGGERS = (item_delete_trigger(), chunk_delete_trigger())
-_INSERT_WORDS = "INSERT INTO chunk_fts (rowid, title, body, context) VALUES (?, ?, ?, ?)"
+INSERT_WORDS = "INSERT INTO chunk_fts (rowid, title, body, context) VALUES (?, ?, ?, ?)"
 _CHUNKS_PER_STEP = 500
 
 
@@ -112,7 +111,7 @@ def add_chunks(tx: Tx, rows: Sequence[Sequence[Any]]) -> list[int]:
         [(chunk_id, *stored_fields(row)) for chunk_id, row in pairs],
     )
     tx.executemany(
-        _INSERT_WORDS,
+        INSERT_WORDS,
         [(chunk_id, *as_indexed(tx, word_fields(row))) for chunk_id, row in pairs],
     )
     return ids
@@ -145,18 +144,18 @@ def delete_superseded(tx: Tx, chunks: Sequence[tuple[str, int, int]]) -> None:
     tx.executemany("DELETE FROM chunks WHERE tenant = ? AND id = ?", [(t, c) for t, _, c in chunks])
 
 
-def index_all(tx: Tx, *, spell: bool | None = None) -> None:
+def index_all(tx: Tx, *, spell: Spelling | None = None) -> None:
     """Fill the (empty) words index from every chunk (the step, a restore, a recovery), a
     batch of chunks a query, as PostgreSQL's :func:`fill_words` does (``spell``: as
     :func:`.unspaced_words.as_indexed` takes it, asked of the store once, not of each chunk)."""
     if spell is None:
-        spell = has_step(tx, SPELLED_STEP)
+        spell = spelling(tx)
     last = 0
     while rows := chunks_with_text(
         tx, "c.id > ? ORDER BY c.id LIMIT ?", (last, _CHUNKS_PER_STEP), every_tenant=True
     ):
         tx.executemany(
-            _INSERT_WORDS,
+            INSERT_WORDS,
             [
                 (c["id"], *as_indexed(tx, (c["title"], c["body"], c["context"]), spell=spell))
                 for c in rows

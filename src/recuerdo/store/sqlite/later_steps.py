@@ -26,6 +26,7 @@ from .superseded_schema import m020_superseded_chunks
 from .tag_categories_schema import m026_tag_categories
 from .titles_schema import m025_note_titles
 from .unspaced_words import m045_unspaced_words
+from .width_words import m048_width_forms
 
 
 def m027_chunk_tokens(tx: Tx) -> None:
@@ -57,4 +58,5 @@ LATER_STEPS = (
     m045_unspaced_words,
     m046_note_projects,
     m047_journal_move_keys,
+    m048_width_forms,
 )

@@ -51,7 +51,7 @@ ERASE_ONE_BY_ONE = 64
 """Past this many stale chunks, a forget that erases them all marks them deleted and merges
 the whole index once: one by one, they would cost more than the merge."""
 
-_SECURE_DELETE = "INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', ?)"
+SECURE_DELETE = "INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('secure-delete', ?)"
 _PER_STATEMENT = 500
 NOT_LISTED = f"NOT EXISTS (SELECT 1 FROM {TABLE} s WHERE s.id = {{chunk}})"
 """An SQL condition, ``chunk`` formatted in: that id is not a stale chunk's."""
@@ -59,7 +59,8 @@ NOT_LISTED = f"NOT EXISTS (SELECT 1 FROM {TABLE} s WHERE s.id = {{chunk}})"
 
 def item_delete_trigger(words: Callable[[str], str] = lambda text: text) -> str:
     """``items_stale_words``: a deleted item erases its stale chunks' words; ``words`` wraps
-    each text as the index was given it (``recuerdo_words`` since m045)."""
+    each text as the index was given it (``recuerdo_words`` since m045,
+    ``recuerdo_folded_words`` since m048)."""
     listed = ", ".join(words(f"s.{column}") for column in ("title", "body", "context"))
     return f"""CREATE TRIGGER items_stale_words BEFORE DELETE ON items
     WHEN EXISTS (SELECT 1 FROM {TABLE} s WHERE s.tenant = old.tenant AND s.item_id = old.id)
@@ -149,9 +150,9 @@ def erase_all(tx: Tx) -> bool:
         return False
     # Marked deleted (a marker each, written with the next segment), then dropped with their
     # markers by the one merge of every segment.
-    tx.execute(_SECURE_DELETE, (0,))
+    tx.execute(SECURE_DELETE, (0,))
     _erase(tx, rows)
-    tx.execute(_SECURE_DELETE, (1,))
+    tx.execute(SECURE_DELETE, (1,))
     tx.execute(PURGE)
     return True
 

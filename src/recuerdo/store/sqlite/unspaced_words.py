@@ -16,58 +16,86 @@ holds the words as given, and its triggers say them so: :func:`as_indexed` gives
 there too. The step replaces the three triggers, and where any chunk's text (or a stale
 chunk's) reads otherwise spelled, empties the index and fills it again (a contentless index
 cannot tell which of its rows were given which words).
+
+Since ``m048_width_forms`` (``width_words.py``) each text has its width forms folded before it
+is spelled (:func:`~recuerdo.store.unspaced.folded_text`), and the triggers and guards call
+``recuerdo_folded_words``; :func:`spelling` says which of the three a store's schema uses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..chunk_text import chunks_with_text
 from ..migrations import has_step
-from ..unspaced import indexed_or_none
+from ..unspaced import folded_or_none, indexed_or_none
 
 if TYPE_CHECKING:
     from ..base import Tx
 
 STEP = "m045_unspaced_words"
 FUNCTION = "recuerdo_words"
+FOLDED_STEP = "m048_width_forms"
+FOLDED_FUNCTION = "recuerdo_folded_words"
+"""Width forms folded too (decision 0161, ``width_words.py``): a function of its own name, so
+that a process of a version before that step, which has only ``recuerdo_words``, stops at
+the triggers instead of taking out words other than those the index was given."""
+Spelling = Callable[[str | None], str | None]
 _PAST_ASCII = "length(CAST({0} AS BLOB)) <> length({0})"
 _BATCH = 500
 
 
-def _guard(when: str, table: str) -> str:
-    """A trigger that does nothing where ``recuerdo_words`` is registered and stops the
-    statement where it is not: a process of a version before the step (its connections have
-    no such function) would give the index unspelled words, or take spelled ones out
-    unspelled, and a later delete of those would find the index damaged."""
+def guard(when: str, table: str, function: str = FUNCTION, name: str = "spelled") -> str:
+    """A trigger that does nothing where ``function`` is registered and stops the statement
+    where it is not: a process of a version before the step (its connections have no such
+    function) would give the index unspelled words, or take spelled ones out unspelled, and a
+    later delete of those would find the index damaged (m048 makes them again with
+    ``recuerdo_folded_words``, ``name`` "folded")."""
     return (
-        f"CREATE TRIGGER {table}_words_spelled BEFORE {when} ON {table}"
-        f" WHEN {FUNCTION}(NULL) IS NOT NULL BEGIN SELECT 1; END"
+        f"CREATE TRIGGER {table}_words_{name} BEFORE {when} ON {table}"
+        f" WHEN {function}(NULL) IS NOT NULL BEGIN SELECT 1; END"
     )
 
 
-GUARDS = (_guard("INSERT", "chunks"), _guard("DELETE", "chunk_fts_stale"))
+GUARDS = (guard("INSERT", "chunks"), guard("DELETE", "chunk_fts_stale"))
 """A new chunk's words and a stale chunk's erasure: the two writes of the index an older
 process makes in Python (its deletes of chunks and items already stop at the triggers)."""
 
 
 def spelled(column: str) -> str:
-    """An SQL text as the index is given it, from the step on."""
+    """An SQL text as the index is given it, from the step on (to the next)."""
     return f"{FUNCTION}({column})"
 
 
+def folded(column: str) -> str:
+    """An SQL text as the index is given it, from the step ``m048_width_forms`` on."""
+    return f"{FOLDED_FUNCTION}({column})"
+
+
+def _as_given(text: str | None) -> str | None:
+    return text
+
+
+def spelling(tx: Tx) -> Spelling:
+    """How the store's schema gives the index a text: folded and spelled (m048), spelled
+    (m045), or as it is."""
+    if has_step(tx, FOLDED_STEP):
+        return folded_or_none
+    return indexed_or_none if has_step(tx, STEP) else _as_given
+
+
 def as_indexed(
-    tx: Tx, texts: Sequence[str | None], *, spell: bool | None = None
+    tx: Tx, texts: Sequence[str | None], *, spell: Spelling | None = None
 ) -> tuple[str | None, ...]:
-    """A chunk's (title, body, context) as the words index is given them: spelled from the
-    step on (``spell`` None: as the store's schema says; asked only of a text that changes)."""
-    words = tuple(indexed_or_none(text) for text in texts)
+    """A chunk's (title, body, context) as the words index is given them (``spell`` None: as
+    the store's schema says, asked only of a text that some step's spelling changes)."""
+    words = tuple(folded_or_none(text) for text in texts)
     if words == tuple(texts):
         return words
     if spell is None:
-        spell = has_step(tx, STEP)
-    return words if spell else tuple(texts)
+        spell = spelling(tx)
+    return words if spell is folded_or_none else tuple(spell(text) for text in texts)
 
 
 def _reads_otherwise(tx: Tx) -> bool:
@@ -83,7 +111,7 @@ def _reads_otherwise(tx: Tx) -> bool:
     ):
         for row in rows:
             texts = (row["title"], row["body"], row["context"])
-            if as_indexed(tx, texts, spell=True) != texts:
+            if as_indexed(tx, texts, spell=indexed_or_none) != texts:
                 return True
         last = int(rows[-1]["id"])
     stale_past_ascii = " OR ".join(_PAST_ASCII.format(c) for c in ("title", "body", "context"))
@@ -92,7 +120,7 @@ def _reads_otherwise(tx: Tx) -> bool:
         f" WHERE {stale_past_ascii}"
     ):
         texts = (stale["title"], stale["body"], stale["context"])
-        if as_indexed(tx, texts, spell=True) != texts:
+        if as_indexed(tx, texts, spell=indexed_or_none) != texts:
             return True
     return False
 
@@ -107,10 +135,10 @@ def m045_unspaced_words(tx: Tx) -> None:
     tx.execute(item_delete_trigger(spelled))
     tx.execute(chunk_delete_trigger(stale_words.NOT_LISTED.format(chunk="old.id"), spelled))
     tx.execute(stale_words.item_delete_trigger(spelled))
-    for guard in GUARDS:
-        tx.execute(guard)
+    for trigger in GUARDS:
+        tx.execute(trigger)
     if _reads_otherwise(tx):
         # The stale chunks' words go with the rest: erased, as the upkeep would have.
         tx.execute("INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all')")
         tx.execute(f"DELETE FROM {stale_words.TABLE} /* every tenant */")
-        index_all(tx, spell=True)
+        index_all(tx, spell=indexed_or_none)
