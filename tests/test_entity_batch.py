@@ -63,3 +63,26 @@ def test_what_is_made_is_what_one_by_one_made(memory: recuerdo.Memory) -> None:
     with memory._store.read() as tx:
         rows = tx.all("SELECT name FROM entities ORDER BY id")
     assert [r["name"] for r in rows] == ["Ada Quorn", "Brisk Mill", "Cobalt Ring"]
+
+
+def test_the_names_passages_mention_are_made_together(
+    memory: recuerdo.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def statements_for(count: int, prefix: str) -> int:
+        passages = [
+            {"text": f"{prefix} Sailor {n} rowed to the {prefix} Isle.", "mentions": [
+                f"{prefix} Sailor {n}", f"{prefix} Isle"
+            ]}
+            for n in range(count)
+        ]  # fmt: skip
+        with statements_run(monkeypatch, tx_class_of(memory), this_thread_only=True) as seen:
+            reply = memory.remember_knowledge(passages=passages, source="log")
+        assert reply["entities_created"] == count + 1 and reply["unlinked_passages"] == 0
+        return len(seen)
+
+    small, large = statements_for(5, "Tiny"), statements_for(200, "Huge")
+    assert large <= small * 3 // 2
+    found = memory.about("Huge Sailor 17")
+    assert [i["text"] for i in found["items"] if i["kind"] == "passage"] == [
+        "Huge Sailor 17 rowed to the Huge Isle."
+    ]

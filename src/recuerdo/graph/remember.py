@@ -414,14 +414,6 @@ def _still_holds(tx: Tx, tenant: str, held: dict[str, list[int]], *, dated: bool
     return True
 
 
-def _ensure(
-    tx: Tx, tenant: str, scope: str, name: str, origin: str | None, stamp: str
-) -> tuple[int, int]:
-    found = store.entity(tx, tenant, scope, name, source=origin, recorded_at=stamp)
-    assert found is not None
-    return found[0], int(found[1])
-
-
 def _link_mentions(
     tx: Tx,
     tenant: str,
@@ -437,14 +429,10 @@ def _link_mentions(
     known ones found in its text); return how many passages no entity reaches, and how many
     entities were made."""
     given = [explicit[index] if index < len(explicit) else [] for index in range(len(spans))]
-    made = 0
-    named: list[set[int]] = []
-    for names in given:
-        named.append(set())
-        for name in names:
-            entity_id, created = _ensure(tx, tenant, scope, name, origin, stamp)
-            named[-1].add(entity_id)
-            made += created
+    every = [name for names in given for name in names]
+    entities = entity_batch.ensure(tx, tenant, scope, every, source=origin, recorded_at=stamp)
+    made = sum(created for _, created in entities.values())
+    named = [{entities[store.fold(name)][0] for name in names} for names in given]
     tx.executemany(
         "INSERT INTO mentions (tenant, chunk_id, entity_id) VALUES (?, ?, ?)"
         " ON CONFLICT DO NOTHING",
