@@ -40,6 +40,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..store import durable_files
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -266,7 +268,7 @@ class IndexFiles:
         os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _FILE_MODE))
         try:
             index.save(str(temporary))
-            _flush(temporary)
+            durable_files.sync_file(temporary)
             crc = file_crc(temporary)
             size = temporary.stat().st_size
             os.replace(temporary, final)
@@ -291,7 +293,9 @@ class IndexFiles:
 
     def commit(self, header: Header) -> None:
         """Make ``header`` the current one (atomically; the caller holds the lock)."""
-        _flush_folder(self.folder)  # the data file's name is durable before the header names it
+        durable_files.sync_folder(
+            self.folder
+        )  # the data file's name is durable before the header names it
         temporary = self.header_path.with_name(self.header_path.name + ".tmp")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _FILE_MODE)
         with os.fdopen(fd, "w") as out:
@@ -299,7 +303,7 @@ class IndexFiles:
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, self.header_path)
-        _flush_folder(self.folder)
+        durable_files.sync_folder(self.folder)
 
     def tidy(self, keep: int | None, erased: np.ndarray | None = None) -> None:
         """Delete every data file but generation ``keep`` (and leftovers of interrupted
@@ -333,23 +337,6 @@ def _make_folder(folder: Path) -> None:
     if not folder.exists():
         with contextlib.suppress(FileExistsError):
             folder.mkdir(parents=True, mode=_FOLDER_MODE)
-
-
-def _flush(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _flush_folder(folder: Path) -> None:
-    with contextlib.suppress(OSError):  # not every platform can open a folder
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def file_crc(path: Path) -> int:

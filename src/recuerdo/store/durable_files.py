@@ -23,14 +23,14 @@ def sync_file(path: Path) -> None:
 
 
 def sync_folder(folder: Path) -> None:
-    """Make the names in ``folder`` durable. Some file systems cannot sync a folder (EINVAL):
-    their renames are as durable as they get."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        with contextlib.suppress(OSError):
+    """Make the names in ``folder`` durable. Some platforms cannot open a folder, and some file
+    systems cannot sync one (EINVAL): their renames are as durable as they get."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
             os.fsync(fd)
-    finally:
-        os.close(fd)
+        finally:
+            os.close(fd)
 
 
 def replace(partial: Path, target: Path) -> None:
