@@ -75,4 +75,7 @@ def test_a_hub_of_forty_thousand_links_is_walked(memory: recuerdo.Memory) -> Non
     reply = memory.context("lighthouse", depth=2, budget_tokens=200)
     ids = [s["id"] for s in reply["sources"]]
     assert ids[:2] == [hub, leaf] and reply["truncated"] is True
+    # more notes than 200 tokens could hold: the lowest ids were ranked (decision 0162)
+    assert reply.get("links_cut") is True
+    assert ids[2:] == sorted(ids[2:]) and len(ids) > 3
     assert sum(s["tokens"] for s in reply["sources"]) == reply["used_tokens"] <= 200
