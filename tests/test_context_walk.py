@@ -15,7 +15,7 @@ import recuerdo
 from recuerdo.retrieval import walk as walk_ops
 from recuerdo.retrieval.filters import Filters
 
-NOTES = 14
+NOTES = 9
 
 
 def full_ranking(
@@ -66,7 +66,7 @@ pairs = st.lists(
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     links=pairs,

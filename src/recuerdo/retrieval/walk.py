@@ -35,8 +35,6 @@ LARGEST_READ = 4096
 # A hop keeps at least this many new items (more if the budget could hold more blocks): a note
 # of fewer links is walked whole, and its pack is the one the full ranking gives.
 KEEPS_AT_LEAST = 1000
-# Pairs a page of a hop's new items, at least: the first page holds an ordinary note's links.
-PAGE_FLOOR = 1000
 
 
 @dataclass
@@ -147,7 +145,11 @@ def _new(
     Read in pages by item id: the links first (their indexes alone, sorted and cut by the
     database), then the filters on the page's items, so that of a hub's 40,000 notes a
     thousand are read and tested, not each."""
-    page = None if keep is None else max(PAGE_FLOOR, 2 * (keep + 1))
+    # One more item than is kept tells a cut. A full page's last item is read again by the
+    # next (its pairs may go on there); an item has a pair a seed at most, so a page longer
+    # than the seeds holds two items, and the pages move on.
+    seeds = len(set(frontier.values()))
+    page = None if keep is None else keep + 1 + seeds
     pairs: list[tuple[int, int]] = []
     items: list[int] = []
     after: int | None = None
