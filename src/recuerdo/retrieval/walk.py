@@ -20,11 +20,11 @@ time, as the pack takes them (``pack`` stops at the first block that does not fi
 from __future__ import annotations
 
 import heapq
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..store.base import Row, Tx, rows_by_id
+from ..store.id_sets import among
 
 HOP_PENALTY = 1000.0
 CLUSTER_BONUS = 0.001
@@ -63,20 +63,6 @@ class Reached:
         return len(known) if isinstance(known, set) else 1
 
 
-def _among(dialect: str, column: str, ids: list[int]) -> tuple[str, object]:
-    """The condition that ``column`` is one of ``ids``, and its one parameter, whatever their
-    number: a list of marks took PostgreSQL 50 ms to plan at 10,000 ids, and it tested
-    `from_id = ANY (...)` on every link of the tenant. SQLite reads a flat JSON array at 7 ms
-    for 40,000 ids (pairs of [id, origin]: 45-75 ms, hence a set a seed). One id is compared
-    as such: the links of one note are then read in the order of their index, and a page of
-    a hub's links stops where its limit is."""
-    if len(ids) == 1:
-        return f"{column} = ?", ids[0]
-    if dialect == "postgres":
-        return f"{column} IN (SELECT f.id FROM unnest(CAST(? AS BIGINT[])) AS f (id))", ids
-    return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(ids)
-
-
 def _by_seed(frontier: Mapping[int, int]) -> list[tuple[int, list[int]]]:
     by_seed: dict[int, list[int]] = {}
     for item, seed in frontier.items():
@@ -89,36 +75,30 @@ def _branches(
     tenant: str,
     frontier: Mapping[int, int],
     known: tuple[bool, list[int]],
-    page: tuple[int, int | None] | None = None,
-) -> tuple[str, list[object]]:
-    """The UNION of (seed, item) pairs, each once: the items linked, either way, to a frontier
-    item reached from that seed, that are among the ``known`` ids (True) or are not (False).
-    A set of ids a seed the frontier was reached from (the 20 seeds of a pack at most).
-    ``page`` (size, from which id): each branch's first items by id only: a branch of one
-    frontier item then reads no more of its links than that."""
+    after: int | None = None,
+) -> tuple[list[str], list[object]]:
+    """Statements of (seed, item) pairs, each pair once within one: the items linked, either
+    way, to a frontier item reached from that seed, that are among the ``known`` ids (True)
+    or are not (False), and not below ``after``. A set of ids a seed the frontier was reached
+    from (the 20 seeds of a pack at most), a statement each way."""
     among_known, ids_known = known
     selects: list[str] = []
     values: list[object] = []
     for seed, items in _by_seed(frontier):
         for near, far in (("from_id", "to_id"), ("to_id", "from_id")):
-            linked, linked_param = _among(dialect, "l." + near, items)
-            seen, seen_param = _among(dialect, "l." + far, ids_known)
-            # the seed as a number the database types alike in every branch of the UNION
+            linked, linked_param = among(dialect, "l." + near, items)
+            seen, seen_param = among(dialect, "l." + far, ids_known)
+            # the seed as a number the database types alike in every branch of a UNION
             select = (
                 f"SELECT DISTINCT CAST(? AS BIGINT) AS s, l.{far} AS b FROM links l"
                 f" WHERE l.tenant = ? AND {linked} AND {'' if among_known else 'NOT '}{seen}"
             )
             values += [seed, tenant, linked_param, seen_param]
-            if page is not None:
-                size, after = page
-                if after is not None:
-                    select += f" AND l.{far} >= ?"
-                    values.append(after)
-                select = f"SELECT * FROM ({select} ORDER BY b LIMIT {int(size)}) AS p{len(selects)}"
+            if after is not None:
+                select += f" AND l.{far} >= ?"
+                values.append(after)
             selects.append(select)
-    # UNION: each pair once, however many frontier items share it (the 40,000 notes of a hub,
-    # all reached from it, touch it once, not 40,000 times)
-    return " UNION ".join(selects), values
+    return selects, values
 
 
 def _touched(
@@ -126,8 +106,10 @@ def _touched(
 ) -> list[tuple[int, int]]:
     """The pairs of the hop whose item was reached before: those passed the filters (they
     were read under them), so their links alone are read."""
-    sql, values = _branches(tx.dialect, tenant, frontier, (True, list(reached.hop)))
-    return [(int(r["s"]), int(r["b"])) for r in tx.all(sql, values)]
+    selects, values = _branches(tx.dialect, tenant, frontier, (True, list(reached.hop)))
+    # UNION: each pair once, however many frontier items share it (the 40,000 notes of a hub,
+    # all reached from it, touch it once, not 40,000 times)
+    return [(int(r["s"]), int(r["b"])) for r in tx.all(" UNION ".join(selects), values)]
 
 
 def _new(
@@ -154,18 +136,20 @@ def _new(
     items: list[int] = []
     after: int | None = None
     while True:
-        union, values = _branches(
-            tx.dialect,
-            tenant,
-            frontier,
-            (False, list(reached.hop)),
-            None if page is None else (page, after),
-        )
-        limit = "" if page is None else f" ORDER BY n.b, n.s LIMIT {page}"
-        rows = [
-            (int(r["s"]), int(r["b"]))
-            for r in tx.all(f"SELECT n.s, n.b FROM ({union}) AS n{limit}", values)
-        ]
+        selects, values = _branches(tx.dialect, tenant, frontier, (False, list(reached.hop)), after)
+        if page is None:
+            sql = " UNION ".join(selects)
+        else:
+            # each branch cut at the page on its own (one frontier note's links are then read
+            # along their index, and stop), then the union's first page
+            sql = (
+                "WITH "
+                + ", ".join(f"p{n} AS ({s} ORDER BY b LIMIT {page})" for n, s in enumerate(selects))
+                + " "
+                + " UNION ".join(f"SELECT s, b FROM p{n}" for n in range(len(selects)))
+                + f" ORDER BY b, s LIMIT {page}"
+            )
+        rows = [(int(r["s"]), int(r["b"])) for r in tx.all(sql, values)]
         full = page is not None and len(rows) == page
         if full:  # the last item's pairs may go on past the page: the next page starts there
             after = rows[-1][1]
@@ -188,10 +172,10 @@ def _kept(tx: Tx, ids: list[int], filters: tuple[str, Sequence[object]]) -> set[
     if not ids:
         return set()
     where, params = filters
-    among, param = _among(tx.dialect, "i.id", ids)
+    wanted, param = among(tx.dialect, "i.id", ids)
     return {
         int(r["id"])
-        for r in tx.all(f"SELECT i.id FROM items i WHERE {among} AND {where}", [param, *params])
+        for r in tx.all(f"SELECT i.id FROM items i WHERE {wanted} AND {where}", [param, *params])
     }
 
 
