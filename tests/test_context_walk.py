@@ -152,3 +152,42 @@ def test_a_pack_over_a_hub_takes_its_notes_in_rank(
     assert reply["truncated"] is (len(ids) < 301)
     assert "links_cut" not in reply  # 300 notes: fewer than a walk keeps, walked whole
     assert sum(s["tokens"] for s in reply["sources"]) == reply["used_tokens"] <= budget
+
+
+class _Counting:
+    """A transaction that counts its statements."""
+
+    def __init__(self, tx: Any) -> None:
+        self._tx = tx
+        self.dialect = tx.dialect
+        self.statements = 0
+
+    def all(self, sql: str, params: Any = ()) -> Any:
+        self.statements += 1
+        return self._tx.all(sql, params)
+
+
+def test_a_hop_through_many_filtered_items_reads_few_pages(memory: recuerdo.Memory) -> None:
+    """A hub whose links are mostly to items the filters leave out (muted here; another scope
+    for a confined token) is read in one page: the filters are joined to the page, not tested
+    on it afterwards, a page of ``keep`` links at a time (a scope-confined pack over a hub of
+    40,000 notes of another scope took 108 ms on SQLite and 208 ms on PostgreSQL that way,
+    17 ms before 0162). The items left out count for nothing: not towards the cut either."""
+    hub = memory.save("Hub", "the lighthouse hub")["id"]
+    spokes = [memory.save(f"Spoke {n}", f"keeper {n}")["id"] for n in range(201)]
+    with memory._store.write() as tx:
+        for spoke in spokes:
+            tx.execute(
+                "INSERT INTO links (tenant, from_id, to_id, type, origin, created_at)"
+                " VALUES (?, ?, ?, 'related', 'explicit', '2026-01-01T00:00:00Z')",
+                [memory.tenant, hub, spoke],
+            )
+        for spoke in spokes[:-1]:  # the last, of the highest id, is the one kept
+            tx.execute("UPDATE items SET muted = 1 WHERE id = ?", [spoke])
+    where, params = Filters.build(memory.tenant, skip_muted=True).sql("i", unasked_code=True)
+    with memory._store.read() as tx:
+        counting = _Counting(tx)
+        reached = walk_ops.walk(counting, memory.tenant, [hub], 1, where, params, keep=2)  # type: ignore[arg-type]
+    assert reached.hop == {hub: 0, spokes[-1]: 1} and not reached.cut
+    # the known-items query, then one page (tested apart, pages of 4 links: 135 statements)
+    assert counting.statements == 2
