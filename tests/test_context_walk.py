@@ -75,6 +75,7 @@ pairs = st.lists(
     ),
     depth=st.integers(0, 3),
     muted=st.sets(st.integers(0, NOTES - 1), max_size=3),
+    elsewhere=st.sets(st.integers(0, NOTES - 1), max_size=3),
     keep=st.one_of(st.none(), st.integers(1, 6)),
 )
 def test_the_walk_ranks_as_the_full_ranking(
@@ -83,6 +84,7 @@ def test_the_walk_ranks_as_the_full_ranking(
     seeds: dict[int, float],
     depth: int,
     muted: set[int],
+    elsewhere: set[int],
     keep: int | None,
 ) -> None:
     """Without a bound, or when no hop reaches more new items than it, the walk ranks as
@@ -94,6 +96,10 @@ def test_the_walk_ranks_as_the_full_ranking(
         tx.execute("UPDATE items SET muted = 0 WHERE tenant = ?", [memory.tenant])
         for n in muted - set(seeds):  # a seed was found under the filters: never muted
             tx.execute("UPDATE items SET muted = 1 WHERE id = ?", [ids[n]])
+        # of another scope than the one asked for (as for a token confined to it)
+        tx.execute("UPDATE items SET scope = 'user' WHERE tenant = ?", [memory.tenant])
+        for n in elsewhere - set(seeds):
+            tx.execute("UPDATE items SET scope = 'project:elsewhere' WHERE id = ?", [ids[n]])
         for a, b in links:
             tx.execute(
                 "INSERT INTO links (tenant, from_id, to_id, type, origin, created_at)"
@@ -101,11 +107,16 @@ def test_the_walk_ranks_as_the_full_ranking(
                 [memory.tenant, ids[a], ids[b]],
             )
     scores = {ids[n]: score for n, score in seeds.items()}
-    where, params = Filters.build(memory.tenant, skip_muted=True).sql("i", unasked_code=True)
+    where, params = Filters.build(memory.tenant, scope="user", skip_muted=True).sql(
+        "i", unasked_code=True
+    )
     with memory._store.read() as tx:
         expected = full_ranking(tx, memory.tenant, scores, depth, where, params)
         reached = walk_ops.walk(tx, memory.tenant, list(scores), depth, where, params, keep)
         got = list(walk_ops.ranked(reached, scores))
+    # nothing outside the filters is reached, nor walked through
+    left_out = {ids[n] for n in (muted | elsewhere) - set(seeds)}
+    assert not left_out & set(reached.hop) and not left_out & set(reached.seeds)
     sizes = Counter(hop for _, _, hop in expected)
     over = [hop for hop in sorted(sizes) if hop > 0 and keep is not None and sizes[hop] > keep]
     if not over:
