@@ -312,7 +312,7 @@ class RetrievalVerbs(MemoryBase):
             # remembered), not out of the walk: a link to a file was made on purpose (0103).
             where, params = filters.sql("i", unasked_code=True)
             seeds = list(dict.fromkeys(c.item_id for c in candidates))
-            keep = max(walk_ops.KEEPS_AT_LEAST, pack.most_blocks(budget) + 1)
+            keep = max(walk_ops.KEEPS_AT_LEAST, pack.most_blocks(budget, cap) + 1)
             reached = walk_ops.walk(tx, self.tenant, seeds, hops, where, params, keep)
             blocks = self._blocks(tx, candidates, reached, where, params)
             if context_set_name is not None:

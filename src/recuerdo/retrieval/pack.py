@@ -42,10 +42,15 @@ ELLIPSIS = "..."
 SMALLEST_BLOCK = len(SEPARATOR) + len("## ") + 1 + len(" ()") + 1
 
 
-def most_blocks(budget_tokens: int) -> int:
+def most_blocks(budget_tokens: int, max_per_source: int | None = None) -> int:
     """More blocks than this never fit in a pack of ``budget_tokens``: a walk that reached
-    more items may leave the rest unread (retrieval/walk.py, decision 0162)."""
-    return 1 + budget_tokens * CHARS_PER_TOKEN // SMALLEST_BLOCK
+    more items may leave the rest unread (retrieval/walk.py, decision 0162). A cap of
+    ``max_per_source`` under the smallest block cuts each block to the cap, separator
+    included (a cap of 1 token: 4 characters a block)."""
+    smallest = SMALLEST_BLOCK
+    if max_per_source is not None:
+        smallest = min(smallest, max_per_source * CHARS_PER_TOKEN)
+    return 1 + budget_tokens * CHARS_PER_TOKEN // smallest
 
 
 def tokens(text: str) -> int:
