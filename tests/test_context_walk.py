@@ -180,10 +180,11 @@ class _Counting:
 
 def test_a_hop_through_many_filtered_items_reads_few_pages(memory: recuerdo.Memory) -> None:
     """A hub whose links are mostly to items the filters leave out (muted here; another scope
-    for a confined token) is read in one page: the filters are joined to the page, not tested
-    on it afterwards, a page of ``keep`` links at a time (a scope-confined pack over a hub of
-    40,000 notes of another scope took 108 ms on SQLite and 208 ms on PostgreSQL that way,
-    17 ms before 0162). The items left out count for nothing: not towards the cut either."""
+    for a confined token) is read in one page: the filters are joined to the links of a
+    frontier of one item, not tested on the page afterwards, a page of ``keep`` links at a
+    time (a scope-confined pack over a hub of 40,000 notes of another scope took 108 ms on
+    SQLite and 208 ms on PostgreSQL that way, 17 ms before 0162). The items left out count
+    for nothing: not towards the cut either."""
     hub = memory.save("Hub", "the lighthouse hub")["id"]
     spokes = [memory.save(f"Spoke {n}", f"keeper {n}")["id"] for n in range(201)]
     with memory._store.write() as tx:

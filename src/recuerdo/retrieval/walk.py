@@ -8,11 +8,11 @@ tenant against the list.
 
 Now a hop reads, for each seed its frontier came from, the links of the frontier's items given
 as one parameter: first those to items reached before (their links alone: they passed the
-filters), then the new items in pages by id, read along the links' index with the filters
-joined (a page stops at its limit). A hop keeps at most ``keep`` new items (the most blocks
-the budget could hold, and at least 1,000): past that it keeps the lowest ids, the walk stops,
-and the pack says ``links_cut`` (it is truncated anyway). A note of fewer links is walked
-whole, and its pack is the one the full ranking gives, item for item
+filters), then the new items in pages by id, their links first and the filters on the page
+(joined to the links of a frontier of one item). A hop keeps at most ``keep`` new items (the
+most blocks the budget could hold, and at least 1,000): past that it keeps the lowest ids, the
+walk stops, and the pack says ``links_cut`` (it is truncated anyway). A note of fewer links
+is walked whole, and its pack is the one the full ranking gives, item for item
 (tests/test_context_walk.py). The ranking is kept in buckets of (hop, seeds touched), and the
 items' rows are read in rank order, a few at a time, as the pack takes them (``pack`` stops at
 the first block that does not fit).
@@ -81,9 +81,11 @@ def _branches(
 ) -> tuple[list[str], list[object]]:
     """Statements of (seed, item) pairs, each pair once within one: the items linked, either
     way, to a frontier item reached from that seed, that are among the ``known`` ids (True)
-    or are not (False), not below ``after``, and kept by ``filters`` (a condition on the items
-    aliased ``i``, and its parameters) if given. A set of ids a seed the frontier was reached
-    from (the 20 seeds of a pack at most), a statement each way."""
+    or are not (False), and not below ``after``. A set of ids a seed the frontier was reached
+    from (the 20 seeds of a pack at most), a statement each way.
+
+    ``filters`` (a condition on the items aliased ``i``, and its parameters), if given, are
+    joined to the branches of one frontier item (see ``_new``)."""
     among_known, ids_known = known
     selects: list[str] = []
     values: list[object] = []
@@ -92,13 +94,14 @@ def _branches(
             linked, linked_param = among(dialect, "l." + near, items)
             seen, seen_param = among(dialect, "l." + far, ids_known)
             # the seed as a number the database types alike in every branch of a UNION
-            joined = "" if filters is None else f" JOIN items i ON i.id = l.{far}"
+            join = filters is not None and len(items) == 1
+            joined = f" JOIN items i ON i.id = l.{far}" if join else ""
             select = (
                 f"SELECT DISTINCT CAST(? AS BIGINT) AS s, l.{far} AS b FROM links l{joined}"
                 f" WHERE l.tenant = ? AND {linked} AND {'' if among_known else 'NOT '}{seen}"
             )
             values += [seed, tenant, linked_param, seen_param]
-            if filters is not None:  # its condition holds the tenant
+            if join and filters is not None:  # its condition holds the tenant
                 select += f" AND {filters[0]}"
                 values += filters[1]
             if after is not None:
@@ -131,15 +134,21 @@ def _new(
     and whether there were more than ``keep`` such items: then those of the ``keep`` lowest
     ids only, with all their pairs.
 
-    Read in pages by item id, the filters joined: the links along their index, each item
-    tested as it comes, so that of a hub's 40,000 notes a thousand are read and tested, not
-    each, and a hub whose notes the filters leave out is read once (tested apart, a page of
-    ids at a time, a scope-confined pack over a hub of 40,000 notes of another scope took
-    108 ms on SQLite and 208 ms on PostgreSQL, 17 ms before 0162)."""
+    Read in pages by item id: the links first (their indexes alone, sorted and cut by the
+    database), then the filters on the page's items, so that of a hub's 40,000 notes a
+    thousand are read and tested, not each. A branch of one frontier item (a hub that is a
+    seed) has the filters joined: its links are read along their index, each item tested as
+    it comes, and a hub whose notes the filters leave out is read once (tested apart, a page
+    of ids at a time, a scope-confined pack over a hub of 40,000 notes of another scope took
+    108 ms on SQLite and 208 ms on PostgreSQL, 17 ms before 0162). Not joined to a branch of
+    many items: PostgreSQL then read the whole links table (a parallel sequential scan) for a
+    frontier of 1,000 notes, 66-86 ms against 20 ms for the links and 5 ms for the filters."""
     # One more item than is kept tells a cut. A full page's last item is read again by the
     # next (its pairs may go on there); an item has a pair a seed at most, so a page longer
     # than the seeds holds two items, and the pages move on.
     seeds = len(set(frontier.values()))
+    # the filters joined to every branch: the page holds kept items only
+    all_joined = all(len(items) == 1 for _, items in _by_seed(frontier))
     page = None if keep is None else keep + 1 + seeds
     pairs: list[tuple[int, int]] = []
     items: list[int] = []
@@ -165,7 +174,10 @@ def _new(
         if full:  # the last item's pairs may go on past the page: the next page starts there
             after = rows[-1][1]
             rows = [row for row in rows if row[1] != after]
+        kept = None if all_joined else _kept(tx, sorted({item for _, item in rows}), filters)
         for seed, item in rows:
+            if kept is not None and item not in kept:
+                continue
             if not items or items[-1] != item:
                 if keep is not None and len(items) == keep:
                     return pairs, True
@@ -173,6 +185,18 @@ def _new(
             pairs.append((seed, item))
         if not full:
             return pairs, False
+
+
+def _kept(tx: Tx, ids: list[int], filters: tuple[str, Sequence[object]]) -> set[int]:
+    """Those of ``ids`` the filters keep."""
+    if not ids:
+        return set()
+    where, params = filters
+    wanted, param = among(tx.dialect, "i.id", ids)
+    return {
+        int(r["id"])
+        for r in tx.all(f"SELECT i.id FROM items i WHERE {wanted} AND {where}", [param, *params])
+    }
 
 
 def walk(
