@@ -75,4 +75,39 @@ def test_a_hub_of_forty_thousand_links_is_walked(memory: recuerdo.Memory) -> Non
     reply = memory.context("lighthouse", depth=2, budget_tokens=200)
     ids = [s["id"] for s in reply["sources"]]
     assert ids[:2] == [hub, leaf] and reply["truncated"] is True
+    # more notes than 200 tokens could hold: the lowest ids were ranked (decision 0162)
+    assert reply.get("links_cut") is True
+    assert ids[2:] == sorted(ids[2:]) and len(ids) > 3
     assert sum(s["tokens"] for s in reply["sources"]) == reply["used_tokens"] <= 200
+
+
+def test_a_cap_of_one_token_a_source_is_in_the_walks_bound(memory: recuerdo.Memory) -> None:
+    """``max_per_source=1`` cuts every block to 4 characters, separator included: a pack of
+    2,000 tokens then holds 2,000 blocks, not the 801 of 10 characters the walk's bound
+    counted on. The hub's 1,100 notes are walked whole and packed, as before decision 0162
+    (the bound cut them at 1,000, and the pack came back with links_cut but not truncated)."""
+    leaf = memory.save("Leaf note", "A keeper's log.")["id"]
+    with memory._store.write() as tx:
+        row = tx.one("SELECT * FROM items WHERE id = ?", [leaf])
+        assert row is not None
+        columns = [c for c in row.keys() if c not in ("id", "title")]  # noqa: SIM118
+        count = "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < 1099)"
+        tx.execute(
+            f"INSERT INTO items ({', '.join(columns)}, title) {count}"
+            f" SELECT {', '.join('i.' + c for c in columns)}, 'Copy ' || n.k"
+            " FROM items i, n WHERE i.id = ?",
+            [leaf],
+        )
+    hub = memory.save("Hub note", "The hub of the lighthouse keepers.")["id"]
+    memory.link(hub, leaf)
+    with memory._store.write() as tx:
+        tx.execute(
+            "INSERT INTO links (tenant, from_id, to_id, type, origin, created_at)"
+            " SELECT tenant, ?, id, 'related', 'explicit', created_at FROM items"
+            " WHERE tenant = ? AND title LIKE 'Copy %'",
+            [hub, row["tenant"]],
+        )
+    reply = memory.context("lighthouse", depth=1, budget_tokens=2000, max_per_source=1)
+    assert "links_cut" not in reply
+    assert len(reply["sources"]) == 1101 and reply["truncated"] is False
+    assert sum(s["tokens"] for s in reply["sources"]) == reply["used_tokens"] <= 2000

@@ -4,7 +4,7 @@ indexes and the retrieval audit."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
 from ..core import audit as audit_log
@@ -25,10 +25,11 @@ from ..index import vectors
 from ..index.embed import Embedder
 from ..index.words import QueryWords, check_mode, query_words
 from ..notes import pins as pin_ops
-from ..store.base import OWED_MARKS, REBUILD_OWED, RECLAIM_OWED, Tx, marks, rows_by_id
+from ..store.base import OWED_MARKS, REBUILD_OWED, RECLAIM_OWED, Tx, marks
 from . import ask as ask_ops
 from . import pack
 from . import search as search_ops
+from . import walk as walk_ops
 from .filters import Filters, labels
 from .overview import overview as count_memory
 from .overview import summary as summarize
@@ -261,7 +262,9 @@ class RetrievalVerbs(MemoryBase):
             scope: Only these scopes, e.g. 'user' or 'project:shop' (a project and 'user':
                 the project and what is known about the user).
             budget_tokens: Size of the pack in tokens (4 characters each; default 4000).
-            depth: How many link hops to follow from the matches (0-3, default 1).
+            depth: How many link hops to follow from the matches (0-3, default 1); a hop that
+                reaches more notes than the budget could hold ranks those of the lowest ids,
+                and the walk stops there (links_cut says so).
             max_per_source: Cap per item, in tokens (default: max(500, budget / 2)).
             kind: Only these kinds (note kinds, entry categories, message speakers, mail
                 senders' addresses).
@@ -303,12 +306,21 @@ class RetrievalVerbs(MemoryBase):
                     graph=self._graph_stage(filters),
                     words=words,
                 )
-            blocks = self._blocks(tx, candidates, filters, hops)
+            # Every block, a neighbour as a seed, is one the filters keep: the walk passes
+            # through those items only, and the rows are read under the same condition. Stored
+            # code is left out of a search unless asked for (it would crowd out what agents
+            # remembered), not out of the walk: a link to a file was made on purpose (0103).
+            where, params = filters.sql("i", unasked_code=True)
+            seeds = list(dict.fromkeys(c.item_id for c in candidates))
+            keep = max(walk_ops.KEEPS_AT_LEAST, pack.most_blocks(budget, cap) + 1)
+            reached = walk_ops.walk(tx, self.tenant, seeds, hops, where, params, keep)
+            blocks = self._blocks(tx, candidates, reached, where, params)
             if context_set_name is not None:
                 blocks = pack.set_blocks(
                     pin_ops.set_rows(tx, self.tenant, context_set_name, self.principal), blocks
                 )
-        body, sources, truncated = pack.pack(blocks, budget, cap)
+            # in the read: the blocks' rows are read as the pack takes them
+            body, sources, truncated = pack.pack(blocks, budget, cap)
         state: AnswerState = (
             "answered" if sources else ("could_not_judge" if failed else "nothing_stored")
         )
@@ -327,6 +339,8 @@ class RetrievalVerbs(MemoryBase):
         }
         if _cut(query, words):
             packed["query_truncated"] = True
+        if reached.cut:
+            packed["links_cut"] = True
         return packed
 
     @verb("read", arguments=("query",))
@@ -408,17 +422,16 @@ class RetrievalVerbs(MemoryBase):
         return answered
 
     def _blocks(
-        self, tx: Any, candidates: list[search_ops.Candidate], filters: Filters, hops: int
-    ) -> list[pack.Block]:
+        self,
+        tx: Any,
+        candidates: list[search_ops.Candidate],
+        reached: walk_ops.Reached,
+        where: str,
+        params: list[Any],
+    ) -> Iterator[pack.Block]:
+        """The blocks in rank order, lazily: an item's row is read when the pack comes to it
+        (a hub's 40,000 neighbours were read whole for a pack of twenty: decision 0162)."""
         seeds = {c.item_id: c for c in candidates}
-        # Every block, a neighbour as a seed, is one the filters keep: the walk passes through
-        # those items only, and the rows are read under the same condition. Stored code is
-        # left out of a search unless asked for (it would crowd out what agents remembered),
-        # not out of the walk: a link to a file was made on purpose, and was walked before 0103.
-        where, params = filters.sql("i", unasked_code=True)
-        reached = pack.walk(tx, self.tenant, list(seeds), hops, where, params)
-        # in groups: a hub note's links reach more items than a statement may bind
-        rows = rows_by_id(tx, "SELECT * FROM items i", reached, where=where, params=params)
         chunk_ids = [c.chunk_id for c in seeds.values() if c.chunk_id is not None]
         spans = {
             r["item_id"]: r
@@ -428,39 +441,24 @@ class RetrievalVerbs(MemoryBase):
                 [self.tenant, *chunk_ids],
             )
         }
-        ranked = []
-        for item_id, (hop, touches) in reached.items():
-            row = rows.get(item_id)
-            if row is None:
-                continue
-            seed = seeds.get(item_id)
-            base = seed.score if seed else 0.0
-            score = base - pack.HOP_PENALTY * hop + pack.CLUSTER_BONUS * max(0, touches - 1)
-            ranked.append((score, item_id, hop, row))
-        ranked.sort(key=lambda entry: (-entry[0], entry[1]))
-        blocks: list[pack.Block] = []
-        for score, item_id, hop, row in ranked:
+        order = walk_ops.ranked(reached, {item: c.score for item, c in seeds.items()})
+        for score, item_id, hop, row in walk_ops.rows_in_rank(tx, order, where, params):
             span = spans.get(item_id)
-            blocks.append(
-                {
-                    "header": f"## {pack.title_of(row)} ({pack.scope_label(row['scope'])})",
-                    "text": row["content"],
-                    "source": {
-                        "id": item_id,
-                        "title": pack.title_of(row),
-                        "item_type": row["item_type"],
-                        "scope": row["scope"],
-                        "writer": row["source"],
-                        "updated_at": row["updated_at"],
-                        "span": None
-                        if span is None
-                        else {"start": span["start"], "end": span["stop"]},
-                        "hop": hop,
-                        "score": round(score, 6),
-                    },
-                }
-            )
-        return blocks
+            yield {
+                "header": f"## {pack.title_of(row)} ({pack.scope_label(row['scope'])})",
+                "text": row["content"],
+                "source": {
+                    "id": item_id,
+                    "title": pack.title_of(row),
+                    "item_type": row["item_type"],
+                    "scope": row["scope"],
+                    "writer": row["source"],
+                    "updated_at": row["updated_at"],
+                    "span": None if span is None else {"start": span["start"], "end": span["stop"]},
+                    "hop": hop,
+                    "score": round(score, 6),
+                },
+            }
 
     @verb("read")
     def index_status(self) -> IndexStatus:

@@ -4,6 +4,8 @@
 2. A breadth-first walk follows item links both ways up to ``depth`` hops, through the items the
    call's filters keep only (scope, kind, type, muted, deleted, who may read): a neighbour is
    packed on the same terms as a seed (docs/decisions/0103-context-walk-keeps-the-filters.md).
+   A hop that reaches more new items than the budget could hold blocks (and 1,000) keeps
+   those of the lowest ids and ends the walk; the pack says ``links_cut`` (decision 0162).
 3. Blocks rank by ``score - 1000 * hop`` (a seed always outranks a neighbour), plus a small bonus
    for neighbours linked to more than one seed; ties by id.
 4. The budget in characters is ``budget_tokens * 4``; each block is capped at
@@ -24,24 +26,31 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from typing_extensions import TypedDict
 
 from ..core.text import clip
-from ..store.base import Row, Tx, groups, marks
+from ..store.base import Row
 from .results import AnswerState, Cited, Grounding, Source
 
 CHARS_PER_TOKEN = 4
 SEPARATOR = "\n\n"
 ELLIPSIS = "..."
-HOP_PENALTY = 1000.0
-CLUSTER_BONUS = 0.001
-# Items of the frontier a statement: each is bound twice (links both ways), some 20,000
-# parameters, under SQLite's 32,766 and PostgreSQL's 65,535. Not smaller: on PostgreSQL each
-# statement costs about 0.1 s whatever its size, and the second hop of a hub of 40,000 links
-# took 42 s in groups of 100, 8.6-9.3 s of 500, 1.7 s of 5,000, 1.3 s of 10,000.
-WALK_PER_STATEMENT = 10_000
+# The fewest characters a block takes after the first: the separator, "## ", a title of one
+# character, " ()" around an empty scope label, the line break, and no text.
+SMALLEST_BLOCK = len(SEPARATOR) + len("## ") + 1 + len(" ()") + 1
+
+
+def most_blocks(budget_tokens: int, max_per_source: int | None = None) -> int:
+    """More blocks than this never fit in a pack of ``budget_tokens``: a walk that reached
+    more items may leave the rest unread (retrieval/walk.py, decision 0162). A cap of
+    ``max_per_source`` under the smallest block cuts each block to the cap, separator
+    included (a cap of 1 token: 4 characters a block)."""
+    smallest = SMALLEST_BLOCK
+    if max_per_source is not None:
+        smallest = min(smallest, max_per_source * CHARS_PER_TOKEN)
+    return 1 + budget_tokens * CHARS_PER_TOKEN // smallest
 
 
 def tokens(text: str) -> int:
@@ -67,57 +76,13 @@ def title_of(row: Row) -> str:
     return f"{row['category']} {row['item_type']}"
 
 
-def walk(
-    tx: Tx, tenant: str, seeds: Sequence[int], depth: int, where: str, params: Sequence[object]
-) -> dict[int, tuple[int, int]]:
-    """item id -> (hop, number of distinct seeds it is linked to), breadth first, through the
-    items ``where`` (a condition on the items aliased ``i``, with ``params``) keeps only: a
-    message the viewer is no member of was walked through, and the notes beyond it packed (the
-    review of decision 0086); a note of another scope than the ones asked for was packed
-    (0103)."""
-    reached: dict[int, tuple[int, int]] = {seed: (0, 1) for seed in seeds}
-    frontier = list(seeds)
-    touches: dict[int, set[int]] = {}
-    origin: dict[int, int] = {seed: seed for seed in seeds}
-    for hop in range(1, depth + 1):
-        if not frontier:
-            break
-        rows = [
-            row
-            for part in groups(frontier, WALK_PER_STATEMENT)
-            for row in tx.all(
-                "SELECT l.from_id AS a, l.to_id AS b FROM links l JOIN items i"
-                " ON i.tenant = l.tenant AND i.id = l.to_id"
-                f" WHERE l.tenant = ? AND l.from_id IN ({marks(part)}) AND {where}"
-                " UNION ALL SELECT l.to_id AS a, l.from_id AS b FROM links l JOIN items i"
-                " ON i.tenant = l.tenant AND i.id = l.from_id"
-                f" WHERE l.tenant = ? AND l.to_id IN ({marks(part)}) AND {where}",
-                [tenant, *part, *params, tenant, *part, *params],
-            )
-        ]
-        nxt = []
-        for row in rows:
-            neighbour, via = int(row["b"]), int(row["a"])
-            seed = origin.get(via, via)
-            touches.setdefault(neighbour, set()).add(seed)
-            if neighbour not in reached:
-                reached[neighbour] = (hop, 1)
-                origin[neighbour] = seed
-                nxt.append(neighbour)
-        frontier = nxt
-    return {
-        item: (hop, max(count, len(touches.get(item, ()))))
-        for item, (hop, count) in reached.items()
-    }
-
-
 class Block(TypedDict):
     header: str
     text: str
     source: Cited
 
 
-def set_blocks(rows: Sequence[Row], ranked: list[Block]) -> list[Block]:
+def set_blocks(rows: Sequence[Row], ranked: Iterable[Block]) -> Iterator[Block]:
     """The items of a named context set first, in the set's order and flagged pinned, then
     the ranked blocks that are not among them."""
     chosen = [
@@ -141,11 +106,13 @@ def set_blocks(rows: Sequence[Row], ranked: list[Block]) -> list[Block]:
         if not row["muted"]
     ]
     shown = {block["source"]["id"] for block in chosen}
-    return chosen + [block for block in ranked if block["source"]["id"] not in shown]
+    yield from chosen
+    # lazily: the ranked blocks' rows are read as the pack takes them (retrieval/walk.py)
+    yield from (block for block in ranked if block["source"]["id"] not in shown)
 
 
 def pack(
-    blocks: list[Block], budget_tokens: int, max_per_source: int | None
+    blocks: Iterable[Block], budget_tokens: int, max_per_source: int | None
 ) -> tuple[str, list[Source], bool]:
     """Join ranked blocks (each with ``header`` and ``text``) within the budget."""
     budget = budget_tokens * CHARS_PER_TOKEN

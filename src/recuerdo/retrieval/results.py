@@ -137,6 +137,9 @@ class Pack(TypedDict):
     query_truncated: NotRequired[bool]
     """The query was longer than is read (2,000 characters or 32 distinct words): the pack is
     of what was kept."""
+    links_cut: NotRequired[bool]
+    """A hop of the walk reached more items than the budget could hold (a hub note): those of
+    the lowest ids were ranked, and the walk went no further. The pack is truncated."""
 
 
 @with_config(FORBID)
