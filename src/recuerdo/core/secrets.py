@@ -32,27 +32,32 @@ from .secret_assignments import (
     STRONG_ASSIGNMENT,
     STRONG_NAMES,
     quick_assignment,
-    replace_strong,
-    replace_weak,
+    strong_secret,
+    weak_secret,
 )
 
 SecretKind = Literal["API", "TOKEN", "PASSWORD", "PRIVATE_KEY"]
 """What ``secret(KIND)`` says was replaced."""
 
 
-class _Substitution(Protocol):
+class _Matcher(Protocol):
     """What a rule needs of its pattern: a compiled one, or :class:`_KeyBlocks`."""
 
     @property
     def flags(self) -> int: ...
 
-    def sub(self, repl: Callable[[re.Match[str]], str], string: str) -> str: ...
+    def finditer(self, string: str) -> Iterator[re.Match[str]]: ...
+
+
+Secret = Callable[[re.Match[str]], "tuple[int, int] | None"]
+"""The part of a rule's match that gives way to its marker (what it keeps of the match around
+it is the name, a header, a URL's user and host), or None: the match is kept (code)."""
 
 
 class _Rule(NamedTuple):
     kind: SecretKind
-    pattern: _Substitution
-    replace: Callable[[re.Match[str]], str]
+    pattern: _Matcher
+    secret: Secret
     words: tuple[str, ...]  # every text ``pattern`` can change holds one of them (regexes)...
     cue: re.Pattern[str]  # ...and this search finds it (see ``_rule``)
     folds: bool  # the pattern ignores case: the cue is looked for in the text case-folded
@@ -61,8 +66,8 @@ class _Rule(NamedTuple):
 
 def _rule(
     kind: SecretKind,
-    pattern: _Substitution,
-    replace: Callable[[re.Match[str]], str],
+    pattern: _Matcher,
+    secret: Secret,
     *words: str,
     then: str = "",
     quick: re.Pattern[str] | None = None,
@@ -73,7 +78,7 @@ def _rule(
     six times slower."""
     folds = bool(pattern.flags & re.IGNORECASE)
     lowered = tuple(word.lower() for word in words) if folds else words
-    return _Rule(kind, pattern, replace, lowered, _cue(*lowered, then=then), folds, quick)
+    return _Rule(kind, pattern, secret, lowered, _cue(*lowered, then=then), folds, quick)
 
 
 def _cue(*fragments: str, then: str = "", flags: int = 0) -> re.Pattern[str]:
@@ -111,19 +116,19 @@ _OPEN = re.compile(rf"{_BEGIN.pattern}.*\Z", re.DOTALL)
 
 class _OnePass:
     """A rule's pattern whose matches a method finds in one pass, where a regular expression's
-    search read the same run again from each of its positions; ``sub`` as a compiled
-    pattern's."""
+    search read the same run again from each of its positions; ``finditer`` and ``sub`` as a
+    compiled pattern's."""
 
     flags = 0
 
-    def matches(self, text: str) -> Iterator[re.Match[str]]:
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
         """The matches, in order, none overlapping."""
         raise NotImplementedError
 
     def sub(self, replace: Callable[[re.Match[str]], str], text: str) -> str:
         kept: list[str] = []
         at = 0
-        for found in self.matches(text):
+        for found in self.finditer(text):
             kept += [text[at : found.start()], replace(found)]
             at = found.end()
         return "".join([*kept, text[at:]]) if kept else text
@@ -135,7 +140,7 @@ class _KeyBlocks(_OnePass):
     marker read the whole rest of the text for an END marker (1.3 s for 100 KB of markers, the
     third review): the text's last END marker, found first, settles it for all."""
 
-    def matches(self, text: str) -> Iterator[re.Match[str]]:
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
         last_end = max((found.start() for found in _END.finditer(text)), default=-1)
         at = 0
         # Searched again from each block's end: a marker may begin inside the dashes that end
@@ -162,7 +167,7 @@ _SPAN = re.compile(r".+", re.DOTALL)
 class _KeyTails(_OnePass):
     """Each END marker's body found backwards, never past the previous END marker."""
 
-    def matches(self, text: str) -> Iterator[re.Match[str]]:
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
         at = 0
         for end in _END.finditer(text):
             body = _TAIL_BACKWARDS.match(text[at : end.start()][::-1])
@@ -204,10 +209,12 @@ _API_KEYS = re.compile(
 
 # Not a word of lower-case letters alone: "Basic authentication" and "Token authentication"
 # lost their second word at every write (a review found the prose false positive); a random
-# token of 12 letters or more with no capital, digit or sign is one in 50,000.
+# token of 12 letters or more with no capital, digit or sign is one in 50,000. The token runs
+# into no marker: "Bearer token=secret(PASSWORD)" read "token=secret" as one, and redacting
+# redacted text changed it (decision 0157).
 _BEARER = re.compile(
-    r"(\b(?:Bearer|Basic|Token)\s+)(?!secret\()(?![a-z]+(?![A-Za-z0-9._~+/=-]))"
-    r"[A-Za-z0-9._~+/=-]{12,}"
+    r"(\b(?:Bearer|Basic|Token)\s+)(?![a-z]+(?![A-Za-z0-9._~+/=-]))"
+    r"(?:(?!secret\()[A-Za-z0-9._~+/=-]){12,}"
 )
 
 # scheme://user:password@host (also redis://:password@host).
@@ -222,7 +229,7 @@ class _UrlPasswords(_OnePass):
     long dotted or hyphenated run started a scheme that read the run to its end looking for
     ``://`` (100 KB of "a-" after "x://h ": 5.1 s, the review's)."""
 
-    def matches(self, text: str) -> Iterator[re.Match[str]]:
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
         at = 0
         while (sign := text.find("://", at)) != -1:
             run = sign
@@ -240,52 +247,48 @@ class _UrlPasswords(_OnePass):
 
 _URL_PASSWORD = _UrlPasswords()
 
+def _whole(match: re.Match[str]) -> tuple[int, int]:
+    return match.span()
+
+
+def _after_name(match: re.Match[str]) -> tuple[int, int]:
+    """What follows the name (group 1) to the match's end."""
+    return match.end(1), match.end()
+
+
 # Each rule has a cue: a cheap search that finds something in every text the rule could change
 # (a part its pattern always matches). Text that names a secret word in passing ("the key
 # point", "a token economy") runs only the rules its words cue, not all ten: the tail of a
 # private key, or an assignment to a secret name, costs 0.2 ms on 700 characters of prose,
 # where each cue costs 0.5 to 12 microseconds.
 _RULES = (
-    _rule("PRIVATE_KEY", _PRIVATE_KEY, lambda m: "secret(PRIVATE_KEY)", "PRIVATE KEY"),
-    _rule("PRIVATE_KEY", _PRIVATE_KEY_TAIL, lambda m: "secret(PRIVATE_KEY)", "-----END "),
-    _rule("PRIVATE_KEY", _BODY_RUN_OF_THREE, lambda m: "secret(PRIVATE_KEY)", r"\n"),
+    _rule("PRIVATE_KEY", _PRIVATE_KEY, _whole, "PRIVATE KEY"),
+    _rule("PRIVATE_KEY", _PRIVATE_KEY_TAIL, _whole, "-----END "),
+    _rule("PRIVATE_KEY", _BODY_RUN_OF_THREE, _whole, r"\n"),
     _rule(
         "API",
         _API_KEYS,
-        lambda m: "secret(API)",
+        _whole,
         *("sk-", "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA", "AIza"),
         *("gh[pousr]_", "github_pat_", "glpat-", "xox[abposr]-", "xapp-", "_live_"),
         *("_test_", "hf_", "npm_", r"SG\.", "rcd_", "eyJ"),
     ),
-    _rule(
-        "TOKEN",
-        _BEARER,
-        lambda m: m.group(1) + "secret(TOKEN)",
-        "Bearer",
-        "Basic",
-        "Token",
-        then=r"\s",
-    ),
-    _rule("PASSWORD", _URL_PASSWORD, lambda m: m.group(1) + "secret(PASSWORD)" + m.group(3), "://"),
-    _rule("PASSWORD", NETRC, lambda m: (m.group(1) or m.group(3)) + "secret(PASSWORD)", "password"),
-    _rule(
-        "PASSWORD",
-        BLOCK_SCALAR,
-        lambda m: m.group(1) + "secret(PASSWORD)",
-        *STRONG_NAMES,
-        then=BLOCK_SIGN,
-    ),
+    _rule("TOKEN", _BEARER, _after_name, "Bearer", "Basic", "Token", then=r"\s"),
+    _rule("PASSWORD", _URL_PASSWORD, lambda m: m.span(2), "://"),
+    # The first form keeps "login x password ", the second the line's "password " (group 3).
+    _rule("PASSWORD", NETRC, lambda m: (m.end(1 if m.start(1) >= 0 else 3), m.end()), "password"),
+    _rule("PASSWORD", BLOCK_SCALAR, _after_name, *STRONG_NAMES, then=BLOCK_SIGN),
     _rule(
         "PASSWORD",
         STRONG_ASSIGNMENT,
-        replace_strong,
+        strong_secret,
         *STRONG_NAMES,
         then=SEPARATOR,
         quick=quick_assignment(STRONG_ASSIGNMENT),
     ),
     # No quick form: the greedy name run of this one already fails fast (the quick form
     # measured 1.5 ms on 16 KiB of prose, the plain one 1.1).
-    _rule("API", KEY_ASSIGNMENT, replace_weak, "key", then=SEPARATOR),
+    _rule("API", KEY_ASSIGNMENT, weak_secret, "key", then=SEPARATOR),
 )
 # The rules that need no word: a private key's body lines alone (a line break cues them).
 _UNTRIGGERED = tuple(rule for rule in _RULES if rule.pattern is _BODY_RUN_OF_THREE)
@@ -315,9 +318,14 @@ class Redaction(NamedTuple):
 
 def redact(text: str) -> Redaction:
     """Replace every credential in ``text`` with a ``secret(KIND)`` marker."""
+    return _redact(text)
+
+
+def _redact(text: str, pieces: bool = False) -> Redaction:
+    """With ``pieces``, a key's body lines are cut wherever they stand too."""
     folded = _folded(text)
     rules = _RULES if _TRIGGERS.search(folded) is not None else _UNTRIGGERED
-    return _apply(text, rules, folded)
+    return _apply(text, rules, folded, pieces)
 
 
 def apply_rules(text: str) -> Redaction:
@@ -326,23 +334,89 @@ def apply_rules(text: str) -> Redaction:
     return _apply(text, _RULES, None)
 
 
-def _apply(text: str, rules: tuple[_Rule, ...], folded: str | None) -> Redaction:
-    """The rules in turn; with ``folded`` (``text`` case-folded), only those whose cue is
-    found, each in its quick form."""
-    found: list[SecretKind] = []
+class Cut(NamedTuple):
+    """A run of the text that gives way to markers: the secret parts of rules' matches that
+    overlap there."""
+
+    start: int  # where its first match starts (what the matches keep before ``cut``)...
+    cut: int
+    end: int  # ...the text from ``cut`` to ``end`` gives way to ``marker``...
+    stop: int  # ...and where its last match ends
+    kinds: tuple[SecretKind, ...]  # a marker each, in the order their parts start
+
+    @property
+    def marker(self) -> str:
+        return "".join(f"secret({kind})" for kind in self.kinds)
+
+
+_CUT_BODY = len(_RULES)  # a key's body lines, cut as a last rule's
+
+
+def cuts(
+    text: str, rules: tuple[_Rule, ...], folded: str | None, pieces: bool = False
+) -> tuple[list[Cut], tuple[SecretKind, ...]]:
+    """The cuts of ``text`` in order, and the kinds they replace in the order of the rules;
+    with ``folded`` (``text`` case-folded), only the rules whose cue is found, each in its
+    quick form; with ``pieces``, a key's body lines wherever they stand.
+
+    Every rule reads the text as sent (decision 0157). Run in turn, one rule's marker cut into
+    the next one's match: a value that ran into a key's END marker kept its start, followed by
+    ``secret(`` and so read as code. Parts that overlap make one cut, with a marker for each
+    kind among them that reaches past those before it; a part inside another (a provider's
+    key as a password's whole value) adds none."""
+    parts: list[tuple[int, int, int, int, int]] = []  # cut, end, turn, start, stop
     for rule in rules:
         pattern = rule.pattern
         if folded is not None:
             if rule.cue.search(folded if rule.folds else text) is None:
                 continue
             pattern = rule.quick or pattern
-        changed = pattern.sub(rule.replace, text)
-        if changed != text:
-            text = changed
-            folded = None if folded is None else _folded(text)
-            if rule.kind not in found:
-                found.append(rule.kind)
-    return Redaction(text, tuple(found))
+        turn = _RULES.index(rule)
+        for match in pattern.finditer(text):
+            if (secret := rule.secret(match)) is not None:
+                parts.append((*secret, turn, *match.span()))
+    if pieces:
+        parts += [(*run.span(), _CUT_BODY, *run.span()) for run in _BODY_RUN.finditer(text)]
+    if not parts:
+        return [], ()
+    parts.sort(key=lambda part: (part[0], -part[1], part[2]))  # the longest first
+    found: list[Cut] = []
+    turns: set[int] = set()
+    start = cut = end = stop = -1
+    kinds: list[SecretKind] = []
+    for at, to, turn, begins, ends in parts:
+        if at >= end:  # apart from the cut before (touching is apart, as when run in turn)
+            if kinds:
+                found.append(Cut(start, cut, end, stop, tuple(kinds)))
+            start, cut, end, stop, kinds = begins, at, to, ends, []
+        else:
+            start, stop = min(start, begins), max(stop, ends)
+            if to <= end:
+                continue
+            end = to
+        turns.add(turn)
+        kind = _kind_of(turn)
+        kinds += [kind] if kind not in kinds else []
+    found.append(Cut(start, cut, end, stop, tuple(kinds)))
+    return found, tuple(dict.fromkeys(_kind_of(turn) for turn in sorted(turns)))
+
+
+def _kind_of(turn: int) -> SecretKind:
+    return "PRIVATE_KEY" if turn == _CUT_BODY else _RULES[turn].kind
+
+
+def _apply(
+    text: str, rules: tuple[_Rule, ...], folded: str | None, pieces: bool = False
+) -> Redaction:
+    found, kinds = cuts(text, rules, folded, pieces)
+    if not found:
+        return Redaction(text, ())
+    kept: list[str] = []
+    at = 0
+    for each in found:
+        kept += [text[at : each.cut], each.marker]
+        at = each.end
+    return Redaction("".join([*kept, text[at:]]), kinds)
 
 
 def redact_whole(text: str) -> Redaction:
@@ -350,11 +424,10 @@ def redact_whole(text: str) -> Redaction:
     a key marker in it, its body lines are cut wherever they stand. A text a verb builds from
     stored text and a caller's fragment (an edit's note after it) passes here whole, the
     fragment not redacted alone first (decision 0141)."""
-    kinds: list[str] = []
     if _MARKER.search(text) is None:
         return redact(text)
-    cut = _redacted_in_pieces(text, kinds)
-    return Redaction(cut, tuple(kind for kind in get_args(SecretKind) if kind in kinds))
+    cut = _redact(text, pieces=True)
+    return Redaction(cut.text, tuple(kind for kind in get_args(SecretKind) if kind in cut.found))
 
 
 def redact_text(text: str) -> str:
@@ -467,11 +540,10 @@ def _redacted(
 
 
 def _redacted_in_pieces(text: str, kinds: list[str] | None = None) -> str:
-    cleaned = _redacted(text, None, kinds)
-    cut = _BODY_RUN.sub("secret(PRIVATE_KEY)", cleaned)
-    if kinds is not None and cut != cleaned and "PRIVATE_KEY" not in kinds:
-        kinds.append("PRIVATE_KEY")
-    return cut
+    redaction = _redact(text, pieces=True)
+    if kinds is not None:
+        kinds.extend(kind for kind in redaction.found if kind not in kinds)
+    return redaction.text
 
 
 def _map(value: Any, clean: Callable[[str], str], read: dict[int, list[Any]]) -> Any:
