@@ -85,3 +85,13 @@ def test_redaction_is_idempotent_and_the_cues_change_nothing(text: str) -> None:
     assert once == apply_rules(text)
     assert redact(once.text).text == once.text
     assert redact_whole(redact_whole(text).text).text == redact_whole(text).text
+
+
+@pytest.mark.parametrize(
+    "text", ["Bearer token=Pa55! ", "Token password=abc9\n", "Basic api_key: Zq!8w x"]
+)
+def test_a_bearer_token_never_runs_into_a_marker(text: str) -> None:
+    """``Bearer token=secret(PASSWORD)`` read ``token=secret`` as a token: redacting redacted
+    text changed it."""
+    once = redact(text).text
+    assert redact(once).text == once
