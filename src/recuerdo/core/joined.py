@@ -11,59 +11,56 @@ matched text still stands: a credential the caller sent never reaches the disk.
 
 from __future__ import annotations
 
+from itertools import groupby
 from typing import NamedTuple
 
-# The guard's own rules, run as ``redact_whole`` runs them (kept out of ``secrets``, which is
-# near its size limit).
+# The guard's rounds, run as ``redact_whole`` runs them, each change recorded.
 from .secrets import (
     _MARKER,
-    _RULES,
-    _TRIGGERS,
-    _UNTRIGGERED,
     Redaction,
     SecretKind,
-    _folded,
-    cuts,
     marker,
     redact_whole,
+    rounds,
 )
 
 _CUT = "secret(PRIVATE_KEY)"
 
 
 class Found(NamedTuple):
-    matched: str  # a cut of the text as sent, with what its rules' matches keep around it...
-    replaced: str  # ...and what takes its place
+    matched: str  # a cut, with what its rules' matches keep around it (it may hold a marker
+    replaced: str  # an earlier round put in)... and what takes its place
     kinds: tuple[SecretKind, ...]
+    round: int  # a later round's matched text may hold an earlier round's marker
 
 
 def found_whole(text: str, marked: bool = False) -> list[Found]:
     """Each change :func:`redact_whole` makes to ``text``, in order; with ``marked`` (another
     argument of the call held a key marker), its body lines cut too, as the guard cuts them in
-    every string of such a call. The matched texts do not overlap: what a match keeps around
-    its cut stops where the cut before or after it begins."""
-    folded = _folded(text)
-    rules = _RULES if _TRIGGERS.search(folded) is not None else _UNTRIGGERED
-    found, _ = cuts(text, rules, folded, marked or _MARKER.search(text) is not None)
+    every string of such a call. The matched texts of a round do not overlap: what a match
+    keeps around its cut stops where the cut before or after it begins."""
     changes: list[Found] = []
-    for n, (start, cut, end, stop, kinds) in enumerate(found):
-        start = max(start, found[n - 1][2] if n else 0)
-        stop = min(stop, found[n + 1][1] if n + 1 < len(found) else len(text))
-        replaced = text[start:cut] + marker(kinds) + text[end:stop]
-        changes.append(Found(text[start:stop], replaced, kinds))
+    pieces = marked or _MARKER.search(text) is not None
+    for turn, (before, found, _, _) in enumerate(rounds(text, True, pieces)):
+        for n, (start, cut, end, stop, kinds) in enumerate(found):
+            start = max(start, found[n - 1][2] if n else 0)
+            stop = min(stop, found[n + 1][1] if n + 1 < len(found) else len(before))
+            replaced = before[start:cut] + marker(kinds) + before[end:stop]
+            changes.append(Found(before[start:stop], replaced, kinds, turn))
     return changes
 
 
 # Up to this many credentials in a fragment, each is looked for in the result in turn (a
-# search in C); past it, one walk of the result finds them all (cuts of the text as sent, they
+# search in C); past it, one walk of the result a round finds them all (a round's cuts
 # do not overlap): looked for in turn, 20,000 of them in a 430 KB edit took 6.8 s
 # (the whole pass 0.16 s).
 _FEW = 32
 
 
 def _replaced_in_turn(text: str, found: list[Found], kinds: list[SecretKind]) -> str:
-    # The longest first: a shorter one may stand inside it.
-    for each in sorted(found, key=lambda each: -len(each.matched)):
+    # Round by round (a later one may hold an earlier one's marker), the longest first: a
+    # shorter one may stand inside it.
+    for each in sorted(found, key=lambda each: (each.round, -len(each.matched))):
         if each.matched in text:
             text = text.replace(each.matched, each.replaced)
             kinds += [kind for kind in each.kinds if kind not in kinds]
@@ -109,7 +106,9 @@ def redact_joined(whole: str, fragment: str, marked: bool = False) -> Redaction:
     found = [each for each in dict.fromkeys(found_whole(fragment, marked)) if each.matched]
     if len(found) <= _FEW:
         return Redaction(_replaced_in_turn(text, found, kinds), tuple(kinds))
-    return Redaction(_replaced_in_one_walk(text, found, kinds), tuple(kinds))
+    for _, turn in groupby(found, key=lambda each: each.round):
+        text = _replaced_in_one_walk(text, list(turn), kinds)
+    return Redaction(text, tuple(kinds))
 
 
 def marks_a_key(*arguments: object) -> bool:
