@@ -43,9 +43,10 @@ _ALONE = (
     # or a first word holding a digit or a password's symbol ("hunter2  # rotated"): prose
     # opens with a word ("Rotate it"), a credential seldom with letters alone
     r"|[^\s,;\"'()\[\]{}<>]*?[\d!@#$%^&*+=~|\\/_]"
-    # or one word, then a comment: after two spaces or more, or after one with a space or the
-    # line's end after the sign ("correcthorse  # old", "x // y"; decision 0157). Prose puts a
-    # word after its first one ("We rotated it"), seldom a comment sign ("See #12" is kept).
+    # or one word, then a comment: two spaces or more and a comment sign, or one space and a
+    # comment sign followed by a space or the line's end ("correcthorse  # old", "x // y";
+    # decision 0157). Prose puts a word after its first ("We rotated it"), seldom a comment
+    # sign ("See #12" is kept).
     rf"|(?:{_QUOTED}|[^\s,;\"'()\[\]{{}}<>]++)"
     rf"(?:{_SPACE}{{2,}}+(?:#|//|;)|{_SPACE}(?:#|//|;)(?:{_SPACE}|[\r\n]|$)))"
 )
