@@ -14,6 +14,7 @@ from .secret_assignments import (
     BLOCK_SCALAR,
     BLOCK_SIGN,
     KEY_ASSIGNMENT,
+    KEY_MARK,
     NETRC,
     SEPARATOR,
     STRONG_ASSIGNMENT,
@@ -88,15 +89,13 @@ def _cue(*fragments: str, then: str = "", flags: int = 0) -> re.Pattern[str]:
     return re.compile(f"(?:{branches(tree)}){then}", flags)
 
 
-_KEY_MARK = r" (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"  # after "-----BEGIN" or "-----END"
-PEM_MARK = rf"-----(?:BEGIN|END){_KEY_MARK}"
 # A block without its END marker (cut off, or the marker named in prose) takes the rest of the
 # text. Versions that stopped at the end of its paragraph (to keep a note's later sections)
 # leaked key bodies in shapes found by three reviews: a body after a blank line with a prefix
 # ("% ", "> > ", "| "), zero-width characters or base64url; no rule of what a body looks like
 # held them all (decision 0080).
-_BEGIN = re.compile(rf"-----BEGIN{_KEY_MARK}")
-_END = re.compile(rf"-----END{_KEY_MARK}")
+_BEGIN = re.compile(rf"-----BEGIN{KEY_MARK}")
+_END = re.compile(rf"-----END{KEY_MARK}")
 _CLOSED = re.compile(rf"{_BEGIN.pattern}.*?{_END.pattern}", re.DOTALL)
 _OPEN = re.compile(rf"{_BEGIN.pattern}.*\Z", re.DOTALL)
 

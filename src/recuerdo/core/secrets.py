@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
 from typing import Any, NamedTuple, get_args
 
+from .secret_assignments import PEM_MARK
 from .secret_rules import (
     BODY_RUN,
-    PEM_MARK,
     RULES,
     TRIGGERS,
     UNTRIGGERED,
