@@ -4,7 +4,9 @@
   marker's spaces ended the value before the line's end, and the password was kept (the rules
   in turn read it with the marker in its place).
 - A netrc line ending in ``\\r\\n`` (a file saved on Windows): ``$`` does not match before
-  ``\\r``, so the line's password was never taken."""
+  ``\\r``, so the line's password was never taken.
+- A chained assignment (``api_key: password = hunter2``, on main too): the first name took the
+  second as its value, and matches do not overlap, so the second value was kept."""
 
 from __future__ import annotations
 
@@ -26,6 +28,15 @@ LEAKS = {
     "netrc_crlf": ("machine h\r\npassword hunter2\r\nmachine g\r\n", "hunter2"),
     "netrc_crlf_last": ("password hunter2\r\n", "hunter2"),
     "netrc_cr": ("password hunter2\rmachine g", "hunter2"),
+    "chain_spaced": ("api_key: password = hunter2", "hunter2"),
+    "chain_quoted": ('api_key: password="hunter2"', "hunter2"),
+    "chain_next_line": ("token: passwd:\n  hunter2", "hunter2"),
+    "chain_prose_name": ("password: secret = hunter2", "hunter2"),
+    "chain_colon": ("api_key: pwd: Xy9abc", "Xy9abc"),
+    "chain_of_three": ("a_token: b_token: c_token: hunter2", "hunter2"),
+    "chain_of_key_names": ("foo_key: bar_key: 9a8b7c6d5e4f3a2b1c0d", "9a8b7c6d"),
+    # A value that ends in a secret name and a sign stays redacted as the first one's value
+    "value_ending_in_a_name": ("aws_secret_access_key = Zx9Token=\nregion = x", "Zx9"),
 }
 
 
@@ -36,6 +47,22 @@ def test_the_credential_is_redacted(text: str, leak: str) -> None:
     assert leak not in redact_call({"content": text})["content"]
     once = redact(text).text
     assert redact(once).text == once
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # one value with a sign in it: taken whole, as before
+        ("password=Secret=123", "password=secret(PASSWORD)"),
+        ("api_key: password:=Zq9x", "api_key: secret(PASSWORD)"),
+        ('secret: "token = abc"', "secret: secret(PASSWORD)"),
+        # each value of a chain
+        ("a_token: b_token: hunter2", "a_token: secret(PASSWORD) secret(PASSWORD)"),
+        ("the password: token = self.token", "the password: secret(PASSWORD) = self.token"),
+    ],
+)
+def test_a_value_holding_a_sign_is_taken_whole(text: str, expected: str) -> None:
+    assert redact(text).text == expected
 
 
 @pytest.mark.parametrize(

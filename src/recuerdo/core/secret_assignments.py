@@ -7,6 +7,7 @@ YAML block scalar of such a name, and a random-looking value given to any ``*_KE
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 # A netrc line's password is a word after "password"; an assignment's sign with nothing after
 # it is not one: "password =" alone on its line (a name whose value follows, or a heading of
@@ -152,3 +153,24 @@ def weak_secret(match: re.Match[str]) -> tuple[int, int] | None:
     if _looks_like_code(match) or not _looks_random(match.group(2)):
         return None
     return match.end(1), match.end()
+
+
+_NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
+
+
+def chained(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """The matches of an assignment ``pattern``, also those whose name ends another's value.
+    In ``api_key: password = hunter2`` the first match took ``password`` as its value and
+    matches do not overlap, so ``hunter2`` was kept (on main too; the review of 0157). So the
+    search goes on from the last run of name characters of an unquoted value, its sign let
+    aside: each value is read once more, where a search from the value's start read a value
+    that held a chain of them (``token=token=...``) once for each."""
+    at = 0
+    while (match := pattern.search(text, at)) is not None:
+        yield match
+        at, value = match.end(), match.group(2)
+        if value[0] not in "\"'":
+            name = value.rstrip(":=>")
+            run = len(name.rstrip(_NAME_CHARS))
+            if run < len(name):
+                at = match.start(2) + run

@@ -50,6 +50,7 @@ class Rule(NamedTuple):
     cue: re.Pattern[str]  # ...and this search finds it (see ``_rule``)
     folds: bool  # the pattern ignores case: the cue is looked for in the text case-folded
     quick: re.Pattern[str] | None  # the same matches as ``pattern``, found sooner
+    chains: bool  # an assignment's: its matches found by ``chained``
 
 
 def _rule(
@@ -59,6 +60,7 @@ def _rule(
     *words: str,
     then: str = "",
     quick: re.Pattern[str] | None = None,
+    chains: bool = False,
 ) -> Rule:
     """A rule whose every change holds one of ``words`` followed by ``then``. For a pattern
     that ignores case, the cue is that, lower-case, looked for in the text case-folded
@@ -66,7 +68,7 @@ def _rule(
     six times slower."""
     folds = bool(pattern.flags & re.IGNORECASE)
     lowered = tuple(word.lower() for word in words) if folds else words
-    return Rule(kind, pattern, secret, lowered, _cue(*lowered, then=then), folds, quick)
+    return Rule(kind, pattern, secret, lowered, _cue(*lowered, then=then), folds, quick, chains)
 
 
 def _cue(*fragments: str, then: str = "", flags: int = 0) -> re.Pattern[str]:
@@ -272,10 +274,11 @@ RULES = (
         *STRONG_NAMES,
         then=SEPARATOR,
         quick=quick_assignment(STRONG_ASSIGNMENT),
+        chains=True,
     ),
     # No quick form: the greedy name run of this one already fails fast (the quick form
     # measured 1.5 ms on 16 KiB of prose, the plain one 1.1).
-    _rule("API", KEY_ASSIGNMENT, weak_secret, "key", then=SEPARATOR),
+    _rule("API", KEY_ASSIGNMENT, weak_secret, "key", then=SEPARATOR, chains=True),
 )
 # The rules that need no word: a private key's body lines alone (a line break cues them).
 UNTRIGGERED = tuple(rule for rule in RULES if rule.pattern is _BODY_RUN_OF_THREE)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
 from typing import Any, NamedTuple, get_args
 
-from .secret_assignments import PEM_MARK
+from .secret_assignments import PEM_MARK, chained
 from .secret_rules import (
     BODY_RUN,
     RULES,
@@ -95,7 +95,10 @@ def cuts(
                 continue
             pattern = rule.quick or pattern
         turn, secret = RULES.index(rule), rule.secret
-        for match in pattern.finditer(text):
+        matches = pattern.finditer(text)
+        if rule.chains and isinstance(pattern, re.Pattern):
+            matches = chained(pattern, text)  # a name may end another one's value
+        for match in matches:
             if (part := secret(match)) is not None:
                 parts.append((part[0], -part[1], turn, *match.span()))
     if pieces:
