@@ -12,19 +12,20 @@ from collections.abc import Iterator
 # A netrc line's password is a word after "password"; an assignment's sign with nothing after
 # it is not one: "password =" alone on its line (a name whose value follows, or a heading of
 # prose) became "password secret(PASSWORD)", and a value on the next line was kept in clear.
-# A netrc value runs through a key's marker glued to it (``password Pa55!-----END PRIVATE
-# KEY-----``): the rules in turn read the marker that took its place as part of the value, but
-# in the text as sent its spaces ended the value short of the line's end, and the password was
-# kept (the review of 0157). A line ends before "\r" too: ``$`` alone left every password of a
-# netrc file saved with CRLF in clear.
+# A netrc line's value may run into a key's marker glued to it (``password Pa55!-----END
+# PRIVATE KEY-----``): the rules in turn read the marker that took its place as part of the
+# value, but in the text as sent its spaces ended the value short of the line's end, and the
+# password was kept (the review of 0157). So the value runs through a marker to the line's
+# end, or else stops where a marker starts (a BEGIN marker takes the rest of the text). A line
+# ends before "\r" too: ``$`` alone left every password of a netrc file saved with CRLF in
+# clear.
 KEY_MARK = r" (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"  # after "-----BEGIN" or "-----END"
 PEM_MARK = rf"-----(?:BEGIN|END){KEY_MARK}"
-_NETRC_VALUE = rf"((?:{PEM_MARK}|\S)++)"
 _LINE_END = r"[ \t]*+(?:$|(?=\r))"
 NETRC = re.compile(
-    rf"(\blogin\s+\S+\s+password\s+)(?!secret\(){_NETRC_VALUE}"
+    r"(\blogin\s+\S+\s+password\s+)(?!secret\()(\S+)"
     rf"|((?:^|(?<=\r))[ \t]*password[ \t]+)(?!secret\()(?!(?:=>?|:=?){_LINE_END})"
-    rf"{_NETRC_VALUE}{_LINE_END}",
+    rf"((?:{PEM_MARK}|\S)++{_LINE_END}|\S+?(?={PEM_MARK}))",
     re.IGNORECASE | re.MULTILINE,
 )
 
