@@ -163,7 +163,7 @@ _NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-
 # and a search per value cost a fifth of the guard on text dense with assignments)
 _ENDS_IN_A_NAME = re.compile(rf"(?:{_STRONG_NAME}|key)\Z", re.IGNORECASE)
 _LAST_THREE = frozenset(("ord", "swd", "pwd", "ase", "ret", "ken", "key", "ial", "als"))
-_LONGEST_NAME = 20  # "encryption_key" and the other names are shorter
+LONGEST_NAME = 20  # "encryption_key" and the other names are shorter
 
 
 def chained(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
@@ -186,6 +186,39 @@ def chained(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
             name = value.rstrip(":=>")
             if name[-3:].lower() not in _LAST_THREE:
                 break
-            if _ENDS_IN_A_NAME.search(name, max(0, len(name) - _LONGEST_NAME)) is None:
+            if _ENDS_IN_A_NAME.search(name, max(0, len(name) - LONGEST_NAME)) is None:
                 break
             match = pattern.match(text, match.start(2) + len(name.rstrip(_NAME_CHARS)))
+
+
+_BOUNDARY = "((?<![A-Za-z0-9_.-])"
+_NAME_RUN = "[A-Za-z0-9_.-]*"
+
+
+def named(pattern: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` is an assignment's: its match starts with a name, a run of name
+    characters that a sign follows (no sign starts with a name character)."""
+    return pattern.pattern.startswith(_BOUNDARY + _NAME_RUN)
+
+
+def greedy(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The same assignment pattern, its name read to the end of the run of name characters
+    and not given back (a name always ends there: a sign follows it, and a lazy name tried
+    each secret word at each character of the run), and a search for its name at the end of a
+    run: where the run does not end in one, the greedy form would read the run backwards, so
+    look first (:func:`run_end`)."""
+    rest = pattern.pattern[len(_BOUNDARY + _NAME_RUN) :].removeprefix("?")
+    for name in (_STRONG_NAME, "key"):
+        if rest.startswith(name):
+            atomic = f"{_BOUNDARY}(?>{_NAME_RUN}{name}(?![A-Za-z0-9_.-])){rest[len(name) :]}"
+            return re.compile(atomic, pattern.flags), re.compile(rf"{name}\Z", re.IGNORECASE)
+    raise ValueError("not an assignment pattern")
+
+
+_ASSIGNED = re.compile(r"[A-Za-z0-9_.-]++(?=[\"']?\s*+[:=])")
+
+
+def run_end(text: str, at: int) -> int:
+    """Where the run of name characters at ``at`` ends when a sign follows it, else -1."""
+    run = _ASSIGNED.match(text, at)
+    return -1 if run is None else run.end()
