@@ -38,6 +38,7 @@ LEAKS = {
     "chain_colon": ("api_key: pwd: Xy9abc", "Xy9abc"),
     "chain_of_three": ("a_token: b_token: c_token: hunter2", "hunter2"),
     "chain_of_key_names": ("foo_key: bar_key: 9a8b7c6d5e4f3a2b1c0d", "9a8b7c6d"),
+    "chain_long_s": ("api_key: pa\u017f\u017fword = hunter2", "hunter2"),  # the rules ignore case
     # A value that ends in a secret name and a sign stays redacted as the first one's value
     "value_ending_in_a_name": ("aws_secret_access_key = Zx9Token=\nregion = x", "Zx9"),
 }

@@ -157,7 +157,11 @@ def weak_secret(match: re.Match[str]) -> tuple[int, int] | None:
     return match.end(1), match.end()
 
 
-_NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
+# What ``[A-Za-z0-9_.-]`` matches when case is ignored: also the dotted and dotless i, the long
+# s and the Kelvin sign
+_NAME_CHARS = (
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-\u0130\u0131\u017f\u212a"
+)
 # A value's last name characters end in a name a rule reads (every *key name ends in "key"),
 # looked for only after its last three letters are those of a name (most values end otherwise,
 # and a search per value cost a fifth of the guard on text dense with assignments)
@@ -184,7 +188,8 @@ def chained(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
             if value[0] in "\"'":
                 break
             name = value.rstrip(":=>")
-            if name[-3:].lower() not in _LAST_THREE:
+            last = name[-3:]  # four other letters match these when case is ignored
+            if last.isascii() and last.lower() not in _LAST_THREE:
                 break
             if _ENDS_IN_A_NAME.search(name, max(0, len(name) - LONGEST_NAME)) is None:
                 break
@@ -215,7 +220,7 @@ def greedy(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], re.Pattern[str]]:
     raise ValueError("not an assignment pattern")
 
 
-_ASSIGNED = re.compile(r"[A-Za-z0-9_.-]++(?=[\"']?\s*+[:=])")
+_ASSIGNED = re.compile(r"[A-Za-z0-9_.-]++(?=[\"']?\s*+[:=])", re.IGNORECASE)  # as the rules
 
 
 def run_end(text: str, at: int) -> int:
