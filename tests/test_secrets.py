@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import recuerdo
-from recuerdo.core import secret_assignments, secrets
+from recuerdo.core import secret_assignments, secret_rules, secrets
 from recuerdo.core.secrets import apply_rules, redact, redact_call, redact_text
 
 OPENAI = "sk-proj-" + "Ab3" * 10
@@ -99,7 +99,7 @@ def _texts_of(pieces: str, max_size: int) -> st.SearchStrategy[str]:
 
 @given(_texts_of(_TAIL_PIECES, 14))
 def test_a_keys_tail_read_backwards_is_what_the_forward_rule_found(text: str) -> None:
-    assert secrets._PRIVATE_KEY_TAIL.sub(lambda _: "S", text) == _FORWARD_TAIL.sub("S", text)
+    assert secret_rules._PRIVATE_KEY_TAIL.sub(lambda _: "S", text) == _FORWARD_TAIL.sub("S", text)
 
 
 _URL_PIECES = "http|s|://|user|:|pa55|@|host|/| |a-|.|+|_|é|x|9|\n|?|#|secret(|ftp|::|@@"
@@ -115,7 +115,7 @@ def test_a_url_password_found_from_its_sign_is_what_the_search_found(text: str) 
     def keep(m: re.Match[str]) -> str:
         return m.group(1) + "S" + m.group(3)
 
-    assert secrets._URL_PASSWORD.sub(keep, text) == _URL_AS_SEARCHED.sub(keep, text)
+    assert secret_rules._URL_PASSWORD.sub(keep, text) == _URL_AS_SEARCHED.sub(keep, text)
 
 
 _ASSIGNMENT_PIECES = (
@@ -259,7 +259,7 @@ def _every_string_redacted(value: Any, marked: bool) -> Any:
         text = redact(value).text
         # The guard's own definitions of a marker and of a run of body lines: what is checked
         # here is which strings of a call they are applied to.
-        return secrets._BODY_RUN.sub("secret(PRIVATE_KEY)", text) if marked else text
+        return secrets.BODY_RUN.sub("secret(PRIVATE_KEY)", text) if marked else text
     if isinstance(value, dict):
         return {
             _every_string_redacted(k, marked): _every_string_redacted(v, marked)
@@ -335,7 +335,7 @@ def _kinds(value: Any, marked: bool) -> set[str]:
     :func:`_every_string_redacted` redacts it)."""
     if isinstance(value, str):
         redaction = redact(value)
-        cut = marked and secrets._BODY_RUN.search(redaction.text) is not None
+        cut = marked and secrets.BODY_RUN.search(redaction.text) is not None
         return set(redaction.found) | ({"PRIVATE_KEY"} if cut else set())
     if isinstance(value, dict):
         return set().union(*(_kinds(k, marked) | _kinds(v, marked) for k, v in value.items()))

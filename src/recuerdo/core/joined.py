@@ -11,75 +11,59 @@ matched text still stands: a credential the caller sent never reaches the disk.
 
 from __future__ import annotations
 
-import re
 from itertools import groupby
 from typing import NamedTuple
 
-# The guard's own rules, run as ``redact_whole`` runs them, each change recorded (kept out of
-# ``secrets``, which is at its size limit).
+# The guard's rounds, run as ``redact_whole`` runs them, each change recorded.
 from .secrets import (
-    _BODY_RUN,
     _MARKER,
-    _RULES,
-    _TRIGGERS,
-    _UNTRIGGERED,
     Redaction,
     SecretKind,
-    _apply,
-    _folded,
-    _Rule,
+    marker,
     redact_whole,
+    rounds,
 )
 
 _CUT = "secret(PRIVATE_KEY)"
 
 
 class Found(NamedTuple):
-    matched: str  # what a rule matched (it may hold the marker an earlier rule put in)...
-    replaced: str  # ...and what took its place
-    kind: SecretKind
-    rule: int  # the rule's turn: those of a later turn may hold an earlier one's marker
+    matched: str  # a cut, with what its rules' matches keep around it (it may hold a marker
+    replaced: str  # an earlier round put in)... and what takes its place
+    kinds: tuple[SecretKind, ...]
+    round: int  # a later round's matched text may hold an earlier round's marker
 
 
 def found_whole(text: str, marked: bool = False) -> list[Found]:
-    """Each change :func:`redact_whole` makes to ``text``, in the order it makes them; with
-    ``marked`` (another argument of the call held a key marker), its body lines cut too, as
-    the guard cuts them in every string of such a call."""
-    found: list[Found] = []
-
-    def recording(rule: _Rule) -> _Rule:
-        turn = _RULES.index(rule)
-
-        def replace(match: re.Match[str]) -> str:
-            replaced = rule.replace(match)
-            if replaced != match.group():  # a value that reads as code is kept as it was
-                found.append(Found(match.group(), replaced, rule.kind, turn))
-            return replaced
-
-        return rule._replace(replace=replace)
-
-    folded = _folded(text)
-    rules = _RULES if _TRIGGERS.search(folded) is not None else _UNTRIGGERED
-    cleaned = _apply(text, tuple(map(recording, rules)), folded).text
-    if marked or _MARKER.search(text) is not None:  # as the guard cuts a key's body lines
-        last = len(_RULES)
-        found += [
-            Found(run.group(), _CUT, "PRIVATE_KEY", last) for run in _BODY_RUN.finditer(cleaned)
-        ]
-    return found
+    """Each change :func:`redact_whole` makes to ``text``, in order; with ``marked`` (another
+    argument of the call held a key marker), its body lines cut too, as the guard cuts them in
+    every string of such a call. The matched texts of a round do not overlap: what a match
+    keeps around its cut stops where the cut before or after it begins."""
+    changes: list[Found] = []
+    pieces = marked or _MARKER.search(text) is not None
+    for turn, (before, found, _, _) in enumerate(rounds(text, True, pieces)):
+        for n, (start, cut, end, stop, kinds) in enumerate(found):
+            start = max(start, found[n - 1][2] if n else 0)
+            stop = min(stop, found[n + 1][1] if n + 1 < len(found) else len(before))
+            replaced = before[start:cut] + marker(kinds) + before[end:stop]
+            changes.append(Found(before[start:stop], replaced, kinds, turn))
+    return changes
 
 
 # Up to this many credentials in a fragment, each is looked for in the result in turn (a
-# search in C); past it, one walk of the result per rule's turn finds them all: looked for in
-# turn, 20,000 of them in a 430 KB edit took 6.8 s (the whole pass 0.16 s).
+# search in C); past it, one walk of the result a round finds them all (a round's cuts
+# do not overlap): looked for in turn, 20,000 of them in a 430 KB edit took 6.8 s
+# (the whole pass 0.16 s).
 _FEW = 32
 
 
 def _replaced_in_turn(text: str, found: list[Found], kinds: list[SecretKind]) -> str:
-    for each in found:
+    # Round by round (a later one may hold an earlier one's marker), the longest first: a
+    # shorter one may stand inside it.
+    for each in sorted(found, key=lambda each: (each.round, -len(each.matched))):
         if each.matched in text:
             text = text.replace(each.matched, each.replaced)
-            kinds += [each.kind] if each.kind not in kinds else []
+            kinds += [kind for kind in each.kinds if kind not in kinds]
     return text
 
 
@@ -106,7 +90,7 @@ def _replaced_in_one_walk(text: str, found: list[Found], kinds: list[SecretKind]
             position += 1
             continue
         kept += [text[at:position], hit.replaced]
-        kinds += [hit.kind] if hit.kind not in kinds else []
+        kinds += [kind for kind in hit.kinds if kind not in kinds]
         position = at = position + len(hit.matched)
     return "".join([*kept, text[at:]])
 
@@ -121,10 +105,8 @@ def redact_joined(whole: str, fragment: str, marked: bool = False) -> Redaction:
     text, kinds = redaction.text, list(redaction.found)
     found = [each for each in dict.fromkeys(found_whole(fragment, marked)) if each.matched]
     if len(found) <= _FEW:
-        # In order: a later match may hold an earlier one's marker (the fragment's own pass
-        # made it), which the replacement before it has just put in ``text``.
         return Redaction(_replaced_in_turn(text, found, kinds), tuple(kinds))
-    for _, turn in groupby(found, key=lambda each: each.rule):
+    for _, turn in groupby(found, key=lambda each: each.round):
         text = _replaced_in_one_walk(text, list(turn), kinds)
     return Redaction(text, tuple(kinds))
 

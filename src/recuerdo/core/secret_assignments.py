@@ -7,13 +7,26 @@ YAML block scalar of such a name, and a random-looking value given to any ``*_KE
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 # A netrc line's password is a word after "password"; an assignment's sign with nothing after
 # it is not one: "password =" alone on its line (a name whose value follows, or a heading of
 # prose) became "password secret(PASSWORD)", and a value on the next line was kept in clear.
+# A netrc line's value may run into a key's marker glued to it (``password Pa55!-----END
+# PRIVATE KEY-----``): the rules in turn read the marker that took its place as part of the
+# value, but in the text as sent its spaces ended the value short of the line's end, and the
+# password was kept (the review of 0157). So the value runs through a marker to the line's
+# end, or else stops where a marker starts (a BEGIN marker takes the rest of the text). A line
+# ends before "\r" too: ``$`` alone left every password of a netrc file saved with CRLF in
+# clear. (A line is still taken to start only after "\n": a look behind for "\r" cost a third
+# of the rule.)
+KEY_MARK = r" (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"  # after "-----BEGIN" or "-----END"
+PEM_MARK = rf"-----(?:BEGIN|END){KEY_MARK}"
+_LINE_END = r"[ \t]*+(?![^\r\n])"
 NETRC = re.compile(
     r"(\blogin\s+\S+\s+password\s+)(?!secret\()(\S+)"
-    r"|(^[ \t]*password[ \t]+)(?!secret\()(?!(?:=>?|:=?)[ \t]*$)(\S+)[ \t]*$",
+    rf"|(^[ \t]*password[ \t]+)(?!secret\()(?!(?:=>?|:=?){_LINE_END})"
+    rf"((?:{PEM_MARK}|\S)++{_LINE_END}|\S+?(?={PEM_MARK}))",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -37,11 +50,18 @@ _VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'()\[\]{}<>]+)"
 _SPACE = r"[^\S\r\n]"
 _LINE_BREAK = r"(?:\r\n?+|\n)"
 _BREAK = rf"{_LINE_BREAK}{_SPACE}*+"
+_QUOTED = r"\"[^\"\r\n]*+\"|'[^'\r\n]*+'"
 _ALONE = (
-    rf"(?=(?:\"[^\"\r\n]*+\"|'[^'\r\n]*+')?\S*+{_SPACE}*+(?:[\r\n]|$)"
+    rf"(?=(?:{_QUOTED})?\S*+{_SPACE}*+(?:[\r\n]|$)"
     # or a first word holding a digit or a password's symbol ("hunter2  # rotated"): prose
     # opens with a word ("Rotate it"), a credential seldom with letters alone
-    r"|[^\s,;\"'()\[\]{}<>]*?[\d!@#$%^&*+=~|\\/_])"
+    r"|[^\s,;\"'()\[\]{}<>]*?[\d!@#$%^&*+=~|\\/_]"
+    # or one word, then a comment: two spaces or more and a comment sign, or one space and a
+    # comment sign followed by a space or the line's end ("correcthorse  # old", "x // y";
+    # decision 0157). Prose puts a word after its first ("We rotated it"), seldom a comment
+    # sign ("See #12" is kept).
+    rf"|(?:{_QUOTED}|[^\s,;\"'()\[\]{{}}<>]++)"
+    rf"(?:{_SPACE}{{2,}}+(?:#|//|;)|{_SPACE}(?:#|//|;)(?:{_SPACE}|[\r\n]|$)))"
 )
 SEPARATOR = (
     rf"[\"']?\s*(?:[:=]|=>|:=){_SPACE}*+"
@@ -125,13 +145,85 @@ def _looks_random(value: str) -> bool:
     return bool(_RANDOM_CHARS.fullmatch(value)) and digits >= 3 and digits < len(value)
 
 
-def replace_strong(match: re.Match[str]) -> str:
-    if _looks_like_code(match):
-        return match.group(0)
-    return match.group(1) + "secret(PASSWORD)"
+def strong_secret(match: re.Match[str]) -> tuple[int, int] | None:
+    """The value's span, unless it reads as code."""
+    return None if _looks_like_code(match) else (match.end(1), match.end())
 
 
-def replace_weak(match: re.Match[str]) -> str:
+def weak_secret(match: re.Match[str]) -> tuple[int, int] | None:
+    """The value's span, when it looks random and not like code."""
     if _looks_like_code(match) or not _looks_random(match.group(2)):
-        return match.group(0)
-    return match.group(1) + "secret(API)"
+        return None
+    return match.end(1), match.end()
+
+
+# What ``[A-Za-z0-9_.-]`` matches when case is ignored: also the dotted and dotless i, the long
+# s and the Kelvin sign
+_NAME_CHARS = (
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-\u0130\u0131\u017f\u212a"
+)
+# A value's last name characters end in a name a rule reads (every *key name ends in "key"),
+# looked for only after its last three letters are those of a name (most values end otherwise,
+# and a search per value cost a fifth of the guard on text dense with assignments)
+_ENDS_IN_A_NAME = re.compile(rf"(?:{_STRONG_NAME}|key)\Z", re.IGNORECASE)
+_LAST_THREE = frozenset(("ord", "swd", "pwd", "ase", "ret", "ken", "key", "ial", "als"))
+LONGEST_NAME = 20  # "encryption_key" and the other names are shorter
+
+
+def chained(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """The matches of an assignment ``pattern``, also those whose name ends another's value.
+    In ``api_key: password = hunter2`` the first match took ``password`` as its value and
+    matches do not overlap, so ``hunter2`` was kept (on main too; the review of 0157). So when
+    an unquoted value, its sign let aside, ends in a secret name, the assignment that starts at
+    its last run of name characters is matched too, and so on along a chain. A match is
+    yielded once, by its start: a long chain (``a_token: a_token: ...``) is walked once, not
+    again from each of its links that the search meets."""
+    seen = -1
+    for found in pattern.finditer(text):
+        match: re.Match[str] | None = found
+        while match is not None and match.start() > seen:
+            seen = match.start()
+            yield match
+            value = match.group(2)
+            if value[0] in "\"'":
+                break
+            name = value.rstrip(":=>")
+            last = name[-3:]  # four other letters match these when case is ignored
+            if last.isascii() and last.lower() not in _LAST_THREE:
+                break
+            if _ENDS_IN_A_NAME.search(name, max(0, len(name) - LONGEST_NAME)) is None:
+                break
+            match = pattern.match(text, match.start(2) + len(name.rstrip(_NAME_CHARS)))
+
+
+_BOUNDARY = "((?<![A-Za-z0-9_.-])"
+_NAME_RUN = "[A-Za-z0-9_.-]*"
+
+
+def named(pattern: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` is an assignment's: its match starts with a name, a run of name
+    characters that a sign follows (no sign starts with a name character)."""
+    return pattern.pattern.startswith(_BOUNDARY + _NAME_RUN)
+
+
+def greedy(pattern: re.Pattern[str]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The same assignment pattern, its name read to the end of the run of name characters
+    and not given back (a name always ends there: a sign follows it, and a lazy name tried
+    each secret word at each character of the run), and a search for its name at the end of a
+    run: where the run does not end in one, the greedy form would read the run backwards, so
+    look first (:func:`run_end`)."""
+    rest = pattern.pattern[len(_BOUNDARY + _NAME_RUN) :].removeprefix("?")
+    for name in (_STRONG_NAME, "key"):
+        if rest.startswith(name):
+            atomic = f"{_BOUNDARY}(?>{_NAME_RUN}{name}(?![A-Za-z0-9_.-])){rest[len(name) :]}"
+            return re.compile(atomic, pattern.flags), re.compile(rf"{name}\Z", re.IGNORECASE)
+    raise ValueError("not an assignment pattern")
+
+
+_ASSIGNED = re.compile(r"[A-Za-z0-9_.-]++(?=[\"']?\s*+[:=])", re.IGNORECASE)  # as the rules
+
+
+def run_end(text: str, at: int) -> int:
+    """Where the run of name characters at ``at`` ends when a sign follows it, else -1."""
+    run = _ASSIGNED.match(text, at)
+    return -1 if run is None else run.end()

@@ -21,291 +21,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
-from typing import Any, Literal, NamedTuple, Protocol, get_args
+from typing import Any, NamedTuple, get_args
 
-from .secret_assignments import (
-    BLOCK_SCALAR,
-    BLOCK_SIGN,
-    KEY_ASSIGNMENT,
-    NETRC,
-    SEPARATOR,
-    STRONG_ASSIGNMENT,
-    STRONG_NAMES,
-    quick_assignment,
-    replace_strong,
-    replace_weak,
+from .secret_assignments import LONGEST_NAME, PEM_MARK, chained, greedy, named, run_end
+from .secret_rules import (
+    BODY_RUN,
+    RULES,
+    TRIGGERS,
+    UNTRIGGERED,
+    Rule,
+    case_folded,
 )
-
-SecretKind = Literal["API", "TOKEN", "PASSWORD", "PRIVATE_KEY"]
-"""What ``secret(KIND)`` says was replaced."""
-
-
-class _Substitution(Protocol):
-    """What a rule needs of its pattern: a compiled one, or :class:`_KeyBlocks`."""
-
-    @property
-    def flags(self) -> int: ...
-
-    def sub(self, repl: Callable[[re.Match[str]], str], string: str) -> str: ...
-
-
-class _Rule(NamedTuple):
-    kind: SecretKind
-    pattern: _Substitution
-    replace: Callable[[re.Match[str]], str]
-    words: tuple[str, ...]  # every text ``pattern`` can change holds one of them (regexes)...
-    cue: re.Pattern[str]  # ...and this search finds it (see ``_rule``)
-    folds: bool  # the pattern ignores case: the cue is looked for in the text case-folded
-    quick: re.Pattern[str] | None  # the same matches as ``pattern``, found sooner
-
-
-def _rule(
-    kind: SecretKind,
-    pattern: _Substitution,
-    replace: Callable[[re.Match[str]], str],
-    *words: str,
-    then: str = "",
-    quick: re.Pattern[str] | None = None,
-) -> _Rule:
-    """A rule whose every change holds one of ``words`` followed by ``then``. For a pattern
-    that ignores case, the cue is that, lower-case, looked for in the text case-folded
-    (:func:`_folded`): a search that ignores case tries every branch at every character,
-    six times slower."""
-    folds = bool(pattern.flags & re.IGNORECASE)
-    lowered = tuple(word.lower() for word in words) if folds else words
-    return _Rule(kind, pattern, replace, lowered, _cue(*lowered, then=then), folds, quick)
-
-
-def _cue(*fragments: str, then: str = "", flags: int = 0) -> re.Pattern[str]:
-    """A search for any of ``fragments`` (regular expressions) followed by ``then``, the
-    fragments grouped by their first characters: the matcher then tries one branch at each
-    position instead of every fragment in turn (three to seven times faster on prose)."""
-    tree: dict[str, Any] = {}
-    for fragment in fragments:
-        node = tree
-        for atom in re.findall(r"\\.|\[[^\]]*\]|.", fragment):
-            node = node.setdefault(atom, {})
-        node[""] = {}
-
-    def branches(node: dict[str, Any]) -> str:
-        if not node or ("" in node and not then):  # a whole fragment: the rest adds nothing
-            return ""
-        alternatives = [atom + branches(rest) for atom, rest in node.items()]
-        return alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
-
-    return re.compile(f"(?:{branches(tree)}){then}", flags)
-
-
-_KEY_MARK = r" (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"  # after "-----BEGIN" or "-----END"
-_PEM_MARK = rf"-----(?:BEGIN|END){_KEY_MARK}"
-# A block without its END marker (cut off, or the marker named in prose) takes the rest of the
-# text. Versions that stopped at the end of its paragraph (to keep a note's later sections)
-# leaked key bodies in shapes found by three reviews: a body after a blank line with a prefix
-# ("% ", "> > ", "| "), zero-width characters or base64url; no rule of what a body looks like
-# held them all (decision 0080).
-_BEGIN = re.compile(rf"-----BEGIN{_KEY_MARK}")
-_END = re.compile(rf"-----END{_KEY_MARK}")
-_CLOSED = re.compile(rf"{_BEGIN.pattern}.*?{_END.pattern}", re.DOTALL)
-_OPEN = re.compile(rf"{_BEGIN.pattern}.*\Z", re.DOTALL)
-
-
-class _OnePass:
-    """A rule's pattern whose matches a method finds in one pass, where a regular expression's
-    search read the same run again from each of its positions; ``sub`` as a compiled
-    pattern's."""
-
-    flags = 0
-
-    def matches(self, text: str) -> Iterator[re.Match[str]]:
-        """The matches, in order, none overlapping."""
-        raise NotImplementedError
-
-    def sub(self, replace: Callable[[re.Match[str]], str], text: str) -> str:
-        kept: list[str] = []
-        at = 0
-        for found in self.matches(text):
-            kept += [text[at : found.start()], replace(found)]
-            at = found.end()
-        return "".join([*kept, text[at:]]) if kept else text
-
-
-class _KeyBlocks(_OnePass):
-    """A block is its BEGIN marker to the next END marker, or, when no END marker follows, the
-    rest of the text. As one regular expression, a form that stopped earlier made each BEGIN
-    marker read the whole rest of the text for an END marker (1.3 s for 100 KB of markers, the
-    third review): the text's last END marker, found first, settles it for all."""
-
-    def matches(self, text: str) -> Iterator[re.Match[str]]:
-        last_end = max((found.start() for found in _END.finditer(text)), default=-1)
-        at = 0
-        # Searched again from each block's end: a marker may begin inside the dashes that end
-        # the block (``-----END PRIVATE KEY-----BEGIN ...``), where an iteration begun before
-        # it would not look (the review's: such a key's body was left in clear).
-        while (begin := _BEGIN.search(text, at)) is not None:
-            block = _CLOSED.match(text, begin.start()) if begin.start() < last_end else None
-            block = block or _OPEN.match(text, begin.start())
-            assert block is not None  # the open form matches every BEGIN marker
-            yield block
-            at = block.end()
-
-
-_PRIVATE_KEY = _KeyBlocks()
-# The tail of a block whose beginning went elsewhere: body lines (16 base64 characters or more
-# each), the last one of any length, then the END marker. Read backwards from each END marker:
-# as a forward search, every position of a long base64 run started a match that read to the
-# run's end (the third review: 100 KB of base64 lines and an END marker of another kind took
-# 180 s, a 219 KB CA bundle 6 s).
-_TAIL_BACKWARDS = re.compile(r"\n?\r?[ \t]*+[A-Za-z0-9+/=]*+(?:\n\r?[ \t]*+[A-Za-z0-9+/=]{16,}+)*+")
-_SPAN = re.compile(r".+", re.DOTALL)
-
-
-class _KeyTails(_OnePass):
-    """Each END marker's body found backwards, never past the previous END marker."""
-
-    def matches(self, text: str) -> Iterator[re.Match[str]]:
-        at = 0
-        for end in _END.finditer(text):
-            body = _TAIL_BACKWARDS.match(text[at : end.start()][::-1])
-            tail = _SPAN.match(text, end.start() - (body.end() if body else 0), end.end())
-            assert tail is not None
-            yield tail
-            at = end.end()
-
-
-_PRIVATE_KEY_TAIL = _KeyTails()
-# A key block's body line: 40 to 76 characters of base64 with both letter cases and a digit
-# (a hex digest or a word never has all three). Runs of them are redacted when the call holds
-# a private-key marker, or when three or more stand together.
-_BODY_LINE = (
-    r"(?=[A-Za-z0-9+/=]*[a-z])(?=[A-Za-z0-9+/=]*[A-Z])(?=[A-Za-z0-9+/=]*[0-9])[A-Za-z0-9+/=]{40,76}"
+from .secret_rules import (
+    SecretKind as SecretKind,  # what every caller names the kinds by
 )
-_BODY_RUN = re.compile(rf"(?m)^[ \t]*{_BODY_LINE}[ \t]*\r?$(?:\n^[ \t]*{_BODY_LINE}[ \t]*\r?$)*")
-_BODY_RUN_OF_THREE = re.compile(
-    rf"(?m)^[ \t]*{_BODY_LINE}[ \t]*\r?$(?:\n^[ \t]*{_BODY_LINE}[ \t]*\r?$){{2,}}"
-)
-
-# Provider key formats (prefixes and lengths as the providers publish them).
-_API_KEYS = re.compile(
-    r"(?<![A-Za-z0-9_-])(?:"
-    r"sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"  # OpenAI, Anthropic
-    r"|(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}"  # AWS key ids
-    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}"  # GitHub
-    r"|glpat-[A-Za-z0-9_-]{20,}"  # GitLab
-    r"|xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}"  # Slack
-    r"|AIza[0-9A-Za-z_-]{33,}"  # Google
-    r"|(?:sk|rk|pk|whsec)_(?:live|test)_[0-9A-Za-z]{10,}"  # Stripe
-    r"|hf_[A-Za-z0-9]{30,}"  # Hugging Face
-    r"|npm_[A-Za-z0-9]{36}"  # npm
-    r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"  # SendGrid
-    r"|rcd_[A-Za-z0-9_-]{20,}"  # recuerdo's own tokens
-    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # JWT
-    r")"
-)
-
-# Not a word of lower-case letters alone: "Basic authentication" and "Token authentication"
-# lost their second word at every write (a review found the prose false positive); a random
-# token of 12 letters or more with no capital, digit or sign is one in 50,000.
-_BEARER = re.compile(
-    r"(\b(?:Bearer|Basic|Token)\s+)(?!secret\()(?![a-z]+(?![A-Za-z0-9._~+/=-]))"
-    r"[A-Za-z0-9._~+/=-]{12,}"
-)
-
-# scheme://user:password@host (also redis://:password@host).
-_URL = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@?#]*:)(?!secret\()([^\s@/?#]+)(@)")
-_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
-_SCHEME_START = re.compile(r"\b[a-zA-Z]")
-
-
-class _UrlPasswords(_OnePass):
-    """``_URL`` found from each ``://``: its scheme starts at the first letter at a word
-    boundary in the run of scheme characters before it. As a search, every word boundary of a
-    long dotted or hyphenated run started a scheme that read the run to its end looking for
-    ``://`` (100 KB of "a-" after "x://h ": 5.1 s, the review's)."""
-
-    def matches(self, text: str) -> Iterator[re.Match[str]]:
-        at = 0
-        while (sign := text.find("://", at)) != -1:
-            run = sign
-            while run > at and text[run - 1] in _SCHEME_CHARS:
-                run -= 1
-            # With ``pos``, ``\b`` still sees the character before it.
-            start = _SCHEME_START.search(text, run, sign)
-            found = None if start is None else _URL.match(text, start.start())
-            if found is None:
-                at = sign + 3
-                continue
-            yield found
-            at = found.end()
-
-
-_URL_PASSWORD = _UrlPasswords()
-
-# Each rule has a cue: a cheap search that finds something in every text the rule could change
-# (a part its pattern always matches). Text that names a secret word in passing ("the key
-# point", "a token economy") runs only the rules its words cue, not all ten: the tail of a
-# private key, or an assignment to a secret name, costs 0.2 ms on 700 characters of prose,
-# where each cue costs 0.5 to 12 microseconds.
-_RULES = (
-    _rule("PRIVATE_KEY", _PRIVATE_KEY, lambda m: "secret(PRIVATE_KEY)", "PRIVATE KEY"),
-    _rule("PRIVATE_KEY", _PRIVATE_KEY_TAIL, lambda m: "secret(PRIVATE_KEY)", "-----END "),
-    _rule("PRIVATE_KEY", _BODY_RUN_OF_THREE, lambda m: "secret(PRIVATE_KEY)", r"\n"),
-    _rule(
-        "API",
-        _API_KEYS,
-        lambda m: "secret(API)",
-        *("sk-", "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA", "AIza"),
-        *("gh[pousr]_", "github_pat_", "glpat-", "xox[abposr]-", "xapp-", "_live_"),
-        *("_test_", "hf_", "npm_", r"SG\.", "rcd_", "eyJ"),
-    ),
-    _rule(
-        "TOKEN",
-        _BEARER,
-        lambda m: m.group(1) + "secret(TOKEN)",
-        "Bearer",
-        "Basic",
-        "Token",
-        then=r"\s",
-    ),
-    _rule("PASSWORD", _URL_PASSWORD, lambda m: m.group(1) + "secret(PASSWORD)" + m.group(3), "://"),
-    _rule("PASSWORD", NETRC, lambda m: (m.group(1) or m.group(3)) + "secret(PASSWORD)", "password"),
-    _rule(
-        "PASSWORD",
-        BLOCK_SCALAR,
-        lambda m: m.group(1) + "secret(PASSWORD)",
-        *STRONG_NAMES,
-        then=BLOCK_SIGN,
-    ),
-    _rule(
-        "PASSWORD",
-        STRONG_ASSIGNMENT,
-        replace_strong,
-        *STRONG_NAMES,
-        then=SEPARATOR,
-        quick=quick_assignment(STRONG_ASSIGNMENT),
-    ),
-    # No quick form: the greedy name run of this one already fails fast (the quick form
-    # measured 1.5 ms on 16 KiB of prose, the plain one 1.1).
-    _rule("API", KEY_ASSIGNMENT, replace_weak, "key", then=SEPARATOR),
-)
-# The rules that need no word: a private key's body lines alone (a line break cues them).
-_UNTRIGGERED = tuple(rule for rule in _RULES if rule.pattern is _BODY_RUN_OF_THREE)
-# Every other rule needs one of its words, which are looked for all at once first, in the text
-# case-folded ("paſſword" is a password to the rules that ignore case): text with none of them
-# runs none of those rules.
-_TRIGGERS = _cue(
-    *sorted({w.lower() for rule in _RULES if rule not in _UNTRIGGERED for w in rule.words})
-)
-
-
-def _folded(text: str) -> str:
-    """``text`` case-folded, after the two letters that match ``i`` when case is ignored but
-    that case folding keeps apart from it (the dotless i, and the dotted capital I, which
-    folds to an i and a combining dot) are made plain ``i``. Each is looked for first: a
-    ``str.translate`` of 16 MiB took a second, a look for a letter that is not there 10 ms."""
-    for letter in "\u0130\u0131":
-        if letter in text:
-            text = text.replace(letter, "i")
-    return text.casefold()
 
 
 class Redaction(NamedTuple):
@@ -315,34 +44,179 @@ class Redaction(NamedTuple):
 
 def redact(text: str) -> Redaction:
     """Replace every credential in ``text`` with a ``secret(KIND)`` marker."""
-    folded = _folded(text)
-    rules = _RULES if _TRIGGERS.search(folded) is not None else _UNTRIGGERED
-    return _apply(text, rules, folded)
+    return _redact(text)
+
+
+def _redact(text: str, pieces: bool = False) -> Redaction:
+    """With ``pieces``, a key's body lines are cut wherever they stand too."""
+    return _apply(text, True, pieces)
 
 
 def apply_rules(text: str) -> Redaction:
     """Every rule in its plain form, with no trigger or cue looked for (what :func:`redact`
     must always agree with)."""
-    return _apply(text, _RULES, None)
+    return _apply(text, False)
 
 
-def _apply(text: str, rules: tuple[_Rule, ...], folded: str | None) -> Redaction:
-    """The rules in turn; with ``folded`` (``text`` case-folded), only those whose cue is
-    found, each in its quick form."""
-    found: list[SecretKind] = []
+Cut = tuple[int, int, int, int, tuple[SecretKind, ...]]
+"""A run of the text that gives way to markers, where the secret parts of rules' matches
+overlap: where its first match starts (what the matches keep before the cut), where the cut
+starts and ends, where its last match ends, and its kinds (a marker each, in the order their
+parts start). Plain tuples, the marker of one kind looked up: a named tuple and a marker
+joined per cut cost a fifth of the guard on text holding thousands of credentials."""
+
+_KINDS: tuple[SecretKind, ...] = (*(rule.kind for rule in RULES), "PRIVATE_KEY")  # by turn
+_CUT_BODY = len(RULES)  # a key's body lines, cut as a last rule's
+_ALONE_KINDS = tuple((kind,) for kind in _KINDS)
+
+
+def marker(kinds: tuple[SecretKind, ...]) -> str:
+    return "".join(f"secret({kind})" for kind in kinds)
+
+
+_MARKERS: dict[tuple[SecretKind, ...], str] = {kinds: marker(kinds) for kinds in _ALONE_KINDS}
+
+
+def cuts(
+    text: str, rules: tuple[Rule, ...], folded: str | None, pieces: bool = False
+) -> tuple[list[Cut], tuple[SecretKind, ...]]:
+    """The cuts of ``text`` in order, and the kinds they replace in the order of the rules;
+    with ``folded`` (``text`` case-folded), only the rules whose cue is found, each in its
+    quick form; with ``pieces``, a key's body lines wherever they stand.
+
+    Every rule reads the text as sent (decision 0157). Run in turn, one rule's marker cut into
+    the next one's match: a value that ran into a key's END marker kept its start, followed by
+    ``secret(`` and so read as code."""
+    parts: list[_Part] = []
     for rule in rules:
         pattern = rule.pattern
         if folded is not None:
             if rule.cue.search(folded if rule.folds else text) is None:
                 continue
             pattern = rule.quick or pattern
-        changed = pattern.sub(rule.replace, text)
-        if changed != text:
-            text = changed
-            folded = None if folded is None else _folded(text)
-            if rule.kind not in found:
-                found.append(rule.kind)
-    return Redaction(text, tuple(found))
+        turn, secret = RULES.index(rule), rule.secret
+        matches = pattern.finditer(text)
+        if rule.chains and isinstance(pattern, re.Pattern):
+            matches = chained(pattern, text)  # a name may end another one's value
+        for match in matches:
+            if (part := secret(match)) is not None:
+                parts.append((part[0], -part[1], turn, *match.span()))
+    if pieces:
+        runs = BODY_RUN.finditer(text)
+        parts += [(run.start(), -run.end(), _CUT_BODY, *run.span()) for run in runs]
+    return _united(parts)
+
+
+_Part = tuple[int, int, int, int, int]
+"""(cut, -end, turn, start, stop): sorted as they are, the longest first at a position."""
+
+
+def _united(parts: list[_Part]) -> tuple[list[Cut], tuple[SecretKind, ...]]:
+    """Parts that overlap make one cut, with a marker for each kind among them that reaches
+    past those before it; a part inside another (a provider's key as a password's whole
+    value) adds none."""
+    if not parts:
+        return [], ()
+    parts.sort()
+    found: list[Cut] = []
+    turns: set[int] = set()
+    start = cut = end = stop = -1
+    kinds: tuple[SecretKind, ...] = ()
+    for at, to, turn, begins, ends in parts:
+        if at >= end:  # apart from the cut before (touching is apart, as when run in turn)
+            if kinds:
+                found.append((start, cut, end, stop, kinds))
+            start, cut, end, stop, kinds = begins, at, -to, ends, _ALONE_KINDS[turn]
+            turns.add(turn)
+            continue
+        start, stop = min(start, begins), max(stop, ends)
+        if -to > end:
+            end = -to
+            turns.add(turn)
+            kinds += () if _KINDS[turn] in kinds else _ALONE_KINDS[turn]
+    found.append((start, cut, end, stop, kinds))
+    return found, tuple(dict.fromkeys(_KINDS[turn] for turn in sorted(turns)))
+
+
+class Round(NamedTuple):
+    before: str
+    cuts: list[Cut]
+    kinds: tuple[SecretKind, ...]
+    after: str
+
+
+# A marker can make a match that the text as sent did not hold, as the rules in turn did: an
+# END marker's dashes glued to a provider key hid the boundary the key's rule needs, and the
+# marker that takes their place gives it one. Such a match starts where a marker ends (a
+# marker holds no name, key or body character, and no rule's match runs past its "("), so the
+# rounds after the first try the rules there only, where a name character follows, and stop
+# when one finds nothing. A whole second round doubled the guard's cost on text holding
+# credentials.
+_ROUNDS = 4
+# The rules whose match starts with a name (an assignment's) are tried at a marker's end only
+# where a run of name characters ending in a secret name and a sign follow, each in a form
+# that reads the name greedily: a long run after a marker made each read it once per secret
+# word (1 MB of "AKIA" and "password=x": 1.5 s, 3 s in a call holding a key marker, the
+# review of 0157).
+_AT_A_MARKER = tuple(
+    (turn, *greedy(pattern), rule.secret)
+    if named(pattern := rule.pattern)
+    else (turn, pattern, None, rule.secret)
+    for turn, rule in enumerate(RULES)
+    if isinstance(rule.pattern, re.Pattern)
+)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def rounds(text: str, cued: bool, pieces: bool = False) -> Iterator[Round]:
+    """The rounds that change ``text``, each on what the one before left; ``cued``: only the
+    rules whose trigger and cue are found, each in its quick form."""
+    folded = case_folded(text) if cued else None
+    if folded is not None and TRIGGERS.search(folded) is None:
+        found, kinds = cuts(text, UNTRIGGERED, folded, pieces)
+    else:
+        found, kinds = cuts(text, RULES, folded, pieces)
+    for _ in range(_ROUNDS):
+        if not found:
+            return
+        kept: list[str] = []
+        ends: list[int] = []
+        at = length = 0
+        for _, cut, end, _, of in found:
+            mark = _MARKERS.get(of) or marker(of)
+            kept += [text[at:cut], mark]
+            length += cut - at + len(mark)
+            ends.append(length)
+            at = end
+        after = "".join([*kept, text[at:]])
+        yield Round(text, found, kinds, after)
+        text = after
+        found, kinds = _at_markers(text, ends)
+
+
+def _at_markers(text: str, ends: list[int]) -> tuple[list[Cut], tuple[SecretKind, ...]]:
+    """The cuts of the matches that start where a marker ends."""
+    parts: list[_Part] = []
+    for at in ends:
+        if at < len(text) and text[at] in _NAME_CHARS:
+            run = run_end(text, at)
+            for turn, pattern, name, secret in _AT_A_MARKER:
+                if name is not None and (
+                    run < 0 or name.search(text, max(at, run - LONGEST_NAME), run) is None
+                ):
+                    continue
+                match = pattern.match(text, at)
+                if match is not None and (part := secret(match)) is not None:
+                    parts.append((part[0], -part[1], turn, *match.span()))
+    return _united(parts)
+
+
+def _apply(text: str, cued: bool, pieces: bool = False) -> Redaction:
+    kinds: dict[SecretKind, None] = {}
+    for each in rounds(text, cued, pieces):
+        kinds.update(dict.fromkeys(each.kinds))
+        text = each.after
+    return Redaction(text, tuple(kinds))
 
 
 def redact_whole(text: str) -> Redaction:
@@ -350,11 +224,10 @@ def redact_whole(text: str) -> Redaction:
     a key marker in it, its body lines are cut wherever they stand. A text a verb builds from
     stored text and a caller's fragment (an edit's note after it) passes here whole, the
     fragment not redacted alone first (decision 0141)."""
-    kinds: list[str] = []
     if _MARKER.search(text) is None:
         return redact(text)
-    cut = _redacted_in_pieces(text, kinds)
-    return Redaction(cut, tuple(kind for kind in get_args(SecretKind) if kind in kinds))
+    cut = _redact(text, pieces=True)
+    return Redaction(cut.text, tuple(kind for kind in get_args(SecretKind) if kind in cut.found))
 
 
 def redact_text(text: str) -> str:
@@ -383,7 +256,7 @@ def holds_secret(text: str) -> bool:
     return bool(redact(text).found)
 
 
-_MARKER = re.compile(_PEM_MARK)
+_MARKER = re.compile(PEM_MARK)
 
 
 def redact_call(
@@ -467,11 +340,10 @@ def _redacted(
 
 
 def _redacted_in_pieces(text: str, kinds: list[str] | None = None) -> str:
-    cleaned = _redacted(text, None, kinds)
-    cut = _BODY_RUN.sub("secret(PRIVATE_KEY)", cleaned)
-    if kinds is not None and cut != cleaned and "PRIVATE_KEY" not in kinds:
-        kinds.append("PRIVATE_KEY")
-    return cut
+    redaction = _redact(text, pieces=True)
+    if kinds is not None:
+        kinds.extend(kind for kind in redaction.found if kind not in kinds)
+    return redaction.text
 
 
 def _map(value: Any, clean: Callable[[str], str], read: dict[int, list[Any]]) -> Any:
