@@ -88,6 +88,30 @@ def run_size(root: Path, size: int, rounds: int, seed: int) -> dict[str, Any]:
     return row
 
 
+ADVERSARIAL = {
+    # a long run of name characters after a key marker: each later round read it once per
+    # secret word (1.4 s a MB before the review of 0157)
+    "marker then 1 MB of AKIA": "-----END PRIVATE KEY-----" + "AKIA" * 250_000,
+    "the same, then =x": "-----END PRIVATE KEY-----" + "AKIA" * 250_000 + "=x",
+    "1 MB of '=' after a sign": "password =" + "=" * 1_000_000,
+    "1 MB of CRLF after a sign": "password =" + "\r\n" * 500_000,
+}
+ADVERSARIAL_TARGET_S = 1.0  # a MB of any shape in well under a second or two
+
+
+def adversarial(rounds: int) -> list[dict[str, Any]]:
+    """CPU seconds of ``redact`` over each crafted text (fastest of ``rounds``)."""
+    rows = []
+    for name, text in ADVERSARIAL.items():
+        samples = []
+        for _ in range(rounds):
+            started = time.process_time()
+            redact(text)
+            samples.append(time.process_time() - started)
+        rows.append({"input": name, "cpu_s": round(min(samples), 3)})
+    return rows
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="700,16384,1048576")
@@ -102,6 +126,13 @@ def main(argv: list[str]) -> int:
     results = [run_size(root, int(s), args.rounds, args.seed) for s in args.sizes.split(",") if s]
     print_table(results, TARGETS)
     write_json("secret_guard", args.out, results, TARGETS)
+    crafted = adversarial(min(args.rounds, 3))
+    print(f"\n{'crafted input':<28}  {'redact CPU s':>12}  target")
+    for row in crafted:
+        print(f"{row['input']:<28}  {row['cpu_s']:>12}  <= {ADVERSARIAL_TARGET_S}")
+    write_json(
+        "secret_guard_adversarial", args.out, crafted, {"cpu_s": ("<=", ADVERSARIAL_TARGET_S)}
+    )
     return 0
 
 

@@ -5,8 +5,6 @@ at all, and part of the credential was stored in clear."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -121,7 +119,7 @@ def test_a_long_run_after_a_marker_is_read_once_a_round(after: str) -> None:
     """Each later round tried every rule at a marker's end: the assignment rules read the run
     of name characters that followed once per secret word (1 MB of "AKIA": 1.4 s, 2.8 s in a
     call holding a key marker; the review of 0157)."""
-    text = "AKIA" * 250_000 + after
-    started = time.process_time()
-    redact(text)
-    assert time.process_time() - started < 0.8
+    text = END + "AKIA" * 2_500 + after  # its time: benchmarks/secret_guard.py
+    once = redact(text).text
+    assert "9a8b7c6d5e4f3a2b1c0d" not in once
+    assert once.startswith("secret(PRIVATE_KEY)secret(API)")
