@@ -175,6 +175,7 @@ class _Counting:
 
     def all(self, sql: str, params: Any = ()) -> Any:
         self.statements += 1
+        self.link_reads = getattr(self, "link_reads", 0) + sql.count("FROM links")
         return self._tx.all(sql, params)
 
 
@@ -201,5 +202,29 @@ def test_a_hop_through_many_filtered_items_reads_few_pages(memory: recuerdo.Memo
         counting = _Counting(tx)
         reached = walk_ops.walk(counting, memory.tenant, [hub], 1, where, params, keep=2)  # type: ignore[arg-type]
     assert reached.hop == {hub: 0, spokes[-1]: 1} and not reached.cut
-    # the known-items query, then one page (tested apart, pages of 4 links: 135 statements)
-    assert counting.statements == 2
+    # the read of a few links that finds more than a hop keeps, the known-items query, then
+    # one page (tested apart, pages of 4 links: 135 statements)
+    assert counting.statements == 3
+
+
+def test_the_links_of_a_frontier_of_few_links_are_read_in_one_statement(
+    memory: recuerdo.Memory,
+) -> None:
+    """A pack's 20 seeds of a few links each: a hop read the links in two branches a seed
+    (80 reads of ``links`` in the two statements of a hop), and an ordinary pack over 10,000
+    entries took 5.7 ms where 2.5 did (the review of 0162's merge). One statement reads them
+    all, each way once, when they are fewer than a hop keeps."""
+    seeds = [memory.save(f"Seed {n}", f"seed text {n}")["id"] for n in range(20)]
+    linked = memory.save("Linked", "a neighbour")["id"]
+    with memory._store.write() as tx:
+        tx.execute(
+            "INSERT INTO links (tenant, from_id, to_id, type, origin, created_at)"
+            " VALUES (?, ?, ?, 'related', 'explicit', '2026-01-01T00:00:00Z')",
+            [memory.tenant, seeds[3], linked],
+        )
+    where, params = Filters.build(memory.tenant).sql("i", unasked_code=True)
+    with memory._store.read() as tx:
+        counting = _Counting(tx)
+        reached = walk_ops.walk(counting, memory.tenant, seeds, 1, where, params, keep=1000)  # type: ignore[arg-type]
+    assert reached.hop[linked] == 1 and reached.seeds[linked] == seeds[3]
+    assert counting.link_reads == 2  # each way once
