@@ -132,6 +132,32 @@ def contract_url() -> str:
         pytest.skip(f"no PostgreSQL for the contract suites ({exc})")
 
 
+def horizon_url() -> str:
+    """A database of this test process's own on the contract suites' server: a VACUUM's
+    horizon is a database's, so another test process's long transaction in the shared one held
+    every forget's VACUUM of this one back, and a test of what a forget's VACUUM removes, or of
+    its mark, failed as the machine's load moved the two together (closing note 59). Made once
+    a process (a test process at a time uses it), kept for the next run."""
+    import psycopg
+    from psycopg import sql
+
+    shared = contract_url()
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    name = f"{urlsplit(shared).path.lstrip('/') or 'recuerdo'}_horizon_{worker}"
+    key = f"horizon {name}"
+    with _lock:
+        if key in _embedded:
+            return str(_embedded[key])
+    with psycopg.connect(shared, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(hashtext(%s))", [name])
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = urlunsplit(urlsplit(shared)._replace(path=f"/{name}"))
+    with _lock:
+        _embedded[key] = url
+    return url
+
+
 ROLE = "recuerdo_rls_app"
 PASSWORD = "rls-app"
 

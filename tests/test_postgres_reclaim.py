@@ -21,14 +21,14 @@ from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.connection import schema_name
 from recuerdo.store.postgres.maintenance import RECLAIM_OWED
 
-from .postgres import SETTLED_WITHIN, contract_url, unique_memory
+from .postgres import SETTLED_WITHIN, horizon_url, unique_memory
 
 MARKER = "Qelvorandisk Tromblevat"
 
 
 @pytest.fixture
 def store() -> Iterator[PostgresStore]:
-    opened = PostgresStore(contract_url(), unique_memory("reclaim"))
+    opened = PostgresStore(horizon_url(), unique_memory("reclaim"))
     try:
         yield opened
     finally:
@@ -264,7 +264,7 @@ def test_a_vacuum_owed_when_a_process_ended_runs_at_the_next_open(store: Postgre
 def test_closing_the_last_handle_runs_the_vacuum_its_forgets_owe() -> None:
     """A process that forgets and closes leaves nothing owed: the close waits for the VACUUM
     (held back here by another session's lock until the close has begun)."""
-    url, name = contract_url(), unique_memory("reclaim")
+    url, name = horizon_url(), unique_memory("reclaim")
     last = PostgresStore(url, name)
     memory = recuerdo.open(name, store=last, embedder="none")
     entry = memory.remember("learning", f"{MARKER} to forget")
