@@ -5,6 +5,8 @@ at all, and part of the credential was stored in clear."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -81,11 +83,25 @@ _PIECES = st.sampled_from(
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_PIECES, max_size=10).map("".join))
-def test_redaction_is_idempotent_and_the_cues_change_nothing(text: str) -> None:
+def test_a_second_redaction_only_redacts_more_and_the_cues_change_nothing(text: str) -> None:
+    """Redacting redacted text takes nothing out of a marker and puts nothing back in clear;
+    it may take more (decision 0157: 7 of 100,000 random texts, a marker glued to the word
+    before it; this test asserted no change, and failed on such a text in a fresh-clone run)."""
     once = redact(text)
     assert once == apply_rules(text)
-    assert redact(once.text).text == once.text
-    assert redact_whole(redact_whole(text).text).text == redact_whole(text).text
+    assert _only_more(once.text, redact(once.text).text)
+    whole = redact_whole(text).text
+    assert _only_more(whole, redact_whole(whole).text)
+
+
+_MARKER = re.compile(r"secret\([A-Z_]+\)")
+
+
+def _only_more(first: str, second: str) -> bool:
+    """Whether ``second`` keeps in clear only text ``first`` kept, in order (a marker may be
+    taken into a larger one)."""
+    kept = iter(_MARKER.sub("", first))
+    return all(char in kept for char in _MARKER.sub("", second))
 
 
 @pytest.mark.parametrize(
