@@ -119,3 +119,12 @@ def test_a_failed_group_leaves_no_partial_file_and_no_target(
     with pytest.raises(OSError):
         staged.commit()
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_group_whose_block_raises_leaves_no_partial_file_and_no_target(tmp_path: Path) -> None:
+    from recuerdo.store import durable_files
+
+    with pytest.raises(ValueError), durable_files.Replacements() as staged:
+        staged.stage(tmp_path / "a.md", b"first")
+        raise ValueError("the export stopped")
+    assert list(tmp_path.iterdir()) == []

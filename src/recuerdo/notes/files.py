@@ -69,17 +69,13 @@ class NoteFiles(MemoryBase):
             linked = markdown.explicit_links(tx, self.tenant, self.principal)
         paths = markdown.file_names(rows)
         written = 0
-        staged = durable_files.Replacements()
-        try:
+        with durable_files.Replacements() as staged:
             for row in rows:
                 front = markdown.front_matter(row, linked.get(row["id"], []), self.name)
                 target = root.joinpath(*paths[row["id"]].parts)
                 written += _stage_file(staged, target, markdown.render(front, row["content"]))
                 if len(staged) >= BATCH:
                     staged.commit()
-            staged.commit()
-        finally:
-            staged.discard()
         return {
             "directory": str(root),
             "notes": len(rows),
@@ -163,13 +159,9 @@ class NoteFiles(MemoryBase):
             # A file's new front matter is rendered after the commit: it reads a note's row as
             # the write left it, and rendering 500 of them held every other writer back
             # (decision 0140).
-            staged = durable_files.Replacements()
-            try:
+            with durable_files.Replacements() as staged:
                 for path, text, front in fronts:
                     _stage_file(staged, path, markdown.rewrite_front(text, front), was=text)
-                staged.commit()
-            finally:
-                staged.discard()
         return {
             "directory": str(root),
             "files": len(files),

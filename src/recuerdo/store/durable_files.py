@@ -43,10 +43,20 @@ def replace(partial: Path, target: Path) -> None:
 class Replacements:
     """Files staged beside their targets and put in place together by ``commit``: each is whole
     or absent, and none is in place before every one is on disk. Partial files are named
-    ``.<name>.partial`` (hidden: a reader of the folder passes them by)."""
+    ``.<name>.partial`` (hidden: a reader of the folder passes them by). As a context, what is
+    staged is committed when the block ends, and discarded when it raises."""
 
     def __init__(self) -> None:
         self._staged: list[tuple[Path, Path]] = []
+
+    def __enter__(self) -> Replacements:
+        return self
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.discard()
 
     def __len__(self) -> int:
         return len(self._staged)
