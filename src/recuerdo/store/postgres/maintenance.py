@@ -381,7 +381,7 @@ class Reclaimer:
                         # failed (a lock held past its timeout), with no retry (stop 59's CI)
                         self._owed, self._last_try = True, True
                     self._changed.notify_all()
-            if not done:  # the mark stays; until this process ends, it tries again later
+            if not done and not self._stopped:  # the mark stays; tried again while serving
                 retry = threading.Timer(self._retry_after, self.ask)
                 retry.daemon = True
                 retry.start()
