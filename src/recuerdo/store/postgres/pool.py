@@ -52,13 +52,13 @@ def _open_pool(url: str, schema: str, create: bool) -> Any:
             conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [lock_key(schema)]
             )
+            # An existing memory is opened without CREATE: a role granted its tables need not
+            # make schemas (decision 0166).
             found = conn.execute(_MEMORY_SCHEMAS + " AND schemaname = %s", [schema, schema])
-            if found.fetchone() is not None:
-                pass  # no CREATE: a role that may use the memory need not make schemas
-            elif create:
+            if found.fetchone() is None:
+                if not create:
+                    raise MemoryNotFound(f"no memory {schema!r} in the database at {redact(url)}")
                 conn.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(schema)}")
-            else:
-                raise MemoryNotFound(f"no memory {schema!r} in the database at {redact(url)}")
             # A schema the role may not use is left out of its search path without a word: its
             # statements would reach a memory of the same tables made in ``public`` instead,
             # empty (reads "nothing stored", writes kept apart from the memory).
