@@ -104,22 +104,14 @@ _OPEN = re.compile(rf"{_BEGIN.pattern}.*\Z", re.DOTALL)
 
 class _OnePass:
     """A rule's pattern whose matches a method finds in one pass, where a regular expression's
-    search read the same run again from each of its positions; ``finditer`` and ``sub`` as a
-    compiled pattern's."""
+    search read the same run again from each of its positions; ``finditer`` as a compiled
+    pattern's."""
 
     flags = 0
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         """The matches, in order, none overlapping."""
         raise NotImplementedError
-
-    def sub(self, replace: Callable[[re.Match[str]], str], text: str) -> str:
-        kept: list[str] = []
-        at = 0
-        for found in self.finditer(text):
-            kept += [text[at : found.start()], replace(found)]
-            at = found.end()
-        return "".join([*kept, text[at:]]) if kept else text
 
 
 class _KeyBlocks(_OnePass):

@@ -381,7 +381,6 @@ _IMPORTERS = {
     "document": imports.import_document,
     "entity": imports.import_entity,
     "fact": imports.import_fact,
-    "note": note_transfer.import_record,
-    "entry": _import_entry,
+    "entry": _import_entry,  # "note" is bound per call: it takes whether moves keep keys
     **comms_transfer.importers(link_passages),
 }

@@ -161,16 +161,14 @@ def import_record(
     scope: str,
     record: dict[str, Any],
     *,
-    moves: bool | None = None,
+    moves: bool,
 ) -> str | None:
-    """``moves``: whether the journal keeps the keys of moves (step m047), when the caller
-    knows it (an import of many records asks once, not once a record)."""
+    """``moves``: whether the journal keeps the keys of moves (step m047), asked once by the
+    import of many records (``journal_moves.has_keys``), not once a record."""
     note = _checked_note(record)
     first, last = note.versions[0], note.versions[-1]
     dated = {note.created, first.at}  # when the record says its note was created
     held = None if note.key is None else notes.by_key(tx, tenant, scope, note.key)
-    if moves is None:
-        moves = journal_moves.has_keys(tx)
     moved = None
     # The note at the key, unless it is not the record's (created another time) and the
     # record's note was moved away from the key since: a note saved at the key after the move
