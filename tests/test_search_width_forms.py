@@ -10,7 +10,6 @@ store written before the step (m048) finds them once opened.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -138,14 +137,6 @@ def test_forgetting_a_width_form_takes_its_words_out_of_the_index(
 
 
 STEP = "m048_width_forms"
-
-
-@pytest.fixture
-def old_store(base: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
-    name = unique_memory("width")
-    yield request.param, name
-    if request.param == "postgres":
-        PostgresStore(contract_url(), name).drop()
 
 
 @pytest.mark.parametrize("old_store", ["sqlite", "postgres"], indirect=True)
