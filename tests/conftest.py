@@ -18,12 +18,19 @@ import pytest
 
 import recuerdo
 from recuerdo.store import audit_sweep, chunk_text
+from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.chunk_spans import WORDS
 from recuerdo.store.sqlite import sqlite3
 from recuerdo.store.sqlite.connection import SQLiteStore, SQLiteTx
 
 from .forks import python_command, recuerdo_command
-from .postgres import contract_store, drop_contract_store, embedded_url, unique_memory
+from .postgres import (
+    contract_store,
+    contract_url,
+    drop_contract_store,
+    embedded_url,
+    unique_memory,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 OverHttp = Callable[[str, dict[str, Any]], Any]
@@ -243,6 +250,17 @@ def audit_kept(memory: recuerdo.Memory, column: str = "query", tenant: str = "lo
 def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """No embedding model: memories opened by the test search by words alone."""
     monkeypatch.setenv("RECUERDO_EMBEDDER", "none")
+
+
+@pytest.fixture
+def old_store(base: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
+    """A kind of store (``sqlite`` or ``postgres``, given by ``indirect`` parametrization) and
+    a new memory's name for it, written at an older schema by the test: its PostgreSQL schema
+    dropped after."""
+    name = unique_memory("old")
+    yield request.param, name
+    if request.param == "postgres":
+        PostgresStore(contract_url(), name).drop()
 
 
 def query_plan(memory: recuerdo.Memory, sql: str, params: Any = ()) -> list[str]:

@@ -10,7 +10,6 @@ alike, and a store written before the step (m045) finds them once opened.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,13 +18,11 @@ from hypothesis import strategies as st
 
 import recuerdo
 from recuerdo.index.words import query_words
-from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres.word_folds import fold
 from recuerdo.store.sqlite.connection import SQLiteStore
 from recuerdo.store.sqlite.schema import SCHEMA
 
 from .conftest import rewrite_postgres_words
-from .postgres import contract_url, unique_memory
 from .test_audit_words import _opened_at
 
 NOTES = {
@@ -135,14 +132,6 @@ def test_forgetting_a_run_takes_its_words_out_of_the_index(memory: recuerdo.Memo
 
 
 STEP = "m045_unspaced_words"
-
-
-@pytest.fixture
-def old_store(base: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
-    name = unique_memory("unspaced")
-    yield request.param, name
-    if request.param == "postgres":
-        PostgresStore(contract_url(), name).drop()
 
 
 @pytest.mark.parametrize("old_store", ["sqlite", "postgres"], indirect=True)

@@ -10,7 +10,6 @@ store written before the step (m048) finds them once opened.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -140,12 +139,9 @@ def test_forgetting_a_width_form_takes_its_words_out_of_the_index(
 STEP = "m048_width_forms"
 
 
-@pytest.fixture
-def old_store(base: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
-    name = unique_memory("width")
-    yield request.param, name
-    if request.param == "postgres":
-        PostgresStore(contract_url(), name).drop()
+def _before_0161(text: str | None) -> str | None:
+    """A text as PostgreSQL's words were computed from before the step (width forms kept)."""
+    return None if text is None else indexed_text(fold(text))
 
 
 @pytest.mark.parametrize("old_store", ["sqlite", "postgres"], indirect=True)
@@ -160,9 +156,7 @@ def test_a_store_written_before_the_step_finds_width_forms_after_it(
         memory.save("Kana", "ｶﾀｶﾅ と ｶﾞｯｺｳ の話。ﾏﾀﾈ", key="Kana")
         memory._upkeep.drain(tasks=memory._upkeep._tasks)
         if kind == "postgres":  # as the code before 0161 wrote them
-            rewrite_postgres_words(
-                memory, lambda text: None if text is None else indexed_text(fold(text))
-            )
+            rewrite_postgres_words(memory, _before_0161)
         assert _titles(memory, "abc123") == []
         assert _titles(memory, "カタカナ") == []
         assert _titles(memory, "harbour") == ["Plain"]
@@ -193,9 +187,7 @@ def test_the_step_refolds_many_rows_and_leaves_no_old_word(
         memory.save("Plain", "plain stock")
         memory._upkeep.drain()
         if kind == "postgres":
-            rewrite_postgres_words(
-                memory, lambda text: None if text is None else indexed_text(fold(text))
-            )
+            rewrite_postgres_words(memory, _before_0161)
         assert _titles(memory, "part007zq") == []
     with _opened_at(kind, base, name, None) as memory:
         assert _titles(memory, "part007zq") == ["Part 7"]

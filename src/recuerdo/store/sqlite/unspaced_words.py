@@ -98,6 +98,25 @@ def as_indexed(
     return words if spell is folded_or_none else tuple(spell(text) for text in texts)
 
 
+def rewire(
+    tx: Tx, words: Callable[[str], str], guards: Sequence[str], *, old_guards: bool = False
+) -> None:
+    """The three delete triggers made again, each text wrapped by ``words`` as the index is
+    now given it, and ``guards`` made (replacing 0147's, ``old_guards``): m045's and m048's."""
+    from . import stale_words
+    from .chunk_spans import chunk_delete_trigger, item_delete_trigger
+
+    dropped = ("items_chunk_words", "chunk_fts_delete", "items_stale_words")
+    old = tuple(f"{table}_words_spelled" for table in ("chunks", "chunk_fts_stale"))
+    for trigger in (*dropped, *(old if old_guards else ())):
+        tx.execute(f"DROP TRIGGER {trigger}")
+    tx.execute(item_delete_trigger(words))
+    tx.execute(chunk_delete_trigger(stale_words.NOT_LISTED.format(chunk="old.id"), words))
+    tx.execute(stale_words.item_delete_trigger(words))
+    for trigger in guards:
+        tx.execute(trigger)
+
+
 def _reads_otherwise(tx: Tx) -> bool:
     """Whether any chunk or stale chunk has a text the spelling changes (the texts past ASCII
     are found by SQL, and only those read in Python)."""
@@ -128,15 +147,9 @@ def _reads_otherwise(tx: Tx) -> bool:
 def m045_unspaced_words(tx: Tx) -> None:
     """The step (registered in later_steps.py)."""
     from . import stale_words
-    from .chunk_spans import chunk_delete_trigger, index_all, item_delete_trigger
+    from .chunk_spans import index_all
 
-    for trigger in ("items_chunk_words", "chunk_fts_delete", "items_stale_words"):
-        tx.execute(f"DROP TRIGGER {trigger}")
-    tx.execute(item_delete_trigger(spelled))
-    tx.execute(chunk_delete_trigger(stale_words.NOT_LISTED.format(chunk="old.id"), spelled))
-    tx.execute(stale_words.item_delete_trigger(spelled))
-    for trigger in GUARDS:
-        tx.execute(trigger)
+    rewire(tx, spelled, GUARDS)
     if _reads_otherwise(tx):
         # The stale chunks' words go with the rest: erased, as the upkeep would have.
         tx.execute("INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all')")

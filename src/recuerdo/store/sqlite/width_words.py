@@ -26,7 +26,7 @@ from ..unspaced import folded_or_none, indexed_or_none
 from ..width_forms import has_width_forms
 from .driver import FTS5_SECURE_DELETE
 from .superseded_schema import DELETE_WORDS, PURGE
-from .unspaced_words import FOLDED_FUNCTION, folded, guard
+from .unspaced_words import FOLDED_FUNCTION, folded, guard, rewire
 
 if TYPE_CHECKING:
     from ..base import Tx
@@ -59,21 +59,9 @@ def _refolded(rows: list[Any]) -> list[tuple[int, Words, Words]]:
 def m048_width_forms(tx: Tx) -> None:
     """The step (registered in later_steps.py)."""
     from . import stale_words
-    from .chunk_spans import INDEXED, INSERT_WORDS, chunk_delete_trigger, item_delete_trigger
+    from .chunk_spans import INDEXED, INSERT_WORDS
 
-    for trigger in (
-        "items_chunk_words",
-        "chunk_fts_delete",
-        "items_stale_words",
-        "chunks_words_spelled",
-        "chunk_fts_stale_words_spelled",
-    ):
-        tx.execute(f"DROP TRIGGER {trigger}")
-    tx.execute(item_delete_trigger(folded))
-    tx.execute(chunk_delete_trigger(stale_words.NOT_LISTED.format(chunk="old.id"), folded))
-    tx.execute(stale_words.item_delete_trigger(folded))
-    for trigger in GUARDS:
-        tx.execute(trigger)
+    rewire(tx, folded, GUARDS, old_guards=True)
     held = f"{INDEXED.format(chunk='c')} AND {stale_words.NOT_LISTED.format(chunk='c.id')}"
     texts_of = ("c.title", "c.context", "coalesce(c.kept_text, q.cut_from, i.content)")
     with_forms = " OR ".join(_WIDTH_FORM.format(column) for column in texts_of)
