@@ -285,7 +285,7 @@ def remember(
         counted.add(folded)
         if item["type"]:
             typed.append((entity_id, item["type"]))
-    entity_batch.add_types(tx, tenant, typed)
+    store.add_types(tx, tenant, typed)
     for item in entities:
         entity_id = named[store.fold(item["name"])][0]
         for key, value in item["attributes"].items():
