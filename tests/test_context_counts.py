@@ -43,7 +43,8 @@ def test_many_small_sources_add_up_within_the_budget(memory: recuerdo.Memory, bu
 HUB_LINKS = 40_000
 
 
-def test_a_hub_of_forty_thousand_links_is_walked(memory: recuerdo.Memory) -> None:
+def hub_note(memory: recuerdo.Memory, links: int) -> tuple[int, int]:
+    """(hub, leaf): a leaf note and ``links - 1`` copies of it, each linked from a hub note."""
     leaf = memory.save("Leaf note", "A keeper's log.")["id"]
     # the leaf copied in bulk, each copy linked from the hub: the verbs would take minutes.
     # The hub is saved last: the upkeep is held, and a search reads the newest unindexed items.
@@ -53,8 +54,7 @@ def test_a_hub_of_forty_thousand_links_is_walked(memory: recuerdo.Memory) -> Non
         # keys(): a SQLite row iterates its values
         columns = [c for c in row.keys() if c not in ("id", "title")]  # noqa: SIM118
         count = (
-            "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n"
-            f" WHERE k < {HUB_LINKS - 1})"
+            f"WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < {links - 1})"
         )
         tx.execute(
             f"INSERT INTO items ({', '.join(columns)}, title) {count}"
@@ -71,6 +71,12 @@ def test_a_hub_of_forty_thousand_links_is_walked(memory: recuerdo.Memory) -> Non
             " WHERE tenant = ? AND title LIKE 'Copy %'",
             [hub, row["tenant"]],
         )
+    return hub, leaf
+
+
+def test_a_hub_of_forty_thousand_links_is_walked(memory: recuerdo.Memory) -> None:
+    hub, leaf = hub_note(memory, HUB_LINKS)
+    with memory._store.read() as tx:
         assert tx.scalar("SELECT count(*) FROM links WHERE from_id = ?", [hub]) == HUB_LINKS
     reply = memory.context("lighthouse", depth=2, budget_tokens=200)
     ids = [s["id"] for s in reply["sources"]]
@@ -86,27 +92,7 @@ def test_a_cap_of_one_token_a_source_is_in_the_walks_bound(memory: recuerdo.Memo
     2,000 tokens then holds 2,000 blocks, not the 801 of 10 characters the walk's bound
     counted on. The hub's 1,100 notes are walked whole and packed, as before decision 0162
     (the bound cut them at 1,000, and the pack came back with links_cut but not truncated)."""
-    leaf = memory.save("Leaf note", "A keeper's log.")["id"]
-    with memory._store.write() as tx:
-        row = tx.one("SELECT * FROM items WHERE id = ?", [leaf])
-        assert row is not None
-        columns = [c for c in row.keys() if c not in ("id", "title")]  # noqa: SIM118
-        count = "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < 1099)"
-        tx.execute(
-            f"INSERT INTO items ({', '.join(columns)}, title) {count}"
-            f" SELECT {', '.join('i.' + c for c in columns)}, 'Copy ' || n.k"
-            " FROM items i, n WHERE i.id = ?",
-            [leaf],
-        )
-    hub = memory.save("Hub note", "The hub of the lighthouse keepers.")["id"]
-    memory.link(hub, leaf)
-    with memory._store.write() as tx:
-        tx.execute(
-            "INSERT INTO links (tenant, from_id, to_id, type, origin, created_at)"
-            " SELECT tenant, ?, id, 'related', 'explicit', created_at FROM items"
-            " WHERE tenant = ? AND title LIKE 'Copy %'",
-            [hub, row["tenant"]],
-        )
+    hub_note(memory, 1100)
     reply = memory.context("lighthouse", depth=1, budget_tokens=2000, max_per_source=1)
     assert "links_cut" not in reply
     assert len(reply["sources"]) == 1101 and reply["truncated"] is False

@@ -18,6 +18,15 @@ from recuerdo.retrieval.filters import Filters
 NOTES = 9
 
 
+def _link(tx: Any, tenant: str, pairs: list[tuple[int, int]]) -> None:
+    """A link from each pair's first item to its second, in bulk (the verb checks each)."""
+    tx.executemany(
+        "INSERT INTO links (tenant, from_id, to_id, type, origin, created_at)"
+        " VALUES (?, ?, ?, 'related', 'explicit', '2026-01-01T00:00:00Z')",
+        [(tenant, a, b) for a, b in pairs],
+    )
+
+
 def full_ranking(
     tx: Any, tenant: str, scores: dict[int, float], depth: int, where: str, params: list[Any]
 ) -> list[tuple[float, int, int]]:
@@ -100,12 +109,7 @@ def test_the_walk_ranks_as_the_full_ranking(
         tx.execute("UPDATE items SET scope = 'user' WHERE tenant = ?", [memory.tenant])
         for n in elsewhere - set(seeds):
             tx.execute("UPDATE items SET scope = 'project:elsewhere' WHERE id = ?", [ids[n]])
-        for a, b in links:
-            tx.execute(
-                "INSERT INTO links (tenant, from_id, to_id, type, origin, created_at)"
-                " VALUES (?, ?, ?, 'related', 'explicit', '2026-01-01T00:00:00Z')",
-                [memory.tenant, ids[a], ids[b]],
-            )
+        _link(tx, memory.tenant, [(ids[a], ids[b]) for a, b in links])
     scores = {ids[n]: score for n, score in seeds.items()}
     where, params = Filters.build(memory.tenant, scope="user", skip_muted=True).sql(
         "i", unasked_code=True
@@ -151,12 +155,7 @@ def test_a_pack_over_a_hub_takes_its_notes_in_rank(
     hub = memory.save("Hub", "the lighthouse hub")["id"]
     spokes = [memory.save(f"Spoke {n}", f"keeper {n} " * 5)["id"] for n in range(300)]
     with memory._store.write() as tx:
-        for spoke in spokes:
-            tx.execute(
-                "INSERT INTO links (tenant, from_id, to_id, type, origin, created_at)"
-                " VALUES (?, ?, ?, 'related', 'explicit', '2026-01-01T00:00:00Z')",
-                [memory.tenant, hub, spoke],
-            )
+        _link(tx, memory.tenant, [(hub, spoke) for spoke in spokes])
     reply = memory.context("lighthouse", depth=depth, budget_tokens=budget)
     ids = [s["id"] for s in reply["sources"]]
     assert ids == [hub, *sorted(spokes)][: len(ids)]
@@ -189,12 +188,7 @@ def test_a_hop_through_many_filtered_items_reads_few_pages(memory: recuerdo.Memo
     hub = memory.save("Hub", "the lighthouse hub")["id"]
     spokes = [memory.save(f"Spoke {n}", f"keeper {n}")["id"] for n in range(201)]
     with memory._store.write() as tx:
-        for spoke in spokes:
-            tx.execute(
-                "INSERT INTO links (tenant, from_id, to_id, type, origin, created_at)"
-                " VALUES (?, ?, ?, 'related', 'explicit', '2026-01-01T00:00:00Z')",
-                [memory.tenant, hub, spoke],
-            )
+        _link(tx, memory.tenant, [(hub, spoke) for spoke in spokes])
         for spoke in spokes[:-1]:  # the last, of the highest id, is the one kept
             tx.execute("UPDATE items SET muted = 1 WHERE id = ?", [spoke])
     where, params = Filters.build(memory.tenant, skip_muted=True).sql("i", unasked_code=True)
@@ -217,11 +211,7 @@ def test_the_links_of_a_frontier_of_few_links_are_read_in_one_statement(
     seeds = [memory.save(f"Seed {n}", f"seed text {n}")["id"] for n in range(20)]
     linked = memory.save("Linked", "a neighbour")["id"]
     with memory._store.write() as tx:
-        tx.execute(
-            "INSERT INTO links (tenant, from_id, to_id, type, origin, created_at)"
-            " VALUES (?, ?, ?, 'related', 'explicit', '2026-01-01T00:00:00Z')",
-            [memory.tenant, seeds[3], linked],
-        )
+        _link(tx, memory.tenant, [(seeds[3], linked)])
     where, params = Filters.build(memory.tenant).sql("i", unasked_code=True)
     with memory._store.read() as tx:
         counting = _Counting(tx)

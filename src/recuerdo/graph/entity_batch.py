@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..store.base import Tx, groups
-from ..store.entity_names import nfc
 from . import store
 
 _ROWS_PER_INSERT = 400  # six values a row: far below SQLite's bound parameters
@@ -54,12 +53,3 @@ def ensure(
         [(tenant, word, found[folded][0]) for folded in new for word in set(store.words(folded))],
     )
     return found
-
-
-def add_types(tx: Tx, tenant: str, typed: Sequence[tuple[int, str]]) -> None:
-    """Each (entity id, type) recorded, as ``store.add_type`` records one."""
-    tx.executemany(
-        "INSERT INTO entity_types (tenant, entity_id, type) VALUES (?, ?, ?)"
-        " ON CONFLICT DO NOTHING",
-        [(tenant, entity_id, nfc(kind).strip().lower()) for entity_id, kind in typed],
-    )

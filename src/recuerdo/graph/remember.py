@@ -285,7 +285,7 @@ def remember(
         counted.add(folded)
         if item["type"]:
             typed.append((entity_id, item["type"]))
-    entity_batch.add_types(tx, tenant, typed)
+    store.add_types(tx, tenant, typed)
     for item in entities:
         entity_id = named[store.fold(item["name"])][0]
         for key, value in item["attributes"].items():
@@ -294,17 +294,19 @@ def remember(
             )
             counts["attributes_changed"] += changed
             held["attributes"].append(row_id)
-    known = store.known_entities(
-        tx, tenant, label, [end for r in relations for end in (r["source"], r["target"])]
+    # the ends found, and the new ones made together in the order the relations name them
+    # (decision 0169)
+    batch = entity_batch.ensure(
+        tx,
+        tenant,
+        label,
+        [end for r in relations for end in (r["source"], r["target"])],
+        source=origin,
+        recorded_at=stamp,
     )
+    known = {folded: entity_id for folded, (entity_id, _) in batch.items()}
+    counts["entities_created"] += sum(fresh for _, fresh in batch.values())
     held["entities"] += known.values()
-    ends = [n for r in relations for n in (r["source"], r["target"]) if store.fold(n) not in known]
-    if ends:  # made together, in the order the relations name them (decision 0169)
-        batch = entity_batch.ensure(tx, tenant, label, ends, source=origin, recorded_at=stamp)
-        for folded, (entity_id, fresh) in batch.items():
-            known[folded] = entity_id
-            counts["entities_created"] += fresh
-            held["entities"].append(entity_id)
     stated = bool(entities or relations)
 
     def end(name: str) -> int:

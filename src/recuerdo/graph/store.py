@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,10 +198,16 @@ def entity(
 
 
 def add_type(tx: Tx, tenant: str, entity_id: int, kind: str) -> None:
-    tx.execute(
+    add_types(tx, tenant, [(entity_id, kind)])
+
+
+def add_types(tx: Tx, tenant: str, typed: Sequence[tuple[int, str]]) -> None:
+    """Each (entity id, type) recorded, in one statement."""
+    tx.executemany(
         "INSERT INTO entity_types (tenant, entity_id, type) VALUES (?, ?, ?)"
         " ON CONFLICT DO NOTHING",
-        (tenant, entity_id, nfc(kind).strip().lower()),  # as check_type stores it (0091)
+        # as check_type stores it (0091)
+        [(tenant, entity_id, nfc(kind).strip().lower()) for entity_id, kind in typed],
     )
 
 
