@@ -71,6 +71,11 @@ def hub_note(memory: recuerdo.Memory, links: int) -> tuple[int, int]:
             " WHERE tenant = ? AND title LIKE 'Copy %'",
             [hub, row["tenant"]],
         )
+    # Written past the store's own writes, which analyse a table once it has grown (``grew``):
+    # PostgreSQL then planned the upkeep's read of the copies' chunks on a table it took for
+    # empty (a prepared statement's generic plan), nested loops over 40,000 rows, minutes in a
+    # full run (stop 57's CI teardown of 255 s; stop 59's reread).
+    memory._store.optimize()
     return hub, leaf
 
 
