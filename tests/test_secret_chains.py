@@ -93,3 +93,64 @@ def test_a_long_chain_is_read_in_linear_time(link: str) -> None:
     cleaned = redact(link * 12_000 + "9a8b7c6d5e4f3a2b1c0d").text
     assert "9a8b7c6d" not in cleaned
     assert time.process_time() - started < 2.0
+
+
+# A value given to a marker (decision 0171): the name that made the first value a secret is
+# before the marker, which now stands where a name stood.
+GIVEN_TO_A_MARKER = {
+    "sent_at_once": ("password = hunter1 = hunter2", "hunter2"),
+    "sent_at_once_three": ("password = hunter1 = hunter2 = hunter3", "hunter3"),
+    "stored_marker": ("The db password = secret(PASSWORD) = hunter2 for prod.", "hunter2"),
+    "stored_marker_glued": ("api_key: secret(PASSWORD)=hunter2", "hunter2"),
+    "after_a_run_of_markers": ("x = secret(PASSWORD)secret(PRIVATE_KEY) = hunter2", "hunter2"),
+    "quoted": ('secret(TOKEN): "correct horse"', "correct horse"),
+}
+
+
+@pytest.mark.parametrize(("text", "leak"), GIVEN_TO_A_MARKER.values(), ids=GIVEN_TO_A_MARKER)
+def test_a_value_given_to_a_marker_is_redacted(text: str, leak: str) -> None:
+    assert_no_road_keeps(text, leak)
+    once = redact(text).text
+    assert redact(once).text == once
+    assert redact(text).found == ("PASSWORD",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We stored secret(PASSWORD) and moved on.",
+        "token = secret(PASSWORD) = self.token",  # code, as after a name
+        "password = secret(PASSWORD)",
+        "Secret(PASSWORD) = hunter2 is how the docs spell the call",  # not a marker's name
+    ],
+)
+def test_a_marker_given_no_value_or_code_is_kept(text: str) -> None:
+    assert redact(text).text == text
+
+
+@pytest.mark.parametrize(
+    ("saved", "operation", "content", "find"),
+    [
+        (
+            "The db password = hunter1 for prod.",
+            "find_replace",
+            "secret(PASSWORD) = hunter2",
+            "secret(PASSWORD)",
+        ),
+        (
+            "The db password = hunter1 for prod.",
+            "find_replace",
+            " = hunter2 for prod.",
+            " for prod.",
+        ),
+        ("The db password = hunter1", "append", "= hunter2", None),  # a paragraph of its own
+    ],
+)
+def test_an_edit_giving_a_stored_marker_a_value_stores_none_of_it(
+    memory: recuerdo.Memory, saved: str, operation: str, content: str, find: str | None
+) -> None:
+    note = memory.save("ops", saved)["id"]
+    memory.edit(note, operation, content, find=find)
+    stored = memory.get(note)["content"]
+    assert "hunter2" not in stored
+    assert stored.count("secret(PASSWORD)") == 2

@@ -83,6 +83,13 @@ BLOCK_SCALAR = re.compile(
     rf"(\S[^\r\n]*+(?:{_LINE_BREAK}(?:[ \t]*{_LINE_BREAK})*+\2[^\r\n]*+)*+)",
     re.IGNORECASE,
 )
+# A value given to a marker (``secret(PASSWORD) = hunter2``): the name that made the first
+# value a secret is kept before its marker, and the marker now stands where a name stood. An
+# edit that appended ``= hunter2`` to a stored ``password = secret(PASSWORD)`` kept hunter2 in
+# clear, as did ``password = hunter1 = hunter2`` sent at once (decision 0171).
+MARKER_ASSIGNMENT = re.compile(
+    rf"(secret\((?:API|TOKEN|PASSWORD|PRIVATE_KEY)\){SEPARATOR})(?!secret\(){_VALUE}"
+)
 # Any other *key name: only a value that looks random is a secret.
 KEY_ASSIGNMENT = re.compile(
     rf"((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*key{SEPARATOR})(?!secret\(){_VALUE}", re.IGNORECASE

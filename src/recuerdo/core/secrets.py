@@ -23,7 +23,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
 from typing import Any, NamedTuple, get_args
 
-from .secret_assignments import LONGEST_NAME, PEM_MARK, chained, greedy, named, run_end
+from .secret_assignments import (
+    LONGEST_NAME,
+    MARKER_ASSIGNMENT,
+    PEM_MARK,
+    chained,
+    greedy,
+    named,
+    run_end,
+)
 from .secret_rules import (
     BODY_RUN,
     RULES,
@@ -181,22 +189,40 @@ def rounds(text: str, cued: bool, pieces: bool = False) -> Iterator[Round]:
             return
         kept: list[str] = []
         ends: list[int] = []
+        lasts: list[int] = []  # where each run's last marker starts
         at = length = 0
         for _, cut, end, _, of in found:
             mark = _MARKERS.get(of) or marker(of)
             kept += [text[at:cut], mark]
             length += cut - at + len(mark)
             ends.append(length)
+            lasts.append(length - len(_MARKERS[of[-1:]]))
             at = end
         after = "".join([*kept, text[at:]])
         yield Round(text, found, kinds, after)
         text = after
-        found, kinds = _at_markers(text, ends)
+        found, kinds = _at_markers(text, ends, lasts)
 
 
-def _at_markers(text: str, ends: list[int]) -> tuple[list[Cut], tuple[SecretKind, ...]]:
-    """The cuts of the matches that start where a marker ends."""
+# A marker can stand where a name stood: ``password = hunter1 = hunter2`` gave
+# ``password = secret(PASSWORD) = hunter2`` (decision 0171), so the rule of a value given to a
+# marker is also tried at each new run's last marker.
+_GIVEN_TO_A_MARKER = next(
+    (turn, rule.secret) for turn, rule in enumerate(RULES) if rule.pattern is MARKER_ASSIGNMENT
+)
+
+
+def _at_markers(
+    text: str, ends: list[int], lasts: list[int]
+) -> tuple[list[Cut], tuple[SecretKind, ...]]:
+    """The cuts of the matches that start where a marker ends, or at a marker given a
+    value."""
     parts: list[_Part] = []
+    turn, secret = _GIVEN_TO_A_MARKER
+    for at in lasts:
+        match = MARKER_ASSIGNMENT.match(text, at)
+        if match is not None and (part := secret(match)) is not None:
+            parts.append((part[0], -part[1], turn, *match.span()))
     for at in ends:
         if at < len(text) and text[at] in _NAME_CHARS:
             run = run_end(text, at)

@@ -61,8 +61,21 @@ def check_not_newer(schema: Schema, applied: list[str], version: int, where: str
 def has_step(tx: Tx, name: str) -> bool:
     """Whether the store's schema has taken step ``name``: a later step's data may be absent
     from a store opened at an older schema (a restore's, before it takes the later steps; a
-    test's), and code that reads it keeps the older way there."""
+    test's), and code that reads it keeps the older way there.
+
+    A step once taken stays taken, so the steps a store's opening committed
+    (``tx.steps_taken``, where the transaction has them) answer without a query: every
+    note write asked, a round trip each on PostgreSQL (decision 0170). Any other step is
+    looked up, so a store at an older step still says no."""
+    if name in getattr(tx, "steps_taken", ()):
+        return True
     return tx.scalar("SELECT 1 FROM _migrations WHERE name = ?", (name,)) is not None
+
+
+def steps_after_opening(schema: Schema, applied: list[str]) -> frozenset[str]:
+    """The steps a store holds once an opening that found ``applied`` recorded has committed
+    (it applies every step of ``schema`` not yet recorded)."""
+    return frozenset(applied) | frozenset(schema.names())
 
 
 def stamp() -> str:

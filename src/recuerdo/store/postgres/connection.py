@@ -46,7 +46,7 @@ from .vectors import PgvectorSearch, VectorState
 class PostgresTx:
     """A :class:`~recuerdo.store.base.Tx` over one psycopg connection."""
 
-    __slots__ = ("_conn", "_local", "_scope", "substrings", "text", "vectors")
+    __slots__ = ("_conn", "_local", "_scope", "steps_taken", "substrings", "text", "vectors")
     dialect = "postgres"
     text: TextSearch
     substrings: SubstringSearch
@@ -56,6 +56,7 @@ class PostgresTx:
         self._conn = conn
         self._local = shared.local
         self._scope = scope
+        self.steps_taken = shared.steps_taken  # committed by an opening (migrations.has_step)
         self.text = TsvectorText(self, lengths=shared.lengths)
         self.substrings = (TrigramSubstrings if shared.trigrams else ScanSubstrings)(
             self, shared.parting
@@ -152,6 +153,7 @@ class _Shared:
     grown: int = 0  # rows written since this process last analysed (maintenance.grew)
     analyzed_rows: int | None = None
     statistics_owed: set[str] = field(default_factory=set)  # emptied tables (empty_stats.py)
+    steps_taken: frozenset[str] = frozenset()  # replaced, never changed: a Tx holds it
 
     def __post_init__(self) -> None:
         self.reclaimer = maintenance.Reclaimer(partial(maintenance.reclaim_owed, self))
@@ -237,7 +239,7 @@ class PostgresStore:
             return shared
 
     def _open_schema(self) -> None:
-        from ..migrations import apply, check_not_newer, stamp
+        from ..migrations import apply, check_not_newer, stamp, steps_after_opening
 
         # Memory-wide work (the steps, the folded copies), whatever tenant the caller is
         # serving: under row-level security a tenant's scope would hide the others' rows.
@@ -266,6 +268,9 @@ class PostgresStore:
             owed = "m002_entry_substring_index" in self._schema.names() and (
                 maintenance.owed_at_open(tx, self._shared)
             )
+        # committed: what a rolled-back opening applied is not taken
+        taken = steps_after_opening(self._schema, applied)
+        self._shared.steps_taken = self._shared.steps_taken | taken
         if owed:  # a forget whose process ended before its VACUUM ran, or its clear
             self.reclaim()
 

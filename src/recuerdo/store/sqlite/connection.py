@@ -63,7 +63,7 @@ CAPABILITIES = Capabilities(
 class SQLiteTx:
     """A :class:`~recuerdo.store.base.Tx` over one sqlite3 connection."""
 
-    __slots__ = ("_answers", "_conn", "_memo", "_on_damage", "substrings", "text")
+    __slots__ = ("_answers", "_conn", "_memo", "_on_damage", "steps_taken", "substrings", "text")
     dialect = "sqlite"
     text: TextSearch
     substrings: SubstringSearch
@@ -74,10 +74,12 @@ class SQLiteTx:
         conn: sqlite3.Connection,
         on_damage: Callable[[str], None],
         memo: SnapshotMemo | None = None,
+        steps_taken: frozenset[str] = frozenset(),
     ) -> None:
         self._conn = conn
         self._on_damage = on_damage
         self._memo = memo
+        self.steps_taken = steps_taken  # committed by an opening (migrations.has_step)
         self._answers: dict[Any, Any] | None = None
         self.text = FTS5Text(self)
         self.substrings = TrigramSubstrings(self)
@@ -216,6 +218,7 @@ class _SharedFile:
     damaged: str | None = None
     background: health.BackgroundCheck | None = None
     fold_owed: bool = False  # a forget's fold of the log that readers held off (0156)
+    steps_taken: frozenset[str] = frozenset()  # replaced, never changed: a Tx holds it
 
     def mark_damaged(self, detail: str) -> None:
         if self.damaged is None:
@@ -298,7 +301,7 @@ class SQLiteStore:
         """Bring the schema up to date in one write transaction. ``copied``: the store was
         just made from the process's copy of a new store (:mod:`.fresh`), statistics
         included."""
-        from ..migrations import apply, check_not_newer, stamp
+        from ..migrations import apply, check_not_newer, stamp, steps_after_opening
 
         with self.write() as tx:
             tx.execute(fresh.MIGRATIONS_TABLE)
@@ -326,6 +329,9 @@ class SQLiteStore:
             if not (created or copied):  # a new store's statistics came with its schema
                 with contextlib.suppress(sqlite3.DatabaseError):  # they only guide plans
                     statistics.state_tenant_share(self._shared.writer)
+        # committed: what a rolled-back opening applied is not taken
+        taken = steps_after_opening(self._schema, applied)
+        self._shared.steps_taken = self._shared.steps_taken | taken
 
     def _create_schema(self, tx: SQLiteTx, when: str) -> None:
         """A new store in a file found empty: what the steps leave, in one pass
@@ -333,7 +339,7 @@ class SQLiteStore:
         fresh.make_store(tx, fresh.fresh_schema(self._schema), self._schema.names(), when)
 
     def _tx(self, conn: sqlite3.Connection, memo: SnapshotMemo | None = None) -> SQLiteTx:
-        return SQLiteTx(conn, self._shared.mark_damaged, memo)
+        return SQLiteTx(conn, self._shared.mark_damaged, memo, self._shared.steps_taken)
 
     @contextmanager
     def write(self, *, durable: bool = True) -> Iterator[SQLiteTx]:
