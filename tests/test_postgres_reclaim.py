@@ -483,7 +483,9 @@ def test_a_prepared_transaction_older_than_the_forget_keeps_it_owed(
         assert _btree_entries_holding(store, MARKER) == ["items_note_titles"]
         assert _owed(store) is not None
         _commit_prepared(prepared, store)
-        assert maintenance.reclaim_owed(store._shared, patience=0.5) is True
+        # The process's own reclaimer may be the one to run it now: a run of the test's with
+        # half a second's patience found that one's VACUUM holding the lock (a loaded CI run)
+        assert store.settle(timeout=SETTLED_WITHIN)
         assert _btree_entries_holding(store, MARKER) == []
         assert _owed(store) is None
     finally:
