@@ -63,8 +63,11 @@ _ALONE = (
     rf"|(?:{_QUOTED}|[^\s,;\"'()\[\]{{}}<>]++)"
     rf"(?:{_SPACE}{{2,}}+(?:#|//|;)|{_SPACE}(?:#|//|;)(?:{_SPACE}|[\r\n]|$)))"
 )
+# The two-character signs first, and held (atomic): ``:=`` read as ``:`` took the ``=`` for
+# the value and kept the value after it (``password := "hunter2"``, Go's), and a value already
+# a marker was read again that way (the review of 0171).
 SEPARATOR = (
-    rf"[\"']?\s*(?:[:=]|=>|:=){_SPACE}*+"
+    rf"[\"']?\s*(?>:=|=>|[:=]){_SPACE}*+"
     rf"(?:{_BREAK}(?:(?:{_BREAK})++{_ALONE})?)?"
 )
 STRONG_ASSIGNMENT = re.compile(
@@ -90,6 +93,9 @@ BLOCK_SCALAR = re.compile(
 MARKER_ASSIGNMENT = re.compile(
     rf"(secret\((?:API|TOKEN|PASSWORD|PRIVATE_KEY)\){SEPARATOR})(?!secret\(){_VALUE}"
 )
+# The next link of a chain after such a value (``= hunter3``): its groups are the rule's (the
+# sign, then the value), so the rule's test of a value reads it (a round took one link each).
+CHAIN_LINK = re.compile(rf"({SEPARATOR})(?!secret\(){_VALUE}")
 # Any other *key name: only a value that looks random is a secret.
 KEY_ASSIGNMENT = re.compile(
     rf"((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*key{SEPARATOR})(?!secret\(){_VALUE}", re.IGNORECASE
