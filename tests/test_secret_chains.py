@@ -219,3 +219,19 @@ def test_an_edit_giving_a_marker_a_chain_or_a_colon_equals_stores_none_of_it(
     stored = memory.get(note)["content"]
     assert "hunter" not in stored
     assert redact(stored).text == stored
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "secret(TOKEN)=abcsecret(PASSWORD)=hunter2",
+        "secret(TOKEN) = x.secret(PASSWORD) = hunter2",
+        "password = a = b.secret(PASSWORD) = hunter2",
+    ],
+)
+def test_a_value_running_into_a_marker_does_not_hide_the_value_given_to_it(text: str) -> None:
+    """A value given to a marker ran on into the next marker's ``secret``, was read as code
+    (a call follows), and the search went on past that marker (review of 0171)."""
+    assert_no_road_keeps(text, "hunter2")
+    once = redact(text).text
+    assert redact(once).text == once
