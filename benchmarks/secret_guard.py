@@ -95,6 +95,9 @@ ADVERSARIAL = {
     "the same, then =x": "-----END PRIVATE KEY-----" + "AKIA" * 250_000 + "=x",
     "1 MB of '=' after a sign": "password =" + "=" * 1_000_000,
     "1 MB of CRLF after a sign": "password =" + "\r\n" * 500_000,
+    # a chain of values given to a marker (0171): one round for all its links (review of 0171)
+    "1 MB chain of '=a' links": "password = a " + "=a " * 333_333,
+    "1 MB of ' := x' after names": "password" + " :=" * 333_333,
 }
 ADVERSARIAL_TARGET_S = 1.0  # a MB of any shape in well under a second or two
 

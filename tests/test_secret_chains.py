@@ -154,3 +154,84 @@ def test_an_edit_giving_a_stored_marker_a_value_stores_none_of_it(
     stored = memory.get(note)["content"]
     assert "hunter2" not in stored
     assert stored.count("secret(PASSWORD)") == 2
+
+
+# ``:=`` is a sign (Go's declaration, Pascal's assignment): read as ``:`` followed by a value
+# ``=``, it made that ``=`` the secret and kept the value after it (review of 0171).
+WALRUS = {
+    "go": ('password := "hunter2"', "hunter2"),
+    "plain": ("db_password := s3cr3tValue", "s3cr3tValue"),
+    "given_to_a_marker": ("secret(PASSWORD) := hunter2", "hunter2"),
+    "a_link_of_a_chain": ("password = hunter1 := hunter2", "hunter2"),
+}
+
+
+@pytest.mark.parametrize(("text", "leak"), WALRUS.values(), ids=WALRUS)
+def test_a_value_given_by_colon_equals_is_redacted(text: str, leak: str) -> None:
+    assert_no_road_keeps(text, leak)
+    once = redact(text).text
+    assert redact(once).text == once
+    assert ":=" in once
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password = hunter1 = hunter2 = hunter3 = hunter4 = hunter5 = hunter6",
+        "secret(PASSWORD) = hunter1 = hunter2 = hunter3 = hunter4 = hunter5 = hunter6",
+        "password: hunter1 = 'hunter2 x' = hunter3 = hunter4 => hunter5 := hunter6",
+    ],
+)
+def test_every_link_of_a_long_chain_is_redacted_at_once(text: str) -> None:
+    """Each round took one link past the first: the fifth was kept, and a second redaction
+    (an edit's, of the text stored) changed the text again (review of 0171)."""
+    assert_no_road_keeps(text, "hunter")
+    once = redact(text).text
+    assert redact(once).text == once
+
+
+def test_a_long_chain_of_values_is_read_in_linear_time() -> None:
+    started = time.process_time()
+    cleaned = redact("password = a " + "=a " * 80_000 + "= hunter2").text
+    assert "hunter2" not in cleaned
+    assert time.process_time() - started < 2.0
+
+
+def test_a_chain_stops_at_code() -> None:
+    assert redact("password = hunter1 = hunter2 = cfg.value = hunter3").text == (
+        "password = secret(PASSWORD) = secret(PASSWORD) = cfg.value = hunter3"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "find"),
+    [
+        (" := hunter2 for prod.", " for prod."),
+        ("= hunter2 = hunter3 = hunter4 = hunter5 = hunter6 for", "for"),
+    ],
+    ids=["colon_equals", "five_links"],
+)
+def test_an_edit_giving_a_marker_a_chain_or_a_colon_equals_stores_none_of_it(
+    memory: recuerdo.Memory, content: str, find: str
+) -> None:
+    note = memory.save("ops", "The db password = hunter1 for prod.")["id"]
+    memory.edit(note, "find_replace", content, find=find)
+    stored = memory.get(note)["content"]
+    assert "hunter" not in stored
+    assert redact(stored).text == stored
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "secret(TOKEN)=abcsecret(PASSWORD)=hunter2",
+        "secret(TOKEN) = x.secret(PASSWORD) = hunter2",
+        "password = a = b.secret(PASSWORD) = hunter2",
+    ],
+)
+def test_a_value_running_into_a_marker_does_not_hide_the_value_given_to_it(text: str) -> None:
+    """A value given to a marker ran on into the next marker's ``secret``, was read as code
+    (a call follows), and the search went on past that marker (review of 0171)."""
+    assert_no_road_keeps(text, "hunter2")
+    once = redact(text).text
+    assert redact(once).text == once

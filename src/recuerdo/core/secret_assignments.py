@@ -63,8 +63,11 @@ _ALONE = (
     rf"|(?:{_QUOTED}|[^\s,;\"'()\[\]{{}}<>]++)"
     rf"(?:{_SPACE}{{2,}}+(?:#|//|;)|{_SPACE}(?:#|//|;)(?:{_SPACE}|[\r\n]|$)))"
 )
+# The two-character signs first, and held (atomic): ``:=`` read as ``:`` took the ``=`` for
+# the value and kept the value after it (``password := "hunter2"``, Go's), and a value already
+# a marker was read again that way (the review of 0171).
 SEPARATOR = (
-    rf"[\"']?\s*(?:[:=]|=>|:=){_SPACE}*+"
+    rf"[\"']?\s*(?>:=|=>|[:=]){_SPACE}*+"
     rf"(?:{_BREAK}(?:(?:{_BREAK})++{_ALONE})?)?"
 )
 STRONG_ASSIGNMENT = re.compile(
@@ -87,9 +90,16 @@ BLOCK_SCALAR = re.compile(
 # value a secret is kept before its marker, and the marker now stands where a name stood. An
 # edit that appended ``= hunter2`` to a stored ``password = secret(PASSWORD)`` kept hunter2 in
 # clear, as did ``password = hunter1 = hunter2`` sent at once (decision 0171).
+# Its value never runs into a marker, and one glued to a marker is none (kept, as when read as
+# a call's name): ``secret(TOKEN)=abcsecret(PASSWORD)=hunter2`` read ``abcsecret`` as code, and
+# the search went on past the second marker, keeping hunter2 (the review of 0171).
+_MARKER_VALUE = r"(\"[^\"\n]*\"|'[^'\n]*'|(?:[^\s,;\"'()\[\]{}<>s]|s(?!ecret\())++)(?!secret\()"
 MARKER_ASSIGNMENT = re.compile(
-    rf"(secret\((?:API|TOKEN|PASSWORD|PRIVATE_KEY)\){SEPARATOR})(?!secret\(){_VALUE}"
+    rf"(secret\((?:API|TOKEN|PASSWORD|PRIVATE_KEY)\){SEPARATOR})(?!secret\(){_MARKER_VALUE}"
 )
+# The next link of a chain after such a value (``= hunter3``): its groups are the rule's (the
+# sign, then the value), so the rule's test of a value reads it (a round took one link each).
+CHAIN_LINK = re.compile(rf"({SEPARATOR})(?!secret\(){_MARKER_VALUE}")
 # Any other *key name: only a value that looks random is a secret.
 KEY_ASSIGNMENT = re.compile(
     rf"((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*key{SEPARATOR})(?!secret\(){_VALUE}", re.IGNORECASE

@@ -24,6 +24,7 @@ from itertools import islice
 from typing import Any, NamedTuple, get_args
 
 from .secret_assignments import (
+    CHAIN_LINK,
     LONGEST_NAME,
     MARKER_ASSIGNMENT,
     PEM_MARK,
@@ -221,8 +222,20 @@ def _at_markers(
     turn, secret = _GIVEN_TO_A_MARKER
     for at in lasts:
         match = MARKER_ASSIGNMENT.match(text, at)
-        if match is not None and (part := secret(match)) is not None:
-            parts.append((part[0], -part[1], turn, *match.span()))
+        if match is None or (part := secret(match)) is None:
+            continue
+        parts.append((part[0], -part[1], turn, *match.span()))
+        # The links after it (``= hunter3 = hunter4``), each a value given to the one before,
+        # give way to one marker: a round took one link each, and a text that held more was
+        # changed again by a second redaction.
+        first = link = CHAIN_LINK.match(text, match.end())
+        cut = end = stop = -1
+        while link is not None and (value := secret(link)) is not None:
+            cut, end = (value[0] if cut < 0 else cut), value[1]
+            stop = link.end()
+            link = CHAIN_LINK.match(text, stop)
+        if first is not None and cut >= 0:
+            parts.append((cut, -end, turn, first.start(), stop))
     for at in ends:
         if at < len(text) and text[at] in _NAME_CHARS:
             run = run_end(text, at)

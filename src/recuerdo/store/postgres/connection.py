@@ -244,6 +244,7 @@ class PostgresStore:
         # Memory-wide work (the steps, the folded copies), whatever tenant the caller is
         # serving: under row-level security a tenant's scope would hide the others' rows.
         with scoped(EVERY_TENANT), self.write() as tx:
+            joined = self._shared.local.writing > 1  # a write around it commits its steps, or not
             made = tx.scalar(
                 "SELECT to_regclass(?)", (f"{_quote(self._shared.schema)}._migrations",)
             )
@@ -268,9 +269,10 @@ class PostgresStore:
             owed = "m002_entry_substring_index" in self._schema.names() and (
                 maintenance.owed_at_open(tx, self._shared)
             )
-        # committed: what a rolled-back opening applied is not taken
-        taken = steps_after_opening(self._schema, applied)
-        self._shared.steps_taken = self._shared.steps_taken | taken
+        # Committed: what a rolled-back opening applied is not taken. Replaced, not added to:
+        # the schema may have been dropped and made again at an older step since an opening.
+        if not joined:
+            self._shared.steps_taken = steps_after_opening(self._schema, applied)
         if owed:  # a forget whose process ended before its VACUUM ran, or its clear
             self.reclaim()
 
@@ -463,6 +465,7 @@ class PostgresStore:
         shared.reclaimer.stop()  # no VACUUM of the memory may run once its schema is gone
         with self._connection(shared) as conn:
             conn.execute(f"DROP SCHEMA IF EXISTS {_quote(shared.schema)} CASCADE")
+        shared.steps_taken = frozenset()  # a handle still open must not answer for a new one
         self.close()
 
     def close(self) -> None:

@@ -304,6 +304,7 @@ class SQLiteStore:
         from ..migrations import apply, check_not_newer, stamp, steps_after_opening
 
         with self.write() as tx:
+            joined = self._shared.depth > 1  # a write around it commits, or not, its steps
             tx.execute(fresh.MIGRATIONS_TABLE)
             recorded = tx.all("SELECT name, applied_at FROM _migrations")
             applied = [row["name"] for row in recorded]
@@ -329,9 +330,10 @@ class SQLiteStore:
             if not (created or copied):  # a new store's statistics came with its schema
                 with contextlib.suppress(sqlite3.DatabaseError):  # they only guide plans
                     statistics.state_tenant_share(self._shared.writer)
-        # committed: what a rolled-back opening applied is not taken
-        taken = steps_after_opening(self._schema, applied)
-        self._shared.steps_taken = self._shared.steps_taken | taken
+        # Committed: what a rolled-back opening applied is not taken. Replaced, not added to:
+        # what the file held when the opening read it is all it holds.
+        if not joined:
+            self._shared.steps_taken = steps_after_opening(self._schema, applied)
 
     def _create_schema(self, tx: SQLiteTx, when: str) -> None:
         """A new store in a file found empty: what the steps leave, in one pass
