@@ -72,6 +72,16 @@ def search_scopes(args: dict[str, Any]) -> str | list[str] | None:
     return None
 
 
+def context_scopes(args: dict[str, Any]) -> str | list[str]:
+    """The scopes mem_context reads: as a search's (``search_scopes``), A's project scope and
+    A's personal observations for a project named alone (decision 0172, where 0167 left it
+    reading A's project scope alone); with neither project nor scope, the default project's
+    scope, as before."""
+    if args.get("project") and not args.get("scope"):
+        return [scope_of(args), "user"]
+    return scope_of(args)
+
+
 def _save(args: dict[str, Any]) -> dict[str, Any]:
     """A topic key is Engram's within (project, scope): a personal one is keyed with its
     project, and the note its topic key alone named before is taken over (decision 0138); its
@@ -236,7 +246,7 @@ def tools() -> list[ToolMap]:
             ),
             lambda a: drop_none(
                 {
-                    "scope": scope_of(a),
+                    "scope": context_scopes(a),
                     "max_bytes": a.get("max_bytes"),
                     "context_set_name": a.get("context_set"),
                     "project": read_project(a),
