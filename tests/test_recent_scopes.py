@@ -92,8 +92,15 @@ def test_the_size_limit_cuts_the_merged_list_honestly(memory: recuerdo.Memory, r
 
 @pytest.mark.parametrize(
     "scope",
-    [[], ["user", ""], ["user", 7], [f"project:p{n}" for n in range(21)], {"user": 1}],
-    ids=["empty", "blank", "number", "too_many", "mapping"],
+    [
+        [],
+        ["user", ""],
+        ["user", 7],
+        ["project:shop", None],
+        [f"project:p{n}" for n in range(21)],
+        {"user": 1},
+    ],
+    ids=["empty", "blank", "number", "none", "too_many", "mapping"],
 )
 def test_a_bad_list_of_scopes_is_refused_by_name(memory: recuerdo.Memory, scope: Any) -> None:
     saved(memory)

@@ -253,7 +253,8 @@ def _scopes(scope: object) -> list[str] | None:
     given = [scope] if isinstance(scope, str) else scope
     if not isinstance(given, list | tuple) or not given:
         raise InvalidInput("scope must be a label or a non-empty list of labels")
-    chosen = list(dict.fromkeys(notes.check_scope(one) for one in given))
+    # Each a label: ``check_scope`` reads None as the default scope, a list's None included.
+    chosen = list(dict.fromkeys(checked_label(one, "scope") for one in given))
     if len(chosen) > MAX_RECENT_SCOPES:
         raise InvalidInput(f"recent reads at most {MAX_RECENT_SCOPES} scopes at once")
     return chosen
