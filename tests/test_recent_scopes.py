@@ -109,6 +109,34 @@ def test_a_bad_list_of_scopes_is_refused_by_name(memory: recuerdo.Memory, scope:
     assert refused.value.code == "invalid_input" and "scope" in str(refused.value)
 
 
+@pytest.mark.parametrize("tool", ["mem_context", "mem_search"])
+def test_a_blank_project_reads_as_no_project_through_engram(tmp_path: Path, tool: str) -> None:
+    """Engram trims a project (``project_of``): a blank one is none. Read as a project, it
+    mapped to [project:default, user] with no project to filter ``user`` by, and every
+    project's personal observations came back (billing's here), where no project reads
+    project default's scope (mem_context) or every scope (mem_search, shop's too)."""
+    pool = gateway.MemoryPool(tmp_path, "mem")
+    tools = {entry.name: entry for entry in profile("engram")}
+    run = functools.partial(gateway.call, pool, memory_name="mem")
+    boss = Principal("boss", "t")
+    made = [
+        ("Plain", {}),
+        ("Theirs", {"project": "billing", "scope": "personal"}),
+        ("Shop", {"project": "shop"}),
+    ]
+    for title, where in made:
+        run(boss, tool=tools["mem_save"], arguments={"title": title, "content": "zebra", **where})
+    asked: dict[str, Any] = {"query": "zebra"} if tool == "mem_search" else {}
+
+    def ids(**more: Any) -> list[int]:
+        reply = run(boss, tool=tools[tool], arguments={**asked, **more})
+        return reply["ids"] if tool == "mem_context" else [h["id"] for h in reply["results"]]
+
+    for blank in ("   ", ""):
+        assert sorted(ids(project=blank)) == sorted(ids())
+    pool.close()
+
+
 def test_a_view_confined_to_a_scope_does_not_read_user_through_a_list(
     memory: recuerdo.Memory,
 ) -> None:
