@@ -204,3 +204,35 @@ def test_P8_a_search_naming_a_project_and_no_scope_reads_its_personal_observatio
         assert {hit["id"] for hit in scoped} == {shop}
 
     mcp(scenario)
+
+
+def test_P9_context_naming_a_project_and_no_scope_reads_its_personal_observations_too(
+    mcp: Mcp, http: Http
+) -> None:
+    """P9 mem_context(project=shop) alone is shop's recent context as Engram gives it: shop's
+    observations and shop's personal ones, newest first, pins first, one max_bytes over the
+    merged text; not billing's of either scope. It read shop's project scope alone (0167
+    left it; decision 0172). With a scope, that scope alone."""
+
+    async def scenario(tools: Tools) -> None:
+        shop = (await save(tools, project="shop", title="Shop rule", content="zebra rule"))["id"]
+        shop_personal, billing_personal = await saved_pair(tools, None)
+        billing = (await save(tools, project="billing", title="Bill", content="zebra bill"))["id"]
+        newer = (await save(tools, project="shop", title="Shop later", content="zebra"))["id"]
+        context = await tools.ok("mem_context", {"project": "shop"})
+        assert context["ids"] == [newer, shop_personal, shop]
+        assert billing not in context["ids"] and billing_personal not in context["ids"]
+        assert "Shop editor" in context["text"] and context["truncated"] is False
+        http.native("pin", {"id": shop})
+        http.native("pin", {"id": billing_personal})
+        pinned = await tools.ok("mem_context", {"project": "shop"})
+        assert (pinned["ids"], pinned["pinned"]) == ([shop, newer, shop_personal], [shop])
+        cut = await tools.ok("mem_context", {"project": "shop", "max_bytes": 120})
+        assert cut["truncated"] is True and cut["returned_bytes"] <= 120
+        assert cut["ids"] == pinned["ids"][: len(cut["ids"])]
+        scoped = await tools.ok("mem_context", {"project": "shop", "scope": "project"})
+        assert scoped["ids"] == [shop, newer]
+        alone = await tools.ok("mem_context", {})  # neither: project default's scope, as before
+        assert alone["ids"] == []
+
+    mcp(scenario)

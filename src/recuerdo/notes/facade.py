@@ -429,7 +429,7 @@ class NoteVerbs(MemoryBase):
     @verb("read", errors=(ContextSetNotFound,), cli_names={"context_set_name": "context-set"})
     def recent(
         self,
-        scope: str | None = None,
+        scope: str | list[str] | None = None,
         max_bytes: int = sessions.DEFAULT_RECENT_BYTES,
         context_set_name: str | None = None,
         project: str | None = None,
@@ -439,7 +439,8 @@ class NoteVerbs(MemoryBase):
         context set, then the latest notes and session summaries.
 
         Args:
-            scope: Only this scope.
+            scope: Only this scope, or these (at most 20), their latest notes merged newest
+                first.
             max_bytes: Size limit (default 16384, cap 65536).
             context_set_name: Also load this named context set (see context_set), after the pins.
             project: Leave out the notes of 'user' recorded as another project's (see save's

@@ -80,15 +80,16 @@ def pinned_rows(
     tx: Tx,
     tenant: str,
     viewer: str,
-    scope: str | None = None,
+    scopes: Sequence[str] | None = None,
     project_tag: str | None = None,
 ) -> list[Row]:
-    """The live pinned items ``viewer`` may read (of ``scope``; not recorded as another
+    """The live pinned items ``viewer`` may read (of ``scopes``; not recorded as another
     project's than ``project_tag``'s, when given), oldest pin first."""
     members_only, shown = visible("i", viewer)
     where, params = f" AND {members_only}", [tenant, tenant, *shown]
-    if scope is not None:
-        where, params = f"{where} AND i.scope = ?", [*params, scope]
+    if scopes is not None:
+        marks = ", ".join("?" * len(scopes))
+        where, params = f"{where} AND i.scope IN ({marks})", [*params, *scopes]
     if project_tag is not None:
         mine, more = projects.mine_or_none("i", project_tag)
         where, params = f"{where} AND {mine}", [*params, *more]

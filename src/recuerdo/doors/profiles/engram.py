@@ -64,12 +64,23 @@ def search_scopes(args: dict[str, Any]) -> str | list[str] | None:
     """The scopes a search reads. Engram filters the scope only when one is given: a search
     of project A alone reads A's observations and A's personal ones (``read_project`` keeps
     out the other projects' personal ones), where it read A's project scope alone (0148 left
-    it; decision 0167)."""
+    it; decision 0167). A blank project is none, as Engram trims it: read as one, it read
+    ``user`` with no project to keep to, every project's personal observations."""
     if args.get("scope"):
         return scope_of(args)
-    if args.get("project"):
+    if project_of(args):
         return [scope_of(args), "user"]
     return None
+
+
+def context_scopes(args: dict[str, Any]) -> str | list[str]:
+    """The scopes mem_context reads: as a search's (``search_scopes``), A's project scope and
+    A's personal observations for a project named alone (decision 0172, where 0167 left it
+    reading A's project scope alone); with neither project nor scope, the default project's
+    scope, as before (a blank project is none, as in a search)."""
+    if project_of(args) and not args.get("scope"):
+        return [scope_of(args), "user"]
+    return scope_of(args)
 
 
 def _save(args: dict[str, Any]) -> dict[str, Any]:
@@ -236,7 +247,7 @@ def tools() -> list[ToolMap]:
             ),
             lambda a: drop_none(
                 {
-                    "scope": scope_of(a),
+                    "scope": context_scopes(a),
                     "max_bytes": a.get("max_bytes"),
                     "context_set_name": a.get("context_set"),
                     "project": read_project(a),
