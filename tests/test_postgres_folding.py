@@ -88,6 +88,30 @@ def _folding(contents: dict[int, str], needle: str) -> list[int]:
     )
 
 
+# One memory a server for the pairs and every example of the property below, each in a scope of
+# its own: a memory made and dropped per example (75 schemas) took 30 s of a run, and 8 minutes on
+# a loaded machine.
+_SHARED: dict[str, tuple[recuerdo.Memory, PostgresStore]] = {}
+_EXAMPLES = itertools.count()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _shared_memories() -> Iterator[None]:
+    yield
+    while _SHARED:
+        memory, store = _SHARED.popitem()[1]
+        memory.close()
+        store.drop()
+
+
+def _shared_memory(server: str) -> recuerdo.Memory:
+    if server not in _SHARED:
+        name = unique_memory("fold")
+        store = PostgresStore(_url(server), name)
+        _SHARED[server] = (recuerdo.open(name, store=store, embedder="none"), store)
+    return _SHARED[server][0]
+
+
 @pytest.mark.parametrize("server", SERVERS)
 @pytest.mark.parametrize(
     ("stored", "needle"),
@@ -113,11 +137,12 @@ def _folding(contents: dict[int, str], needle: str) -> list[int]:
 )
 def test_an_entry_is_found_as_case_folding_finds_it(server: str, stored: str, needle: str) -> None:
     """Most pairs found nothing before, on both servers (the entry's own text too)."""
-    with _memory(server) as memory:
-        wanted = memory.remember("context", stored)
-        memory.remember("context", "something else entirely")
-        assert _found(memory, needle) == [wanted]
-        assert _found(memory, stored) == [wanted]  # its own text, whatever its letters
+    memory = _shared_memory(server)
+    scope = f"project:example-{next(_EXAMPLES)}"
+    wanted = memory.remember("context", stored, scope=scope)
+    memory.remember("context", "something else entirely", scope=scope)
+    assert _found(memory, needle, scope) == [wanted]
+    assert _found(memory, stored, scope) == [wanted]  # its own text, whatever its letters
 
 
 @pytest.mark.parametrize("server", SERVERS)
@@ -127,30 +152,6 @@ def test_only_what_folding_finds_is_found(server: str) -> None:
     with _memory(server) as memory:
         memory.remember("context", "İstanbul trip")
         assert _found(memory, "istanbul") == []
-
-
-# One memory a server for every example of the property below, each example in a scope of its
-# own: a memory made and dropped per example (75 schemas) took 30 s of a run, and 8 minutes on
-# a loaded machine.
-_SHARED: dict[str, tuple[recuerdo.Memory, PostgresStore]] = {}
-_EXAMPLES = itertools.count()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _shared_memories() -> Iterator[None]:
-    yield
-    while _SHARED:
-        memory, store = _SHARED.popitem()[1]
-        memory.close()
-        store.drop()
-
-
-def _shared_memory(server: str) -> recuerdo.Memory:
-    if server not in _SHARED:
-        name = unique_memory("fold")
-        store = PostgresStore(_url(server), name)
-        _SHARED[server] = (recuerdo.open(name, store=store, embedder="none"), store)
-    return _SHARED[server][0]
 
 
 @pytest.mark.parametrize("server", ["system", "icu", "lithuanian"])
