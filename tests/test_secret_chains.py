@@ -44,11 +44,17 @@ LEAKS = {
 }
 
 
-@pytest.mark.parametrize(("text", "leak"), LEAKS.values(), ids=LEAKS)
-def test_the_credential_is_redacted(text: str, leak: str) -> None:
+def _stable_on_every_road(text: str, leak: str) -> str:
+    """``leak`` is kept by no road, and a second redaction changes nothing: the text stored."""
     assert_no_road_keeps(text, leak)
     once = redact(text).text
     assert redact(once).text == once
+    return once
+
+
+@pytest.mark.parametrize(("text", "leak"), LEAKS.values(), ids=LEAKS)
+def test_the_credential_is_redacted(text: str, leak: str) -> None:
+    _stable_on_every_road(text, leak)
 
 
 @pytest.mark.parametrize(
@@ -109,9 +115,7 @@ GIVEN_TO_A_MARKER = {
 
 @pytest.mark.parametrize(("text", "leak"), GIVEN_TO_A_MARKER.values(), ids=GIVEN_TO_A_MARKER)
 def test_a_value_given_to_a_marker_is_redacted(text: str, leak: str) -> None:
-    assert_no_road_keeps(text, leak)
-    once = redact(text).text
-    assert redact(once).text == once
+    _stable_on_every_road(text, leak)
     assert redact(text).found == ("PASSWORD",)
 
 
@@ -168,10 +172,7 @@ WALRUS = {
 
 @pytest.mark.parametrize(("text", "leak"), WALRUS.values(), ids=WALRUS)
 def test_a_value_given_by_colon_equals_is_redacted(text: str, leak: str) -> None:
-    assert_no_road_keeps(text, leak)
-    once = redact(text).text
-    assert redact(once).text == once
-    assert ":=" in once
+    assert ":=" in _stable_on_every_road(text, leak)
 
 
 @pytest.mark.parametrize(
