@@ -311,6 +311,7 @@ def recent(
     at = now_iso()
     blocks: list[str] = []
     ids: list[int] = []
+    taken: set[int] = set()  # a pinned note or one of the set comes once, where it first comes
     flagged: dict[str, list[int]] = {"pinned": [], "set": []}
     used = 0
     truncated = False
@@ -321,7 +322,7 @@ def recent(
     ]
     for flag, rows in sources:
         for row in rows:
-            if row["id"] in ids:
+            if row["id"] in taken:
                 continue
             label = "pinned" if flag == "pinned" else f"in set {context_set_name}" if flag else ""
             block = _block(row, at, label)
@@ -332,12 +333,14 @@ def recent(
                     kept = cap_utf8(block, room).text  # whole code points, then whole characters
                     blocks.append(clip(block, len(kept)))
                     ids.append(row["id"])
+                    taken.add(row["id"])
                     if flag:
                         flagged[flag].append(row["id"])
                 truncated = True
                 break
             blocks.append(block)
             ids.append(row["id"])
+            taken.add(row["id"])
             if flag:
                 flagged[flag].append(row["id"])
             used += cost
