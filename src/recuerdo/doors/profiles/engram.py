@@ -25,6 +25,19 @@ Engram tools, with these extensions:
 
 _PROJECT = prop("string", "The project (default 'default'); names are trimmed and lower-cased.")
 _SCOPE = prop("string", "'project' (default) or 'personal'.", enum=["project", "personal"])
+# A read naming a project and no scope reads both (decisions 0167, 0172): said where it is used
+_SEARCH_SCOPE = prop(
+    "string",
+    "'project' or 'personal'. Left out: a project's observations and its personal ones when a"
+    " project is given, else every scope.",
+    enum=["project", "personal"],
+)
+_CONTEXT_SCOPE = prop(
+    "string",
+    "'project' or 'personal'. Left out: a project's observations and its personal ones when a"
+    " project is given, else the default project's.",
+    enum=["project", "personal"],
+)
 _PROMPT_TITLE_CHARS = 60
 
 
@@ -200,7 +213,7 @@ def tools() -> list[ToolMap]:
                     "query": prop("string", "What to look for."),
                     "type": prop("string", "Only this type."),
                     "project": _PROJECT,
-                    "scope": _SCOPE,
+                    "scope": _SEARCH_SCOPE,
                     # Engram's limit is 10 by default, at most 20: a larger one reads 20
                     # (the mapping caps it), as Engram does, rather than refusing the call.
                     "limit": prop(
@@ -238,7 +251,7 @@ def tools() -> list[ToolMap]:
             schema(
                 {
                     "project": _PROJECT,
-                    "scope": _SCOPE,
+                    "scope": _CONTEXT_SCOPE,
                     "max_bytes": prop("integer", "Size limit (cap 65536)."),
                     "context_set": prop(
                         "string", "A named context set to load after the pins (extension)."
