@@ -364,7 +364,7 @@ def test_rows_only_a_later_snapshot_still_sees_do_not_leave_the_vacuum_owed(
 
 
 def test_a_run_behind_an_older_transaction_does_not_wait_for_pinned_pages(
-    store: PostgresStore,
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A run that came before older transactions ended is incomplete whatever it removes, yet
     its VACUUM waited for pins up to ``PIN_PATIENCE_MS`` for a page that such a transaction's
@@ -372,6 +372,9 @@ def test_a_run_behind_an_older_transaction_does_not_wait_for_pinned_pages(
     (the review of 0146). The mark stays for the next open, as before."""
     from recuerdo.store.postgres import maintenance
 
+    # Each run waits this long for older transactions (10 s otherwise: 20 s of a test run);
+    # the wait for pins the fix removed stays 10 s, so a run that waited for them is seen
+    monkeypatch.setattr(maintenance, "HORIZON_PATIENCE", 3.0)
     memory = recuerdo.open(store.memory, store=store, embedder="none")
     reader = _admin(store)
     try:
@@ -383,7 +386,8 @@ def test_a_run_behind_an_older_transaction_does_not_wait_for_pinned_pages(
         started = time.monotonic()
         store._shared.reclaimer.stop()  # what the last handle's close waits for
         took = time.monotonic() - started
-        # the run under way and the close's last try, each waiting for older ones: 70 s before
+        # the run under way and the close's last try, each waiting for older ones (and, before
+        # the fix, for the pinned page too: 26 s here, 70 s with the patience as shipped)
         assert took < 2 * maintenance.HORIZON_PATIENCE + 5
         assert _owed(store) is not None
     finally:
@@ -391,11 +395,16 @@ def test_a_run_behind_an_older_transaction_does_not_wait_for_pinned_pages(
         memory.close()
 
 
-def test_a_close_waits_for_a_pinned_page_no_longer_than_for_a_lock(store: PostgresStore) -> None:
+def test_a_close_waits_for_a_pinned_page_no_longer_than_for_a_lock(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A cursor opened after the forget and left open pins the note's page: the VACUUM that
     waits for pins (decision 0146) waited 60 s for it, so the last handle's close took over a
-    minute. It waits as long as for a lock (``lock_timeout``, 10 s); the mark stays for the
-    next open."""
+    minute. It waits as long as for a lock (``lock_timeout``, 10 s as shipped, 3 s here: 20 s
+    of a test run otherwise); the mark stays for the next open."""
+    from recuerdo.store.postgres import maintenance
+
+    monkeypatch.setattr(maintenance, "PIN_PATIENCE_MS", 3_000)
     memory = recuerdo.open(store.memory, store=store, embedder="none")
     blocker, reader = _admin(store), _admin(store)
     try:
@@ -405,7 +414,7 @@ def test_a_close_waits_for_a_pinned_page_no_longer_than_for_a_lock(store: Postgr
         started = time.monotonic()
         store._shared.reclaimer.stop()  # what the last handle's close waits for
         took = time.monotonic() - started
-        assert took < 45  # 2 x 10 s and the rest; 62 s with a patience of 60 s
+        assert took < 2 * 3 + 15  # two waits of a lock's patience and the rest; 62 s before
         assert _owed(store) is not None
     finally:
         blocker.close()

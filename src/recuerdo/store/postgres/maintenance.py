@@ -227,7 +227,7 @@ def owe_reclaim(tx: Any) -> None:
     )
 
 
-def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
+def reclaim_owed(shared: _Shared, patience: float | None = None) -> bool:
     """One VACUUM of every table of the memory, index entries included, then an ANALYZE (the
     statistics quote sampled rows, decision 0070); True when it came after every transaction of
     the database that was running when the forgets committed and did not wait past its
@@ -251,7 +251,8 @@ def reclaim_owed(shared: _Shared, patience: float = HORIZON_PATIENCE) -> bool:
             # the next open by a role that may.
             return True
         mark = owed_mark(conn, RECLAIM_OWED)
-        deadline = time.monotonic() + patience
+        # read when called (a test shortens it), as PIN_PATIENCE_MS below is
+        deadline = time.monotonic() + (HORIZON_PATIENCE if patience is None else patience)
         behind = mark is not None
         while behind:
             behind = bool(conn.execute(_OLDER_RUNNING, [mark]).fetchone()[0])
