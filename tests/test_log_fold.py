@@ -26,12 +26,15 @@ def _erasure_owed(memory: recuerdo.Memory) -> bool:
 
 
 def test_a_reader_holding_the_log_no_longer_holds_the_forget(
-    file_memory: recuerdo.Memory, caplog: pytest.LogCaptureFixture
+    file_memory: recuerdo.Memory, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from recuerdo.store.sqlite import log_fold
+
     entry = file_memory.remember("learning", f"the {SECRET_WORD} vault code")
     file_memory._upkeep.drain()
     path = file_memory._store.location
-    patience = 10.0  # log_fold.PATIENCE
+    patience = 2.0  # 10 s as shipped: the forget waits it out, 10 s of a test run
+    monkeypatch.setattr(log_fold, "PATIENCE", patience)
     reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     reader.execute("BEGIN")
     reader.execute("SELECT count(*) FROM items").fetchone()
