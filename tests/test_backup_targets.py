@@ -422,10 +422,16 @@ def test_a_restore_never_loads_into_a_copy_a_sweep_removed_as_it_began(tmp_path:
 
     sweeper = threading.Thread(target=sweeping)
     sweeper.start()
-    lost = 0
+    lost = refused = 0
     try:
         for _ in range(6000):
-            copy, fd = backup_files.scratch_copy(tmp_path / "m.db")
+            try:
+                copy, fd = backup_files.scratch_copy(tmp_path / "m.db")
+            except (
+                recuerdo.Conflict
+            ):  # five claims in a row swept (once in a CI run): said, not lost
+                refused += 1
+                continue
             lost += not copy.exists()
             os.close(fd)
             copy.unlink(missing_ok=True)
@@ -433,6 +439,7 @@ def test_a_restore_never_loads_into_a_copy_a_sweep_removed_as_it_began(tmp_path:
         stop.set()
         sweeper.join()
     assert lost == 0
+    assert refused < 600  # the claims were made, most of them at the first name
 
 
 def test_a_name_too_long_for_postgresql_is_refused_before_the_archive_is_loaded(
