@@ -160,6 +160,21 @@ def _pin(conn: psycopg.Connection, page: int) -> psycopg.ServerCursor[Any]:
     return pinning
 
 
+def _what_was_left(store: PostgresStore) -> str:
+    """The mark, the index entries of the note's title, and the memory's VACUUMs with what
+    they wait for."""
+    with _admin(store) as conn:
+        vacuums = conn.execute(
+            "SELECT state, wait_event_type, wait_event FROM pg_stat_activity"
+            " WHERE datname = current_database() AND query LIKE %s",
+            [f"VACUUM%{schema_name(store.memory)}%"],
+        ).fetchall()
+    return (
+        f"owed={_owed(store)}, title entries in {_btree_entries_holding(store, MARKER)},"
+        f" vacuums={vacuums}"
+    )
+
+
 @pytest.mark.xfail(
     strict=False,
     reason="in 3 of 5 fresh-clone CI runs late in stop 58 (never alone) a forget settled with"
@@ -176,12 +191,15 @@ def test_a_vacuum_that_could_not_prune_a_pinned_page_stays_owed(store: PostgresS
     settled at once, where the row was gone anyway (a scan may prune a page it reads)."""
     memory = recuerdo.open(store.memory, store=store, embedder="none")
     blocker, reader = _admin(store), _admin(store)
+    step = "setting up"
     try:
         _forgotten_under_a_pin(store, memory, blocker, reader)
         blocker.execute("COMMIT")
+        step = "settling at once"
         if store.settle(timeout=2):
             assert _btree_entries_holding(store, MARKER) == []
         else:
+            step = "waiting for the pinned page"
             assert _owed(store) is not None
             # the VACUUM waits for the page (FREEZE, decision 0146), no retry 30 seconds later
             deadline = time.monotonic() + 30
@@ -189,9 +207,14 @@ def test_a_vacuum_that_could_not_prune_a_pinned_page_stays_owed(store: PostgresS
                 time.sleep(0.05)
             assert _vacuum_waits(reader, store, "BufferPin")
         reader.execute("ROLLBACK")
+        step = "settling once the pin went"
         assert store.settle(timeout=SETTLED_WITHIN)
         assert _btree_entries_holding(store, MARKER) == []
         assert _owed(store) is None
+    except AssertionError:
+        # Marked xfail, a failure shows only the mark's reason: this one says where and what
+        # was left, for the cause still unknown (closing notes 59 and 60)
+        pytest.xfail(f"failed {step}: {_what_was_left(store)}")
     finally:
         blocker.close()
         reader.close()
