@@ -81,7 +81,9 @@ def test_a_paragraph_of_words_is_never_taken(sign: str, brk: str, first: str, ta
 @given(
     _SIGN,
     st.sampled_from(BREAKS),
-    _LETTERS.filter(lambda word: not _CODE_VALUE.fullmatch(word)),  # placeholders are kept
+    # Placeholders are kept; and a line opening with "password" is a netrc line, whose
+    # password is the next word, "#" included (Hypothesis drew it from the rules' own words)
+    _LETTERS.filter(lambda word: not _CODE_VALUE.fullmatch(word) and word.lower() != "password"),
     st.sampled_from(["  # old", " # old", "  // x", " ; y", "   #", " #"]),
 )
 def test_one_word_then_a_comment_is_always_taken(
