@@ -18,6 +18,8 @@ from recuerdo.doors.profiles import profile
 from recuerdo.errors import CapabilityNotGranted, InvalidInput
 from recuerdo.security.tokens import Principal
 
+from .conftest import settled_dump
+
 BOTH = ["project:shop", "user"]
 
 
@@ -90,7 +92,7 @@ def test_the_size_limit_cuts_the_merged_list_honestly(memory: recuerdo.Memory, r
     assert whole["text"].startswith(cut["text"].removesuffix("..."))
 
 
-@pytest.mark.parametrize(
+BAD_SCOPES = pytest.mark.parametrize(
     "scope",
     [
         [],
@@ -102,11 +104,25 @@ def test_the_size_limit_cuts_the_merged_list_honestly(memory: recuerdo.Memory, r
     ],
     ids=["empty", "blank", "number", "none", "too_many", "mapping"],
 )
+
+
+@BAD_SCOPES
 def test_a_bad_list_of_scopes_is_refused_by_name(memory: recuerdo.Memory, scope: Any) -> None:
     saved(memory)
     with pytest.raises(InvalidInput) as refused:
         memory.recent(scope=scope, project="shop")
     assert refused.value.code == "invalid_input" and "scope" in str(refused.value)
+
+
+@BAD_SCOPES
+def test_a_refused_list_of_scopes_leaves_the_store_unchanged(
+    file_memory: recuerdo.Memory, scope: Any
+) -> None:
+    saved(file_memory)
+    before = settled_dump(file_memory)
+    with pytest.raises(InvalidInput):
+        file_memory.recent(scope=scope, project="shop")
+    assert settled_dump(file_memory) == before
 
 
 @pytest.mark.parametrize("tool", ["mem_context", "mem_search"])
