@@ -201,12 +201,7 @@ def test_a_vacuum_that_could_not_prune_a_pinned_page_stays_owed(store: PostgresS
         else:
             step = "waiting for the pinned page"
             assert _owed(store) is not None
-            # the VACUUM waits for the page (FREEZE, decision 0146), no retry 30 seconds later.
-            # Its lock patience (10 s) may have run out behind the blocker on a loaded machine:
-            # no VACUUM was left, and the retry came past this wait (the XFAIL line of a run of
-            # stop 60 said vacuums=[]). A forget's ask starts the run that meets the pin.
-            if not _vacuum_waits(reader, store, "BufferPin"):
-                store.reclaim()
+            # the VACUUM waits for the page (FREEZE, decision 0146), no retry 30 seconds later
             deadline = time.monotonic() + 30
             while not _vacuum_waits(reader, store, "BufferPin") and time.monotonic() < deadline:
                 time.sleep(0.05)
