@@ -172,9 +172,9 @@ def test_a_token_confined_to_a_project_reads_no_personal_observation_through_eng
     tmp_path: Path, tool: str
 ) -> None:
     """Through the Engram door as the gateway runs it for a token: mem_context(project=shop)
-    reads shop's scope and ``user``, so a token limited to project:shop is refused (as
-    mem_search is, 0167) and reads its scope when it names it; a token naming both reads
-    both."""
+    reads shop's scope and ``user``; a token limited to project:shop reads shop's scope alone
+    and is told ``user`` was out of its reach (0173; refused before, as mem_search was since
+    0167), is refused ``user`` when it names it, and a token reaching both reads both."""
     pool = gateway.MemoryPool(tmp_path, "mem")
     tools = {entry.name: entry for entry in profile("engram")}
     run = functools.partial(gateway.call, pool, memory_name="mem")
@@ -198,16 +198,20 @@ def test_a_token_confined_to_a_project_reads_no_personal_observation_through_eng
         {"query": "zebra"} if tool == "mem_search" else {}
     )
 
+    def reply_to(principal: Principal, **more: Any) -> dict[str, Any]:
+        return dict(run(principal, tool=tools[tool], arguments={**asked, **more}))
+
     def ids(principal: Principal, **more: Any) -> set[int]:
-        reply = run(principal, tool=tools[tool], arguments={**asked, **more})
+        reply = reply_to(principal, **more)
         return set(reply["ids"]) if tool == "mem_context" else {h["id"] for h in reply["results"]}
 
     lim = Principal("lim", "t", scopes=("project:shop",))
-    with pytest.raises(CapabilityNotGranted):
-        ids(lim)
-    assert ids(lim, scope="project") == {rule["id"]}
+    assert ids(lim) == ids(lim, scope="project") == {rule["id"]}
+    assert reply_to(lim)["scopes_out_of_reach"] == ["user"]
+    assert "scopes_out_of_reach" not in reply_to(lim, scope="project")
     with pytest.raises(CapabilityNotGranted):
         ids(lim, scope="personal")
     both = Principal("both", "t", scopes=("project:shop", "user"))
     assert ids(both) == ids(boss) == {rule["id"], mine["id"]}
+    assert "scopes_out_of_reach" not in reply_to(both)
     pool.close()

@@ -203,6 +203,7 @@ def call(
     declared = "user_id" in tool.schema.get("properties", {})
     user_id = given.pop("user_id", None) if declared else None
     native = tool.translate(given)
+    out_of_reach = _within_reach(tool, given, native, principal.scopes)
     if pool.remote:
         native = server_files(pool.ingest_root, VERBS[tool.verb].paths, native)
     # Who may reach the memory is decided before whether it exists: a caller never learns
@@ -221,7 +222,32 @@ def call(
         scopes=principal.scopes,
     )
     reply = VERBS[tool.verb].call(view, native)
-    return reply if tool.present is None else tool.present(reply, view)
+    reply = reply if tool.present is None else tool.present(reply, view)
+    if out_of_reach and isinstance(reply, dict):
+        reply["scopes_out_of_reach"] = out_of_reach
+    return reply
+
+
+def _within_reach(
+    tool: ToolMap,
+    given: Mapping[str, Any],
+    native: dict[str, Any],
+    reach: Sequence[str] | None,
+) -> list[str]:
+    """Narrow the scopes a tool chose itself (``ToolMap.scopes_of_its_own``) to those a token
+    limited to ``reach`` reaches, in ``native``; the ones left out, for the reply to name.
+    When it reaches none of them, nothing is narrowed and the call is refused as any other
+    (an empty reading would pass for an empty memory)."""
+    chosen = native.get("scope")
+    if reach is None or tool.scopes_of_its_own is None or not isinstance(chosen, list):
+        return []
+    if not tool.scopes_of_its_own(dict(given)):
+        return []
+    kept = [scope for scope in chosen if scope in reach]
+    if not kept:
+        return []
+    native["scope"] = kept
+    return [scope for scope in chosen if scope not in reach]
 
 
 def check_schema(tool: ToolMap, arguments: Mapping[str, Any]) -> None:

@@ -256,6 +256,9 @@ class Recent(TypedDict):
     context_set: NotRequired[str]
     from_set: NotRequired[list[int]]
     """The ids shown next because they are in the named context set."""
+    scopes_out_of_reach: NotRequired[list[str]]
+    """A door's only: the scopes its tool reads for a call naming none (Engram's project named
+    alone) that the caller's token does not reach, left out of this answer (decision 0173)."""
 
 
 @with_config(FORBID)

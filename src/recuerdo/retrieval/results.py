@@ -77,6 +77,9 @@ class Found(TypedDict):
     query_truncated: NotRequired[bool]
     """Present (true) when less than the query was searched: its first 2,000 characters (the
     ``query`` field holds them), or its first 32 distinct words (stop words aside)."""
+    scopes_out_of_reach: NotRequired[list[str]]
+    """A door's only: the scopes its tool reads for a call naming none (Engram's project named
+    alone) that the caller's token does not reach, left out of this answer (decision 0173)."""
 
 
 @with_config(FORBID)

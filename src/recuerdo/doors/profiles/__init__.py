@@ -43,6 +43,12 @@ class ToolMap:
     output: Any = None
     """The type of the reply as ``present`` shows it (a TypedDict declared beside the tool
     map), when it is not the verb's result type and no ``reply_schema`` is given."""
+    scopes_of_its_own: Callable[[dict[str, Any]], bool] | None = None
+    """Whether, for these arguments, the list of scopes ``translate`` gives is the tool's own
+    reading of a call that named no scope (Engram's project named alone reads the project's
+    scope and ``user``). A token limited to scopes then reads those of the list it reaches,
+    and the reply names the others (``scopes_out_of_reach``): it is not refused for scopes it
+    never asked for (decision 0173). None: every scope given is the caller's, checked whole."""
 
     @property
     def result(self) -> Any:

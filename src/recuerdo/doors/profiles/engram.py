@@ -25,17 +25,19 @@ Engram tools, with these extensions:
 
 _PROJECT = prop("string", "The project (default 'default'); names are trimmed and lower-cased.")
 _SCOPE = prop("string", "'project' (default) or 'personal'.", enum=["project", "personal"])
-# A read naming a project and no scope reads both (decisions 0167, 0172): said where it is used
+# A read naming a project and no scope reads both (decisions 0167, 0172, 0173): said where used
 _SEARCH_SCOPE = prop(
     "string",
     "'project' or 'personal'. Left out: a project's observations and its personal ones when a"
-    " project is given, else every scope.",
+    " project is given (a token limited to scopes reads those it reaches; the reply's"
+    " scopes_out_of_reach names the others), else every scope.",
     enum=["project", "personal"],
 )
 _CONTEXT_SCOPE = prop(
     "string",
     "'project' or 'personal'. Left out: a project's observations and its personal ones when a"
-    " project is given, else the default project's.",
+    " project is given (a token limited to scopes reads those it reaches; the reply's"
+    " scopes_out_of_reach names the others), else the default project's.",
     enum=["project", "personal"],
 )
 _PROMPT_TITLE_CHARS = 60
@@ -94,6 +96,13 @@ def context_scopes(args: dict[str, Any]) -> str | list[str]:
     if project_of(args) and not args.get("scope"):
         return [scope_of(args), "user"]
     return scope_of(args)
+
+
+def named_no_scope(args: dict[str, Any]) -> bool:
+    """Whether a read's scopes are the door's own choice: a project named with no scope reads
+    two (``search_scopes``, ``context_scopes``), of which a token limited to scopes reads those
+    it reaches (decision 0173)."""
+    return not args.get("scope")
 
 
 def _save(args: dict[str, Any]) -> dict[str, Any]:
@@ -234,6 +243,7 @@ def tools() -> list[ToolMap]:
                 }
             ),
             read_only=True,
+            scopes_of_its_own=named_no_scope,
         ),
         ToolMap(
             "mem_get_observation",
@@ -267,6 +277,7 @@ def tools() -> list[ToolMap]:
                 }
             ),
             read_only=True,
+            scopes_of_its_own=named_no_scope,
         ),
         ToolMap(
             "mem_timeline",
