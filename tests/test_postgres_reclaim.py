@@ -5,6 +5,7 @@ when a process ends is run by the next one to open the memory."""
 from __future__ import annotations
 
 import gzip
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -182,18 +183,23 @@ def _what_was_left(store: PostgresStore) -> str:
     " stop 59, whose runs read the VACUUM's own horizon (decision 0163) in case something the"
     " wait for older transactions does not see held it: cause not confirmed (closing note 59)",
 )
-def test_a_vacuum_that_could_not_prune_a_pinned_page_stays_owed(store: PostgresStore) -> None:
+def test_a_vacuum_that_could_not_prune_a_pinned_page_stays_owed(
+    store: PostgresStore, caplog: pytest.LogCaptureFixture
+) -> None:
     """A VACUUM prunes no page another session holds pinned (here a cursor stopped on the
     note's page, opened after the delete: no older transaction to wait for) and left the
     dead row and its title's index entry while the reclaimer said it was done (a CI run).
     The mark stays until a VACUUM that removed every dead row (decision 0137): one with
     FREEZE, which waits for the page (decision 0146). Settled means erased: once a CI run found it
     settled at once, where the row was gone anyway (a scan may prune a page it reads)."""
+    caplog.set_level(logging.INFO, logger="recuerdo.store")
     memory = recuerdo.open(store.memory, store=store, embedder="none")
     blocker, reader = _admin(store), _admin(store)
     step = "setting up"
+    began, committed = time.time(), -1.0
     try:
         _forgotten_under_a_pin(store, memory, blocker, reader)
+        committed = time.time() - began
         blocker.execute("COMMIT")
         step = "settling at once"
         if store.settle(timeout=2):
@@ -214,7 +220,15 @@ def test_a_vacuum_that_could_not_prune_a_pinned_page_stays_owed(store: PostgresS
     except AssertionError:
         # Marked xfail, a failure shows only the mark's reason: this one says where and what
         # was left, for the cause still unknown (closing notes 59 and 60)
-        pytest.xfail(f"failed {step}: {_what_was_left(store)}")
+        told = [
+            f"{record.created - began:.1f}s {record.getMessage()}"
+            f" {record.exc_info[1] if record.exc_info else ''}".strip()
+            for record in caplog.records
+        ]
+        pytest.xfail(
+            f"failed {step}: {_what_was_left(store)}; blocker committed after"
+            f" {committed:.1f}s; the reclaimer said {told}"
+        )
     finally:
         blocker.close()
         reader.close()

@@ -264,6 +264,7 @@ def reclaim_owed(shared: _Shared, patience: float | None = None) -> bool:
         conn.execute(f"SET lock_timeout = {PIN_PATIENCE_MS}")
         try:
             if behind:  # incomplete whatever it removes: no wait for pins (the review of 0146)
+                _log.info("the VACUUM owed after a forget runs with older transactions still open")
                 conn.execute(f"{VACUUM_EVERY_INDEX} {listed}")
             else:
                 rows = sum(max(value, 0.0) for value in counted.values())
