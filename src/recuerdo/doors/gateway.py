@@ -3,7 +3,8 @@
 A request names its memory; the caller is a :class:`~recuerdo.security.tokens.Principal`. Its
 tenant is applied to every read and write (a memory view bound to that tenant), its memory
 patterns and the host ceiling decide which memories it reaches, a read-only principal cannot
-call a write verb, and a principal limited to scopes must name one of them.
+call a write verb, and a principal limited to scopes must name one of them (of the scopes a
+tool chose itself for a call naming none, it reads those it reaches: ``_within_reach``).
 """
 
 from __future__ import annotations
