@@ -143,6 +143,9 @@ class Pack(TypedDict):
     links_cut: NotRequired[bool]
     """A hop of the walk reached more items than the budget could hold (a hub note): those of
     the lowest ids were ranked, and the walk went no further. The pack is truncated."""
+    scopes_out_of_reach: NotRequired[list[str]]
+    """A door's only: the scopes its tool reads for a call naming none (Notarium's recall of a
+    project) that the caller's token does not reach, left out of this pack (decision 0173)."""
 
 
 @with_config(FORBID)

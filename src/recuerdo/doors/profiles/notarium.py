@@ -73,6 +73,12 @@ def _project_scope(args: dict[str, Any]) -> str | None:
     return None if project is None else f"project:{project}"
 
 
+def _always(args: dict[str, Any]) -> bool:
+    """recall takes no scope: the scopes it reads for a project are always its own choice, of
+    which a token limited to scopes reads those it reaches (decision 0173)."""
+    return True
+
+
 def _remember(axis: str):  # type: ignore[no-untyped-def]
     def translate(a: dict[str, Any]) -> dict[str, Any]:
         return drop_none(
@@ -175,7 +181,8 @@ def tools() -> list[ToolMap]:
             "recall",
             "context",
             "A context pack for a topic within a token budget: with a project, that project's"
-            " notes and memory and what is known about the user.",
+            " notes and memory and what is known about the user (a token limited to scopes"
+            " reads those it reaches; scopes_out_of_reach names the others).",
             schema(
                 _both(
                     {
@@ -198,6 +205,7 @@ def tools() -> list[ToolMap]:
                 }
             ),
             read_only=True,
+            scopes_of_its_own=_always,
         ),
         ToolMap(
             "edit_note",
