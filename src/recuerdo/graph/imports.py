@@ -25,8 +25,11 @@ from ..index.chunk import Span
 from ..index.chunks import check_spans, insert_chunks
 from ..store.base import Row, Tx, groups, marks
 from . import cite, store, values
+from .import_page import Page, add_types, entity_of, link
 from .remember import LIMITS, check_relation, check_type
 
+KINDS = ("document", "entity", "fact")
+"""The records read in here, each given the call's :class:`Page`."""
 MAX_DOCUMENT_BYTES = LIMITS["passages"] * (LIMITS["passage_bytes"] + 2)
 """The largest text a ``remember_knowledge`` call stores (its passages, joined)."""
 
@@ -92,20 +95,6 @@ def _types(value: object, field: str) -> list[str]:
     return [check_type(kind, f"{field}[{i}]") for i, kind in enumerate(_list(value, field))]
 
 
-def _entity(tx: Tx, tenant: str, scope: str, name: str, known_at: str | None) -> int:
-    """The entity of a name, made if new. One made here later than the record says it was
-    known is dated back: a document read in before the entity's record named it at the
-    document's time, and ``as_of`` reads between the two answered nothing after a round trip."""
-    found = store.entity(tx, tenant, scope, name, recorded_at=known_at)
-    assert found is not None
-    if known_at is not None and not found[1]:
-        tx.execute(
-            "UPDATE entities SET recorded_at = ? WHERE tenant = ? AND id = ? AND recorded_at > ?",
-            (known_at, tenant, found[0], known_at),
-        )
-    return found[0]
-
-
 @dataclass(frozen=True)
 class _Document:
     text: str
@@ -143,7 +132,12 @@ def _checked_document(record: dict[str, Any]) -> _Document:
 
 
 def import_document(
-    tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
+    tx: Tx,
+    tenant: str,
+    principal: str,
+    scope: str,
+    record: dict[str, Any],
+    page: Page,
 ) -> None:
     doc = _checked_document(record)
     meta = {"kind": doc.kind, "source": doc.source, "import_key": record["key"]}
@@ -163,7 +157,7 @@ def import_document(
     # Each name once: an entity looked up (and dated back) per mention was two statements a
     # mention of every passage.
     entities = {
-        name: _entity(tx, tenant, scope, name, doc.ingested_at)
+        name: entity_of(tx, tenant, scope, name, doc.ingested_at, page)
         for name in {name for names in doc.mentions for name in names}
     }
     tx.executemany(
@@ -225,19 +219,33 @@ def _checked_entity(record: dict[str, Any]) -> _Entity:
     )
 
 
-def import_entity(tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]) -> None:
+def import_entity(
+    tx: Tx,
+    tenant: str,
+    principal: str,
+    scope: str,
+    record: dict[str, Any],
+    page: Page,
+) -> None:
     entity = _checked_entity(record)
-    entity_id = _entity(tx, tenant, scope, entity.name, entity.recorded_at)
-    for kind in entity.types:
-        store.add_type(tx, tenant, entity_id, kind)
+    entity_id = entity_of(tx, tenant, scope, entity.name, entity.recorded_at, page)
+    add_types(tx, tenant, entity_id, entity.types, page)
+    # An entity this call made holds no value but those this call gave it.
+    asked = entity_id not in page.made or entity_id in page.valued
     held = Counter(
         (r["key"], r["value"], r["valid_from"], r["recorded_at"])
-        for r in tx.all(
-            "SELECT key, value, valid_from, recorded_at FROM attributes"
-            " WHERE tenant = ? AND entity_id = ?",
-            (tenant, entity_id),
+        for r in (
+            tx.all(
+                "SELECT key, value, valid_from, recorded_at FROM attributes"
+                " WHERE tenant = ? AND entity_id = ?",
+                (tenant, entity_id),
+            )
+            if asked
+            else ()
         )
     )
+    if entity.values:
+        page.valued.add(entity_id)
     for value in entity.values:
         if held[value.said()]:  # a copy read back (A to B to A) adds no row twice
             held[value.said()] -= 1
@@ -365,23 +373,26 @@ def _cited(
 
 
 def import_fact(
-    tx: Tx, tenant: str, principal: str, scope: str, record: dict[str, Any]
+    tx: Tx,
+    tenant: str,
+    principal: str,
+    scope: str,
+    record: dict[str, Any],
+    page: Page,
 ) -> str | None:
     fact = _checked_fact(record)
-    cited = _cited(tx, tenant, scope, fact.sources)
-    subject, obj = (_entity(tx, tenant, scope, name, fact.recorded_at) for name in fact.ends)
+    cited = _cited(tx, tenant, scope, fact.sources) if fact.sources else []
+    subject, obj = (
+        entity_of(tx, tenant, scope, name, fact.recorded_at, page) for name in fact.ends
+    )
     for entity_id, kinds in ((subject, fact.types[0]), (obj, fact.types[1])):
-        for kind in kinds:
-            store.add_type(tx, tenant, entity_id, kind)
+        add_types(tx, tenant, entity_id, kinds, page)
     # As a write would: a fact current here already is not stored twice (the import read in a
     # second copy of every fact a scope shared with the one it came from).
     held = ended = None
+    triple = (subject, fact.relation, obj)
     if fact.ended_at is None:
-        current = tx.one(
-            "SELECT id, attributes, recorded_at FROM facts WHERE tenant = ? AND subject_id = ?"
-            " AND relation = ? AND object_id = ? AND ended_at IS NULL",
-            (tenant, subject, fact.relation, obj),
-        )
+        current = page.current_fact(tx, tenant, triple)
         if current is not None and not values.same_fact_attributes(
             current["attributes"], fact.attributes
         ):
@@ -391,6 +402,8 @@ def import_fact(
             ended = current["id"] if fact.ended_at is None else None
         elif current is not None:
             held = current["id"]
+    elif triple in page.tracked:  # history: the same ended fact, read back (A to B to A)
+        held = _held_history(tx, tenant, triple, fact)
     fact_id = (
         store.insert_fact(
             tx,
@@ -405,37 +418,47 @@ def import_fact(
         if held is None
         else int(held)
     )
+    if held is None and fact.ended_at is None and page.knows(triple):
+        page.current[triple] = {
+            "id": fact_id,
+            "attributes": fact.attributes,
+            "recorded_at": fact.recorded_at,
+        }
     if ended is not None:  # ended where the record begins, replaced by it: one statement
         tx.execute(
             "UPDATE facts SET valid_to = ?, ended_at = ?, replaced_by = ?"
             " WHERE tenant = ? AND id = ?",
             (fact.valid_from or fact.recorded_at, fact.recorded_at, fact_id, tenant, ended),
         )
-    tx.execute(
-        "INSERT INTO import_facts (tenant, scope, key, fact_id, replaced_by_key)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (tenant, scope, record["key"], fact_id, fact.replaced_by),
-    )
-    if held is None:
-        tx.execute(
-            "UPDATE facts SET replaced_by = (SELECT fact_id FROM import_facts WHERE"
-            " tenant = ? AND scope = ? AND key = ?) WHERE tenant = ? AND id = ?",
-            (tenant, scope, fact.replaced_by, tenant, fact_id),
-        )
-    tx.execute(
-        "UPDATE facts SET replaced_by = ? WHERE tenant = ? AND id IN (SELECT fact_id"
-        " FROM import_facts WHERE tenant = ? AND scope = ? AND replaced_by_key = ?)",
-        (fact_id, tenant, tenant, scope, record["key"]),
-    )
+    link(tx, tenant, scope, record["key"], fact_id, fact.replaced_by, new=held is None, page=page)
     for doc_id, start, stop, quote in cited:
         store.cite(tx, tenant, fact_id, doc_id, start, stop, quote)
     if held is None:
         return None
     added = ", its sources were added to it" if cited else ""
+    here = "here already, ended as the record says" if fact.ended_at else "current here already"
     return (
-        f"the fact {fact.subject} {fact.relation} {fact.object} is current here already"
+        f"the fact {fact.subject} {fact.relation} {fact.object} is {here}"
         f" (fact {fact_id}): nothing was stored twice{added}"
     )
+
+
+def _held_history(tx: Tx, tenant: str, triple: tuple[int, str, int], fact: _Fact) -> int | None:
+    """The ended fact held here that the record says, if any: the same triple, times and
+    attributes. A scope's history read back into it (its own export, or a round trip through
+    another scope) was stored a second time, where its current facts were not."""
+    for row in tx.all(
+        "SELECT id, attributes, valid_from, valid_to FROM facts WHERE tenant = ?"
+        " AND subject_id = ? AND relation = ? AND object_id = ? AND recorded_at = ?"
+        " AND ended_at = ?",
+        (tenant, *triple, fact.recorded_at, fact.ended_at),
+    ):
+        if (row["valid_from"], row["valid_to"]) == (
+            fact.valid_from,
+            fact.valid_to,
+        ) and values.same_fact_attributes(row["attributes"], fact.attributes):
+            return int(row["id"])
+    return None
 
 
 def _versioned(fact: _Fact, current: Row) -> _Fact:

@@ -484,15 +484,15 @@ Triple = tuple[int, str, int]
 
 
 def current_facts(tx: Tx, tenant: str, triples: list[Triple]) -> dict[Triple, Row]:
-    """(subject, relation, object) -> the current fact (id, attributes) of those that have one,
-    in a few queries for a batch."""
+    """(subject, relation, object) -> the current fact (id, attributes, recorded_at) of those
+    that have one, in a few queries for a batch."""
     current: dict[Triple, Row] = {}
     for first in range(0, len(triples), _TRIPLES_PER_QUERY):
         part = triples[first : first + _TRIPLES_PER_QUERY]
         rows = ", ".join("(?, ?, ?)" for _ in part)
         for row in tx.all(
             f"WITH wanted (s, r, o) AS (VALUES {rows})"
-            " SELECT DISTINCT s, r, o, f.id, f.attributes FROM wanted JOIN facts f"
+            " SELECT DISTINCT s, r, o, f.id, f.attributes, f.recorded_at FROM wanted JOIN facts f"
             " ON f.tenant = ? AND f.subject_id = s AND f.relation = r AND f.object_id = o"
             " AND f.ended_at IS NULL",
             [*(value for triple in part for value in triple), tenant],

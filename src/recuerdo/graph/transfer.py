@@ -23,8 +23,8 @@ from ..errors import InvalidInput, RecuerdoError
 from ..notes import transfer as note_transfer
 from ..notes.transfer import record_key as _key
 from ..store import journal_moves
-from ..store.base import Row, Tx, marks
-from . import imports, store, values
+from ..store.base import Row, Tx, groups, marks
+from . import import_page, imports, store, values
 from .import_residue import document_key, entity_key, holders_key
 from .remember import link_passages
 
@@ -297,10 +297,16 @@ def import_records(
     imported, skipped = 0, []
     # Whether the journal names the keys notes moved from: asked once, not once a note.
     moves = journal_moves.has_keys(tx)
+    # What the knowledge records need of the scope, read for the whole page (imports.Page).
+    page = import_page.page_of(tx, tenant, scope, records)
     importers: dict[str, Callable[..., Any]] = {
         **_IMPORTERS,
         "note": partial(note_transfer.import_record, moves=moves),
+        **{kind: partial(_IMPORTERS[kind], page=page) for kind in imports.KINDS},
     }
+    # The keys read in before, asked for the whole page; those read in here are added.
+    known = _imported_keys(tx, tenant, scope, records)
+    recorded: list[tuple[str, str, str]] = []
     for index, record in enumerate(records):
         if not isinstance(record, dict) or record.get("record") not in (*PHASES, "export"):
             skipped.append({"index": index, "why": "not an exported record"})
@@ -320,10 +326,7 @@ def import_records(
         # A holder's keys are kept apart and skip knowledge records alone: the owner's
         # messaging records are read in whatever key a holder's import gave (decision 0158).
         seen = (key,) if kind in comms_transfer.PHASES else (key, holders_key(key))
-        if tx.scalar(
-            f"SELECT 1 FROM import_keys WHERE tenant = ? AND scope = ? AND key IN ({marks(seen)})",
-            (tenant, scope, *seen),
-        ):
+        if any(one in known for one in seen):
             skipped.append({"index": index, "why": "already imported"})
             continue
         try:
@@ -331,16 +334,38 @@ def import_records(
         except (KeyError, TypeError, ValueError) as exc:
             skipped.append({"index": index, "why": f"malformed {kind}: {exc}"})
             continue
-        # Recorded either way: a retry of a record kept as a conflict keeps it once.
-        tx.execute(
-            "INSERT INTO import_keys (tenant, scope, key) VALUES (?, ?, ?)",
-            (tenant, scope, key if owner else holders_key(key)),
-        )
+        # Recorded either way: a retry of a record kept as a conflict keeps it once. Written
+        # together after the page (no importer reads them), in the same transaction.
+        stored = key if owner else holders_key(key)
+        known.add(stored)
+        recorded.append((tenant, scope, stored))
         if held_by is None:
             imported += 1
         else:
             skipped.append({"index": index, "why": held_by})
+    tx.executemany("INSERT INTO import_keys (tenant, scope, key) VALUES (?, ?, ?)", recorded)
+    import_page.finish(tx, page)
     return {"imported": imported, "skipped": skipped, "not_reproduced": NOT_REPRODUCED}
+
+
+def _imported_keys(tx: Tx, tenant: str, scope: str, records: list[Any]) -> set[str]:
+    """Which keys of ``records`` (as given, and as a holder's import keeps them) the scope
+    read in before: one statement for 500 keys, where each record asked for its own."""
+    keys = {
+        form
+        for record in records
+        if isinstance(record, dict) and isinstance(record.get("key"), str)
+        for form in (record["key"], holders_key(record["key"]))
+    }
+    return {
+        row["key"]
+        for part in groups(sorted(keys), 500)
+        for row in tx.all(
+            "SELECT key FROM import_keys WHERE tenant = ? AND scope = ?"
+            f" AND key IN ({marks(part)})",
+            (tenant, scope, *part),
+        )
+    }
 
 
 def _as_caller(record: dict[str, Any]) -> dict[str, Any]:
@@ -377,10 +402,12 @@ _RENDERERS: dict[str, Render] = {
     "note": note_transfer.export_records,
     "entry": _each(_entry),
 }
-_IMPORTERS = {
+_IMPORTERS: dict[str, Callable[..., Any]] = {
     "document": imports.import_document,
     "entity": imports.import_entity,
     "fact": imports.import_fact,
-    "entry": _import_entry,  # "note" is bound per call: it takes whether moves keep keys
+    # "note" is bound per call (it takes whether moves keep keys), and so are the KINDS of
+    # imports (they take the call's page)
+    "entry": _import_entry,
     **comms_transfer.importers(link_passages),
 }
