@@ -200,11 +200,6 @@ def folded_or_none(text: str | None) -> str | None:
     return None if text is None else folded_text(text)
 
 
-def spelled_otherwise(text: str | None) -> bool:
-    """Whether step m049 changes the words of ``text`` (a run of Thai, Lao, Khmer or Myanmar)."""
-    return text is not None and words_of(text) != folded_text(text)
-
-
 def is_unspaced(word: str) -> bool:
     """Whether a query word is a run of unspaced script or a symbol: a word that text holds
     wherever it stands, not only between spaces and punctuation."""
