@@ -285,9 +285,11 @@ def test_a_connection_without_the_spelling_cannot_write_the_index(base: Path) ->
             "INSERT INTO chunks SELECT * FROM chunks WHERE 0",
             "DELETE FROM chunk_fts_stale WHERE 0",
         ):
-            # Since m048 the guards call ``recuerdo_folded_words`` (decision 0161), which such
-            # a process lacks as well.
-            with pytest.raises(sqlite3.OperationalError, match=r"recuerdo_(folded_)?words"):
+            # Since m048 the guards call ``recuerdo_folded_words`` (decision 0161), since m049
+            # ``recuerdo_unmarked_words`` (0174), which such a process lacks as well.
+            with pytest.raises(
+                sqlite3.OperationalError, match=r"recuerdo_((folded|unmarked)_)?words"
+            ):
                 old.execute(statement)
     finally:
         old.close()

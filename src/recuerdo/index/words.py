@@ -13,12 +13,12 @@ from typing import NamedTuple
 
 from ..core.exact import shown
 from ..errors import InvalidInput
-from ..store.unspaced import SYMBOLS, UNSPACED
+from ..store.unspaced import RUN, SYMBOLS, UNSPACED
 from ..store.width_forms import fold_width
 
 # A run of a script written without spaces is a word of its own, apart from letters of other
 # scripts beside it, and a symbol is a word (store/unspaced.py: how the indexes hold them).
-_TOKEN = re.compile(f"[{UNSPACED}]+|[{SYMBOLS}]|[^\\W_{UNSPACED}]+", re.UNICODE)
+_TOKEN = re.compile(f"{RUN}|[{SYMBOLS}]|[^\\W_{UNSPACED}]+", re.UNICODE)
 MAX_TERMS = 32
 
 # Common English function words: alone they match nearly every passage, so they are dropped

@@ -16,6 +16,12 @@ out first, in Python, and each index cuts the spelled text at its spaces as it a
 A query's run becomes its pairs, every one required (its one character, if it has one); its
 symbol the same ``zsym`` word. Text without these characters (every ASCII text) is given to
 the index unchanged, so Latin text is indexed and ranked as before.
+
+Thai, Lao, Khmer and Myanmar are written without spaces too, but their vowel signs and tone
+marks are combining marks, which SQLite's tokenizer cuts a word at and PostgreSQL's keeps in
+it: since step m049 a run of them is spelled as the pairs of its letters, its marks left out
+("ชาเย็น" → "ชา าเ เย ยน ..."; decision 0174). The spellings of the steps before stay here,
+under their names, for the stores and steps that still read the words they gave.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import re
 import unicodedata
 from bisect import bisect_right
 
-from .unspaced_table import LETTERS
+from .unspaced_table import LETTERS, MARKED_LETTERS, MARKS
 from .unspaced_table import SYMBOLS as _SYMBOL_CODES
 from .width_forms import fold_width
 
@@ -48,6 +54,17 @@ _BLOCKS = (
     (0x20000, 0x323AF),
 )
 """The blocks the table's letters were taken from (unspaced_table.py)."""
+MARKED_BLOCKS = (
+    (0x0E00, 0x0E7F),
+    (0x0E80, 0x0EFF),
+    (0x1000, 0x109F),
+    (0x1780, 0x17FF),
+    (0xA9E0, 0xA9FF),
+    (0xAA60, 0xAA7F),
+)
+"""Thai, Lao, Myanmar, Khmer, Myanmar Extended-B and -A: the blocks of ``MARKED_LETTERS`` and
+``MARKS`` (their digits, punctuation and symbols are neither: Khmer's symbols and Myanmar's
+are symbols above)."""
 SYMBOL_WORD = "zsym"
 """The start of a symbol's word: letters no English word starts its digits with."""
 
@@ -69,29 +86,48 @@ def _class(table: str) -> str:
     )
 
 
-UNSPACED = _class(LETTERS)
+_UNSPACED_0147 = _class(LETTERS)
+_MARKS = _class(MARKS)
+UNSPACED = _UNSPACED_0147 + _class(MARKED_LETTERS)
 """The letters of the scripts written without spaces, as a regex class body."""
+RUN = f"[{UNSPACED}][{UNSPACED}{_MARKS}]*"
+"""A run of them, as a regex: letters, and the marks each letter carries (Thai, Lao, Khmer,
+Myanmar). A mark with no letter before it is no run's (both indexes read it as they did)."""
 SYMBOLS = _class(_SYMBOL_CODES)
 """The symbol characters (category So past ASCII), as a regex class body."""
-_SPANS = sorted([*_ranges(LETTERS), *_ranges(_SYMBOL_CODES)])
+_SPANS_0147 = sorted([*_ranges(LETTERS), *_ranges(_SYMBOL_CODES)])
+_SPANS = sorted([*_SPANS_0147, *_ranges(MARKED_LETTERS)])
+_FIRSTS_0147 = [first for first, _ in _SPANS_0147]
 _FIRSTS = [first for first, _ in _SPANS]
 
 
-def _spelled_somewhere(text: str) -> bool:
-    """Whether ``text`` has a character :func:`indexed_text` spells. Each distinct character
-    past ASCII is looked up among the ranges: the regex tries its 200 ranges at every
-    character, 100 us for a 400-character accented Latin text that it leaves as it is."""
+def _spelled_somewhere(text: str, *, before_0174: bool = False) -> bool:
+    """Whether ``text`` has a character a spelling changes (``before_0174``: the spelling of
+    the steps before m049). Each distinct character past ASCII is looked up among the ranges:
+    the regex tries its 200 ranges at every character, 100 us for a 400-character accented
+    Latin text that it leaves as it is."""
+    spans, firsts = (_SPANS_0147, _FIRSTS_0147) if before_0174 else (_SPANS, _FIRSTS)
     for char in set(text):
         code = ord(char)
         if code > 0x7F:
-            at = bisect_right(_FIRSTS, code) - 1
-            if at >= 0 and code <= _SPANS[at][1]:
+            at = bisect_right(firsts, code) - 1
+            if at >= 0 and code <= spans[at][1]:
                 return True
     return False
 
 
-_SPELLED = re.compile(f"[{UNSPACED}]+|[{SYMBOLS}]")
-_RUN = re.compile(f"[{UNSPACED}]+")
+_SPELLED_0147 = re.compile(f"[{_UNSPACED_0147}]+|[{SYMBOLS}]")
+_RUN_0147 = re.compile(f"[{_UNSPACED_0147}]+")
+_SPELLED = re.compile(f"{RUN}|[{SYMBOLS}]")
+_RUN = re.compile(RUN)
+_UNMARKED = {
+    **{code: None for first, last in _ranges(MARKS) for code in range(first, last + 1)},
+    # SARA AM is NIKHAHIT and SARA AA (compatibility decomposition; both spellings are typed):
+    # without its mark, SARA AA. Lao's AM the same.
+    0x0E33: 0x0E32,
+    0x0EB3: 0x0EB2,
+}
+"""The marks left out of a run's letters, and the letters that hold one."""
 MAX_PAIRS = 32
 """A query's run requires at most its first this many pairs (a pasted paragraph asks for a
 passage that starts so, not for hundreds of index lookups)."""
@@ -101,22 +137,51 @@ def _pairs(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+def _letters(run: str) -> str:
+    """A run's letters as its words are made of: composed (Korean typed as separate jamo, NFD
+    in macOS file names, is the syllables the query's NFC reading of it holds; Myanmar's U
+    and II sign are its UU), then without the marks of Thai, Lao, Khmer and Myanmar."""
+    return unicodedata.normalize("NFC", run).translate(_UNMARKED)
+
+
 def _spelled(match: re.Match[str]) -> str:
     found = match.group()
     if not _RUN.fullmatch(found):
         return f" {SYMBOL_WORD}{ord(found)} "
-    # Korean typed as separate jamo (NFD: macOS file names) is one run that composes to
-    # syllables, as the query's NFC reading of it does.
+    run = _letters(found)
+    return " " + " ".join([*_pairs(run), *run] if len(run) > 1 else [run]) + " "
+
+
+def _spelled_0147(match: re.Match[str]) -> str:
+    found = match.group()
+    if not _RUN_0147.fullmatch(found):
+        return f" {SYMBOL_WORD}{ord(found)} "
     run = unicodedata.normalize("NFC", found)
     return " " + " ".join([*_pairs(run), *run] if len(run) > 1 else [run]) + " "
 
 
-def indexed_text(text: str) -> str:
-    """``text`` as a word index is given it: each run of unspaced script spelled as its pairs
-    and characters, each symbol as its word; any other text returned as it is."""
+def spelled_text(text: str) -> str:
+    """``text`` as a word index is given it: each run of unspaced script spelled as the pairs
+    and characters of its letters, each symbol as its word; any other text returned as it
+    is (PostgreSQL's words, once its own fold is done)."""
     if text.isascii() or not _spelled_somewhere(text):
         return text
     return _SPELLED.sub(_spelled, text)
+
+
+def words_of(text: str | None) -> str | None:
+    """A text (NULL stays NULL) as SQLite's index is given it since step m049 (decision 0174):
+    :func:`spelled_text` of its :func:`~.width_forms.fold_width` (SQLite's
+    ``recuerdo_unmarked_words``)."""
+    return None if text is None else spelled_text(fold_width(text))
+
+
+def indexed_text(text: str) -> str:
+    """``text`` as a word index was given it from step m045 (decision 0147) to m049: runs of
+    Han, Kana and Hangul spelled, symbols as their words; Thai and the others as they are."""
+    if text.isascii() or not _spelled_somewhere(text, before_0174=True):
+        return text
+    return _SPELLED_0147.sub(_spelled_0147, text)
 
 
 def indexed_or_none(text: str | None) -> str | None:
@@ -125,7 +190,7 @@ def indexed_or_none(text: str | None) -> str | None:
 
 
 def folded_text(text: str) -> str:
-    """``text`` as a word index is given it since width forms are folded (decision 0161):
+    """``text`` as a word index was given it from step m048 (decision 0161) to m049:
     :func:`indexed_text` of its :func:`~.width_forms.fold_width`."""
     return indexed_text(fold_width(text))
 
@@ -152,4 +217,5 @@ def query_forms(word: str) -> list[str]:
         return [word]
     if not _RUN.fullmatch(word):
         return [f"{SYMBOL_WORD}{ord(word)}"]
-    return list(dict.fromkeys(_pairs(word)))[:MAX_PAIRS] if len(word) > 1 else [word]
+    run = _letters(word)
+    return list(dict.fromkeys(_pairs(run)))[:MAX_PAIRS] if len(run) > 1 else [run]

@@ -25,7 +25,12 @@ from .folds import m030_folded_entries
 from .keys_schema import m022_binary_keys
 from .revisions_schema import m019_revision_deltas
 from .superseded_schema import m020_superseded_chunks
-from .word_folds import m044_folded_words, m045_unspaced_words, m048_width_forms
+from .word_folds import (
+    m044_folded_words,
+    m045_unspaced_words,
+    m048_width_forms,
+    m049_unmarked_words,
+)
 from .word_statistics import m027_chunk_tokens
 
 
@@ -52,4 +57,5 @@ LATER_STEPS = (
     m046_note_projects,
     m047_journal_move_keys,
     m048_width_forms,
+    m049_unmarked_words,
 )

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..base import Tx
 from ..chunk_text import CHUNK_JOIN, by_id
-from ..unspaced import indexed_text, query_forms
+from ..unspaced import MARKED_BLOCKS, indexed_text, query_forms, spelled_text
 from ..width_forms import fold_width, has_width_forms
 
 _LATIN_ACCENTS = re.compile(r"(?<=[A-Za-z\u00c0-\u024f\u1e00-\u1eff])[\u0300-\u036f]+")
@@ -59,8 +59,8 @@ def folded(words: Iterable[str]) -> list[str]:
 def fold_fields(texts: Iterable[str | None]) -> tuple[str | None, ...]:
     """A chunk's (title, body, context) as its words are computed from (NULL stays NULL):
     width forms folded (decision 0161), folded, then unspaced scripts and symbols spelled out
-    (decision 0147)."""
-    return tuple(None if text is None else indexed_text(fold(fold_width(text))) for text in texts)
+    (decision 0147), Thai, Lao, Khmer and Myanmar as their letters (decision 0174)."""
+    return tuple(None if text is None else spelled_text(fold(fold_width(text))) for text in texts)
 
 
 def m044_folded_words(tx: Tx) -> None:
@@ -124,3 +124,27 @@ def m048_width_forms(tx: Tx) -> None:
             tx,
             [r for r in rows if any(has_width_forms(r[f]) for f in ("title", "body", "context"))],
         )
+
+
+_MARKED_SCRIPTS = (
+    "~ '[" + "".join(f"{chr(first)}-{chr(last)}" for first, last in MARKED_BLOCKS) + "]'"
+)
+
+
+def m049_unmarked_words(tx: Tx) -> None:
+    """The step (registered in later_steps.py): the words of each chunk whose text holds a
+    run of Thai, Lao, Khmer or Myanmar, written again from its letters (decision 0174). Only
+    chunks with a character of those blocks are read (found by the server's regex), and only
+    those whose words change are written."""
+    from .chunk_spans import write_words
+
+    ids = _chunks_past_ascii(tx, _MARKED_SCRIPTS)
+    for first in range(0, len(ids), _BATCH):
+        rows = by_id(tx, ids[first : first + _BATCH], None).values()
+        write_words(tx, [row for row in rows if _unmarked_otherwise(row)])
+
+
+def _unmarked_otherwise(chunk: dict[str, Any]) -> bool:
+    texts = [chunk[field] for field in ("title", "body", "context")]
+    before = [None if t is None else indexed_text(fold(fold_width(t))) for t in texts]
+    return list(fold_fields(texts)) != before

@@ -50,7 +50,7 @@ def chunk_delete_trigger(also: str = "", words: Callable[[str], str] = _as_given
     """``chunk_fts_delete``: a chunk deleted by itself takes its words out of the index, when
     the index holds them and ``also`` (an SQL condition on ``old``, from m036) holds. ``words``
     wraps each text as the index was given it (``recuerdo_words`` since m045,
-    ``recuerdo_folded_words`` since m048)."""
+    ``recuerdo_folded_words`` since m048, ``recuerdo_unmarked_words`` since m049)."""
     body = f"coalesce(old.kept_text, substr({CUT_TEXT}, old.start + 1, old.stop - old.start))"
     return f"""CREATE TRIGGER chunk_fts_delete AFTER DELETE ON chunks
     WHEN {INDEXED.format(chunk="old")}{f" AND {also}" if also else ""}

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import StorageFull, StoreDamaged, StoreError
-from ..unspaced import folded_or_none, indexed_or_none
+from ..unspaced import folded_or_none, indexed_or_none, words_of
 from .driver import sqlite3
 from .folded_trigrams_schema import folded_extras
 
@@ -60,6 +60,9 @@ def add_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("recuerdo_words", 1, indexed_or_none, deterministic=True)
     # The same with width forms folded first (width_words.py), for the triggers since m048.
     conn.create_function("recuerdo_folded_words", 1, folded_or_none, deterministic=True)
+    # The same with Thai, Lao, Khmer and Myanmar as their letters (unmarked_words.py), since
+    # m049.
+    conn.create_function("recuerdo_unmarked_words", 1, words_of, deterministic=True)
 
 
 def raw_connection(path: str, *, read_only: bool = False) -> sqlite3.Connection:

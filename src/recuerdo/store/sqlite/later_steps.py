@@ -25,6 +25,7 @@ from .stale_words import m036_stale_words
 from .superseded_schema import m020_superseded_chunks
 from .tag_categories_schema import m026_tag_categories
 from .titles_schema import m025_note_titles
+from .unmarked_words import m049_unmarked_words
 from .unspaced_words import m045_unspaced_words
 from .width_words import m048_width_forms
 
@@ -59,4 +60,5 @@ LATER_STEPS = (
     m046_note_projects,
     m047_journal_move_keys,
     m048_width_forms,
+    m049_unmarked_words,
 )

@@ -60,7 +60,7 @@ NOT_LISTED = f"NOT EXISTS (SELECT 1 FROM {TABLE} s WHERE s.id = {{chunk}})"
 def item_delete_trigger(words: Callable[[str], str] = lambda text: text) -> str:
     """``items_stale_words``: a deleted item erases its stale chunks' words; ``words`` wraps
     each text as the index was given it (``recuerdo_words`` since m045,
-    ``recuerdo_folded_words`` since m048)."""
+    ``recuerdo_folded_words`` since m048, ``recuerdo_unmarked_words`` since m049)."""
     listed = ", ".join(words(f"s.{column}") for column in ("title", "body", "context"))
     return f"""CREATE TRIGGER items_stale_words BEFORE DELETE ON items
     WHEN EXISTS (SELECT 1 FROM {TABLE} s WHERE s.tenant = old.tenant AND s.item_id = old.id)

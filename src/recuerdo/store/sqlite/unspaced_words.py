@@ -19,7 +19,9 @@ cannot tell which of its rows were given which words).
 
 Since ``m048_width_forms`` (``width_words.py``) each text has its width forms folded before it
 is spelled (:func:`~recuerdo.store.unspaced.folded_text`), and the triggers and guards call
-``recuerdo_folded_words``; :func:`spelling` says which of the three a store's schema uses.
+``recuerdo_folded_words``; since ``m049_unmarked_words`` (``unmarked_words.py``) a run of
+Thai, Lao, Khmer or Myanmar is spelled as its letters, and they call
+``recuerdo_unmarked_words``. :func:`spelling` says which of the four a store's schema uses.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from ..chunk_text import chunks_with_text
 from ..migrations import has_step
-from ..unspaced import folded_or_none, indexed_or_none
+from ..unspaced import folded_or_none, indexed_or_none, words_of
 
 if TYPE_CHECKING:
     from ..base import Tx
@@ -41,6 +43,10 @@ FOLDED_FUNCTION = "recuerdo_folded_words"
 """Width forms folded too (decision 0161, ``width_words.py``): a function of its own name, so
 that a process of a version before that step, which has only ``recuerdo_words``, stops at
 the triggers instead of taking out words other than those the index was given."""
+UNMARKED_STEP = "m049_unmarked_words"
+UNMARKED_FUNCTION = "recuerdo_unmarked_words"
+"""Thai, Lao, Khmer and Myanmar as their letters (decision 0174, ``unmarked_words.py``): a
+name of its own again, for the reason above."""
 Spelling = Callable[[str | None], str | None]
 _PAST_ASCII = "length(CAST({0} AS BLOB)) <> length({0})"
 _BATCH = 500
@@ -73,13 +79,20 @@ def folded(column: str) -> str:
     return f"{FOLDED_FUNCTION}({column})"
 
 
+def unmarked(column: str) -> str:
+    """An SQL text as the index is given it, from the step ``m049_unmarked_words`` on."""
+    return f"{UNMARKED_FUNCTION}({column})"
+
+
 def _as_given(text: str | None) -> str | None:
     return text
 
 
 def spelling(tx: Tx) -> Spelling:
-    """How the store's schema gives the index a text: folded and spelled (m048), spelled
-    (m045), or as it is."""
+    """How the store's schema gives the index a text: folded and spelled with the letters of
+    Thai and the others (m049), folded and spelled (m048), spelled (m045), or as it is."""
+    if has_step(tx, UNMARKED_STEP):
+        return words_of
     if has_step(tx, FOLDED_STEP):
         return folded_or_none
     return indexed_or_none if has_step(tx, STEP) else _as_given
@@ -90,24 +103,31 @@ def as_indexed(
 ) -> tuple[str | None, ...]:
     """A chunk's (title, body, context) as the words index is given them (``spell`` None: as
     the store's schema says, asked only of a text that some step's spelling changes)."""
-    words = tuple(folded_or_none(text) for text in texts)
+    # A text the newest spelling leaves as it is, every older one leaves so too.
+    words = tuple(words_of(text) for text in texts)
     if words == tuple(texts):
         return words
     if spell is None:
         spell = spelling(tx)
-    return words if spell is folded_or_none else tuple(spell(text) for text in texts)
+    return words if spell is words_of else tuple(spell(text) for text in texts)
 
 
 def rewire(
-    tx: Tx, words: Callable[[str], str], guards: Sequence[str], *, old_guards: bool = False
+    tx: Tx,
+    words: Callable[[str], str],
+    guards: Sequence[str],
+    *,
+    old_guards: bool = False,
+    replaced: str = "spelled",
 ) -> None:
     """The three delete triggers made again, each text wrapped by ``words`` as the index is
-    now given it, and ``guards`` made (replacing 0147's, ``old_guards``): m045's and m048's."""
+    now given it, and ``guards`` made (replacing the guards named ``replaced``, those of 0147
+    by default, where ``old_guards``): m045's, m048's and m049's."""
     from . import stale_words
     from .chunk_spans import chunk_delete_trigger, item_delete_trigger
 
     dropped = ("items_chunk_words", "chunk_fts_delete", "items_stale_words")
-    old = tuple(f"{table}_words_spelled" for table in ("chunks", "chunk_fts_stale"))
+    old = tuple(f"{table}_words_{replaced}" for table in ("chunks", "chunk_fts_stale"))
     for trigger in (*dropped, *(old if old_guards else ())):
         tx.execute(f"DROP TRIGGER {trigger}")
     tx.execute(item_delete_trigger(words))
