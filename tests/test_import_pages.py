@@ -169,3 +169,39 @@ def test_a_round_trip_through_another_scope_adds_nothing(memory: recuerdo.Memory
     reply = memory.import_records(back, scope="user")
     assert reply["imported"] == len([r for r in back if r["record"] != "fact"])
     assert as_exported(memory, "user") == before
+
+
+def test_twin_ended_facts_read_back_each_keep_their_replacement(memory: recuerdo.Memory) -> None:
+    """A scope holding the same ended fact twice (twins: a page that named it under two keys,
+    or a history the import before 0175 stored a second time), each replaced by another fact:
+    its own export read back holds each twin to its own record (by the record's key), so
+    neither twin's ``replaced_by`` is rewritten to the other's replacement (the review of 0175:
+    both records were held by the first twin, which then named the second's replacement)."""
+
+    def fact(key: str, obj: str, ended: bool, replaced_by: str | None) -> dict[str, Any]:
+        return {
+            "record": "fact",
+            "key": key,
+            "subject": "Ana",
+            "relation": "works_at",
+            "object": obj,
+            "valid_from": "2024-01-01T00:00:00.000000Z",
+            "recorded_at": f"2024-0{1 if ended else 3}-01T00:00:00.000000Z",
+            "ended_at": "2024-02-01T00:00:00.000000Z" if ended else None,
+            "replaced_by": replaced_by,
+        }
+
+    page = [
+        fact("x0", "Acme", True, "y"),
+        fact("x1", "Acme", True, "z"),
+        fact("y", "Globex", False, None),
+        fact("z", "Initech", False, None),
+    ]
+    assert memory.import_records(page, scope="copy")["skipped"] == []
+    before = as_exported(memory, "copy")
+    twins = [r for r in before if r["record"] == "fact" and r["object"] == "Acme"]
+    assert len(twins) == 2 and len({r["replaced_by"] for r in twins}) == 2
+    back = memory.export(scope="copy", limit=1024)["records"]
+    reply = memory.import_records(back, scope="copy")
+    assert sum("ended as the record says" in s["why"] for s in reply["skipped"]) == 2
+    assert as_exported(memory, "copy") == before

@@ -23,6 +23,7 @@ from ..core.text import checked_label, checked_text
 from ..errors import RecuerdoError
 from ..index.chunk import Span
 from ..index.chunks import check_spans, insert_chunks
+from ..notes.transfer import record_key
 from ..store.base import Row, Tx, groups, marks
 from . import cite, store, values
 from .import_page import Page, add_types, entity_of, link
@@ -403,7 +404,7 @@ def import_fact(
         elif current is not None:
             held = current["id"]
     elif triple in page.tracked:  # history: the same ended fact, read back (A to B to A)
-        held = _held_history(tx, tenant, triple, fact)
+        held = _held_history(tx, tenant, triple, fact, record["key"])
     fact_id = (
         store.insert_fact(
             tx,
@@ -443,22 +444,32 @@ def import_fact(
     )
 
 
-def _held_history(tx: Tx, tenant: str, triple: tuple[int, str, int], fact: _Fact) -> int | None:
+def _held_history(
+    tx: Tx, tenant: str, triple: tuple[int, str, int], fact: _Fact, key: str
+) -> int | None:
     """The ended fact held here that the record says, if any: the same triple, times and
     attributes. A scope's history read back into it (its own export, or a round trip through
-    another scope) was stored a second time, where its current facts were not."""
-    for row in tx.all(
-        "SELECT id, attributes, valid_from, valid_to FROM facts WHERE tenant = ?"
-        " AND subject_id = ? AND relation = ? AND object_id = ? AND recorded_at = ?"
-        " AND ended_at = ?",
-        (tenant, *triple, fact.recorded_at, fact.ended_at),
-    ):
-        if (row["valid_from"], row["valid_to"]) == (
-            fact.valid_from,
-            fact.valid_to,
-        ) and values.same_fact_attributes(row["attributes"], fact.attributes):
+    another scope) was stored a second time, where its current facts were not. Of twins (the
+    same fact held twice), the one the record was exported from: the first held both records,
+    and each record's ``replaced_by`` was written on it (the review of 0175)."""
+    held = [
+        row
+        for row in tx.all(
+            "SELECT id, attributes, valid_from, valid_to, twin FROM facts WHERE tenant = ?"
+            " AND subject_id = ? AND relation = ? AND object_id = ? AND recorded_at = ?"
+            " AND ended_at = ? ORDER BY id",
+            (tenant, *triple, fact.recorded_at, fact.ended_at),
+        )
+        if (row["valid_from"], row["valid_to"]) == (fact.valid_from, fact.valid_to)
+        and values.same_fact_attributes(row["attributes"], fact.attributes)
+    ]
+    # The export's key (transfer._fact_key): folded names, times, and the twin when not 0.
+    ends = (store.fold(fact.subject), fact.relation, store.fold(fact.object))
+    for row in held:
+        twin = [int(row["twin"])] if row["twin"] else []
+        if record_key("fact", *ends, fact.valid_from, fact.recorded_at, *twin) == key:
             return int(row["id"])
-    return None
+    return int(held[0]["id"]) if held else None
 
 
 def _versioned(fact: _Fact, current: Row) -> _Fact:
