@@ -30,6 +30,11 @@ CASES = [
     ("きょうはおちゃをのみました", "おちゃを"),
     ("ฉันชอบดื่มชาเย็นทุกวัน", "ชาเย็น"),
     ("ພວກເຮົາດື່ມຊາເຢັນ", "ຊາເຢັນ"),  # Lao
+    # A Latin word against a run is a word of its own to a search (index/words.py), as
+    # Chinese and Japanese are written: the text's word was the two as one (a review).
+    ("我的iPhone手机坏了", "iPhone"),
+    ("iPhoneを買った", "iPhone"),
+    ("ｉＰｈｏｎｅ手机", "iPhone"),
 ]
 
 
@@ -95,6 +100,20 @@ def test_a_search_for_pairs_another_note_holds_stays(
     assert audit_kept(memory) == [asked]
 
 
+@pytest.mark.parametrize(("gone", "held"), [("My iPhone broke", "新的手机")])
+def test_a_search_for_a_latin_word_against_a_run_leaves_with_the_only_text_holding_it(
+    memory: recuerdo.Memory, gone: str, held: str
+) -> None:
+    """The search asked for "iphone" or the pair: the only text holding the first is gone."""
+    memory.search("iPhone手机")
+    note = memory.save("Plan", gone)["id"]
+    memory.save("Other", held)
+    memory._upkeep.drain()
+    memory.delete(note, hard=True)
+    memory._upkeep.drain()
+    assert audit_kept(memory) == []
+
+
 @contextmanager
 def _opened_at(kind: str, base: Path, name: str, steps: int | None) -> Iterator[recuerdo.Memory]:
     store: Store
@@ -118,11 +137,12 @@ def test_the_step_finds_the_pairs_of_the_records_kept_before_it(
     name = unique_memory("runs")
     try:
         with monkeypatch.context() as old:
-            old.setattr(audit_words, "run_pairs", lambda text: set())  # the words before m050
+            old.setattr(audit_words, "run_words", lambda text: set())  # the words before m050
             with _opened_at(kind, base, name, SCHEMA.names().index(STEP)) as memory:
                 other = memory.for_tenant("ann")
                 for query in ("喝茶然后", "ชาเย็น", "unrelated matters", "公园", "图书馆"):
                     memory.search(query)
+                memory.search("Zorbix会议")  # a word against a run: its own word (a review)
                 memory.search("matters", tags=["おちゃを"])
                 other.search("喝茶然后")
                 # A record a forget emptied: it asks for nothing any more.
@@ -132,7 +152,12 @@ def test_the_step_finds_the_pairs_of_the_records_kept_before_it(
                 memory.delete(seen, hard=True)
                 notes = [
                     memory.save("Plan", text)["id"]
-                    for text in ("今天我们喝茶然后去公园", "ฉันชอบดื่มชาเย็นทุกวัน", "おちゃをのみました")
+                    for text in (
+                        "今天我们喝茶然后去公园",
+                        "ฉันชอบดื่มชาเย็นทุกวัน",
+                        "おちゃをのみました",
+                        "Zorbix release",
+                    )
                 ]
                 memory._upkeep.drain()
                 memory.audit()

@@ -6,8 +6,9 @@ the words kept beside each record (``audit_words.py``). A run of Chinese, Japane
 Thai, Lao, Khmer or Myanmar was kept as one word whole (or, for the last four, cut at its
 marks), while a search for part of it asks the index for its pairs: a search for "喝茶然后"
 stayed in the audit after the only note holding "今天我们喝茶然后去公园" was erased. Since the
-step a record's words and a forgotten text's words hold the pairs of their runs too
-(``audit_words.words_of``); the step adds those of the records kept before it.
+step a record's words and a forgotten text's words hold the pairs of their runs too, and the
+words of the letters against a run, which were one word with it ("iphone" in "我的iPhone手机",
+a review; ``audit_words.run_words``); the step adds those of the records kept before it.
 
 Only the live records with a character of these scripts' blocks are read (the condition is
 the database's, over the table it scans once): an audit of Latin searches gives Python no
@@ -19,9 +20,9 @@ pairs a record flushed by this version at an older schema (a restore's) kept alr
 from __future__ import annotations
 
 from .audit_sweep import LIVE
-from .audit_words import asked_words, batches, digest_of, insert
+from .audit_words import asked_words, batches, digest_of, insert, run_words
 from .base import Tx
-from .unspaced import RUN_BLOCKS, run_pairs
+from .unspaced import RUN_BLOCKS
 
 STEP = "m050_audit_run_words"
 _PAST_ASCII = "*[^\x01-\x7f]*"
@@ -48,9 +49,9 @@ def m050_audit_run_words(tx: Tx) -> None:
         insert(
             tx,
             [
-                (record["tenant"], digest_of(pair), record["id"])
+                (record["tenant"], digest_of(word), record["id"])
                 for record in records
-                for pair in sorted(asked_words(record["query"], record["filters"], run_pairs))
+                for word in sorted(asked_words(record["query"], record["filters"], run_words))
             ],
             # A store opened at an older schema (a restore's) flushed its records with their
             # pairs already before it took the step.

@@ -25,7 +25,7 @@ from typing import Any
 from .base import Row, Tx, groups, marks
 from .migrations import has_step
 from .scope import EVERY_TENANT_STATEMENT
-from .unspaced import run_pairs
+from .unspaced import runs_apart
 from .width_forms import fold_width
 
 STEP = "m034_audit_words"
@@ -73,12 +73,21 @@ def words_of(text: str) -> set[str]:
 
     A run of a script written without spaces is one such word whole, and its pairs of letters
     as the index holds them besides (step m050, decision 0176): a search for part of a run
-    asks for its pairs, and a record kept before the step still matches by the whole run."""
+    asks for its pairs, and a record kept before the step still matches by the whole run; the
+    letters against a run are a word of their own too (:func:`run_words`)."""
     if text.isascii():
         return {word.lower() for word in _WORD.findall(text)}
-    words = {word.lower() for word in _WORD.findall(text)} | run_pairs(text)
+    words = {word.lower() for word in _WORD.findall(text)} | run_words(text)
     folded = fold_width(text)
     return words if folded == text else words | {word.lower() for word in _WORD.findall(folded)}
+
+
+def run_words(text: str) -> set[str]:
+    """The words of ``text`` a search reads in and beside its runs of unspaced script (step
+    m050): the runs' pairs, and the words of the letters against a run, which were one word
+    with it ("我的iPhone手机": "iphone"; ``unspaced.runs_apart``)."""
+    pairs, beside = runs_apart(text)
+    return pairs | {word.lower() for word in _WORD.findall(beside)}
 
 
 def asked_words(
