@@ -13,8 +13,9 @@ a review; ``audit_words.run_words``); the step adds those of the records kept be
 Only the live records with a character of these scripts' blocks are read (the condition is
 the database's, over the table it scans once): an audit of Latin searches gives Python no
 record. A record a forget emptied (``audit_sweep.py``) asks for nothing any more. The words
-kept before stay (a pair, two letters, is never one of them, four or more), and so do the
-pairs a record flushed by this version at an older schema (a restore's) kept already.
+kept before stay, and a word the step finds again is left as it is: a word against a run may
+be one the record held already ("iPhone 手机" held "iphone"), and a record flushed by this
+version at an older schema (a restore's) kept all of them already.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def m050_audit_run_words(tx: Tx) -> None:
                 for record in records
                 for word in sorted(asked_words(record["query"], record["filters"], run_words))
             ],
-            # A store opened at an older schema (a restore's) flushed its records with their
-            # pairs already before it took the step.
+            # A store opened at an older schema (a restore's) flushed its records with these
+            # words already before it took the step; a word against a run may be kept already.
             known=True,
         )
