@@ -194,3 +194,18 @@ def test_the_step_takes_records_flushed_with_their_pairs_at_an_older_schema(
     finally:
         if kind == "postgres":
             PostgresStore(contract_url(), name).drop()
+
+
+def test_the_lookup_finds_the_asked_digests_among_thousands(memory: recuerdo.Memory) -> None:
+    """``asked_among`` a statement of 500 at a time (PostgreSQL: each 500 as one value its
+    server cuts into digests): what was asked is found wherever it stands among them."""
+    for query in ("喝茶然后", "quorveltax"):
+        memory.search(query)
+    memory.audit()
+    asked = [audit_words.digest_of(word) for word in ("喝茶", "然后", "quorveltax")]
+    others = sorted(audit_words.digest_of(f"w{i}") for i in range(1200))
+    digests = [asked[0], *others[:499], asked[1], *others[499:], asked[2]]
+    with memory._store.read() as tx:
+        assert audit_words.asked_among(tx, "local", digests) == set(asked)
+        assert audit_words.asked_among(tx, "local", []) == set()
+        assert audit_words.asked_among(tx, "ann", digests) == set()
