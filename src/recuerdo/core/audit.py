@@ -421,16 +421,7 @@ def _scrub_words(
     if tx.scalar(f"SELECT 1 FROM {audit_words.TABLE} WHERE tenant = ? LIMIT 1", (tenant,)) is None:
         return 0
     words = {audit_words.digest_of(word): word for word in _words_of(forgotten)}
-    asked: set[str] = set()
-    for part in groups(sorted(words), _PER_STATEMENT):
-        asked.update(
-            words[bytes(row["digest"])]
-            for row in tx.all(
-                f"SELECT DISTINCT digest FROM {audit_words.TABLE}"
-                f" WHERE tenant = ? AND digest IN ({marks(part)})",
-                (tenant, *part),
-            )
-        )
+    asked = {words[digest] for digest in audit_words.asked_among(tx, tenant, sorted(words))}
     if not asked:
         return 0
     vanished = asked - tx.text.words_held(tenant, sorted(asked))

@@ -65,6 +65,9 @@ MARKED_BLOCKS = (
 """Thai, Lao, Myanmar, Khmer, Myanmar Extended-B and -A: the blocks of ``MARKED_LETTERS`` and
 ``MARKS`` (their digits, punctuation and symbols are neither: Khmer's symbols and Myanmar's
 are symbols above)."""
+RUN_BLOCKS = (*_BLOCKS, *MARKED_BLOCKS)
+"""Every block a run's letters are taken from: a text with no character of these holds no
+run (a filter the database can apply before Python reads a row)."""
 SYMBOL_WORD = "zsym"
 """The start of a symbol's word: letters no English word starts its digits with."""
 
@@ -198,6 +201,29 @@ def folded_text(text: str) -> str:
 def folded_or_none(text: str | None) -> str | None:
     """:func:`folded_text` of a text that may be NULL (SQLite's ``recuerdo_folded_words``)."""
     return None if text is None else folded_text(text)
+
+
+def runs_apart(text: str) -> tuple[set[str], str]:
+    """The pairs of letters of each run of unspaced script in ``text``, as the index holds
+    them (width forms folded, Thai and the others without their marks): the words a search for
+    any part of a run asks the index for (:func:`query_forms`); a run of one letter has none.
+    And the text beside the runs, width-folded, a space for each run ("" where ``text`` holds
+    no run): a query reads the letters of other scripts against a run as a word of their own
+    ("iPhone" in "我的iPhone手机", index/words.py)."""
+    if text.isascii():
+        return set(), ""
+    folded = fold_width(text)
+    if not _spelled_somewhere(folded):
+        return set(), ""
+    runs = _RUN.findall(folded)
+    if not runs:
+        return set(), ""
+    return {pair for run in runs for pair in _pairs(_letters(run))}, _RUN.sub(" ", folded)
+
+
+def run_pairs(text: str) -> set[str]:
+    """The pairs of :func:`runs_apart`."""
+    return runs_apart(text)[0]
 
 
 def is_unspaced(word: str) -> bool:
