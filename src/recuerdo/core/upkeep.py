@@ -109,6 +109,11 @@ class Upkeep:
         self._stopped = threading.Event()
         self._working = threading.Lock()  # one round of tasks at a time (worker or drain)
         self._last_poke = 0.0
+        # The last poke that counted rows: a write. Only writes want the store the worker
+        # yields (a read takes no write lock); reads poke for their audit to be flushed, and
+        # counted as writes that never paused, a search every 0.2 s held the indexing of a
+        # bulk load to one batch a second (decision 0177).
+        self._last_rows = 0.0
         # This process's last write (0: none). A read's poke (its audit) is no write, nor one
         # for rows an earlier process left unindexed.
         self._last_write = 0.0
@@ -127,6 +132,8 @@ class Upkeep:
             if self._stopping:
                 return
             self._last_poke = moment
+            if rows:
+                self._last_rows = moment
             if self._pending == 0 and rows:
                 self._first_pending = self._last_poke
             self._pending += rows
@@ -269,7 +276,7 @@ class Upkeep:
                         other += self._late_rounds(LATE_SHARE * LATE_OVERDUE_SECONDS)
                     work = indexed + other
                     with self._guard:
-                        busy = time.monotonic() - self._last_poke < GATHER_SECONDS
+                        busy = time.monotonic() - self._last_rows < GATHER_SECONDS
                     if busy or not work:
                         if busy:  # writes are coming in again: let them have the store
                             self._wake.set()
@@ -302,11 +309,15 @@ class Upkeep:
         return not self._wake.wait(max(0.0, left)) and not self._stopping
 
     def _quiet_moment(self) -> bool:
-        """Wait until writes pause (or the backlog grows too large); False when stopping."""
+        """Wait until writes pause (or the backlog grows too large); False when stopping.
+        Reads are no writes: while written rows wait, they do not make the worker wait
+        (``_last_rows``). With none waiting, a read's poke is gathered with the next ones as
+        before: the round it asks for only flushes audit records, one write for many reads."""
         while True:
             with self._guard:
                 moment = time.monotonic()
-                quiet_for = moment - self._last_poke
+                since = self._last_rows if self._pending > 0 else self._last_poke
+                quiet_for = moment - since
                 overdue = self._pending > 0 and moment - self._first_pending >= MAX_DELAY_SECONDS
                 urgent = self._pending >= FORCE_BACKLOG or overdue
             if quiet_for >= GATHER_SECONDS or urgent:
