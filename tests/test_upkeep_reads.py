@@ -7,8 +7,10 @@ writes that never paused: after a bulk load the worker indexed one batch a secon
 oldest pending rows were a second old), and every search meanwhile read the unindexed tail.
 10,000 entries took some 25 s to index under such reads instead of about one. Reads take no
 write lock, so only writes hold the worker back now; the costly idle work (embedding) still
-waits for a pause of reads too. The test bounds the time by a margin the fault misses by
-far; the figure is in ``benchmarks`` and in the decision."""
+waits for a pause of reads too. The first test bounds the time by a margin the fault misses by
+far (the figures are in the decision); the second, on fake tasks, is the case the first
+version of the fix missed (a round that counts more rows than were poked, cut short by a
+write)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import time
 from pathlib import Path
 
 import recuerdo
+from recuerdo.core.upkeep import Upkeep
 
 ENTRIES = 10_000
 WITHIN_SECONDS = 10.0
@@ -55,3 +58,51 @@ def test_searches_every_fifty_milliseconds_do_not_starve_the_index(tmp_path: Pat
         assert found and set(found) == {5}  # every search answered, lagging or not
     finally:
         memory.close()
+
+
+class DoubleCounted:
+    """An index task of ``left`` rows, a batch a call, that counts each row twice (as the
+    substring and chunk indexes do, one row each: the worker's count of poked rows then runs
+    out half-way) and, in its first call, meets a write (a poke while the round runs)."""
+
+    def __init__(self, worker: list[Upkeep], left: int) -> None:
+        self.worker, self.left, self.calls = worker, left, 0
+
+    def __call__(self) -> int:
+        self.calls += 1
+        if self.calls == 1:
+            self.worker[0].poke(1)  # a write comes in while the round runs
+        done = min(self.left, 10)
+        self.left -= done
+        return 2 * done
+
+
+def test_a_write_during_a_round_does_not_leave_the_rest_to_a_pause_of_reads() -> None:
+    """The round counts more work than the rows poked, so none is left to wait for when it
+    ends; but the write made it yield. Without writes waiting, the worker then waited for a
+    pause of the reads too, and under steady reads the rest of the backlog was never
+    indexed."""
+    holder: list[Upkeep] = []
+    task = DoubleCounted(holder, left=200)
+    worker = Upkeep([task], backlog=lambda: task.left)
+    holder.append(worker)
+    stop = threading.Event()
+
+    def reading() -> None:
+        while not stop.is_set():
+            worker.poke(0)  # a search's audit record
+            time.sleep(0.02)
+
+    reader = threading.Thread(target=reading)
+    try:
+        worker.poke(5)  # rows written earlier (by a process that ended, say) wait too
+        reader.start()
+        deadline = time.monotonic() + 5
+        while task.left and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert task.left == 0
+    finally:
+        stop.set()
+        if reader.is_alive():
+            reader.join()
+        worker.stop(drain=False)

@@ -114,6 +114,9 @@ class Upkeep:
         # counted as writes that never paused, a search every 0.2 s held the indexing of a
         # bulk load to one batch a second (decision 0177).
         self._last_rows = 0.0
+        # A round that indexed rows ended because writes came: rows may wait that the pending
+        # count no longer shows (a round counts each row once an index, more than was poked).
+        self._behind = False
         # This process's last write (0: none). A read's poke (its audit) is no write, nor one
         # for rows an earlier process left unindexed.
         self._last_write = 0.0
@@ -277,6 +280,8 @@ class Upkeep:
                     work = indexed + other
                     with self._guard:
                         busy = time.monotonic() - self._last_rows < GATHER_SECONDS
+                    with self._guard:
+                        self._behind = busy and indexed > 0
                     if busy or not work:
                         if busy:  # writes are coming in again: let them have the store
                             self._wake.set()
@@ -310,13 +315,15 @@ class Upkeep:
 
     def _quiet_moment(self) -> bool:
         """Wait until writes pause (or the backlog grows too large); False when stopping.
-        Reads are no writes: while written rows wait, they do not make the worker wait
-        (``_last_rows``). With none waiting, a read's poke is gathered with the next ones as
-        before: the round it asks for only flushes audit records, one write for many reads."""
+        Reads are no writes: while written rows wait (poked, or left by a round that writes
+        cut short), they do not make the worker wait (``_last_rows``). With none waiting, a
+        read's poke is gathered with the next ones as before: the round it asks for only
+        flushes audit records, one write for many reads."""
         while True:
             with self._guard:
                 moment = time.monotonic()
-                since = self._last_rows if self._pending > 0 else self._last_poke
+                writes_only = self._pending > 0 or self._behind
+                since = self._last_rows if writes_only else self._last_poke
                 quiet_for = moment - since
                 overdue = self._pending > 0 and moment - self._first_pending >= MAX_DELAY_SECONDS
                 urgent = self._pending >= FORCE_BACKLOG or overdue
