@@ -18,8 +18,10 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 import recuerdo
-from recuerdo.core.upkeep import Upkeep
+from recuerdo.core.upkeep import Claimed, Upkeep
 
 ENTRIES = 10_000
 WITHIN_SECONDS = 10.0
@@ -105,4 +107,35 @@ def test_a_write_during_a_round_does_not_leave_the_rest_to_a_pause_of_reads() ->
         stop.set()
         if reader.is_alive():
             reader.join()
+        worker.stop(drain=False)
+
+
+@pytest.mark.parametrize("elsewhere", [False, True])
+def test_reads_are_still_gathered_when_nothing_is_left_to_index(elsewhere: bool) -> None:
+    """Rows were poked that this worker will never count down: a verb's own drain indexed
+    them, no index follows them, or (``elsewhere``) another server sharing the database holds
+    the index work. Reads must still be gathered for their audit flush (one round for many),
+    not given a round each, as the first version of 0177 gave them (a write a search)."""
+    rounds: list[float] = []
+
+    def nothing() -> int:
+        if elsewhere:
+            raise Claimed("indexing")
+        return 0
+
+    def flush() -> int:
+        rounds.append(time.monotonic())
+        return 0
+
+    worker = Upkeep([nothing], backlog=lambda: 0, side_tasks=[flush])
+    try:
+        worker.poke(5)
+        time.sleep(0.5)  # its first rounds find nothing to index
+        before = len(rounds)
+        for _ in range(50):
+            worker.poke(0)  # a search every 0.02 s for a second
+            time.sleep(0.02)
+        time.sleep(0.3)
+        assert len(rounds) - before <= 10
+    finally:
         worker.stop(drain=False)

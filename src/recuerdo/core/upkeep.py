@@ -117,6 +117,11 @@ class Upkeep:
         # A round that indexed rows ended because writes came: rows may wait that the pending
         # count no longer shows (a round counts each row once an index, more than was poked).
         self._behind = False
+        # The last round found no index work it could do (none left, or claimed by another
+        # process): the pending count may never fall then (rows a verb's drain indexed, rows
+        # no index follows, rows another server indexes), and reads must not each get a round
+        # of their own. A write's poke clears it.
+        self._nothing_to_index = False
         # This process's last write (0: none). A read's poke (its audit) is no write, nor one
         # for rows an earlier process left unindexed.
         self._last_write = 0.0
@@ -137,6 +142,7 @@ class Upkeep:
             self._last_poke = moment
             if rows:
                 self._last_rows = moment
+                self._nothing_to_index = False
             if self._pending == 0 and rows:
                 self._first_pending = self._last_poke
             self._pending += rows
@@ -160,6 +166,8 @@ class Upkeep:
         ones (which indexes none of the rows the pokes counted)."""
         with self._working:
             work = sum(self._attempt(task) for task in self._tasks)
+            with self._guard:
+                self._nothing_to_index = work == 0
             other = sum(self._attempt(task) for task in self._side_tasks)
             if quiet or self._deferred >= FORCE_BACKLOG // 20:
                 idle = sum(self._attempt(task) for task in self._idle_tasks)
@@ -322,7 +330,8 @@ class Upkeep:
         while True:
             with self._guard:
                 moment = time.monotonic()
-                writes_only = self._pending > 0 or self._behind
+                mine = self._pending > 0 and not self._nothing_to_index
+                writes_only = mine or self._behind
                 since = self._last_rows if writes_only else self._last_poke
                 quiet_for = moment - since
                 overdue = self._pending > 0 and moment - self._first_pending >= MAX_DELAY_SECONDS
