@@ -31,6 +31,9 @@ class Page:
     ``entities``: folded name -> [id, recorded_at] of the entities found or made (recorded_at
     as stored, None when not known here); ``typed``: the (entity, type) pairs recorded."""
 
+    looked_for: set[str] = dataclasses.field(default_factory=set)
+    """The folded names the page's reading looked for: one of them not in ``entities`` is
+    held by no entity of the scope."""
     entities: dict[str, list[Any]] = dataclasses.field(default_factory=dict)
     typed: set[tuple[int, str]] = dataclasses.field(default_factory=set)
     awaited: set[str] = dataclasses.field(default_factory=set)
@@ -82,16 +85,23 @@ def finish(tx: Tx, page: Page) -> None:
 def page_of(tx: Tx, tenant: str, scope: str, records: list[Any]) -> Page:
     """A :class:`Page` for ``records``, with the entities they name that the scope holds, and
     the fact keys of theirs that earlier imports' facts await, read in a few statements."""
-    names, keys = set(), set()
+    names: set[str] = set()
+    keys: set[str] = set()
+    named: list[tuple[str, Any, str]] = []  # each fact's folded ends and relation
     for record in records:
         if not isinstance(record, dict) or record.get("record") not in ("fact", "entity"):
             continue
+        ends = {}
         for field in ("subject", "object", "name"):
             with contextlib.suppress(RecuerdoError):
-                names.add(store.fold(store.check_name(record.get(field))))
-        if record["record"] == "fact" and isinstance(record.get("key"), str):
-            keys.add(record["key"])
-    page = Page()
+                ends[field] = store.fold(store.check_name(record.get(field)))
+        names.update(ends.values())
+        if record["record"] == "fact":
+            if isinstance(record.get("key"), str):
+                keys.add(record["key"])
+            if "subject" in ends and "object" in ends:
+                named.append((ends["subject"], record.get("relation"), ends["object"]))
+    page = Page(looked_for=names)
     for part in groups(sorted(names), 500):
         for row in tx.all(
             "SELECT id, folded, recorded_at FROM entities WHERE tenant = ? AND scope = ?"
@@ -109,7 +119,7 @@ def page_of(tx: Tx, tenant: str, scope: str, records: list[Any]) -> Page:
                 (tenant, *part),
             )
         )
-    page.tracked = _triples(records, page)
+    page.tracked = _triples(named, page)
     for triple, row in store.current_facts(tx, tenant, sorted(page.tracked)).items():
         page.current[triple] = {
             "id": int(row["id"]),
@@ -128,21 +138,20 @@ def page_of(tx: Tx, tenant: str, scope: str, records: list[Any]) -> Page:
     return page
 
 
-def _triples(records: list[Any], page: Page) -> set[tuple[int, str, int]]:
-    """(subject, relation, object) of the fact records both of whose entities the page holds
-    (a record these cannot be read from is skipped by its import)."""
+def _triples(named: list[tuple[str, Any, str]], page: Page) -> set[tuple[int, str, int]]:
+    """(subject, relation, object) of the facts (folded ends, relation as given) both of whose
+    entities the page holds (a record whose relation cannot be read is skipped by its
+    import)."""
     triples = set()
-    for record in records:
-        if not isinstance(record, dict) or record.get("record") != "fact":
+    for subject_name, given, object_name in named:
+        subject, obj = page.entities.get(subject_name), page.entities.get(object_name)
+        if subject is None or obj is None:
             continue
         try:
-            ends = [store.fold(store.check_name(record.get(end))) for end in ("subject", "object")]
-            relation = check_relation(record.get("relation"), "relation")
+            relation = check_relation(given, "relation")
         except (RecuerdoError, ValueError):
             continue
-        subject, obj = (page.entities.get(end) for end in ends)
-        if subject is not None and obj is not None:
-            triples.add((int(subject[0]), relation, int(obj[0])))
+        triples.add((int(subject[0]), relation, int(obj[0])))
     return triples
 
 
@@ -153,7 +162,9 @@ def entity_of(tx: Tx, tenant: str, scope: str, name: str, known_at: str | None, 
     folded = store.fold(name)
     held = page.entities.get(folded)
     if held is None:
-        found = store.entity(tx, tenant, scope, name, recorded_at=known_at)
+        # A name the page looked for and did not find is made without a second look.
+        absent = folded in page.looked_for
+        found = store.entity(tx, tenant, scope, name, recorded_at=known_at, absent=absent)
         assert found is not None
         # Made here: recorded when the record says; found: not known, dated back below.
         held = page.entities[folded] = [found[0], known_at if found[1] else None]

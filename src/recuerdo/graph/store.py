@@ -170,14 +170,19 @@ def entity(
     source: str | None = None,
     create: bool = True,
     recorded_at: str | None = None,
+    absent: bool = False,
 ) -> tuple[int, bool] | None:
     """(entity id, created) for a name in a scope; None when absent and not created. A new
-    entity is recorded at ``recorded_at`` (the time of the call that names it), else now."""
+    entity is recorded at ``recorded_at`` (the time of the call that names it), else now.
+    ``absent``: the caller read already that the scope holds no such entity (an import's
+    page), and it is made without being looked for again."""
     folded = fold(name)
-    found = tx.scalar(
-        "SELECT id FROM entities WHERE tenant = ? AND scope = ? AND folded = ?",
-        (tenant, scope, folded),
-    )
+    found = None
+    if not absent:
+        found = tx.scalar(
+            "SELECT id FROM entities WHERE tenant = ? AND scope = ? AND folded = ?",
+            (tenant, scope, folded),
+        )
     if found is not None:
         return int(found), False
     if not create:

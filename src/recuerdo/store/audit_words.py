@@ -76,9 +76,10 @@ def words_of(text: str) -> set[str]:
     as the index holds them besides (step m050, decision 0176): a search for part of a run
     asks for its pairs, and a record kept before the step still matches by the whole run; the
     letters against a run are a word of their own too (:func:`run_words`)."""
+    words = {word.lower() for word in _WORD.findall(text)}
     if text.isascii():
-        return {word.lower() for word in _WORD.findall(text)}
-    words = {word.lower() for word in _WORD.findall(text)} | run_words(text)
+        return words
+    words |= run_words(text)
     folded = fold_width(text)
     return words if folded == text else words | {word.lower() for word in _WORD.findall(folded)}
 
