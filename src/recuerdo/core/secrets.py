@@ -265,8 +265,16 @@ def redact_whole(text: str) -> Redaction:
     fragment not redacted alone first (decision 0141)."""
     if _MARKER.search(text) is None:
         return redact(text)
-    cut = _redact(text, pieces=True)
+    cut = redact_piece(text)
     return Redaction(cut.text, tuple(kind for kind in get_args(SecretKind) if kind in cut.found))
+
+
+def redact_piece(text: str) -> Redaction:
+    """What the guard stores for ``text`` when a key marker stands anywhere in its call: every
+    rule and every run of key body lines read in the text as sent, their union cut (decision
+    0157). A line that is a body line as sent is cut whole, even when a rule reads an
+    assignment in it (``password=`` and 43 base64 characters: decision 0178)."""
+    return _redact(text, pieces=True)
 
 
 def redact_text(text: str) -> str:
@@ -379,7 +387,7 @@ def _redacted(
 
 
 def _redacted_in_pieces(text: str, kinds: list[str] | None = None) -> str:
-    redaction = _redact(text, pieces=True)
+    redaction = redact_piece(text)
     if kinds is not None:
         kinds.extend(kind for kind in redaction.found if kind not in kinds)
     return redaction.text
