@@ -293,6 +293,6 @@ def test_the_audits_records_are_not_counted_as_rows_indexed(memory: recuerdo.Mem
     memory._upkeep.drain()
     for _ in range(3):
         memory.search("harbour")
-    indexed, other = memory._upkeep._round(quiet=False, late=False)
-    assert (indexed, other) == (0, 3)  # the flush wrote the three searches' records
+    done = memory._upkeep._round(quiet=False, late=False)
+    assert (done.indexed, done.other) == (0, 3)  # the flush wrote the three searches' records
     assert [record["query"] for record in memory.audit(limit=5)] == ["harbour"] * 3

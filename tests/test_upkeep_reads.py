@@ -6,8 +6,9 @@ flushed by the worker), so a steady stream of searches, one every 0.2 s or more 
 writes that never paused: after a bulk load the worker indexed one batch a second (when its
 oldest pending rows were a second old), and every search meanwhile read the unindexed tail.
 10,000 entries took some 25 s to index under such reads instead of about one. Reads take no
-write lock, so only writes hold the worker back now; the costly idle work (embedding) still
-waits for a pause of reads too. The first test bounds the time by a margin the fault misses by
+write lock, so only writes hold the worker back now. The idle work (embedding) and the
+audit's flush waited for a pause of reads until decision 0179: under the same reads a backlog
+of vectors stayed for good, and the records piled up in memory. The first test bounds the time by a margin the fault misses by
 far (the figures are in the decision); the second, on fake tasks, is the case the first
 version of the fix missed (a round that counts more rows than were poked, cut short by a
 write)."""
@@ -137,5 +138,104 @@ def test_reads_are_still_gathered_when_nothing_is_left_to_index(elsewhere: bool)
             time.sleep(0.02)
         time.sleep(0.3)
         assert len(rounds) - before <= 10
+    finally:
+        worker.stop(drain=False)
+
+
+def test_searches_every_fifty_milliseconds_do_not_starve_the_vectors(tmp_path: Path) -> None:
+    """Embedding waited for a pause of reads as well as writes (decision 0179): under a
+    search every 0.05 s, 3,000 entries stayed without vectors for good, and every answer left
+    meaning out (``queued``). It now runs once writes pause, in a share of the time."""
+    memory = recuerdo.open("vectors", base_dir=tmp_path, embedder="static")
+    try:
+        memory.remember_many(
+            [{"category": "learning", "content": f"Harbour note number {n}"} for n in range(3000)]
+        )
+        stop = threading.Event()
+
+        def searching() -> None:
+            while not stop.is_set():
+                memory.recall(search="harbour", limit=5)
+                time.sleep(0.05)
+
+        reader = threading.Thread(target=searching)
+        reader.start()
+        try:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                status = memory.index_status()
+                if status["meaning"] == "armed":
+                    break
+                time.sleep(0.2)
+        finally:
+            stop.set()
+            reader.join()
+        assert (status["meaning"], status["chunks_waiting_for_vectors"]) == ("armed", 0)
+        assert status["chunks"] == 3000
+    finally:
+        memory.close()
+
+
+def test_an_idle_task_runs_under_steady_reads_once_writes_pause() -> None:
+    left = [500]
+
+    def embed() -> int:
+        done = min(left[0], 50)
+        left[0] -= done
+        return done
+
+    worker = Upkeep([lambda: 0], backlog=lambda: 0, idle_tasks=[embed])
+    stop = threading.Event()
+
+    def reading() -> None:
+        while not stop.is_set():
+            worker.poke(0)
+            time.sleep(0.02)
+
+    reader = threading.Thread(target=reading)
+    try:
+        worker.poke(500)  # written rows: their vectors are owed
+        reader.start()
+        deadline = time.monotonic() + 5
+        while left[0] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert left[0] == 0
+    finally:
+        stop.set()
+        if reader.is_alive():
+            reader.join()
+        worker.stop(drain=False)
+
+
+def test_the_audit_is_flushed_under_reads_that_never_pause() -> None:
+    """A read's audit record waited for a pause of the reads: under a search every 0.02 s no
+    round ran, and the records piled up in memory (lost if the process died). Reads are
+    gathered for MAX_DELAY_SECONDS at most now: a round a second, not one a read."""
+    rounds: list[float] = []
+    buffered = [0]
+
+    def flush() -> int:
+        records, buffered[0] = buffered[0], 0
+        if records:
+            rounds.append(time.monotonic())
+        return records
+
+    unindexed = [1]
+
+    def index() -> int:
+        done, unindexed[0] = unindexed[0], 0
+        return done
+
+    worker = Upkeep([index], backlog=lambda: unindexed[0], side_tasks=[flush])
+    try:
+        worker.poke(1)  # a write, indexed in the first round: nothing is pending after it
+        time.sleep(0.5)
+        started = time.monotonic()
+        while time.monotonic() - started < 3.0:
+            buffered[0] += 1  # a search's record
+            worker.poke(0)  # a search every 0.02 s for three seconds
+            time.sleep(0.02)
+        during = [moment for moment in rounds if moment >= started]
+        assert 2 <= len(during) <= 10
     finally:
         worker.stop(drain=False)

@@ -23,6 +23,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from ..errors import StorageFull, StoreError
 from ..store.scope import EVERY_TENANT, scoped
@@ -32,6 +33,21 @@ log = logging.getLogger("recuerdo.upkeep")
 Task = Callable[[], int]
 """One step of upkeep: does a bounded amount of work in its own transactions; returns 0 when
 nothing is left, or raises :class:`Claimed` when another process holds that work."""
+
+
+class _Round(NamedTuple):
+    """The work of one round: rows of the indexes the pokes count, and the rest, which none
+    of those rows are (the side tasks': audit records; the idle tasks': vectors; the late
+    tasks': words erased)."""
+
+    indexed: int
+    side: int
+    idle: int
+    late: int
+
+    @property
+    def other(self) -> int:
+        return self.side + self.idle + self.late
 
 
 class Claimed(Exception):
@@ -47,7 +63,14 @@ DRAIN_ON_CLOSE = 20_000
 # keep coming instead of waiting for a quiet moment.
 FORCE_BACKLOG = 100_000
 # Under a steady stream of writes there is never a quiet moment: index at least this often.
+# Reads' audit records are gathered this long at most too: reads that never paused left them
+# in memory for good (decision 0179).
 MAX_DELAY_SECONDS = 1.0
+# The idle tasks (embedding) run once writes pause, reads or not; while reads come, the worker
+# then waits as long as its round took (up to MAX_DELAY_SECONDS), so they keep the larger share
+# of the GIL and the cores. Waiting for a pause of reads too left a backlog unembedded for good
+# under a search every 0.2 s or more often (decision 0179).
+IDLE_YIELD_TO_READS = 1.0
 # The work nothing waits for (late tasks) waits for a longer pause: one between two bursts of
 # writes is not it.
 LATE_SECONDS = 1.0
@@ -128,6 +151,7 @@ class Upkeep:
         self._last_late = time.monotonic()  # the last round of the late tasks (the worker's)
         self._first_pending = 0.0
         self._pending = 0
+        self._first_read = 0.0  # the first read's poke since the last round (0: none)
         self._skipped = False  # a task found its work claimed elsewhere: come back to it
 
     def poke(self, rows: int = 1, *, left: bool = False) -> None:
@@ -143,6 +167,8 @@ class Upkeep:
             if rows:
                 self._last_rows = moment
                 self._nothing_to_index = False
+            elif not self._first_read:
+                self._first_read = moment
             if self._pending == 0 and rows:
                 self._first_pending = self._last_poke
             self._pending += rows
@@ -159,24 +185,24 @@ class Upkeep:
         run only in a quiet moment, or when their backlog has grown large, so a steady
         stream of requests is never starved of CPU by them; the late tasks (what nothing
         waits for) only when ``late``: after a pause of LATE_SECONDS."""
-        return sum(self._round(quiet=quiet, late=late))
+        done = self._round(quiet=quiet, late=late)
+        return done.indexed + done.other
 
-    def _round(self, *, quiet: bool, late: bool) -> tuple[int, int]:
-        """:meth:`step`'s round: the work of the tasks, and that of the side, idle and late
-        ones (which indexes none of the rows the pokes counted)."""
+    def _round(self, *, quiet: bool, late: bool) -> _Round:
+        """:meth:`step`'s round."""
         with self._working:
+            with self._guard:
+                self._first_read = 0  # the side tasks flush the records of the reads so far
             work = sum(self._attempt(task) for task in self._tasks)
             with self._guard:
                 self._nothing_to_index = work == 0
-            other = sum(self._attempt(task) for task in self._side_tasks)
+            side = sum(self._attempt(task) for task in self._side_tasks)
+            idle = 0
             if quiet or self._deferred >= FORCE_BACKLOG // 20:
                 idle = sum(self._attempt(task) for task in self._idle_tasks)
                 with self._guard:
                     self._deferred = max(0, self._deferred - idle) if idle else 0
-                other += idle
-            if late:
-                other += self._late_round()
-            return work, other
+            return _Round(work, side, idle, self._late_round() if late else 0)
 
     def _late_round(self) -> int:
         """One round of the late tasks (the caller holds ``_working``); its time is kept even
@@ -276,20 +302,30 @@ class Upkeep:
             try:
                 while not self._stopping:
                     with self._guard:
-                        quiet_for = time.monotonic() - self._last_poke
+                        started = time.monotonic()
+                        # Reads take no write lock: only a pause of the writes is waited for.
+                        writes_quiet = started - self._last_rows >= GATHER_SECONDS
                         late = bool(self._late_tasks) and self._unwritten_for() >= LATE_SECONDS
                         overdue = bool(self._late_tasks) and not late and self._late_overdue()
-                    indexed, other = self._round(quiet=quiet_for >= GATHER_SECONDS, late=late)
+                    done = self._round(quiet=writes_quiet, late=late)
                     with self._guard:
-                        self._pending = max(0, self._pending - indexed)
+                        self._pending = max(0, self._pending - done.indexed)
                         self._first_pending = time.monotonic()
+                    further = done.indexed + done.idle + done.late
                     if overdue:
-                        other += self._late_rounds(LATE_SHARE * LATE_OVERDUE_SECONDS)
-                    work = indexed + other
+                        further += self._late_rounds(LATE_SHARE * LATE_OVERDUE_SECONDS)
                     with self._guard:
-                        busy = time.monotonic() - self._last_rows < GATHER_SECONDS
-                    with self._guard:
-                        self._behind = busy and indexed > 0
+                        moment = time.monotonic()
+                        busy = moment - self._last_rows < GATHER_SECONDS
+                        reading = moment - self._last_poke < GATHER_SECONDS
+                        self._behind = busy and done.indexed > 0
+                    # The audit's records alone go on only when reads pause: while they come,
+                    # each round would find a few and flush them, a durable commit a read.
+                    work = further + (0 if reading else done.side)
+                    if done.idle and reading and not busy:
+                        yielded = min(MAX_DELAY_SECONDS, (moment - started) * IDLE_YIELD_TO_READS)
+                        if self._stopped.wait(yielded):
+                            break
                     if busy or not work:
                         if busy:  # writes are coming in again: let them have the store
                             self._wake.set()
@@ -324,18 +360,22 @@ class Upkeep:
     def _quiet_moment(self) -> bool:
         """Wait until writes pause (or the backlog grows too large); False when stopping.
         Reads are no writes: while written rows wait (poked, or left by a round that writes
-        cut short), they do not make the worker wait (``_last_rows``). With none waiting, a
-        read's poke is gathered with the next ones as before: the round it asks for only
-        flushes audit records, one write for many reads."""
+        cut short) or their vectors do, they do not make the worker wait (``_last_rows``).
+        With none waiting, a read's poke is gathered with the next ones: the round it asks for
+        only flushes audit records, one write for many reads; but for MAX_DELAY_SECONDS at
+        most, or reads that never pause would keep their records in memory for good."""
         while True:
             with self._guard:
                 moment = time.monotonic()
                 mine = self._pending > 0 and not self._nothing_to_index
-                writes_only = mine or self._behind
+                owed = self._deferred > 0 and bool(self._idle_tasks)  # vectors, say
+                writes_only = mine or self._behind or owed
                 since = self._last_rows if writes_only else self._last_poke
                 quiet_for = moment - since
                 overdue = self._pending > 0 and moment - self._first_pending >= MAX_DELAY_SECONDS
-                urgent = self._pending >= FORCE_BACKLOG or overdue
+                first_read = self._first_read
+                reads_waited = bool(first_read) and moment - first_read >= MAX_DELAY_SECONDS
+                urgent = self._pending >= FORCE_BACKLOG or overdue or reads_waited
             if quiet_for >= GATHER_SECONDS or urgent:
                 return not self._stopping
             if self._stopped.wait(GATHER_SECONDS - quiet_for):
