@@ -6,12 +6,12 @@ flushed by the worker), so a steady stream of searches, one every 0.2 s or more 
 writes that never paused: after a bulk load the worker indexed one batch a second (when its
 oldest pending rows were a second old), and every search meanwhile read the unindexed tail.
 10,000 entries took some 25 s to index under such reads instead of about one. Reads take no
-write lock, so only writes hold the worker back now. The idle work (embedding) and the
-audit's flush waited for a pause of reads until decision 0179: under the same reads a backlog
-of vectors stayed for good, and the records piled up in memory. The first test bounds the time by a margin the fault misses by
-far (the figures are in the decision); the second, on fake tasks, is the case the first
-version of the fix missed (a round that counts more rows than were poked, cut short by a
-write)."""
+write lock, so only writes hold the worker back now. The idle work (embedding), the audit's
+flush and the late tasks waited for a pause of reads until decision 0179: under the same reads
+a backlog of vectors stayed for good, and the records piled up in memory. The first test
+bounds the time by a margin the fault misses by far (the figures are in the decision); the
+second, on fake tasks, is the case the first version of the fix missed (a round that counts
+more rows than were poked, cut short by a write)."""
 
 from __future__ import annotations
 
@@ -238,4 +238,42 @@ def test_the_audit_is_flushed_under_reads_that_never_pause() -> None:
         during = [moment for moment in rounds if moment >= started]
         assert 2 <= len(during) <= 10
     finally:
+        worker.stop(drain=False)
+
+
+def test_the_late_tasks_run_under_reads_that_never_pause() -> None:
+    """The words replaced chunks left in the index are erased once writes have paused for
+    LATE_SECONDS. Under a search every 0.02 s after the last write, the worker never left its
+    wait for a pause of the reads, and the late tasks never ran (0177 left it, 0179 ends it)."""
+    ran: list[float] = []
+    unindexed = [1]
+
+    def index() -> int:
+        done, unindexed[0] = unindexed[0], 0
+        return done
+
+    def late() -> int:
+        ran.append(time.monotonic())
+        return 0
+
+    worker = Upkeep([index], backlog=lambda: unindexed[0], late_tasks=[late])
+    stop = threading.Event()
+
+    def reading() -> None:
+        while not stop.is_set():
+            worker.poke(0)
+            time.sleep(0.02)
+
+    reader = threading.Thread(target=reading)
+    try:
+        worker.poke(1)  # the last write
+        reader.start()
+        deadline = time.monotonic() + 5
+        while not ran and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ran
+    finally:
+        stop.set()
+        if reader.is_alive():
+            reader.join()
         worker.stop(drain=False)
