@@ -8,10 +8,10 @@ oldest pending rows were a second old), and every search meanwhile read the unin
 10,000 entries took some 25 s to index under such reads instead of about one. Reads take no
 write lock, so only writes hold the worker back now. The idle work (embedding) and the
 audit's flush waited for a pause of reads until decision 0179: under the same reads a backlog
-of vectors stayed for good, and the records piled up in memory. The first test bounds the time by a margin the fault misses by
-far (the figures are in the decision); the second, on fake tasks, is the case the first
-version of the fix missed (a round that counts more rows than were poked, cut short by a
-write)."""
+of vectors stayed for good, and the records piled up in memory. The first test bounds the
+time by a margin the fault misses by far (the figures are in the decision); the second, on
+fake tasks, is the case the first version of the fix missed (a round that counts more rows
+than were poked, cut short by a write)."""
 
 from __future__ import annotations
 
