@@ -332,6 +332,8 @@ class Upkeep:
                         yielded = min(MAX_DELAY_SECONDS, (moment - started) * IDLE_YIELD_TO_READS)
                         if self._stopped.wait(yielded):
                             break
+                        with self._guard:  # a write that came meanwhile is gathered first
+                            busy = time.monotonic() - self._last_rows < GATHER_SECONDS
                     if busy or not work:
                         if busy:  # writes are coming in again: let them have the store
                             self._wake.set()
