@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 import pytest
 
 from recuerdo.core.upkeep import Upkeep
+from recuerdo.errors import StorageFull
 
 
 def test_a_task_that_fails_once_is_retried_at_the_next_write(
@@ -36,4 +38,44 @@ def test_a_task_that_fails_once_is_retried_at_the_next_write(
         assert upkeep.running
         assert any("a task's own bug" in (r.exc_text or "") for r in caplog.records)
     finally:
+        upkeep.stop(drain=False)
+
+
+@pytest.mark.parametrize("failing", ["idle", "side"])
+def test_a_failing_task_does_not_give_every_read_a_round(failing: str) -> None:
+    """After an error the worker waits for the next write (or gathers reads, a round a second
+    at most). Before: the rows or vectors the failed round left owed made the worker wait for
+    writes only, so every read's poke started a round at once, which failed again: under 300
+    reads a second with the embedding failing in the worker, 299 rounds a second, each a
+    durable commit of one read's audit record and a logged traceback (decision 0179's review;
+    with the audit's flush failing, a full disk, the same on the code before 0179)."""
+    rounds = [0]
+
+    def index() -> int:
+        return 0
+
+    def side() -> int:
+        rounds[0] += 1
+        if failing == "side":
+            raise StorageFull("the disk is full")
+        return 0
+
+    def embed() -> int:
+        if failing == "idle":
+            raise RuntimeError("the model failed")
+        return 0
+
+    upkeep = Upkeep([index], backlog=lambda: 0, idle_tasks=[embed], side_tasks=[side])
+    try:
+        logging.disable(logging.CRITICAL)
+        upkeep.poke(5)  # written rows: their index and vectors are owed
+        time.sleep(0.5)  # the round after the writes' pause fails
+        before = rounds[0]
+        started = time.monotonic()
+        while time.monotonic() - started < 2.0:
+            upkeep.poke(0)  # a read every 0.005 s
+            time.sleep(0.005)
+        assert rounds[0] - before <= 5
+    finally:
+        logging.disable(logging.NOTSET)
         upkeep.stop(drain=False)

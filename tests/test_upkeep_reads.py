@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import recuerdo
+from recuerdo.core import upkeep as upkeep_module
 from recuerdo.core.upkeep import Claimed, Upkeep
 
 ENTRIES = 10_000
@@ -272,6 +273,56 @@ def test_the_late_tasks_run_under_reads_that_never_pause() -> None:
         while not ran and time.monotonic() < deadline:
             time.sleep(0.05)
         assert ran
+    finally:
+        stop.set()
+        if reader.is_alive():
+            reader.join()
+        worker.stop(drain=False)
+
+
+def test_a_write_during_the_yield_to_reads_is_gathered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that came while the worker yielded to reads after an embedding round got a
+    round as soon as the wait ended, in the middle of the writes (whether they were coming
+    was looked at before the wait): it is gathered until writes pause, as after any round."""
+    monkeypatch.setattr(upkeep_module, "GATHER_SECONDS", 0.4)
+    monkeypatch.setattr(upkeep_module, "MAX_DELAY_SECONDS", 3600.0)  # no round for reads' sake
+    indexed: list[float] = []
+    embedded = threading.Event()
+    calls = [0]
+
+    def index() -> int:
+        indexed.append(time.monotonic())
+        return 0
+
+    def embed() -> int:
+        calls[0] += 1
+        if calls[0] > 1:
+            return 0
+        time.sleep(0.5)  # one round of 0.5 s: the worker then yields to reads for 0.5 s
+        embedded.set()
+        return 64
+
+    worker = Upkeep([index], backlog=lambda: 0, idle_tasks=[embed])
+    stop = threading.Event()
+
+    def reading() -> None:
+        while not stop.is_set():
+            worker.poke(0)
+            time.sleep(0.01)
+
+    reader = threading.Thread(target=reading)
+    try:
+        worker.poke(1)
+        reader.start()
+        assert embedded.wait(10)
+        time.sleep(0.3)  # inside the yield, 0.2 s before its end
+        written = time.monotonic()
+        worker.poke(1)
+        deadline = time.monotonic() + 5
+        while not [t for t in indexed if t > written] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        after = [t for t in indexed if t > written]
+        assert after and after[0] - written >= 0.3  # GATHER_SECONDS: 0.4
     finally:
         stop.set()
         if reader.is_alive():

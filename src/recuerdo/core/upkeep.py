@@ -152,6 +152,10 @@ class Upkeep:
         self._first_pending = 0.0
         self._pending = 0
         self._first_read = 0.0  # the first read's poke since the last round (0: none)
+        # The last round failed: what it left owed waits for the next write (or a round of
+        # gathered reads). Counted as waiting for writes only, every read started a round at
+        # once, which failed again: a commit and a traceback a read (decision 0179's review).
+        self._failed = False
         self._skipped = False  # a task found its work claimed elsewhere: come back to it
 
     def poke(self, rows: int = 1, *, left: bool = False) -> None:
@@ -167,6 +171,7 @@ class Upkeep:
             if rows:
                 self._last_rows = moment
                 self._nothing_to_index = False
+                self._failed = False
             elif not self._first_read:
                 self._first_read = moment
             if self._pending == 0 and rows:
@@ -309,6 +314,7 @@ class Upkeep:
                         overdue = bool(self._late_tasks) and not late and self._late_overdue()
                     done = self._round(quiet=writes_quiet, late=late)
                     with self._guard:
+                        self._failed = False
                         self._pending = max(0, self._pending - done.indexed)
                         self._first_pending = time.monotonic()
                     further = done.indexed + done.idle + done.late
@@ -326,6 +332,8 @@ class Upkeep:
                         yielded = min(MAX_DELAY_SECONDS, (moment - started) * IDLE_YIELD_TO_READS)
                         if self._stopped.wait(yielded):
                             break
+                        with self._guard:  # a write that came meanwhile is gathered first
+                            busy = time.monotonic() - self._last_rows < GATHER_SECONDS
                     if busy or not work:
                         if busy:  # writes are coming in again: let them have the store
                             self._wake.set()
@@ -335,12 +343,20 @@ class Upkeep:
                             continue  # the pause lasted: the late tasks' round
                         break
             except StoreError:
-                pass  # the store is closing or busy; the next write or open retries
+                self._fail()  # the store is closing, busy or full; the next write retries
             except Exception:
+                self._fail()
                 # A thread that ended here would stay recorded as the worker, and no later
                 # write would start another: indexing would stop for the process's life.
                 # The worker stays, and the next write retries.
                 log.exception("index upkeep failed; the next write retries it")
+
+    def _fail(self) -> None:
+        """After a failed round: reads are gathered again, and the rows it left are overdue
+        MAX_DELAY_SECONDS later, not at once (each read started a round otherwise)."""
+        with self._guard:
+            self._failed = True
+            self._first_pending = time.monotonic()
 
     def _late_overdue(self) -> bool:
         """Whether the late tasks waited LATE_OVERDUE_SECONDS for a pause (under ``_guard``)."""
@@ -369,7 +385,7 @@ class Upkeep:
                 moment = time.monotonic()
                 mine = self._pending > 0 and not self._nothing_to_index
                 owed = self._deferred > 0 and bool(self._idle_tasks)  # vectors, say
-                writes_only = mine or self._behind or owed
+                writes_only = (mine or self._behind or owed) and not self._failed
                 since = self._last_rows if writes_only else self._last_poke
                 quiet_for = moment - since
                 overdue = self._pending > 0 and moment - self._first_pending >= MAX_DELAY_SECONDS
