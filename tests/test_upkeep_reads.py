@@ -328,3 +328,51 @@ def test_a_write_during_the_yield_to_reads_is_gathered(monkeypatch: pytest.Monke
         if reader.is_alive():
             reader.join()
         worker.stop(drain=False)
+
+
+def test_rounds_of_late_work_under_reads_flush_the_audit_once_a_second() -> None:
+    """Rounds of other work run back to back (here: late work left, as after many edits),
+    and each flushed the records of the reads since the one before: under 200 reads a second
+    some 200 durable commits a second (the review of 0179). Reads' records are flushed once a
+    MAX_DELAY_SECONDS while reads come."""
+    flushes: list[float] = []
+    buffered = [0]
+    unindexed = [1]
+
+    def index() -> int:
+        done, unindexed[0] = unindexed[0], 0
+        return done
+
+    def flush() -> int:
+        records, buffered[0] = buffered[0], 0
+        if records:
+            flushes.append(time.monotonic())
+        return records
+
+    def late() -> int:
+        time.sleep(0.003)  # erasing a few chunks' words: more is left
+        return 1
+
+    worker = Upkeep([index], backlog=lambda: unindexed[0], side_tasks=[flush], late_tasks=[late])
+    stop = threading.Event()
+
+    def reading() -> None:
+        while not stop.is_set():
+            buffered[0] += 1
+            worker.poke(0)
+            time.sleep(0.005)
+
+    reader = threading.Thread(target=reading)
+    try:
+        worker.poke(1)  # the last write: the late work starts LATE_SECONDS after it
+        reader.start()
+        time.sleep(1.5)
+        started = time.monotonic()
+        time.sleep(2.0)
+        during = [moment for moment in flushes if moment >= started]
+        assert 1 <= len(during) <= 5
+    finally:
+        stop.set()
+        if reader.is_alive():
+            reader.join()
+        worker.stop(drain=False)

@@ -193,21 +193,19 @@ class Upkeep:
         done = self._round(quiet=quiet, late=late)
         return done.indexed + done.other
 
-    def _round(self, *, quiet: bool, late: bool) -> _Round:
-        """:meth:`step`'s round."""
+    def _round(self, *, quiet: bool, late: bool, side: bool = True) -> _Round:
+        """:meth:`step`'s round; the side tasks only with ``side``."""
         with self._working:
-            with self._guard:
-                self._first_read = 0  # the side tasks flush the records of the reads so far
             work = sum(self._attempt(task) for task in self._tasks)
             with self._guard:
                 self._nothing_to_index = work == 0
-            side = sum(self._attempt(task) for task in self._side_tasks)
+            flushed = self._side_round() if side else 0
             idle = 0
             if quiet or self._deferred >= FORCE_BACKLOG // 20:
                 idle = sum(self._attempt(task) for task in self._idle_tasks)
                 with self._guard:
                     self._deferred = max(0, self._deferred - idle) if idle else 0
-            return _Round(work, side, idle, self._late_round() if late else 0)
+            return _Round(work, flushed, idle, self._late_round() if late else 0)
 
     def _late_round(self) -> int:
         """One round of the late tasks (the caller holds ``_working``); its time is kept even
@@ -305,6 +303,7 @@ class Upkeep:
             if not self._quiet_moment():
                 return
             try:
+                first = True
                 while not self._stopping:
                     with self._guard:
                         started = time.monotonic()
@@ -312,7 +311,19 @@ class Upkeep:
                         writes_quiet = started - self._last_rows >= GATHER_SECONDS
                         late = bool(self._late_tasks) and self._unwritten_for() >= LATE_SECONDS
                         overdue = bool(self._late_tasks) and not late and self._late_overdue()
-                    done = self._round(quiet=writes_quiet, late=late)
+                        # Rounds of other work that follow one another under reads flush the
+                        # reads' records once a MAX_DELAY_SECONDS, and when they end: each
+                        # flushed the few taken since the last, about a durable commit a read
+                        # (the review of 0179).
+                        first_read = self._first_read
+                        side = (
+                            first
+                            or not first_read
+                            or started - self._last_poke >= GATHER_SECONDS
+                            or started - first_read >= MAX_DELAY_SECONDS
+                        )
+                    done = self._round(quiet=writes_quiet, late=late, side=side)
+                    first = False
                     with self._guard:
                         self._failed = False
                         self._pending = max(0, self._pending - done.indexed)
@@ -341,6 +352,7 @@ class Upkeep:
                             self._wake.set()  # another process held some work: look again
                         elif self._late_tasks and not late and self._paused():
                             continue  # the pause lasted: the late tasks' round
+                        self._flush_reads()
                         break
             except StoreError:
                 self._fail()  # the store is closing, busy or full; the next write retries
@@ -350,6 +362,22 @@ class Upkeep:
                 # write would start another: indexing would stop for the process's life.
                 # The worker stays, and the next write retries.
                 log.exception("index upkeep failed; the next write retries it")
+
+    def _flush_reads(self) -> None:
+        """The side tasks, when reads' records wait that the last rounds left (they are not
+        left in memory while the worker sleeps)."""
+        with self._guard:
+            waiting = bool(self._first_read)
+        if waiting:
+            with self._working:
+                self._side_round()
+
+    def _side_round(self) -> int:
+        """The side tasks' round (the caller holds ``_working``): they flush the records of
+        the reads so far."""
+        with self._guard:
+            self._first_read = 0
+        return sum(self._attempt(task) for task in self._side_tasks)
 
     def _fail(self) -> None:
         """After a failed round: reads are gathered again, and the rows it left are overdue
