@@ -376,3 +376,28 @@ def test_rounds_of_late_work_under_reads_flush_the_audit_once_a_second() -> None
         if reader.is_alive():
             reader.join()
         worker.stop(drain=False)
+
+
+def test_a_close_with_a_large_backlog_still_writes_the_reads_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A close leaves a backlog past DRAIN_ON_CLOSE to the next process, which redoes the
+    index work from the marks; it left the audit's records of the reads in memory too, and
+    nothing redoes those: the searches were answered and never recorded. Rounds under reads
+    flush once a MAX_DELAY_SECONDS since 2ee927e, so a second of them waited (the review of
+    2ee927e)."""
+    monkeypatch.setattr(upkeep_module, "DRAIN_ON_CLOSE", 0)
+    memory = recuerdo.open("close", base_dir=tmp_path, embedder="none")
+    try:
+        memory.remember_many(
+            [{"category": "learning", "content": f"Harbour note number {n}"} for n in range(50)]
+        )
+        assert memory._upkeep.backlog() > 0  # more than the close drains
+        memory.recall(search="harbour", limit=5)
+    finally:
+        memory.close()
+    memory = recuerdo.open("close", base_dir=tmp_path, embedder="none")
+    try:
+        assert [record["query"] for record in memory.audit()] == ["harbour"]
+    finally:
+        memory.close()

@@ -381,10 +381,15 @@ class Upkeep:
 
     def _fail(self) -> None:
         """After a failed round: reads are gathered again, and the rows it left are overdue
-        MAX_DELAY_SECONDS later, not at once (each read started a round otherwise)."""
+        MAX_DELAY_SECONDS later, not at once (each read started a round otherwise). So are the
+        reads' records a round that failed before its side tasks left: their first read's
+        moment stayed MAX_DELAY_SECONDS old, and every read started a round (the review of
+        2ee927e: 225 a second with the index task failing)."""
         with self._guard:
             self._failed = True
             self._first_pending = time.monotonic()
+            if self._first_read:
+                self._first_read = self._first_pending
 
     def _late_overdue(self) -> bool:
         """Whether the late tasks waited LATE_OVERDUE_SECONDS for a pause (under ``_guard``)."""
@@ -434,16 +439,20 @@ class Upkeep:
             self._wake.set()
         if thread is not None:
             thread.join()
-        if drain and self.backlog() <= DRAIN_ON_CLOSE:
+        if drain:
+            # A larger backlog is left to the next process, which redoes the index work from
+            # the marks; the reads' audit records in memory nothing redoes (the review of
+            # 2ee927e).
+            small = self.backlog() <= DRAIN_ON_CLOSE
             try:
-                self.drain(tasks=(*self._tasks, *self._side_tasks))
+                self.drain(tasks=(*self._tasks, *self._side_tasks) if small else self._side_tasks)
             except StorageFull as full:
                 # Every acknowledged write is stored; what is left is index work the next
                 # process redoes from the marks. Failing the close for it lost nothing but
                 # made `with recuerdo.open(...)` raise after writes that all succeeded.
                 log.warning("recuerdo: %s; the indexes catch up when the memory next opens", full)
                 return
-            if self._late_tasks and self._last_write:  # after the close's own re-cut
+            if small and self._late_tasks and self._last_write:  # after the close's re-cut
                 # Work nothing waits for: a busy or closing store leaves it to a later process.
                 with contextlib.suppress(StoreError):
                     self._late_rounds(LATE_ON_CLOSE_SECONDS, closing=True)
