@@ -401,3 +401,41 @@ def test_a_close_with_a_large_backlog_still_writes_the_reads_records(
         assert [record["query"] for record in memory.audit()] == ["harbour"]
     finally:
         memory.close()
+
+
+def test_vectors_get_a_share_under_writes_that_never_pause() -> None:
+    """Embedding ran only once writes paused for GATHER_SECONDS, or past a backlog of 5,000
+    rows: a writer saving a note every 0.02 s left a backlog below that without vectors for
+    as long as it wrote (decision 0180). Owed vectors now get a share of the time."""
+    left = [500]
+
+    def index() -> int:
+        return 0
+
+    def embed() -> int:
+        done = min(left[0], 50)
+        left[0] -= done
+        time.sleep(0.005)  # a batch's model time
+        return done
+
+    worker = Upkeep([index], backlog=lambda: 0, idle_tasks=[embed])
+    stop = threading.Event()
+
+    def writing() -> None:
+        while not stop.is_set():
+            worker.poke(1)  # a write: one more row, its vector owed too
+            time.sleep(0.02)
+
+    writer = threading.Thread(target=writing)
+    try:
+        worker.poke(500)
+        writer.start()
+        deadline = time.monotonic() + 6
+        while left[0] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert left[0] == 0
+    finally:
+        stop.set()
+        if writer.is_alive():
+            writer.join()
+        worker.stop(drain=False)

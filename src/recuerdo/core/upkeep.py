@@ -71,6 +71,11 @@ MAX_DELAY_SECONDS = 1.0
 # of the GIL and the cores. Waiting for a pause of reads too left a backlog unembedded for good
 # under a search every 0.2 s or more often (decision 0179).
 IDLE_YIELD_TO_READS = 1.0
+# Writes that never pause would hold embedding back until FORCE_BACKLOG // 20 rows wait (a note
+# saved every 0.2 s: 17 minutes without vectors). Past IDLE_OVERDUE_SECONDS without an idle
+# round, a round embeds for IDLE_SHARE_UNDER_WRITES of that time (decision 0180).
+IDLE_OVERDUE_SECONDS = 2.0
+IDLE_SHARE_UNDER_WRITES = 0.25
 # The work nothing waits for (late tasks) waits for a longer pause: one between two bursts of
 # writes is not it.
 LATE_SECONDS = 1.0
@@ -123,6 +128,7 @@ class Upkeep:
         self._late_tasks = tuple(late_tasks)
         self._settle_tasks = tuple(settle_tasks)
         self._deferred = 0
+        self._last_idle = time.monotonic()  # the last round of the idle tasks
         _live.add(self)
         self._backlog = backlog
         self._wake = threading.Event()
@@ -202,10 +208,38 @@ class Upkeep:
             flushed = self._side_round() if side else 0
             idle = 0
             if quiet or self._deferred >= FORCE_BACKLOG // 20:
-                idle = sum(self._attempt(task) for task in self._idle_tasks)
-                with self._guard:
-                    self._deferred = max(0, self._deferred - idle) if idle else 0
+                idle = self._idle_round()
+            elif self._idle_overdue():
+                idle = self._idle_rounds(IDLE_SHARE_UNDER_WRITES * IDLE_OVERDUE_SECONDS)
             return _Round(work, flushed, idle, self._late_round() if late else 0)
+
+    def _idle_round(self) -> int:
+        """One round of the idle tasks (the caller holds ``_working``)."""
+        try:
+            idle = sum(self._attempt(task) for task in self._idle_tasks)
+        finally:
+            with self._guard:
+                self._last_idle = time.monotonic()
+        with self._guard:
+            self._deferred = max(0, self._deferred - idle) if idle else 0
+        return idle
+
+    def _idle_overdue(self) -> bool:
+        with self._guard:
+            waited = time.monotonic() - self._last_idle
+            return bool(self._idle_tasks) and self._deferred > 0 and waited >= IDLE_OVERDUE_SECONDS
+
+    def _idle_rounds(self, seconds: float) -> int:
+        """Rounds of the idle tasks until they find no work, or for ``seconds`` at most (no
+        new round after it): their share while writes keep coming."""
+        deadline = time.monotonic() + seconds
+        done = 0
+        while not self._stopping:
+            work = self._idle_round()
+            done += work
+            if not work or time.monotonic() >= deadline:
+                break
+        return done
 
     def _late_round(self) -> int:
         """One round of the late tasks (the caller holds ``_working``); its time is kept even
