@@ -439,3 +439,38 @@ def test_vectors_get_a_share_under_writes_that_never_pause() -> None:
         if writer.is_alive():
             writer.join()
         worker.stop(drain=False)
+
+
+def test_vectors_get_their_share_past_the_forced_backlog_too() -> None:
+    """Past FORCE_BACKLOG // 20 owed rows a round embedded one batch, and every such round
+    moved the share's clock: the share never came. 8,000 notes imported, then one saved every
+    0.02 s: 7,760 chunks still without vectors 30 s later (4,000 imported: none after 15 s)."""
+    left = [upkeep_module.FORCE_BACKLOG // 20 + 1000]
+
+    def embed() -> int:
+        done = min(left[0], 64)
+        left[0] -= done
+        time.sleep(0.002)  # a batch's model time
+        return done
+
+    worker = Upkeep([lambda: 0], backlog=lambda: 0, idle_tasks=[embed])
+    stop = threading.Event()
+
+    def writing() -> None:
+        while not stop.is_set():
+            worker.poke(1)
+            time.sleep(0.02)
+
+    writer = threading.Thread(target=writing)
+    try:
+        worker.poke(left[0])  # an import: its vectors are owed
+        writer.start()
+        deadline = time.monotonic() + 8
+        while left[0] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert left[0] == 0
+    finally:
+        stop.set()
+        if writer.is_alive():
+            writer.join()
+        worker.stop(drain=False)
