@@ -474,3 +474,45 @@ def test_vectors_get_their_share_past_the_forced_backlog_too() -> None:
         if writer.is_alive():
             writer.join()
         worker.stop(drain=False)
+
+
+def test_a_search_does_not_wait_for_the_whole_share_under_writes() -> None:
+    """A search that embeds a small backlog before it answers (``settle``) takes the worker's
+    lock for its own round. The share under writes held it for every batch of the share (up
+    to half a second with the static embedder, longer with a slower model); it is taken a
+    batch at a time now (the review of 0180)."""
+    started = threading.Event()
+    left = [100_000]
+
+    def embed() -> int:
+        started.set()
+        time.sleep(0.05)  # one batch
+        left[0] -= 50
+        return 50
+
+    def settle_task() -> int:
+        return 0
+
+    worker = Upkeep([lambda: 0], backlog=lambda: 0, idle_tasks=[embed], settle_tasks=[settle_task])
+    stop = threading.Event()
+
+    def writing() -> None:
+        while not stop.is_set():
+            worker.poke(1)
+            time.sleep(0.02)
+
+    writer = threading.Thread(target=writing)
+    try:
+        worker.poke(10)
+        writer.start()
+        assert started.wait(10)  # the share began
+        time.sleep(0.06)  # inside it, past its first batch
+        began = time.monotonic()
+        worker.settle(limit=10, seconds=0.3)
+        waited = time.monotonic() - began
+        assert waited < 0.2
+    finally:
+        stop.set()
+        if writer.is_alive():
+            writer.join()
+        worker.stop(drain=False)

@@ -44,6 +44,7 @@ class _Round(NamedTuple):
     side: int
     idle: int
     late: int
+    shared: bool = False  # the idle tasks' share under writes began: the worker goes on with it
 
     @property
     def other(self) -> int:
@@ -207,16 +208,17 @@ class Upkeep:
             with self._guard:
                 self._nothing_to_index = work == 0
             flushed = self._side_round() if side else 0
-            idle = 0
+            idle, shared = 0, False
             if quiet:
                 idle = self._idle_round()
             elif self._idle_overdue():
-                idle = self._idle_rounds(IDLE_SHARE_UNDER_WRITES * IDLE_OVERDUE_SECONDS)
+                idle = self._idle_round()
+                shared = bool(idle)
             elif self._deferred >= FORCE_BACKLOG // 20:
                 # A batch a round besides the share, which it does not put off: a batch a
                 # round that moved the share's clock left 8,000 imported notes' vectors to it.
                 idle = self._idle_round(shared=False)
-            return _Round(work, flushed, idle, self._late_round() if late else 0)
+            return _Round(work, flushed, idle, self._late_round() if late else 0, shared)
 
     def _idle_round(self, *, shared: bool = True) -> int:
         """One round of the idle tasks (the caller holds ``_working``); unless ``shared`` is
@@ -237,14 +239,17 @@ class Upkeep:
             return bool(self._idle_tasks) and self._deferred > 0 and waited >= IDLE_OVERDUE_SECONDS
 
     def _idle_rounds(self, seconds: float) -> int:
-        """Rounds of the idle tasks until they find no work, or for ``seconds`` at most (no
-        new round after it): their share while writes keep coming."""
+        """More rounds of the idle tasks after a round began their share while writes keep
+        coming, until they find no work, or for ``seconds`` at most (no new round after it).
+        Each takes ``_working`` alone: a search that embeds a small backlog before it answers
+        (``settle``) waited for the whole share otherwise (up to half a second)."""
         deadline = time.monotonic() + seconds
         done = 0
-        while not self._stopping:
-            work = self._idle_round()
+        while not self._stopping and time.monotonic() < deadline:
+            with self._working:
+                work = self._idle_round()
             done += work
-            if not work or time.monotonic() >= deadline:
+            if not work:
                 break
         return done
 
@@ -370,6 +375,9 @@ class Upkeep:
                         self._pending = max(0, self._pending - done.indexed)
                         self._first_pending = time.monotonic()
                     further = done.indexed + done.idle + done.late
+                    if done.shared:
+                        share = IDLE_SHARE_UNDER_WRITES * IDLE_OVERDUE_SECONDS
+                        further += self._idle_rounds(share - (time.monotonic() - started))
                     if overdue:
                         further += self._late_rounds(LATE_SHARE * LATE_OVERDUE_SECONDS)
                     with self._guard:
