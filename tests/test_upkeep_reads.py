@@ -15,8 +15,10 @@ more rows than were poked, cut short by a write)."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,35 @@ from recuerdo.core.upkeep import Claimed, Upkeep
 
 ENTRIES = 10_000
 WITHIN_SECONDS = 10.0
+
+
+@contextlib.contextmanager
+def poking(
+    worker: Upkeep, rows: int, every: float, each: Callable[[], None] = lambda: None
+) -> Iterator[None]:
+    """While the block runs, a thread pokes ``worker`` every ``every`` seconds as a read does
+    (``rows`` 0: its audit record) or a write (``rows`` 1), calling ``each`` first; the worker
+    is stopped after the block."""
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.is_set():
+            each()
+            worker.poke(rows)
+            time.sleep(every)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        worker.stop(drain=False)
+
+
+def _add(counter: list[int]) -> None:
+    counter[0] += 1
 
 
 def test_searches_every_fifty_milliseconds_do_not_starve_the_index(tmp_path: Path) -> None:
@@ -90,26 +121,12 @@ def test_a_write_during_a_round_does_not_leave_the_rest_to_a_pause_of_reads() ->
     task = DoubleCounted(holder, left=200)
     worker = Upkeep([task], backlog=lambda: task.left)
     holder.append(worker)
-    stop = threading.Event()
-
-    def reading() -> None:
-        while not stop.is_set():
-            worker.poke(0)  # a search's audit record
-            time.sleep(0.02)
-
-    reader = threading.Thread(target=reading)
-    try:
-        worker.poke(5)  # rows written earlier (by a process that ended, say) wait too
-        reader.start()
+    worker.poke(5)  # rows written earlier (by a process that ended, say) wait too
+    with poking(worker, 0, every=0.02):  # a search's audit record
         deadline = time.monotonic() + 5
         while task.left and time.monotonic() < deadline:
             time.sleep(0.05)
         assert task.left == 0
-    finally:
-        stop.set()
-        if reader.is_alive():
-            reader.join()
-        worker.stop(drain=False)
 
 
 @pytest.mark.parametrize("elsewhere", [False, True])
@@ -186,26 +203,12 @@ def test_an_idle_task_runs_under_steady_reads_once_writes_pause() -> None:
         return done
 
     worker = Upkeep([lambda: 0], backlog=lambda: 0, idle_tasks=[embed])
-    stop = threading.Event()
-
-    def reading() -> None:
-        while not stop.is_set():
-            worker.poke(0)
-            time.sleep(0.02)
-
-    reader = threading.Thread(target=reading)
-    try:
-        worker.poke(500)  # written rows: their vectors are owed
-        reader.start()
+    worker.poke(500)  # written rows: their vectors are owed
+    with poking(worker, 0, every=0.02):
         deadline = time.monotonic() + 5
         while left[0] and time.monotonic() < deadline:
             time.sleep(0.05)
         assert left[0] == 0
-    finally:
-        stop.set()
-        if reader.is_alive():
-            reader.join()
-        worker.stop(drain=False)
 
 
 def test_the_audit_is_flushed_under_reads_that_never_pause() -> None:
@@ -258,26 +261,12 @@ def test_the_late_tasks_run_under_reads_that_never_pause() -> None:
         return 0
 
     worker = Upkeep([index], backlog=lambda: unindexed[0], late_tasks=[late])
-    stop = threading.Event()
-
-    def reading() -> None:
-        while not stop.is_set():
-            worker.poke(0)
-            time.sleep(0.02)
-
-    reader = threading.Thread(target=reading)
-    try:
-        worker.poke(1)  # the last write
-        reader.start()
+    worker.poke(1)  # the last write
+    with poking(worker, 0, every=0.02):
         deadline = time.monotonic() + 5
         while not ran and time.monotonic() < deadline:
             time.sleep(0.05)
         assert ran
-    finally:
-        stop.set()
-        if reader.is_alive():
-            reader.join()
-        worker.stop(drain=False)
 
 
 def test_a_write_during_the_yield_to_reads_is_gathered(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -303,17 +292,8 @@ def test_a_write_during_the_yield_to_reads_is_gathered(monkeypatch: pytest.Monke
         return 64
 
     worker = Upkeep([index], backlog=lambda: 0, idle_tasks=[embed])
-    stop = threading.Event()
-
-    def reading() -> None:
-        while not stop.is_set():
-            worker.poke(0)
-            time.sleep(0.01)
-
-    reader = threading.Thread(target=reading)
-    try:
-        worker.poke(1)
-        reader.start()
+    worker.poke(1)
+    with poking(worker, 0, every=0.01):
         assert embedded.wait(10)
         time.sleep(0.3)  # inside the yield, 0.2 s before its end
         written = time.monotonic()
@@ -323,11 +303,6 @@ def test_a_write_during_the_yield_to_reads_is_gathered(monkeypatch: pytest.Monke
             time.sleep(0.02)
         after = [t for t in indexed if t > written]
         assert after and after[0] - written >= 0.3  # GATHER_SECONDS: 0.4
-    finally:
-        stop.set()
-        if reader.is_alive():
-            reader.join()
-        worker.stop(drain=False)
 
 
 def test_rounds_of_late_work_under_reads_flush_the_audit_once_a_second() -> None:
@@ -354,28 +329,13 @@ def test_rounds_of_late_work_under_reads_flush_the_audit_once_a_second() -> None
         return 1
 
     worker = Upkeep([index], backlog=lambda: unindexed[0], side_tasks=[flush], late_tasks=[late])
-    stop = threading.Event()
-
-    def reading() -> None:
-        while not stop.is_set():
-            buffered[0] += 1
-            worker.poke(0)
-            time.sleep(0.005)
-
-    reader = threading.Thread(target=reading)
-    try:
-        worker.poke(1)  # the last write: the late work starts LATE_SECONDS after it
-        reader.start()
+    worker.poke(1)  # the last write: the late work starts LATE_SECONDS after it
+    with poking(worker, 0, every=0.005, each=lambda: _add(buffered)):
         time.sleep(1.5)
         started = time.monotonic()
         time.sleep(2.0)
         during = [moment for moment in flushes if moment >= started]
         assert 1 <= len(during) <= 5
-    finally:
-        stop.set()
-        if reader.is_alive():
-            reader.join()
-        worker.stop(drain=False)
 
 
 def test_a_close_with_a_large_backlog_still_writes_the_reads_records(
@@ -419,26 +379,12 @@ def test_vectors_get_a_share_under_writes_that_never_pause() -> None:
         return done
 
     worker = Upkeep([index], backlog=lambda: 0, idle_tasks=[embed])
-    stop = threading.Event()
-
-    def writing() -> None:
-        while not stop.is_set():
-            worker.poke(1)  # a write: one more row, its vector owed too
-            time.sleep(0.02)
-
-    writer = threading.Thread(target=writing)
-    try:
-        worker.poke(500)
-        writer.start()
+    worker.poke(500)
+    with poking(worker, 1, every=0.02):  # a write: one more row, its vector owed too
         deadline = time.monotonic() + 6
         while left[0] and time.monotonic() < deadline:
             time.sleep(0.05)
         assert left[0] == 0
-    finally:
-        stop.set()
-        if writer.is_alive():
-            writer.join()
-        worker.stop(drain=False)
 
 
 def test_vectors_get_their_share_past_the_forced_backlog_too() -> None:
@@ -454,26 +400,12 @@ def test_vectors_get_their_share_past_the_forced_backlog_too() -> None:
         return done
 
     worker = Upkeep([lambda: 0], backlog=lambda: 0, idle_tasks=[embed])
-    stop = threading.Event()
-
-    def writing() -> None:
-        while not stop.is_set():
-            worker.poke(1)
-            time.sleep(0.02)
-
-    writer = threading.Thread(target=writing)
-    try:
-        worker.poke(left[0])  # an import: its vectors are owed
-        writer.start()
+    worker.poke(left[0])  # an import: its vectors are owed
+    with poking(worker, 1, every=0.02):
         deadline = time.monotonic() + 8
         while left[0] and time.monotonic() < deadline:
             time.sleep(0.05)
         assert left[0] == 0
-    finally:
-        stop.set()
-        if writer.is_alive():
-            writer.join()
-        worker.stop(drain=False)
 
 
 def test_a_search_does_not_wait_for_the_whole_share_under_writes() -> None:
@@ -494,25 +426,11 @@ def test_a_search_does_not_wait_for_the_whole_share_under_writes() -> None:
         return 0
 
     worker = Upkeep([lambda: 0], backlog=lambda: 0, idle_tasks=[embed], settle_tasks=[settle_task])
-    stop = threading.Event()
-
-    def writing() -> None:
-        while not stop.is_set():
-            worker.poke(1)
-            time.sleep(0.02)
-
-    writer = threading.Thread(target=writing)
-    try:
-        worker.poke(10)
-        writer.start()
+    worker.poke(10)
+    with poking(worker, 1, every=0.02):
         assert started.wait(10)  # the share began
         time.sleep(0.06)  # inside it, past its first batch
         began = time.monotonic()
         worker.settle(limit=10, seconds=0.3)
         waited = time.monotonic() - began
         assert waited < 0.2
-    finally:
-        stop.set()
-        if writer.is_alive():
-            writer.join()
-        worker.stop(drain=False)
