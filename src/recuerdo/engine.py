@@ -116,7 +116,7 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
         with store.claim(vectors.mark_name(embedder.name)) as mine:
             if not mine:
                 raise Claimed("embedding")
-            return vectors.embed_backlog(store, embedder)
+            return meaning.paced(lambda: vectors.embed_backlog(store, embedder))
 
     def backlog() -> int:
         with store.read() as tx:

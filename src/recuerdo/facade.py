@@ -357,6 +357,6 @@ class MemoryBase:
             return None
         with self._store.read() as tx:
             waiting = pending(tx, embedder.name)
-        if 0 < waiting <= SETTLE_CHUNKS:
+        if 0 < waiting <= SETTLE_CHUNKS and self._meaning.finishes(waiting, SETTLE_SECONDS):
             self._upkeep.settle(limit=SETTLE_CHUNKS * 2, seconds=SETTLE_SECONDS)
         return embedder

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from ..core.exact import shown
@@ -45,6 +46,24 @@ class Meaning:
         self._vectors: VectorSet | None = None
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+        self._pace: float | None = None  # seconds a chunk of the backlog, as last measured
+
+    def paced(self, batch: Callable[[], int]) -> int:
+        """Run ``batch``, a batch of the backlog (it returns the chunks it moved over), and
+        keep the model's pace from it (smoothed over batches) for :meth:`finishes`."""
+        began = time.perf_counter()
+        chunks = batch()
+        if chunks > 0:
+            pace = (time.perf_counter() - began) / chunks
+            self._pace = pace if self._pace is None else (self._pace + pace) / 2
+        return chunks
+
+    def finishes(self, chunks: int, seconds: float) -> bool:
+        """Whether the model embeds ``chunks`` within ``seconds`` at its measured pace (yes
+        until a batch was measured): a search that waits for a backlog it cannot finish waits
+        for nothing, since the oldest chunks go first and its own write last (decision 0181)."""
+        pace = self._pace
+        return pace is None or chunks * pace <= seconds
 
     @property
     def choice(self) -> EmbedderChoice:
