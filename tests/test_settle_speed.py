@@ -45,7 +45,9 @@ def test_a_search_does_not_wait_for_a_backlog_its_model_cannot_finish(tmp_path: 
     memory = recuerdo.open("slow", base_dir=tmp_path, embedder=PacedEmbedder(0.01))
     try:
         memory._upkeep.stop(drain=False)  # no worker: only the searches embed
-        memory.remember("learning", "harbour one")
+        memory.remember_many(
+            [{"category": "learning", "content": f"harbour first {n}"} for n in range(64)]
+        )
         memory._upkeep.drain(tasks=memory._upkeep._settle_tasks)  # the model is measured
         memory.remember_many(
             [{"category": "learning", "content": f"harbour note {n}"} for n in range(200)]
@@ -63,12 +65,41 @@ def test_a_small_backlog_a_fast_model_finishes_is_still_settled(tmp_path: Path) 
     memory = recuerdo.open("fast", base_dir=tmp_path, embedder=PacedEmbedder(0.0001))
     try:
         memory._upkeep.stop(drain=False)
-        memory.remember("learning", "harbour one")
+        memory.remember_many(
+            [{"category": "learning", "content": f"harbour first {n}"} for n in range(64)]
+        )
         memory._upkeep.drain(tasks=memory._upkeep._settle_tasks)
+        assert memory._meaning._pace is not None  # measured, and fast enough
         memory.remember_many(
             [{"category": "learning", "content": f"harbour note {n}"} for n in range(100)]
         )
         memory.search("harbour")
         assert memory.index_status()["meaning"] == "armed"
+    finally:
+        memory.close()
+
+
+class CallEmbedder(PacedEmbedder):
+    """An endpoint's shape (``embedder="http"``): a fixed ``seconds`` a call, whatever its size."""
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        time.sleep(self.seconds)
+        return PacedEmbedder(0.0).embed(texts, query=query)
+
+
+def test_a_batch_of_one_chunk_does_not_set_the_pace(tmp_path: Path) -> None:
+    """A batch costs a call and a commit whatever its size: a one-chunk batch measured at
+    40 ms said 100 chunks take 4 s, and the read right after a write of 100 answered queued,
+    though their settle is two calls (0.08 s). The static embedder did the same from a batch's
+    commit (2.5-5 ms for one chunk: 60-120 chunks in SETTLE_SECONDS, the review of 0181)."""
+    memory = recuerdo.open("call", base_dir=tmp_path, embedder=CallEmbedder(0.04))
+    try:
+        memory._upkeep.stop(drain=False)
+        memory.remember("learning", "harbour one")
+        memory._upkeep.drain(tasks=memory._upkeep._settle_tasks)  # a one-chunk batch
+        memory.remember_many(
+            [{"category": "learning", "content": f"harbour note {n}"} for n in range(100)]
+        )
+        assert memory.meaning_state() == "armed"
     finally:
         memory.close()

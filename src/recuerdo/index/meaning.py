@@ -21,12 +21,15 @@ from ..errors import InvalidInput
 from ..store.base import Store, Tx
 from .embed import CHOICES, Embedder, load_embedder, unarmed_reason
 from .vector_set import VectorSet
-from .vectors import Erased, erasing, pending, settle_erasures
+from .vectors import EMBED_BATCH, Erased, erasing, pending, settle_erasures
 
 if TYPE_CHECKING:
     import numpy as np
 
 QUERY_CACHE_SIZE = 2048
+# The smallest batch that measures the model's pace: a one-chunk batch's 2.5-5 ms (its commit)
+# said the static embedder settles 60-120 chunks in SETTLE_SECONDS (the review of 0181).
+PACE_FROM = EMBED_BATCH // 2
 
 EmbedderChoice = Embedder | str | None
 """An embedder object, the name of a configured one (``none``, ``minilm``, ``static``, ``e5``,
@@ -50,10 +53,12 @@ class Meaning:
 
     def paced(self, batch: Callable[[], int]) -> int:
         """Run ``batch``, a batch of the backlog (it returns the chunks it moved over), and
-        keep the model's pace from it (smoothed over batches) for :meth:`finishes`."""
+        keep the model's pace from it (smoothed over batches) for :meth:`finishes`. Only a
+        batch of ``PACE_FROM`` chunks or more is measured: a smaller one's time is mostly what
+        any batch costs (a commit, an endpoint's call), not its chunks'."""
         began = time.perf_counter()
         chunks = batch()
-        if chunks > 0:
+        if chunks >= PACE_FROM:
             pace = (time.perf_counter() - began) / chunks
             self._pace = pace if self._pace is None else (self._pace + pace) / 2
         return chunks
