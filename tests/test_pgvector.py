@@ -275,3 +275,47 @@ def test_an_ordinary_role_opens_a_memory_where_pgvector_is_not_installed() -> No
     finally:
         memory.close()
         PostgresStore(url, name).drop()
+
+
+class KnownWords:
+    """A vector for each known word a text holds, summed; a text with none is the zero vector
+    (as the static embedder gives a text of tokens it has no rows for)."""
+
+    name = "test-known-words"
+    dim = 8
+    min_similarity = 0.3
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        rows = []
+        for text in texts:
+            row = np.zeros(self.dim, np.float32)
+            for word in text.lower().split():
+                if word in WORDS[: self.dim]:
+                    row[WORDS.index(word)] = 1.0
+            norm = float(np.linalg.norm(row))
+            rows.append(row / norm if norm else row)
+        return np.vstack(rows)
+
+
+@pytest.mark.parametrize("server", ["pgvector", "fallback"])
+def test_a_zero_query_vector_finds_nothing_by_meaning(server: str) -> None:
+    """pgvector's cosine distance to a zero vector is NaN, and NaN passed the model's
+    threshold: a query of words the model does not know ("喝茶然后" with the static embedder)
+    returned every note by meaning, in no order, where the in-process search returns none
+    (found by a PostgreSQL run of tests/test_audit_run_words.py on the embedded server)."""
+    url = embedded_url() if server == "pgvector" else no_pgvector_url()
+    store = PostgresStore(url, unique_memory("zero"))
+    memory = recuerdo.open("zero", store=store, embedder=KnownWords())
+    try:
+        assert (memory.index_status()["backend"]["vector_search"] == "pgvector") == (
+            server == "pgvector"
+        )
+        harbor = memory.remember("learning", "harbor lantern")
+        memory.remember("learning", "copper meadow")
+        memory._upkeep.drain()
+        assert memory.search("unknown words", stages=["meaning"])["results"] == []
+        hits = memory.search("harbor", stages=["meaning"])["results"]
+        assert [hit["id"] for hit in hits] == [harbor]
+    finally:
+        memory.close()
+        store.drop()

@@ -13,6 +13,7 @@ filters, widening until ``k`` pass or every vector has been considered.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -580,7 +581,9 @@ def ordered_candidates(
         below = False
         for row in rows:
             cosine = 1.0 - float(row["distance"])
-            if cosine < min_similarity:
+            # A zero vector's cosine distance is NaN, which sorts last and passed the test
+            # below: a query of words the model does not know found every item (0182).
+            if not math.isfinite(cosine) or cosine < min_similarity:
                 below = True  # rows come nearest first: none further can pass
                 break
             if row["item_id"] not in seen:
