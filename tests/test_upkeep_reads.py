@@ -27,6 +27,8 @@ import recuerdo
 from recuerdo.core import upkeep as upkeep_module
 from recuerdo.core.upkeep import Claimed, Upkeep
 
+from .conftest import eventually
+
 ENTRIES = 10_000
 WITHIN_SECONDS = 10.0
 
@@ -58,6 +60,29 @@ def poking(
 
 def _add(counter: list[int]) -> None:
     counter[0] += 1
+
+
+class Vectors:
+    """An idle task: ``left`` vectors owed, embedded ``batch`` a call, a call taking
+    ``seconds`` (the model's time)."""
+
+    def __init__(self, left: int, batch: int, *, seconds: float = 0.0) -> None:
+        self.left, self.batch, self.seconds = left, batch, seconds
+
+    def __call__(self) -> int:
+        done = min(self.left, self.batch)
+        self.left -= done
+        time.sleep(self.seconds)
+        return done
+
+
+def _embedded_within(task: Vectors, *, seconds: float, poked_rows: int) -> bool:
+    """Whether a worker embeds all of ``task``'s vectors (poked as written rows) within
+    ``seconds`` while it is poked every 0.02 s with ``poked_rows`` (0: reads, 1: writes)."""
+    worker = Upkeep([lambda: 0], backlog=lambda: 0, idle_tasks=[task])
+    worker.poke(task.left)  # written rows: their vectors are owed
+    with poking(worker, poked_rows, every=0.02):
+        return eventually(lambda: task.left == 0, seconds)
 
 
 def test_searches_every_fifty_milliseconds_do_not_starve_the_index(tmp_path: Path) -> None:
@@ -195,20 +220,7 @@ def test_searches_every_fifty_milliseconds_do_not_starve_the_vectors(tmp_path: P
 
 
 def test_an_idle_task_runs_under_steady_reads_once_writes_pause() -> None:
-    left = [500]
-
-    def embed() -> int:
-        done = min(left[0], 50)
-        left[0] -= done
-        return done
-
-    worker = Upkeep([lambda: 0], backlog=lambda: 0, idle_tasks=[embed])
-    worker.poke(500)  # written rows: their vectors are owed
-    with poking(worker, 0, every=0.02):
-        deadline = time.monotonic() + 5
-        while left[0] and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert left[0] == 0
+    assert _embedded_within(Vectors(500, 50), seconds=5, poked_rows=0)  # a read's pokes
 
 
 def test_the_audit_is_flushed_under_reads_that_never_pause() -> None:
@@ -367,45 +379,16 @@ def test_vectors_get_a_share_under_writes_that_never_pause() -> None:
     """Embedding ran only once writes paused for GATHER_SECONDS, or past a backlog of 5,000
     rows: a writer saving a note every 0.02 s left a backlog below that without vectors for
     as long as it wrote (decision 0180). Owed vectors now get a share of the time."""
-    left = [500]
-
-    def index() -> int:
-        return 0
-
-    def embed() -> int:
-        done = min(left[0], 50)
-        left[0] -= done
-        time.sleep(0.005)  # a batch's model time
-        return done
-
-    worker = Upkeep([index], backlog=lambda: 0, idle_tasks=[embed])
-    worker.poke(500)
-    with poking(worker, 1, every=0.02):  # a write: one more row, its vector owed too
-        deadline = time.monotonic() + 6
-        while left[0] and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert left[0] == 0
+    # A write's pokes: one more row each, its vector owed too.
+    assert _embedded_within(Vectors(500, 50, seconds=0.005), seconds=6, poked_rows=1)
 
 
 def test_vectors_get_their_share_past_the_forced_backlog_too() -> None:
     """Past FORCE_BACKLOG // 20 owed rows a round embedded one batch, and every such round
     moved the share's clock: the share never came. 8,000 notes imported, then one saved every
     0.02 s: 7,760 chunks still without vectors 30 s later (4,000 imported: none after 15 s)."""
-    left = [upkeep_module.FORCE_BACKLOG // 20 + 1000]
-
-    def embed() -> int:
-        done = min(left[0], 64)
-        left[0] -= done
-        time.sleep(0.002)  # a batch's model time
-        return done
-
-    worker = Upkeep([lambda: 0], backlog=lambda: 0, idle_tasks=[embed])
-    worker.poke(left[0])  # an import: its vectors are owed
-    with poking(worker, 1, every=0.02):
-        deadline = time.monotonic() + 8
-        while left[0] and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert left[0] == 0
+    imported = Vectors(upkeep_module.FORCE_BACKLOG // 20 + 1000, 64, seconds=0.002)
+    assert _embedded_within(imported, seconds=8, poked_rows=1)
 
 
 def test_a_search_does_not_wait_for_the_whole_share_under_writes() -> None:

@@ -245,21 +245,6 @@ class Upkeep:
             waited = time.monotonic() - self._last_idle
             return bool(self._idle_tasks) and self._deferred > 0 and waited >= IDLE_OVERDUE_SECONDS
 
-    def _idle_rounds(self, seconds: float) -> int:
-        """More rounds of the idle tasks after a round began their share while writes keep
-        coming, until they find no work, or for ``seconds`` at most (no new round after it).
-        Each takes ``_working`` alone: a search that embeds a small backlog before it answers
-        (``settle``) waited for the whole share otherwise (up to half a second)."""
-        deadline = time.monotonic() + seconds
-        done = 0
-        while not self._stopping and time.monotonic() < deadline:
-            with self._working:
-                work = self._idle_round()
-            done += work
-            if not work:
-                break
-        return done
-
     def _late_round(self) -> int:
         """One round of the late tasks (the caller holds ``_working``); its time is kept even
         when a task fails: a failing one waits for its next turn, not the next round."""
@@ -269,20 +254,27 @@ class Upkeep:
             with self._guard:
                 self._last_late = time.monotonic()
 
-    def _late_rounds(self, seconds: float, *, closing: bool = False) -> int:
-        """Rounds of the late tasks until they find no work, or for ``seconds`` at most (no
-        new round after it), or until a stop unless ``closing``; the work done. Each round is
-        its own transactions: the writes go on between them. The worker's share under writes
-        that never paused is LATE_SHARE of the LATE_OVERDUE_SECONDS they waited (not of a
-        longer wait: a memory idle for hours would otherwise hold its next writes back for
-        minutes); a closing process's is LATE_ON_CLOSE_SECONDS."""
+    def _rounds_for(
+        self, one_round: Callable[[], int], seconds: float, *, closing: bool = False
+    ) -> int:
+        """Rounds of ``one_round`` (the late tasks', the idle tasks') until they find no work,
+        or for ``seconds`` at most (no new round after it), or until a stop unless
+        ``closing``; the work done. Each round takes ``_working`` and its own transactions
+        alone: the writes go on between them, and a search that embeds a small backlog before
+        it answers (``settle``) does not wait for the whole share (up to half a second).
+
+        The shares: the late tasks' under writes that never paused is LATE_SHARE of the
+        LATE_OVERDUE_SECONDS they waited (not of a longer wait: a memory idle for hours would
+        otherwise hold its next writes back for minutes), a closing process's
+        LATE_ON_CLOSE_SECONDS; the idle tasks' under writes is what is left of
+        IDLE_SHARE_UNDER_WRITES x IDLE_OVERDUE_SECONDS after the round that began it."""
         deadline = time.monotonic() + seconds
         done = 0
-        while closing or not self._stopping:
+        while (closing or not self._stopping) and time.monotonic() < deadline:
             with self._working:
-                work = self._late_round()
+                work = one_round()
             done += work
-            if not work or time.monotonic() >= deadline:
+            if not work:
                 break
         return done
 
@@ -384,9 +376,12 @@ class Upkeep:
                     further = done.indexed + done.idle + done.late
                     if done.shared:
                         share = IDLE_SHARE_UNDER_WRITES * IDLE_OVERDUE_SECONDS
-                        further += self._idle_rounds(share - (time.monotonic() - started))
+                        left = share - (time.monotonic() - started)
+                        further += self._rounds_for(self._idle_round, left)
                     if overdue:
-                        further += self._late_rounds(LATE_SHARE * LATE_OVERDUE_SECONDS)
+                        further += self._rounds_for(
+                            self._late_round, LATE_SHARE * LATE_OVERDUE_SECONDS
+                        )
                     with self._guard:
                         moment = time.monotonic()
                         busy = moment - self._last_rows < GATHER_SECONDS
@@ -511,4 +506,4 @@ class Upkeep:
             if small and self._late_tasks and self._last_write:  # after the close's re-cut
                 # Work nothing waits for: a busy or closing store leaves it to a later process.
                 with contextlib.suppress(StoreError):
-                    self._late_rounds(LATE_ON_CLOSE_SECONDS, closing=True)
+                    self._rounds_for(self._late_round, LATE_ON_CLOSE_SECONDS, closing=True)
