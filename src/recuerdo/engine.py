@@ -165,6 +165,7 @@ def _upkeep(store: Store, audit: AuditLog, meaning: Meaning) -> Upkeep:
         idle_tasks=[embed],
         settle_tasks=[cut, embed],
         late_tasks=[store.erase_stale_words],
+        rest_tasks=[store.rest],
     )
 
 

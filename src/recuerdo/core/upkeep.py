@@ -120,8 +120,12 @@ class Upkeep:
         settle_tasks: Sequence[Task] = (),
         late_tasks: Sequence[Task] = (),
         side_tasks: Sequence[Task] = (),
+        rest_tasks: Sequence[Callable[[], None]] = (),
     ) -> None:
         self._tasks = tuple(tasks)
+        # Run when the worker has been idle IDLE_SECONDS, before it ends: what the store gives
+        # back once nothing is left to do (the write-ahead log's space, decision 0185).
+        self._rest_tasks = tuple(rest_tasks)
         # Run with the tasks at every round, but their work is of rows no write counted (the
         # audit's records, which reads add): it does not count the poked rows down.
         self._side_tasks = tuple(side_tasks)
@@ -340,6 +344,7 @@ class Upkeep:
         _lower_priority()
         while True:
             if not self._wake.wait(IDLE_SECONDS):
+                self._rest()
                 with self._guard:
                     if not self._wake.is_set():
                         self._thread = None
@@ -413,6 +418,18 @@ class Upkeep:
                 # write would start another: indexing would stop for the process's life.
                 # The worker stays, and the next write retries.
                 log.exception("index upkeep failed; the next write retries it")
+
+    def _rest(self) -> None:
+        for task in self._rest_tasks:
+            if self._stopping:
+                return  # the close gives it all back
+            try:
+                with self._working:
+                    task()
+            except StoreError:
+                pass  # busy or closing: the next idle moment, or the close, gives it back
+            except Exception:
+                log.warning("the store's rest failed", exc_info=True)
 
     def _flush_reads(self) -> None:
         """The side tasks, when reads' records wait that the last rounds left (they are not

@@ -273,6 +273,13 @@ class Store(Protocol):
         to it (``store/audit_sweep.py``). SQLite: a passive checkpoint. PostgreSQL: nothing
         (the server checkpoints, and a forget's reclaim is a VACUUM, not a fold)."""
 
+    def rest(self) -> None:
+        """The process has nothing left to do for now (its upkeep ended, idle): give the space
+        the write-ahead log grew to back, as far as no reader has to be waited for, and never
+        wait. SQLite: fold the log and truncate it to nothing (a busy store kept it at its high
+        mark, up to ``journal_size_limit``: a third of a 10,000-note store, decision 0185).
+        PostgreSQL: nothing (the server recycles its own log)."""
+
     def erase_stale_words(self) -> int:
         """Erase from the full-text index the words of a few chunks
         :meth:`Tx.delete_superseded_chunks` left there, in a transaction of its own; how many

@@ -432,6 +432,9 @@ class PostgresStore:
 
     fold_owed = False
 
+    def rest(self) -> None:
+        """Nothing: the server recycles its own log."""
+
     def erase_stale_words(self) -> int:
         return 0  # a chunk's words leave with its row (PostgresTx.delete_superseded_chunks)
 

@@ -458,6 +458,13 @@ class SQLiteStore:
         with shared.lock:
             shared.writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
+    def rest(self) -> None:
+        shared = self._live()
+        if self._in_memory:
+            return
+        # One try: a reader that holds the log now keeps it until the next rest or close.
+        log_fold.fold_truncating(shared.writer, shared.lock, BUSY_TIMEOUT_MS, 0.0)
+
     def erase_stale_words(self) -> int:
         shared = self._live()
         if shared.fold_owed:  # a forget's fold that a reader held off (decision 0156)
