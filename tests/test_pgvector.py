@@ -16,7 +16,9 @@ from recuerdo.engine import restore_memory
 from recuerdo.index import vectors
 from recuerdo.store.postgres import PostgresStore
 from recuerdo.store.postgres import connection as pg_connection
+from recuerdo.store.postgres.connection import PostgresTx
 
+from .conftest import statements_run
 from .postgres import embedded_url, no_pgvector_url, unique_memory, url_for
 
 WORDS = [
@@ -298,7 +300,9 @@ class KnownWords:
 
 
 @pytest.mark.parametrize("server", ["pgvector", "fallback"])
-def test_a_zero_query_vector_finds_nothing_by_meaning(server: str) -> None:
+def test_a_zero_query_vector_finds_nothing_by_meaning(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """pgvector's cosine distance to a zero vector is NaN, and NaN passed the model's
     threshold: a query of words the model does not know ("喝茶然后" with the static embedder)
     returned every note by meaning, in no order, where the in-process search returns none
@@ -313,7 +317,11 @@ def test_a_zero_query_vector_finds_nothing_by_meaning(server: str) -> None:
         harbor = memory.remember("learning", "harbor lantern")
         memory.remember("learning", "copper meadow")
         memory._upkeep.drain()
-        assert memory.search("unknown words", stages=["meaning"])["results"] == []
+        with statements_run(monkeypatch, PostgresTx, this_thread_only=True) as sent:
+            assert memory.search("unknown words", stages=["meaning"])["results"] == []
+        # No direction, no neighbours to ask for: pgvector was asked for a whole table's
+        # NaN distances (0182); the stage now answers none without a statement (0186).
+        assert not [sql for sql, _ in sent if "<=>" in sql]
         hits = memory.search("harbor", stages=["meaning"])["results"]
         assert [hit["id"] for hit in hits] == [harbor]
     finally:

@@ -262,7 +262,14 @@ def _merge_tail(
 def meaning_stage(
     tx: Tx, meaning: Meaning, embedder: Embedder, filters: Filters, query: str, k: int
 ) -> list[tuple[int | None, int]]:
+    import numpy as np  # loaded with any embedder
+
     query_vector = meaning.query_vector(embedder, query)
+    if not np.isfinite(query_vector).all() or not query_vector.any():
+        # No direction (a query of words the model has no rows for): nothing is near it. Its
+        # cosine is 0 with every vector in process (every item passed a threshold of 0, the
+        # HTTP embedder's default) and NaN in pgvector (0182), and either cost a full scan.
+        return []
     where, params = filters.sql("i")
     joined = (
         "FROM embeddings e JOIN chunks c ON c.tenant = ? AND c.hash = e.hash JOIN items i"
