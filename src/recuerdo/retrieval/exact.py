@@ -23,7 +23,7 @@ def holding_every(
     tx: Tx, words: list[str], looked_at: list[int], ranked_by: list[str], mode: str
 ) -> set[int] | None:
     """The chunks of ``looked_at`` whose indexed words include every one of ``words``, where
-    the index tells them apart cheaply (:func:`exact_chunks` then looks for the words in those
+    the index tells them apart cheaply (:func:`holding_words` then looks for the words in those
     texts and in the texts past ASCII only); None when every text is to be looked at.
     ``looked_at`` were ranked for the words ``ranked_by`` in ``mode``."""
     if not all(word.isascii() for word in words):
@@ -45,7 +45,7 @@ def read_head(
     beyond_ascii_only: bool = False,
 ) -> tuple[dict[int, str], dict[int, Row]]:
     """The best-ranked chunks ``ids`` of ``tenant`` read once: the text of each (for
-    :func:`exact_chunks`), and the rows of those that pass the filters (``where`` over items
+    :func:`holding_words`), and the rows of those that pass the filters (``where`` over items
     ``i``, with ``params``) and are not stale (what the pool keeps). ``beyond_ascii_only``:
     only the chunks whose text may hold a character past ASCII (the whole text they were cut
     from does)."""
@@ -74,13 +74,13 @@ def read_head(
     return texts, passing
 
 
-def exact_chunks(
-    texts: Mapping[int, str], words: list[str], looked_at: int, holding: set[int] | None = None
+def holding_words(
+    texts: Mapping[int, str], words: list[str], holding: set[int] | None = None
 ) -> set[int]:
-    """The chunks of ``texts`` (the tenant's among the best ``looked_at`` ranked, at most
+    """The chunks of ``texts`` (the tenant's among the best ranked, at most
     ``search.EXACT_WINDOW``: the cost stays a small read however common the stem is) that hold
-    every query word as written (``words``, stop words included); none when all ``looked_at``
-    do.
+    every query word as written (``words``, stop words included). The pool moves them ahead,
+    unless every chunk looked at does (``head.py``).
 
     With ``holding`` (the chunks whose indexed words include every ASCII query word), an ASCII
     text is looked at only if its chunk is one of them. In an ASCII text a word's edges are
@@ -89,15 +89,6 @@ def exact_chunks(
     Python, not for the index), so those texts are looked at whatever the index says.
     Looking for the words in each of 500 texts was a tenth of a search whose rarest word is in
     a few chunks (decision 0054)."""
-    exact = holding_words(texts, words, holding)
-    return exact if len(exact) < looked_at else set()
-
-
-def holding_words(
-    texts: Mapping[int, str], words: list[str], holding: set[int] | None = None
-) -> set[int]:
-    """The chunks of ``texts`` that hold every one of ``words`` as written (``holding``: as
-    :func:`exact_chunks` takes it), all of them when all do."""
     if not words or not texts:
         return set()
     exact: set[int] = set()

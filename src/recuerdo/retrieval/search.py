@@ -120,7 +120,8 @@ def lexical_pool(
     widen: bool = True,
 ) -> list[turns.Ranked]:
     """The best-ranked chunks passing the filters, one per item, at least ``k`` of them when
-    there are (up to ``turns.POOL`` when the ranked rows already fetched hold them).
+    there are (up to ``turns.POOL`` when the ranked rows already fetched hold them; only the
+    first ``k`` where no turn is rescored and part of the best chunks settles them: head.py).
 
     The full-text index ranks first, alone (a join per match would cost far more than the
     ranking); its best chunks are then checked against the filters, and the ranked window
