@@ -75,6 +75,7 @@ def test_the_exact_chunks_of_the_lead_settle_a_one_word_search(
     memory._upkeep.drain()
     for note in kept[:40:4]:
         memory.delete(note["id"])
+    memory._upkeep.drain()  # both ways see the same store
     asked = [
         {"query": "lighthouse", "limit": 10},
         {"query": "lighthouse", "limit": 10, "scope": "project:a"},
@@ -190,6 +191,7 @@ def test_settled_pools_answer_as_every_chunk_read(
     memory._upkeep.drain()
     for gone in rng.sample(ids, 20):
         memory.delete(gone)
+    memory._upkeep.drain()
     asked: list[dict[str, Any]] = []
     for _ in range(24):
         query = " ".join(

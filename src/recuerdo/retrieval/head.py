@@ -60,12 +60,13 @@ def read_best(
     ``written`` (none when all do)."""
     where, params = filters.sql("i")
     looked_at = [chunk_id for chunk_id, _ in ranked]
-    holding = holding_every(tx, written, looked_at, words, mode)
     lead = looked_at[: LEAD * k]
     tenant = filters.tenant
     if len(lead) == len(looked_at) or not no_turns(tx, filters):
         texts, head = read_head(tx, tenant, where, params, looked_at)
+        holding = holding_every(tx, written, looked_at, words, mode)
         return None, head, _unless_all(holding_words(texts, written, holding), looked_at)
+    holding = holding_every(tx, written, looked_at, words, mode)
     if holding is None or len(holding.intersection(lead)) >= k:
         texts, head = read_head(tx, tenant, where, params, lead)
         exact = holding_words(texts, written, holding)
