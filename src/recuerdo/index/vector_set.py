@@ -332,7 +332,10 @@ class VectorSet:
             else:
                 part = np.nonzero(np.isfinite(scores))[0]
             part = part[np.argsort(-scores[part])]
-            yield [(int(snap.ids[positions[i]]), float(scores[i])) for i in part]
+            # One conversion of each array: the same Python ints and floats as int() and
+            # float() of each element, in a sixth of the time (0.26 ms of a search; 0184).
+            ids, cosines = snap.ids[positions[part]].tolist(), scores[part].tolist()
+            yield list(zip(ids, cosines, strict=True))
             scores[part] = -np.inf
             done += size
             tier *= 8

@@ -30,8 +30,9 @@ from ..store.base import Row, Tx, rows_by_id
 from ..store.unspaced import is_unspaced
 from . import turns
 from .dates import named_window
-from .exact import exact_chunks, exact_first, holding_every, holds_word, read_head
+from .exact import exact_first, holds_word
 from .filters import Filters
+from .head import pool_entry, read_best
 from .results import Hit
 
 if TYPE_CHECKING:
@@ -119,7 +120,8 @@ def lexical_pool(
     widen: bool = True,
 ) -> list[turns.Ranked]:
     """The best-ranked chunks passing the filters, one per item, at least ``k`` of them when
-    there are (up to ``turns.POOL`` when the ranked rows already fetched hold them).
+    there are (up to ``turns.POOL`` when the ranked rows already fetched hold them; only the
+    first ``k`` where no turn is rescored and part of the best chunks settles them: head.py).
 
     The full-text index ranks first, alone (a join per match would cost far more than the
     ranking); its best chunks are then checked against the filters, and the ranked window
@@ -159,11 +161,10 @@ def lexical_pool(
         exact: set[int] = set()
         head: dict[int, Row] = {}
         if offset == 0:
-            looked_at = [chunk_id for chunk_id, _ in ranked[:EXACT_WINDOW]]
-            as_written = written or words
-            texts, head = read_head(tx, filters.tenant, where, params, looked_at)
-            holding = holding_every(tx, as_written, looked_at)
-            exact = exact_chunks(texts, as_written, len(looked_at), holding)
+            best = ranked[:EXACT_WINDOW]
+            settled, head, exact = read_best(tx, filters, best, words, written or words, mode, k)
+            if settled is not None:
+                return settled  # its first k items, all that is kept (head.py)
             ranked = exact_first(ranked, exact)
         scores = dict(ranked)
         for first in range(0, window, FILTER_BATCH):
@@ -192,17 +193,7 @@ def lexical_pool(
                 row = passing.get(chunk_id)
                 if row is not None and row["item_id"] not in seen:
                     seen.add(row["item_id"])
-                    turn = row["item_type"] in turns.TURN_TYPES and row["session"] is not None
-                    found.append(
-                        turns.Ranked(
-                            chunk_id,
-                            int(row["item_id"]),
-                            scores[chunk_id],
-                            chunk_id in exact,
-                            str(row["category"] or "") if turn else None,
-                            str(row["session"]) if turn else None,
-                        )
-                    )
+                    found.append(pool_entry(row, chunk_id, scores[chunk_id], chunk_id in exact))
             if len(found) >= want:
                 break
         if len(ranked) < window or not widen:

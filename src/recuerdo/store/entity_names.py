@@ -50,7 +50,8 @@ def m038_nfc_entity_names(tx: Tx) -> None:
     refold(tx)
 
 
-def _beyond_ascii(tx: Tx, column: str) -> str:
+def beyond_ascii(tx: Tx, column: str) -> str:
+    """A condition true for the rows whose text ``column`` holds a character past ASCII."""
     if tx.dialect == "sqlite":
         return f"length(CAST({column} AS BLOB)) <> length({column})"
     return f"octet_length({column}) <> char_length({column})"
@@ -60,7 +61,7 @@ def _recompose(tx: Tx) -> None:
     """Relations and types in NFC: stored as given, one spelling of "señora" was a relation
     and a type apart from the other (the review of decision 0091). Only names beyond ASCII are
     read; there are few (a relation or a type is a word of a vocabulary)."""
-    facts = tx.all(f"SELECT tenant, id, relation FROM facts WHERE {_beyond_ascii(tx, 'relation')}")
+    facts = tx.all(f"SELECT tenant, id, relation FROM facts WHERE {beyond_ascii(tx, 'relation')}")
     tx.executemany(
         "UPDATE facts SET relation = ? WHERE tenant = ? AND id = ?",
         [
@@ -72,7 +73,7 @@ def _recompose(tx: Tx) -> None:
     types = [
         r
         for r in tx.all(
-            f"SELECT tenant, entity_id, type FROM entity_types WHERE {_beyond_ascii(tx, 'type')}"
+            f"SELECT tenant, entity_id, type FROM entity_types WHERE {beyond_ascii(tx, 'type')}"
         )
         if nfc(r["type"]) != r["type"]
     ]
@@ -94,7 +95,7 @@ def refold(tx: Tx) -> int:
     # Pages along each store's key: the row id on SQLite, (tenant, id) on PostgreSQL, where
     # paging by id alone read and sorted the whole table for each page (the review of 0091).
     _recompose(tx)
-    wider = _beyond_ascii(tx, "folded")
+    wider = beyond_ascii(tx, "folded")
     if tx.dialect == "sqlite":
         after, order = "id > ?", "id"
     else:
