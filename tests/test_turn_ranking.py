@@ -203,3 +203,55 @@ def test_a_reply_to_a_question_in_width_forms_outranks_it(
     found = refs(memory, "What got Ann into running marathons?", "conversation:run")
     assert found[0] == "t3"
     assert found.index("t3") < found.index("t2")
+
+
+def sitting(day: str, first: int, *said: tuple[str, str]) -> list[dict[str, str]]:
+    """Turns said on ``day``, their refs numbered from ``first``."""
+    return [
+        {"speaker": speaker, "text": text, "date": f"{day}T10:00:00Z", "ref": f"t{first + n}"}
+        for n, (speaker, text) in enumerate(said)
+    ]
+
+
+def test_a_turn_of_the_sitting_that_matches_outranks_a_lone_match(
+    memory: recuerdo.Memory,
+) -> None:
+    """The turns of a conversation said on one day keep to a subject: a turn of the day whose
+    turns match best rises above a lone match said on another day."""
+    with_filler(memory).add_messages(
+        "allotment",
+        sitting(
+            "2024-03-02",
+            0,
+            ("Ann", "Greenhouse news: new glass in the greenhouse, and the greenhouse roof too."),
+            ("Bob", "Well done, the greenhouse looks great."),
+            ("Ann", "Thanks, it took all week."),
+            ("Bob", "I can imagine."),
+            ("Ann", "My back hurts."),
+            (
+                "Bob",
+                "I moved the old bench out of the greenhouse and into the shed, next to the"
+                " bicycle and the paint tins.",
+            ),
+        )
+        + sitting(
+            "2024-06-20",
+            6,
+            ("Ann", "Hello again."),
+            ("Bob", "Hi, long time."),
+            ("Ann", "Busy summer."),
+            (
+                "Bob",
+                "Somebody down the road sells an old greenhouse bench, cheap, with paint tins"
+                " and a bicycle.",
+            ),
+            ("Ann", "Not for me."),
+            ("Bob", "Fair enough."),
+        ),
+    )
+    memory._upkeep.drain()
+    found = refs(memory, "greenhouse", "conversation:allotment")
+    # Alone, t9 is the shorter and scores more; t5 is too far from the other matches of its
+    # day for the neighbouring turns to reach it.
+    assert found[:2] == ["t0", "t1"]
+    assert found.index("t5") < found.index("t9")
