@@ -27,8 +27,10 @@ Four facts of conversations that BM25 over single turns does not see
   one day are one sitting; a question about something said in it finds some of its turns by
   their words and misses the turns that say it in other words. Every turn gains
   ``SITTING_SHARE`` of the best score among its sitting's turns (its own included, after the
-  three rules above), so the turns of the best-matching sittings rise together above lone
-  matches in sittings about something else. The order inside a sitting does not change.
+  three rules above), all divided by ``1 + SITTING_SHARE``: the turns of the best-matching
+  sittings rise together above lone matches in sittings about something else, while a
+  sitting's best turn keeps its score against notes and entries. The order inside a sitting
+  does not change.
 
 All four apply to the lexical stage's candidates only (``POOL`` of them), in the layer above the
 backends, so SQLite and PostgreSQL rank alike. Chunks that hold only common words (score 0,
@@ -87,6 +89,14 @@ class Ranked:
         return self.speaker is not None and self.session is not None
 
 
+class Sitting(NamedTuple):
+    """A conversation's turns of one day (UTC): its scope, its name, the day."""
+
+    scope: str
+    session: str
+    day: str
+
+
 class Reply(NamedTuple):
     """A turn that follows a question: the turns before it in its conversation, nearest first
     (the question, then what it asked about), and whether a sentence of the question holds a
@@ -127,7 +137,7 @@ def rescore(
     if not turns:
         return pool
     by_item = {r.item_id: r for r in pool}
-    around, speakers, days = _neighbours(tx, tenant, turns)
+    around, speakers, sittings = _neighbours(tx, tenant, turns)
     asked = _asking(tx, tenant, turns, around, speakers, words)
     adjusted: dict[int, float] = {}
     handed = {reply.before[0] for reply in asked.values() if reply.asked_words}
@@ -148,12 +158,15 @@ def rescore(
         adjusted[r.item_id] = score
     # Last: a sitting is as good as its best turn as the rules above see it (the reply, not
     # the question; the named speaker's turn).
-    best: dict[tuple[str | None, str], float] = {}
+    best: dict[Sitting, float] = {}
     for r in turns:
-        sitting = (r.session, days.get(r.item_id, ""))
+        sitting = sittings[r.item_id]
         best[sitting] = max(best.get(sitting, 0.0), adjusted[r.item_id])
+    # Divided by 1 + SITTING_SHARE, so a sitting's best turn (a lone turn too) keeps its
+    # score: the others move toward it, and no turn gains on notes and entries by the rule alone.
     for r in turns:
-        adjusted[r.item_id] += SITTING_SHARE * best[(r.session, days.get(r.item_id, ""))]
+        lift = SITTING_SHARE * best[sittings[r.item_id]]
+        adjusted[r.item_id] = (adjusted[r.item_id] + lift) / (1 + SITTING_SHARE)
     return sorted(
         pool,
         key=lambda r: (
@@ -217,21 +230,25 @@ def _matcher(words: list[str]) -> Callable[[str], bool]:
 
 def _neighbours(
     tx: Tx, tenant: str, turns: list[Ranked]
-) -> tuple[dict[int, list[int]], dict[int, str | None], dict[int, str]]:
+) -> tuple[dict[int, list[int]], dict[int, str | None], dict[int, Sitting]]:
     """Each turn's ``NEIGHBOURS`` nearest turns on each side in its conversation, among the
     items within ``REACH`` ids of it (each side nearest first), the speakers of the turns
-    and of those neighbours, and the day each turn was said on (UTC, as the ``since`` and
-    ``until`` filters read its moment)."""
+    and of those neighbours, and each turn's sitting: its conversation and the day it was said
+    on (UTC, as the ``since`` and ``until`` filters read its moment)."""
     near = {r.item_id + d for r in turns for d in range(-REACH, REACH + 1) if d}
     sessions = {r.item_id: r.session for r in turns}
     speakers: dict[int, str | None] = {r.item_id: r.speaker for r in turns}
-    days: dict[int, str] = {}
+    # A turn not read again (deleted since the ranking, on PostgreSQL) is a sitting alone.
+    sittings = {r.item_id: Sitting("", str(r.session), str(r.item_id)) for r in turns}
     # One read for both: the turns' own moments and their neighbours' places.
-    columns = "id, session, category, coalesce(occurred_at, updated_at) AS moment"
+    columns = "id, session, category, scope, coalesce(occurred_at, updated_at) AS moment"
     for row in _turns(tx, tenant, near | set(sessions), columns):
         item_id = int(row["id"])
         if item_id in sessions:
-            days[item_id] = str(row["moment"] or "")[:10]
+            # A conversation is its name in its scope: one of the same name elsewhere is
+            # another one (comms/transcripts.py), with sittings of its own.
+            day = str(row["moment"] or "")[:10]
+            sittings[item_id] = Sitting(str(row["scope"]), str(row["session"]), day)
         else:
             sessions[item_id] = row["session"]
             speakers[item_id] = row["category"]
@@ -242,7 +259,7 @@ def _neighbours(
         same = [r.item_id - d for d in range(1, REACH + 1)]
         before = [i for i in same if sessions.get(i) == r.session][:NEIGHBOURS]
         found[r.item_id] = before + after
-    return found, speakers, days
+    return found, speakers, sittings
 
 
 def _turns(
