@@ -203,3 +203,99 @@ def test_a_reply_to_a_question_in_width_forms_outranks_it(
     found = refs(memory, "What got Ann into running marathons?", "conversation:run")
     assert found[0] == "t3"
     assert found.index("t3") < found.index("t2")
+
+
+def sitting(day: str, first: int, *said: tuple[str, str]) -> list[dict[str, str]]:
+    """Turns said on ``day``, their refs numbered from ``first``."""
+    return [
+        {"speaker": speaker, "text": text, "date": f"{day}T10:00:00Z", "ref": f"t{first + n}"}
+        for n, (speaker, text) in enumerate(said)
+    ]
+
+
+def test_a_turn_of_the_sitting_that_matches_outranks_a_lone_match(
+    memory: recuerdo.Memory,
+) -> None:
+    """The turns of a conversation said on one day keep to a subject: a turn of the day whose
+    turns match best rises above a lone match said on another day."""
+    with_filler(memory).add_messages(
+        "allotment",
+        sitting(
+            "2024-03-02",
+            0,
+            ("Ann", "Greenhouse news: new glass in the greenhouse, and the greenhouse roof too."),
+            ("Bob", "Well done, the greenhouse looks great."),
+            ("Ann", "Thanks, it took all week."),
+            ("Bob", "I can imagine."),
+            ("Ann", "My back hurts."),
+            (
+                "Bob",
+                "I moved the old bench out of the greenhouse and into the shed, next to the"
+                " bicycle and the paint tins.",
+            ),
+        )
+        + sitting(
+            "2024-06-20",
+            6,
+            ("Ann", "Hello again."),
+            ("Bob", "Hi, long time."),
+            ("Ann", "Busy summer."),
+            (
+                "Bob",
+                "Somebody down the road sells an old greenhouse bench, cheap, with paint tins"
+                " and a bicycle.",
+            ),
+            ("Ann", "Not for me."),
+            ("Bob", "Fair enough."),
+        ),
+    )
+    memory._upkeep.drain()
+    found = refs(memory, "greenhouse", "conversation:allotment")
+    # Alone, t9 is the shorter and scores more; t5 is too far from the other matches of its
+    # day for the neighbouring turns to reach it.
+    assert found[:2] == ["t0", "t1"]
+    assert found.index("t5") < found.index("t9")
+
+
+def test_a_turn_alone_in_its_sitting_gains_nothing_over_a_note(memory: recuerdo.Memory) -> None:
+    """The sitting lifts a turn toward a better turn of its day, not every turn over the notes:
+    a note and a turn saying the same thing keep the order their words give them (the turn's
+    chunk also holds its speaker and conversation, so it ranks a little lower)."""
+    said = "The old greenhouse bench went to the shed with the paint tins and the bicycle."
+    note = with_filler(memory).save("Shed", said)["id"]
+    memory.add_messages(
+        "allotment",
+        sitting("2024-03-02", 0, ("Bob", said)) + sitting("2024-06-20", 1, ("Ann", "Fine.")),
+    )
+    memory._upkeep.drain()
+    found = memory.search("greenhouse bench", stages=["lexical"])["results"]
+    assert found[0]["id"] == note
+    assert found[1].get("ref") == "t0"
+
+
+def test_conversations_of_one_name_in_two_scopes_are_two_sittings(
+    memory: recuerdo.Memory,
+) -> None:
+    """A conversation is kept in one scope; one of the same name elsewhere is another one, and
+    its turns of the same day are not lifted by this one's."""
+    said = "I sold the greenhouse bench{} with the paint tins and the bicycle."
+    with_filler(memory).add_messages(
+        "standup",
+        sitting("2024-03-02", 0, ("Ann", "greenhouse bench, greenhouse bench")),
+        scope="project:a",
+    )
+    for n in range(4):  # out of reach of the neighbouring turns' rule, which reads ids
+        memory.save(f"Van {n}", "The delivery van comes on Tuesdays.")
+    memory.add_messages(
+        "standup", sitting("2024-03-05", 1, ("Bob", said.format(""))), scope="project:c"
+    )
+    memory.add_messages(
+        "standup", sitting("2024-03-02", 2, ("Bob", said.format(" along"))), scope="project:b"
+    )
+    memory._upkeep.drain()
+    found = [
+        (hit["scope"], hit.get("ref"))
+        for hit in memory.search("greenhouse bench", stages=["lexical"])["results"]
+    ]
+    # The shorter turn scores more; alone in its sitting, neither gains on the other.
+    assert found.index(("project:c", "t1")) < found.index(("project:b", "t2"))

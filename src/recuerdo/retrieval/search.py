@@ -2,11 +2,11 @@
 
 Each stage proposes candidates *inside* the filters; weighted reciprocal rank fusion (k=60)
 merges them. The lexical stage is BM25 over chunks (title above body above context words),
-with the turns of conversations rescored by speaker, neighbouring turns and the question a turn
-answers (``turns.py``); items written in the last moments, not chunked yet, are matched
-directly. A query that names a calendar date adds the dated stage, run with the lexical one:
-the items of that date ranked by the query's other words (``dates.py``). The meaning stage is
-cosine similarity over chunk vectors (see ``vectors.py``).
+with the turns of conversations rescored by speaker, neighbouring turns, the question a turn
+answers and the day's best-matching turns (``turns.py``); items written in the last moments,
+not chunked yet, are matched directly. A query that names a calendar date adds the dated
+stage, run with the lexical one: the items of that date ranked by the query's other words
+(``dates.py``). The meaning stage is cosine similarity over chunk vectors (see ``vectors.py``).
 """
 
 from __future__ import annotations
@@ -92,8 +92,8 @@ def lexical_stage(
 ) -> list[tuple[int | None, int]]:
     """(chunk id, item id) best first, one per item: BM25 over chunks, rescored for the turns
     of conversations (``turns.py``: the speaker a query names, the turns around a turn, the
-    question a turn answers), then
-    the items too new to be chunked, matched word by word."""
+    question a turn answers, the turns said the same day), then the items too new to be
+    chunked, matched word by word."""
     if not words:
         return []
     pool = lexical_pool(tx, filters, words, mode, k, written, widen=widen)

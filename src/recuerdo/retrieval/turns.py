@@ -1,8 +1,8 @@
 """Conversation-aware rescoring of the lexical ranking: who said a turn, what was said around
-it, and which question it answers.
+it, which question it answers, and what else was said that day.
 
-Three facts of conversations that BM25 over single turns does not see
-(docs/decisions/0025-recall.md and 0030-replies.md have the measurements):
+Four facts of conversations that BM25 over single turns does not see
+(docs/decisions/0025-recall.md, 0030-replies.md and 0183-sittings.md have the measurements):
 
 * **A question that names a speaker asks about that speaker's turns.** A turn's speaker is
   among its context words, but the name is also in the turns that *address* that person
@@ -23,8 +23,16 @@ Three facts of conversations that BM25 over single turns does not see
   question asked about that turn ("I went camping." - "How was it?" - "We hiked ..."), so the
   reply goes on with its subject. The question itself loses ``ASKER_LOSS`` of its score: it
   names what was asked for, the reply holds it.
+* **A conversation keeps to its subject for a sitting.** The turns of one conversation said on
+  one day are one sitting; a question about something said in it finds some of its turns by
+  their words and misses the turns that say it in other words. Every turn gains
+  ``SITTING_SHARE`` of the best score among its sitting's turns (its own included, after the
+  three rules above), all divided by ``1 + SITTING_SHARE``: the turns of the best-matching
+  sittings rise together above lone matches in sittings about something else, while a
+  sitting's best turn keeps its score against notes and entries. The order inside a sitting
+  does not change.
 
-All three apply to the lexical stage's candidates only (``POOL`` of them), in the layer above the
+All four apply to the lexical stage's candidates only (``POOL`` of them), in the layer above the
 backends, so SQLite and PostgreSQL rank alike. Chunks that hold only common words (score 0,
 ``docs/decisions/0016-common-words.md``) and the group of chunks with every word as written
 keep their places: only the order inside each group changes.
@@ -46,6 +54,7 @@ NEIGHBOUR_SHARE = 0.1
 ANSWER_SHARE = 0.5
 THREAD_SHARE = 0.2
 ASKER_LOSS = 0.2
+SITTING_SHARE = 0.2
 NEIGHBOURS = 2
 REACH = 3
 """Item ids looked at on each side of a turn for its neighbours: turns stored together have
@@ -78,6 +87,14 @@ class Ranked:
     @property
     def turn(self) -> bool:
         return self.speaker is not None and self.session is not None
+
+
+class Sitting(NamedTuple):
+    """A conversation's turns of one day (UTC): its scope, its name, the day."""
+
+    scope: str
+    session: str
+    day: str
 
 
 class Reply(NamedTuple):
@@ -113,13 +130,14 @@ def merge(full: list[Ranked], without: list[Ranked]) -> list[Ranked]:
 def rescore(
     tx: Tx, tenant: str, pool: list[Ranked], named: set[str], words: list[str]
 ) -> list[Ranked]:
-    """``pool`` reordered: named speakers' turns, turns among matching turns, and the replies to
-    matching questions first (``words``: the query's words)."""
+    """``pool`` reordered: named speakers' turns, turns among matching turns, the replies to
+    matching questions, and the turns of the best-matching sittings first (``words``: the
+    query's words)."""
     turns = [r for r in pool if r.turn and r.score > 0]
     if not turns:
         return pool
     by_item = {r.item_id: r for r in pool}
-    around, speakers = _neighbours(tx, tenant, turns)
+    around, speakers, sittings = _neighbours(tx, tenant, turns)
     asked = _asking(tx, tenant, turns, around, speakers, words)
     adjusted: dict[int, float] = {}
     handed = {reply.before[0] for reply in asked.values() if reply.asked_words}
@@ -138,6 +156,17 @@ def rescore(
         if r.speaker in named:
             score *= 1 + SPEAKER_BONUS
         adjusted[r.item_id] = score
+    # Last: a sitting is as good as its best turn as the rules above see it (the reply, not
+    # the question; the named speaker's turn).
+    best: dict[Sitting, float] = {}
+    for r in turns:
+        sitting = sittings[r.item_id]
+        best[sitting] = max(best.get(sitting, 0.0), adjusted[r.item_id])
+    # Divided by 1 + SITTING_SHARE, so a sitting's best turn (a lone turn too) keeps its
+    # score: the others move toward it, and no turn gains on notes and entries by the rule alone.
+    for r in turns:
+        lift = SITTING_SHARE * best[sittings[r.item_id]]
+        adjusted[r.item_id] = (adjusted[r.item_id] + lift) / (1 + SITTING_SHARE)
     return sorted(
         pool,
         key=lambda r: (
@@ -201,16 +230,28 @@ def _matcher(words: list[str]) -> Callable[[str], bool]:
 
 def _neighbours(
     tx: Tx, tenant: str, turns: list[Ranked]
-) -> tuple[dict[int, list[int]], dict[int, str | None]]:
+) -> tuple[dict[int, list[int]], dict[int, str | None], dict[int, Sitting]]:
     """Each turn's ``NEIGHBOURS`` nearest turns on each side in its conversation, among the
-    items within ``REACH`` ids of it (each side nearest first), and the speakers of the turns
-    and of those neighbours."""
+    items within ``REACH`` ids of it (each side nearest first), the speakers of the turns
+    and of those neighbours, and each turn's sitting: its conversation and the day it was said
+    on (UTC, as the ``since`` and ``until`` filters read its moment)."""
     near = {r.item_id + d for r in turns for d in range(-REACH, REACH + 1) if d}
     sessions = {r.item_id: r.session for r in turns}
     speakers: dict[int, str | None] = {r.item_id: r.speaker for r in turns}
-    for row in _turns(tx, tenant, near - set(sessions), "id, session, category"):
-        sessions[int(row["id"])] = row["session"]
-        speakers[int(row["id"])] = row["category"]
+    # A turn not read again (deleted since the ranking, on PostgreSQL) is a sitting alone.
+    sittings = {r.item_id: Sitting("", str(r.session), str(r.item_id)) for r in turns}
+    # One read for both: the turns' own moments and their neighbours' places.
+    columns = "id, session, category, scope, coalesce(occurred_at, updated_at) AS moment"
+    for row in _turns(tx, tenant, near | set(sessions), columns):
+        item_id = int(row["id"])
+        if item_id in sessions:
+            # A conversation is its name in its scope: one of the same name elsewhere is
+            # another one (comms/transcripts.py), with sittings of its own.
+            day = str(row["moment"] or "")[:10]
+            sittings[item_id] = Sitting(str(row["scope"]), str(row["session"]), day)
+        else:
+            sessions[item_id] = row["session"]
+            speakers[item_id] = row["category"]
     found: dict[int, list[int]] = {}
     for r in turns:
         same = [r.item_id + d for d in range(1, REACH + 1)]
@@ -218,7 +259,7 @@ def _neighbours(
         same = [r.item_id - d for d in range(1, REACH + 1)]
         before = [i for i in same if sessions.get(i) == r.session][:NEIGHBOURS]
         found[r.item_id] = before + after
-    return found, speakers
+    return found, speakers, sittings
 
 
 def _turns(
