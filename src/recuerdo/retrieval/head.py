@@ -4,9 +4,9 @@ no further than the pool's first ``k`` items need (0184).
 
 The pool puts the exact chunks first, each group in rank order, and keeps one chunk per item.
 Only its first ``k`` items reach the answer, unless turns of conversations are rescored
-(``turns.rescore`` moves a turn by its neighbours' and its question's scores: every candidate
-counts). So where no turn can pass the filters (:func:`no_turns`), the pool's first ``k`` can
-be settled by part of the ``EXACT_WINDOW`` best chunks, two ways:
+(``turns.rescore`` moves a turn by its neighbours', its sitting's and its question's scores:
+every candidate counts). So where no turn can pass the filters (:func:`no_turns`), the pool's
+first ``k`` can be settled by part of the ``EXACT_WINDOW`` best chunks, two ways:
 
 - **Exact in the lead.** When the exact chunks among the best ``LEAD * k`` hold ``k`` passing
   items, those come first whatever the rest holds (were every chunk exact, the order is the
