@@ -458,19 +458,14 @@ class SQLiteStore:
         with shared.lock:
             shared.writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
-    def rest(self) -> None:
-        shared = self._live()
-        if self._in_memory:
-            return
-        # One try: a reader that holds the log now keeps it until the next rest or close.
-        log_fold.fold_truncating(shared.writer, shared.lock, BUSY_TIMEOUT_MS, 0.0)
+    def rest(self) -> None:  # one try: a reader holding the log keeps it (decision 0185)
+        if not self._in_memory:
+            log_fold.fold_once(self._live(), BUSY_TIMEOUT_MS)
 
     def erase_stale_words(self) -> int:
         shared = self._live()
         if shared.fold_owed:  # a forget's fold that a reader held off (decision 0156)
-            shared.fold_owed = not log_fold.fold_truncating(
-                shared.writer, shared.lock, BUSY_TIMEOUT_MS, 0.0
-            )
+            shared.fold_owed = not log_fold.fold_once(shared, BUSY_TIMEOUT_MS)
         with self.read() as tx:  # most pauses find none: no write for them
             if not stale_words.waiting(tx):
                 return 0

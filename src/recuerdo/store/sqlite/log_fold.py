@@ -38,3 +38,9 @@ def fold_truncating(writer: Any, lock: Any, busy_timeout_ms: int, patience: floa
         if time.monotonic() >= deadline:
             return False
         threading.Event().wait(0.02)
+
+
+def fold_once(shared: Any, busy_timeout_ms: int) -> bool:
+    """One try of :func:`fold_truncating` through a store's shared writer and its lock: what
+    the upkeep's pauses and a store at rest do, never waiting past one ``TRY_MS``."""
+    return fold_truncating(shared.writer, shared.lock, busy_timeout_ms, 0.0)
