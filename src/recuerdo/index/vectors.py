@@ -582,7 +582,7 @@ def ordered_candidates(
         for row in rows:
             cosine = 1.0 - float(row["distance"])
             # A zero vector's cosine distance is NaN, which sorts last and passed the test
-            # below: a query of words the model does not know found every item (0182).
+            # below (0182): a stored one now ends the reading (a zero query never gets here, 0186).
             if not math.isfinite(cosine) or cosine < min_similarity:
                 below = True  # rows come nearest first: none further can pass
                 break
