@@ -53,7 +53,12 @@ class AuditLog:
 
     def __init__(self) -> None:
         self._pending: list[tuple[Any, ...]] = []
+        # Two locks: ``_lock`` guards the buffer and the counts (held for microseconds), and
+        # ``_flushing`` is held by a flush until its records are committed. A record taken
+        # while the upkeep's flush waited for the write lock and the durable commit waited
+        # with it (decision 0190).
         self._lock = threading.Lock()
+        self._flushing = threading.Lock()
         self._next_prune = 0.0
         self._sweep_owed = True  # records emptied by a process that closed before its sweep
         self._forgets_seen: dict[str, int] = {}
@@ -171,47 +176,65 @@ class AuditLog:
 
     def flush(self, store: Store) -> int:
         """Write the buffered records (and, now and then, drop those past their retention).
-        The lock is held until they are committed, so a reader that flushes first always sees
-        every record taken before it."""
-        with self._lock:
-            moment = time.monotonic()
-            prune = moment >= self._next_prune
-            if not self._pending and not prune:
+        A flush takes the buffer and holds ``_flushing`` until its records are committed, so
+        a reader that flushes first always sees every record taken before it: a flush under
+        way is waited for. Records taken meanwhile wait in a new buffer; a failed write puts
+        its records back ahead of them."""
+        with self._flushing:
+            with self._lock:
+                moment = time.monotonic()
+                prune = moment >= self._next_prune
+                taken, self._pending = self._pending, []
+            if not taken and not prune:
                 return 0
-            # The buffer holds every tenant's records, whichever call flushes it.
-            with scoped(EVERY_TENANT), store.write() as tx:
-                # Read under the write lock, which a forget holds until it commits.
-                tenants = {row[0] for row in self._pending}
-                counted, by_scope = forgets(tx, tenants), confined_forgets(tx, tenants)
-                current = [row for row in self._pending if _current(row, counted, by_scope)]
-                gone = _gone(tx, [row for row in current if _confined_since(row, by_scope)])
-                kept = [row[:-2] for row in current if not gone & set(json.loads(row[6]))]
-                words: list[tuple[Any, ...]] = []
-                for row in kept:
-                    audit_id = tx.scalar(
-                        "INSERT INTO retrieval_audit (tenant, principal, verb, scope, query,"
-                        " filters, returned, found, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                        " RETURNING id",
-                        row,
-                    )
-                    items = sorted(set(json.loads(row[6])))
-                    if items:
-                        tx.executemany(
-                            "INSERT INTO retrieval_audit_items (tenant, item_id, audit_id)"
-                            " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                            [(row[0], item, audit_id) for item in items],
-                        )
-                    words += audit_words.word_rows(row[0], audit_id, row[4], row[5])
-                # At an older schema (a restore's, a test's) the step writes them when it runs.
-                if words and audit_words.kept(tx):
-                    audit_words.insert(tx, words)
+            try:
+                kept, counted, by_scope = self._write(store, taken, prune)
+            except BaseException:
+                with self._lock:
+                    self._pending = taken + self._pending
+                raise
+            with self._lock:
                 if prune:
-                    prune_expired(tx)
                     self._next_prune = moment + PRUNE_EVERY_SECONDS
-            self.dropped += len(self._pending) - len(kept)
-            self._saw(counted, by_scope)
-            self._pending = []
+                self.dropped += len(taken) - len(kept)
+                self._saw(counted, by_scope)
             return len(kept)
+
+    def _write(
+        self, store: Store, taken: list[tuple[Any, ...]], prune: bool
+    ) -> tuple[list[tuple[Any, ...]], dict[str, int], dict[tuple[str, str], int]]:
+        """Commit the records of ``taken`` taken after every forget that could scrub them;
+        those written, and the counts of forgets read."""
+        # The buffer holds every tenant's records, whichever call flushes it.
+        with scoped(EVERY_TENANT), store.write() as tx:
+            # Read under the write lock, which a forget holds until it commits.
+            tenants = {row[0] for row in taken}
+            counted, by_scope = forgets(tx, tenants), confined_forgets(tx, tenants)
+            current = [row for row in taken if _current(row, counted, by_scope)]
+            gone = _gone(tx, [row for row in current if _confined_since(row, by_scope)])
+            kept = [row[:-2] for row in current if not gone & set(json.loads(row[6]))]
+            words: list[tuple[Any, ...]] = []
+            for row in kept:
+                audit_id = tx.scalar(
+                    "INSERT INTO retrieval_audit (tenant, principal, verb, scope, query,"
+                    " filters, returned, found, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    " RETURNING id",
+                    row,
+                )
+                items = sorted(set(json.loads(row[6])))
+                if items:
+                    tx.executemany(
+                        "INSERT INTO retrieval_audit_items (tenant, item_id, audit_id)"
+                        " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                        [(row[0], item, audit_id) for item in items],
+                    )
+                words += audit_words.word_rows(row[0], audit_id, row[4], row[5])
+            # At an older schema (a restore's, a test's) the step writes them when it runs.
+            if words and audit_words.kept(tx):
+                audit_words.insert(tx, words)
+            if prune:
+                prune_expired(tx)
+        return kept, counted, by_scope
 
 
 def _filters_text(filters: dict[str, Any]) -> str:

@@ -1,0 +1,128 @@
+"""A search's audit record does not wait for a flush under way (decision 0190): the flush takes
+the buffer and commits it while new records gather in a new one. A reader that flushes still
+sees every record taken before its flush, and a flush that fails loses none."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import recuerdo
+from recuerdo.errors import StoreError
+
+from .conftest import audit_kept
+
+PATIENCE = 10.0  # seconds: far beyond any wait but the one the test makes on purpose
+
+
+@pytest.fixture
+def memory(base: Path, held_upkeep: None) -> Iterator[recuerdo.Memory]:
+    with recuerdo.open("flushing", base_dir=base, embedder="none") as opened:
+        opened.remember("context", "the deploy window is on Friday", ["ops"])
+        opened.remember("context", "the canary runs for an hour", ["ops"])
+        yield opened
+
+
+@contextmanager
+def write_held(memory: recuerdo.Memory) -> Iterator[None]:
+    """Another thread holds the store's write lock until the block ends."""
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with memory._store.write():
+            holding.set()
+            release.wait(3 * PATIENCE)  # past every join below: only the test releases it
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(PATIENCE)
+    try:
+        yield
+    finally:
+        release.set()
+        holder.join(PATIENCE)
+
+
+def started(work: Callable[[], Any]) -> tuple[threading.Thread, list[Any]]:
+    out: list[Any] = []
+    thread = threading.Thread(target=lambda: out.append(work()), daemon=True)
+    thread.start()
+    return thread, out
+
+
+def flush(memory: recuerdo.Memory) -> int:
+    return memory._audit.flush(memory._store)
+
+
+def test_a_search_is_recorded_while_a_flush_waits_for_the_write_lock(
+    memory: recuerdo.Memory,
+) -> None:
+    assert memory.recall(search="deploy")
+    with write_held(memory):
+        flushing, flushed = started(lambda: flush(memory))
+        flushing.join(0.2)  # the flush has taken the buffer and waits for the write lock
+        assert flushing.is_alive()
+        searching, found = started(lambda: memory.recall(search="canary"))
+        # Before 0190 the record waited for the flush's lock, held until the commit.
+        searching.join(PATIENCE)
+        assert not searching.is_alive()
+        assert found and found[0]
+    flushing.join(PATIENCE)
+    assert flushed == [1]
+    assert len(memory._audit) == 1  # the search's record, taken during the flush
+    assert flush(memory) == 1
+    assert audit_kept(memory) == ["deploy", "canary"]
+
+
+def test_a_flush_waits_for_the_flush_under_way(memory: recuerdo.Memory) -> None:
+    """A reader flushes first to see every record taken before it: one taken by a flush
+    that has not committed yet is waited for, not missed."""
+    memory.recall(search="deploy")
+    with write_held(memory):
+        first, _ = started(lambda: flush(memory))
+        first.join(0.2)
+        second, second_flushed = started(lambda: flush(memory))
+        second.join(0.2)
+        assert second.is_alive()  # not back with an empty buffer while the first waits
+    first.join(PATIENCE)
+    second.join(PATIENCE)
+    assert second_flushed == [0]
+    assert audit_kept(memory) == ["deploy"]
+
+
+class FailingOnce:
+    """A store whose first write fails at commit, as a full disk would make it."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.failed = False
+
+    def write(self, **kwargs: Any) -> Any:
+        if self.failed:
+            return self._store.write(**kwargs)
+        self.failed = True
+        return self._failing(**kwargs)
+
+    @contextmanager
+    def _failing(self, **kwargs: Any) -> Iterator[Any]:
+        with self._store.write(**kwargs) as tx:
+            yield tx
+            raise StoreError("the write could not be committed: disk full")
+
+
+def test_a_failed_flush_keeps_its_records_ahead_of_later_ones(memory: recuerdo.Memory) -> None:
+    memory.recall(search="deploy")
+    memory.recall(search="canary")
+    failing = FailingOnce(memory._store)
+    with pytest.raises(StoreError):
+        memory._audit.flush(failing)  # type: ignore[arg-type]
+    assert len(memory._audit) == 2
+    assert audit_kept(memory) == []  # rolled back: nothing half written
+    memory.recall(search="window")
+    assert memory._audit.flush(failing) == 3  # type: ignore[arg-type]
+    assert audit_kept(memory) == ["deploy", "canary", "window"]
