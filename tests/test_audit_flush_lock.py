@@ -169,3 +169,40 @@ def test_a_failed_flush_puts_its_records_back_ahead_of_those_taken_meanwhile(
     assert failing.meanwhile_done  # the search did not wait for the flush
     assert memory._audit.flush(memory._store) == 2
     assert audit_kept(memory) == ["deploy", "canary"]
+
+
+class Gated:
+    """A store whose next write waits for the test: a flush that called it has taken the
+    buffer, and holds no lock of the store's yet."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.reached, self.opened = threading.Event(), threading.Event()
+
+    @contextmanager
+    def write(self, **kwargs: Any) -> Iterator[Any]:
+        self.reached.set()
+        assert self.opened.wait(3 * PATIENCE)
+        with self._store.write(**kwargs) as tx:
+            yield tx
+
+
+def test_a_forget_waits_for_a_flush_under_way_and_drops_none_of_its_records(
+    memory: recuerdo.Memory,
+) -> None:
+    """The forget's flush waits for the worker's, which writes the records it took before the
+    forget scrubs: the search that found the forgotten entry goes, the other stays. Had the
+    forget gone ahead, the worker's flush found the count moved and dropped both."""
+    deploy = memory.recall(search="deploy")[0]["id"]
+    memory.recall(search="canary")
+    gated = Gated(memory._store)
+    worker, _ = started(lambda: memory._audit.flush(gated))  # type: ignore[arg-type]
+    assert gated.reached.wait(PATIENCE)
+    forgetting, forgot = started(lambda: memory.forget(deploy))
+    forgetting.join(0.2)
+    gated.opened.set()
+    worker.join(PATIENCE)
+    forgetting.join(PATIENCE)
+    assert forgot == [True]
+    assert audit_kept(memory) == ["canary"]
+    assert memory._audit.dropped == 0
