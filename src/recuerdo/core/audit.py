@@ -181,13 +181,15 @@ class AuditLog:
         way is waited for. Records taken meanwhile wait in a new buffer; a failed write puts
         its records back ahead of them."""
         with self._flushing:
-            with self._lock:
-                moment = time.monotonic()
-                prune = moment >= self._next_prune
-                taken, self._pending = self._pending, []
-            if not taken and not prune:
-                return 0
+            taken: list[tuple[Any, ...]] = []
+            # Taken inside the try: a Ctrl-C between the take and the try lost the records.
             try:
+                with self._lock:
+                    moment = time.monotonic()
+                    prune = moment >= self._next_prune
+                    if not self._pending and not prune:
+                        return 0
+                    taken, self._pending = self._pending, []
                 kept, counted, by_scope = self._write(store, taken, prune)
             except BaseException:
                 with self._lock:
