@@ -158,13 +158,13 @@ def test_the_doors_write_a_decimal_as_its_digits() -> None:
     """Every door writes a reply through one encoder: MCP's text, the CLI's JSON and a remote
     call's request (HTTP is tested over the wire, test_http)."""
     from recuerdo.doors.client import request_body
-    from recuerdo.doors.mcp import _result
+    from recuerdo.doors.mcp import _reply
     from recuerdo.doors.render import to_json
 
     value = {"attributes": {"big": Decimal("12345678901234567890.123"), "w": Decimal("1.80")}}
     written = '{"attributes": {"big": 12345678901234567890.123, "w": 1.80}}'
-    mcp = _result(value, False)
-    assert mcp.content[0].text == written  # type: ignore[union-attr]
-    assert mcp.structured_content == {"attributes": {"big": 1.2345678901234567e19, "w": 1.8}}
+    mcp = _reply(value, False)
+    assert mcp["content"] == [{"type": "text", "text": written}]
+    assert mcp["structuredContent"] == {"attributes": {"big": 1.2345678901234567e19, "w": 1.8}}
     assert exact.loads(to_json(value)) == value and "1.80" in to_json(value)
     assert request_body(value).decode() == written

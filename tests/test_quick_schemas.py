@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 
 import recuerdo
 from recuerdo.doors import gateway, schemas
-from recuerdo.doors.mcp import _result
+from recuerdo.doors.mcp import _reply
 from recuerdo.doors.profiles import PROFILES, profile
 from recuerdo.security.tokens import LOCAL
 
@@ -57,9 +57,9 @@ def replies(tmp_path: Path) -> dict[str, Any]:
     for name, arguments in CALLS:
         entry = tools[name]
         value = gateway.call(pool, LOCAL, "quick", entry, arguments)
-        found[name] = _result(
-            value, schemas.wraps(schemas.tool_output_schema(entry))
-        ).structured_content
+        found[name] = _reply(value, schemas.wraps(schemas.tool_output_schema(entry)))[
+            "structuredContent"
+        ]
     pool.close()
     return found
 

@@ -16,10 +16,8 @@ from typing import Any
 from mcp.server.lowlevel import Server
 from mcp_types import (
     CallToolRequestParams,
-    CallToolResult,
     ListToolsResult,
     PaginatedRequestParams,
-    TextContent,
     Tool,
     ToolAnnotations,
 )
@@ -60,7 +58,9 @@ def _tool(entry: ToolMap, output_schema: dict[str, Any]) -> Tool:
     )
 
 
-def _result(value: Any, wrapped: bool) -> CallToolResult:
+def _reply(value: Any, wrapped: bool) -> dict[str, Any]:
+    """A tool's result as the wire has it (``CallToolResult``'s JSON): the SDK takes a handler's
+    dict as it is, where it dumps a model to one first (a walk of the whole reply)."""
     # One encoding: the text content is the reply's JSON, and the structured content is that
     # same JSON read back (what ``default=str`` made of a value JSON has no type for included),
     # not a second encoding of it. A decimal is a number of its own digits in the text; the
@@ -71,16 +71,23 @@ def _result(value: Any, wrapped: bool) -> CallToolResult:
     more = getattr(value, "more", None)
     if isinstance(value, list) and isinstance(more, int):
         structured["more"] = more  # a cut list says how many more there are
-    return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
+    return _wire(text, structured, failed=False)
 
 
-def _error(error: RecuerdoError) -> CallToolResult:
+def _error(error: RecuerdoError) -> dict[str, Any]:
     shape = json.loads(exact.dumps(error.to_dict()))
-    return CallToolResult(
-        content=[TextContent(text=json.dumps(shape, ensure_ascii=False))],
-        structured_content=shape,
-        is_error=True,
-    )
+    return _wire(json.dumps(shape, ensure_ascii=False), shape, failed=True)
+
+
+def _wire(text: str, structured: dict[str, Any], *, failed: bool) -> dict[str, Any]:
+    # Every field the model's dump has: the SDK sieves it by the protocol version in use
+    # (``resultType``, required from 2026-07-28, is dropped for the earlier versions).
+    return {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": structured,
+        "isError": failed,
+        "resultType": "complete",
+    }
 
 
 @cache
@@ -110,7 +117,7 @@ def build_server(
     async def list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
         return listed
 
-    async def call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+    async def call_tool(ctx: Any, params: CallToolRequestParams) -> dict[str, Any]:
         entry = tools.get(params.name)
         if entry is None:
             return _error(
@@ -121,7 +128,7 @@ def build_server(
             )
         try:
             principal = principal_of(ctx)
-            return _result(
+            return _reply(
                 await gateway.run(pool, principal, memory_of(ctx), entry, params.arguments or {}),
                 wrapped[entry.name],
             )
@@ -132,15 +139,18 @@ def build_server(
 
             return _error(InvalidInput(f"{params.name}: bad arguments ({error})"))
 
-    return Server(
+    server: Server[Any] = Server(
         "recuerdo",
         version=__version__,
         title=f"recuerdo ({profile_name} profile)",
         instructions=INSTRUCTIONS + instructions(profile_name),
         get_tool_input_schema=lambda name: tools[name].schema if name in tools else None,
         on_list_tools=list_tools,
-        on_call_tool=call_tool,
     )
+    # What ``on_call_tool`` registers, with the handler's type the SDK takes from any handler
+    # (a model or a dict): ``on_call_tool`` is typed to return the model only.
+    server.add_request_handler("tools/call", CallToolRequestParams, call_tool)
+    return server
 
 
 async def serve_stdio(pool: gateway.MemoryPool, profile_name: str) -> None:
