@@ -8,11 +8,23 @@ import resource
 import sqlite3
 import statistics
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).parent / "results"
+
+
+def wait_for_health(port: int, tries: int = 600) -> bool:
+    """Whether a server answered ``/health`` on ``port`` within ``tries`` tenths of a second."""
+    for _ in range(tries):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
+            return True
+        except OSError:
+            time.sleep(0.1)
+    return False
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:

@@ -30,12 +30,11 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import RESULTS, percentiles, print_table, write_json
+from _common import RESULTS, percentiles, print_table, wait_for_health, write_json
 
 DOORS = ("inproc", "http", "mcp")
 # Issue 17, item 3: the mixed load at 1,000 requests/s and p95 <= 30 ms (judged on the last
@@ -95,12 +94,8 @@ def start_server(
         text=True,
         env=env,
     )
-    for _ in range(600):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-            return process, port
-        except OSError:
-            time.sleep(0.1)
+    if wait_for_health(port):
+        return process, port
     raise RuntimeError("the server did not start")
 
 

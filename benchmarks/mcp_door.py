@@ -74,6 +74,12 @@ def stored_notes(data: Path, count: int) -> list[tuple[str, str]]:
     return [note_at(turns, n) for n in range(count)]
 
 
+def workload_queries(data: Path, notes: int, seed: int, count: int) -> list[str]:
+    """The workload's queries over its first ``notes`` notes, as ``mcp_workload.py`` draws them."""
+    drawn = queries_of(random.Random(f"{seed}:{notes}"), stored_notes(data, notes), count)
+    return [query for query, _source in drawn]
+
+
 async def asgi_post(app: Any, body: bytes) -> bytes:
     sent = False
 
@@ -228,14 +234,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from recuerdo.verbs import VERBS
 
     make_store(args.store, args.data, args.notes)
-    queries = [
-        query
-        for query, _source in queries_of(
-            random.Random(f"{args.seed}:{args.notes}"),
-            stored_notes(args.data, args.notes),
-            args.queries,
-        )
-    ]
+    queries = workload_queries(args.data, args.notes, args.seed, args.queries)
     config = ServerConfig(base_dir=str(args.store), default_memory="bench")
     fastapi = create_app(config)
     app = wrap(fastapi, config)

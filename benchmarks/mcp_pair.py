@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import shutil
 import socket
 import statistics
@@ -25,15 +24,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import RESULTS, percentiles, write_json
+from _common import RESULTS, percentiles, wait_for_health, write_json
 from locomo import DEFAULT_DATA
-from mcp_door import make_store, stored_notes
-from mcp_workload import queries_of
+from mcp_door import make_store, workload_queries
 
 
 def start(src: str, store: Path) -> tuple[subprocess.Popen[bytes], int]:
@@ -48,12 +45,8 @@ def start(src: str, store: Path) -> tuple[subprocess.Popen[bytes], int]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    for _ in range(600):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-            return process, port
-        except OSError:
-            time.sleep(0.1)
+    if wait_for_health(port):
+        return process, port
     process.terminate()
     raise RuntimeError(f"the server of {src} did not start")
 
@@ -77,14 +70,7 @@ def run(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     from mcp.client.streamable_http import streamable_http_client
 
     make_store(args.store, args.data, args.notes)
-    queries = [
-        query
-        for query, _source in queries_of(
-            random.Random(f"{args.seed}:{args.notes}"),
-            stored_notes(args.data, args.notes),
-            args.queries,
-        )
-    ]
+    queries = workload_queries(args.data, args.notes, args.seed, args.queries)
     servers = []
     try:
         for n, src in enumerate(args.src):
