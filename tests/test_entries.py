@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import recuerdo
+from recuerdo.entries.operations import tags_json
 
 from .conftest import query_plan, settled_dump, statements_run, tree
 
@@ -459,3 +463,11 @@ def test_tags_that_are_no_list_of_labels_are_refused(memory: recuerdo.Memory, ta
     with pytest.raises(recuerdo.InvalidTags):
         memory.recall(tags=tags)  # type: ignore[arg-type]
     assert memory.recall() == before
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text()))
+def test_the_tags_are_kept_as_json_writes_them(tags: list[str]) -> None:
+    """The column is what ``json.dumps(tags, ensure_ascii=False)`` wrote before 0188, written
+    without the encoder ``dumps`` made each call."""
+    assert tags_json(tags) == json.dumps(tags, ensure_ascii=False)
