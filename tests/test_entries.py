@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import recuerdo
+from recuerdo.entries.operations import tags_json
 
 from .conftest import query_plan, settled_dump, statements_run, tree
 
@@ -346,6 +350,44 @@ REFUSALS: list[tuple[str, Callable[[recuerdo.Memory], Any], str, str]] = [
         "invalid_batch",
         "entry 1 refused (invalid_category)",
     ),
+    # Each place of a batch a string stands in, past the quick paths that pass plain ASCII text
+    # and plain lists and dicts over (0188): a lone surrogate beside other non-ASCII text, in
+    # a tag, in an entry's key; a tag or a scope that is not one line.
+    *(
+        (
+            f"batch with a lone surrogate {where}",
+            lambda m, entry=entry: m.remember_many(
+                [{"category": "learning", "content": "ok"}, entry]
+            ),
+            "invalid_input",
+            "entries holds text that is not valid Unicode (a lone surrogate)",
+        )
+        for where, entry in [
+            ("in its content", {"category": "learning", "content": "caf\u00e9 \ud800"}),
+            ("in a tag", {"category": "learning", "content": "c", "tags": ["ok", "t\udfff"]}),
+            ("in a key", {"category": "learning", "content": "c", "k\ud800": "v"}),
+        ]
+    ),
+    *(
+        (
+            f"tag holding {name}",
+            lambda m, sign=sign: m.remember_many(
+                [{"category": "learning", "content": "c", "tags": ["ok", f"a{sign}b"]}]
+            ),
+            "invalid_batch",
+            "entry 0 refused (invalid_tags): a tag is one line of at most 100 characters",
+        )
+        for name, sign in [("a line break", "\n"), ("a carriage return", "\r"), ("NUL", "\x00")]
+    ),
+    *(
+        (
+            f"scope holding {name}",
+            lambda m, sign=sign: m.remember("learning", "c", scope=f"p{sign}q"),
+            "invalid_input",
+            "scope must be a single line without NUL characters",
+        )
+        for name, sign in [("a line break", "\n"), ("a carriage return", "\r"), ("NUL", "\x00")]
+    ),
     (
         "batch not a list",
         lambda m: m.remember_many("x"),
@@ -421,3 +463,11 @@ def test_tags_that_are_no_list_of_labels_are_refused(memory: recuerdo.Memory, ta
     with pytest.raises(recuerdo.InvalidTags):
         memory.recall(tags=tags)  # type: ignore[arg-type]
     assert memory.recall() == before
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text()))
+def test_the_tags_are_kept_as_json_writes_them(tags: list[str]) -> None:
+    """The column is what ``json.dumps(tags, ensure_ascii=False)`` wrote before 0188, written
+    without the encoder ``dumps`` made each call."""
+    assert tags_json(tags) == json.dumps(tags, ensure_ascii=False)

@@ -399,9 +399,10 @@ def _kinds(value: Any, marked: bool) -> set[str]:
 def test_a_short_clean_string_is_redacted_once_and_a_secret_every_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Categories, tags and keys come back in every call of a bulk load:
-    once found clean they are not redacted again (they were a third of the guard's cost). A
-    string that held a credential is never taken as known: it is redacted every time."""
+    """Categories, tags and keys come back in every call of a bulk load, and in every entry of
+    one: once found clean they are not redacted again (they were a third of the guard's cost;
+    the first call redacted them once an entry, 0188). A string that held a credential is never
+    taken as known: it is redacted every time."""
     seen: list[str] = []
     real = secrets.redact
 
@@ -413,14 +414,19 @@ def test_a_short_clean_string_is_redacted_once_and_a_secret_every_time(
     monkeypatch.setattr(secrets, "_CLEAN_SHORT", set())  # none known yet
     secret = "password = hunter2"
     for _ in range(3):
-        call = {"category": "decision", "tags": ["topic-x9"], "content": secret}
-        assert redact_call(call) == {
-            "category": "decision",
-            "tags": ["topic-x9"],
-            "content": "password = secret(PASSWORD)",
+        entry = {"category": "decision", "tags": ["topic-x9"], "content": secret}
+        assert redact_call({"entries": [entry, entry]}) == {
+            "entries": [
+                {
+                    "category": "decision",
+                    "tags": ["topic-x9"],
+                    "content": "password = secret(PASSWORD)",
+                }
+            ]
+            * 2
         }
-    assert seen.count(secret) == 3
-    for known in ("decision", "topic-x9"):
+    assert seen.count(secret) == 6
+    for known in ("decision", "topic-x9", "category"):
         assert seen.count(known) == 1, known
 
 

@@ -329,6 +329,11 @@ def redact_call(
         return text
 
     def clean(text: str) -> str:
+        # A string found clean before held no key marker (those kept are from calls that held
+        # none; one of this call's that held one has made it walk again), so it is neither
+        # looked at nor redacted again: a batch repeats its keys, tags and categories.
+        if type(text) is str and (text in _CLEAN_SHORT or text in clean_short):
+            return text
         return _redacted(look(text), clean_short, kinds)
 
     def clean_pieces(text: str) -> str:
@@ -402,6 +407,17 @@ def _map(value: Any, clean: Callable[[str], str], read: dict[int, list[Any]]) ->
     call finds them again when the iterable can be read only once."""
     if isinstance(value, str):
         return clean(value)
+    # A plain dict or list first, its plain strings cleaned without a call here: the ABC's
+    # isinstance checks and a call a string cost a bulk load of entries more than the copy.
+    if type(value) is dict:
+        return {
+            (clean(key) if type(key) is str else _map(key, clean, read)): (
+                clean(item) if type(item) is str else _map(item, clean, read)
+            )
+            for key, item in value.items()
+        }
+    if type(value) is list:
+        return [clean(item) if type(item) is str else _map(item, clean, read) for item in value]
     if isinstance(value, Mapping):
         return {_map(key, clean, read): _map(item, clean, read) for key, item in value.items()}
     if isinstance(value, list):

