@@ -92,6 +92,22 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def threads_cpu_ns(pid: int | str = "self") -> dict[str, int]:
+    """CPU nanoseconds so far of each thread of a process, by thread id (Linux; empty where
+    ``/proc`` has no such process)."""
+    spent: dict[str, int] = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return spent
+    for tid in tids:
+        try:
+            spent[tid] = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0])
+        except OSError:
+            continue  # a thread that ended meanwhile
+    return spent
+
+
 def folder_mib(folder: Path, pattern: str) -> float:
     return round(sum(p.stat().st_size for p in folder.glob(pattern)) / 2**20, 1)
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import RESULTS, print_table, write_json
+from _common import RESULTS, print_table, threads_cpu_ns, write_json
 from locomo import DEFAULT_DATA
 from mcp_workload import note_at, notes_from, queries_of
 
@@ -81,14 +81,7 @@ def workload_queries(data: Path, notes: int, seed: int, count: int) -> list[str]
 
 
 async def asgi_post(app: Any, body: bytes) -> bytes:
-    sent = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return {"type": "http.disconnect"}
+    from recuerdo.doors.mcp_http import _replaying  # the body given once, as the door replays it
 
     parts: list[bytes] = []
     status: list[int] = []
@@ -114,7 +107,7 @@ async def asgi_post(app: Any, body: bytes) -> bytes:
         "server": ("127.0.0.1", 7700),
         "state": {},
     }
-    await app(scope, receive, send)
+    await app(scope, _replaying(body), send)
     if status != [200]:
         raise RuntimeError(f"status {status}: {b''.join(parts)[:300]!r}")
     return b"".join(parts)
@@ -202,15 +195,7 @@ def thread_cpu() -> dict[str, float]:
     """CPU seconds so far of this process's threads, summed by name (Linux: empty elsewhere)."""
     names = {str(thread.native_id): thread.name for thread in threading.enumerate()}
     spent: dict[str, float] = defaultdict(float)
-    try:
-        tids = os.listdir("/proc/self/task")
-    except OSError:
-        return spent
-    for tid in tids:
-        try:
-            nanoseconds = int(Path(f"/proc/self/task/{tid}/schedstat").read_text().split()[0])
-        except OSError:
-            continue  # a thread that ended meanwhile
+    for tid, nanoseconds in threads_cpu_ns().items():
         spent[names.get(tid, "other")] += nanoseconds / 1e9
     return spent
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import RESULTS, percentiles, wait_for_health, write_json
+from _common import RESULTS, percentiles, threads_cpu_ns, wait_for_health, write_json
 from locomo import DEFAULT_DATA
 from mcp_door import make_store, workload_queries
 
@@ -53,15 +53,8 @@ def start(src: str, store: Path) -> tuple[subprocess.Popen[bytes], int]:
 
 def cpu_ns(pid: int) -> tuple[int, int]:
     """(every thread's, the main thread's) CPU nanoseconds so far."""
-    total = main = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            spent = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0])
-        except OSError:
-            continue  # a thread that ended meanwhile
-        total += spent
-        main = spent if tid == str(pid) else main
-    return total, main
+    spent = threads_cpu_ns(pid)
+    return sum(spent.values()), spent.get(str(pid), 0)
 
 
 def run(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:

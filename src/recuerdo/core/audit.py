@@ -190,7 +190,7 @@ class AuditLog:
                     if not self._pending and not prune:
                         return 0
                     taken, self._pending = self._pending, []
-                kept, counted, by_scope = self._write(store, taken, prune)
+                kept, counted, by_scope = _commit(store, taken, prune)
             except BaseException:
                 with self._lock:
                     self._pending = taken + self._pending
@@ -202,41 +202,42 @@ class AuditLog:
                 self._saw(counted, by_scope)
             return len(kept)
 
-    def _write(
-        self, store: Store, taken: list[tuple[Any, ...]], prune: bool
-    ) -> tuple[list[tuple[Any, ...]], dict[str, int], dict[tuple[str, str], int]]:
-        """Commit the records of ``taken`` taken after every forget that could scrub them;
-        those written, and the counts of forgets read."""
-        # The buffer holds every tenant's records, whichever call flushes it.
-        with scoped(EVERY_TENANT), store.write() as tx:
-            # Read under the write lock, which a forget holds until it commits.
-            tenants = {row[0] for row in taken}
-            counted, by_scope = forgets(tx, tenants), confined_forgets(tx, tenants)
-            current = [row for row in taken if _current(row, counted, by_scope)]
-            gone = _gone(tx, [row for row in current if _confined_since(row, by_scope)])
-            kept = [row[:-2] for row in current if not gone & set(json.loads(row[6]))]
-            words: list[tuple[Any, ...]] = []
-            for row in kept:
-                audit_id = tx.scalar(
-                    "INSERT INTO retrieval_audit (tenant, principal, verb, scope, query,"
-                    " filters, returned, found, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                    " RETURNING id",
-                    row,
+
+def _commit(
+    store: Store, taken: list[tuple[Any, ...]], prune: bool
+) -> tuple[list[tuple[Any, ...]], dict[str, int], dict[tuple[str, str], int]]:
+    """Commit the records of ``taken`` taken after every forget that could scrub them;
+    those written, and the counts of forgets read."""
+    # The buffer holds every tenant's records, whichever call flushes it.
+    with scoped(EVERY_TENANT), store.write() as tx:
+        # Read under the write lock, which a forget holds until it commits.
+        tenants = {row[0] for row in taken}
+        counted, by_scope = forgets(tx, tenants), confined_forgets(tx, tenants)
+        current = [row for row in taken if _current(row, counted, by_scope)]
+        gone = _gone(tx, [row for row in current if _confined_since(row, by_scope)])
+        kept = [row[:-2] for row in current if not gone & set(json.loads(row[6]))]
+        words: list[tuple[Any, ...]] = []
+        for row in kept:
+            audit_id = tx.scalar(
+                "INSERT INTO retrieval_audit (tenant, principal, verb, scope, query,"
+                " filters, returned, found, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " RETURNING id",
+                row,
+            )
+            items = sorted(set(json.loads(row[6])))
+            if items:
+                tx.executemany(
+                    "INSERT INTO retrieval_audit_items (tenant, item_id, audit_id)"
+                    " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                    [(row[0], item, audit_id) for item in items],
                 )
-                items = sorted(set(json.loads(row[6])))
-                if items:
-                    tx.executemany(
-                        "INSERT INTO retrieval_audit_items (tenant, item_id, audit_id)"
-                        " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                        [(row[0], item, audit_id) for item in items],
-                    )
-                words += audit_words.word_rows(row[0], audit_id, row[4], row[5])
-            # At an older schema (a restore's, a test's) the step writes them when it runs.
-            if words and audit_words.kept(tx):
-                audit_words.insert(tx, words)
-            if prune:
-                prune_expired(tx)
-        return kept, counted, by_scope
+            words += audit_words.word_rows(row[0], audit_id, row[4], row[5])
+        # At an older schema (a restore's, a test's) the step writes them when it runs.
+        if words and audit_words.kept(tx):
+            audit_words.insert(tx, words)
+        if prune:
+            prune_expired(tx)
+    return kept, counted, by_scope
 
 
 def _filters_text(filters: dict[str, Any]) -> str:

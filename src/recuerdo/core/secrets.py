@@ -379,10 +379,9 @@ def _redacted(
 ) -> str:
     """``text`` redacted; a short string found clean is put in ``clean_short`` (when given),
     the kinds of secret replaced in ``kinds`` (when given, each once). Only plain ``str`` is
-    looked up or kept: a subclass may compare and hash as it likes."""
+    kept: a subclass may compare and hash as it likes. The strings known clean never get here
+    (``redact_call``'s ``clean`` passes them over)."""
     plain = type(text) is str
-    if plain and text in _CLEAN_SHORT:
-        return text
     redaction = redact(text)
     if clean_short is not None and plain and not redaction.found and len(text) <= _SHORT:
         clean_short.add(text)

@@ -103,7 +103,7 @@ def prepare_batch(entries: object) -> list[_Prepared]:
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
             raise InvalidBatch(f"entry {index} is not an object", index=index)
-        unknown = () if _FIELDS.issuperset(entry) else set(entry) - _FIELDS
+        unknown = entry.keys() - _FIELDS
         if unknown:
             named = sorted(map(str, unknown))  # keys of any type (a number raised a TypeError)
             raise InvalidBatch(f"entry {index} has unknown fields: {named}", index=index)
