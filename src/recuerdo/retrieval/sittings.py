@@ -17,7 +17,7 @@ from a matching turn to the next only when they, or the turns read around them, 
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
@@ -46,21 +46,22 @@ class Seen(NamedTuple):
     moment: str | None
 
 
-def of_turns(wanted: Iterable[int], seen: Iterable[Seen]) -> dict[int, Sitting]:
+def of_turns(wanted: Iterable[int], seen: list[Seen]) -> dict[int, Sitting]:
     """The sitting of each of the turns ``wanted`` among the turns ``seen``; a wanted turn not
-    seen, or whose moment does not read as a time, is a sitting alone."""
+    seen, or whose moment does not read as a time, is a sitting alone, and so is the only
+    wanted turn of its conversation (its sitting's best among the wanted is itself)."""
     found = {item_id: Sitting("", "", item_id) for item_id in wanted}
-    talks: dict[tuple[str, str], list[Seen]] = defaultdict(list)
+    counts = Counter((turn.scope, turn.session) for turn in seen if turn.item_id in found)
+    # Most candidates of a mailbox are alone in their thread: their moments are not read.
+    shared = {talk for talk, wanted_there in counts.items() if wanted_there > 1}
+    talks: dict[tuple[str, str], list[tuple[datetime, int]]] = defaultdict(list)
     for turn in seen:
-        talks[turn.scope, turn.session].append(turn)
-    for (scope, session), said in talks.items():
-        if found.keys().isdisjoint(turn.item_id for turn in said):
-            continue  # the neighbours of another conversation's turns
-        timed = sorted(
-            (moment, turn.item_id) for turn in said if (moment := _moment(turn.moment)) is not None
-        )
-        if not timed:
-            continue
+        if (turn.scope, turn.session) in shared:
+            moment = _moment(turn.moment)
+            if moment is not None:
+                talks[turn.scope, turn.session].append((moment, turn.item_id))
+    for (scope, session), timed in talks.items():
+        timed.sort()
         previous, first = timed[0]
         sitting = Sitting(scope, session, first)
         for moment, item_id in timed:
