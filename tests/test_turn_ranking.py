@@ -299,3 +299,86 @@ def test_conversations_of_one_name_in_two_scopes_are_two_sittings(
     ]
     # The shorter turn scores more; alone in its sitting, neither gains on the other.
     assert found.index(("project:c", "t1")) < found.index(("project:b", "t2"))
+
+
+def said_at(moments: list[str], first: int, *said: tuple[str, str]) -> list[dict[str, str]]:
+    """Turns said at ``moments``, one each, their refs numbered from ``first``."""
+    return [
+        {"speaker": speaker, "text": text, "date": moment, "ref": f"t{first + n}"}
+        for n, (moment, (speaker, text)) in enumerate(zip(moments, said, strict=True))
+    ]
+
+
+def test_a_sitting_that_crosses_midnight_utc_is_one_sitting(memory: recuerdo.Memory) -> None:
+    """A pause ends a sitting, not the calendar: an evening talk in New York (-05:00) that goes
+    on past 19:00, midnight UTC, is one sitting, and its last turn rises with its best."""
+    evening = [f"2024-03-02T18:{minute}:00-05:00" for minute in (50, 52, 54, 56, 58)]
+    with_filler(memory).add_messages(
+        "allotment",
+        said_at(
+            [*evening, "2024-03-02T19:05:00-05:00"],
+            0,
+            ("Ann", "Greenhouse news: new glass in the greenhouse, and the greenhouse roof too."),
+            ("Bob", "Well done, the greenhouse looks great."),
+            ("Ann", "Thanks, it took all week."),
+            ("Bob", "I can imagine."),
+            ("Ann", "My back hurts."),
+            (
+                "Bob",
+                "I moved the old bench out of the greenhouse and into the shed, next to the"
+                " bicycle and the paint tins.",
+            ),
+        )
+        + sitting(
+            "2024-06-20",
+            6,
+            ("Ann", "Hello again."),
+            ("Bob", "Hi, long time."),
+            ("Ann", "Busy summer."),
+            (
+                "Bob",
+                "Somebody down the road sells an old greenhouse bench, cheap, with paint tins"
+                " and a bicycle.",
+            ),
+            ("Ann", "Not for me."),
+            ("Bob", "Fair enough."),
+        ),
+    )
+    memory._upkeep.drain()
+    found = refs(memory, "greenhouse", "conversation:allotment")
+    # Alone, t9 is the shorter and scores more: t5 (00:05 UTC, the next day) outranks it
+    # only as a turn of the sitting that matches best.
+    assert found[:2] == ["t0", "t1"]
+    assert found.index("t5") < found.index("t9")
+
+
+def test_two_talks_of_one_day_with_a_long_pause_between_are_two_sittings(
+    memory: recuerdo.Memory,
+) -> None:
+    """A talk in the morning and another in the evening of one day are two sittings: the
+    evening's turns are not lifted by the morning's best match."""
+    said = "I sold the greenhouse bench{} with the paint tins and the bicycle."
+
+    def talk(day: str, first: int, line: str) -> list[dict[str, str]]:
+        """Five turns a minute apart, the match in the middle: alike in every talk, so the
+        neighbouring turns lift each match alike."""
+        moments = [f"{day}:0{minute}:00Z" for minute in range(5)]
+        chat = [("Ann", "Evening."), ("Bob", "Hello."), ("Ann", line), ("Bob", "Right.")]
+        return said_at(moments, first, *chat, ("Ann", "Bye."))
+
+    with_filler(memory).add_messages(
+        "standup",
+        said_at(
+            ["2024-03-02T08:00:00Z", "2024-03-02T08:01:00Z"],
+            0,
+            ("Ann", "greenhouse bench, greenhouse bench"),
+            ("Bob", "See you tonight."),
+        )
+        + talk("2024-03-02T19", 2, said.format(" along"))  # eleven hours on
+        + talk("2024-03-05T19", 7, said.format("")),
+    )
+    memory._upkeep.drain()
+    found = refs(memory, "greenhouse bench", "conversation:standup")
+    # The shorter turn scores more; alone in its sitting, t4 does not gain on it.
+    assert found[0] == "t0"
+    assert found.index("t9") < found.index("t4")

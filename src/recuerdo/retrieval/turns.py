@@ -1,5 +1,5 @@
 """Conversation-aware rescoring of the lexical ranking: who said a turn, what was said around
-it, which question it answers, and what else was said that day.
+it, which question it answers, and what else was said in that sitting.
 
 Four facts of conversations that BM25 over single turns does not see
 (docs/decisions/0025-recall.md, 0030-replies.md and 0183-sittings.md have the measurements):
@@ -23,14 +23,14 @@ Four facts of conversations that BM25 over single turns does not see
   question asked about that turn ("I went camping." - "How was it?" - "We hiked ..."), so the
   reply goes on with its subject. The question itself loses ``ASKER_LOSS`` of its score: it
   names what was asked for, the reply holds it.
-* **A conversation keeps to its subject for a sitting.** The turns of one conversation said on
-  one day are one sitting; a question about something said in it finds some of its turns by
-  their words and misses the turns that say it in other words. Every turn gains
-  ``SITTING_SHARE`` of the best score among its sitting's turns (its own included, after the
-  three rules above), all divided by ``1 + SITTING_SHARE``: the turns of the best-matching
-  sittings rise together above lone matches in sittings about something else, while a
-  sitting's best turn keeps its score against notes and entries. The order inside a sitting
-  does not change.
+* **A conversation keeps to its subject for a sitting.** A run of turns of one conversation
+  without a long pause is one sitting (``sittings.py``); a question about something said in it
+  finds some of its turns by their words and misses the turns that say it in other words. Every
+  turn gains ``SITTING_SHARE`` of the best score among its sitting's turns (its own included,
+  after the three rules above), all divided by ``1 + SITTING_SHARE``: the turns of the
+  best-matching sittings rise together above lone matches in sittings about something else,
+  while a sitting's best turn keeps its score against notes and entries. The order inside a
+  sitting does not change.
 
 All four apply to the lexical stage's candidates only (``POOL`` of them), in the layer above the
 backends, so SQLite and PostgreSQL rank alike. Chunks that hold only common words (score 0,
@@ -48,6 +48,7 @@ from typing import NamedTuple
 from ..core.items import MAIL
 from ..store.base import Row, Tx, rows_by_id
 from ..store.width_forms import fold_width
+from .sittings import Seen, Sitting, of_turns
 
 SPEAKER_BONUS = 0.2
 NEIGHBOUR_SHARE = 0.1
@@ -87,14 +88,6 @@ class Ranked:
     @property
     def turn(self) -> bool:
         return self.speaker is not None and self.session is not None
-
-
-class Sitting(NamedTuple):
-    """A conversation's turns of one day (UTC): its scope, its name, the day."""
-
-    scope: str
-    session: str
-    day: str
 
 
 class Reply(NamedTuple):
@@ -233,23 +226,22 @@ def _neighbours(
 ) -> tuple[dict[int, list[int]], dict[int, str | None], dict[int, Sitting]]:
     """Each turn's ``NEIGHBOURS`` nearest turns on each side in its conversation, among the
     items within ``REACH`` ids of it (each side nearest first), the speakers of the turns
-    and of those neighbours, and each turn's sitting: its conversation and the day it was said
-    on (UTC, as the ``since`` and ``until`` filters read its moment)."""
+    and of those neighbours, and each turn's sitting (``sittings.py``), as the turns and the
+    turns around them show it."""
     near = {r.item_id + d for r in turns for d in range(-REACH, REACH + 1) if d}
     sessions = {r.item_id: r.session for r in turns}
     speakers: dict[int, str | None] = {r.item_id: r.speaker for r in turns}
-    # A turn not read again (deleted since the ranking, on PostgreSQL) is a sitting alone.
-    sittings = {r.item_id: Sitting("", str(r.session), str(r.item_id)) for r in turns}
-    # One read for both: the turns' own moments and their neighbours' places.
+    seen: list[Seen] = []
+    # One read for all: the neighbours' places, and the moments the sittings are cut by.
     columns = "id, session, category, scope, coalesce(occurred_at, updated_at) AS moment"
     for row in _turns(tx, tenant, near | set(sessions), columns):
         item_id = int(row["id"])
-        if item_id in sessions:
-            # A conversation is its name in its scope: one of the same name elsewhere is
-            # another one (comms/transcripts.py), with sittings of its own.
-            day = str(row["moment"] or "")[:10]
-            sittings[item_id] = Sitting(str(row["scope"]), str(row["session"]), day)
-        else:
+        # A conversation is its name in its scope: one of the same name elsewhere is
+        # another one (comms/transcripts.py), with sittings of its own.
+        if row["session"] is not None:
+            moment = None if row["moment"] is None else str(row["moment"])
+            seen.append(Seen(item_id, str(row["scope"]), str(row["session"]), moment))
+        if item_id not in sessions:
             sessions[item_id] = row["session"]
             speakers[item_id] = row["category"]
     found: dict[int, list[int]] = {}
@@ -259,7 +251,8 @@ def _neighbours(
         same = [r.item_id - d for d in range(1, REACH + 1)]
         before = [i for i in same if sessions.get(i) == r.session][:NEIGHBOURS]
         found[r.item_id] = before + after
-    return found, speakers, sittings
+    # A turn not read again (deleted since the ranking, on PostgreSQL) is a sitting alone.
+    return found, speakers, of_turns((r.item_id for r in turns), seen)
 
 
 def _turns(
