@@ -170,10 +170,16 @@ def run(
                         totals[mode][part].append(measured)
         mem.close()
     info["search_ms_mean"] = round(1000 * sum(search_times) / len(search_times), 2)
+    hybrid = totals["hybrid"]["all"] if "hybrid" in totals else []
+    info["hybrid_all_exact"] = {
+        metric: 100 * sum(r[metric] for r in hybrid) / len(hybrid) for metric in TARGETS if hybrid
+    }
+    # Two decimals: a question is about 0.05 points of R@10, and a target is judged on the
+    # unrounded figure (79.978 printed as 80.0 had read as met).
     table = {
         mode: {
             group: {
-                metric: round(100 * sum(r[metric] for r in rows) / len(rows), 1)
+                metric: round(100 * sum(r[metric] for r in rows) / len(rows), 2)
                 for metric in rows[0]
             }
             | {"n": len(rows)}
@@ -218,12 +224,12 @@ def main(argv: list[str]) -> int:
             row = groups[group]
             print(f"{mode:<8} {group:<8} " + " ".join(f"{row[m]:>11}" for m in metrics))
     if "hybrid" in table:
-        whole = table["hybrid"]["all"]
+        exact = info["hybrid_all_exact"]
         verdicts = []
         for metric, (sense, bound) in TARGETS.items():
-            met = whole[metric] >= bound if sense == ">=" else whole[metric] <= bound
+            met = exact[metric] >= bound if sense == ">=" else exact[metric] <= bound
             verdicts.append(
-                f"{metric} {whole[metric]} {sense} {bound:g} {'met' if met else 'MISSED'}"
+                f"{metric} {exact[metric]:.3f} {sense} {bound:g} {'met' if met else 'MISSED'}"
             )
         subset = "" if len(info["conversations_run"]) == 10 else " (a subset: not comparable)"
         print(f"target, hybrid over every question of this run{subset}: " + "; ".join(verdicts))

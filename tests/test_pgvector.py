@@ -286,6 +286,7 @@ class KnownWords:
     name = "test-known-words"
     dim = 8
     min_similarity = 0.3
+    fusion_weight = 1.0
 
     def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         rows = []

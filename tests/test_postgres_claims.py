@@ -31,6 +31,7 @@ class MeetingEmbedder:
     name = "test-meeting-8"
     dim = DIM
     min_similarity = -1.0
+    fusion_weight = 1.0
 
     def __init__(self, arrivals: threading.Barrier, embedded: Counter[str]) -> None:
         self._arrivals = arrivals

@@ -57,6 +57,7 @@ class MeanwhileEmbedder:
     name = "test-meanwhile-8"
     dim = 8
     min_similarity = -1.0
+    fusion_weight = 1.0
 
     def __init__(self) -> None:
         self.meanwhile: dict[str, Callable[[], None]] = {}

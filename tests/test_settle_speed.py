@@ -23,6 +23,7 @@ class PacedEmbedder:
 
     dim = DIM
     min_similarity = -1.0
+    fusion_weight = 1.0
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds

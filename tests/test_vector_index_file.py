@@ -35,6 +35,7 @@ class HashEmbedder:
     name = "test-hash-16"
     dim = DIM
     min_similarity = -1.0
+    fusion_weight = 1.0
 
     def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         return np.vstack([unit(text) for text in texts]).astype(np.float32)

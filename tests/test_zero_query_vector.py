@@ -23,6 +23,7 @@ class KnownWords:
     name = "test-zero-threshold"
     dim = len(WORDS)
     min_similarity = 0.0
+    fusion_weight = 1.0
 
     def embed(self, texts: list[str], *, query: bool = False) -> Any:
         rows = np.zeros((len(texts), self.dim), np.float32)

