@@ -85,3 +85,19 @@ def test_the_meaning_stage_weighs_what_its_model_says(
     found = ranked(opened, fusion_weight, ["lexical", "meaning"])
     assert found[:2] == ["first", "second"]
     assert (found.index("third") < found.index("fourth")) is third_before_fourth
+
+
+@pytest.mark.parametrize("lacking", ["fusion_weight", "min_similarity"])
+def test_a_model_lacking_a_part_is_refused_at_open(base: Path, lacking: str) -> None:
+    """A model written to the protocol before ``fusion_weight`` was opened, and every search
+    with it then failed on the attribute, words alone too; one without ``min_similarity`` was
+    taken for a broken model (``meaning: failed``, no error). Refused before anything is
+    created, as a bad embedder name is."""
+    model = OneWordMeaning(0.7)
+    parts = {"name": model.name, "dim": model.dim, "embed": model.embed}
+    parts |= {"min_similarity": model.min_similarity, "fusion_weight": model.fusion_weight}
+    del parts[lacking]
+    partial = type("Partial", (), parts)()
+    with pytest.raises(recuerdo.InvalidInput, match=f"lacks {lacking}"):
+        recuerdo.open("fusion", base_dir=base, embedder=partial)
+    assert not (base / ".recuerdo").exists()

@@ -35,6 +35,11 @@ EmbedderChoice = Embedder | str | None
 """An embedder object, the name of a configured one (``none``, ``minilm``, ``static``, ``e5``,
 ``http``, ``auto``), or None for the process's configuration (``RECUERDO_EMBEDDER``)."""
 
+# What a search reads of an embedder object. One it lacks was found only by a search: every
+# search failed on ``fusion_weight`` (words alone too), and a model without ``min_similarity``
+# was taken for a broken one (``meaning: failed``, no error said why).
+EMBEDDER_PARTS = ("name", "dim", "min_similarity", "fusion_weight", "embed")
+
 
 class Meaning:
     def __init__(self, embedder: EmbedderChoice = None, store: Store | None = None) -> None:
@@ -42,6 +47,13 @@ class Meaning:
         HNSW index is saved (without it, vectors are held in memory only)."""
         if isinstance(embedder, str) and embedder.strip().lower() not in CHOICES:
             raise InvalidInput(f"embedder is one of {', '.join(CHOICES)}, got {shown(embedder)}")
+        if embedder is not None and not isinstance(embedder, str):
+            lacking = [part for part in EMBEDDER_PARTS if not hasattr(embedder, part)]
+            if lacking:
+                raise InvalidInput(
+                    f"an embedder object has {', '.join(EMBEDDER_PARTS)};"
+                    f" {type(embedder).__name__} lacks {', '.join(lacking)}"
+                )
         self._choice = embedder
         self._store = store
         self._embedder: Embedder | None = None
