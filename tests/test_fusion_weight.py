@@ -101,3 +101,16 @@ def test_a_model_lacking_a_part_is_refused_at_open(base: Path, lacking: str) -> 
     with pytest.raises(recuerdo.InvalidInput, match=f"lacks {lacking}"):
         recuerdo.open("fusion", base_dir=base, embedder=partial)
     assert not (base / ".recuerdo").exists()
+
+
+@pytest.mark.parametrize("weight", [float("nan"), -0.5, float("inf"), "0.7", True, None])
+def test_a_weight_no_rank_can_be_multiplied_by_is_refused_at_open(
+    base: Path, weight: object
+) -> None:
+    """NaN would leave every fused score unordered, a negative weight would rank the model's
+    best matches last: refused with the rest of a bad embedder, before anything is created."""
+    model = OneWordMeaning(0.7)
+    model.fusion_weight = weight  # type: ignore[assignment]
+    with pytest.raises(recuerdo.InvalidInput, match="fusion_weight is a finite number"):
+        recuerdo.open("fusion", base_dir=base, embedder=model)
+    assert not (base / ".recuerdo").exists()

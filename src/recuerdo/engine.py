@@ -384,10 +384,9 @@ def open_memory(
     the schema ``recuerdo_<name>``, shared by every process given the same URL (the
     ``postgres`` extra). ``in_memory=True`` keeps it in RAM for this process only. ``store``
     runs it on a store you opened (any :class:`Store`; it is not closed with the memory).
-    ``embedder`` is an embedder object (``name``, ``dim``, ``min_similarity``,
-    ``fusion_weight`` and ``embed``: ``recuerdo.index.embed.Embedder``), or the name of a
-    configured one (``none``, ``static``, ``minilm``, ``e5``, ``http``, ``auto``); by default
-    ``RECUERDO_EMBEDDER`` decides.
+    ``embedder`` is an object with every part of ``recuerdo.index.embed.Embedder``, or the name
+    of a configured one (``none``, ``static``, ``minilm``, ``e5``, ``http``, ``auto``); by
+    default ``RECUERDO_EMBEDDER`` decides.
     The name and the host ceiling (``RECUERDO_CAPS``) are checked before anything is created.
     With ``create=False`` (what the doors pass for a read) a memory that does not exist is
     :class:`MemoryNotFound`, naming the close names that do, and nothing is created.

@@ -14,6 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from math import inf
 from typing import TYPE_CHECKING
 
 from ..core.exact import shown
@@ -41,6 +42,23 @@ EmbedderChoice = Embedder | str | None
 EMBEDDER_PARTS = ("name", "dim", "min_similarity", "fusion_weight", "embed")
 
 
+def _check_object(embedder: Embedder) -> None:
+    """Refuse an embedder object lacking a part a search reads, or whose weight in the fusion
+    is not a number a rank can be multiplied by (NaN would put every candidate's score out of
+    order; a negative weight would rank the model's best matches last)."""
+    lacking = [part for part in EMBEDDER_PARTS if not hasattr(embedder, part)]
+    if lacking:
+        raise InvalidInput(
+            f"an embedder object has {', '.join(EMBEDDER_PARTS)};"
+            f" {type(embedder).__name__} lacks {', '.join(lacking)}"
+        )
+    weight: object = embedder.fusion_weight  # a user's object: any value may be there
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight < inf:
+        raise InvalidInput(
+            f"an embedder's fusion_weight is a finite number of at least 0, got {shown(weight)}"
+        )
+
+
 class Meaning:
     def __init__(self, embedder: EmbedderChoice = None, store: Store | None = None) -> None:
         """``store``: the memory's store, where the vectors are read and beside which their
@@ -48,12 +66,7 @@ class Meaning:
         if isinstance(embedder, str) and embedder.strip().lower() not in CHOICES:
             raise InvalidInput(f"embedder is one of {', '.join(CHOICES)}, got {shown(embedder)}")
         if embedder is not None and not isinstance(embedder, str):
-            lacking = [part for part in EMBEDDER_PARTS if not hasattr(embedder, part)]
-            if lacking:
-                raise InvalidInput(
-                    f"an embedder object has {', '.join(EMBEDDER_PARTS)};"
-                    f" {type(embedder).__name__} lacks {', '.join(lacking)}"
-                )
+            _check_object(embedder)
         self._choice = embedder
         self._store = store
         self._embedder: Embedder | None = None

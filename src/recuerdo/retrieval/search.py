@@ -1,11 +1,12 @@
 """Hybrid search: the lexical and meaning stages, fused, with previews and explicit states.
 
-Each stage proposes candidates *inside* the filters; weighted reciprocal rank fusion (k=60)
-merges them. The lexical stage is BM25 over chunks (title above body above context words),
-with the turns of conversations rescored by speaker, neighbouring turns, the question a turn
-answers and the day's best-matching turns (``turns.py``); items written in the last moments,
-not chunked yet, are matched directly. A query that names a calendar date adds the dated
-stage, run with the lexical one: the items of that date ranked by the query's other words
+Each stage proposes candidates *inside* the filters; weighted reciprocal rank fusion merges
+them (each stage's weight and k below; the meaning stage's weight is its model's). The lexical
+stage is BM25 over chunks (title above body above context words), with the turns of
+conversations rescored by speaker, neighbouring turns, the question a turn answers and the
+best-matching turns of their sitting (``turns.py``); items written in the last moments, not
+chunked yet, are matched directly. A query that names a calendar date adds the dated stage,
+run with the lexical one: the items of that date ranked by the query's other words
 (``dates.py``). The meaning stage is cosine similarity over chunk vectors (see ``vectors.py``).
 """
 
