@@ -103,6 +103,23 @@ def picked(text: str) -> list[int]:
     return chosen
 
 
+class Weighed:
+    """The model named ``choice`` with another weight in the search's fusion."""
+
+    def __init__(self, choice: str, fusion_weight: float) -> None:
+        from recuerdo.index.embed import load_embedder
+
+        self._model = load_embedder(choice)
+        if self._model is None:
+            raise SystemExit(f"embedder {choice} is not installed: no meaning weight to set")
+        self.name, self.dim = self._model.name, self._model.dim
+        self.min_similarity = self._model.min_similarity
+        self.fusion_weight = fusion_weight
+
+    def embed(self, texts: list[str], *, query: bool = False) -> Any:
+        return self._model.embed(texts, query=query)
+
+
 def run(
     data: Path,
     embedder: str,
@@ -110,11 +127,13 @@ def run(
     store: Any = None,
     pick: list[int] | None = None,
     split: int | None = None,
+    meaning_weight: float | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The run over every conversation, or over the first ``conversations_limit`` of them, or
     over those at the indexes ``pick``; in a SQLite file, or in ``store`` when given
     (``benchmarks/backends.py``: PostgreSQL). With ``split``, conversations before and from
-    that index are also scored apart."""
+    that index are also scored apart. ``meaning_weight`` replaces the model's own weight in
+    the fusion (decision 0191 searched it so)."""
     import json
 
     os.environ["RECUERDO_EMBEDDER"] = embedder
@@ -126,6 +145,7 @@ def run(
     totals: dict[str, dict[str, list[dict[str, float]]]] = defaultdict(lambda: defaultdict(list))
     info: dict[str, Any] = {
         "embedder": embedder,
+        "meaning_weight": meaning_weight,  # None: the model's own
         "conversations": len(conversations),
         "conversations_run": indexes,
         "questions": 0,
@@ -133,7 +153,8 @@ def run(
         "unknown_evidence_ids": 0,
     }
     with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
-        mem = recuerdo.open("locomo", base_dir=tmp, store=store)
+        model: Any = None if meaning_weight is None else Weighed(embedder, meaning_weight)
+        mem = recuerdo.open("locomo", base_dir=tmp, store=store, embedder=model)
         start = time.perf_counter()
         known: dict[str, set[str]] = {}
         for conversation in conversations:
@@ -203,13 +224,24 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--split", type=int, default=None, help="also score conversations before/from this index"
     )
+    parser.add_argument(
+        "--meaning-weight",
+        type=float,
+        default=None,
+        help="the meaning stage's weight in the fusion instead of the model's own (0191)",
+    )
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
     if not args.data.exists():
         print(f"LoCoMo data not found at {args.data} (pass --data)", file=sys.stderr)
         return 2
     table, info = run(
-        args.data, args.embedder, args.conversations, pick=args.pick, split=args.split
+        args.data,
+        args.embedder,
+        args.conversations,
+        pick=args.pick,
+        split=args.split,
+        meaning_weight=args.meaning_weight,
     )
     metrics = ["R@1", "R@5", "R@10", "R@25", "Hit@5", "Hit@10", "session R@5", "n"]
     print(
