@@ -213,46 +213,48 @@ def sitting(day: str, first: int, *said: tuple[str, str]) -> list[dict[str, str]
     ]
 
 
+# A talk about a greenhouse whose last turn says "greenhouse" once, far from the others, and a
+# later one where a lone, shorter turn says it: the later turn outranks the last of the first
+# talk by its words alone, not as a turn of the talk that matches best.
+GREENHOUSE_NEWS = (
+    ("Ann", "Greenhouse news: new glass in the greenhouse, and the greenhouse roof too."),
+    ("Bob", "Well done, the greenhouse looks great."),
+    ("Ann", "Thanks, it took all week."),
+    ("Bob", "I can imagine."),
+    ("Ann", "My back hurts."),
+    (
+        "Bob",
+        "I moved the old bench out of the greenhouse and into the shed, next to the"
+        " bicycle and the paint tins.",
+    ),
+)
+A_BENCH_FOR_SALE = (
+    ("Ann", "Hello again."),
+    ("Bob", "Hi, long time."),
+    ("Ann", "Busy summer."),
+    (
+        "Bob",
+        "Somebody down the road sells an old greenhouse bench, cheap, with paint tins"
+        " and a bicycle.",
+    ),
+    ("Ann", "Not for me."),
+    ("Bob", "Fair enough."),
+)
+
+
 def test_a_turn_of_the_sitting_that_matches_outranks_a_lone_match(
     memory: recuerdo.Memory,
 ) -> None:
-    """The turns of a conversation said on one day keep to a subject: a turn of the day whose
-    turns match best rises above a lone match said on another day."""
+    """The turns of a conversation in one sitting keep to a subject: a turn of the sitting whose
+    turns match best rises above a lone match said in another sitting, months later."""
     with_filler(memory).add_messages(
         "allotment",
-        sitting(
-            "2024-03-02",
-            0,
-            ("Ann", "Greenhouse news: new glass in the greenhouse, and the greenhouse roof too."),
-            ("Bob", "Well done, the greenhouse looks great."),
-            ("Ann", "Thanks, it took all week."),
-            ("Bob", "I can imagine."),
-            ("Ann", "My back hurts."),
-            (
-                "Bob",
-                "I moved the old bench out of the greenhouse and into the shed, next to the"
-                " bicycle and the paint tins.",
-            ),
-        )
-        + sitting(
-            "2024-06-20",
-            6,
-            ("Ann", "Hello again."),
-            ("Bob", "Hi, long time."),
-            ("Ann", "Busy summer."),
-            (
-                "Bob",
-                "Somebody down the road sells an old greenhouse bench, cheap, with paint tins"
-                " and a bicycle.",
-            ),
-            ("Ann", "Not for me."),
-            ("Bob", "Fair enough."),
-        ),
+        sitting("2024-03-02", 0, *GREENHOUSE_NEWS) + sitting("2024-06-20", 6, *A_BENCH_FOR_SALE),
     )
     memory._upkeep.drain()
     found = refs(memory, "greenhouse", "conversation:allotment")
     # Alone, t9 is the shorter and scores more; t5 is too far from the other matches of its
-    # day for the neighbouring turns to reach it.
+    # sitting for the neighbouring turns to reach it.
     assert found[:2] == ["t0", "t1"]
     assert found.index("t5") < found.index("t9")
 
@@ -318,31 +320,9 @@ def test_a_sitting_that_crosses_midnight_utc_is_one_sitting(memory: recuerdo.Mem
         said_at(
             [*evening, "2024-03-02T19:05:00-05:00"],
             0,
-            ("Ann", "Greenhouse news: new glass in the greenhouse, and the greenhouse roof too."),
-            ("Bob", "Well done, the greenhouse looks great."),
-            ("Ann", "Thanks, it took all week."),
-            ("Bob", "I can imagine."),
-            ("Ann", "My back hurts."),
-            (
-                "Bob",
-                "I moved the old bench out of the greenhouse and into the shed, next to the"
-                " bicycle and the paint tins.",
-            ),
+            *GREENHOUSE_NEWS,
         )
-        + sitting(
-            "2024-06-20",
-            6,
-            ("Ann", "Hello again."),
-            ("Bob", "Hi, long time."),
-            ("Ann", "Busy summer."),
-            (
-                "Bob",
-                "Somebody down the road sells an old greenhouse bench, cheap, with paint tins"
-                " and a bicycle.",
-            ),
-            ("Ann", "Not for me."),
-            ("Bob", "Fair enough."),
-        ),
+        + sitting("2024-06-20", 6, *A_BENCH_FOR_SALE),
     )
     memory._upkeep.drain()
     found = refs(memory, "greenhouse", "conversation:allotment")
