@@ -1,0 +1,104 @@
+"""Audit flush benchmark: what writing the retrieval audit of listings costs, beside the reads.
+
+    python benchmarks/audit_flush.py [--size 100000] [--recalls 300] [--rounds 5] [--out DIR]
+
+A memory of ``--size`` entries (``entries.py``'s kind) answers rounds of ``--recalls``
+category + tag ``recall`` calls (200 entries listed each, the default limit). Each call's
+audit record is kept in memory; after each round the buffered records are written at once,
+as the upkeep's flush writes them: one ``retrieval_audit`` row per call and one
+``retrieval_audit_items`` row per entry it returned, which is how a forget finds the records
+naming an item (decisions 0005, 0069). The table gives, per round, the reads' time per call
+and the flush's time per record and per returned row; the flushes grow the audit tables round
+after round, as a server's do.
+
+It prints a table and writes ``audit_flush.json`` to ``--out`` (default ``benchmarks/results``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import recuerdo
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import RESULTS, write_json
+from entries import AGENTS, BATCH, CATEGORIES, TAGS, make_entries, vocabulary
+
+
+def run(size: int, recalls: int, rounds: int, seed: int) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    rows = make_entries(rng, size, vocabulary(rng))
+    found: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
+        mem = recuerdo.open("audit-bench", base_dir=tmp)
+        views = {"main": mem, **{name: mem.agent(name) for name in AGENTS}}
+        by_source: dict[str, list[dict[str, Any]]] = {}
+        for source, entry in rows:
+            by_source.setdefault(source, []).append(entry)
+        for source, entries in by_source.items():
+            for i in range(0, len(entries), BATCH):
+                views[source].remember_many(entries[i : i + BATCH])  # type: ignore[arg-type]
+        mem._upkeep.drain()
+        mem._audit.flush(mem._store)
+        # Reads poke the worker to write their records; held, a round's records all wait for
+        # the flush measured below (as in the tests' ``held_upkeep``).
+        mem._upkeep.poke = lambda *args, **kwargs: None  # type: ignore[method-assign]
+        for number in range(1, rounds + 1):
+            calls = [
+                {"category": rng.choice(CATEGORIES), "tags": [rng.choice(TAGS)]}
+                for _ in range(recalls)
+            ]
+            started = time.perf_counter()
+            returned = sum(len(mem.recall(**call)) for call in calls)
+            reads = time.perf_counter() - started
+            records = len(mem._audit)
+            started = time.perf_counter()
+            mem._audit.flush(mem._store)
+            flush = time.perf_counter() - started
+            found.append(
+                {
+                    "round": number,
+                    "recall_ms_per_call": round(1000 * reads / recalls, 3),
+                    "records_flushed": records,
+                    "flush_ms": round(1000 * flush, 1),
+                    "flush_ms_per_record": round(1000 * flush / max(records, 1), 3),
+                    "flush_us_per_returned_row": round(1e6 * flush / max(returned, 1), 2),
+                    "audit_rows_after": audit_rows(mem),
+                }
+            )
+        mem.close()
+    return found
+
+
+def audit_rows(mem: recuerdo.Memory) -> int:
+    """The ``retrieval_audit_items`` rows the memory holds: what each flush adds to."""
+    with mem._store.read() as tx:
+        return int(tx.scalar("SELECT count(*) FROM retrieval_audit_items /* every tenant */"))
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--recalls", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--out", default=str(RESULTS))
+    args = parser.parse_args(argv)
+    found = run(args.size, args.recalls, args.rounds, args.seed)
+    columns = list(found[0])
+    print(f"{args.size:,} entries, {args.recalls} category + tag recalls a round")
+    print("  ".join(f"{column:>26}" for column in columns))
+    for row in found:
+        print("  ".join(f"{row[column]:>26}" for column in columns))
+    write_json("audit_flush", args.out, found, {})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
