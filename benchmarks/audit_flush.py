@@ -28,7 +28,7 @@ import recuerdo
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import RESULTS, write_json
-from entries import AGENTS, BATCH, CATEGORIES, TAGS, make_entries, vocabulary
+from entries import CATEGORIES, TAGS, load, make_entries, vocabulary
 
 
 def run(size: int, recalls: int, rounds: int, seed: int) -> list[dict[str, Any]]:
@@ -37,13 +37,7 @@ def run(size: int, recalls: int, rounds: int, seed: int) -> list[dict[str, Any]]
     found: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
         mem = recuerdo.open("audit-bench", base_dir=tmp)
-        views = {"main": mem, **{name: mem.agent(name) for name in AGENTS}}
-        by_source: dict[str, list[dict[str, Any]]] = {}
-        for source, entry in rows:
-            by_source.setdefault(source, []).append(entry)
-        for source, entries in by_source.items():
-            for i in range(0, len(entries), BATCH):
-                views[source].remember_many(entries[i : i + BATCH])  # type: ignore[arg-type]
+        load(mem, rows)
         mem._upkeep.drain()
         mem._audit.flush(mem._store)
         # Reads poke the worker to write their records; held, a round's records all wait for

@@ -90,6 +90,20 @@ def make_entries(rng: random.Random, n: int, words: list[str]) -> list[tuple[str
     return rows
 
 
+def load(mem: recuerdo.Memory, rows: list[tuple[str, dict[str, Any]]]) -> list[int]:
+    """``rows`` (writer, entry) remembered in batches of ``BATCH``, each writer's through its
+    own view of ``mem``; the new ids."""
+    views = {"main": mem, **{name: mem.agent(name) for name in AGENTS}}
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    for source, entry in rows:
+        by_source.setdefault(source, []).append(entry)
+    ids: list[int] = []
+    for source, entries in by_source.items():
+        for i in range(0, len(entries), BATCH):
+            ids += views[source].remember_many(entries[i : i + BATCH])  # type: ignore[arg-type]
+    return ids
+
+
 def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     words = vocabulary(rng)
@@ -97,15 +111,8 @@ def run_size(size: int, queries: int, seed: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
         folder = Path(tmp)
         mem = recuerdo.open(f"bench-{size}", base_dir=folder)
-        views = {"main": mem, **{name: mem.agent(name) for name in AGENTS}}
-        by_source: dict[str, list[dict[str, Any]]] = {}
-        for source, entry in rows:
-            by_source.setdefault(source, []).append(entry)
         start = time.perf_counter()
-        ids: list[int] = []
-        for source, entries in by_source.items():
-            for i in range(0, len(entries), BATCH):
-                ids += views[source].remember_many(entries[i : i + BATCH])  # type: ignore[arg-type]
+        ids = load(mem, rows)
         bulk_rate = size / (time.perf_counter() - start)
         # The substring index is built off the write path: measure searches while it lags
         # (they scan the unindexed tail), then how long until it is complete after the load.
