@@ -301,14 +301,13 @@ def meaning_stage(
 
 
 def fuse(
-    stages: dict[str, list[tuple[int | None, int]]], weights: dict[str, float] | None = None
+    stages: dict[str, list[tuple[int | None, int]]], weights: dict[str, float]
 ) -> list[Candidate]:
-    """Weighted reciprocal rank fusion, one candidate per item (its best-ranked chunk); a
-    stage's weight is ``weights``' for it when given, else ``WEIGHTS``'."""
+    """Weighted reciprocal rank fusion, one candidate per item (its best-ranked chunk), each
+    stage weighed by ``weights`` (a stage it does not weigh is a caller's mistake)."""
     by_item: dict[int, Candidate] = {}
-    weighing = WEIGHTS if weights is None else WEIGHTS | weights
     for stage, ranked in stages.items():
-        weight, k = weighing.get(stage, 1.0), STAGE_K.get(stage, RRF_K)
+        weight, k = weights[stage], STAGE_K.get(stage, RRF_K)
         for rank, (chunk_id, item_id) in enumerate(ranked, start=1):
             candidate = by_item.setdefault(item_id, Candidate(item_id, chunk_id))
             if candidate.chunk_id is None:
@@ -482,7 +481,8 @@ def run_stages(
         if ranked:
             found["graph"] = _filter_items(tx, filters, ranked)
     # The meaning stage weighs what its model's ranking is worth (``Embedder.fusion_weight``).
-    fused = fuse(found, None if embedder is None else {"meaning": embedder.fusion_weight})
+    meaning_weight = {} if embedder is None else {"meaning": embedder.fusion_weight}
+    fused = fuse(found, WEIGHTS | meaning_weight)
     if mode == "all":
         # Every word must be there: meaning (and the graph) reorder what words found, they do
         # not add what lacks a word.
