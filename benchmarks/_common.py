@@ -16,13 +16,16 @@ from typing import Any
 RESULTS = Path(__file__).parent / "results"
 
 
-def wait_for_health(port: int, tries: int = 600) -> bool:
-    """Whether a server answered ``/health`` on ``port`` within ``tries`` tenths of a second."""
+def wait_for_health(port: int, process: Any = None, tries: int = 600) -> bool:
+    """Whether a server answered ``/health`` on ``port`` within ``tries`` tenths of a second
+    (not waiting on once ``process``, when given, has ended)."""
     for _ in range(tries):
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-            return True
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
+                return True
         except OSError:
+            if process is not None and process.poll() is not None:
+                return False
             time.sleep(0.1)
     return False
 

@@ -2,7 +2,8 @@
 
     python benchmarks/audit_flush.py [--size 100000] [--recalls 300] [--rounds 5] [--out DIR]
 
-A memory of ``--size`` entries (``entries.py``'s kind) answers rounds of ``--recalls``
+A memory of ``--size`` entries (``entries.py``'s kind, and its setting: no embedder unless
+``RECUERDO_EMBEDDER`` names one) answers rounds of ``--recalls``
 category + tag ``recall`` calls (200 entries listed each, the default limit). Each call's
 audit record is kept in memory; after each round the buffered records are written at once,
 as the upkeep's flush writes them: one ``retrieval_audit`` row per call and one
@@ -35,14 +36,15 @@ def run(size: int, recalls: int, rounds: int, seed: int) -> list[dict[str, Any]]
     rng = random.Random(seed)
     rows = make_entries(rng, size, vocabulary(rng))
     found: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp:
-        mem = recuerdo.open("audit-bench", base_dir=tmp)
+    with (
+        tempfile.TemporaryDirectory(dir=Path.cwd()) as tmp,
+        recuerdo.open("audit-bench", base_dir=tmp) as mem,
+    ):
         load(mem, rows)
+        # The load indexed, then the worker stopped: a round's records all wait for the flush
+        # measured below, and no fold of the log or round of the worker's lands in a round.
         mem._upkeep.drain()
-        mem._audit.flush(mem._store)
-        # Reads poke the worker to write their records; held, a round's records all wait for
-        # the flush measured below (as in the tests' ``held_upkeep``).
-        mem._upkeep.poke = lambda *args, **kwargs: None  # type: ignore[method-assign]
+        mem._upkeep.stop(drain=False)
         for number in range(1, rounds + 1):
             calls = [
                 {"category": rng.choice(CATEGORIES), "tags": [rng.choice(TAGS)]}
@@ -57,6 +59,7 @@ def run(size: int, recalls: int, rounds: int, seed: int) -> list[dict[str, Any]]
             flush = time.perf_counter() - started
             found.append(
                 {
+                    "entries": size,
                     "round": number,
                     "recall_ms_per_call": round(1000 * reads / recalls, 3),
                     "records_flushed": records,
@@ -66,7 +69,6 @@ def run(size: int, recalls: int, rounds: int, seed: int) -> list[dict[str, Any]]
                     "audit_rows_after": audit_rows(mem),
                 }
             )
-        mem.close()
     return found
 
 

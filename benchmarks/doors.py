@@ -66,37 +66,47 @@ class Client:
 
 
 def start_server(
-    base: str, workers: int = 1, database_url: str | None = None
+    base: str,
+    workers: int = 1,
+    database_url: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[subprocess.Popen[str], int]:
     """A ``recuerdo serve`` of the memory ``bench``: in ``base``, or in the database at
-    ``database_url`` (``benchmarks/backends.py`` starts several on one database)."""
+    ``database_url`` (``benchmarks/backends.py`` starts several on one database), with ``env``
+    added to the environment (``mcp_pair.py`` gives each server its source tree). A server
+    that does not answer is stopped, and the error quotes the end of what it wrote."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    env = {**os.environ, "RECUERDO_STATE_DIR": base}
     shared = ["--database-url", database_url] if database_url else []
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "recuerdo",
-            "--memory",
-            "bench",
-            "serve",
-            "--port",
-            str(port),
-            "--workers",
-            str(workers),
-            *shared,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    if wait_for_health(port):
-        return process, port
-    raise RuntimeError("the server did not start")
+    # A file, not a pipe: a pipe nobody reads would hold the server once it filled. The server
+    # keeps its own handle of it when this one closes.
+    with tempfile.TemporaryFile(mode="w+") as errors:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "recuerdo",
+                "--memory",
+                "bench",
+                "serve",
+                "--port",
+                str(port),
+                "--workers",
+                str(workers),
+                *shared,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            text=True,
+            env={**os.environ, "RECUERDO_STATE_DIR": base, **(env or {})},
+        )
+        if wait_for_health(port, process):
+            return process, port
+        process.kill()
+        process.wait()
+        errors.seek(0)
+        raise RuntimeError(f"the server did not start: {errors.read()[-2000:]}")
 
 
 def timed(call: Any, count: int) -> tuple[float, float]:

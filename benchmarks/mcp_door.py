@@ -33,8 +33,10 @@ import json
 import os
 import pstats
 import random
+import shutil
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from collections import defaultdict
@@ -54,19 +56,26 @@ HEADERS = [
 ]
 
 
-def make_store(store: Path, data: Path, count: int) -> None:
+def make_store(store: Path, data: Path, count: int) -> Path:
+    """The folder in ``store`` holding the memory ``bench`` of the first ``count`` notes, made
+    once: each count has its own, and one is renamed into place only once it is whole, so an
+    interrupted build is made again rather than saved on top of."""
     from recuerdo.engine import open_memory
 
-    marker = store / f"notes-{count}"
-    if marker.exists():
-        return
-    turns = notes_from(data)
-    memory = open_memory("bench", base_dir=store)
-    for n in range(count):
-        title, text = note_at(turns, n)
-        memory.save(title=title, content=text)
-    memory.close()  # the index upkeep finishes first: every note embedded
-    marker.touch()
+    made = store / f"notes-{count}"
+    if made.exists():
+        return made
+    building = Path(tempfile.mkdtemp(dir=store))
+    try:
+        memory = open_memory("bench", base_dir=building)
+        for title, text in stored_notes(data, count):
+            memory.save(title=title, content=text)
+        memory.close()  # the index upkeep finishes first: every note embedded
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    building.rename(made)
+    return made
 
 
 def stored_notes(data: Path, count: int) -> list[tuple[str, str]]:
@@ -218,9 +227,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from recuerdo.security.tokens import LOCAL
     from recuerdo.verbs import VERBS
 
-    make_store(args.store, args.data, args.notes)
+    store = make_store(args.store, args.data, args.notes)
     queries = workload_queries(args.data, args.notes, args.seed, args.queries)
-    config = ServerConfig(base_dir=str(args.store), default_memory="bench")
+    config = ServerConfig(base_dir=str(store), default_memory="bench")
     fastapi = create_app(config)
     app = wrap(fastapi, config)
     entry = next(tool for tool in profile("native") if tool.name == "search")
