@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 
 import recuerdo
-from tests.postgres import contract_store
+from recuerdo.index.meaning import EMBEDDER_PARTS
+
+from .conftest import tree
+from .postgres import contract_store
 
 MARK = "apricot"
 
@@ -67,50 +70,52 @@ def ranked(open_with: Opener, fusion_weight: float, stages: list[str]) -> list[s
         memory.close()
 
 
-def test_words_alone_rank_the_notes_in_order(opened: Opener) -> None:
-    """The ground the next test stands on: by words, the marked note is fourth."""
-    assert ranked(opened, 1.0, ["lexical"]) == ["first", "second", "third", "fourth"]
+@pytest.mark.parametrize(
+    ("fusion_weight", "order"),
+    # Third and fourth by words are 1/8 and 1/9 (lexical k = 5); the fourth's first rank by
+    # meaning adds weight/61: 0.0164 at 1.0 is more than the 0.0139 between them, 0.0115 at
+    # 0.7 is less. At 0 the order is the words' alone.
+    [
+        (1.0, ["first", "second", "fourth", "third"]),
+        (0.7, ["first", "second", "third", "fourth"]),
+        (0.0, ["first", "second", "third", "fourth"]),
+    ],
+)
+def test_the_meaning_stage_weighs_what_its_model_says(
+    opened: Opener, fusion_weight: float, order: list[str]
+) -> None:
+    assert ranked(opened, fusion_weight, ["lexical", "meaning"]) == order
+
+
+def without(part: str) -> object:
+    """A model lacking ``part``, every other part of the protocol there."""
+    model = OneWordMeaning(0.7)
+    parts = {name: getattr(model, name) for name in EMBEDDER_PARTS if name != part}
+    return type("Partial", (), parts)()
+
+
+def weighing(weight: object) -> object:
+    model = OneWordMeaning(0.7)
+    model.fusion_weight = weight  # type: ignore[assignment]
+    return model
 
 
 @pytest.mark.parametrize(
-    ("fusion_weight", "third_before_fourth"),
-    # Third and fourth by words are 1/8 and 1/9 (lexical k = 5); the fourth's first rank by
-    # meaning adds weight/61: 0.0164 at 1.0 is more than the 0.0139 between them, 0.0115 at
-    # 0.7 is less.
-    [(1.0, False), (0.7, True), (0.0, True)],
+    ("model", "refusal"),
+    [(without(part), f"lacks {part}") for part in EMBEDDER_PARTS]
+    + [
+        (weighing(weight), "fusion_weight is a finite number")
+        for weight in (float("nan"), -0.5, float("inf"), "0.7", True, None)
+    ],
 )
-def test_the_meaning_stage_weighs_what_its_model_says(
-    opened: Opener, fusion_weight: float, third_before_fourth: bool
+def test_a_model_a_search_could_not_use_is_refused_at_open(
+    base: Path, model: object, refusal: str
 ) -> None:
-    found = ranked(opened, fusion_weight, ["lexical", "meaning"])
-    assert found[:2] == ["first", "second"]
-    assert (found.index("third") < found.index("fourth")) is third_before_fourth
-
-
-@pytest.mark.parametrize("lacking", ["fusion_weight", "min_similarity"])
-def test_a_model_lacking_a_part_is_refused_at_open(base: Path, lacking: str) -> None:
     """A model written to the protocol before ``fusion_weight`` was opened, and every search
     with it then failed on the attribute, words alone too; one without ``min_similarity`` was
-    taken for a broken model (``meaning: failed``, no error). Refused before anything is
-    created, as a bad embedder name is."""
-    model = OneWordMeaning(0.7)
-    parts = {"name": model.name, "dim": model.dim, "embed": model.embed}
-    parts |= {"min_similarity": model.min_similarity, "fusion_weight": model.fusion_weight}
-    del parts[lacking]
-    partial = type("Partial", (), parts)()
-    with pytest.raises(recuerdo.InvalidInput, match=f"lacks {lacking}"):
-        recuerdo.open("fusion", base_dir=base, embedder=partial)
-    assert not (base / ".recuerdo").exists()
-
-
-@pytest.mark.parametrize("weight", [float("nan"), -0.5, float("inf"), "0.7", True, None])
-def test_a_weight_no_rank_can_be_multiplied_by_is_refused_at_open(
-    base: Path, weight: object
-) -> None:
-    """NaN would leave every fused score unordered, a negative weight would rank the model's
-    best matches last: refused with the rest of a bad embedder, before anything is created."""
-    model = OneWordMeaning(0.7)
-    model.fusion_weight = weight  # type: ignore[assignment]
-    with pytest.raises(recuerdo.InvalidInput, match="fusion_weight is a finite number"):
+    taken for a broken model (``meaning: failed``, no error). A weight of NaN would leave every
+    fused score unordered, a negative one would rank the model's best matches last. Each is
+    refused before anything is created, as a bad embedder name is."""
+    with pytest.raises(recuerdo.InvalidInput, match=refusal):
         recuerdo.open("fusion", base_dir=base, embedder=model)
-    assert not (base / ".recuerdo").exists()
+    assert tree(base) == []

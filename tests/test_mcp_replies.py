@@ -77,6 +77,7 @@ def test_an_object_reply_is_its_json_text_and_the_same_json_structured(tool_call
     assert "Café" not in text  # the reply names the note by id
     found = tool_call("search", {"query": "brûlée"})
     assert "Crème brûlée" in _text(found) and "\\u" not in _text(found)
+    assert _text(found) == json.dumps(json.loads(_text(found)), ensure_ascii=False)
     assert found["structuredContent"] == json.loads(_text(found))
     assert [hit["id"] for hit in found["structuredContent"]["results"]] == [
         result["structuredContent"]["id"]
@@ -114,9 +115,12 @@ def test_a_scalar_reply_is_wrapped(tool_call: Any) -> None:
 def test_a_refusal_is_the_one_error_shape(
     tool_call: Any, tool: str, arguments: dict[str, Any], code: str
 ) -> None:
+    tool_call("remember", {"category": "learning", "content": "kept as it was"})
+    before = tool_call("recall", {})["structuredContent"]
     result = tool_call(tool, arguments)
     assert set(result) == {"content", "structuredContent", "isError"}
     assert result["isError"] is True
     shape = result["structuredContent"]
     assert shape["ok"] is False and shape["error"] == code and shape["detail"]
     assert _text(result) == json.dumps(shape, ensure_ascii=False)
+    assert tool_call("recall", {})["structuredContent"] == before  # the memory is unchanged

@@ -57,20 +57,39 @@ def test_a_body_line_known_clean_is_cut_in_a_call_that_holds_a_marker(
     assert not any(line in repr(cleaned) for line in LINES)
 
 
+CUT = "secret(PRIVATE_KEY)"
+
+
+@pytest.mark.parametrize(
+    ("last", "cleaned_last"),
+    [
+        # The marker only in a subclass of str: it is read, never taken as known clean.
+        (
+            {"category": "context", "content": _Text(END), "tags": ["plain"]},
+            {"category": "context", "content": CUT, "tags": ["plain"]},
+        ),
+        # The marker only in a tag.
+        (
+            {"category": "context", "content": "plain", "tags": [BEGIN]},
+            {"category": "context", "content": "plain", "tags": [CUT]},
+        ),
+    ],
+    ids=["in-a-str-subclass", "in-a-tag"],
+)
 def test_a_marker_after_strings_known_clean_in_a_batch_still_cuts_them(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, last: dict[str, Any], cleaned_last: dict[str, Any]
 ) -> None:
     """A bulk load: the lines come first in entries that repeat known keys, categories and
-    tags; only the last entry holds the marker, in a subclass of str and in a tag."""
+    tags; only the last entry holds the marker."""
     _known(monkeypatch)
     entries: list[dict[str, Any]] = [
         {"category": "context", "content": line, "tags": [line]} for line in LINES * 3
     ]
-    entries.append({"category": "context", "content": _Text(END), "tags": [BEGIN]})
-    cleaned = redact_call({"entries": entries})
+    cleaned = redact_call({"entries": [*entries, last]})
     for entry in cleaned["entries"][:-1]:
-        assert entry["content"] == "secret(PRIVATE_KEY)"
-        assert entry["tags"] == ["secret(PRIVATE_KEY)"]
+        assert entry["content"] == CUT
+        assert entry["tags"] == [CUT]
+    assert cleaned["entries"][-1] == cleaned_last
 
 
 def test_calls_in_threads_sharing_the_known_strings_each_redact_as_alone(
@@ -78,10 +97,12 @@ def test_calls_in_threads_sharing_the_known_strings_each_redact_as_alone(
 ) -> None:
     """Calls with and without a marker, in threads, over the same strings: each gives what it
     gives run alone with nothing known."""
-    monkeypatch.setattr(secrets, "_CLEAN_SHORT", set())
     plain = {"entries": [{"category": "context", "content": line} for line in LINES]}
     marked = {"entries": [*plain["entries"], {"category": "context", "content": BEGIN}]}
-    expected = [redact_call(plain), redact_call(marked)]
+    expected = []
+    for call in (plain, marked):  # each alone, with nothing known
+        monkeypatch.setattr(secrets, "_CLEAN_SHORT", set())
+        expected.append(redact_call(call))
     monkeypatch.setattr(secrets, "_CLEAN_SHORT", set())
     failures: list[object] = []
 
@@ -97,4 +118,7 @@ def test_calls_in_threads_sharing_the_known_strings_each_redact_as_alone(
     for thread in threads:
         thread.join()
     assert failures == []
-    assert expected[1]["entries"][0]["content"] == "secret(PRIVATE_KEY)"
+    assert expected[0] == plain
+    assert [entry["content"] for entry in expected[1]["entries"]] == ["secret(PRIVATE_KEY)"] * (
+        len(LINES) + 1
+    )

@@ -205,12 +205,17 @@ def test_a_reply_to_a_question_in_width_forms_outranks_it(
     assert found.index("t3") < found.index("t2")
 
 
-def sitting(day: str, first: int, *said: tuple[str, str]) -> list[dict[str, str]]:
-    """Turns said on ``day``, their refs numbered from ``first``."""
+def said_at(moments: list[str], first: int, *said: tuple[str, str]) -> list[dict[str, str]]:
+    """Turns said at ``moments``, one each, their refs numbered from ``first``."""
     return [
-        {"speaker": speaker, "text": text, "date": f"{day}T10:00:00Z", "ref": f"t{first + n}"}
-        for n, (speaker, text) in enumerate(said)
+        {"speaker": speaker, "text": text, "date": moment, "ref": f"t{first + n}"}
+        for n, (moment, (speaker, text)) in enumerate(zip(moments, said, strict=True))
     ]
+
+
+def sitting(day: str, first: int, *said: tuple[str, str]) -> list[dict[str, str]]:
+    """Turns said at 10:00 on ``day``, their refs numbered from ``first``."""
+    return said_at([f"{day}T10:00:00Z"] * len(said), first, *said)
 
 
 # A talk about a greenhouse whose last turn says "greenhouse" once, far from the others, and a
@@ -301,14 +306,6 @@ def test_conversations_of_one_name_in_two_scopes_are_two_sittings(
     ]
     # The shorter turn scores more; alone in its sitting, neither gains on the other.
     assert found.index(("project:c", "t1")) < found.index(("project:b", "t2"))
-
-
-def said_at(moments: list[str], first: int, *said: tuple[str, str]) -> list[dict[str, str]]:
-    """Turns said at ``moments``, one each, their refs numbered from ``first``."""
-    return [
-        {"speaker": speaker, "text": text, "date": moment, "ref": f"t{first + n}"}
-        for n, (moment, (speaker, text)) in enumerate(zip(moments, said, strict=True))
-    ]
 
 
 def test_a_sitting_that_crosses_midnight_utc_is_one_sitting(memory: recuerdo.Memory) -> None:
