@@ -6,9 +6,10 @@ A memory of ``--size`` entries (``entries.py``'s kind, and its setting: no embed
 ``RECUERDO_EMBEDDER`` names one) answers rounds of ``--recalls``
 category + tag ``recall`` calls (200 entries listed each, the default limit). Each call's
 audit record is kept in memory; after each round the buffered records are written at once,
-as the upkeep's flush writes them: one ``retrieval_audit`` row per call and one
-``retrieval_audit_items`` row per entry it returned, which is how a forget finds the records
-naming an item (decisions 0005, 0069). The table gives, per round, the reads' time per call
+as the upkeep's flush writes them: one ``retrieval_audit`` row per call, with the ids of the
+entries it returned, which a forget must find the records by (decisions 0005, 0069): a
+``retrieval_audit_items`` row per id before step m051, a full-text index of the ids since
+(0192). The table gives, per round, the reads' time per call
 and the flush's time per record and per returned row; the flushes grow the audit tables round
 after round, as a server's do.
 
@@ -66,16 +67,22 @@ def run(size: int, recalls: int, rounds: int, seed: int) -> list[dict[str, Any]]
                     "flush_ms": round(1000 * flush, 1),
                     "flush_ms_per_record": round(1000 * flush / max(records, 1), 3),
                     "flush_us_per_returned_row": round(1e6 * flush / max(returned, 1), 2),
-                    "audit_rows_after": audit_rows(mem),
+                    "ids_kept_after": audit_rows(mem),
                 }
             )
     return found
 
 
 def audit_rows(mem: recuerdo.Memory) -> int:
-    """The ``retrieval_audit_items`` rows the memory holds: what each flush adds to."""
+    """The returned ids the audit keeps: a ``retrieval_audit_items`` row each before step m051,
+    a posting each in the full-text index of the records' ids since (decision 0192)."""
     with mem._store.read() as tx:
-        return int(tx.scalar("SELECT count(*) FROM retrieval_audit_items /* every tenant */"))
+        return int(
+            tx.scalar(
+                "SELECT coalesce(sum(json_array_length(returned)), 0)"
+                " FROM retrieval_audit /* every tenant */"
+            )
+        )
 
 
 def main(argv: list[str]) -> int:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..core.clock import now_iso
-from ..store import audit_filters, audit_sweep, audit_words
+from ..store import audit_filters, audit_found, audit_sweep, audit_words
 from ..store.base import Row, Store, Tx, groups, marks, rows_by_id
 from ..store.scope import EVERY_TENANT, scoped
 from .clock import to_iso
@@ -217,6 +217,8 @@ def _commit(
         gone = _gone(tx, [row for row in current if _confined_since(row, by_scope)])
         kept = [row[:-2] for row in current if not gone & set(json.loads(row[6]))]
         words: list[tuple[Any, ...]] = []
+        # On SQLite since m051 the record's insert trigger indexes its ids (0192).
+        rows_per_item = not audit_found.in_index(tx)
         for row in kept:
             audit_id = tx.scalar(
                 "INSERT INTO retrieval_audit (tenant, principal, verb, scope, query,"
@@ -224,7 +226,7 @@ def _commit(
                 " RETURNING id",
                 row,
             )
-            items = sorted(set(json.loads(row[6])))
+            items = sorted(set(json.loads(row[6]))) if rows_per_item else []
             if items:
                 tx.executemany(
                     "INSERT INTO retrieval_audit_items (tenant, item_id, audit_id)"
@@ -386,15 +388,10 @@ def scrub(
     removed = _scrub_words(tx, tenant, forgotten, emptying, within)
     returned = sorted(set(items))
     for part in groups(returned, _PER_STATEMENT):
-        removed += audit_sweep.drop(
-            tx,
-            tenant,
-            "id IN (SELECT audit_id FROM retrieval_audit_items WHERE tenant = ?"
-            f" AND item_id IN ({marks(part)}))",
-            (tenant, *part),
-            emptying=emptying,
-        )
-    if emptying:
+        condition, params = audit_found.returned_any(tx, tenant, part)
+        removed += audit_sweep.drop(tx, tenant, condition, params, emptying=emptying)
+    # Emptied, the records left the full-text index of ids with every id they held.
+    if emptying and not audit_found.in_index(tx):
         audit_sweep.drop_items(tx, tenant, returned)
     kept = [t.strip() for t in texts if t and len(t.strip()) >= MIN_SCRUB_CHARS]
     # On SQLite "Zola" and "ZOLA" make one scan. On PostgreSQL each spelling makes its own, as

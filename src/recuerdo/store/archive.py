@@ -32,6 +32,12 @@ from typing import IO, Any, Protocol
 from ..errors import InvalidInput, StoreTooNew
 from .base import Tx
 
+DERIVED = frozenset({"retrieval_audit_items"})
+"""Tables an archive written before decision 0192 may hold that every backend now derives from
+other rows, as it does its full-text indexes: no archive holds them, a restore skips their
+rows, and the backend makes them again where its schema keeps them (``after_restore``). The
+rows saying which items each audit record returned are its ``returned`` list again; a SQLite
+store at step m051 and later finds them through a full-text index instead."""
 FORMAT = "recuerdo-backup"
 VERSION = 1
 BATCH = 2000
@@ -252,6 +258,8 @@ def load(
 
     current = None
     for name, row in rows(path):
+        if name in DERIVED:
+            continue
         if name not in tables:
             raise InvalidInput(f"the backup holds a table this schema does not: {name}")
         if name != current and current is not None:

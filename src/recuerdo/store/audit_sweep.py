@@ -14,8 +14,10 @@ records) wrote 701 pages instead of 109, and took 27 ms instead of 8
 So a forget now keeps the record row and empties it: no query, no filters, no returned ids,
 ``scrubbed = 1``; it deletes the record's words (``retrieval_audit_words``: digests of what was
 asked, which a dictionary could reverse) and the forgotten items' own rows. What stays until
-the sweep names nothing that was forgotten: who asked, when, in which scope, and the rows of
-the other items the record returned. Reads never show an emptied record, and the upkeep
+the sweep names nothing that was forgotten: who asked, when, in which scope, and on PostgreSQL
+the rows of the other items the record returned (on SQLite since m051 the ids are found through
+a full-text index: an emptied record leaves its answers at once, and its pages when the sweep
+merges it, ``audit_found.py``). Reads never show an emptied record, and the upkeep
 (``core/audit.AuditLog.sweep``, with :func:`sweep`) deletes them, cascade included, a batch at
 a time, in a quiet moment.
 """
@@ -26,6 +28,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from . import audit_found
 from .audit_words import TABLE as WORDS
 from .base import Tx, groups, marks
 from .migrations import has_step
@@ -136,7 +139,9 @@ def scopes_of(scope: str | None, filters: str | None) -> list[str | None]:
 
 def drop_items(tx: Tx, tenant: str, items: Sequence[int]) -> None:
     """Delete the rows that say a record returned one of the forgotten ``items`` (their
-    records were emptied; the rows of the other items they returned wait for the sweep)."""
+    records were emptied; the rows of the other items they returned wait for the sweep).
+    Where the ids are found through the full-text index (``audit_found.in_index``) there are
+    no such rows."""
     for part in groups(items, _PER_STATEMENT):
         tx.execute(
             f"DELETE FROM retrieval_audit_items WHERE tenant = ? AND item_id IN ({marks(part)})",
@@ -170,4 +175,7 @@ def sweep(tx: Tx, limit: int = SWEEP_BATCH) -> int:
             f"DELETE FROM retrieval_audit WHERE tenant = ? AND id IN ({marks(ids)})",
             (tenant, *ids),
         )
+    # The last batch: the ids the emptied records held leave the full-text index's pages.
+    if emptied and not waiting(tx):
+        audit_found.expunge(tx)
     return len(emptied)

@@ -5,13 +5,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import released_hashes, tallies
-from ..archive import Table
+from ..archive import DERIVED, Table
 from ..base import FORGOTTEN_MARKS, OWED_MARKS, STATISTICS_OWED, Tx
 
 if TYPE_CHECKING:
     from .folds import Parting
 
-_NOT_ARCHIVED = {"_migrations", tallies.TABLE}  # the tallies: counted again by the inserts
+# The tallies: counted again by the inserts; the audit's rows per item: made again from the
+# records (after_restore).
+_NOT_ARCHIVED = {"_migrations", tallies.TABLE, *DERIVED}
+_AUDIT_ITEMS = (
+    "INSERT INTO retrieval_audit_items (tenant, item_id, audit_id)"
+    " SELECT a.tenant, j.value::bigint, a.id FROM retrieval_audit a /* every tenant */,"
+    " jsonb_array_elements_text(a.returned::jsonb) j ON CONFLICT DO NOTHING"
+)
 
 _TABLES = (
     "SELECT c.relname AS name FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace"
@@ -86,6 +93,8 @@ class PostgresArchive:
         # A VACUUM or a rebuild owed on the archive's server names that server's transaction
         # ids, and the indexes of a memory just filled hold only the rows restored.
         tx.execute(FORGOTTEN_MARKS, (*OWED_MARKS, STATISTICS_OWED))
+        if tx.scalar("SELECT to_regclass('retrieval_audit_items')") is not None:  # since m010
+            tx.execute(_AUDIT_ITEMS)
         # The trigram index follows the rows as they are inserted, and so did the words of a
         # chunk before m021; since then they are written with the row, from its text.
         if tx.scalar(_COLUMN_EXISTS, ("chunks", "body")) is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import tallies
-from ..archive import Table
+from ..archive import DERIVED, Table
 from ..base import FORGOTTEN_MARKS, OWED_MARKS, STATISTICS_OWED, Tx
 from .folded_trigrams_schema import empty_entry_trigrams
 
@@ -17,7 +17,13 @@ _NOT_ARCHIVED = {
     "sqlite_stat1",
     "sqlite_stat4",
     tallies.TABLE,  # counted again as the restore inserts the items
+    *DERIVED,  # made again from the audit records (after_restore), or indexed since m051
 }
+_AUDIT_ITEMS = (
+    "INSERT INTO retrieval_audit_items (tenant, item_id, audit_id)"
+    " SELECT a.tenant, CAST(j.value AS INTEGER), a.id FROM retrieval_audit a /* every tenant */,"
+    " json_each(a.returned) j WHERE true ON CONFLICT DO NOTHING"
+)
 
 
 class SQLiteArchive:
@@ -61,6 +67,11 @@ class SQLiteArchive:
     def after_restore(self, tx: Tx) -> None:
         # The trigram index of entries is not in the archive: it fills again off the write path.
         empty_entry_trigrams(tx)
+        # Restored at a step before m051: which items each audit record returned, a row each.
+        if tx.scalar(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'retrieval_audit_items'"
+        ):
+            tx.execute(_AUDIT_ITEMS)
         # A PostgreSQL memory's maintenance marks (a VACUUM or a rebuild it owed) mean nothing
         # here: this file's indexes hold only the rows restored.
         tx.execute(FORGOTTEN_MARKS, (*OWED_MARKS, STATISTICS_OWED))

@@ -11,8 +11,9 @@ from __future__ import annotations
 from ..base import Tx, marks
 from .driver import FTS5_SECURE_DELETE
 
-FULL_TEXT_INDEXES = ("chunk_fts", "entry_trigrams")
-"""The words index of every item's chunks, and the trigram index of the entries."""
+FULL_TEXT_INDEXES = ("chunk_fts", "entry_trigrams", "retrieval_audit_fts")
+"""The words index of every item's chunks, the trigram index of the entries, and the index of
+the ids each audit record returned (``store/audit_found.py``)."""
 TRIGRAM_PAGE_BYTES = 500
 """The trigram index's leaf size (FTS5 ``pgsz``, 4,050 by default), so that a forget's cost
 stops growing with the memory (``docs/decisions/0067-small-trigram-pages.md``)."""
@@ -48,6 +49,11 @@ def _full_text_settings(table: str) -> dict[str, int]:
     # secure-delete: a row deleted from a full-text index leaves the index's pages at once (so
     # a forgotten word leaves the file). Before 3.42 there is no such setting: forgets merge.
     settings = {"secure-delete": 1} if FTS5_SECURE_DELETE else {}
+    if table == "retrieval_audit_fts":
+        # Ids, no text; a delete rewrote every page of each of a record's 200 ids at the forget
+        # that emptied it (5 ms a record). Its ids leave when the sweep merges the index
+        # (``audit_found.expunge``, decision 0192).
+        return {"secure-delete": 0} if FTS5_SECURE_DELETE else {}
     if table == "entry_trigrams":
         # A delete reads each of its trigrams' lists entry by entry up to its row, in every
         # segment, wherever a list spans too few pages for FTS5 to index them (it does from

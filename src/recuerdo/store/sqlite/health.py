@@ -17,6 +17,7 @@ from ...errors import StoreDamaged, StoreError
 from .. import released_hashes, tallies
 from . import stale_words
 from .driver import sqlite3
+from .full_text_settings import FULL_TEXT_INDEXES
 from .search import INDEXED_UPTO
 
 SYNC_CHECK_BYTES = 8 * 1024 * 1024
@@ -176,8 +177,8 @@ def report(conn: sqlite3.Connection) -> dict[str, Any]:
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     # Each index is checked for its own consistency (rank 0): chunk_fts has no table to read
     # (its rows are compared with the chunks below), entry_trigrams holds only the entries up
-    # to its mark.
-    for fts in ("chunk_fts", "entry_trigrams"):
+    # to its mark, and the audit's index of ids is checked as the others are.
+    for fts in FULL_TEXT_INDEXES:
         if fts in tables:
             try:
                 conn.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 0)")

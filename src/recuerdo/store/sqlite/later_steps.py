@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..audit_filters import m037_unescaped_audit_filters
+from ..audit_found import m051_audit_found_index
 from ..audit_run_words import m050_audit_run_words
 from ..audit_sweep import m035_audit_sweep
 from ..audit_words import m034_audit_words
@@ -63,4 +64,5 @@ LATER_STEPS = (
     m048_width_forms,
     m049_unmarked_words,
     m050_audit_run_words,
+    m051_audit_found_index,
 )
