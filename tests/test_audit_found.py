@@ -247,3 +247,24 @@ def test_an_archive_holding_rows_per_item_restores_without_them(base: Path) -> N
         assert audit_kept(restored, "verb") == ["recall"]
         assert restored.forget(gone)
         assert audit_kept(restored, "verb") == []
+
+
+@SQLITE_ONLY
+def test_forgetting_a_scope_merges_the_ids_of_its_records_out_of_the_pages(
+    memory: recuerdo.Memory,
+) -> None:
+    """Forgetting a whole scope deletes its audit records outright (no emptied record waits
+    for the sweep): their ids, the forgotten entries' among them, must still leave the pages."""
+    memory.remember("learning", "the vault codename is Quorbelax", scope="project:a")
+    memory.remember("learning", "the harbour cranes lift containers", scope="project:b")
+    memory._upkeep.stop(drain=False)  # its rounds run below, when the test asks
+    memory._upkeep.drain()
+    for _ in range(3):  # a segment a flush
+        memory.recall(category="learning", scope="project:a")
+        memory.recall(category="learning", scope="project:b")
+        memory.audit()
+    memory.forget_knowledge("project:a", all=True)
+    assert audit_kept(memory, "scope") == ["project:b"] * 3
+    memory._upkeep.drain()  # the sweep's round
+    assert _leaves(memory, INDEX) == _built_anew(memory)
+    _checked(memory)
