@@ -333,17 +333,17 @@ def prune_expired(tx: Tx, now: datetime | None = None) -> int:
             " WHERE name = 'audit_retention_days'"
         )
     }
-    removed = 0
+    removed, live = 0, audit_sweep.prunable(tx)
     for tenant, days in custom.items():
         removed += tx.execute(
-            "DELETE FROM retrieval_audit WHERE tenant = ? AND created_at < ?",
+            f"DELETE FROM retrieval_audit WHERE tenant = ? AND created_at < ?{live}",
             (tenant, to_iso(moment - timedelta(days=days))),
         )
     default_cutoff = to_iso(moment - timedelta(days=DEFAULT_RETENTION_DAYS))
     for tenant in _audited_tenants(tx):
         if tenant not in custom:
             removed += tx.execute(
-                "DELETE FROM retrieval_audit WHERE tenant = ? AND created_at < ?",
+                f"DELETE FROM retrieval_audit WHERE tenant = ? AND created_at < ?{live}",
                 (tenant, default_cutoff),
             )
     return removed
