@@ -324,7 +324,7 @@ def _gone(tx: Tx, rows: list[tuple[Any, ...]]) -> set[int]:
 
 def prune_expired(tx: Tx, now: datetime | None = None) -> int:
     """Drop audit records older than their tenant's retention (``audit_retention_days``,
-    default 90); how many."""
+    default 90), except on SQLite those a forget emptied: the sweep's (``prunable``); how many."""
     moment = now or datetime.now(UTC)
     custom = {
         row["tenant"]: int(json.loads(row["value"]))
