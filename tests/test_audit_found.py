@@ -247,3 +247,45 @@ def test_an_archive_holding_rows_per_item_restores_without_them(base: Path) -> N
         assert audit_kept(restored, "verb") == ["recall"]
         assert restored.forget(gone)
         assert audit_kept(restored, "verb") == []
+
+
+@SQLITE_ONLY
+def test_forgetting_a_scope_merges_the_ids_of_its_records_out_of_the_pages(
+    memory: recuerdo.Memory,
+) -> None:
+    """Forgetting a whole scope deletes its audit records outright (no emptied record waits
+    for the sweep): their ids, the forgotten entries' among them, must still leave the pages."""
+    memory.remember("learning", "the vault codename is Quorbelax", scope="project:a")
+    memory.remember("learning", "the harbour cranes lift containers", scope="project:b")
+    memory._upkeep.stop(drain=False)  # its rounds run below, when the test asks
+    memory._upkeep.drain()
+    for _ in range(3):  # a segment a flush
+        memory.recall(category="learning", scope="project:a")
+        memory.recall(category="learning", scope="project:b")
+        memory.audit()
+    memory.forget_knowledge("project:a", all=True)
+    assert audit_kept(memory, "scope") == ["project:b"] * 3
+    memory._upkeep.drain()  # the sweep's round
+    assert _leaves(memory, INDEX) == _built_anew(memory)
+    _checked(memory)
+
+
+@SQLITE_ONLY
+def test_records_the_retention_deletes_before_the_sweep_still_leave_the_pages(
+    memory: recuerdo.Memory,
+) -> None:
+    """An upkeep round flushes (and, once an hour or at open, prunes) before it sweeps: a
+    record a forget emptied can be past its retention by then. The merge that takes the
+    forgotten ids out of the pages must not depend on the sweep deleting it."""
+    gone = memory.remember("learning", "the vault codename is Quorbelax")
+    memory._upkeep.stop(drain=False)  # its rounds run below, when the test asks
+    memory._upkeep.drain()
+    for _ in range(3):  # a segment a flush
+        memory.recall(category="learning")
+        memory.audit()
+    assert memory.forget(gone)
+    with scoped(EVERY_TENANT), memory._store.write() as tx:
+        audit.prune_expired(tx, datetime.now(UTC) + timedelta(days=400))
+    memory._upkeep.drain()  # the sweep's round
+    assert _leaves(memory, INDEX) == _built_anew(memory)
+    _checked(memory)

@@ -324,7 +324,7 @@ def _gone(tx: Tx, rows: list[tuple[Any, ...]]) -> set[int]:
 
 def prune_expired(tx: Tx, now: datetime | None = None) -> int:
     """Drop audit records older than their tenant's retention (``audit_retention_days``,
-    default 90); how many."""
+    default 90), except on SQLite those a forget emptied: the sweep's (``prunable``); how many."""
     moment = now or datetime.now(UTC)
     custom = {
         row["tenant"]: int(json.loads(row["value"]))
@@ -333,17 +333,17 @@ def prune_expired(tx: Tx, now: datetime | None = None) -> int:
             " WHERE name = 'audit_retention_days'"
         )
     }
-    removed = 0
+    removed, live = 0, audit_sweep.prunable(tx)
     for tenant, days in custom.items():
         removed += tx.execute(
-            "DELETE FROM retrieval_audit WHERE tenant = ? AND created_at < ?",
+            f"DELETE FROM retrieval_audit WHERE tenant = ? AND created_at < ?{live}",
             (tenant, to_iso(moment - timedelta(days=days))),
         )
     default_cutoff = to_iso(moment - timedelta(days=DEFAULT_RETENTION_DAYS))
     for tenant in _audited_tenants(tx):
         if tenant not in custom:
             removed += tx.execute(
-                "DELETE FROM retrieval_audit WHERE tenant = ? AND created_at < ?",
+                f"DELETE FROM retrieval_audit WHERE tenant = ? AND created_at < ?{live}",
                 (tenant, default_cutoff),
             )
     return removed

@@ -37,7 +37,7 @@ from ..errors import InvalidInput, ItemNotFound, UnknownName
 from ..index import chunks as chunk_index
 from ..index.words import STOP_WORDS
 from ..notes import history, traces
-from ..store import chunk_text
+from ..store import audit_found, chunk_text
 from ..store.base import Row, Tx, groups, marks
 from . import cite, derive, import_residue, store
 from .match import suggestions
@@ -322,7 +322,8 @@ def _all(tx: Tx, tenant: str, scope: str, value: Any, reach: _Reach) -> Done | N
     code = code_store.forget_scope(tx, tenant, scope)
     if items == 0 and entities == 0 and conversations == 0 and code.repos == 0:
         return None
-    for table in ("retrieval_audit", "import_keys", "import_facts"):
+    audit_found.delete_scope(tx, tenant, scope)
+    for table in ("import_keys", "import_facts"):
         tx.execute(f"DELETE FROM {table} WHERE tenant = ? AND scope = ?", (tenant, scope))
     gone = [("passage", str(i)) for i in ids] + [("subject", name) for name in names]
     text = [f"{row['title'] or ''} {row['content']}" for row in rows] + names + earlier + values

@@ -76,3 +76,11 @@ def expunge(tx: Tx) -> None:
     (what a forget emptied), where the index is the records' (:func:`in_index`)."""
     if in_index(tx):
         sqlite_found.expunge(tx)
+
+
+def delete_scope(tx: Tx, tenant: str, scope: str) -> None:
+    """Delete the records of ``tenant`` filed under ``scope`` (a forget of the whole scope).
+    Deleted, not emptied, they leave no record for the sweep, whose merge is what takes the ids
+    they held out of the index's pages: the index is merged here (:func:`expunge`)."""
+    if tx.execute("DELETE FROM retrieval_audit WHERE tenant = ? AND scope = ?", (tenant, scope)):
+        expunge(tx)

@@ -149,6 +149,15 @@ def drop_items(tx: Tx, tenant: str, items: Sequence[int]) -> None:
         )
 
 
+def prunable(tx: Tx) -> str:
+    """What the retention's prune adds to its condition: where the ids are found through the
+    full-text index (``audit_found.in_index``) it leaves the records a forget emptied to
+    :func:`sweep`, whose merge takes their ids out of the index's pages once it has deleted
+    them. Deleted by the prune (a round prunes before it sweeps), they left the sweep nothing
+    to delete, and the merge never came."""
+    return f" AND {LIVE}" if audit_found.in_index(tx) else ""
+
+
 def waiting(tx: Tx) -> bool:
     """Whether any tenant's emptied record waits for :func:`sweep`."""
     return applied(tx) and (
