@@ -5,6 +5,7 @@ each at that item's place in an index, and an erasing forget writes every page i
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -274,3 +275,22 @@ def test_closing_sweeps(base: Path) -> None:
         assert _emptied(memory) == 1
     with recuerdo.open("closing", base_dir=base, embedder="none") as memory:
         assert _emptied(memory) == 0
+
+
+def test_the_retention_leaves_emptied_records_to_the_sweep(memory: recuerdo.Memory) -> None:
+    """A record a forget emptied is the sweep's, on every backend: the sweep is what merges the
+    ids it held out of SQLite's index of ids (0192), and a prune that took it first (a round
+    prunes before it sweeps) left the sweep nothing to do."""
+    gone = memory.remember("learning", "the vault codename is Quorbelax")
+    memory.remember("learning", "harbour cranes at dawn")
+    memory._upkeep.stop(drain=False)  # its rounds run below, when the test asks
+    memory._upkeep.drain()
+    _searched(memory, "vault", "harbour")  # the first returns the entry forgotten below
+    assert memory.forget(gone)
+    emptied = "SELECT count(*) FROM retrieval_audit WHERE scrubbed = 1"
+    with scoped(EVERY_TENANT), memory._store.write() as tx:
+        assert audit.prune_expired(tx, datetime.now(UTC) + timedelta(days=400)) == 1
+    assert _one(memory, emptied) == 1
+    assert _one(memory, "SELECT count(*) FROM retrieval_audit") == 1
+    memory._upkeep.drain()  # the sweep's round
+    assert _one(memory, "SELECT count(*) FROM retrieval_audit") == 0

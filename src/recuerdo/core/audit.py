@@ -226,13 +226,8 @@ def _commit(
                 " RETURNING id",
                 row,
             )
-            items = sorted(set(json.loads(row[6]))) if rows_per_item else []
-            if items:
-                tx.executemany(
-                    "INSERT INTO retrieval_audit_items (tenant, item_id, audit_id)"
-                    " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                    [(row[0], item, audit_id) for item in items],
-                )
+            if rows_per_item:
+                audit_found.write_rows(tx, row[0], audit_id, json.loads(row[6]))
             words += audit_words.word_rows(row[0], audit_id, row[4], row[5])
         # At an older schema (a restore's, a test's) the step writes them when it runs.
         if words and audit_words.kept(tx):
@@ -324,7 +319,11 @@ def _gone(tx: Tx, rows: list[tuple[Any, ...]]) -> set[int]:
 
 def prune_expired(tx: Tx, now: datetime | None = None) -> int:
     """Drop audit records older than their tenant's retention (``audit_retention_days``,
-    default 90), except on SQLite those a forget emptied: the sweep's (``prunable``); how many."""
+    default 90), except those a forget emptied, which are the sweep's; how many.
+
+    The sweep, once it has deleted the last of them, merges the audit's index of ids, which
+    takes their ids out of its pages (``store/audit_found.py``). Pruned first (a round prunes
+    before it sweeps), they left the sweep nothing to delete, and the merge never came."""
     moment = now or datetime.now(UTC)
     custom = {
         row["tenant"]: int(json.loads(row["value"]))
@@ -333,7 +332,7 @@ def prune_expired(tx: Tx, now: datetime | None = None) -> int:
             " WHERE name = 'audit_retention_days'"
         )
     }
-    removed, live = 0, audit_sweep.prunable(tx)
+    removed, live = 0, f" AND {audit_sweep.LIVE}" if audit_sweep.applied(tx) else ""
     for tenant, days in custom.items():
         removed += tx.execute(
             f"DELETE FROM retrieval_audit WHERE tenant = ? AND created_at < ?{live}",
@@ -390,9 +389,8 @@ def scrub(
     for part in groups(returned, _PER_STATEMENT):
         condition, params = audit_found.returned_any(tx, tenant, part)
         removed += audit_sweep.drop(tx, tenant, condition, params, emptying=emptying)
-    # Emptied, the records left the full-text index of ids with every id they held.
-    if emptying and not audit_found.in_index(tx):
-        audit_sweep.drop_items(tx, tenant, returned)
+    if emptying:
+        audit_found.drop_rows(tx, tenant, returned)
     kept = [t.strip() for t in texts if t and len(t.strip()) >= MIN_SCRUB_CHARS]
     # On SQLite "Zola" and "ZOLA" make one scan. On PostgreSQL each spelling makes its own, as
     # only the server knows how it lowers them (a forget names a spelling or two).

@@ -37,12 +37,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .base import Tx, marks
+from .base import Tx, groups, marks
 from .migrations import has_step
 from .sqlite import audit_found as sqlite_found
 
 STEP = "m051_audit_found_index"
 TABLE = sqlite_found.TABLE
+_PER_STATEMENT = 500  # ids a statement
 
 
 def m051_audit_found_index(tx: Tx) -> None:
@@ -57,6 +58,31 @@ def in_index(tx: Tx) -> bool:
     else through the rows of ``retrieval_audit_items``, which the flush writes and a forget
     deletes."""
     return tx.dialect == "sqlite" and has_step(tx, STEP)
+
+
+def write_rows(tx: Tx, tenant: str, audit_id: int, items: Sequence[int]) -> None:
+    """The rows saying the record ``audit_id`` returned ``items``, where the records are found
+    by rows (:func:`in_index` is false; the caller asks once a flush); on SQLite since the step
+    the record's insert trigger indexes its ids instead."""
+    if items:
+        tx.executemany(
+            "INSERT INTO retrieval_audit_items (tenant, item_id, audit_id)"
+            " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            [(tenant, item, audit_id) for item in sorted(set(items))],
+        )
+
+
+def drop_rows(tx: Tx, tenant: str, items: Sequence[int]) -> None:
+    """Delete the rows that say a record returned one of the forgotten ``items`` (their records
+    were emptied; the rows of the other items they returned wait for the sweep). Where the ids
+    are indexed there are no such rows: an emptied record left the index with all of its ids."""
+    if in_index(tx):
+        return
+    for part in groups(items, _PER_STATEMENT):
+        tx.execute(
+            f"DELETE FROM retrieval_audit_items WHERE tenant = ? AND item_id IN ({marks(part)})",
+            (tenant, *part),
+        )
 
 
 def returned_any(tx: Tx, tenant: str, items: Sequence[int]) -> tuple[str, tuple[Any, ...]]:

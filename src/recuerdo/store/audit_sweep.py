@@ -137,27 +137,6 @@ def scopes_of(scope: str | None, filters: str | None) -> list[str | None]:
     return [scope]
 
 
-def drop_items(tx: Tx, tenant: str, items: Sequence[int]) -> None:
-    """Delete the rows that say a record returned one of the forgotten ``items`` (their
-    records were emptied; the rows of the other items they returned wait for the sweep).
-    Where the ids are found through the full-text index (``audit_found.in_index``) there are
-    no such rows."""
-    for part in groups(items, _PER_STATEMENT):
-        tx.execute(
-            f"DELETE FROM retrieval_audit_items WHERE tenant = ? AND item_id IN ({marks(part)})",
-            (tenant, *part),
-        )
-
-
-def prunable(tx: Tx) -> str:
-    """What the retention's prune adds to its condition: where the ids are found through the
-    full-text index (``audit_found.in_index``) it leaves the records a forget emptied to
-    :func:`sweep`, whose merge takes their ids out of the index's pages once it has deleted
-    them. Deleted by the prune (a round prunes before it sweeps), they left the sweep nothing
-    to delete, and the merge never came."""
-    return f" AND {LIVE}" if audit_found.in_index(tx) else ""
-
-
 def waiting(tx: Tx) -> bool:
     """Whether any tenant's emptied record waits for :func:`sweep`."""
     return applied(tx) and (
