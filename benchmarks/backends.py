@@ -149,13 +149,13 @@ def load(ports: list[int], clients: int, seconds: float) -> dict[str, Any]:
 
 
 def served(base: str, url: str | None, count: int, clients: int, seconds: float) -> dict[str, Any]:
-    started = [doors.start_server(base, database_url=url) for _ in range(count)]
-    try:
+    started: list[tuple[Any, int]] = []
+    try:  # a second start that fails stops the first
+        for _ in range(count):
+            started.append(doors.start_server(base, database_url=url))
         return load([port for _, port in started], clients, seconds)
     finally:
-        for process, _ in started:
-            process.terminate()
-            process.wait(timeout=60)
+        doors.stop(process for process, _ in started)
 
 
 def locomo_r10(data: Path, conversations: int | None, store: Any) -> dict[str, Any]:

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -101,12 +102,29 @@ def start_server(
             text=True,
             env={**os.environ, "RECUERDO_STATE_DIR": base, **(env or {})},
         )
-        if wait_for_health(port, process):
+        try:
+            healthy = wait_for_health(port, process)
+        except BaseException:  # a Ctrl-C or a reply that was no HTTP: not left running
+            stop([process])
+            raise
+        if healthy:
             return process, port
-        process.kill()
-        process.wait()
+        stop([process])
         errors.seek(0)
         raise RuntimeError(f"the server did not start: {errors.read()[-2000:]}")
+
+
+def stop(processes: Iterable[subprocess.Popen[str]]) -> None:
+    """Every server asked to end at once, then waited for (killed if it does not end)."""
+    asked = list(processes)
+    for process in asked:
+        process.terminate()
+    for process in asked:
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def timed(call: Any, count: int) -> tuple[float, float]:
@@ -259,8 +277,7 @@ def serve_and_load(
         check = Client(port)  # the idle connection was closed meanwhile
         after = len(check.post("recall", {"search": "wrkload", "limit": 1_000_000, "from": "*"})[1])
     finally:
-        process.terminate()
-        process.wait(timeout=60)
+        stop([process])
     p50, p95 = percentiles(load["latencies"])
     if heavy is not None:
         rate, p50, p95 = heavy["requests"] / heavy["seconds"], heavy["p50_ms"], heavy["p95_ms"]

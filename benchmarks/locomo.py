@@ -231,6 +231,8 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
+    if args.meaning_weight is not None and args.embedder == "none":
+        parser.error("--meaning-weight weighs a model's ranks: give --embedder too")
     if not args.data.exists():
         print(f"LoCoMo data not found at {args.data} (pass --data)", file=sys.stderr)
         return 2
@@ -264,7 +266,10 @@ def main(argv: list[str]) -> int:
             )
         subset = "" if len(info["conversations_run"]) == 10 else " (a subset: not comparable)"
         print(f"target, hybrid over every question of this run{subset}: " + "; ".join(verdicts))
-    write_json(f"locomo-{args.embedder}", args.out, [{"table": table, "info": info}], TARGETS)
+    # A run at another weight is kept beside the model's own, not over it.
+    weight = "" if args.meaning_weight is None else f"-w{args.meaning_weight:g}"
+    name = f"locomo-{args.embedder}{weight}"
+    write_json(name, args.out, [{"table": table, "info": info}], TARGETS)
     return 0
 
 

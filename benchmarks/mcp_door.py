@@ -1,7 +1,7 @@
 """What an MCP search costs the server beyond the verb, measured in process (CPU time).
 
     python benchmarks/mcp_door.py [--data ../shared/data/locomo/locomo10.json] [--notes 10000]
-                                  [--queries 200] [--rounds 5] [--store DIR] [--profile]
+                                  [--queries 200] [--rounds 5] --store DIR [--profile]
 
 ``mcp_workload.py`` times the whole server over a socket, where the machine's load moves the
 figures; this script drives the application ``recuerdo serve`` runs (the guard, ``/mcp``, the
@@ -48,6 +48,10 @@ from _common import RESULTS, print_table, threads_cpu_ns, write_json
 from locomo import DEFAULT_DATA
 from mcp_workload import note_at, notes_from, queries_of
 
+# The body given once, as the door replays it (a private name of the door: read at import, not
+# in the measured requests).
+from recuerdo.doors.mcp_http import _replaying
+
 HEADERS = [
     (b"host", b"127.0.0.1:7700"),
     (b"accept", b"application/json, text/event-stream"),
@@ -63,8 +67,10 @@ def make_store(store: Path, data: Path, count: int) -> Path:
     from recuerdo.engine import open_memory
 
     made = store / f"notes-{count}"
-    if made.exists():
+    if made.is_dir():
         return made
+    if made.exists():  # the marker of the layout before each count had its folder
+        raise SystemExit(f"{made} is a file from an older layout of --store: give a new folder")
     building = Path(tempfile.mkdtemp(dir=store))
     try:
         memory = open_memory("bench", base_dir=building)
@@ -90,8 +96,6 @@ def workload_queries(data: Path, notes: int, seed: int, count: int) -> list[str]
 
 
 async def asgi_post(app: Any, body: bytes) -> bytes:
-    from recuerdo.doors.mcp_http import _replaying  # the body given once, as the door replays it
-
     parts: list[bytes] = []
     status: list[int] = []
 

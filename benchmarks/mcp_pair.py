@@ -9,8 +9,10 @@ codes. Here a ``recuerdo serve`` is started from each source tree (``PYTHONPATH`
 own copy of the store ``mcp_door.py`` makes in ``--store``, and one official MCP client sends
 ``mcp_workload``'s queries to both, query by query, the order alternating. For each round of
 the queries and each server: its CPU per search (every thread), its event loop thread's share
-(``loop``), and the searches' p50/p95. Prints the rounds and their medians; writes
-``mcp_pair.json``.
+(``loop``), and the searches' p50/p95. Prints the rounds, their medians and the CPU's mean over
+every round (``pooled``: a round's process CPU is whole 10 ms clock ticks, and over the rounds
+their edges fall anywhere); writes ``mcp_pair.json``. The process's own count keeps what ended
+threads spent: CPU figures from before it (a sum over the living threads) are not comparable.
 """
 
 from __future__ import annotations
@@ -19,17 +21,15 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import RESULTS, cpu_seconds, percentiles, threads_cpu_ns, write_json
-from doors import start_server
+from doors import start_server, stop
 from locomo import DEFAULT_DATA
 from mcp_door import make_store, workload_queries
 
@@ -40,19 +40,6 @@ def cpu_ns(pid: int) -> tuple[int, int]:
     SDK's ends after a pause); a sum over the living threads lost it. It counts clock ticks
     (10 ms): 0.05 ms a search over a round of 200."""
     return round(cpu_seconds(pid) * 1e9), threads_cpu_ns(pid).get(str(pid), 0)
-
-
-def stop(processes: Iterable[subprocess.Popen[str]]) -> None:
-    """Every server asked to end at once, then waited for (killed if it does not end)."""
-    asked = list(processes)
-    for process in asked:
-        process.terminate()
-    for process in asked:
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def run(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
@@ -125,6 +112,7 @@ def run(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     for row in rows:
         for key in ("cpu_ms", "loop_cpu_ms", "p50_ms", "p95_ms"):
             row[f"median_{key}"] = round(statistics.median(r[key] for r in row["rounds"]), 3)
+        row["pooled_cpu_ms"] = round(statistics.fmean(r["cpu_ms"] for r in row["rounds"]), 3)
     return rows
 
 
@@ -140,7 +128,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
     if len(args.src) != 2:
-        parser.error("--src is given twice: the old tree and the new")
+        parser.error("give --src exactly twice: the old tree, then the new")
     if not args.data.exists():
         parser.error(f"no LoCoMo data at {args.data} (give --data)")
     args.store.mkdir(parents=True, exist_ok=True)
@@ -148,7 +136,7 @@ def main(argv: list[str]) -> int:
         rows = run(args, Path(tmp))
     for row in rows:
         medians = ", ".join(f"{k[7:]} {v}" for k, v in row.items() if k.startswith("median_"))
-        print(f"{row['src']}: medians {medians}")
+        print(f"{row['src']}: medians {medians}; pooled cpu_ms {row['pooled_cpu_ms']}")
     write_json("mcp_pair", args.out, rows, {})
     return 0
 

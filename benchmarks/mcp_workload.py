@@ -46,7 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import RESULTS, cpu_seconds, percentiles, print_table, write_json
-from doors import start_server
+from doors import start_server, stop
 from locomo import DEFAULT_DATA, turns_of
 
 TARGETS = {
@@ -239,8 +239,7 @@ def run(data: Path, sizes: list[int], count: int, seed: int) -> list[dict[str, A
         try:
             anyio.run(drive, port, process.pid, Path(tmp))
         finally:
-            process.terminate()
-            process.wait(timeout=30)
+            stop([process])
     return results
 
 
