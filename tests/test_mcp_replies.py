@@ -110,6 +110,8 @@ def test_a_scalar_reply_is_wrapped(tool_call: Any) -> None:
         ("get", {"id": 1, "colour": "red"}, "unknown_argument"),
         ("search", {"query": 7}, "invalid_input"),
         ("no_such_tool", {}, "unknown_tool"),
+        # A refused write: what the unchanged memory below could catch.
+        ("remember", {"category": "learning", "content": "x", "colour": "red"}, "unknown_argument"),
     ],
 )
 def test_a_refusal_is_the_one_error_shape(

@@ -336,10 +336,10 @@ def test_two_talks_of_one_day_with_a_long_pause_between_are_two_sittings(
     evening's turns are not lifted by the morning's best match."""
     said = "I sold the greenhouse bench{} with the paint tins and the bicycle."
 
-    def talk(day: str, first: int, line: str) -> list[dict[str, str]]:
+    def talk(hour: str, first: int, line: str) -> list[dict[str, str]]:
         """Five turns a minute apart, the match in the middle: alike in every talk, so the
         neighbouring turns lift each match alike."""
-        moments = [f"{day}:0{minute}:00Z" for minute in range(5)]
+        moments = [f"{hour}:0{minute}:00Z" for minute in range(5)]
         chat = [("Ann", "Evening."), ("Bob", "Hello."), ("Ann", line), ("Bob", "Right.")]
         return said_at(moments, first, *chat, ("Ann", "Bye."))
 
